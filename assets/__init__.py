@@ -1,0 +1,1 @@
+"""Thin Dagster definitions over the pure pipeline: assets, checks, IO manager, jobs."""

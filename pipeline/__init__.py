@@ -1,0 +1,1 @@
+"""Pure code of the rating pipeline: rule sets, rating engine, file formats, analytics, generator."""

@@ -1,0 +1,47 @@
+"""Month arithmetic on YYYY-MM strings, the rating-period keys used everywhere."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+
+def parse_month(month: str) -> tuple[int, int]:
+    """'2024-03' -> (2024, 3); raises ValueError with the offending text otherwise."""
+    match = _MONTH.match(month or "")
+    if not match:
+        raise ValueError(f"not a month in YYYY-MM form: {month!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def month_index(month: str) -> int:
+    """Months since year 0, so that differences count months."""
+    year, mon = parse_month(month)
+    return year * 12 + mon - 1
+
+
+def month_from_index(index: int) -> str:
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def add_months(month: str, n: int) -> str:
+    return month_from_index(month_index(month) + n)
+
+
+def month_range(start: str, end: str) -> list[str]:
+    """Inclusive list of months from start to end."""
+    first, last = month_index(start), month_index(end)
+    if last < first:
+        raise ValueError(f"end month {end} is before start month {start}")
+    return [month_from_index(i) for i in range(first, last + 1)]
+
+
+def first_day(month: str) -> date:
+    year, mon = parse_month(month)
+    return date(year, mon, 1)
+
+
+def month_of(day: date) -> str:
+    return f"{day.year:04d}-{day.month:02d}"

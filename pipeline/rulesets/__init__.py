@@ -1,0 +1,1 @@
+"""Rule-set presets as YAML data files."""

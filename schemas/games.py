@@ -1,0 +1,37 @@
+"""Validated, rated games: the canonical games table (PRODUCT.md 2.2)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pandera.polars as pa
+
+TIME_CONTROLS = ["classical", "modern", "rapid", "blitz"]
+
+
+class Games(pa.DataFrameModel):
+    """One row per validated game that a rating period may rate."""
+
+    game_id: pl.UInt64 = pa.Field(unique=True, description="Stable hash of source file and position in it")
+    month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Rating period (YYYY-MM)")
+    federation: pl.Utf8 = pa.Field(description="Federation whose dump reported the game")
+    event_id: pl.Utf8 = pa.Field(description="Event identifier")
+    event_start: pl.Date = pa.Field(description="First day of the event: picks the list in force")
+    date: pl.Date = pa.Field(nullable=True, description="Date the game was played, when known")
+    round: pl.Int32 = pa.Field(nullable=True, description="Round number within the event")
+    white_id: pl.Int64 = pa.Field(gt=0, description="White's FIDE id")
+    black_id: pl.Int64 = pa.Field(gt=0, description="Black's FIDE id")
+    white_score: pl.Float64 = pa.Field(isin=[0.0, 0.5, 1.0], description="White's score: 1, 0.5 or 0")
+    time_control: pl.Utf8 = pa.Field(isin=TIME_CONTROLS, description="Time-control class")
+    tc_base_seconds: pl.Int32 = pa.Field(nullable=True, description="Base time per player in seconds")
+    tc_increment_seconds: pl.Int32 = pa.Field(nullable=True, description="Increment per move in seconds")
+    white_rating_used: pl.Int32 = pa.Field(nullable=True, description="White's rating stated by the source (list in force at event start)")
+    black_rating_used: pl.Int32 = pa.Field(nullable=True, description="Black's rating stated by the source (list in force at event start)")
+    source_file: pl.Utf8 = pa.Field(description="Dump the game came from, relative to raw/")
+    source_line: pl.Int64 = pa.Field(ge=1, description="1-based line in that dump")
+
+    class Config:
+        strict = True
+
+    @pa.dataframe_check
+    def no_self_play(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col("white_id") != pl.col("black_id"))

@@ -1,0 +1,33 @@
+"""Raw records that are not rated games, each with a reason code (PRODUCT.md 2.2)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pandera.polars as pa
+
+QUARANTINE_REASONS = {
+    "unparseable": "the record could not be read",
+    "unplayed": "forfeit, bye or a game of less than one move (not rated)",
+    "unknown_player": "a player id is missing or not in the player registry",
+    "self_play": "white and black are the same player",
+    "result_out_of_domain": "the result is not 1-0, 0-1 or 1/2-1/2",
+    "date_outside_month": "the game date is not in the dump's month",
+    "duplicate": "the same game was already reported",
+    "rating_implausible": "a stated rating is outside 0-3500",
+}
+
+
+class Quarantine(pa.DataFrameModel):
+    """One row per raw record that did not become a validated game."""
+
+    record_id: pl.UInt64 = pa.Field(unique=True, description="Stable hash of source file and position in it")
+    month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Landing-zone month folder")
+    federation: pl.Utf8 = pa.Field(description="Landing-zone federation folder")
+    source_file: pl.Utf8 = pa.Field(description="Dump the record came from, relative to raw/")
+    source_line: pl.Int64 = pa.Field(ge=1, description="1-based line in that dump")
+    reason: pl.Utf8 = pa.Field(isin=list(QUARANTINE_REASONS), description="Reason code")
+    detail: pl.Utf8 = pa.Field(description="Human-readable explanation of the reason")
+    raw_text: pl.Utf8 = pa.Field(description="The record's raw text, unchanged")
+
+    class Config:
+        strict = True

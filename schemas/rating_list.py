@@ -1,0 +1,34 @@
+"""A monthly rating list, per scenario (PRODUCT.md 2.2)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pandera.polars as pa
+
+POOL_ENTRY = pl.Struct(
+    {"month": pl.Utf8, "games": pl.Int32, "points_x2": pl.Int32, "opponent_rating_sum": pl.Int64}
+)
+
+
+class RatingList(pa.DataFrameModel):
+    """One row per player known to the pool, rated or not, after the month's games."""
+
+    player_id: pl.Int64 = pa.Field(gt=0, unique=True, description="FIDE id")
+    rating: pl.Int32 = pa.Field(nullable=True, ge=0, le=4000, description="Published rating; null = unrated")
+    change: pl.Int32 = pa.Field(nullable=True, description="Rating change this period (null when unrated before or after)")
+    k: pl.Int16 = pa.Field(ge=0, description="K factor for the next period, before the K x n cap (as FIDE lists it)")
+    k_used: pl.Int16 = pa.Field(nullable=True, description="K applied this period, after the K x n cap")
+    games: pl.Int32 = pa.Field(ge=0, description="Rated games this period (for a new rating: the games it rests on)")
+    games_total: pl.Int32 = pa.Field(ge=0, description="Rated games since the player's first rating, pool included")
+    inactive: pl.Boolean = pa.Field(description="No rated game for the configured number of months (FIDE flag i)")
+    delisted: pl.Boolean = pa.Field(description="Fell below the floor this period and became unrated")
+    newly_rated: pl.Boolean = pa.Field(description="Received a first rating this period")
+    birth_year: pl.Int32 = pa.Field(nullable=True, description="Year of birth (junior K)")
+    ever_2400: pl.Boolean = pa.Field(description="A published rating has reached 2400 (K 10 for good)")
+    last_played: pl.Utf8 = pa.Field(nullable=True, description="Last month with a rated game (YYYY-MM)")
+    pending_games: pl.Int32 = pa.Field(ge=0, description="Unrated player: pooled games against rated opponents")
+    pending_since: pl.Utf8 = pa.Field(nullable=True, description="Unrated player: first month of the pool")
+    pending: pl.List(POOL_ENTRY) = pa.Field(description="Unrated player: pooled results by month (games, half points, sum of opponent ratings)")
+
+    class Config:
+        strict = True

@@ -1,0 +1,40 @@
+"""Raw game records as read from the landing zone, before any validation."""
+
+from __future__ import annotations
+
+import polars as pl
+import pandera.polars as pa
+
+
+class RawGames(pa.DataFrameModel):
+    """One row per raw record of a dump: a candidate game, an unplayed pairing or an unreadable line.
+
+    Every row ends either as a validated game or as a quarantined record (reconciliation).
+    """
+
+    record_id: pl.UInt64 = pa.Field(unique=True, description="Stable hash of source file and position in it")
+    month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Landing-zone month folder (YYYY-MM)")
+    federation: pl.Utf8 = pa.Field(description="Landing-zone federation folder")
+    source_file: pl.Utf8 = pa.Field(description="Path of the dump relative to the raw/ root")
+    source_line: pl.Int64 = pa.Field(ge=1, description="1-based line of the record in the (decompressed) file")
+    format: pl.Utf8 = pa.Field(isin=["trf", "pgn", "csv", "parquet"], description="Detected file format")
+    raw_text: pl.Utf8 = pa.Field(description="The record's raw text (for TRF: the line and the round cell)")
+    parse_error: pl.Utf8 = pa.Field(nullable=True, description="Why the record could not be read; null when it was")
+    event_id: pl.Utf8 = pa.Field(nullable=True, description="Event identifier in the source")
+    event_start: pl.Date = pa.Field(nullable=True, description="First day of the event, when known")
+    date: pl.Date = pa.Field(nullable=True, description="Date the game was played, when known")
+    round: pl.Int32 = pa.Field(nullable=True, description="Round number within the event")
+    white_id: pl.Int64 = pa.Field(nullable=True, description="White's FIDE id as given in the source")
+    black_id: pl.Int64 = pa.Field(nullable=True, description="Black's FIDE id as given in the source")
+    white_name: pl.Utf8 = pa.Field(nullable=True, description="White's name as given in the source")
+    black_name: pl.Utf8 = pa.Field(nullable=True, description="Black's name as given in the source")
+    result: pl.Utf8 = pa.Field(nullable=True, description="Result as read: 1-0, 0-1, 1/2-1/2, or the source's own code")
+    unplayed: pl.Utf8 = pa.Field(nullable=True, description="forfeit / bye / under-one-move when the source says so")
+    time_control: pl.Utf8 = pa.Field(nullable=True, description="classical / modern / rapid / blitz when known")
+    tc_base_seconds: pl.Int32 = pa.Field(nullable=True, description="Base time per player in seconds")
+    tc_increment_seconds: pl.Int32 = pa.Field(nullable=True, description="Increment per move in seconds")
+    white_rating: pl.Int32 = pa.Field(nullable=True, description="White's rating stated in the source")
+    black_rating: pl.Int32 = pa.Field(nullable=True, description="Black's rating stated in the source")
+
+    class Config:
+        strict = True
