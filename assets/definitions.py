@@ -1,0 +1,54 @@
+"""The Dagster Definitions of the pipeline (`defs`), built for a month range from the environment."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from assets.analytics import build_analytics_assets
+from assets.checks import build_checks
+from assets.ingest import build_ingest_assets
+from assets.partitions import monthly_partitions, months_from_env
+from assets.ratings import build_rating_assets
+from assets.resources import build_resources
+from assets.validation import build_validation_assets
+
+ALL_MONTHS_JOB = "all_months"
+
+
+def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
+    """Every asset, in pipeline order: ingest -> validate -> rate -> analyse."""
+    return [
+        *build_ingest_assets(partitions),
+        *build_validation_assets(partitions),
+        *build_rating_assets(partitions),
+        *build_analytics_assets(partitions),
+    ]
+
+
+def build_defs(first_month: str, last_month: str | None = None, root: str | None = None) -> dg.Definitions:
+    """Definitions for months first_month..last_month (open-ended without last_month), store at root (default from env)."""
+    partitions = monthly_partitions(first_month, last_month)
+    all_months = dg.define_asset_job(
+        ALL_MONTHS_JOB,
+        selection=dg.AssetSelection.all(include_sources=False),
+        partitions_def=partitions,
+        description="Ingest, validate, rate and analyse the selected months (a range runs as one run, months in order).",
+    )
+    return dg.Definitions(
+        assets=build_assets(partitions),
+        asset_checks=build_checks(partitions),
+        jobs=[all_months],
+        resources=build_resources(root),
+        # One process: the months of a range are sequential anyway (each list needs the previous
+        # one) and Polars already uses every core inside a step.
+        executor=dg.in_process_executor,
+    )
+
+
+def build_defs_from_env() -> dg.Definitions:
+    """Definitions for RATINGS_FIRST_MONTH (default 2015-01) .. RATINGS_LAST_MONTH (default: last completed month)."""
+    first, last = months_from_env()
+    return build_defs(first, last)
+
+
+defs = build_defs_from_env()

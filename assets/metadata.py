@@ -1,0 +1,69 @@
+"""Metadata builders shared by the assets: column schemas from the Pandera models, count tables, validation reports."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+import pandera.errors
+import pandera.polars as pa
+import polars as pl
+
+KINDS = {"polars", "parquet"}
+FAILURE_SAMPLE_ROWS = 20
+
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
+
+
+def redact_url(url: str) -> str:
+    """Drop any user:password@ part of a URL before it reaches metadata or logs."""
+    return _USERINFO.sub(r"\1", url)
+
+
+def column_schema(model: type[pa.DataFrameModel]) -> dg.TableSchema:
+    """The Pandera model as a Dagster TableSchema: dtypes, nullability, uniqueness, checks and descriptions."""
+    schema = model.to_schema()
+    columns = []
+    for name, column in schema.columns.items():
+        other = [str(check.error) for check in column.checks if check.error]
+        columns.append(
+            dg.TableColumn(
+                name=name,
+                type=str(column.dtype),
+                description=column.description or None,
+                constraints=dg.TableColumnConstraints(
+                    nullable=bool(column.nullable), unique=bool(column.unique), other=other or None
+                ),
+            )
+        )
+    return dg.TableSchema(columns=columns)
+
+
+def static_metadata(model: type[pa.DataFrameModel], **extra: Any) -> dict[str, Any]:
+    """Definition-time metadata of an asset stored as one Pandera model."""
+    return {"dagster/column_schema": column_schema(model), "pandera_model": f"schemas.{model.__name__}", **extra}
+
+
+def counts_table(counts: Mapping[str, int], key: str, value: str = "rows") -> dg.TableMetadataValue:
+    """A two-column table (e.g. month -> rows, reason -> records) for the UI."""
+    schema = dg.TableSchema(columns=[dg.TableColumn(key, "string"), dg.TableColumn(value, "int")])
+    records = [dg.TableRecord({key: str(k), value: int(v)}) for k, v in counts.items()]
+    return dg.MetadataValue.table(records=records, schema=schema)
+
+
+def validate(model: type[pa.DataFrameModel], frame: pl.DataFrame, what: str) -> pl.DataFrame:
+    """Model.validate(frame, lazy=True); on failure a dg.Failure with the failure cases for the run page."""
+    try:
+        return model.validate(frame, lazy=True)
+    except pandera.errors.SchemaErrors as error:
+        cases = error.failure_cases
+        sample = cases.head(FAILURE_SAMPLE_ROWS) if isinstance(cases, pl.DataFrame) else cases
+        raise dg.Failure(
+            description=f"{what} does not match schemas.{model.__name__}: {len(cases)} failure case(s)",
+            metadata={
+                "num_failure_cases": len(cases),
+                "failure_cases_sample": dg.MetadataValue.md(f"```\n{sample}\n```"),
+            },
+        ) from error

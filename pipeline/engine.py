@@ -1,0 +1,473 @@
+"""Rating engine for one period: the previous list plus the month's games give the new list (pure Polars).
+
+Every rule comes from the RuleSet (pipeline/rules.py); FIDE's tables are in pipeline/tables.py. The
+calculation follows the FIDE recipe (reference §1.4): per game dR = score - PD, summed over the
+period, times K (reduced so that K x n <= the cap), rounded once, 0.5 away from zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import polars as pl
+
+from pipeline.months import add_months, first_day, month_index, parse_month
+from pipeline.rules import KPolicy, RuleSet
+from pipeline.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DIFFERENCE
+from schemas.rated_games import RatedGames
+from schemas.rating_list import POOL_ENTRY, RatingList
+from schemas.util import conform, polars_schema
+
+LIST_SCHEMA = polars_schema(RatingList)
+RATED_GAMES_SCHEMA = polars_schema(RatedGames)
+
+_PD_SERIES = pl.Series("pd", PD_HIGHER_HUNDREDTHS.astype("int32"))
+_DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
+
+
+class EngineInputError(ValueError):
+    """The previous list or the games cannot be rated as given; the message says what is wrong."""
+
+
+@dataclass(frozen=True)
+class PeriodResult:
+    """The new list and the per-game calculation it rests on."""
+
+    rating_list: pl.DataFrame
+    rated_games: pl.DataFrame
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.DataFrame:
+    """A full RatingList frame from a partial one (a seed list, or rate-period's PREV file).
+
+    Only player_id is required; a missing rating means unrated, a missing ever_2400 is derived
+    from the rating, a missing k is derived from the rule set when the period is rated.
+    """
+    del month  # the list carries no month of its own; kept for call-site symmetry
+    if frame is None:
+        return pl.DataFrame(schema=LIST_SCHEMA)
+    if "player_id" not in frame.columns:
+        raise EngineInputError("the rating list has no player_id column")
+    present = set(frame.columns)
+    defaults: dict[str, pl.Expr] = {
+        "change": pl.lit(None),
+        "k": pl.lit(None),
+        "k_used": pl.lit(None),
+        "games": pl.lit(0),
+        "games_total": pl.when(pl.col("rating").is_null()).then(pl.lit(0)).otherwise(pl.lit(None)),
+        "inactive": pl.lit(False),
+        "delisted": pl.lit(False),
+        "newly_rated": pl.lit(False),
+        "birth_year": pl.lit(None),
+        "ever_2400": pl.lit(False),
+        "last_played": pl.lit(None),
+        "pending_games": pl.lit(0),
+        "pending_since": pl.lit(None),
+        "pending": pl.lit([], dtype=pl.List(POOL_ENTRY)),
+    }
+    out = frame.with_columns(pl.col("player_id").cast(pl.Int64, strict=False))
+    rating = pl.col("rating").cast(pl.Int32, strict=False) if "rating" in present else pl.lit(None, dtype=pl.Int32)
+    out = out.with_columns(rating.alias("rating"))
+    out = out.with_columns([expr.alias(name) for name, expr in defaults.items() if name not in present])
+    out = out.with_columns(
+        pl.col("ever_2400").cast(pl.Boolean, strict=False).fill_null(False) | (pl.col("rating") >= 2400).fill_null(False),
+        pl.col("games").cast(pl.Int32, strict=False).fill_null(0),
+        pl.col("pending_games").cast(pl.Int32, strict=False).fill_null(0),
+        *(pl.col(flag).cast(pl.Boolean, strict=False).fill_null(False) for flag in ("inactive", "delisted", "newly_rated")),
+    )
+    if out["player_id"].null_count():
+        raise EngineInputError(f"the rating list has {out['player_id'].null_count()} rows without a valid player_id")
+    duplicated = out.filter(pl.col("player_id").is_duplicated())["player_id"].unique().sort()
+    if len(duplicated):
+        raise EngineInputError(f"the rating list has duplicate player_id values: {duplicated.head(5).to_list()}")
+    return conform(out, RatingList).sort("player_id")
+
+
+def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
+    """The columns the engine reads, with defaults for the optional ones."""
+    required = {"white_id", "black_id", "white_score"}
+    missing = required - set(games.columns)
+    if missing:
+        raise EngineInputError(f"games lack required columns: {sorted(missing)}")
+    start = first_day(month)
+    optional: dict[str, pl.Expr] = {
+        "game_id": pl.int_range(pl.len(), dtype=pl.UInt64),
+        "event_id": pl.lit("event"),
+        "event_start": pl.lit(start, dtype=pl.Date),
+        "time_control": pl.lit("classical"),
+        "white_rating_used": pl.lit(None, dtype=pl.Int32),
+        "black_rating_used": pl.lit(None, dtype=pl.Int32),
+    }
+    out = games.with_columns([expr.alias(name) for name, expr in optional.items() if name not in games.columns])
+    out = out.select(
+        pl.col("game_id").cast(pl.UInt64),
+        pl.col("event_id").cast(pl.Utf8).fill_null("event"),
+        pl.col("event_start").cast(pl.Date).fill_null(start),
+        pl.col("white_id").cast(pl.Int64),
+        pl.col("black_id").cast(pl.Int64),
+        pl.col("white_score").cast(pl.Float64),
+        pl.col("time_control").cast(pl.Utf8).fill_null("classical"),
+        pl.col("white_rating_used").cast(pl.Int32),
+        pl.col("black_rating_used").cast(pl.Int32),
+    )
+    bad_scores = out.filter(~pl.col("white_score").is_in([0.0, 0.5, 1.0]) | pl.col("white_score").is_null()).height
+    if bad_scores:
+        raise EngineInputError(f"{bad_scores} games have a white_score other than 1, 0.5 or 0")
+    if out.filter(pl.col("white_id").is_null() | pl.col("black_id").is_null()).height:
+        raise EngineInputError("some games have no white_id or black_id")
+    return out
+
+
+# -- rule expressions --------------------------------------------------------------------------
+
+def k_policy_expr(policy: KPolicy, year: int) -> pl.Expr:
+    """K for a period of `year` from the columns rating, games_total, birth_year, ever_2400."""
+    if policy.kind == "constant":
+        return pl.lit(policy.value, dtype=pl.Int16)
+    elite = (pl.col("ever_2400") | (pl.col("rating") >= policy.elite_from)).fill_null(False)
+    junior = pl.lit(False)
+    if policy.junior is not None:
+        last_junior_year = pl.col("birth_year") + policy.junior_until_age
+        young = (pl.lit(year) <= last_junior_year) if policy.junior_end_of_year else (pl.lit(year) < last_junior_year)
+        junior = young.fill_null(False) & (pl.col("rating").fill_null(0) < policy.junior_below)
+    # Unknown games_total (a list without the column) counts as established, not as a newcomer.
+    newcomer = pl.col("games_total").fill_null(policy.newcomer_until_games) < policy.newcomer_until_games
+    return (
+        pl.when(elite).then(pl.lit(policy.elite))
+        .when(junior).then(pl.lit(policy.junior if policy.junior is not None else policy.standard))
+        .when(newcomer).then(pl.lit(policy.newcomer))
+        .otherwise(pl.lit(policy.standard))
+        .cast(pl.Int16)
+    )
+
+
+def capped_difference_expr(rules: RuleSet) -> pl.Expr:
+    """D = own - opponent after the 400-point rule (except once-per-event, done on the frame)."""
+    diff = pl.col("own_rating") - pl.col("opponent_rating")
+    if rules.cap_mode == "off" or rules.cap_mode == "once-per-event":
+        return diff
+    cap = rules.cap_difference
+    clipped = diff.clip(-cap, cap)
+    if rules.cap_mode == "exempt-top":
+        return pl.when(pl.col("own_rating") >= rules.cap_exempt_from).then(diff).otherwise(clipped)
+    return clipped
+
+
+def expected_hundredths_expr(rules: RuleSet) -> pl.Expr:
+    """The player's expected score in hundredths from the column `d` (and `is_white` for Sonas)."""
+    d = pl.col("d")
+    if rules.expectancy == "fide-table":
+        pd = pl.lit(_PD_SERIES).gather(d.abs().clip(0, PD_MAX_DIFFERENCE)).cast(pl.Float64)
+        return pl.when(d >= 0).then(pd).otherwise(100.0 - pd)
+    if rules.expectancy == "logistic":
+        return 100.0 / (1.0 + pl.lit(10.0).pow(-d.cast(pl.Float64) / rules.scale))
+    if rules.expectancy == "elo-davidson":
+        up = pl.lit(10.0).pow(d.cast(pl.Float64) / rules.scale)
+        down = pl.lit(10.0).pow(-d.cast(pl.Float64) / rules.scale)
+        return 100.0 * (up + rules.kappa / 2.0) / (down + rules.kappa + up)
+    # sonas-linear: White's expectancy from White's difference; Black's is the complement.
+    low, high = rules.sonas_clamp
+    white_diff = pl.when(pl.col("is_white")).then(d).otherwise(-d).clip(low, high).cast(pl.Float64)
+    white_expected = rules.sonas_intercept + rules.sonas_slope * white_diff
+    return 100.0 * pl.when(pl.col("is_white")).then(white_expected).otherwise(1.0 - white_expected)
+
+
+def round_half_away(x: pl.Expr) -> pl.Expr:
+    """Nearest integer, 0.5 away from zero (FIDE §8.3.4)."""
+    return (x.sign() * (x.abs() + 0.5).floor()).cast(pl.Int32)
+
+
+# -- the period ---------------------------------------------------------------------------------
+
+def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(one row per player per game with ratings used and whether it counts, games with both ratings used)."""
+    on_list = previous.select("player_id", "rating")
+    weights = pl.col("time_control").replace_strict(rules.weights, default=0.0, return_dtype=pl.Float64)
+    annotated = (
+        games.join(on_list.rename({"player_id": "white_id", "rating": "white_list_rating"}), on="white_id", how="left")
+        .join(on_list.rename({"player_id": "black_id", "rating": "black_list_rating"}), on="black_id", how="left")
+        .with_columns(
+            weight=weights,
+            white_used=pl.coalesce("white_rating_used", "white_list_rating"),
+            black_used=pl.coalesce("black_rating_used", "black_list_rating"),
+        )
+    )
+    common = ["game_id", "event_id", "event_start", "weight"]
+    white = annotated.select(
+        *common,
+        pl.col("white_id").alias("player_id"),
+        pl.lit(True).alias("is_white"),
+        pl.col("white_score").alias("score"),
+        pl.col("white_used").alias("own_rating"),
+        pl.col("black_used").alias("opponent_rating"),
+        pl.col("white_list_rating").is_not_null().alias("player_rated"),
+    )
+    black = annotated.select(
+        *common,
+        pl.col("black_id").alias("player_id"),
+        pl.lit(False).alias("is_white"),
+        (1.0 - pl.col("white_score")).alias("score"),
+        pl.col("black_used").alias("own_rating"),
+        pl.col("white_used").alias("opponent_rating"),
+        pl.col("black_list_rating").is_not_null().alias("player_rated"),
+    )
+    sides = pl.concat([white, black])
+    # A game counts for a player only against a rated opponent (§8.3.1) and in a rated time control.
+    return sides.with_columns(counts=(pl.col("weight") > 0) & pl.col("opponent_rating").is_not_null()), annotated
+
+
+def _rated_player_games(sides: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    rows = sides.filter(pl.col("player_rated") & pl.col("counts")).join(
+        previous.select("player_id", pl.col("rating").alias("list_rating")), on="player_id", how="left"
+    )
+    # Own rating: the source's (list in force at the event's start), else the previous list.
+    rows = rows.with_columns(own_rating=pl.coalesce("own_rating", "list_rating"))
+    rows = rows.with_columns(d=capped_difference_expr(rules))
+    if rules.cap_mode == "once-per-event":
+        # 2022 §8.3.1: one upgrade per event, for the game with the greatest difference.
+        cap = rules.cap_difference
+        rows = (
+            rows.with_columns(abs_d=pl.col("d").abs())
+            .sort(["player_id", "event_id", "abs_d", "game_id"], descending=[False, False, True, False])
+            .with_columns(first_in_event=pl.int_range(pl.len()).over(["player_id", "event_id"]) == 0)
+            .with_columns(
+                d=pl.when(pl.col("first_in_event") & (pl.col("abs_d") > cap)).then(pl.col("d").clip(-cap, cap)).otherwise(pl.col("d"))
+            )
+            .drop("abs_d", "first_in_event")
+        )
+    return rows.with_columns(expected_h=expected_hundredths_expr(rules)).with_columns(
+        delta_h=(pl.col("score") * 100.0 - pl.col("expected_h")) * pl.col("weight")
+    )
+
+
+def _rating_changes(rated_rows: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet, year: int) -> pl.DataFrame:
+    per_player = rated_rows.group_by("player_id").agg(n=pl.len().cast(pl.Int32), delta_h=pl.col("delta_h").sum())
+    k_start = previous.select("player_id", k_start=pl.coalesce(pl.col("k"), k_policy_expr(rules.k, year)))
+    per_player = per_player.join(k_start, on="player_id", how="left")
+    if rules.k_games_cap is not None:
+        over = pl.col("k_start").cast(pl.Int32) * pl.col("n") > rules.k_games_cap
+        k_used = pl.when(over).then(pl.lit(rules.k_games_cap) // pl.col("n")).otherwise(pl.col("k_start"))
+    else:
+        k_used = pl.col("k_start")
+    per_player = per_player.with_columns(k_used=k_used.cast(pl.Int16))
+    if rules.rounding == "per-period":
+        return per_player.with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
+    per_event = (
+        rated_rows.group_by("player_id", "event_id").agg(delta_h=pl.col("delta_h").sum())
+        .join(per_player.select("player_id", "k_used"), on="player_id")
+        .with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
+        .group_by("player_id").agg(pl.col("change").sum().cast(pl.Int32))
+    )
+    return per_player.join(per_event, on="player_id", how="left")
+
+
+def _newcomer_results(sides: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """This period's pooled results of unrated players against rated opponents."""
+    rows = sides.filter(~pl.col("player_rated") & pl.col("counts"))
+    per_event = rows.group_by("player_id", "event_id").agg(
+        event_start=pl.col("event_start").min(),
+        games=pl.len().cast(pl.Int32),
+        points_x2=(pl.col("score") * 2).sum().cast(pl.Int32),
+        opponent_rating_sum=pl.col("opponent_rating").cast(pl.Int64).sum(),
+    )
+    if rules.initial.disregard_zero_first_event:
+        # §8.2.1: a zero score in the player's very first event is disregarded.
+        history = previous.select("player_id", debuted=pl.col("last_played").is_not_null() | (pl.col("pending_games") > 0))
+        per_event = (
+            per_event.join(history, on="player_id", how="left")
+            .sort(["player_id", "event_start", "event_id"])
+            .with_columns(first_event=pl.int_range(pl.len()).over("player_id") == 0)
+            .filter(~(pl.col("first_event") & ~pl.col("debuted").fill_null(False) & (pl.col("points_x2") == 0)))
+        )
+    played = rows.select("player_id").unique()
+    totals = per_event.group_by("player_id").agg(
+        pool_games=pl.col("games").sum(), pool_points_x2=pl.col("points_x2").sum(), pool_opp_sum=pl.col("opponent_rating_sum").sum()
+    )
+    return played.join(totals, on="player_id", how="left").with_columns(
+        pl.col("pool_games").fill_null(0), pl.col("pool_points_x2").fill_null(0), pl.col("pool_opp_sum").fill_null(0)
+    )
+
+
+def _initial_rating_expr(rules: RuleSet) -> pl.Expr:
+    """First rating from the pooled totals n, points_x2 (half points) and opp_sum (FIDE §8.2)."""
+    initial = rules.initial
+    # n is clipped to 1 because the expression is evaluated on every row, eligible or not.
+    n = pl.col("n_pool").cast(pl.Int64).clip(lower_bound=1)
+    points_x2, opp_sum = pl.col("p2_pool").cast(pl.Int64), pl.col("os_pool").cast(pl.Int64)
+    if initial.formula == "hypothetical-draws":
+        h = initial.hypothetical_games
+        n, points_x2, opp_sum = n + h, points_x2 + h, opp_sum + h * initial.hypothetical_rating
+    # p to the nearest hundredth, half up [U: reference Q2], computed exactly in integers.
+    percent = (100 * points_x2 + n) // (2 * n)
+    dp = pl.lit(_DP_SERIES).gather(percent.clip(0, 100)).cast(pl.Int64)
+    if initial.formula == "hypothetical-draws":
+        rating = (2 * opp_sum + 2 * dp * n + n) // (2 * n)  # round(Ra + dp), half up, exact
+    else:
+        average = opp_sum.cast(pl.Float64) / n
+        above = pl.when(points_x2 > n).then(initial.plus_score_per_half_point * (points_x2 - n).cast(pl.Float64))
+        bonus = above.when(points_x2 == n).then(0.0).otherwise(dp.cast(pl.Float64))
+        rating = (average + bonus + 0.5).floor().cast(pl.Int64)
+    if initial.max_rating is not None:
+        rating = rating.clip(upper_bound=initial.max_rating)
+    return rating.cast(pl.Int32)
+
+
+def rate_period(
+    previous: pl.DataFrame | None,
+    games: pl.DataFrame,
+    rules: RuleSet,
+    month: str,
+    players: pl.DataFrame | None = None,
+) -> PeriodResult:
+    """Rate one period: `previous` is the list in force before `month`, `games` the month's rated games.
+
+    `players` (optional, columns player_id and birth_year) supplies birth years for players new to the list.
+    """
+    parse_month(month)
+    this_index = month_index(month)
+    year = parse_month(month)[0]
+    next_year = parse_month(add_months(month, 1))[0]
+    prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
+    game_rows = normalize_games(games, month)
+
+    # Everyone who appears in a game joins the list (unrated until a first rating is earned).
+    newcomers = (
+        pl.concat([game_rows.select(pl.col("white_id").alias("player_id")), game_rows.select(pl.col("black_id").alias("player_id"))])
+        .unique()
+        .join(prev.select("player_id"), on="player_id", how="anti")
+    )
+    if newcomers.height:
+        if players is not None and "birth_year" in players.columns:
+            newcomers = newcomers.join(
+                players.select(pl.col("player_id").cast(pl.Int64), pl.col("birth_year").cast(pl.Int32, strict=False)).unique("player_id"),
+                on="player_id",
+                how="left",
+            )
+        prev = pl.concat([prev, normalize_list(newcomers)], how="vertical").sort("player_id")
+
+    sides, annotated = _sides(game_rows, prev, rules)
+    rated_rows = _rated_player_games(sides, prev, rules)
+    changes = _rating_changes(rated_rows, prev, rules, year)
+    pooled = _newcomer_results(sides, prev, rules)
+
+    new_entry = pl.struct(
+        pl.lit(month).alias("month"),
+        pl.col("pool_games").cast(pl.Int32).alias("games"),
+        pl.col("pool_points_x2").cast(pl.Int32).alias("points_x2"),
+        pl.col("pool_opp_sum").cast(pl.Int64).alias("opponent_rating_sum"),
+    )
+    window_start = this_index - rules.initial.pool_months + 1
+    entry_index = pl.element().struct.field("month").str.slice(0, 4).cast(pl.Int32) * 12 + pl.element().struct.field("month").str.slice(5, 2).cast(pl.Int32) - 1
+
+    state = (
+        prev.drop("change", "k_used", "games")
+        .join(changes.select("player_id", "n", "k_used", "change"), on="player_id", how="left")
+        .join(pooled.with_columns(played_unrated=pl.lit(True)), on="player_id", how="left")
+        .with_columns(
+            rated_before=pl.col("rating").is_not_null(),
+            n=pl.col("n").fill_null(0),
+            played_unrated=pl.col("played_unrated").fill_null(False),
+            pool_games=pl.col("pool_games").fill_null(0),
+        )
+    )
+    # Pool: previous entries inside the window (26 periods) plus this period's results.
+    state = state.with_columns(
+        pool=pl.when(pl.col("rated_before"))
+        .then(pl.lit([], dtype=pl.List(POOL_ENTRY)))
+        .otherwise(
+            pl.concat_list(
+                pl.col("pending"),
+                pl.when(pl.col("pool_games") > 0).then(new_entry.implode()).otherwise(pl.lit([], dtype=pl.List(POOL_ENTRY))),
+            ).list.eval(pl.element().filter(entry_index >= window_start))
+        )
+    ).with_columns(
+        n_pool=pl.col("pool").list.eval(pl.element().struct.field("games")).list.sum().fill_null(0),
+        p2_pool=pl.col("pool").list.eval(pl.element().struct.field("points_x2")).list.sum().fill_null(0),
+        os_pool=pl.col("pool").list.eval(pl.element().struct.field("opponent_rating_sum")).list.sum().fill_null(0),
+    )
+    eligible = ~pl.col("rated_before") & (pl.col("n_pool") >= rules.initial.min_games)
+    state = state.with_columns(first_rating=pl.when(eligible).then(_initial_rating_expr(rules)))
+    published = pl.col("first_rating").is_not_null()
+    if rules.floor is not None:
+        published = published & (pl.col("first_rating") >= rules.floor)
+    state = state.with_columns(published=published.fill_null(False))
+
+    updated = pl.col("rating") + pl.col("change")
+    delisted = pl.col("rated_before") & (pl.col("n") > 0)
+    delisted = (delisted & (updated < rules.floor)) if rules.floor is not None else pl.lit(False)
+    state = state.with_columns(delisted_now=delisted.fill_null(False))
+    played_rated = pl.col("rated_before") & (pl.col("n") > 0)
+    state = state.with_columns(
+        rating_out=pl.when(pl.col("rated_before") & pl.col("delisted_now")).then(pl.lit(None, dtype=pl.Int32))
+        .when(played_rated).then(updated)
+        .when(pl.col("rated_before")).then(pl.col("rating"))
+        .when(pl.col("published")).then(pl.col("first_rating"))
+        .otherwise(pl.lit(None, dtype=pl.Int32)),
+        change_out=pl.when(played_rated).then(pl.col("change")).when(pl.col("rated_before")).then(pl.lit(0, dtype=pl.Int32)),
+        k_used_out=pl.when(played_rated).then(pl.col("k_used")),
+        games_out=pl.when(pl.col("rated_before")).then(pl.col("n"))
+        .when(pl.col("published")).then(pl.col("n_pool"))
+        .otherwise(pl.col("pool_games")),
+        games_total_out=pl.when(pl.col("rated_before")).then(pl.col("games_total") + pl.col("n"))
+        .when(pl.col("published")).then(pl.col("n_pool"))
+        .otherwise(pl.col("games_total")),
+        last_played_out=pl.when(played_rated | pl.col("played_unrated")).then(pl.lit(month)).otherwise(pl.col("last_played")),
+    )
+    keep_pool = ~pl.col("rated_before") & ~pl.col("published")
+    last_index = pl.col("last_played_out").str.slice(0, 4).cast(pl.Int32) * 12 + pl.col("last_played_out").str.slice(5, 2).cast(pl.Int32) - 1
+    new_list = state.select(
+        "player_id",
+        pl.col("rating_out").cast(pl.Int32).alias("rating"),
+        pl.col("change_out").cast(pl.Int32).alias("change"),
+        pl.col("k"),  # replaced below once the new state is known
+        pl.col("k_used_out").cast(pl.Int16).alias("k_used"),
+        pl.col("games_out").cast(pl.Int32).alias("games"),
+        pl.col("games_total_out").cast(pl.Int32).alias("games_total"),
+        pl.when(last_index.is_null()).then(pl.col("inactive"))
+        .otherwise(this_index - last_index >= rules.inactive_after_months).alias("inactive"),
+        pl.col("delisted_now").alias("delisted"),
+        pl.col("published").alias("newly_rated"),
+        pl.col("birth_year"),
+        (pl.col("ever_2400") | (pl.col("rating_out") >= 2400).fill_null(False)).alias("ever_2400"),
+        pl.col("last_played_out").alias("last_played"),
+        pl.when(keep_pool).then(pl.col("n_pool")).otherwise(0).cast(pl.Int32).alias("pending_games"),
+        pl.when(keep_pool).then(pl.col("pool").list.eval(pl.element().struct.field("month")).list.min()).alias("pending_since"),
+        pl.when(keep_pool).then(pl.col("pool")).otherwise(pl.lit([], dtype=pl.List(POOL_ENTRY))).alias("pending"),
+    )
+    # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
+    new_list = new_list.with_columns(k=k_policy_expr(rules.k, next_year))
+    new_list = conform(new_list, RatingList).sort("player_id")
+
+    rated_games = _rated_games_table(annotated, rated_rows, month)
+    return PeriodResult(rating_list=new_list, rated_games=rated_games)
+
+
+def _is_full_list(frame: pl.DataFrame) -> bool:
+    return dict(frame.schema) == dict(LIST_SCHEMA)
+
+
+def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month: str) -> pl.DataFrame:
+    expected = rated_rows.select("game_id", "is_white", (pl.col("expected_h") / 100.0).alias("expected"))
+    white = expected.filter(pl.col("is_white")).select("game_id", pl.col("expected").alias("white_expected"))
+    black = expected.filter(~pl.col("is_white")).select("game_id", pl.col("expected").alias("black_expected"))
+    table = (
+        annotated.join(white, on="game_id", how="left")
+        .join(black, on="game_id", how="left")
+        .select(
+            "game_id",
+            pl.lit(month).alias("month"),
+            "event_id",
+            "white_id",
+            "black_id",
+            "white_score",
+            "time_control",
+            pl.col("white_used").alias("white_rating_used"),
+            pl.col("black_used").alias("black_rating_used"),
+            "white_expected",
+            "black_expected",
+            "weight",
+        )
+    )
+    return conform(table, RatedGames).sort("game_id")
+

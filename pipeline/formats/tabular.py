@@ -1,0 +1,157 @@
+"""CSV and Parquet game tables -> raw records; every cell is read as text so bad cells become parse errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import polars as pl
+
+from pipeline.formats.common import (
+    UnreadableDump,
+    blank_to_null,
+    classify_time_control,
+    int_error,
+    join_errors,
+    parse_int,
+    parse_iso_date,
+    quoted,
+)
+from schemas.games import TIME_CONTROLS
+
+REQUIRED = ["white_id", "black_id", "result"]
+OPTIONAL = [
+    "event_id", "event_start", "date", "round", "time_control", "tc_base_seconds", "tc_increment_seconds",
+    "white_rating", "black_rating", "white_name", "black_name",
+]
+# Other spellings met in hand-made files (the rate-period GAMES layout says "ratings used").
+ALIASES = {"white_rating_used": "white_rating", "black_rating_used": "black_rating", "white": "white_name", "black": "black_name"}
+RESULT_SPELLINGS = {"½-½": "1/2-1/2", "0.5-0.5": "1/2-1/2", "=": "1/2-1/2", "1:0": "1-0", "0:1": "0-1"}
+FORFEIT_RESULTS = ["+-", "-+", "--", "+:-", "-:+"]
+TIME_CONTROL_SPELLINGS = {"standard": "classical", "std": "classical"}
+
+
+def parse_csv(text: str, event_key: str) -> pl.DataFrame:
+    """Records of a CSV games file (position = data row number; source_line = physical line)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    header_line = 1
+    good_rows: list[list[str]] = []
+    good_lines: list[int] = []
+    ragged: list[tuple[int, str, str]] = []
+    next_line = 1
+    try:
+        for row in reader:
+            first_line, next_line = next_line, reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue  # blank lines are not records
+            if header is None:
+                header, header_line = _column_names(row), first_line
+                continue
+            if len(row) == len(header):
+                good_rows.append(row)
+                good_lines.append(first_line)
+            else:
+                ragged.append((first_line, ",".join(row), f"expected {len(header)} fields, found {len(row)}"))
+    except csv.Error as error:
+        # An unterminated quote swallows the rest of the file: report it from where reading stopped.
+        ragged.append((next_line, text.splitlines()[next_line - 1] if next_line <= len(text.splitlines()) else "", f"CSV error: {error}"))
+    if header is None:
+        raise UnreadableDump("CSV file has no header row")
+    cells = pl.DataFrame(good_rows, schema={name: pl.Utf8 for name in header}, orient="row")
+    cells = cells.with_columns(
+        pl.Series("source_line", good_lines, dtype=pl.Int64),
+        pl.Series("raw_text", [",".join(row) for row in good_rows], dtype=pl.Utf8),
+    )
+    records = _records(cells, event_key)
+    if ragged:
+        bad = pl.DataFrame(
+            {
+                "source_line": [line for line, _, _ in ragged],
+                "raw_text": [raw for _, raw, _ in ragged],
+                "parse_error": [problem for _, _, problem in ragged],
+            },
+            schema={"source_line": pl.Int64, "raw_text": pl.Utf8, "parse_error": pl.Utf8},
+        ).with_columns(pl.lit(event_key).alias("event_id"))
+        records = pl.concat([records, bad], how="diagonal_relaxed").sort("source_line")
+    return records.with_columns((pl.col("source_line") - header_line).cast(pl.Utf8).alias("position"))
+
+
+def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:
+    """Records of a Parquet games file (source_line = 1-based row number)."""
+    try:
+        table = pl.read_parquet(io.BytesIO(data))
+    except Exception as error:  # any reader failure is a bad file, not a bug here
+        raise UnreadableDump(f"not a readable Parquet file: {error}") from error
+    table = table.rename(dict(zip(table.columns, _column_names(table.columns))))
+    as_text = table.select(pl.all().cast(pl.Utf8, strict=False))
+    raw_text = as_text.select(pl.concat_str(pl.all().fill_null(""), separator=",")).to_series()
+    cells = as_text.with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("source_line"),
+        raw_text.alias("raw_text"),
+    )
+    return _records(cells, event_key).with_columns(pl.col("source_line").cast(pl.Utf8).alias("position"))
+
+
+def _column_names(names: list[str]) -> list[str]:
+    """Lower-case, trimmed, aliases resolved, duplicates made unique (so a frame can hold them)."""
+    seen: dict[str, int] = {}
+    result = []
+    for raw in names:
+        name = ALIASES.get(raw.strip().lstrip("\ufeff").lower(), raw.strip().lstrip("\ufeff").lower()) or "column"
+        count = seen.get(name, 0)
+        seen[name] = count + 1
+        result.append(name if count == 0 else f"{name}_{count + 1}")
+    return result
+
+
+def _records(cells: pl.DataFrame, event_key: str) -> pl.DataFrame:
+    """Typed record columns from text cells, with one error message per bad cell."""
+    missing_required = [name for name in REQUIRED if name not in cells.columns]
+    cells = cells.with_columns(
+        [pl.lit(None, dtype=pl.Utf8).alias(name) for name in REQUIRED + OPTIONAL if name not in cells.columns]
+    ).with_columns([blank_to_null(pl.col(name)).alias(name) for name in REQUIRED + OPTIONAL])
+
+    event_start, date = parse_iso_date(pl.col("event_start")), parse_iso_date(pl.col("date"))
+    result = pl.col("result").replace(RESULT_SPELLINGS)
+    time_control = pl.col("time_control").str.to_lowercase().replace(TIME_CONTROL_SPELLINGS)
+    base = parse_int(pl.col("tc_base_seconds"), pl.Int32)
+    increment = parse_int(pl.col("tc_increment_seconds"), pl.Int32)
+    errors = [
+        pl.lit(f"missing required column(s): {', '.join(missing_required)}") if missing_required else pl.lit(None, pl.Utf8),
+        int_error(pl.col("white_id"), "white_id"),
+        int_error(pl.col("black_id"), "black_id"),
+        int_error(pl.col("white_rating"), "white_rating", pl.Int32),
+        int_error(pl.col("black_rating"), "black_rating", pl.Int32),
+        int_error(pl.col("round"), "round", pl.Int32),
+        int_error(pl.col("tc_base_seconds"), "tc_base_seconds", pl.Int32),
+        int_error(pl.col("tc_increment_seconds"), "tc_increment_seconds", pl.Int32),
+        pl.when(pl.col("event_start").is_not_null() & event_start.is_null())
+        .then(pl.format("event_start {} is not a date", quoted(pl.col("event_start")))),
+        pl.when(pl.col("date").is_not_null() & date.is_null()).then(pl.format("date {} is not a date", quoted(pl.col("date")))),
+        pl.when(time_control.is_not_null() & ~time_control.is_in(TIME_CONTROLS))
+        .then(pl.format("time_control {} is not one of {}", quoted(pl.col("time_control")), pl.lit(", ".join(TIME_CONTROLS)))),
+    ]
+    return cells.select(
+        "source_line",
+        "raw_text",
+        join_errors(*errors).alias("parse_error"),
+        pl.col("event_id").fill_null(pl.lit(event_key)).alias("event_id"),
+        event_start.alias("event_start"),
+        date.alias("date"),
+        parse_int(pl.col("round"), pl.Int32).alias("round"),
+        parse_int(pl.col("white_id")).alias("white_id"),
+        parse_int(pl.col("black_id")).alias("black_id"),
+        pl.col("white_name"),
+        pl.col("black_name"),
+        result.alias("result"),
+        pl.when(result.is_in(FORFEIT_RESULTS)).then(pl.lit("forfeit")).alias("unplayed"),
+        pl.coalesce(
+            pl.when(time_control.is_in(TIME_CONTROLS)).then(time_control),
+            classify_time_control(base, increment),
+        ).alias("time_control"),
+        base.alias("tc_base_seconds"),
+        increment.alias("tc_increment_seconds"),
+        parse_int(pl.col("white_rating"), pl.Int32).alias("white_rating"),
+        parse_int(pl.col("black_rating"), pl.Int32).alias("black_rating"),
+    )

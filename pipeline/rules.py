@@ -1,0 +1,219 @@
+"""Rule sets as data: the model, the YAML presets in pipeline/rulesets/, overrides, and dated schedules."""
+
+from __future__ import annotations
+
+import copy
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pipeline.months import month_index, parse_month
+
+PRESET_PACKAGE = "pipeline.rulesets"
+
+
+class RulesError(ValueError):
+    """A rule set could not be found, parsed or validated; the message says which and why."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class KPolicy(_Frozen):
+    """Development coefficient K by player state (FIDE §8.3.3), or a constant."""
+
+    kind: Literal["fide", "constant"] = "fide"
+    value: int | None = Field(None, description="K for every player when kind is constant")
+    newcomer: int = 40
+    newcomer_until_games: int = 30
+    junior: int | None = 40
+    junior_until_age: int = 18
+    junior_end_of_year: bool = True
+    junior_below: int = 2300
+    standard: int = 20
+    elite: int = 10
+    elite_from: int = 2400
+
+    @model_validator(mode="before")
+    @classmethod
+    def _constant_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return {"kind": "constant", "value": int(data)}
+        return data
+
+    @model_validator(mode="after")
+    def _constant_needs_value(self) -> KPolicy:
+        if self.kind == "constant" and self.value is None:
+            raise ValueError("k.kind 'constant' needs k.value")
+        return self
+
+
+class InitialRating(_Frozen):
+    """How an unrated player's first rating is computed (FIDE §8.2)."""
+
+    min_games: int = 5
+    pool_months: int = 26
+    formula: Literal["plus-score", "hypothetical-draws"] = "plus-score"
+    plus_score_per_half_point: float = 20.0
+    hypothetical_games: int = 2
+    hypothetical_rating: int = 1800
+    max_rating: int | None = None
+    disregard_zero_first_event: bool = True
+
+
+class RuleSet(_Frozen):
+    """Every knob of a rating system; presets differ only in these values (PRODUCT.md 3.1)."""
+
+    name: str
+    description: str = ""
+    source: str = ""
+    expectancy: Literal["fide-table", "logistic", "sonas-linear", "elo-davidson"] = "fide-table"
+    scale: float = 400.0
+    kappa: float = 2.0
+    sonas_intercept: float = 0.541767
+    sonas_slope: float = 0.001164
+    sonas_clamp: tuple[int, int] = (-460, 390)
+    k: KPolicy = KPolicy()
+    k_games_cap: int | None = None
+    cap_difference: int | None = 400
+    cap_mode: Literal["off", "every-game", "once-per-event", "exempt-top"] = "every-game"
+    cap_exempt_from: int | None = None
+    floor: int | None = None
+    initial: InitialRating = InitialRating()
+    weights: dict[str, float] = Field(default_factory=lambda: {"classical": 1.0, "modern": 1.0, "rapid": 0.0, "blitz": 0.0})
+    rounding: Literal["per-period", "per-event"] = "per-period"
+    inactive_after_months: int = 12
+
+    @field_validator("cap_mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RuleSet:
+        if self.cap_mode == "exempt-top" and self.cap_exempt_from is None:
+            raise ValueError("cap_mode 'exempt-top' needs cap_exempt_from (e.g. 2650)")
+        if self.cap_mode != "off" and self.cap_difference is None:
+            raise ValueError(f"cap_mode {self.cap_mode!r} needs cap_difference (e.g. 400)")
+        return self
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets and schedules."""
+    return sorted(p.name[: -len(".yaml")] for p in resources.files(PRESET_PACKAGE).iterdir() if p.name.endswith(".yaml"))
+
+
+def _read_document(name_or_path: str) -> tuple[dict[str, Any], str]:
+    path = Path(name_or_path)
+    if name_or_path.endswith((".yaml", ".yml")) or path.is_file():
+        if not path.is_file():
+            raise RulesError(f"rule-set file not found: {name_or_path}")
+        text, origin = path.read_text(encoding="utf-8"), str(path)
+    else:
+        resource = resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml"
+        if not resource.is_file():
+            raise RulesError(f"unknown rule set {name_or_path!r}; presets: {', '.join(preset_names())}, or a path to a .yaml file")
+        text, origin = resource.read_text(encoding="utf-8"), f"preset {name_or_path}"
+    try:
+        document = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise RulesError(f"{origin}: not valid YAML: {exc}") from exc
+    if not isinstance(document, dict):
+        raise RulesError(f"{origin}: expected a mapping of rule-set keys")
+    return document, origin
+
+
+def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _resolved_document(name_or_path: str, seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], str]:
+    if name_or_path in seen:
+        raise RulesError(f"rule sets extend each other in a cycle: {' -> '.join((*seen, name_or_path))}")
+    document, origin = _read_document(name_or_path)
+    parent = document.pop("extends", None)
+    if parent is None:
+        return document, origin
+    base, _ = _resolved_document(str(parent), (*seen, name_or_path))
+    base.pop("name", None)
+    return _merge(base, document), origin
+
+
+def parse_override(assignment: str) -> tuple[list[str], Any]:
+    """'k.standard=24' -> (['k', 'standard'], 24); the value is read as YAML (numbers, null, true...)."""
+    key, sep, raw = assignment.partition("=")
+    if not sep or not key.strip():
+        raise RulesError(f"--set expects key=value, got {assignment!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        raise RulesError(f"--set {assignment!r}: value is not valid YAML: {exc}") from exc
+    return [part.strip() for part in key.split(".")], value
+
+
+def apply_overrides(document: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Apply dotted key=value assignments; `k.standard=24` on a constant K turns it into a mapping."""
+    result = copy.deepcopy(document)
+    for assignment in overrides:
+        path, value = parse_override(assignment)
+        node = result
+        for part in path[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {"kind": "constant", "value": child} if part == "k" and child is not None else {}
+                node[part] = child
+            node = child
+        node[path[-1]] = value
+    return result
+
+
+def load_rules(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> RuleSet:
+    """A preset name (e.g. 'fide-2024') or a YAML file path, with optional key=value overrides."""
+    document, origin = _resolved_document(name_or_path)
+    if "schedule" in document:
+        raise RulesError(f"{origin} is a schedule of rule sets by month; use resolve_rules(name, month)")
+    document = apply_overrides(document, tuple(overrides))
+    try:
+        return RuleSet.model_validate(document)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
+        raise RulesError(f"{origin}: invalid rule set: {problems}") from None
+
+
+def schedule_of(name_or_path: str) -> list[tuple[str, str]] | None:
+    """[(from_month, rule_set_name), ...] sorted, when name_or_path is a schedule; else None."""
+    document, origin = _resolved_document(name_or_path)
+    entries = document.get("schedule")
+    if entries is None:
+        return None
+    try:
+        pairs = sorted((str(e["from"]), str(e["rules"])) for e in entries)
+        for month, _ in pairs:
+            parse_month(month)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RulesError(f"{origin}: schedule entries need 'from: YYYY-MM' and 'rules: NAME' ({exc})") from None
+    return pairs
+
+
+def resolve_rules(name_or_path: str, month: str, overrides: list[str] | tuple[str, ...] = ()) -> RuleSet:
+    """The rule set in force for rating period `month`: a plain rule set, or the schedule's entry for it."""
+    schedule = schedule_of(name_or_path)
+    if schedule is None:
+        return load_rules(name_or_path, overrides)
+    chosen = schedule[0][1]
+    for start, rules_name in schedule:
+        if month_index(start) <= month_index(month):
+            chosen = rules_name
+    return load_rules(chosen, overrides)
