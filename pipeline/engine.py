@@ -471,3 +471,18 @@ def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month:
     )
     return conform(table, RatedGames).sort("game_id")
 
+
+
+def compress(rating_list: pl.DataFrame, threshold: int = 2000, factor: float = 0.4) -> pl.DataFrame:
+    """The one-time compression of March 2024 (PRODUCT.md 3.2): R + round(0.4 x (2000 - R)) below 2000.
+
+    Applied after a period's regular calculation to every rated player, active or not, newcomers
+    included. 0.4 x (2000 - R) is rounded to the nearest integer, halves away from zero [U: the
+    reference marks FIDE's rounding as unverified]. Nobody passes 2000 and the order is kept.
+    """
+    below = pl.col("rating").is_not_null() & (pl.col("rating") < threshold)
+    uplift = round_half_away((threshold - pl.col("rating")).cast(pl.Float64) * factor)
+    return rating_list.with_columns(
+        change=pl.when(below).then(pl.col("change").fill_null(0) + uplift).otherwise(pl.col("change")).cast(pl.Int32),
+        rating=pl.when(below).then(pl.col("rating") + uplift).otherwise(pl.col("rating")).cast(pl.Int32),
+    )

@@ -1,0 +1,204 @@
+"""The `ratings` command line: rate one period from files, generate data, run the demo, list rule sets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.engine import EngineInputError, compress, normalize_list, rate_period
+from pipeline.months import first_day, parse_month
+from pipeline.rules import RulesError, load_rules, preset_names, resolve_rules, schedule_of
+from pipeline.tabular_io import InputFileError, converted, decode_pending, read_table, write_table
+from schemas.rating_list import POOL_ENTRY, RatingList
+from schemas.util import polars_schema
+
+RESULT_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5}
+TIME_CONTROL_CLASSES = ("classical", "modern", "rapid", "blitz")
+
+
+class UsageError(ValueError):
+    """Bad arguments; printed without a traceback."""
+
+
+# -- rate-period -------------------------------------------------------------------------------
+
+def read_previous_list(path: str) -> pl.DataFrame:
+    """PREV: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400 (or a full list)."""
+    frame = decode_pending(read_table(path, "previous list"))
+    if "player_id" not in frame.columns:
+        raise InputFileError(f"{path}: previous list needs a player_id column (has: {', '.join(frame.columns)})")
+    columns = []
+    for name, dtype in polars_schema(RatingList).items():
+        if name not in frame.columns or frame.schema[name] != pl.Utf8 or dtype in (pl.Utf8, pl.List(POOL_ENTRY)):
+            continue
+        if dtype == pl.Boolean:
+            columns.append(frame[name].str.strip_chars().str.to_lowercase().is_in(["true", "1", "yes", "y"]).alias(name))
+        else:
+            columns.append(converted(frame, name, dtype, path, "previous list"))
+    frame = frame.with_columns(columns)
+    missing_ids = frame["player_id"].is_null()
+    if missing_ids.any():
+        raise InputFileError(f"{path}: line {int(missing_ids.arg_true()[0]) + 2}: previous list row has no player_id")
+    duplicates = frame.filter(pl.col("player_id").is_duplicated())["player_id"].unique().sort()
+    if len(duplicates):
+        raise InputFileError(f"{path}: previous list has duplicate player_id values: {duplicates.head(5).to_list()}")
+    return frame
+
+
+def read_period_games(path: str, month: str) -> pl.DataFrame:
+    """GAMES: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control."""
+    frame = read_table(path, "games")
+    required = ["event_id", "white_id", "black_id", "result"]
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InputFileError(f"{path}: games file lacks required column(s) {', '.join(missing)} (has: {', '.join(frame.columns)})")
+    result_text = frame["result"].cast(pl.Utf8).str.strip_chars()
+    unknown = result_text.is_null() | ~result_text.is_in(list(RESULT_SCORES))
+    if unknown.any():
+        index = int(unknown.arg_true()[0])
+        raise InputFileError(f"{path}: line {index + 2}: result {frame['result'][index]!r} is not 1-0, 0-1 or 1/2-1/2")
+    games = pl.DataFrame(
+        {
+            "game_id": pl.Series(range(frame.height), dtype=pl.UInt64),
+            "event_id": frame["event_id"].cast(pl.Utf8).fill_null(""),
+            "white_id": converted(frame, "white_id", pl.Int64, path, "games"),
+            "black_id": converted(frame, "black_id", pl.Int64, path, "games"),
+            "white_score": result_text.replace_strict(RESULT_SCORES, return_dtype=pl.Float64),
+        }
+    )
+    for column in ("white_id", "black_id"):
+        if games[column].is_null().any():
+            raise InputFileError(f"{path}: line {int(games[column].is_null().arg_true()[0]) + 2}: {column} is empty")
+    for source, target in (("white_rating", "white_rating_used"), ("black_rating", "black_rating_used")):
+        if source in frame.columns:
+            games = games.with_columns(converted(frame, source, pl.Int32, path, "games").alias(target))
+    if "time_control" in frame.columns:
+        classes = frame["time_control"].cast(pl.Utf8).str.strip_chars().str.to_lowercase()
+        bad = classes.is_not_null() & ~classes.is_in(list(TIME_CONTROL_CLASSES))
+        if bad.any():
+            index = int(bad.arg_true()[0])
+            raise InputFileError(f"{path}: line {index + 2}: time_control {frame['time_control'][index]!r} is not one of {', '.join(TIME_CONTROL_CLASSES)}")
+        games = games.with_columns(classes.fill_null("classical").alias("time_control"))
+    if "date" in frame.columns:
+        dates = frame["date"].cast(pl.Utf8).str.strip_chars().str.replace_all(r"\.", "-").str.to_date("%Y-%m-%d", strict=False)
+        bad = frame["date"].is_not_null() & (frame["date"].cast(pl.Utf8).str.strip_chars() != "") & dates.is_null()
+        if bad.any():
+            index = int(bad.arg_true()[0])
+            raise InputFileError(f"{path}: line {index + 2}: date {frame['date'][index]!r} is not YYYY-MM-DD")
+        # The event starts on its first game's date; the list in force then is the one given as PREV.
+        games = games.with_columns(dates.alias("date")).with_columns(
+            event_start=pl.col("date").min().over("event_id").fill_null(first_day(month))
+        ).drop("date")
+    self_play = games["white_id"] == games["black_id"]
+    if self_play.any():
+        raise InputFileError(f"{path}: line {int(self_play.arg_true()[0]) + 2}: white_id and black_id are the same player")
+    return games
+
+
+def command_rate_period(args: argparse.Namespace) -> int:
+    parse_month(args.month)
+    rules = resolve_rules(args.rules, args.month, tuple(args.set or ()))
+    previous = normalize_list(read_previous_list(args.list))
+    games = read_period_games(args.games, args.month)
+    result = rate_period(previous, games, rules, args.month)
+    new_list = compress(result.rating_list) if args.compress else result.rating_list
+    write_table(new_list, args.out)
+    rated = new_list.filter(pl.col("rating").is_not_null())
+    print(
+        f"{args.month} rated under {rules.name}{' + compression' if args.compress else ''}: "
+        f"{games.height:,} games, {new_list.height:,} players ({rated.height:,} rated, "
+        f"{new_list['newly_rated'].sum():,} newly rated, {new_list['delisted'].sum():,} delisted) -> {args.out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+# -- generate / demo / rules -------------------------------------------------------------------
+
+def command_generate(args: argparse.Namespace) -> int:
+    from pipeline.generator import generate
+
+    parse_month(args.start)
+    parse_month(args.end)
+    started = time.perf_counter()
+    summary = generate(args.out, seed=args.seed, players=args.players, start=args.start, end=args.end)
+    print(
+        f"generated {summary.games:,} games of {summary.players:,} players over {summary.months} months "
+        f"({', '.join(summary.federations)}) in {summary.files:,} files under {summary.root} "
+        f"in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def command_demo(args: argparse.Namespace) -> int:
+    from assets.demo import run_demo  # Dagster is imported only for the commands that need it
+
+    run_demo(root=args.store, dagster_home=args.dagster_home)
+    return 0
+
+
+def command_rules(args: argparse.Namespace) -> int:
+    if not args.name:
+        for name in preset_names():
+            schedule = schedule_of(name)
+            if schedule:
+                print(f"{name:16} schedule: " + ", ".join(f"{start} {rules}" for start, rules in schedule))
+            else:
+                print(f"{name:16} {load_rules(name).description}")
+        return 0
+    print(load_rules(args.name, tuple(args.set or ())).model_dump_json(indent=2))
+    return 0
+
+
+# -- entry point -------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ratings", description="FIDE-style monthly rating lists from federation game dumps.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    rate = commands.add_parser("rate-period", help="rate one period from files (CSV or Parquet by extension)")
+    rate.add_argument("--rules", required=True, help="preset name (see `ratings rules`) or a rule-set YAML file")
+    rate.add_argument("--month", required=True, help="rating period YYYY-MM")
+    rate.add_argument("--list", required=True, help="previous list: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400")
+    rate.add_argument("--games", required=True, help="games: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control")
+    rate.add_argument("--out", required=True, help="new list (.csv or .parquet)")
+    rate.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a rule-set key, e.g. --set k.standard=24 (repeatable)")
+    rate.add_argument("--compress", action="store_true", help="apply the one-time compression below 2000 after the period")
+    rate.set_defaults(handler=command_rate_period)
+
+    gen = commands.add_parser("generate", help="write a synthetic federation's raw dumps (deterministic)")
+    gen.add_argument("--out", required=True, help="object-store root to write raw/ and truth/ under")
+    gen.add_argument("--seed", type=int, default=2024)
+    gen.add_argument("--players", type=int, default=30000)
+    gen.add_argument("--start", default="2015-01", help="first month YYYY-MM")
+    gen.add_argument("--end", default="2024-12", help="last month YYYY-MM")
+    gen.set_defaults(handler=command_generate)
+
+    demo = commands.add_parser("demo", help="generate the default data set if absent and materialize every month through Dagster")
+    demo.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
+    demo.add_argument("--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)")
+    demo.set_defaults(handler=command_demo)
+
+    rules = commands.add_parser("rules", help="list the rule-set presets, or show one with its values")
+    rules.add_argument("name", nargs="?")
+    rules.add_argument("--set", action="append", metavar="KEY=VALUE")
+    rules.set_defaults(handler=command_rules)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except (InputFileError, RulesError, EngineInputError, UsageError, ValueError) as exc:
+        print(f"ratings {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

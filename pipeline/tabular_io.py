@@ -1,0 +1,66 @@
+"""Reading and writing the rate-period files: CSV or Parquet chosen by extension, with clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from schemas.rating_list import POOL_ENTRY
+
+
+class InputFileError(ValueError):
+    """A user-supplied file cannot be used; the message names the file, the line and the problem."""
+
+
+def read_table(path: str | Path, what: str) -> pl.DataFrame:
+    """Read a CSV (all columns as text, so that bad values are reported, not guessed) or Parquet file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(f"{path}: {what} file not found")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            return pl.read_parquet(path)
+        if suffix in (".csv", ".txt"):
+            return pl.read_csv(path, infer_schema=False)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise InputFileError(f"{path}: cannot read {what}: {exc}") from None
+    raise InputFileError(f"{path}: {what} must be a .csv or .parquet file")
+
+
+def write_table(frame: pl.DataFrame, path: str | Path) -> None:
+    """Write by extension; in CSV the nested `pending` pool is stored as JSON text."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".parquet":
+        frame.write_parquet(path)
+    elif suffix == ".csv":
+        flat = frame
+        if "pending" in frame.columns:
+            flat = frame.with_columns(pl.struct("pending").struct.json_encode().str.slice(11).str.head(-1).alias("pending"))
+        flat.write_csv(path)
+    else:
+        raise InputFileError(f"{path}: output must be a .csv or .parquet file")
+
+
+def decode_pending(frame: pl.DataFrame) -> pl.DataFrame:
+    """Undo write_table's JSON encoding of the newcomer pool when a list comes back from CSV."""
+    if "pending" in frame.columns and frame.schema["pending"] == pl.Utf8:
+        return frame.with_columns(pl.col("pending").fill_null("[]").str.json_decode(pl.List(POOL_ENTRY)))
+    return frame
+
+
+def converted(frame: pl.DataFrame, column: str, dtype: pl.DataType, path: str | Path, what: str, allowed: str = "") -> pl.Series:
+    """Cast a text column, raising an error that names the first bad line (header is line 1)."""
+    raw = frame[column]
+    values = raw.cast(dtype, strict=False) if raw.dtype != dtype else raw
+    bad = raw.is_not_null() & values.is_null()
+    if raw.dtype == pl.Utf8:
+        bad = bad & (raw.str.strip_chars() != "")
+    if bad.any():
+        index = int(bad.arg_true()[0])
+        hint = f" ({allowed})" if allowed else ""
+        raise InputFileError(f"{path}: line {index + 2}: {what} column {column!r} has {raw[index]!r}, not a valid value{hint}")
+    return values

@@ -1,0 +1,134 @@
+"""`ratings rate-period` exactly as PRODUCT.md section 7 writes it, run as the installed command."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline.engine import rate_period
+from pipeline.rules import load_rules
+
+
+def ratings(*args: str) -> subprocess.CompletedProcess:
+    executable = shutil.which("ratings", path=str(Path(sys.executable).parent))
+    command = [executable] if executable else [sys.executable, "-m", "pipeline"]
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "prev.csv").write_text(
+        "player_id,rating,k,games_total,birth_year,ever_2400\n"
+        "1,2000,20,100,1990,false\n2,1900,20,100,1985,false\n3,1500,40,10,2010,false\n4,,,,,\n"
+    )
+    (tmp_path / "games.csv").write_text(
+        "event_id,white_id,black_id,result,white_rating,black_rating,date,time_control\n"
+        "e1,1,2,1-0,,,2024-05-04,classical\n"
+        "e1,3,1,1/2-1/2,,,2024-05-05,classical\n"
+        "e1,4,1,0-1,,,2024-05-05,\n"
+        "e2,2,3,0-1,1905,1500,2024-05-20,classical\n"
+    )
+    return tmp_path
+
+
+def test_rate_period_csv_matches_engine(files: Path):
+    run = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(files / "prev.csv"),
+                  "--games", str(files / "games.csv"), "--out", str(files / "new.csv"))
+    assert run.returncode == 0, run.stderr
+    assert "2024-05 rated under fide-2024" in run.stderr
+    new = pl.read_csv(files / "new.csv")
+    assert {"player_id", "rating", "change", "k", "games"} <= set(new.columns)
+    # The same period through the engine directly.
+    previous = pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2000, 1900, 1500, None], "k": [20, 20, 40, None],
+                             "games_total": [100, 100, 10, None], "birth_year": [1990, 1985, 2010, None]})
+    games = pl.DataFrame({"event_id": ["e1", "e1", "e1", "e2"], "white_id": [1, 3, 4, 2], "black_id": [2, 1, 1, 3],
+                          "white_score": [1.0, 0.5, 0.0, 0.0], "white_rating_used": [None, None, None, 1905],
+                          "black_rating_used": [None, None, None, 1500]})
+    expected = rate_period(previous, games, load_rules("fide-2024"), "2024-05").rating_list
+    assert new.select("player_id", "rating", "change", "games").sort("player_id").rows() == \
+        expected.select("player_id", "rating", "change", "games").sort("player_id").rows()
+    # Player 1: +20 x (1 - .64) + 20 x (.5 - .92); games against unrated player 4 do not count.
+    assert new.filter(pl.col("player_id") == 1).select("rating", "games").row(0) == (1999, 2)
+
+
+def test_rate_period_parquet_set_override_yaml_and_compress(files: Path):
+    # Without a k column, K comes from the rule set's policy, so overrides of it show.
+    pl.read_csv(files / "prev.csv").drop("k").write_parquet(files / "prev.parquet")
+    pl.read_csv(files / "games.csv").write_parquet(files / "games.parquet")
+    base = ["rate-period", "--month", "2024-05", "--list", str(files / "prev.parquet"), "--games", str(files / "games.parquet")]
+    assert ratings(*base, "--rules", "fide-2024", "--set", "k.standard=10", "--set", "k_games_cap=null", "--out", str(files / "a.parquet")).returncode == 0
+    overridden = pl.read_parquet(files / "a.parquet")
+    assert overridden.filter(pl.col("player_id") == 1)["k_used"][0] == 10
+    (files / "mine.yaml").write_text("extends: fide-2024\nname: my-rules\nk:\n  standard: 30\n")
+    assert ratings(*base, "--rules", str(files / "mine.yaml"), "--out", str(files / "b.parquet")).returncode == 0
+    assert pl.read_parquet(files / "b.parquet").filter(pl.col("player_id") == 1)["k_used"][0] == 30
+    assert ratings(*base, "--rules", "fide-2024", "--compress", "--out", str(files / "c.parquet")).returncode == 0
+    plain = rate_period(*_engine_inputs(files), load_rules("fide-2024"), "2024-05").rating_list
+    compressed = pl.read_parquet(files / "c.parquet")
+    for row in plain.filter(pl.col("rating").is_not_null()).iter_rows(named=True):
+        got = compressed.filter(pl.col("player_id") == row["player_id"])["rating"][0]
+        assert got == (row["rating"] + round(0.4 * (2000 - row["rating"])) if row["rating"] < 2000 else row["rating"])
+
+
+def _engine_inputs(files: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    prev = pl.read_parquet(files / "prev.parquet")
+    games = pl.read_parquet(files / "games.parquet").with_columns(
+        white_score=pl.col("result").replace_strict({"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}, return_dtype=pl.Float64),
+        white_rating_used=pl.col("white_rating").cast(pl.Int32), black_rating_used=pl.col("black_rating").cast(pl.Int32),
+    ).drop("result", "white_rating", "black_rating", "date", "time_control")
+    return prev, games
+
+
+def test_rate_period_chains_through_csv_keeping_the_newcomer_pool(files: Path):
+    first = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(files / "prev.csv"),
+                    "--games", str(files / "games.csv"), "--out", str(files / "may.csv"))
+    assert first.returncode == 0, first.stderr
+    (files / "june.csv").write_text("event_id,white_id,black_id,result\nj,5,1,1/2-1/2\nj,5,2,1/2-1/2\n")
+    second = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-06", "--list", str(files / "may.csv"),
+                     "--games", str(files / "june.csv"), "--out", str(files / "jun.csv"))
+    assert second.returncode == 0, second.stderr
+    june = pl.read_csv(files / "jun.csv")
+    assert june.filter(pl.col("player_id") == 5)["pending_games"][0] == 2
+    # Player 4 lost in May to a rated player (zero in the first event: disregarded), still listed.
+    assert june.filter(pl.col("player_id") == 4)["last_played"][0] == "2024-05"
+
+
+@pytest.mark.parametrize(
+    ("games_text", "message"),
+    [
+        ("event_id,white_id,black_id,result\ne,1,2,2-0\n", "line 2: result '2-0' is not 1-0, 0-1 or 1/2-1/2"),
+        ("event_id,white_id,black_id,result\ne,1,2,1-0\ne,x,2,1-0\n", "line 3: games column 'white_id' has 'x'"),
+        ("event_id,white_id,result\ne,1,1-0\n", "lacks required column(s) black_id"),
+        ("event_id,white_id,black_id,result\ne,1,1,1-0\n", "line 2: white_id and black_id are the same player"),
+    ],
+)
+def test_rate_period_bad_games_name_file_line_and_problem(files: Path, games_text: str, message: str):
+    (files / "bad.csv").write_text(games_text)
+    run = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(files / "prev.csv"),
+                  "--games", str(files / "bad.csv"), "--out", str(files / "x.csv"))
+    assert run.returncode == 2
+    assert message in run.stderr and "bad.csv" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not (files / "x.csv").exists()
+
+
+def test_rate_period_unknown_rules_and_bad_month(files: Path):
+    common = ["--list", str(files / "prev.csv"), "--games", str(files / "games.csv"), "--out", str(files / "x.csv")]
+    run = ratings("rate-period", "--rules", "fide-1850", "--month", "2024-05", *common)
+    assert run.returncode == 2 and "unknown rule set 'fide-1850'" in run.stderr
+    run = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-13", *common)
+    assert run.returncode == 2 and "not a month in YYYY-MM form" in run.stderr
+    run = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-05", "--set", "cap_mode=sometimes", *common)
+    assert run.returncode == 2 and "cap_mode" in run.stderr
+
+
+def test_rules_command_lists_presets():
+    run = ratings("rules")
+    assert run.returncode == 0
+    for name in ("fide-2014", "fide-2022", "fide-2024", "fide-2025-10", "elo-32", "fide-historical"):
+        assert name in run.stdout
