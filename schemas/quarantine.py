@@ -13,7 +13,7 @@ QUARANTINE_REASONS = {
     "result_out_of_domain": "the result is not 1-0, 0-1 or 1/2-1/2",
     "date_outside_month": "the game date is not in the dump's month",
     "duplicate": "the same game was already reported",
-    "rating_implausible": "a stated rating is outside 0-3500",
+    "rating_implausible": "a stated rating is outside 1000-3000",
 }
 
 

@@ -22,13 +22,14 @@ RECORD_COLUMNS = [
 ]
 
 COMPRESSION_SUFFIXES = (".gz", ".zst")
-VALID_RESULTS = ["1-0", "0-1", "1/2-1/2"]
 
 # Below 10 minutes of thinking time (base + 60 x increment) is blitz, below 60 rapid (brief, FIDE-like).
 BLITZ_BELOW_SECONDS = 10 * 60
 RAPID_BELOW_SECONDS = 60 * 60
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+# C0 control characters other than tab, LF, FF and CR: frequent in binary files, rare in text.
+_CONTROL_BYTES = bytes(byte for byte in range(0x20) if byte not in (0x09, 0x0A, 0x0C, 0x0D))
 
 
 class UnreadableDump(Exception):
@@ -93,7 +94,7 @@ def looks_binary(data: bytes) -> bool:
     sample = data[:65536]
     if b"\x00" in sample:
         return True
-    controls = sum(1 for byte in sample if byte < 0x20 and byte not in (0x09, 0x0A, 0x0C, 0x0D))
+    controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     return bool(sample) and controls / len(sample) > 0.05
 
 
@@ -109,7 +110,7 @@ def decode_text(data: bytes) -> str:
 
 def split_lines(text: str) -> list[str]:
     """Lines on CR, LF or CRLF only; str.splitlines would also split on Latin-1's U+0085 and friends."""
-    lines = _LINE_BREAK.split(text)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the terminator of the last line does not open another line
     return lines
@@ -123,9 +124,11 @@ def blank_to_null(expr: pl.Expr) -> pl.Expr:
 
 
 def parse_int(text: pl.Expr, dtype: pl.DataType = pl.Int64) -> pl.Expr:
-    """Digits (optionally '.0', as floats print) -> integer; anything else -> null."""
-    digits = text.str.extract(r"^([+-]?\d+)(?:\.0*)?$", 1)
-    return digits.cast(dtype, strict=False)
+    """Whole numbers (also written '1850.0', as float columns print) -> integer; anything else -> null."""
+    # A float cast is much faster than a regex and accepts every spelling we want to accept.
+    number = text.cast(pl.Float64, strict=False)
+    whole = number.is_finite() & (number == number.round())
+    return pl.when(whole).then(number).cast(dtype, strict=False)
 
 
 def int_error(text: pl.Expr, label: str, dtype: pl.DataType = pl.Int64) -> pl.Expr:
@@ -140,11 +143,8 @@ def quoted(text: pl.Expr) -> pl.Expr:
 
 def parse_iso_date(text: pl.Expr) -> pl.Expr:
     """YYYY-MM-DD, YYYY.MM.DD or YYYY/MM/DD -> Date; unknown parts such as '??' -> null."""
-    return pl.coalesce(
-        text.str.to_date("%Y-%m-%d", strict=False),
-        text.str.to_date("%Y.%m.%d", strict=False),
-        text.str.to_date("%Y/%m/%d", strict=False),
-    )
+    dashed = text.str.replace_all(".", "-", literal=True).str.replace_all("/", "-", literal=True)
+    return dashed.str.to_date("%Y-%m-%d", strict=False)
 
 
 def join_errors(*messages: pl.Expr) -> pl.Expr:

@@ -16,6 +16,7 @@ from pipeline.formats.common import (
     parse_int,
     parse_iso_date,
     quoted,
+    split_lines,
 )
 from schemas.games import TIME_CONTROLS
 
@@ -33,12 +34,50 @@ TIME_CONTROL_SPELLINGS = {"standard": "classical", "std": "classical"}
 
 def parse_csv(text: str, event_key: str) -> pl.DataFrame:
     """Records of a CSV games file (position = data row number; source_line = physical line)."""
+    # Files without quotes (what generators write) are split by Polars; quoted ones need the csv module.
+    split = _split_plain if '"' not in text else _split_quoted
+    header_line, cells, ragged = split(text)
+    records = _records(cells, event_key)
+    if ragged.height:
+        records = pl.concat(
+            [records, ragged.with_columns(pl.lit(event_key).alias("event_id"))], how="diagonal_relaxed"
+        ).sort("source_line")
+    return records.with_columns((pl.col("source_line") - header_line).cast(pl.Utf8).alias("position"))
+
+
+_RAGGED_SCHEMA = {"source_line": pl.Int64, "raw_text": pl.Utf8, "parse_error": pl.Utf8}
+
+
+def _split_plain(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
+    """(header line, text cells of well-formed rows, ragged rows) of a CSV without quote characters."""
+    lines = pl.DataFrame({"raw_text": split_lines(text)}, schema={"raw_text": pl.Utf8}).with_row_index("source_line", offset=1)
+    lines = lines.with_columns(pl.col("source_line").cast(pl.Int64)).filter(
+        pl.col("raw_text").str.replace_all(",", "").str.strip_chars() != ""  # blank lines are not records
+    )
+    if lines.is_empty():
+        raise UnreadableDump("CSV file has no header row")
+    header_line, header_text = lines.row(0)
+    header = _column_names(header_text.split(","))
+    rows = lines.slice(1).with_columns(pl.col("raw_text").str.count_matches(",", literal=True).alias("_commas"))
+    good = rows.filter(pl.col("_commas") == len(header) - 1)
+    fields = good.select(pl.col("raw_text").str.split_exact(",", len(header) - 1)).to_series().struct.unnest()
+    cells = fields.rename(dict(zip(fields.columns, header))).with_columns(good["source_line"], good["raw_text"])
+    ragged = rows.filter(pl.col("_commas") != len(header) - 1).select(
+        "source_line", "raw_text",
+        pl.format("expected {} fields, found {}", pl.lit(len(header)), pl.col("_commas") + 1).alias("parse_error"),
+    )
+    return header_line, cells, ragged
+
+
+def _split_quoted(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
+    """Like _split_plain, with Python's csv module for quoted fields (which may span lines)."""
+    lines = split_lines(text)
     reader = csv.reader(io.StringIO(text, newline=""))
     header: list[str] | None = None
     header_line = 1
     good_rows: list[list[str]] = []
-    good_lines: list[int] = []
-    ragged: list[tuple[int, str, str]] = []
+    good_spans: list[tuple[int, int]] = []
+    ragged: list[tuple[int, int, str]] = []
     next_line = 1
     try:
         for row in reader:
@@ -47,34 +86,33 @@ def parse_csv(text: str, event_key: str) -> pl.DataFrame:
                 continue  # blank lines are not records
             if header is None:
                 header, header_line = _column_names(row), first_line
-                continue
-            if len(row) == len(header):
+            elif len(row) == len(header):
                 good_rows.append(row)
-                good_lines.append(first_line)
+                good_spans.append((first_line, reader.line_num))
             else:
-                ragged.append((first_line, ",".join(row), f"expected {len(header)} fields, found {len(row)}"))
+                ragged.append((first_line, reader.line_num, f"expected {len(header)} fields, found {len(row)}"))
     except csv.Error as error:
-        # An unterminated quote swallows the rest of the file: report it from where reading stopped.
-        ragged.append((next_line, text.splitlines()[next_line - 1] if next_line <= len(text.splitlines()) else "", f"CSV error: {error}"))
+        # The reader cannot resume after an error: the rest of the file becomes one record.
+        ragged.append((next_line, len(lines), f"CSV error: {error}"))
     if header is None:
         raise UnreadableDump("CSV file has no header row")
-    cells = pl.DataFrame(good_rows, schema={name: pl.Utf8 for name in header}, orient="row")
-    cells = cells.with_columns(
-        pl.Series("source_line", good_lines, dtype=pl.Int64),
-        pl.Series("raw_text", [",".join(row) for row in good_rows], dtype=pl.Utf8),
+
+    def raw(first: int, last: int) -> str:
+        return "\n".join(lines[first - 1 : last])
+
+    cells = pl.DataFrame(good_rows, schema={name: pl.Utf8 for name in header}, orient="row").with_columns(
+        pl.Series("source_line", [first for first, _ in good_spans], dtype=pl.Int64),
+        pl.Series("raw_text", [raw(first, last) for first, last in good_spans], dtype=pl.Utf8),
     )
-    records = _records(cells, event_key)
-    if ragged:
-        bad = pl.DataFrame(
-            {
-                "source_line": [line for line, _, _ in ragged],
-                "raw_text": [raw for _, raw, _ in ragged],
-                "parse_error": [problem for _, _, problem in ragged],
-            },
-            schema={"source_line": pl.Int64, "raw_text": pl.Utf8, "parse_error": pl.Utf8},
-        ).with_columns(pl.lit(event_key).alias("event_id"))
-        records = pl.concat([records, bad], how="diagonal_relaxed").sort("source_line")
-    return records.with_columns((pl.col("source_line") - header_line).cast(pl.Utf8).alias("position"))
+    bad = pl.DataFrame(
+        {
+            "source_line": [first for first, _, _ in ragged],
+            "raw_text": [raw(first, last) for first, last, _ in ragged],
+            "parse_error": [problem for _, _, problem in ragged],
+        },
+        schema=_RAGGED_SCHEMA,
+    )
+    return header_line, cells, bad
 
 
 def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:

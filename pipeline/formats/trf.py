@@ -27,7 +27,8 @@ FIRST_CELL = 91        # column 92: round 1's opponent rank
 CELL_STEP = 10         # each round adds 10 columns
 CELL_WIDTH = 8         # opponent (4), blank, colour, blank, result
 
-TRF_TAG = re.compile(r"^\d{3}(?: |$)")
+# A record starts with a three-digit tag (or a JaVaFo XX? extension) and a blank.
+TRF_TAG = re.compile(r"^(?:\d{3}|XX[A-Z])(?: |$)")
 
 # Result code pairs that agree, seen from the lower-ranked side and then its opponent.
 COMPLEMENTARY = {
@@ -73,9 +74,12 @@ def parse_trf(text: str, event_id: str) -> pl.DataFrame:
         schema={"round": pl.Int32, "date": pl.Date},
     )
     base, increment = header["tc"]
+    # Tag 042 is free text in old files; when it cannot be read, round 1's date is the start.
+    known_dates = [day for day in header["round_dates"] if day is not None]
+    start = header["start"] or (min(known_dates) if known_dates else None)
     records = records.join(round_dates, on="round", how="left").with_columns(
         pl.lit(event_id).alias("event_id"),
-        pl.lit(header["start"], dtype=pl.Date).alias("event_start"),
+        pl.lit(start, dtype=pl.Date).alias("event_start"),
         pl.lit(base, dtype=pl.Int32).alias("tc_base_seconds"),
         pl.lit(increment, dtype=pl.Int32).alias("tc_increment_seconds"),
     )
@@ -271,8 +275,9 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
     for a, b in COMPLEMENTARY:
         pair_ok = pair_ok | ((own == a) & (other == b))
     known_colour = pl.col("colour").is_in(["w", "b"]) & pl.col("p_colour").is_in(["w", "b"])
-    unknown_colours = ~pl.col("colour").is_in(["w", "b"]) & ~pl.col("p_colour").is_in(["w", "b"])
-    colours_ok = (known_colour & (pl.col("colour") != pl.col("p_colour"))) | (unknown_colours & ~own.is_in(PLAYED_CODES))
+    # A played game needs one White and one Black; an unplayed pairing only must not have two of either.
+    same_colour = known_colour & (pl.col("colour") == pl.col("p_colour"))
+    colours_ok = pl.when(own.is_in(PLAYED_CODES)).then(known_colour & ~same_colour).otherwise(~same_colour)
 
     disagreement = (
         pl.when(self_paired).then(pl.format("round {}: rank {} is paired against itself", pl.col("round"), pl.col("rank")))
@@ -321,6 +326,6 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
         black_name.alias("black_name"),
         white_rating.alias("white_rating"),
         black_rating.alias("black_rating"),
-        pl.when(pl.col("disagreement").is_null()).then(result).otherwise(own).alias("result"),
+        pl.when(pl.col("disagreement").is_null()).then(result).otherwise(blank_to_null(own)).alias("result"),
         pl.when(pl.col("disagreement").is_null()).then(unplayed).alias("unplayed"),
     )

@@ -1,0 +1,33 @@
+# The two commands of the README: `make run` (the demo, end to end) and `make test`.
+# Both create .venv and install the project on first use; nothing else needs installing.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+export DAGSTER_DISABLE_TELEMETRY := 1
+
+.PHONY: run test test-slow ui bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/ratings demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+ui: $(STAMP)
+	@mkdir -p $(DAGSTER_HOME)
+	@test -f $(DAGSTER_HOME)/dagster.yaml || cp assets/dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/dagster dev --host 127.0.0.1 --port 3000
+
+clean:
+	rm -rf data .dagster_home

@@ -1,0 +1,160 @@
+"""Split raw game records into validated games and quarantined records, each with one reason code."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipeline.months import add_months, first_day
+from schemas.games import TIME_CONTROLS, Games
+from schemas.quarantine import Quarantine
+from schemas.util import conform
+
+VALID_RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
+# A stated rating outside this range is a typo, not a rating (FIDE's floor has never been below 1000).
+RATING_PLAUSIBLE = (1000, 3000)
+DEFAULT_TIME_CONTROL = "classical"
+# The same game reported twice: a tournament file submitted again, or the same game in two dumps.
+DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result"]
+
+
+def split_games(raw: pl.DataFrame, players: pl.DataFrame, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """RawGames -> (Games, Quarantine); every raw row ends in exactly one of them.
+
+    Checks, first match wins: unparseable, unplayed, unknown_player, self_play,
+    result_out_of_domain, date_outside_month, duplicate, rating_implausible.
+    """
+    month_start, next_month_start = first_day(month), first_day(add_months(month, 1))
+    # "First copy" = earliest by file stem, then line: a resubmission's name usually extends the
+    # original's ('open-a' -> 'open-a-resubmitted', 'open-a (2)'), so the original's stem sorts first.
+    stem = pl.col("source_file").str.replace(r"(?i)(\.(trf|txt|pgn|csv|parquet))?(\.(gz|zst))?$", "")
+    frame = raw.sort(stem, pl.col("source_file"), pl.col("source_line"), pl.col("record_id"))
+    frame = _resolve_players(frame, players)
+
+    frame = frame.with_columns(
+        pl.coalesce("event_start", "date", pl.lit(month_start)).alias("_event_start"),
+        pl.coalesce("date", "event_start").alias("_game_day"),
+    )
+    game_day = pl.col("_game_day")
+    outside = game_day.is_not_null() & ((game_day < month_start) | (game_day >= next_month_start))
+    early = [
+        ("unparseable", pl.col("parse_error").is_not_null(), pl.col("parse_error")),
+        ("unplayed", pl.col("unplayed").is_not_null(),
+         pl.format("{} (result {})", pl.col("unplayed"), pl.col("result").fill_null("none"))),
+        ("unknown_player", pl.col("_white").is_null() | pl.col("_black").is_null(),
+         pl.concat_str([pl.col("_white_problem"), pl.col("_black_problem")], separator="; ", ignore_nulls=True)),
+        ("self_play", pl.col("_white") == pl.col("_black"),
+         pl.format("white and black are both player {}", pl.col("_white"))),
+        ("result_out_of_domain", ~pl.col("result").is_in(list(VALID_RESULTS)).fill_null(False),
+         pl.format("result {} is not 1-0, 0-1 or 1/2-1/2", _quoted_or_missing(pl.col("result")))),
+        ("date_outside_month", outside,
+         pl.format("game date {} is not in {}", game_day.cast(pl.Utf8), pl.lit(month))),
+    ]
+    frame = frame.with_columns(_first_match(early))
+
+    # Only records that passed every earlier check compete for "first copy".
+    candidate = pl.col("_reason").is_null()
+    copy_number = pl.int_range(pl.len()).over([candidate, *DUPLICATE_KEY])
+    first_copy = pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).first().over([candidate, *DUPLICATE_KEY])
+    late = [
+        ("duplicate", candidate & (copy_number > 0), pl.format("same game as {}", first_copy)),
+        ("rating_implausible", _implausible("white_rating") | _implausible("black_rating"),
+         pl.concat_str([_rating_problem("white"), _rating_problem("black")], separator="; ", ignore_nulls=True)),
+    ]
+    frame = _apply_late(frame, late)
+
+    games = frame.filter(pl.col("_reason").is_null()).with_columns(
+        pl.col("record_id").alias("game_id"),
+        pl.lit(month).alias("month"),
+        pl.col("event_id").fill_null(pl.col("source_file")),
+        pl.col("_event_start").alias("event_start"),
+        pl.col("_white").alias("white_id"),
+        pl.col("_black").alias("black_id"),
+        pl.col("result").replace_strict(VALID_RESULTS, return_dtype=pl.Float64).alias("white_score"),
+        pl.when(pl.col("time_control").is_in(TIME_CONTROLS)).then(pl.col("time_control"))
+        .otherwise(pl.lit(DEFAULT_TIME_CONTROL)).alias("time_control"),
+        pl.col("white_rating").alias("white_rating_used"),
+        pl.col("black_rating").alias("black_rating_used"),
+    )
+    quarantine = frame.filter(pl.col("_reason").is_not_null()).with_columns(
+        pl.lit(month).alias("month"),
+        pl.col("_reason").alias("reason"),
+        pl.col("_detail").fill_null("").alias("detail"),
+    )
+    return conform(games, Games), conform(quarantine, Quarantine)
+
+
+def _first_match(checks: list[tuple[str, pl.Expr, pl.Expr]]) -> list[pl.Expr]:
+    """(_reason, _detail) of the first check that holds, or nulls."""
+    reason, detail = pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8)), pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8))
+    for code, condition, message in checks:
+        condition = condition.fill_null(False)
+        reason = reason.when(condition).then(pl.lit(code))
+        detail = detail.when(condition).then(message)
+    return [reason.alias("_reason"), detail.alias("_detail")]
+
+
+def _apply_late(frame: pl.DataFrame, late: list[tuple[str, pl.Expr, pl.Expr]]) -> pl.DataFrame:
+    """Run the checks that depend on earlier outcomes, without overwriting an earlier reason."""
+    reason, detail = _first_match(late)
+    frame = frame.with_columns(reason.alias("_late_reason"), detail.alias("_late_detail"))
+    return frame.with_columns(
+        pl.coalesce("_reason", "_late_reason").alias("_reason"),
+        pl.when(pl.col("_reason").is_null()).then(pl.col("_late_detail")).otherwise(pl.col("_detail")).alias("_detail"),
+    )
+
+
+def _quoted_or_missing(text: pl.Expr) -> pl.Expr:
+    return pl.when(text.is_null()).then(pl.lit("(missing)")).otherwise(pl.concat_str([pl.lit("'"), text, pl.lit("'")]))
+
+
+def _implausible(column: str) -> pl.Expr:
+    low, high = RATING_PLAUSIBLE
+    return pl.col(column).is_not_null() & ((pl.col(column) < low) | (pl.col(column) > high))
+
+
+def _rating_problem(side: str) -> pl.Expr:
+    low, high = RATING_PLAUSIBLE
+    return pl.when(_implausible(f"{side}_rating")).then(
+        pl.format(f"{side} rating {{}} is outside {low}-{high}", pl.col(f"{side}_rating"))
+    )
+
+
+def name_key(name: pl.Expr) -> pl.Expr:
+    """Comparable form of 'Last, First': trimmed, single spaces, one space after the comma."""
+    return name.str.strip_chars().str.replace_all(r"\s+", " ").str.replace_all(r"\s*,\s*", ", ")
+
+
+def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+    """_white/_black: the registered id (given id, else a unique exact name match), with a problem text."""
+    registered = players.select(pl.col("player_id").cast(pl.Int64)).unique()
+    by_name = (
+        players.select(name_key(pl.col("name")).alias("_name"), pl.col("player_id").cast(pl.Int64))
+        .group_by("_name")
+        .agg(pl.col("player_id").first().alias("_name_id"), pl.len().alias("_name_matches"))
+    )
+    for side in ("white", "black"):
+        given = pl.col(f"{side}_id")
+        frame = (
+            frame.with_columns(name_key(pl.col(f"{side}_name")).alias("_name"))
+            .join(by_name, on="_name", how="left", maintain_order="left")
+            .with_columns(given.is_in(registered["player_id"].implode()).fill_null(False).alias("_registered"))
+            .with_columns(
+                pl.when(given.is_not_null())
+                .then(pl.when(pl.col("_registered")).then(given))
+                .when(pl.col("_name_matches") == 1)
+                .then(pl.col("_name_id"))
+                .alias(f"_{side}"),
+                pl.when(given.is_not_null() & ~pl.col("_registered"))
+                .then(pl.format(f"{side} id {{}} is not registered", given))
+                .when(given.is_null() & pl.col(f"{side}_name").is_null())
+                .then(pl.lit(f"{side} has neither id nor name"))
+                .when(given.is_null() & pl.col("_name_matches").is_null())
+                .then(pl.format(f"{side} has no id and name '{{}}' matches no registered player", pl.col(f"{side}_name")))
+                .when(given.is_null() & (pl.col("_name_matches") > 1))
+                .then(pl.format(f"{side} has no id and name '{{}}' matches {{}} registered players",
+                                pl.col(f"{side}_name"), pl.col("_name_matches")))
+                .alias(f"_{side}_problem"),
+            )
+            .drop("_name", "_name_id", "_name_matches", "_registered")
+        )
+    return frame

@@ -1,0 +1,245 @@
+"""Landing zone -> RawGames / Players, and RawGames -> Games + Quarantine with exact counts per reason."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline.ingest import read_file, read_month, read_players, read_seed_list
+from pipeline.storage import ObjectStore
+from pipeline.validate import split_games
+from schemas import QUARANTINE_REASONS, Games, Players, Quarantine, RawGames
+
+DATA = Path(__file__).resolve().parent / "data"
+REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+MONTH = "2024-01"
+
+# Expected outcome of the fixture month, file by file (see tests/data and test_formats.py):
+#  GER/tiny.trf              10 records: 4 games, 1 unknown_player, 3 unplayed, 2 unparseable
+#  GER/tiny-resubmitted.trf.gz  the same file again (sorts before tiny.trf by name, after it by stem):
+#                            its 4 games become duplicates, the rest as above
+#  GER/games.csv             11 rows: 3 games, self_play, unknown_player, result, date, 2 unparseable,
+#                            rating_implausible, unplayed
+#  ENG/games.pgn             13 games: 4 games, unknown_player (ambiguous name), 3 unplayed, result,
+#                            date, 2 unparseable, rating_implausible
+#  ENG/garbage.trf, ENG/notes.docx: one unparseable record each
+EXPECTED_REASONS = {
+    "unparseable": 2 + 2 + 2 + 2 + 1 + 1,
+    "unplayed": 3 + 3 + 1 + 3,
+    "unknown_player": 1 + 1 + 1 + 1,
+    "self_play": 1,
+    "result_out_of_domain": 1 + 1,
+    "date_outside_month": 1 + 1,
+    "duplicate": 4,
+    "rating_implausible": 1 + 1,
+}
+EXPECTED_GAMES = 4 + 3 + 4
+EXPECTED_RAW = 10 + 10 + 11 + 13 + 1 + 1
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> ObjectStore:
+    """A landing zone built from the fixtures, including a resubmitted (gzipped) copy of the TRF."""
+    root = tmp_path_factory.mktemp("store")
+    placements = {
+        "raw/GER/2024-01/tiny.trf": "tiny.trf",
+        "raw/GER/2024-01/games.csv": "games.csv",
+        "raw/GER/2023-12/games.csv": "games.csv",  # another month: must not be read
+        "raw/ENG/2024-01/games.pgn": "games.pgn",
+        "raw/ENG/2024-01/garbage.trf": "garbage.trf",
+        "raw/ENG/2024-01/notes.docx": "notes.docx",
+        "raw/players/2023-12/players.csv": "players_2023-12.csv",
+        "raw/players/2023-12/seed_list.csv": "seed_list.csv",
+        "raw/players/2024-01/players.csv": "players_2024-01.csv",
+        "raw/players/2024-02/players.csv": "players_2024-02.csv",
+    }
+    for key, fixture in placements.items():
+        (root / key).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(DATA / fixture, root / key)
+    (root / "raw/GER/2024-01/tiny-resubmitted.trf.gz").write_bytes(gzip.compress((DATA / "tiny.trf").read_bytes()))
+    return ObjectStore(str(root))
+
+
+@pytest.fixture(scope="module")
+def month_split(store):
+    raw = read_month(store, MONTH)
+    players = read_players(store, MONTH)
+    games, quarantine = split_games(raw, players, MONTH)
+    return raw, games, quarantine
+
+
+# -- ingest ----------------------------------------------------------------------------------------
+def test_read_month_reads_every_federation_of_the_month(month_split):
+    raw, _, _ = month_split
+    RawGames.validate(raw)
+    assert raw.columns == list(RawGames.to_schema().columns)
+    assert raw.height == EXPECTED_RAW
+    assert raw["record_id"].is_unique().all()
+    assert sorted(raw["federation"].unique().to_list()) == ["ENG", "GER"]
+    assert raw["month"].unique().to_list() == [MONTH]
+    assert raw.group_by("source_file").len().sort("source_file").rows() == [
+        ("ENG/2024-01/games.pgn", 13),
+        ("ENG/2024-01/garbage.trf", 1),
+        ("ENG/2024-01/notes.docx", 1),
+        ("GER/2024-01/games.csv", 11),
+        ("GER/2024-01/tiny-resubmitted.trf.gz", 10),
+        ("GER/2024-01/tiny.trf", 10),
+    ]
+
+
+def test_read_month_without_dumps(store):
+    empty = read_month(store, "2030-01")
+    assert empty.height == 0 and empty.columns == list(RawGames.to_schema().columns)
+
+
+def test_read_players_first_registration_wins(store):
+    players = read_players(store, MONTH)
+    Players.validate(players)
+    assert players.height == 9  # 8 in 2023-12, one new in 2024-01; 2024-02 is in the future
+    alpha = players.filter(pl.col("player_id") == 1001).row(0, named=True)
+    assert (alpha["name"], alpha["registered"], alpha["title"]) == ("Alpha, Anna", "2023-12", "GM")
+    assert players.filter(pl.col("player_id") == 1005)["registered"].to_list() == ["2024-01"]
+    assert players.filter(pl.col("player_id") == 1004)["sex"].to_list() == ["F"]  # 'w' in the file
+    assert players.filter(pl.col("player_id") == 2002)["birth_year"].to_list() == [None]
+    assert read_players(store, "2023-11").height == 0
+    assert 7777 in read_players(store, "2024-02")["player_id"].to_list()
+
+
+def test_read_seed_list(store, tmp_path):
+    seed = read_seed_list(store)
+    assert seed.columns == ["player_id", "rating", "games_total", "birth_year", "ever_2400"]
+    assert seed.rows() == [(1001, 2410, 120, 1990, True), (1002, 2100, 80, 1991, False), (1003, None, 0, 1992, False)]
+    assert read_seed_list(ObjectStore(str(tmp_path))) is None
+
+
+def test_read_month_accepts_names_the_store_would_not_write(tmp_path):
+    folder = tmp_path / "raw" / "NED" / MONTH
+    folder.mkdir(parents=True)
+    shutil.copyfile(DATA / "games.pgn", folder / "Open A (final).pgn")
+    raw = read_month(ObjectStore(str(tmp_path)), MONTH)
+    assert raw.height == 13 and raw["source_file"][0] == f"NED/{MONTH}/Open A (final).pgn"
+
+
+# -- validation ------------------------------------------------------------------------------------
+def test_split_counts_per_reason(month_split):
+    raw, games, quarantine = month_split
+    Games.validate(games)
+    Quarantine.validate(quarantine)
+    assert games.columns == list(Games.to_schema().columns)
+    assert quarantine.columns == list(Quarantine.to_schema().columns)
+    counts = dict(quarantine.group_by("reason").len().rows())
+    assert counts == EXPECTED_REASONS
+    assert set(counts) <= set(QUARANTINE_REASONS)
+    assert games.height == EXPECTED_GAMES
+
+
+def test_reconciliation_every_raw_record_lands_once(month_split):
+    raw, games, quarantine = month_split
+    assert raw.height == games.height + quarantine.height
+    landed = pl.concat([games["game_id"], quarantine["record_id"]])
+    assert landed.is_unique().all() and landed.sort().equals(raw["record_id"].sort())
+
+
+def test_game_columns(month_split):
+    _, games, _ = month_split
+    by_source = {(row["source_file"], row["source_line"], row["round"]): row for row in games.iter_rows(named=True)}
+    name_matched = by_source[("ENG/2024-01/games.pgn", 19, 1)]
+    assert (name_matched["white_id"], name_matched["black_id"], name_matched["white_score"]) == (2001, 2002, 0.5)
+    assert (name_matched["white_rating_used"], name_matched["black_rating_used"]) == (1950, 1875)
+    assert name_matched["time_control"] == "classical"  # no TimeControl tag: the default
+    no_event = by_source[("GER/2024-01/games.csv", 12, None)]
+    assert no_event["event_start"] == date(2024, 1, 17)  # no event start: the game date
+    assert no_event["event_id"] == "GER/2024-01/games" and no_event["time_control"] == "rapid"
+    trf = by_source[("GER/2024-01/tiny.trf", 11, 1)]
+    assert (trf["white_id"], trf["black_id"], trf["white_score"], trf["date"]) == (1001, 1004, 1.0, date(2024, 1, 6))
+    assert trf["game_id"] != by_source.get(("GER/2024-01/tiny-resubmitted.trf.gz", 11, 1), {}).get("game_id")
+    blitz = by_source[("ENG/2024-01/games.pgn", 127, 1)]
+    assert (blitz["time_control"], blitz["tc_base_seconds"], blitz["tc_increment_seconds"]) == ("blitz", 180, 2)
+
+
+def test_quarantine_details(month_split):
+    _, _, quarantine = month_split
+    detail = {(row["source_file"].rsplit("/", 1)[1], row["source_line"]): (row["reason"], row["detail"])
+              for row in quarantine.iter_rows(named=True) if row["reason"] != "unplayed"}
+    assert detail[("games.csv", 3)] == ("self_play", "white and black are both player 1005")
+    assert detail[("games.csv", 4)] == ("unknown_player", "white id 7777 is not registered")
+    assert detail[("games.csv", 5)] == ("result_out_of_domain", "result '2-0' is not 1-0, 0-1 or 1/2-1/2")
+    assert detail[("games.csv", 7)] == ("date_outside_month", "game date 2023-12-30 is not in 2024-01")
+    assert detail[("games.csv", 10)] == ("rating_implausible", "white rating 3500 is outside 1000-3000")
+    assert detail[("games.pgn", 32)] == (
+        "unknown_player", "white has no id and name 'Smith, John' matches 2 registered players")
+    assert detail[("garbage.trf", 1)] == ("unparseable", "binary content, not a text dump")
+    duplicates = quarantine.filter(pl.col("reason") == "duplicate")
+    assert duplicates["source_file"].unique().to_list() == ["GER/2024-01/tiny-resubmitted.trf.gz"]
+    assert duplicates["detail"].str.starts_with("same game as GER/2024-01/tiny.trf:").all()
+    unplayed = quarantine.filter(pl.col("reason") == "unplayed")["detail"].to_list()
+    assert "forfeit (result -+)" in unplayed and "bye (result H)" in unplayed
+    assert (quarantine["raw_text"] != "").all()
+
+
+def test_checks_apply_in_order():
+    """A record failing several checks gets the first reason only."""
+    raw = read_file((DATA / "games.csv").read_bytes(), "GER/2024-01/games.csv", "GER", MONTH)
+    # With an empty registry every readable, played row is an unknown-player case, whatever else is wrong.
+    games, quarantine = split_games(raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH)
+    assert games.height == 0
+    assert dict(quarantine.group_by("reason").len().rows()) == {"unparseable": 2, "unplayed": 1, "unknown_player": 8}
+
+
+def test_empty_month():
+    empty_raw = read_file(b"", "GER/2024-01/empty.csv", "GER", MONTH).clear()
+    games, quarantine = split_games(empty_raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH)
+    assert games.height == 0 and quarantine.height == 0
+    Games.validate(games)
+    Quarantine.validate(quarantine)
+
+
+# -- real files ------------------------------------------------------------------------------------
+def test_realdata_reconciles(tmp_path):
+    """All real dumps in one month: registry = every FIDE id seen, so only genuine problems remain."""
+    if not REALDATA.exists():
+        pytest.skip(f"{REALDATA} is absent (shared/realdata not mounted)")
+    folder = tmp_path / "raw" / "XXX" / "2005-07"
+    folder.mkdir(parents=True)
+    shutil.copyfile(REALDATA / "example1.trf", folder / "example1.trf")
+    for pgn in sorted((REALDATA / "pgn").glob("*.pgn")):
+        shutil.copyfile(pgn, folder / pgn.name)
+    raw = read_month(ObjectStore(str(tmp_path)), "2005-07")
+    ids = pl.concat([raw["white_id"], raw["black_id"]]).drop_nulls().unique()
+    players = pl.DataFrame({"player_id": ids}).with_columns(
+        pl.lit("?").alias("name"), pl.lit("XXX").alias("federation"), pl.lit(None, pl.Utf8).alias("sex"),
+        pl.lit(None, pl.Int32).alias("birth_year"), pl.lit(None, pl.Utf8).alias("title"), pl.lit("2005-01").alias("registered"),
+    )
+    games, quarantine = split_games(raw, players, "2005-07")
+    Games.validate(games)
+    Quarantine.validate(quarantine)
+    assert raw.height == games.height + quarantine.height == 1002 + 605 + 232 + 56
+    counts = dict(quarantine.group_by("reason").len().rows())
+    # example1: 287 games between two FIDE ids; 32 unplayed; the other 683 games involve a player without an id.
+    assert games.height == 287
+    assert counts["unplayed"] == 32 + 3
+    assert counts["unknown_player"] == 683 + 232  # Southend has names only, and '?' is nobody's name
+    # The 2024 and 2026 PGN games are outside July 2005 (the Olympiad's unplayed games were caught first).
+    assert counts["date_outside_month"] == 605 + 53
+
+
+# -- generated landing zone ------------------------------------------------------------------------
+def test_generated_months_reconcile(tiny_landing_zone):
+    """The synthetic generator's dumps read cleanly; its dirty records land in the expected reasons."""
+    from pipeline.generator.dumps import DUPLICATE_SUFFIX
+
+    store = ObjectStore(str(tiny_landing_zone.parent))
+    for month in ["2024-01", "2024-02", "2024-03", "2024-04"]:
+        raw = read_month(store, month)
+        games, quarantine = split_games(raw, read_players(store, month), month)
+        Games.validate(games)
+        Quarantine.validate(quarantine)
+        assert raw.height == games.height + quarantine.height > 0
+        assert raw["parse_error"].null_count() == raw.height  # the generator writes well-formed files
+        duplicates = quarantine.filter(pl.col("reason") == "duplicate")["source_file"]
+        assert duplicates.str.contains(DUPLICATE_SUFFIX, literal=True).all()
