@@ -36,7 +36,7 @@ PAIRING_BIAS_SD = 60.0                           # how far a player's "known" st
 PAIRING_LAG_MONTHS = 3                           # the strength organisers know is this many months old
 
 # -- activity --------------------------------------------------------------------------------------
-ACTIVITY_MEAN = 0.12           # event entries per player-month (before age and season factors)
+ACTIVITY_MEAN = 0.13           # event entries per player-month (before age and season factors)
 ACTIVITY_SIGMA = 0.9           # lognormal spread: a few players play most events
 JUNIOR_ACTIVITY_FACTOR = 1.5
 SENIOR_ACTIVITY_FACTOR = 0.6   # age over 70
@@ -61,9 +61,9 @@ RAPID_TC = (900, 10)
 # -- results model ---------------------------------------------------------------------------------
 WHITE_ADVANTAGE = 35.0
 LOGISTIC_SCALE = 400.0
-DRAW_PEAK_AT_1200 = 0.10       # draw probability of an even game at level 1200 ...
-DRAW_PEAK_SLOPE = 0.0003       # ... rising by this per Elo of the pair's mean strength
-DRAW_PEAK_RANGE = (0.08, 0.60)
+DRAW_PEAK_AT_1200 = 0.12       # draw probability of an even game at level 1200 ...
+DRAW_PEAK_SLOPE = 0.0004       # ... rising by this per Elo of the pair's mean strength
+DRAW_PEAK_RANGE = (0.08, 0.65)
 DRAW_WIDTH = 350.0             # draws fall off as exp(-(diff / width)^2)
 
 # -- dirty records ---------------------------------------------------------------------------------
