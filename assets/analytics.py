@@ -1,12 +1,10 @@
 """Analyse stage: monthly summary crosstables (rating band vs rating band, actual vs expected)."""
 
-from collections.abc import Mapping
-
 import dagster as dg
 import polars as pl
 
 from assets import progress
-from assets.io_manager import MonthStream
+from assets.io_manager import MonthlyFrames, MonthStream
 from assets.metadata import KINDS, static_metadata
 from pipeline.crosstable import format_row_summary, summary_crosstable
 from schemas import Crosstable
@@ -31,7 +29,7 @@ def build_analytics_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asset
         description=CROSSTABLE_DESCRIPTION,
         metadata=static_metadata(Crosstable),
     )
-    def crosstable(context: dg.AssetExecutionContext, rated_games: Mapping[str, pl.DataFrame]) -> MonthStream:
+    def crosstable(context: dg.AssetExecutionContext, rated_games: MonthlyFrames) -> MonthStream:
         months = list(context.partition_keys)
 
         def per_month():

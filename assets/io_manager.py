@@ -34,7 +34,9 @@ class MonthStream:
         return iter(self._pairs)
 
 
-def split_stream(months: Sequence[str], compute: Callable[[str], tuple[pl.DataFrame, ...]], outputs: int) -> tuple[MonthStream, ...]:
+def split_stream(
+    months: Sequence[str], compute: Callable[[str], tuple[pl.DataFrame, ...]], outputs: int
+) -> tuple[MonthStream, ...]:
     """One MonthStream per output of a multi_asset, computing each month once.
 
     Dagster stores a multi_asset's outputs one after the other, so whichever output is written first
@@ -133,7 +135,9 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             key = table_key(path, month)
             store.write_parquet(frame, key)
             rows[month] = frame.height
-            self._add_month_metadata(context, month, {"dagster/partition_row_count": frame.height, "path": redact_url(store.url(key))})
+            self._add_month_metadata(
+                context, month, {"dagster/partition_row_count": frame.height, "path": redact_url(store.url(key))}
+            )
         missing = [m for m in expected if m not in rows]
         if missing:
             raise ValueError(f"{'/'.join(path)} produced nothing for {', '.join(missing)}")

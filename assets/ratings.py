@@ -1,13 +1,11 @@
 """Rate stage: the monthly rating list (list M = list M-1 + games of M) and the per-game calculation."""
 
-from collections.abc import Mapping
-
 import dagster as dg
 import polars as pl
 from pydantic import Field
 
 from assets import progress
-from assets.io_manager import MonthStream, split_stream, table_key
+from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
 from assets.metadata import KINDS, redact_url, static_metadata, validate
 from assets.partitions import PREVIOUS_MONTH
 from assets.resources import ObjectStoreResource
@@ -65,6 +63,7 @@ def previous_list(store: ObjectStore, month: str, first_partition: str) -> pl.Da
 
 
 def list_metadata(rating_list: pl.DataFrame, rated_games: pl.DataFrame, rules_name: str) -> dict[str, object]:
+    """What a rating officer checks first on a new list: size, rated players, newcomers, games, range."""
     rated = rating_list.filter(pl.col("rating").is_not_null())
     low, high = rated["rating"].min(), rated["rating"].max()
     return {
@@ -98,11 +97,11 @@ def build_rating_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDe
         context: dg.AssetExecutionContext,
         config: RatingConfig,
         store: ObjectStoreResource,
-        games: Mapping[str, pl.DataFrame],
+        games: MonthlyFrames,
     ) -> tuple[MonthStream, MonthStream]:
         months = list(context.partition_keys)
         object_store = store.store()
-        # Checked before any computation so that a gap fails fast, not after ingesting everything.
+        # Read (or refused) before rating anything: a gap fails the step before any month is written.
         state = {"list": previous_list(object_store, months[0], first_partition)}
 
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -111,7 +110,9 @@ def build_rating_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDe
             rating_list = validate(RatingList, result.rating_list, f"rating_list {month}")
             rated_games = validate(RatedGames, result.rated_games, f"rated_games {month}")
             state["list"] = rating_list  # carried forward in memory to the next month
-            metadata = list_metadata(rating_list, rated_games, getattr(rules, "name", config.rules))
+            # A schedule such as fide-historical names the preset it picked for this month.
+            applied = rules.name if rules.name == config.rules else f"{config.rules} ({rules.name})"
+            metadata = list_metadata(rating_list, rated_games, applied)
             context.add_asset_metadata(metadata, asset_key="rating_list", partition_key=month)
             context.add_asset_metadata({"games": rated_games.height}, asset_key="rated_games", partition_key=month)
             progress.report("rate", month, months.index(month) + 1, len(months))

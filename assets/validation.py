@@ -1,12 +1,10 @@
 """Validate stage: split each month's raw records into rated-game candidates (games) and quarantine."""
 
-from collections.abc import Mapping
-
 import dagster as dg
 import polars as pl
 
 from assets import progress
-from assets.io_manager import MonthStream, split_stream
+from assets.io_manager import MonthlyFrames, MonthStream, split_stream
 from assets.metadata import KINDS, counts_table, static_metadata, validate
 from assets.resources import ObjectStoreResource
 from pipeline.ingest import read_players
@@ -41,7 +39,7 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         },
     )
     def validate_games(
-        context: dg.AssetExecutionContext, store: ObjectStoreResource, raw_games: Mapping[str, pl.DataFrame]
+        context: dg.AssetExecutionContext, store: ObjectStoreResource, raw_games: MonthlyFrames
     ) -> tuple[MonthStream, MonthStream]:
         months = list(context.partition_keys)
         object_store = store.store()
@@ -51,12 +49,17 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
             games, quarantine = split_games(raw, read_players(object_store, month), month)
             games = validate(Games, games, f"games {month}")
             quarantine = validate(Quarantine, quarantine, f"quarantine {month}")
-            reasons = dict(
-                quarantine.group_by("reason").len().sort("len", descending=True).iter_rows()
-            )
-            context.add_asset_metadata({"games": games.height, "raw_records": raw.height}, asset_key="games", partition_key=month)
+            reasons = dict(quarantine.group_by("reason").len().sort("len", "reason", descending=[True, False]).iter_rows())
             context.add_asset_metadata(
-                {"quarantined": quarantine.height, "by_reason": counts_table(reasons, "reason", "records"), **{f"reason/{k}": v for k, v in reasons.items()}},
+                {"games": games.height, "raw_records": raw.height}, asset_key="games", partition_key=month
+            )
+            context.add_asset_metadata(
+                {
+                    "quarantined": quarantine.height,
+                    "by_reason": counts_table(reasons, "reason", "records"),
+                    # One number per reason as well, so the UI can plot each across months.
+                    **{f"reason/{code}": n for code, n in reasons.items()},
+                },
                 asset_key="quarantine",
                 partition_key=month,
             )

@@ -376,10 +376,10 @@ def rate_period(
         pool=pl.when(pl.col("rated_before"))
         .then(pl.lit([], dtype=pl.List(POOL_ENTRY)))
         .otherwise(
-            pl.concat_list(
-                pl.col("pending"),
-                pl.when(pl.col("pool_games") > 0).then(new_entry.implode()).otherwise(pl.lit([], dtype=pl.List(POOL_ENTRY))),
-            ).list.eval(pl.element().filter(entry_index >= window_start))
+            # Each row gets its own one-entry list; entries without games are dropped with the old ones.
+            pl.concat_list(pl.col("pending"), pl.concat_list(new_entry)).list.eval(
+                pl.element().filter((entry_index >= window_start) & (pl.element().struct.field("games") > 0))
+            )
         )
     ).with_columns(
         n_pool=pl.col("pool").list.eval(pl.element().struct.field("games")).list.sum().fill_null(0),

@@ -303,3 +303,25 @@ def test_output_conforms_to_schemas_and_rejects_bad_input():
 def test_elo_32_is_plain_logistic():
     row = one_game(2000, 2000, 1.0, 32, "elo-32")
     assert (row["white_expected"], row["change"], row["k_used"]) == (pytest.approx(0.5), 16, 32)
+
+
+def test_each_newcomer_pools_only_their_own_results():
+    rated = pl.DataFrame({"player_id": [1, 2, 3, 4, 5], "rating": [1500, 1600, 1700, 1800, 1900]})
+    opponents = [1, 2, 3, 4, 5]
+    games = pl.DataFrame(
+        {
+            "event_id": ["a"] * 5 + ["b"] * 5,
+            "white_id": [100] * 5 + [200] * 5,
+            "black_id": opponents * 2,
+            "white_score": [1.0] * 5 + [0.5] + [0.0] * 4,
+        }
+    )
+    rl = rate_period(rated, games, load_rules("fide-2014"), "2020-01").rating_list
+    strong, weak = player(rl, 100), player(rl, 200)
+    # 5/5 against an average of 1700: 1700 + 20 x 5 half points over 50 %; 0.5/5: p .10 -> dp -366.
+    assert (strong["rating"], strong["games"]) == (1800, 5)
+    assert (weak["rating"], weak["games"]) == (1334, 5)
+    assert rl["pending"].list.len().sum() == 0
+    # A newcomer with too few games keeps exactly one pool entry for the month.
+    few = rate_period(rated, games.head(3), load_rules("fide-2014"), "2020-01").rating_list
+    assert player(few, 100)["pending"] == [{"month": "2020-01", "games": 3, "points_x2": 6, "opponent_rating_sum": 4800}]

@@ -1,0 +1,464 @@
+"""The Dagster layer: definitions, the Parquet IO manager, the reconciliation check, and month-range runs end to end."""
+
+import io
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import dagster as dg
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from assets import progress
+from assets.checks import RECONCILIATION, build_checks, reconcile
+from assets.io_manager import MonthlyFrames, MonthStream, ParquetIOManager, split_stream, table_key
+from assets.metadata import redact_url
+from assets.partitions import monthly_partitions, months_from_env
+from assets.resources import build_resources
+from pipeline.storage import ObjectStore
+
+# The months conftest.tiny_landing_zone generates.
+TINY_START, TINY_END = "2024-01", "2024-04"
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+ASSET_GROUPS = {
+    "raw_games": "ingest",
+    "games": "validate",
+    "quarantine": "validate",
+    "rating_list": "rate",
+    "rated_games": "rate",
+    "crosstable": "analyse",
+}
+# Lineage snapshot: a change here changes what the UI shows data engineers, so it must be deliberate.
+ASSET_DEPS = {
+    "raw_games": set(),
+    "games": {"raw_games"},
+    "quarantine": {"raw_games"},
+    "rating_list": {"rating_list", "games"},
+    "rated_games": {"rating_list", "games"},
+    "crosstable": {"rated_games"},
+}
+
+
+def range_tags(first: str, last: str) -> dict[str, str]:
+    return {RANGE_START_TAG: first, RANGE_END_TAG: last}
+
+
+def materializations(result: dg.ExecuteInProcessResult) -> list[tuple[str, str | None, dict]]:
+    """(asset key, partition, metadata) of every materialization the run recorded."""
+    found = []
+    for event in result.get_asset_materialization_events():
+        mat = event.step_materialization_data.materialization
+        found.append((mat.asset_key.to_user_string(), mat.partition, dict(mat.metadata)))
+    return found
+
+
+def materialize_all(defs: dg.Definitions, **kwargs) -> dg.ExecuteInProcessResult:
+    return dg.materialize([*defs.assets, *defs.asset_checks], resources=defs.resources, **kwargs)
+
+
+def failure_text(event) -> str:
+    """A step failure's message with the messages of its causes (Dagster wraps IO-manager errors)."""
+    error, parts = event.step_failure_data.error, []
+    while error is not None:
+        parts.append(error.message)
+        error = error.cause
+    return "\n".join(parts)
+
+
+def leftover_temp_files(root: str) -> list[Path]:
+    return [p for p in Path(root).rglob("*") if ".tmp-" in p.name]
+
+
+# -- partitions ----------------------------------------------------------------------------------
+
+def test_monthly_partitions_are_yyyy_mm_with_inclusive_last_month() -> None:
+    partitions = monthly_partitions("2023-11", "2024-02")
+    assert partitions.get_partition_keys() == ["2023-11", "2023-12", "2024-01", "2024-02"]
+    with pytest.raises(ValueError):
+        monthly_partitions("2024-03", "2024-02")
+    with pytest.raises(ValueError):
+        monthly_partitions("2024-1")
+
+
+def test_months_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RATINGS_FIRST_MONTH", raising=False)
+    monkeypatch.delenv("RATINGS_LAST_MONTH", raising=False)
+    assert months_from_env() == ("2015-01", None)
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2020-05")
+    monkeypatch.setenv("RATINGS_LAST_MONTH", "2020-07")
+    assert months_from_env() == ("2020-05", "2020-07")
+
+
+# -- IO manager ----------------------------------------------------------------------------------
+
+def io_only(root: str) -> dict[str, ParquetIOManager]:
+    return {"io_manager": ParquetIOManager(root=root)}
+
+
+def io_test_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
+    """Two small partitioned assets: one streams (month, frame) pairs, the next reads them lazily."""
+
+    @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run())
+    def numbers(context: dg.AssetExecutionContext) -> MonthStream:
+        # Month number = row count, so each stored file is recognisable.
+        rows = {m: int(m[-2:]) for m in context.partition_keys}
+        return MonthStream((m, pl.DataFrame({"month": [m] * n, "n": list(range(n))})) for m, n in rows.items())
+
+    @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run())
+    def totals(context: dg.AssetExecutionContext, numbers: MonthlyFrames) -> dict:
+        assert list(numbers) == list(context.partition_keys)
+        return {m: numbers[m].select(pl.col("n").sum()) for m in numbers}
+
+    return [numbers, totals]
+
+
+def test_io_manager_single_month_round_trip(store_root: str) -> None:
+    partitions = monthly_partitions("2024-01", "2024-03")
+    result = dg.materialize(io_test_assets(partitions), partition_key="2024-02", resources=io_only(store_root))
+    assert result.success
+    store = ObjectStore(store_root)
+    assert store.list_files() == ["numbers/2024-02.parquet", "totals/2024-02.parquet"]
+    assert store.read_parquet("numbers/2024-02.parquet").height == 2
+    assert store.read_parquet("totals/2024-02.parquet")["n"].to_list() == [0 + 1]
+    [(key, month, metadata)] = [m for m in materializations(result) if m[0] == "numbers"]
+    assert month == "2024-02"
+    assert metadata["dagster/partition_row_count"].value == 2
+    assert metadata["path"].value == store.url("numbers/2024-02.parquet")
+    assert "rows_per_month" not in metadata  # one month: the row count says it all
+
+
+def test_io_manager_range_writes_each_month_once_with_its_own_metadata(store_root: str) -> None:
+    partitions = monthly_partitions("2024-01", "2024-06")
+    result = dg.materialize(
+        io_test_assets(partitions),
+        tags=range_tags("2024-02", "2024-04"),
+        resources=io_only(store_root),
+    )
+    assert result.success
+    found = materializations(result)
+    for asset in ("numbers", "totals"):
+        assert sorted(m for key, m, _ in found if key == asset) == ["2024-02", "2024-03", "2024-04"]
+    numbers = {m: md for key, m, md in found if key == "numbers"}
+    assert [numbers[m]["dagster/partition_row_count"].value for m in ("2024-02", "2024-03", "2024-04")] == [2, 3, 4]
+    assert numbers["2024-03"]["path"].value.endswith("numbers/2024-03.parquet")
+    assert numbers["2024-03"]["rows"].value == 9
+    assert [r.data for r in numbers["2024-03"]["rows_per_month"].records] == [
+        {"month": "2024-02", "rows": 2},
+        {"month": "2024-03", "rows": 3},
+        {"month": "2024-04", "rows": 4},
+    ]
+    store = ObjectStore(store_root)
+    assert store.read_parquet("totals/2024-04.parquet")["n"].to_list() == [0 + 1 + 2 + 3]
+    assert not store.exists("numbers/2024-05.parquet")
+    assert leftover_temp_files(store_root) == []
+
+
+def test_io_manager_on_a_non_local_fsspec_root() -> None:
+    # memory:// goes through the same non-local code path as s3:// (single PUT, URL in metadata).
+    root = "memory://io-manager-test/prefix"
+    partitions = monthly_partitions("2024-01", "2024-02")
+    result = dg.materialize(io_test_assets(partitions), tags=range_tags("2024-01", "2024-02"), resources=io_only(root))
+    assert result.success
+    paths = sorted(md["path"].value for key, _, md in materializations(result) if key == "totals")
+    assert all(p.startswith("memory://") for p in paths)
+    assert [p.split("io-manager-test/prefix/")[1] for p in paths] == ["totals/2024-01.parquet", "totals/2024-02.parquet"]
+    assert ObjectStore(root).read_parquet("totals/2024-02.parquet")["n"].to_list() == [0 + 1]
+
+
+def test_io_manager_unpartitioned_round_trip(store_root: str) -> None:
+    manager = ParquetIOManager(root=store_root)
+    frame = pl.DataFrame({"a": [1, 2, 3]})
+    out = dg.build_output_context(asset_key=dg.AssetKey(["scenarios", "summary"]))
+    manager.handle_output(out, frame)
+    assert Path(store_root, "scenarios", "summary.parquet").is_file()
+    assert out.get_logged_metadata()["dagster/row_count"].value == 3
+    loaded = manager.load_input(dg.build_input_context(asset_key=dg.AssetKey(["scenarios", "summary"])))
+    assert_frame_equal(loaded, frame)
+    with pytest.raises(TypeError):
+        manager.handle_output(out, {"2024-01": frame})
+
+
+def test_io_manager_refuses_incomplete_or_ambiguous_range_outputs(store_root: str) -> None:
+    partitions = monthly_partitions("2024-01", "2024-03")
+
+    @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run())
+    def short(context: dg.AssetExecutionContext) -> dict:
+        return {"2024-01": pl.DataFrame({"x": [1]})}  # 2024-02 forgotten
+
+    @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run())
+    def lumped(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return pl.DataFrame({"x": [1]})  # one frame for two months
+
+    for asset, error in ((short, "2024-02"), (lumped, "one DataFrame for 2 months")):
+        result = dg.materialize(
+            [asset], tags=range_tags("2024-01", "2024-02"), resources=io_only(store_root), raise_on_error=False
+        )
+        assert not result.success
+        [failure] = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+        assert error in failure_text(failure)
+
+
+def test_monthly_frames_reads_on_access_and_names_missing_months(store_root: str) -> None:
+    store = ObjectStore(store_root)
+    store.write_parquet(pl.DataFrame({"x": [1]}), table_key(["games"], "2024-01"))
+    frames = MonthlyFrames(store, ["games"], ["2024-01", "2024-02"])
+    assert len(frames) == 2 and list(frames) == ["2024-01", "2024-02"] and "2024-02" in frames
+    assert frames["2024-01"]["x"].to_list() == [1]
+    with pytest.raises(FileNotFoundError, match="2024-02"):
+        frames["2024-02"]
+    with pytest.raises(KeyError):
+        frames["2023-12"]
+    with pytest.raises(TypeError):
+        frames["2024-03"] = pl.DataFrame()  # read-only
+
+
+def test_split_stream_computes_each_month_once_in_any_consumption_order() -> None:
+    computed: list[str] = []
+
+    def compute(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        computed.append(month)
+        return pl.DataFrame({"a": [month]}), pl.DataFrame({"b": [month]})
+
+    first, second = split_stream(["2024-01", "2024-02", "2024-03"], compute, outputs=2)
+    assert [m for m, _ in second] == ["2024-01", "2024-02", "2024-03"]  # the later output drives
+    assert [f["a"][0] for _, f in first] == ["2024-01", "2024-02", "2024-03"]
+    assert computed == ["2024-01", "2024-02", "2024-03"]
+
+
+def test_metadata_never_carries_credentials(store_root: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    secrets = {"AWS_ACCESS_KEY_ID": "AKIATESTKEYID123", "AWS_SECRET_ACCESS_KEY": "s3cr3t/SECRET+value"}
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    partitions = monthly_partitions("2024-01", "2024-02")
+    result = dg.materialize(
+        io_test_assets(partitions), tags=range_tags("2024-01", "2024-02"), resources=io_only(store_root)
+    )
+    text = repr([e.event_specific_data for e in result.all_events])
+    assert not any(value in text for value in secrets.values())
+    assert redact_url("s3://AKIA:s3cr3t@bucket/prefix") == "s3://bucket/prefix"
+    assert redact_url("/data/local") == "/data/local"
+
+
+# -- reconciliation check ----------------------------------------------------------------------
+
+def write_counts(store: ObjectStore, counts: dict[str, tuple[int, int, int]]) -> None:
+    for month, rows in counts.items():
+        for asset, n in zip(("raw_games", "games", "quarantine"), rows):
+            store.write_parquet(pl.DataFrame({"x": list(range(n))}), table_key([asset], month))
+
+
+def test_reconcile_lists_failing_and_missing_months(store_root: str) -> None:
+    store = ObjectStore(store_root)
+    write_counts(store, {"2024-01": (5, 4, 1), "2024-02": (5, 3, 1)})
+    failing, totals = reconcile(store, ["2024-01", "2024-02", "2024-03"])
+    assert failing == ["2024-02: raw 5 != games 3 + quarantine 1", "2024-03: not stored (raw_games, games, quarantine)"]
+    assert totals == {"raw_games": 10, "games": 7, "quarantine": 2}
+
+
+def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_root: str) -> None:
+    partitions = monthly_partitions("2024-01", "2024-03")
+    [check] = build_checks(partitions)
+    specs = [dg.AssetSpec(key, partitions_def=partitions) for key in ("raw_games", "games", "quarantine")]
+    job = dg.define_asset_job("check_only", selection=dg.AssetSelection.checks(check))
+    defs = dg.Definitions(assets=specs, asset_checks=[check], jobs=[job], resources=build_resources(store_root))
+    job_def = defs.resolve_job_def("check_only")
+    write_counts(ObjectStore(store_root), {"2024-01": (5, 4, 1), "2024-02": (5, 3, 1), "2024-03": (2, 2, 0)})
+
+    ranged = job_def.execute_in_process(tags=range_tags("2024-01", "2024-03"), raise_on_error=False)
+    [evaluation] = ranged.get_asset_check_evaluations()
+    assert evaluation.check_name == RECONCILIATION and not evaluation.passed
+    assert evaluation.metadata["months_checked"].value == 3
+    assert "2024-02: raw 5 != games 3 + quarantine 1" in evaluation.metadata["failing_months"].value
+
+    # A checks-only job refuses partition_key= (no selected asset to take the partitions from);
+    # the partition tag is what partition_key= would set.
+    single = job_def.execute_in_process(tags={"dagster/partition": "2024-03"})
+    [evaluation] = single.get_asset_check_evaluations()
+    assert evaluation.passed and evaluation.partition == "2024-03"
+    assert evaluation.metadata["months_checked"].value == 1
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+def test_progress_is_a_noop_until_a_reporter_is_installed() -> None:
+    progress.report("rate", "2024-01", 1, 2)  # nothing installed: nothing happens
+    stream = io.StringIO()
+    previous = progress.install(progress.ConsoleProgress(stream))
+    try:
+        progress.report("rate", "2024-01", 1, 2)
+        progress.report("rate", "2024-02", 2, 2)
+    finally:
+        progress.install(previous)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and "2/2" in lines[1] and "2024-02" in lines[1] and lines[1].startswith("rate")
+
+
+# -- definitions ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def defs() -> dg.Definitions:
+    from assets.definitions import build_defs
+
+    return build_defs(TINY_START, TINY_END)
+
+
+def test_definitions_load() -> None:
+    from assets.definitions import defs as module_defs
+
+    dg.Definitions.validate_loadable(module_defs)
+    job = module_defs.resolve_job_def("all_months")
+    assert {"raw_games", "validate_games", "rate_months", "crosstable", "games_reconciliation"} <= {n.name for n in job.nodes}
+
+
+def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
+    graph = defs.resolve_asset_graph()
+    nodes = {key.to_user_string(): graph.get(key) for key in graph.get_all_asset_keys()}
+    assert {name: node.group_name for name, node in nodes.items()} == ASSET_GROUPS
+    assert {name: {p.to_user_string() for p in node.parent_keys} for name, node in nodes.items()} == ASSET_DEPS
+    for name, node in nodes.items():
+        assert node.kinds == {"polars", "parquet"}, name
+        assert node.description, name
+        assert node.metadata["dagster/column_schema"].columns, name
+        assert isinstance(node.backfill_policy, dg.BackfillPolicy) and node.backfill_policy.max_partitions_per_run is None, name
+    mapping = defs.resolve_assets_def("rating_list").get_partition_mapping(dg.AssetKey("rating_list"))
+    assert mapping == dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
+    checks = {key.name for key in graph.asset_check_keys}
+    assert checks == {RECONCILIATION}
+
+
+def test_definitions_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assets.definitions import build_defs_from_env
+
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2023-11")
+    monkeypatch.setenv("RATINGS_LAST_MONTH", "2024-02")
+    job = build_defs_from_env().resolve_job_def("all_months")
+    assert job.partitions_def.get_partition_keys() == ["2023-11", "2023-12", "2024-01", "2024-02"]
+
+
+# -- end to end on a tiny generated federation ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_runs(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """Months 1-3 in one range run, then month 4 alone, against one store and one instance."""
+    from assets.definitions import build_defs
+
+    root = tmp_path_factory.mktemp("runs") / "store"
+    shutil.copytree(tiny_landing_zone, root / "raw")
+    defs = build_defs(TINY_START, TINY_END, root=str(root))
+    instance = dg.DagsterInstance.ephemeral()
+    calls: list[tuple[str, str, int, int]] = []
+    previous = progress.install(lambda *args: calls.append(args))
+    try:
+        ranged = materialize_all(defs, instance=instance, tags=range_tags("2024-01", "2024-03"))
+        single = materialize_all(defs, instance=instance, partition_key="2024-04")
+    finally:
+        progress.install(previous)
+    return SimpleNamespace(root=str(root), defs=defs, instance=instance, ranged=ranged, single=single, calls=calls)
+
+
+def engine_chain(
+    store: ObjectStore, months: list[str], previous: pl.DataFrame | None = None, rules: str = "fide-historical"
+) -> pl.DataFrame:
+    """The rating list after `months`, computed with the pure pipeline only (no Dagster)."""
+    from pipeline.engine import normalize_list, rate_period
+    from pipeline.ingest import read_month, read_players, read_seed_list
+    from pipeline.rules import resolve_rules
+    from pipeline.validate import split_games
+
+    if previous is None:
+        seed = read_seed_list(store)
+        previous = normalize_list(seed, months[0]) if seed is not None else None
+    for month in months:
+        players = read_players(store, month)
+        games, _ = split_games(read_month(store, month), players, month)
+        previous = rate_period(previous, games, resolve_rules(rules, month), month, players=players).rating_list
+    return previous
+
+
+def test_range_run_records_one_materialization_per_month_per_asset(tiny_runs: SimpleNamespace) -> None:
+    assert tiny_runs.ranged.success and tiny_runs.single.success
+    found = materializations(tiny_runs.ranged)
+    for asset in ASSET_GROUPS:
+        assert sorted(m for key, m, _ in found if key == asset) == ["2024-01", "2024-02", "2024-03"], asset
+        records = tiny_runs.instance.fetch_materializations(dg.AssetKey(asset), limit=100).records
+        assert sorted(r.partition_key for r in records) == ["2024-01", "2024-02", "2024-03", "2024-04"], asset
+    assert leftover_temp_files(tiny_runs.root) == []
+
+
+def test_reconciliation_passed_for_every_month(tiny_runs: SimpleNamespace) -> None:
+    [ranged] = tiny_runs.ranged.get_asset_check_evaluations()
+    assert ranged.passed and ranged.metadata["months_checked"].value == 3
+    [single] = tiny_runs.single.get_asset_check_evaluations()
+    assert single.passed and single.partition == "2024-04"
+
+
+def test_month_3_list_equals_the_engine_chained_by_hand(tiny_runs: SimpleNamespace) -> None:
+    store = ObjectStore(tiny_runs.root)
+    stored = store.read_parquet(table_key(["rating_list"], "2024-03"))
+    assert_frame_equal(stored, engine_chain(store, ["2024-01", "2024-02", "2024-03"]))
+    assert stored.filter(pl.col("rating").is_not_null()).height > 0
+
+
+def test_single_month_run_continues_from_the_stored_month(tiny_runs: SimpleNamespace) -> None:
+    store = ObjectStore(tiny_runs.root)
+    march = store.read_parquet(table_key(["rating_list"], "2024-03"))
+    stored = store.read_parquet(table_key(["rating_list"], "2024-04"))
+    assert_frame_equal(stored, engine_chain(store, ["2024-04"], previous=march))
+    assert ("rate", "2024-04", 1, 1) in tiny_runs.calls
+    assert ("rate", "2024-03", 3, 3) in tiny_runs.calls
+
+
+def test_rating_list_metadata_per_month(tiny_runs: SimpleNamespace) -> None:
+    store = ObjectStore(tiny_runs.root)
+    found = {(key, m): md for key, m, md in materializations(tiny_runs.ranged)}
+    metadata = found[("rating_list", "2024-02")]
+    stored = store.read_parquet(table_key(["rating_list"], "2024-02"))
+    assert metadata["dagster/partition_row_count"].value == stored.height == metadata["players"].value
+    assert metadata["rated_players"].value == stored.filter(pl.col("rating").is_not_null()).height
+    assert metadata["path"].value == store.url(table_key(["rating_list"], "2024-02"))
+    assert metadata["rules"].value
+    crosstable = store.read_parquet(table_key(["crosstable"], "2024-02"))
+    assert set(crosstable["period"]) <= {"2024-02"}
+
+
+def test_rules_come_from_the_run_config(tiny_store: str) -> None:
+    from assets.definitions import build_defs
+
+    defs = build_defs(TINY_START, TINY_END, root=tiny_store)
+    result = materialize_all(
+        defs, tags=range_tags("2024-01", "2024-02"), run_config={"ops": {"rate_months": {"config": {"rules": "elo-32"}}}}
+    )
+    found = {(key, m): md for key, m, md in materializations(result)}
+    assert found[("rating_list", "2024-02")]["rules"].value == "elo-32"
+    store = ObjectStore(tiny_store)
+    stored = store.read_parquet(table_key(["rating_list"], "2024-02"))
+    assert_frame_equal(stored, engine_chain(store, ["2024-01", "2024-02"], rules="elo-32"))
+
+
+def test_a_month_after_a_gap_fails_naming_the_missing_month(tiny_store: str) -> None:
+    from assets.definitions import build_defs
+
+    defs = build_defs(TINY_START, TINY_END, root=tiny_store)
+    result = materialize_all(defs, partition_key="2024-03", raise_on_error=False)
+    assert not result.success
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert [e.step_key for e in failures] == ["rate_months"]
+    assert "rating_list for 2024-02 is missing" in failures[0].step_failure_data.user_failure_data.description
+    assert not ObjectStore(tiny_store).exists(table_key(["rating_list"], "2024-03"))
+
+
+def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> None:
+    from assets.demo import run_demo
+
+    out = io.StringIO()
+    summary = run_demo(tiny_store, dagster_home=str(tmp_path / "home"), out=out)
+    assert summary["success"] and summary["reconciliation_passed"]
+    assert (summary["months"], summary["first_month"], summary["last_month"]) == (4, TINY_START, TINY_END)
+    assert summary["games"] > 0 and summary["rated_players"] > 0
+    assert "Demo done" in out.getvalue()
+    instance = dg.DagsterInstance.from_config(str(tmp_path / "home"))
+    assert len(instance.get_runs()) == 1  # one run for everything
+    records = instance.fetch_materializations(dg.AssetKey("crosstable"), limit=100).records
+    assert sorted(r.partition_key for r in records) == ["2024-01", "2024-02", "2024-03", "2024-04"]
