@@ -1,6 +1,5 @@
 """`ratings demo`: generate the default data set if absent, then materialize every asset for all months in one run."""
 
-import argparse
 import logging
 import os
 import shutil
@@ -149,8 +148,8 @@ def run_demo(
                 f"  rated players on the {last} list: {rated:,}",
                 f"  run {result.run_id} took {run_seconds:.0f}s ({summary['elapsed_seconds']:.0f}s in all)",
                 f"  outputs: {where}/<raw_games|games|quarantine|rating_list|rated_games|crosstable>/<YYYY-MM>.parquet",
-                f"  UI: DAGSTER_HOME={home} RATINGS_STORE={root} RATINGS_FIRST_MONTH={first} "
-                f"RATINGS_LAST_MONTH={last} dagster dev",
+                f"  UI: make ui, then http://127.0.0.1:3000 (or: DAGSTER_HOME={home} RATINGS_STORE={root} "
+                f"RATINGS_FIRST_MONTH={first} dagster dev --host 127.0.0.1)",
             ]
         ),
         file=out,
@@ -158,18 +157,3 @@ def run_demo(
     )
     return summary
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ratings demo", description=run_demo.__doc__)
-    parser.add_argument("--root", default=None, help="object-store root (default $RATINGS_STORE, else ./data)")
-    parser.add_argument(
-        "--dagster-home", default=None, help="Dagster instance directory (default $DAGSTER_HOME, else ./.dagster_home)"
-    )
-    parser.add_argument("--rules", default=DEFAULT_RULES, help="rule set or schedule to rate under")
-    args = parser.parse_args(argv)
-    summary = run_demo(args.root, args.dagster_home, args.rules)
-    return 0 if summary["success"] else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -138,8 +138,8 @@ def command_generate(args: argparse.Namespace) -> int:
 def command_demo(args: argparse.Namespace) -> int:
     from assets.demo import run_demo  # Dagster is imported only for the commands that need it
 
-    run_demo(root=args.store, dagster_home=args.dagster_home)
-    return 0
+    summary = run_demo(root=args.store, dagster_home=args.dagster_home)
+    return 0 if summary["success"] else 1
 
 
 def command_rules(args: argparse.Namespace) -> int:
