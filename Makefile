@@ -29,5 +29,8 @@ ui: $(STAMP)
 	@test -f $(DAGSTER_HOME)/dagster.yaml || cp assets/dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev --host 127.0.0.1 --port 3000
 
+bench: $(STAMP)
+	$(BIN)/python -m bench $(WORKLOADS)
+
 clean:
 	rm -rf data .dagster_home

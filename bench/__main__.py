@@ -1,0 +1,72 @@
+"""Run the benchmark workloads, each in its own process so that peak memory is its own.
+
+Workloads live in bench/workloads_*.py modules as `WORKLOADS = {name: function}`; a function does
+its own set-up, times the measured part with `bench.measure.timed`, and returns a dict of metrics
+(at least `seconds`, plus `items` and `unit` for throughput).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import bench
+
+RESULTS = Path(__file__).resolve().parent / "results.json"
+
+
+def discover() -> dict[str, str]:
+    """Workload name -> module name."""
+    found: dict[str, str] = {}
+    for module in pkgutil.iter_modules(bench.__path__):
+        if module.name.startswith("workloads_"):
+            full = f"bench.{module.name}"
+            for name in importlib.import_module(full).WORKLOADS:
+                found[name] = full
+    return dict(sorted(found.items()))
+
+
+def describe(result: dict) -> str:
+    if "error" in result:
+        return f"{result['workload']:24} ERROR {result['error']}"
+    rate = ""
+    if result.get("items") and result.get("seconds"):
+        rate = f"  {result['items'] / result['seconds']:>12,.0f} {result.get('unit', 'items')}/s"
+    return f"{result['workload']:24} {result['seconds']:8.2f} s{rate}  peak {result['peak_rss_mb']:,.0f} MB"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make bench", description=__doc__)
+    parser.add_argument("names", nargs="*", help="workloads to run (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the workloads")
+    args = parser.parse_args(argv)
+    workloads = discover()
+    if args.list:
+        print("\n".join(workloads))
+        return 0
+    unknown = [n for n in args.names if n not in workloads]
+    if unknown:
+        print(f"unknown workload(s): {', '.join(unknown)}; known: {', '.join(workloads)}", file=sys.stderr)
+        return 2
+    results = []
+    for name in args.names or list(workloads):
+        # A fresh interpreter per workload, so that its peak memory is its own.
+        child = subprocess.run([sys.executable, "-m", "bench._one", name, workloads[name]], capture_output=True, text=True)
+        result = json.loads(child.stdout) if child.returncode == 0 and child.stdout.strip() else {
+            "workload": name, "error": (child.stderr.strip().splitlines() or ["failed"])[-1]}
+        results.append(result)
+        print(describe(result), flush=True)
+    machine = {"python": platform.python_version(), "machine": platform.machine(), "cpus": __import__("os").cpu_count()}
+    RESULTS.write_text(json.dumps({"machine": machine, "results": results}, indent=2) + "\n")
+    print(f"results: {RESULTS}")
+    return 0 if all("error" not in r for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
