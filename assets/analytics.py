@@ -1,4 +1,4 @@
-"""Analyse stage: monthly summary crosstables (rating band vs rating band, actual vs expected)."""
+"""Analyse stage, per scenario: monthly summary crosstables (rating band vs rating band, actual vs expected)."""
 
 import dagster as dg
 import polars as pl
@@ -6,27 +6,28 @@ import polars as pl
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream
 from assets.metadata import KINDS, static_metadata
+from assets.ratings import rated_games_key
 from pipeline.crosstable import format_row_summary, summary_crosstable
+from pipeline.scenarios import Scenario
 from schemas import Crosstable
 
-GROUP = "analyse"
-
-CROSSTABLE_DESCRIPTION = """Summary crosstable of the month (Sonas 2023): 100-point bands of the rating used, 2500+ lumped.
+CROSSTABLE_DESCRIPTION = """Summary crosstable of the month under scenario `{name}` (Sonas 2023): 100-point bands of the rating used, 2500+ lumped.
 
 Cell (band A, band B): games between the bands, A's actual and expected score % and the difference
 (positive = A over-performs); same-band games are excluded. Rows with opponent_band `all` are A's
 totals against every other band, e.g. `+4.5% in 6,865 games`. Only games rated for both sides count."""
 
 
-def build_analytics_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
+def build_analytics_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
     @dg.asset(
-        name="crosstable",
-        group_name=GROUP,
+        key=[scenario.key, "crosstable"],
+        group_name=scenario.key,
         kinds=KINDS,
+        tags={"stage": "analyse"},
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
-        ins={"rated_games": dg.AssetIn("rated_games")},
-        description=CROSSTABLE_DESCRIPTION,
+        ins={"rated_games": dg.AssetIn(rated_games_key(scenario))},
+        description=CROSSTABLE_DESCRIPTION.format(name=scenario.name),
         metadata=static_metadata(Crosstable),
     )
     def crosstable(context: dg.AssetExecutionContext, rated_games: MonthlyFrames) -> MonthStream:
@@ -50,7 +51,7 @@ def build_analytics_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asset
                     },
                     partition_key=month,
                 )
-                progress.report("crosstable", month, done, len(months))
+                progress.report(f"crosstable {scenario.name}", month, done, len(months))
                 yield month, table
 
         return MonthStream(per_month())

@@ -13,29 +13,37 @@ from assets.partitions import monthly_partitions, months_from_env
 from assets.ratings import build_rating_assets
 from assets.resources import build_resources
 from assets.validation import build_validation_assets
+from pipeline.scenarios import Scenario, load_scenarios
 
 ALL_MONTHS_JOB = "all_months"
 
 
-def build_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
-    """Every asset, in pipeline order: ingest -> validate -> rate -> analyse."""
-    return [
-        *build_ingest_assets(partitions),
-        *build_validation_assets(partitions),
-        *build_rating_assets(partitions),
-        *build_analytics_assets(partitions),
+def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list[dg.AssetsDefinition]:
+    """Every asset, in pipeline order: ingest -> validate, then rate -> analyse for each scenario."""
+    per_scenario = [
+        asset
+        for scenario in scenarios.values()
+        for asset in (*build_rating_assets(partitions, scenario), *build_analytics_assets(partitions, scenario))
     ]
+    return [*build_ingest_assets(partitions), *build_validation_assets(partitions), *per_scenario]
 
 
-def build_defs(first_month: str, last_month: str | None = None, root: str | None = None) -> dg.Definitions:
-    """Definitions for months first_month..last_month (open-ended without last_month), store at root (default from env)."""
+def build_defs(
+    first_month: str,
+    last_month: str | None = None,
+    root: str | None = None,
+    scenarios: dict[str, Scenario] | None = None,
+) -> dg.Definitions:
+    """Definitions for months first_month..last_month (open-ended without last_month), store at root (default
+    from env), one rating chain per scenario (default: $RATINGS_SCENARIOS, else pipeline/scenarios.yaml)."""
     partitions = monthly_partitions(first_month, last_month)
+    scenarios = scenarios if scenarios is not None else load_scenarios()
     with warnings.catch_warnings():
         # Deliberate: single-run backfill policies (beta) make a range one run, and partitions on the
         # reconciliation check (preview) make it check the months just materialized.
         warnings.filterwarnings("ignore", category=dg.BetaWarning)
         warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-        assets = build_assets(partitions)
+        assets = build_assets(partitions, scenarios)
         checks = build_checks(partitions)
     all_months = dg.define_asset_job(
         ALL_MONTHS_JOB,

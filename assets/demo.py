@@ -16,9 +16,10 @@ from assets.checks import RECONCILIATION, stored_rows
 from assets.definitions import build_defs
 from assets.io_manager import table_key
 from assets.metadata import redact_url
-from assets.ratings import DEFAULT_RULES
+from assets.ratings import rating_list_key
 from pipeline.generator import DEFAULT_DEMO, generate
 from pipeline.months import parse_month
+from pipeline.scenarios import load_scenarios
 from pipeline.storage import ObjectStore, store_root_from_env
 
 DEFAULT_DAGSTER_HOME = ".dagster_home"
@@ -54,10 +55,9 @@ def _quiet_dagster() -> dict[str, Any]:
 def run_demo(
     root: str | None = None,
     dagster_home: str | None = None,
-    rules: str = DEFAULT_RULES,
     out: TextIO | None = None,
 ) -> dict[str, Any]:
-    """Generate DEFAULT_DEMO into root when root has no raw/, rate every month in one Dagster run, print a summary.
+    """Generate DEFAULT_DEMO into root when root has no raw/, rate every month of every scenario in one Dagster run.
 
     root defaults to $RATINGS_STORE, else ./data; dagster_home to $DAGSTER_HOME, else ./.dagster_home.
     The run and its per-month materializations are recorded in that persistent Dagster instance, so
@@ -88,8 +88,10 @@ def run_demo(
     os.makedirs(home, exist_ok=True)
     if os.path.isfile(INSTANCE_YAML) and not os.path.exists(os.path.join(home, "dagster.yaml")):
         shutil.copyfile(INSTANCE_YAML, os.path.join(home, "dagster.yaml"))
+    scenarios = load_scenarios()
     print(
-        f"Rating {len(months)} months {first}..{last} under '{rules}' in one Dagster run (instance {home}) ...",
+        f"Rating {len(months)} months {first}..{last} under {len(scenarios)} scenarios "
+        f"({', '.join(scenarios)}) in one Dagster run (instance {home}) ...",
         file=out,
         flush=True,
     )
@@ -100,7 +102,7 @@ def run_demo(
         with warnings.catch_warnings():
             # Beta/preview notices about backfill policies and partitioned checks are not news to a demo user.
             warnings.simplefilter("ignore")
-            defs = build_defs(first, last, root=root)
+            defs = build_defs(first, last, root=root, scenarios=scenarios)
             instance = dg.DagsterInstance.from_config(home)
             logging.getLogger("dagster").setLevel(logging.WARNING)
             result = dg.materialize(
@@ -108,7 +110,7 @@ def run_demo(
                 instance=instance,
                 resources=defs.resources,
                 tags=range_tags(first, last),
-                run_config={**_quiet_dagster(), "ops": {"rate_months": {"config": {"rules": rules}}}},
+                run_config=_quiet_dagster(),
                 raise_on_error=False,
             )
     finally:
@@ -118,17 +120,18 @@ def run_demo(
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     games = sum(stored_rows(store, "games", m) or 0 for m in months)
     quarantined = sum(stored_rows(store, "quarantine", m) or 0 for m in months)
-    final_key = table_key(["rating_list"], last)
-    rated = (
-        store.read_parquet(final_key).filter(pl.col("rating").is_not_null()).height if store.exists(final_key) else 0
-    )
+    rated: dict[str, int] = {}
+    for name, scenario in scenarios.items():
+        final_key = table_key(rating_list_key(scenario).path, last)
+        if store.exists(final_key):
+            rated[name] = store.read_parquet(final_key).filter(pl.col("rating").is_not_null()).height
     summary = {
         "success": result.success,
         "run_id": result.run_id,
         "months": len(months),
         "first_month": first,
         "last_month": last,
-        "rules": rules,
+        "scenarios": list(scenarios),
         "games": games,
         "quarantined": quarantined,
         "rated_players": rated,
@@ -142,12 +145,13 @@ def run_demo(
     print(
         "\n".join(
             [
-                f"Demo {status}: {len(months)} months {first}..{last}, rules {rules}",
+                f"Demo {status}: {len(months)} months {first}..{last}, scenarios {', '.join(scenarios)}",
                 f"  games rated: {games:,}   quarantined records: {quarantined:,}   "
                 f"reconciliation: {'passed' if checks.get(RECONCILIATION) else 'FAILED'}",
-                f"  rated players on the {last} list: {rated:,}",
+                f"  rated players on the {last} list: " + ", ".join(f"{n} {c:,}" for n, c in rated.items()),
                 f"  run {result.run_id} took {run_seconds:.0f}s ({summary['elapsed_seconds']:.0f}s in all)",
-                f"  outputs: {where}/<raw_games|games|quarantine|rating_list|rated_games|crosstable>/<YYYY-MM>.parquet",
+                f"  outputs: {where}/<raw_games|games|quarantine>/<YYYY-MM>.parquet and "
+                f"{where}/<scenario>/<rating_list|rated_games|crosstable>/<YYYY-MM>.parquet",
                 f"  UI: make ui, then http://127.0.0.1:3000 (or: DAGSTER_HOME={home} RATINGS_STORE={root} "
                 f"RATINGS_FIRST_MONTH={first} dagster dev --host 127.0.0.1)",
             ]

@@ -1,65 +1,79 @@
-"""Rate stage: the monthly rating list (list M = list M-1 + games of M) and the per-game calculation."""
+"""Rate stage, one chain per scenario: the monthly rating list (list M = list M-1 + games of M) and the per-game calculation."""
 
 import dagster as dg
 import polars as pl
-from pydantic import Field
 
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
 from assets.metadata import KINDS, redact_url, static_metadata, validate
 from assets.partitions import PREVIOUS_MONTH
 from assets.resources import ObjectStoreResource
-from pipeline.engine import normalize_list, rate_period
+from pipeline.engine import normalize_list
 from pipeline.ingest import read_players, read_seed_list
 from pipeline.months import add_months
-from pipeline.rules import resolve_rules
+from pipeline.scenarios import MAX_PERIOD_MONTHS, Scenario, rate_scenario_month
 from pipeline.storage import ObjectStore
-from schemas import RatedGames, RatingList
+from schemas import Games, RatedGames, RatingList
 from schemas.util import empty_frame
 
-GROUP = "rate"
-DEFAULT_RULES = "fide-historical"
 
-RATING_LIST_DESCRIPTION = """The monthly rating list: every player known to the pool, rated or not, after the month's games.
+def period_games_mapping() -> dg.TimeWindowPartitionMapping:
+    """A list month rates the games of the months since the previous list (quarterly before July 2009)."""
+    return dg.TimeWindowPartitionMapping(
+        start_offset=-(MAX_PERIOD_MONTHS - 1), end_offset=0, allow_nonexistent_upstream_partitions=True
+    )
 
-List M is list M-1 plus the validated games of M, rated under the run's rule set (config `rules`,
-default `fide-historical`, which switches FIDE regulations by date). The first month starts from the
-seed list in `raw/players/<first month>/` (or from nobody). A range run rates the months in order in
-one process; a later single month continues from the stored list of the month before, and fails
-if that month was never materialized."""
+RATING_LIST_DESCRIPTION = """Monthly rating list of scenario `{name}`: every player known to the pool, rated or not, after the month's games.
 
-RATED_GAMES_DESCRIPTION = """Per-game calculation behind the month's list: ratings used, expected scores, time-control weight.
+{description}. List M is list M-1 plus the validated games of M, rated under the rule set the
+scenario gives for M (before July 2012 FIDE published lists every two or three months: in the months
+between, the list is carried unchanged and the games are rated on the next list). The first month
+starts from the seed list in `raw/players/`. A range run rates the months in order in one process; a
+later single month continues from the stored list of the month before, and fails if that month was
+never materialized."""
+
+RATED_GAMES_DESCRIPTION = """Per-game calculation behind scenario `{name}`'s lists: ratings used, expected scores, time-control weight.
 
 A side's expected score is null when the game does not count for that side (e.g. a rated player
 against an unrated one). Feeds the crosstables and the accuracy reports."""
 
 
-class RatingConfig(dg.Config):
-    """Which rules the months of this run are rated under."""
-
-    rules: str = Field(
-        default=DEFAULT_RULES,
-        description="Rule-set preset, schedule (e.g. fide-historical) or path to a YAML rule set",
-    )
+def rating_list_key(scenario: Scenario) -> dg.AssetKey:
+    return dg.AssetKey([scenario.key, "rating_list"])
 
 
-def previous_list(store: ObjectStore, month: str, first_partition: str) -> pl.DataFrame:
+def rated_games_key(scenario: Scenario) -> dg.AssetKey:
+    return dg.AssetKey([scenario.key, "rated_games"])
+
+
+def previous_list(store: ObjectStore, scenario: Scenario, month: str, first_partition: str) -> pl.DataFrame:
     """The list in force before `month`: the seed list for the first partition, else the stored list of M-1."""
     if month == first_partition:
-        seed = read_seed_list(store)
+        seed = read_scenario_seed(store, scenario)
         return normalize_list(seed, month) if seed is not None else empty_frame(RatingList)
     before = add_months(month, -1)
-    key = table_key(["rating_list"], before)
+    key = table_key(rating_list_key(scenario).path, before)
     if not store.exists(key):
         raise dg.Failure(
             description=(
-                f"rating_list for {before} is missing, so {month} cannot be rated "
+                f"{scenario.key}/rating_list for {before} is missing, so {month} cannot be rated "
                 f"(the list for {month} is the list for {before} plus {month}'s games). "
-                f"Materialize rating_list for {before} first, or run a range starting earlier."
+                f"Materialize it for {before} first, or run a range starting earlier."
             ),
             metadata={"missing_month": before, "expected_at": redact_url(store.url(key))},
         )
     return store.read_parquet(key)
+
+
+def read_scenario_seed(store: ObjectStore, scenario: Scenario) -> pl.DataFrame | None:
+    """The scenario's own seed list (a CSV or Parquet key in the store), else the landing zone's."""
+    if scenario.seed_list is None:
+        return read_seed_list(store)
+    with store.open(scenario.seed_list) as handle:
+        data = handle.read()
+    if scenario.seed_list.endswith(".parquet"):
+        return pl.read_parquet(data)
+    return pl.read_csv(data, schema_overrides={"player_id": pl.Int64, "rating": pl.Int32})
 
 
 def list_metadata(rating_list: pl.DataFrame, rated_games: pl.DataFrame, rules_name: str) -> dict[str, object]:
@@ -76,48 +90,51 @@ def list_metadata(rating_list: pl.DataFrame, rated_games: pl.DataFrame, rules_na
     }
 
 
-def build_rating_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
+def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
     first_partition = partitions.get_first_partition_key()
+    list_key, games_key = rating_list_key(scenario), rated_games_key(scenario)
+    text = {"name": scenario.name, "description": scenario.description.rstrip(".") or scenario.name}
 
     @dg.multi_asset(
-        name="rate_months",
-        group_name=GROUP,
+        name=f"rate_{scenario.key}",
+        group_name=scenario.key,
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
-        ins={"games": dg.AssetIn("games")},
+        ins={"games": dg.AssetIn("games", partition_mapping=period_games_mapping())},
         # Lineage of the self-dependency only. The previous list is read from the store, not loaded
         # as an input: in a range run the IO manager would try to load months not yet written.
-        deps=[dg.AssetDep("rating_list", partition_mapping=PREVIOUS_MONTH)],
+        deps=[dg.AssetDep(list_key, partition_mapping=PREVIOUS_MONTH)],
         outs={
-            "rating_list": dg.AssetOut(kinds=KINDS, description=RATING_LIST_DESCRIPTION, metadata=static_metadata(RatingList)),
-            "rated_games": dg.AssetOut(kinds=KINDS, description=RATED_GAMES_DESCRIPTION, metadata=static_metadata(RatedGames)),
+            "rating_list": dg.AssetOut(key=list_key, kinds=KINDS, description=RATING_LIST_DESCRIPTION.format(**text),
+                                       metadata=static_metadata(RatingList), tags={"stage": "rate"}),
+            "rated_games": dg.AssetOut(key=games_key, kinds=KINDS, description=RATED_GAMES_DESCRIPTION.format(**text),
+                                       metadata=static_metadata(RatedGames), tags={"stage": "rate"}),
         },
     )
-    def rate_months(
-        context: dg.AssetExecutionContext,
-        config: RatingConfig,
-        store: ObjectStoreResource,
-        games: MonthlyFrames,
-    ) -> tuple[MonthStream, MonthStream]:
+    def rate(context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames) -> tuple[MonthStream, MonthStream]:
         months = list(context.partition_keys)
         object_store = store.store()
         # Read (or refused) before rating anything: a gap fails the step before any month is written.
-        state = {"list": previous_list(object_store, months[0], first_partition)}
+        state = {"list": previous_list(object_store, scenario, months[0], first_partition)}
+        # Birth years of players new to the list; the registry is read once for the run.
+        registry = read_players(object_store, months[-1])
+
+        def games_of(month: str) -> pl.DataFrame:
+            # Months before the first partition have no games (nothing was ingested for them).
+            return games[month] if month in games else empty_frame(Games)
 
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-            rules = resolve_rules(config.rules, month)
-            result = rate_period(state["list"], games[month], rules, month, players=read_players(object_store, month))
-            rating_list = validate(RatingList, result.rating_list, f"rating_list {month}")
-            rated_games = validate(RatedGames, result.rated_games, f"rated_games {month}")
+            players = registry.filter(pl.col("registered") <= month)
+            result = rate_scenario_month(scenario, state["list"], games_of, month, players=players)
+            rating_list = validate(RatingList, result.rating_list, f"{scenario.key}/rating_list {month}")
+            rated_games = validate(RatedGames, result.rated_games, f"{scenario.key}/rated_games {month}")
             state["list"] = rating_list  # carried forward in memory to the next month
-            # A schedule such as fide-historical names the preset it picked for this month.
-            applied = rules.name if rules.name == config.rules else f"{config.rules} ({rules.name})"
-            metadata = list_metadata(rating_list, rated_games, applied)
-            context.add_asset_metadata(metadata, asset_key="rating_list", partition_key=month)
-            context.add_asset_metadata({"games": rated_games.height}, asset_key="rated_games", partition_key=month)
-            progress.report("rate", month, months.index(month) + 1, len(months))
+            context.add_asset_metadata(list_metadata(rating_list, rated_games, scenario.rules_for(month).name),
+                                       asset_key=list_key, partition_key=month)
+            context.add_asset_metadata({"games": rated_games.height}, asset_key=games_key, partition_key=month)
+            progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))
             return rating_list, rated_games
 
         return split_stream(months, one_month, outputs=2)
 
-    return [rate_months]
+    return [rate]

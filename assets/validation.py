@@ -44,9 +44,12 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         months = list(context.partition_keys)
         object_store = store.store()
 
+        # The registry is read once for the run: a month sees the players registered up to it.
+        registry = read_players(object_store, months[-1])
+
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
             raw = raw_games[month]
-            games, quarantine = split_games(raw, read_players(object_store, month), month)
+            games, quarantine = split_games(raw, registry.filter(pl.col("registered") <= month), month)
             games = validate(Games, games, f"games {month}")
             quarantine = validate(Quarantine, quarantine, f"quarantine {month}")
             reasons = dict(quarantine.group_by("reason").len().sort("len", "reason", descending=[True, False]).iter_rows())

@@ -147,7 +147,7 @@ def command_rules(args: argparse.Namespace) -> int:
         for name in preset_names():
             schedule = schedule_of(name)
             if schedule:
-                print(f"{name:16} schedule: " + ", ".join(f"{start} {rules}" for start, rules in schedule))
+                print(f"{name:16} schedule: " + ", ".join(f"{start} {rules}" + (f" ({', '.join(sets)})" if sets else "") for start, rules, sets in schedule))
             else:
                 print(f"{name:16} {load_rules(name).description}")
         return 0

@@ -98,6 +98,8 @@ def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
         "time_control": pl.lit("classical"),
         "white_rating_used": pl.lit(None, dtype=pl.Int32),
         "black_rating_used": pl.lit(None, dtype=pl.Int32),
+        "tc_base_seconds": pl.lit(None, dtype=pl.Int32),
+        "tc_increment_seconds": pl.lit(None, dtype=pl.Int32),
     }
     out = games.with_columns([expr.alias(name) for name, expr in optional.items() if name not in games.columns])
     out = out.select(
@@ -110,6 +112,8 @@ def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
         pl.col("time_control").cast(pl.Utf8).fill_null("classical"),
         pl.col("white_rating_used").cast(pl.Int32),
         pl.col("black_rating_used").cast(pl.Int32),
+        pl.col("tc_base_seconds").cast(pl.Int32),
+        pl.col("tc_increment_seconds").cast(pl.Int32),
     )
     bad_scores = out.filter(~pl.col("white_score").is_in([0.0, 0.5, 1.0]) | pl.col("white_score").is_null()).height
     if bad_scores:
@@ -173,6 +177,24 @@ def expected_hundredths_expr(rules: RuleSet) -> pl.Expr:
     return 100.0 * pl.when(pl.col("is_white")).then(white_expected).otherwise(1.0 - white_expected)
 
 
+def game_weight_expr(rules: RuleSet) -> pl.Expr:
+    """Weight of a game's rating change: by time-control class, or by minutes through move 40 when known.
+
+    Sonas (2002) weights a game by the time each player has for 40 moves, interpolated between the
+    points of `weights_by_minutes`; games whose clock is unknown fall back to the class weight.
+    """
+    by_class = pl.col("time_control").replace_strict(rules.weights, default=0.0, return_dtype=pl.Float64)
+    if not rules.weights_by_minutes:
+        return by_class
+    minutes = (pl.col("tc_base_seconds") + 40 * pl.col("tc_increment_seconds").fill_null(0)).cast(pl.Float64) / 60.0
+    points = rules.weights_by_minutes
+    by_minutes = pl.when(minutes <= points[0][0]).then(pl.lit(points[0][1]))
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        by_minutes = by_minutes.when(minutes <= x1).then(y0 + (minutes - x0) * (y1 - y0) / (x1 - x0))
+    by_minutes = by_minutes.otherwise(pl.lit(points[-1][1]))
+    return pl.when(minutes.is_not_null()).then(by_minutes).otherwise(by_class)
+
+
 def round_half_away(x: pl.Expr) -> pl.Expr:
     """Nearest integer, 0.5 away from zero (FIDE §8.3.4)."""
     return (x.sign() * (x.abs() + 0.5).floor()).cast(pl.Int32)
@@ -183,12 +205,11 @@ def round_half_away(x: pl.Expr) -> pl.Expr:
 def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(one row per player per game with ratings used and whether it counts, games with both ratings used)."""
     on_list = previous.select("player_id", "rating")
-    weights = pl.col("time_control").replace_strict(rules.weights, default=0.0, return_dtype=pl.Float64)
     annotated = (
         games.join(on_list.rename({"player_id": "white_id", "rating": "white_list_rating"}), on="white_id", how="left")
         .join(on_list.rename({"player_id": "black_id", "rating": "black_list_rating"}), on="black_id", how="left")
         .with_columns(
-            weight=weights,
+            weight=game_weight_expr(rules),
             white_used=pl.coalesce("white_rating_used", "white_list_rating"),
             black_used=pl.coalesce("black_rating_used", "black_list_rating"),
         )
@@ -473,16 +494,36 @@ def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month:
 
 
 
-def compress(rating_list: pl.DataFrame, threshold: int = 2000, factor: float = 0.4) -> pl.DataFrame:
+def compress(rating_list: pl.DataFrame, threshold: int = 2000, factor: float = 0.4, fresh_start: bool = True) -> pl.DataFrame:
     """The one-time compression of March 2024 (PRODUCT.md 3.2): R + round(0.4 x (2000 - R)) below 2000.
 
     Applied after a period's regular calculation to every rated player, active or not, newcomers
     included. 0.4 x (2000 - R) is rounded to the nearest integer, halves away from zero [U: the
     reference marks FIDE's rounding as unverified]. Nobody passes 2000 and the order is kept.
+    With `fresh_start` (the 2024 reform), unrated players' pooled results from before it are discarded.
     """
     below = pl.col("rating").is_not_null() & (pl.col("rating") < threshold)
     uplift = round_half_away((threshold - pl.col("rating")).cast(pl.Float64) * factor)
-    return rating_list.with_columns(
+    compressed = rating_list.with_columns(
         change=pl.when(below).then(pl.col("change").fill_null(0) + uplift).otherwise(pl.col("change")).cast(pl.Int32),
         rating=pl.when(below).then(pl.col("rating") + uplift).otherwise(pl.col("rating")).cast(pl.Int32),
+    )
+    if not fresh_start:
+        return compressed
+    unrated = pl.col("rating").is_null()
+    return compressed.with_columns(
+        pending=pl.when(unrated).then(pl.lit([], dtype=pl.List(POOL_ENTRY))).otherwise(pl.col("pending")),
+        pending_games=pl.when(unrated).then(pl.lit(0, dtype=pl.Int32)).otherwise(pl.col("pending_games")),
+        pending_since=pl.when(unrated).then(pl.lit(None, dtype=pl.Utf8)).otherwise(pl.col("pending_since")),
+    )
+
+
+def carry_forward(rating_list: pl.DataFrame) -> pl.DataFrame:
+    """The list of a month in which no list was published (before July 2012): ratings unchanged."""
+    return rating_list.with_columns(
+        change=pl.when(pl.col("rating").is_not_null()).then(pl.lit(0, dtype=pl.Int32)),
+        k_used=pl.lit(None, dtype=pl.Int16),
+        games=pl.lit(0, dtype=pl.Int32),
+        delisted=pl.lit(False),
+        newly_rated=pl.lit(False),
     )

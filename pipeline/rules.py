@@ -85,8 +85,10 @@ class RuleSet(_Frozen):
     floor: int | None = None
     initial: InitialRating = InitialRating()
     weights: dict[str, float] = Field(default_factory=lambda: {"classical": 1.0, "modern": 1.0, "rapid": 0.0, "blitz": 0.0})
+    weights_by_minutes: tuple[tuple[float, float], ...] | None = None
     rounding: Literal["per-period", "per-event"] = "per-period"
     inactive_after_months: int = 12
+    list_months: tuple[int, ...] | None = None
 
     @field_validator("cap_mode", mode="before")
     @classmethod
@@ -99,7 +101,20 @@ class RuleSet(_Frozen):
             raise ValueError("cap_mode 'exempt-top' needs cap_exempt_from (e.g. 2650)")
         if self.cap_mode != "off" and self.cap_difference is None:
             raise ValueError(f"cap_mode {self.cap_mode!r} needs cap_difference (e.g. 400)")
+        if self.list_months is not None and (not self.list_months or not all(1 <= m <= 12 for m in self.list_months)):
+            raise ValueError("list_months must be months 1-12 (the months FIDE published a list), or null for monthly")
+        if self.weights_by_minutes is not None and sorted(self.weights_by_minutes) != list(self.weights_by_minutes):
+            raise ValueError("weights_by_minutes must be [minutes, weight] pairs in increasing minutes")
         return self
+
+    def publishes_list_after(self, month: str) -> bool:
+        """Whether period `month` ends with a new list (FIDE's list of the 1st of the next month).
+
+        Before July 2012 FIDE published quarterly, then every two months: ratings changed only then.
+        """
+        if self.list_months is None:
+            return True
+        return parse_month(month)[1] % 12 + 1 in self.list_months
 
 
 # -- loading -----------------------------------------------------------------------------------
@@ -192,28 +207,41 @@ def load_rules(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -
         raise RulesError(f"{origin}: invalid rule set: {problems}") from None
 
 
-def schedule_of(name_or_path: str) -> list[tuple[str, str]] | None:
-    """[(from_month, rule_set_name), ...] sorted, when name_or_path is a schedule; else None."""
+def schedule_of(name_or_path: str) -> list[tuple[str, str, tuple[str, ...]]] | None:
+    """[(from_month, rule_set_name, overrides), ...] sorted, when name_or_path is a schedule; else None.
+
+    An entry may carry `set: {key: value}` overrides (dotted keys), e.g. K 30 for newcomers from July 2011.
+    """
     document, origin = _resolved_document(name_or_path)
     entries = document.get("schedule")
     if entries is None:
         return None
     try:
-        pairs = sorted((str(e["from"]), str(e["rules"])) for e in entries)
-        for month, _ in pairs:
+        triples = sorted(
+            (str(e["from"]), str(e["rules"]), tuple(f"{k}={_yaml_scalar(v)}" for k, v in (e.get("set") or {}).items()))
+            for e in entries
+        )
+        for month, _, _ in triples:
             parse_month(month)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RulesError(f"{origin}: schedule entries need 'from: YYYY-MM' and 'rules: NAME' ({exc})") from None
-    return pairs
+    return triples
+
+
+def _yaml_scalar(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
 
 
 def resolve_rules(name_or_path: str, month: str, overrides: list[str] | tuple[str, ...] = ()) -> RuleSet:
-    """The rule set in force for rating period `month`: a plain rule set, or the schedule's entry for it."""
+    """The rule set in force for rating period `month`: a plain rule set, or the schedule's entry for it.
+
+    Months before a schedule's first entry use the first entry. Schedules may name other schedules.
+    """
     schedule = schedule_of(name_or_path)
     if schedule is None:
         return load_rules(name_or_path, overrides)
-    chosen = schedule[0][1]
-    for start, rules_name in schedule:
+    chosen, entry_overrides = schedule[0][1], schedule[0][2]
+    for start, rules_name, sets in schedule:
         if month_index(start) <= month_index(month):
-            chosen = rules_name
-    return load_rules(chosen, overrides)
+            chosen, entry_overrides = rules_name, sets
+    return resolve_rules(chosen, month, (*entry_overrides, *overrides))

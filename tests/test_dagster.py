@@ -16,28 +16,32 @@ from assets.io_manager import MonthlyFrames, MonthStream, ParquetIOManager, spli
 from assets.metadata import redact_url
 from assets.partitions import monthly_partitions, months_from_env
 from assets.resources import build_resources
+from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore
 
 # The months conftest.tiny_landing_zone generates.
 TINY_START, TINY_END = "2024-01", "2024-04"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
+# One plain scenario keeps these tests fast; tests/test_scenarios.py covers several side by side.
+PLAIN = Scenario(name="plain", description="FIDE's regulations, no events", rules="fide-historical")
+SCENARIOS = {"plain": PLAIN}
 ASSET_GROUPS = {
     "raw_games": "ingest",
     "games": "validate",
     "quarantine": "validate",
-    "rating_list": "rate",
-    "rated_games": "rate",
-    "crosstable": "analyse",
+    "plain/rating_list": "plain",
+    "plain/rated_games": "plain",
+    "plain/crosstable": "plain",
 }
 # Lineage snapshot: a change here changes what the UI shows data engineers, so it must be deliberate.
 ASSET_DEPS = {
     "raw_games": set(),
     "games": {"raw_games"},
     "quarantine": {"raw_games"},
-    "rating_list": {"rating_list", "games"},
-    "rated_games": {"rating_list", "games"},
-    "crosstable": {"rated_games"},
+    "plain/rating_list": {"plain/rating_list", "games"},
+    "plain/rated_games": {"plain/rating_list", "games"},
+    "plain/crosstable": {"plain/rated_games"},
 }
 
 
@@ -301,7 +305,7 @@ def test_progress_is_a_noop_until_a_reporter_is_installed() -> None:
 def defs() -> dg.Definitions:
     from assets.definitions import build_defs
 
-    return build_defs(TINY_START, TINY_END)
+    return build_defs(TINY_START, TINY_END, scenarios=SCENARIOS)
 
 
 def test_definitions_load() -> None:
@@ -309,7 +313,10 @@ def test_definitions_load() -> None:
 
     dg.Definitions.validate_loadable(module_defs)
     job = module_defs.resolve_job_def("all_months")
-    assert {"raw_games", "validate_games", "rate_months", "crosstable", "games_reconciliation"} <= {n.name for n in job.nodes}
+    expected = {"raw_games", "validate_games", "games_reconciliation"}
+    for scenario in ("actual", "sonas_2017", "sonas_2002", "elo_480"):
+        expected |= {f"rate_{scenario}", f"{scenario}__crosstable"}
+    assert expected <= {n.name for n in job.nodes}
 
 
 def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
@@ -322,7 +329,8 @@ def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
         assert node.description, name
         assert node.metadata["dagster/column_schema"].columns, name
         assert isinstance(node.backfill_policy, dg.BackfillPolicy) and node.backfill_policy.max_partitions_per_run is None, name
-    mapping = defs.resolve_assets_def("rating_list").get_partition_mapping(dg.AssetKey("rating_list"))
+    rate = defs.resolve_assets_def(dg.AssetKey(["plain", "rating_list"]))
+    mapping = rate.get_partition_mapping(dg.AssetKey(["plain", "rating_list"]))
     assert mapping == dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
     checks = {key.name for key in graph.asset_check_keys}
     assert checks == {RECONCILIATION}
@@ -346,7 +354,7 @@ def tiny_runs(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory)
 
     root = tmp_path_factory.mktemp("runs") / "store"
     shutil.copytree(tiny_landing_zone, root / "raw")
-    defs = build_defs(TINY_START, TINY_END, root=str(root))
+    defs = build_defs(TINY_START, TINY_END, root=str(root), scenarios=SCENARIOS)
     instance = dg.DagsterInstance.ephemeral()
     calls: list[tuple[str, str, int, int]] = []
     previous = progress.install(lambda *args: calls.append(args))
@@ -382,7 +390,7 @@ def test_range_run_records_one_materialization_per_month_per_asset(tiny_runs: Si
     found = materializations(tiny_runs.ranged)
     for asset in ASSET_GROUPS:
         assert sorted(m for key, m, _ in found if key == asset) == ["2024-01", "2024-02", "2024-03"], asset
-        records = tiny_runs.instance.fetch_materializations(dg.AssetKey(asset), limit=100).records
+        records = tiny_runs.instance.fetch_materializations(dg.AssetKey.from_user_string(asset), limit=100).records
         assert sorted(r.partition_key for r in records) == ["2024-01", "2024-02", "2024-03", "2024-04"], asset
     assert leftover_temp_files(tiny_runs.root) == []
 
@@ -396,57 +404,60 @@ def test_reconciliation_passed_for_every_month(tiny_runs: SimpleNamespace) -> No
 
 def test_month_3_list_equals_the_engine_chained_by_hand(tiny_runs: SimpleNamespace) -> None:
     store = ObjectStore(tiny_runs.root)
-    stored = store.read_parquet(table_key(["rating_list"], "2024-03"))
+    stored = store.read_parquet(table_key(["plain", "rating_list"], "2024-03"))
     assert_frame_equal(stored, engine_chain(store, ["2024-01", "2024-02", "2024-03"]))
     assert stored.filter(pl.col("rating").is_not_null()).height > 0
 
 
 def test_single_month_run_continues_from_the_stored_month(tiny_runs: SimpleNamespace) -> None:
     store = ObjectStore(tiny_runs.root)
-    march = store.read_parquet(table_key(["rating_list"], "2024-03"))
-    stored = store.read_parquet(table_key(["rating_list"], "2024-04"))
+    march = store.read_parquet(table_key(["plain", "rating_list"], "2024-03"))
+    stored = store.read_parquet(table_key(["plain", "rating_list"], "2024-04"))
     assert_frame_equal(stored, engine_chain(store, ["2024-04"], previous=march))
-    assert ("rate", "2024-04", 1, 1) in tiny_runs.calls
-    assert ("rate", "2024-03", 3, 3) in tiny_runs.calls
+    assert ("rate plain", "2024-04", 1, 1) in tiny_runs.calls
+    assert ("rate plain", "2024-03", 3, 3) in tiny_runs.calls
 
 
 def test_rating_list_metadata_per_month(tiny_runs: SimpleNamespace) -> None:
     store = ObjectStore(tiny_runs.root)
     found = {(key, m): md for key, m, md in materializations(tiny_runs.ranged)}
-    metadata = found[("rating_list", "2024-02")]
-    stored = store.read_parquet(table_key(["rating_list"], "2024-02"))
+    metadata = found[("plain/rating_list", "2024-02")]
+    stored = store.read_parquet(table_key(["plain", "rating_list"], "2024-02"))
     assert metadata["dagster/partition_row_count"].value == stored.height == metadata["players"].value
     assert metadata["rated_players"].value == stored.filter(pl.col("rating").is_not_null()).height
-    assert metadata["path"].value == store.url(table_key(["rating_list"], "2024-02"))
-    assert metadata["rules"].value
-    crosstable = store.read_parquet(table_key(["crosstable"], "2024-02"))
+    assert metadata["path"].value == store.url(table_key(["plain", "rating_list"], "2024-02"))
+    assert metadata["rules"].value == "fide-2022"
+    crosstable = store.read_parquet(table_key(["plain", "crosstable"], "2024-02"))
     assert set(crosstable["period"]) <= {"2024-02"}
 
 
-def test_rules_come_from_the_run_config(tiny_store: str) -> None:
+def test_a_scenario_from_a_config_file_needs_no_code(tiny_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from assets.definitions import build_defs
 
+    config = tmp_path / "scenarios.yaml"
+    config.write_text("scenarios:\n  plain-elo:\n    description: plain Elo\n    rules: elo-32\n")
+    monkeypatch.setenv("RATINGS_SCENARIOS", str(config))
     defs = build_defs(TINY_START, TINY_END, root=tiny_store)
-    result = materialize_all(
-        defs, tags=range_tags("2024-01", "2024-02"), run_config={"ops": {"rate_months": {"config": {"rules": "elo-32"}}}}
-    )
+    assert {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()} >= {
+        "plain_elo/rating_list", "plain_elo/rated_games", "plain_elo/crosstable"}
+    result = materialize_all(defs, tags=range_tags("2024-01", "2024-02"))
     found = {(key, m): md for key, m, md in materializations(result)}
-    assert found[("rating_list", "2024-02")]["rules"].value == "elo-32"
+    assert found[("plain_elo/rating_list", "2024-02")]["rules"].value == "elo-32"
     store = ObjectStore(tiny_store)
-    stored = store.read_parquet(table_key(["rating_list"], "2024-02"))
+    stored = store.read_parquet(table_key(["plain_elo", "rating_list"], "2024-02"))
     assert_frame_equal(stored, engine_chain(store, ["2024-01", "2024-02"], rules="elo-32"))
 
 
 def test_a_month_after_a_gap_fails_naming_the_missing_month(tiny_store: str) -> None:
     from assets.definitions import build_defs
 
-    defs = build_defs(TINY_START, TINY_END, root=tiny_store)
+    defs = build_defs(TINY_START, TINY_END, root=tiny_store, scenarios=SCENARIOS)
     result = materialize_all(defs, partition_key="2024-03", raise_on_error=False)
     assert not result.success
     failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-    assert [e.step_key for e in failures] == ["rate_months"]
-    assert "rating_list for 2024-02 is missing" in failures[0].step_failure_data.user_failure_data.description
-    assert not ObjectStore(tiny_store).exists(table_key(["rating_list"], "2024-03"))
+    assert [e.step_key for e in failures] == ["rate_plain"]
+    assert "plain/rating_list for 2024-02 is missing" in failures[0].step_failure_data.user_failure_data.description
+    assert not ObjectStore(tiny_store).exists(table_key(["plain", "rating_list"], "2024-03"))
 
 
 def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> None:
@@ -456,9 +467,10 @@ def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> N
     summary = run_demo(tiny_store, dagster_home=str(tmp_path / "home"), out=out)
     assert summary["success"] and summary["reconciliation_passed"]
     assert (summary["months"], summary["first_month"], summary["last_month"]) == (4, TINY_START, TINY_END)
-    assert summary["games"] > 0 and summary["rated_players"] > 0
+    assert summary["games"] > 0 and set(summary["rated_players"]) == {"actual", "sonas-2017", "sonas-2002", "elo-480"}
+    assert all(count > 0 for count in summary["rated_players"].values())
     assert "Demo done" in out.getvalue()
     instance = dg.DagsterInstance.from_config(str(tmp_path / "home"))
     assert len(instance.get_runs()) == 1  # one run for everything
-    records = instance.fetch_materializations(dg.AssetKey("crosstable"), limit=100).records
+    records = instance.fetch_materializations(dg.AssetKey(["sonas_2017", "crosstable"]), limit=100).records
     assert sorted(r.partition_key for r in records) == ["2024-01", "2024-02", "2024-03", "2024-04"]

@@ -1,0 +1,168 @@
+"""Scenarios: a rule-set schedule plus one-time events, and the chain step that rates one month of one scenario."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pipeline.engine import PeriodResult, carry_forward, compress, rate_period
+from pipeline.months import add_months, month_index, parse_month
+from pipeline.rules import RuleSet, RulesError, _yaml_scalar, resolve_rules
+
+SCENARIOS_ENV = "RATINGS_SCENARIOS"
+_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+#: Longest rating period that list frequency can produce (quarterly lists before July 2009).
+MAX_PERIOD_MONTHS = 3
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Compression(_Frozen):
+    """R + round(factor x (threshold - R)) for rated players below threshold (PRODUCT.md 3.2)."""
+
+    threshold: int = 2000
+    factor: float = 0.4
+    fresh_start: bool = True
+
+
+class Event(_Frozen):
+    """A one-time change applied to the list of period `after`, after its regular calculation."""
+
+    after: str
+    compress: Compression | None = None
+
+    @field_validator("after")
+    @classmethod
+    def _month(cls, value: str) -> str:
+        parse_month(value)
+        return value
+
+
+class Switch(_Frozen):
+    """From period `from_` on, rate under `rules` (a preset, schedule or YAML path) with `set` overrides."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    from_: str = Field(alias="from")
+    rules: str
+    set: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("from_")
+    @classmethod
+    def _month(cls, value: str) -> str:
+        parse_month(value)
+        return value
+
+
+class Scenario(_Frozen):
+    """One what-if: its own chain of lists from the same validated games."""
+
+    name: str
+    description: str = ""
+    rules: str
+    set: dict[str, Any] = Field(default_factory=dict)
+    schedule: tuple[Switch, ...] = ()
+    events: tuple[Event, ...] = ()
+    seed_list: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value):
+            raise ValueError(f"scenario name {value!r} must be lower-case letters, digits and dashes")
+        return value
+
+    @property
+    def key(self) -> str:
+        """The scenario as a Dagster asset-key prefix / group name ('sonas-2017' -> 'sonas_2017')."""
+        return self.name.replace("-", "_")
+
+    def rules_for(self, month: str) -> RuleSet:
+        """The rule set this scenario rates period `month` under."""
+        base, overrides = self.rules, dict(self.set)
+        for switch in sorted(self.schedule, key=lambda s: s.from_):
+            if month_index(switch.from_) <= month_index(month):
+                base, overrides = switch.rules, {**self.set, **switch.set}
+        return resolve_rules(base, month, tuple(f"{k}={_yaml_scalar(v)}" for k, v in overrides.items()))
+
+    def events_after(self, month: str) -> list[Event]:
+        return [event for event in self.events if event.after == month]
+
+    def period_months(self, month: str) -> list[str]:
+        """The months whose games the list of `month` rates: earlier months without a list, then `month`."""
+        months = [month]
+        earlier = add_months(month, -1)
+        while len(months) < MAX_PERIOD_MONTHS and not self.rules_for(earlier).publishes_list_after(earlier):
+            months.insert(0, earlier)
+            earlier = add_months(earlier, -1)
+        return months
+
+
+def default_scenarios_path() -> str:
+    return os.environ.get(SCENARIOS_ENV) or str(resources.files("pipeline") / "scenarios.yaml")
+
+
+def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
+    """Scenarios by name from a YAML file (default: $RATINGS_SCENARIOS, else pipeline/scenarios.yaml)."""
+    path = path or default_scenarios_path()
+    try:
+        document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise RulesError(f"{path}: cannot read scenarios: {exc}") from None
+    entries = document.get("scenarios") if isinstance(document, dict) else None
+    if not isinstance(entries, dict) or not entries:
+        raise RulesError(f"{path}: expected a 'scenarios:' mapping of name -> scenario")
+    scenarios: dict[str, Scenario] = {}
+    for name, body in entries.items():
+        try:
+            scenario = Scenario.model_validate({"name": name, **(body or {})})
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+            raise RulesError(f"{path}: scenario {name!r}: {problems}") from None
+        scenario.rules_for("2000-01")  # fail now, not mid-backfill, on an unknown rule set
+        scenarios[name] = scenario
+    keys = [s.key for s in scenarios.values()]
+    if len(set(keys)) != len(keys):
+        raise RulesError(f"{path}: scenario names collide once dashes become underscores: {sorted(keys)}")
+    return scenarios
+
+
+def rate_scenario_month(
+    scenario: Scenario,
+    previous: pl.DataFrame,
+    games_of: Callable[[str], pl.DataFrame],
+    month: str,
+    players: pl.DataFrame | None = None,
+) -> PeriodResult:
+    """Period `month` of a scenario: the regular calculation (or none, in a month without a list), then events.
+
+    The per-game table always covers the month's own games with the ratings in force, so monthly
+    crosstables and accuracy figures exist in every month; the list changes only when one is published.
+    """
+    rules = scenario.rules_for(month)
+    if rules.publishes_list_after(month):
+        months = scenario.period_months(month)
+        games = pl.concat([games_of(m) for m in months], how="diagonal_relaxed") if len(months) > 1 else games_of(month)
+        result = rate_period(previous, games, rules, month, players=players)
+        rated_games = result.rated_games
+        if len(months) > 1:
+            own = games_of(month).select(pl.col("game_id").cast(pl.UInt64))
+            rated_games = rated_games.join(own, on="game_id", how="semi")
+        rating_list = result.rating_list
+    else:
+        result = rate_period(previous, games_of(month), rules, month, players=players)
+        rating_list, rated_games = carry_forward(previous), result.rated_games
+    for event in scenario.events_after(month):
+        if event.compress is not None:
+            spec = event.compress
+            rating_list = compress(rating_list, spec.threshold, spec.factor, spec.fresh_start)
+    return PeriodResult(rating_list=rating_list, rated_games=rated_games)
