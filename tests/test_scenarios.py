@@ -242,3 +242,10 @@ def test_the_historical_regime_replays_2008_to_2024_in_one_run(tmp_path: Path):
     assert listed("2012-07")["games"].sum() > 0 and listed("2012-08")["games"].sum() > 0
     assert listed("2024-02").filter(pl.col("rating") < 1400).height == 0
     assert len(result.get_asset_materialization_events()) == 3 * 204 + 3 * 204  # 6 assets x 204 months
+
+
+def test_docs_rules_md_is_current():
+    from pipeline.rules_doc import render
+
+    docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    assert docs.read_text() == render(), "regenerate with: python -m pipeline.rules_doc > docs/rules.md"
