@@ -5,7 +5,8 @@ import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream
-from assets.metadata import KINDS, static_metadata
+from assets.metadata import KINDS, OWNERS, static_metadata
+from assets.versions import code_version
 from assets.ratings import rated_games_key
 from pipeline.crosstable import format_row_summary, summary_crosstable
 from pipeline.scenarios import Scenario
@@ -24,6 +25,8 @@ def build_analytics_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         group_name=scenario.key,
         kinds=KINDS,
         tags={"stage": "analyse"},
+        owners=OWNERS,
+        code_version=code_version("analyse"),
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"rated_games": dg.AssetIn(rated_games_key(scenario))},

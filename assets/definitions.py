@@ -9,6 +9,7 @@ import dagster as dg
 from assets.analytics import build_analytics_assets
 from assets.checks import build_checks
 from assets.ingest import build_ingest_assets
+from assets.landing import build_landing_asset
 from assets.partitions import monthly_partitions, months_from_env
 from assets.ratings import build_rating_assets
 from assets.resources import build_resources
@@ -18,14 +19,14 @@ from pipeline.scenarios import Scenario, load_scenarios
 ALL_MONTHS_JOB = "all_months"
 
 
-def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list[dg.AssetsDefinition]:
-    """Every asset, in pipeline order: ingest -> validate, then rate -> analyse for each scenario."""
+def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list:
+    """Every asset, in pipeline order: landing zone -> ingest -> validate, then rate -> analyse per scenario."""
     per_scenario = [
         asset
         for scenario in scenarios.values()
         for asset in (*build_rating_assets(partitions, scenario), *build_analytics_assets(partitions, scenario))
     ]
-    return [*build_ingest_assets(partitions), *build_validation_assets(partitions), *per_scenario]
+    return [build_landing_asset(partitions), *build_ingest_assets(partitions), *build_validation_assets(partitions), *per_scenario]
 
 
 def build_defs(

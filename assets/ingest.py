@@ -5,7 +5,8 @@ import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthStream
-from assets.metadata import KINDS, static_metadata, validate
+from assets.metadata import KINDS, OWNERS, static_metadata, validate
+from assets.versions import code_version
 from assets.resources import ObjectStoreResource
 from pipeline.ingest import read_month
 from schemas import RawGames
@@ -28,6 +29,11 @@ def build_ingest_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDe
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
         description=RAW_GAMES_DESCRIPTION,
+        # Lineage (and staleness) from the landing zone's per-month data versions; read from the store.
+        deps=["landing_zone"],
+        code_version=code_version("ingest"),
+        owners=OWNERS,
+        tags={"stage": "ingest"},
         metadata=static_metadata(RawGames, source="raw/<federation>/<YYYY-MM>/"),
     )
     def raw_games(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> MonthStream:

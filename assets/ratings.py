@@ -5,7 +5,8 @@ import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
-from assets.metadata import KINDS, redact_url, static_metadata, validate
+from assets.metadata import KINDS, OWNERS, redact_url, static_metadata, validate
+from assets.versions import code_version
 from assets.partitions import PREVIOUS_MONTH
 from assets.resources import ObjectStoreResource
 from pipeline.engine import normalize_list
@@ -94,6 +95,8 @@ def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
     first_partition = partitions.get_first_partition_key()
     list_key, games_key = rating_list_key(scenario), rated_games_key(scenario)
     text = {"name": scenario.name, "description": scenario.description.rstrip(".") or scenario.name}
+    # The scenario's own definition is part of its code: editing it in the YAML marks its chain stale.
+    version = code_version("rate", scenario.model_dump_json())
 
     @dg.multi_asset(
         name=f"rate_{scenario.key}",
@@ -106,9 +109,11 @@ def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         deps=[dg.AssetDep(list_key, partition_mapping=PREVIOUS_MONTH)],
         outs={
             "rating_list": dg.AssetOut(key=list_key, kinds=KINDS, description=RATING_LIST_DESCRIPTION.format(**text),
-                                       metadata=static_metadata(RatingList), tags={"stage": "rate"}),
+                                       metadata=static_metadata(RatingList), tags={"stage": "rate"}, owners=OWNERS,
+                                       code_version=version),
             "rated_games": dg.AssetOut(key=games_key, kinds=KINDS, description=RATED_GAMES_DESCRIPTION.format(**text),
-                                       metadata=static_metadata(RatedGames), tags={"stage": "rate"}),
+                                       metadata=static_metadata(RatedGames), tags={"stage": "rate"}, owners=OWNERS,
+                                       code_version=version),
         },
     )
     def rate(context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames) -> tuple[MonthStream, MonthStream]:

@@ -5,7 +5,8 @@ import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream, split_stream
-from assets.metadata import KINDS, counts_table, static_metadata, validate
+from assets.metadata import KINDS, OWNERS, counts_table, static_metadata, validate
+from assets.versions import code_version
 from assets.resources import ObjectStoreResource
 from pipeline.ingest import read_players
 from pipeline.validate import split_games
@@ -34,8 +35,10 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"raw_games": dg.AssetIn("raw_games")},
         outs={
-            "games": dg.AssetOut(kinds=KINDS, description=GAMES_DESCRIPTION, metadata=static_metadata(Games)),
-            "quarantine": dg.AssetOut(kinds=KINDS, description=QUARANTINE_DESCRIPTION, metadata=static_metadata(Quarantine)),
+            "games": dg.AssetOut(kinds=KINDS, description=GAMES_DESCRIPTION, metadata=static_metadata(Games),
+                                 code_version=code_version("validate"), owners=OWNERS, tags={"stage": "validate"}),
+            "quarantine": dg.AssetOut(kinds=KINDS, description=QUARANTINE_DESCRIPTION, metadata=static_metadata(Quarantine),
+                                      code_version=code_version("validate"), owners=OWNERS, tags={"stage": "validate"}),
         },
     )
     def validate_games(

@@ -1,0 +1,35 @@
+"""Code versions: a hash of the pure modules each asset runs, so a change of logic marks its outputs stale."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import pipeline
+
+_PIPELINE = Path(pipeline.__file__).resolve().parent
+_SCHEMAS = _PIPELINE.parent / "schemas"
+
+# Which sources decide each stage's output (the schemas decide the columns of every table).
+STAGE_SOURCES = {
+    "ingest": ["formats/*.py", "ingest.py", "hashing.py"],
+    "validate": ["validate.py", "hashing.py"],
+    "rate": ["engine.py", "rules.py", "tables.py", "scenarios.py", "rulesets/*.yaml"],
+    "analyse": ["crosstable.py", "analytics/*.py"],
+}
+
+
+@cache
+def code_version(stage: str, extra: str = "") -> str:
+    """First 12 hex digits of a hash over the stage's source files (and `extra`, e.g. a scenario's definition)."""
+    digest = hashlib.sha256(extra.encode())
+    files = sorted(p for pattern in STAGE_SOURCES[stage] for p in _PIPELINE.glob(pattern))
+    files += sorted(_SCHEMAS.glob("*.py"))
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
