@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export DAGSTER_DISABLE_TELEMETRY := 1
 
-.PHONY: run test test-slow ui bench clean
+.PHONY: run test test-slow ui bench clean test-tools
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,8 +18,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/ratings demo
 
-test: $(STAMP)
+test: $(STAMP) test-tools
 	$(BIN)/python -m pytest -q -n 2
+
+# Debian's Chromium for the browser tests (they skip with a message where it cannot be installed).
+test-tools:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser tests..."; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
+	  || echo "could not install chromium: the browser tests will be skipped"; }
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
