@@ -334,6 +334,23 @@ def _initial_rating_expr(rules: RuleSet) -> pl.Expr:
     return rating.cast(pl.Int32)
 
 
+def _updated_pools(unrated: pl.DataFrame, new_entry: pl.Expr, window_start: int) -> pl.DataFrame:
+    """Unrated players' pools: entries of the last `pool_months` periods plus this period's, and their totals."""
+    month = pl.element().struct.field("month")
+    entry_index = month.str.slice(0, 4).cast(pl.Int32) * 12 + month.str.slice(5, 2).cast(pl.Int32) - 1
+    # Each row gets its own one-entry list; entries without games are dropped with the expired ones.
+    pooled = unrated.with_columns(
+        pool=pl.concat_list(pl.col("pending"), pl.concat_list(new_entry)).list.eval(
+            pl.element().filter((entry_index >= window_start) & (pl.element().struct.field("games") > 0))
+        )
+    )
+    totals = {"n_pool": "games", "p2_pool": "points_x2", "os_pool": "opponent_rating_sum"}
+    return pooled.with_columns(
+        [pl.col("pool").list.eval(pl.element().struct.field(field)).list.sum().fill_null(0).cast(pl.Int64).alias(name)
+         for name, field in totals.items()]
+    )
+
+
 def rate_period(
     previous: pl.DataFrame | None,
     games: pl.DataFrame,
@@ -378,9 +395,6 @@ def rate_period(
         pl.col("pool_points_x2").cast(pl.Int32).alias("points_x2"),
         pl.col("pool_opp_sum").cast(pl.Int64).alias("opponent_rating_sum"),
     )
-    window_start = this_index - rules.initial.pool_months + 1
-    entry_index = pl.element().struct.field("month").str.slice(0, 4).cast(pl.Int32) * 12 + pl.element().struct.field("month").str.slice(5, 2).cast(pl.Int32) - 1
-
     state = (
         prev.drop("change", "k_used", "games")
         .join(changes.select("player_id", "n", "k_used", "change"), on="player_id", how="left")
@@ -392,21 +406,12 @@ def rate_period(
             pool_games=pl.col("pool_games").fill_null(0),
         )
     )
-    # Pool: previous entries inside the window (26 periods) plus this period's results.
-    state = state.with_columns(
-        pool=pl.when(pl.col("rated_before"))
-        .then(pl.lit([], dtype=pl.List(POOL_ENTRY)))
-        .otherwise(
-            # Each row gets its own one-entry list; entries without games are dropped with the old ones.
-            pl.concat_list(pl.col("pending"), pl.concat_list(new_entry)).list.eval(
-                pl.element().filter((entry_index >= window_start) & (pl.element().struct.field("games") > 0))
-            )
-        )
-    ).with_columns(
-        n_pool=pl.col("pool").list.eval(pl.element().struct.field("games")).list.sum().fill_null(0),
-        p2_pool=pl.col("pool").list.eval(pl.element().struct.field("points_x2")).list.sum().fill_null(0),
-        os_pool=pl.col("pool").list.eval(pl.element().struct.field("opponent_rating_sum")).list.sum().fill_null(0),
+    # Pools only concern unrated players: the list operations run on them alone, not on the whole pool.
+    rated_part = state.filter(pl.col("rated_before")).with_columns(
+        pool=pl.lit([], dtype=pl.List(POOL_ENTRY)), n_pool=pl.lit(0, pl.Int64), p2_pool=pl.lit(0, pl.Int64), os_pool=pl.lit(0, pl.Int64)
     )
+    unrated_part = _updated_pools(state.filter(~pl.col("rated_before")), new_entry, this_index - rules.initial.pool_months + 1)
+    state = pl.concat([rated_part, unrated_part], how="vertical_relaxed")
     eligible = ~pl.col("rated_before") & (pl.col("n_pool") >= rules.initial.min_games)
     state = state.with_columns(first_rating=pl.when(eligible).then(_initial_rating_expr(rules)))
     published = pl.col("first_rating").is_not_null()
