@@ -1,109 +1,21 @@
-"""Summary crosstable (Sonas 2023): rating band vs rating band, actual vs expected score (PRODUCT.md 4)."""
+"""Compatibility home of the summary crosstable; the code lives in pipeline.analytics.crosstable."""
 
-from __future__ import annotations
+from pipeline.analytics.crosstable import (
+    SUMMARY_BAND,
+    band_label_expr,
+    band_low_expr,
+    combine_crosstables,
+    format_difference,
+    format_row_summary,
+    summary_crosstable,
+)
 
-import polars as pl
-
-from schemas.crosstable import Crosstable
-from schemas.util import conform, empty_frame
-
-SUMMARY_BAND = "all"
-
-
-def band_low_expr(rating: pl.Expr, band_width: int, top_band: int) -> pl.Expr:
-    """Lowest rating of the band a rating falls in; everything at or above top_band is one band."""
-    floored = (rating // band_width) * band_width
-    return pl.when(rating >= top_band).then(pl.lit(top_band)).otherwise(floored).cast(pl.Int32)
-
-
-def band_label_expr(low: pl.Expr, band_width: int, top_band: int) -> pl.Expr:
-    """'1200-99' for 100-point bands (the way Sonas labels them), '1400-1599' for wider ones, '2500+' at the top."""
-    high = low + (band_width - 1)
-    if band_width == 100:
-        upper = (high % 100).cast(pl.Utf8).str.zfill(2)
-    else:
-        upper = high.cast(pl.Utf8)
-    return (
-        pl.when(low >= top_band)
-        .then(pl.lit(f"{top_band}+"))
-        .otherwise(pl.concat_str([low.cast(pl.Utf8), pl.lit("-"), upper]))
-    )
-
-
-def _with_percentages(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns(
-        score_pct=100.0 * pl.col("score") / pl.col("games"),
-        expected_pct=100.0 * pl.col("expected") / pl.col("games"),
-    ).with_columns(diff_pct=pl.col("score_pct") - pl.col("expected_pct"))
-
-
-def summary_crosstable(
-    rated_games: pl.DataFrame,
-    period: str,
-    band_width: int = 100,
-    top_band: int = 2500,
-) -> pl.DataFrame:
-    """Band-vs-band cells (diagonal excluded) plus one 'all' row summary per band, as a Crosstable frame.
-
-    Only games where both sides have an expected score count: a game that was rated for one side
-    only (rated vs unrated) says nothing about how one band fares against another.
-    """
-    if band_width <= 0:
-        raise ValueError(f"band_width must be positive, got {band_width}")
-    counted = rated_games.filter(
-        pl.col("white_expected").is_not_null()
-        & pl.col("black_expected").is_not_null()
-        & pl.col("white_rating_used").is_not_null()
-        & pl.col("black_rating_used").is_not_null()
-    )
-    if counted.height == 0:
-        return empty_frame(Crosstable)
-
-    white_band = band_low_expr(pl.col("white_rating_used"), band_width, top_band)
-    black_band = band_low_expr(pl.col("black_rating_used"), band_width, top_band)
-    # Each game seen once from each side: White's row (score, white_expected) and Black's row
-    # (1 - score, black_expected); a cell (A, B) then holds A's points against B.
-    as_white = counted.select(
-        band_low=white_band,
-        opponent_band_low=black_band,
-        score=pl.col("white_score").cast(pl.Float64),
-        expected=pl.col("white_expected").cast(pl.Float64),
-    )
-    as_black = counted.select(
-        band_low=black_band,
-        opponent_band_low=white_band,
-        score=(1.0 - pl.col("white_score")).cast(pl.Float64),
-        expected=pl.col("black_expected").cast(pl.Float64),
-    )
-    sides = pl.concat([as_white, as_black]).filter(pl.col("band_low") != pl.col("opponent_band_low"))
-    if sides.height == 0:
-        return empty_frame(Crosstable)
-
-    totals = [pl.len().cast(pl.Int64).alias("games"), pl.col("score").sum(), pl.col("expected").sum()]
-    cells = sides.group_by("band_low", "opponent_band_low").agg(totals)
-    summaries = sides.group_by("band_low").agg(totals).with_columns(
-        opponent_band_low=pl.lit(None, dtype=pl.Int32)
-    )
-    table = (
-        pl.concat([cells, summaries.select(cells.columns)])
-        .pipe(_with_percentages)
-        .with_columns(
-            period=pl.lit(period),
-            band=band_label_expr(pl.col("band_low"), band_width, top_band),
-            opponent_band=pl.when(pl.col("opponent_band_low").is_null())
-            .then(pl.lit(SUMMARY_BAND))
-            .otherwise(band_label_expr(pl.col("opponent_band_low"), band_width, top_band)),
-        )
-        # Rows by band, cells by opponent band, the band's summary last.
-        .sort("band_low", "opponent_band_low", nulls_last=True)
-    )
-    return conform(table, Crosstable)
-
-
-def format_row_summary(diff_pct: float, games: int) -> str:
-    """A band's row summary as Sonas prints it: '+4.5% in 6,865 games' (sign always shown)."""
-    rounded = round(float(diff_pct), 1)
-    if rounded == 0:
-        rounded = 0.0  # avoid '-0.0%'
-    noun = "game" if games == 1 else "games"
-    return f"{rounded:+.1f}% in {games:,} {noun}"
+__all__ = [
+    "SUMMARY_BAND",
+    "band_label_expr",
+    "band_low_expr",
+    "combine_crosstables",
+    "format_difference",
+    "format_row_summary",
+    "summary_crosstable",
+]

@@ -22,3 +22,12 @@ __all__ = [
     "empty_frame",
     "polars_schema",
 ]
+
+# Analytics tables (issue 5).
+from schemas.accuracy import Accuracy  # noqa: E402
+from schemas.accuracy_comparison import AccuracyComparison  # noqa: E402
+from schemas.band_trend import BandTrend  # noqa: E402
+from schemas.rating_distribution import RatingDistribution  # noqa: E402
+from schemas.score_curve import ScoreCurve  # noqa: E402
+
+__all__ += ["Accuracy", "AccuracyComparison", "BandTrend", "RatingDistribution", "ScoreCurve"]

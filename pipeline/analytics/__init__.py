@@ -1,0 +1,46 @@
+"""Analyses of rated games and rating lists (PRODUCT.md 4): pure functions on Polars frames, no Dagster."""
+
+from pipeline.analytics.accuracy import common_game_ids, compare_accuracy, predicted_sides, predictive_accuracy
+from pipeline.analytics.crosstable import combine_crosstables, format_row_summary, summary_crosstable
+from pipeline.analytics.curves import (
+    DEFAULT_BAND_PAIRS,
+    BandPair,
+    band_trend,
+    combine_band_trends,
+    combine_score_curves,
+    score_curve,
+)
+from pipeline.analytics.distribution import january_lists, rating_distribution, rating_distributions
+from pipeline.analytics.windows import (
+    SONAS_WINDOWS,
+    PeriodWindow,
+    frames_in_window,
+    parse_window,
+    year_window,
+    years_of,
+)
+
+__all__ = [
+    "DEFAULT_BAND_PAIRS",
+    "SONAS_WINDOWS",
+    "BandPair",
+    "PeriodWindow",
+    "band_trend",
+    "combine_band_trends",
+    "combine_crosstables",
+    "combine_score_curves",
+    "common_game_ids",
+    "compare_accuracy",
+    "format_row_summary",
+    "frames_in_window",
+    "january_lists",
+    "parse_window",
+    "predicted_sides",
+    "predictive_accuracy",
+    "rating_distribution",
+    "rating_distributions",
+    "score_curve",
+    "summary_crosstable",
+    "year_window",
+    "years_of",
+]

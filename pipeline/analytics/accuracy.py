@@ -1,0 +1,169 @@
+"""Predictive accuracy of a scenario's ratings per month (Sonas's total absolute error, Kaggle 2010 RMSE,
+Kaggle 2011 capped log10 binomial deviance) and the comparison of scenarios against a baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from schemas.accuracy import Accuracy
+from schemas.accuracy_comparison import AccuracyComparison
+from schemas.util import conform
+
+# Kaggle 2011 capped predictions to [0.01, 0.99] so that one confident miss cannot dominate the mean.
+PREDICTION_FLOOR, PREDICTION_CEILING = 0.01, 0.99
+
+METRICS = ("mean_abs_error", "rmse", "deviance")
+
+
+def _predicted(expected: str) -> pl.Expr:
+    return pl.col(expected).is_not_null()
+
+
+def _capped_deviance(score: pl.Expr, expected: pl.Expr) -> pl.Expr:
+    """-[y log10(p) + (1 - y) log10(1 - p)] with p clipped to [0.01, 0.99]; a draw is y = 0.5."""
+    p = expected.clip(PREDICTION_FLOOR, PREDICTION_CEILING)
+    return -(score * p.log(10) + (1.0 - score) * (1.0 - p).log(10))
+
+
+def predicted_sides(rated_games: pl.DataFrame) -> pl.DataFrame:
+    """One row per (game, player) with a prediction: player_id, game_id, score, expected.
+
+    A side has a prediction exactly when the rule set gave it an expected score: the player was
+    rated on the list in force, the opponent had a rating used, and the time control is rated.
+    """
+    white = rated_games.filter(_predicted("white_expected")).select(
+        "game_id", player_id="white_id", score=pl.col("white_score"), expected=pl.col("white_expected")
+    )
+    black = rated_games.filter(_predicted("black_expected")).select(
+        "game_id", player_id="black_id", score=1.0 - pl.col("white_score"), expected=pl.col("black_expected")
+    )
+    return pl.concat([white, black])
+
+
+def predictive_accuracy(
+    rated_games: pl.DataFrame,
+    month: str,
+    scenario: str,
+    game_ids: pl.Series | None = None,
+) -> pl.DataFrame:
+    """One Accuracy row: how well the ratings used predicted the month's results under `scenario`.
+
+    Per player-month (players with at least one predicted game): error = sum of scores - sum of
+    expected scores. total_abs_error = sum of |error| (Sonas), mean_abs_error = that / players,
+    rmse = sqrt(mean of error^2) (Kaggle 2010). Per game with at least one predicted side: the capped
+    log10 binomial deviance of the predicted side(s), averaged over the two sides when both are
+    predicted (identical for symmetric expectancies), and `deviance` its mean over games (Kaggle
+    2011). Games are unweighted: a rapid game the rule set rates is one prediction like any other.
+    `game_ids` restricts the month to those games (see `common_game_ids`).
+    """
+    games = rated_games if game_ids is None else rated_games.filter(pl.col("game_id").is_in(game_ids.implode()))
+    per_player = (
+        predicted_sides(games)
+        .group_by("player_id")
+        .agg(error=pl.col("score").sum() - pl.col("expected").sum())
+        .select(
+            players=pl.len().cast(pl.Int64),
+            total_abs_error=pl.col("error").abs().sum(),
+            sum_squared_error=pl.col("error").pow(2).sum(),
+        )
+    )
+    white_deviance = pl.when(_predicted("white_expected")).then(
+        _capped_deviance(pl.col("white_score"), pl.col("white_expected"))
+    )
+    black_deviance = pl.when(_predicted("black_expected")).then(
+        _capped_deviance(1.0 - pl.col("white_score"), pl.col("black_expected"))
+    )
+    per_game = (
+        games.filter(_predicted("white_expected") | _predicted("black_expected"))
+        .select(
+            sides=_predicted("white_expected").cast(pl.Int64) + _predicted("black_expected").cast(pl.Int64),
+            deviance=pl.mean_horizontal(white_deviance, black_deviance),
+        )
+        .select(
+            games=pl.len().cast(pl.Int64),
+            sides=pl.col("sides").sum().cast(pl.Int64),
+            deviance_sum=pl.col("deviance").sum(),
+        )
+    )
+    row = pl.concat([per_player, per_game], how="horizontal").with_columns(
+        month=pl.lit(month), scenario=pl.lit(scenario)
+    )
+    return conform(_with_metrics(row, "players", "games"), Accuracy)
+
+
+def _with_metrics(frame: pl.DataFrame, players: str, games: str) -> pl.DataFrame:
+    """Means from the additive sums; null (not NaN or an error) when nothing was predicted."""
+    per_player = pl.when(pl.col(players) > 0)
+    return frame.with_columns(
+        mean_abs_error=per_player.then(pl.col("total_abs_error") / pl.col(players)),
+        rmse=per_player.then((pl.col("sum_squared_error") / pl.col(players)).sqrt()),
+        deviance=pl.when(pl.col(games) > 0).then(pl.col("deviance_sum") / pl.col(games)),
+    )
+
+
+def common_game_ids(rated_games_by_scenario: Mapping[str, pl.DataFrame]) -> pl.Series:
+    """Ids of the games predicted (for at least one side) under every scenario.
+
+    Scenarios rate different players (floors, initial ratings) and time controls, so their
+    predicted games differ; comparing them on the common games keeps the comparison fair.
+    """
+    id_sets = [
+        frame.filter(_predicted("white_expected") | _predicted("black_expected")).select("game_id").unique()
+        for frame in rated_games_by_scenario.values()
+    ]
+    if not id_sets:
+        return pl.Series("game_id", [], dtype=pl.UInt64)
+    common = id_sets[0]
+    for ids in id_sets[1:]:
+        common = common.join(ids, on="game_id", how="semi")
+    return common.sort("game_id")["game_id"]
+
+
+def compare_accuracy(accuracy: pl.DataFrame, baseline: str | None = "actual") -> pl.DataFrame:
+    """One AccuracyComparison row per scenario: pooled metrics over its months and, for each metric,
+    the share of months in which it beats `baseline` (strictly lower error, same month).
+
+    Pooled metrics come from the sums (all player-months and games of the scenario together), not
+    from averaging monthly means. Shares are null for the baseline itself and when `baseline` is None.
+    """
+    if baseline is not None and accuracy.filter(pl.col("scenario") == baseline).height == 0:
+        present = sorted(accuracy["scenario"].unique().to_list())
+        raise ValueError(f"baseline scenario {baseline!r} has no accuracy rows (scenarios: {present})")
+    pooled = accuracy.group_by("scenario").agg(
+        months=pl.len().cast(pl.Int64),
+        player_months=pl.col("players").sum().cast(pl.Int64),
+        games=pl.col("games").sum().cast(pl.Int64),
+        total_abs_error=pl.col("total_abs_error").sum(),
+        sum_squared_error=pl.col("sum_squared_error").sum(),
+        deviance_sum=pl.col("deviance_sum").sum(),
+    )
+    pooled = _with_metrics(pooled, "player_months", "games").with_columns(baseline=pl.lit(baseline, dtype=pl.Utf8))
+    if baseline is None:
+        shares = pooled.select("scenario").with_columns(
+            months_compared=pl.lit(None, dtype=pl.Int64),
+            **{f"share_better_{metric}": pl.lit(None, dtype=pl.Float64) for metric in METRICS},
+        )
+    else:
+        reference = accuracy.filter(pl.col("scenario") == baseline).select(
+            "month", *[pl.col(metric).alias(f"baseline_{metric}") for metric in METRICS]
+        )
+        paired = accuracy.filter(pl.col("scenario") != baseline).join(reference, on="month", how="inner")
+        shares = paired.group_by("scenario").agg(
+            months_compared=pl.len().cast(pl.Int64),
+            # A month where either side has no prediction is no evidence either way: mean() skips nulls.
+            **{
+                f"share_better_{metric}": (pl.col(metric) < pl.col(f"baseline_{metric}")).cast(pl.Float64).mean()
+                for metric in METRICS
+            },
+        )
+    table = pooled.join(shares, on="scenario", how="left")
+    if baseline is not None:
+        # A scenario with no month in common with the baseline was compared in 0 months.
+        table = table.with_columns(
+            months_compared=pl.when(pl.col("scenario") != baseline).then(pl.col("months_compared").fill_null(0))
+        )
+    # Baseline first, then the others by name.
+    order = pl.when(pl.col("scenario") == pl.col("baseline")).then(0).otherwise(1)
+    return conform(table.sort(order, "scenario"), AccuracyComparison)

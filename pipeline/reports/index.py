@@ -1,0 +1,114 @@
+"""The report index (reports/index.html): every page and chart by scenario and period, relative links only."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass
+from html import escape
+from urllib.parse import quote, urlsplit
+
+from pipeline.reports.page import html_page
+from pipeline.storage import safe_part
+
+REPORTS_PREFIX = "reports"
+INDEX_NAME = "index.html"
+# Reports that compare scenarios (e.g. the accuracy comparison) are filed under this scenario name.
+CROSS_SCENARIO = "all-scenarios"
+
+# Column order and headings of the index; other kinds follow alphabetically under their own name.
+KIND_TITLES = {
+    "crosstable": "Summary crosstable",
+    "score-curves": "Score vs rating difference",
+    "band-trend": "Band vs band",
+    "rating-distribution": "Rating distribution",
+    "accuracy": "Predictive accuracy",
+    "accuracy-comparison": "Scenario comparison",
+}
+LINK_LABELS = {"html": "page", "png": "chart", "parquet": "data", "csv": "data", "md": "notes"}
+
+INDEX_CSS = """
+table.index td { white-space: nowrap; }
+table.index td a { margin-right: 8px; }
+ul.toc { padding-left: 18px; }
+"""
+
+
+@dataclass(frozen=True)
+class ReportEntry:
+    """One stored page or chart: scenario, period (month, year or window), kind, and its path relative to reports/."""
+
+    scenario: str
+    period: str
+    kind: str
+    href: str
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.href)
+        if parts.scheme or parts.netloc or self.href.startswith("/") or "\\" in self.href or not self.href:
+            raise ValueError(f"report links must be relative paths (offline index), got {self.href!r}")
+
+
+def report_path(scenario: str, kind: str, period: str, extension: str) -> str:
+    """Where a report lives relative to reports/: '<scenario>/<kind>/<period>.<extension>'."""
+    return f"{safe_part(scenario)}/{safe_part(kind)}/{safe_part(period)}.{safe_part(extension)}"
+
+
+def report_entry(scenario: str, kind: str, period: str, extension: str) -> ReportEntry:
+    """The index entry of a report stored at `report_path(...)`."""
+    return ReportEntry(scenario, period, kind, report_path(scenario, kind, period, extension))
+
+
+def index_href_from(path: str) -> str:
+    """Relative link from a report at `path` (relative to reports/) back to the index, e.g. '../../index.html'."""
+    return posixpath.relpath(INDEX_NAME, posixpath.dirname(path) or ".")
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    order = list(KIND_TITLES)
+    return (order.index(kind), kind) if kind in order else (len(order), kind)
+
+
+def _link(entry: ReportEntry) -> str:
+    extension = entry.href.rsplit(".", 1)[-1].lower() if "." in entry.href else ""
+    label = LINK_LABELS.get(extension, extension or "link")
+    return f'<a href="{escape(quote(entry.href, safe="/._-+=~"), quote=True)}">{escape(label)}</a>'
+
+
+def _scenario_title(scenario: str) -> str:
+    return "All scenarios" if scenario == CROSS_SCENARIO else f"Scenario {scenario}"
+
+
+def render_index(entries: Iterable[ReportEntry], title: str = "Rating reports", note: str = "") -> str:
+    """The index page: a section per scenario (cross-scenario reports first), a row per period and a
+    column per report kind, each cell linking the page / chart / data of that report."""
+    entries = sorted(set(entries), key=lambda e: (e.scenario != CROSS_SCENARIO, e.scenario, e.period, _kind_order(e.kind), e.href))
+    scenarios = list(dict.fromkeys(entry.scenario for entry in entries))
+    sections = []
+    for number, scenario in enumerate(scenarios):
+        own = [entry for entry in entries if entry.scenario == scenario]
+        kinds = sorted({entry.kind for entry in own}, key=_kind_order)
+        periods = sorted({entry.period for entry in own})
+        header = '<th scope="col">Period</th>' + "".join(
+            f'<th scope="col">{escape(KIND_TITLES.get(kind, kind))}</th>' for kind in kinds
+        )
+        rows = []
+        for period in periods:
+            cells = "".join(
+                "<td>" + "".join(_link(e) for e in own if e.period == period and e.kind == kind) + "</td>"
+                for kind in kinds
+            )
+            rows.append(f'<tr><th scope="row">{escape(period)}</th>{cells}</tr>')
+        sections.append(
+            f'<h2 id="s{number}">{escape(_scenario_title(scenario))}</h2>\n'
+            f'<table class="index"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        )
+    toc = "".join(f'<li><a href="#s{n}">{escape(_scenario_title(s))}</a></li>' for n, s in enumerate(scenarios))
+    summary = f"{len(entries):,} reports in {len(scenarios)} sections."
+    body = (
+        f"<h1>{escape(title)}</h1>\n"
+        f'<p class="meta">{escape(note + " " if note else "")}{summary} All links are relative: the folder can be '
+        "copied and opened offline.</p>\n"
+        f'<ul class="toc">{toc}</ul>\n' + ("\n".join(sections) if sections else "<p>No reports yet.</p>")
+    )
+    return html_page(title, body, INDEX_CSS)

@@ -1,0 +1,378 @@
+"""Analyses on small hand-made frames with answers worked out by hand: windows, crosstables over
+windows, score curves, band trends, rating distributions, predictive accuracy and its comparison."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+from pipeline.analytics import (
+    BandPair,
+    PeriodWindow,
+    band_trend,
+    combine_band_trends,
+    combine_crosstables,
+    combine_score_curves,
+    common_game_ids,
+    compare_accuracy,
+    format_row_summary,
+    frames_in_window,
+    january_lists,
+    parse_window,
+    predictive_accuracy,
+    rating_distribution,
+    rating_distributions,
+    score_curve,
+    summary_crosstable,
+    years_of,
+)
+from pipeline.engine import compress
+from schemas import (
+    Accuracy,
+    AccuracyComparison,
+    BandTrend,
+    Crosstable,
+    RatedGames,
+    RatingDistribution,
+    RatingList,
+    ScoreCurve,
+    column_descriptions,
+    polars_schema,
+)
+from schemas.util import conform
+
+# (white_id, black_id, white_rating, black_rating, white_score, white_expected, black_expected)
+Row = tuple[int, int, int | None, int | None, float, float | None, float | None]
+
+
+def rated_games(rows: list[Row], month: str = "2024-03") -> pl.DataFrame:
+    """A valid RatedGames frame of one month from compact rows."""
+    frame = pl.DataFrame(
+        {
+            # Unique across months, so that months can be concatenated.
+            "game_id": [int(month.replace("-", "")) * 1000 + i for i in range(len(rows))],
+            "month": [month] * len(rows),
+            "event_id": ["E1"] * len(rows),
+            "white_id": [r[0] for r in rows],
+            "black_id": [r[1] for r in rows],
+            "white_score": [r[4] for r in rows],
+            "time_control": ["classical"] * len(rows),
+            "white_rating_used": [r[2] for r in rows],
+            "black_rating_used": [r[3] for r in rows],
+            "white_expected": [r[5] for r in rows],
+            "black_expected": [r[6] for r in rows],
+            "weight": [1.0] * len(rows),
+        },
+        schema_overrides={
+            "white_expected": pl.Float64,
+            "black_expected": pl.Float64,
+            "white_rating_used": pl.Int32,
+            "black_rating_used": pl.Int32,
+        },
+    )
+    return RatedGames.validate(conform(frame, RatedGames))
+
+
+def rating_list(ratings: list[int | None], inactive: list[bool] | None = None) -> pl.DataFrame:
+    """A valid RatingList frame with the given ratings (null = unrated)."""
+    n = len(ratings)
+    frame = pl.DataFrame(
+        {
+            "player_id": list(range(1, n + 1)),
+            "rating": ratings,
+            "change": [0] * n,
+            "k": [20] * n,
+            "k_used": [20] * n,
+            "games": [0] * n,
+            "games_total": [50] * n,
+            "inactive": inactive or [False] * n,
+            "delisted": [False] * n,
+            "newly_rated": [False] * n,
+            "birth_year": [1990] * n,
+            "ever_2400": [False] * n,
+            "last_played": ["2024-01"] * n,
+            "pending_games": [0] * n,
+            "pending_since": [None] * n,
+            "pending": [[] for _ in range(n)],
+        },
+        schema_overrides={"rating": pl.Int32, "pending_since": pl.Utf8},
+    )
+    return RatingList.validate(conform(frame, RatingList))
+
+
+# -- windows --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [("2008-12", "2008-01", "2012-12"), ("2021-23", "2021-01", "2023-12"), ("2017-2020", "2017-01", "2020-12"), ("2019", "2019-01", "2019-12")],
+)
+def test_parse_window(text: str, first: str, last: str) -> None:
+    window = parse_window(text)
+    assert (window.label, window.first_month, window.last_month) == (text, first, last)
+    assert window.contains(first) and window.contains(last) and not window.contains("2030-01")
+
+
+@pytest.mark.parametrize("text", ["2012-08", "2013-2012", "20x8", ""])
+def test_parse_window_rejects(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_window(text)
+
+
+def test_years_and_frames_in_window() -> None:
+    monthly = {"2023-12": "a", "2024-01": "b", "2024-02": "c"}
+    assert [w.label for w in years_of(monthly)] == ["2023", "2024"]
+    assert frames_in_window(monthly, PeriodWindow("w", "2024-01", "2024-12")) == ["b", "c"]
+    assert len(PeriodWindow("w", "2024-01", "2025-02").months()) == 14
+
+
+# -- crosstable over a window ------------------------------------------------------------------------
+
+MARCH = [
+    (1, 2, 1250, 1420, 1.0, 0.30, 0.70),  # 1200-99 beats 1400-99
+    (3, 4, 1420, 1290, 0.5, 0.60, 0.40),  # draw, 1400-99 as White
+]
+APRIL = [
+    (5, 6, 1201, 1450, 0.0, 0.20, 0.80),  # 1200-99 loses to 1400-99
+    (7, 8, 1499, 1600, 1.0, 0.36, 0.64),  # 1400-99 beats 1600-99
+    (9, 10, 1300, 1700, 1.0, None, 0.92),  # rated for Black only: not in the crosstable
+]
+
+
+def test_window_crosstable_cell_and_row_summary_by_hand() -> None:
+    months = {"2024-03": rated_games(MARCH, "2024-03"), "2024-04": rated_games(APRIL, "2024-04")}
+    window = parse_window("2024")
+    direct = summary_crosstable(pl.concat(frames_in_window(months, window)), window.label)
+    combined = combine_crosstables([summary_crosstable(g, m) for m, g in months.items()], window.label)
+    Crosstable.validate(combined)
+    assert combined.schema == polars_schema(Crosstable)
+    assert combined.drop("score", "expected", "score_pct", "expected_pct", "diff_pct").equals(
+        direct.drop("score", "expected", "score_pct", "expected_pct", "diff_pct")
+    )
+    for name in ("score", "expected", "diff_pct"):
+        assert combined[name].to_list() == pytest.approx(direct[name].to_list())
+
+    def cell(band: str, opponent: str) -> dict:
+        (row,) = combined.filter((pl.col("band") == band) & (pl.col("opponent_band") == opponent)).to_dicts()
+        return row
+
+    # 1200-99 vs 1400-99: March 1 + 0.5 points (0.30 + 0.40 expected), April 0 (0.20): 1.5 / 0.9 in 3 games.
+    got = cell("1200-99", "1400-99")
+    assert (got["period"], got["games"]) == ("2024", 3)
+    assert got["score_pct"] == pytest.approx(50.0)
+    assert got["expected_pct"] == pytest.approx(30.0)
+    assert got["diff_pct"] == pytest.approx(20.0)
+    # 1400-99 overall: vs 1200-99 1.5 points / 2.1 expected, vs 1600-99 1 / 0.36, 4 games:
+    # (2.5 - 2.46) / 4 = +1.0 percentage point.
+    summary = cell("1400-99", "all")
+    assert summary["games"] == 4
+    assert summary["diff_pct"] == pytest.approx(1.0)
+    assert format_row_summary(summary["diff_pct"], summary["games"]) == "+1.0% in 4 games"
+
+
+# -- score vs rating difference ---------------------------------------------------------------------
+
+
+def test_score_curve_bins_by_hand() -> None:
+    games = rated_games(
+        [
+            (1, 2, 1600, 1500, 1.0, 0.64, 0.36),  # advantage 100, favourite White wins
+            (3, 4, 1500, 1620, 0.5, 0.34, 0.66),  # advantage 120, favourite Black draws
+            (5, 6, 1550, 1550, 1.0, 0.50, 0.50),  # equal: no favourite, 0.5 / 0.5 in bin 0-49
+            (7, 8, 1549, 1500, 0.0, 0.57, 0.43),  # advantage 49, favourite White loses
+            (9, 10, 2700, 1800, 1.0, 0.92, 0.08),  # advantage 900: lumped into 800+
+            (11, 12, 1500, 1800, 1.0, None, 0.85),  # rated for one side: not counted
+        ]
+    )
+    curve = score_curve(games, "2024-03")
+    ScoreCurve.validate(curve)
+    assert curve["bin"].to_list() == ["0-49", "100-149", "800+"]
+    low = curve.row(0, named=True)
+    assert low["games"] == 2 and low["score"] == pytest.approx(0.5) and low["expected"] == pytest.approx(1.07)
+    # Bin 100-149: favourite scores 1 + 0.5 of 2 = 75 %, expected (0.64 + 0.66) / 2 = 65 %.
+    mid = curve.row(1, named=True)
+    assert (mid["bin_low"], mid["games"]) == (100, 2)
+    assert mid["score_pct"] == pytest.approx(75.0)
+    assert mid["expected_pct"] == pytest.approx(65.0)
+    assert mid["diff_pct"] == pytest.approx(10.0)
+    assert curve.row(2, named=True)["bin_low"] == 800
+
+
+def test_score_curves_of_months_add_up_to_the_window() -> None:
+    march, april = rated_games(MARCH, "2024-03"), rated_games(APRIL, "2024-04")
+    combined = combine_score_curves([score_curve(march, "m"), score_curve(april, "a")], "2024")
+    direct = score_curve(pl.concat([march, april]), "2024")
+    assert combined.drop("score_pct", "expected_pct", "diff_pct", "score", "expected").equals(
+        direct.drop("score_pct", "expected_pct", "diff_pct", "score", "expected")
+    )
+    assert combined["diff_pct"].to_list() == pytest.approx(direct["diff_pct"].to_list())
+
+
+def test_score_curve_rejects_uneven_bins() -> None:
+    with pytest.raises(ValueError):
+        score_curve(rated_games(MARCH), "x", bin_width=30, max_advantage=800)
+
+
+# -- band vs band trend ------------------------------------------------------------------------------
+
+
+def test_band_trend_by_year_by_hand() -> None:
+    pair = BandPair((1400, 1599), (2000, 2199))
+    y2023 = rated_games(
+        [
+            (1, 2, 1450, 2050, 0.5, 0.02, 0.98),  # underdog White draws
+            (3, 4, 2199, 1599, 0.0, 0.97, 0.03),  # underdog Black wins
+            (5, 6, 1450, 2250, 1.0, 0.01, 0.99),  # opponent out of range
+        ],
+        "2023-06",
+    )
+    y2024 = rated_games([(7, 8, 2000, 1400, 1.0, 0.92, 0.08)], "2024-01")
+    trend = band_trend(pl.concat([y2023, y2024]), [pair])
+    BandTrend.validate(trend)
+    assert trend["period"].to_list() == ["2023", "2024"]
+    first = trend.row(0, named=True)
+    # 2023: 0.5 + 1 = 1.5 points of 2, expected 0.02 + 0.03 = 0.05: 75 % vs 2.5 %.
+    assert first["pair"] == "1400-1599 vs 2000-2199" and first["games"] == 2
+    assert first["score_pct"] == pytest.approx(75.0)
+    assert first["expected_pct"] == pytest.approx(2.5)
+    second = trend.row(1, named=True)
+    assert second["score"] == pytest.approx(0.0) and second["expected"] == pytest.approx(0.08)
+    # Month by month, then combined: the same yearly rows.
+    monthly = combine_band_trends([band_trend(y2023, [pair]), band_trend(y2024, [pair])])
+    assert monthly.drop("score_pct", "expected_pct", "diff_pct").equals(trend.drop("score_pct", "expected_pct", "diff_pct"))
+
+
+def test_band_pair_must_not_overlap() -> None:
+    with pytest.raises(ValueError):
+        BandPair((1400, 1599), (1500, 1699))
+
+
+# -- rating distribution -----------------------------------------------------------------------------
+
+
+def test_distribution_bins_by_hand() -> None:
+    ratings = rating_list([1400, 1424, 1425, 1499, None, 1450], inactive=[False, False, False, False, False, True])
+    distribution = rating_distribution(ratings, "January 2024")
+    RatingDistribution.validate(distribution)
+    # Bins 1400-1424 (2), 1425-1449 (1), 1450-1474 (1, inactive), 1475-1499 (1); the unrated one is out.
+    assert distribution["bin_low"].to_list() == [1400, 1425, 1450, 1475]
+    assert distribution["bin_high"].to_list() == [1424, 1449, 1474, 1499]
+    assert distribution["players"].to_list() == [2, 1, 1, 1]
+    assert distribution["share_pct"].to_list() == pytest.approx([40.0, 20.0, 20.0, 20.0])
+    active = rating_distribution(ratings, "x", active_only=True)
+    # The empty bin between occupied ones stays, with 0 players.
+    assert active.filter(pl.col("bin_low") == 1450)["players"].to_list() == [0]
+
+
+def test_distribution_before_and_after_compression() -> None:
+    before = rating_list([1000, 1500, 2100])
+    after = compress(before)  # 1000 -> 1400, 1500 -> 1700, 2100 unchanged
+    both = rating_distributions({"before": before, "after": after}, bin_width=100)
+    after_bins = both.filter((pl.col("period") == "after") & (pl.col("players") > 0))["bin_low"].to_list()
+    assert after_bins == [1400, 1700, 2100]
+    assert both.filter(pl.col("period") == "before")["bin_low"].min() == 1000
+
+
+def test_january_lists_are_december_periods() -> None:
+    assert january_lists(["2023-11", "2023-12", "2024-01", "2024-12"]) == {"January 2024": "2023-12", "January 2025": "2024-12"}
+
+
+# -- predictive accuracy -----------------------------------------------------------------------------
+
+ACCURACY_GAMES = [
+    (1, 2, 1800, 1700, 1.0, 0.6, 0.4),  # A beats B
+    (1, 3, 1800, 1650, 0.5, 0.7, 0.3),  # A draws C
+    (2, 3, 1700, 1650, 0.0, 0.5, 0.5),  # B loses to C
+    (1, 4, 1800, None, 1.0, None, None),  # A vs an unrated opponent: no prediction
+    (5, 2, 1750, 1700, 1.0, None, 0.3),  # unrated E (source rating) beats B: only B's side predicted
+]
+
+
+def test_accuracy_by_hand() -> None:
+    row = predictive_accuracy(rated_games(ACCURACY_GAMES), "2024-03", "actual").row(0, named=True)
+    # Player totals: A 1.5 - 1.3 = +0.2, B 0 - 1.2 = -1.2, C 1.5 - 0.8 = +0.7 (D and E unrated).
+    assert (row["month"], row["scenario"], row["players"], row["games"], row["sides"]) == ("2024-03", "actual", 3, 4, 7)
+    assert row["total_abs_error"] == pytest.approx(2.1)
+    assert row["mean_abs_error"] == pytest.approx(0.7)
+    assert row["sum_squared_error"] == pytest.approx(1.97)
+    assert row["rmse"] == pytest.approx(math.sqrt(1.97 / 3))
+    # Deviance per game: -log10(0.6); -(0.5 log10 0.7 + 0.5 log10 0.3); -log10(0.5); B's side only: -log10(0.7).
+    per_game = [
+        -math.log10(0.6),
+        -(0.5 * math.log10(0.7) + 0.5 * math.log10(0.3)),
+        -math.log10(0.5),
+        -math.log10(0.7),
+    ]
+    assert row["deviance_sum"] == pytest.approx(sum(per_game))
+    assert row["deviance"] == pytest.approx(sum(per_game) / 4)
+    assert row["deviance"] == pytest.approx(0.254168, abs=1e-6)
+
+
+def test_deviance_is_capped_and_asymmetric_sides_are_averaged() -> None:
+    # A certain prediction that misses costs -log10(0.01) = 2, not infinity.
+    capped = predictive_accuracy(rated_games([(1, 2, 2800, 1000, 0.0, 1.0, 0.0)]), "2024-03", "s")
+    assert capped["deviance"][0] == pytest.approx(2.0)
+    # 400-point-rule variants can give 0.92 / 0.11: the game's deviance is the mean of the two sides'.
+    uneven = predictive_accuracy(rated_games([(1, 2, 2700, 2200, 1.0, 0.92, 0.11)]), "2024-03", "s")
+    assert uneven["deviance"][0] == pytest.approx((-math.log10(0.92) - math.log10(0.89)) / 2)
+
+
+def test_accuracy_of_an_empty_month_is_null_not_an_error() -> None:
+    row = predictive_accuracy(rated_games([]), "2024-03", "s")
+    Accuracy.validate(row)
+    assert row["players"][0] == 0 and row["rmse"][0] is None and row["deviance"][0] is None
+
+
+def test_common_games_restrict_the_comparison() -> None:
+    actual = rated_games(ACCURACY_GAMES)
+    # In the other scenario C (id 3) lost its rating to a floor: C's sides of games 2 and 3 have no
+    # prediction, and neither has game 5.
+    other = actual.with_columns(
+        black_expected=pl.when((pl.col("black_id") == 3) | (pl.col("white_id") == 5)).then(None).otherwise(pl.col("black_expected")),
+    )
+    common = common_game_ids({"actual": actual, "other": other})
+    assert common.len() == 3
+    restricted = predictive_accuracy(actual, "2024-03", "actual", game_ids=common)
+    assert restricted["games"][0] == 3
+
+
+def test_compare_accuracy_by_hand() -> None:
+    rows = pl.DataFrame(
+        {
+            "month": ["2024-01", "2024-02", "2024-03", "2024-01", "2024-02", "2024-03", "2024-01"],
+            "scenario": ["actual"] * 3 + ["new"] * 3 + ["late"],
+            "players": [10, 10, 10, 10, 10, 10, 10],
+            "games": [20, 20, 20, 20, 20, 20, 20],
+            "sides": [40] * 7,
+            "total_abs_error": [5.0, 6.0, 7.0, 4.0, 6.5, 6.0, 5.0],
+            "sum_squared_error": [4.0, 5.0, 6.0, 3.0, 6.0, 5.0, 4.0],
+            "deviance_sum": [5.0, 5.0, 5.0, 4.0, 4.0, 6.0, 5.0],
+        }
+    ).with_columns(mean_abs_error=pl.col("total_abs_error") / 10, rmse=(pl.col("sum_squared_error") / 10).sqrt(), deviance=pl.col("deviance_sum") / 20)
+    accuracy = Accuracy.validate(conform(rows, Accuracy))
+    table = compare_accuracy(accuracy)
+    AccuracyComparison.validate(table)
+    assert table["scenario"].to_list() == ["actual", "late", "new"]
+    baseline, late, new = table.to_dicts()
+    assert baseline["share_better_rmse"] is None and baseline["months_compared"] is None
+    # new beats actual on MAE in January and March (4 < 5, 6 < 7), not February (6.5 > 6): 2 of 3.
+    assert new["months_compared"] == 3
+    assert new["share_better_mean_abs_error"] == pytest.approx(2 / 3)
+    assert new["share_better_deviance"] == pytest.approx(2 / 3)
+    # Pooled: (4 + 6.5 + 6) / 30 player-months; RMSE sqrt(14 / 30); deviance 14 / 60.
+    assert new["mean_abs_error"] == pytest.approx(16.5 / 30)
+    assert new["rmse"] == pytest.approx(math.sqrt(14 / 30))
+    assert new["deviance"] == pytest.approx(14 / 60)
+    # A tie is not a win: late equals actual in January.
+    assert late["months_compared"] == 1 and late["share_better_mean_abs_error"] == 0.0
+    with pytest.raises(ValueError, match="baseline"):
+        compare_accuracy(accuracy, baseline="fide-2024")
+    assert compare_accuracy(accuracy, baseline=None)["share_better_rmse"].null_count() == 3
+
+
+def test_new_schemas_describe_every_column() -> None:
+    for model in (ScoreCurve, BandTrend, RatingDistribution, Accuracy, AccuracyComparison):
+        descriptions = column_descriptions(model)
+        assert descriptions and all(descriptions.values()), model.__name__
