@@ -8,7 +8,8 @@ from assets.io_manager import MonthlyFrames, MonthStream
 from assets.metadata import KINDS, OWNERS, static_metadata
 from assets.versions import code_version
 from assets.ratings import rated_games_key
-from pipeline.crosstable import format_row_summary, summary_crosstable
+from pipeline.crosstable import summary_crosstable
+from pipeline.reports import crosstable_markdown
 from pipeline.scenarios import Scenario
 from schemas import Crosstable
 
@@ -44,13 +45,7 @@ def build_analytics_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
                     {
                         "bands": summaries.height,
                         "games_counted": int(summaries["games"].sum()) // 2 if summaries.height else 0,
-                        "row_summaries": dg.MetadataValue.md(
-                            "\n".join(
-                                f"- {band}: {format_row_summary(diff, games)}"
-                                for band, diff, games in summaries.select("band", "diff_pct", "games").iter_rows()
-                            )
-                            or "no game counted for both sides"
-                        ),
+                        "preview": dg.MetadataValue.md(crosstable_markdown(table) if summaries.height else "no game counted for both sides"),
                     },
                     partition_key=month,
                 )

@@ -12,6 +12,7 @@ from assets.ingest import build_ingest_assets
 from assets.landing import build_landing_asset
 from assets.partitions import monthly_partitions, months_from_env
 from assets.ratings import build_rating_assets
+from assets.reports import build_cross_scenario_assets, build_report_assets
 from assets.resources import build_resources
 from assets.validation import build_validation_assets
 from pipeline.scenarios import Scenario, load_scenarios
@@ -24,9 +25,19 @@ def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scena
     per_scenario = [
         asset
         for scenario in scenarios.values()
-        for asset in (*build_rating_assets(partitions, scenario), *build_analytics_assets(partitions, scenario))
+        for asset in (
+            *build_rating_assets(partitions, scenario),
+            *build_analytics_assets(partitions, scenario),
+            *build_report_assets(partitions, scenario),
+        )
     ]
-    return [build_landing_asset(partitions), *build_ingest_assets(partitions), *build_validation_assets(partitions), *per_scenario]
+    return [
+        build_landing_asset(partitions),
+        *build_ingest_assets(partitions),
+        *build_validation_assets(partitions),
+        *per_scenario,
+        *build_cross_scenario_assets(partitions, scenarios),
+    ]
 
 
 def build_defs(

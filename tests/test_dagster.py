@@ -34,6 +34,10 @@ ASSET_GROUPS = {
     "plain/rating_list": "plain",
     "plain/rated_games": "plain",
     "plain/crosstable": "plain",
+    "plain/accuracy": "plain",
+    "plain/reports": "plain",
+    "accuracy_comparison": "reports",
+    "report_index": "reports",
 }
 # Lineage snapshot: a change here changes what the UI shows data engineers, so it must be deliberate.
 ASSET_DEPS = {
@@ -44,7 +48,13 @@ ASSET_DEPS = {
     "plain/rating_list": {"plain/rating_list", "games"},
     "plain/rated_games": {"plain/rating_list", "games"},
     "plain/crosstable": {"plain/rated_games"},
+    "plain/accuracy": {"plain/rated_games"},
+    "plain/reports": {"plain/crosstable", "plain/rated_games", "plain/rating_list"},
+    "accuracy_comparison": {"plain/accuracy"},
+    "report_index": {"plain/reports", "accuracy_comparison"},
 }
+# Monthly tables (one materialization per month); the reports are rebuilt whole.
+MONTHLY = [a for a in ASSET_GROUPS if a not in ("landing_zone", "plain/reports", "accuracy_comparison", "report_index")]
 
 
 def range_tags(first: str, last: str) -> dict[str, str]:
@@ -331,11 +341,12 @@ def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
         if name == "landing_zone":
             assert node.is_observable and not node.is_materializable
             continue
-        assert node.kinds == {"polars", "parquet"}, name
+        assert node.kinds == ({"polars", "parquet"} if name in MONTHLY else node.kinds) and node.kinds, name
         assert node.owners == ["team:rating-office"] and node.code_version, name
         assert node.description, name
-        assert node.metadata["dagster/column_schema"].columns, name
-        assert isinstance(node.backfill_policy, dg.BackfillPolicy) and node.backfill_policy.max_partitions_per_run is None, name
+        if name in MONTHLY:
+            assert node.metadata["dagster/column_schema"].columns, name
+            assert isinstance(node.backfill_policy, dg.BackfillPolicy) and node.backfill_policy.max_partitions_per_run is None, name
     rate = defs.resolve_assets_def(dg.AssetKey(["plain", "rating_list"]))
     mapping = rate.get_partition_mapping(dg.AssetKey(["plain", "rating_list"]))
     assert mapping == dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
@@ -395,7 +406,7 @@ def engine_chain(
 def test_range_run_records_one_materialization_per_month_per_asset(tiny_runs: SimpleNamespace) -> None:
     assert tiny_runs.ranged.success and tiny_runs.single.success
     found = materializations(tiny_runs.ranged)
-    for asset in [a for a in ASSET_GROUPS if a != "landing_zone"]:
+    for asset in MONTHLY:
         assert sorted(m for key, m, _ in found if key == asset) == ["2024-01", "2024-02", "2024-03"], asset
         records = tiny_runs.instance.fetch_materializations(dg.AssetKey.from_user_string(asset), limit=100).records
         assert sorted(r.partition_key for r in records) == ["2024-01", "2024-02", "2024-03", "2024-04"], asset
@@ -481,3 +492,12 @@ def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> N
     assert len(instance.get_runs()) == 1  # one run for everything
     records = instance.fetch_materializations(dg.AssetKey(["sonas_2017", "crosstable"]), limit=100).records
     assert sorted(r.partition_key for r in records) == ["2024-01", "2024-02", "2024-03", "2024-04"]
+    # The reports: an index linking a crosstable page per scenario, the charts and the comparison.
+    store = ObjectStore(tiny_store)
+    index = store.read_bytes("reports/index.html").decode()
+    for scenario in ("actual", "sonas-2017", "sonas-2002", "elo-480"):
+        page = f"reports/{scenario}/crosstable/2024.html"
+        assert store.exists(page) and f'href="{scenario}/crosstable/2024.html"' in index, scenario
+        assert store.exists(f"reports/{scenario}/score-curves/2024-2024.png"), scenario
+    assert store.exists("reports/actual/rating-distribution/compression-2024-02.png")
+    assert store.exists("reports/all-scenarios/accuracy-comparison/2024-2024.html")
