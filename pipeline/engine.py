@@ -410,8 +410,14 @@ def rate_period(
     rated_part = state.filter(pl.col("rated_before")).with_columns(
         pool=pl.lit([], dtype=pl.List(POOL_ENTRY)), n_pool=pl.lit(0, pl.Int64), p2_pool=pl.lit(0, pl.Int64), os_pool=pl.lit(0, pl.Int64)
     )
-    unrated_part = _updated_pools(state.filter(~pl.col("rated_before")), new_entry, this_index - rules.initial.pool_months + 1)
-    state = pl.concat([rated_part, unrated_part], how="vertical_relaxed")
+    # Unrated players with neither a pool nor games this month (most of them) keep an empty pool.
+    has_pool = (pl.col("pending").list.len() > 0) | (pl.col("pool_games") > 0)
+    unrated = state.filter(~pl.col("rated_before"))
+    idle_part = unrated.filter(~has_pool).with_columns(
+        pool=pl.lit([], dtype=pl.List(POOL_ENTRY)), n_pool=pl.lit(0, pl.Int64), p2_pool=pl.lit(0, pl.Int64), os_pool=pl.lit(0, pl.Int64)
+    )
+    pooled_part = _updated_pools(unrated.filter(has_pool), new_entry, this_index - rules.initial.pool_months + 1)
+    state = pl.concat([rated_part, idle_part, pooled_part], how="vertical_relaxed")
     eligible = ~pl.col("rated_before") & (pl.col("n_pool") >= rules.initial.min_games)
     state = state.with_columns(first_rating=pl.when(eligible).then(_initial_rating_expr(rules)))
     published = pl.col("first_rating").is_not_null()
