@@ -346,8 +346,9 @@ def _updated_pools(unrated: pl.DataFrame, new_entry: pl.Expr, window_start: int)
     )
     totals = {"n_pool": "games", "p2_pool": "points_x2", "os_pool": "opponent_rating_sum"}
     return pooled.with_columns(
-        [pl.col("pool").list.eval(pl.element().struct.field(field)).list.sum().fill_null(0).cast(pl.Int64).alias(name)
-         for name, field in totals.items()]
+        *[pl.col("pool").list.eval(pl.element().struct.field(field)).list.sum().fill_null(0).cast(pl.Int64).alias(name)
+          for name, field in totals.items()],
+        pool_since=pl.col("pool").list.eval(pl.element().struct.field("month")).list.min(),
     )
 
 
@@ -407,15 +408,15 @@ def rate_period(
         )
     )
     # Pools only concern unrated players: the list operations run on them alone, not on the whole pool.
-    rated_part = state.filter(pl.col("rated_before")).with_columns(
-        pool=pl.lit([], dtype=pl.List(POOL_ENTRY)), n_pool=pl.lit(0, pl.Int64), p2_pool=pl.lit(0, pl.Int64), os_pool=pl.lit(0, pl.Int64)
-    )
+    no_pool = {
+        "pool": pl.lit([], dtype=pl.List(POOL_ENTRY)), "n_pool": pl.lit(0, pl.Int64), "p2_pool": pl.lit(0, pl.Int64),
+        "os_pool": pl.lit(0, pl.Int64), "pool_since": pl.lit(None, dtype=pl.Utf8),
+    }
+    rated_part = state.filter(pl.col("rated_before")).with_columns(**no_pool)
     # Unrated players with neither a pool nor games this month (most of them) keep an empty pool.
     has_pool = (pl.col("pending").list.len() > 0) | (pl.col("pool_games") > 0)
     unrated = state.filter(~pl.col("rated_before"))
-    idle_part = unrated.filter(~has_pool).with_columns(
-        pool=pl.lit([], dtype=pl.List(POOL_ENTRY)), n_pool=pl.lit(0, pl.Int64), p2_pool=pl.lit(0, pl.Int64), os_pool=pl.lit(0, pl.Int64)
-    )
+    idle_part = unrated.filter(~has_pool).with_columns(**no_pool)
     pooled_part = _updated_pools(unrated.filter(has_pool), new_entry, this_index - rules.initial.pool_months + 1)
     state = pl.concat([rated_part, idle_part, pooled_part], how="vertical_relaxed")
     eligible = ~pl.col("rated_before") & (pl.col("n_pool") >= rules.initial.min_games)
@@ -464,7 +465,7 @@ def rate_period(
         (pl.col("ever_2400") | (pl.col("rating_out") >= 2400).fill_null(False)).alias("ever_2400"),
         pl.col("last_played_out").alias("last_played"),
         pl.when(keep_pool).then(pl.col("n_pool")).otherwise(0).cast(pl.Int32).alias("pending_games"),
-        pl.when(keep_pool).then(pl.col("pool").list.eval(pl.element().struct.field("month")).list.min()).alias("pending_since"),
+        pl.when(keep_pool).then(pl.col("pool_since")).alias("pending_since"),
         pl.when(keep_pool).then(pl.col("pool")).otherwise(pl.lit([], dtype=pl.List(POOL_ENTRY))).alias("pending"),
     )
     # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
