@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -155,6 +156,27 @@ def command_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- validate ----------------------------------------------------------------------------------
+
+def command_validate(args: argparse.Namespace) -> int:
+    """Per file: format, records, rated games, players, quarantine by reason; exit 1 only if nothing was readable."""
+    from pipeline.file_report import report_files
+
+    reports = report_files(args.files)
+    for report in reports:
+        # Problems name file and line; with --json they go to stderr so that stdout stays one JSON object.
+        for problem in report.problems:
+            print(f"{report.path}: {problem}", file=sys.stderr)
+        if not args.json:
+            print(report.summary())
+    if args.json:
+        print(json.dumps({"files": [report.as_json() for report in reports]}))
+    if not any(report.readable for report in reports):
+        print("ratings validate: error: no file could be read", file=sys.stderr)
+        return 1
+    return 0
+
+
 # -- entry point -------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -183,6 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
     demo.add_argument("--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)")
     demo.set_defaults(handler=command_demo)
+
+    validate = commands.add_parser(
+        "validate",
+        help="read dumps, registries or FIDE list files and report format, records, games, players and quarantine",
+        description="Validate loose files (no registry: any FIDE id present counts as known; a dump's month is its own).",
+    )
+    validate.add_argument("files", nargs="+", metavar="FILE", help="TRF, PGN, CSV, Parquet (.gz/.zst too), players CSV or FIDE list TXT")
+    validate.add_argument("--json", action="store_true", help='print one JSON object: {"files": [{"path", "format", "records", "games", "players", "quarantined"}]}')
+    validate.set_defaults(handler=command_validate)
 
     rules = commands.add_parser("rules", help="list the rule-set presets, or show one with its values")
     rules.add_argument("name", nargs="?")

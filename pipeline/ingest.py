@@ -11,7 +11,8 @@ from typing import BinaryIO
 
 import polars as pl
 
-from pipeline.formats import read_dump
+from pipeline.formats import detect_format, read_dump, read_dumps
+from pipeline.formats.fide_list import FideListFile, parse_fide_list
 from pipeline.formats.common import UnreadableDump, decode_text, decompress, strip_compression
 from pipeline.months import parse_month
 from pipeline.storage import ObjectStore
@@ -28,6 +29,8 @@ READ_WORKERS = 8
 
 PLAYER_COLUMN_ALIASES = {"id": "player_id", "fide_id": "player_id", "fed": "federation", "birthday": "birth_year", "born": "birth_year"}
 SEX_SPELLINGS = {"M": "M", "F": "F", "W": "F"}  # TRF and FIDE lists write women as 'w' or 'f'
+# Title codes of the 2001-2012 lists -> today's; others (such as 'h' and 'wh') are kept as written.
+OLD_TITLE_CODES = {"g": "GM", "m": "IM", "f": "FM", "c": "CM", "wg": "WGM", "wm": "WIM", "wf": "WFM", "wc": "WCM"}
 
 
 def read_file(path_or_bytes: str | os.PathLike | bytes | BinaryIO, name: str, federation: str, month: str) -> pl.DataFrame:
@@ -61,25 +64,37 @@ def read_month(store: ObjectStore, month: str) -> pl.DataFrame:
     keys = month_dump_keys(store, month)
     if not keys:
         return empty_frame(RawGames)
-
-    def read_one(federation_key: tuple[str, str]) -> pl.DataFrame:
-        federation, key = federation_key
-        return read_dump(_read_listed(store, key), _relative_to_raw(key), federation, month)
-
     with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
-        frames = list(pool.map(read_one, keys))
+        contents = list(pool.map(lambda federation_key: _read_listed(store, federation_key[1]), keys))
+    dumps = [(data, _relative_to_raw(key), federation) for data, (federation, key) in zip(contents, keys)]
+    # TRF files are parsed together in batches; the other dumps file by file, overlapping in threads.
+    trf = [index for index, (_, name, _) in enumerate(dumps) if detect_format(name) == "trf"]
+    others = sorted(set(range(len(dumps))) - set(trf))
+    frames: list[pl.DataFrame | None] = [None] * len(dumps)
+    for index, frame in zip(trf, read_dumps([dumps[index] for index in trf], month)):
+        frames[index] = frame
+    with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(others)))) as pool:
+        for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others)):
+            frames[index] = frame
     return pl.concat(frames, how="vertical")
 
 
 def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
-    """Players rows from raw/players/<m>/players.csv for every m <= up_to_month; first registration wins."""
+    """Players rows from raw/players/<m>/ for every m <= up_to_month; first registration wins.
+
+    A month folder holds players.csv (the registry) and/or FIDE rating-list files (.txt in the
+    layouts A-F, e.g. players_list_foa.txt or JAN04FRL.TXT): both register players. Rows without a
+    usable id register nobody (`registry_problems` lists them).
+    """
     frames = []
     for month in _player_months(store):
         if month > up_to_month:
             break
         key = _find_file(store, month, PLAYERS_FILE)
         if key is not None:
-            frames.append(_registry_rows(_read_table(store, key), month))
+            frames.append(registry_rows(_read_table(store, key), month))
+        for fide_list in _fide_lists(store, month):
+            frames.append(fide_list_registry_rows(fide_list.players, month))
     if not frames:
         return empty_frame(Players)
     players = pl.concat(frames, how="vertical").unique("player_id", keep="first", maintain_order=True)
@@ -87,16 +102,78 @@ def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
 
 
 def read_seed_list(store: ObjectStore) -> pl.DataFrame | None:
-    """The earliest raw/players/<m>/seed_list.csv, or None.
+    """The seed list of the earliest raw/players/<m>/ that has one, or None.
 
-    Columns: player_id Int64, rating Int32 (null = unrated), games_total Int32 (missing -> 0),
-    birth_year Int32, ever_2400 Boolean (missing -> rating >= 2400).
+    `seed_list.csv` wins; otherwise a FIDE rating-list file (layouts A-F) of that month serves.
+    Columns: player_id Int64, rating Int32 (null = unrated), games_total Int32 (CSV: missing -> 0;
+    FIDE list: null for rated players, whose game count the list does not give, so they count as
+    established), birth_year Int32, ever_2400 Boolean (missing -> rating >= 2400; for a FIDE list,
+    the best the single list can tell); from a FIDE list also k (Int16) and inactive (flag i).
     """
     for month in _player_months(store):
         key = _find_file(store, month, SEED_LIST_FILE)
         if key is not None:
-            return _seed_rows(_read_table(store, key))
+            return seed_rows(_read_table(store, key))
+        lists = _fide_lists(store, month)
+        if lists:
+            return fide_list_seed_rows(lists[0])
     return None
+
+
+def fide_list_registry_rows(players: pl.DataFrame, month: str) -> pl.DataFrame:
+    """Players rows of a parsed FIDE list; lists without a sex column give F for the 'w' flag, else M."""
+    sex_from_flag = pl.when(pl.col("flag").fill_null("").str.contains("w")).then(pl.lit("F")).otherwise(pl.lit("M"))
+    title = pl.coalesce(pl.col("title"), pl.col("women_title"))
+    return players.select(
+        "player_id",
+        "name",
+        pl.col("federation").fill_null(""),
+        pl.coalesce(pl.col("sex"), sex_from_flag).alias("sex"),
+        "birth_year",
+        title.replace(OLD_TITLE_CODES).alias("title"),
+        pl.lit(month).alias("registered"),
+    )
+
+
+def fide_list_seed_rows(fide_list: FideListFile) -> pl.DataFrame:
+    """The seed-list columns from a parsed FIDE list, rated in the list's own rating type."""
+    kind = fide_list.rating_type
+    rating = pl.col(f"{kind}_rating")
+    return fide_list.players.select(
+        "player_id",
+        rating.alias("rating"),
+        pl.when(rating.is_null()).then(pl.lit(0, dtype=pl.Int32)).alias("games_total"),
+        "birth_year",
+        (rating.fill_null(0) >= 2400).alias("ever_2400"),
+        pl.col(f"{kind}_k").alias("k"),
+        "inactive",
+    )
+
+
+def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
+    """Rows of a registry CSV (text columns, lower-case names) that cannot register anybody, with why.
+
+    Columns: source_line (the CSV line), reason (unparseable / duplicate), detail, raw_text.
+    """
+    ids = _text(table, "player_id")
+    parsed = ids.cast(pl.Int64, strict=False)
+    usable = parsed.is_not_null() & (parsed > 0)
+    raw_text = pl.concat_str([pl.col(c).fill_null("") for c in table.columns], separator=",") if table.columns else pl.lit("")
+    frame = table.with_row_index("_row").select(
+        (pl.col("_row").cast(pl.Int64) + 2).alias("source_line"),  # line 1 is the header
+        raw_text.alias("raw_text"),
+        ids.alias("_id_text"),
+        pl.when(usable).then(parsed).alias("_id"),
+    )
+    duplicate = pl.col("_id").is_not_null() & (pl.int_range(pl.len()).over("_id") > 0)
+    return frame.with_columns(
+        pl.when(pl.col("_id").is_null()).then(pl.lit("unparseable")).when(duplicate).then(pl.lit("duplicate")).alias("reason"),
+        pl.when(pl.col("_id").is_null())
+        .then(pl.format("player_id {} is not a positive number", pl.col("_id_text").fill_null("(missing)")))
+        .when(duplicate).then(pl.format("player_id {} is already registered on line {}", pl.col("_id"),
+                                        pl.col("source_line").first().over("_id")))
+        .alias("detail"),
+    ).filter(pl.col("reason").is_not_null()).select("source_line", "reason", "detail", "raw_text")
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -127,6 +204,20 @@ def _player_months(store: ObjectStore) -> list[str]:
     return sorted(months)
 
 
+def _fide_lists(store: ObjectStore, month: str) -> list[FideListFile]:
+    """The FIDE rating-list files (.txt, also compressed) of raw/players/<month>/, parsed, sorted by name."""
+    lists = []
+    for key in sorted(store.list_files(RAW, PLAYERS_FOLDER, month)):
+        inner, compression = strip_compression(posixpath.basename(key))
+        if not inner.lower().endswith(".txt"):
+            continue
+        try:
+            lists.append(parse_fide_list(decompress(_read_listed(store, key), compression), inner))
+        except UnreadableDump as problem:
+            raise ValueError(f"player list file {key} is unreadable: {problem}") from problem
+    return lists
+
+
 def _find_file(store: ObjectStore, month: str, file_name: str) -> str | None:
     """Key of raw/players/<month>/<file_name>, also accepted compressed (.gz/.zst)."""
     for key in store.list_files(RAW, PLAYERS_FOLDER, month):
@@ -140,10 +231,20 @@ def _read_table(store: ObjectStore, key: str) -> pl.DataFrame:
     """A registry CSV as text columns with lower-case names (types are fixed by the caller)."""
     _, compression = strip_compression(key)
     try:
-        text = decode_text(decompress(_read_listed(store, key), compression))
+        return registry_table(decompress(_read_listed(store, key), compression))
     except UnreadableDump as problem:
         raise ValueError(f"player registry file {key} is unreadable: {problem}") from problem
-    table = pl.read_csv(io.StringIO(text), infer_schema=False, truncate_ragged_lines=True)
+
+
+def registry_table(data: bytes) -> pl.DataFrame:
+    """A registry or seed-list CSV's bytes as text columns with lower-case names; UnreadableDump if not a CSV."""
+    text = decode_text(data)
+    if not text.strip():
+        raise UnreadableDump("empty file")
+    try:
+        table = pl.read_csv(io.StringIO(text), infer_schema=False, truncate_ragged_lines=True)
+    except pl.exceptions.PolarsError as error:
+        raise UnreadableDump(f"not a readable CSV file: {str(error).splitlines()[0]}") from error
     return table.rename({name: PLAYER_COLUMN_ALIASES.get(name.strip().lower(), name.strip().lower()) for name in table.columns})
 
 
@@ -155,7 +256,7 @@ def _text(table: pl.DataFrame, column: str) -> pl.Expr:
     return pl.when(stripped == "").then(None).otherwise(stripped)
 
 
-def _registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
+def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
     """Typed Players rows of one registry file; rows without a usable id cannot register anybody."""
     birth_year = _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False)
     rows = table.select(
@@ -170,7 +271,7 @@ def _registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
     return rows.filter(pl.col("player_id").is_not_null() & (pl.col("player_id") > 0))
 
 
-def _seed_rows(table: pl.DataFrame) -> pl.DataFrame:
+def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
     rating = _text(table, "rating").cast(pl.Float64, strict=False).round().cast(pl.Int32)
     ever = _text(table, "ever_2400").str.to_lowercase()
     return table.select(

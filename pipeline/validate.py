@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandera.errors
+import pandera.polars as pa
 import polars as pl
 
 from pipeline.months import add_months, first_day
@@ -17,25 +19,49 @@ DEFAULT_TIME_CONTROL = "classical"
 DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result"]
 
 
-def split_games(raw: pl.DataFrame, players: pl.DataFrame, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+def split_games(
+    raw: pl.DataFrame,
+    players: pl.DataFrame,
+    month: str,
+    *,
+    seen_keys: pl.DataFrame | None = None,
+    ids_known: bool = False,
+    check_month: bool = True,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """RawGames -> (Games, Quarantine); every raw row ends in exactly one of them.
 
     Checks, first match wins: unparseable, unplayed, unknown_player, self_play,
-    result_out_of_domain, date_outside_month, duplicate, rating_implausible.
+    result_out_of_domain, duplicate (of an earlier month's game), date_outside_month,
+    duplicate (of a game earlier in this month: another dump, or the same tournament sent twice),
+    rating_implausible.
+
+    seen_keys: game_keys() of the games of earlier months; a game among them is a duplicate here
+    (a tournament reported again in a later month). ids_known: there is no registry (validating
+    loose files): any id present counts as known, and only a missing or unreadable id is an
+    unknown player. check_month=False skips date_outside_month (a loose file's month is its own).
     """
     month_start, next_month_start = first_day(month), first_day(add_months(month, 1))
     # "First copy" = earliest by file stem, then line: a resubmission's name usually extends the
     # original's ('open-a' -> 'open-a-resubmitted', 'open-a (2)'), so the original's stem sorts first.
     stem = pl.col("source_file").str.replace(r"(?i)(\.(trf|txt|pgn|csv|parquet))?(\.(gz|zst))?$", "")
     frame = raw.sort(stem, pl.col("source_file"), pl.col("source_line"), pl.col("record_id"))
+    if ids_known:
+        players = raw.select(pl.concat_list("white_id", "black_id").explode().drop_nulls().unique().alias("player_id")).with_columns(
+            pl.lit(None, dtype=pl.Utf8).alias("name"))
     frame = _resolve_players(frame, players)
+    if ids_known:
+        frame = frame.with_columns(
+            pl.when(pl.col(f"_{side}").is_null()).then(pl.lit(f"{side} has no usable FIDE id (no registry to match names against)"))
+            .alias(f"_{side}_problem")
+            for side in ("white", "black")
+        )
 
     frame = frame.with_columns(
         pl.coalesce("event_start", "date", pl.lit(month_start)).alias("_event_start"),
         pl.coalesce("date", "event_start").alias("_game_day"),
     )
     game_day = pl.col("_game_day")
-    outside = game_day.is_not_null() & ((game_day < month_start) | (game_day >= next_month_start))
+    outside = game_day.is_not_null() & ((game_day < month_start) | (game_day >= next_month_start)) & pl.lit(check_month)
     early = [
         ("unparseable", pl.col("parse_error").is_not_null(), pl.col("parse_error")),
         ("unplayed", pl.col("unplayed").is_not_null(),
@@ -46,9 +72,12 @@ def split_games(raw: pl.DataFrame, players: pl.DataFrame, month: str) -> tuple[p
          pl.format("white and black are both player {}", pl.col("_white"))),
         ("result_out_of_domain", ~pl.col("result").is_in(list(VALID_RESULTS)).fill_null(False),
          pl.format("result {} is not 1-0, 0-1 or 1/2-1/2", _quoted_or_missing(pl.col("result")))),
+        # Reported in an earlier month: a duplicate, even though its date is (usually) outside this month.
+        ("duplicate", pl.col("_seen_before").is_not_null(), pl.format("same game as {}", pl.col("_seen_before"))),
         ("date_outside_month", outside,
          pl.format("game date {} is not in {}", game_day.cast(pl.Utf8), pl.lit(month))),
     ]
+    frame = _with_earlier_reports(frame, seen_keys)
     frame = frame.with_columns(_first_match(early))
 
     # Only records that passed every earlier check compete for "first copy".
@@ -81,6 +110,94 @@ def split_games(raw: pl.DataFrame, players: pl.DataFrame, month: str) -> tuple[p
         pl.col("_detail").fill_null("").alias("detail"),
     )
     return conform(games, Games), conform(quarantine, Quarantine)
+
+
+GAME_KEY = ["event_start", "white_id", "black_id", "round", "white_score"]
+
+
+def game_keys(games: pl.DataFrame) -> pl.DataFrame:
+    """What identifies each validated game across months (for split_games' seen_keys), with where it was seen.
+
+    Columns: the GAME_KEY columns and first_seen ('<month> <source file>:<line>'); one row per key.
+    """
+    return games.select(
+        *GAME_KEY, pl.format("{} {}:{}", pl.col("month"), pl.col("source_file"), pl.col("source_line")).alias("first_seen"),
+    ).unique(GAME_KEY, keep="first", maintain_order=True)
+
+
+def _with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None) -> pl.DataFrame:
+    """_seen_before: where an earlier month already reported this game (null when none did)."""
+    if seen_keys is None or seen_keys.is_empty():
+        return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_seen_before"))
+    keys = frame.select(
+        pl.col("_event_start").alias("event_start"), pl.col("_white").alias("white_id"), pl.col("_black").alias("black_id"),
+        pl.col("round").cast(pl.Int32), pl.col("result").replace_strict(VALID_RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
+    )
+    seen = seen_keys.select(
+        pl.col("event_start").cast(pl.Date), pl.col("white_id").cast(pl.Int64), pl.col("black_id").cast(pl.Int64),
+        pl.col("round").cast(pl.Int32), pl.col("white_score").cast(pl.Float64), pl.col("first_seen").cast(pl.Utf8),
+    ).unique(GAME_KEY, keep="first")
+    found = keys.join(seen, on=GAME_KEY, how="left", nulls_equal=True, maintain_order="left")["first_seen"]
+    return frame.with_columns(found.alias("_seen_before"))
+
+
+def reconcile(raw: pl.DataFrame, games: pl.DataFrame, quarantine: pl.DataFrame) -> pl.DataFrame:
+    """One row per source file: records read, games, quarantined, and ok (records = games + quarantined).
+
+    Also flags a file whose records are not all accounted for one to one (ok needs the ids to match,
+    not only the counts).
+    """
+    records = raw.group_by("source_file").agg(pl.len().cast(pl.Int64).alias("records"))
+    landed = pl.concat([
+        games.select("source_file", pl.col("game_id").alias("record_id"), pl.lit(1).alias("_game")),
+        quarantine.select("source_file", "record_id", pl.lit(0).alias("_game")),
+    ])
+    per_file = landed.group_by("source_file").agg(
+        pl.col("_game").sum().cast(pl.Int64).alias("games"),
+        (pl.len() - pl.col("_game").sum()).cast(pl.Int64).alias("quarantined"),
+    )
+    unmatched = (
+        raw.select("source_file", "record_id").join(landed.select("record_id"), on="record_id", how="anti")
+        .group_by("source_file").agg(pl.len().alias("_unmatched"))
+    )
+    return (
+        records.join(per_file, on="source_file", how="full", coalesce=True)
+        .join(unmatched, on="source_file", how="left")
+        .with_columns(pl.col("records", "games", "quarantined").fill_null(0))
+        .with_columns(
+            ((pl.col("records") == pl.col("games") + pl.col("quarantined")) & pl.col("_unmatched").is_null()).alias("ok")
+        )
+        .drop("_unmatched")
+        .sort("source_file")
+    )
+
+
+def schema_failures(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.DataFrame:
+    """The rows of `frame` that break the Pandera model, one row per (row, failed check), for asset checks.
+
+    Columns: row (0-based index in frame, null for table-level failures such as a missing column),
+    column, check, failure_case, then the frame's own columns of that row (null for table-level
+    failures). Empty when the frame is valid.
+    """
+    try:
+        model.validate(frame, lazy=True)
+        cases = None
+    except pandera.errors.SchemaErrors as errors:
+        cases = errors.failure_cases
+    except pandera.errors.SchemaError as error:  # non-lazy paths (e.g. dataframe-level dtype coercion)
+        cases = pl.DataFrame({"index": [None], "column": [getattr(error.schema, "name", None)], "check": [str(error.check)],
+                              "failure_case": [str(error)]})
+    described = pl.DataFrame(schema={"row": pl.Int64, "column": pl.Utf8, "check": pl.Utf8, "failure_case": pl.Utf8})
+    if cases is None or cases.height == 0:
+        return pl.concat([described, frame.clear()], how="horizontal")
+    described = pl.DataFrame({
+        "row": pl.Series(cases["index"].to_list(), dtype=pl.Int64) if "index" in cases.columns else [None] * cases.height,
+        "column": cases["column"].cast(pl.Utf8) if "column" in cases.columns else [None] * cases.height,
+        "check": cases["check"].cast(pl.Utf8) if "check" in cases.columns else [None] * cases.height,
+        "failure_case": cases["failure_case"].cast(pl.Utf8) if "failure_case" in cases.columns else [None] * cases.height,
+    }, schema=described.schema)
+    rows = frame.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
+    return described.join(rows, on="row", how="left", maintain_order="left")
 
 
 def _first_match(checks: list[tuple[str, pl.Expr, pl.Expr]]) -> list[pl.Expr]:

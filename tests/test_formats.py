@@ -325,3 +325,249 @@ def test_realdata_pgn(name, games, unplayed, time_control):
     if name.startswith("open-round1"):
         assert records.filter(pl.col("unplayed") == "forfeit")["result"].sort().to_list() == ["0-0", "1-0", "1-0"]
         assert records["white_rating"].null_count() + records["black_rating"].null_count() == 25  # Elo "0" = unrated
+
+
+# -- PGN byte scanner ------------------------------------------------------------------------------
+class TestPgnScanner:
+    COLUMNS = ["source_line", "raw_text", "parse_error", "event_id", "event_start", "date", "round", "white_id",
+               "black_id", "white_name", "black_name", "result", "unplayed", "time_control", "white_rating", "black_rating"]
+
+    def test_chunks_cut_at_game_starts_change_nothing(self, monkeypatch):
+        import pipeline.formats.pgn as pgn
+
+        data = (DATA / "games.pgn").read_bytes() * 3
+        whole = read("games.pgn", data)
+        monkeypatch.setattr(pgn, "CHUNK_BYTES", 300)  # many chunks, each cut before a game
+        assert len(pgn._chunk_bounds(data)) > 5
+        chunked = read("games.pgn", data)
+        assert chunked.select(self.COLUMNS).equals(whole.select(self.COLUMNS))
+        assert chunked["record_id"].equals(whole["record_id"])
+
+    def test_record_ids_are_stable_hashes_of_file_line_and_game(self):
+        from pipeline.hashing import stable_hash
+
+        records = read("games.pgn")
+        keys = records.select(pl.format("{}:{}:{}", "source_file", "source_line", pl.int_range(1, pl.len() + 1))).to_series()
+        assert records["record_id"].equals(stable_hash(keys).alias("record_id"))
+
+    def test_odd_tag_lines_take_the_slow_path(self):
+        text = (
+            '  [Event "Say \\"hi\\""]  \n[White "A\\\\B"]\n[Black "C"]\n[Result "1-0"]\n[WhiteFideId " 1001 "]\n'
+            '[BlackFideId "1002"]\n[WhiteElo "?"]\n[Date "2024.1.5"]\n\n  1. e4 1-0\n\n'
+            '[Event "x"] [Result "0-1"]\n\n0-1\n\n'
+            '[Event "Quote "inside" value"]\n[Result "1/2-1/2"]\n\n1. d4 1/2-1/2\n'
+        )
+        records = read("odd.pgn", text.encode())
+        first = records.row(0, named=True)
+        assert (first["event_id"], first["white_name"], first["white_id"], first["white_rating"]) == (
+            'GER/2024-01/odd#Say "hi"', "A\\B", 1001, None)
+        assert first["date"] == date(2024, 1, 5) and first["unplayed"] is None
+        assert records["parse_error"][1] == 'malformed tag line 12: [Event "x"] [Result "0-1"]'
+        assert records["event_id"][2] == 'GER/2024-01/odd#Quote "inside" value'
+
+    def test_numbers_dates_and_rounds_from_bytes(self):
+        text = "".join(
+            f'[Event "E"]\n[Round "{rnd}"]\n[Date "{day}"]\n[WhiteFideId "{wid}"]\n[BlackFideId "7"]\n[Result "1-0"]\n\n'
+            for rnd, day, wid in [("3.12", "2024.02.29", "123456789"), ("?", "2023.02.29", "0"), (" 7", "????.??.??", "-"),
+                                  ("12", "2024-03-01", "1850.0"), ("", "2024/03/02", "abc")]
+        )
+        records = read("numbers.pgn", text.encode())
+        assert records["round"].to_list() == [3, None, 7, 12, None]
+        assert records["date"].to_list() == [date(2024, 2, 29), None, None, date(2024, 3, 1), date(2024, 3, 2)]
+        assert records["white_id"].to_list() == [123456789, None, None, 1850, None]
+        assert records["parse_error"].to_list() == [None, None, None, None, "WhiteFideId 'abc' is not a number"]
+
+    def test_no_tags_at_all_is_one_preamble_record(self):
+        records = read("notes.pgn", b"This is not a PGN file,\njust some notes.\n")
+        assert records["parse_error"].to_list() == ["2 line(s) of text outside any PGN tag section"]
+
+
+# -- TRF batches and TRF-2026 ----------------------------------------------------------------------
+class TestTrfBatch:
+    def test_a_batch_equals_files_read_one_by_one(self):
+        from pipeline.formats import read_dumps
+
+        names = ["tiny.trf", "other.trf", "bad.trf"]
+        other = (DATA / "tiny.trf").read_bytes().replace(b"Tiny Test Open", b"Other")
+        contents = [(DATA / "tiny.trf").read_bytes(), other, b"012 nothing\n"]
+        batch = read_dumps([(data, f"GER/2024-01/{name}", "GER") for data, name in zip(contents, names)], "2024-01")
+        for data, name, frame in zip(contents, names, batch):
+            assert frame.equals(read(name, data))
+
+    def test_trf_2026_tags_comments_and_nrs_records(self):
+        lines = [
+            "### written by a TRF-2026 exporter",
+            "012 New Format Open",
+            "042 2025/09/06",
+            "132" + " " * 88 + "2025/09/06  2025/09/07",
+            "142 2",
+            "222 5400+30",
+            "ZZZ some future tag",
+            trf_line("1", "One,A", "1001", ["   2 w 1", "   2 b ="]),
+            trf_line("2", "Two,B", "1002", ["   1 b 0", "   1 w ="]),
+            "GER    1                                   1850      GER4711",
+            "GER    9                                   1700",
+        ]
+        records = read("new.trf", "\n".join(lines).encode(), month="2025-09").sort("source_line", "round")
+        games = records.filter(pl.col("parse_error").is_null())
+        assert games["date"].to_list() == [date(2025, 9, 6), date(2025, 9, 7)]
+        assert games["result"].to_list() == ["1-0", "1/2-1/2"] and games["white_id"].to_list() == [1001, 1002]
+        assert (games["tc_base_seconds"][0], games["tc_increment_seconds"][0], games["time_control"][0]) == (5400, 30, "classical")
+        assert records.filter(pl.col("parse_error").is_not_null())["parse_error"].to_list() == [
+            "NRS record GER: starting rank '9' (columns 5-8) has no 001 record"
+        ]
+
+    def test_lines_that_are_no_record_and_overlong_records_are_reported(self):
+        lines = [
+            trf_line("1", "One,A", "1001", ["   2 w 1"]),
+            "  " + trf_line("2", "Two,B", "1002", ["   1 b 0"]),  # shifted: not a record
+            trf_line("3", "Three,C", "1003", ["   0 - U"]) + " " + "x" * 5000,
+        ]
+        records = read("junk.trf", "\n".join(lines).encode()).sort("source_line")
+        assert records["parse_error"].to_list() == [
+            "round 1: opponent rank 2 has no 001 record",
+            "not a TRF record (a record starts with a three-character tag and a blank, e.g. '001 ')",
+            "001 record is 5100 characters long; 200 rounds end at column 2091",
+        ]
+
+    def test_lower_case_titles_blank_federations_and_dummy_players(self):
+        # example1.trf's style: old title codes, no federation, YYYY.MM.DD births, a never-paired dummy.
+        one = trf_line("1", "Vasquez,Rodrigo", "3400042", ["   2 w 1"], rating="2558").replace(" GER ", "     ")
+        one = one[:10] + "  g" + one[13:]
+        two = trf_line("2", "Player,Two", "", ["   1 b 0"], rating="").replace("1990/01/01", "1990.01.01")
+        dummy = trf_line("3", "spielfrei", "", ["0000 - -"], rating="").replace(" GER ", "     ")
+        records = read("old.trf", "\n".join([one, two, dummy]).encode())
+        assert records.select("white_id", "black_id", "white_rating", "result", "unplayed", "parse_error").rows() == [
+            (3400042, None, 2558, "1-0", None, None),
+            (None, None, None, "-", "bye", None),  # the dummy's '0000 - -' cell: a bye, as in example1.trf
+        ]
+
+
+# -- FIDE rating lists -----------------------------------------------------------------------------
+def fixed_width(layout: str, **values: str) -> str:
+    """A list line of the given layout with the named fields placed at their slices."""
+    from pipeline.formats.fide_list import LAYOUTS, WIDTHS
+
+    line = [" "] * WIDTHS[layout]
+    for field, value in values.items():
+        start, end = LAYOUTS[layout][field]
+        line[start:end] = list(value.ljust(end - start)[: end - start])
+    return "".join(line)
+
+
+class TestFideLists:
+    HEADERS = {
+        "A": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           FOA SRtng SGm SK RRtng RGm Rk BRtng BGm BK B-day Flag",
+        "B": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           FOA AUG25 Gms K  B-day Flag",
+        "C": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           SRtng SGm SK RRtng RGm Rk BRtng BGm BK B-day Flag",
+        "E": "ID number Name                              TitlFed  Mar11 GamesBorn  Flag",
+    }
+
+    def parse(self, name: str, text: str):
+        from pipeline.formats.fide_list import parse_fide_list
+        from schemas.fide_list import FideList
+
+        parsed = parse_fide_list(text.encode("latin-1"), name)
+        FideList.validate(parsed.players)
+        assert parsed.records == parsed.players.height + parsed.rejected.height
+        return parsed
+
+    def test_layout_a_combined_list(self):
+        rows = [
+            fixed_width("A", player_id="1503014", name="Carlsen, Magnus", federation="NOR", sex="M", title="GM",
+                        standard_rating="2837", standard_games="9", standard_k="10", rapid_rating="2827", rapid_k="20",
+                        blitz_rating="2881", blitz_k="20", birth="1990"),
+            fixed_width("A", player_id="999999999", name="Newcomer, Nina", federation="ISL", sex="F", birth="0", flag="wi"),
+        ]
+        parsed = self.parse("players_list_foa.txt", "\n".join([self.HEADERS["A"], *rows]) + "\n")
+        assert (parsed.layout, parsed.rating_type, parsed.period) == ("A", "standard", None)
+        carlsen, nina = parsed.players.rows(named=True)
+        assert (carlsen["standard_rating"], carlsen["standard_games"], carlsen["rapid_rating"], carlsen["blitz_k"]) == (2837, 9, 2827, 20)
+        assert (carlsen["title"], carlsen["birth_year"], carlsen["sex"]) == ("GM", 1990, "M")
+        assert (nina["standard_rating"], nina["birth_year"], nina["inactive"], nina["flag"]) == (None, None, True, "wi")
+
+    def test_layout_a_overflowing_other_titles_shift_the_rest(self):
+        row = fixed_width("A", player_id="1000", name="Arbiter, Ann", federation="GER", sex="F", standard_rating="1900", birth="1970")
+        overflow = row[:94] + "IA,FA,IO,FT,DIX" + "X" + row[109:]  # 163 characters: OTit ran one column over
+        parsed = self.parse("players_list_foa.txt", "\n".join([self.HEADERS["A"], overflow]) + "\n")
+        assert parsed.players["standard_rating"].to_list() == [1900] and parsed.players["birth_year"].to_list() == [1970]
+
+    def test_layout_b_c_and_e(self):
+        b = self.parse("blitz_rating_list.txt", "\n".join([self.HEADERS["B"], fixed_width(
+            "B", player_id="4100018", name="Some, One", federation="IND", sex="M", rating="2100", games="3", k="20", birth="2001")]))
+        assert (b.layout, b.rating_type, b.period) == ("B", "blitz", "2025-08")
+        assert b.players.select("blitz_rating", "blitz_games", "blitz_k", "standard_rating").row(0) == (2100, 3, 20, None)
+        c = self.parse("players_list.txt", "\n".join([self.HEADERS["C"], fixed_width(
+            "C", player_id="100", name="Old, Combined", federation="FRA", sex="M", standard_rating="2205", rapid_rating="2150", birth="1980")]))
+        assert (c.layout, c.players["standard_rating"][0], c.players["rapid_rating"][0]) == ("C", 2205, 2150)
+        e = self.parse("MAR11FRL.TXT", "\n".join([self.HEADERS["E"], fixed_width(
+            "E", player_id="4100018", name="Bimonthly, Ben", title="m", federation="ENG", rating="2410", games="12", birth="1975", flag="i")]))
+        assert (e.layout, e.period) == ("E", "2011-03")
+        assert e.players.select("standard_rating", "title", "birth_year", "inactive").row(0) == (2410, "m", 1975, True)
+
+    def test_detection_without_header_and_rejected_lines(self):
+        rows = [fixed_width("D", player_id="1", name="A, A", federation="GER", sex="M", rating="2000", games="0", k="20", birth="1990"),
+                fixed_width("D", player_id="2", name="B, B", federation="GER", sex="F", rating="2100", games="1", k="20", birth="0000"),
+                fixed_width("D", player_id="x3", name="C, C", federation="GER", sex="M", rating="2000"),
+                fixed_width("D", player_id="4", name="D, D", federation="GER", sex="M", rating="12"),
+                fixed_width("D", player_id="1", name="A, A", federation="GER", sex="M", rating="2000")]
+        parsed = self.parse("rapid_feb13frl.txt", "\n".join(rows) + "\n\x1a")
+        assert (parsed.layout, parsed.rating_type, parsed.period, parsed.players.height) == ("D", "rapid", "2013-02", 2)
+        assert parsed.rejected.select("source_line", "reason").rows() == [(3, "unparseable"), (4, "rating_implausible"), (5, "duplicate")]
+        assert parsed.rejected["detail"].to_list() == [
+            "FIDE id 'x3' (columns 1-15) is not a number", "rapid rating 12 is outside 1000-3000", "FIDE id 1 is already listed on line 1"]
+
+    def test_not_a_list(self):
+        from pipeline.formats.common import UnreadableDump
+        from pipeline.formats.fide_list import parse_fide_list
+
+        with pytest.raises(UnreadableDump, match="not a FIDE rating list"):
+            parse_fide_list(b"Dear arbiter,\nplease find attached...\n", "letter.txt")
+
+
+def test_realdata_fide_list_2004():
+    from pipeline.formats.fide_list import parse_fide_list
+
+    jan = parse_fide_list(realdata("fide-lists-2004", "JAN04FRL.TXT").read_bytes(), "JAN04FRL.TXT")
+    assert (jan.layout, jan.period, jan.records, jan.players.height, jan.rejected.height) == ("F", "2004-01", 50_458, 50_458, 0)
+    players = jan.players
+    assert (players["standard_rating"].min(), players["standard_rating"].max()) == (1801, 2831)
+    assert (players["standard_games"] > 0).sum() == 4_376
+    assert dict(players["flag"].drop_nulls().value_counts().rows()) == {"i": 11_237, "w": 2_301, "wi": 1_183}
+    assert dict(players["title"].drop_nulls().value_counts().rows()) == {
+        "g": 876, "m": 2_411, "f": 3_774, "wg": 223, "wm": 441, "wf": 503, "c": 30, "wc": 7, "h": 2, "wh": 1}
+    assert players.filter(pl.col("player_id") == 1701991).select("name", "federation", "birth_date").row(0) == (
+        "Aaberg, Anton", "SWE", date(1972, 1, 17))
+    assert "Argui\u00f1ariz, Enrique" in players["name"].to_list()  # Latin-1 bytes
+    april = parse_fide_list(realdata("fide-lists-2004", "APR04FRL.TXT").read_bytes(), "APR04FRL.TXT")
+    assert (april.layout, april.period, april.players.height, april.rejected.height) == ("F", "2004-04", 51_907, 0)
+    assert april.players["standard_games"].max() == 0  # not filled in that quarter
+
+
+@pytest.mark.parametrize("name, players, period", [("rapid_jan13frl.txt", 11_098, "2013-01"), ("rapid_feb13frl.txt", 12_468, "2013-02")])
+def test_realdata_rapid_lists_parse_completely(name, players, period):
+    from pipeline.formats.fide_list import parse_fide_list
+
+    parsed = parse_fide_list(realdata("fide-lists-2013-rapid", name).read_bytes(), name)
+    assert (parsed.layout, parsed.rating_type, parsed.period) == ("D", "rapid", period)
+    assert parsed.records == parsed.players.height == players and parsed.rejected.height == 0
+    assert parsed.players["rapid_rating"].null_count() == 0 and parsed.players["standard_rating"].null_count() == players
+    assert parsed.players["rapid_rating"].min() >= 1000 and set(parsed.players["sex"].unique()) == {"M", "F"}
+
+
+# -- byte-level helpers ----------------------------------------------------------------------------
+def test_scan_helpers():
+    import numpy as np
+
+    from pipeline.formats.scan import byte_lines, parse_digits, parse_ymd, string_views
+
+    lines = byte_lines("2024.02.29 12345 abc é and a longer string\nsecond".encode())
+    assert lines.count == 2 and lines.text(1) == "second"
+    starts = np.array([0, 11, 17, 21, 0, 11, 11])
+    lengths = np.array([10, 5, 3, 2, 0, 1, 0])
+    assert string_views(lines, starts, lengths).to_list() == ["2024.02.29", "12345", "abc", "é", "", "1", ""]
+    assert string_views(lines, np.array([24]), np.array([20])).to_list() == ["and a longer string\n"[:20]]
+    values, ok = parse_digits(lines.arr, starts, lengths)
+    assert values[ok].tolist() == [12345, 1] and ok.tolist() == [False, True, False, False, False, True, False]
+    days, ok = parse_ymd(lines.arr, np.array([0, 11]), np.array([10, 10]))
+    assert ok.tolist() == [True, False] and days[0] == (date(2024, 2, 29) - date(1970, 1, 1)).days

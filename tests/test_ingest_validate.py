@@ -243,3 +243,121 @@ def test_generated_months_reconcile(tiny_landing_zone):
         assert raw["parse_error"].null_count() == raw.height  # the generator writes well-formed files
         duplicates = quarantine.filter(pl.col("reason") == "duplicate")["source_file"]
         assert duplicates.str.contains(DUPLICATE_SUFFIX, literal=True).all()
+
+
+# -- duplicates across months, reconciliation per file, schema failures ----------------------------
+def test_a_tournament_reported_again_in_a_later_month_is_a_duplicate(tmp_path):
+    from pipeline.validate import game_keys
+
+    for key in ["raw/GER/2024-01/tiny.trf", "raw/GER/2024-02/tiny-sent-again.trf"]:
+        (tmp_path / key).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(DATA / "tiny.trf", tmp_path / key)
+    for month in ["2023-12", "2024-01"]:
+        (tmp_path / f"raw/players/{month}").mkdir(parents=True)
+        shutil.copyfile(DATA / f"players_{month}.csv", tmp_path / f"raw/players/{month}/players.csv")
+    store = ObjectStore(str(tmp_path))
+    january, _ = split_games(read_month(store, "2024-01"), read_players(store, "2024-01"), "2024-01")
+    assert january.height == 4
+    raw = read_month(store, "2024-02")
+    games, quarantine = split_games(raw, read_players(store, "2024-02"), "2024-02", seen_keys=game_keys(january))
+    assert games.height == 0 and raw.height == quarantine.height
+    duplicates = quarantine.filter(pl.col("reason") == "duplicate").sort("source_line")
+    assert duplicates.height == 4
+    assert duplicates["detail"][0] == "same game as 2024-01 GER/2024-01/tiny.trf:11"
+    # Without the earlier months' keys the same records are only dated outside the month.
+    _, alone = split_games(raw, read_players(store, "2024-02"), "2024-02")
+    assert alone.filter(pl.col("reason") == "duplicate").height == 0
+    assert alone.filter(pl.col("reason") == "date_outside_month").height == 4
+
+
+def test_reconcile_per_file(month_split):
+    from pipeline.validate import reconcile
+
+    raw, games, quarantine = month_split
+    per_file = reconcile(raw, games, quarantine)
+    assert per_file.columns == ["source_file", "records", "games", "quarantined", "ok"]
+    assert per_file["ok"].all() and per_file["records"].sum() == EXPECTED_RAW
+    assert per_file.filter(pl.col("source_file") == "GER/2024-01/tiny.trf").select("records", "games", "quarantined").row(0) == (10, 4, 6)
+    lost = reconcile(raw, games.filter(pl.col("source_file") != "ENG/2024-01/games.pgn"), quarantine)
+    assert lost.filter(~pl.col("ok"))["source_file"].to_list() == ["ENG/2024-01/games.pgn"]
+    # Same counts but a record counted twice and another missing: still not ok.
+    swapped = pl.concat([quarantine.slice(0, 1), quarantine.slice(2)]).vstack(quarantine.slice(0, 1))
+    assert not reconcile(raw, games, swapped).filter(pl.col("source_file") == quarantine["source_file"][1])["ok"].item()
+
+
+def test_schema_failures_return_the_failing_rows(month_split):
+    from pipeline.validate import schema_failures
+
+    _, games, _ = month_split
+    assert schema_failures(games, Games).height == 0
+    broken = games.with_columns(
+        pl.when(pl.int_range(pl.len()) == 2).then(pl.col("white_id")).otherwise(pl.col("black_id")).alias("black_id"),
+        pl.when(pl.int_range(pl.len()) == 5).then(pl.lit(0.25)).otherwise(pl.col("white_score")).alias("white_score"),
+    )
+    failures = schema_failures(broken, Games)
+    assert sorted(failures["row"].drop_nulls().unique().to_list()) == [2, 5]
+    assert {"no_self_play", "isin([0.0, 0.5, 1.0])"} <= set(failures["check"].to_list())
+    assert failures.filter(pl.col("row") == 5)["game_id"].item() == games["game_id"][5]
+
+
+def test_without_registry_ids_are_known_and_the_month_is_the_files_own():
+    raw = read_file((DATA / "games.csv").read_bytes(), "GER/2024-01/games.csv", "GER", MONTH)
+    games, quarantine = split_games(raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH,
+                                    ids_known=True, check_month=False)
+    counts = dict(quarantine.group_by("reason").len().rows())
+    # 7777 is no longer unknown, the December date no longer outside the month.
+    assert counts == {"unparseable": 2, "unplayed": 1, "self_play": 1, "result_out_of_domain": 1, "rating_implausible": 1}
+    assert games.height == 5
+
+
+# -- FIDE rating lists as registry and seed list ---------------------------------------------------
+LIST_F = "\n".join([
+    "",
+    "    1001  Alpha, Anna                       g   GER  2410    3  01.01.90    w  ",
+    "    3001  Gamma, Gert                           AUT  2205    0  15.06.75    i  ",
+    "    3002  Delta, Dana                       wf  SUI  2100    0  30.12.03    wi ",
+]) + "\n\x1a"
+
+
+def test_fide_list_files_register_players_and_seed_the_first_list(tmp_path):
+    folder = tmp_path / "raw/players/2023-12"
+    folder.mkdir(parents=True)
+    (folder / "JAN04FRL.TXT.gz").write_bytes(gzip.compress(LIST_F.encode("latin-1")))
+    (tmp_path / "raw/players/2024-01").mkdir(parents=True)
+    shutil.copyfile(DATA / "players_2024-01.csv", tmp_path / "raw/players/2024-01/players.csv")
+    store = ObjectStore(str(tmp_path))
+    players = read_players(store, MONTH)
+    Players.validate(players)
+    rows = {row["player_id"]: row for row in players.iter_rows(named=True)}
+    assert (rows[1001]["title"], rows[1001]["sex"], rows[1001]["birth_year"], rows[1001]["registered"]) == ("GM", "F", 1990, "2023-12")
+    assert (rows[3001]["sex"], rows[3002]["title"], rows[3002]["birth_year"]) == ("M", "WFM", 2003)
+    assert 1005 in rows  # from the 2024-01 players.csv
+    seed = read_seed_list(store)
+    assert seed.select("player_id", "rating", "games_total", "ever_2400", "k", "inactive").rows() == [
+        (1001, 2410, None, True, None, False), (3001, 2205, None, False, None, True), (3002, 2100, None, False, None, True)]
+    from pipeline.engine import normalize_list
+
+    assert normalize_list(seed).height == 3
+
+
+def test_realdata_fide_list_as_seed_list(tmp_path):
+    source = REALDATA / "fide-lists-2013-rapid" / "rapid_jan13frl.txt"
+    if not source.exists():
+        pytest.skip(f"{source} is absent (shared/realdata not mounted)")
+    (tmp_path / "raw/players/2013-01").mkdir(parents=True)
+    shutil.copyfile(source, tmp_path / "raw/players/2013-01" / source.name)
+    store = ObjectStore(str(tmp_path))
+    seed = read_seed_list(store)
+    assert seed.height == 11_098 and seed["rating"].null_count() == 0 and seed["k"].unique().to_list() == [20]
+    assert read_players(store, "2013-01").height == 11_098
+
+
+def test_registry_problems_name_the_rows_that_register_nobody():
+    from pipeline.ingest import registry_problems, registry_table
+
+    table = registry_table(b'player_id,name\n1001,"A, A"\n,"No Id"\nx12,"Bad"\n1001,"Again"\n')
+    assert registry_problems(table).select("source_line", "reason", "detail").rows() == [
+        (3, "unparseable", "player_id (missing) is not a positive number"),
+        (4, "unparseable", "player_id x12 is not a positive number"),
+        (5, "duplicate", "player_id 1001 is already registered on line 2"),
+    ]

@@ -6,9 +6,12 @@ import gzip
 import re
 from datetime import date
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 
-from pipeline.hashing import stable_hash
+from pipeline.hashing import _FNV_OFFSET, _FNV_PRIME  # the record id must equal stable_hash of the key
 from schemas.raw_games import RawGames
 from schemas.util import conform, polars_schema
 
@@ -98,14 +101,58 @@ def looks_binary(data: bytes) -> bool:
     return bool(sample) and controls / len(sample) > 0.05
 
 
+def _utf16_codec(data: bytes) -> str | None:
+    """'utf-16' when the bytes are UTF-16 text (with a BOM, or NULs in every other byte), else None."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    sample = data[:4096]
+    if len(sample) >= 4:
+        even, odd = sample[0::2], sample[1::2]
+        if odd.count(0) >= 0.9 * len(odd) and even.count(0) == 0:
+            return "utf-16-le"
+        if even.count(0) >= 0.9 * len(even) and odd.count(0) == 0:
+            return "utf-16-be"
+    return None
+
+
 def decode_text(data: bytes) -> str:
-    """UTF-8 (BOM dropped) when valid, else Latin-1, which accepts any byte (old TRF/PGN files)."""
+    """UTF-8 (BOM dropped) when valid, UTF-16 when it says so, else Latin-1, which accepts any byte."""
+    codec = _utf16_codec(data)
+    if codec is not None:
+        try:
+            text = data.decode(codec).lstrip("\ufeff")
+        except UnicodeDecodeError as error:
+            raise UnreadableDump(f"invalid UTF-16 text: {error}") from error
+        if looks_binary(text[:65536].encode("utf-8")):
+            raise UnreadableDump("binary content, not a text dump")
+        return text
     if looks_binary(data):
         raise UnreadableDump("binary content, not a text dump")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return data.decode("latin-1")
+
+
+def utf8_lf_bytes(data: bytes) -> bytes:
+    """The bytes of a text dump as UTF-8 with LF line ends (what the byte-level readers expect).
+
+    Cheap for the common case (ASCII or valid UTF-8 with LF): no decoding, no copy.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if _utf16_codec(data) is not None:
+        data = decode_text(data).encode("utf-8")
+    elif looks_binary(data):
+        raise UnreadableDump("binary content, not a text dump")
+    elif not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            data = data.decode("latin-1").encode("utf-8")  # old files: every byte is a Latin-1 character
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
 
 
 def split_lines(text: str) -> list[str]:
@@ -213,18 +260,65 @@ def parse_free_date(text: str | None) -> date | None:
 # -- output ----------------------------------------------------------------------------------------
 def finish_records(records: pl.DataFrame, source_file: str, federation: str, month: str, fmt: str) -> pl.DataFrame:
     """Add the landing-zone columns and the record id, fill absent columns, conform to RawGames."""
+    return finish_batch(records.with_columns(pl.lit(0, dtype=pl.Int32).alias("file")), [source_file], [federation], month, fmt)
+
+
+def finish_batch(records: pl.DataFrame, source_files: list[str], federations: list[str], month: str, fmt: str) -> pl.DataFrame:
+    """finish_records for the records of many dumps; `records.file` indexes source_files / federations."""
     missing = [pl.lit(None, dtype=RAW_SCHEMA.get(name, pl.Utf8)).alias(name) for name in RECORD_COLUMNS if name not in records.columns]
+    file = records["file"].cast(pl.Int64).to_numpy()
     records = records.with_columns(missing).with_columns(
         pl.lit(month).alias("month"),
-        pl.lit(federation).alias("federation"),
-        pl.lit(source_file).alias("source_file"),
+        pl.Series("federation", federations, dtype=pl.Utf8).gather(file),
+        pl.Series("source_file", source_files, dtype=pl.Utf8).gather(file),
         pl.lit(fmt).alias("format"),
         pl.col("raw_text").fill_null(""),
     )
-    keys = records.select(
-        pl.format("{}:{}:{}", pl.col("source_file"), pl.col("source_line"), pl.col("position").cast(pl.Utf8))
-    ).to_series()
-    return conform(records.with_columns(stable_hash(keys).alias("record_id")), RawGames)
+    # record_id = stable_hash('<source_file>:<source_line>:<position>'), the file part hashed once per file.
+    suffixes = records.select(pl.format("{}:{}", pl.col("source_line"), pl.col("position").cast(pl.Utf8))).to_series()
+    states = np.array([_fnv_state(name + ":") for name in source_files], dtype=np.uint64)
+    record_id = continue_stable_hash(states[file] if len(file) else np.zeros(0, np.uint64), suffixes)
+    return conform(records.with_columns(record_id.alias("record_id")), RawGames)
+
+
+def _fnv_state(prefix: str) -> np.uint64:
+    """FNV-1a state after the bytes of `prefix` (stable_hash's hash when nothing follows)."""
+    state = _FNV_OFFSET
+    with np.errstate(over="ignore"):
+        for byte in prefix.encode("utf-8"):
+            state = (state ^ np.uint64(byte)) * _FNV_PRIME
+    return state
+
+
+def prefixed_stable_hash(prefix: str, suffixes: pl.Series) -> pl.Series:
+    """stable_hash(prefix + suffix) for every suffix, with the shared prefix hashed once."""
+    return continue_stable_hash(np.full(len(suffixes), _fnv_state(prefix), dtype=np.uint64), suffixes)
+
+
+def continue_stable_hash(states: np.ndarray, suffixes: pl.Series) -> pl.Series:
+    """Continue FNV-1a from per-row states over each suffix's bytes (equal to stable_hash of prefix + suffix).
+
+    FNV-1a is a left fold over the bytes, so rows that share a prefix share the state after it;
+    only the short suffixes ('line:position') are walked, byte position by byte position.
+    """
+    suffixes = suffixes.cast(pl.Utf8).fill_null("")
+    array = pa.compute.cast(suffixes.to_arrow(), pa.large_string())
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    n = len(array)
+    hashes = states.astype(np.uint64, copy=True)
+    if n:
+        offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset : array.offset + n + 1]
+        data = array.buffers()[2]
+        data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+        data = np.concatenate([data, np.zeros(1, np.uint8)])  # a readable byte past the end for the masked gathers
+        lengths = np.diff(offsets)
+        with np.errstate(over="ignore"):
+            for position in range(int(lengths.max(initial=0))):
+                active = lengths > position
+                byte = data[np.where(active, offsets[:-1] + position, len(data) - 1)].astype(np.uint64)
+                hashes = np.where(active, (hashes ^ byte) * _FNV_PRIME, hashes)
+    return pl.Series("record_id", hashes, dtype=pl.UInt64)
 
 
 def unreadable_record(source_file: str, federation: str, month: str, fmt: str, problem: str, raw_text: str = "") -> pl.DataFrame:

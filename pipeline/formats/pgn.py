@@ -1,96 +1,470 @@
-"""PGN game headers -> one raw record per game, parsed with Polars over the file's lines (moves only counted)."""
+"""PGN game headers -> one raw record per game: NumPy scans the bytes for lines, tag sections and values; Polars types them."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
+import numpy as np
 import polars as pl
 
 from pipeline.formats.common import (
     blank_to_null,
     classify_time_control,
-    join_errors,
     parse_int,
     parse_iso_date,
     parse_time_control,
     quoted,
-    split_lines,
+    utf8_lf_bytes,
+)
+from pipeline.formats.scan import (
+    KEEP_FIRST,
+    SPACE,
+    TAB,
+    ByteLines,
+    byte_lines,
+    leading_digits,
+    parse_digits,
+    parse_ymd,
+    string_views,
+    windows,
 )
 
 TAGS = [
     "Event", "Date", "EventDate", "Round", "White", "Black", "Result", "WhiteFideId", "BlackFideId",
     "WhiteElo", "BlackElo", "TimeControl", "Termination",
 ]
-_TAG_LINE = r'^\[\s*([A-Za-z0-9_]+)\s+"(.*)"\s*\]$'
+_TAG_INDEX = {tag: index for index, tag in enumerate(TAGS)}
+_EVENT = _TAG_INDEX["Event"]
 _MISSING = ["", "?", "-", "0"]  # how PGN exports spell "no id" / "unrated" (the Olympiad file uses Elo "0")
+
+# Large files are scanned in pieces cut at game starts: the per-line arrays of a few MB stay in
+# the CPU caches (4 MB pieces read about 20 % faster than 32 MB ones, and memory stays flat).
+CHUNK_BYTES = 4 << 20
+# Tag names are read from a fixed window after '['; longer names are never among TAGS.
+_NAME_WINDOW = 16
+_NAME_BYTES = np.zeros(256, dtype=bool)
+_NAME_BYTES[[ord(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"]] = True
+_QUOTE, _OPEN, _CLOSE, _BACKSLASH, _PERCENT = (ord(c) for c in '"[]\\%')
+# The slow path for the rare tag lines the byte test does not accept (escapes, odd spacing, junk).
+_TAG_LINE = re.compile(r'\[\s*([A-Za-z0-9_]+)\s+"(.*)"\s*\]')
+# '[Event "x"] [Site "y"]': several tags on one line are reported as a malformed tag line.
+_SECOND_TAG = re.compile(r'(?<!\\)"\s*\]\s*\[\s*[A-Za-z0-9_]+\s+"')
+# A movetext line that opens with a numbered move ('1. e4', '12...Nf6' is not needed: first lines only).
+_OPENS_WITH_MOVE = r"^\d+\.\s*[a-hKQRBNO]"
+_MALFORMED = -2
+_UNWANTED = -1
+
+
+def _name_words(names: np.ndarray) -> np.ndarray:
+    """(n, 2) uint64 words of zero-padded 16-byte tag names: equal words, equal names."""
+    return np.ascontiguousarray(names).view(np.uint64).reshape(-1, 2)
+
+
+def _hash_word(low: np.ndarray) -> np.ndarray:
+    """A 64-bit mix of a name's first word (the wanted names differ there; both words are compared after)."""
+    with np.errstate(over="ignore"):
+        return low * np.uint64(0x9E3779B97F4A7C15)
+
+
+_WANTED_WORDS = _name_words(
+    np.array([list(tag.encode().ljust(_NAME_WINDOW, b"\0")) for tag in TAGS], dtype=np.uint8)
+)
+_WANTED_LOW, _WANTED_HIGH = _WANTED_WORDS[:, 0].copy(), _WANTED_WORDS[:, 1].copy()
+_WANTED_ORDER = np.argsort(_hash_word(_WANTED_LOW))
+_WANTED_HASHES = _hash_word(_WANTED_LOW)[_WANTED_ORDER]
+assert len(np.unique(_WANTED_HASHES)) == len(TAGS), "two wanted tag names share their first eight bytes"
 
 
 def parse_pgn(text: str, event_key: str) -> pl.DataFrame:
+    """Records of one PGN file given as text (see parse_pgn_bytes)."""
+    return parse_pgn_bytes(text.encode("utf-8"), event_key)
+
+
+def parse_pgn_bytes(data: bytes, event_key: str) -> pl.DataFrame:
     """Records of one PGN file (columns of common.RECORD_COLUMNS; position = game number)."""
-    lines = _classified_lines(text)
-    games = _games(lines)
-    preamble = _preamble_record(lines)
+    data = utf8_lf_bytes(data)
+    parts: list[pl.DataFrame] = []
+    preamble = None
+    line_offset = game_offset = 0
+    for begin, end in _chunk_bounds(data):
+        lines = byte_lines(memoryview(data)[begin:end])
+        chunk = lines.padded  # the chunk's bytes (plus padding, which holds no quote or backslash)
+        games, chunk_preamble = _scan(lines, line_offset, game_offset, escapes=b"\\" in chunk, quotes=chunk.count(b'"'))
+        if begin == 0:
+            preamble = chunk_preamble
+        parts.append(games)
+        line_offset += lines.count
+        game_offset += games.height
+    games = pl.concat(parts) if parts else pl.DataFrame()
     if games.is_empty():
-        return preamble if preamble is not None else games
+        return preamble if preamble is not None else _records(_empty_games(), event_key)
     records = _records(games, event_key)
     return records if preamble is None else pl.concat([preamble, records], how="diagonal_relaxed")
 
 
-def _classified_lines(text: str) -> pl.DataFrame:
-    """Each line with its tag name/value (if a tag) and the number of the game it belongs to (0 = before any)."""
-    lines = pl.DataFrame({"text": split_lines(text)}, schema={"text": pl.Utf8}).with_row_index("line_no", offset=1)
-    stripped = pl.col("text").str.strip_chars()
-    lines = lines.with_columns(
-        pl.col("line_no").cast(pl.Int64),
-        # '[%clk ...]' at a line start is a comment continuation, not a tag.
-        (stripped.str.starts_with("[") & ~stripped.str.starts_with("[%")).alias("tagish"),
-        stripped.str.extract_groups(_TAG_LINE).alias("tag"),
-    ).with_columns(
-        pl.when(pl.col("tagish")).then(pl.col("tag").struct.field("1")).alias("tag_name"),
-        pl.when(pl.col("tagish")).then(
-            pl.col("tag").struct.field("2").str.replace_all(r'\"', '"', literal=True).str.replace_all("\\\\", "\\", literal=True)
-        ).alias("tag_value"),
-    ).drop("tag")
-    # A game starts where a tag section starts; a second Event tag inside one section (games whose
-    # tag sections touch without movetext or a blank line between them) starts another game.
-    section_start = pl.col("tagish") & ~pl.col("tagish").shift(1, fill_value=False)
-    is_event = pl.col("tag_name") == "Event"
-    lines = lines.with_columns(section_start.cum_sum().alias("section"))
-    events_so_far = is_event.fill_null(False).cast(pl.Int32).cum_sum().over("section")
-    game_start = section_start | (is_event.fill_null(False) & (events_so_far > 1))
-    return lines.with_columns(game_start.cum_sum().alias("game"))
+def _chunk_bounds(data: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of about CHUNK_BYTES that each begin with a game (a tag line after a blank line)."""
+    bounds, begin = [], 0
+    while len(data) - begin > CHUNK_BYTES:
+        cut = data.find(b"\n\n[", begin + CHUNK_BYTES)
+        while cut != -1 and data[cut + 3 : cut + 4] == b"%":  # '[%clk ...' is a comment, not a tag
+            cut = data.find(b"\n\n[", cut + 3)
+        if cut == -1:
+            break
+        bounds.append((begin, cut + 2))
+        begin = cut + 2
+    bounds.append((begin, len(data)))
+    return bounds
 
 
-def _preamble_record(lines: pl.DataFrame) -> pl.DataFrame | None:
-    """Text before the first tag section (or a file with no tags at all) is reported, never dropped."""
-    before = lines.filter(
-        (pl.col("game") == 0) & (pl.col("text").str.strip_chars() != "") & ~pl.col("text").str.starts_with("%")
+@dataclass
+class _TagValues:
+    """The first value of one tag in each game of a chunk: a byte range, or a slow-path string."""
+
+    start: np.ndarray
+    length: np.ndarray
+    present: np.ndarray
+    slow: dict[int, str]  # game index (0-based) -> unescaped value
+
+
+def _scan(lines: ByteLines, line_offset: int, game_offset: int, escapes: bool, quotes: int
+          ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """One row per game of a chunk (first tag line, header block, typed tag values, move facts), and its preamble.
+
+    escapes: the chunk holds a backslash; quotes: how many '"' it holds.
+    """
+    arr, starts, ends = lines.arr, lines.starts, lines.ends
+    first = arr[starts]
+    content = starts
+    indented = np.flatnonzero(((first == SPACE) | (first == TAB)) & (starts < ends))
+    if len(indented):  # rare: lines that start with blanks
+        content = starts.copy()
+        for i in indented.tolist():
+            content[i] = ends[i] - len(bytes(arr[starts[i] : ends[i]]).lstrip(b" \t"))
+        first_content = arr[content]
+    else:
+        first_content = first
+    blank = content >= ends
+    tagish = ~blank & (first_content == _OPEN) & (arr[content + 1] != _PERCENT)
+    escape = first == _PERCENT
+    movetext = ~blank & ~tagish & ~escape
+
+    tag_lines = np.flatnonzero(tagish)
+    tag_of, value_start, value_end, slow_values = _tags(lines, tag_lines, content[tag_lines], ends[tag_lines].copy(), escapes, quotes)
+    game = _game_numbers(tagish, tag_lines, tag_of, lines.count)
+    games = int(game[-1]) if lines.count else 0
+    preamble = _preamble(lines, game, blank, escape, line_offset)
+    if games == 0:
+        return _empty_games(), preamble
+
+    first_line = np.flatnonzero(np.diff(game, prepend=0) > 0)
+    tag_game = game[tag_lines]
+    last_tag = tag_lines[np.searchsorted(tag_game, np.arange(1, games + 1), side="right") - 1]
+    values = _first_values(_first_rows(tag_of, tag_game, games), value_start, value_end, slow_values)
+    errors: dict[int, list[str]] = {}
+    malformed_at = np.flatnonzero(tag_of == _MALFORMED)
+    malformed_games, first_malformed = np.unique(tag_game[malformed_at], return_index=True)
+    for g, line in zip(malformed_games.tolist(), tag_lines[malformed_at[first_malformed]].tolist()):
+        errors.setdefault(g - 1, []).append(f"malformed tag line {line + 1 + line_offset}: {lines.text(line)}")
+    white_id = _int_values(lines, values["WhiteFideId"], "WhiteFideId", errors)
+    black_id = _int_values(lines, values["BlackFideId"], "BlackFideId", errors)
+    white_elo = _int_values(lines, values["WhiteElo"], "WhiteElo", errors)
+    black_elo = _int_values(lines, values["BlackElo"], "BlackElo", errors)
+    result = _strings(lines, values["Result"], trim=True)
+    frame = pl.DataFrame({
+        "source_line": pl.Series(first_line + 1 + line_offset, dtype=pl.Int64),
+        "position": pl.Series(np.arange(1, games + 1) + game_offset, dtype=pl.Int64).cast(pl.Utf8),
+        "raw_text": string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
+        "parse_error": _error_column(errors, games),
+        "Event": _strings(lines, values["Event"], trim=True),
+        "date": _date_values(lines, values["Date"]),
+        "event_start": _date_values(lines, values["EventDate"]),
+        "round": _round_values(lines, values["Round"]),
+        "white_id": white_id,
+        "black_id": black_id,
+        "white_name": _strings(lines, values["White"], trim=True),
+        "black_name": _strings(lines, values["Black"], trim=True),
+        "Result": result,
+        "TimeControl": _strings(lines, values["TimeControl"]),
+        "Termination": _strings(lines, values["Termination"]),
+        "white_rating": white_elo.cast(pl.Int32),
+        "black_rating": black_elo.cast(pl.Int32),
+    })
+    moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
+    return frame.with_columns(pl.Series("moves_known", moves_known), pl.Series("has_move", has_move)), preamble
+
+
+def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> np.ndarray:
+    """(games, len(TAGS)) index of the first tag line of each wanted tag in each game, -1 when absent.
+
+    A repeated tag does not overwrite the first one. Repeats are rare, so the table is filled in one
+    assignment and only the cells that several lines competed for are settled with a minimum.
+    """
+    rows = np.flatnonzero(tag_of >= 0)
+    cell = (tag_game[rows] - 1) * len(TAGS) + tag_of[rows]
+    table = np.full(games * len(TAGS), -1, dtype=np.int64)
+    table[cell] = rows
+    lost = table[cell] != rows
+    if lost.any():
+        contested = np.isin(cell, np.unique(cell[lost]))
+        table[cell[contested]] = np.iinfo(np.int64).max
+        np.minimum.at(table, cell[contested], rows[contested])
+    return table.reshape(games, len(TAGS))
+
+
+def _first_values(first_rows: np.ndarray, value_start: np.ndarray, value_end: np.ndarray,
+                  slow_values: dict[int, str]) -> dict[str, _TagValues]:
+    """Each wanted tag's value in every game, from the _first_rows table."""
+    present = first_rows >= 0
+    rows = np.where(present, first_rows, 0)
+    if len(value_start):
+        start = np.where(present, value_start[rows], 0)
+        length = np.where(present, value_end[rows] - start, 0)
+    else:
+        start = length = np.zeros(first_rows.shape, dtype=np.int64)
+    slow: list[dict[int, str]] = [{} for _ in TAGS]
+    if slow_values:
+        keys = np.fromiter(slow_values, dtype=np.int64, count=len(slow_values))
+        for g, index in zip(*np.nonzero(present & np.isin(first_rows, keys))):
+            slow[index][int(g)] = slow_values[int(first_rows[g, index])]
+            start[g, index] = length[g, index] = 0
+    return {
+        tag: _TagValues(start[:, index], length[:, index], present[:, index], slow[index])
+        for index, tag in enumerate(TAGS)
+    }
+
+
+def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = None, trim: bool = False) -> pl.Series:
+    """The values as strings (null where the tag is absent), for all games or the given rows.
+
+    trim: strip surrounding blanks, and make empty values null. The bytes show which values need
+    it (usually none), so only those are touched.
+    """
+    every = rows is None
+    rows = np.arange(len(values.present)) if every else rows
+    starts, lengths, present = values.start[rows], values.length[rows], values.present[rows].copy()
+    column = string_views(lines, starts, lengths)
+    fixes: dict[int, str | None] = {}
+    if values.slow:
+        position = {int(g): i for i, g in enumerate(rows.tolist())}
+        fixes = {position[g]: text for g, text in values.slow.items() if g in position}
+    if trim:
+        edges = lines.arr[np.stack([starts, starts + np.maximum(lengths, 1) - 1])]
+        blank_edge = ((edges == SPACE) | (edges == TAB)).any(axis=0)
+        for i in np.flatnonzero(present & ((lengths == 0) | blank_edge)).tolist():
+            fixes.setdefault(i, bytes(lines.arr[starts[i] : starts[i] + lengths[i]]).decode("utf-8"))
+        fixes = {i: (text.strip(" \t") or None) if text is not None else None for i, text in fixes.items()}
+    for i, text in fixes.items():
+        if text is None:
+            present[i] = False
+    kept = {i: text for i, text in fixes.items() if text is not None}
+    if kept:
+        column = column.scatter(list(kept), list(kept.values()))
+    if present.all():
+        return column
+    if not present.any():
+        return pl.repeat(None, len(rows), dtype=pl.Utf8, eager=True)
+    return column.set(pl.Series(~present), None)
+
+
+def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]) -> pl.Series:
+    """Id / Elo tags: digits are read from the bytes; 'missing' spellings are null; other text is an error."""
+    number, ok = parse_digits(lines.arr, values.start, values.length)
+    ok &= values.present & (number > 0)
+    for g in values.slow:
+        ok[g] = False
+    result = pl.Series(number).set(pl.Series(~ok), None) if not ok.all() else pl.Series(number)
+    odd = np.flatnonzero(values.present & ~ok)  # '0', '?', '', ' 1850 ', '1850.0', 'abc', escaped values
+    if len(odd):
+        text = blank_to_null(pl.col("text"))
+        present = text.is_not_null() & ~text.is_in(_MISSING)
+        checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
+            pl.when(present).then(parse_int(text)).alias("value"),
+            pl.when(present & parse_int(text).is_null()).then(pl.format(f"{label} {{}} is not a number", quoted(text))).alias("error"),
+        )
+        result = result.scatter(odd, checked["value"])
+        for g, message in zip(odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()):
+            errors.setdefault(g, []).append(message)
+    return result.alias(label)
+
+
+def _date_values(lines: ByteLines, values: _TagValues) -> pl.Series:
+    """'YYYY.MM.DD' read from the bytes; other spellings through parse_iso_date; '????.??.??' is null."""
+    days, ok = parse_ymd(lines.arr, values.start, values.length)
+    ok &= values.present
+    for g in values.slow:
+        ok[g] = False
+    result = pl.Series(days).cast(pl.Date)
+    result = result.set(pl.Series(~ok), None) if not ok.all() else result
+    odd = np.flatnonzero(values.present & ~ok)
+    if len(odd):
+        checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(parse_iso_date(pl.col("text"))).to_series()
+        result = result.scatter(odd, checked)
+    return result
+
+
+def _round_values(lines: ByteLines, values: _TagValues) -> pl.Series:
+    """The round number a Round tag starts with ('3.12' is round 3, board 12); null when it has none."""
+    number, ok = leading_digits(lines.arr, values.start, values.length)
+    ok &= values.present
+    for g in values.slow:
+        ok[g] = False
+    result = pl.Series(number, dtype=pl.Int64)
+    result = result.set(pl.Series(~ok), None) if not ok.all() else result
+    odd = np.flatnonzero(values.present & ~ok)  # leading blanks, escapes: the general rule
+    if len(odd):
+        checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
+            pl.col("text").str.extract(r"^\s*(\d+)", 1).cast(pl.Int64, strict=False)).to_series()
+        result = result.scatter(odd, checked)
+    return result.cast(pl.Int32, strict=False)
+
+
+def _error_column(errors: dict[int, list[str]], games: int) -> pl.Series:
+    """'; '-joined problems per game, null for the (usual) games without any."""
+    column = pl.repeat(None, games, dtype=pl.Utf8, eager=True)
+    if errors:
+        order = sorted(errors)
+        column = column.scatter(order, ["; ".join(errors[g]) for g in order])
+    return column
+
+
+def _tags(lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.ndarray, escapes: bool, quotes: int
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
+    """Per tag line: index in TAGS (-1 other tag, -2 malformed), value byte range, and slow-path values.
+
+    The fast path accepts '[Name "value"]' exactly; anything else (escapes, odd spacing, junk)
+    goes through a regular expression line by line, which real files rarely need.
+    """
+    arr = lines.arr
+    last = arr[end - 1]
+    for j in np.flatnonzero((last == SPACE) | (last == TAB)).tolist():  # rare: blanks after ']'
+        end[j] = begin[j] + len(bytes(arr[begin[j] : end[j]]).rstrip(b" \t"))
+        last[j] = arr[end[j] - 1]
+    name_begin = begin + 1
+    names = windows(arr, name_begin, _NAME_WINDOW)
+    is_space = names == SPACE
+    name_length = np.argmax(is_space, axis=1)
+    name_length[~is_space[np.arange(len(names)), name_length]] = _NAME_WINDOW  # no blank: a long name or junk
+    after = name_begin + name_length
+    value_start, value_end = after + 2, end - 2
+    fast = (
+        (name_length >= 1) & (name_length < _NAME_WINDOW) & (arr[after + 1] == _QUOTE)
+        & (last == _CLOSE) & (arr[end - 2] == _QUOTE) & (value_start <= value_end)
     )
-    if before.is_empty():
+    # A quote inside a value ('[Event "x"] [Site "y"]' read as one tag, or an unescaped quote) and
+    # backslash escapes go to the slow path. Usually the two quotes of each tag line are all the
+    # quotes of the chunk, which one count shows; otherwise the lines with more are found.
+    if quotes != 2 * int(fast.sum()):
+        quote_at = np.flatnonzero(arr == _QUOTE)
+        fast &= np.searchsorted(quote_at, end) - np.searchsorted(quote_at, begin) == 2
+    if escapes:
+        odd = np.zeros(lines.count + 1, dtype=bool)
+        odd[np.searchsorted(lines.starts, np.flatnonzero(arr == _BACKSLASH), side="right") - 1] = True
+        fast &= ~odd[tag_lines]
+
+    # Names up to 16 bytes as two words: a hash finds the candidate in TAGS, the words confirm it.
+    keep = KEEP_FIRST[name_length]
+    words = names.view("<u8")
+    low, high = words[:, 0] & keep[:, 0], words[:, 1] & keep[:, 1]
+    wanted = np.minimum(np.searchsorted(_WANTED_HASHES, _hash_word(low)), len(TAGS) - 1)
+    index = _WANTED_ORDER[wanted]
+    hit = fast & (_WANTED_LOW[index] == low) & (_WANTED_HIGH[index] == high)
+    tag_of = np.where(hit, index, _UNWANTED)
+    # Other tags must still be well-formed names (letters, digits, '_').
+    other = np.flatnonzero(fast & ~hit)
+    names_ok = np.all(_NAME_BYTES[windows(arr, name_begin[other], _NAME_WINDOW)]
+                      | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]), axis=1)
+    fast[other[~names_ok]] = False
+
+    slow_values: dict[int, str] = {}
+    for j in np.flatnonzero(~fast).tolist():
+        match = _TAG_LINE.fullmatch(bytes(arr[begin[j] : end[j]]).decode("utf-8"))
+        if match is None or _SECOND_TAG.search(match.group(2)):
+            tag_of[j] = _MALFORMED
+            continue
+        tag_of[j] = _TAG_INDEX.get(match.group(1), _UNWANTED)
+        if tag_of[j] >= 0:
+            slow_values[j] = match.group(2).replace('\\"', '"').replace("\\\\", "\\")
+    return tag_of, value_start, value_end, slow_values
+
+
+def _game_numbers(tagish: np.ndarray, tag_lines: np.ndarray, tag_of: np.ndarray, count: int) -> np.ndarray:
+    """Game number of every line (0 before the first game).
+
+    A game starts where a tag section starts; a second Event tag inside one section (games whose
+    tag sections touch without movetext or a blank line between them) starts another game.
+    """
+    if len(tag_lines) == 0:
+        return np.zeros(count, dtype=np.int64)
+    is_event = np.zeros(count, dtype=bool)
+    is_event[tag_lines[tag_of == _EVENT]] = True
+    section_start = tagish & ~np.concatenate([[False], tagish[:-1]])
+    section = np.cumsum(section_start)
+    events_so_far = np.cumsum(is_event)
+    section_first = np.flatnonzero(section_start)
+    before_section = events_so_far[section_first] - is_event[section_first]
+    in_section = events_so_far - np.where(section > 0, before_section[np.maximum(section - 1, 0)], 0)
+    return np.cumsum(section_start | (is_event & (in_section > 1)))
+
+
+def _move_facts(lines: ByteLines, game: np.ndarray, movetext: np.ndarray, content: np.ndarray, games: int,
+                result: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(moves_known, has_move) per game: movetext present, and at least one move in it.
+
+    Most games open their movetext with a numbered move ('1. e4'); only the others (no such
+    opening: comments first, a bare result, a '0-0' double forfeit) are cleaned and searched.
+    """
+    move_lines = np.flatnonzero(movetext & (game > 0))
+    move_game = game[move_lines]
+    moves_known = np.zeros(games, dtype=bool)
+    moves_known[move_game - 1] = True
+    has_move = np.zeros(games, dtype=bool)
+    if len(move_lines) == 0:
+        return moves_known, has_move
+    with_moves, first = np.unique(move_game, return_index=True)
+    first_lines = move_lines[first]
+    openings = string_views(lines, content[first_lines], lines.ends[first_lines] - content[first_lines])
+    quick = openings.str.contains(_OPENS_WITH_MOVE).to_numpy()
+    has_move[with_moves[quick] - 1] = True
+    unsure = with_moves[~quick]
+    if len(unsure):
+        texts: dict[int, list[str]] = {int(g): [] for g in unsure}
+        unsure_lines = move_lines[np.isin(move_game, unsure)]
+        for line, g in zip(unsure_lines.tolist(), game[unsure_lines].tolist()):
+            texts[g].append(lines.text(line))
+        checked = pl.DataFrame(
+            {"movetext": ["\n".join(texts[int(g)]) for g in unsure], "result": result.gather(unsure - 1)}
+        ).select(_has_move(pl.col("movetext"), blank_to_null(pl.col("result")))).to_series().to_numpy()
+        has_move[unsure - 1] = checked
+    return moves_known, has_move
+
+
+def _preamble(lines: ByteLines, game: np.ndarray, blank: np.ndarray, escape: np.ndarray, line_offset: int) -> pl.DataFrame | None:
+    """Text before the first tag section (or a file with no tags at all) is reported, never dropped."""
+    before = np.flatnonzero((game == 0) & ~blank & ~escape)
+    if len(before) == 0:
         return None
-    first = before.row(0, named=True)
     return pl.DataFrame(
         {
-            "source_line": [first["line_no"]], "position": ["preamble"],
-            "raw_text": ["\n".join(before["text"].head(20).to_list())],
-            "parse_error": [f"{before.height} line(s) of text outside any PGN tag section"],
+            "source_line": [int(before[0]) + 1 + line_offset], "position": ["preamble"],
+            "raw_text": ["\n".join(lines.text(line) for line in before[:20].tolist())],
+            "parse_error": [f"{len(before)} line(s) of text outside any PGN tag section"],
         },
         schema={"source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8},
     )
 
 
-def _games(lines: pl.DataFrame) -> pl.DataFrame:
-    """One row per game: first header line, header block, wanted tags, malformed tag lines, movetext."""
-    in_game = lines.filter(pl.col("game") > 0)
-    tag_line = pl.col("tagish")
-    malformed = tag_line & pl.col("tag_name").is_null()
-    movetext = ~tag_line & (pl.col("text").str.strip_chars() != "") & ~pl.col("text").str.starts_with("%")
-    return in_game.group_by("game", maintain_order=True).agg(
-        pl.col("line_no").filter(tag_line).first().alias("source_line"),
-        pl.col("text").filter(tag_line).str.join("\n").alias("raw_text"),
-        pl.col("line_no").filter(malformed).first().alias("malformed_line"),
-        pl.col("text").filter(malformed).first().alias("malformed_text"),
-        pl.col("text").filter(movetext).str.join("\n").alias("movetext"),
-        *[pl.col("tag_value").filter(pl.col("tag_name") == tag).first().alias(tag) for tag in TAGS],
-    )
+def _empty_games() -> pl.DataFrame:
+    """The per-game frame of a chunk without games (same columns as _scan's)."""
+    schema = {
+        "source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8, "Event": pl.Utf8,
+        "date": pl.Date, "event_start": pl.Date, "round": pl.Int32, "white_id": pl.Int64, "black_id": pl.Int64,
+        "white_name": pl.Utf8, "black_name": pl.Utf8, "Result": pl.Utf8, "TimeControl": pl.Utf8,
+        "Termination": pl.Utf8, "white_rating": pl.Int32, "black_rating": pl.Int32, "moves_known": pl.Boolean,
+        "has_move": pl.Boolean,
+    }
+    return pl.DataFrame(schema=schema)
 
 
 def _has_move(movetext: pl.Expr, result: pl.Expr) -> pl.Expr:
@@ -109,60 +483,41 @@ def _has_move(movetext: pl.Expr, result: pl.Expr) -> pl.Expr:
     return cleaned.str.contains(r"[A-Za-z]|0-0")
 
 
-def _side_int(tag: str, label: str, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
-    """(value, error) of an id/Elo tag: missing spellings -> null; other non-numbers -> error."""
-    text = blank_to_null(pl.col(tag))
-    present = text.is_not_null() & ~text.is_in(_MISSING)
-    value = pl.when(present).then(parse_int(text, dtype))
-    error = pl.when(present & value.is_null()).then(pl.format(f"{label} {{}} is not a number", quoted(text)))
-    return value, error
+def _per_distinct(frame: pl.DataFrame, column: str, exprs: dict[str, pl.Expr]) -> pl.DataFrame:
+    """Evaluate expressions of one low-cardinality column once per distinct value, then join them back."""
+    distinct = frame.select(pl.col(column).unique()).with_columns(**exprs)
+    return frame.join(distinct, on=column, how="left", nulls_equal=True, maintain_order="left")
 
 
 def _records(games: pl.DataFrame, event_key: str) -> pl.DataFrame:
-    white_id, white_id_error = _side_int("WhiteFideId", "WhiteFideId", pl.Int64)
-    black_id, black_id_error = _side_int("BlackFideId", "BlackFideId", pl.Int64)
-    white_elo, white_elo_error = _side_int("WhiteElo", "WhiteElo", pl.Int32)
-    black_elo, black_elo_error = _side_int("BlackElo", "BlackElo", pl.Int32)
-    result = blank_to_null(pl.col("Result")).replace({"½-½": "1/2-1/2"})
+    """Record columns from the typed per-game values: event id, result, unplayed, time control."""
     base, increment = parse_time_control(pl.col("TimeControl"))
-    termination = pl.col("Termination").str.to_lowercase().fill_null("")
+    event = pl.col("Event")  # already stripped, empty -> null
+    named_event = event.is_not_null() & (event != "?")
+    # Event, Result, TimeControl and Termination repeat across a file: work on their distinct values.
+    games = _per_distinct(games, "TimeControl", {
+        "tc_base_seconds": base,
+        "tc_increment_seconds": increment,
+        "time_control": classify_time_control(base, increment),
+    })
+    games = _per_distinct(games, "Event", {
+        # Events are named per file: the same Event name in another federation's file is another event.
+        "event_id": pl.when(named_event).then(pl.format("{}#{}", pl.lit(event_key), event)).otherwise(pl.lit(event_key)),
+    })
+    games = _per_distinct(games, "Result", {"result": pl.col("Result").replace({"½-½": "1/2-1/2"})})
+    games = _per_distinct(games, "Termination", {
+        "_forfeit": pl.col("Termination").str.to_lowercase().fill_null("").str.contains("forfeit|unplayed"),
+    })
+    result = pl.col("result")
     # Without movetext (exports that strip moves, like the FWWRC file) the move count is unknown: assume played.
-    moves_known = pl.col("movetext") != ""
-    no_moves = moves_known & ~_has_move(pl.col("movetext"), result)
+    no_moves = pl.col("moves_known") & ~pl.col("has_move")
     unplayed = (
-        pl.when(termination.str.contains("forfeit|unplayed")).then(pl.lit("forfeit"))
+        pl.when(pl.col("_forfeit")).then(pl.lit("forfeit"))
         .when(no_moves & result.is_in(["1-0", "0-1", "0-0"])).then(pl.lit("forfeit"))
         .when(no_moves).then(pl.lit("under-one-move"))
     )
-    event = blank_to_null(pl.col("Event"))
-    named_event = event.is_not_null() & (event != "?")
-    records = games.select(
-        "source_line",
-        pl.col("game").cast(pl.Utf8).alias("position"),
-        "raw_text",
-        join_errors(
-            pl.when(pl.col("malformed_line").is_not_null()).then(
-                pl.format("malformed tag line {}: {}", pl.col("malformed_line"), pl.col("malformed_text"))),
-            white_id_error, black_id_error, white_elo_error, black_elo_error,
-        ).alias("parse_error"),
-        # Events are named per file: the same Event name in another federation's file is another event.
-        pl.when(named_event).then(pl.format("{}#{}", pl.lit(event_key), event)).otherwise(pl.lit(event_key)).alias("event_id"),
-        parse_iso_date(pl.col("EventDate")).alias("event_start"),
-        parse_iso_date(pl.col("Date")).alias("date"),
-        pl.col("Round").str.extract(r"^\s*(\d+)", 1).cast(pl.Int32, strict=False).alias("round"),
-        white_id.alias("white_id"),
-        black_id.alias("black_id"),
-        blank_to_null(pl.col("White")).alias("white_name"),
-        blank_to_null(pl.col("Black")).alias("black_name"),
-        result.alias("result"),
+    return games.with_columns(
         unplayed.alias("unplayed"),
-        base.alias("tc_base_seconds"),
-        increment.alias("tc_increment_seconds"),
-        white_elo.alias("white_rating"),
-        black_elo.alias("black_rating"),
-    )
-    # No EventDate: the event started on its earliest game date in this file.
-    return records.with_columns(
+        # No EventDate: the event started on its earliest game date in this file.
         pl.coalesce(pl.col("event_start"), pl.col("date").min().over("event_id")).alias("event_start"),
-        classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")).alias("time_control"),
-    )
+    ).drop("Event", "Result", "TimeControl", "Termination", "_forfeit", "moves_known", "has_move")

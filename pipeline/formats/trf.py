@@ -1,9 +1,16 @@
-"""FIDE Tournament Report File (TRF16 / TRF-2026) -> one raw record per pairing or unpaired round cell."""
+"""FIDE Tournament Report File (TRF16 / TRF-2026) -> one raw record per pairing or unpaired round cell.
+
+Many files are parsed in one batch (one set of Polars operations keyed by file), so a month of
+small tournament files costs about as much as one large file.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import date
 
+import numpy as np
 import polars as pl
 
 from pipeline.formats.common import (
@@ -26,9 +33,15 @@ ID = (57, 11)          # columns 58-68
 FIRST_CELL = 91        # column 92: round 1's opponent rank
 CELL_STEP = 10         # each round adds 10 columns
 CELL_WIDTH = 8         # opponent (4), blank, colour, blank, result
+# Longer events do not exist (a double round robin of 100 players has 198 rounds); a longer 001
+# line is junk, and is reported instead of being cut into thousands of "rounds".
+MAX_ROUNDS = 200
+MAX_LINE = FIRST_CELL + CELL_STEP * MAX_ROUNDS
 
 # A record starts with a three-digit tag (or a JaVaFo XX? extension) and a blank.
 TRF_TAG = re.compile(r"^(?:\d{3}|XX[A-Z])(?: |$)")
+# TRF-2026 National Rating Support records: a federation code instead of '001', then a starting rank.
+NRS_TAG = r"^[A-Z]{3} [ \d]{3}\d"
 
 # Result code pairs that agree, seen from the lower-ranked side and then its opponent.
 COMPLEMENTARY = {
@@ -43,6 +56,20 @@ PAIRED_CODES = PLAYED_CODES + FORFEIT_CODES + UNDER_ONE_MOVE_CODES
 # White's code -> result from White's view (forfeits in the usual +/- notation).
 WHITE_VIEW = {"1": "1-0", "=": "1/2-1/2", "0": "0-1", "W": "1-0", "D": "1/2-1/2", "L": "0-1", "+": "+-", "-": "-+"}
 
+_LINE_SCHEMA = {"file": pl.Int32, "line_no": pl.Int64, "text": pl.Utf8}
+_RECORD_SCHEMA = {"file": pl.Int32, "source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8,
+                  "parse_error": pl.Utf8, "event_id": pl.Utf8}
+
+
+@dataclass
+class TrfHeader:
+    """The tournament tags a record needs: start date, round dates, round count, encoded time control."""
+
+    start: date | None
+    round_dates: list[date | None]
+    rounds_tag: int
+    tc: tuple[int | None, int | None]  # base and increment seconds of tag 222
+
 
 def is_trf_text(text: str) -> bool:
     """True when the first meaningful line is a TRF record (used for .txt dumps)."""
@@ -55,77 +82,132 @@ def is_trf_text(text: str) -> bool:
 
 def parse_trf(text: str, event_id: str) -> pl.DataFrame:
     """Records of one TRF file (columns of common.RECORD_COLUMNS; position = round, or 'line')."""
-    lines = pl.DataFrame({"text": split_lines(text)}, schema={"text": pl.Utf8}).with_row_index("line_no", offset=1)
-    lines = lines.with_columns(pl.col("line_no").cast(pl.Int64))
-    header = _header(lines)
-    players = lines.filter(pl.col("text").str.starts_with("001"))
-    if players.is_empty():
-        return _no_player_records(lines, event_id)
+    return parse_trf_batch([text], [event_id]).drop("file")
 
-    players = _player_fields(players)
-    rounds = max(_rounds_in_lines(players), len(header["round_dates"]), header["rounds_tag"])
-    cells = _cells(players.filter(pl.col("rank_ok")), rounds)
+
+def parse_trf_batch(texts: list[str], event_ids: list[str]) -> pl.DataFrame:
+    """Records of many TRF files at once, with a 'file' column: the index of the text in `texts`."""
+    sizes = []
+    all_lines: list[str] = []
+    for text in texts:
+        lines = split_lines(text)
+        sizes.append(len(lines))
+        all_lines.extend(lines)
+    lines = pl.DataFrame({"text": all_lines}, schema={"text": pl.Utf8}).with_columns(
+        pl.Series("file", np.repeat(np.arange(len(texts), dtype=np.int32), sizes)),
+    )
+    lines = lines.with_columns(
+        (pl.int_range(pl.len(), dtype=pl.Int64).over("file") + 1).alias("line_no")
+    ).select(list(_LINE_SCHEMA))
+    files = pl.DataFrame({"file": range(len(texts)), "event_id": event_ids}, schema={"file": pl.Int32, "event_id": pl.Utf8})
+    headers = _headers(lines, len(texts))
+
+    players = _player_fields(lines.filter(pl.col("text").str.starts_with("001")))
+    without_players = files.join(players.select("file").unique(), on="file", how="anti")
+    rounds = _rounds(players, headers)
+    usable = players.filter(pl.col("rank_ok"))
+    cells = _cells(usable, rounds)
     records = pl.concat(
-        [_bad_line_records(players), _bye_records(cells), _pairing_records(cells)],
+        [
+            _bad_line_records(players),
+            _junk_records(lines),
+            _nrs_records(lines, players),
+            _bye_records(cells),
+            _pairing_records(cells),
+        ],
         how="diagonal_relaxed",
     )
-    round_dates = pl.DataFrame(
-        {"round": list(range(1, len(header["round_dates"]) + 1)), "date": header["round_dates"]},
-        schema={"round": pl.Int32, "date": pl.Date},
-    )
-    base, increment = header["tc"]
-    # Tag 042 is free text in old files; when it cannot be read, round 1's date is the start.
-    known_dates = [day for day in header["round_dates"] if day is not None]
-    start = header["start"] or (min(known_dates) if known_dates else None)
-    records = records.join(round_dates, on="round", how="left").with_columns(
-        pl.lit(event_id).alias("event_id"),
-        pl.lit(start, dtype=pl.Date).alias("event_start"),
-        pl.lit(base, dtype=pl.Int32).alias("tc_base_seconds"),
-        pl.lit(increment, dtype=pl.Int32).alias("tc_increment_seconds"),
-    )
-    # TRF dumps are standard-rated events unless the TRF-2026 encoded time control (tag 222) says otherwise.
-    records = records.with_columns(
-        classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")).fill_null("classical").alias("time_control")
-    )
-    return records.sort("source_line", "round", nulls_last=False)
+    records = _with_file_facts(records, files, headers)
+    empty = _no_player_records(lines, without_players)
+    if not empty.is_empty():
+        records = pl.concat([records, empty], how="diagonal_relaxed")
+    return records.sort("file", "source_line", "round", nulls_last=False)
 
 
 # -- header ----------------------------------------------------------------------------------------
-def _header(lines: pl.DataFrame) -> dict:
-    """Tournament tags used for records: start date, round dates, round count, encoded time control."""
-    tags = lines.filter(pl.col("text").str.contains(r"^(?:\d{3}|XXR)(?: |$)"))
-    first: dict[str, str] = {}
-    for text in tags["text"].to_list():
-        first.setdefault(text[:3], text)
-    start = parse_free_date(first.get("042", "")[4:])
-    round_dates = []
-    dates_line = first.get("132", "")
-    position = FIRST_CELL
-    while position < len(dates_line):
-        round_dates.append(parse_free_date(dates_line[position : position + CELL_STEP].strip()))
-        position += CELL_STEP
-    rounds_tag = 0
-    for key in ("142", "XXR"):
-        match = re.match(r"\s*(\d+)", first.get(key, "")[4:])
-        if match:
-            rounds_tag = max(rounds_tag, int(match.group(1)))
-    tc_text = first.get("222", "")[4:].strip()
-    tc = (None, None)
-    if tc_text:
-        base, increment = parse_time_control(pl.lit(tc_text))
-        tc = tuple(pl.select(base, increment).row(0))
-    return {"start": start, "round_dates": round_dates, "rounds_tag": rounds_tag, "tc": tc}
+def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
+    """Per file: the first of each tag that matters (042, 132, 142, XXR, 222), parsed in Python (a few per file)."""
+    tags = lines.filter(pl.col("text").str.contains(r"^(?:042|132|142|222|XXR)(?: |$)"))
+    tags = tags.with_columns(pl.col("text").str.slice(0, 3).alias("tag")).unique(["file", "tag"], keep="first", maintain_order=True)
+    first: list[dict[str, str]] = [{} for _ in range(count)]
+    for file, tag, text in tags.select("file", "tag", "text").iter_rows():
+        first[file][tag] = text
+    headers = []
+    time_controls: dict[str, tuple] = {}
+    for tags_of_file in first:
+        round_dates = _round_dates(tags_of_file.get("132", ""))
+        rounds_tag = 0
+        for key in ("142", "XXR"):
+            match = re.match(r"\s*(\d+)", tags_of_file.get(key, "")[4:])
+            if match:
+                rounds_tag = max(rounds_tag, min(int(match.group(1)), MAX_ROUNDS))
+        tc_text = tags_of_file.get("222", "")[4:].strip()
+        if tc_text and tc_text not in time_controls:
+            base, increment = parse_time_control(pl.lit(tc_text))
+            time_controls[tc_text] = tuple(pl.select(base, increment).row(0))
+        headers.append(TrfHeader(
+            start=parse_free_date(tags_of_file.get("042", "")[4:]),
+            round_dates=round_dates,
+            rounds_tag=rounds_tag,
+            tc=time_controls.get(tc_text, (None, None)),
+        ))
+    return headers
 
 
-def _no_player_records(lines: pl.DataFrame, event_id: str) -> pl.DataFrame:
-    """A TRF without any 001 record holds no games; report it once so the dump stays visible."""
-    first_line = lines["text"].head(1).to_list() or [""]
-    return pl.DataFrame(
+_DATE_TOKEN = re.compile(r"\d{2,4}[/.-]\d{1,2}[/.-]\d{1,2}")
+
+
+def _round_dates(line: str) -> list[date | None]:
+    """Tag 132: round r's date in columns 92 + 10 (r - 1) (YY/MM/DD in TRF16).
+
+    When the dates do not sit in those columns (wider YYYY/MM/DD dates, other spacing), they are
+    taken in order of appearance instead.
+    """
+    cells = [line[position : position + CELL_STEP].strip() for position in range(FIRST_CELL, min(len(line), MAX_LINE), CELL_STEP)]
+    dates = [parse_free_date(cell) for cell in cells]
+    if all(day is not None or not cell for cell, day in zip(cells, dates)):
+        return dates
+    return [parse_free_date(token) for token in _DATE_TOKEN.findall(line[4:])][:MAX_ROUNDS]
+
+
+def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[TrfHeader]) -> pl.DataFrame:
+    """Event id, start, round dates and time control of each record's file."""
+    round_dates = pl.DataFrame(
         {
-            "source_line": [1], "position": ["file"], "raw_text": [first_line[0]],
-            "parse_error": ["TRF file has no 001 player records"], "event_id": [event_id],
+            "file": [f for f, header in enumerate(headers) for _ in header.round_dates],
+            "round": [r + 1 for header in headers for r in range(len(header.round_dates))],
+            "date": [day for header in headers for day in header.round_dates],
         },
-        schema={"source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8, "event_id": pl.Utf8},
+        schema={"file": pl.Int32, "round": pl.Int32, "date": pl.Date},
+    )
+    facts = files.with_columns(
+        # Tag 042 is free text in old files; when it cannot be read, the earliest round date is the start.
+        pl.Series("event_start", [header.start or min((d for d in header.round_dates if d), default=None) for header in headers],
+                  dtype=pl.Date),
+        pl.Series("tc_base_seconds", [header.tc[0] for header in headers], dtype=pl.Int32),
+        pl.Series("tc_increment_seconds", [header.tc[1] for header in headers], dtype=pl.Int32),
+    )
+    records = records.drop("event_id", strict=False).join(facts, on="file", how="left").join(
+        round_dates, on=["file", "round"], how="left"
+    )
+    # TRF dumps are standard-rated events unless the TRF-2026 encoded time control (tag 222) says otherwise.
+    return records.with_columns(
+        classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")).fill_null("classical").alias("time_control")
+    )
+
+
+def _no_player_records(lines: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
+    """A TRF without any 001 record holds no games; report it once so the dump stays visible."""
+    if files.is_empty():
+        return pl.DataFrame(schema=_RECORD_SCHEMA)
+    first_lines = lines.filter(pl.col("line_no") == 1).select("file", pl.col("text").alias("raw_text"))
+    return files.join(first_lines, on="file", how="left").select(
+        "file",
+        pl.lit(1, dtype=pl.Int64).alias("source_line"),
+        pl.lit("file").alias("position"),
+        pl.col("raw_text").fill_null(""),
+        pl.lit("TRF file has no 001 player records").alias("parse_error"),
+        "event_id",
     )
 
 
@@ -142,18 +224,22 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
         _field(NAME).alias("name"),
         _field(RATING).alias("rating_text"),
         _field(ID).alias("id_text"),
+        pl.col("text").str.strip_chars_end().str.len_chars().alias("length"),
     ).with_columns(
         parse_int(pl.col("rank_text"), pl.Int32).alias("rank"),
         parse_int(pl.col("rating_text"), pl.Int32).alias("rating_value"),
         parse_int(pl.col("id_text"), pl.Int64).alias("id_value"),
     )
-    duplicated = pl.col("rank").is_not_null() & pl.col("rank").is_duplicated()
+    duplicated = pl.col("rank").is_not_null() & pl.col("rank").is_duplicated().over("file")
+    too_long = pl.col("length") > MAX_LINE
     return players.with_columns(
         # 0 / 0000 in the rating or id columns means "none" in the files seen in the wild.
         pl.when(pl.col("rating_value") > 0).then(pl.col("rating_value")).alias("rating"),
         pl.when(pl.col("id_value") > 0).then(pl.col("id_value")).alias("fide_id"),
-        (pl.col("rank").is_not_null() & (pl.col("rank") > 0) & ~duplicated).alias("rank_ok"),
-        pl.when(pl.col("rank").is_null() | (pl.col("rank") <= 0))
+        (pl.col("rank").is_not_null() & (pl.col("rank") > 0) & ~duplicated & ~too_long).alias("rank_ok"),
+        pl.when(too_long)
+        .then(pl.format(f"001 record is {{}} characters long; {MAX_ROUNDS} rounds end at column {MAX_LINE}", pl.col("length")))
+        .when(pl.col("rank").is_null() | (pl.col("rank") <= 0))
         .then(pl.format("starting rank {} (columns 5-8) is not a positive number", quoted(pl.col("rank_text").fill_null(""))))
         .when(duplicated)
         .then(pl.format("starting rank {} is used by more than one 001 line", pl.col("rank")))
@@ -165,15 +251,24 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _rounds_in_lines(players: pl.DataFrame) -> int:
-    """Rounds = the furthest non-blank round cell on any 001 line."""
-    longest = players.select(pl.col("text").str.strip_chars_end().str.len_chars().max()).item() or 0
-    return max(0, -(-(longest - FIRST_CELL) // CELL_STEP))
+def _rounds(players: pl.DataFrame, headers: list[TrfHeader]) -> pl.DataFrame:
+    """Rounds per file: the furthest round cell on a usable 001 line, or what the header says, if more."""
+    from_lines = players.filter(pl.col("rank_ok")).group_by("file").agg(
+        ((pl.col("length").max() - FIRST_CELL + CELL_STEP - 1) // CELL_STEP).clip(0, MAX_ROUNDS).alias("from_lines")
+    )
+    from_header = pl.DataFrame(
+        {"file": range(len(headers)), "from_header": [max(len(h.round_dates), h.rounds_tag) for h in headers]},
+        schema={"file": pl.Int32, "from_header": pl.Int32},
+    )
+    return from_header.join(from_lines, on="file", how="left").select(
+        "file", pl.max_horizontal(pl.col("from_header"), pl.col("from_lines").fill_null(0)).cast(pl.Int32).alias("rounds")
+    )
 
 
 def _bad_line_records(players: pl.DataFrame) -> pl.DataFrame:
     """One unparseable record per 001 line whose starting rank is unusable (its cells cannot be paired)."""
     return players.filter(~pl.col("rank_ok")).select(
+        "file",
         pl.col("line_no").alias("source_line"),
         pl.lit("line").alias("position"),
         pl.col("text").alias("raw_text"),
@@ -184,18 +279,71 @@ def _bad_line_records(players: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _junk_records(lines: pl.DataFrame) -> pl.DataFrame:
+    """Lines that are no TRF record at all (not a tag, an NRS record or a ### comment): reported, not skipped.
+
+    Unknown three-character tags are ignored, as the format asks; text that starts otherwise (an
+    indented 001 record, stray prose) would otherwise vanish without a trace.
+    """
+    junk = lines.filter(
+        (pl.col("text").str.strip_chars() != "")
+        & ~pl.col("text").str.contains(r"^(?:\d{3}|XX[A-Z]|[A-Z]{3})(?: |$)")
+        & ~pl.col("text").str.starts_with("###")
+    )
+    return junk.select(
+        "file",
+        pl.col("line_no").alias("source_line"),
+        pl.lit("line").alias("position"),
+        pl.col("text").alias("raw_text"),
+        pl.lit("not a TRF record (a record starts with a three-character tag and a blank, e.g. '001 ')").alias("parse_error"),
+    )
+
+
+def _nrs_records(lines: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+    """TRF-2026 National Rating Support lines are player data, not games: only broken ones become records.
+
+    A valid NRS line links by starting rank (columns 5-8) to a 001 line of the same file and carries
+    the national rating (49-52) and id (58-68); one that links to no player, or has unreadable
+    numbers, is reported so the federation can fix it.
+    """
+    nrs = lines.filter(pl.col("text").str.contains(NRS_TAG) & ~pl.col("text").str.starts_with("XX"))
+    if nrs.is_empty():
+        return pl.DataFrame(schema=_RECORD_SCHEMA)
+    nrs = nrs.with_columns(
+        _field(RANK).alias("rank_text"), _field(RATING).alias("rating_text"), _field(ID).alias("id_text"),
+    ).with_columns(parse_int(pl.col("rank_text"), pl.Int32).alias("rank"))
+    known = players.filter(pl.col("rank_ok")).select("file", "rank", pl.lit(True).alias("linked"))
+    nrs = nrs.join(known, on=["file", "rank"], how="left")
+    problem = join_errors(
+        pl.when(pl.col("linked").is_null()).then(
+            pl.format("NRS record {}: starting rank {} (columns 5-8) has no 001 record", pl.col("text").str.slice(0, 3),
+                      quoted(pl.col("rank_text").fill_null("")))),
+        int_error(pl.col("rating_text"), "national rating (columns 49-52)", pl.Int32),
+        int_error(pl.col("id_text"), "national id (columns 58-68)"),
+    )
+    return nrs.with_columns(problem.alias("parse_error")).filter(pl.col("parse_error").is_not_null()).select(
+        "file",
+        pl.col("line_no").alias("source_line"),
+        pl.lit("nrs").alias("position"),
+        pl.col("text").alias("raw_text"),
+        "parse_error",
+    )
+
+
 # -- round cells -----------------------------------------------------------------------------------
-def _cells(players: pl.DataFrame, rounds: int) -> pl.DataFrame:
+def _cells(players: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     """One row per (player line, round): the 8-character cell and its opponent, colour and result."""
-    if rounds == 0:
-        return players.select("line_no").clear().with_columns(pl.lit(None, pl.Int32).alias("round"))
+    players = players.join(rounds, on="file", how="left").with_row_index("player_row")
+    # At least one (possibly empty) slice, so that an event without rounds still has every column.
+    most = max(1, int(players["rounds"].max() or 0) if players.height else 0)
+    columns = ["file", "player_row", "line_no", "text", "rank", "name", "rating", "fide_id", "line_error"]
     per_round = [
-        players.select(
-            "line_no", "text", "rank", "name", "rating", "fide_id", "line_error",
+        players.filter(pl.col("rounds") >= r).select(
+            *columns,
             pl.lit(r, dtype=pl.Int32).alias("round"),
             pl.col("text").str.slice(FIRST_CELL + CELL_STEP * (r - 1), CELL_WIDTH).str.pad_end(CELL_WIDTH).alias("cell"),
         )
-        for r in range(1, rounds + 1)
+        for r in range(1, most + 1)
     ]
     cells = pl.concat(per_round).with_columns(
         blank_to_null(pl.col("cell").str.slice(0, 4)).alias("opponent_text"),
@@ -204,15 +352,50 @@ def _cells(players: pl.DataFrame, rounds: int) -> pl.DataFrame:
         (pl.col("cell").str.strip_chars() == "").alias("blank"),
     ).with_columns(parse_int(pl.col("opponent_text"), pl.Int32).alias("opponent"))
     paired = pl.col("opponent").is_not_null() & (pl.col("opponent") > 0)
-    return cells.with_columns(
+    cells = cells.with_columns(
         pl.when(pl.col("blank")).then(pl.lit("blank"))
         .when(pl.col("opponent_text").is_not_null() & pl.col("opponent").is_null()).then(pl.lit("bad"))
         .when(paired).then(pl.lit("paired"))
         .otherwise(pl.lit("bye"))
         .alias("kind"),
-        # A player who was never paired (e.g. a dummy 'spielfrei' line) has no rounds to account for.
-        (paired | (pl.col("opponent_text").is_not_null() & pl.col("opponent").is_null())).any().over("line_no").alias("ever_paired"),
     )
+    # A player who was never paired (e.g. a dummy 'spielfrei' line) has no rounds to account for.
+    row = cells["player_row"].to_numpy()
+    pairing_like = cells.select(pl.col("kind").is_in(["paired", "bad"])).to_series().to_numpy()
+    ever = np.bincount(row, weights=pairing_like, minlength=players.height) > 0
+    return cells.with_columns(pl.Series("ever_paired", ever[row]), _partner_cells(players, cells))
+
+
+def _partner_cells(players: pl.DataFrame, cells: pl.DataFrame) -> pl.Series:
+    """Row in `cells` of the opponent's cell for the same round (null: no opponent, or no such rank).
+
+    Index arithmetic instead of a join on (file, rank, round): players are numbered, each file's
+    ranks map to player numbers through a dense table, and each player's cells sit at fixed offsets.
+    """
+    player_rounds = players["rounds"].fill_null(0).to_numpy().astype(np.int64)
+    player_file = players["file"].to_numpy().astype(np.int64)
+    player_rank = players["rank"].to_numpy().astype(np.int64)
+    files = int(player_file.max()) + 1 if len(player_file) else 0
+    # Each player's cells start at cell_base[player] (rounds 1..rounds of the player's file).
+    cell_base = np.zeros(len(player_rounds), dtype=np.int64)
+    np.cumsum(player_rounds[:-1], out=cell_base[1:])
+    row, round_index = cells["player_row"].to_numpy().astype(np.int64), cells["round"].to_numpy().astype(np.int64) - 1
+    cell_of = np.full(int(player_rounds.sum()), -1, dtype=np.int64)
+    cell_of[cell_base[row] + round_index] = np.arange(len(row))
+    # Starting rank -> player number, per file: ranks of file f sit at rank_base[f] + rank.
+    max_rank = np.zeros(files, dtype=np.int64)
+    np.maximum.at(max_rank, player_file, player_rank)
+    rank_base = np.zeros(files + 1, dtype=np.int64)
+    np.cumsum(max_rank + 1, out=rank_base[1:])
+    rank_table = np.full(int(rank_base[-1]), -1, dtype=np.int64)
+    rank_table[rank_base[player_file] + player_rank] = np.arange(len(player_rank))
+    file = cells["file"].to_numpy().astype(np.int64)
+    opponent = cells["opponent"].fill_null(0).to_numpy().astype(np.int64)
+    valid = (opponent > 0) & (opponent <= max_rank[file])
+    partner = np.where(valid, rank_table[np.where(valid, rank_base[file] + opponent, 0)], -1)
+    found = partner >= 0
+    partner_cell = np.where(found, cell_of[np.where(found, cell_base[partner] + round_index, 0)], -1)
+    return pl.Series("partner_cell", partner_cell).replace(-1, None)
 
 
 def _raw_cell_text(own_rank: pl.Expr, own_cell: pl.Expr, opponent_rank: pl.Expr, opponent_cell: pl.Expr) -> pl.Expr:
@@ -231,6 +414,7 @@ def _bye_records(cells: pl.DataFrame) -> pl.DataFrame:
     )
     code = pl.when(pl.col("code").str.strip_chars() == "").then(pl.lit("Z")).otherwise(pl.col("code"))
     return unpaired.select(
+        "file",
         pl.col("line_no").alias("source_line"),
         pl.col("round").cast(pl.Utf8).alias("position"),
         pl.col("round"),
@@ -252,33 +436,28 @@ def _bye_records(cells: pl.DataFrame) -> pl.DataFrame:
 def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
     """One record per pairing, from the lower rank's line; disagreeing sides become parse errors."""
     paired = cells.filter(pl.col("kind") == "paired")
-    partner = cells.select(
-        pl.col("rank").alias("opponent"),
-        "round",
-        pl.col("opponent").alias("p_opponent"),
-        pl.col("cell").alias("p_cell"),
-        pl.col("colour").alias("p_colour"),
-        pl.col("code").alias("p_code"),
-        pl.col("name").alias("p_name"),
-        pl.col("rating").alias("p_rating"),
-        pl.col("fide_id").alias("p_fide_id"),
-        pl.col("line_error").alias("p_line_error"),
-    )
-    joined = paired.join(partner, on=["opponent", "round"], how="left")
+    partner_columns = {
+        "opponent": "p_opponent", "cell": "p_cell", "colour": "p_colour", "code": "p_code", "name": "p_name",
+        "rating": "p_rating", "fide_id": "p_fide_id", "line_error": "p_line_error",
+    }
+    partner_cell = paired["partner_cell"]
+    has_partner = partner_cell.is_not_null()
+    partner = cells.select(list(partner_columns)).rename(partner_columns)[partner_cell.fill_null(0)]
+    joined = pl.concat([paired, partner.select(pl.when(has_partner).then(pl.all()).name.keep())], how="horizontal")
     points_back = pl.col("p_opponent").fill_null(-1) == pl.col("rank")
     self_paired = pl.col("opponent") == pl.col("rank")
     # The higher rank's line stays silent only when the lower rank's line will report the pairing.
     emitted = joined.filter((pl.col("rank") < pl.col("opponent")) | ~points_back | self_paired)
 
     own, other = pl.col("code"), pl.col("p_code")
-    pair_ok = pl.lit(False)
-    for a, b in COMPLEMENTARY:
-        pair_ok = pair_ok | ((own == a) & (other == b))
+    pair_ok = pl.concat_str([own, other]).is_in([a + b for a, b in COMPLEMENTARY])
     known_colour = pl.col("colour").is_in(["w", "b"]) & pl.col("p_colour").is_in(["w", "b"])
     # A played game needs one White and one Black; an unplayed pairing only must not have two of either.
     same_colour = known_colour & (pl.col("colour") == pl.col("p_colour"))
     colours_ok = pl.when(own.is_in(PLAYED_CODES)).then(known_colour & ~same_colour).otherwise(~same_colour)
 
+    valid_codes = own.is_in(PAIRED_CODES) & other.is_in(PAIRED_CODES)
+    agree = ~self_paired & pl.col("p_cell").is_not_null() & points_back & valid_codes & pair_ok & colours_ok
     disagreement = (
         pl.when(self_paired).then(pl.format("round {}: rank {} is paired against itself", pl.col("round"), pl.col("rank")))
         .when(pl.col("p_cell").is_null()).then(
@@ -295,6 +474,12 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
             pl.format("round {}: colours disagree ({} has {}, {} has {})", pl.col("round"), pl.col("rank"),
                       quoted(pl.col("colour")), pl.col("opponent"), quoted(pl.col("p_colour"))))
     )
+    emitted = emitted.with_columns(agree.fill_null(False).alias("_agree"))
+    # Messages are built only for the (few) pairings whose sides disagree.
+    emitted = pl.concat([
+        emitted.filter(pl.col("_agree")).with_columns(pl.lit(None, dtype=pl.Utf8).alias("disagreement")),
+        emitted.filter(~pl.col("_agree")).with_columns(disagreement.alias("disagreement")),
+    ])
     own_is_white = (pl.col("colour") == "w") | (~pl.col("colour").is_in(["w", "b"]) & (pl.col("p_colour") != "w"))
     white_code = pl.when(own_is_white).then(own).otherwise(other)
 
@@ -314,7 +499,8 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
         pl.when(own.is_in(FORFEIT_CODES)).then(pl.lit("forfeit"))
         .when(own.is_in(UNDER_ONE_MOVE_CODES)).then(pl.lit("under-one-move"))
     )
-    return emitted.with_columns(disagreement.alias("disagreement")).select(
+    return emitted.select(
+        "file",
         pl.col("line_no").alias("source_line"),
         pl.col("round").cast(pl.Utf8).alias("position"),
         pl.col("round"),

@@ -1,0 +1,280 @@
+"""FIDE rating-list files (fixed-width TXT layouts A-F) -> FideList rows, plus every line that could not be used."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from pipeline.formats.common import UnreadableDump, decode_text, parse_int, quoted, split_lines
+from schemas.fide_list import FideList
+from schemas.util import conform, polars_schema
+
+# 0-based half-open slices of each layout (reference section 3.2). 'rating', 'games', 'k' are the
+# per-type lists' own columns, renamed to the file's rating type when the file is read.
+LAYOUTS: dict[str, dict[str, tuple[int, int]]] = {
+    "A": {
+        "player_id": (0, 15), "name": (15, 76), "federation": (76, 80), "sex": (80, 84), "title": (84, 89),
+        "women_title": (89, 94), "other_titles": (94, 109), "foa_title": (109, 113),
+        "standard_rating": (113, 119), "standard_games": (119, 123), "standard_k": (123, 126),
+        "rapid_rating": (126, 132), "rapid_games": (132, 136), "rapid_k": (136, 139),
+        "blitz_rating": (139, 145), "blitz_games": (145, 149), "blitz_k": (149, 152), "birth": (152, 158), "flag": (158, 162),
+    },
+    "B": {
+        "player_id": (0, 15), "name": (15, 76), "federation": (76, 80), "sex": (80, 84), "title": (84, 89),
+        "women_title": (89, 94), "other_titles": (94, 109), "foa_title": (109, 113),
+        "rating": (113, 119), "games": (119, 123), "k": (123, 126), "birth": (126, 132), "flag": (132, 136),
+    },
+    "C": {
+        "player_id": (0, 15), "name": (15, 76), "federation": (76, 80), "sex": (80, 84), "title": (84, 89),
+        "women_title": (89, 94), "other_titles": (94, 109),
+        "standard_rating": (109, 115), "standard_games": (115, 119), "standard_k": (119, 122),
+        "rapid_rating": (122, 128), "rapid_games": (128, 132), "rapid_k": (132, 135),
+        "blitz_rating": (135, 141), "blitz_games": (141, 145), "blitz_k": (145, 148), "birth": (148, 154), "flag": (154, 158),
+    },
+    "D": {
+        "player_id": (0, 15), "name": (15, 76), "federation": (76, 80), "sex": (80, 84), "title": (84, 89),
+        "women_title": (89, 94), "other_titles": (94, 109),
+        "rating": (109, 115), "games": (115, 119), "k": (119, 122), "birth": (122, 128), "flag": (128, 132),
+    },
+    "E": {
+        "player_id": (0, 10), "name": (10, 44), "title": (44, 48), "federation": (48, 53),
+        "rating": (53, 59), "games": (59, 64), "birth": (64, 70), "flag": (70, 76),
+    },
+    "F": {
+        "player_id": (0, 10), "name": (10, 44), "title": (44, 48), "federation": (48, 52),
+        "rating": (52, 58), "games": (58, 63), "birth": (63, 73), "flag": (73, 79),
+    },
+}
+# The usual full line length of each layout (lines may also come right-trimmed).
+WIDTHS = {"A": 162, "B": 136, "C": 158, "D": 132, "E": 76, "F": 79}
+COMBINED = {"A", "C"}
+# What the birth column holds: a year (0 / 0000 when unknown), or layout F's dd.mm.yy ('  .  .' unknown).
+BIRTH_PATTERNS = {layout: r"^(\d{4}|0|)$" for layout in "ABCDE"} | {"F": r"^(\d{1,2}\.\d{1,2}\.\d{2}|\.\s*\.|)$"}
+# A data line must reach this field: the per-type lists list rated players only; the combined
+# lists always fill the sex column.
+REQUIRED_FIELD = {"A": "sex", "B": "rating", "C": "sex", "D": "rating", "E": "rating", "F": "rating"}
+RATING_PLAUSIBLE = (1000, 3000)  # no FIDE list has ever published a rating outside this range
+_MONTHS = {name: number for number, name in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
+_PERIOD_TOKEN = re.compile(r"(?i)(?<![a-z])(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(\d{2})(?!\d)")
+_REJECT_SCHEMA = {"source_line": pl.Int64, "raw_text": pl.Utf8, "reason": pl.Utf8, "detail": pl.Utf8}
+
+
+@dataclass
+class FideListFile:
+    """What one list file holds: its layout, rating type, period, the players, and the rejected lines."""
+
+    layout: str
+    rating_type: str          # standard / rapid / blitz (per-type lists); standard for combined lists
+    period: str | None        # YYYY-MM from the header or the file name, when either says
+    records: int              # player lines read (header, blank and end-of-file lines excluded)
+    players: pl.DataFrame     # FideList rows
+    rejected: pl.DataFrame    # source_line, raw_text, reason (quarantine code), detail
+
+
+def rating_type_of(name: str) -> str:
+    """'rapid_jan13frl.txt' -> rapid, 'blitz_...' -> blitz, anything else -> standard."""
+    base = name.rsplit("/", 1)[-1].lower()
+    return "rapid" if "rapid" in base else "blitz" if "blitz" in base else "standard"
+
+
+def period_of(*texts: str) -> str | None:
+    """YYYY-MM of the first 'jan13' / 'APR04' style token in the texts (header first, then file name)."""
+    for text in texts:
+        match = _PERIOD_TOKEN.search(text or "")
+        if match:
+            year = int(match.group(2))
+            return f"{2000 + year if year < 70 else 1900 + year}-{_MONTHS[match.group(1).lower()]:02d}"
+    return None
+
+
+def detect_layout(text: str) -> str | None:
+    """Layout letter of a FIDE list text (from its header, else from its data lines), or None."""
+    lines = [line for line in split_lines(text[:200_000]) if line.strip() and line.strip() != "\x1a"]
+    if not lines:
+        return None
+    header = _header_layout(lines[0])
+    if header is not None:
+        return header
+    return _data_layout(lines[:200])
+
+
+def _header_layout(line: str) -> str | None:
+    lowered = line.lower()
+    if lowered.startswith("id_number") or (lowered.startswith("id number") and "birthday" in lowered):
+        return "F"
+    if lowered.startswith("id number") and "titl" in lowered and "sex" not in lowered:
+        return "E"
+    if lowered.startswith("id number"):
+        has_foa, has_srtng = " foa " in f" {lowered} ", "srtng" in lowered
+        return "A" if has_foa and has_srtng else "B" if has_foa else "C" if has_srtng else "D"
+    return None
+
+
+def _data_layout(lines: list[str]) -> str | None:
+    """The layout under which most sample lines read as players (an id, a name, a federation, a number)."""
+    sample = pl.DataFrame({"text": lines}, schema={"text": pl.Utf8})
+    longest = max(len(line) for line in lines)
+    best, best_score = None, 0.0
+    for layout, fields in LAYOUTS.items():
+        ratings = [bounds for field, bounds in fields.items() if field.endswith("rating")]
+        score = sample.select(
+            (
+                _slice(fields["player_id"]).str.contains(r"^\d+$")
+                & (_slice(fields["name"]) != "")
+                & _slice(fields["federation"]).str.contains(r"^[A-Z]{3}$")
+                & pl.all_horizontal(_slice(bounds).str.contains(r"^\d*$") for bounds in ratings)
+                # Nearly every listed player has a rating in a list's (first) rating column.
+                & pl.any_horizontal(_slice(bounds).str.contains(r"^\d+$") for bounds in ratings)
+                & _slice(fields["birth"]).str.contains(BIRTH_PATTERNS[layout])
+                & (pl.col("text").str.len_chars() <= WIDTHS[layout] + 3)
+            ).mean()
+        ).item() or 0.0
+        # Layouts that fit equally well (C and D share their first columns): the line width decides.
+        score += 0.01 if abs(longest - WIDTHS[layout]) <= 3 else 0.0
+        if score > best_score:
+            best, best_score = layout, score
+    return best if best_score >= 0.51 else None
+
+
+def _slice(bounds: tuple[int, int], shift: pl.Expr | None = None) -> pl.Expr:
+    start, end = bounds
+    offset = pl.lit(start) if shift is None else shift + start
+    return pl.col("text").str.slice(offset, end - start).str.strip_chars()
+
+
+def parse_fide_list(data: bytes, name: str) -> FideListFile:
+    """Players of a FIDE list file; raises UnreadableDump when the bytes are not a list at all."""
+    text = decode_text(data)
+    if not text.strip():
+        raise UnreadableDump("empty file")
+    layout = detect_layout(text)
+    if layout is None:
+        raise UnreadableDump("not a FIDE rating list: no known header, and the lines fit none of the layouts A-F")
+    lines = pl.DataFrame({"text": split_lines(text)}, schema={"text": pl.Utf8}).with_row_index("source_line", offset=1)
+    # Not records: blank lines, DOS end-of-file marks (APR04FRL.TXT ends with ^Z), and the header.
+    lines = lines.with_columns(pl.col("source_line").cast(pl.Int64)).filter(pl.col("text").str.strip_chars(" \t\x1a") != "")
+    header = lines["text"][0] if lines.height and _header_layout(lines["text"][0]) is not None else ""
+    data_lines = lines.slice(1) if header else lines
+    rating_type, period = rating_type_of(name), period_of(header, name)
+    players, rejected = _read_lines(data_lines, layout, rating_type, period)
+    return FideListFile(layout, rating_type, period, data_lines.height, players, rejected)
+
+
+def _read_lines(lines: pl.DataFrame, layout: str, rating_type: str, period: str | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    fields = dict(LAYOUTS[layout])
+    for generic in ("rating", "games", "k"):
+        if generic in fields:
+            fields[f"{rating_type}_{generic}"] = fields.pop(generic)
+    # Layout A's rare 163-character lines: an overflowing OTit pushes the later columns right.
+    shift = (pl.col("text").str.len_chars() - WIDTHS["A"]).clip(0, 3) if layout == "A" else None
+    texts = {
+        field: _slice(bounds, shift if shift is not None and bounds[0] >= 109 else None)
+        for field, bounds in fields.items()
+    }
+    frame = lines.with_columns([expr.alias(f"_{field}") for field, expr in texts.items()])
+    numbers = [f for f in fields if f.endswith(("_rating", "_games", "_k"))]
+    frame = frame.with_columns(
+        [parse_int(pl.col(f"_{field}")).alias(field) for field in numbers + ["player_id"]]
+    )
+    required = fields[_required_field(layout, rating_type)]
+    line_length = pl.col("text").str.strip_chars_end("\r").str.len_chars()
+    longest = WIDTHS[layout] + (1 if layout == "A" else 0)  # layout A's OTit may overflow by one
+    problems = [
+        pl.when(pl.col("text").str.strip_chars_end().str.len_chars() > longest).then(
+            pl.format(f"line is too long ({{}} characters; layout {layout} lines have {WIDTHS[layout]})",
+                      pl.col("text").str.strip_chars_end().str.len_chars())),
+        pl.when(line_length <= required[0]).then(
+            pl.format(f"line is cut short ({{}} characters; layout {layout} needs at least {required[0] + 1})", line_length)),
+        pl.when(pl.col("player_id").is_null() | (pl.col("player_id") <= 0)).then(
+            pl.format(f"FIDE id {{}} (columns {fields['player_id'][0] + 1}-{fields['player_id'][1]}) is not a number",
+                      quoted(pl.col("_player_id")))),
+        pl.when(pl.col("_name") == "").then(pl.lit("no name")),
+        pl.when((pl.col("_federation") != "") & ~pl.col("_federation").str.contains(r"^[A-Z]{3}$")).then(
+            pl.format("federation {} is not a three-letter code", quoted(pl.col("_federation")))),
+    ]
+    if "sex" in fields:
+        problems.append(pl.when(~pl.col("_sex").is_in(["M", "F", ""])).then(
+            pl.format("sex {} is not M or F", quoted(pl.col("_sex")))))
+    for field in numbers:
+        problems.append(pl.when((pl.col(f"_{field}") != "") & pl.col(field).is_null()).then(
+            pl.format(f"{field.replace('_', ' ')} {{}} is not a number", quoted(pl.col(f"_{field}")))))
+    if layout not in COMBINED:
+        problems.append(pl.when(pl.col(f"_{rating_type}_rating") == "").then(pl.lit(f"no {rating_type} rating")))
+    low, high = RATING_PLAUSIBLE
+    implausible = [
+        pl.when((pl.col(f"{kind}_rating") > 0) & ~pl.col(f"{kind}_rating").is_between(low, high)).then(
+            pl.format(f"{kind} rating {{}} is outside {low}-{high}", pl.col(f"{kind}_rating")))
+        for kind in ("standard", "rapid", "blitz") if f"{kind}_rating" in fields
+    ]
+    frame = frame.with_columns(
+        pl.concat_str(problems, separator="; ", ignore_nulls=True).alias("_unparseable"),
+        pl.concat_str(implausible, separator="; ", ignore_nulls=True).alias("_implausible"),
+    ).with_columns(
+        pl.when(pl.col("_unparseable") != "").then(pl.lit("unparseable"))
+        .when(pl.col("_implausible") != "").then(pl.lit("rating_implausible"))
+        .alias("_reason")
+    )
+    # A player listed twice: the first line stands, later ones are duplicates.
+    first_seen = pl.col("source_line").first().over("player_id")
+    frame = frame.with_columns(
+        pl.when(pl.col("_reason").is_null() & (pl.int_range(pl.len()).over(pl.col("player_id"), pl.col("_reason").is_null()) > 0))
+        .then(pl.lit("duplicate")).otherwise(pl.col("_reason")).alias("_reason"),
+    ).with_columns(
+        pl.when(pl.col("_reason") == "unparseable").then(pl.col("_unparseable"))
+        .when(pl.col("_reason") == "rating_implausible").then(pl.col("_implausible"))
+        .when(pl.col("_reason") == "duplicate").then(pl.format("FIDE id {} is already listed on line {}", pl.col("player_id"), first_seen))
+        .alias("_detail")
+    )
+    rejected = frame.filter(pl.col("_reason").is_not_null()).select(
+        "source_line", pl.col("text").alias("raw_text"), pl.col("_reason").alias("reason"), pl.col("_detail").alias("detail"),
+    )
+    return _players(frame.filter(pl.col("_reason").is_null()), fields, layout, period), rejected.cast(_REJECT_SCHEMA)
+
+
+def _required_field(layout: str, rating_type: str) -> str:
+    field = REQUIRED_FIELD[layout]
+    return f"{rating_type}_{field}" if field == "rating" else field
+
+
+def _players(frame: pl.DataFrame, fields: dict[str, tuple[int, int]], layout: str, period: str | None) -> pl.DataFrame:
+    """Typed FideList rows of the lines that passed."""
+    def text(field: str) -> pl.Expr:
+        if field not in fields:
+            return pl.lit(None, dtype=pl.Utf8)
+        return pl.when(pl.col(f"_{field}") != "").then(pl.col(f"_{field}"))
+
+    birth = pl.col("_birth") if "birth" in fields else pl.lit("")
+    if layout == "F":
+        # dd.mm.yy: the century is the one that puts the birthday before the list (or 1930-2029).
+        parts = birth.str.extract_groups(r"^(\d{1,2})\.(\d{1,2})\.(\d{2})$")
+        yy = parts.struct.field("3").cast(pl.Int32, strict=False)
+        pivot = int(period[2:4]) if period else 29
+        year = pl.when(yy <= pivot).then(2000 + yy).otherwise(1900 + yy)
+        birth_date = pl.date(year, parts.struct.field("2").cast(pl.Int32, strict=False),
+                             parts.struct.field("1").cast(pl.Int32, strict=False))
+        birth_year = year
+    else:
+        birth_year = birth.str.extract(r"^(\d{4})$", 1).cast(pl.Int32, strict=False)
+        birth_date = pl.lit(None, dtype=pl.Date)
+    flag = text("flag")
+    rows = frame.with_columns(
+        pl.col("_name").alias("name"),
+        text("federation").alias("federation"),
+        text("sex").alias("sex"),
+        text("title").alias("title"),
+        text("women_title").alias("women_title"),
+        text("other_titles").alias("other_titles"),
+        text("foa_title").alias("foa_title"),
+        pl.when(birth_year.is_between(1850, 2100)).then(birth_year).alias("birth_year"),
+        birth_date.alias("birth_date"),
+        flag.alias("flag"),
+        flag.fill_null("").str.contains("i").alias("inactive"),
+        *[pl.when(pl.col(f"{kind}_rating") > 0).then(pl.col(f"{kind}_rating")).alias(f"{kind}_rating")
+          for kind in ("standard", "rapid", "blitz") if f"{kind}_rating" in fields],
+    )
+    schema = polars_schema(FideList)
+    rows = rows.with_columns([pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in rows.columns])
+    return conform(rows, FideList)

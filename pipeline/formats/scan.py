@@ -1,0 +1,161 @@
+"""Byte-level scanning of text dumps with NumPy: line offsets, small integers and dates, and strings as zero-copy views."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+NEWLINE, SPACE, TAB = 10, 32, 9
+# Bytes appended after the text so that fixed-width windows at any line start stay inside the array.
+PADDING = 64
+_VIEW_INLINE = 12  # Arrow string views keep strings of up to 12 bytes inline, longer ones by offset
+
+
+@dataclass
+class ByteLines:
+    """A text (UTF-8, LF line ends) with the offsets of its lines; `arr` is the padded byte array."""
+
+    padded: bytearray  # the text, a final '\n' if it lacked one, then PADDING zero bytes
+    buffer: pa.Buffer  # the same bytes for Arrow string views
+    arr: np.ndarray
+    starts: np.ndarray  # int64 offset of each line's first byte
+    ends: np.ndarray    # int64 offset just past each line's last byte (the '\n' excluded)
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+    def text(self, index: int) -> str:
+        """One line as text (for the rare lines the vectorised paths leave to Python)."""
+        return bytes(self.arr[self.starts[index] : self.ends[index]]).decode("utf-8")
+
+
+def byte_lines(data: bytes | memoryview) -> ByteLines:
+    """Split UTF-8, LF-only bytes into lines; a missing final '\n' is supplied. The bytes are copied once."""
+    data = memoryview(data)
+    ends_line = len(data) == 0 or data[-1] == NEWLINE
+    padded = bytearray(len(data) + (0 if ends_line else 1) + PADDING)
+    padded[: len(data)] = data
+    if not ends_line:
+        padded[len(data)] = NEWLINE
+    arr = np.frombuffer(padded, dtype=np.uint8)
+    text_length = len(padded) - PADDING
+    newlines = np.flatnonzero(arr[:text_length] == NEWLINE)
+    starts = np.empty(len(newlines), dtype=np.int64)
+    if len(newlines):
+        starts[0] = 0
+        starts[1:] = newlines[:-1] + 1
+    return ByteLines(padded, pa.py_buffer(padded), arr, starts, newlines.astype(np.int64))
+
+
+def windows(arr: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """(len(starts), width) bytes beginning at each start.
+
+    Gathers one `width`-byte item per start from an overlapping view of the array (stride one byte),
+    which NumPy copies item by item: about twice as fast as rows of a sliding-window view.
+    """
+    items = np.ndarray(shape=(len(arr) - width + 1,), dtype=f"V{width}", buffer=arr, offset=0, strides=(1,))
+    return items[starts].view(np.uint8).reshape(len(starts), width)
+
+
+# Masks keeping the first k bytes of a 16-byte window (k = 0..16), as two little-endian words.
+KEEP_FIRST = np.array(
+    [np.frombuffer(bytes([255] * k + [0] * (16 - k)), dtype="<u8") for k in range(17)], dtype=np.uint64
+)
+
+
+def words16(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The 16 bytes at each start as two uint64 words; bytes at or past `lengths` (capped at 16) zeroed."""
+    words = windows(arr, starts, 16).view("<u8")
+    if lengths is None:
+        return words[:, 0].copy(), words[:, 1].copy()
+    keep = KEEP_FIRST[np.minimum(lengths, 16)]
+    return words[:, 0] & keep[:, 0], words[:, 1] & keep[:, 1]
+
+
+def string_views(lines: ByteLines, starts: np.ndarray, lengths: np.ndarray) -> pl.Series:
+    """A Polars String Series of the byte ranges [start, start + length), without copying the text.
+
+    Builds Arrow string views (16 bytes each: the length, then the bytes inline when they fit in
+    12, else a 4-byte prefix, buffer 0 and the offset) that point into the padded text buffer.
+    Ranges must start and end on UTF-8 character boundaries.
+    """
+    n = len(starts)
+    starts = starts.astype(np.int64, copy=False)
+    lengths = lengths.astype(np.int64, copy=False)
+    views = np.zeros((n, 2), dtype=np.uint64)
+    if n:
+        low, high = words16(lines.arr, starts, np.minimum(lengths, _VIEW_INLINE))
+        views[:, 0] = lengths.astype(np.uint64) | (low << np.uint64(32))
+        inline = (low >> np.uint64(32)) | (high << np.uint64(32))
+        by_offset = starts.astype(np.uint64) << np.uint64(32)  # buffer index 0 in the low half
+        views[:, 1] = np.where(lengths <= _VIEW_INLINE, inline, by_offset)
+    array = pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(views), lines.buffer])
+    return pl.Series(pl.from_arrow(array))
+
+
+def parse_digits(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray, max_digits: int = 15) -> tuple[np.ndarray, np.ndarray]:
+    """(value, ok) of unsigned decimal integers written with 1..max_digits digits and nothing else."""
+    n = len(starts)
+    value = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return value, np.zeros(0, dtype=bool)
+    width = int(min(max_digits, max(1, lengths.max())))
+    digits = windows(arr, starts, width) - np.uint8(48)  # non-digits wrap around to 10 and more
+    inside = np.arange(width)[None, :] < lengths[:, None]
+    ok = (lengths >= 1) & (lengths <= max_digits) & np.all(~inside | (digits <= 9), axis=1)
+    for position in range(width):
+        value = np.where(inside[:, position], value * 10 + digits[:, position], value)
+    return np.where(ok, value, 0), ok
+
+
+def leading_digits(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray, max_digits: int = 6) -> tuple[np.ndarray, np.ndarray]:
+    """(value, ok) of the digits a field starts with ('3.12' -> 3); ok is False when it starts otherwise."""
+    n = len(starts)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    digits = windows(arr, starts, max_digits).astype(np.int64) - 48
+    is_digit = (digits >= 0) & (digits <= 9) & (np.arange(max_digits)[None, :] < lengths[:, None])
+    # Digits run until the first non-digit: a running AND along the row.
+    running = np.logical_and.accumulate(is_digit, axis=1)
+    value = np.zeros(n, dtype=np.int64)
+    for position in range(max_digits):
+        value = np.where(running[:, position], value * 10 + digits[:, position], value)
+    return value, running[:, 0]
+
+
+_DAYS_IN_MONTH = np.array([0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
+
+
+def parse_ymd(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(days since 1970-01-01, ok) of 'YYYY.MM.DD' with '.', '-' or '/' separators; ok False otherwise."""
+    n = len(starts)
+    if n == 0:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=bool)
+    window = windows(arr, starts, 10)
+    digits = window - np.uint8(48)  # non-digits wrap around to 10 and more
+    ok = (lengths == 10) & np.all(digits[:, [0, 1, 2, 3, 5, 6, 8, 9]] <= 9, axis=1)
+    separator = window[:, 4]
+    ok &= (separator == window[:, 7]) & ((separator == ord(".")) | (separator == ord("-")) | (separator == ord("/")))
+    d = digits.astype(np.int64)
+    year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
+    month = d[:, 5] * 10 + d[:, 6]
+    day = d[:, 8] * 10 + d[:, 9]
+    ok &= (month >= 1) & (month <= 12) & (year >= 1000)
+    month = np.where(ok, month, 1)
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    ok &= (day >= 1) & (day <= _DAYS_IN_MONTH[month] - ((month == 2) & ~leap))
+    return np.where(ok, days_from_civil(year, month, day), 0).astype(np.int32), ok
+
+
+def days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
+    """Days since 1970-01-01 of proleptic Gregorian dates (H. Hinnant's algorithm, integer arithmetic only)."""
+    year = year - (month <= 2)
+    era = np.floor_divide(year, 400)
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + np.where(month > 2, -3, 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
