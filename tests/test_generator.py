@@ -1,33 +1,45 @@
-"""Tests of the synthetic federation generator: determinism, layout, file formats, registry coverage, volumes."""
+"""Tests of the synthetic federation generator: determinism, layout, file formats, dynamics, presets, truth, volumes."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.generator import DEFAULT_DEMO, GenerationSummary, config, generate
+from pipeline.generator import DEFAULT_DEMO, SCALES, GenerationSummary, config, generate, resolve_scale, simulate
 from pipeline.generator.dumps import CSV_COLUMNS, DUPLICATE_SUFFIX, REGISTRY_COLUMNS, mistype_ids
-from pipeline.generator.pairing import round_robin_template
-from pipeline.months import month_range
+from pipeline.generator.events import TEAM
+from pipeline.generator.pairing import round_robin_template, white_scores
+from pipeline.generator.population import initial_count
+from pipeline.ingest import read_file, read_month, read_players
+from pipeline.months import month_index, month_range
+from pipeline.storage import ObjectStore
+from pipeline.truth import rating_error_vs_truth
+from pipeline.validate import split_games
 
 SMALL = dict(seed=11, players=600, start="2020-01", end="2020-06")
 TRF_RESULT_CODES = set("1=0+-HFUZ ")
+TIME_CONTROLS = {"5400+30": "classical", "900+10": "rapid", "180+2": "blitz"}
 PGN_REQUIRED_TAGS = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "WhiteFideId", "BlackFideId",
                      "EventDate", "TimeControl")
+EVENT = r"[a-z]{3}-\d{4}-\d{2}-\d{3}-[a-z0-9-]+"
 LAYOUT = re.compile(
-    r"^(raw/GER/\d{4}-\d{2}/[a-z0-9-]+\.trf"
-    r"|raw/ENG/\d{4}-\d{2}/[a-z0-9-]+\.pgn"
-    r"|raw/NOR/\d{4}-\d{2}/games\.csv"
+    rf"^(raw/GER/\d{{4}}-\d{{2}}/{EVENT}\.trf"
+    rf"|raw/ENG/\d{{4}}-\d{{2}}/{EVENT}\.pgn"
+    rf"|raw/NOR/\d{{4}}-\d{{2}}/games({DUPLICATE_SUFFIX}-{EVENT})?\.csv"
     r"|raw/players/\d{4}-\d{2}/players\.csv"
     r"|raw/players/\d{4}-\d{2}/seed_list\.csv"
     r"|truth/strength\.parquet)$"
 )
+EXPECTED_REASONS = {"unplayed", "unknown_player", "date_outside_month", "duplicate"}
 
 
 def files_of(root: Path) -> dict[str, bytes]:
@@ -52,13 +64,25 @@ def registry(small) -> pl.DataFrame:
     return pl.concat(frames)
 
 
+@pytest.fixture(scope="module")
+def fide_formats(tmp_path_factory) -> tuple[Path, GenerationSummary]:
+    """A few months of the FIDE-scale layout (seven federations, Parquet bulk) at a tiny population."""
+    root = tmp_path_factory.mktemp("gen-fide-formats")
+    return root, generate(str(root), seed=3, players=4000, start="2019-12", end="2020-02", scale="fide")
+
+
 # -- parsers used by the tests -----------------------------------------------------------------------
-def parse_trf(text: str) -> tuple[dict[str, str], list[dict]]:
-    headers, players = {}, []
+def parse_trf(text: str) -> tuple[dict[str, str], list[dict], list[tuple[str, list[int]]]]:
+    """(headers by tag, 001 players, 013 teams as (name, starting ranks))."""
+    headers, players, teams = {}, [], []
     for line in text.split("\n"):
         if not line:
             continue
         tag = line[:3]
+        if tag == "013":
+            ranks = [int(line[36 + 5 * k:40 + 5 * k]) for k in range((len(line) - 36 + 1) // 5)]
+            teams.append((line[4:36].rstrip(), ranks))
+            continue
         if tag != "001":
             headers[tag] = line
             continue
@@ -81,7 +105,7 @@ def parse_trf(text: str) -> tuple[dict[str, str], list[dict]]:
             "rank": int(line[85:89]),
             "cells": cells,
         })
-    return headers, players
+    return headers, players, teams
 
 
 def parse_pgn(text: str) -> list[tuple[dict[str, str], str]]:
@@ -110,6 +134,42 @@ def game_ids(root: Path) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"month": pl.Utf8, "format": pl.Utf8, "player_id": pl.Int64}, orient="row")
 
 
+def check_trf_crosstable(text: str, month: str, ids: set[int]) -> tuple[dict, list[dict], list]:
+    """Everything a TRF file promises about itself: header counts, round dates, mirrored round cells, points."""
+    assert text.endswith("\n") and "\r" not in text
+    headers, players, teams = parse_trf(text)
+    assert {"012", "022", "032", "042", "052", "062", "072", "092", "122", "132"} <= set(headers)
+    assert re.fullmatch(rf"042 {month.replace('-', '/')}/\d\d", headers["042"])
+    assert int(headers["062"][4:]) == len(players)
+    assert int(headers["072"][4:]) == sum(p["rating"].strip() != "" for p in players)
+    if "222" in headers:
+        assert TIME_CONTROLS[headers["222"][4:]] in ("rapid", "blitz")
+    rounds = len(players[0]["cells"])
+    round_dates = headers["132"][91:]
+    assert [round_dates[10 * r:10 * r + 8] for r in range(rounds)] == \
+        [f"{month[2:4]}/{month[5:7]}/{round_dates[10 * r + 6:10 * r + 8]}" for r in range(rounds)]
+    by_rank = {p["start_rank"]: p for p in players}
+    assert sorted(by_rank) == list(range(1, len(players) + 1))
+    assert len({p["fide_id"] for p in players}) == len(players)  # nobody enters an event twice
+    for p in players:
+        assert p["fide_id"] in ids  # columns 58-68 hold a registered FIDE id
+        assert p["rating"] == "    " or (p["rating"].isdigit() and int(p["rating"]) >= config.RATING_FLOOR)
+        assert p["sex"] in "mw" and re.fullmatch(r"\d{4}/01/01", p["birth"])
+        assert len(p["cells"]) == rounds
+        points = 0.0
+        for r, (opponent, colour, result) in enumerate(p["cells"]):
+            assert result in TRF_RESULT_CODES
+            points += {"1": 1, "+": 1, "F": 1, "U": 1, "=": 0.5, "H": 0.5}.get(result, 0)
+            if opponent == 0:
+                assert colour == "-" and result in "HFUZ "
+                continue
+            other = by_rank[opponent]["cells"][r]
+            assert other[0] == p["start_rank"] and {colour, other[1]} == {"w", "b"}
+            assert result + other[2] in ("10", "01", "==", "+-", "-+")
+        assert p["points"] == points
+    return headers, players, teams
+
+
 # -- determinism -------------------------------------------------------------------------------------
 def test_same_arguments_give_byte_identical_files(small, tmp_path):
     root, summary = small
@@ -118,7 +178,14 @@ def test_same_arguments_give_byte_identical_files(small, tmp_path):
     assert list(first) == list(second)
     differing = [key for key in first if first[key] != second[key]]
     assert differing == []
-    assert again.games == summary.games and again.files == summary.files == len(first)
+    assert dataclasses.replace(again, root=summary.root) == summary and summary.files == len(first)
+
+
+def test_same_seed_same_bytes_with_parquet_federations(fide_formats, tmp_path):
+    root, _ = fide_formats
+    generate(str(tmp_path), seed=3, players=4000, start="2019-12", end="2020-02", scale="fide")
+    first, second = files_of(root), files_of(tmp_path)
+    assert list(first) == list(second) and all(first[k] == second[k] for k in first)
 
 
 def test_another_seed_gives_other_data(small, tmp_path):
@@ -131,9 +198,33 @@ def test_another_seed_gives_other_data(small, tmp_path):
 
 
 def test_generator_does_not_import_dagster():
-    code = "import sys, pipeline.generator; print('dagster' in sys.modules)"
+    code = "import sys, pipeline.generator, pipeline.generator.experiment, pipeline.truth; print('dagster' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- scale presets -----------------------------------------------------------------------------------
+def test_scale_presets_and_overrides():
+    assert DEFAULT_DEMO == dict(seed=2024, players=30_000, start="2015-01", end="2024-12")
+    assert {k: SCALES["small"][k] for k in DEFAULT_DEMO} == DEFAULT_DEMO
+    fide = resolve_scale("fide")
+    assert (fide["start"], fide["end"]) == ("2008-01", "2024-12") and fide["players"] >= 500_000
+    assert {f.dump_format for f in fide["federations"]} == set(config.DUMP_FORMATS)
+    chosen = resolve_scale("fide", players=1000, end="2008-03")
+    assert chosen["players"] == 1000 and chosen["end"] == "2008-03" and chosen["start"] == "2008-01"
+    with pytest.raises(ValueError, match="unknown scale"):
+        resolve_scale("huge")
+    with pytest.raises(ValueError, match="players must be positive"):
+        generate("/nonexistent-never-written", players=0)
+
+
+def test_federation_id_ranges_do_not_overlap_at_fide_scale():
+    plan = SCALES["fide"]["federations"]
+    players = SCALES["fide"]["players"]
+    spans = sorted((f.id_base, f.id_base + players * f.weight / sum(g.weight for g in plan) * 1.2 * config.ID_MAX_GAP)
+                   for f in plan)
+    assert all(end < next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
+    assert spans[0][0] >= 1_000_000 and spans[-1][1] < 100_000_000
 
 
 # -- layout ------------------------------------------------------------------------------------------
@@ -147,21 +238,44 @@ def test_layout(small):
         assert f"raw/NOR/{month}/games.csv" in keys
         assert any(k.startswith(f"raw/GER/{month}/") for k in keys), month
         assert any(k.startswith(f"raw/ENG/{month}/") for k in keys), month
-    assert f"raw/players/{months[0]}/seed_list.csv" in keys
     assert [k for k in keys if k.endswith("seed_list.csv")] == [f"raw/players/{months[0]}/seed_list.csv"]
-    assert summary.months == len(months) and summary.players == SMALL["players"]
+    assert summary.months == len(months) and summary.players == SMALL["players"] and summary.scale == "small"
     assert summary.federations == ("ENG", "GER", "NOR") and summary.files == len(keys)
+    assert summary.bytes_written == sum(len(v) for v in files_of(root).values())
     assert summary.root == str(root)
+
+
+def test_fide_layout_has_every_format(fide_formats):
+    root, summary = fide_formats
+    keys = list(files_of(root))
+    assert summary.federations == tuple(f.code for f in config.FIDE_FEDERATIONS)
+    for federation in config.FIDE_FEDERATIONS:
+        extension = federation.dump_format
+        mine = [k for k in keys if k.startswith(f"raw/{federation.code}/")]
+        assert mine and all(k.endswith(f".{extension}") for k in mine), federation
+        if extension in ("csv", "parquet"):
+            for month in month_range("2019-12", "2020-02"):
+                assert f"raw/{federation.code}/{month}/games.{extension}" in keys
 
 
 def test_csv_headers(small):
     root, _ = small
-    for path in sorted(root.glob("raw/NOR/*/games.csv")):
+    for path in sorted(root.glob("raw/NOR/*/*.csv")):
         assert path.read_text().split("\n", 1)[0] == ",".join(CSV_COLUMNS)
     for path in sorted(root.glob("raw/players/*/players.csv")):
         assert path.read_text().split("\n", 1)[0] == ",".join(REGISTRY_COLUMNS)
     seed = next(root.glob("raw/players/*/seed_list.csv")).read_text()
     assert seed.split("\n", 1)[0] == "player_id,rating,games_total,birth_year,ever_2400"
+
+
+def test_parquet_dumps_have_the_csv_columns(fide_formats):
+    root, _ = fide_formats
+    paths = sorted(root.glob("raw/*/*/*.parquet"))
+    assert paths
+    for path in paths:
+        frame = pl.read_parquet(path)
+        assert frame.columns == list(CSV_COLUMNS)
+        assert set(frame["result"].unique().to_list()) <= {"1-0", "0-1", "1/2-1/2", "+-", "-+"}
 
 
 # -- TRF ---------------------------------------------------------------------------------------------
@@ -171,37 +285,7 @@ def test_trf_columns_and_crosstable_consistency(small, registry):
     paths = sorted(root.glob("raw/GER/*/*.trf"))
     assert paths
     for path in paths:
-        text = path.read_text()
-        assert text.endswith("\n") and "\r" not in text
-        headers, players = parse_trf(text)
-        assert {"012", "022", "032", "042", "052", "062", "072", "092", "122", "132"} <= set(headers)
-        month = path.parent.name
-        assert re.fullmatch(rf"042 {month.replace('-', '/')}/\d\d", headers["042"])
-        assert int(headers["062"][4:]) == len(players)
-        assert int(headers["072"][4:]) == sum(p["rating"].strip() != "" for p in players)
-        rounds = len(players[0]["cells"])
-        round_dates = headers["132"][91:]
-        assert [round_dates[10 * r:10 * r + 8] for r in range(rounds)] == \
-            [f"{month[2:4]}/{month[5:7]}/{round_dates[10 * r + 6:10 * r + 8]}" for r in range(rounds)]
-        by_rank = {p["start_rank"]: p for p in players}
-        assert sorted(by_rank) == list(range(1, len(players) + 1))
-        for p in players:
-            assert p["fide_id"] in ids  # columns 58-68 hold a registered FIDE id
-            assert p["rating"] == "    " or (p["rating"].isdigit() and int(p["rating"]) >= config.RATING_FLOOR)
-            assert p["sex"] in "mw" and p["federation"] in config.FEDERATIONS
-            assert re.fullmatch(r"\d{4}/01/01", p["birth"])
-            assert len(p["cells"]) == rounds
-            points = 0.0
-            for r, (opponent, colour, result) in enumerate(p["cells"]):
-                assert result in TRF_RESULT_CODES
-                points += {"1": 1, "+": 1, "F": 1, "U": 1, "=": 0.5, "H": 0.5}.get(result, 0)
-                if opponent == 0:
-                    assert colour == "-" and result in "HFUZ "
-                    continue
-                other = by_rank[opponent]["cells"][r]
-                assert other[0] == p["start_rank"] and {colour, other[1]} == {"w", "b"}
-                assert result + other[2] in ("10", "01", "==", "+-", "-+")
-            assert p["points"] == points
+        check_trf_crosstable(path.read_text(), path.parent.name, ids)
 
 
 def test_trf_line_positions_on_a_sample(small):
@@ -219,6 +303,42 @@ def test_trf_line_positions_on_a_sample(small):
     assert column(92, 95).strip().isdigit() and column(109, 109) in TRF_RESULT_CODES
 
 
+def test_team_events_pair_board_against_board(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "TEAM_SHARE", 0.6)
+    generate(str(tmp_path), seed=4, players=3000, start="2021-03", end="2021-04")
+    ids = {i for month in ("2021-03", "2021-04") for i in pl.read_csv(tmp_path / f"raw/players/{month}/players.csv")["player_id"]}
+    team_files = [p for p in sorted(tmp_path.glob("raw/GER/*/*.trf")) if "092 Team" in p.read_text()]
+    assert team_files
+    for path in team_files:
+        text = path.read_text()
+        _, players, teams = check_trf_crosstable(text, path.parent.name, ids)
+        boards = len(teams[0][1])
+        assert len(teams) in config.TEAM_COUNTS and boards in config.TEAM_BOARDS and len({t for t, _ in teams}) == len(teams)
+        # 013 records: columns 37-40, 42-45, ... list each team's starting ranks, every player once.
+        assert sorted(r for _, ranks in teams for r in ranks) == list(range(1, len(players) + 1))
+        team_of = {r: t for t, (_, ranks) in enumerate(teams) for r in ranks}
+        board_of = {r: b for _, ranks in teams for b, r in enumerate(ranks)}
+        for p in players:
+            for opponent, colour, _ in p["cells"]:
+                assert opponent and team_of[opponent] != team_of[p["start_rank"]]
+                assert board_of[opponent] == board_of[p["start_rank"]]
+        # In a match the first team has White on boards 1, 3, ... and Black on 2, 4, ...
+        for r in range(len(players[0]["cells"])):
+            colours = {}
+            for p in players:
+                opponent, colour, _ = p["cells"][r]
+                colours.setdefault(frozenset((team_of[p["start_rank"]], team_of[opponent])), {})[board_of[p["start_rank"]], team_of[p["start_rank"]]] = colour
+            for match in colours.values():
+                for board in range(boards):
+                    assert {match[board, t] for t in {t for _, t in match}} == {"w", "b"}
+                first_team = min(t for _, t in match)
+                first_colours = [match[b, first_team] for b in range(boards)]
+                assert first_colours[0::2] == [first_colours[0]] * len(first_colours[0::2])
+                assert all(c != first_colours[0] for c in first_colours[1::2])
+        raw = read_file(text.encode(), f"GER/{path.parent.name}/{path.name}", "GER", path.parent.name)
+        assert raw["parse_error"].null_count() == raw.height
+
+
 # -- PGN ---------------------------------------------------------------------------------------------
 def test_pgn_headers_parse(small, registry):
     root, _ = small
@@ -231,7 +351,7 @@ def test_pgn_headers_parse(small, registry):
         assert tags["Result"] in ("1-0", "0-1", "1/2-1/2")
         assert moves.endswith(tags["Result"])
         assert all(re.fullmatch(r"\d{4}\.\d\d\.\d\d", tags[tag]) for tag in ("Date", "EventDate"))
-        assert tags["TimeControl"] == "5400+30" and tags["Round"].isdigit()
+        assert tags["TimeControl"] in TIME_CONTROLS and re.fullmatch(r"\d+(\.\d+)?", tags["Round"])
         white, black = int(tags["WhiteFideId"]), int(tags["BlackFideId"])
         assert white in ids and black in ids and white != black
         assert names[white] == tags["White"] and names[black] == tags["Black"]
@@ -241,13 +361,34 @@ def test_pgn_headers_parse(small, registry):
             assert moves.startswith("1. ")
 
 
+# -- through the pipeline's own readers --------------------------------------------------------------
+@pytest.mark.parametrize("dataset", ["small", "fide_formats"])
+def test_dumps_read_cleanly_through_ingestion(dataset, request):
+    root, summary = request.getfixturevalue(dataset)
+    store = ObjectStore(str(root))
+    classes, formats, reasons = set(), set(), set()
+    for month in month_range(summary.start, summary.end):
+        raw = read_month(store, month)
+        assert raw["parse_error"].null_count() == raw.height  # the generator writes well-formed files
+        games, quarantine = split_games(raw, read_players(store, month), month)
+        assert raw.height == games.height + quarantine.height > 0
+        classes |= set(games["time_control"].unique().to_list())
+        formats |= set(raw["format"].unique().to_list())
+        reasons |= set(quarantine["reason"].unique().to_list())
+        duplicates = quarantine.filter(pl.col("reason") == "duplicate")["source_file"]
+        assert duplicates.str.contains(DUPLICATE_SUFFIX, literal=True).all()
+    assert classes <= {"classical", "rapid", "blitz"} and "classical" in classes
+    assert classes == {"classical", "rapid", "blitz"} or dataset == "small"  # 600 players may not hold a blitz
+    assert formats == {f.dump_format for f in SCALES[summary.scale]["federations"]}
+    assert reasons <= EXPECTED_REASONS and "unplayed" in reasons
+
+
 # -- registry and seed list --------------------------------------------------------------------------
 def test_every_game_id_is_registered_by_then_except_csv_typos(small, registry):
     root, summary = small
     seen = game_ids(root).join(registry.select("player_id", "registered"), on="player_id", how="left")
     unknown = seen.filter(pl.col("registered").is_null())
     assert set(unknown["format"].to_list()) <= {"csv"}
-    assert unknown.height == summary.id_typos
     csv_games = seen.filter(pl.col("format") == "csv").height / 2
     assert unknown.height <= max(3, 4 * config.ID_TYPO_RATE * csv_games)
     known = seen.filter(pl.col("registered").is_not_null())
@@ -262,12 +403,19 @@ def test_registry_and_seed_list(small, registry):
     assert set(registry["federation"].to_list()) == set(config.FEDERATIONS)
     assert all(re.fullmatch(r"[A-Za-z]+, [A-Za-z]+", n) for n in registry["name"].to_list())
     first = registry.filter(pl.col("registered") == SMALL["start"])
-    assert 0.4 * SMALL["players"] < first.height < 0.7 * SMALL["players"]  # about half exist at start
+    months = len(month_range(SMALL["start"], SMALL["end"]))
+    assert first.height >= initial_count(SMALL["players"], month_index(SMALL["start"]), months)
     seed = pl.read_csv(root / "raw" / "players" / SMALL["start"] / "seed_list.csv")
     assert seed["player_id"].is_in(first["player_id"].to_list()).all()
     assert seed["rating"].min() >= config.RATING_FLOOR and seed["games_total"].min() >= 5
     assert seed.filter(pl.col("rating") >= 2400)["ever_2400"].all()
-    assert 0.5 * first.height < seed.height <= first.height
+    assert 0.4 * first.height < seed.height <= first.height
+
+
+def test_seed_list_floor_follows_the_start_month(tmp_path):
+    generate(str(tmp_path), seed=2, players=2000, start="2008-01", end="2008-01")
+    seed = pl.read_csv(tmp_path / "raw/players/2008-01/seed_list.csv")
+    assert seed["rating"].min() >= 1400  # the floor in force before July 2009
 
 
 def test_truth_strength(small, registry):
@@ -275,10 +423,60 @@ def test_truth_strength(small, registry):
     truth = pl.read_parquet(root / "truth" / "strength.parquet")
     assert truth.schema == pl.Schema({"player_id": pl.Int64, "month": pl.Utf8, "strength": pl.Float64})
     assert truth.select("player_id", "month").is_unique().all()
+    assert truth.equals(truth.sort("month", "player_id"))
     # A player exists from the month of registration on (until quitting).
     firsts = truth.group_by("player_id").agg(pl.col("month").min()).join(registry, on="player_id")
     assert firsts.filter(pl.col("month") != pl.col("registered")).height == 0
-    assert truth["strength"].is_between(300, 3200).all()
+    assert truth["strength"].is_between(-200, 3200).all()
+
+
+# -- dynamics ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def history():
+    """Seventeen years of a 20,000-player world (population only, no events)."""
+    return simulate(seed=5, players=20_000, start="2008-01", end="2024-12", scale="medium")
+
+
+def test_pool_grows_like_fides(history):
+    pop = history.population
+    existing = {label: int(pop.exists(m).sum()) for m, label in enumerate(history.labels)}
+    assert 3.0 < existing["2023-01"] / existing["2011-01"] < 5.0  # ~100,000 -> ~400,000 at FIDE scale
+    entries = np.bincount(pop.entry_month, minlength=history.months)[1:]
+    assert entries[-24:].sum() > 2.5 * entries[12:36].sum()  # a growing yearly influx
+
+
+def test_juniors_improve_adults_hold_seniors_decline_entrants_get_weaker(history):
+    pop, first = history.population, history.first
+    m0, m1 = history.labels.index("2015-01"), history.labels.index("2016-01")
+    both = ~np.isnan(pop.strength[:, m0]) & ~np.isnan(pop.strength[:, m1])
+    gain = pop.strength[:, m1].astype(float) - pop.strength[:, m0]
+    age = pop.age(first + m0)
+    assert gain[both & (age >= 8) & (age < 10)].mean() > 100  # beginners improve fastest ...
+    assert gain[both & (age >= 13) & (age < 16)].mean() > 15  # ... and teenagers still improve
+    assert abs(gain[both & (age >= 25) & (age < 45)].mean()) < 15
+    assert gain[both & (age >= 70)].mean() < -10
+    newcomer = pop.entry_month > 0
+    at_entry = pop.strength[np.arange(pop.size), pop.entry_month].astype(float)
+    entry_year = (first + pop.entry_month) // 12
+    early, late = newcomer & (entry_year <= 2010), newcomer & (entry_year >= 2021)
+    assert at_entry[late].mean() < at_entry[early].mean() - 150
+    junior_at_entry = pop.age(first + pop.entry_month) < config.JUNIOR_AGE_BELOW
+    assert junior_at_entry[late].mean() > junior_at_entry[early].mean() + 0.1
+    assert pop.exit_month[newcomer].min() > pop.entry_month[newcomer].min()  # players leave, after arriving
+
+
+def test_results_model_white_advantage_and_draws():
+    rng = np.random.default_rng(0)
+    n = 200_000
+    level = np.full(n, 1500.0)
+    even = white_scores(rng, level, level)
+    assert 0.53 < even.mean() < 0.57  # White's 35 points
+    low, high = white_scores(rng, level - 400, level - 400), white_scores(rng, level + 900, level + 900)
+    assert (low == 0.5).mean() < (even == 0.5).mean() < (high == 0.5).mean()
+    favourite = white_scores(rng, level + 200 - 35, level)
+    assert abs(favourite.mean() - 1 / (1 + 10 ** (-200 / 400))) < 0.005  # logistic expectancy
+    blitz = white_scores(rng, level + 200 - 35, level, np.full(n, 2))
+    assert blitz.mean() < favourite.mean() and (blitz == 0.5).mean() < (favourite == 0.5).mean()
 
 
 # -- volumes -----------------------------------------------------------------------------------------
@@ -287,16 +485,39 @@ def test_volumes_scale_with_the_population(small):
     truth = pl.read_parquet(root / "truth" / "strength.parquet")
     existing = truth.group_by("month").len().sort("month")["len"].to_numpy()
     per_player = np.asarray(summary.games_per_month) / existing
-    # The demo's 5,000-15,000 games a month for ~20,000 existing players is 0.25-0.75 per player.
     assert ((per_player > 0.2) & (per_player < 0.8)).all(), per_player
-    assert sum(summary.games_per_month) == summary.games
+    assert sum(summary.games_per_month) == summary.games and summary.classical_games < summary.games
 
 
 @pytest.mark.slow
 def test_default_demo_volume(tmp_path):
     summary = generate(str(tmp_path), **DEFAULT_DEMO)
     assert summary.months == 120
-    assert all(5_000 <= g <= 15_000 for g in summary.games_per_month), summary.games_per_month
+    assert all(1_500 <= g <= 15_000 for g in summary.games_per_month), summary.games_per_month
+    assert summary.team_events > 0 and summary.events > 3_000
+
+
+@pytest.mark.slow
+def test_fide_scale_in_minutes_and_a_few_gigabytes(tmp_path):
+    started = time.perf_counter()
+    summary = generate(str(tmp_path), scale="fide")
+    assert time.perf_counter() - started < 300
+    assert summary.bytes_written < 3e9 and summary.players == SCALES["fide"]["players"]
+    yearly = np.asarray(summary.games_per_month).reshape(-1, 12).sum(axis=1)
+    assert yearly[4] > 500_000 and 1_000_000 < yearly[-2] < 3_000_000  # 2012, 2023
+
+
+@pytest.mark.slow
+def test_deflation_under_2014_rules_and_its_repair():
+    from pipeline.generator.experiment import run
+
+    report = run(players=40_000, scale="medium", progress=None)
+    excess = {name: {r["year"]: r["favourite_difference_pct"] for r in rows} for name, rows in report["favourites"].items()}
+    old, reformed = excess["fide-2014"], excess["reformed-2017"]
+    assert all(old[str(y)] < 0 for y in range(2009, 2025))
+    assert np.mean([old[str(y)] for y in range(2021, 2025)]) < np.mean([old[str(y)] for y in range(2008, 2012)]) - 1.0
+    late = range(2019, 2025)
+    assert np.mean([abs(reformed[str(y)]) for y in late]) < 0.5 * np.mean([abs(old[str(y)]) for y in late])
 
 
 # -- dirty records -----------------------------------------------------------------------------------
@@ -310,19 +531,26 @@ def test_dirty_records_at_raised_rates(tmp_path, monkeypatch):
     copies = [k for k in files if DUPLICATE_SUFFIX in k]
     assert copies and len(copies) == summary.duplicate_files
     for copy in copies:
-        assert files[copy] == files[copy.replace(DUPLICATE_SUFFIX, "")]
+        if copy.endswith((".trf", ".pgn")):
+            assert files[copy] == files[copy.replace(DUPLICATE_SUFFIX, "")]
+        else:  # the event's rows again, as in the month's games.csv
+            again = pl.read_csv(files[copy])
+            month_rows = pl.read_csv(files[copy.rsplit("/", 1)[0] + "/games.csv"])
+            assert again.height and again.join(month_rows, on=list(CSV_COLUMNS), how="anti", nulls_equal=True).height == 0
     assert summary.id_typos > 0 and summary.forfeits > 0 and summary.dated_outside_month > 0
     trf_codes = "".join(
         l[91:] for k, v in files.items() if k.endswith(".trf") for l in v.decode().split("\n") if l.startswith("001"))
     assert {"+", "-", "H", "U"} <= set(trf_codes)
     pgn = "".join(v.decode() for k, v in files.items() if k.endswith(".pgn"))
     assert '[Termination "forfeit"]' in pgn
-    early = 0
+    early = forfeits = 0
     for key, data in files.items():
         if key.endswith("games.csv"):
             month = key.split("/")[2]
-            early += pl.read_csv(data).filter(~pl.col("date").str.starts_with(month)).height
-    assert early > 0
+            csv = pl.read_csv(data)
+            early += csv.filter(~pl.col("date").str.starts_with(month)).height
+            forfeits += csv.filter(pl.col("result").is_in(["+-", "-+"])).height
+    assert early > 0 and forfeits > 0
 
 
 def test_mistyped_ids_are_unregistered_and_close():
@@ -336,10 +564,65 @@ def test_mistyped_ids_are_unregistered_and_close():
 
 
 def test_round_robin_template_meets_everyone_once():
-    for n in (8, 9, 10):
+    for n in (6, 8, 9, 10):
         opponent, white = round_robin_template(n)
         for player in range(n):
             met = opponent[:, player][opponent[:, player] >= 0]
             assert sorted(met.tolist()) == [p for p in range(n) if p != player]
             seated = opponent[:, player] >= 0
             assert abs(int(white[seated, player].sum()) * 2 - int(seated.sum())) <= 1
+
+
+def test_event_kinds_all_occur():
+    block = next(simulate(seed=6, players=30_000, start="2016-01", end="2016-03").blocks())
+    kinds = set(block.schedule.kind.tolist())
+    assert kinds == set(range(5))  # open, section, junior, round robin, team
+    teams = block.schedule.kind == TEAM
+    assert (block.schedule.size[teams] == block.schedule.teams[teams] * block.schedule.boards[teams]).all()
+
+
+# -- ground truth comparison (pure) ------------------------------------------------------------------
+def brute_force_errors(ratings: np.ndarray, strengths: np.ndarray) -> tuple[float, float]:
+    offsets = ratings - strengths
+    oriented = [offsets[i] - offsets[j] if ratings[i] > ratings[j] else offsets[j] - offsets[i]
+                for i, j in itertools.combinations(range(len(ratings)), 2) if ratings[i] != ratings[j]]
+    squares = [(offsets[i] - offsets[j]) ** 2 for i, j in itertools.combinations(range(len(ratings)), 2)]
+    return float(np.mean(oriented)), float(np.sqrt(np.mean(squares)))
+
+
+def test_rating_error_vs_truth_matches_brute_force():
+    rng = np.random.default_rng(1)
+    n = 80
+    strength = rng.normal(1600, 350, n)
+    rating = np.round(1600 + 1.2 * (strength - 1600) + rng.normal(0, 60, n))  # a stretched, noisy list
+    rating[:6] = rating[6]  # ties
+    rating_list = pl.DataFrame({"player_id": np.arange(n), "rating": rating.astype(np.int32)}).vstack(
+        pl.DataFrame({"player_id": [n], "rating": pl.Series([None], dtype=pl.Int32)}))  # unrated: ignored
+    truth = pl.DataFrame({
+        "player_id": np.concatenate([np.arange(n + 1), np.arange(n)]),
+        "month": ["2020-05"] * (n + 1) + ["2020-06"] * n,
+        "strength": np.concatenate([strength, [1500.0], strength + 500]),
+    })
+    errors = rating_error_vs_truth(rating_list, truth, "2020-05")
+    overall = errors.row(0, named=True)
+    mean, rms = brute_force_errors(rating, strength)
+    assert overall["band"] == "all" and overall["players"] == n
+    assert overall["pair_error_mean"] == pytest.approx(mean) and overall["pair_error_rms"] == pytest.approx(rms)
+    assert overall["pair_error_mean"] > 0 and overall["slope"] == pytest.approx(np.polyfit(strength, rating, 1)[0])
+    bands = errors.filter(pl.col("band") != "all")
+    assert bands["players"].sum() == n and bands["band_floor"].is_sorted()
+    floor = np.minimum(rating // 100 * 100, 2500)
+    for row in bands.iter_rows(named=True):
+        inside = floor == row["band_floor"]
+        offsets = rating - strength
+        pairs = [offsets[i] - offsets[j] for i in np.nonzero(inside)[0] for j in np.nonzero(~inside)[0]]
+        assert row["mean_offset"] == pytest.approx(offsets[inside].mean())
+        assert row["pair_error_mean"] == pytest.approx(np.mean(pairs))
+        assert row["pair_error_rms"] == pytest.approx(np.sqrt(np.mean(np.square(pairs))))
+        assert row["band"] == (f"{row['band_floor']}+" if row["band_floor"] >= 2500 else
+                               f"{row['band_floor']}-{row['band_floor'] + 99}")
+    # A faithful list (ratings = strengths + a constant) has no pair error at all.
+    faithful = rating_error_vs_truth(pl.DataFrame({"player_id": np.arange(n), "rating": np.round(strength) + 100}),
+                                     truth.with_columns(pl.col("strength").round()).lazy(), "2020-05")
+    assert faithful.row(0, named=True)["pair_error_rms"] == pytest.approx(0, abs=1e-6)
+    assert rating_error_vs_truth(rating_list, truth, "1999-01").is_empty()

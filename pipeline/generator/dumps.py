@@ -1,26 +1,26 @@
-"""Renders the simulation as landing-zone files: TRF (GER), PGN (ENG), CSV (NOR), player registry, seed list, truth."""
+"""Renders the simulation as landing-zone files: TRF, PGN, CSV and Parquet dumps, player registry, seed list, truth."""
 
 from __future__ import annotations
 
 import io
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import date
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pipeline.generator import config as C
-from pipeline.generator.events import Schedule
+from pipeline.generator.events import CLASSICAL, TC_SECONDS, TEAM, Schedule
+from pipeline.generator.frames import RESULT_TEXT, games_frame
 from pipeline.generator.pairing import BLACK, WHITE, Crosstable
 from pipeline.generator.population import Population
 from pipeline.months import month_from_index
 from pipeline.storage import ObjectStore
 
-_RESULT_TEXT = {ord("1"): "1-0", ord("="): "1/2-1/2", ord("0"): "0-1", ord("+"): "1-0", ord("-"): "0-1"}
-_RESULT_BY_CODE = np.array([_RESULT_TEXT.get(c, "") for c in range(256)], dtype=object)
-_FORFEIT_CODES = (ord("+"), ord("-"))
-_COLOUR_CHAR = {0: "-", WHITE: "w", BLACK: "b"}
+# PGN writes forfeits with an ordinary result and a Termination tag; CSV/Parquet with +- / -+.
+_PGN_RESULT = {**RESULT_TEXT, ord("+"): "1-0", ord("-"): "0-1"}
 _OPENINGS = (
     "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6",
     "1. d4 d5 2. c4 e6 3. Nc3 Nf6",
@@ -31,12 +31,12 @@ _OPENINGS = (
     "1. Nf3 d5 2. g3 Nf6 3. Bg2 c6",
     "1. e4 c6 2. d4 d5 3. e5 Bf5",
 )
+_COLOUR_CHAR = {0: "-", WHITE: "w", BLACK: "b"}
 DUPLICATE_SUFFIX = "-resubmitted"
 REGISTRY_COLUMNS = ("player_id", "name", "federation", "sex", "birth_year", "title")
 CSV_COLUMNS = ("event_id", "event_start", "date", "round", "white_id", "black_id", "result", "time_control",
                "tc_base_seconds", "tc_increment_seconds", "white_rating", "black_rating")
-
-
+TRUTH_SCHEMA = pa.schema([("player_id", pa.int64()), ("month", pa.string()), ("strength", pa.float64())])
 WRITER_THREADS = 4  # each write ends in an fsync (or a PUT): overlap them, the content stays deterministic
 
 
@@ -45,216 +45,268 @@ class DumpStats:
     """What was written, for the generation summary."""
 
     files: int = 0
+    bytes: int = 0
     duplicate_files: int = 0
     id_typos: int = 0
     dated_outside_month: int = 0
-    keys: list[str] = field(default_factory=list)
 
 
 class DumpWriter:
-    """Writes every landing-zone file of one simulation through the object store."""
+    """Writes every landing-zone file of one simulation through the object store, a block of months at a time."""
 
-    def __init__(self, store: ObjectStore, rng: np.random.Generator, pop: Population, schedule: Schedule,
-                 table: Crosstable, first_absolute_month: int, months: int) -> None:
-        self.store, self.rng, self.pop, self.schedule, self.table = store, rng, pop, schedule, table
+    def __init__(self, store: ObjectStore, pop: Population, federations: tuple[C.Federation, ...],
+                 first_absolute_month: int, months: int, pool: ThreadPoolExecutor) -> None:
+        self.store, self.pop, self.federations = store, pop, federations
         self.first, self.months = first_absolute_month, months
         self.labels = [month_from_index(first_absolute_month + m) for m in range(months)]
         self.stats = DumpStats()
-        self._pending: list[Future] = []
-        self._pool: ThreadPoolExecutor | None = None
-        # Round dates of every event, computed once.
-        self.dates = [[self.round_date(e, r) for r in range(int(schedule.rounds[e]))] for e in range(schedule.events)]
-        # Per game: its event and round date; the dirty-date flag applies to PGN and CSV dumps.
-        self.game_event = schedule.entry_event[table.game_white]
-        n_games = len(self.game_event)
-        self.early_date = self.rng.random(n_games) < C.DATE_OUTSIDE_MONTH_RATE
-        self.movetext_pick = self.rng.integers(0, len(_OPENINGS), n_games)
-        self.duplicate_event = self.rng.random(schedule.events) < C.DUPLICATE_FILE_RATE
-        # TRF round cells name the opponent by starting rank (0 = not paired).
-        self.opponent_rank = np.where(table.opponent >= 0, schedule.entry_start_rank[np.maximum(table.opponent, 0)], 0)
-        # Games of each event are contiguous (sorted by event, round, board).
-        self.game_start = np.searchsorted(self.game_event, np.arange(schedule.events), side="left")
-        self.game_end = np.searchsorted(self.game_event, np.arange(schedule.events), side="right")
-
-    # -- dates -------------------------------------------------------------------------------------
-    def round_date(self, event: int, round_index: int) -> date:
-        year, month0 = divmod(self.first + int(self.schedule.month[event]), 12)
-        return date(year, month0 + 1, self.schedule.round_day(event, round_index))
-
-    @staticmethod
-    def one_month_early(day: date) -> date:
-        """A typo'd month: the same day (clamped) one month earlier, outside the dump's month."""
-        year, month = (day.year, day.month - 1) if day.month > 1 else (day.year - 1, 12)
-        return date(year, month, min(day.day, 28))
-
-    # -- everything --------------------------------------------------------------------------------
-    def write_all(self) -> DumpStats:
-        with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:
-            self._pool = pool
-            self.write_registry()
-            self.write_seed_list()
-            for event in range(self.schedule.events):
-                fed = C.FEDERATIONS[self.schedule.host[event]]
-                fmt = C.DUMP_FORMAT[fed]
-                if fmt == "trf":
-                    self._write_event_file(event, fed, ".trf", self.trf_text(event))
-                elif fmt == "pgn":
-                    self._write_event_file(event, fed, ".pgn", self.pgn_text(event))
-            self.write_csv_dumps()
-            self.write_truth()
-            for pending in self._pending:
-                pending.result()  # re-raise any write error
-        return self.stats
+        self.pool = pool
+        self.pending: list[Future] = []
+        self.registered_sorted = np.sort(pop.player_id)
 
     def _write(self, data: bytes, key: str) -> None:
-        self._pending.append(self._pool.submit(self.store.write_bytes, data, key))
+        self.pending.append(self.pool.submit(self.store.write_bytes, data, key))
         self.stats.files += 1
-        self.stats.keys.append(key)
+        self.stats.bytes += len(data)
 
-    def _write_event_file(self, event: int, fed: str, extension: str, text: str) -> None:
-        month = self.labels[self.schedule.month[event]]
-        data = text.encode("utf-8")
-        event_id = self.schedule.event_id[event]
+    def finish(self) -> DumpStats:
+        for pending in self.pending:
+            pending.result()  # re-raise any write error
+        self.pending.clear()
+        return self.stats
+
+    # -- one block of months ---------------------------------------------------------------------------
+    def write_block(self, rng: np.random.Generator, months: range, schedule: Schedule, table: Crosstable) -> pl.DataFrame:
+        """Write the event files and monthly game tables of the block `months`; returns its games frame."""
+        games = games_frame(self.pop, schedule, table, self.first)
+        n_games = games.height
+        # Dirty records, drawn in a fixed order so that the files depend on the seed only.
+        early = rng.random(n_games) < C.DATE_OUTSIDE_MONTH_RATE
+        typo = rng.random(n_games) < C.ID_TYPO_RATE
+        typo_white = rng.random(n_games) < 0.5
+        opening = rng.integers(0, len(_OPENINGS), n_games)
+        duplicate_event = rng.random(schedule.events) < C.DUPLICATE_FILE_RATE
+        formats = np.array([f.dump_format for f in self.federations], dtype=object)[games["host"].to_numpy()]
+        text_dated = np.isin(formats, ("pgn", "csv", "parquet"))
+        tabular = np.isin(formats, ("csv", "parquet"))
+        early &= text_dated
+        typo &= tabular
+        games = games.with_columns(
+            pl.Series("early", early), pl.Series("typo", typo), pl.Series("typo_white", typo_white),
+            pl.Series("opening", opening.astype(np.int8)),
+        )
+        self.stats.dated_outside_month += int(early.sum())
+        self.stats.id_typos += int(typo.sum())
+        games = games.with_columns(
+            # A typo'd month: the same day (clamped to 28) one month earlier, outside the folder's month.
+            pl.when(pl.col("early")).then(pl.col("date").dt.offset_by("-1mo").dt.replace(day=pl.col("date").dt.day().clip(1, 28)))
+            .otherwise(pl.col("date")).alias("written_date"),
+        )
+        for f, federation in enumerate(self.federations):
+            hosted = games.filter(pl.col("host") == f)
+            if federation.dump_format == "trf":
+                self._write_trf(schedule, table, f, duplicate_event)
+            elif federation.dump_format == "pgn":
+                self._write_pgn(schedule, hosted, f, duplicate_event)
+            else:
+                self._write_tabular(rng, months, schedule, hosted, f, duplicate_event)
+        return games
+
+    def _event_file(self, s: Schedule, event: int, extension: str, data: bytes, duplicate: bool) -> None:
+        fed = self.federations[s.host[event]].code
+        month = self.labels[int(s.month[event])]
+        event_id = s.event_id[event]
         self._write(data, f"raw/{fed}/{month}/{event_id}{extension}")
-        if self.duplicate_event[event]:
+        if duplicate:
             # The organiser sent the same file again under another name.
             self._write(data, f"raw/{fed}/{month}/{event_id}{DUPLICATE_SUFFIX}{extension}")
             self.stats.duplicate_files += 1
 
-    # -- TRF ---------------------------------------------------------------------------------------
-    def trf_text(self, event: int) -> str:
-        s, pop, table = self.schedule, self.pop, self.table
-        first, size, rounds = int(s.first_entry[event]), int(s.size[event]), int(s.rounds[event])
-        dates = self.dates[event]
-        entries = range(first, first + size)
+    # -- TRF ---------------------------------------------------------------------------------------------
+    def _write_trf(self, s: Schedule, table: Crosstable, f: int, duplicate_event: np.ndarray) -> None:
+        events = np.nonzero(s.host == f)[0]
+        if not len(events):
+            return
+        bodies = self._trf_player_lines(s, table, events)
+        for event, body in zip(events.tolist(), bodies):
+            text = self._trf_header(s, event) + body + "\n"
+            self._event_file(s, event, ".trf", text.encode("utf-8"), bool(duplicate_event[event]))
+
+    def _round_dates(self, s: Schedule, event: int) -> list[tuple[int, int, int]]:
+        year, month0 = divmod(self.first + int(s.month[event]), 12)
+        return [(year, month0 + 1, s.round_day(event, r)) for r in range(int(s.rounds[event]))]
+
+    def _trf_header(self, s: Schedule, event: int) -> str:
+        first, size = int(s.first_entry[event]), int(s.size[event])
+        dates = self._round_dates(s, event)
         rated = int((s.entry_stated_rating[first:first + size] > 0).sum())
-        kind = "Individual: Round-Robin" if s.round_robin[event] else "Individual: Swiss-System"
+        kind = {TEAM: "Team Round-Robin"}.get(int(s.kind[event]), "Individual: Round-Robin" if s.round_robin[event]
+                                              else "Individual: Swiss-System")
+        base, increment = TC_SECONDS[int(s.time_control[event])]
+        allotted = f"{base // 60}'+{increment}''"
         lines = [
             f"012 {s.name[event]}",
             f"022 {s.city[event]}",
-            f"032 {C.FEDERATIONS[s.host[event]]}",
-            f"042 {dates[0]:%Y/%m/%d}",
-            f"052 {dates[-1]:%Y/%m/%d}",
+            f"032 {self.federations[s.host[event]].code}",
+            f"042 {dates[0][0]:04d}/{dates[0][1]:02d}/{dates[0][2]:02d}",
+            f"052 {dates[-1][0]:04d}/{dates[-1][1]:02d}/{dates[-1][2]:02d}",
             f"062 {size}",
             f"072 {rated}",
             f"092 {kind}",
-            "122 90'+30''",
-            # Round dates start in column 92 (1-based), one every 10 columns.
-            "132".ljust(91) + "  ".join(f"{d:%y/%m/%d}" for d in dates),
+            f"122 {allotted}",
         ]
-        opponent_rank = self.opponent_rank
-        for i in entries:
-            p = int(s.entry_player[i])
-            rating = int(s.entry_stated_rating[i])
-            cells = "".join(
-                f"  {opponent_rank[i, r]:4d} {_COLOUR_CHAR[int(table.colour[i, r])]} {chr(table.code[i, r])}"
-                if opponent_rank[i, r] else f"  0000 - {chr(table.code[i, r])}"
-                for r in range(rounds)
-            )
-            lines.append(
-                f"001 {s.entry_start_rank[i]:4d} {'w' if pop.female[p] else 'm'}{pop.title[p]:>3} "
-                f"{pop.name[p][:33]:<33} {rating if rating else '':>4} {C.FEDERATIONS[pop.federation[p]]:3} "
-                f"{pop.player_id[p]:>11} {pop.birth_year[p]:04d}/01/01 {table.points[i]:4.1f} "
-                f"{table.final_rank[i]:4d}{cells}"
-            )
+        if s.time_control[event] != CLASSICAL:
+            lines.append(f"222 {base}+{increment}")  # TRF-2026's encoded time control: how readers tell rapid/blitz
+        # Round dates start in column 92 (1-based), one every 10 columns.
+        lines.append("132".ljust(91) + "  ".join(f"{y % 100:02d}/{m:02d}/{d:02d}" for y, m, d in dates))
+        if s.kind[event] == TEAM:
+            boards = int(s.boards[event])
+            for t, team in enumerate(s.team_name[event]):
+                ranks = " ".join(f"{first_rank:4d}" for first_rank in range(t * boards + 1, (t + 1) * boards + 1))
+                lines.append(f"013 {team[:32]:<32}{ranks}")  # TRF16: name in 5-36, ranks from column 37
         return "\n".join(lines) + "\n"
 
-    # -- PGN ---------------------------------------------------------------------------------------
-    def pgn_text(self, event: int) -> str:
-        s, pop, table = self.schedule, self.pop, self.table
-        dates = [f"{d:%Y.%m.%d}" for d in self.dates[event]]
-        # Tags shared by every game of the event, split around the per-game ones.
-        event_tags = f'[Event "{s.name[event]}"]\n[Site "{s.city[event]}"]\n'
-        closing_tags = f'[EventDate "{dates[0]}"]\n[TimeControl "{C.CLASSICAL_TC[0]}+{C.CLASSICAL_TC[1]}"]\n'
-        blocks = []
-        for g in range(self.game_start[event], self.game_end[event]):
-            w_entry, b_entry = int(table.game_white[g]), int(table.game_black[g])
-            w, b = int(s.entry_player[w_entry]), int(s.entry_player[b_entry])
-            r = int(table.game_round[g])
-            played_on = dates[r]
-            if self.early_date[g]:
-                played_on = f"{self.one_month_early(self.dates[event][r]):%Y.%m.%d}"
-                self.stats.dated_outside_month += 1
-            code = int(table.game_code[g])
-            result = _RESULT_TEXT[code]
-            elo = ""
-            if s.entry_stated_rating[w_entry]:
-                elo += f'[WhiteElo "{s.entry_stated_rating[w_entry]}"]\n'
-            if s.entry_stated_rating[b_entry]:
-                elo += f'[BlackElo "{s.entry_stated_rating[b_entry]}"]\n'
-            forfeit = code in _FORFEIT_CODES
-            termination = '[Termination "forfeit"]\n' if forfeit else ""
-            moves = result if forfeit else f"{_OPENINGS[self.movetext_pick[g]]} {result}"
-            blocks.append(
-                f'{event_tags}[Date "{played_on}"]\n[Round "{r + 1}"]\n[White "{pop.name[w]}"]\n'
-                f'[Black "{pop.name[b]}"]\n[Result "{result}"]\n[WhiteFideId "{pop.player_id[w]}"]\n'
-                f'[BlackFideId "{pop.player_id[b]}"]\n{elo}{closing_tags}{termination}\n{moves}\n'
-            )
-        return "\n".join(blocks)
+    def _trf_player_lines(self, s: Schedule, table: Crosstable, events: np.ndarray) -> list[str]:
+        """The 001 lines of each event, built column-wise for all events at once."""
+        entry = np.concatenate([np.arange(s.first_entry[e], s.first_entry[e] + s.size[e]) for e in events])
+        player = s.entry_player[entry]
+        pop = self.pop
+        rounds = s.rounds[s.entry_event[entry]]
+        opponent = table.opponent[entry]
+        opponent_rank = np.where(opponent >= 0, s.entry_start_rank[np.maximum(opponent, 0)], 0)
+        points_x2 = np.round(table.points[entry] * 2).astype(np.int64)
+        frame = pl.DataFrame({
+            "event": s.entry_event[entry],
+            "rank": s.entry_start_rank[entry],
+            "sex": np.where(pop.female[player], "w", "m"),
+            "title": np.asarray(pop.title, dtype=object)[player].astype(str),
+            "name": np.asarray(pop.name, dtype=object)[player].astype(str),
+            "rating": s.entry_stated_rating[entry],
+            "fed": np.array([f.code for f in self.federations], dtype=object)[pop.federation[player]].astype(str),
+            "fide_id": pop.player_id[player],
+            "birth": pop.birth_year[player],
+            "points_x2": points_x2,
+            "final_rank": table.final_rank[entry],
+        })
+        cells = []
+        for r in range(C.MAX_ROUNDS):
+            colour = np.array([_COLOUR_CHAR[c] for c in range(3)], dtype=object)[table.colour[entry, r]].astype(str)
+            code = table.code[entry, r].view("S1").astype(str)
+            rank = pl.Series(opponent_rank[:, r])
+            # Unpaired cells name opponent 0000 (byes, withdrawals, sit-outs).
+            opponent_text = pl.when(rank == 0).then(pl.lit("0000")).otherwise(rank.cast(pl.Utf8).str.pad_start(4))
+            cell = pl.concat_str([pl.lit("  "), opponent_text, pl.lit(" "), pl.Series(colour), pl.lit(" "), pl.Series(code)])
+            cells.append(pl.when(pl.Series(rounds > r)).then(cell).otherwise(pl.lit("")))
+        line = pl.concat_str([
+            pl.lit("001 "), pl.col("rank").cast(pl.Utf8).str.pad_start(4), pl.lit(" "), pl.col("sex"),
+            pl.col("title").str.pad_start(3), pl.lit(" "), pl.col("name").str.slice(0, 33).str.pad_end(33), pl.lit(" "),
+            pl.when(pl.col("rating") > 0).then(pl.col("rating").cast(pl.Utf8)).otherwise(pl.lit("")).str.pad_start(4),
+            pl.lit(" "), pl.col("fed").str.pad_end(3), pl.lit(" "), pl.col("fide_id").cast(pl.Utf8).str.pad_start(11),
+            pl.lit(" "), pl.col("birth").cast(pl.Utf8).str.zfill(4), pl.lit("/01/01 "),
+            pl.concat_str([(pl.col("points_x2") // 2).cast(pl.Utf8),
+                           pl.when(pl.col("points_x2") % 2 == 1).then(pl.lit(".5")).otherwise(pl.lit(".0"))]).str.pad_start(4),
+            pl.lit(" "), pl.col("final_rank").cast(pl.Utf8).str.pad_start(4),
+            *cells,
+        ])
+        bodies = frame.select("event", line.alias("line")).group_by("event", maintain_order=True).agg(
+            pl.col("line").str.join("\n"))
+        return bodies["line"].to_list()
 
-    # -- CSV ---------------------------------------------------------------------------------------
-    def write_csv_dumps(self) -> None:
-        """One games.csv per month for every CSV federation: played games only (no forfeits or byes)."""
-        s, pop, table = self.schedule, self.pop, self.table
-        played = table.played
-        ids = pop.player_id
-        all_ids_sorted = np.sort(ids)
-        for f, fed in enumerate(C.FEDERATIONS):
-            if C.DUMP_FORMAT[fed] != "csv":
-                continue
-            mine = np.nonzero(played & (s.host[self.game_event] == f))[0]
-            white_id = ids[s.entry_player[table.game_white[mine]]].copy()
-            black_id = ids[s.entry_player[table.game_black[mine]]].copy()
-            typo = self.rng.random(len(mine)) < C.ID_TYPO_RATE
-            typo_white = self.rng.random(len(mine)) < 0.5
-            white_id[typo & typo_white] = mistype_ids(self.rng, white_id[typo & typo_white], all_ids_sorted)
-            black_id[typo & ~typo_white] = mistype_ids(self.rng, black_id[typo & ~typo_white], all_ids_sorted)
-            self.stats.id_typos += int(typo.sum())
-            events = self.game_event[mine]
-            rounds = table.game_round[mine]
-            early = self.early_date[mine]
-            self.stats.dated_outside_month += int(early.sum())
-            month = self.first + s.month[events].astype(np.int64)
-            day = s.start_day[events] + (rounds * s.span_days[events]) // s.rounds[events]
-            # A typo'd month: the same day (clamped to 28) one month earlier, outside the folder's month.
-            game_month = np.where(early, month - 1, month)
-            game_day = np.where(early, np.minimum(day, 28), day)
-            rapid = s.rapid[events]
-            w_rating = s.entry_stated_rating[table.game_white[mine]]
-            b_rating = s.entry_stated_rating[table.game_black[mine]]
-            event_ids = np.asarray(s.event_id, dtype=object)
-            frame = pl.DataFrame({
-                "event_id": pl.Series(event_ids[events], dtype=pl.Utf8),
-                "y": month // 12, "m": month % 12 + 1, "d": s.start_day[events],
-                "gy": game_month // 12, "gm": game_month % 12 + 1, "gd": game_day,
-                "round": (rounds + 1).astype(np.int32),
-                "white_id": white_id,
-                "black_id": black_id,
-                "result": pl.Series(_RESULT_BY_CODE[table.game_code[mine]], dtype=pl.Utf8),
-                "time_control": np.where(rapid, "rapid", "classical"),
-                "tc_base_seconds": np.where(rapid, C.RAPID_TC[0], C.CLASSICAL_TC[0]).astype(np.int32),
-                "tc_increment_seconds": np.where(rapid, C.RAPID_TC[1], C.CLASSICAL_TC[1]).astype(np.int32),
-                "white_rating": w_rating.astype(np.int32),
-                "black_rating": b_rating.astype(np.int32),
-                "month": s.month[events],
-            }).with_columns(
-                pl.date("y", "m", "d").alias("event_start"),
-                pl.date("gy", "gm", "gd").alias("date"),
-                *(pl.when(pl.col(c) > 0).then(pl.col(c)).alias(c) for c in ("white_rating", "black_rating")),
-            )
-            by_month = frame.partition_by("month", as_dict=True, include_key=False)
-            empty = frame.clear()
-            for m, label in enumerate(self.labels):
-                month_rows = by_month.get((m,), empty).select(CSV_COLUMNS)
-                self._write(month_rows.write_csv().encode("utf-8"), f"raw/{fed}/{label}/games.csv")
+    # -- PGN ---------------------------------------------------------------------------------------------
+    def _write_pgn(self, s: Schedule, games: pl.DataFrame, f: int, duplicate_event: np.ndarray) -> None:
+        if games.is_empty():
+            return
+        pop = self.pop
+        names = np.asarray(pop.name, dtype=object)
+        events = games["event"].to_numpy()
+        forfeit = ~games["played"].to_numpy()
+        code = games["code"].to_numpy()
+        team = s.kind[events] == TEAM
+        frame = games.select(
+            "event",
+            pl.Series("event_tag", np.asarray(s.name, dtype=object)[events], dtype=pl.Utf8),
+            pl.Series("site", np.asarray(s.city, dtype=object)[events], dtype=pl.Utf8),
+            pl.col("written_date").dt.strftime("%Y.%m.%d").alias("date"),
+            # Team events number games round.board, as team PGNs do.
+            pl.when(pl.Series(team)).then(pl.format("{}.{}", pl.col("round"), pl.col("board")))
+            .otherwise(pl.col("round").cast(pl.Utf8)).alias("round"),
+            pl.Series("white", names[games["white_player"].to_numpy()], dtype=pl.Utf8),
+            pl.Series("black", names[games["black_player"].to_numpy()], dtype=pl.Utf8),
+            pl.Series("result", np.array([_PGN_RESULT.get(c, "") for c in range(256)], dtype=object)[code], dtype=pl.Utf8),
+            pl.col("white_id").cast(pl.Utf8), pl.col("black_id").cast(pl.Utf8),
+            pl.col("white_rating"), pl.col("black_rating"),
+            pl.col("event_start").dt.strftime("%Y.%m.%d").alias("event_date"),
+            pl.format("{}+{}", pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")).alias("time_control"),
+            pl.Series("forfeit", forfeit),
+            pl.Series("opening", np.asarray(_OPENINGS, dtype=object)[games["opening"].to_numpy()], dtype=pl.Utf8),
+        )
 
-    # -- registry, seed list, truth ----------------------------------------------------------------
+        def tag(name: str, value: pl.Expr) -> pl.Expr:
+            return pl.concat_str([pl.lit(f'[{name} "'), value, pl.lit('"]\n')])
+
+        optional = lambda condition, text: pl.when(condition).then(text).otherwise(pl.lit(""))  # noqa: E731
+        block = pl.concat_str([
+            tag("Event", pl.col("event_tag")), tag("Site", pl.col("site")), tag("Date", pl.col("date")),
+            tag("Round", pl.col("round")), tag("White", pl.col("white")), tag("Black", pl.col("black")),
+            tag("Result", pl.col("result")), tag("WhiteFideId", pl.col("white_id")), tag("BlackFideId", pl.col("black_id")),
+            optional(pl.col("white_rating").is_not_null(), tag("WhiteElo", pl.col("white_rating").cast(pl.Utf8))),
+            optional(pl.col("black_rating").is_not_null(), tag("BlackElo", pl.col("black_rating").cast(pl.Utf8))),
+            tag("EventDate", pl.col("event_date")), tag("TimeControl", pl.col("time_control")),
+            optional(pl.col("forfeit"), pl.lit('[Termination "forfeit"]\n')),
+            pl.lit("\n"),
+            pl.when(pl.col("forfeit")).then(pl.col("result")).otherwise(pl.concat_str([pl.col("opening"), pl.col("result")], separator=" ")),
+            pl.lit("\n"),
+        ])
+        texts = frame.select("event", block.alias("text")).group_by("event", maintain_order=True).agg(pl.col("text").str.join("\n"))
+        for event, text in texts.iter_rows():
+            self._event_file(s, event, ".pgn", text.encode("utf-8"), bool(duplicate_event[event]))
+
+    # -- CSV / Parquet -------------------------------------------------------------------------------------
+    def _write_tabular(self, rng: np.random.Generator, months: range, s: Schedule, games: pl.DataFrame, f: int,
+                       duplicate_event: np.ndarray) -> None:
+        """One games file per month (played games and forfeits), plus a resubmission file per duplicated event."""
+        fed, fmt = self.federations[f].code, self.federations[f].dump_format
+        white_id, black_id = games["white_id"].to_numpy().copy(), games["black_id"].to_numpy().copy()
+        typo, typo_white = games["typo"].to_numpy(), games["typo_white"].to_numpy()
+        white_id[typo & typo_white] = mistype_ids(rng, white_id[typo & typo_white], self.registered_sorted)
+        black_id[typo & ~typo_white] = mistype_ids(rng, black_id[typo & ~typo_white], self.registered_sorted)
+        rows = games.select(
+            "month", "event",
+            pl.Series("event_id", np.asarray(s.event_id, dtype=object)[games["event"].to_numpy()], dtype=pl.Utf8),
+            "event_start",
+            pl.col("written_date").alias("date"),
+            "round",
+            pl.Series("white_id", white_id), pl.Series("black_id", black_id),
+            pl.col("code").replace_strict(RESULT_TEXT, default=None, return_dtype=pl.Utf8).alias("result"),
+            "time_control", "tc_base_seconds", "tc_increment_seconds", "white_rating", "black_rating",
+        )
+        by_month = rows.partition_by("month", as_dict=True, include_key=False)
+        empty = rows.drop("month").clear()
+        for m in months:
+            month_rows = by_month.get((m,), empty)
+            label = self.labels[m]
+            self._write(self._table_bytes(month_rows.select(CSV_COLUMNS), fmt), f"raw/{fed}/{label}/games.{fmt}")
+            for event in np.unique(month_rows["event"].to_numpy()[duplicate_event[month_rows["event"].to_numpy()]]):
+                again = month_rows.filter(pl.col("event") == int(event)).select(CSV_COLUMNS)
+                # Named to sort after games.<ext>: validation keeps the first copy by file name.
+                self._write(self._table_bytes(again, fmt), f"raw/{fed}/{label}/games{DUPLICATE_SUFFIX}-{s.event_id[event]}.{fmt}")
+                self.stats.duplicate_files += 1
+
+    @staticmethod
+    def _table_bytes(frame: pl.DataFrame, fmt: str) -> bytes:
+        if fmt == "csv":
+            return frame.write_csv().encode("utf-8")
+        buffer = io.BytesIO()
+        frame.write_parquet(buffer, compression="zstd", statistics=True)
+        return buffer.getvalue()
+
+    # -- registry, seed list, truth ----------------------------------------------------------------------
     def write_registry(self) -> None:
         pop = self.pop
         frame = pl.DataFrame({
             "player_id": pop.player_id,
             "name": pop.name,
-            "federation": [C.FEDERATIONS[f] for f in pop.federation],
+            "federation": np.array([f.code for f in self.federations], dtype=object)[pop.federation].astype(str),
             "sex": np.where(pop.female, "F", "M"),
             "birth_year": pop.birth_year,
             "title": [t or None for t in pop.title],
@@ -279,14 +331,21 @@ class DumpWriter:
         self._write(frame.write_csv().encode("utf-8"), f"raw/players/{self.labels[0]}/seed_list.csv")
 
     def write_truth(self) -> None:
-        player, month = np.nonzero(~np.isnan(self.pop.strength))
-        frame = pl.DataFrame({
-            "player_id": pl.Series(self.pop.player_id[player], dtype=pl.Int64),
-            "month": pl.Series(np.asarray(self.labels, dtype=object)[month], dtype=pl.Utf8),
-            "strength": pl.Series(self.pop.strength[player, month], dtype=pl.Float64),
-        }).sort(["player_id", "month"])
+        """truth/strength.parquet: one row per existing player and month, sorted by month then player,
+        written a block of months at a time (one row group each) to bound memory at FIDE scale."""
+        by_id = np.argsort(self.pop.player_id, kind="stable")
+        ids = self.pop.player_id[by_id]
         buffer = io.BytesIO()
-        frame.write_parquet(buffer, compression="zstd", statistics=True)  # as ObjectStore.write_parquet
+        with pq.ParquetWriter(buffer, TRUTH_SCHEMA, compression="zstd") as writer:
+            for start in range(0, self.months, C.BLOCK_MONTHS):
+                block = self.pop.strength[by_id, start:start + C.BLOCK_MONTHS].T  # [months, players]
+                month, player = np.nonzero(~np.isnan(block))
+                labels = pa.array(self.labels[start:start + C.BLOCK_MONTHS], pa.string())
+                writer.write_table(pa.table({
+                    "player_id": pa.array(ids[player], pa.int64()),
+                    "month": labels.take(pa.array(month)),
+                    "strength": pa.array(block[month, player].astype(np.float64).round(1), pa.float64()),
+                }, schema=TRUTH_SCHEMA))
         self._write(buffer.getvalue(), "truth/strength.parquet")
 
 

@@ -1,4 +1,4 @@
-"""Pairs every event round (Swiss by score and strength estimate, round robins by Berger tables) and draws results."""
+"""Pairs every event round (Swiss by score and strength estimate, round robins and team matches by Berger tables) and draws results."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.generator import config as C
-from pipeline.generator.events import Schedule
+from pipeline.generator.events import TEAM, TIME_CONTROLS, Schedule
 
 NONE, WHITE, BLACK = 0, 1, 2
 BLANK = ord(" ")
@@ -42,13 +42,18 @@ class Crosstable:
         return np.isin(self.game_code, np.frombuffer(b"1=0", dtype=np.uint8))
 
 
-def white_scores(rng: np.random.Generator, white: np.ndarray, black: np.ndarray) -> np.ndarray:
+def white_scores(rng: np.random.Generator, white: np.ndarray, black: np.ndarray,
+                 time_control: np.ndarray | None = None) -> np.ndarray:
     """White's score (1, 0.5, 0) from true strengths: logistic expectancy with a White advantage and
-    an explicit draw model (draws likelier between equals and at a higher level)."""
-    diff = white + C.WHITE_ADVANTAGE - black
+    an explicit draw model (draws likelier between equals and at a higher level). Faster time
+    controls (index into events.TIME_CONTROLS) shrink the difference and the draw rate."""
+    tc = np.zeros(len(white), dtype=np.int64) if time_control is None else np.asarray(time_control, dtype=np.int64)
+    difference_factor = np.array([C.TC_DIFFERENCE_FACTOR[name] for name in TIME_CONTROLS])[tc]
+    draw_factor = np.array([C.TC_DRAW_FACTOR[name] for name in TIME_CONTROLS])[tc]
+    diff = (white + C.WHITE_ADVANTAGE - black) * difference_factor
     expected = 1.0 / (1.0 + 10.0 ** (-diff / C.LOGISTIC_SCALE))
     level = (white + black) / 2.0
-    peak = np.clip(C.DRAW_PEAK_AT_1200 + C.DRAW_PEAK_SLOPE * (level - 1200.0), *C.DRAW_PEAK_RANGE)
+    peak = np.clip(C.DRAW_PEAK_AT_1000 + C.DRAW_PEAK_SLOPE * (level - 1000.0), *C.DRAW_PEAK_RANGE) * draw_factor
     # Keep P(win) + P(draw) / 2 equal to the expectancy: the draw share cannot exceed 2 min(E, 1 - E).
     p_draw = np.minimum(peak * np.exp(-((diff / C.DRAW_WIDTH) ** 2)), 2.0 * np.minimum(expected, 1.0 - expected))
     p_win = expected - p_draw / 2.0
@@ -56,9 +61,10 @@ def white_scores(rng: np.random.Generator, white: np.ndarray, black: np.ndarray)
     return np.where(u < p_win, 1.0, np.where(u < p_win + p_draw, 0.5, 0.0))
 
 
-def _game_codes(rng: np.random.Generator, white_strength: np.ndarray, black_strength: np.ndarray) -> np.ndarray:
+def _game_codes(rng: np.random.Generator, white_strength: np.ndarray, black_strength: np.ndarray,
+                time_control: np.ndarray) -> np.ndarray:
     """White's result code per game: mostly played results, a few forfeits."""
-    score = white_scores(rng, white_strength, black_strength)
+    score = white_scores(rng, white_strength, black_strength, time_control)
     codes = np.where(score == 1.0, ord("1"), np.where(score == 0.5, ord("="), ord("0"))).astype(np.uint8)
     forfeit = rng.random(len(codes)) < C.FORFEIT_RATE
     white_shows_up = rng.random(len(codes)) < 0.5
@@ -96,10 +102,12 @@ def pair_and_play(rng: np.random.Generator, schedule: Schedule) -> Crosstable:
     games: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (white, black, round)
 
     _pair_round_robins(schedule, opponent, colour, games)
+    _pair_team_matches(schedule, opponent, colour, games)
     rr_white = np.concatenate([g[0] for g in games]) if games else np.zeros(0, dtype=np.int64)
     rr_black = np.concatenate([g[1] for g in games]) if games else np.zeros(0, dtype=np.int64)
     rr_round = np.concatenate([g[2] for g in games]) if games else np.zeros(0, dtype=np.int32)
-    rr_codes = _game_codes(rng, schedule.entry_strength[rr_white], schedule.entry_strength[rr_black])
+    rr_codes = _game_codes(rng, schedule.entry_strength[rr_white], schedule.entry_strength[rr_black],
+                           schedule.time_control[schedule.entry_event[rr_white]])
     code[rr_white, rr_round] = rr_codes
     code[rr_black, rr_round] = _MIRROR[rr_codes]
 
@@ -110,6 +118,8 @@ def pair_and_play(rng: np.random.Generator, schedule: Schedule) -> Crosstable:
     rounds = np.concatenate([rr_round, sw_round]).astype(np.int32)
     codes = np.concatenate([rr_codes, sw_codes])
     event = schedule.entry_event[white]
+    # Boards by the better starting rank; team events rank team by team, so their games come match
+    # by match with the boards in order.
     board = np.minimum(schedule.entry_start_rank[white], schedule.entry_start_rank[black])
     order = np.lexsort((board, rounds, event))
 
@@ -142,6 +152,30 @@ def _pair_round_robins(schedule: Schedule, opponent: np.ndarray, colour: np.ndar
             games.append((white_entries, black_entries, np.full(len(white_entries), r, dtype=np.int32)))
 
 
+def _pair_team_matches(schedule: Schedule, opponent: np.ndarray, colour: np.ndarray,
+                       games: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+    """Team round robins: a Berger table over the teams; board b of one team meets board b of the
+    other, the first-named team having White on boards 1, 3, ... (all events of one shape at once)."""
+    team_events = np.nonzero(schedule.kind == TEAM)[0]
+    shapes = np.unique(np.stack([schedule.teams[team_events], schedule.boards[team_events]], axis=1), axis=0)
+    for teams, boards in shapes:
+        events = team_events[(schedule.teams[team_events] == teams) & (schedule.boards[team_events] == boards)]
+        template_opponent, template_white = round_robin_template(int(teams))
+        board = np.arange(boards)
+        for r in range(template_opponent.shape[0]):
+            home = np.nonzero((template_opponent[r] >= 0) & template_white[r])[0]
+            away = template_opponent[r][home]
+            # [events, matches, boards] entry indices of both sides.
+            home_entries = schedule.first_entry[events][:, None, None] + (home[:, None] * boards + board)[None]
+            away_entries = schedule.first_entry[events][:, None, None] + (away[:, None] * boards + board)[None]
+            home_white = np.broadcast_to(board % 2 == 0, home_entries.shape)
+            white = np.where(home_white, home_entries, away_entries).ravel()
+            black = np.where(home_white, away_entries, home_entries).ravel()
+            opponent[white, r], opponent[black, r] = black, white
+            colour[white, r], colour[black, r] = WHITE, BLACK
+            games.append((white, black, np.full(len(white), r, dtype=np.int32)))
+
+
 def _pair_swiss(rng: np.random.Generator, schedule: Schedule, opponent: np.ndarray, colour: np.ndarray,
                 code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pair round by round, all Swiss events at once: sort by event, score and starting rank; give the
@@ -149,7 +183,7 @@ def _pair_swiss(rng: np.random.Generator, schedule: Schedule, opponent: np.ndarr
     n = len(schedule.entry_event)
     event = schedule.entry_event
     entry_rounds = schedule.rounds[event]
-    swiss = ~schedule.round_robin[event]
+    swiss = schedule.swiss[event]
     start_rank = schedule.entry_start_rank
 
     # Absences decided up front: requested half-point byes, known absences, withdrawals.
@@ -225,7 +259,8 @@ def _pair_swiss(rng: np.random.Generator, schedule: Schedule, opponent: np.ndarr
         white = np.where(upper_white, upper, lower)
         black = np.where(upper_white, lower, upper)
 
-        codes = _game_codes(rng, schedule.entry_strength[white], schedule.entry_strength[black])
+        codes = _game_codes(rng, schedule.entry_strength[white], schedule.entry_strength[black],
+                            schedule.time_control[event[white]])
         code[white, r] = codes
         code[black, r] = _MIRROR[codes]
         opponent[white, r], opponent[black, r] = black, white
