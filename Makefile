@@ -21,12 +21,17 @@ run: $(STAMP)
 test: $(STAMP) test-tools
 	$(BIN)/python -m pytest -q -n 2
 
-# Debian's Chromium for the browser tests (they skip with a message where it cannot be installed).
+# Debian's Chromium (browser tests) and PostgreSQL (the instance-storage test): the tests that need
+# them skip with a message where they cannot be installed.
 test-tools:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing Debian's chromium for the browser tests..."; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
 	  || echo "could not install chromium: the browser tests will be skipped"; }
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql for the instance-storage test..."; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql) >/dev/null 2>&1 \
+	  || echo "could not install postgresql: the PostgreSQL test will be skipped"; }
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

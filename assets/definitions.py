@@ -7,7 +7,8 @@ import warnings
 import dagster as dg
 
 from assets.analytics import build_analytics_assets
-from assets.checks import build_checks
+from assets.automation import build_landing_sensor, build_monthly_schedule
+from assets.checks import build_checks, build_table_checks
 from assets.ingest import build_ingest_assets
 from assets.landing import build_landing_asset
 from assets.partitions import monthly_partitions, months_from_env
@@ -56,7 +57,8 @@ def build_defs(
         warnings.filterwarnings("ignore", category=dg.BetaWarning)
         warnings.filterwarnings("ignore", category=dg.PreviewWarning)
         assets = build_assets(partitions, scenarios)
-        checks = build_checks(partitions)
+        # Reconciliation, then schema/duplicates/floor/continuity/conservation on every partitioned table.
+        checks = [*build_checks(partitions), *build_table_checks(assets, scenarios)]
     all_months = dg.define_asset_job(
         ALL_MONTHS_JOB,
         # Partitions are inferred from the selected assets (passing them is deprecated in 1.13).
@@ -67,6 +69,8 @@ def build_defs(
         assets=assets,
         asset_checks=checks,
         jobs=[all_months],
+        schedules=[build_monthly_schedule(ALL_MONTHS_JOB, partitions, scenarios)],
+        sensors=[build_landing_sensor(ALL_MONTHS_JOB, partitions, scenarios)],
         resources=build_resources(root),
         # One process: the months of a range are sequential anyway (each list needs the previous
         # one) and Polars already uses every core inside a step.

@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.engine import EngineInputError, compress, normalize_list, rate_period
+from pipeline.generator.config import SCALES
 from pipeline.months import first_day, parse_month
 from pipeline.rules import RulesError, load_rules, preset_names, resolve_rules, schedule_of
 from pipeline.tabular_io import InputFileError, converted, decode_pending, read_table, write_table
@@ -123,10 +124,11 @@ def command_rate_period(args: argparse.Namespace) -> int:
 def command_generate(args: argparse.Namespace) -> int:
     from pipeline.generator import generate
 
-    parse_month(args.start)
-    parse_month(args.end)
+    for month in (args.start, args.end):
+        if month is not None:
+            parse_month(month)
     started = time.perf_counter()
-    summary = generate(args.out, seed=args.seed, players=args.players, start=args.start, end=args.end)
+    summary = generate(args.out, seed=args.seed, players=args.players, start=args.start, end=args.end, scale=args.scale)
     print(
         f"generated {summary.games:,} games of {summary.players:,} players over {summary.months} months "
         f"({', '.join(summary.federations)}) in {summary.files:,} files under {summary.root} "
@@ -195,10 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     gen = commands.add_parser("generate", help="write a synthetic federation's raw dumps (deterministic)")
     gen.add_argument("--out", required=True, help="object-store root to write raw/ and truth/ under")
-    gen.add_argument("--seed", type=int, default=2024)
-    gen.add_argument("--players", type=int, default=30000)
-    gen.add_argument("--start", default="2015-01", help="first month YYYY-MM")
-    gen.add_argument("--end", default="2024-12", help="last month YYYY-MM")
+    gen.add_argument("--scale", choices=sorted(SCALES), default="small",
+                     help="preset: small (the demo: 30,000 players, 2015-2024), medium, fide (2008-2024 at the real pool's size)")
+    gen.add_argument("--seed", type=int, default=None, help="random seed (default: the preset's)")
+    gen.add_argument("--players", type=int, default=None, help="players over the whole span (default: the preset's)")
+    gen.add_argument("--start", default=None, help="first month YYYY-MM (default: the preset's)")
+    gen.add_argument("--end", default=None, help="last month YYYY-MM (default: the preset's)")
     gen.set_defaults(handler=command_generate)
 
     demo = commands.add_parser("demo", help="generate the default data set if absent and materialize every month through Dagster")

@@ -55,8 +55,21 @@ def month_dump_keys(store: ObjectStore, month: str) -> list[tuple[str, str]]:
     for federation in store.list_dirs(RAW):
         if federation == PLAYERS_FOLDER:
             continue
-        keys.extend((federation, key) for key in store.list_files(RAW, federation, month))
+        keys.extend((federation, key) for key in _listed_files(store, federation, month))
     return keys
+
+
+def _listed_files(store: ObjectStore, federation: str, month: str) -> list[str]:
+    """Keys under raw/<federation>/<month>/, also for folder names the store refuses for writing.
+
+    A federation folder such as 'bad fed' came from the store's own listing, so it cannot escape the
+    store; its dumps are read (and quarantined or kept on their merits) instead of failing the month.
+    """
+    try:
+        return store.list_files(RAW, federation, month)
+    except ValueError:
+        top = posixpath.join(store.base.replace(os.sep, "/"), RAW, federation, month)
+        return sorted(store.relative(path) for path in store.fs.find(top)) if store.fs.exists(top) else []
 
 
 def read_month(store: ObjectStore, month: str) -> pl.DataFrame:

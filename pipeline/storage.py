@@ -9,14 +9,18 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import fsspec
 import polars as pl
 
 DEFAULT_ROOT = "./data"
 STORE_ENV = "RATINGS_STORE"
+S3_PROTOCOLS = ("s3", "s3a")
 
 _SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]*$")
+# Object-store stamps that change whenever an object's content does, best first.
+_STAMP_FIELDS = ("ETag", "etag", "mtime", "LastModified", "last_modified", "created")
 
 
 def store_root_from_env() -> str:
@@ -25,22 +29,89 @@ def store_root_from_env() -> str:
 
 
 def safe_part(part: str) -> str:
-    """Reject path parts that could leave the store prefix (.., /, empty, hidden names)."""
-    if not _SAFE_PART.match(part) or part in {".", ".."} or ".." in part.split("."):
+    """Reject path parts that could leave the store prefix: '..', '/', '\\', empty, hidden or '~' names.
+
+    A part must start with a letter or digit and hold only letters, digits and . _ = + -, so neither
+    '..' nor a separator of any platform can get through.
+    """
+    if not isinstance(part, str) or not _SAFE_PART.match(part):
         raise ValueError(f"unsafe path component {part!r}")
     return part
 
 
+def _reject_credentials_in_root(root: str) -> None:
+    """s3://KEY:SECRET@bucket would put a secret into every URL the store reports: refuse it, unechoed."""
+    if "://" in root and urlsplit(root).password is not None:
+        scheme = root.split("://", 1)[0]
+        raise ValueError(
+            f"the object-store root must not contain credentials ({scheme}://<user>:<password>@...): "
+            "use the standard AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY variables or an instance role"
+        )
+
+
+def s3_endpoint_from_env() -> str | None:
+    """The S3 endpoint of an S3-compatible server, as botocore reads it (AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL)."""
+    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
+
+
+def polars_s3_options() -> dict[str, str | int]:
+    """Storage options for Polars' own S3 client, from the same environment s3fs/botocore read.
+
+    The endpoint is passed explicitly because Polars caches one client per bucket URL and options: without
+    it, a process that talks to two endpoints would reuse the first. Credentials are never passed: Polars
+    resolves them itself (AWS_ACCESS_KEY_ID..., profiles, instance roles), so they stay out of our objects.
+    AWS_MAX_ATTEMPTS, botocore's retry knob, bounds Polars' retries too.
+    """
+    options: dict[str, str | int] = {}
+    endpoint = s3_endpoint_from_env()
+    if endpoint:
+        options["aws_endpoint_url"] = endpoint
+        if endpoint.startswith("http://"):
+            options["aws_allow_http"] = "true"
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        options["aws_region"] = region
+    attempts = os.environ.get("AWS_MAX_ATTEMPTS")
+    if attempts and attempts.isdigit() and int(attempts) >= 1:
+        options["max_retries"] = int(attempts) - 1
+    return options
+
+
+def _stamp(info: dict) -> str:
+    for name in _STAMP_FIELDS:
+        if info.get(name) is not None:
+            return str(info[name])
+    return ""
+
+
 @dataclass
 class ObjectStore:
-    """Reads and writes under `root`; every write is atomic (temp object + rename, or a single PUT)."""
+    """Reads and writes under `root`; every write is atomic (temp file + rename locally, one PUT on S3).
+
+    Configured by environment: RATINGS_STORE (a directory or s3://bucket/prefix), and for S3 the usual
+    AWS variables (credentials, AWS_REGION, AWS_ENDPOINT_URL for S3-compatible servers, AWS_MAX_ATTEMPTS).
+    Listings are never cached, so new dumps in the landing zone are seen at once. S3 reads of whole
+    Parquet tables, columns and footers go through Polars' native client (faster than s3fs at every
+    size we measured); listings and byte reads/writes go through s3fs.
+    """
 
     root: str = field(default_factory=store_root_from_env)
 
     def __post_init__(self) -> None:
-        self.fs, base = fsspec.core.url_to_fs(self.root)
+        _reject_credentials_in_root(self.root)
+        protocol = self.root.split("://", 1)[0] if "://" in self.root else "file"
+        options: dict[str, object] = {}
+        if protocol in S3_PROTOCOLS:
+            # Listings must be fresh: the landing zone changes under a long-lived process (sensors).
+            options["use_listings_cache"] = False
+            # Explicit (botocore would read it too) so that s3fs's instance cache keys on the endpoint.
+            if s3_endpoint_from_env():
+                options["endpoint_url"] = s3_endpoint_from_env()
+        self.fs, base = fsspec.core.url_to_fs(self.root, **options)
         self.base = base.rstrip("/") if base not in ("/", "") else base
-        self.is_local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,))
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
+        self.is_local = "file" in protocols
+        self.is_s3 = any(p in S3_PROTOCOLS for p in protocols)
         if self.is_local:
             self.base = os.path.abspath(self.base)
 
@@ -82,6 +153,20 @@ class ObjectStore:
         entries = self.fs.ls(top, detail=True)
         return sorted(posixpath.basename(e["name"].rstrip("/")) for e in entries if e["type"] == "directory")
 
+    def list_stamps(self, *parts: str) -> dict[str, str]:
+        """Key -> 'size stamp' of every file below a key, from one listing (S3: ETag; local: mtime).
+
+        The stamp changes when an object is replaced, so it fingerprints the landing zone without
+        reading any dump.
+        """
+        # No exists() first: find() of a missing prefix is empty, and on S3 that saves two requests.
+        found = self.fs.find(self.path(*parts), detail=True)
+        return {
+            self.relative(path): f"{info.get('size')} {_stamp(info)}"
+            for path, info in sorted(found.items())
+            if info.get("type", "file") != "directory"
+        }
+
     # -- bytes ---------------------------------------------------------------------------------
     def read_bytes(self, *parts: str) -> bytes:
         return self.fs.cat_file(self.path(*parts))
@@ -95,25 +180,54 @@ class ObjectStore:
         if self.is_local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             tmp = f"{target}.tmp-{uuid.uuid4().hex}"
-            with open(tmp, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
+            try:
+                with open(tmp, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, target)
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)  # the write failed before the rename: leave no debris
         else:
-            # An object store PUT is atomic: the object appears whole or not at all.
+            # An object-store PUT is atomic: the object appears whole or not at all. s3fs switches to a
+            # multipart upload above 100 MB, which is atomic too (visible only once completed).
             self.fs.pipe_file(target, data)
         return target
 
     # -- tables --------------------------------------------------------------------------------
     def write_parquet(self, frame: pl.DataFrame, *parts: str) -> str:
+        """Parquet bytes that depend only on the frame (same frame, same bytes), written atomically."""
         buffer = io.BytesIO()
         frame.write_parquet(buffer, compression="zstd", statistics=True)
         return self.write_bytes(buffer.getvalue(), *parts)
 
-    def read_parquet(self, *parts: str) -> pl.DataFrame:
+    def read_parquet(self, *parts: str, columns: list[str] | None = None) -> pl.DataFrame:
+        """A stored table, optionally only some columns (on S3 only those columns' bytes are fetched)."""
+        if self.is_local:
+            return pl.read_parquet(self.path(*parts), columns=columns)
+        if self.is_s3:
+            return pl.read_parquet(self.url(*parts), columns=columns, storage_options=polars_s3_options())
         with self.open(*parts) as handle:
-            return pl.read_parquet(handle)
+            return pl.read_parquet(handle, columns=columns)
+
+    def parquet_schema(self, *parts: str) -> dict[str, pl.DataType]:
+        """Column name -> Polars type of a stored table, from its footer only."""
+        if self.is_local:
+            return dict(pl.read_parquet_schema(self.path(*parts)))
+        if self.is_s3:
+            return dict(pl.scan_parquet(self.url(*parts), storage_options=polars_s3_options()).collect_schema())
+        with self.open(*parts) as handle:
+            return dict(pl.read_parquet_schema(handle))
+
+    def parquet_rows(self, *parts: str) -> int:
+        """Row count of a stored table, from its footer only."""
+        import pyarrow.parquet as pq
+
+        if self.is_s3:
+            return pl.scan_parquet(self.url(*parts), storage_options=polars_s3_options()).select(pl.len()).collect().item()
+        with self.open(*parts) as handle:
+            return pq.ParquetFile(handle).metadata.num_rows
 
     def write_text(self, text: str, *parts: str) -> str:
         return self.write_bytes(text.encode("utf-8"), *parts)

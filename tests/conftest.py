@@ -34,3 +34,8 @@ def tiny_store(tiny_landing_zone: Path, store_root: str) -> str:
     """A fresh store holding a copy of the tiny landing zone, so each test materializes from scratch."""
     shutil.copytree(tiny_landing_zone, Path(store_root) / "raw")
     return store_root
+
+
+# Servers for the operations tests (SeaweedFS S3 with a moto fallback, PostgreSQL): each starts only
+# when a test asks for it, once per test worker, on free loopback ports.
+from tests.servers import postgres_server, restartable_s3, s3_root, s3_server  # noqa: E402,F401

@@ -63,6 +63,7 @@ def predictive_accuracy(
         predicted_sides(games)
         .group_by("player_id")
         .agg(error=pl.col("score").sum() - pl.col("expected").sum())
+        .sort("player_id")  # a fixed summation order, so that a rerun writes identical bytes
         .select(
             players=pl.len().cast(pl.Int64),
             total_abs_error=pl.col("error").abs().sum(),

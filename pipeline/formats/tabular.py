@@ -37,6 +37,10 @@ def parse_csv(text: str, event_key: str) -> pl.DataFrame:
     # Files without quotes (what generators write) are split by Polars; quoted ones need the csv module.
     split = _split_plain if '"' not in text else _split_quoted
     header_line, cells, ragged = split(text)
+    missing = [name for name in REQUIRED if name not in cells.columns]
+    if missing and cells.is_empty() and ragged.is_empty():
+        # A lone line that is no games header (e.g. 'junk') would otherwise leave no record at all.
+        raise UnreadableDump(f"line {header_line}: not a games header (missing {', '.join(missing)})")
     records = _records(cells, event_key)
     if ragged.height:
         records = pl.concat(
