@@ -17,6 +17,7 @@ from assets.reports import build_cross_scenario_assets, build_report_assets
 from assets.resources import build_resources
 from assets.validation import build_validation_assets
 from pipeline.scenarios import Scenario, load_scenarios
+from pipeline.storage import store_root_from_env
 
 ALL_MONTHS_JOB = "all_months"
 
@@ -57,6 +58,11 @@ def build_defs(
         warnings.filterwarnings("ignore", category=dg.BetaWarning)
         warnings.filterwarnings("ignore", category=dg.PreviewWarning)
         assets = build_assets(partitions, scenarios)
+        if (root or store_root_from_env()).startswith("s3://"):
+            # Tables stored on S3 say so in the UI.
+            tables = [a for a in assets if isinstance(a, dg.AssetsDefinition)]
+            others = [a for a in assets if not isinstance(a, dg.AssetsDefinition)]
+            assets = [*others, *dg.map_asset_specs(lambda spec: spec.merge_attributes(kinds={"s3"}), tables)]
         # Reconciliation, then schema/duplicates/floor/continuity/conservation on every partitioned table.
         checks = [*build_checks(partitions), *build_table_checks(assets, scenarios)]
     all_months = dg.define_asset_job(

@@ -9,6 +9,7 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
+from assets.lineage import column_lineage
 from assets.metadata import counts_table, redact_url
 from assets.resources import ROOT_DESCRIPTION, open_store
 from pipeline.storage import ObjectStore
@@ -124,6 +125,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             return
 
         expected = list(context.asset_partition_keys)
+        lineage = column_lineage(context.asset_key)
         rows: dict[str, int] = {}
         for month, frame in self._month_frames(obj, expected):
             if month not in expected:
@@ -135,9 +137,10 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             key = table_key(path, month)
             store.write_parquet(frame, key)
             rows[month] = frame.height
-            self._add_month_metadata(
-                context, month, {"dagster/partition_row_count": frame.height, "path": redact_url(store.url(key))}
-            )
+            month_metadata: dict[str, object] = {"dagster/partition_row_count": frame.height, "path": redact_url(store.url(key))}
+            if lineage is not None:
+                month_metadata["dagster/column_lineage"] = lineage
+            self._add_month_metadata(context, month, month_metadata)
         missing = [m for m in expected if m not in rows]
         if missing:
             raise ValueError(f"{'/'.join(path)} produced nothing for {', '.join(missing)}")

@@ -447,6 +447,7 @@ def test_rating_list_metadata_per_month(tiny_runs: SimpleNamespace) -> None:
     assert metadata["rated_players"].value == stored.filter(pl.col("rating").is_not_null()).height
     assert metadata["path"].value == store.url(table_key(["plain", "rating_list"], "2024-02"))
     assert metadata["rules"].value == "fide-2022"
+    assert metadata["dagster/column_lineage"].value.deps_by_column["rating"]
     crosstable = store.read_parquet(table_key(["plain", "crosstable"], "2024-02"))
     assert set(crosstable["period"]) <= {"2024-02"}
 
@@ -503,3 +504,29 @@ def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> N
         assert store.exists(f"reports/{scenario}/score-curves/2024-2024.png"), scenario
     assert store.exists("reports/actual/rating-distribution/compression-2024-02.png")
     assert store.exists("reports/all-scenarios/accuracy-comparison/2024-2024.html")
+
+
+def test_column_lineage_names_real_columns_of_real_assets(defs: dg.Definitions) -> None:
+    import schemas
+    from assets.lineage import COLUMN_LINEAGE, column_lineage
+
+    models = {"raw_games": schemas.RawGames, "games": schemas.Games, "quarantine": schemas.Quarantine,
+              "rating_list": schemas.RatingList, "rated_games": schemas.RatedGames, "crosstable": schemas.Crosstable}
+    keys = defs.resolve_asset_graph().get_all_asset_keys()
+    for table, columns in COLUMN_LINEAGE.items():
+        assert set(columns) <= set(models[table].to_schema().columns), table
+        key = dg.AssetKey([table]) if table in ("games", "quarantine") else dg.AssetKey(["plain", table])
+        lineage = column_lineage(key)
+        for deps in lineage.deps_by_column.values():
+            for dep in deps:
+                assert dep.asset_key in keys, dep
+                assert dep.column_name in models[dep.asset_key.path[-1]].to_schema().columns, dep
+
+
+def test_s3_stores_add_the_s3_kind() -> None:
+    from assets.definitions import build_defs
+
+    graph = build_defs(TINY_START, TINY_END, root="s3://bucket/prefix", scenarios=SCENARIOS).resolve_asset_graph()
+    assert "s3" in graph.get(dg.AssetKey(["plain", "rating_list"])).kinds
+    assert "s3" not in build_defs(TINY_START, TINY_END, root="/tmp/x", scenarios=SCENARIOS).resolve_asset_graph().get(
+        dg.AssetKey(["plain", "rating_list"])).kinds
