@@ -376,3 +376,19 @@ def test_new_schemas_describe_every_column() -> None:
     for model in (ScoreCurve, BandTrend, RatingDistribution, Accuracy, AccuracyComparison):
         descriptions = column_descriptions(model)
         assert descriptions and all(descriptions.values()), model.__name__
+
+
+def test_favourite_gap_by_year_counts_only_games_rated_for_both_sides():
+    from pipeline.analytics.favourites import favourite_gap_by_year
+
+    games = pl.DataFrame({
+        "month": ["2020-01", "2020-02", "2020-03", "2021-01"],
+        "white_rating_used": [2000, 1800, 2000, 1900],
+        "black_rating_used": [1800, 2000, 2000, 2100],
+        "white_score": [0.0, 0.0, 1.0, 0.5],
+        "white_expected": [0.76, 0.24, 0.5, 0.24],
+        "black_expected": [0.24, 0.76, 0.5, None],
+    })
+    gaps = favourite_gap_by_year(games.lazy())
+    # 2020: favourites White 2000 (lost, .76) and Black 2000 (won, .76); the equal game is left out.
+    assert gaps.rows() == [("2020", 2, pytest.approx(100 * (0.5 - 0.76)))]
