@@ -47,10 +47,12 @@ from pipeline.reports import (
 )
 from pipeline.scenarios import Scenario, rate_scenario_month
 from pipeline.storage import ObjectStore
-from schemas import Accuracy, Games
+from pipeline.truth import rating_error_vs_truth
+from schemas import Accuracy, Games, TruthError
 from schemas.util import empty_frame
 
 ALL_MONTHS = dg.AllPartitionMapping()
+TRUTH_KEY = "truth/strength.parquet"
 
 ACCURACY_DESCRIPTION = """How well scenario `{name}`'s ratings predicted each month's results (Sonas; Kaggle 2010 and 2011).
 
@@ -64,6 +66,12 @@ Summary crosstables per calendar year and per window (HTML laid out like Sonas's
 data), favourite's score vs rating advantage by window, band-vs-band trend by year, the rating
 distribution of each January list and, where the scenario compresses ratings, before and after.
 Rebuilt from the stored monthly tables; linked from `reports/index.html`."""
+
+TRUTH_DESCRIPTION = """Scenario `{name}`'s list against the synthetic federation's true strengths (`truth/strength.parquet`).
+
+Per month, for the whole list and per 100-point band: mean and spread of rating - strength, and the
+error of rating differences against strength differences (positive: rating gaps overstate strength
+gaps, i.e. favourites will under-perform). Empty for real data, which has no ground truth."""
 
 COMPARISON_DESCRIPTION = """Predictive accuracy of every scenario side by side: pooled errors and the share of months each beats `actual`.
 
@@ -146,7 +154,43 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
             }
         )
 
-    return [accuracy, reports]
+    @dg.asset(
+        key=[key, "truth_error"],
+        group_name=key,
+        kinds=KINDS,
+        owners=OWNERS,
+        tags={"stage": "analyse"},
+        code_version=code_version("analyse"),
+        partitions_def=partitions,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        ins={"rating_list": dg.AssetIn(rating_list_key(scenario))},
+        description=TRUTH_DESCRIPTION.format(**text),
+        metadata=static_metadata(TruthError),
+    )
+    def truth_error(context: dg.AssetExecutionContext, store: ObjectStoreResource, rating_list: MonthlyFrames) -> MonthStream:
+        months = list(context.partition_keys)
+        object_store = store.store()
+        truth = object_store.scan_parquet(TRUTH_KEY) if object_store.exists(TRUTH_KEY) else None
+
+        def per_month() -> Iterator[tuple[str, pl.DataFrame]]:
+            for month in months:
+                if truth is None:  # real federation data: there is no ground truth to compare with
+                    yield month, empty_frame(TruthError)
+                    continue
+                table = validate(TruthError, rating_error_vs_truth(rating_list[month], truth, month), f"{key}/truth_error {month}")
+                overall = table.filter(pl.col("band") == "all")
+                if overall.height:
+                    context.add_asset_metadata(
+                        {"pair_error_mean": float(overall["pair_error_mean"][0] or 0.0),
+                         "pair_error_rms": float(overall["pair_error_rms"][0] or 0.0),
+                         "slope": float(overall["slope"][0] or 0.0)},
+                        partition_key=month,
+                    )
+                yield month, table
+
+        return MonthStream(per_month())
+
+    return [accuracy, reports, truth_error]
 
 
 def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[str]) -> list[str]:

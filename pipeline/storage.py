@@ -211,6 +211,14 @@ class ObjectStore:
         with self.open(*parts) as handle:
             return pl.read_parquet(handle, columns=columns)
 
+    def scan_parquet(self, *parts: str) -> pl.LazyFrame:
+        """A stored table as a LazyFrame, so that filters read only what they need (e.g. one month of the truth)."""
+        if self.is_local:
+            return pl.scan_parquet(self.path(*parts))
+        if self.is_s3:
+            return pl.scan_parquet(self.url(*parts), storage_options=polars_s3_options())
+        return self.read_parquet(*parts).lazy()
+
     def parquet_schema(self, *parts: str) -> dict[str, pl.DataType]:
         """Column name -> Polars type of a stored table, from its footer only."""
         if self.is_local:

@@ -13,6 +13,7 @@ from schemas.rating_distribution import RatingDistribution
 from schemas.rating_list import RatingList
 from schemas.raw_games import RawGames
 from schemas.score_curve import ScoreCurve
+from schemas.truth_error import TruthError
 from schemas.util import column_descriptions, empty_frame, polars_schema
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "RatingList",
     "RawGames",
     "ScoreCurve",
+    "TruthError",
     "column_descriptions",
     "empty_frame",
     "polars_schema",

@@ -36,6 +36,7 @@ ASSET_GROUPS = {
     "plain/crosstable": "plain",
     "plain/accuracy": "plain",
     "plain/reports": "plain",
+    "plain/truth_error": "plain",
     "accuracy_comparison": "reports",
     "report_index": "reports",
 }
@@ -50,6 +51,7 @@ ASSET_DEPS = {
     "plain/crosstable": {"plain/rated_games"},
     "plain/accuracy": {"plain/rated_games"},
     "plain/reports": {"plain/crosstable", "plain/rated_games", "plain/rating_list"},
+    "plain/truth_error": {"plain/rating_list"},
     "accuracy_comparison": {"plain/accuracy"},
     "report_index": {"plain/reports", "accuracy_comparison"},
 }
