@@ -133,6 +133,7 @@ def test_chromium_shows_the_asset_graph_and_a_partitioned_asset(webserver):
         page.goto(f"{url}/asset-groups", timeout=60_000)
         page.get_by_text("sonas_2017").first.wait_for(timeout=30_000)
         dismiss_community_dialog(page)
+        page.wait_for_function("() => !document.body.innerText.includes('fetching statuses')", timeout=30_000)
         page.wait_for_timeout(1_500)
         page.screenshot(path=str(graph_png))
         page.goto(f"{url}/assets/actual/rating_list?view=partitions", timeout=60_000)
