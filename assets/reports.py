@@ -97,19 +97,16 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
     key = scenario.key
     text = {"name": scenario.name}
 
-    @dg.asset(
-        key=[key, "accuracy"],
-        group_name=key,
-        kinds=KINDS,
-        owners=OWNERS,
-        tags={"stage": "analyse"},
-        code_version=code_version("analyse"),
-        partitions_def=partitions,
-        backfill_policy=dg.BackfillPolicy.single_run(),
-        ins={"rated_games": dg.AssetIn(rated_games_key(scenario))},
-        description=ACCURACY_DESCRIPTION.format(**text),
-        metadata=static_metadata(Accuracy),
-    )
+    def monthly_analysis(name: str, upstream: dg.AssetKey, description: str, model) -> dict:
+        """Decorator arguments shared by the scenario's monthly analysis tables."""
+        return {
+            "key": [key, name], "group_name": key, "kinds": KINDS, "owners": OWNERS, "tags": {"stage": "analyse"},
+            "code_version": code_version("analyse"), "partitions_def": partitions,
+            "backfill_policy": dg.BackfillPolicy.single_run(), "ins": {upstream.path[-1]: dg.AssetIn(upstream)},
+            "description": description.format(**text), "metadata": static_metadata(model),
+        }
+
+    @dg.asset(**monthly_analysis("accuracy", rated_games_key(scenario), ACCURACY_DESCRIPTION, Accuracy))
     def accuracy(context: dg.AssetExecutionContext, rated_games: MonthlyFrames) -> MonthStream:
         months = list(context.partition_keys)
 
@@ -154,19 +151,7 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
             }
         )
 
-    @dg.asset(
-        key=[key, "truth_error"],
-        group_name=key,
-        kinds=KINDS,
-        owners=OWNERS,
-        tags={"stage": "analyse"},
-        code_version=code_version("analyse"),
-        partitions_def=partitions,
-        backfill_policy=dg.BackfillPolicy.single_run(),
-        ins={"rating_list": dg.AssetIn(rating_list_key(scenario))},
-        description=TRUTH_DESCRIPTION.format(**text),
-        metadata=static_metadata(TruthError),
-    )
+    @dg.asset(**monthly_analysis("truth_error", rating_list_key(scenario), TRUTH_DESCRIPTION, TruthError))
     def truth_error(context: dg.AssetExecutionContext, store: ObjectStoreResource, rating_list: MonthlyFrames) -> MonthStream:
         months = list(context.partition_keys)
         object_store = store.store()
@@ -193,17 +178,22 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
     return [accuracy, reports, truth_error]
 
 
+def store_report(store: ObjectStore, relative: str, data: bytes | str | pl.DataFrame) -> None:
+    """Write one report file under reports/: a table as Parquet, a page as UTF-8 text, a chart as bytes."""
+    target = f"{REPORTS_PREFIX}/{relative}"
+    if isinstance(data, pl.DataFrame):
+        store.write_parquet(data, target)
+    else:
+        store.write_bytes(data.encode("utf-8") if isinstance(data, str) else data, target)
+
+
 def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[str]) -> list[str]:
     """Every page, chart and data file of one scenario; returns their paths relative to reports/."""
     key, name = scenario.key, scenario.name
     written: list[str] = []
 
     def put(relative: str, data: bytes | str | pl.DataFrame) -> None:
-        target = f"{REPORTS_PREFIX}/{relative}"
-        if isinstance(data, pl.DataFrame):
-            store.write_parquet(data, target)
-        else:
-            store.write_bytes(data.encode("utf-8") if isinstance(data, str) else data, target)
+        store_report(store, relative, data)
         written.append(relative)
 
     crosstables = {m: store.read_parquet(table_key([key, "crosstable"], m)) for m in months}
@@ -290,22 +280,15 @@ def build_cross_scenario_assets(partitions: dg.PartitionsDefinition, scenarios: 
         monthly = pl.concat(rows)
         comparison = compare_accuracy(monthly, baseline=baseline)
         span = f"{monthly['month'].min()[:4]}-{monthly['month'].max()[:4]}"
+        page = report_path(CROSS_SCENARIO, "accuracy-comparison", span, "html")
         for relative, data in (
             (report_path(CROSS_SCENARIO, "accuracy-comparison", span, "parquet"), comparison),
             (report_path(CROSS_SCENARIO, "accuracy", span, "parquet"), monthly),
             (report_path(CROSS_SCENARIO, "accuracy", span, "png"), plot_accuracy(monthly)),
+            (page, render_table_page(comparison, "Predictive accuracy by scenario",
+                                     caption=f"Months {span}; baseline {baseline}", back_href=index_href_from(page))),
         ):
-            target = f"{REPORTS_PREFIX}/{relative}"
-            if isinstance(data, pl.DataFrame):
-                object_store.write_parquet(data, target)
-            else:
-                object_store.write_bytes(data, target)
-        page = report_path(CROSS_SCENARIO, "accuracy-comparison", span, "html")
-        object_store.write_text(
-            render_table_page(comparison, "Predictive accuracy by scenario", caption=f"Months {span}; baseline {baseline}",
-                              back_href=index_href_from(page)),
-            f"{REPORTS_PREFIX}/{page}",
-        )
+            store_report(object_store, relative, data)
         return dg.MaterializeResult(metadata={"preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),
                                               "scenarios": comparison.height})
 
