@@ -195,6 +195,11 @@ def game_weight_expr(rules: RuleSet) -> pl.Expr:
     return pl.when(minutes.is_not_null()).then(by_minutes).otherwise(by_class)
 
 
+def month_index_expr(month: pl.Expr) -> pl.Expr:
+    """pipeline.months.month_index as an expression on 'YYYY-MM' strings (null stays null)."""
+    return month.str.slice(0, 4).cast(pl.Int32) * 12 + month.str.slice(5, 2).cast(pl.Int32) - 1
+
+
 def round_half_away(x: pl.Expr) -> pl.Expr:
     """Nearest integer, 0.5 away from zero (FIDE §8.3.4)."""
     return (x.sign() * (x.abs() + 0.5).floor()).cast(pl.Int32)
@@ -337,7 +342,7 @@ def _initial_rating_expr(rules: RuleSet) -> pl.Expr:
 def _updated_pools(unrated: pl.DataFrame, new_entry: pl.Expr, window_start: int) -> pl.DataFrame:
     """Unrated players' pools: entries of the last `pool_months` periods plus this period's, and their totals."""
     month = pl.element().struct.field("month")
-    entry_index = month.str.slice(0, 4).cast(pl.Int32) * 12 + month.str.slice(5, 2).cast(pl.Int32) - 1
+    entry_index = month_index_expr(month)
     # Each row gets its own one-entry list; entries without games are dropped with the expired ones.
     pooled = unrated.with_columns(
         pool=pl.concat_list(pl.col("pending"), pl.concat_list(new_entry)).list.eval(
@@ -363,9 +368,8 @@ def rate_period(
 
     `players` (optional, columns player_id and birth_year) supplies birth years for players new to the list.
     """
-    parse_month(month)
-    this_index = month_index(month)
     year = parse_month(month)[0]
+    this_index = month_index(month)
     next_year = parse_month(add_months(month, 1))[0]
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
     game_rows = normalize_games(games, month)
@@ -448,7 +452,7 @@ def rate_period(
         last_played_out=pl.when(played_rated | pl.col("played_unrated")).then(pl.lit(month)).otherwise(pl.col("last_played")),
     )
     keep_pool = ~pl.col("rated_before") & ~pl.col("published")
-    last_index = pl.col("last_played_out").str.slice(0, 4).cast(pl.Int32) * 12 + pl.col("last_played_out").str.slice(5, 2).cast(pl.Int32) - 1
+    last_index = month_index_expr(pl.col("last_played_out"))
     new_list = state.select(
         "player_id",
         pl.col("rating_out").cast(pl.Int32).alias("rating"),
