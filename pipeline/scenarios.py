@@ -7,11 +7,11 @@ import re
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import polars as pl
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipeline.engine import PeriodResult, carry_forward, compress, rate_period
 from pipeline.months import add_months, month_index, parse_month
@@ -35,32 +35,29 @@ class Compression(_Frozen):
     fresh_start: bool = True
 
 
+def _checked_month(value: str) -> str:
+    parse_month(value)
+    return value
+
+
+#: A 'YYYY-MM' rating period, checked when a scenario file is read.
+Month = Annotated[str, AfterValidator(_checked_month)]
+
+
 class Event(_Frozen):
     """A one-time change applied to the list of period `after`, after its regular calculation."""
 
-    after: str
+    after: Month
     compress: Compression | None = None
-
-    @field_validator("after")
-    @classmethod
-    def _month(cls, value: str) -> str:
-        parse_month(value)
-        return value
 
 
 class Switch(_Frozen):
     """From period `from_` on, rate under `rules` (a preset, schedule or YAML path) with `set` overrides."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-    from_: str = Field(alias="from")
+    from_: Month = Field(alias="from")
     rules: str
     set: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("from_")
-    @classmethod
-    def _month(cls, value: str) -> str:
-        parse_month(value)
-        return value
 
 
 class Scenario(_Frozen):
