@@ -69,13 +69,18 @@ def write_pgn(folder: Path, games: int = GAMES, files: int = PGN_FILES, seed: in
     return paths
 
 
+def _ingest(write, federation: str) -> dict:
+    """Write the input files (untimed) into a temporary folder, then time reading them as one month."""
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write(Path(folder))
+        size = sum(path.stat().st_size for path in paths)
+        records, wall, cpu = _timed_read(paths, federation)
+    return _metrics(records, wall, cpu, len(paths), size)
+
+
 def ingest_pgn() -> dict:
     """1,000,000 games in 4 PGN files (about 340 MB): headers parsed, moves only checked for a first move."""
-    with tempfile.TemporaryDirectory() as folder:
-        paths = write_pgn(Path(folder))
-        size = sum(path.stat().st_size for path in paths)
-        records, wall, cpu = _timed_read(paths, "ENG")
-    return _metrics(records, wall, cpu, len(paths), size)
+    return _ingest(write_pgn, "ENG")
 
 
 # -- TRF -------------------------------------------------------------------------------------------
@@ -126,11 +131,7 @@ def write_trf(folder: Path, games: int = GAMES, players: int = TRF_PLAYERS, roun
 
 def ingest_trf() -> dict:
     """1,000,350 games in 2,223 TRF files of 100 players and 9 rounds, read as one month."""
-    with tempfile.TemporaryDirectory() as folder:
-        paths = write_trf(Path(folder))
-        size = sum(path.stat().st_size for path in paths)
-        records, wall, cpu = _timed_read(paths, "GER")
-    return _metrics(records, wall, cpu, len(paths), size)
+    return _ingest(write_trf, "GER")
 
 
 WORKLOADS = {"ingest-pgn": ingest_pgn, "ingest-trf": ingest_trf}
