@@ -209,10 +209,10 @@ def round_half_away(x: pl.Expr) -> pl.Expr:
 
 def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(one row per player per game with ratings used and whether it counts, games with both ratings used)."""
-    on_list = previous.select("player_id", "rating")
+    on_list = previous.select("player_id", "rating", on_list=pl.lit(True))
     annotated = (
-        games.join(on_list.rename({"player_id": "white_id", "rating": "white_list_rating"}), on="white_id", how="left")
-        .join(on_list.rename({"player_id": "black_id", "rating": "black_list_rating"}), on="black_id", how="left")
+        games.join(on_list.rename({"player_id": "white_id", "rating": "white_list_rating", "on_list": "white_on_list"}), on="white_id", how="left")
+        .join(on_list.rename({"player_id": "black_id", "rating": "black_list_rating", "on_list": "black_on_list"}), on="black_id", how="left")
         .with_columns(
             weight=game_weight_expr(rules),
             white_used=pl.coalesce("white_rating_used", "white_list_rating"),
@@ -228,6 +228,7 @@ def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple
         pl.col("white_used").alias("own_rating"),
         pl.col("black_used").alias("opponent_rating"),
         pl.col("white_list_rating").is_not_null().alias("player_rated"),
+        pl.col("white_on_list").is_not_null().alias("on_list"),
     )
     black = annotated.select(
         *common,
@@ -237,19 +238,17 @@ def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple
         pl.col("black_used").alias("own_rating"),
         pl.col("white_used").alias("opponent_rating"),
         pl.col("black_list_rating").is_not_null().alias("player_rated"),
+        pl.col("black_on_list").is_not_null().alias("on_list"),
     )
     sides = pl.concat([white, black])
     # A game counts for a player only against a rated opponent (§8.3.1) and in a rated time control.
     return sides.with_columns(counts=(pl.col("weight") > 0) & pl.col("opponent_rating").is_not_null()), annotated
 
 
-def _rated_player_games(sides: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
-    rows = sides.filter(pl.col("player_rated") & pl.col("counts")).join(
-        previous.select("player_id", pl.col("rating").alias("list_rating")), on="player_id", how="left"
-    )
-    # Own rating: the source's (list in force at the event's start), else the previous list.
-    rows = rows.with_columns(own_rating=pl.coalesce("own_rating", "list_rating"))
-    rows = rows.with_columns(d=capped_difference_expr(rules))
+def _rated_player_games(sides: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """Rated players' counting games with D, the expected score and the weighted change in hundredths."""
+    # own_rating is already the source's rating used, else the previous list's (see _sides).
+    rows = sides.filter(pl.col("player_rated") & pl.col("counts")).with_columns(d=capped_difference_expr(rules))
     if rules.cap_mode == "once-per-event":
         # 2022 §8.3.1: one upgrade per event, for the game with the greatest difference.
         cap = rules.cap_difference
@@ -303,7 +302,7 @@ def _newcomer_results(sides: pl.DataFrame, previous: pl.DataFrame, rules: RuleSe
         per_event = (
             per_event.join(history, on="player_id", how="left")
             .sort(["player_id", "event_start", "event_id"])
-            .with_columns(first_event=pl.int_range(pl.len()).over("player_id") == 0)
+            .with_columns(first_event=pl.col("player_id").is_first_distinct())
             .filter(~(pl.col("first_event") & ~pl.col("debuted").fill_null(False) & (pl.col("points_x2") == 0)))
         )
     played = rows.select("player_id").unique()
@@ -339,21 +338,32 @@ def _initial_rating_expr(rules: RuleSet) -> pl.Expr:
     return rating.cast(pl.Int32)
 
 
-def _updated_pools(unrated: pl.DataFrame, new_entry: pl.Expr, window_start: int) -> pl.DataFrame:
-    """Unrated players' pools: entries of the last `pool_months` periods plus this period's, and their totals."""
-    month = pl.element().struct.field("month")
-    entry_index = month_index_expr(month)
-    # Each row gets its own one-entry list; entries without games are dropped with the expired ones.
-    pooled = unrated.with_columns(
-        pool=pl.concat_list(pl.col("pending"), pl.concat_list(new_entry)).list.eval(
-            pl.element().filter((entry_index >= window_start) & (pl.element().struct.field("games") > 0))
-        )
+def _updated_pools(unrated: pl.DataFrame, month: str, window_start: str) -> pl.DataFrame:
+    """Unrated players' pools: entries of the last `pool_months` periods plus this period's, and their totals.
+
+    The pools are exploded into one row per (player, month) entry rather than edited as lists in place:
+    Polars' list.eval over struct fields costs about ten times as much on a FIDE-sized pool.
+    """
+    earlier = unrated.select("player_id", "pending").explode("pending").unnest("pending")
+    this_period = unrated.select(
+        "player_id",
+        pl.lit(month).alias("month"),
+        pl.col("pool_games").cast(pl.Int32).alias("games"),
+        pl.col("pool_points_x2").cast(pl.Int32).alias("points_x2"),
+        pl.col("pool_opp_sum").cast(pl.Int64).alias("opponent_rating_sum"),
     )
-    totals = {"n_pool": "games", "p2_pool": "points_x2", "os_pool": "opponent_rating_sum"}
-    return pooled.with_columns(
-        *[pl.col("pool").list.eval(pl.element().struct.field(field)).list.sum().fill_null(0).cast(pl.Int64).alias(name)
-          for name, field in totals.items()],
-        pool_since=pl.col("pool").list.eval(pl.element().struct.field("month")).list.min(),
+    # Month strings are YYYY-MM, so their order is the calendar's; entries without games are dropped with the expired ones.
+    entries = pl.concat([earlier, this_period]).filter((pl.col("month") >= window_start) & (pl.col("games") > 0))
+    pools = entries.sort("player_id", "month").group_by("player_id").agg(
+        pool=pl.struct("month", "games", "points_x2", "opponent_rating_sum"),
+        n_pool=pl.col("games").cast(pl.Int64).sum(),
+        p2_pool=pl.col("points_x2").cast(pl.Int64).sum(),
+        os_pool=pl.col("opponent_rating_sum").sum(),
+        pool_since=pl.col("month").min(),
+    )
+    return unrated.join(pools, on="player_id", how="left", maintain_order="left").with_columns(
+        pl.col("pool").fill_null(pl.lit([], dtype=pl.List(POOL_ENTRY))),
+        *(pl.col(name).fill_null(0) for name in ("n_pool", "p2_pool", "os_pool")),
     )
 
 
@@ -367,117 +377,99 @@ def rate_period(
     """Rate one period: `previous` is the list in force before `month`, `games` the month's rated games.
 
     `players` (optional, columns player_id and birth_year) supplies birth years for players new to the list.
+    Rated and unrated players follow different rules (§8.3 and §8.2), so the list is split in two,
+    each half is updated on its own, and the halves are merged back in player_id order.
     """
-    year = parse_month(month)[0]
-    this_index = month_index(month)
-    next_year = parse_month(add_months(month, 1))[0]
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
     game_rows = normalize_games(games, month)
 
-    # Everyone who appears in a game joins the list (unrated until a first rating is earned).
-    newcomers = (
-        pl.concat([game_rows.select(pl.col("white_id").alias("player_id")), game_rows.select(pl.col("black_id").alias("player_id"))])
-        .unique()
-        .join(prev.select("player_id"), on="player_id", how="anti")
-    )
-    if newcomers.height:
-        if players is not None and "birth_year" in players.columns:
-            newcomers = newcomers.join(
-                players.select(pl.col("player_id").cast(pl.Int64), pl.col("birth_year").cast(pl.Int32, strict=False)).unique("player_id"),
-                on="player_id",
-                how="left",
-            )
-        prev = pl.concat([prev, normalize_list(newcomers)], how="vertical").sort("player_id")
-
     sides, annotated = _sides(game_rows, prev, rules)
-    rated_rows = _rated_player_games(sides, prev, rules)
-    changes = _rating_changes(rated_rows, prev, rules, year)
-    pooled = _newcomer_results(sides, prev, rules)
+    rated_rows = _rated_player_games(sides, rules)
+    rated_before = pl.col("rating").is_not_null()
+    rated = _next_rated(prev.filter(rated_before), _rating_changes(rated_rows, prev, rules, parse_month(month)[0]), rules, month)
+    unrated_prev = pl.concat([prev.filter(~rated_before), _newcomers(sides, players)]).sort("player_id")
+    unrated = _next_unrated(unrated_prev, _newcomer_results(sides, unrated_prev, rules), rules, month)
 
-    new_entry = pl.struct(
-        pl.lit(month).alias("month"),
-        pl.col("pool_games").cast(pl.Int32).alias("games"),
-        pl.col("pool_points_x2").cast(pl.Int32).alias("points_x2"),
-        pl.col("pool_opp_sum").cast(pl.Int64).alias("opponent_rating_sum"),
-    )
-    state = (
-        prev.drop("change", "k_used", "games")
-        .join(changes.select("player_id", "n", "k_used", "change"), on="player_id", how="left")
-        .join(pooled.with_columns(played_unrated=pl.lit(True)), on="player_id", how="left")
-        .with_columns(
-            rated_before=pl.col("rating").is_not_null(),
-            n=pl.col("n").fill_null(0),
-            played_unrated=pl.col("played_unrated").fill_null(False),
-            pool_games=pl.col("pool_games").fill_null(0),
-        )
-    )
-    # Pools only concern unrated players: the list operations run on them alone, not on the whole pool.
-    no_pool = {
-        "pool": pl.lit([], dtype=pl.List(POOL_ENTRY)), "n_pool": pl.lit(0, pl.Int64), "p2_pool": pl.lit(0, pl.Int64),
-        "os_pool": pl.lit(0, pl.Int64), "pool_since": pl.lit(None, dtype=pl.Utf8),
-    }
-    rated_part = state.filter(pl.col("rated_before")).with_columns(**no_pool)
-    # Unrated players with neither a pool nor games this month (most of them) keep an empty pool.
-    has_pool = (pl.col("pending").list.len() > 0) | (pl.col("pool_games") > 0)
-    unrated = state.filter(~pl.col("rated_before"))
-    idle_part = unrated.filter(~has_pool).with_columns(**no_pool)
-    pooled_part = _updated_pools(unrated.filter(has_pool), new_entry, this_index - rules.initial.pool_months + 1)
-    state = pl.concat([rated_part, idle_part, pooled_part], how="vertical_relaxed")
-    eligible = ~pl.col("rated_before") & (pl.col("n_pool") >= rules.initial.min_games)
-    state = state.with_columns(first_rating=pl.when(eligible).then(_initial_rating_expr(rules)))
-    published = pl.col("first_rating").is_not_null()
-    if rules.floor is not None:
-        published = published & (pl.col("first_rating") >= rules.floor)
-    state = state.with_columns(published=published.fill_null(False))
-
-    updated = pl.col("rating") + pl.col("change")
-    delisted = pl.col("rated_before") & (pl.col("n") > 0)
-    delisted = (delisted & (updated < rules.floor)) if rules.floor is not None else pl.lit(False)
-    state = state.with_columns(delisted_now=delisted.fill_null(False))
-    played_rated = pl.col("rated_before") & (pl.col("n") > 0)
-    state = state.with_columns(
-        rating_out=pl.when(pl.col("rated_before") & pl.col("delisted_now")).then(pl.lit(None, dtype=pl.Int32))
-        .when(played_rated).then(updated)
-        .when(pl.col("rated_before")).then(pl.col("rating"))
-        .when(pl.col("published")).then(pl.col("first_rating"))
-        .otherwise(pl.lit(None, dtype=pl.Int32)),
-        change_out=pl.when(played_rated).then(pl.col("change")).when(pl.col("rated_before")).then(pl.lit(0, dtype=pl.Int32)),
-        k_used_out=pl.when(played_rated).then(pl.col("k_used")),
-        games_out=pl.when(pl.col("rated_before")).then(pl.col("n"))
-        .when(pl.col("published")).then(pl.col("n_pool"))
-        .otherwise(pl.col("pool_games")),
-        games_total_out=pl.when(pl.col("rated_before")).then(pl.col("games_total") + pl.col("n"))
-        .when(pl.col("published")).then(pl.col("n_pool"))
-        .otherwise(pl.col("games_total")),
-        last_played_out=pl.when(played_rated | pl.col("played_unrated")).then(pl.lit(month)).otherwise(pl.col("last_played")),
-    )
-    keep_pool = ~pl.col("rated_before") & ~pl.col("published")
-    last_index = month_index_expr(pl.col("last_played_out"))
-    new_list = state.select(
-        "player_id",
-        pl.col("rating_out").cast(pl.Int32).alias("rating"),
-        pl.col("change_out").cast(pl.Int32).alias("change"),
-        pl.col("k"),  # replaced below once the new state is known
-        pl.col("k_used_out").cast(pl.Int16).alias("k_used"),
-        pl.col("games_out").cast(pl.Int32).alias("games"),
-        pl.col("games_total_out").cast(pl.Int32).alias("games_total"),
+    this_index = month_index(month)
+    last_index = month_index_expr(pl.col("last_played"))
+    new_list = pl.concat([rated, unrated]).sort("player_id").with_columns(
         pl.when(last_index.is_null()).then(pl.col("inactive"))
         .otherwise(this_index - last_index >= rules.inactive_after_months).alias("inactive"),
-        pl.col("delisted_now").alias("delisted"),
-        pl.col("published").alias("newly_rated"),
-        pl.col("birth_year"),
-        (pl.col("ever_2400") | (pl.col("rating_out") >= 2400).fill_null(False)).alias("ever_2400"),
-        pl.col("last_played_out").alias("last_played"),
-        pl.when(keep_pool).then(pl.col("n_pool")).otherwise(0).cast(pl.Int32).alias("pending_games"),
-        pl.when(keep_pool).then(pl.col("pool_since")).alias("pending_since"),
-        pl.when(keep_pool).then(pl.col("pool")).otherwise(pl.lit([], dtype=pl.List(POOL_ENTRY))).alias("pending"),
+        (pl.col("ever_2400") | (pl.col("rating") >= 2400).fill_null(False)).alias("ever_2400"),
     )
     # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
-    new_list = new_list.with_columns(k=k_policy_expr(rules.k, next_year))
-    new_list = conform(new_list, RatingList).sort("player_id")
+    new_list = new_list.with_columns(k=k_policy_expr(rules.k, parse_month(add_months(month, 1))[0]))
+    return PeriodResult(rating_list=conform(new_list, RatingList), rated_games=_rated_games_table(annotated, rated_rows, month))
 
-    rated_games = _rated_games_table(annotated, rated_rows, month)
-    return PeriodResult(rating_list=new_list, rated_games=rated_games)
+
+def _newcomers(sides: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
+    """List rows for players seen for the first time: everyone in a game joins the list, unrated."""
+    ids = sides.filter(~pl.col("on_list")).select("player_id").unique()
+    if players is not None and "birth_year" in players.columns and ids.height:
+        births = players.select(pl.col("player_id").cast(pl.Int64), pl.col("birth_year").cast(pl.Int32, strict=False))
+        ids = ids.join(births.unique("player_id"), on="player_id", how="left")
+    return normalize_list(ids)
+
+
+def _next_rated(rated: pl.DataFrame, changes: pl.DataFrame, rules: RuleSet, month: str) -> pl.DataFrame:
+    """Players rated before the period: the change of §8.3, and the floor's delisting."""
+    state = rated.drop("change", "k_used", "games").join(
+        changes.select("player_id", "n", "k_used", "change"), on="player_id", how="left", maintain_order="left"
+    )
+    played = pl.col("n").is_not_null()
+    updated = pl.col("rating") + pl.col("change")
+    delisted = (played & (updated < rules.floor)) if rules.floor is not None else pl.lit(False)
+    return state.with_columns(delisted=delisted).select(
+        "player_id",
+        pl.when(pl.col("delisted")).then(pl.lit(None, dtype=pl.Int32)).when(played).then(updated)
+        .otherwise(pl.col("rating")).alias("rating"),
+        pl.when(played).then(pl.col("change")).otherwise(pl.lit(0, dtype=pl.Int32)).alias("change"),
+        "k",
+        "k_used",
+        pl.col("n").fill_null(0).alias("games"),
+        (pl.col("games_total") + pl.col("n").fill_null(0)).alias("games_total"),
+        "inactive",
+        "delisted",
+        pl.lit(False).alias("newly_rated"),
+        "birth_year",
+        "ever_2400",
+        pl.when(played).then(pl.lit(month)).otherwise(pl.col("last_played")).alias("last_played"),
+        pl.lit(0, dtype=pl.Int32).alias("pending_games"),
+        pl.lit(None, dtype=pl.Utf8).alias("pending_since"),
+        pl.lit([], dtype=pl.List(POOL_ENTRY)).alias("pending"),
+    ).pipe(conform, RatingList)
+
+
+def _next_unrated(unrated: pl.DataFrame, pooled: pl.DataFrame, rules: RuleSet, month: str) -> pl.DataFrame:
+    """Players unrated before the period: their pools, and a first rating once a pool is large enough (§8.2)."""
+    state = unrated.join(pooled, on="player_id", how="left", maintain_order="left").with_columns(
+        played=pl.col("pool_games").is_not_null(), pool_games=pl.col("pool_games").fill_null(0)
+    )
+    state = _updated_pools(state, month, add_months(month, 1 - rules.initial.pool_months))
+    state = state.with_columns(first_rating=_initial_rating_expr(rules))
+    published = pl.col("n_pool") >= rules.initial.min_games
+    if rules.floor is not None:
+        published = published & (pl.col("first_rating") >= rules.floor)
+    state = state.with_columns(published=published)
+    keep_pool = ~pl.col("published")
+    return state.select(
+        "player_id",
+        pl.when(pl.col("published")).then(pl.col("first_rating")).alias("rating"),
+        pl.lit(None, dtype=pl.Int32).alias("change"),
+        "k",
+        pl.lit(None, dtype=pl.Int16).alias("k_used"),
+        pl.when(pl.col("published")).then(pl.col("n_pool")).otherwise(pl.col("pool_games")).alias("games"),
+        pl.when(pl.col("published")).then(pl.col("n_pool")).otherwise(pl.col("games_total")).alias("games_total"),
+        "inactive",
+        pl.lit(False).alias("delisted"),
+        pl.col("published").alias("newly_rated"),
+        "birth_year",
+        "ever_2400",
+        pl.when(pl.col("played")).then(pl.lit(month)).otherwise(pl.col("last_played")).alias("last_played"),
+        pl.when(keep_pool).then(pl.col("n_pool")).otherwise(0).alias("pending_games"),
+        pl.when(keep_pool).then(pl.col("pool_since")).alias("pending_since"),
+        pl.when(keep_pool).then(pl.col("pool")).otherwise(pl.lit([], dtype=pl.List(POOL_ENTRY))).alias("pending"),
+    ).pipe(conform, RatingList)
 
 
 def _is_full_list(frame: pl.DataFrame) -> bool:
