@@ -80,12 +80,9 @@ def split_games(
     frame = _with_earlier_reports(frame, seen_keys)
     frame = frame.with_columns(_first_match(early))
 
-    # Only records that passed every earlier check compete for "first copy".
-    candidate = pl.col("_reason").is_null()
-    copy_number = pl.int_range(pl.len()).over([candidate, *DUPLICATE_KEY])
-    first_copy = pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).first().over([candidate, *DUPLICATE_KEY])
+    frame = _with_first_copies(frame)
     late = [
-        ("duplicate", candidate & (copy_number > 0), pl.format("same game as {}", first_copy)),
+        ("duplicate", pl.col("_first_copy").is_not_null(), pl.format("same game as {}", pl.col("_first_copy"))),
         ("rating_implausible", _implausible("white_rating") | _implausible("black_rating"),
          pl.concat_str([_rating_problem("white"), _rating_problem("black")], separator="; ", ignore_nulls=True)),
     ]
@@ -200,6 +197,28 @@ def schema_failures(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.D
     return described.join(rows, on="row", how="left", maintain_order="left")
 
 
+def _with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
+    """_first_copy: for a later copy of a game in this month, where its first copy is ('<file>:<line>'); else null.
+
+    Only records that passed every earlier check compete for "first copy", in the frame's order.
+    Copies are rare, so the text is built for their keys only, not for every record of the month.
+    """
+    candidate = pl.col("_reason").is_null()
+    later = candidate & ~pl.struct(*DUPLICATE_KEY).is_first_distinct().over(candidate)
+    frame = frame.with_columns(later.alias("_later_copy"))
+    copied = frame.filter(pl.col("_later_copy")).select(DUPLICATE_KEY).unique()
+    firsts = (
+        frame.filter(candidate & ~pl.col("_later_copy"))
+        .join(copied, on=DUPLICATE_KEY, how="semi", nulls_equal=True)
+        .select(*DUPLICATE_KEY, pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"))
+    )
+    return (
+        frame.join(firsts, on=DUPLICATE_KEY, how="left", nulls_equal=True, maintain_order="left")
+        .with_columns(pl.when(pl.col("_later_copy")).then(pl.col("_first_copy")).alias("_first_copy"))
+        .drop("_later_copy")
+    )
+
+
 def _first_match(checks: list[tuple[str, pl.Expr, pl.Expr]]) -> list[pl.Expr]:
     """(_reason, _detail) of the first check that holds, or nulls."""
     reason, detail = pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8)), pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8))
@@ -243,18 +262,15 @@ def name_key(name: pl.Expr) -> pl.Expr:
 
 def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     """_white/_black: the registered id (given id, else a unique exact name match), with a problem text."""
-    registered = players.select(pl.col("player_id").cast(pl.Int64)).unique()
-    by_name = (
-        players.select(name_key(pl.col("name")).alias("_name"), pl.col("player_id").cast(pl.Int64))
-        .group_by("_name")
-        .agg(pl.col("player_id").first().alias("_name_id"), pl.len().alias("_name_matches"))
-    )
+    registered = players["player_id"].cast(pl.Int64).implode()
+    frame = frame.with_row_index("_row")
     for side in ("white", "black"):
-        given = pl.col(f"{side}_id")
+        given, name = pl.col(f"{side}_id"), pl.col(f"{side}_name")
+        # Names are looked up only for the (few) records without an id, not for the whole month.
+        by_name = _name_matches(frame.filter(given.is_null() & name.is_not_null()).select("_row", name.alias("_raw_name")), players)
         frame = (
-            frame.with_columns(name_key(pl.col(f"{side}_name")).alias("_name"))
-            .join(by_name, on="_name", how="left", maintain_order="left")
-            .with_columns(given.is_in(registered["player_id"].implode()).fill_null(False).alias("_registered"))
+            frame.join(by_name, on="_row", how="left", maintain_order="left")
+            .with_columns(given.is_in(registered).fill_null(False).alias("_registered"))
             .with_columns(
                 pl.when(given.is_not_null())
                 .then(pl.when(pl.col("_registered")).then(given))
@@ -263,15 +279,37 @@ def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame
                 .alias(f"_{side}"),
                 pl.when(given.is_not_null() & ~pl.col("_registered"))
                 .then(pl.format(f"{side} id {{}} is not registered", given))
-                .when(given.is_null() & pl.col(f"{side}_name").is_null())
+                .when(given.is_null() & name.is_null())
                 .then(pl.lit(f"{side} has neither id nor name"))
                 .when(given.is_null() & pl.col("_name_matches").is_null())
-                .then(pl.format(f"{side} has no id and name '{{}}' matches no registered player", pl.col(f"{side}_name")))
+                .then(pl.format(f"{side} has no id and name '{{}}' matches no registered player", name))
                 .when(given.is_null() & (pl.col("_name_matches") > 1))
-                .then(pl.format(f"{side} has no id and name '{{}}' matches {{}} registered players",
-                                pl.col(f"{side}_name"), pl.col("_name_matches")))
+                .then(pl.format(f"{side} has no id and name '{{}}' matches {{}} registered players", name, pl.col("_name_matches")))
                 .alias(f"_{side}_problem"),
             )
-            .drop("_name", "_name_id", "_name_matches", "_registered")
+            .drop("_name_id", "_name_matches", "_registered")
         )
-    return frame
+    return frame.drop("_row")
+
+
+def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+    """Per wanted row (_row, _raw_name): the first registered id with that name and how many share it (null: none).
+
+    Normalising every registered name costs more than the rest of a month's validation, so the
+    registry is first narrowed to names containing a wanted surname: normalisation only changes
+    blanks, so a registered name equal to a wanted one after it contains the wanted name's first word.
+    """
+    wanted = wanted.with_columns(name_key(pl.col("_raw_name")).alias("_name"))
+    schema = {"_row": wanted["_row"].dtype, "_name_id": pl.Int64, "_name_matches": pl.UInt32}
+    if wanted.is_empty():
+        return pl.DataFrame(schema=schema)
+    first_words = wanted["_name"].str.extract(r"^([^ ,]+)", 1)
+    if first_words.null_count():  # a name that starts with a comma: no word to narrow by
+        candidates = players
+    else:
+        candidates = players.filter(pl.col("name").str.contains_any(first_words.unique().to_list()))
+    candidates = candidates.select(name_key(pl.col("name")).alias("_name"), pl.col("player_id").cast(pl.Int64))
+    by_name = candidates.group_by("_name", maintain_order=True).agg(
+        pl.col("player_id").first().alias("_name_id"), pl.len().cast(pl.UInt32).alias("_name_matches")
+    )
+    return wanted.join(by_name, on="_name", how="inner").select(*schema)

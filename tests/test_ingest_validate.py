@@ -191,6 +191,28 @@ def test_checks_apply_in_order():
     assert dict(quarantine.group_by("reason").len().rows()) == {"unparseable": 2, "unplayed": 1, "unknown_player": 8}
 
 
+def test_players_without_id_are_matched_by_name_whatever_the_spacing():
+    """Registered names and game names are compared after normalising blanks, also around the comma."""
+    csv = (
+        "event_id,date,round,white_id,black_id,white_name,black_name,result\n"
+        "e,2024-01-10,1,,1002,\"  Kovacs ,Anna \",,1-0\n"        # one registered Kovacs, Anna: matched
+        "e,2024-01-10,2,,1002,\"Smith,  John\",,0-1\n"           # two registered Smith, John: ambiguous
+        "e,2024-01-10,3,,1002,\", Nobody\",,1-0\n"                # starts with a comma: matches nobody
+        "e,2024-01-10,4,1001,,,\"Lee,Min\",1/2-1/2\n"            # black matched by name
+    ).encode()
+    raw = read_file(csv, "GER/2024-01/names.csv", "GER", MONTH)
+    players = pl.DataFrame({
+        "player_id": [1001, 1002, 1003, 1004, 1005],
+        "name": ["Kovacs,   Anna", "Lee, Min", "Smith, John", "Smith ,John", "Kovacsova, Anna"],
+        "registered": [MONTH] * 5,
+    })
+    games, quarantine = split_games(raw, players, MONTH)
+    assert sorted(games.select("round", "white_id", "black_id").rows()) == [(1, 1001, 1002), (4, 1001, 1002)]
+    details = dict(quarantine.select("source_line", "detail").rows())
+    assert details[3] == "white has no id and name 'Smith,  John' matches 2 registered players"
+    assert details[4] == "white has no id and name ', Nobody' matches no registered player"
+
+
 def test_empty_month():
     empty_raw = read_file(b"", "GER/2024-01/empty.csv", "GER", MONTH).clear()
     games, quarantine = split_games(empty_raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH)
