@@ -209,10 +209,10 @@ def round_half_away(x: pl.Expr) -> pl.Expr:
 
 def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(one row per player per game with ratings used and whether it counts, games with both ratings used)."""
-    on_list = previous.select("player_id", "rating", on_list=pl.lit(True))
+    on_list = previous.select("player_id", "rating")
     annotated = (
-        games.join(on_list.rename({"player_id": "white_id", "rating": "white_list_rating", "on_list": "white_on_list"}), on="white_id", how="left")
-        .join(on_list.rename({"player_id": "black_id", "rating": "black_list_rating", "on_list": "black_on_list"}), on="black_id", how="left")
+        games.join(on_list.rename({"player_id": "white_id", "rating": "white_list_rating"}), on="white_id", how="left")
+        .join(on_list.rename({"player_id": "black_id", "rating": "black_list_rating"}), on="black_id", how="left")
         .with_columns(
             weight=game_weight_expr(rules),
             white_used=pl.coalesce("white_rating_used", "white_list_rating"),
@@ -228,7 +228,6 @@ def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple
         pl.col("white_used").alias("own_rating"),
         pl.col("black_used").alias("opponent_rating"),
         pl.col("white_list_rating").is_not_null().alias("player_rated"),
-        pl.col("white_on_list").is_not_null().alias("on_list"),
     )
     black = annotated.select(
         *common,
@@ -238,7 +237,6 @@ def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple
         pl.col("black_used").alias("own_rating"),
         pl.col("white_used").alias("opponent_rating"),
         pl.col("black_list_rating").is_not_null().alias("player_rated"),
-        pl.col("black_on_list").is_not_null().alias("on_list"),
     )
     sides = pl.concat([white, black])
     # A game counts for a player only against a rated opponent (§8.3.1) and in a rated time control.
@@ -377,24 +375,35 @@ def rate_period(
     """Rate one period: `previous` is the list in force before `month`, `games` the month's rated games.
 
     `players` (optional, columns player_id and birth_year) supplies birth years for players new to the list.
-    Rated and unrated players follow different rules (§8.3 and §8.2), so the list is split in two,
-    each half is updated on its own, and the halves are merged back in player_id order.
+    Most of a list does not play in a given month: only the players in its games and the unrated
+    players holding a pool (which may expire) go through the rules, rated (§8.3) and unrated (§8.2)
+    separately; everybody else only has the period's columns reset. The parts are merged back in
+    player_id order.
     """
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
     game_rows = normalize_games(games, month)
 
-    sides, annotated = _sides(game_rows, prev, rules)
+    in_games = pl.concat([game_rows.select(pl.col("white_id").alias("player_id")),
+                          game_rows.select(pl.col("black_id").alias("player_id"))]).unique()
+    touched_now = pl.col("player_id").is_in(in_games["player_id"].implode()) | (pl.col("pending").list.len() > 0) | (
+        pl.col("pending_games") > 0)
+    prev = prev.with_columns(_touched=touched_now)
+    untouched = _next_untouched(prev.filter(~pl.col("_touched")).drop("_touched"))
+    touched = prev.filter(pl.col("_touched")).drop("_touched")
+    newcomers = _newcomers(in_games.join(touched.select("player_id"), on="player_id", how="anti"), players)
+    touched = pl.concat([touched, newcomers])
+
+    sides, annotated = _sides(game_rows, touched, rules)
     rated_rows = _rated_player_games(sides, rules)
     rated_before = pl.col("rating").is_not_null()
-    rated = _next_rated(prev.filter(rated_before), _rating_changes(rated_rows, prev, rules, parse_month(month)[0]), rules, month)
-    unrated_prev = pl.concat([prev.filter(~rated_before), _newcomers(sides, players)]).sort("player_id")
-    unrated = _next_unrated(unrated_prev, _newcomer_results(sides, unrated_prev, rules), rules, month)
+    rated = _next_rated(touched.filter(rated_before), _rating_changes(rated_rows, touched, rules, parse_month(month)[0]), rules, month)
+    unrated_touched = touched.filter(~rated_before)
+    unrated = _next_unrated(unrated_touched, _newcomer_results(sides, unrated_touched, rules), rules, month)
 
-    this_index = month_index(month)
-    last_index = month_index_expr(pl.col("last_played"))
-    new_list = pl.concat([rated, unrated]).sort("player_id").with_columns(
-        pl.when(last_index.is_null()).then(pl.col("inactive"))
-        .otherwise(this_index - last_index >= rules.inactive_after_months).alias("inactive"),
+    last_active = add_months(month, -rules.inactive_after_months)  # 'YYYY-MM' strings sort like the months
+    new_list = pl.concat([untouched, rated, unrated]).sort("player_id").with_columns(
+        pl.when(pl.col("last_played").is_null()).then(pl.col("inactive"))
+        .otherwise(pl.col("last_played") <= last_active).alias("inactive"),
         (pl.col("ever_2400") | (pl.col("rating") >= 2400).fill_null(False)).alias("ever_2400"),
     )
     # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
@@ -402,13 +411,25 @@ def rate_period(
     return PeriodResult(rating_list=conform(new_list, RatingList), rated_games=_rated_games_table(annotated, rated_rows, month))
 
 
-def _newcomers(sides: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
-    """List rows for players seen for the first time: everyone in a game joins the list, unrated."""
-    ids = sides.filter(~pl.col("on_list")).select("player_id").unique()
+def _newcomers(ids: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
+    """List rows for players seen for the first time (column player_id): everyone in a game joins the list, unrated."""
     if players is not None and "birth_year" in players.columns and ids.height:
         births = players.select(pl.col("player_id").cast(pl.Int64), pl.col("birth_year").cast(pl.Int32, strict=False))
-        ids = ids.join(births.unique("player_id"), on="player_id", how="left")
+        births = births.join(ids, on="player_id", how="semi").unique("player_id", keep="first")
+        ids = ids.join(births, on="player_id", how="left")
     return normalize_list(ids)
+
+
+def _next_untouched(untouched: pl.DataFrame) -> pl.DataFrame:
+    """Players without games and without a pool: ratings unchanged, the period's own columns reset."""
+    return untouched.with_columns(
+        pl.when(pl.col("rating").is_not_null()).then(pl.lit(0, dtype=pl.Int32)).alias("change"),
+        pl.lit(None, dtype=pl.Int16).alias("k_used"),
+        pl.lit(0, dtype=pl.Int32).alias("games"),
+        pl.lit(False).alias("delisted"),
+        pl.lit(False).alias("newly_rated"),
+        pl.lit(None, dtype=pl.Utf8).alias("pending_since"),
+    )
 
 
 def _next_rated(rated: pl.DataFrame, changes: pl.DataFrame, rules: RuleSet, month: str) -> pl.DataFrame:

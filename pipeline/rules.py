@@ -55,7 +55,7 @@ class KPolicy(_Frozen):
 class InitialRating(_Frozen):
     """How an unrated player's first rating is computed (FIDE §8.2)."""
 
-    min_games: int = 5
+    min_games: int = Field(5, ge=1, description="games against rated opponents a first rating needs")
     pool_months: int = 26
     formula: Literal["plus-score", "hypothetical-draws"] = "plus-score"
     plus_score_per_half_point: float = 20.0

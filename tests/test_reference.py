@@ -35,3 +35,22 @@ def test_reference_and_engine_agree_over_four_months(months_of_games, rules_name
         reference_list = rate_period_reference(reference_list, normalize_games(month_games, month), rules, month)
         assert_frame_equal(engine_list, reference_list, check_exact=True), month
     assert engine_list.filter(pl.col("newly_rated")).height + engine_list.filter(pl.col("change") != 0).height > 0
+
+
+def test_pools_expire_for_players_who_stop_playing(months_of_games):
+    """Short pools that stay below the threshold: entries expire also for unrated players idle that month."""
+    seed, games = months_of_games
+    rules = load_rules("fide-2024", ["initial.pool_months=2", "initial.min_games=12"])
+    engine_list = reference_list = seed
+    expired = 0
+    for month, month_games in games.items():
+        before = engine_list
+        engine_list = rate_period(engine_list, month_games, rules, month).rating_list
+        reference_list = rate_period_reference(reference_list, normalize_games(month_games, month), rules, month)
+        assert_frame_equal(engine_list, reference_list, check_exact=True), month
+        idle = set(before.filter(pl.col("pending_games") > 0)["player_id"]) - set(
+            pl.concat([month_games["white_id"], month_games["black_id"]]).to_list())
+        shrunk = engine_list.filter(pl.col("player_id").is_in(list(idle))).join(
+            before.select("player_id", pl.col("pending_games").alias("was")), on="player_id")
+        expired += shrunk.filter(pl.col("pending_games") < pl.col("was")).height
+    assert expired > 0  # the case under test happened
