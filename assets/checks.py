@@ -262,7 +262,8 @@ def conservation_problems(
     if broken.height:
         problems.append(f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id {broken['game_id'].head(3).to_list()}")
 
-    k = rating_list.select("player_id", "k_used")
+    # Only players rated this period have a K; the others cannot be in an equal-K game.
+    k = rating_list.filter(pl.col("k_used").is_not_null()).select("player_id", "k_used")
     equal_k = (
         symmetric.join(k.rename({"player_id": "white_id", "k_used": "white_k"}), on="white_id", how="left")
         .join(k.rename({"player_id": "black_id", "k_used": "black_k"}), on="black_id", how="left")
@@ -297,7 +298,8 @@ def _change_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, rules
     per_player = sides.group_by("player_id").agg(
         counted=pl.len().cast(pl.Int32), delta=pl.col("delta").sum(), events=pl.col("event_id").n_unique()
     )
-    rated_before = rating_list.filter(pl.col("change").is_not_null() | pl.col("delisted")).select(
+    # Players without games on the list need a look only if rated_games counts games for them (the full join).
+    rated_before = rating_list.filter((pl.col("change").is_not_null() | pl.col("delisted")) & (pl.col("games") > 0)).select(
         "player_id", "games", "change", "k_used")
     joined = rated_before.join(per_player, on="player_id", how="full", coalesce=True).with_columns(
         pl.col("counted").fill_null(0), pl.col("games").fill_null(0))
@@ -377,75 +379,90 @@ RATED_GAMES_COLUMNS = ["game_id", "event_id", "white_id", "black_id", "white_sco
 
 
 def _list_checks(list_spec: dg.AssetSpec, games_spec: dg.AssetSpec, scenario: Scenario) -> list[_TableCheck]:
-    """Floor, continuity and conservation of one scenario's chain (they read the same lists)."""
+    """Floor, continuity and conservation of one scenario's chain.
+
+    They read the same lists, so one pass over the months evaluates all three (each list is read
+    once, and serves as the previous list of the next month); the pass runs when the first of them
+    is evaluated and the others take their outcome from it.
+    """
     partitions = list_spec.partitions_def
     first_partition = partitions.get_first_partition_key()
     list_path, games_path = list_spec.key.path, games_spec.key.path
+    outcomes: dict[tuple[int, tuple[str, ...]], dict[str, MonthProblems]] = {}
 
-    def floor(store: ObjectStore, months: list[str]) -> MonthProblems:
-        problems, checked = [], 0
-        for month in months:
-            current = _read(store, list_path, month, LIST_COLUMNS)
-            if current is None:
-                problems.append(f"{month}: not stored")
-                continue
-            value = scenario.rules_for(month).floor
-            offenders = floor_offenders(current, value)
-            checked += current.filter((pl.col("games") > 0) | pl.col("newly_rated")).height if value is not None else 0
-            if offenders.height:
-                sample = offenders.head(5).select("player_id", "rating").rows()
-                problems.append(f"{month}: {offenders.height} player(s) below the floor {value}, e.g. {sample}")
-        return MonthProblems(problems, {"players_checked": checked})
+    def one_pass(store: ObjectStore, months: list[str]) -> dict[str, MonthProblems]:
+        key = (id(store), tuple(months))
+        if key not in outcomes:
+            outcomes.clear()  # only the current run's outcome is ever asked for again
+            outcomes[key] = _evaluate_list_checks(store, months)
+        return outcomes[key]
 
-    def continuity(store: ObjectStore, months: list[str]) -> MonthProblems:
-        problems, carried = [], 0
-        for month in months:
-            current = _read(store, list_path, month, LIST_COLUMNS)
-            if current is None:
-                problems.append(f"{month}: not stored")
-                continue
-            if month == first_partition:
-                previous = previous_list(store, scenario, month, first_partition).select(LIST_COLUMNS)
-            else:
-                previous = _read(store, list_path, add_months(month, -1), LIST_COLUMNS)
-            if previous is None:
-                problems.append(f"{month}: the list of {add_months(month, -1)} is not stored")
-                continue
-            carried += previous.height
-            problems.extend(f"{month}: {problem}" for problem in continuity_problems(previous, current))
-        return MonthProblems(problems, {"players_carried": carried})
-
-    def conservation(store: ObjectStore, months: list[str]) -> MonthProblems:
-        problems: list[str] = []
+    def _evaluate_list_checks(store: ObjectStore, months: list[str]) -> dict[str, MonthProblems]:
+        floor_problems: list[str] = []
+        continuity: list[str] = []
+        conservation: list[str] = []
+        floor_checked = carried = rederived = 0
         totals: dict[str, float] = {"games_both_rated": 0, "games_zero_sum_checked": 0, "games_equal_k": 0,
                                     "points_exchanged_equal_k": 0.0}
-        rederived = 0
+        previous: pl.DataFrame | None = None
         for month in months:
-            games = _read(store, games_path, month, RATED_GAMES_COLUMNS)
             current = _read(store, list_path, month, LIST_COLUMNS)
-            if games is None or current is None:
-                problems.append(f"{month}: not stored")
+            if previous is None:  # first month of the run (or after a missing one): read the list before it
+                if month == first_partition:
+                    previous = previous_list(store, scenario, month, first_partition).select(LIST_COLUMNS)
+                else:
+                    previous = _read(store, list_path, add_months(month, -1), LIST_COLUMNS)
+            if current is None:
+                for problems in (floor_problems, continuity, conservation):
+                    problems.append(f"{month}: not stored")
+                previous = None
                 continue
             rules = scenario.rules_for(month)
-            # The per-game table holds the month's own games only; a list that also rates earlier
-            # months (or gets a one-time uplift) cannot be re-derived from it alone.
-            single_month_list = rules.publishes_list_after(month) and scenario.period_months(month) == [month]
-            check_changes = single_month_list and not scenario.events_after(month)
-            outcome = conservation_problems(games, current, rules, check_changes)
-            rederived += int(check_changes)
-            problems.extend(f"{month}: {problem}" for problem in outcome.problems)
-            for name in totals:
-                totals[name] += outcome.stats[name]
-        return MonthProblems(problems, {**{k: round(v, 3) for k, v in totals.items()}, "months_changes_rederived": rederived})
+
+            offenders = floor_offenders(current, rules.floor)
+            floor_checked += current.filter((pl.col("games") > 0) | pl.col("newly_rated")).height if rules.floor is not None else 0
+            if offenders.height:
+                sample = offenders.head(5).select("player_id", "rating").rows()
+                floor_problems.append(f"{month}: {offenders.height} player(s) below the floor {rules.floor}, e.g. {sample}")
+
+            if previous is None:
+                continuity.append(f"{month}: the list of {add_months(month, -1)} is not stored")
+            else:
+                carried += previous.height
+                continuity.extend(f"{month}: {problem}" for problem in continuity_problems(previous, current))
+
+            games = _read(store, games_path, month, RATED_GAMES_COLUMNS)
+            if games is None:
+                conservation.append(f"{month}: not stored")
+            else:
+                # The per-game table holds the month's own games only; a list that also rates earlier
+                # months (or gets a one-time uplift) cannot be re-derived from it alone.
+                single_month_list = rules.publishes_list_after(month) and scenario.period_months(month) == [month]
+                check_changes = single_month_list and not scenario.events_after(month)
+                outcome = conservation_problems(games, current, rules, check_changes)
+                rederived += int(check_changes)
+                conservation.extend(f"{month}: {problem}" for problem in outcome.problems)
+                for name in totals:
+                    totals[name] += outcome.stats[name]
+            previous = current
+        return {
+            FLOOR_RESPECTED: MonthProblems(floor_problems, {"players_checked": floor_checked}),
+            LIST_CONTINUITY: MonthProblems(continuity, {"players_carried": carried}),
+            POINTS_CONSERVED: MonthProblems(
+                conservation, {**{k: round(v, 3) for k, v in totals.items()}, "months_changes_rederived": rederived}),
+        }
 
     def spec(asset: dg.AssetSpec, name: str, description: str) -> dg.AssetCheckSpec:
         return dg.AssetCheckSpec(name, asset=asset.key, blocking=True, partitions_def=asset.partitions_def,
                                  description=description, additional_deps=[list_spec.key] if asset is games_spec else None)
 
+    def outcome_of(name: str) -> Callable[[ObjectStore, list[str]], MonthProblems]:
+        return lambda store, months: one_pass(store, months)[name]
+
     return [
-        _TableCheck(spec(list_spec, FLOOR_RESPECTED, FLOOR_DESCRIPTION), floor),
-        _TableCheck(spec(list_spec, LIST_CONTINUITY, CONTINUITY_DESCRIPTION), continuity),
-        _TableCheck(spec(games_spec, POINTS_CONSERVED, CONSERVATION_DESCRIPTION), conservation),
+        _TableCheck(spec(list_spec, FLOOR_RESPECTED, FLOOR_DESCRIPTION), outcome_of(FLOOR_RESPECTED)),
+        _TableCheck(spec(list_spec, LIST_CONTINUITY, CONTINUITY_DESCRIPTION), outcome_of(LIST_CONTINUITY)),
+        _TableCheck(spec(games_spec, POINTS_CONSERVED, CONSERVATION_DESCRIPTION), outcome_of(POINTS_CONSERVED)),
     ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import dagster as dg
 import polars as pl
@@ -13,6 +14,10 @@ from assets.lineage import column_lineage
 from assets.metadata import counts_table, redact_url
 from assets.resources import ROOT_DESCRIPTION, open_store
 from pipeline.storage import ObjectStore
+
+
+# Months computed but not yet written, per output: enough to overlap writing with computing.
+MAX_PENDING_WRITES = 1
 
 
 def table_key(asset_path: Sequence[str], month: str | None) -> str:
@@ -127,20 +132,36 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         expected = list(context.asset_partition_keys)
         lineage = column_lineage(context.asset_key)
         rows: dict[str, int] = {}
-        for month, frame in self._month_frames(obj, expected):
-            if month not in expected:
-                raise ValueError(f"{'/'.join(path)}: month {month} is not in this run's partitions {expected[0]}..{expected[-1]}")
-            if month in rows:
-                raise ValueError(f"{'/'.join(path)}: month {month} produced twice")
-            if not isinstance(frame, pl.DataFrame):
-                raise TypeError(f"{'/'.join(path)} {month}: expected a DataFrame, got {type(frame).__name__}")
-            key = table_key(path, month)
-            store.write_parquet(frame, key)
-            rows[month] = frame.height
-            month_metadata: dict[str, object] = {"dagster/partition_row_count": frame.height, "path": redact_url(store.url(key))}
+        written: deque[tuple[str, str, int, Future]] = deque()
+
+        def finish_oldest() -> None:
+            month, key, height, write = written.popleft()
+            write.result()  # re-raises the write's error, if any
+            month_metadata: dict[str, object] = {"dagster/partition_row_count": height, "path": redact_url(store.url(key))}
             if lineage is not None:
                 month_metadata["dagster/column_lineage"] = lineage
             self._add_month_metadata(context, month, month_metadata)
+
+        # Month M is compressed and written in a thread while month M+1 is computed (Polars releases
+        # the GIL); at most MAX_PENDING_WRITES frames wait, so memory stays flat.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet-writer") as writer:
+            try:
+                for month, frame in self._month_frames(obj, expected):
+                    if month not in expected:
+                        raise ValueError(f"{'/'.join(path)}: month {month} is not in this run's partitions {expected[0]}..{expected[-1]}")
+                    if month in rows:
+                        raise ValueError(f"{'/'.join(path)}: month {month} produced twice")
+                    if not isinstance(frame, pl.DataFrame):
+                        raise TypeError(f"{'/'.join(path)} {month}: expected a DataFrame, got {type(frame).__name__}")
+                    key = table_key(path, month)
+                    written.append((month, key, frame.height, writer.submit(store.write_parquet, frame, key)))
+                    rows[month] = frame.height
+                    while len(written) > MAX_PENDING_WRITES:
+                        finish_oldest()
+            finally:
+                # Also when a later month fails: the months already written keep their materialization.
+                while written:
+                    finish_oldest()
         missing = [m for m in expected if m not in rows]
         if missing:
             raise ValueError(f"{'/'.join(path)} produced nothing for {', '.join(missing)}")
