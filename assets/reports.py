@@ -52,6 +52,8 @@ from schemas import Accuracy, Games, TruthError
 from schemas.util import empty_frame
 
 ALL_MONTHS = dg.AllPartitionMapping()
+# What the score curves and band trends read of rated_games (a third of its bytes).
+CURVE_COLUMNS = ["month", "white_score", "white_rating_used", "black_rating_used", "white_expected", "black_expected"]
 TRUTH_KEY = "truth/strength.parquet"
 
 ACCURACY_DESCRIPTION = """How well scenario `{name}`'s ratings predicted each month's results (Sonas; Kaggle 2010 and 2011).
@@ -199,7 +201,7 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
     crosstables = {m: store.read_parquet(table_key([key, "crosstable"], m)) for m in months}
     curves, trends = {}, []
     for month in months:
-        games = store.read_parquet(table_key([key, "rated_games"], month))
+        games = store.read_parquet(table_key([key, "rated_games"], month), columns=CURVE_COLUMNS)
         curves[month] = score_curve(games, month)
         trends.append(band_trend(games))
 

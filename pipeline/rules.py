@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -136,12 +137,18 @@ def _read_document(name_or_path: str) -> tuple[dict[str, Any], str]:
             raise RulesError(f"unknown rule set {name_or_path!r}; presets: {', '.join(preset_names())}, or a path to a .yaml file")
         text, origin = resource.read_text(encoding="utf-8"), f"preset {name_or_path}"
     try:
-        document = yaml.safe_load(text) or {}
+        document = copy.deepcopy(_parsed_yaml(text))  # callers edit their copy
     except yaml.YAMLError as exc:
         raise RulesError(f"{origin}: not valid YAML: {exc}") from exc
     if not isinstance(document, dict):
         raise RulesError(f"{origin}: expected a mapping of rule-set keys")
     return document, origin
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_yaml(text: str) -> Any:
+    """YAML parsed once per distinct text: keyed by content, so an edited file is parsed again."""
+    return yaml.safe_load(text) or {}
 
 
 def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
