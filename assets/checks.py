@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 
 from assets.io_manager import table_key
-from assets.metadata import counts_table
+from assets.metadata import counts_table, pandera_model_of
 from assets.ratings import previous_list, rated_games_key, rating_list_key
 from assets.resources import ObjectStoreResource
 from pipeline.months import add_months
@@ -330,17 +330,6 @@ class _TableCheck:
     evaluate: Callable[[ObjectStore, list[str]], MonthProblems]
 
 
-def _model_of(metadata: dict) -> object | None:
-    """The Pandera model named by an asset's `pandera_model` metadata ('schemas.Games'), if any."""
-    import schemas
-
-    name = metadata.get("pandera_model")
-    name = getattr(name, "value", name)
-    if not isinstance(name, str) or not name.startswith("schemas."):
-        return None
-    return getattr(schemas, name.split(".", 1)[1], None)
-
-
 def _schema_check(spec: dg.AssetSpec, model: object) -> _TableCheck:
     expected = polars_schema(model)
     return _TableCheck(
@@ -471,7 +460,7 @@ def _checks_of(asset: dg.AssetsDefinition, scenarios: Iterable[Scenario]) -> lis
     specs = {spec.key: spec for spec in asset.specs if spec.partitions_def is not None and "parquet" in spec.kinds}
     checks: list[_TableCheck] = []
     for spec in specs.values():
-        model = _model_of(spec.metadata)
+        model = pandera_model_of(spec.metadata)
         if model is not None:
             checks.append(_schema_check(spec, model))
         if spec.key.path[-1] in ("games", "rated_games"):

@@ -11,7 +11,7 @@ import polars as pl
 from pydantic import Field
 
 from assets.lineage import column_lineage
-from assets.metadata import counts_table, redact_url
+from assets.metadata import counts_table, pandera_model_of, redact_url, validate
 from assets.resources import ROOT_DESCRIPTION, open_store
 from pipeline.storage import ObjectStore
 
@@ -121,11 +121,19 @@ class ParquetIOManager(dg.ConfigurableIOManager):
     def handle_output(self, context: dg.OutputContext, obj: object) -> None:
         store = self._store()
         path = list(context.asset_key.path)
+        model = pandera_model_of(context.definition_metadata or {})
+
+        def validate_and_write(frame: pl.DataFrame, key: str, what: str) -> None:
+            # Every table is checked against its Pandera model (schemas/) before it is stored.
+            if model is not None:
+                validate(model, frame, what)
+            store.write_parquet(frame, key)
+
         if not context.has_asset_partitions:
             if not isinstance(obj, pl.DataFrame):
                 raise TypeError(f"{'/'.join(path)} is not partitioned: expected a DataFrame, got {type(obj).__name__}")
             key = table_key(path, None)
-            store.write_parquet(obj, key)
+            validate_and_write(obj, key, "/".join(path))
             context.add_output_metadata({"dagster/row_count": obj.height, "path": redact_url(store.url(key))})
             return
 
@@ -142,8 +150,8 @@ class ParquetIOManager(dg.ConfigurableIOManager):
                 month_metadata["dagster/column_lineage"] = lineage
             self._add_month_metadata(context, month, month_metadata)
 
-        # Month M is compressed and written in a thread while month M+1 is computed (Polars releases
-        # the GIL); at most MAX_PENDING_WRITES frames wait, so memory stays flat.
+        # Month M is validated, compressed and written in a thread while month M+1 is computed (Polars
+        # releases the GIL); at most MAX_PENDING_WRITES frames wait, so memory stays flat.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet-writer") as writer:
             try:
                 for month, frame in self._month_frames(obj, expected):
@@ -154,7 +162,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
                     if not isinstance(frame, pl.DataFrame):
                         raise TypeError(f"{'/'.join(path)} {month}: expected a DataFrame, got {type(frame).__name__}")
                     key = table_key(path, month)
-                    written.append((month, key, frame.height, writer.submit(store.write_parquet, frame, key)))
+                    written.append((month, key, frame.height, writer.submit(validate_and_write, frame, key, f"{'/'.join(path)} {month}")))
                     rows[month] = frame.height
                     while len(written) > MAX_PENDING_WRITES:
                         finish_oldest()

@@ -55,6 +55,17 @@ def counts_table(counts: Mapping[str, int], key: str, value: str = "rows") -> dg
     return dg.MetadataValue.table(records=records, schema=schema)
 
 
+def pandera_model_of(metadata: Mapping[str, Any]) -> type[pa.DataFrameModel] | None:
+    """The Pandera model named by an asset's `pandera_model` definition metadata ('schemas.Games'), if any."""
+    import schemas
+
+    name = metadata.get("pandera_model")
+    name = getattr(name, "value", name)
+    if not isinstance(name, str) or not name.startswith("schemas."):
+        return None
+    return getattr(schemas, name.split(".", 1)[1], None)
+
+
 def validate(model: type[pa.DataFrameModel], frame: pl.DataFrame, what: str) -> pl.DataFrame:
     """Model.validate(frame, lazy=True); on failure a dg.Failure with the failure cases for the run page."""
     try:

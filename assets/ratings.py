@@ -5,7 +5,7 @@ import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
-from assets.metadata import KINDS, OWNERS, redact_url, static_metadata, validate
+from assets.metadata import KINDS, OWNERS, redact_url, static_metadata
 from assets.versions import code_version
 from assets.partitions import PREVIOUS_MONTH
 from assets.resources import ObjectStoreResource
@@ -131,8 +131,7 @@ def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
             players = registry.filter(pl.col("registered") <= month)
             result = rate_scenario_month(scenario, state["list"], games_of, month, players=players)
-            rating_list = validate(RatingList, result.rating_list, f"{scenario.key}/rating_list {month}")
-            rated_games = validate(RatedGames, result.rated_games, f"{scenario.key}/rated_games {month}")
+            rating_list, rated_games = result.rating_list, result.rated_games
             state["list"] = rating_list  # carried forward in memory to the next month
             context.add_asset_metadata(list_metadata(rating_list, rated_games, scenario.rules_for(month).name),
                                        asset_key=list_key, partition_key=month)

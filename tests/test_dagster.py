@@ -198,6 +198,29 @@ def test_io_manager_unpartitioned_round_trip(store_root: str) -> None:
         manager.handle_output(out, {"2024-01": frame})
 
 
+def test_io_manager_stores_only_frames_that_match_the_assets_pandera_model(store_root: str) -> None:
+    """Every month is validated against the model named in the asset's metadata before it is written."""
+    from assets.metadata import static_metadata
+    from schemas import Accuracy
+    from schemas.util import empty_frame
+
+    partitions = monthly_partitions("2024-01", "2024-03")
+    good = empty_frame(Accuracy)
+    bad = good.drop("month")  # a column missing: refused
+
+    @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run(), metadata=static_metadata(Accuracy))
+    def monthly(context: dg.AssetExecutionContext) -> MonthStream:
+        return MonthStream(iter([("2024-01", good), ("2024-02", bad)]))
+
+    result = dg.materialize([monthly], tags=range_tags("2024-01", "2024-02"), resources=io_only(store_root), raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    assert "monthly 2024-02 does not match schemas.Accuracy" in str(failure.step_failure_data.user_failure_data.description)
+    # The month before the bad one was validated and written; the bad one was never stored.
+    assert Path(store_root, "monthly", "2024-01.parquet").is_file()
+    assert not Path(store_root, "monthly", "2024-02.parquet").exists()
+
+
 def test_io_manager_refuses_incomplete_or_ambiguous_range_outputs(store_root: str) -> None:
     partitions = monthly_partitions("2024-01", "2024-03")
 
