@@ -26,6 +26,8 @@ PLAYERS_FILE = "players.csv"
 SEED_LIST_FILE = "seed_list.csv"
 # Dumps are independent; threads overlap object-store latency with parsing (Polars releases the GIL).
 READ_WORKERS = 8
+# Formats read_dumps parses many files at once (one vectorised pass per batch instead of per file).
+BATCHED_FORMATS = ("trf", "pgn")
 
 PLAYER_COLUMN_ALIASES = {"id": "player_id", "fide_id": "player_id", "fed": "federation", "birthday": "birth_year", "born": "birth_year"}
 SEX_SPELLINGS = {"M": "M", "F": "F", "W": "F"}  # TRF and FIDE lists write women as 'w' or 'f'
@@ -80,11 +82,12 @@ def read_month(store: ObjectStore, month: str) -> pl.DataFrame:
     with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
         contents = list(pool.map(lambda federation_key: _read_listed(store, federation_key[1]), keys))
     dumps = [(data, _relative_to_raw(key), federation) for data, (federation, key) in zip(contents, keys)]
-    # TRF files are parsed together in batches; the other dumps file by file, overlapping in threads.
-    trf = [index for index, (_, name, _) in enumerate(dumps) if detect_format(name) == "trf"]
-    others = sorted(set(range(len(dumps))) - set(trf))
+    # TRF and PGN files are parsed together in batches (a month holds hundreds of small ones); the
+    # other dumps file by file, overlapping in threads.
+    batched = [index for index, (_, name, _) in enumerate(dumps) if detect_format(name) in BATCHED_FORMATS]
+    others = sorted(set(range(len(dumps))) - set(batched))
     frames: list[pl.DataFrame | None] = [None] * len(dumps)
-    for index, frame in zip(trf, read_dumps([dumps[index] for index in trf], month)):
+    for index, frame in zip(batched, read_dumps([dumps[index] for index in batched], month)):
         frames[index] = frame
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(others)))) as pool:
         for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others)):

@@ -382,6 +382,69 @@ class TestPgnScanner:
         assert records["parse_error"].to_list() == ["2 line(s) of text outside any PGN tag section"]
 
 
+# -- PGN batches -----------------------------------------------------------------------------------
+class TestPgnBatch:
+    GAME = '[Event "Club"]\n[Date "2024.01.{day:02d}"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n[WhiteFideId "1001"]\n[BlackFideId "1002"]\n'
+
+    def files(self) -> dict[str, bytes]:
+        game = self.GAME.format
+        return {
+            "games.pgn": (DATA / "games.pgn").read_bytes(),  # holds a malformed tag line (line 142)
+            "latin1.pgn": (DATA / "malformed" / "pgn_latin1.pgn").read_bytes(),
+            "preamble.pgn": f"Exported by a tool\n\n{game(day=3)}\n1. e4 1-0\n".encode(),
+            # Ends inside a tag section without a newline: the next file's first tags must not join its last game.
+            "no_newline.pgn": f"{game(day=4)}\n1. d4 1-0\n\n{game(day=5)}".rstrip("\n").encode(),
+            "no_event_first.pgn": b'[White "C"]\n[Result "0-1"]\n\n0-1\n',
+            "notes.pgn": (DATA / "malformed" / "pgn_no_tags.pgn").read_bytes(),
+            "bad_tag.pgn": f'[Event "x"] [Result "0-1"]\n\n0-1\n\n{game(day=6)}\n[Round 1]\n'.encode(),
+            "crlf.pgn": f"{game(day=7)}\n1. c4 1-0\n".replace("\n", "\r\n").encode(),
+            # Same event key as club.pgn: event ids agree, but each file's event starts on its own first date.
+            "club.pgn.gz": gzip.compress(f"{game(day=9)}\n1. e4 1-0\n".encode()),
+            "club.pgn": f"{game(day=8)}\n1. e4 1-0\n".encode(),
+            "empty.pgn": b"",
+            "bom_only.pgn": b"\xef\xbb\xbf",
+            "utf16.pgn": (DATA / "malformed" / "pgn_utf16.pgn").read_bytes(),
+        }
+
+    @pytest.mark.parametrize("chunk_bytes", [None, 200])
+    def test_a_batch_equals_files_read_one_by_one(self, monkeypatch, chunk_bytes):
+        from pipeline.formats import read_dumps
+        import pipeline.formats.pgn as pgn
+
+        files = self.files()
+        alone = {name: read(name, data) for name, data in files.items()}
+        if chunk_bytes is not None:  # joint pieces of small files mixed with large files cut into pieces
+            monkeypatch.setattr(pgn, "CHUNK_BYTES", chunk_bytes)
+        for names in (list(files), list(reversed(files))):
+            batch = read_dumps([(files[name], f"GER/2024-01/{name}", "GER") for name in names], "2024-01")
+            for name, frame in zip(names, batch):
+                assert frame.equals(alone[name]), name
+
+    def test_per_file_numbers_preambles_and_event_starts(self):
+        from pipeline.formats import read_dumps
+        from pipeline.hashing import stable_hash
+
+        files = self.files()
+        names = ["preamble.pgn", "no_newline.pgn", "no_event_first.pgn", "club.pgn.gz", "club.pgn", "bom_only.pgn"]
+        frames = dict(zip(names, read_dumps([(files[name], f"GER/2024-01/{name}", "GER") for name in names], "2024-01")))
+
+        def ids(name: str, lines_and_positions: list[tuple[int, str]]) -> pl.Series:
+            """Record ids of the given (source_line, position) records of a file: positions restart in every file."""
+            keys = pl.Series([f"GER/2024-01/{name}:{line}:{position}" for line, position in lines_and_positions])
+            return stable_hash(keys).alias("record_id")
+
+        preamble = frames["preamble.pgn"]
+        assert preamble["parse_error"].to_list() == ["1 line(s) of text outside any PGN tag section", None]
+        assert preamble["record_id"].equals(ids("preamble.pgn", [(1, "preamble"), (3, "1")]))
+        assert frames["no_newline.pgn"]["record_id"].equals(ids("no_newline.pgn", [(1, "1"), (11, "2")]))
+        first = frames["no_event_first.pgn"]
+        assert first.select("source_line", "event_id", "result").rows() == [(1, "GER/2024-01/no_event_first", "0-1")]
+        assert first["record_id"].equals(ids("no_event_first.pgn", [(1, "1")]))
+        assert frames["club.pgn.gz"]["event_start"].to_list() == [date(2024, 1, 9)]
+        assert frames["club.pgn"]["event_start"].to_list() == [date(2024, 1, 8)]
+        assert frames["bom_only.pgn"].is_empty()
+
+
 # -- TRF batches and TRF-2026 ----------------------------------------------------------------------
 class TestTrfBatch:
     def test_a_batch_equals_files_read_one_by_one(self):

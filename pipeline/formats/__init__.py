@@ -14,8 +14,9 @@ from pipeline.formats.common import (
     preview,
     strip_compression,
     unreadable_record,
+    utf8_lf_bytes,
 )
-from pipeline.formats.pgn import parse_pgn_bytes
+from pipeline.formats.pgn import parse_pgn_batch
 from pipeline.formats.tabular import parse_csv, parse_parquet
 from pipeline.formats.trf import is_trf_text, parse_trf_batch
 
@@ -24,6 +25,8 @@ EXTENSION_FORMATS = {".trf": "trf", ".txt": "trf", ".pgn": "pgn", ".csv": "csv",
 UNKNOWN_FORMAT = "unknown"
 # TRF texts parsed in one batch: large enough to amortise Polars' per-call cost over many files.
 TRF_BATCH_CHARACTERS = 64 << 20
+# PGN bytes parsed in one batch (scanned in CHUNK_BYTES pieces, typed and finished together).
+PGN_BATCH_BYTES = 64 << 20
 
 __all__ = ["EXTENSION_FORMATS", "UNKNOWN_FORMAT", "detect_format", "read_dump", "read_dumps"]
 
@@ -55,11 +58,12 @@ def read_dump(data: bytes, name: str, federation: str, month: str) -> pl.DataFra
 def read_dumps(dumps: list[tuple[bytes, str, str]], month: str) -> list[pl.DataFrame]:
     """RawGames rows of many dumps (bytes, name, federation) of one month, in the same order.
 
-    TRF files are parsed together in batches (a month holds thousands of small tournament files);
-    the other formats file by file.
+    TRF and PGN files are parsed together in batches (a month holds thousands of small tournament
+    files); CSV and Parquet file by file.
     """
     results: list[pl.DataFrame | None] = [None] * len(dumps)
     trf: list[tuple[int, str]] = []  # (dump index, decoded text)
+    pgn: list[tuple[int, bytes]] = []  # (dump index, UTF-8 LF bytes)
     for index, (data, name, federation) in enumerate(dumps):
         fmt = detect_format(name)
         try:
@@ -74,37 +78,54 @@ def read_dumps(dumps: list[tuple[bytes, str, str]], month: str) -> list[pl.DataF
                     raise UnreadableDump("text file does not start with TRF records")
                 trf.append((index, text))
                 continue
+            if fmt == "pgn":
+                if not content or content.isspace():  # isspace stops at the first other byte; strip would copy the file
+                    raise UnreadableDump("empty file")
+                pgn.append((index, utf8_lf_bytes(content)))  # per file: encodings differ between files
+                continue
             results[index] = finish_records(_parse_other(content, name, fmt), name, federation, month, fmt)
         except UnreadableDump as problem:
             results[index] = unreadable_record(name, federation, month, fmt, str(problem), preview(data))
-    for batch in _trf_batches(trf):
+    for batch in _batches(trf, TRF_BATCH_CHARACTERS):
         names = [dumps[index][1] for index, _ in batch]
         records = parse_trf_batch([text for _, text in batch], [event_key(name) for name in names])
-        finished = finish_batch(records, names, [dumps[index][2] for index, _ in batch], month, "trf")
-        by_file = finished.with_columns(records["file"]).partition_by("file", as_dict=True, include_key=False)
-        for position, (index, _) in enumerate(batch):
-            results[index] = by_file[(position,)]
+        _split_batch(records, batch, dumps, month, "trf", results)
+    for batch in _batches(pgn, PGN_BATCH_BYTES):
+        records = parse_pgn_batch([text for _, text in batch], [event_key(dumps[index][1]) for index, _ in batch])
+        _split_batch(records, batch, dumps, month, "pgn", results)
     return results
 
 
+def _split_batch(records: pl.DataFrame, batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]],
+                 month: str, fmt: str, results: list[pl.DataFrame | None]) -> None:
+    """Finish a batch's records (records.file indexes the batch) and store each file's rows at its dump index."""
+    names = [dumps[index][1] for index, _ in batch]
+    finished = finish_batch(records, names, [dumps[index][2] for index, _ in batch], month, fmt)
+    if len(batch) == 1:  # read_dump and per-file callers: nothing to split
+        results[batch[0][0]] = finished
+        return
+    by_file = finished.with_columns(records["file"]).partition_by("file", as_dict=True, include_key=False)
+    for position, (index, _) in enumerate(batch):
+        # A file without records (a PGN text of blank lines) still gets its empty frame.
+        results[index] = by_file[(position,)] if (position,) in by_file else finished.clear()
+
+
 def _parse_other(content: bytes, name: str, fmt: str) -> pl.DataFrame:
-    """Records of a PGN, CSV or Parquet dump (raises UnreadableDump for content that is not one)."""
+    """Records of a CSV or Parquet dump (raises UnreadableDump for content that is not one)."""
     key = event_key(name)
     if fmt == "parquet":
         return parse_parquet(content, key)
     if not content or content.isspace():  # isspace stops at the first other byte; strip would copy the file
         raise UnreadableDump("empty file")
-    if fmt == "pgn":
-        return parse_pgn_bytes(content, key)
     return parse_csv(decode_text(content), key)
 
 
-def _trf_batches(trf: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
-    """Consecutive groups of TRF texts of at most TRF_BATCH_CHARACTERS (one group at least per file)."""
-    batches: list[list[tuple[int, str]]] = []
-    size = TRF_BATCH_CHARACTERS
-    for item in trf:
-        if size + len(item[1]) > TRF_BATCH_CHARACTERS:
+def _batches(texts: list[tuple[int, str | bytes]], limit: int) -> list[list[tuple[int, str | bytes]]]:
+    """Consecutive groups of texts of at most `limit` characters or bytes (a larger text is a group of its own)."""
+    batches: list[list[tuple[int, str | bytes]]] = []
+    size = 0
+    for item in texts:
+        if not batches or size + len(item[1]) > limit:
             batches.append([])
             size = 0
         batches[-1].append(item)

@@ -178,9 +178,9 @@ def parse_int(text: pl.Expr, dtype: pl.DataType = pl.Int64) -> pl.Expr:
     return pl.when(whole).then(number).cast(dtype, strict=False)
 
 
-def int_error(text: pl.Expr, label: str, dtype: pl.DataType = pl.Int64) -> pl.Expr:
-    """Error message when a present cell does not parse as an integer, else null."""
-    bad = text.is_not_null() & parse_int(text, dtype).is_null()
+def int_error(text: pl.Expr, label: str, dtype: pl.DataType = pl.Int64, parsed: pl.Expr | None = None) -> pl.Expr:
+    """Error message when a present cell does not parse as an integer, else null (`parsed`: parse_int(text, dtype), if at hand)."""
+    bad = text.is_not_null() & (parse_int(text, dtype) if parsed is None else parsed).is_null()
     return pl.when(bad).then(pl.format(f"{label} {{}} is not a number", quoted(text)))
 
 

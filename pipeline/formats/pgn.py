@@ -83,24 +83,69 @@ def parse_pgn(text: str, event_key: str) -> pl.DataFrame:
 
 def parse_pgn_bytes(data: bytes, event_key: str) -> pl.DataFrame:
     """Records of one PGN file (columns of common.RECORD_COLUMNS; position = game number)."""
-    data = utf8_lf_bytes(data)
+    return parse_pgn_batch([utf8_lf_bytes(data)], [event_key]).drop("file")
+
+
+def parse_pgn_batch(texts: list[bytes], event_keys: list[str]) -> pl.DataFrame:
+    """Records of many PGN files at once, with a 'file' column: the index of the text in `texts`.
+
+    The texts must be UTF-8 with LF line ends (utf8_lf_bytes). Small files are laid end to end and
+    scanned together, so a month of small files costs about what one file of their total size does;
+    line numbers, game numbers, preambles and event ids still come out per file.
+    """
     parts: list[pl.DataFrame] = []
-    preamble = None
-    line_offset = game_offset = 0
-    for begin, end in _chunk_bounds(data):
-        lines = byte_lines(memoryview(data)[begin:end])
-        chunk = lines.padded  # the chunk's bytes (plus padding, which holds no quote or backslash)
-        games, chunk_preamble = _scan(lines, line_offset, game_offset, escapes=b"\\" in chunk, quotes=chunk.count(b'"'))
-        if begin == 0:
-            preamble = chunk_preamble
+    preambles: list[pl.DataFrame] = []
+    # Lines and games of a large file's earlier pieces, which number the later pieces' lines and games.
+    lines_before = np.zeros(len(texts), dtype=np.int64)
+    games_before = np.zeros(len(texts), dtype=np.int64)
+    for buffer, files, byte_starts in _pieces(texts):
+        lines = byte_lines(buffer)
+        segments = _Segments(files, byte_starts, lines_before[files], games_before[files])
+        chunk = lines.padded  # the piece's bytes (plus padding, which holds no quote or backslash)
+        games, preamble = _scan(lines, segments, escapes=b"\\" in chunk, quotes=chunk.count(b'"'))
+        lines_before[files] += np.diff(np.searchsorted(lines.starts, byte_starts), append=lines.count)
+        games_before += np.bincount(games["file"].to_numpy(), minlength=len(texts))
         parts.append(games)
-        line_offset += lines.count
-        game_offset += games.height
-    games = pl.concat(parts) if parts else pl.DataFrame()
-    if games.is_empty():
-        return preamble if preamble is not None else _records(_empty_games(), event_key)
-    records = _records(games, event_key)
-    return records if preamble is None else pl.concat([preamble, records], how="diagonal_relaxed")
+        if preamble is not None:
+            preambles.append(preamble)
+    records = _records(pl.concat(parts) if parts else _empty_games(), event_keys)
+    if not preambles:
+        return records
+    # A file's preamble record comes before its games (the stable sort keeps each file's order).
+    return pl.concat([*preambles, records], how="diagonal_relaxed").sort("file", maintain_order=True)
+
+
+def _pieces(texts: list[bytes]) -> list[tuple[bytes | memoryview, np.ndarray, np.ndarray]]:
+    """(bytes, file indexes, byte offsets) to scan: small files end to end up to CHUNK_BYTES, larger ones in pieces.
+
+    Every file of a joint piece ends with a newline, so no line runs on into the next file. Empty
+    texts have no lines, so no records, and get no piece.
+    """
+    groups: list[list[int]] = []
+    size = CHUNK_BYTES  # full: the next file opens a group
+    for index, text in enumerate(texts):
+        if not text:
+            continue
+        if len(text) > CHUNK_BYTES:
+            groups.append([index])
+            size = CHUNK_BYTES
+            continue
+        if size + len(text) + 1 > CHUNK_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(index)
+        size += len(text) + 1
+    pieces: list[tuple[bytes | memoryview, np.ndarray, np.ndarray]] = []
+    for group in groups:
+        text = texts[group[0]]
+        if len(text) > CHUNK_BYTES:
+            view = memoryview(text)
+            pieces.extend((view[begin:end], np.array(group), np.zeros(1, dtype=np.int64)) for begin, end in _chunk_bounds(text))
+            continue
+        parts = [texts[index] if texts[index].endswith(b"\n") else texts[index] + b"\n" for index in group]
+        offsets = np.cumsum([0] + [len(part) for part in parts[:-1]])
+        pieces.append((b"".join(parts), np.array(group), offsets))
+    return pieces
 
 
 def _chunk_bounds(data: bytes) -> list[tuple[int, int]]:
@@ -128,11 +173,20 @@ class _TagValues:
     slow: dict[int, str]  # game index (0-based) -> unescaped value
 
 
-def _scan(lines: ByteLines, line_offset: int, game_offset: int, escapes: bool, quotes: int
-          ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """One row per game of a chunk (first tag line, header block, typed tag values, move facts), and its preamble.
+@dataclass
+class _Segments:
+    """The files (or the piece of one large file) laid end to end in a scanned piece."""
 
-    escapes: the chunk holds a backslash; quotes: how many '"' it holds.
+    file: np.ndarray         # index of each segment's file in the batch
+    byte_start: np.ndarray   # offset of each segment in the piece
+    line_offset: np.ndarray  # lines of the file before the segment (a large file's earlier pieces)
+    game_offset: np.ndarray  # games of the file before the segment
+
+
+def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """One row per game of a piece (file, first tag line, header block, typed tag values, move facts), and its files' preambles.
+
+    escapes: the piece holds a backslash; quotes: how many '"' it holds.
     """
     arr, starts, ends = lines.arr, lines.starts, lines.ends
     first = arr[starts]
@@ -150,15 +204,23 @@ def _scan(lines: ByteLines, line_offset: int, game_offset: int, escapes: bool, q
     escape = first == _PERCENT
     movetext = ~blank & ~tagish & ~escape
 
+    segment = np.searchsorted(segments.byte_start, starts, side="right") - 1
+    segment_first = np.searchsorted(starts, segments.byte_start)
+    # 0-based line number of every line within its file.
+    file_line = np.arange(lines.count) - (segment_first - segments.line_offset)[segment]
+
     tag_lines = np.flatnonzero(tagish)
     tag_of, value_start, value_end, slow_values = _tags(lines, tag_lines, content[tag_lines], ends[tag_lines].copy(), escapes, quotes)
-    game = _game_numbers(tagish, tag_lines, tag_of, lines.count)
-    games = int(game[-1]) if lines.count else 0
-    preamble = _preamble(lines, game, blank, escape, line_offset)
+    game = _game_numbers(tagish, tag_lines, tag_of, segment, segment_first)
+    games = int(game.max(initial=0))
+    preamble = _preamble(lines, game, blank, escape, file_line, segments.file[segment])
     if games == 0:
         return _empty_games(), preamble
 
     first_line = np.flatnonzero(np.diff(game, prepend=0) > 0)
+    game_segment = segment[first_line]
+    # Game number within its file: games count on from the file's earlier pieces.
+    position = np.arange(games) - np.searchsorted(game_segment, game_segment) + 1 + segments.game_offset[game_segment]
     tag_game = game[tag_lines]
     last_tag = tag_lines[np.searchsorted(tag_game, np.arange(1, games + 1), side="right") - 1]
     values = _first_values(_first_rows(tag_of, tag_game, games), value_start, value_end, slow_values)
@@ -166,15 +228,16 @@ def _scan(lines: ByteLines, line_offset: int, game_offset: int, escapes: bool, q
     malformed_at = np.flatnonzero(tag_of == _MALFORMED)
     malformed_games, first_malformed = np.unique(tag_game[malformed_at], return_index=True)
     for g, line in zip(malformed_games.tolist(), tag_lines[malformed_at[first_malformed]].tolist()):
-        errors.setdefault(g - 1, []).append(f"malformed tag line {line + 1 + line_offset}: {lines.text(line)}")
+        errors.setdefault(g - 1, []).append(f"malformed tag line {file_line[line] + 1}: {lines.text(line)}")
     white_id = _int_values(lines, values["WhiteFideId"], "WhiteFideId", errors)
     black_id = _int_values(lines, values["BlackFideId"], "BlackFideId", errors)
     white_elo = _int_values(lines, values["WhiteElo"], "WhiteElo", errors)
     black_elo = _int_values(lines, values["BlackElo"], "BlackElo", errors)
     result = _strings(lines, values["Result"], trim=True)
     frame = pl.DataFrame({
-        "source_line": pl.Series(first_line + 1 + line_offset, dtype=pl.Int64),
-        "position": pl.Series(np.arange(1, games + 1) + game_offset, dtype=pl.Int64).cast(pl.Utf8),
+        "file": pl.Series(segments.file[game_segment], dtype=pl.Int32),
+        "source_line": pl.Series(file_line[first_line] + 1, dtype=pl.Int64),
+        "position": pl.Series(position, dtype=pl.Int64).cast(pl.Utf8),
         "raw_text": string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
         "parse_error": _error_column(errors, games),
         "Event": _strings(lines, values["Event"], trim=True),
@@ -389,23 +452,31 @@ def _tags(lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.nd
     return tag_of, value_start, value_end, slow_values
 
 
-def _game_numbers(tagish: np.ndarray, tag_lines: np.ndarray, tag_of: np.ndarray, count: int) -> np.ndarray:
-    """Game number of every line (0 before the first game).
+def _game_numbers(tagish: np.ndarray, tag_lines: np.ndarray, tag_of: np.ndarray, segment: np.ndarray,
+                  segment_first: np.ndarray) -> np.ndarray:
+    """Game number of every line in the piece, counted across its files (0 before a file's first game).
 
     A game starts where a tag section starts; a second Event tag inside one section (games whose
-    tag sections touch without movetext or a blank line between them) starts another game.
+    tag sections touch without movetext or a blank line between them) starts another game. A
+    file's first line starts a section even when the previous file ended inside a tag section.
     """
+    count = len(tagish)
     if len(tag_lines) == 0:
         return np.zeros(count, dtype=np.int64)
     is_event = np.zeros(count, dtype=bool)
     is_event[tag_lines[tag_of == _EVENT]] = True
     section_start = tagish & ~np.concatenate([[False], tagish[:-1]])
+    section_start[segment_first] = tagish[segment_first]
     section = np.cumsum(section_start)
     events_so_far = np.cumsum(is_event)
     section_first = np.flatnonzero(section_start)
     before_section = events_so_far[section_first] - is_event[section_first]
     in_section = events_so_far - np.where(section > 0, before_section[np.maximum(section - 1, 0)], 0)
-    return np.cumsum(section_start | (is_event & (in_section > 1)))
+    starts_game = section_start | (is_event & (in_section > 1))
+    game = np.cumsum(starts_game)
+    # Lines of a file before its first game (its preamble) belong to no game, not the previous file's last.
+    games_before_segment = game[segment_first] - starts_game[segment_first]
+    return np.where(game > games_before_segment[segment], game, 0)
 
 
 def _move_facts(lines: ByteLines, game: np.ndarray, movetext: np.ndarray, content: np.ndarray, games: int,
@@ -440,25 +511,32 @@ def _move_facts(lines: ByteLines, game: np.ndarray, movetext: np.ndarray, conten
     return moves_known, has_move
 
 
-def _preamble(lines: ByteLines, game: np.ndarray, blank: np.ndarray, escape: np.ndarray, line_offset: int) -> pl.DataFrame | None:
-    """Text before the first tag section (or a file with no tags at all) is reported, never dropped."""
+def _preamble(lines: ByteLines, game: np.ndarray, blank: np.ndarray, escape: np.ndarray, file_line: np.ndarray,
+              file: np.ndarray) -> pl.DataFrame | None:
+    """Text before a file's first tag section (or in a file with no tags at all) is reported, never dropped.
+
+    One record per file that has such text; a large file's later pieces start with a game, so only
+    its first piece can have any.
+    """
     before = np.flatnonzero((game == 0) & ~blank & ~escape)
     if len(before) == 0:
         return None
+    files, first, counts = np.unique(file[before], return_index=True, return_counts=True)
+    shown = [before[begin : begin + min(count, 20)].tolist() for begin, count in zip(first.tolist(), counts.tolist())]
     return pl.DataFrame(
         {
-            "source_line": [int(before[0]) + 1 + line_offset], "position": ["preamble"],
-            "raw_text": ["\n".join(lines.text(line) for line in before[:20].tolist())],
-            "parse_error": [f"{len(before)} line(s) of text outside any PGN tag section"],
+            "file": files, "source_line": file_line[before[first]] + 1, "position": ["preamble"] * len(files),
+            "raw_text": ["\n".join(lines.text(line) for line in rows) for rows in shown],
+            "parse_error": [f"{count} line(s) of text outside any PGN tag section" for count in counts.tolist()],
         },
-        schema={"source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8},
+        schema={"file": pl.Int32, "source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8},
     )
 
 
 def _empty_games() -> pl.DataFrame:
-    """The per-game frame of a chunk without games (same columns as _scan's)."""
+    """The per-game frame of a piece without games (same columns as _scan's)."""
     schema = {
-        "source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8, "Event": pl.Utf8,
+        "file": pl.Int32, "source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8, "Event": pl.Utf8,
         "date": pl.Date, "event_start": pl.Date, "round": pl.Int32, "white_id": pl.Int64, "black_id": pl.Int64,
         "white_name": pl.Utf8, "black_name": pl.Utf8, "Result": pl.Utf8, "TimeControl": pl.Utf8,
         "Termination": pl.Utf8, "white_rating": pl.Int32, "black_rating": pl.Int32, "moves_known": pl.Boolean,
@@ -489,8 +567,11 @@ def _per_distinct(frame: pl.DataFrame, column: str, exprs: dict[str, pl.Expr]) -
     return frame.join(distinct, on=column, how="left", nulls_equal=True, maintain_order="left")
 
 
-def _records(games: pl.DataFrame, event_key: str) -> pl.DataFrame:
-    """Record columns from the typed per-game values: event id, result, unplayed, time control."""
+def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
+    """Record columns from the typed per-game values: event id, result, unplayed, time control.
+
+    event_keys: the default event id of each file that games.file indexes.
+    """
     base, increment = parse_time_control(pl.col("TimeControl"))
     event = pl.col("Event")  # already stripped, empty -> null
     named_event = event.is_not_null() & (event != "?")
@@ -500,9 +581,10 @@ def _records(games: pl.DataFrame, event_key: str) -> pl.DataFrame:
         "tc_increment_seconds": increment,
         "time_control": classify_time_control(base, increment),
     })
+    # Events are named per file: the same Event name in another federation's file is another event.
+    # event_id = the file's key, then '#<Event>' when the game names its event.
     games = _per_distinct(games, "Event", {
-        # Events are named per file: the same Event name in another federation's file is another event.
-        "event_id": pl.when(named_event).then(pl.format("{}#{}", pl.lit(event_key), event)).otherwise(pl.lit(event_key)),
+        "_event_suffix": pl.when(named_event).then(pl.format("#{}", event)).otherwise(pl.lit("")),
     })
     games = _per_distinct(games, "Result", {"result": pl.col("Result").replace({"½-½": "1/2-1/2"})})
     games = _per_distinct(games, "Termination", {
@@ -516,8 +598,11 @@ def _records(games: pl.DataFrame, event_key: str) -> pl.DataFrame:
         .when(no_moves & result.is_in(["1-0", "0-1", "0-0"])).then(pl.lit("forfeit"))
         .when(no_moves).then(pl.lit("under-one-move"))
     )
+    event_key = pl.lit(pl.Series(event_keys, dtype=pl.Utf8)).gather(pl.col("file"))
     return games.with_columns(
+        pl.concat_str(event_key, pl.col("_event_suffix")).alias("event_id"),
         unplayed.alias("unplayed"),
-        # No EventDate: the event started on its earliest game date in this file.
-        pl.coalesce(pl.col("event_start"), pl.col("date").min().over("event_id")).alias("event_start"),
-    ).drop("Event", "Result", "TimeControl", "Termination", "_forfeit", "moves_known", "has_move")
+        # No EventDate: the event started on its earliest game date in this file. Within a file the
+        # suffix names the event (two files may share a key, so the file is part of the group).
+        pl.coalesce(pl.col("event_start"), pl.col("date").min().over("file", "_event_suffix")).alias("event_start"),
+    ).drop("Event", "_event_suffix", "Result", "TimeControl", "Termination", "_forfeit", "moves_known", "has_move")

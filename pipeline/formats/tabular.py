@@ -30,6 +30,11 @@ ALIASES = {"white_rating_used": "white_rating", "black_rating_used": "black_rati
 RESULT_SPELLINGS = {"½-½": "1/2-1/2", "0.5-0.5": "1/2-1/2", "=": "1/2-1/2", "1:0": "1-0", "0:1": "0-1"}
 FORFEIT_RESULTS = ["+-", "-+", "--", "+:-", "-:+"]
 TIME_CONTROL_SPELLINGS = {"standard": "classical", "std": "classical"}
+# Integer columns and their types, in the order their errors are reported.
+_INTEGERS = {
+    "white_id": pl.Int64, "black_id": pl.Int64, "white_rating": pl.Int32, "black_rating": pl.Int32,
+    "round": pl.Int32, "tc_base_seconds": pl.Int32, "tc_increment_seconds": pl.Int32,
+}
 
 
 def parse_csv(text: str, event_key: str) -> pl.DataFrame:
@@ -126,13 +131,15 @@ def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:
     except Exception as error:  # any reader failure is a bad file, not a bug here
         raise UnreadableDump(f"not a readable Parquet file: {error}") from error
     table = table.rename(dict(zip(table.columns, _column_names(table.columns))))
+    # Numbers, dates and booleans print neither blank nor padded: blank_to_null would leave them as they are.
+    trimmed = {name for name, dtype in table.schema.items() if dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean}
     as_text = table.select(pl.all().cast(pl.Utf8, strict=False))
     raw_text = as_text.select(pl.concat_str(pl.all().fill_null(""), separator=",")).to_series()
     cells = as_text.with_columns(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("source_line"),
         raw_text.alias("raw_text"),
     )
-    return _records(cells, event_key).with_columns(pl.col("source_line").cast(pl.Utf8).alias("position"))
+    return _records(cells, event_key, trimmed).with_columns(pl.col("source_line").cast(pl.Utf8).alias("position"))
 
 
 def _column_names(names: list[str]) -> list[str]:
@@ -147,27 +154,26 @@ def _column_names(names: list[str]) -> list[str]:
     return result
 
 
-def _records(cells: pl.DataFrame, event_key: str) -> pl.DataFrame:
-    """Typed record columns from text cells, with one error message per bad cell."""
+def _records(cells: pl.DataFrame, event_key: str, trimmed: set[str] = frozenset()) -> pl.DataFrame:
+    """Typed record columns from text cells, with one error message per bad cell (`trimmed`: cells known not blank or padded)."""
     missing_required = [name for name in REQUIRED if name not in cells.columns]
     cells = cells.with_columns(
         [pl.lit(None, dtype=pl.Utf8).alias(name) for name in REQUIRED + OPTIONAL if name not in cells.columns]
-    ).with_columns([blank_to_null(pl.col(name)).alias(name) for name in REQUIRED + OPTIONAL])
-
-    event_start, date = parse_iso_date(pl.col("event_start")), parse_iso_date(pl.col("date"))
-    result = pl.col("result").replace(RESULT_SPELLINGS)
-    time_control = pl.col("time_control").str.to_lowercase().replace(TIME_CONTROL_SPELLINGS)
-    base = parse_int(pl.col("tc_base_seconds"), pl.Int32)
-    increment = parse_int(pl.col("tc_increment_seconds"), pl.Int32)
+    ).with_columns([blank_to_null(pl.col(name)).alias(name) for name in REQUIRED + OPTIONAL if name not in trimmed])
+    # Eager Polars evaluates a repeated sub-expression every time: each parse runs once, into a column
+    # of its own, which both the value and its error message read.
+    cells = cells.with_columns(
+        *[parse_int(pl.col(name), dtype).alias(f"_{name}") for name, dtype in _INTEGERS.items()],
+        parse_iso_date(pl.col("event_start")).alias("_event_start"),
+        parse_iso_date(pl.col("date")).alias("_date"),
+        pl.col("result").replace(RESULT_SPELLINGS).alias("_result"),
+        pl.col("time_control").str.to_lowercase().replace(TIME_CONTROL_SPELLINGS).alias("_time_control"),
+    )
+    event_start, date, result, time_control = pl.col("_event_start"), pl.col("_date"), pl.col("_result"), pl.col("_time_control")
+    base, increment = pl.col("_tc_base_seconds"), pl.col("_tc_increment_seconds")
     errors = [
         pl.lit(f"missing required column(s): {', '.join(missing_required)}") if missing_required else pl.lit(None, pl.Utf8),
-        int_error(pl.col("white_id"), "white_id"),
-        int_error(pl.col("black_id"), "black_id"),
-        int_error(pl.col("white_rating"), "white_rating", pl.Int32),
-        int_error(pl.col("black_rating"), "black_rating", pl.Int32),
-        int_error(pl.col("round"), "round", pl.Int32),
-        int_error(pl.col("tc_base_seconds"), "tc_base_seconds", pl.Int32),
-        int_error(pl.col("tc_increment_seconds"), "tc_increment_seconds", pl.Int32),
+        *[int_error(pl.col(name), name, parsed=pl.col(f"_{name}")) for name in _INTEGERS],
         pl.when(pl.col("event_start").is_not_null() & event_start.is_null())
         .then(pl.format("event_start {} is not a date", quoted(pl.col("event_start")))),
         pl.when(pl.col("date").is_not_null() & date.is_null()).then(pl.format("date {} is not a date", quoted(pl.col("date")))),
@@ -181,9 +187,9 @@ def _records(cells: pl.DataFrame, event_key: str) -> pl.DataFrame:
         pl.col("event_id").fill_null(pl.lit(event_key)).alias("event_id"),
         event_start.alias("event_start"),
         date.alias("date"),
-        parse_int(pl.col("round"), pl.Int32).alias("round"),
-        parse_int(pl.col("white_id")).alias("white_id"),
-        parse_int(pl.col("black_id")).alias("black_id"),
+        pl.col("_round").alias("round"),
+        pl.col("_white_id").alias("white_id"),
+        pl.col("_black_id").alias("black_id"),
         pl.col("white_name"),
         pl.col("black_name"),
         result.alias("result"),
@@ -194,6 +200,6 @@ def _records(cells: pl.DataFrame, event_key: str) -> pl.DataFrame:
         ).alias("time_control"),
         base.alias("tc_base_seconds"),
         increment.alias("tc_increment_seconds"),
-        parse_int(pl.col("white_rating"), pl.Int32).alias("white_rating"),
-        parse_int(pl.col("black_rating"), pl.Int32).alias("black_rating"),
+        pl.col("_white_rating").alias("white_rating"),
+        pl.col("_black_rating").alias("black_rating"),
     )
