@@ -238,7 +238,8 @@ def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple
         pl.col("white_used").alias("opponent_rating"),
         pl.col("black_list_rating").is_not_null().alias("player_rated"),
     )
-    sides = pl.concat([white, black])
+    # side_row: white sides are rows 0..G-1, black sides G..2G-1, in game order (see _rated_games_table).
+    sides = pl.concat([white, black]).with_row_index("side_row")
     # A game counts for a player only against a rated opponent (§8.3.1) and in a rated time control.
     return sides.with_columns(counts=(pl.col("weight") > 0) & pl.col("opponent_rating").is_not_null()), annotated
 
@@ -264,25 +265,26 @@ def _rated_player_games(sides: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
     )
 
 
-def _rating_changes(rated_rows: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet, year: int) -> pl.DataFrame:
+def _with_rating_changes(state: pl.DataFrame, rated_rows: pl.DataFrame, rules: RuleSet, year: int) -> pl.DataFrame:
+    """Rated players with n (counted games, null when none), k_used and change for the period (§8.3.3-8.3.4)."""
     per_player = rated_rows.group_by("player_id").agg(n=pl.len().cast(pl.Int32), delta_h=pl.col("delta_h").sum())
-    k_start = previous.select("player_id", k_start=pl.coalesce(pl.col("k"), k_policy_expr(rules.k, year)))
-    per_player = per_player.join(k_start, on="player_id", how="left")
+    state = state.join(per_player, on="player_id", how="left", maintain_order="left")
+    k_start = pl.coalesce(pl.col("k"), k_policy_expr(rules.k, year))
     if rules.k_games_cap is not None:
-        over = pl.col("k_start").cast(pl.Int32) * pl.col("n") > rules.k_games_cap
-        k_used = pl.when(over).then(pl.lit(rules.k_games_cap) // pl.col("n")).otherwise(pl.col("k_start"))
+        over = k_start.cast(pl.Int32) * pl.col("n") > rules.k_games_cap
+        k_used = pl.when(over).then(pl.lit(rules.k_games_cap) // pl.col("n")).otherwise(k_start)
     else:
-        k_used = pl.col("k_start")
-    per_player = per_player.with_columns(k_used=k_used.cast(pl.Int16))
+        k_used = k_start
+    state = state.with_columns(k_used=pl.when(pl.col("n").is_not_null()).then(k_used).cast(pl.Int16))
     if rules.rounding == "per-period":
-        return per_player.with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
+        return state.with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
     per_event = (
         rated_rows.group_by("player_id", "event_id").agg(delta_h=pl.col("delta_h").sum())
-        .join(per_player.select("player_id", "k_used"), on="player_id")
+        .join(state.filter(pl.col("n").is_not_null()).select("player_id", "k_used"), on="player_id")
         .with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
         .group_by("player_id").agg(pl.col("change").sum().cast(pl.Int32))
     )
-    return per_player.join(per_event, on="player_id", how="left")
+    return state.join(per_event, on="player_id", how="left", maintain_order="left")
 
 
 def _newcomer_results(sides: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
@@ -383,20 +385,19 @@ def rate_period(
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
     game_rows = normalize_games(games, month)
 
-    in_games = pl.concat([game_rows.select(pl.col("white_id").alias("player_id")),
-                          game_rows.select(pl.col("black_id").alias("player_id"))]).unique()
-    touched_now = pl.col("player_id").is_in(in_games["player_id"].implode()) | (pl.col("pending").list.len() > 0) | (
-        pl.col("pending_games") > 0)
+    in_games = pl.concat([game_rows["white_id"], game_rows["black_id"]]).alias("player_id")  # with repeats
+    touched_now = pl.col("player_id").is_in(in_games.implode()) | (pl.col("pending").list.len() > 0) | (pl.col("pending_games") > 0)
     prev = prev.with_columns(_touched=touched_now)
     untouched = _next_untouched(prev.filter(~pl.col("_touched")).drop("_touched"))
     touched = prev.filter(pl.col("_touched")).drop("_touched")
-    newcomers = _newcomers(in_games.join(touched.select("player_id"), on="player_id", how="anti"), players)
+    new_ids = in_games.to_frame().join(touched.select("player_id"), on="player_id", how="anti").unique()
+    newcomers = _newcomers(new_ids, players)
     touched = pl.concat([touched, newcomers])
 
     sides, annotated = _sides(game_rows, touched, rules)
     rated_rows = _rated_player_games(sides, rules)
     rated_before = pl.col("rating").is_not_null()
-    rated = _next_rated(touched.filter(rated_before), _rating_changes(rated_rows, touched, rules, parse_month(month)[0]), rules, month)
+    rated = _next_rated(touched.filter(rated_before), rated_rows, rules, month)
     unrated_touched = touched.filter(~rated_before)
     unrated = _next_unrated(unrated_touched, _newcomer_results(sides, unrated_touched, rules), rules, month)
 
@@ -432,11 +433,9 @@ def _next_untouched(untouched: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _next_rated(rated: pl.DataFrame, changes: pl.DataFrame, rules: RuleSet, month: str) -> pl.DataFrame:
+def _next_rated(rated: pl.DataFrame, rated_rows: pl.DataFrame, rules: RuleSet, month: str) -> pl.DataFrame:
     """Players rated before the period: the change of §8.3, and the floor's delisting."""
-    state = rated.drop("change", "k_used", "games").join(
-        changes.select("player_id", "n", "k_used", "change"), on="player_id", how="left", maintain_order="left"
-    )
+    state = _with_rating_changes(rated.drop("change", "k_used", "games"), rated_rows, rules, parse_month(month)[0])
     played = pl.col("n").is_not_null()
     updated = pl.col("rating") + pl.col("change")
     delisted = (played & (updated < rules.floor)) if rules.floor is not None else pl.lit(False)
@@ -498,12 +497,12 @@ def _is_full_list(frame: pl.DataFrame) -> bool:
 
 
 def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month: str) -> pl.DataFrame:
-    expected = rated_rows.select("game_id", "is_white", (pl.col("expected_h") / 100.0).alias("expected"))
-    white = expected.filter(pl.col("is_white")).select("game_id", pl.col("expected").alias("white_expected"))
-    black = expected.filter(~pl.col("is_white")).select("game_id", pl.col("expected").alias("black_expected"))
+    # Each counted side's expectation goes back to its side row: white sides first, then black, in game order.
+    games = annotated.height
+    expected = pl.repeat(None, 2 * games, dtype=pl.Float64, eager=True).scatter(
+        rated_rows["side_row"], rated_rows["expected_h"] / 100.0)
     table = (
-        annotated.join(white, on="game_id", how="left")
-        .join(black, on="game_id", how="left")
+        annotated.with_columns(white_expected=expected.slice(0, games), black_expected=expected.slice(games, games))
         .select(
             "game_id",
             pl.lit(month).alias("month"),
