@@ -209,10 +209,16 @@ def round_half_away(x: pl.Expr) -> pl.Expr:
 
 def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(one row per player per game with ratings used and whether it counts, games with both ratings used)."""
-    on_list = previous.select("player_id", "rating")
+    # Both players' list ratings in one lookup: white ids then black ids, split in halves afterwards.
+    games_count = games.height
+    list_rating = (
+        pl.concat([games["white_id"], games["black_id"]]).alias("player_id").to_frame()
+        .join(previous.select("player_id", "rating"), on="player_id", how="left", maintain_order="left")["rating"]
+    )
     annotated = (
-        games.join(on_list.rename({"player_id": "white_id", "rating": "white_list_rating"}), on="white_id", how="left")
-        .join(on_list.rename({"player_id": "black_id", "rating": "black_list_rating"}), on="black_id", how="left")
+        games.with_columns(
+            white_list_rating=list_rating.slice(0, games_count), black_list_rating=list_rating.slice(games_count, games_count)
+        )
         .with_columns(
             weight=game_weight_expr(rules),
             white_used=pl.coalesce("white_rating_used", "white_list_rating"),
@@ -353,8 +359,10 @@ def _updated_pools(unrated: pl.DataFrame, month: str, window_start: str) -> pl.D
         pl.col("pool_opp_sum").cast(pl.Int64).alias("opponent_rating_sum"),
     )
     # Month strings are YYYY-MM, so their order is the calendar's; entries without games are dropped with the expired ones.
+    # Earlier entries come first and in calendar order, and group_by keeps each group's row order:
+    # every pool stays in calendar order without a sort.
     entries = pl.concat([earlier, this_period]).filter((pl.col("month") >= window_start) & (pl.col("games") > 0))
-    pools = entries.sort("player_id", "month").group_by("player_id").agg(
+    pools = entries.group_by("player_id").agg(
         pool=pl.struct("month", "games", "points_x2", "opponent_rating_sum"),
         n_pool=pl.col("games").cast(pl.Int64).sum(),
         p2_pool=pl.col("points_x2").cast(pl.Int64).sum(),
