@@ -38,7 +38,10 @@ def describe(result: dict) -> str:
     rate = ""
     if result.get("items") and result.get("seconds"):
         rate = f"  {result['items'] / result['seconds']:>12,.0f} {result.get('unit', 'items')}/s"
-    return f"{result['workload']:24} {result['seconds']:8.2f} s{rate}  peak {result['peak_rss_mb']:,.0f} MB"
+    extra = ""
+    if "speedup" in result:
+        extra = f"  {result['speedup']}x the reference ({result['reference_seconds']:.2f} s), lists {'identical' if result.get('identical') else 'DIFFERENT'}"
+    return f"{result['workload']:24} {result['seconds']:8.2f} s{rate}  peak {result['peak_rss_mb']:,.0f} MB{extra}"
 
 
 def main(argv: list[str] | None = None) -> int:
