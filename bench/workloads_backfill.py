@@ -51,9 +51,19 @@ def backfill(scenario_names: list[str] | None) -> dict:
         ))
         games = sum(pl.scan_parquet(str(p)).select(pl.len()).collect().item() for p in (root / "games").glob("*.parquet"))
         return {"seconds": round(seconds, 1), "items": games, "unit": "games", "months": 204,
-                "scenarios": len(scenarios), "success": result.success}
+                "scenarios": len(scenarios), "success": result.success, "step_seconds": step_seconds(result)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def step_seconds(result) -> dict[str, float]:
+    """Seconds per Dagster step of the run (where the time goes), longest first."""
+    durations = {
+        event.step_key: round(event.event_specific_data.duration_ms / 1000, 1)
+        for event in result.all_events
+        if event.is_step_success
+    }
+    return dict(sorted(durations.items(), key=lambda item: -item[1]))
 
 
 WORKLOADS = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import polars as pl
 
-from pipeline.months import add_months, first_day, month_index, parse_month
+from pipeline.months import add_months, first_day, parse_month
 from pipeline.rules import KPolicy, RuleSet
 from pipeline.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DIFFERENCE
 from schemas.rated_games import RatedGames
@@ -193,11 +193,6 @@ def game_weight_expr(rules: RuleSet) -> pl.Expr:
         by_minutes = by_minutes.when(minutes <= x1).then(y0 + (minutes - x0) * (y1 - y0) / (x1 - x0))
     by_minutes = by_minutes.otherwise(pl.lit(points[-1][1]))
     return pl.when(minutes.is_not_null()).then(by_minutes).otherwise(by_class)
-
-
-def month_index_expr(month: pl.Expr) -> pl.Expr:
-    """pipeline.months.month_index as an expression on 'YYYY-MM' strings (null stays null)."""
-    return month.str.slice(0, 4).cast(pl.Int32) * 12 + month.str.slice(5, 2).cast(pl.Int32) - 1
 
 
 def round_half_away(x: pl.Expr) -> pl.Expr:
