@@ -10,7 +10,7 @@ from pipeline.engine import normalize_games, normalize_list, rate_period
 from pipeline.rules import load_rules
 
 FIDE_PLAYERS, FIDE_GAMES = 500_000, 200_000
-ENGINE_RUNS, REFERENCE_RUNS = 5, 2
+ENGINE_RUNS, REFERENCE_RUNS = 7, 2
 
 
 def synthetic_month(players: int, games: int, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -39,7 +39,7 @@ def fide_month() -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def engine_month() -> dict:
-    """A FIDE-scale month: 500,000-player list, 200,000 games, fide-2024 rules (best of 5 runs)."""
+    """A FIDE-scale month: 500,000-player list, 200,000 games, fide-2024 rules (best of ENGINE_RUNS runs)."""
     full_list, month_games = fide_month()
     rules = load_rules("fide-2024")
     result, best, median = repeated(lambda: rate_period(full_list, month_games, rules, "2024-05"), ENGINE_RUNS)
