@@ -14,6 +14,7 @@ from assets.resources import ObjectStoreResource
 from pipeline.months import add_months
 from pipeline.rules import RuleSet
 from pipeline.scenarios import Scenario
+from pipeline.validate import reconcile as reconcile_files
 from pipeline.storage import ObjectStore
 from schemas.util import polars_schema
 
@@ -29,12 +30,17 @@ POINTS_CONSERVED = "rating_points_conserved"
 MAX_LISTED_PROBLEMS = 25
 # Footers are tiny: fetch many at once so a 200-month check on S3 is not 200 sequential round trips.
 FOOTER_READ_THREADS = 16
+# What the per-file reconciliation reads of each month's tables.
+RECONCILED_COLUMNS = {
+    "raw_games": ["source_file", "record_id"], "games": ["source_file", "game_id"], "quarantine": ["source_file", "record_id"],
+}
 # Expected scores are stored as hundredths / 100 in float64; identities hold to far better than this.
 FLOAT_TOLERANCE = 1e-6
 
-RECONCILIATION_DESCRIPTION = """raw_games rows = games rows + quarantine rows, for every month of the run.
+RECONCILIATION_DESCRIPTION = """raw_games rows = games rows + quarantine rows, for every month of the run and every source file.
 
-Nothing is lost between the landing zone and the validated tables. Blocking: a failing month stops
+Per file, by record id: every raw record is exactly one game or one quarantined record. Nothing is
+lost between the landing zone and the validated tables. Blocking: a failing month stops
 the rating of the run."""
 
 SCHEMA_DESCRIPTION = """The stored Parquet file of every month of the run has exactly the columns and types of `{model}`.
@@ -115,11 +121,15 @@ def stored_rows(store: ObjectStore, asset: str, month: str) -> int | None:
 
 
 def reconcile(store: ObjectStore, months: list[str]) -> tuple[list[str], dict[str, int]]:
-    """(failing months with their counts, totals) for the stored raw_games / games / quarantine."""
+    """(failing months and files with their counts, totals) for the stored raw_games / games / quarantine.
+
+    Per month from the Parquet footers, then per source file by record id (pipeline.validate.reconcile):
+    every raw record of every file is exactly one game or one quarantined record.
+    """
     failing: list[str] = []
-    totals = {"raw_games": 0, "games": 0, "quarantine": 0}
+    totals = {"raw_games": 0, "games": 0, "quarantine": 0, "files": 0}
     for month in months:
-        counts = {asset: stored_rows(store, asset, month) for asset in totals}
+        counts = {asset: stored_rows(store, asset, month) for asset in RECONCILED_COLUMNS}
         if any(n is None for n in counts.values()):
             missing = ", ".join(a for a, n in counts.items() if n is None)
             failing.append(f"{month}: not stored ({missing})")
@@ -128,6 +138,14 @@ def reconcile(store: ObjectStore, months: list[str]) -> tuple[list[str], dict[st
             totals[asset] += n
         if counts["raw_games"] != counts["games"] + counts["quarantine"]:
             failing.append(f"{month}: raw {counts['raw_games']} != games {counts['games']} + quarantine {counts['quarantine']}")
+        tables = {asset: store.read_parquet(table_key([asset], month), columns=columns)
+                  for asset, columns in RECONCILED_COLUMNS.items()}
+        per_file = reconcile_files(tables["raw_games"], tables["games"], tables["quarantine"])
+        totals["files"] += per_file.height
+        for file, records, games, quarantined in per_file.filter(~pl.col("ok")).select(
+                "source_file", "records", "games", "quarantined").iter_rows():
+            counted = "the record ids differ" if records == games + quarantined else f"{games} games + {quarantined} quarantined"
+            failing.append(f"{month} {file}: {records} records, {counted}")
     return failing, totals
 
 
@@ -147,17 +165,20 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
     def reconciliation(context: dg.AssetCheckExecutionContext, store: ObjectStoreResource) -> dg.AssetCheckResult:
         months = list(context.partition_keys)
         failing, totals = reconcile(store.store(), months)
+        rows = {asset: n for asset, n in totals.items() if asset in RECONCILED_COLUMNS}
         metadata: dict[str, object] = {
             "months_checked": len(months),
             "first_month": months[0],
             "last_month": months[-1],
-            **{f"{asset}_rows": n for asset, n in totals.items()},
+            "source_files_checked": totals["files"],
+            **{f"{asset}_rows": n for asset, n in rows.items()},
         }
         if failing:
-            metadata["failing_months"] = dg.MetadataValue.md("\n".join(f"- {line}" for line in failing))
+            shown = failing[:MAX_LISTED_PROBLEMS] + ([f"... and {len(failing) - MAX_LISTED_PROBLEMS} more"] if len(failing) > MAX_LISTED_PROBLEMS else [])
+            metadata["failing_months"] = dg.MetadataValue.md("\n".join(f"- {line}" for line in shown))
             metadata["failing_count"] = len(failing)
         else:
-            metadata["totals"] = counts_table(totals, "table")
+            metadata["totals"] = counts_table(rows, "table")
         return dg.AssetCheckResult(passed=not failing, metadata=metadata)
 
     return [reconciliation]

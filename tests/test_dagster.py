@@ -284,18 +284,44 @@ def test_metadata_never_carries_credentials(store_root: str, monkeypatch: pytest
 
 # -- reconciliation check ----------------------------------------------------------------------
 
-def write_counts(store: ObjectStore, counts: dict[str, tuple[int, int, int]]) -> None:
-    for month, rows in counts.items():
-        for asset, n in zip(("raw_games", "games", "quarantine"), rows):
-            store.write_parquet(pl.DataFrame({"x": list(range(n))}), table_key([asset], month))
+def write_counts(store: ObjectStore, counts: dict[str, tuple[int, int, int]], file: str = "GER/dump.trf") -> None:
+    """raw_games, games and quarantine of each month: records 0..raw-1 of one file; games first, then quarantined."""
+    for month, (raw, games, quarantined) in counts.items():
+        ids = pl.Series(range(raw), dtype=pl.UInt64)
+        tables = {
+            "raw_games": pl.DataFrame({"source_file": [file] * raw, "record_id": ids}),
+            "games": pl.DataFrame({"source_file": [file] * games, "game_id": ids[:games]}),
+            "quarantine": pl.DataFrame({"source_file": [file] * quarantined, "record_id": ids[games:games + quarantined]}),
+        }
+        for asset, frame in tables.items():
+            store.write_parquet(frame, table_key([asset], month))
 
 
 def test_reconcile_lists_failing_and_missing_months(store_root: str) -> None:
     store = ObjectStore(store_root)
     write_counts(store, {"2024-01": (5, 4, 1), "2024-02": (5, 3, 1)})
     failing, totals = reconcile(store, ["2024-01", "2024-02", "2024-03"])
-    assert failing == ["2024-02: raw 5 != games 3 + quarantine 1", "2024-03: not stored (raw_games, games, quarantine)"]
-    assert totals == {"raw_games": 10, "games": 7, "quarantine": 2}
+    assert failing == [
+        "2024-02: raw 5 != games 3 + quarantine 1",
+        "2024-02 GER/dump.trf: 5 records, 3 games + 1 quarantined",
+        "2024-03: not stored (raw_games, games, quarantine)",
+    ]
+    assert totals == {"raw_games": 10, "games": 7, "quarantine": 2, "files": 2}
+
+
+def test_reconcile_names_the_file_whose_records_were_swapped(store_root: str) -> None:
+    """Equal counts are not enough: a record replaced by another id fails its file, and only its file."""
+    store = ObjectStore(store_root)
+    write_counts(store, {"2024-01": (4, 3, 1)}, file="GER/a.trf")
+    raw = pl.concat([store.read_parquet(table_key(["raw_games"], "2024-01")),
+                     pl.DataFrame({"source_file": ["ENG/b.pgn"] * 2, "record_id": pl.Series([10, 11], dtype=pl.UInt64)})])
+    quarantine = pl.concat([store.read_parquet(table_key(["quarantine"], "2024-01")),
+                            pl.DataFrame({"source_file": ["ENG/b.pgn"] * 2, "record_id": pl.Series([10, 12], dtype=pl.UInt64)})])
+    store.write_parquet(raw, table_key(["raw_games"], "2024-01"))
+    store.write_parquet(quarantine, table_key(["quarantine"], "2024-01"))
+    failing, totals = reconcile(store, ["2024-01"])
+    assert failing == ["2024-01 ENG/b.pgn: 2 records, the record ids differ"]
+    assert totals["files"] == 2
 
 
 def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_root: str) -> None:
