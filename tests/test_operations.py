@@ -423,11 +423,13 @@ def test_object_store_stopped_mid_backfill_then_the_rerun_matches_an_uninterrupt
     store = ObjectStore(root)
     copy_tree(tiny_landing_zone, store, "raw")
 
-    def stop_the_store_during_february(stage: str, month: str, done: int, total: int) -> None:
-        if stage == "rate plain" and month == "2024-02":
-            restartable_s3.kill()  # January's list is written, February's is about to be
+    def stop_the_store_during_march(stage: str, month: str, done: int, total: int) -> None:
+        # Lists are written in a thread while the next month is rated, one month behind at most:
+        # once March is rated, January's list is written and February's is being written.
+        if stage == "rate plain" and month == "2024-03":
+            restartable_s3.kill()
 
-    previous = progress.install(stop_the_store_during_february)
+    previous = progress.install(stop_the_store_during_march)
     try:
         interrupted = materialize(root, raise_on_error=False)
     finally:
@@ -436,7 +438,7 @@ def test_object_store_stopped_mid_backfill_then_the_rerun_matches_an_uninterrupt
     restartable_s3.start()  # same data directory, same ports
 
     written = tables(stored_objects(store))
-    assert "plain/rating_list/2024-01.parquet" in written and "plain/rating_list/2024-02.parquet" not in written
+    assert "plain/rating_list/2024-01.parquet" in written and "plain/rating_list/2024-03.parquet" not in written
     for key, data in written.items():  # whatever was written is whole: no half-written object
         assert pl.read_parquet(data).height >= 0, key
 
