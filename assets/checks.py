@@ -398,14 +398,13 @@ def _list_checks(list_spec: dg.AssetSpec, games_spec: dg.AssetSpec, scenario: Sc
     partitions = list_spec.partitions_def
     first_partition = partitions.get_first_partition_key()
     list_path, games_path = list_spec.key.path, games_spec.key.path
-    outcomes: dict[tuple[int, tuple[str, ...]], dict[str, MonthProblems]] = {}
+    # The last pass: its store object (held, so that no later object can take its identity), months and outcome.
+    last: dict[str, object] = {}
 
     def one_pass(store: ObjectStore, months: list[str]) -> dict[str, MonthProblems]:
-        key = (id(store), tuple(months))
-        if key not in outcomes:
-            outcomes.clear()  # only the current run's outcome is ever asked for again
-            outcomes[key] = _evaluate_list_checks(store, months)
-        return outcomes[key]
+        if last.get("store") is not store or last.get("months") != months:
+            last.update(store=store, months=list(months), outcome=_evaluate_list_checks(store, months))
+        return last["outcome"]
 
     def _evaluate_list_checks(store: ObjectStore, months: list[str]) -> dict[str, MonthProblems]:
         floor_problems: list[str] = []

@@ -177,6 +177,27 @@ def test_continuity_catches_vanished_players_silent_unrating_and_unexplained_mov
     assert "previous + change" in " ".join(continuity_problems(previous, moved))
 
 
+def test_list_checks_read_the_store_again_on_every_run(rated_tiny: SimpleNamespace, tmp_path: Path) -> None:
+    """The three list checks share one pass over the months; a later run with the same definitions reads anew."""
+    root = copy_of(rated_tiny, tmp_path)
+    defs = build(root)
+    selection = dg.AssetSelection.checks_for_assets(dg.AssetKey(["plain", "rating_list"]))
+
+    def run_checks() -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
+        return evaluations(dg.materialize([*defs.assets, *defs.asset_checks], resources=defs.resources, selection=selection,
+                                          tags=range_tags(TINY_START, TINY_END), run_config=QUIET, raise_on_error=False))
+
+    assert run_checks()[("plain/rating_list", LIST_CONTINUITY)].passed
+    key = table_key(["plain", "rating_list"], "2024-03")
+    tampered = read(root, ["plain", "rating_list"], "2024-03")
+    first_rated = tampered.filter(pl.col("rating").is_not_null())["player_id"][0]
+    tampered = tampered.with_columns(rating=pl.when(pl.col("player_id") == first_rated).then(pl.col("rating") + 1)
+                                     .otherwise(pl.col("rating")))
+    ObjectStore(root).write_parquet(tampered, key)
+    continuity = run_checks()[("plain/rating_list", LIST_CONTINUITY)]
+    assert not continuity.passed and "2024-03" in continuity.metadata["problems"].value
+
+
 def month_with_equal_k(root: str) -> tuple[str, pl.DataFrame, pl.DataFrame]:
     for month in MONTHS:
         games = read(root, ["plain", "rated_games"], month, RATED_GAMES_COLUMNS)
