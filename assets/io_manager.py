@@ -167,7 +167,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
                     while len(written) > MAX_PENDING_WRITES:
                         finish_oldest()
             finally:
-                # Also when a later month fails: the months already written keep their materialization.
+                # Also when a later month fails: the writes already started finish before the step ends.
                 while written:
                     finish_oldest()
         missing = [m for m in expected if m not in rows]
