@@ -174,8 +174,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
             **{f"{asset}_rows": n for asset, n in rows.items()},
         }
         if failing:
-            shown = failing[:MAX_LISTED_PROBLEMS] + ([f"... and {len(failing) - MAX_LISTED_PROBLEMS} more"] if len(failing) > MAX_LISTED_PROBLEMS else [])
-            metadata["failing_months"] = dg.MetadataValue.md("\n".join(f"- {line}" for line in shown))
+            metadata["failing_months"] = _listed(failing)
             metadata["failing_count"] = len(failing)
         else:
             metadata["totals"] = counts_table(rows, "table")
