@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Callable
@@ -86,10 +85,6 @@ class Scenario(_Frozen):
 
     def rules_for(self, month: str) -> RuleSet:
         """The rule set this scenario rates period `month` under."""
-        return _rules_for(self.model_dump_json(), month)
-
-    def resolve_rules_uncached(self, month: str) -> RuleSet:
-        """rules_for without the cache: reads the rule-set files again."""
         base, overrides = self.rules, dict(self.set)
         for switch in sorted(self.schedule, key=lambda s: s.from_):
             if month_index(switch.from_) <= month_index(month):
@@ -107,16 +102,6 @@ class Scenario(_Frozen):
             months.insert(0, earlier)
             earlier = add_months(earlier, -1)
         return months
-
-
-@functools.lru_cache(maxsize=4096)
-def _rules_for(scenario_json: str, month: str) -> RuleSet:
-    """Scenario.rules_for, resolved once per scenario definition and month.
-
-    Resolving reads and validates YAML (about 20 ms); a 200-month backfill asks for the same months
-    a thousand times (rating, checks, reports). RuleSet is frozen, so sharing one is safe.
-    """
-    return Scenario.model_validate_json(scenario_json).resolve_rules_uncached(month)
 
 
 def default_scenarios_path() -> str:
