@@ -123,23 +123,22 @@ def stored_rows(store: ObjectStore, asset: str, month: str) -> int | None:
 def reconcile(store: ObjectStore, months: list[str]) -> tuple[list[str], dict[str, int]]:
     """(failing months and files with their counts, totals) for the stored raw_games / games / quarantine.
 
-    Per month from the Parquet footers, then per source file by record id (pipeline.validate.reconcile):
-    every raw record of every file is exactly one game or one quarantined record.
+    Per month, then per source file by record id (pipeline.validate.reconcile): every raw record of
+    every file is exactly one game or one quarantined record. Each table is read once, two columns.
     """
     failing: list[str] = []
     totals = {"raw_games": 0, "games": 0, "quarantine": 0, "files": 0}
     for month in months:
-        counts = {asset: stored_rows(store, asset, month) for asset in RECONCILED_COLUMNS}
-        if any(n is None for n in counts.values()):
-            missing = ", ".join(a for a, n in counts.items() if n is None)
+        tables = {asset: _read(store, [asset], month, columns) for asset, columns in RECONCILED_COLUMNS.items()}
+        if any(table is None for table in tables.values()):
+            missing = ", ".join(asset for asset, table in tables.items() if table is None)
             failing.append(f"{month}: not stored ({missing})")
             continue
+        counts = {asset: table.height for asset, table in tables.items()}
         for asset, n in counts.items():
             totals[asset] += n
         if counts["raw_games"] != counts["games"] + counts["quarantine"]:
             failing.append(f"{month}: raw {counts['raw_games']} != games {counts['games']} + quarantine {counts['quarantine']}")
-        tables = {asset: store.read_parquet(table_key([asset], month), columns=columns)
-                  for asset, columns in RECONCILED_COLUMNS.items()}
         per_file = reconcile_files(tables["raw_games"], tables["games"], tables["quarantine"])
         totals["files"] += per_file.height
         for file, records, games, quarantined in per_file.filter(~pl.col("ok")).select(

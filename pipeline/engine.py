@@ -353,9 +353,8 @@ def _updated_pools(unrated: pl.DataFrame, month: str, window_start: str) -> pl.D
         pl.col("pool_points_x2").cast(pl.Int32).alias("points_x2"),
         pl.col("pool_opp_sum").cast(pl.Int64).alias("opponent_rating_sum"),
     )
-    # Month strings are YYYY-MM, so their order is the calendar's; entries without games are dropped with the expired ones.
-    # Earlier entries come first and in calendar order, and group_by keeps each group's row order:
-    # every pool stays in calendar order without a sort.
+    # YYYY-MM strings sort like the months; entries without games go with the expired ones. Earlier
+    # entries come first, in calendar order, and group_by keeps each group's row order: no sort needed.
     entries = pl.concat([earlier, this_period]).filter((pl.col("month") >= window_start) & (pl.col("games") > 0))
     pools = entries.group_by("player_id").agg(
         pool=pl.struct("month", "games", "points_x2", "opponent_rating_sum"),
