@@ -11,6 +11,7 @@ from assets.io_manager import table_key
 from assets.metadata import counts_table, pandera_model_of
 from assets.ratings import previous_list, rated_games_key, rating_list_key
 from assets.resources import ObjectStoreResource
+from pipeline.landing import inventory, unplaced
 from pipeline.months import add_months
 from pipeline.rules import RuleSet
 from pipeline.scenarios import Scenario
@@ -19,6 +20,12 @@ from pipeline.storage import ObjectStore
 from schemas.util import polars_schema
 
 RECONCILIATION = "reconciliation"
+LANDING_ZONE_LAYOUT = "landing_zone_layout"
+LANDING_ZONE_LAYOUT_DESCRIPTION = """Every file under raw/ is read or accounted for in a month.
+
+Files in a month folder that are not read (misplaced, links, special files) are quarantined in that
+month; this check lists the files no month accounts for (directly under raw/ or raw/<FED>/, or in a
+folder that is no month), with where they belong. A warning: the dumps in place are rated all the same."""
 SCHEMA = "schema"
 NO_DUPLICATE_GAMES = "no_duplicate_games"
 NO_DUPLICATE_PLAYERS = "no_duplicate_players"
@@ -148,6 +155,16 @@ def reconcile(store: ObjectStore, months: list[str]) -> tuple[list[str], dict[st
     return failing, totals
 
 
+def mostly_quarantined(store: ObjectStore, months: Sequence[str], share: float = 0.5) -> list[str]:
+    """'<month>: q of n records (p%) quarantined' for the months whose quarantine exceeds `share` of the records."""
+    found = []
+    for month in months:
+        records, quarantined = stored_rows(store, "raw_games", month), stored_rows(store, "quarantine", month)
+        if records and quarantined is not None and quarantined > share * records:
+            found.append(f"{month}: {quarantined:,} of {records:,} records ({quarantined / records:.0%}) quarantined")
+    return found
+
+
 def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefinition]:
     """The reconciliation check of the validate stage (the other checks come from build_table_checks)."""
 
@@ -177,9 +194,31 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
             metadata["failing_count"] = len(failing)
         else:
             metadata["totals"] = counts_table(rows, "table")
+        # Reconciled but mostly quarantined: every record is accounted for, yet the month is suspect
+        # (a missing registry, a wrong month folder...): a warning, not a failure.
+        warnings = mostly_quarantined(store.store(), months)
+        if warnings:
+            metadata["mostly_quarantined_months"] = _listed(warnings)
+            metadata["mostly_quarantined_count"] = len(warnings)
         return dg.AssetCheckResult(passed=not failing, metadata=metadata)
 
-    return [reconciliation]
+    @dg.asset_check(
+        asset="raw_games",
+        name=LANDING_ZONE_LAYOUT,
+        # Not blocking: the months' dumps that are in place are read and rated all the same.
+        blocking=False,
+        partitions_def=partitions,
+        description=LANDING_ZONE_LAYOUT_DESCRIPTION,
+    )
+    def landing_zone_layout(context: dg.AssetCheckExecutionContext, store: ObjectStoreResource) -> dg.AssetCheckResult:
+        entries = unplaced(inventory(store.store()))
+        problems = [f"{entry.key}: {entry.problem}" for entry in entries]
+        metadata: dict[str, object] = {"unplaced_files": len(problems)}
+        if problems:
+            metadata["problems"] = _listed(problems)
+        return dg.AssetCheckResult(passed=not problems, severity=dg.AssetCheckSeverity.WARN, metadata=metadata)
+
+    return [reconciliation, landing_zone_layout]
 
 
 # -- pure checks (no Dagster: testable on plain frames) -----------------------------------------

@@ -12,6 +12,7 @@ from assets.checks import build_checks, build_table_checks
 from assets.ingest import build_ingest_assets
 from assets.landing import build_landing_asset
 from assets.partitions import monthly_partitions, months_from_env
+from assets.published import build_published_assets
 from assets.ratings import build_rating_assets
 from assets.reports import build_cross_scenario_assets, build_report_assets
 from assets.resources import build_resources
@@ -31,6 +32,7 @@ def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scena
             *build_rating_assets(partitions, scenario),
             *build_analytics_assets(partitions, scenario),
             *build_report_assets(partitions, scenario),
+            *build_published_assets(partitions, scenario),
         )
     ]
     return [

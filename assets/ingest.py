@@ -9,6 +9,7 @@ from assets.metadata import KINDS, OWNERS, static_metadata
 from assets.versions import code_version
 from assets.resources import ObjectStoreResource
 from pipeline.ingest import read_month
+from pipeline.landing import inventory
 from schemas import RawGames
 
 GROUP = "ingest"
@@ -40,9 +41,11 @@ def build_ingest_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDe
         months = list(context.partition_keys)
         object_store = store.store()
 
+        entries = inventory(object_store)  # one listing of the landing zone for the whole range
+
         def per_month():
             for done, month in enumerate(months, start=1):
-                frame = read_month(object_store, month)
+                frame = read_month(object_store, month, entries)
                 context.add_asset_metadata(
                     {
                         "records": frame.height,

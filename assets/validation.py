@@ -9,8 +9,8 @@ from assets.metadata import KINDS, OWNERS, counts_table, static_metadata
 from assets.versions import code_version
 from assets.resources import ObjectStoreResource
 from pipeline.ingest import read_players
-from pipeline.validate import split_games
-from schemas import QUARANTINE_REASONS, Games, Quarantine
+from pipeline.validate import split_month
+from schemas import IDENTITY_STATUSES, QUARANTINE_REASONS, Games, Identity, Quarantine
 
 GROUP = "validate"
 
@@ -26,6 +26,16 @@ Forfeits, byes, unknown players, duplicates, unreadable lines... with the raw te
 line so the federation can correct its dump. Nothing is dropped: raw_games = games + quarantine.
 Reason codes: """ + ", ".join(f"`{code}` ({text})" for code, text in QUARANTINE_REASONS.items()) + "."
 
+IDENTITY_DESCRIPTION = """How the players written in the month's dumps were identified (the identity report).
+
+An id in a dump identifies its player, registered or not; the registry adds names. One row per
+player written otherwise than as a registered id: """ + ", ".join(
+    f"`{code}` ({text})" for code, text in IDENTITY_STATUSES.items()) + "."
+
+# Above this share of a month's records in quarantine, the month's metadata carries a warning.
+QUARANTINE_WARNING_SHARE = 0.5
+MAX_FILES_LISTED = 20  # the by_file table of a month's quarantine metadata
+
 
 def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
     @dg.multi_asset(
@@ -39,38 +49,54 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
                                  code_version=code_version("validate"), owners=OWNERS, tags={"stage": "validate"}),
             "quarantine": dg.AssetOut(kinds=KINDS, description=QUARANTINE_DESCRIPTION, metadata=static_metadata(Quarantine),
                                       code_version=code_version("validate"), owners=OWNERS, tags={"stage": "validate"}),
+            "identity": dg.AssetOut(kinds=KINDS, description=IDENTITY_DESCRIPTION, metadata=static_metadata(Identity),
+                                    code_version=code_version("validate"), owners=OWNERS, tags={"stage": "validate"}),
         },
     )
     def validate_games(
         context: dg.AssetExecutionContext, store: ObjectStoreResource, raw_games: MonthlyFrames
-    ) -> tuple[MonthStream, MonthStream]:
+    ) -> tuple[MonthStream, MonthStream, MonthStream]:
         months = list(context.partition_keys)
         object_store = store.store()
 
         # The registry is read once for the run: a month sees the players registered up to it.
         registry = read_players(object_store, months[-1])
 
-        def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
             raw = raw_games[month]
-            games, quarantine = split_games(raw, registry.filter(pl.col("registered") <= month), month)
+            games, quarantine, identities = split_month(raw, registry.filter(pl.col("registered") <= month), month)
             reasons = dict(quarantine.group_by("reason").len().sort("len", "reason", descending=[True, False]).iter_rows())
+            share = quarantine.height / raw.height if raw.height else 0.0
+            warning = (f"{quarantine.height:,} of {raw.height:,} records ({share:.0%}) quarantined; most: "
+                       + ", ".join(f"{code} {n:,}" for code, n in list(reasons.items())[:3])) if share > QUARANTINE_WARNING_SHARE else ""
+            if warning:
+                context.log.warning(f"{month}: {warning}")
             context.add_asset_metadata(
                 {"games": games.height, "raw_records": raw.height}, asset_key="games", partition_key=month
             )
             context.add_asset_metadata(
                 {
                     "quarantined": quarantine.height,
+                    "quarantined_share": round(share, 4),
+                    **({"warning": warning} if warning else {}),
                     "by_reason": counts_table(reasons, "reason", "records"),
+                    "by_file": counts_table(
+                        dict(quarantine.group_by("source_file").len().sort("len", "source_file", descending=[True, False])
+                             .head(MAX_FILES_LISTED).iter_rows()), "file", "records"),
                     # One number per reason as well, so the UI can plot each across months.
                     **{f"reason/{code}": n for code, n in reasons.items()},
                 },
                 asset_key="quarantine",
                 partition_key=month,
             )
+            statuses = dict(identities.group_by("status").agg(pl.len()).sort("status").iter_rows())
+            context.add_asset_metadata(
+                {"players": identities.height, **{f"status/{code}": n for code, n in statuses.items()}},
+                asset_key="identity", partition_key=month,
+            )
             progress.report("validate", month, months.index(month) + 1, len(months))
-            return games, quarantine
+            return games, quarantine, identities
 
-        games_stream, quarantine_stream = split_stream(months, one_month, outputs=2)
-        return games_stream, quarantine_stream
+        return split_stream(months, one_month, outputs=3)
 
     return [validate_games]

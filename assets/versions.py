@@ -18,6 +18,7 @@ STAGE_SOURCES = {
     "validate": ["validate.py", "hashing.py"],
     "rate": ["engine.py", "rules.py", "tables.py", "scenarios.py", "rulesets/*.yaml"],
     "analyse": ["crosstable.py", "analytics/*.py"],
+    "publish": ["reports/published_list.py", "formats/fide_list.py", "ingest.py"],
 }
 
 

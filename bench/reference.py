@@ -52,6 +52,21 @@ def k_factor(rules: RuleSet, player: dict, year: int) -> int:
     return policy.standard
 
 
+def k_at_start(rules: RuleSet, player: dict, year: int) -> int:
+    """The K a rated player starts the period with: the list's under a tiered policy, else the rule set's."""
+    if rules.k.kind == "constant" or player["k"] is None:
+        return k_factor(rules, player, year)
+    return player["k"]
+
+
+def list_k_means_ever_2400(rules: RuleSet, player: dict) -> bool:
+    """FIDE §8.3.3: K 10 stays once 2400 was reached, so a listed elite K means 2400 was reached."""
+    policy = rules.k
+    if policy.kind == "constant" or policy.elite in (policy.newcomer, policy.standard, policy.junior):
+        return False
+    return player["k"] == policy.elite
+
+
 def round_half_away(x: float) -> int:
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
@@ -95,6 +110,8 @@ def initial_rating(rules: RuleSet, games: int, points_x2: int, opponent_sum: int
 def rate_period_reference(previous: pl.DataFrame, games: pl.DataFrame, rules: RuleSet, month: str) -> pl.DataFrame:
     """The new list, computed game by game; `previous` is a full RatingList frame, `games` as the engine reads them."""
     players = {row["player_id"]: dict(row) for row in previous.iter_rows(named=True)}
+    for p in players.values():
+        p["ever_2400"] = p["ever_2400"] or list_k_means_ever_2400(rules, p)
     for row in games.iter_rows(named=True):
         for pid in (row["white_id"], row["black_id"]):
             if pid not in players:
@@ -163,7 +180,7 @@ def rate_period_reference(previous: pl.DataFrame, games: pl.DataFrame, rules: Ru
         pool = [] if rated_before else [dict(e) for e in p["pending"]]
         pool_games = 0
         if rated_before and n:
-            k_start = p["k"] if p["k"] is not None else k_factor(rules, p, year)
+            k_start = k_at_start(rules, p, year)
             k_used = rules.k_games_cap // n if rules.k_games_cap and k_start * n > rules.k_games_cap else k_start
             if rules.rounding == "per-period":
                 change = round_half_away(k_used * sums[pid] / 100.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -11,15 +12,19 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.engine import EngineInputError, compress, normalize_list, rate_period
+from pipeline.formats.common import classify_time_control, parse_clock
 from pipeline.generator.config import SCALES
 from pipeline.months import first_day, parse_month
 from pipeline.rules import RulesError, load_rules, preset_names, resolve_rules, schedule_of
+from pipeline.text import escape_text
 from pipeline.tabular_io import InputFileError, converted, decode_pending, read_table, write_table
 from schemas.rating_list import POOL_ENTRY, RatingList
 from schemas.util import polars_schema
 
 RESULT_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5}
 TIME_CONTROL_CLASSES = ("classical", "modern", "rapid", "blitz")
+GAMES_COLUMNS = ("event_id", "white_id", "black_id", "result", "white_rating", "black_rating", "date", "time_control")
+DEBUG_ENV = "RATINGS_DEBUG"
 
 
 class UsageError(ValueError):
@@ -28,9 +33,17 @@ class UsageError(ValueError):
 
 # -- rate-period -------------------------------------------------------------------------------
 
+def warn_unknown_columns(path: str, columns: list[str], known) -> None:
+    """One line on stderr naming the columns rate-period does not read (a misspelt name is otherwise silent)."""
+    unknown = [name for name in columns if name not in known]
+    if unknown:
+        print(f"ratings rate-period: warning: {path}: ignoring unknown column(s) {', '.join(unknown)}", file=sys.stderr)
+
+
 def read_previous_list(path: str) -> pl.DataFrame:
     """PREV: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400 (or a full list)."""
     frame = decode_pending(read_table(path, "previous list"))
+    warn_unknown_columns(path, frame.columns, polars_schema(RatingList))
     if "player_id" not in frame.columns:
         raise InputFileError(f"{path}: previous list needs a player_id column (has: {', '.join(frame.columns)})")
     columns = []
@@ -54,6 +67,7 @@ def read_previous_list(path: str) -> pl.DataFrame:
 def read_period_games(path: str, month: str) -> pl.DataFrame:
     """GAMES: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control."""
     frame = read_table(path, "games")
+    warn_unknown_columns(path, frame.columns, GAMES_COLUMNS)
     required = ["event_id", "white_id", "black_id", "result"]
     missing = [c for c in required if c not in frame.columns]
     if missing:
@@ -79,12 +93,7 @@ def read_period_games(path: str, month: str) -> pl.DataFrame:
         if source in frame.columns:
             games = games.with_columns(converted(frame, source, pl.Int32, path, "games").alias(target))
     if "time_control" in frame.columns:
-        classes = frame["time_control"].cast(pl.Utf8).str.strip_chars().str.to_lowercase()
-        bad = classes.is_not_null() & ~classes.is_in(list(TIME_CONTROL_CLASSES))
-        if bad.any():
-            index = int(bad.arg_true()[0])
-            raise InputFileError(f"{path}: line {index + 2}: time_control {frame['time_control'][index]!r} is not one of {', '.join(TIME_CONTROL_CLASSES)}")
-        games = games.with_columns(classes.fill_null("classical").alias("time_control"))
+        games = games.with_columns(period_time_controls(frame["time_control"], path))
     if "date" in frame.columns:
         dates = frame["date"].cast(pl.Utf8).str.strip_chars().str.replace_all(r"\.", "-").str.to_date("%Y-%m-%d", strict=False)
         bad = frame["date"].is_not_null() & (frame["date"].cast(pl.Utf8).str.strip_chars() != "") & dates.is_null()
@@ -99,6 +108,39 @@ def read_period_games(path: str, month: str) -> pl.DataFrame:
     if self_play.any():
         raise InputFileError(f"{path}: line {int(self_play.arg_true()[0]) + 2}: white_id and black_id are the same player")
     return games
+
+
+def period_time_controls(column: pl.Series, path: str) -> pl.DataFrame:
+    """time_control, tc_base_seconds, tc_increment_seconds from a class or a clock, per game.
+
+    A class (classical, modern, rapid, blitz) is kept as given. A clock ('90+30', '5400+30', '90',
+    '40/90+30:30+30', '90 min + 30 s') fills the engine's clock columns (formats.common.parse_clock:
+    a unit-less base up to 150 is minutes, above it seconds) and its class is FIDE's for that
+    clock (formats.common.classify_time_control), so rule sets that weight by minutes use them.
+    An empty cell is classical.
+    """
+    stripped = pl.col("text").str.strip_chars()
+    frame = pl.DataFrame({"text": column.cast(pl.Utf8)}).select(pl.when(stripped != "").then(stripped).alias("text"))
+    named = pl.col("text").str.to_lowercase()
+    base, increment = parse_clock(pl.col("text"))
+    is_class = named.is_in(list(TIME_CONTROL_CLASSES))
+    parsed = frame.with_columns(
+        tc_base_seconds=pl.when(~is_class).then(base),
+        tc_increment_seconds=pl.when(~is_class).then(increment),
+    ).with_columns(
+        time_control=pl.when(pl.col("text").is_null()).then(pl.lit("classical"))
+        .when(is_class).then(named)
+        .otherwise(classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"))),
+    )
+    clock_seconds = pl.col("tc_base_seconds") + pl.col("tc_increment_seconds").fill_null(0)
+    bad = parsed.select(pl.col("text").is_not_null() & ~is_class & (clock_seconds.is_null() | (clock_seconds <= 0)))["text"]
+    if bad.any():
+        index = int(bad.arg_true()[0])
+        raise InputFileError(
+            f"{path}: line {index + 2}: time_control {column[index]!r} is not {', '.join(TIME_CONTROL_CLASSES)} "
+            "or a clock such as 90+30 (minutes + seconds a move), 5400+30 (seconds + seconds) or 90 (minutes)"
+        )
+    return parsed.select("time_control", "tc_base_seconds", "tc_increment_seconds")
 
 
 def command_rate_period(args: argparse.Namespace) -> int:
@@ -141,7 +183,15 @@ def command_generate(args: argparse.Namespace) -> int:
 def command_demo(args: argparse.Namespace) -> int:
     from assets.demo import run_demo  # Dagster is imported only for the commands that need it
 
-    summary = run_demo(root=args.store, dagster_home=args.dagster_home)
+    summary = run_demo(root=args.store, dagster_home=args.dagster_home, generate_data=args.generate)
+    return 0 if summary["success"] else 1
+
+
+def command_run(args: argparse.Namespace) -> int:
+    from assets.demo import run_store
+
+    summary = run_store(root=args.store, first_month=args.first, last_month=args.last,
+                        scenarios_file=args.scenarios, dagster_home=args.dagster_home)
     return 0 if summary["success"] else 1
 
 
@@ -179,6 +229,32 @@ def command_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- performance / player ----------------------------------------------------------------------
+
+def command_performance(args: argparse.Namespace) -> int:
+    """Performance ratings of one tournament file, from the ratings the file states."""
+    from pipeline.analytics.performance import file_performance, file_performance_json, file_performance_text
+
+    table = file_performance(args.file)
+    print(json.dumps(file_performance_json(table)) if args.json else file_performance_text(table, args.file))
+    return 0
+
+
+def command_player(args: argparse.Namespace) -> int:
+    """One player's history under every scenario, a month's calculation and performance; optionally as HTML."""
+    from pipeline.reports.player import player_report, render_html, render_text
+    from pipeline.storage import ObjectStore
+
+    if args.month is not None:
+        parse_month(args.month)
+    report = player_report(ObjectStore(args.store) if args.store else ObjectStore(), args.id, args.scenario, args.month)
+    print(render_text(report))
+    if args.html:
+        Path(args.html).write_text(render_html(report), encoding="utf-8")
+        print(f"wrote {args.html}")
+    return 0
+
+
 # -- entry point -------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,9 +281,23 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--end", default=None, help="last month YYYY-MM (default: the preset's)")
     gen.set_defaults(handler=command_generate)
 
+    run = commands.add_parser(
+        "run", help="rate an existing landing zone (raw/ in the store): every month, every scenario, one Dagster run",
+        description="Rate the dumps under <store>/raw/<FED>/<YYYY-MM>/ (never generates or changes them) and print "
+                    "what was rated, what was quarantined and why, and where the lists are. Exit 1 when the run "
+                    "failed or rated no game.")
+    run.add_argument("--store", default=None, help="object-store root holding raw/ (default: $RATINGS_STORE or ./data)")
+    run.add_argument("--from", dest="first", default=None, metavar="YYYY-MM", help="first month (default: the first month holding dumps)")
+    run.add_argument("--to", dest="last", default=None, metavar="YYYY-MM", help="last month (default: the last month holding dumps)")
+    run.add_argument("--scenarios", default=None, metavar="FILE", help="scenarios YAML (default: $RATINGS_SCENARIOS or the shipped one)")
+    run.add_argument("--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)")
+    run.set_defaults(handler=command_run)
+
     demo = commands.add_parser("demo", help="generate the default data set if absent and materialize every month through Dagster")
     demo.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
     demo.add_argument("--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)")
+    demo.add_argument("--generate", action="store_true",
+                      help="generate the demo data even into a store that is not the default one or not empty (never over an existing raw/)")
     demo.set_defaults(handler=command_demo)
 
     validate = commands.add_parser(
@@ -216,8 +306,27 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate loose files (no registry: any FIDE id present counts as known; a dump's month is its own).",
     )
     validate.add_argument("files", nargs="+", metavar="FILE", help="TRF, PGN, CSV, Parquet (.gz/.zst too), players CSV or FIDE list TXT")
-    validate.add_argument("--json", action="store_true", help='print one JSON object: {"files": [{"path", "format", "records", "games", "players", "quarantined"}]}')
+    validate.add_argument("--json", action="store_true", help='print one JSON object: {"files": [{"path", "format", "records", "games", "players", "quarantined", "encoding"}]}')
     validate.set_defaults(handler=command_validate)
+
+    performance = commands.add_parser(
+        "performance", help="performance ratings (FIDE's Ra + dp and the algorithm of 400) of one TRF or PGN file",
+        description="Per player: games against opponents with a rating stated in the file, score, average opponent, "
+                    "FIDE's performance (Ra + dp, table 8.1.1) and the algorithm of 400. Unplayed games do not count.")
+    performance.add_argument("file", metavar="FILE", help="a TRF or PGN file (CSV and Parquet dumps work too)")
+    performance.add_argument("--json", action="store_true",
+                             help='print one JSON object: {"players": [{"id", "name", "games", "score", "average_opponent", "performance_fide", "performance_400"}]}')
+    performance.set_defaults(handler=command_performance)
+
+    player = commands.add_parser(
+        "player", help="one player from the store: rating history under every scenario, a month's calculation, performance",
+        description="Reads <store>/<scenario>/rating_list and rated_games (only the player's rows).")
+    player.add_argument("id", type=int, metavar="ID", help="FIDE id (or local id) of the player")
+    player.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
+    player.add_argument("--scenario", default=None, help="scenario of the calculation (default: actual if stored, else the first)")
+    player.add_argument("--month", default=None, metavar="YYYY-MM", help="month of the calculation (default: the latest month the player played)")
+    player.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML page with a chart of the history")
+    player.set_defaults(handler=command_player)
 
     rules = commands.add_parser("rules", help="list the rule-set presets, or show one with its values")
     rules.add_argument("name", nargs="?")
@@ -230,8 +339,18 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (InputFileError, RulesError, EngineInputError, UsageError, ValueError) as exc:
-        print(f"ratings {args.command}: error: {exc}", file=sys.stderr)
+    except BrokenPipeError:  # the reader went away (`ratings ... | head`): nothing more to say to it
+        sys.stderr.close()
+        return 0
+    except (InputFileError, RulesError, EngineInputError, UsageError, ValueError, OSError) as exc:
+        print(f"ratings {args.command}: error: {escape_text(str(exc))}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a store or library failure: one line for a person, the traceback on request
+        if os.environ.get(DEBUG_ENV):
+            raise
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        print(f"ratings {args.command}: error: {type(exc).__name__}: {escape_text(first_line)} "
+              f"(set {DEBUG_ENV}=1 to see the traceback)", file=sys.stderr)
         return 2
 
 

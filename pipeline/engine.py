@@ -42,7 +42,9 @@ def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.D
     """A full RatingList frame from a partial one (a seed list, or rate-period's PREV file).
 
     Only player_id is required; a missing rating means unrated, a missing ever_2400 is derived
-    from the rating, a missing k is derived from the rule set when the period is rated.
+    from the rating, a missing k is derived from the rule set when the period is rated, a missing
+    games_total is unknown for a rated player (established: K is not the newcomer's) and 0 for an
+    unrated one.
     """
     del month  # the list carries no month of its own; kept for call-site symmetry
     if frame is None:
@@ -72,6 +74,8 @@ def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.D
     out = out.with_columns([expr.alias(name) for name, expr in defaults.items() if name not in present])
     out = out.with_columns(
         pl.col("ever_2400").cast(pl.Boolean, strict=False).fill_null(False) | (pl.col("rating") >= 2400).fill_null(False),
+        # An empty games_total is unknown: established (null) for a rated player, 0 for an unrated one.
+        pl.when(pl.col("rating").is_null()).then(pl.col("games_total").fill_null(0)).otherwise(pl.col("games_total")).alias("games_total"),
         pl.col("games").cast(pl.Int32, strict=False).fill_null(0),
         pl.col("pending_games").cast(pl.Int32, strict=False).fill_null(0),
         *(pl.col(flag).cast(pl.Boolean, strict=False).fill_null(False) for flag in ("inactive", "delisted", "newly_rated")),
@@ -135,7 +139,10 @@ def k_policy_expr(policy: KPolicy, year: int) -> pl.Expr:
         last_junior_year = pl.col("birth_year") + policy.junior_until_age
         young = (pl.lit(year) <= last_junior_year) if policy.junior_end_of_year else (pl.lit(year) < last_junior_year)
         junior = young.fill_null(False) & (pl.col("rating").fill_null(0) < policy.junior_below)
-    # Unknown games_total (a list without the column) counts as established, not as a newcomer.
+    # FIDE B.02 2024 §8.3.3: "K = 40 for a player new to the rating list until they have completed
+    # events with at least 30 games". An unknown games_total (an empty cell, or a list without the
+    # column, as FIDE's own lists) counts as established, not as a newcomer: a rated player on a list
+    # has a record behind the rating. normalize_list keeps it null for rated players (0 for unrated).
     newcomer = pl.col("games_total").fill_null(policy.newcomer_until_games) < policy.newcomer_until_games
     return (
         pl.when(elite).then(pl.lit(policy.elite))
@@ -144,6 +151,47 @@ def k_policy_expr(policy: KPolicy, year: int) -> pl.Expr:
         .otherwise(pl.lit(policy.standard))
         .cast(pl.Int16)
     )
+
+
+# -- K and the previous list -------------------------------------------------------------------
+# A list's K column is the K of the period that follows it (FIDE's convention). Two rules decide what
+# the engine makes of a K a list states; both are applied to every list that enters the engine (seed
+# lists from a CSV or a FIDE list file, rate-period's PREV, a previous period's list): see rate_period.
+
+def _list_k_tells_elite(policy: KPolicy) -> bool:
+    """Whether a list K equal to `policy.elite` can only mean the elite tier (no other tier has that K)."""
+    if policy.kind == "constant":
+        return False
+    return policy.elite not in {policy.newcomer, policy.standard, policy.junior}
+
+
+def with_ever_2400_from_list_k(rating_list: pl.DataFrame, policy: KPolicy) -> pl.DataFrame:
+    """FIDE B.02 2024 §8.3.3 (the same words in the 2014 and 2022 texts, reference §1.7): "K = 10 once a
+    player's published rating has reached 2400 and remains at that level subsequently, even if the
+    rating drops below 2400."
+
+    A list K equal to the elite K of a tiered policy therefore means the player has reached 2400 once
+    (FIDE's own published lists show players below 2400 with K 10): `ever_2400` is set, so the elite K
+    stays in force in every later period. Only when the elite K is distinct from the policy's other
+    tiers (it is 10 against 15/20/25/30/40 in every FIDE edition); a constant K says nothing.
+    """
+    if not _list_k_tells_elite(policy) or "k" not in rating_list.columns:
+        return rating_list
+    listed_elite = (pl.col("k") == policy.elite).fill_null(False)
+    return rating_list.with_columns(ever_2400=pl.col("ever_2400").fill_null(False) | listed_elite)
+
+
+def k_start_expr(policy: KPolicy, year: int) -> pl.Expr:
+    """K of a rated player for a period of `year`, before the K x n cap (FIDE B.02 2024 §8.3.3; reference §1.4 step 4:
+    "Take K from the previous list").
+
+    Under a tiered (FIDE) policy the previous list's K wins when it gives one, since FIDE rates with
+    the K it published; else the policy's K from the player's state. A constant-K rule set (Sonas
+    2002: K 24, Elo: 32) uses its own K always: a list's K was set under other rules.
+    """
+    if policy.kind == "constant":
+        return k_policy_expr(policy, year)
+    return pl.coalesce(pl.col("k"), k_policy_expr(policy, year))
 
 
 def capped_difference_expr(rules: RuleSet) -> pl.Expr:
@@ -270,7 +318,7 @@ def _with_rating_changes(state: pl.DataFrame, rated_rows: pl.DataFrame, rules: R
     """Rated players with n (counted games, null when none), k_used and change for the period (§8.3.3-8.3.4)."""
     per_player = rated_rows.group_by("player_id").agg(n=pl.len().cast(pl.Int32), delta_h=pl.col("delta_h").sum())
     state = state.join(per_player, on="player_id", how="left", maintain_order="left")
-    k_start = pl.coalesce(pl.col("k"), k_policy_expr(rules.k, year))
+    k_start = k_start_expr(rules.k, year)
     if rules.k_games_cap is not None:
         over = k_start.cast(pl.Int32) * pl.col("n") > rules.k_games_cap
         k_used = pl.when(over).then(pl.lit(rules.k_games_cap) // pl.col("n")).otherwise(k_start)
@@ -385,6 +433,7 @@ def rate_period(
     player_id order.
     """
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
+    prev = with_ever_2400_from_list_k(prev, rules.k)
     game_rows = normalize_games(games, month)
 
     in_games = pl.concat([game_rows["white_id"], game_rows["black_id"]]).alias("player_id")  # with repeats

@@ -16,18 +16,28 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.formats import detect_format, read_dump
-from pipeline.formats.common import UnreadableDump, decode_text, decompress, strip_compression
+from pipeline.formats import detect_format, read_dump, unexpected
+from pipeline.formats.common import (
+    UnreadableDump,
+    check_line_count,
+    decode_text,
+    decode_text_detected,
+    decompress,
+    decompress_head,
+    strip_compression,
+)
 from pipeline.formats.fide_list import detect_layout, parse_fide_list
-from pipeline.formats.trf import is_trf_text
-from pipeline.hashing import stable_hash
+from pipeline.formats.trf import PLAYER_TAG, is_trf_text
 from pipeline.ingest import registry_problems, registry_table
+from pipeline.text import escape_text
 from pipeline.validate import split_games
 from schemas.players import Players
 from schemas.util import empty_frame
 
 # Problems printed per file (all of them are counted).
 MAX_PROBLEMS = 20
+# Bytes of a file's (decompressed) start that decide its kind.
+SNIFF_BYTES = 400_000
 FIDE_LIST_PREFIX = "fide-list-"
 
 
@@ -43,10 +53,11 @@ class FileReport:
     quarantined: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # 'line N: what is wrong', the first MAX_PROBLEMS
     readable: bool = True                              # False: nothing in the file could be read
+    encoding: str | None = None                        # text encoding read ('utf-8', 'windows-1252', ...); None: binary or unread
 
     def as_json(self) -> dict:
         return {"path": self.path, "format": self.format, "records": self.records, "games": self.games,
-                "players": self.players, "quarantined": dict(self.quarantined)}
+                "players": self.players, "quarantined": dict(self.quarantined), "encoding": self.encoding}
 
     def summary(self) -> str:
         """One line for people: format and counts, quarantine by reason."""
@@ -59,16 +70,38 @@ class FileReport:
         if quarantined:
             reasons = ", ".join(f"{reason} {n:,}" for reason, n in self.quarantined.items())
             counts += f", {quarantined:,} quarantined ({reasons})"
+        if self.encoding not in (None, "utf-8"):
+            counts += f" [{self.encoding}]"
         return f"{self.path}: {self.format}: {counts}"
 
 
 def report_files(paths: list[str]) -> list[FileReport]:
-    """A report per path, in order; never raises for bad content or missing files."""
+    """A report per path, in order; never raises, and one file's failure never hides another's report."""
     return [report_file(path) for path in paths]
 
 
 def report_file(path: str) -> FileReport:
-    """Read one file of any supported kind and count what became of its records."""
+    """Read one file of any supported kind and count what became of its records.
+
+    Never raises: an unexpected error while reading becomes the file's one unparseable record with
+    a problem line saying what happened. Text that came from the file or its name (paths, names,
+    problems) is made printable: a dump cannot send escape sequences to the terminal.
+    """
+    try:
+        report = _report_file(path)
+    except Exception as error:  # a bug or a library failure on odd content must not stop the other files
+        try:
+            fmt = detect_format(path)
+        except Exception:
+            fmt = "unknown"
+        report = FileReport(path, fmt, records=1, quarantined={"unparseable": 1}, problems=[f"line 1: {unexpected(error)}"],
+                            readable=False)
+    report.path = escape_text(report.path)
+    report.problems = [escape_text(problem) for problem in report.problems]
+    return report
+
+
+def _report_file(path: str) -> FileReport:
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -91,7 +124,7 @@ def sniff_format(data: bytes, path: str) -> str:
     if fmt not in ("trf", "csv"):
         return fmt
     try:
-        text = decode_text(decompress(data, compression)[:400_000])
+        text = decode_text(decompress_head(data, compression, SNIFF_BYTES))
     except UnreadableDump:
         return fmt  # the dump reader reports why
     if fmt == "csv":
@@ -108,10 +141,11 @@ def sniff_format(data: bytes, path: str) -> str:
 
 
 def _dump_report(data: bytes, path: str, fmt: str) -> FileReport:
-    raw = read_dump(data, path, "", "1970-01")
+    encodings: list[str | None] = []
+    raw = read_dump(data, path, "", "1970-01", encodings)
     month = _own_month(raw)
-    raw = raw.with_columns(pl.lit(month).alias("month"), *(_id_or_name(side) for side in ("white", "black")))
-    games, quarantine = split_games(raw, empty_frame(Players), month, ids_known=True, check_month=False)
+    raw = raw.with_columns(pl.lit(month).alias("month"))
+    games, quarantine = split_games(raw, empty_frame(Players), month, check_month=False)
     problems = quarantine.filter(pl.col("reason") == "unparseable").sort("source_line").head(MAX_PROBLEMS)
     return FileReport(
         path, fmt, records=raw.height, games=games.height, players=_trf_players(data, path) if fmt == "trf" else 0,
@@ -119,24 +153,21 @@ def _dump_report(data: bytes, path: str, fmt: str) -> FileReport:
         problems=[f"line {line}: {detail}" for line, detail in problems.select("source_line", "detail").iter_rows()],
         # Nothing could be read when no record could be (a binary or empty file, a PGN without games...).
         readable=raw["parse_error"].null_count() > 0,
+        encoding=encodings[0] if encodings else None,
     )
-
-
-def _id_or_name(side: str) -> pl.Expr:
-    """The FIDE id, else a stand-in id from the player's name (positive, stable), for a file read on its own."""
-    names = pl.col(f"{side}_name").str.strip_chars()
-    stand_in = names.map_batches(lambda s: stable_hash(s) % (2**62) + 1, return_dtype=pl.UInt64).cast(pl.Int64)
-    has_name = names.is_not_null() & (names != "")
-    return pl.coalesce(pl.col(f"{side}_id"), pl.when(has_name).then(stand_in)).alias(f"{side}_id")
 
 
 def _trf_players(data: bytes, path: str) -> int:
     """The 001 player records of a TRF file (records of the report are its pairings and byes)."""
     try:
-        text = decode_text(decompress(data, strip_compression(path)[1]))
+        content = decompress(data, strip_compression(path)[1])
+        check_line_count(content)  # a line bomb is one quarantined record: do not split it here either
+        text = decode_text(content)
     except UnreadableDump:
         return 0
-    return sum(1 for line in text.replace("\r", "\n").split("\n") if line.startswith("001"))
+    # The reader's own rule: '001' and a blank; lines with a NUL byte are junk.
+    lines = pl.Series(text.replace("\r", "\n").split("\n"), dtype=pl.Utf8)
+    return int((lines.str.contains(PLAYER_TAG) & ~lines.str.contains("\x00", literal=True)).sum())
 
 
 def _own_month(raw: pl.DataFrame) -> str:
@@ -149,19 +180,22 @@ def _own_month(raw: pl.DataFrame) -> str:
 
 def _fide_list_report(data: bytes, path: str) -> FileReport:
     inner, compression = strip_compression(path)
-    fide_list = parse_fide_list(decompress(data, compression), inner)
+    content = decompress(data, compression)
+    fide_list = parse_fide_list(content, inner)
     rejected = fide_list.rejected.sort("source_line")
     return FileReport(
         path, FIDE_LIST_PREFIX + fide_list.layout, records=fide_list.records, players=fide_list.players.height,
         quarantined=_counts(rejected["reason"]),
         problems=[f"line {line}: {detail}" for line, detail in rejected.head(MAX_PROBLEMS).select("source_line", "detail").iter_rows()],
         readable=fide_list.players.height > 0,
+        encoding=_encoding(content),
     )
 
 
 def _registry_report(data: bytes, path: str, fmt: str) -> FileReport:
     """A player registry or seed-list CSV: rows, usable players, and the rows that register nobody."""
-    table = registry_table(decompress(data, strip_compression(path)[1]))
+    content = decompress(data, strip_compression(path)[1])
+    table = registry_table(content)
     problems = registry_problems(table).drop("raw_text")
     if fmt == "seed-csv" and "rating" in table.columns:
         rating = pl.col("rating").str.strip_chars()
@@ -178,7 +212,16 @@ def _registry_report(data: bytes, path: str, fmt: str) -> FileReport:
         path, fmt, records=table.height, players=table.height - problems.height, quarantined=_counts(problems["reason"]),
         problems=[f"line {line}: {detail}" for line, detail in problems.head(MAX_PROBLEMS).select("source_line", "detail").iter_rows()],
         readable=table.height > problems.height,
+        encoding=_encoding(content),
     )
+
+
+def _encoding(content: bytes) -> str | None:
+    """The text encoding the readers detect for these bytes (None when they are no text)."""
+    try:
+        return decode_text_detected(content)[1]
+    except UnreadableDump:
+        return None
 
 
 def _counts(reasons: pl.Series) -> dict[str, int]:

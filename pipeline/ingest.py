@@ -11,17 +11,17 @@ from typing import BinaryIO
 
 import polars as pl
 
-from pipeline.formats import detect_format, read_dump, read_dumps
+from pipeline.formats import UNKNOWN_FORMAT, detect_format, read_dump, read_dumps
 from pipeline.formats.fide_list import FideListFile, parse_fide_list
-from pipeline.formats.common import UnreadableDump, decode_text, decompress, strip_compression
+from pipeline.formats.common import UnreadableDump, decode_text, decompress, strip_compression, unreadable_record
+from pipeline.landing import DUMP, RAW, REGISTRY, REGISTRY_FOLDER, LandingEntry, inventory, month_entries, refusal
 from pipeline.months import parse_month
 from pipeline.storage import ObjectStore
 from schemas.players import Players
 from schemas.raw_games import RawGames
 from schemas.util import conform, empty_frame
 
-RAW = "raw"
-PLAYERS_FOLDER = "players"
+PLAYERS_FOLDER = REGISTRY_FOLDER
 PLAYERS_FILE = "players.csv"
 SEED_LIST_FILE = "seed_list.csv"
 # Dumps are independent; threads overlap object-store latency with parsing (Polars releases the GIL).
@@ -50,35 +50,29 @@ def read_file(path_or_bytes: str | os.PathLike | bytes | BinaryIO, name: str, fe
     return read_dump(data, name, federation, month)
 
 
-def month_dump_keys(store: ObjectStore, month: str) -> list[tuple[str, str]]:
+def month_dump_keys(store: ObjectStore, month: str, entries: list[LandingEntry] | None = None) -> list[tuple[str, str]]:
     """(federation, key) of every dump under raw/<federation>/<month>/, players excluded, sorted."""
     parse_month(month)
-    keys = []
-    for federation in store.list_dirs(RAW):
-        if federation == PLAYERS_FOLDER:
-            continue
-        keys.extend((federation, key) for key in _listed_files(store, federation, month))
-    return keys
+    entries = inventory(store) if entries is None else entries
+    return [(entry.federation, entry.key) for entry in month_entries(entries, month) if entry.kind == DUMP]
 
 
-def _listed_files(store: ObjectStore, federation: str, month: str) -> list[str]:
-    """Keys under raw/<federation>/<month>/, also for folder names the store refuses for writing.
+def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | None = None) -> pl.DataFrame:
+    """RawGames rows for every dump under raw/<federation>/<month>/ (all federations except 'players').
 
-    A federation folder such as 'bad fed' came from the store's own listing, so it cannot escape the
-    store; its dumps are read (and quarantined or kept on their merits) instead of failing the month.
+    Entries of the month that are not read (a misplaced file, a link, a FIFO) become one record each,
+    whose parse_error says what it is and where a file belongs. `entries`: the landing zone's
+    inventory when the caller already has it (a range run lists the landing zone once).
     """
-    try:
-        return store.list_files(RAW, federation, month)
-    except ValueError:
-        top = posixpath.join(store.base.replace(os.sep, "/"), RAW, federation, month)
-        return sorted(store.relative(path) for path in store.fs.find(top)) if store.fs.exists(top) else []
-
-
-def read_month(store: ObjectStore, month: str) -> pl.DataFrame:
-    """RawGames rows for every dump under raw/<federation>/<month>/ (all federations except 'players')."""
-    keys = month_dump_keys(store, month)
+    parse_month(month)
+    entries = month_entries(inventory(store) if entries is None else entries, month)
+    keys = [(entry.federation, entry.key) for entry in entries if entry.kind == DUMP]
+    refused = [
+        unreadable_record(_relative_to_raw(entry.key), entry.federation, month, UNKNOWN_FORMAT, refusal(entry))
+        for entry in entries if entry.kind != DUMP
+    ]
     if not keys:
-        return empty_frame(RawGames)
+        return pl.concat(refused, how="vertical") if refused else empty_frame(RawGames)
     with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
         contents = list(pool.map(lambda federation_key: _read_listed(store, federation_key[1]), keys))
     dumps = [(data, _relative_to_raw(key), federation) for data, (federation, key) in zip(contents, keys)]
@@ -92,7 +86,7 @@ def read_month(store: ObjectStore, month: str) -> pl.DataFrame:
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(others)))) as pool:
         for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others)):
             frames[index] = frame
-    return pl.concat(frames, how="vertical")
+    return pl.concat([*frames, *refused], how="vertical")
 
 
 def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
@@ -103,13 +97,13 @@ def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     usable id register nobody (`registry_problems` lists them).
     """
     frames = []
-    for month in _player_months(store):
+    for month, keys in _registry_keys(store).items():
         if month > up_to_month:
             break
-        key = _find_file(store, month, PLAYERS_FILE)
+        key = _find_file(keys, PLAYERS_FILE)
         if key is not None:
             frames.append(registry_rows(_read_table(store, key), month))
-        for fide_list in _fide_lists(store, month):
+        for fide_list in _fide_lists(store, keys):
             frames.append(fide_list_registry_rows(fide_list.players, month))
     if not frames:
         return empty_frame(Players)
@@ -121,16 +115,18 @@ def read_seed_list(store: ObjectStore) -> pl.DataFrame | None:
     """The seed list of the earliest raw/players/<m>/ that has one, or None.
 
     `seed_list.csv` wins; otherwise a FIDE rating-list file (layouts A-F) of that month serves.
-    Columns: player_id Int64, rating Int32 (null = unrated), games_total Int32 (CSV: missing -> 0;
-    FIDE list: null for rated players, whose game count the list does not give, so they count as
-    established), birth_year Int32, ever_2400 Boolean (missing -> rating >= 2400; for a FIDE list,
-    the best the single list can tell); from a FIDE list also k (Int16) and inactive (flag i).
+    Columns: player_id Int64, rating Int32 (null = unrated), games_total Int32 (empty or missing:
+    null for rated players, whose game count is unknown, so they count as established; 0 for
+    unrated players; a FIDE list never gives it), birth_year Int32, ever_2400 Boolean (missing ->
+    rating >= 2400; for a FIDE list, the best the single list can tell; the engine also reads a
+    list K of 10 as reached 2400, engine.with_ever_2400_from_list_k); from a FIDE list also k
+    (Int16) and inactive (flag i).
     """
-    for month in _player_months(store):
-        key = _find_file(store, month, SEED_LIST_FILE)
+    for keys in _registry_keys(store).values():
+        key = _find_file(keys, SEED_LIST_FILE)
         if key is not None:
             return seed_rows(_read_table(store, key))
-        lists = _fide_lists(store, month)
+        lists = _fide_lists(store, keys)
         if lists:
             return fide_list_seed_rows(lists[0])
     return None
@@ -209,21 +205,19 @@ def _read_listed(store: ObjectStore, key: str) -> bytes:
         return store.fs.cat_file(posixpath.join(store.base.replace(os.sep, "/"), key))
 
 
-def _player_months(store: ObjectStore) -> list[str]:
-    months = []
-    for folder in store.list_dirs(RAW, PLAYERS_FOLDER):
-        try:
-            parse_month(folder)
-        except ValueError:
-            continue  # not a month folder (e.g. a README directory)
-        months.append(folder)
-    return sorted(months)
+def _registry_keys(store: ObjectStore) -> dict[str, list[str]]:
+    """Month -> keys of the regular files in raw/players/<month>/ (links and special files are never read), sorted."""
+    keys: dict[str, list[str]] = {}
+    for entry in inventory(store):
+        if entry.kind == REGISTRY and entry.month is not None:
+            keys.setdefault(entry.month, []).append(entry.key)
+    return dict(sorted(keys.items()))
 
 
-def _fide_lists(store: ObjectStore, month: str) -> list[FideListFile]:
-    """The FIDE rating-list files (.txt, also compressed) of raw/players/<month>/, parsed, sorted by name."""
+def _fide_lists(store: ObjectStore, keys: list[str]) -> list[FideListFile]:
+    """The FIDE rating-list files (.txt, also compressed) among one month's registry keys, parsed, sorted by name."""
     lists = []
-    for key in sorted(store.list_files(RAW, PLAYERS_FOLDER, month)):
+    for key in keys:
         inner, compression = strip_compression(posixpath.basename(key))
         if not inner.lower().endswith(".txt"):
             continue
@@ -234,9 +228,9 @@ def _fide_lists(store: ObjectStore, month: str) -> list[FideListFile]:
     return lists
 
 
-def _find_file(store: ObjectStore, month: str, file_name: str) -> str | None:
-    """Key of raw/players/<month>/<file_name>, also accepted compressed (.gz/.zst)."""
-    for key in store.list_files(RAW, PLAYERS_FOLDER, month):
+def _find_file(keys: list[str], file_name: str) -> str | None:
+    """The key among one month's registry keys named <file_name>, also accepted compressed (.gz/.zst)."""
+    for key in keys:
         inner, _ = strip_compression(posixpath.basename(key))
         if inner == file_name:
             return key
@@ -288,15 +282,21 @@ def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
 
 
 def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
+    """The seed-list columns of a seed_list.csv (text columns, lower-case names): player_id, rating, games_total, birth_year, ever_2400, k."""
     rating = _text(table, "rating").cast(pl.Float64, strict=False).round().cast(pl.Int32)
+    games_total = _text(table, "games_total").cast(pl.Int32, strict=False)
     ever = _text(table, "ever_2400").str.to_lowercase()
     return table.select(
         _text(table, "player_id").cast(pl.Int64, strict=False).alias("player_id"),
         rating.alias("rating"),
-        _text(table, "games_total").cast(pl.Int32, strict=False).fill_null(0).alias("games_total"),
+        # An empty games_total is unknown: null (established, see engine.k_policy_expr) for a rated
+        # player, 0 for an unrated one.
+        pl.when(rating.is_null()).then(games_total.fill_null(0)).otherwise(games_total).alias("games_total"),
         _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False).alias("birth_year"),
         pl.coalesce(
             pl.when(ever.is_in(["true", "1", "yes", "y", "t"])).then(True).when(ever.is_in(["false", "0", "no", "n", "f"])).then(False),
             rating.fill_null(0) >= 2400,
         ).alias("ever_2400"),
+        # The K the list published (optional): a tiered policy honours it, see engine.k_start_expr.
+        _text(table, "k").cast(pl.Int16, strict=False).alias("k"),
     ).filter(pl.col("player_id").is_not_null())

@@ -1,50 +1,164 @@
-"""Fingerprints of the landing zone: one content version per month from its dumps' keys, sizes and etags/mtimes."""
+"""The landing zone's inventory: every entry under raw/ placed, misplaced or refused, and one version per month."""
 
 from __future__ import annotations
 
+import calendar
 import hashlib
-import posixpath
+import os
 import re
+import stat
+from dataclasses import dataclass
 
-from pipeline.storage import ObjectStore
+from pipeline.storage import ObjectStore, file_stamp
 
+RAW = "raw"
 REGISTRY_FOLDER = "players"
-_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+MONTH_PATTERN = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+# A federation folder name: what safe_part accepts (a letter or digit first; letters, digits, . _ = + -).
+FEDERATION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]*$")
+# Entry kinds: a dump of a month, a registry or seed-list file, and entries that are not read.
+DUMP, REGISTRY, MISPLACED, NOT_A_FILE = "dump", "registry", "misplaced", "not_a_file"
+
+_MONTH_NAMES = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
+_MONTH_NAMES.update({name.lower(): number for number, name in enumerate(calendar.month_abbr) if name})
+_NUMERIC_MONTH = re.compile(r"^(\d{4})[-_. ]?(\d{1,2})$")
+_NAMED_MONTH = re.compile(r"^(?:([A-Za-z]+)[-_. ]?(\d{4})|(\d{4})[-_. ]?([A-Za-z]+))$")
 
 
-def _stamp(info: dict) -> str:
-    """What changes when a file's content does: S3's ETag, else the modification time."""
-    for field in ("ETag", "etag", "mtime", "LastModified", "last_modified", "created"):
-        if info.get(field) is not None:
-            return str(info[field])
-    return ""
+@dataclass(frozen=True)
+class LandingEntry:
+    """One entry under raw/: where it is, what it is, and for entries that are not read, why and where they belong.
+
+    `month` is the rating period the entry is accounted in: its folder's month, or for a month folder
+    with an unusual name ('2024-1', 'Jan2024') the month that name means. Misplaced entries without any
+    month (a file directly under raw/ or raw/<FED>/) have none: the landing-zone check reports them.
+    """
+
+    key: str
+    kind: str
+    federation: str = ""
+    month: str | None = None
+    problem: str = ""
+    stamp: str = ""
+
+
+def lenient_month(name: str) -> str | None:
+    """The YYYY-MM an unusual month folder name means ('2024-1', '2024_02', '202402', 'Jan2024', '2024-January'), else None."""
+    numeric = _NUMERIC_MONTH.match(name.strip())
+    if numeric:
+        year, month = int(numeric.group(1)), int(numeric.group(2))
+    else:
+        named = _NAMED_MONTH.match(name.strip())
+        if not named:
+            return None
+        word, year_text = (named.group(1), named.group(2)) if named.group(1) else (named.group(4), named.group(3))
+        month, year = _MONTH_NAMES.get(word.lower(), 0), int(year_text)
+    return f"{year:04d}-{month:02d}" if 1 <= month <= 12 and 1900 <= year <= 2999 else None
+
+
+def classify(key: str, is_file: bool = True, what: str = "") -> LandingEntry:
+    """Place one key under raw/ ('raw/GER/2024-01/open.trf'); `what` names a non-file ('a symbolic link')."""
+    parts = key.split("/")[1:]
+    if not is_file:
+        month = parts[1] if len(parts) >= 3 and MONTH_PATTERN.match(parts[1]) else (lenient_month(parts[1]) if len(parts) >= 3 else None)
+        return LandingEntry(key, NOT_A_FILE, parts[0] if len(parts) >= 2 else "", month,
+                            f"{what} is not read (only regular files are): copy the file itself into the landing zone")
+    if len(parts) < 3:
+        where = "raw/" if len(parts) == 1 else f"raw/{parts[0]}/"
+        fed = "<FED>" if len(parts) == 1 or parts[0] == REGISTRY_FOLDER else parts[0]
+        folder = "players" if len(parts) == 2 and parts[0] == REGISTRY_FOLDER else fed
+        return LandingEntry(key, MISPLACED, parts[0] if len(parts) == 2 else "", None,
+                            f"a file directly under {where} is not read: move it to raw/{folder}/<YYYY-MM>/")
+    federation, folder = parts[0], parts[1]
+    month = folder if MONTH_PATTERN.match(folder) else lenient_month(folder)
+    if month is None:
+        return LandingEntry(key, MISPLACED, federation, None,
+                            f"folder {folder!r} is not a month: move the file to raw/{federation}/<YYYY-MM>/")
+    if month != folder:
+        return LandingEntry(key, MISPLACED, federation, month,
+                            f"folder {folder!r} is not written YYYY-MM: move the file to raw/{federation}/{month}/")
+    if federation == REGISTRY_FOLDER:
+        return LandingEntry(key, REGISTRY, "", month)
+    if not FEDERATION_PATTERN.match(federation):
+        return LandingEntry(key, MISPLACED, federation, month,
+                            f"federation folder {federation!r} is not a federation code (a letter or digit first, then "
+                            f"letters, digits, . _ = + -): move the file to raw/<FED>/{month}/")
+    return LandingEntry(key, DUMP, federation, month)
+
+
+def inventory(store: ObjectStore) -> list[LandingEntry]:
+    """Every entry under raw/, sorted by key: one listing, nothing opened, links and special files never followed."""
+    if store.is_local:
+        return sorted(_local_entries(store), key=lambda entry: entry.key)
+    found = store.fs.find(store.path(RAW), detail=True)
+    entries = [
+        classify(store.relative(path))
+        for path, info in found.items()
+        if info.get("type", "file") != "directory"
+    ]
+    stamps = {store.relative(path): f"{info.get('size')} {file_stamp(info)}" for path, info in found.items()}
+    return sorted((_stamped(entry, stamps.get(entry.key, "")) for entry in entries), key=lambda entry: entry.key)
+
+
+def _stamped(entry: LandingEntry, stamp: str) -> LandingEntry:
+    return LandingEntry(entry.key, entry.kind, entry.federation, entry.month, entry.problem, stamp)
+
+
+def _local_entries(store: ObjectStore) -> list[LandingEntry]:
+    """os.scandir without following links: a symlink (to a folder, outside the store, dangling) or a FIFO is an entry, not a path."""
+    top = os.path.join(store.base, RAW)
+    if not os.path.isdir(top) or os.path.islink(top):
+        return []
+    entries: list[LandingEntry] = []
+    pending = [top]
+    while pending:
+        folder = pending.pop()
+        with os.scandir(folder) as listing:
+            for item in listing:
+                key = os.path.relpath(item.path, store.base).replace(os.sep, "/")
+                info = item.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(item.path)
+                elif stat.S_ISREG(info.st_mode):
+                    entries.append(_stamped(classify(key), f"{info.st_size} {info.st_mtime_ns}"))
+                else:
+                    what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a special file (FIFO, device or socket)"
+                    entries.append(classify(key, is_file=False, what=what))
+    return entries
+
+
+def refusal(entry: LandingEntry) -> str:
+    """The parse_error of the record that stands for an entry that is not read: '<kind>: <problem>'."""
+    return f"{entry.kind}: {entry.problem}"
+
+
+def month_entries(entries: list[LandingEntry], month: str) -> list[LandingEntry]:
+    """The entries accounted in `month` (the registry's excluded): dumps to read, and entries to quarantine."""
+    return [entry for entry in entries if entry.month == month and entry.kind != REGISTRY]
+
+
+def months_held(entries: list[LandingEntry]) -> list[str]:
+    """Months with at least one dump or quarantined entry (the registry's months excluded), sorted."""
+    return sorted({entry.month for entry in entries if entry.month is not None and entry.kind != REGISTRY})
+
+
+def unplaced(entries: list[LandingEntry]) -> list[LandingEntry]:
+    """Entries no month accounts for (files directly under raw/ or raw/<FED>/, folders that are no month)."""
+    return [entry for entry in entries if entry.month is None]
 
 
 def month_fingerprints(store: ObjectStore) -> dict[str, str]:
-    """Month -> a version of all dumps under raw/<federation>/<month>/ (the registry excluded).
+    """Month -> a version of every entry accounted in it (the registry excluded): keys, sizes and etags/mtimes.
 
     A new, replaced or removed dump changes the month's version, so Dagster can tell which months'
     downstream tables are stale after a late correction.
     """
-    top = store.path("raw")
-    if not store.fs.exists(top):
-        return {}
     lines_by_month: dict[str, list[str]] = {}
-    for path, info in store.fs.find(top, detail=True).items():
-        key = store.relative(path)
-        parts = key.split("/")
-        if len(parts) < 4 or parts[1] == REGISTRY_FOLDER or not _MONTH.match(parts[2]):
-            continue
-        lines_by_month.setdefault(parts[2], []).append(f"{key}\t{info.get('size')}\t{_stamp(info)}")
+    for entry in inventory(store):
+        if entry.month is not None and entry.kind != REGISTRY:
+            lines_by_month.setdefault(entry.month, []).append(f"{entry.key}\t{entry.stamp}")
     return {
         month: hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()[:16]
         for month, lines in sorted(lines_by_month.items())
     }
 
-
-def month_of_key(key: str) -> str | None:
-    """'raw/GER/2024-01/x.trf' -> '2024-01' for a dump key; None for other keys."""
-    parts = posixpath.normpath(key).split("/")
-    if len(parts) >= 4 and parts[0] == "raw" and parts[1] != REGISTRY_FOLDER and _MONTH.match(parts[2]):
-        return parts[2]
-    return None

@@ -23,6 +23,21 @@ _SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]*$")
 _STAMP_FIELDS = ("ETag", "etag", "mtime", "LastModified", "last_modified", "created")
 
 
+TEMP_MARK = ".tmp-"
+_TEMP_NAME = re.compile(re.escape(TEMP_MARK) + r"(\d+)-[0-9a-f]{32}$")
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this machine with that pid exists (a temp file's writer, a run's executor)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def store_root_from_env() -> str:
     """The configured object-store root: $RATINGS_STORE, else ./data."""
     return os.environ.get(STORE_ENV) or DEFAULT_ROOT
@@ -40,8 +55,8 @@ def safe_part(part: str) -> str:
 
 
 def _reject_credentials_in_root(root: str) -> None:
-    """s3://KEY:SECRET@bucket would put a secret into every URL the store reports: refuse it, unechoed."""
-    if "://" in root and urlsplit(root).password is not None:
+    """s3://KEY:SECRET@bucket (or a user alone) would put a secret into every URL the store reports: refuse it, unechoed."""
+    if "://" in root and "@" in urlsplit(root).netloc:
         scheme = root.split("://", 1)[0]
         raise ValueError(
             f"the object-store root must not contain credentials ({scheme}://<user>:<password>@...): "
@@ -77,7 +92,8 @@ def polars_s3_options() -> dict[str, str | int]:
     return options
 
 
-def _stamp(info: dict) -> str:
+def file_stamp(info: dict) -> str:
+    """What changes when a file's content does: S3's ETag, else the modification time (from an fsspec info dict)."""
     for name in _STAMP_FIELDS:
         if info.get(name) is not None:
             return str(info[name])
@@ -162,7 +178,7 @@ class ObjectStore:
         # No exists() first: find() of a missing prefix is empty, and on S3 that saves two requests.
         found = self.fs.find(self.path(*parts), detail=True)
         return {
-            self.relative(path): f"{info.get('size')} {_stamp(info)}"
+            self.relative(path): f"{info.get('size')} {file_stamp(info)}"
             for path, info in sorted(found.items())
             if info.get("type", "file") != "directory"
         }
@@ -179,7 +195,8 @@ class ObjectStore:
         target = self.path(*parts)
         if self.is_local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = f"{target}.tmp-{uuid.uuid4().hex}"
+            # The writer's pid in the name tells a later run whether the writer is gone (see remove_orphaned_temp_files).
+            tmp = f"{target}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex}"
             try:
                 with open(tmp, "wb") as handle:
                     handle.write(data)
@@ -194,6 +211,24 @@ class ObjectStore:
             # multipart upload above 100 MB, which is atomic too (visible only once completed).
             self.fs.pipe_file(target, data)
         return target
+
+    def remove_orphaned_temp_files(self) -> int:
+        """Delete the temporary files of local writes whose writing process has ended (killed mid-write); count them.
+
+        raw/ is never touched. Object stores have no temporary files (a PUT is atomic).
+        """
+        if not self.is_local or not os.path.isdir(self.base):
+            return 0
+        removed = 0
+        for folder, dirs, files in os.walk(self.base):
+            if folder == self.base and "raw" in dirs:
+                dirs.remove("raw")
+            for name in files:
+                match = _TEMP_NAME.search(name)
+                if match and not process_alive(int(match.group(1))):
+                    os.remove(os.path.join(folder, name))
+                    removed += 1
+        return removed
 
     # -- tables --------------------------------------------------------------------------------
     def write_parquet(self, frame: pl.DataFrame, *parts: str) -> str:

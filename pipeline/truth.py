@@ -50,6 +50,9 @@ def rating_error_vs_truth(rating_list: pl.DataFrame, truth: pl.DataFrame | pl.La
         .join(strengths, on="player_id", how="inner")
         .with_columns(offset=pl.col("rating") - pl.col("strength"))
         .collect()
+        # A parallel join's row order varies between runs, and float sums in another order differ in
+        # the last bits: one order makes a rerun write the same bytes.
+        .sort("player_id")
     )
     n = rated.height
     if n == 0:
@@ -82,7 +85,7 @@ def rating_error_vs_truth(rating_list: pl.DataFrame, truth: pl.DataFrame | pl.La
 
     band_floor = pl.min_horizontal((pl.col("rating") // band_width) * band_width, pl.lit(top_band)).cast(pl.Int32)
     bands = (
-        rated.group_by(band_floor.alias("band_floor"))
+        rated.group_by(band_floor.alias("band_floor"), maintain_order=True)
         .agg(
             pl.len().cast(pl.Int64).alias("players"),
             pl.col("rating").mean().alias("mean_rating"),

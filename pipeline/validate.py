@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pandera.errors
 import pandera.polars as pa
 import polars as pl
 
+from pipeline.hashing import stable_hash
+from pipeline.landing import MISPLACED, NOT_A_FILE
 from pipeline.months import add_months, first_day
 from schemas.games import TIME_CONTROLS, Games
+from schemas.identity import Identity
+from schemas.players import Players
 from schemas.quarantine import Quarantine
 from schemas.util import conform
 
@@ -19,42 +25,56 @@ DEFAULT_TIME_CONTROL = "classical"
 DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result"]
 
 
+class MonthSplit(NamedTuple):
+    """A month's raw records split: validated games, quarantined records, and how players were identified."""
+
+    games: pl.DataFrame
+    quarantine: pl.DataFrame
+    identities: pl.DataFrame
+
+
 def split_games(
     raw: pl.DataFrame,
     players: pl.DataFrame,
     month: str,
     *,
     seen_keys: pl.DataFrame | None = None,
-    ids_known: bool = False,
     check_month: bool = True,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """RawGames -> (Games, Quarantine); every raw row ends in exactly one of them.
+    """RawGames -> (Games, Quarantine); every raw row ends in exactly one of them (see split_month)."""
+    split = split_month(raw, players, month, seen_keys=seen_keys, check_month=check_month)
+    return split.games, split.quarantine
 
-    Checks, first match wins: unparseable, unplayed, unknown_player, self_play,
+
+def split_month(
+    raw: pl.DataFrame,
+    players: pl.DataFrame,
+    month: str,
+    *,
+    seen_keys: pl.DataFrame | None = None,
+    check_month: bool = True,
+) -> MonthSplit:
+    """RawGames -> Games, Quarantine and Identity rows; every raw row ends in exactly one of the first two.
+
+    Checks, first match wins: misplaced and not_a_file (landing-zone entries that were not read),
+    unparseable, unplayed, unknown_player, self_play,
     result_out_of_domain, duplicate (of an earlier month's game), date_outside_month,
     duplicate (of a game earlier in this month: another dump, or the same tournament sent twice),
     rating_implausible.
 
-    seen_keys: game_keys() of the games of earlier months; a game among them is a duplicate here
-    (a tournament reported again in a later month). ids_known: there is no registry (validating
-    loose files): any id present counts as known, and only a missing or unreadable id is an
-    unknown player. check_month=False skips date_outside_month (a loose file's month is its own).
+    players: the registry (may be empty): an id in a dump identifies its player whether registered or
+    not (see _resolve_players). seen_keys: game_keys() of the games of earlier months; a game among
+    them is a duplicate here (a tournament reported again in a later month). check_month=False skips
+    date_outside_month (a loose file's month is its own).
     """
     month_start, next_month_start = first_day(month), first_day(add_months(month, 1))
     # "First copy" = earliest by file stem, then line: a resubmission's name usually extends the
     # original's ('open-a' -> 'open-a-resubmitted', 'open-a (2)'), so the original's stem sorts first.
     stem = pl.col("source_file").str.replace(r"(?i)(\.(trf|txt|pgn|csv|parquet))?(\.(gz|zst))?$", "")
     frame = raw.sort(stem, pl.col("source_file"), pl.col("source_line"), pl.col("record_id"))
-    if ids_known:
-        players = raw.select(pl.concat_list("white_id", "black_id").explode().drop_nulls().unique().alias("player_id")).with_columns(
-            pl.lit(None, dtype=pl.Utf8).alias("name"))
     frame = _resolve_players(frame, players)
-    if ids_known:
-        frame = frame.with_columns(
-            pl.when(pl.col(f"_{side}").is_null()).then(pl.lit(f"{side} has no usable FIDE id (no registry to match names against)"))
-            .alias(f"_{side}_problem")
-            for side in ("white", "black")
-        )
+    # Only records that name players count in the identity report (not unreadable lines or byes).
+    identities = identity_report(frame.filter(pl.col("parse_error").is_null() & pl.col("unplayed").is_null()), month)
 
     frame = frame.with_columns(
         pl.coalesce("event_start", "date", pl.lit(month_start)).alias("_event_start"),
@@ -62,7 +82,11 @@ def split_games(
     )
     game_day = pl.col("_game_day")
     outside = game_day.is_not_null() & ((game_day < month_start) | (game_day >= next_month_start)) & pl.lit(check_month)
+    refused = pl.col("parse_error").str.extract(f"^({MISPLACED}|{NOT_A_FILE}): ", 1)
     early = [
+        # Landing-zone entries that were not read: the reason is the entry's kind, the detail where it belongs.
+        (MISPLACED, refused == MISPLACED, pl.col("parse_error").str.strip_prefix(f"{MISPLACED}: ")),
+        (NOT_A_FILE, refused == NOT_A_FILE, pl.col("parse_error").str.strip_prefix(f"{NOT_A_FILE}: ")),
         ("unparseable", pl.col("parse_error").is_not_null(), pl.col("parse_error")),
         ("unplayed", pl.col("unplayed").is_not_null(),
          pl.format("{} (result {})", pl.col("unplayed"), pl.col("result").fill_null("none"))),
@@ -106,7 +130,7 @@ def split_games(
         pl.col("_reason").alias("reason"),
         pl.col("_detail").fill_null("").alias("detail"),
     )
-    return conform(games, Games), conform(quarantine, Quarantine)
+    return MonthSplit(conform(games, Games), conform(quarantine, Quarantine), identities)
 
 
 GAME_KEY = ["event_start", "white_id", "black_id", "round", "white_score"]
@@ -261,43 +285,103 @@ def name_key(name: pl.Expr) -> pl.Expr:
 
 
 def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
-    """_white/_black: the registered id (given id, else a unique exact name match), with a problem text."""
+    """_white/_black: the id the record is rated under, _<side>_status (schemas.identity) and a problem text.
+
+    An id written in the dump identifies the player, registered or not: the registry adds names,
+    federations and titles, and identifies records that carry a name only. The one exception is an
+    unregistered id whose name the registry holds under another id: a mistyped id, not a new player.
+    A record without an id is matched by name against the registry and the month's own (name, id) pairs.
+    """
     registered = players["player_id"].cast(pl.Int64).implode()
+    registry_names = players.select(pl.col("name"), pl.col("player_id").cast(pl.Int64))
+    name_only = frame.select(
+        ((pl.col("white_id").is_null() & pl.col("white_name").is_not_null())
+         | (pl.col("black_id").is_null() & pl.col("black_name").is_not_null())).any()).item()
+    if name_only:  # most months have none: the month's (name, id) pairs are gathered only when needed
+        dump_names = pl.concat([
+            frame.select(pl.col(f"{side}_name").alias("name"), pl.col(f"{side}_id").alias("player_id"))
+            for side in ("white", "black")
+        ]).filter(pl.col("name").is_not_null() & pl.col("player_id").is_not_null()).unique()
+        everyone = pl.concat([registry_names, dump_names])
+    else:
+        everyone = registry_names
     frame = frame.with_row_index("_row")
     for side in ("white", "black"):
         given, name = pl.col(f"{side}_id"), pl.col(f"{side}_name")
-        # Names are looked up only for the (few) records without an id, not for the whole month.
-        by_name = _name_matches(frame.filter(given.is_null() & name.is_not_null()).select("_row", name.alias("_raw_name")), players)
+        frame = frame.with_columns(given.is_in(registered).fill_null(False).alias("_registered"))
+        frame = frame.with_columns(_local_ids(frame, name, given.is_null() & _is_a_name(name)))
+        # Names are looked up only for the (few) records that need it, not for the whole month.
+        by_name = _name_matches(frame.filter(given.is_null() & name.is_not_null()).select("_row", name.alias("_raw_name")), everyone)
+        mistyped = (
+            _name_matches(frame.filter(given.is_not_null() & ~pl.col("_registered") & name.is_not_null())
+                          .select("_row", name.alias("_raw_name")), registry_names)
+            .select("_row", pl.col("_name_id").alias("_registered_as"))
+        ) if players.height else pl.DataFrame(schema={"_row": pl.UInt32, "_registered_as": pl.Int64})
         frame = (
             frame.join(by_name, on="_row", how="left", maintain_order="left")
-            .with_columns(given.is_in(registered).fill_null(False).alias("_registered"))
+            .join(mistyped, on="_row", how="left", maintain_order="left")
             .with_columns(
-                pl.when(given.is_not_null())
-                .then(pl.when(pl.col("_registered")).then(given))
-                .when(pl.col("_name_matches") == 1)
-                .then(pl.col("_name_id"))
+                pl.when(given.is_not_null() & pl.col("_registered")).then(pl.lit("registered"))
+                .when(given.is_not_null() & pl.col("_registered_as").is_null())
+                .then(pl.lit("new"))
+                .when(given.is_not_null()).then(pl.lit("id_mismatch"))
+                .when(pl.col("_name_matches") == 1).then(pl.lit("matched_by_name"))
+                .when(pl.col("_name_matches") > 1).then(pl.lit("ambiguous"))
+                .when(_is_a_name(name)).then(pl.lit("new_name"))
+                .otherwise(pl.lit("unmatched"))
+                .alias(f"_{side}_status"),
+                pl.col("_name_matches").fill_null(0).alias(f"_{side}_candidates"),
+            )
+            .with_columns(
+                pl.when(pl.col(f"_{side}_status").is_in(["registered", "new"])).then(given)
+                .when(pl.col(f"_{side}_status") == "matched_by_name").then(pl.col("_name_id"))
+                .when(pl.col(f"_{side}_status") == "new_name").then(pl.col("_local_id"))
                 .alias(f"_{side}"),
-                pl.when(given.is_not_null() & ~pl.col("_registered"))
-                .then(pl.format(f"{side} id {{}} is not registered", given))
-                .when(given.is_null() & name.is_null())
-                .then(pl.lit(f"{side} has neither id nor name"))
-                .when(given.is_null() & pl.col("_name_matches").is_null())
-                .then(pl.format(f"{side} has no id and name '{{}}' matches no registered player", name))
-                .when(given.is_null() & (pl.col("_name_matches") > 1))
-                .then(pl.format(f"{side} has no id and name '{{}}' matches {{}} registered players", name, pl.col("_name_matches")))
+                pl.when(pl.col(f"_{side}_status") == "id_mismatch")
+                .then(pl.format(f"{side} id {{}} is not registered, and '{{}}' is registered as {{}} (a mistyped id?)",
+                                given, name, pl.col("_registered_as")))
+                .when(pl.col(f"_{side}_status") == "unmatched")
+                .then(pl.format(f"{side} has neither id nor name (name as written: '{{}}')", name.fill_null("")))
+                .when(pl.col(f"_{side}_status") == "ambiguous")
+                .then(pl.format(f"{side} has no id and name '{{}}' matches {{}} players", name, pl.col("_name_matches")))
                 .alias(f"_{side}_problem"),
             )
-            .drop("_name_id", "_name_matches", "_registered")
+            .drop("_name_id", "_name_matches", "_registered", "_registered_as", "_local_id")
         )
     return frame.drop("_row")
 
 
-def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
-    """Per wanted row (_row, _raw_name): the first registered id with that name and how many share it (null: none).
+# Players known by name only get a local id from their name: above every FIDE id, stable across months.
+LOCAL_ID_BASE = 10**15
 
-    Normalising every registered name costs more than the rest of a month's validation, so the
-    registry is first narrowed to names containing a wanted surname: normalisation only changes
-    blanks, so a registered name equal to a wanted one after it contains the wanted name's first word.
+
+def _is_a_name(name: pl.Expr) -> pl.Expr:
+    """A written name that can identify somebody: it holds a letter ('?', '-' or '' name nobody)."""
+    return name.str.contains(r"\p{L}").fill_null(False)
+
+
+def local_id(names: pl.Series) -> pl.Series:
+    """The local id of each name (normalised first): LOCAL_ID_BASE + a stable hash, so the same name gets the same id."""
+    keys = names.to_frame("name").select(name_key(pl.col("name"))).to_series()
+    return (stable_hash(keys) % LOCAL_ID_BASE).cast(pl.Int64) + LOCAL_ID_BASE
+
+
+def _local_ids(frame: pl.DataFrame, name: pl.Expr, needed: pl.Expr) -> pl.Series:
+    """_local_id: the local id of the rows where `needed` holds (null elsewhere); hashed only for those rows."""
+    rows = frame.select(pl.col("_row"), name.alias("_n"), needed.alias("_needed")).filter(pl.col("_needed"))
+    ids = pl.Series("_local_id", [None] * frame.height, dtype=pl.Int64)
+    if rows.height:
+        ids = ids.scatter(rows["_row"], local_id(rows["_n"]))
+    return ids
+
+
+def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+    """Per wanted row (_row, _raw_name): the first id with that name and how many distinct ids share it (null: none).
+
+    `players` holds (name, player_id) pairs, possibly several per id. Normalising every known name
+    costs more than the rest of a month's validation, so the candidates are first narrowed to names
+    containing a wanted surname: normalisation only changes blanks, so a name equal to a wanted one
+    after it contains the wanted name's first word.
     """
     wanted = wanted.with_columns(name_key(pl.col("_raw_name")).alias("_name"))
     schema = {"_row": wanted["_row"].dtype, "_name_id": pl.Int64, "_name_matches": pl.UInt32}
@@ -309,7 +393,46 @@ def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     else:
         candidates = players.filter(pl.col("name").str.contains_any(first_words.unique().to_list()))
     candidates = candidates.select(name_key(pl.col("name")).alias("_name"), pl.col("player_id").cast(pl.Int64))
-    by_name = candidates.group_by("_name", maintain_order=True).agg(
+    by_name = candidates.unique(maintain_order=True).group_by("_name", maintain_order=True).agg(
         pl.col("player_id").first().alias("_name_id"), pl.len().cast(pl.UInt32).alias("_name_matches")
     )
     return wanted.join(by_name, on="_name", how="inner").select(*schema)
+
+
+def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
+    """schemas.Identity rows of a resolved month frame (both sides; registered ids are not listed)."""
+    # Registered ids are most of a month: they are dropped before any text is built.
+    sides = pl.concat([
+        frame.filter(pl.col(f"_{side}_status") != "registered").select(
+            pl.col(f"_{side}_status").alias("status"), pl.col(f"{side}_name").alias("name"),
+            pl.col(f"{side}_id").alias("given_id"), pl.col(f"_{side}").alias("player_id"),
+            pl.col(f"_{side}_candidates").alias("candidates"),
+            pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_where"),
+        )
+        for side in ("white", "black")
+    ])
+    report = sides.group_by("status", "name", "given_id", "player_id", maintain_order=True).agg(
+        pl.col("candidates").max(), pl.len().cast(pl.UInt32).alias("records"), pl.col("_where").first().alias("first_seen"),
+    )
+    return conform(report.with_columns(pl.lit(month).alias("month")), Identity).sort(
+        "status", "name", "given_id", nulls_last=True)
+
+
+def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
+    """Players rows (name only) for the ids identities rated without a registry entry: new ids and local ids.
+
+    The name is the one written in the dumps (the latest month's, then the most records); federation,
+    sex, title and birth year stay unknown. `registered` is the month the name was seen.
+    """
+    named = identities.filter(
+        pl.col("status").is_in(["new", "new_name"]) & pl.col("player_id").is_not_null() & pl.col("name").is_not_null()
+    )
+    return conform(
+        named.sort(["month", "records"], descending=[True, True])
+        .unique("player_id", keep="first", maintain_order=True)
+        .select("player_id", name_key(pl.col("name")).alias("name"), pl.lit("").alias("federation"),
+                pl.lit(None, dtype=pl.Utf8).alias("sex"), pl.lit(None, dtype=pl.Int32).alias("birth_year"),
+                pl.lit(None, dtype=pl.Utf8).alias("title"), pl.col("month").alias("registered"))
+        .sort("player_id"),
+        Players,
+    )

@@ -6,7 +6,10 @@ from schemas.band_trend import BandTrend
 from schemas.crosstable import Crosstable
 from schemas.fide_list import FideList
 from schemas.games import Games
+from schemas.identity import IDENTITY_STATUSES, Identity
+from schemas.performance import Performance
 from schemas.players import Players
+from schemas.published_list import PublishedList
 from schemas.quarantine import QUARANTINE_REASONS, Quarantine
 from schemas.rated_games import RatedGames
 from schemas.rating_distribution import RatingDistribution
@@ -17,6 +20,7 @@ from schemas.truth_error import TruthError
 from schemas.util import column_descriptions, empty_frame, polars_schema
 
 __all__ = [
+    "IDENTITY_STATUSES",
     "QUARANTINE_REASONS",
     "Accuracy",
     "AccuracyComparison",
@@ -24,7 +28,10 @@ __all__ = [
     "Crosstable",
     "FideList",
     "Games",
+    "Identity",
+    "Performance",
     "Players",
+    "PublishedList",
     "Quarantine",
     "RatedGames",
     "RatingDistribution",

@@ -31,12 +31,15 @@ ASSET_GROUPS = {
     "raw_games": "ingest",
     "games": "validate",
     "quarantine": "validate",
+    "identity": "validate",
     "plain/rating_list": "plain",
     "plain/rated_games": "plain",
     "plain/crosstable": "plain",
     "plain/accuracy": "plain",
+    "plain/performance": "plain",
     "plain/reports": "plain",
     "plain/truth_error": "plain",
+    "plain/published_list": "plain",
     "accuracy_comparison": "reports",
     "report_index": "reports",
 }
@@ -46,12 +49,15 @@ ASSET_DEPS = {
     "raw_games": {"landing_zone"},
     "games": {"raw_games"},
     "quarantine": {"raw_games"},
+    "identity": {"raw_games"},
     "plain/rating_list": {"plain/rating_list", "games"},
     "plain/rated_games": {"plain/rating_list", "games"},
     "plain/crosstable": {"plain/rated_games"},
     "plain/accuracy": {"plain/rated_games"},
+    "plain/performance": {"plain/rated_games"},
     "plain/reports": {"plain/crosstable", "plain/rated_games", "plain/rating_list"},
     "plain/truth_error": {"plain/rating_list"},
+    "plain/published_list": {"plain/rating_list"},
     "accuracy_comparison": {"plain/accuracy"},
     "report_index": {"plain/reports", "accuracy_comparison"},
 }
@@ -289,9 +295,10 @@ def write_counts(store: ObjectStore, counts: dict[str, tuple[int, int, int]], fi
     for month, (raw, games, quarantined) in counts.items():
         ids = pl.Series(range(raw), dtype=pl.UInt64)
         tables = {
-            "raw_games": pl.DataFrame({"source_file": [file] * raw, "record_id": ids}),
-            "games": pl.DataFrame({"source_file": [file] * games, "game_id": ids[:games]}),
-            "quarantine": pl.DataFrame({"source_file": [file] * quarantined, "record_id": ids[games:games + quarantined]}),
+            "raw_games": pl.DataFrame({"source_file": pl.Series([file] * raw, dtype=pl.Utf8), "record_id": ids}),
+            "games": pl.DataFrame({"source_file": pl.Series([file] * games, dtype=pl.Utf8), "game_id": ids[:games]}),
+            "quarantine": pl.DataFrame({"source_file": pl.Series([file] * quarantined, dtype=pl.Utf8),
+                                        "record_id": ids[games:games + quarantined]}),
         }
         for asset, frame in tables.items():
             store.write_parquet(frame, table_key([asset], month))
@@ -326,12 +333,12 @@ def test_reconcile_names_the_file_whose_records_were_swapped(store_root: str) ->
 
 def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_root: str) -> None:
     partitions = monthly_partitions("2024-01", "2024-03")
-    [check] = build_checks(partitions)
+    check, _layout = build_checks(partitions)
     specs = [dg.AssetSpec(key, partitions_def=partitions) for key in ("raw_games", "games", "quarantine")]
     job = dg.define_asset_job("check_only", selection=dg.AssetSelection.checks(check))
     defs = dg.Definitions(assets=specs, asset_checks=[check], jobs=[job], resources=build_resources(store_root))
     job_def = defs.resolve_job_def("check_only")
-    write_counts(ObjectStore(store_root), {"2024-01": (5, 4, 1), "2024-02": (5, 3, 1), "2024-03": (2, 2, 0)})
+    write_counts(ObjectStore(store_root), {"2024-01": (5, 4, 1), "2024-02": (5, 3, 1), "2024-03": (2, 0, 2)})
 
     ranged = job_def.execute_in_process(tags=range_tags("2024-01", "2024-03"), raise_on_error=False)
     [evaluation] = ranged.get_asset_check_evaluations()
@@ -345,6 +352,8 @@ def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_ro
     [evaluation] = single.get_asset_check_evaluations()
     assert evaluation.passed and evaluation.partition == "2024-03"
     assert evaluation.metadata["months_checked"].value == 1
+    # Every record accounted for, but all quarantined: the check passes and says so.
+    assert "2024-03: 2 of 2 records (100%) quarantined" in evaluation.metadata["mostly_quarantined_months"].value
 
 
 # -- progress ------------------------------------------------------------------------------------
@@ -392,7 +401,9 @@ def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
         if name == "landing_zone":
             assert node.is_observable and not node.is_materializable
             continue
-        assert node.kinds == ({"polars", "parquet"} if name in MONTHLY else node.kinds) and node.kinds, name
+        # The published list is files for people (CSV, TXT, HTML), not a Parquet table.
+        tables = name in MONTHLY and name != "plain/published_list"
+        assert node.kinds == ({"polars", "parquet"} if tables else node.kinds) and node.kinds, name
         assert node.owners == ["team:rating-office"] and node.code_version, name
         assert node.description, name
         if name in MONTHLY:
@@ -403,7 +414,7 @@ def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
     assert mapping == dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
     checks = {key.name for key in graph.asset_check_keys}
     # Every partitioned table's checks (tests/test_operations.py covers each one).
-    assert checks == {RECONCILIATION, "schema", "no_duplicate_games", "no_duplicate_players", "floor_respected",
+    assert checks == {RECONCILIATION, "landing_zone_layout", "schema", "no_duplicate_games", "no_duplicate_players", "floor_respected",
                       "list_continuity", "rating_points_conserved"}
 
 

@@ -14,7 +14,7 @@ from schemas.quarantine import QUARANTINE_REASONS
 DATA = Path(__file__).resolve().parent / "data"
 MALFORMED = DATA / "malformed"
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
-JSON_KEYS = ["path", "format", "records", "games", "players", "quarantined"]
+JSON_KEYS = ["path", "format", "records", "games", "players", "quarantined", "encoding"]
 
 # file -> (format, records, games or players, quarantined by reason, something readable).
 # How each case is made and why it ends this way: tests/data/malformed/README.md.
@@ -60,6 +60,29 @@ EXPECTED = {
     "trf_truncated_lines.trf": ("trf", 5, 1, {"unparseable": 3, "unplayed": 1}, True),
     "trf_utf16.trf": ("trf", 4, 4, {}, True),
     "trf_wrong_columns.trf": ("trf", 5, 1, {"unparseable": 4}, True),
+    # Dirty dumps (tests/test_dirty_dumps.py checks their problems word for word).
+    "csv_bad_dates.csv": ("csv", 4, 1, {"unparseable": 3}, True),
+    "csv_duplicate_columns.csv": ("csv", 1, 0, {"unparseable": 1}, False),
+    "csv_float_ids.csv": ("csv", 3, 1, {"unparseable": 2}, True),
+    "csv_long_quoted_field.csv": ("csv", 3, 3, {}, True),
+    "csv_nul_byte.csv": ("csv", 3, 2, {"unparseable": 1}, True),
+    "parquet_datetime_dates.parquet": ("parquet", 2, 2, {}, True),
+    "parquet_list_id_column.parquet": ("parquet", 1, 0, {"unparseable": 1}, False),
+    "parquet_unused_nested_columns.parquet": ("parquet", 2, 2, {}, True),
+    "pgn_bad_dates.pgn": ("pgn", 4, 1, {"unparseable": 3}, True),
+    "pgn_comment_brackets.pgn": ("pgn", 2, 2, {}, True),
+    "pgn_float_ids.pgn": ("pgn", 3, 1, {"unparseable": 2}, True),
+    "pgn_mixed_encoding.pgn": ("pgn", 2, 2, {}, True),
+    "pgn_nul_byte.pgn": ("pgn", 2, 1, {"unparseable": 1}, True),
+    "pgn_trailing_garbage.pgn.gz": ("pgn", 3, 2, {"unparseable": 1}, True),
+    "pgn_unclosed_comment.pgn": ("pgn", 2, 1, {"unparseable": 1}, True),
+    "trf_bad_dates.trf": ("trf", 4, 2, {"unparseable": 2}, True),
+    "trf_float_ids.trf": ("trf", 4, 1, {"unparseable": 3}, True),
+    "trf_float_rank.trf": ("trf", 5, 2, {"unparseable": 3}, True),
+    "trf_glued_code.trf": ("trf", 6, 4, {"unparseable": 2}, True),
+    "trf_line_bomb.trf.gz": ("trf", 1, 0, {"unparseable": 1}, False),
+    "trf_nul_byte.trf": ("trf", 5, 4, {"unparseable": 1}, True),
+    "trf_trailing_text.trf": ("trf", 5, 4, {"unparseable": 1}, True),
 }
 CORPUS = sorted(path.name for path in MALFORMED.iterdir() if path.suffix not in (".py", ".md"))
 
@@ -100,7 +123,7 @@ def test_duplicated_tournament_across_two_dumps(tmp_path):
 
     data = (DATA / "tiny.trf").read_bytes()
     raw = pl.concat(read_dumps([(data, "GER/2024-01/open.trf", "GER"), (data, "GER/2024-01/open (2).trf", "GER")], "2024-01"))
-    games, quarantine = split_games(raw, empty_frame(Players), "2024-01", ids_known=True)
+    games, quarantine = split_games(raw, empty_frame(Players), "2024-01")
     duplicates = quarantine.filter(pl.col("reason") == "duplicate")
     assert games["source_file"].unique().to_list() == ["GER/2024-01/open.trf"]
     assert duplicates.height == games.height == 5 and duplicates["source_file"].unique().to_list() == ["GER/2024-01/open (2).trf"]
@@ -113,8 +136,10 @@ def test_json_is_one_object_with_the_contract_keys(capsys):
     assert [list(entry) for entry in result["files"]] == [JSON_KEYS] * 3
     pgn, trf, registry = result["files"]
     assert pgn == {"path": str(DATA / "games.pgn"), "format": "pgn", "records": 13, "games": 6, "players": 0,
-                   "quarantined": {"unplayed": 3, "unparseable": 2, "result_out_of_domain": 1, "rating_implausible": 1}}
-    assert (trf["format"], trf["records"], trf["games"], trf["players"]) == ("trf", 10, 5, 6)
+                   "quarantined": {"unplayed": 3, "unparseable": 2, "result_out_of_domain": 1, "rating_implausible": 1},
+                   "encoding": "utf-8"}
+    assert (trf["format"], trf["records"], trf["games"], trf["players"], trf["encoding"]) == ("trf", 10, 5, 6, "windows-1252")
+    assert registry["encoding"] == "utf-8"
     assert (registry["format"], registry["records"], registry["players"], registry["quarantined"]) == ("players-csv", 8, 8, {})
     # Problems go to stderr, naming file, line and problem.
     assert f"{DATA / 'games.pgn'}: line 91: WhiteElo '21OO' is not a number" in err.splitlines()
@@ -124,7 +149,7 @@ def test_exit_code_is_non_zero_only_when_nothing_could_be_read(capsys):
     code, result, err = validate_json(capsys, str(MALFORMED / "trf_binary.trf"), str(DATA / "no-such-file.pgn"))
     assert code == 1 and "no file could be read" in err
     assert result["files"][1] == {"path": str(DATA / "no-such-file.pgn"), "format": "pgn", "records": 0, "games": 0,
-                                  "players": 0, "quarantined": {}}
+                                  "players": 0, "quarantined": {}, "encoding": None}
     assert "no-such-file.pgn: cannot be read" in err
     code, _, _ = validate_json(capsys, str(MALFORMED / "trf_binary.trf"), str(MALFORMED / "pgn_latin1.pgn"))
     assert code == 0
@@ -135,7 +160,8 @@ def test_human_output(capsys):
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         f"{MALFORMED / 'fide_implausible_D.txt'}: fide-list-D: 5 records, 3 players, 2 quarantined (rating_implausible 2)",
-        f"{DATA / 'tiny.trf'}: trf: 10 records, 5 rated games, 5 quarantined (unplayed 3, unparseable 2)",
+        # Not UTF-8: the encoding read is shown (tiny.trf is Latin-1).
+        f"{DATA / 'tiny.trf'}: trf: 10 records, 5 rated games, 5 quarantined (unplayed 3, unparseable 2) [windows-1252]",
     ]
     assert f"{MALFORMED / 'fide_implausible_D.txt'}: line 5: standard rating 9999 is outside 1000-3000" in err
 

@@ -115,7 +115,7 @@ class TestTrf:
         ]
         records = read("bad.trf", "\n".join(lines).encode()).sort("source_line")
         assert records["parse_error"].to_list() == [
-            "FIDE id (columns 58-68) '10x2' is not a number",
+            "FIDE id (columns 58-68) '10x2' is not a number (an id is written in digits only)",
             "starting rank 'xx' (columns 5-8) is not a positive number",
         ]
 
@@ -230,7 +230,7 @@ class TestTabular:
         records = read("games.csv")
         assert records.height == 11  # twelve data lines, one blank
         errors = records.filter(pl.col("parse_error").is_not_null()).select("source_line", "parse_error")
-        assert errors.rows() == [(8, "expected 12 fields, found 7"), (9, "white_id '12a' is not a number")]
+        assert errors.rows() == [(8, "expected 12 fields, found 7"), (9, "white_id '12a' is not a number (an id is written in digits only)")]
         assert records.filter(pl.col("unplayed") == "forfeit")["result"].to_list() == ["+-"]
 
     def test_defaults_quotes_and_time_controls(self):
@@ -263,7 +263,7 @@ class TestTabular:
         assert records["source_line"].to_list() == [1, 2]
         assert records["white_rating"].to_list() == [2200, None]
         assert records["date"].to_list() == [date(2024, 1, 3), date(2024, 1, 4)]
-        assert records["parse_error"].to_list() == [None, "black_id 'x' is not a number"]
+        assert records["parse_error"].to_list() == [None, "black_id 'x' is not a number (an id is written in digits only)"]
 
     def test_corrupt_parquet(self):
         records = read("games.parquet", b"PAR1 this is not parquet")
@@ -374,8 +374,13 @@ class TestPgnScanner:
         records = read("numbers.pgn", text.encode())
         assert records["round"].to_list() == [3, None, 7, 12, None]
         assert records["date"].to_list() == [date(2024, 2, 29), None, None, date(2024, 3, 1), date(2024, 3, 2)]
-        assert records["white_id"].to_list() == [123456789, None, None, 1850, None]
-        assert records["parse_error"].to_list() == [None, None, None, None, "WhiteFideId 'abc' is not a number"]
+        # Ids are digits only ('1850.0' is no id); a date that does not exist is an error, '????.??.??' is unknown.
+        assert records["white_id"].to_list() == [123456789, None, None, None, None]
+        assert records["parse_error"].to_list() == [
+            None, "Date '2023.02.29' is not a date", None,
+            "WhiteFideId '1850.0' is not a number (an id is written in digits only)",
+            "WhiteFideId 'abc' is not a number (an id is written in digits only)",
+        ]
 
     def test_no_tags_at_all_is_one_preamble_record(self):
         records = read("notes.pgn", b"This is not a PGN file,\njust some notes.\n")

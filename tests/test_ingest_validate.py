@@ -12,18 +12,21 @@ import pytest
 
 from pipeline.ingest import read_file, read_month, read_players, read_seed_list
 from pipeline.storage import ObjectStore
-from pipeline.validate import split_games
+from pipeline.validate import LOCAL_ID_BASE, local_id, split_games, split_month
 from schemas import QUARANTINE_REASONS, Games, Players, Quarantine, RawGames
+from schemas.identity import Identity
 
 DATA = Path(__file__).resolve().parent / "data"
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
 MONTH = "2024-01"
 
 # Expected outcome of the fixture month, file by file (see tests/data and test_formats.py):
-#  GER/tiny.trf              10 records: 4 games, 1 unknown_player, 3 unplayed, 2 unparseable
+#  GER/tiny.trf              10 records: 5 games (one against 9999, an unregistered foreign player: rated
+#                            under the id the dump gives), 3 unplayed, 2 unparseable
 #  GER/tiny-resubmitted.trf.gz  the same file again (sorts before tiny.trf by name, after it by stem):
-#                            its 4 games become duplicates, the rest as above
-#  GER/games.csv             11 rows: 3 games, self_play, unknown_player, result, date, 2 unparseable,
+#                            its 5 games become duplicates, the rest as above
+#  GER/games.csv             11 rows: 4 games (7777 unregistered, rated as written), self_play, result, date,
+#                            2 unparseable,
 #                            rating_implausible, unplayed
 #  ENG/games.pgn             13 games: 4 games, unknown_player (ambiguous name), 3 unplayed, result,
 #                            date, 2 unparseable, rating_implausible
@@ -31,14 +34,14 @@ MONTH = "2024-01"
 EXPECTED_REASONS = {
     "unparseable": 2 + 2 + 2 + 2 + 1 + 1,
     "unplayed": 3 + 3 + 1 + 3,
-    "unknown_player": 1 + 1 + 1 + 1,
+    "unknown_player": 1,
     "self_play": 1,
     "result_out_of_domain": 1 + 1,
     "date_outside_month": 1 + 1,
-    "duplicate": 4,
+    "duplicate": 5,
     "rating_implausible": 1 + 1,
 }
-EXPECTED_GAMES = 4 + 3 + 4
+EXPECTED_GAMES = 5 + 4 + 4
 EXPECTED_RAW = 10 + 10 + 11 + 13 + 1 + 1
 
 
@@ -112,9 +115,18 @@ def test_read_players_first_registration_wins(store):
 
 def test_read_seed_list(store, tmp_path):
     seed = read_seed_list(store)
-    assert seed.columns == ["player_id", "rating", "games_total", "birth_year", "ever_2400"]
-    assert seed.rows() == [(1001, 2410, 120, 1990, True), (1002, 2100, 80, 1991, False), (1003, None, 0, 1992, False)]
+    assert seed.columns == ["player_id", "rating", "games_total", "birth_year", "ever_2400", "k"]
+    # The file has no k column: no published K, the rule set decides.
+    assert seed.rows() == [(1001, 2410, 120, 1990, True, None), (1002, 2100, 80, 1991, False, None),
+                           (1003, None, 0, 1992, False, None)]
     assert read_seed_list(ObjectStore(str(tmp_path))) is None
+
+
+def test_seed_list_k_is_read_as_published():
+    from pipeline.ingest import registry_table, seed_rows
+
+    seed = seed_rows(registry_table(b"player_id,rating,games_total,k\n1,2390,,10\n2,1500,3,\n"))
+    assert seed.select("player_id", "games_total", "k").rows() == [(1, None, 10), (2, 3, None)]
 
 
 def test_read_month_accepts_names_the_store_would_not_write(tmp_path):
@@ -167,12 +179,11 @@ def test_quarantine_details(month_split):
     detail = {(row["source_file"].rsplit("/", 1)[1], row["source_line"]): (row["reason"], row["detail"])
               for row in quarantine.iter_rows(named=True) if row["reason"] != "unplayed"}
     assert detail[("games.csv", 3)] == ("self_play", "white and black are both player 1005")
-    assert detail[("games.csv", 4)] == ("unknown_player", "white id 7777 is not registered")
     assert detail[("games.csv", 5)] == ("result_out_of_domain", "result '2-0' is not 1-0, 0-1 or 1/2-1/2")
     assert detail[("games.csv", 7)] == ("date_outside_month", "game date 2023-12-30 is not in 2024-01")
     assert detail[("games.csv", 10)] == ("rating_implausible", "white rating 3500 is outside 1000-3000")
     assert detail[("games.pgn", 32)] == (
-        "unknown_player", "white has no id and name 'Smith, John' matches 2 registered players")
+        "unknown_player", "white has no id and name 'Smith, John' matches 2 players")
     assert detail[("garbage.trf", 1)] == ("unparseable", "binary content, not a text dump")
     duplicates = quarantine.filter(pl.col("reason") == "duplicate")
     assert duplicates["source_file"].unique().to_list() == ["GER/2024-01/tiny-resubmitted.trf.gz"]
@@ -185,10 +196,15 @@ def test_quarantine_details(month_split):
 def test_checks_apply_in_order():
     """A record failing several checks gets the first reason only."""
     raw = read_file((DATA / "games.csv").read_bytes(), "GER/2024-01/games.csv", "GER", MONTH)
-    # With an empty registry every readable, played row is an unknown-player case, whatever else is wrong.
+    # The December game is both dated outside the month and beside a self-play row: each gets the first reason.
     games, quarantine = split_games(raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH)
-    assert games.height == 0
-    assert dict(quarantine.group_by("reason").len().rows()) == {"unparseable": 2, "unplayed": 1, "unknown_player": 8}
+    reasons = dict(quarantine.select("source_line", "reason").rows())
+    assert reasons[3] == "self_play" and reasons[5] == "result_out_of_domain" and reasons[7] == "date_outside_month"
+    # '+-' is a forfeit before it is an unknown result; '12a' is unreadable before anything else.
+    assert reasons[11] == "unplayed" and reasons[9] == "unparseable"
+    assert dict(quarantine.group_by("reason").len().rows()) == {
+        "unparseable": 2, "unplayed": 1, "self_play": 1, "result_out_of_domain": 1, "date_outside_month": 1,
+        "rating_implausible": 1}
 
 
 def test_players_without_id_are_matched_by_name_whatever_the_spacing():
@@ -207,10 +223,13 @@ def test_players_without_id_are_matched_by_name_whatever_the_spacing():
         "registered": [MONTH] * 5,
     })
     games, quarantine = split_games(raw, players, MONTH)
-    assert sorted(games.select("round", "white_id", "black_id").rows()) == [(1, 1001, 1002), (4, 1001, 1002)]
+    assert sorted(games.filter(pl.col("round") != 3).select("round", "white_id", "black_id").rows()) == [
+        (1, 1001, 1002), (4, 1001, 1002)]
     details = dict(quarantine.select("source_line", "detail").rows())
-    assert details[3] == "white has no id and name 'Smith,  John' matches 2 registered players"
-    assert details[4] == "white has no id and name ', Nobody' matches no registered player"
+    assert details == {3: "white has no id and name 'Smith,  John' matches 2 players"}
+    # ', Nobody' matches nobody: a new player, rated under a local id made from the name.
+    (nobody,) = games.filter(pl.col("round") == 3)["white_id"].to_list()
+    assert nobody >= LOCAL_ID_BASE and nobody == local_id(pl.Series([",   Nobody"]))[0]
 
 
 def test_empty_month():
@@ -237,17 +256,24 @@ def test_realdata_reconciles(tmp_path):
         pl.lit("?").alias("name"), pl.lit("XXX").alias("federation"), pl.lit(None, pl.Utf8).alias("sex"),
         pl.lit(None, pl.Int32).alias("birth_year"), pl.lit(None, pl.Utf8).alias("title"), pl.lit("2005-01").alias("registered"),
     )
-    games, quarantine = split_games(raw, players, "2005-07")
+    split = split_month(raw, players, "2005-07")
+    games, quarantine = split.games, split.quarantine
     Games.validate(games)
     Quarantine.validate(quarantine)
     assert raw.height == games.height + quarantine.height == 1002 + 605 + 232 + 56
     counts = dict(quarantine.group_by("reason").len().rows())
-    # example1: 287 games between two FIDE ids; 32 unplayed; the other 683 games involve a player without an id.
-    assert games.height == 287
-    assert counts["unplayed"] == 32 + 3
-    assert counts["unknown_player"] == 683 + 232  # Southend has names only, and '?' is nobody's name
-    # The 2024 and 2026 PGN games are outside July 2005 (the Olympiad's unplayed games were caught first).
-    assert counts["date_outside_month"] == 605 + 53
+    # example1: 970 games played (32 unplayed): 287 between two FIDE ids, the other 683 involve a player
+    # without an id, rated under a local id made from the name (as `ratings validate` counts them).
+    assert games.height == 970 and games["source_file"].unique().to_list() == ["XXX/2005-07/example1.trf"]
+    assert games.filter((pl.col("white_id") < LOCAL_ID_BASE) & (pl.col("black_id") < LOCAL_ID_BASE)).height == 287
+    assert counts["unplayed"] == 32 + 3 and "unknown_player" not in counts
+    # The 2022, 2024 and 2026 PGN games are outside July 2005 (the Olympiad's unplayed games were caught first).
+    assert counts["date_outside_month"] == 605 + 232 + 53
+    # The identity report names every player known by name only.
+    identities = split.identities
+    Identity.validate(identities)
+    by_name = identities.filter((pl.col("status") == "new_name") & pl.col("first_seen").str.contains("example1"))
+    assert by_name["player_id"].min() >= LOCAL_ID_BASE and by_name["given_id"].null_count() == by_name.height
 
 
 # -- generated landing zone ------------------------------------------------------------------------
@@ -279,17 +305,17 @@ def test_a_tournament_reported_again_in_a_later_month_is_a_duplicate(tmp_path):
         shutil.copyfile(DATA / f"players_{month}.csv", tmp_path / f"raw/players/{month}/players.csv")
     store = ObjectStore(str(tmp_path))
     january, _ = split_games(read_month(store, "2024-01"), read_players(store, "2024-01"), "2024-01")
-    assert january.height == 4
+    assert january.height == 5
     raw = read_month(store, "2024-02")
     games, quarantine = split_games(raw, read_players(store, "2024-02"), "2024-02", seen_keys=game_keys(january))
     assert games.height == 0 and raw.height == quarantine.height
     duplicates = quarantine.filter(pl.col("reason") == "duplicate").sort("source_line")
-    assert duplicates.height == 4
+    assert duplicates.height == 5
     assert duplicates["detail"][0] == "same game as 2024-01 GER/2024-01/tiny.trf:11"
     # Without the earlier months' keys the same records are only dated outside the month.
     _, alone = split_games(raw, read_players(store, "2024-02"), "2024-02")
     assert alone.filter(pl.col("reason") == "duplicate").height == 0
-    assert alone.filter(pl.col("reason") == "date_outside_month").height == 4
+    assert alone.filter(pl.col("reason") == "date_outside_month").height == 5
 
 
 def test_reconcile_per_file(month_split):
@@ -299,7 +325,7 @@ def test_reconcile_per_file(month_split):
     per_file = reconcile(raw, games, quarantine)
     assert per_file.columns == ["source_file", "records", "games", "quarantined", "ok"]
     assert per_file["ok"].all() and per_file["records"].sum() == EXPECTED_RAW
-    assert per_file.filter(pl.col("source_file") == "GER/2024-01/tiny.trf").select("records", "games", "quarantined").row(0) == (10, 4, 6)
+    assert per_file.filter(pl.col("source_file") == "GER/2024-01/tiny.trf").select("records", "games", "quarantined").row(0) == (10, 5, 5)
     lost = reconcile(raw, games.filter(pl.col("source_file") != "ENG/2024-01/games.pgn"), quarantine)
     assert lost.filter(~pl.col("ok"))["source_file"].to_list() == ["ENG/2024-01/games.pgn"]
     # Same counts but a record counted twice and another missing: still not ok.
@@ -325,7 +351,7 @@ def test_schema_failures_return_the_failing_rows(month_split):
 def test_without_registry_ids_are_known_and_the_month_is_the_files_own():
     raw = read_file((DATA / "games.csv").read_bytes(), "GER/2024-01/games.csv", "GER", MONTH)
     games, quarantine = split_games(raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH,
-                                    ids_known=True, check_month=False)
+                                    check_month=False)
     counts = dict(quarantine.group_by("reason").len().rows())
     # 7777 is no longer unknown, the December date no longer outside the month.
     assert counts == {"unparseable": 2, "unplayed": 1, "self_play": 1, "result_out_of_domain": 1, "rating_implausible": 1}
@@ -383,3 +409,39 @@ def test_registry_problems_name_the_rows_that_register_nobody():
         (4, "unparseable", "player_id x12 is not a positive number"),
         (5, "duplicate", "player_id 1001 is already registered on line 2"),
     ]
+
+
+# -- identities ------------------------------------------------------------------------------------
+def test_identity_report_says_how_each_player_was_identified():
+    """Ids identify players, registered or not; a name alone is matched against the registry and the dumps."""
+    csv = (
+        "event_id,date,round,white_id,black_id,white_name,black_name,result\n"
+        "e,2024-01-10,1,1001,5005,\"Alpha, Anna\",\"Visitor, Vera\",1-0\n"   # 5005: not registered, a new player
+        "e,2024-01-10,2,1002,1010,\"Beta, Bernd\",\"Alpha, Anna\",0-1\n"     # 1010 unregistered, but Alpha is 1001
+        "e,2024-01-10,3,,1001,\"Visitor,Vera\",,1/2-1/2\n"                   # matched by the dumps' own pair
+        "e,2024-01-10,4,,1002,\"Beta, Bernd\",,1-0\n"                       # matched by the registry
+        "e,2024-01-10,5,,1002,\"Local, Luis\",,0-1\n"                       # nobody: a local id
+        "e,2024-01-10,6,,1002,\"Twin, Tom\",,0-1\n"                         # two registered Twins: ambiguous
+        "e,2024-01-10,7,,1002,?,,0-1\n"                                     # no name at all
+    ).encode()
+    raw = read_file(csv, "GER/2024-01/ids.csv", "GER", MONTH)
+    players = pl.DataFrame({"player_id": [1001, 1002, 1003, 1004], "name": ["Alpha, Anna", "Beta, Bernd", "Twin, Tom", "Twin,Tom"],
+                            "registered": [MONTH] * 4})
+    split = split_month(raw, players, MONTH)
+    rated = {row[0]: row[1:] for row in split.games.select("round", "white_id", "black_id").iter_rows()}
+    assert rated[1] == (1001, 5005) and rated[3] == (5005, 1001)
+    assert rated[5][0] >= LOCAL_ID_BASE and rated[5][0] == local_id(pl.Series(["Local, Luis"]))[0]
+    problems = dict(split.quarantine.select("source_line", "detail").rows())
+    assert problems[3] == "black id 1010 is not registered, and 'Alpha, Anna' is registered as 1001 (a mistyped id?)"
+    assert problems[7] == "white has no id and name 'Twin, Tom' matches 2 players"
+    assert problems[8] == "white has neither id nor name (name as written: '?')"
+    Identity.validate(split.identities)
+    statuses = {(row["status"], row["name"]): row for row in split.identities.iter_rows(named=True)}
+    assert set(split.identities["status"]) == {"new", "id_mismatch", "matched_by_name", "new_name", "ambiguous", "unmatched"}
+    assert statuses[("new", "Visitor, Vera")]["given_id"] == 5005
+    assert statuses[("matched_by_name", "Visitor,Vera")]["player_id"] == 5005
+    assert statuses[("matched_by_name", "Beta, Bernd")]["player_id"] == 1002
+    assert statuses[("ambiguous", "Twin, Tom")]["candidates"] == 2
+    assert statuses[("id_mismatch", "Alpha, Anna")]["first_seen"] == "GER/2024-01/ids.csv:3"
+    # Registered ids are not listed: Alpha (1001) and Beta (1002) appear only through their odd records.
+    assert ("new", "Alpha, Anna") not in statuses

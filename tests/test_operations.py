@@ -29,6 +29,7 @@ from assets.automation import (
 )
 from assets.checks import (
     FLOOR_RESPECTED,
+    LANDING_ZONE_LAYOUT,
     LIST_COLUMNS,
     LIST_CONTINUITY,
     NO_DUPLICATE_GAMES,
@@ -119,7 +120,8 @@ def test_every_partitioned_table_has_blocking_checks_on_its_own_partitions() -> 
     assert set(checks["games"]) == {SCHEMA, NO_DUPLICATE_GAMES, RECONCILIATION}
     for per_asset in checks.values():
         for spec in per_asset.values():
-            assert spec.blocking
+            # The layout check only warns: dumps that are in place are rated all the same.
+            assert spec.blocking or spec.name == LANDING_ZONE_LAYOUT
             # Pitfall: without the asset's partitions a check evaluates the wrong month.
             assert spec.partitions_def == graph.get(spec.asset_key).partitions_def
 

@@ -37,6 +37,27 @@ def test_reference_and_engine_agree_over_four_months(months_of_games, rules_name
     assert engine_list.filter(pl.col("newly_rated")).height + engine_list.filter(pl.col("change") != 0).height > 0
 
 
+@pytest.mark.parametrize("rules_name", ["fide-2024", "sonas-2002"])
+def test_reference_and_engine_agree_on_a_list_that_states_k(months_of_games, rules_name):
+    """A seed list with K 10 below 2400, K 40 where the policy says 20, and empty games_total (docs/rules.md)."""
+    seed, games = months_of_games
+    seed = seed.with_columns(
+        k=pl.when(pl.col("rating").is_null()).then(None)
+        .otherwise((pl.col("player_id") % 3).replace_strict({0: 10, 1: 20, 2: 40}, return_dtype=pl.Int16)),
+        games_total=pl.when(pl.col("player_id") % 5 == 0).then(None).otherwise(pl.col("games_total")),
+    )
+    rules = load_rules(rules_name)
+    engine_list = reference_list = seed
+    for month, month_games in games.items():
+        engine_list = rate_period(engine_list, month_games, rules, month).rating_list
+        reference_list = rate_period_reference(reference_list, normalize_games(month_games, month), rules, month)
+        assert_frame_equal(engine_list, reference_list, check_exact=True), month
+    # The cases under test happened: listed K 10 kept below 2400 (tiered), or K 24 whatever the list (constant).
+    listed_10 = seed.filter((pl.col("k") == 10) & ~pl.col("ever_2400")).select("player_id")
+    kept = engine_list.join(listed_10, on="player_id").filter(pl.col("rating") < 2400)
+    assert kept.height > 0 and kept["k"].unique().to_list() == [rules.k.value if rules.k.kind == "constant" else 10]
+
+
 def test_pools_expire_for_players_who_stop_playing(months_of_games):
     """Short pools that stay below the threshold: entries expire also for unrated players idle that month."""
     seed, games = months_of_games

@@ -122,3 +122,11 @@ def test_dumps_with_odd_names_are_read_and_every_write_stays_under_the_prefix(
     assert new and all(key.startswith(prefix) and ".." not in key.split("/") for key in new)
     quarantined = ObjectStore(s3_root).read_parquet("quarantine/2024-01.parquet")
     assert "GER/2024-01/Open A (final).csv" in set(quarantined["source_file"])
+
+
+@pytest.mark.parametrize("root", ["s3://someuser@bucket/prefix", "s3://someuser:hunter2@bucket/prefix"])
+def test_store_urls_with_a_user_part_are_refused_without_echoing_it(root: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        ObjectStore(root)
+    assert "someuser" not in str(refused.value) and "hunter2" not in str(refused.value)
+    assert "must not contain credentials" in str(refused.value)

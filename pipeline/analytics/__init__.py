@@ -11,6 +11,7 @@ from pipeline.analytics.curves import (
     score_curve,
 )
 from pipeline.analytics.distribution import january_lists, rating_distribution, rating_distributions
+from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.windows import (
     SONAS_WINDOWS,
     PeriodWindow,
@@ -35,6 +36,7 @@ __all__ = [
     "frames_in_window",
     "january_lists",
     "parse_window",
+    "performance_ratings",
     "predicted_sides",
     "predictive_accuracy",
     "rating_distribution",

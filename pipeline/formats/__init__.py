@@ -5,16 +5,18 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.formats.common import (
+    DumpTooLarge,
     UnreadableDump,
-    decode_text,
-    decompress,
+    check_line_count,
+    decode_text_detected,
+    decompress_dump,
     event_key,
     finish_batch,
     finish_records,
     preview,
     strip_compression,
     unreadable_record,
-    utf8_lf_bytes,
+    utf8_lf_bytes_detected,
 )
 from pipeline.formats.pgn import parse_pgn_batch
 from pipeline.formats.tabular import parse_csv, parse_parquet
@@ -46,32 +48,42 @@ def inner_name_is_txt(name: str) -> bool:
     return strip_compression(name)[0].lower().endswith(".txt")
 
 
-def read_dump(data: bytes, name: str, federation: str, month: str) -> pl.DataFrame:
+def read_dump(data: bytes, name: str, federation: str, month: str, encodings: list[str | None] | None = None) -> pl.DataFrame:
     """RawGames rows of one dump; bad content becomes a parse_error row, never an exception.
 
     `name` is the dump's key relative to raw/ (e.g. 'GER/2024-01/open-a.trf'): it is the
-    source_file of every row and, without extensions, the default event id.
+    source_file of every row and, without extensions, the default event id. `encodings`, when
+    given, receives the text encoding the dump was read in (see read_dumps).
     """
-    return read_dumps([(data, name, federation)], month)[0]
+    return read_dumps([(data, name, federation)], month, encodings)[0]
 
 
-def read_dumps(dumps: list[tuple[bytes, str, str]], month: str) -> list[pl.DataFrame]:
+def read_dumps(dumps: list[tuple[bytes, str, str]], month: str, encodings: list[str | None] | None = None) -> list[pl.DataFrame]:
     """RawGames rows of many dumps (bytes, name, federation) of one month, in the same order.
 
     TRF and PGN files are parsed together in batches (a month holds thousands of small tournament
-    files); CSV and Parquet file by file.
+    files); CSV and Parquet file by file. One bad file never stops the others: what cannot be read,
+    even through an unexpected error, becomes that file's unreadable record. `encodings`, when given,
+    is filled with each dump's text encoding ('utf-8', 'windows-1252', ...; None for Parquet and for
+    files that could not be read), one entry per dump.
     """
     results: list[pl.DataFrame | None] = [None] * len(dumps)
+    detected: list[str | None] = [None] * len(dumps)
     trf: list[tuple[int, str]] = []  # (dump index, decoded text)
     pgn: list[tuple[int, bytes]] = []  # (dump index, UTF-8 LF bytes)
+    trailing: dict[int, tuple[str, int]] = {}  # dump index -> (problem after the gzip stream, line it is reported on)
     for index, (data, name, federation) in enumerate(dumps):
         fmt = detect_format(name)
         try:
             if fmt == UNKNOWN_FORMAT:
                 raise UnreadableDump(f"unknown file type {name.rsplit('/', 1)[-1]!r}")
-            content = decompress(data, strip_compression(name)[1])
+            content, after_stream = decompress_dump(data, strip_compression(name)[1])
+            if fmt != "parquet":
+                check_line_count(content)
+            if after_stream is not None:
+                trailing[index] = (after_stream, content.count(b"\n") + (0 if content.endswith(b"\n") or not content else 1) + 1)
             if fmt == "trf":
-                text = decode_text(content)
+                text, detected[index] = decode_text_detected(content)
                 if not text.strip():
                     raise UnreadableDump("empty file")
                 if inner_name_is_txt(name) and not is_trf_text(text):
@@ -81,19 +93,58 @@ def read_dumps(dumps: list[tuple[bytes, str, str]], month: str) -> list[pl.DataF
             if fmt == "pgn":
                 if not content or content.isspace():  # isspace stops at the first other byte; strip would copy the file
                     raise UnreadableDump("empty file")
-                pgn.append((index, utf8_lf_bytes(content)))  # per file: encodings differ between files
+                text, detected[index] = utf8_lf_bytes_detected(content)  # per file: encodings differ between files
+                pgn.append((index, text))
                 continue
-            results[index] = finish_records(_parse_other(content, name, fmt), name, federation, month, fmt)
+            records, detected[index] = _parse_other(content, name, fmt)
+            results[index] = finish_records(records, name, federation, month, fmt)
+        except DumpTooLarge as problem:
+            results[index] = unreadable_record(name, federation, month, fmt, f"{name}: {problem}", preview(data))
         except UnreadableDump as problem:
             results[index] = unreadable_record(name, federation, month, fmt, str(problem), preview(data))
+        except Exception as error:  # a bug or a library failure on odd content: this file's problem, not the run's
+            results[index] = unreadable_record(name, federation, month, fmt, unexpected(error), preview(data))
     for batch in _batches(trf, TRF_BATCH_CHARACTERS):
-        names = [dumps[index][1] for index, _ in batch]
-        records = parse_trf_batch([text for _, text in batch], [event_key(name) for name in names])
-        _split_batch(records, batch, dumps, month, "trf", results)
+        _read_batch(batch, dumps, month, "trf", results, _trf_records)
     for batch in _batches(pgn, PGN_BATCH_BYTES):
-        records = parse_pgn_batch([text for _, text in batch], [event_key(dumps[index][1]) for index, _ in batch])
-        _split_batch(records, batch, dumps, month, "pgn", results)
+        _read_batch(batch, dumps, month, "pgn", results, _pgn_records)
+    for index, (problem, line) in trailing.items():
+        _, name, federation = dumps[index]
+        extra = unreadable_record(name, federation, month, detect_format(name), problem, preview(dumps[index][0][-200:]),
+                                  source_line=line, position="after-stream")
+        results[index] = pl.concat([results[index], extra], how="vertical")
+    if encodings is not None:
+        encodings[:] = detected
     return results
+
+
+def unexpected(error: Exception) -> str:
+    """The parse_error of a file an unexpected exception stopped (the message says what, not a traceback)."""
+    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"could not be read: {type(error).__name__}{': ' + message[:300] if message else ''}"
+
+
+def _trf_records(batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
+    return parse_trf_batch([text for _, text in batch], [event_key(dumps[index][1]) for index, _ in batch])
+
+
+def _pgn_records(batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
+    return parse_pgn_batch([text for _, text in batch], [event_key(dumps[index][1]) for index, _ in batch])
+
+
+def _read_batch(batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]], month: str, fmt: str,
+                results: list[pl.DataFrame | None], parse) -> None:
+    """Parse and finish one batch; when it fails, each of its files alone, so that one file's failure stays its own."""
+    try:
+        _split_batch(parse(batch, dumps), batch, dumps, month, fmt, results)
+        return
+    except Exception as error:
+        if len(batch) == 1:
+            data, name, federation = dumps[batch[0][0]]
+            results[batch[0][0]] = unreadable_record(name, federation, month, fmt, unexpected(error), preview(data))
+            return
+    for item in batch:
+        _read_batch([item], dumps, month, fmt, results, parse)
 
 
 def _split_batch(records: pl.DataFrame, batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]],
@@ -110,14 +161,15 @@ def _split_batch(records: pl.DataFrame, batch: list[tuple[int, str | bytes]], du
         results[index] = by_file[(position,)] if (position,) in by_file else finished.clear()
 
 
-def _parse_other(content: bytes, name: str, fmt: str) -> pl.DataFrame:
-    """Records of a CSV or Parquet dump (raises UnreadableDump for content that is not one)."""
+def _parse_other(content: bytes, name: str, fmt: str) -> tuple[pl.DataFrame, str | None]:
+    """(records, text encoding) of a CSV or Parquet dump (raises UnreadableDump for content that is not one)."""
     key = event_key(name)
     if fmt == "parquet":
-        return parse_parquet(content, key)
+        return parse_parquet(content, key), None
     if not content or content.isspace():  # isspace stops at the first other byte; strip would copy the file
         raise UnreadableDump("empty file")
-    return parse_csv(decode_text(content), key)
+    text, encoding = decode_text_detected(content)
+    return parse_csv(text, key), encoding
 
 
 def _batches(texts: list[tuple[int, str | bytes]], limit: int) -> list[list[tuple[int, str | bytes]]]:

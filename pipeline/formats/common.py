@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
 import re
+import zlib
 from datetime import date
 
 import numpy as np
@@ -26,10 +26,29 @@ RECORD_COLUMNS = [
 
 COMPRESSION_SUFFIXES = (".gz", ".zst")
 
-# Below 10 minutes of thinking time (base + 60 x increment) is blitz, below 60 rapid (brief, FIDE-like).
-BLITZ_BELOW_SECONDS = 10 * 60
+# FIDE B.02 2024, rapid and blitz chapter (reference §1.2): time counted as base + 60 x increment;
+# blitz "more than 3 and at most 10 minutes", rapid "more than 10 and less than 60 minutes"; standard
+# from 60 minutes (§1.1, the minimum playing time). Controls of 3 minutes or less count as blitz here.
+BLITZ_UP_TO_SECONDS = 10 * 60
 RAPID_BELOW_SECONDS = 60 * 60
+# A clock written without units ('90+30', '90', '40/90+30') has its base in minutes up to this value
+# and in seconds above it ('5400+30', as PGN writes it); the increment is always in seconds. No FIDE
+# standard control has a base above 150 minutes. Bases of 60-150 are ambiguous ('120+2': a 2-hour
+# game or 2-minute blitz) and are read as minutes: a base of 2.5 minutes or less is mostly bullet,
+# which FIDE does not rate (blitz needs more than 3 minutes for 60 moves). Units ('2 min + 2 s') win.
+CLOCK_MINUTES_UP_TO = 150
 
+
+# Bounds on one dump, so that a small compressed file cannot exhaust memory (a 20 KB gzip can expand to
+# 10 million lines). The ingest reads up to 8 dumps at once on a 24 GB machine, and reading a text
+# dump takes a few times its size: 512 MiB of text per file keeps 8 of them well inside memory. The
+# line bound caps the records a file can make (the largest real exports seen, 250,000 PGN games, have
+# about 3 million lines; a TRF line holds at most MAX_ROUNDS records). A dump above either bound is
+# quarantined as one record whose reason names the file and the bound.
+MAX_DECOMPRESSED_BYTES = 512 << 20
+MAX_LINES_PER_FILE = 8_000_000
+# Read from a compressed stream at a time while decompressing (the output is bounded, not the input).
+_INFLATE_STEP = 16 << 20
 
 # C0 control characters other than tab, LF, FF and CR: frequent in binary files, rare in text.
 _CONTROL_BYTES = bytes(byte for byte in range(0x20) if byte not in (0x09, 0x0A, 0x0C, 0x0D))
@@ -37,6 +56,10 @@ _CONTROL_BYTES = bytes(byte for byte in range(0x20) if byte not in (0x09, 0x0A, 
 
 class UnreadableDump(Exception):
     """The bytes of a dump cannot be turned into text or a table (the whole file is quarantined)."""
+
+
+class DumpTooLarge(UnreadableDump):
+    """A dump beyond MAX_DECOMPRESSED_BYTES or MAX_LINES_PER_FILE (quarantined whole, its name in the reason)."""
 
 
 # -- names -----------------------------------------------------------------------------------------
@@ -57,46 +80,129 @@ def event_key(name: str) -> str:
 
 
 # -- bytes -> text ---------------------------------------------------------------------------------
-def decompress(data: bytes, compression: str | None) -> bytes:
-    """Undo .gz / .zst; raises UnreadableDump when the stream is corrupt or zstd is unavailable."""
+def decompress(data: bytes, compression: str | None, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
+    """Undo .gz / .zst (at most `limit` bytes out); raises UnreadableDump when the stream is corrupt, has
+    bytes after its end, expands beyond the limit, or zstd is unavailable. Dumps use decompress_dump."""
+    content, trailing = decompress_dump(data, compression, limit)
+    if trailing is not None:
+        raise UnreadableDump(f"corrupt gzip stream: {trailing}")
+    return content
+
+
+def decompress_dump(data: bytes, compression: str | None, limit: int = MAX_DECOMPRESSED_BYTES) -> tuple[bytes, str | None]:
+    """(content, problem with bytes after the last gzip member, or None); the output is bounded by `limit`.
+
+    Streamed: no more than `limit` + 1 bytes are ever produced, however far the stream would expand.
+    Concatenated gzip members are all read (as gzip does); bytes after the last member that are not
+    gzip data lose nothing before them: they come back as a problem for the caller to report.
+    """
     if compression is None:
-        return data
+        return data, None
     if compression == "gz":
-        try:
-            return gzip.decompress(data)
-        except (OSError, EOFError, ValueError) as error:
-            raise UnreadableDump(f"corrupt gzip stream: {error}") from error
+        return _gunzip(data, limit)
     if compression == "zst":
-        return _zstd_decompress(data)
+        return _zstd_decompress(data, limit), None
     raise UnreadableDump(f"unknown compression {compression!r}")
 
 
-def _zstd_decompress(data: bytes) -> bytes:
+def _too_large(limit: int) -> UnreadableDump:
+    return DumpTooLarge(f"decompresses to more than {limit / (1 << 20):,.0f} MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read")
+
+
+def _gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
+    chunks: list[bytes] = []
+    size = 0
+    position = 0
+    view = memoryview(data)
+    while position < len(data):
+        if data[position : position + 2] != b"\x1f\x8b":
+            if position == 0:
+                raise UnreadableDump("corrupt gzip stream: not a gzip file")
+            if not data[position:].strip(b"\0"):
+                break  # zero padding after the last member, which gzip itself accepts
+            return b"".join(chunks), f"{len(data) - position:,} bytes after the end of the gzip stream are not gzip data"
+        inflater = zlib.decompressobj(wbits=31)
+        member: list[bytes] = []
+        member_size = 0
+        try:
+            pending = view[position : position + _INFLATE_STEP]
+            fed = position + len(pending)
+            while True:
+                piece = inflater.decompress(pending, limit + 1 - size - member_size)
+                member.append(piece)
+                member_size += len(piece)
+                if size + member_size > limit:
+                    raise _too_large(limit)
+                if inflater.eof:
+                    break
+                pending = inflater.unconsumed_tail
+                if not pending:
+                    if fed >= len(data):
+                        raise zlib.error("the stream ends before its end marker (truncated file)")
+                    pending = view[fed : fed + _INFLATE_STEP]
+                    fed += len(pending)
+        except zlib.error as error:
+            if position == 0:
+                raise UnreadableDump(f"corrupt gzip stream: {error}") from error
+            return b"".join(chunks), f"{len(data) - position:,} bytes after the end of the gzip stream are not a valid gzip member ({error})"
+        chunks.extend(member)
+        size += member_size
+        position = fed - len(inflater.unused_data)
+    return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), None
+
+
+def _zstd_decompress(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES, head: bool = False) -> bytes:
+    """The content of a zstd stream (at most `limit` bytes: more raises DumpTooLarge, or is cut off when `head`)."""
     try:
         import zstandard  # optional: preferred when installed
     except ImportError:
         zstandard = None
     try:
         if zstandard is not None:
-            return zstandard.ZstdDecompressor().stream_reader(data).read()
-        # pyarrow (a dependency anyway) reads zstd frames when the zstandard module is absent.
-        import pyarrow as pa
+            content = zstandard.ZstdDecompressor().stream_reader(data).read(limit + 1)
+        else:
+            # pyarrow (a dependency anyway) reads zstd frames when the zstandard module is absent.
+            import pyarrow as pa
 
-        if not pa.Codec.is_available("zstd"):
-            raise UnreadableDump("cannot read .zst: neither zstandard nor pyarrow's zstd codec is available")
-        with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
-            return stream.read()
+            if not pa.Codec.is_available("zstd"):
+                raise UnreadableDump("cannot read .zst: neither zstandard nor pyarrow's zstd codec is available")
+            with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
+                content = stream.read(limit + 1)
     except UnreadableDump:
         raise
     except Exception as error:  # any codec failure means the file content is bad, not the code
         raise UnreadableDump(f"corrupt zstd stream: {error}") from error
+    if len(content) > limit:
+        if head:
+            return content[:limit]
+        raise _too_large(limit)
+    return content
+
+
+def decompress_head(data: bytes, compression: str | None, size: int) -> bytes:
+    """The first `size` bytes of the content (to sniff a format), never decompressing more than that."""
+    if compression is None:
+        return data[:size]
+    if compression == "gz":
+        try:
+            return zlib.decompressobj(wbits=31).decompress(data, size)
+        except zlib.error as error:
+            raise UnreadableDump(f"corrupt gzip stream: {error}") from error
+    if compression == "zst":
+        return _zstd_decompress(data, size, head=True)
+    raise UnreadableDump(f"unknown compression {compression!r}")
+
+
+def check_line_count(content: bytes, limit: int = MAX_LINES_PER_FILE) -> None:
+    """UnreadableDump when the text has more than `limit` lines (LF or CR ends; counted at C speed)."""
+    if len(content) > limit and max(content.count(b"\n"), content.count(b"\r")) > limit:
+        raise DumpTooLarge(f"has more than {limit:,} lines, the cap per file (MAX_LINES_PER_FILE); not read")
 
 
 def looks_binary(data: bytes) -> bool:
     """True for content that is clearly not a text dump (NUL bytes or many control characters)."""
+    # A stray NUL byte in a text file is not enough: only the line (record) that holds it is bad.
     sample = data[:65536]
-    if b"\x00" in sample:
-        return True
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     return bool(sample) and controls / len(sample) > 0.05
 
@@ -116,7 +222,17 @@ def _utf16_codec(data: bytes) -> str | None:
 
 
 def decode_text(data: bytes) -> str:
-    """UTF-8 (BOM dropped) when valid, UTF-16 when it says so, else Latin-1, which accepts any byte."""
+    """The text of a dump (see decode_text_detected)."""
+    return decode_text_detected(data)[0]
+
+
+def decode_text_detected(data: bytes) -> tuple[str, str]:
+    """(text, encoding): UTF-8 (BOM dropped) when valid, UTF-16 when it says so, else the legacy fallback.
+
+    The encoding is chosen per file: 'utf-8', 'utf-16-le' / 'utf-16-be' / 'utf-16', 'windows-1252'
+    (or 'latin-1' for bytes Windows-1252 leaves undefined), or 'utf-8+windows-1252' for a UTF-8 file
+    with a few lines in the legacy encoding (one stray Latin-1 byte must not garble every name).
+    """
     codec = _utf16_codec(data)
     if codec is not None:
         try:
@@ -125,34 +241,69 @@ def decode_text(data: bytes) -> str:
             raise UnreadableDump(f"invalid UTF-16 text: {error}") from error
         if looks_binary(text[:65536].encode("utf-8")):
             raise UnreadableDump("binary content, not a text dump")
-        return text
+        return text, codec
     if looks_binary(data):
         raise UnreadableDump("binary content, not a text dump")
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        return _decode_not_utf8(data)
+
+
+_ASCII = bytes(range(128))
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_LINE_WITH_ESCAPED_BYTE = re.compile("[^\n\r]*[\udc80-\udcff][^\n\r]*")
+
+
+def _legacy(data: bytes) -> tuple[str, str]:
+    """Windows-1252 (Latin-1 with printable characters at 0x80-0x9F), or Latin-1 when a byte is undefined there."""
+    try:
+        return data.decode("cp1252"), "windows-1252"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+def _decode_not_utf8(data: bytes) -> tuple[str, str]:
+    """Bytes that are not all UTF-8: mostly UTF-8 with a few legacy lines, or a legacy file."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    invalid = len(_ESCAPED_BYTE.findall(text))
+    non_ascii = len(data.translate(None, _ASCII))  # the non-ASCII bytes
+    # Bytes of valid multi-byte characters (2-4 each): clearly more UTF-8 characters than stray bytes.
+    if (non_ascii - invalid) / 2 > invalid:
+        fixed = _LINE_WITH_ESCAPED_BYTE.sub(lambda line: _legacy(line.group().encode("utf-8", "surrogateescape"))[0], text)
+        return fixed, "utf-8+windows-1252"
+    return _legacy(data[3:] if data.startswith(b"\xef\xbb\xbf") else data)
 
 
 def utf8_lf_bytes(data: bytes) -> bytes:
-    """The bytes of a text dump as UTF-8 with LF line ends (what the byte-level readers expect).
+    """The bytes of a text dump as UTF-8 with LF line ends (see utf8_lf_bytes_detected)."""
+    return utf8_lf_bytes_detected(data)[0]
+
+
+def utf8_lf_bytes_detected(data: bytes) -> tuple[bytes, str]:
+    """(bytes as UTF-8 with LF line ends, encoding as decode_text_detected names it), for the byte-level readers.
 
     Cheap for the common case (ASCII or valid UTF-8 with LF): no decoding, no copy.
     """
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    encoding = "utf-8"
     if _utf16_codec(data) is not None:
-        data = decode_text(data).encode("utf-8")
+        text, encoding = decode_text_detected(data)
+        data = text.encode("utf-8")
     elif looks_binary(data):
         raise UnreadableDump("binary content, not a text dump")
     elif not data.isascii():
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            data = data.decode("latin-1").encode("utf-8")  # old files: every byte is a Latin-1 character
+            text, encoding = _decode_not_utf8(data)
+            data = text.encode("utf-8")
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    return data
+    return data, encoding
 
 
 def split_lines(text: str) -> list[str]:
@@ -171,11 +322,18 @@ def blank_to_null(expr: pl.Expr) -> pl.Expr:
 
 
 def parse_int(text: pl.Expr, dtype: pl.DataType = pl.Int64) -> pl.Expr:
-    """Whole numbers (also written '1850.0', as float columns print) -> integer; anything else -> null."""
-    # A float cast is much faster than a regex and accepts every spelling we want to accept.
-    number = text.cast(pl.Float64, strict=False)
-    whole = number.is_finite() & (number == number.round())
-    return pl.when(whole).then(number).cast(dtype, strict=False)
+    """Whole numbers written in digits (a sign, and '.0' as float columns print '1850.0', allowed) -> integer;
+    anything else (exponents such as '2e3', fractions, words) -> null."""
+    stripped = text.cast(pl.Utf8).str.strip_chars()
+    whole_float = stripped.str.extract(r"^([+-]?\d+)\.0*$", 1)
+    return pl.coalesce(stripped.cast(dtype, strict=False), whole_float.cast(dtype, strict=False))
+
+
+def parse_id(text: pl.Expr, dtype: pl.DataType = pl.Int64) -> pl.Expr:
+    """Ids and ranks: digits only, as written (surrounding blanks allowed); '1.5e7', '-5', '+5', '12.0' -> null."""
+    stripped = text.cast(pl.Utf8).str.strip_chars()
+    signed = stripped.str.starts_with("+") | stripped.str.starts_with("-")
+    return pl.when(~signed).then(stripped.cast(dtype, strict=False))
 
 
 def int_error(text: pl.Expr, label: str, dtype: pl.DataType = pl.Int64, parsed: pl.Expr | None = None) -> pl.Expr:
@@ -184,14 +342,33 @@ def int_error(text: pl.Expr, label: str, dtype: pl.DataType = pl.Int64, parsed: 
     return pl.when(bad).then(pl.format(f"{label} {{}} is not a number", quoted(text)))
 
 
+def id_error(text: pl.Expr, label: str, parsed: pl.Expr) -> pl.Expr:
+    """Error message when a present id cell is not written in digits only, else null (`parsed`: parse_id(text))."""
+    bad = text.is_not_null() & parsed.is_null()
+    return pl.when(bad).then(pl.format(f"{label} {{}} is not a number (an id is written in digits only)", quoted(text)))
+
+
 def quoted(text: pl.Expr) -> pl.Expr:
     return pl.concat_str([pl.lit("'"), text, pl.lit("'")])
 
 
 def parse_iso_date(text: pl.Expr) -> pl.Expr:
-    """YYYY-MM-DD, YYYY.MM.DD or YYYY/MM/DD -> Date; unknown parts such as '??' -> null."""
+    """YYYY-MM-DD, YYYY.MM.DD or YYYY/MM/DD -> Date; unknown parts such as '??' and impossible dates -> null."""
     dashed = text.str.replace_all(".", "-", literal=True).str.replace_all("/", "-", literal=True)
-    return dashed.str.to_date("%Y-%m-%d", strict=False)
+    # A four-digit year first: '10.01.2024' must not be read as the year 10.
+    return pl.when(dashed.str.contains(r"^\d{4}-\d{1,2}-\d{1,2}$")).then(dashed.str.to_date("%Y-%m-%d", strict=False))
+
+
+# PGN writes unknown date parts as '??' ('2024.??.??', '????.??.??'): unknown, not wrong.
+PGN_UNKNOWN_DATE = r"^(?:\d{4}|\?{4})[.\-/](?:\d{2}|\?{2})[.\-/](?:\d{2}|\?{2})$"
+
+
+def date_error(text: pl.Expr, parsed: pl.Expr, label: str, unknown_allowed: bool = False) -> pl.Expr:
+    """'<label> '<value>' is not a date' when a present value is not a valid date (PGN's '??' parts allowed)."""
+    bad = text.is_not_null() & parsed.is_null()
+    if unknown_allowed:
+        bad = bad & ~(text.str.contains(PGN_UNKNOWN_DATE) & text.str.contains("?", literal=True))
+    return pl.when(bad).then(pl.format(f"{label} {{}} is not a date", quoted(text)))
 
 
 def join_errors(*messages: pl.Expr) -> pl.Expr:
@@ -202,11 +379,11 @@ def join_errors(*messages: pl.Expr) -> pl.Expr:
 
 # -- time controls ---------------------------------------------------------------------------------
 def classify_time_control(base_seconds: pl.Expr, increment_seconds: pl.Expr) -> pl.Expr:
-    """classical / rapid / blitz from the time for 60 moves (base + 60 x increment); null if unknown."""
+    """classical / rapid / blitz from the time for 60 moves (base + 60 x increment, FIDE's count); null if unknown."""
     total = base_seconds + 60 * increment_seconds.fill_null(0)
     return (
         pl.when(base_seconds.is_null()).then(None)
-        .when(total < BLITZ_BELOW_SECONDS).then(pl.lit("blitz"))
+        .when(total <= BLITZ_UP_TO_SECONDS).then(pl.lit("blitz"))
         .when(total < RAPID_BELOW_SECONDS).then(pl.lit("rapid"))
         .otherwise(pl.lit("classical"))
     )
@@ -233,6 +410,15 @@ def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     return base, increment
 
 
+def parse_clock(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """(base seconds, increment seconds) of a clock a person typed: parse_time_control's forms, where a
+    unit-less base up to CLOCK_MINUTES_UP_TO is minutes ('90+30' = '5400+30'; '90' = 90 minutes)."""
+    base, increment = parse_time_control(text)
+    unitless = ~text.str.contains(r"[^\d\s+/:]")
+    in_minutes = unitless & (base <= CLOCK_MINUTES_UP_TO)
+    return pl.when(in_minutes).then(base * 60).otherwise(base), increment
+
+
 # -- free-text dates (one value per file, so plain Python) ------------------------------------------
 _YMD = re.compile(r"(\d{4})\D{1,3}(\d{1,2})\D{1,3}(\d{1,2})")
 _DMY = re.compile(r"(\d{1,2})\D{1,3}(\d{1,2})\D{1,3}(\d{4})")
@@ -241,8 +427,13 @@ _YY_MM_DD = re.compile(r"^(\d{2})\D(\d{1,2})\D(\d{1,2})$")
 
 def parse_free_date(text: str | None) -> date | None:
     """'2024/01/05', '2024.01.05', '28. 07. 2005', '05/01/2024' (day first) or TRF '24/01/05' -> date."""
+    return parse_free_date_checked(text)[0]
+
+
+def parse_free_date_checked(text: str | None) -> tuple[date | None, bool]:
+    """(date, impossible): `impossible` is True when the text holds a date that does not exist ('2024/02/30')."""
     if not text:
-        return None
+        return None, False
     text = text.strip()
     for pattern, order in ((_YMD, "ymd"), (_DMY, "dmy"), (_YY_MM_DD, "yy")):
         match = pattern.search(text)
@@ -251,10 +442,10 @@ def parse_free_date(text: str | None) -> date | None:
         a, b, c = (int(g) for g in match.groups())
         year, month, day = (a, b, c) if order == "ymd" else (c, b, a) if order == "dmy" else (2000 + a if a < 70 else 1900 + a, b, c)
         try:
-            return date(year, month, day)
+            return date(year, month, day), False
         except ValueError:
-            return None
-    return None
+            return None, True
+    return None, False
 
 
 # -- output ----------------------------------------------------------------------------------------
@@ -321,13 +512,22 @@ def continue_stable_hash(states: np.ndarray, suffixes: pl.Series) -> pl.Series:
     return pl.Series("record_id", hashes, dtype=pl.UInt64)
 
 
-def unreadable_record(source_file: str, federation: str, month: str, fmt: str, problem: str, raw_text: str = "") -> pl.DataFrame:
-    """The single RawGames row that stands for a dump that could not be read at all."""
+def unreadable_record(source_file: str, federation: str, month: str, fmt: str, problem: str, raw_text: str = "",
+                      source_line: int = 1, position: str = "file") -> pl.DataFrame:
+    """The single RawGames row that stands for a dump that could not be read at all (or for an unreadable part of it)."""
     record = pl.DataFrame(
-        {"source_line": [1], "position": ["file"], "raw_text": [raw_text], "parse_error": [problem]},
+        {"source_line": [source_line], "position": [position], "raw_text": [raw_text], "parse_error": [problem]},
         schema={"source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8},
     )
     return finish_records(record.with_columns(pl.lit(event_key(source_file)).alias("event_id")), source_file, federation, month, fmt)
+
+
+def with_record_error(records: pl.DataFrame, condition: pl.Expr, message: pl.Expr | str) -> pl.DataFrame:
+    """Add `message` to the parse_error of the records where `condition` holds."""
+    message = pl.lit(message) if isinstance(message, str) else message
+    return records.with_columns(
+        pl.when(condition).then(join_errors(pl.col("parse_error"), message)).otherwise(pl.col("parse_error")).alias("parse_error")
+    )
 
 
 def preview(data: bytes, limit: int = 200) -> str:

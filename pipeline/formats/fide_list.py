@@ -278,3 +278,65 @@ def _players(frame: pl.DataFrame, fields: dict[str, tuple[int, int]], layout: st
     schema = polars_schema(FideList)
     rows = rows.with_columns([pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in rows.columns])
     return conform(rows, FideList)
+
+
+# -- writing ---------------------------------------------------------------------------------------
+# Header tokens of the per-type layout B; each starts at its column's first position (reference 3.2).
+_LAYOUT_B_HEADINGS = {
+    "player_id": "ID Number", "name": "Name", "federation": "Fed", "sex": "Sex", "title": "Tit", "women_title": "WTit",
+    "other_titles": "OTit", "foa_title": "FOA", "rating": None, "games": "Gms", "k": "K", "birth": "B-day", "flag": "Flag",
+}
+WOMEN_TITLES = ("WGM", "WIM", "WFM", "WCM", "wg", "wm", "wf", "wc")
+_MONTH_TOKENS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
+# Anything that would break a fixed-width line (line ends, tabs, other control characters).
+_CONTROL_CHARACTERS = r"[\x00-\x1f\x7f\u0085\u2028\u2029]"
+
+
+def list_month_token(list_month: str) -> str:
+    """'2024-04' -> 'APR24', the heading of a per-type list's rating column."""
+    year, month = int(list_month[:4]), int(list_month[5:7])
+    return f"{_MONTH_TOKENS[month - 1]}{year % 100:02d}"
+
+
+def format_fide_list(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> str:
+    """The rated players as FIDE's current per-type list (layout B, e.g. standard_rating_list.txt).
+
+    `players`: player_id, name, federation, sex, title, birth_year, rating, games, k, inactive, in the
+    order to print (any may be null but player_id). `list_month` (YYYY-MM) is the date of the list,
+    the heading of its rating column. Like FIDE's per-type lists, unrated players are left out. Women
+    (sex F) carry the flag w, inactive players i. Text fields are cut to leave one blank before the
+    next column; a number too wide for its column raises ValueError rather than shift the line.
+    """
+    fields = LAYOUTS["B"]
+    width = {field: end - start for field, (start, end) in fields.items()}
+    headings = dict(_LAYOUT_B_HEADINGS, rating=list_month_token(list_month))
+    header = "".join(headings[field].ljust(width[field]) for field in fields).rstrip()
+
+    def text(column: str, field: str) -> pl.Expr:
+        cleaned = pl.col(column).cast(pl.Utf8).str.replace_all(_CONTROL_CHARACTERS, " ").str.strip_chars()
+        return cleaned.fill_null("").str.slice(0, width[field] - 1)
+
+    def number(column: str, unknown: str = "") -> pl.Expr:
+        return pl.col(column).cast(pl.Utf8).fill_null(unknown)
+
+    title = text("title", "title")
+    birth = pl.when(pl.col("birth_year").is_between(1000, 9999)).then(pl.col("birth_year").cast(pl.Utf8)).otherwise(pl.lit("0000"))
+    flag = pl.concat_str(
+        pl.when(pl.col("sex") == "F").then(pl.lit("w")).otherwise(pl.lit("")),
+        pl.when(pl.col("inactive").fill_null(False)).then(pl.lit("i")).otherwise(pl.lit("")),
+    )
+    cells = {
+        "player_id": number("player_id"), "name": text("name", "name"), "federation": text("federation", "federation"),
+        "sex": text("sex", "sex"), "title": title,
+        "women_title": pl.when(title.is_in(WOMEN_TITLES)).then(title).otherwise(pl.lit("")),
+        "other_titles": pl.lit(""), "foa_title": pl.lit(""),
+        "rating": number("rating"), "games": number("games", "0"), "k": number("k"), "birth": birth, "flag": flag,
+    }
+    rows = players.filter(pl.col("rating").is_not_null()).select([expr.alias(field) for field, expr in cells.items()])
+    widest = rows.select(pl.all().str.len_chars().max()).row(0, named=True) if rows.height else {}
+    for field, longest in widest.items():
+        if longest is not None and longest > width[field]:
+            raise ValueError(f"a {field} value of {longest} characters does not fit FIDE's {width[field]}-character column")
+    lines = rows.select(pl.concat_str([pl.col(field).str.pad_end(width[field]) for field in fields]).alias("line"))["line"]
+    body = lines.str.join(line_end).item() if rows.height else ""
+    return header + line_end + (body + line_end if body else "")

@@ -11,6 +11,8 @@ import polars as pl
 from pipeline.formats.common import (
     blank_to_null,
     classify_time_control,
+    date_error,
+    parse_id,
     parse_int,
     parse_iso_date,
     parse_time_control,
@@ -19,6 +21,7 @@ from pipeline.formats.common import (
 )
 from pipeline.formats.scan import (
     KEEP_FIRST,
+    PADDING,
     SPACE,
     TAB,
     ByteLines,
@@ -46,6 +49,8 @@ _NAME_WINDOW = 16
 _NAME_BYTES = np.zeros(256, dtype=bool)
 _NAME_BYTES[[ord(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"]] = True
 _QUOTE, _OPEN, _CLOSE, _BACKSLASH, _PERCENT = (ord(c) for c in '"[]\\%')
+_BRACE_OPEN, _BRACE_CLOSE, _SEMICOLON = (ord(c) for c in "{};")
+_ID_TAGS = ("WhiteFideId", "BlackFideId")
 # The slow path for the rare tag lines the byte test does not accept (escapes, odd spacing, junk).
 _TAG_LINE = re.compile(r'\[\s*([A-Za-z0-9_]+)\s+"(.*)"\s*\]')
 # '[Event "x"] [Site "y"]': several tags on one line are reported as a malformed tag line.
@@ -153,7 +158,8 @@ def _chunk_bounds(data: bytes) -> list[tuple[int, int]]:
     bounds, begin = [], 0
     while len(data) - begin > CHUNK_BYTES:
         cut = data.find(b"\n\n[", begin + CHUNK_BYTES)
-        while cut != -1 and data[cut + 3 : cut + 4] == b"%":  # '[%clk ...' is a comment, not a tag
+        # '[%clk ...' is a comment, not a tag; nor is a '[' line inside a {comment} (the last brace before it is '{').
+        while cut != -1 and (data[cut + 3 : cut + 4] == b"%" or data.rfind(b"{", begin, cut) > data.rfind(b"}", begin, cut)):
             cut = data.find(b"\n\n[", cut + 3)
         if cut == -1:
             break
@@ -202,10 +208,14 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> 
     blank = content >= ends
     tagish = ~blank & (first_content == _OPEN) & (arr[content + 1] != _PERCENT)
     escape = first == _PERCENT
-    movetext = ~blank & ~tagish & ~escape
 
     segment = np.searchsorted(segments.byte_start, starts, side="right") - 1
     segment_first = np.searchsorted(starts, segments.byte_start)
+    unclosed: np.ndarray | None = None
+    if b"{" in lines.padded:  # a line that starts inside a {comment} is part of it, never a tag line
+        in_comment, unclosed = _comment_lines(lines, content, tagish, escape, segments.byte_start)
+        tagish &= ~in_comment
+    movetext = ~blank & ~tagish & ~escape
     # 0-based line number of every line within its file.
     file_line = np.arange(lines.count) - (segment_first - segments.line_offset)[segment]
 
@@ -229,11 +239,22 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> 
     malformed_games, first_malformed = np.unique(tag_game[malformed_at], return_index=True)
     for g, line in zip(malformed_games.tolist(), tag_lines[malformed_at[first_malformed]].tolist()):
         errors.setdefault(g - 1, []).append(f"malformed tag line {file_line[line] + 1}: {lines.text(line)}")
+    if unclosed is not None:
+        for line in unclosed.tolist():
+            if game[line] > 0:
+                errors.setdefault(int(game[line]) - 1, []).append(
+                    f"comment '{{' on line {file_line[line] + 1} is never closed (read as ending with its line)")
+    if b"\x00" in lines.padded:  # a NUL byte spoils the game whose lines hold it, not the file
+        nul_lines = np.unique(np.searchsorted(starts, np.flatnonzero(arr[: len(arr) - PADDING] == 0), side="right") - 1)
+        for line in nul_lines[game[nul_lines] > 0].tolist():
+            errors.setdefault(int(game[line]) - 1, []).append(f"line {file_line[line] + 1} holds a NUL byte (binary data)")
     white_id = _int_values(lines, values["WhiteFideId"], "WhiteFideId", errors)
     black_id = _int_values(lines, values["BlackFideId"], "BlackFideId", errors)
     white_elo = _int_values(lines, values["WhiteElo"], "WhiteElo", errors)
     black_elo = _int_values(lines, values["BlackElo"], "BlackElo", errors)
     result = _strings(lines, values["Result"], trim=True)
+    day = _date_values(lines, values["Date"], "Date", errors)
+    event_start = _date_values(lines, values["EventDate"], "EventDate", errors)
     frame = pl.DataFrame({
         "file": pl.Series(segments.file[game_segment], dtype=pl.Int32),
         "source_line": pl.Series(file_line[first_line] + 1, dtype=pl.Int64),
@@ -241,8 +262,8 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> 
         "raw_text": string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
         "parse_error": _error_column(errors, games),
         "Event": _strings(lines, values["Event"], trim=True),
-        "date": _date_values(lines, values["Date"]),
-        "event_start": _date_values(lines, values["EventDate"]),
+        "date": day,
+        "event_start": event_start,
         "round": _round_values(lines, values["Round"]),
         "white_id": white_id,
         "black_id": black_id,
@@ -256,6 +277,76 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> 
     })
     moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
     return frame.with_columns(pl.Series("moves_known", moves_known), pl.Series("has_move", has_move)), preamble
+
+
+def _comment_lines(lines: ByteLines, content: np.ndarray, tagish: np.ndarray, escape: np.ndarray, segment_starts: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(lines whose first character lies inside a {comment}, lines holding a '{' never closed in their file or None).
+
+    PGN comments run from '{' to the next '}' (they do not nest) or from ';' to the end of the
+    line; '%' lines are skipped, and braces inside a tag line's value are text. A position is inside
+    a comment exactly when the last brace before it that counts is a '{' (after a '}' one is always
+    outside; after a '{', always inside, whether that '{' opened the comment or sat in it). That
+    makes the test vectorised: no walk over the comments. A ';' outside a comment hides the braces
+    after it on its line, which can change what is inside, so the (rare) ';' comments are settled
+    in a few rounds. Each file of the piece starts outside any comment.
+    """
+    arr, starts, ends = lines.arr, lines.starts, lines.ends
+    body = arr[: len(arr) - PADDING]
+    braces = np.flatnonzero((body == _BRACE_OPEN) | (body == _BRACE_CLOSE))
+    line_of = np.searchsorted(starts, braces, side="right") - 1
+    # A line that is a whole tag ('[Name "value"]') keeps its braces as text.
+    last = arr[np.maximum(ends - 1, 0)]
+    tag_shaped = tagish & (last == _CLOSE) & (arr[np.maximum(ends - 2, 0)] == _QUOTE)
+    keep = ~escape[line_of] & ~tag_shaped[line_of]
+    braces, line_of = braces[keep], line_of[keep]
+    semicolons = np.zeros(0, dtype=np.int64)
+    if b";" in lines.padded:
+        semicolons = np.flatnonzero(body == _SEMICOLON)
+        semicolon_line = np.searchsorted(starts, semicolons, side="right") - 1
+        keep = ~escape[semicolon_line] & ~tag_shaped[semicolon_line]
+        semicolons, semicolon_line = semicolons[keep], semicolon_line[keep]
+    # Each file starts outside: a virtual '}' at its first byte.
+    events = np.concatenate([braces, segment_starts.astype(np.int64)])
+    opens = np.concatenate([arr[braces] == _BRACE_OPEN, np.zeros(len(segment_starts), dtype=bool)])
+    order = np.argsort(events, kind="stable")
+    events, opens = events[order], opens[order]
+    active = np.ones(len(events), dtype=bool)
+
+    def inside(positions: np.ndarray) -> np.ndarray:
+        live = np.flatnonzero(active)
+        before = np.searchsorted(events[live], positions, side="left") - 1
+        return (before >= 0) & opens[live[np.maximum(before, 0)]]
+
+    if len(semicolons):
+        for _ in range(8):  # each round can only hide more braces; real files settle in one or two
+            open_semicolons = semicolons[~inside(semicolons)]
+            if not len(open_semicolons):
+                break
+            # Braces after an open ';' on the same line are comment text.
+            line_end = ends[np.searchsorted(starts, open_semicolons, side="right") - 1]
+            hidden = np.zeros(len(events) + 1, dtype=int)
+            np.add.at(hidden, np.searchsorted(events, open_semicolons, side="right"), 1)
+            np.add.at(hidden, np.searchsorted(events, line_end, side="left"), -1)
+            now = active & (np.cumsum(hidden)[:-1] == 0)
+            if np.array_equal(now, active):
+                break
+            active = now
+    # A '{' never closed in its file would turn the rest of the file, later games too, into its comment:
+    # it is reported (its game becomes unparseable) and read as ending with its line instead.
+    unclosed = None
+    live = np.flatnonzero(active)
+    segment_of = np.searchsorted(segment_starts, events[live], side="right") - 1
+    last_close = np.full(len(segment_starts), -1, dtype=np.int64)
+    closes = ~opens[live]
+    np.maximum.at(last_close, segment_of[closes], events[live][closes])
+    open_at_end = opens[live] & (events[live] > last_close[segment_of])
+    if open_at_end.any():
+        _, first = np.unique(segment_of[open_at_end], return_index=True)
+        unclosed = np.searchsorted(starts, events[live][open_at_end][first], side="right") - 1
+        active[live[open_at_end]] = False
+    in_comment = inside(content)
+    return in_comment, unclosed
 
 
 def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> np.ndarray:
@@ -342,9 +433,11 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
     if len(odd):
         text = blank_to_null(pl.col("text"))
         present = text.is_not_null() & ~text.is_in(_MISSING)
+        # Ids are digits only ('4.600003e6' is no id); Elo values may be written as whole floats ('2200.0').
+        parse, rule = (parse_id, " (an id is written in digits only)") if label in _ID_TAGS else (parse_int, "")
         checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
-            pl.when(present).then(parse_int(text)).alias("value"),
-            pl.when(present & parse_int(text).is_null()).then(pl.format(f"{label} {{}} is not a number", quoted(text))).alias("error"),
+            pl.when(present).then(parse(text)).alias("value"),
+            pl.when(present & parse(text).is_null()).then(pl.format(f"{label} {{}} is not a number{rule}", quoted(text))).alias("error"),
         )
         result = result.scatter(odd, checked["value"])
         for g, message in zip(odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()):
@@ -352,8 +445,12 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
     return result.alias(label)
 
 
-def _date_values(lines: ByteLines, values: _TagValues) -> pl.Series:
-    """'YYYY.MM.DD' read from the bytes; other spellings through parse_iso_date; '????.??.??' is null."""
+def _date_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]) -> pl.Series:
+    """'YYYY.MM.DD' read from the bytes; other spellings through parse_iso_date; unknown parts ('2024.??.??') are null.
+
+    A date that is written but does not exist ('2024.02.30', '2024.13.01') or is not year first
+    ('10.01.2024') is an error of its game, naming the value.
+    """
     days, ok = parse_ymd(lines.arr, values.start, values.length)
     ok &= values.present
     for g in values.slow:
@@ -362,8 +459,12 @@ def _date_values(lines: ByteLines, values: _TagValues) -> pl.Series:
     result = result.set(pl.Series(~ok), None) if not ok.all() else result
     odd = np.flatnonzero(values.present & ~ok)
     if len(odd):
-        checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(parse_iso_date(pl.col("text"))).to_series()
-        result = result.scatter(odd, checked)
+        text = blank_to_null(pl.col("text"))
+        checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
+            parse_iso_date(text).alias("value"), date_error(text, parse_iso_date(text), label, unknown_allowed=True).alias("error"))
+        result = result.scatter(odd, checked["value"])
+        for g, message in zip(odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()):
+            errors.setdefault(g, []).append(message)
     return result
 
 

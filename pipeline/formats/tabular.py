@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 
 import polars as pl
 
 from pipeline.formats.common import (
     UnreadableDump,
+    MAX_DECOMPRESSED_BYTES,
     blank_to_null,
     classify_time_control,
+    id_error,
     int_error,
     join_errors,
+    parse_id,
     parse_int,
     parse_iso_date,
     quoted,
@@ -30,6 +34,11 @@ ALIASES = {"white_rating_used": "white_rating", "black_rating_used": "black_rati
 RESULT_SPELLINGS = {"½-½": "1/2-1/2", "0.5-0.5": "1/2-1/2", "=": "1/2-1/2", "1:0": "1-0", "0:1": "0-1"}
 FORFEIT_RESULTS = ["+-", "-+", "--", "+:-", "-:+"]
 TIME_CONTROL_SPELLINGS = {"standard": "classical", "std": "classical"}
+# Ids are digits only, as written ('4.600003e6' and '1.5e7' are no ids).
+_IDS = ("white_id", "black_id")
+# The csv module refuses fields above 131,072 characters by default, and cannot go on after that
+# error: one long quoted field would swallow the rest of the file. A field is bounded by the file.
+csv.field_size_limit(min(sys.maxsize, 2 * MAX_DECOMPRESSED_BYTES))
 # Integer columns and their types, in the order their errors are reported.
 _INTEGERS = {
     "white_id": pl.Int64, "black_id": pl.Int64, "white_rating": pl.Int32, "black_rating": pl.Int32,
@@ -42,6 +51,12 @@ def parse_csv(text: str, event_key: str) -> pl.DataFrame:
     # Files without quotes (what generators write) are split by Polars; quoted ones need the csv module.
     split = _split_plain if '"' not in text else _split_quoted
     header_line, cells, ragged = split(text)
+    if "\x00" in text:  # a NUL byte spoils its row, not the file
+        nul = pl.col("raw_text").str.contains("\x00", literal=True)
+        spoiled = cells.filter(nul).select("source_line", "raw_text", pl.lit(NUL_PROBLEM).alias("parse_error"))
+        cells = cells.filter(~nul)
+        ragged = pl.concat([ragged.with_columns(pl.when(nul).then(pl.lit(NUL_PROBLEM)).otherwise(pl.col("parse_error")).alias("parse_error")),
+                            spoiled])
     missing = [name for name in REQUIRED if name not in cells.columns]
     if missing and cells.is_empty() and ragged.is_empty():
         # A lone line that is no games header (e.g. 'junk') would otherwise leave no record at all.
@@ -54,6 +69,7 @@ def parse_csv(text: str, event_key: str) -> pl.DataFrame:
     return records.with_columns((pl.col("source_line") - header_line).cast(pl.Utf8).alias("position"))
 
 
+NUL_PROBLEM = "row holds a NUL byte (binary data)"
 _RAGGED_SCHEMA = {"source_line": pl.Int64, "raw_text": pl.Utf8, "parse_error": pl.Utf8}
 
 
@@ -66,6 +82,7 @@ def _split_plain(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     if lines.is_empty():
         raise UnreadableDump("CSV file has no header row")
     header_line, header_text = lines.row(0)
+    _check_duplicates(header_text.split(","), _column_names(header_text.split(",")))
     header = _column_names(header_text.split(","))
     rows = lines.slice(1).with_columns(pl.col("raw_text").str.count_matches(",", literal=True).alias("_commas"))
     good = rows.filter(pl.col("_commas") == len(header) - 1)
@@ -94,6 +111,7 @@ def _split_quoted(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
             if not any(cell.strip() for cell in row):
                 continue  # blank lines are not records
             if header is None:
+                _check_duplicates(row, _column_names(row))
                 header, header_line = _column_names(row), first_line
             elif len(row) == len(header):
                 good_rows.append(row)
@@ -125,21 +143,93 @@ def _split_quoted(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
 
 
 def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:
-    """Records of a Parquet games file (source_line = 1-based row number)."""
+    """Records of a Parquet games file (source_line = 1-based row number).
+
+    Columns the pipeline does not use are ignored whatever their type (lists, structs, maps,
+    durations, binary data); a used column of a type that holds no text or number is a problem of
+    the whole file. Date and datetime columns are read as dates, whole floats as integers.
+    """
     try:
         table = pl.read_parquet(io.BytesIO(data))
     except Exception as error:  # any reader failure is a bad file, not a bug here
         raise UnreadableDump(f"not a readable Parquet file: {error}") from error
-    table = table.rename(dict(zip(table.columns, _column_names(table.columns))))
+    names = _column_names(table.columns)
+    _check_duplicates(table.columns, names)
+    table = table.rename(dict(zip(table.columns, names)))
+    used = set(REQUIRED + OPTIONAL)
+    columns: list[pl.Series] = []
+    invalid_text: list[str] = []
+    for name, dtype in table.schema.items():
+        try:
+            column = _parquet_text(table[name])
+        except Exception as error:
+            if name in used:
+                raise UnreadableDump(f"column {name!r} has type {dtype}, which holds no value the pipeline can read") from error
+            continue  # not used: left out of the records (and of their raw text)
+        if name in used and dtype == pl.Binary and column.null_count() > table[name].null_count():
+            invalid_text.append(name)
+        columns.append(column)
+    as_text = pl.DataFrame(columns)
     # Numbers, dates and booleans print neither blank nor padded: blank_to_null would leave them as they are.
     trimmed = {name for name, dtype in table.schema.items() if dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean}
-    as_text = table.select(pl.all().cast(pl.Utf8, strict=False))
-    raw_text = as_text.select(pl.concat_str(pl.all().fill_null(""), separator=",")).to_series()
+    raw_text = as_text.select(pl.concat_str(pl.all().fill_null(""), separator=",")).to_series() if as_text.width else pl.repeat("", table.height, eager=True)
     cells = as_text.with_columns(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("source_line"),
         raw_text.alias("raw_text"),
-    )
-    return _records(cells, event_key, trimmed).with_columns(pl.col("source_line").cast(pl.Utf8).alias("position"))
+    ) if as_text.width else pl.DataFrame({"source_line": pl.int_range(1, table.height + 1, dtype=pl.Int64, eager=True), "raw_text": raw_text})
+    records = _records(cells, event_key, trimmed)
+    for name in invalid_text:  # binary cells that are not UTF-8 text: the row's problem, not a missing value
+        bad = table[name].is_not_null() & as_text[name].is_null()
+        records = records.with_columns(
+            pl.when(pl.Series(bad)).then(join_errors(pl.col("parse_error"), pl.lit(f"{name} is binary data, not UTF-8 text")))
+            .otherwise(pl.col("parse_error")).alias("parse_error"))
+    return records.with_columns(pl.col("source_line").cast(pl.Utf8).alias("position"))
+
+
+def _parquet_text(column: pl.Series) -> pl.Series:
+    """A Parquet column as text cells: dates as YYYY-MM-DD, whole floats without '.0', binary as UTF-8 (invalid -> null)."""
+    dtype = column.dtype
+    if dtype == pl.Datetime:
+        column = column.dt.date()
+    elif dtype.is_float():
+        whole = column.is_finite() & (column == column.round())
+        return pl.select(pl.when(whole).then(column.cast(pl.Int64, strict=False).cast(pl.Utf8)).otherwise(column.cast(pl.Utf8))).to_series().alias(column.name)
+    elif dtype == pl.Binary:
+        try:
+            return column.cast(pl.Utf8)  # all valid UTF-8: the usual case, vectorised
+        except pl.exceptions.PolarsError:  # some values are not text: only then value by value
+            return pl.Series(column.name, [None if value is None else _utf8_or_none(value) for value in column.to_list()], dtype=pl.Utf8)
+    elif isinstance(dtype, (pl.List, pl.Array, pl.Struct, pl.Object)) or dtype == pl.Duration:
+        raise TypeError(f"{dtype} is not a scalar")
+    return column.cast(pl.Utf8, strict=False)
+
+
+def _utf8_or_none(value: bytes) -> str | None:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _check_duplicates(raw_names: list[str], names: list[str]) -> None:
+    """UnreadableDump naming the columns that give the same used column twice ('result' and 'Result',
+    'white' and 'white_name'): which one holds the data cannot be told, so the file is not guessed at."""
+    used = set(REQUIRED + OPTIONAL)
+    by_name: dict[str, list[str]] = {}
+    for raw, name in zip(raw_names, names):
+        canonical = _canonical(raw)
+        if canonical in used:
+            by_name.setdefault(canonical, []).append(raw.strip())
+    twice = {name: raws for name, raws in by_name.items() if len(raws) > 1}
+    if twice:
+        listed = "; ".join(f"{name} ({', '.join(repr(raw) for raw in raws)})" for name, raws in twice.items())
+        raise UnreadableDump(f"column(s) given more than once in the header: {listed}; the file is not read")
+
+
+def _canonical(raw: str) -> str:
+    """A header cell's column name: lower-case, trimmed, aliases resolved."""
+    name = raw.strip().lstrip("\ufeff").strip().strip('"').lower()
+    return ALIASES.get(name, name)
 
 
 def _column_names(names: list[str]) -> list[str]:
@@ -147,7 +237,7 @@ def _column_names(names: list[str]) -> list[str]:
     seen: dict[str, int] = {}
     result = []
     for raw in names:
-        name = ALIASES.get(raw.strip().lstrip("\ufeff").lower(), raw.strip().lstrip("\ufeff").lower()) or "column"
+        name = _canonical(raw) or "column"
         count = seen.get(name, 0)
         seen[name] = count + 1
         result.append(name if count == 0 else f"{name}_{count + 1}")
@@ -163,7 +253,7 @@ def _records(cells: pl.DataFrame, event_key: str, trimmed: set[str] = frozenset(
     # Eager Polars evaluates a repeated sub-expression every time: each parse runs once, into a column
     # of its own, which both the value and its error message read.
     cells = cells.with_columns(
-        *[parse_int(pl.col(name), dtype).alias(f"_{name}") for name, dtype in _INTEGERS.items()],
+        *[(parse_id if name in _IDS else parse_int)(pl.col(name), dtype).alias(f"_{name}") for name, dtype in _INTEGERS.items()],
         parse_iso_date(pl.col("event_start")).alias("_event_start"),
         parse_iso_date(pl.col("date")).alias("_date"),
         pl.col("result").replace(RESULT_SPELLINGS).alias("_result"),
@@ -173,7 +263,8 @@ def _records(cells: pl.DataFrame, event_key: str, trimmed: set[str] = frozenset(
     base, increment = pl.col("_tc_base_seconds"), pl.col("_tc_increment_seconds")
     errors = [
         pl.lit(f"missing required column(s): {', '.join(missing_required)}") if missing_required else pl.lit(None, pl.Utf8),
-        *[int_error(pl.col(name), name, parsed=pl.col(f"_{name}")) for name in _INTEGERS],
+        *[(id_error(pl.col(name), name, pl.col(f"_{name}")) if name in _IDS else int_error(pl.col(name), name, parsed=pl.col(f"_{name}")))
+          for name in _INTEGERS],
         pl.when(pl.col("event_start").is_not_null() & event_start.is_null())
         .then(pl.format("event_start {} is not a date", quoted(pl.col("event_start")))),
         pl.when(pl.col("date").is_not_null() & date.is_null()).then(pl.format("date {} is not a date", quoted(pl.col("date")))),

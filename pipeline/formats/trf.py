@@ -16,9 +16,11 @@ import polars as pl
 from pipeline.formats.common import (
     blank_to_null,
     classify_time_control,
+    id_error,
     int_error,
     join_errors,
-    parse_free_date,
+    parse_free_date_checked,
+    parse_id,
     parse_int,
     parse_time_control,
     quoted,
@@ -40,6 +42,9 @@ MAX_LINE = FIRST_CELL + CELL_STEP * MAX_ROUNDS
 
 # A record starts with a three-digit tag (or a JaVaFo XX? extension) and a blank.
 TRF_TAG = re.compile(r"^(?:\d{3}|XX[A-Z])(?: |$)")
+# A player record: '001' and a blank (or nothing). '001x' or '001<tab>' is no record, but a junk line.
+PLAYER_TAG = r"^001(?: |$)"
+NUL_PROBLEM = "line holds a NUL byte (binary data), not a TRF record"
 # TRF-2026 National Rating Support records: a federation code instead of '001', then a starting rank.
 NRS_TAG = r"^[A-Z]{3} [ \d]{3}\d"
 
@@ -69,6 +74,8 @@ class TrfHeader:
     round_dates: list[date | None]
     rounds_tag: int
     tc: tuple[int | None, int | None]  # base and increment seconds of tag 222
+    start_error: str | None = None  # tag 042 holds a date that does not exist
+    round_date_errors: dict[int, str] | None = None  # round -> the impossible date tag 132 gives it
 
 
 def is_trf_text(text: str) -> bool:
@@ -99,18 +106,24 @@ def parse_trf_batch(texts: list[str], event_ids: list[str]) -> pl.DataFrame:
     lines = lines.with_columns(
         (pl.int_range(pl.len(), dtype=pl.Int64).over("file") + 1).alias("line_no")
     ).select(list(_LINE_SCHEMA))
+    nul_lines = None
+    if any("\x00" in text for text in texts):  # rare: only the lines that hold one are lost, as junk records
+        has_nul = pl.col("text").str.contains("\x00", literal=True)
+        nul_lines = lines.filter(has_nul)
+        lines = lines.filter(~has_nul)
     files = pl.DataFrame({"file": range(len(texts)), "event_id": event_ids}, schema={"file": pl.Int32, "event_id": pl.Utf8})
     headers = _headers(lines, len(texts))
 
-    players = _player_fields(lines.filter(pl.col("text").str.starts_with("001")))
+    players = _player_fields(lines.filter(pl.col("text").str.contains(PLAYER_TAG)))
     without_players = files.join(players.select("file").unique(), on="file", how="anti")
-    rounds = _rounds(players, headers)
     usable = players.filter(pl.col("rank_ok"))
-    cells = _cells(usable, rounds)
+    cells, usable = _checked_cells(usable, headers)
     records = pl.concat(
         [
             _bad_line_records(players),
+            _cut_line_records(usable),
             _junk_records(lines),
+            *([] if nul_lines is None else [_junk_records(nul_lines, NUL_PROBLEM)]),
             _nrs_records(lines, players),
             _bye_records(cells),
             _pairing_records(cells),
@@ -135,7 +148,9 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
     headers = []
     time_controls: dict[str, tuple] = {}
     for tags_of_file in first:
-        round_dates = _round_dates(tags_of_file.get("132", ""))
+        round_dates, round_date_errors = _round_dates(tags_of_file.get("132", ""))
+        start_text = tags_of_file.get("042", "")[4:]
+        start, start_impossible = parse_free_date_checked(start_text)
         rounds_tag = 0
         for key in ("142", "XXR"):
             match = re.match(r"\s*(\d+)", tags_of_file.get(key, "")[4:])
@@ -146,10 +161,12 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
             base, increment = parse_time_control(pl.lit(tc_text))
             time_controls[tc_text] = tuple(pl.select(base, increment).row(0))
         headers.append(TrfHeader(
-            start=parse_free_date(tags_of_file.get("042", "")[4:]),
+            start=start,
             round_dates=round_dates,
             rounds_tag=rounds_tag,
             tc=time_controls.get(tc_text, (None, None)),
+            start_error=f"event start '{start_text.strip()}' (tag 042) is not a date" if start_impossible else None,
+            round_date_errors=round_date_errors,
         ))
     return headers
 
@@ -157,17 +174,20 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
 _DATE_TOKEN = re.compile(r"\d{2,4}[/.-]\d{1,2}[/.-]\d{1,2}")
 
 
-def _round_dates(line: str) -> list[date | None]:
-    """Tag 132: round r's date in columns 92 + 10 (r - 1) (YY/MM/DD in TRF16).
+def _round_dates(line: str) -> tuple[list[date | None], dict[int, str]]:
+    """Tag 132: round r's date in columns 92 + 10 (r - 1) (YY/MM/DD in TRF16), and the rounds whose date does not exist.
 
     When the dates do not sit in those columns (wider YYYY/MM/DD dates, other spacing), they are
     taken in order of appearance instead.
     """
     cells = [line[position : position + CELL_STEP].strip() for position in range(FIRST_CELL, min(len(line), MAX_LINE), CELL_STEP)]
-    dates = [parse_free_date(cell) for cell in cells]
-    if all(day is not None or not cell for cell, day in zip(cells, dates)):
-        return dates
-    return [parse_free_date(token) for token in _DATE_TOKEN.findall(line[4:])][:MAX_ROUNDS]
+    checked = [parse_free_date_checked(cell) for cell in cells]
+    if not all(day is not None or impossible or not cell for cell, (day, impossible) in zip(cells, checked)):
+        cells = _DATE_TOKEN.findall(line[4:])[:MAX_ROUNDS]
+        checked = [parse_free_date_checked(token) for token in cells]
+    errors = {r + 1: f"round {r + 1} date '{cell}' (tag 132) is not a date" for r, (cell, (_, impossible)) in enumerate(zip(cells, checked))
+              if impossible}
+    return [day for day, _ in checked], errors
 
 
 def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[TrfHeader]) -> pl.DataFrame:
@@ -177,8 +197,9 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
             "file": [f for f, header in enumerate(headers) for _ in header.round_dates],
             "round": [r + 1 for header in headers for r in range(len(header.round_dates))],
             "date": [day for header in headers for day in header.round_dates],
+            "_date_error": [(header.round_date_errors or {}).get(r + 1) for header in headers for r in range(len(header.round_dates))],
         },
-        schema={"file": pl.Int32, "round": pl.Int32, "date": pl.Date},
+        schema={"file": pl.Int32, "round": pl.Int32, "date": pl.Date, "_date_error": pl.Utf8},
     )
     facts = files.with_columns(
         # Tag 042 is free text in old files; when it cannot be read, the earliest round date is the start.
@@ -190,6 +211,14 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
     records = records.drop("event_id", strict=False).join(facts, on="file", how="left").join(
         round_dates, on=["file", "round"], how="left"
     )
+    # A date that is written but does not exist ('24/02/30') makes the records it dates unparseable.
+    start_errors = [header.start_error for header in headers]
+    if any(start_errors) or any(header.round_date_errors for header in headers):
+        records = records.join(
+            pl.DataFrame({"file": range(len(headers)), "_start_error": start_errors}, schema={"file": pl.Int32, "_start_error": pl.Utf8}),
+            on="file", how="left",
+        ).with_columns(join_errors(pl.col("parse_error"), pl.col("_start_error"), pl.col("_date_error")).alias("parse_error")).drop("_start_error")
+    records = records.drop("_date_error")
     # TRF dumps are standard-rated events unless the TRF-2026 encoded time control (tag 222) says otherwise.
     return records.with_columns(
         classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")).fill_null("classical").alias("time_control")
@@ -226,9 +255,11 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
         _field(ID).alias("id_text"),
         pl.col("text").str.strip_chars_end().str.len_chars().alias("length"),
     ).with_columns(
-        parse_int(pl.col("rank_text"), pl.Int32).alias("rank"),
+        # Ranks and ids are read as written, digits only: ' 2e9' is no rank (it would size arrays) and
+        # '4.600003e6' or '-1002' no id.
+        parse_id(pl.col("rank_text"), pl.Int32).alias("rank"),
         parse_int(pl.col("rating_text"), pl.Int32).alias("rating_value"),
-        parse_int(pl.col("id_text"), pl.Int64).alias("id_value"),
+        parse_id(pl.col("id_text"), pl.Int64).alias("id_value"),
     )
     duplicated = pl.col("rank").is_not_null() & pl.col("rank").is_duplicated().over("file")
     too_long = pl.col("length") > MAX_LINE
@@ -246,7 +277,7 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
         .alias("rank_error"),
         join_errors(
             int_error(pl.col("rating_text"), "rating (columns 49-52)", pl.Int32),
-            int_error(pl.col("id_text"), "FIDE id (columns 58-68)"),
+            id_error(pl.col("id_text"), "FIDE id (columns 58-68)", pl.col("id_value")),
         ).alias("line_error"),
     )
 
@@ -279,13 +310,13 @@ def _bad_line_records(players: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _junk_records(lines: pl.DataFrame) -> pl.DataFrame:
+def _junk_records(lines: pl.DataFrame, problem: str | None = None) -> pl.DataFrame:
     """Lines that are no TRF record at all (not a tag, an NRS record or a ### comment): reported, not skipped.
 
     Unknown three-character tags are ignored, as the format asks; text that starts otherwise (an
     indented 001 record, stray prose) would otherwise vanish without a trace.
     """
-    junk = lines.filter(
+    junk = lines if problem is not None else lines.filter(
         (pl.col("text").str.strip_chars() != "")
         & ~pl.col("text").str.contains(r"^(?:\d{3}|XX[A-Z]|[A-Z]{3})(?: |$)")
         & ~pl.col("text").str.starts_with("###")
@@ -295,7 +326,7 @@ def _junk_records(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("line_no").alias("source_line"),
         pl.lit("line").alias("position"),
         pl.col("text").alias("raw_text"),
-        pl.lit("not a TRF record (a record starts with a three-character tag and a blank, e.g. '001 ')").alias("parse_error"),
+        pl.lit(problem or "not a TRF record (a record starts with a three-character tag and a blank, e.g. '001 ')").alias("parse_error"),
     )
 
 
@@ -311,7 +342,7 @@ def _nrs_records(lines: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema=_RECORD_SCHEMA)
     nrs = nrs.with_columns(
         _field(RANK).alias("rank_text"), _field(RATING).alias("rating_text"), _field(ID).alias("id_text"),
-    ).with_columns(parse_int(pl.col("rank_text"), pl.Int32).alias("rank"))
+    ).with_columns(parse_id(pl.col("rank_text"), pl.Int32).alias("rank"), parse_id(pl.col("id_text")).alias("_id"))
     known = players.filter(pl.col("rank_ok")).select("file", "rank", pl.lit(True).alias("linked"))
     nrs = nrs.join(known, on=["file", "rank"], how="left")
     problem = join_errors(
@@ -319,7 +350,7 @@ def _nrs_records(lines: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
             pl.format("NRS record {}: starting rank {} (columns 5-8) has no 001 record", pl.col("text").str.slice(0, 3),
                       quoted(pl.col("rank_text").fill_null("")))),
         int_error(pl.col("rating_text"), "national rating (columns 49-52)", pl.Int32),
-        int_error(pl.col("id_text"), "national id (columns 58-68)"),
+        id_error(pl.col("id_text"), "national id (columns 58-68)", pl.col("_id")),
     )
     return nrs.with_columns(problem.alias("parse_error")).filter(pl.col("parse_error").is_not_null()).select(
         "file",
@@ -331,8 +362,57 @@ def _nrs_records(lines: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
 
 
 # -- round cells -----------------------------------------------------------------------------------
-def _cells(players: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
-    """One row per (player line, round): the 8-character cell and its opponent, colour and result."""
+def _checked_cells(usable: pl.DataFrame, headers: list[TrfHeader]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(cells, usable player lines with 'cut_at': the first round whose cell is malformed, or null).
+
+    Text after a line's last round cell (a note, 'withdrew') is no round: it must neither add rounds
+    to the event (every other player would get byes for them) nor become byes itself. The cells are
+    cut at the first malformed one, the rounds counted again without what was cut, and the cut text
+    becomes one unparseable record for the line (_cut_line_records).
+    """
+    cells = _cells(usable, _rounds(usable, headers))
+    bad = cells.filter(~pl.col("cell_ok"))
+    if bad.is_empty():
+        return cells, usable.with_columns(pl.lit(None, dtype=pl.Int32).alias("cut_at"))
+    first_bad = bad.group_by("file", "line_no").agg(pl.col("round").min().alias("first_bad_round"))
+    usable = usable.join(first_bad, on=["file", "line_no"], how="left", maintain_order="left").with_columns(
+        pl.col("first_bad_round").alias("cut_at"),
+        # The line counts for the event's rounds only up to its last well-formed cell.
+        pl.when(pl.col("first_bad_round").is_not_null())
+        .then(pl.min_horizontal(pl.col("length"), FIRST_CELL + CELL_STEP * (pl.col("first_bad_round") - 1) - 2))
+        .otherwise(pl.col("length")).alias("length"),
+    )
+    cells = _cells(usable.drop("first_bad_round"), _rounds(usable, headers), first_bad)
+    return cells, usable.drop("first_bad_round")
+
+
+def _cut_line_records(usable: pl.DataFrame) -> pl.DataFrame:
+    """One unparseable record per 001 line whose text from some column on is not round cells."""
+    cut = usable.filter(pl.col("cut_at").is_not_null())
+    if cut.is_empty():
+        return pl.DataFrame(schema=_RECORD_SCHEMA)
+    column = FIRST_CELL + CELL_STEP * (pl.col("cut_at") - 1)
+    return cut.select(
+        "file",
+        pl.col("line_no").alias("source_line"),
+        pl.lit("line").alias("position"),
+        pl.col("text").alias("raw_text"),
+        join_errors(
+            pl.format("round {} onwards: {} (from column {}) is not a round cell (opponent rank, colour, result)",
+                      pl.col("cut_at"), quoted(pl.col("text").str.slice(column).str.strip_chars().str.slice(0, 60)), column + 1),
+            pl.col("line_error"),
+        ).alias("parse_error"),
+        pl.col("fide_id").alias("white_id"),
+        pl.col("name").alias("white_name"),
+        pl.col("rating").alias("white_rating"),
+    )
+
+
+def _cells(players: pl.DataFrame, rounds: pl.DataFrame, cut: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per (player line, round): the 8-character cell and its opponent, colour and result.
+
+    `cut`: (file, line_no, first_bad_round) of lines whose cells are cut from that round on (kind 'cut').
+    """
     players = players.join(rounds, on="file", how="left").with_row_index("player_row")
     # At least one (possibly empty) slice, so that an event without rounds still has every column.
     most = max(1, int(players["rounds"].max() or 0) if players.height else 0)
@@ -342,6 +422,8 @@ def _cells(players: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
             *columns,
             pl.lit(r, dtype=pl.Int32).alias("round"),
             pl.col("text").str.slice(FIRST_CELL + CELL_STEP * (r - 1), CELL_WIDTH).str.pad_end(CELL_WIDTH).alias("cell"),
+            # The two columns before the cell (after the previous one) must be blank.
+            (pl.col("text").str.slice(FIRST_CELL + CELL_STEP * (r - 1) - 2, 2).str.strip_chars() == "" if r > 1 else pl.lit(True)).alias("gap_ok"),
         )
         for r in range(1, most + 1)
     ]
@@ -350,10 +432,23 @@ def _cells(players: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
         pl.col("cell").str.slice(5, 1).str.to_lowercase().alias("colour"),
         pl.col("cell").str.slice(7, 1).str.to_uppercase().alias("code"),
         (pl.col("cell").str.strip_chars() == "").alias("blank"),
-    ).with_columns(parse_int(pl.col("opponent_text"), pl.Int32).alias("opponent"))
+        ((pl.col("cell").str.slice(4, 1) == " ") & (pl.col("cell").str.slice(6, 1) == " ")).alias("literal"),
+    ).with_columns(parse_id(pl.col("opponent_text"), pl.Int32).alias("opponent"))
+    # A round cell is 'oooo c r': an opponent rank in digits (or blank), a colour and a result code,
+    # each with blanks between. Anything else is no cell: the line's text from there on is reported.
+    shaped = (pl.col("opponent_text").is_null() | pl.col("opponent").is_not_null()) & pl.col("literal") & pl.col("gap_ok")
+    cells = cells.with_columns((pl.col("blank") | shaped).alias("cell_ok"))
+    if cut is not None:  # cells from a line's first malformed cell on belong to its one 'line' record
+        cells = cells.join(cut, on=["file", "line_no"], how="left", maintain_order="left").with_columns(
+            (pl.col("round") >= pl.col("first_bad_round").fill_null(MAX_ROUNDS + 1)).alias("cut")
+        ).drop("first_bad_round")
+    else:
+        cells = cells.with_columns(pl.lit(False).alias("cut"))
+    cells = cells.with_columns(pl.when(pl.col("cut")).then(None).otherwise(pl.col("opponent")).alias("opponent"))
     paired = pl.col("opponent").is_not_null() & (pl.col("opponent") > 0)
     cells = cells.with_columns(
-        pl.when(pl.col("blank")).then(pl.lit("blank"))
+        pl.when(pl.col("cut")).then(pl.lit("cut"))
+        .when(pl.col("blank")).then(pl.lit("blank"))
         .when(pl.col("opponent_text").is_not_null() & pl.col("opponent").is_null()).then(pl.lit("bad"))
         .when(paired).then(pl.lit("paired"))
         .otherwise(pl.lit("bye"))

@@ -34,8 +34,10 @@ _OPENINGS = (
 _COLOUR_CHAR = {0: "-", WHITE: "w", BLACK: "b"}
 DUPLICATE_SUFFIX = "-resubmitted"
 REGISTRY_COLUMNS = ("player_id", "name", "federation", "sex", "birth_year", "title")
-CSV_COLUMNS = ("event_id", "event_start", "date", "round", "white_id", "black_id", "result", "time_control",
-               "tc_base_seconds", "tc_increment_seconds", "white_rating", "black_rating")
+# Names beside the ids, as federations' exports write them: they also expose a mistyped id (the
+# name is registered under another id).
+CSV_COLUMNS = ("event_id", "event_start", "date", "round", "white_id", "black_id", "white_name", "black_name", "result",
+               "time_control", "tc_base_seconds", "tc_increment_seconds", "white_rating", "black_rating")
 TRUTH_SCHEMA = pa.schema([("player_id", pa.int64()), ("month", pa.string()), ("strength", pa.float64())])
 WRITER_THREADS = 4  # each write ends in an fsync (or a PUT): overlap them, the content stays deterministic
 
@@ -270,6 +272,7 @@ class DumpWriter:
         typo, typo_white = games["typo"].to_numpy(), games["typo_white"].to_numpy()
         white_id[typo & typo_white] = mistype_ids(rng, white_id[typo & typo_white], self.registered_sorted)
         black_id[typo & ~typo_white] = mistype_ids(rng, black_id[typo & ~typo_white], self.registered_sorted)
+        names = np.asarray(self.pop.name, dtype=object)
         rows = games.select(
             "month", "event",
             pl.Series("event_id", np.asarray(s.event_id, dtype=object)[games["event"].to_numpy()], dtype=pl.Utf8),
@@ -277,6 +280,8 @@ class DumpWriter:
             pl.col("written_date").alias("date"),
             "round",
             pl.Series("white_id", white_id), pl.Series("black_id", black_id),
+            pl.Series("white_name", names[games["white_player"].to_numpy()], dtype=pl.Utf8),
+            pl.Series("black_name", names[games["black_player"].to_numpy()], dtype=pl.Utf8),
             pl.col("code").replace_strict(RESULT_TEXT, default=None, return_dtype=pl.Utf8).alias("result"),
             "time_control", "tc_base_seconds", "tc_increment_seconds", "white_rating", "black_rating",
         )

@@ -120,3 +120,24 @@ def plot_accuracy(accuracy: pl.DataFrame, metric: str = "deviance", title: str |
     axes.set_ylabel(metric)
     axes.set_title(title or f"Predictive accuracy by month: {metric} (lower is better)")
     return _png(figure)
+
+
+def plot_rating_history(history: pl.DataFrame, scenarios: list[str], title: str = "Rating history") -> bytes:
+    """PNG: one line per scenario column of a player's history (column `month`, one rating column per scenario)."""
+    figure, axes = _new_figure()
+    first_days = (history["month"] + "-01").str.to_date("%Y-%m-%d").to_list()
+    plotted = 0
+    for scenario in scenarios:
+        ratings = history[scenario].cast(pl.Float64).to_list()  # null -> a gap while unrated
+        if any(value is not None for value in ratings):
+            axes.plot(first_days, [float("nan") if v is None else v for v in ratings], marker="o", markersize=3, label=scenario)
+            plotted += 1
+    if plotted:
+        axes.legend(fontsize=8)
+        axes.tick_params(axis="x", labelrotation=30, labelsize=8)
+    else:
+        _empty_note(axes, "never rated")
+    axes.set_xlabel("Month (list after the month's games)")
+    axes.set_ylabel("Rating")
+    axes.set_title(title)
+    return _png(figure)

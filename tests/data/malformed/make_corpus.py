@@ -93,6 +93,16 @@ def main() -> None:
         + ["GER    1                                   1850      GER1"[:60], "GER   99      Nobody                            1700"]
     ) + "\n")
 
+    # Dirty dumps: one bad spot must cost one record, never invent, double or drop others.
+    write("trf_glued_code.trf", lf(TRF_HEADER + TRF_GOOD + ["001x" + TRF_GOOD[0][4:], "001\t" + TRF_GOOD[1][4:]]) + "\n")
+    write("trf_float_rank.trf", lf(TRF_HEADER + TRF_GOOD[:3] + [TRF_GOOD[3][:4] + " 2e9" + TRF_GOOD[3][8:]]) + "\n")
+    float_ids = [trf_line(1, "One, A", "4.600003e6", ["   2 w 1", "   3 b ="]), trf_line(2, "Two, B", "-1002", ["   1 b 0", "   4 w 1"])]
+    write("trf_float_ids.trf", lf(TRF_HEADER + float_ids + TRF_GOOD[2:]) + "\n")
+    write("trf_trailing_text.trf", lf(TRF_HEADER + [TRF_GOOD[0] + "   withdrew: ill"] + TRF_GOOD[1:]) + "\n")
+    write("trf_bad_dates.trf", lf(TRF_HEADER[:3] + ["132" + " " * 88 + "24/01/06  24/02/30"] + TRF_GOOD) + "\n")
+    write("trf_nul_byte.trf", lf(["012 Malformed\x00Open"] + TRF_HEADER[1:] + TRF_GOOD) + "\n")
+    write("trf_line_bomb.trf.gz", b"x\n" * 10_000_000)  # 20 KB compressed, 10 million lines
+
     # -- PGN -------------------------------------------------------------------------------------
     good = pgn_game("Open", 1001, 1002, "1-0") + pgn_game("Open", 1003, 1004, "1/2-1/2")
     write("pgn_binary.pgn", garbage)
@@ -110,8 +120,45 @@ def main() -> None:
     write("pgn_forfeits.pgn", pgn_game("Open", 1001, 1002, "1-0", "") + pgn_game("Open", 1003, 1004, "0-0", "")
           + '[Event "Open"]\n[Result "1-0"]\n[WhiteFideId "1005"]\n[BlackFideId "1006"]\n[Termination "Unplayed"]\n\n1. d4 1-0\n\n')
 
+    comments = ("1. e4 {a comment over lines\n[not a tag] but text\n[Event \"Fake\"]\n} e5 ; a { that opens nothing\n"
+                "% [Event \"an escape line\"]\n2. Nf3")
+    write("pgn_comment_brackets.pgn", pgn_game("Open", 1001, 1002, "1-0", comments) + pgn_game("Open", 1003, 1004, "0-1"))
+    write("pgn_unclosed_comment.pgn", pgn_game("Open", 1001, 1002, "1-0", "1. e4 {never closed") + pgn_game("Open", 1003, 1004, "0-1"))
+    write("pgn_bad_dates.pgn", "".join(pgn_game("Open", 1001 + 2 * i, 1002 + 2 * i, "1-0").replace("2024.01.10", day)
+                                       for i, day in enumerate(["2024.02.30", "2024.13.01", "10.01.2024", "2024.??.??"])))
+    write("pgn_float_ids.pgn", pgn_game("Open", 1001, 1002, "1-0").replace('"1001"', '"4.600003e6"') + pgn_game("Open", 1003, 1004, "0-1")
+          + pgn_game("Open", 1005, 1006, "1-0").replace('"1006"', '"1.5e7"'))
+    write("pgn_nul_byte.pgn", pgn_game("Open", 1001, 1002, "1-0") + pgn_game("Open", 1003, 1004, "0-1").replace("P1003, X", "P1003\x00X"))
+    write("pgn_mixed_encoding.pgn", pgn_game("Open", 1001, 1002, "1-0").replace("P1001, X", "Müller, Jürgen").encode("utf-8")
+          + pgn_game("Open", 1003, 1004, "0-1").replace("P1003, X", "Gómez, Ana").encode("latin-1"))
+    (HERE / "pgn_trailing_garbage.pgn.gz").write_bytes(gzip.compress(good.encode(), mtime=0) + b"this is not gzip data")
+
     # -- CSV / Parquet ---------------------------------------------------------------------------
     header = "event_id,date,white_id,black_id,result\n"
+    write("csv_long_quoted_field.csv", header + '"' + "e" * 200_000 + '",2024-01-05,1001,1002,1-0\n'
+          "e,2024-01-05,1003,1004,0-1\ne,2024-01-06,1005,1006,1-0\n")
+    write("csv_duplicate_columns.csv", "event_id,date,white_id,black_id,result,Result\ne,2024-01-05,1001,1002,1-0,0-1\n"
+          "e,2024-01-05,1003,1004,0-1,1-0\n")
+    write("csv_nul_byte.csv", header + "e,2024-01-05,1001,1002,1-0\ne,2024-01-05,1003,10\x0004,0-1\ne,2024-01-06,1005,1006,1-0\n")
+    write("csv_bad_dates.csv", header + "e,2024.02.30,1001,1002,1-0\ne,2024.13.01,1003,1004,0-1\ne,10.01.2024,1005,1006,1-0\n"
+          "e,2024-01-05,1007,1008,1-0\n")
+    write("csv_float_ids.csv", header + "e,2024-01-05,4.600003e6,1002,1-0\ne,2024-01-05,1003,1.5e7,0-1\ne,2024-01-06,1005,1006,1-0\n")
+    sink = io.BytesIO()
+    pl.DataFrame({
+        "white_id": [1001, 1003], "black_id": [1002, 1004], "result": ["1-0", "0-1"], "date": ["2024-01-05", "2024-01-06"],
+        "moves": [["e4", "e5"], ["d4"]], "clock": [{"base": 90, "inc": 30}, {"base": 90, "inc": 30}],
+        "pair": pl.Series([[1, 2], [3, 4]], dtype=pl.Array(pl.Int64, 2)), "length": pl.Series([3600, 4000]).cast(pl.Duration("ms")),
+        "blob": pl.Series([b"\xff\xfe", b"ok"], dtype=pl.Binary),
+    }).write_parquet(sink)
+    write("parquet_unused_nested_columns.parquet", sink.getvalue())
+    sink = io.BytesIO()
+    pl.DataFrame({"white_id": [[1001], [1003]], "black_id": [1002, 1004], "result": ["1-0", "0-1"]}).write_parquet(sink)
+    write("parquet_list_id_column.parquet", sink.getvalue())
+    sink = io.BytesIO()
+    from datetime import date, datetime
+    pl.DataFrame({"white_id": [1001, 1003], "black_id": [1002, 1004], "result": ["1-0", "0-1"],
+                  "date": [datetime(2024, 1, 5, 18, 30), datetime(2024, 1, 6)], "event_start": [date(2024, 1, 5)] * 2}).write_parquet(sink)
+    write("parquet_datetime_dates.parquet", sink.getvalue())
     write("csv_binary.csv", garbage)
     write("csv_ragged.csv", header + "e,2024-01-05,1001,1002,1-0\ne,2024-01-05,1003,1004\ne,2024-01-05,1005,1006,0-1,extra\n")
     write("csv_wrong_columns.csv", "event,day,white,black,score\ne,2024-01-05,1001,1002,1\n")

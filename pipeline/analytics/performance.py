@@ -1,0 +1,186 @@
+"""Performance ratings per player per event and per month (FIDE's Ra + dp and the algorithm of 400), and for one tournament file.
+
+Which games count: a game counts for a player when the opponent has a rating used (the list in force,
+or the rating the source states) and, in the pipeline, when the scenario rates its time control
+(weight > 0). Every counted game is one game, whatever its weight. The player's own rating plays no
+part, so unrated players get performance ratings too. Unplayed games (forfeits, byes) are never
+games: the validation stage has already quarantined them.
+
+FIDE's method: Rp = Ra + dp, Ra = the average of the opponents' ratings, dp from table 8.1.1
+(Rating Regulations B.02 2024 §8.1; the Title Regulations' norm table is the same table) for the
+fractional score p = score / games.
+- p is looked up to two decimals, rounded half up (exactly, in integer arithmetic), the convention
+  the engine uses for §8.2.3 and the Title Regulations' "0.5 % is rounded up". Only a perfect score
+  gives p = 1.00 (dp = +800) and only a zero score p = 0.00 (dp = -800): 0.995 <= p < 1 is looked up
+  as 0.99, and 0 < p < 0.005 as 0.01, so that no player loses a point and still gets the 800.
+- Rp is rounded once to the nearest whole number, 0.5 up. dp is whole, so this is the same as
+  rounding Ra to the nearest whole number (0.5 up) and adding dp; `average_opponent` is kept unrounded.
+
+Algorithm of 400: (sum of the opponents' ratings + 400 x (wins - losses)) / games, rounded to the
+nearest whole number, 0.5 up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.tables import DP_BY_PERCENT
+from schemas.performance import Performance
+from schemas.util import conform
+
+_DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
+FIGURE_COLUMNS = (
+    "games", "wins", "draws", "losses", "score", "opponent_rating_sum", "average_opponent", "p", "dp",
+    "performance_fide", "performance_400",
+)
+READABLE_FORMATS = ("trf", "pgn", "csv", "parquet")
+
+
+def performance_sides(games: pl.DataFrame) -> pl.DataFrame:
+    """One row per counted (player, game): player_id, event_id, opponent_rating, score.
+
+    `games` has the rated_games columns white_id, black_id, event_id, white_score, white_rating_used,
+    black_rating_used and weight (games without a weight column all count as rated time controls).
+    """
+    rated_tc = (pl.col("weight") > 0) if "weight" in games.columns else pl.lit(True)
+    white = games.filter(rated_tc & pl.col("black_rating_used").is_not_null()).select(
+        player_id=pl.col("white_id"), event_id=pl.col("event_id"),
+        opponent_rating=pl.col("black_rating_used").cast(pl.Int64), score=pl.col("white_score"),
+    )
+    black = games.filter(rated_tc & pl.col("white_rating_used").is_not_null()).select(
+        player_id=pl.col("black_id"), event_id=pl.col("event_id"),
+        opponent_rating=pl.col("white_rating_used").cast(pl.Int64), score=1.0 - pl.col("white_score"),
+    )
+    return pl.concat([white, black])
+
+
+def performance_by(sides: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Counted games, results and both performance ratings per `keys` group of `sides` (see module docstring)."""
+    totals = sides.group_by(keys).agg(
+        games=pl.len().cast(pl.Int64),
+        wins=(pl.col("score") == 1.0).sum().cast(pl.Int64),
+        draws=(pl.col("score") == 0.5).sum().cast(pl.Int64),
+        losses=(pl.col("score") == 0.0).sum().cast(pl.Int64),
+        opponent_rating_sum=pl.col("opponent_rating").sum().cast(pl.Int64),
+    )
+    n, points_x2, total = pl.col("games"), 2 * pl.col("wins") + pl.col("draws"), pl.col("opponent_rating_sum")
+    # floor((100 p + 0.5)) without floats: p = points_x2 / (2 n).
+    percent = (100 * points_x2 + n) // (2 * n)
+    percent = (
+        pl.when(points_x2 == 2 * n).then(100).when(points_x2 == 0).then(0).otherwise(percent.clip(1, 99))
+    )
+    return (
+        totals.with_columns(percent=percent)
+        .with_columns(dp=pl.lit(_DP_SERIES).gather(pl.col("percent")).cast(pl.Int64))
+        .with_columns(
+            score=pl.col("wins").cast(pl.Float64) + 0.5 * pl.col("draws").cast(pl.Float64),
+            average_opponent=total.cast(pl.Float64) / n.cast(pl.Float64),
+            p=(pl.col("percent").cast(pl.Float64) / 100.0).round(2),
+            # round half up of (total + dp n) / n and of (total + 400 (W - L)) / n, exactly.
+            performance_fide=((2 * total + 2 * pl.col("dp") * n + n) // (2 * n)).cast(pl.Int32),
+            performance_400=((2 * (total + 400 * (pl.col("wins") - pl.col("losses"))) + n) // (2 * n)).cast(pl.Int32),
+            dp=pl.col("dp").cast(pl.Int32),
+        )
+        .select(*keys, *FIGURE_COLUMNS)
+    )
+
+
+def performance_ratings(rated_games: pl.DataFrame, month: str) -> pl.DataFrame:
+    """Performance frame of one month's rated_games: a `month` row per player and an `event` row per player and event."""
+    sides = performance_sides(rated_games)
+    per_month = performance_by(sides, ["player_id"]).with_columns(scope=pl.lit("month"), event_id=pl.lit(None, pl.Utf8))
+    per_event = performance_by(sides, ["player_id", "event_id"]).with_columns(scope=pl.lit("event"))
+    table = pl.concat([per_month, per_event.select(per_month.columns)]).with_columns(month=pl.lit(month))
+    # A fixed order (the player's month row, then their events), so a rerun writes identical bytes.
+    return conform(table.sort("player_id", "event_id", nulls_last=False), Performance)
+
+
+# -- one tournament file -----------------------------------------------------------------------
+
+def file_performance(path: str) -> pl.DataFrame:
+    """Per player of a loose TRF / PGN (or CSV / Parquet dump) file: id (null without one), name and figures.
+
+    Ratings are those the file states (TRF player line, PGN WhiteElo/BlackElo); the games are the
+    file's games as `ratings validate` sees them (unplayed, unreadable and duplicate records left
+    out). A player without a FIDE id is identified by the name written in the file. Players with no
+    rated opponent are listed with games 0 and null figures. Raises InputFileError for a file that
+    cannot be read or holds no readable record.
+    """
+    from pipeline.file_report import sniff_format
+    from pipeline.formats import read_dump
+    from pipeline.tabular_io import InputFileError
+    from pipeline.validate import LOCAL_ID_BASE, split_month
+    from schemas.players import Players
+    from schemas.util import empty_frame
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise InputFileError(f"{path}: cannot be read: {error.strerror or error}") from None
+    fmt = sniff_format(data, path)
+    if fmt not in READABLE_FORMATS:
+        raise InputFileError(f"{path}: not a game file (TRF, PGN, CSV or Parquet); detected: {fmt}")
+    raw = read_dump(data, Path(path).name, "", "1970-01")
+    if raw["parse_error"].null_count() == 0:
+        problem = raw.sort("source_line").select(pl.format("line {}: {}", "source_line", "parse_error")).to_series()
+        raise InputFileError(f"{path}: no game could be read" + (f" ({problem[0]})" if len(problem) else ""))
+
+    month = "1970-01"
+    # split_month identifies players without an id by name (a local id from the name), as validate does.
+    split = split_month(raw.with_columns(pl.lit(month).alias("month")), empty_frame(Players), month, check_month=False)
+    games = split.games
+    who = (
+        pl.concat([
+            *(raw.filter(pl.col("parse_error").is_null())
+              .select(key=pl.col(f"{side}_id"), name=pl.col(f"{side}_name").str.strip_chars()) for side in ("white", "black")),
+            split.identities.select(key=pl.col("player_id"), name=pl.col("name").str.strip_chars()),
+        ])
+        .drop_nulls("key")
+        .group_by("key", maintain_order=True)
+        .agg(pl.col("name").drop_nulls().first())
+        .with_columns(pl.when(pl.col("key") < LOCAL_ID_BASE).then(pl.col("key")).alias("id"))
+        .select("key", "id", "name")
+    )
+    played = pl.concat([games.select(key="white_id"), games.select(key="black_id")]).unique()
+    figures = performance_by(performance_sides(games), ["player_id"]).rename({"player_id": "key"})
+    return (
+        who.join(played, on="key", how="semi")
+        .join(figures, on="key", how="left")
+        .with_columns(pl.col("games").fill_null(0), pl.col("score").fill_null(0.0))
+        .sort(pl.col("performance_fide").is_null(), -pl.col("performance_fide").fill_null(0), pl.col("name"))
+        .drop("key")
+    )
+
+
+def file_performance_json(table: pl.DataFrame) -> dict:
+    """The `ratings performance --json` object: {"players": [{id, name, games, score, average_opponent, performance_fide, performance_400}]}."""
+    players = []
+    for row in table.iter_rows(named=True):
+        average = row["average_opponent"]
+        players.append({
+            "id": row["id"], "name": row["name"], "games": int(row["games"]), "score": float(row["score"]),
+            "average_opponent": None if average is None else round(average, 2),
+            "performance_fide": row["performance_fide"], "performance_400": row["performance_400"],
+        })
+    return {"players": players}
+
+
+def file_performance_text(table: pl.DataFrame, path: str) -> str:
+    """A readable table of file_performance, best FIDE performance first."""
+    from pipeline.text import escape_text
+
+    header = f"{'id':>10}  {'name':<32} {'games':>5} {'score':>5} {'Ra':>7} {'p':>4} {'dp':>4} {'Rp FIDE':>7} {'Rp 400':>6}"
+    lines = [f"{escape_text(path)}: performance ratings ({table.height} players; ratings as stated in the file)", header]
+
+    def cell(value: object, width: int, spec: str = "") -> str:
+        return f"{'-':>{width}}" if value is None else f"{value:>{width}{spec}}"
+
+    for row in table.iter_rows(named=True):
+        name = escape_text(row["name"] or "")[:32]
+        lines.append(
+            f"{cell(row['id'], 10)}  {name:<32} {row['games']:>5} {row['score']:>5g} {cell(row['average_opponent'], 7, '.1f')} "
+            f"{cell(row['p'], 4, '.2f')} {cell(row['dp'], 4)} {cell(row['performance_fide'], 7)} {cell(row['performance_400'], 6)}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,31 @@
+"""The identity report of a month: how the players written in the dumps were identified (registry, names)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pandera.polars as pa
+
+IDENTITY_STATUSES = {
+    "new": "the dump gives a FIDE id the registry does not hold (or there is no registry): rated under that id",
+    "matched_by_name": "no id in the dump; the name matches exactly one player of the registry or of the month's dumps",
+    "ambiguous": "no id in the dump; the name matches several players (quarantined as unknown_player)",
+    "new_name": "no id in the dump, and a name no known player holds: rated under a local id made from the name",
+    "unmatched": "neither an id nor a name in the dump (quarantined as unknown_player)",
+    "id_mismatch": "the id is not registered but the name is registered under another id: a mistyped id (quarantined)",
+}
+
+
+class Identity(pa.DataFrameModel):
+    """One row per (status, name as written, id as written, id used) of the month's records; registered ids are not listed."""
+
+    month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Landing-zone month folder")
+    status: pl.Utf8 = pa.Field(isin=list(IDENTITY_STATUSES), description="How the player was identified")
+    name: pl.Utf8 = pa.Field(nullable=True, description="Name as written in the dump")
+    given_id: pl.Int64 = pa.Field(nullable=True, description="FIDE id as written in the dump (null: none)")
+    player_id: pl.Int64 = pa.Field(nullable=True, description="Id the records were rated under (null: not identified)")
+    candidates: pl.UInt32 = pa.Field(ge=0, description="Players the name matches (registry and the month's dumps)")
+    records: pl.UInt32 = pa.Field(ge=1, description="Records of the month that name this player this way")
+    first_seen: pl.Utf8 = pa.Field(description="First record: '<source file>:<line>'")
+
+    class Config:
+        strict = True

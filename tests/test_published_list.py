@@ -1,0 +1,373 @@
+"""The published list: CSV columns and values, the FIDE TXT round trip, the HTML page in Chromium, and the Dagster asset."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import time
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline.formats.fide_list import LAYOUTS, WIDTHS, parse_fide_list
+from pipeline.reports.published_list import (
+    PUBLISHED_COLUMNS,
+    published_csv,
+    published_html,
+    published_list,
+    published_list_key,
+    published_txt,
+)
+from schemas import Players, PublishedList, RatingList
+from schemas.util import conform, empty_frame
+
+REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+EXPECTED_COLUMNS = ["id", "name", "federation", "title", "sex", "birth_year", "rating", "change", "games", "k",
+                    "inactive", "delisted", "newly_rated"]
+HOSTILE_NAME = '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2">, Eve'
+
+
+def rating_list(rows: list[dict]) -> pl.DataFrame:
+    """RatingList rows from a few hand-written fields (the rest defaulted)."""
+    defaults = {"rating": None, "change": None, "k": None, "k_used": None, "games": 0, "games_total": None,
+                "inactive": False, "delisted": False, "newly_rated": False, "birth_year": None, "ever_2400": False,
+                "last_played": None, "pending_games": 0, "pending_since": None, "pending": []}
+    frame = pl.DataFrame([defaults | row for row in rows], schema_overrides={"pending": RatingList.to_schema().columns["pending"].dtype.type})
+    return conform(frame, RatingList)
+
+
+def registry(rows: list[dict]) -> pl.DataFrame:
+    defaults = {"federation": "", "sex": None, "birth_year": None, "title": None, "registered": "2024-01"}
+    return pl.DataFrame([defaults | row for row in rows]).with_columns(pl.col("birth_year").cast(pl.Int32))
+
+
+@pytest.fixture
+def small() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Five players: a tie on rating (name decides), an unrated one, one the registry does not know."""
+    players = rating_list([
+        {"player_id": 30, "rating": 2105, "change": -4, "k": 20, "games": 7, "birth_year": 1990},
+        {"player_id": 10, "rating": 2450, "change": 12, "k": 10, "games": 9, "birth_year": 1985, "ever_2400": True},
+        {"player_id": 20, "rating": 2105, "change": 0, "k": 40, "games": 2, "birth_year": 2009, "newly_rated": True},
+        {"player_id": 40, "rating": None, "games": 3, "birth_year": 2001, "delisted": True},
+        {"player_id": 50, "rating": 1830, "change": None, "k": 20, "games": 0, "birth_year": 1971, "inactive": True},
+    ])
+    known = registry([
+        {"player_id": 10, "name": "Zeta, Anna", "federation": "GER", "sex": "F", "birth_year": 1984, "title": "WGM"},
+        {"player_id": 20, "name": "Beta, Carl", "federation": "FRA", "sex": "M", "title": "FM"},
+        {"player_id": 30, "name": "Alpha, Dora", "federation": "", "sex": "F"},
+        {"player_id": 40, "name": "Gamma, Emil", "federation": "NOR", "sex": "M"},
+        {"player_id": 99, "name": "Not, Listed", "federation": "ESP", "sex": "M"},  # registered, not on the list
+    ])  # player 50 is on the list but not in the registry
+    return players, known
+
+
+# -- CSV -------------------------------------------------------------------------------------------
+
+def test_csv_columns_order_and_values(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    players, known = small
+    data = published_csv(published_list(players, known))
+    assert data.decode().splitlines()[0] == ",".join(EXPECTED_COLUMNS) and PUBLISHED_COLUMNS == EXPECTED_COLUMNS
+    csv = pl.read_csv(io.BytesIO(data), infer_schema=False)
+    # Rating descending, unrated last; equal ratings by name (Alpha before Beta), whatever the input order.
+    assert csv["id"].to_list() == ["10", "30", "20", "50", "40"]
+    row = {r["id"]: r for r in csv.iter_rows(named=True)}
+    assert row["10"] == {"id": "10", "name": "Zeta, Anna", "federation": "GER", "title": "WGM", "sex": "F",
+                             "birth_year": "1984",  # the registry's year wins over the list's 1985
+                             "rating": "2450", "change": "12", "games": "9", "k": "10",
+                             "inactive": "false", "delisted": "false", "newly_rated": "false"}
+    assert row["20"]["birth_year"] == "2009" and row["20"]["newly_rated"] == "true" and row["20"]["k"] == "40"
+    assert row["30"]["federation"] is None and row["30"]["name"] == "Alpha, Dora"  # a blank registry cell stays empty
+    # Not in the registry: the registry's cells are empty, the list's own values are all there.
+    assert {c: row["50"][c] for c in ("name", "federation", "title", "sex")} == dict.fromkeys(("name", "federation", "title", "sex"))
+    assert (row["50"]["birth_year"], row["50"]["rating"], row["50"]["inactive"], row["50"]["change"]) == ("1971", "1830", "true", None)
+    assert row["40"]["rating"] is None and row["40"]["delisted"] == "true"
+    assert "99" not in row  # only players on the list are published
+
+
+def test_csv_without_any_registry(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    players, _ = small
+    for missing in (None, empty_frame(Players)):
+        csv = pl.read_csv(io.BytesIO(published_csv(published_list(players, missing))))
+        assert csv.height == players.height and csv["name"].null_count() == players.height
+        # Without names the order is rating, then id; the birth years are the list's own.
+        assert csv["id"].to_list() == [10, 20, 30, 50, 40]
+        assert dict(zip(csv["id"], csv["birth_year"])) == dict(zip(players["player_id"], players["birth_year"]))
+
+
+def test_empty_list_writes_headers_only() -> None:
+    published = published_list(empty_frame(RatingList), None)
+    assert published_csv(published).decode().strip() == ",".join(EXPECTED_COLUMNS)
+    parsed = parse_fide_list(published_txt(published, "2024-03").encode(), "2024-03.txt")
+    assert parsed.layout == "B" and parsed.players.height == 0
+    assert "<b>0</b> players" in published_html(published, "actual", "2024-03")
+
+
+# -- FIDE TXT ------------------------------------------------------------------------------------
+
+def round_trip(published: pl.DataFrame, month: str = "2024-03"):
+    text = published_txt(published, month)
+    return text, parse_fide_list(text.encode("utf-8"), f"{month}.txt")
+
+
+def assert_same_players(published: pl.DataFrame, parsed: pl.DataFrame) -> None:
+    """The reader gives back every rated player with a name, field by field."""
+    expected = published.filter(pl.col("rating").is_not_null() & pl.col("name").is_not_null())
+    got = parsed.select(
+        pl.col("player_id").alias("id"), "name", "federation", "sex", "title", "birth_year",
+        pl.col("standard_rating").alias("rating"), pl.col("standard_games").alias("games"), pl.col("standard_k").alias("k"),
+        "inactive",
+    )
+    want = expected.select(got.columns).with_columns(pl.col("name").str.slice(0, 60))
+    assert got.height == want.height > 0
+    assert got.to_dicts() == want.to_dicts()
+
+
+def test_txt_round_trips_through_the_projects_reader(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    players, known = small
+    long_name = "Wolfeschlegelsteinhausenbergerdorff-Hubert, Alexander Maximilian Friedrich"
+    known = pl.concat([known, registry([{"player_id": 60, "name": long_name, "federation": "AUT", "sex": "M", "title": "IM"},
+                                        {"player_id": 70, "name": "Ørsted,\nJosé", "federation": "DEN", "sex": "F"},
+                                        {"player_id": 80, "name": HOSTILE_NAME, "federation": "USA", "sex": "F"}])])
+    players = pl.concat([players, rating_list([{"player_id": 60, "rating": 2399, "games": 1000, "k": 10, "birth_year": 1999},
+                                               {"player_id": 70, "rating": 1200, "games": 1, "k": 40, "inactive": True},
+                                               {"player_id": 80, "rating": 1500, "games": 5, "k": 20, "birth_year": 1960}])])
+    published = published_list(players, known)
+    text, parsed = round_trip(published)
+    assert parsed.layout == "B" and parsed.rating_type == "standard"
+    assert parsed.period == "2024-04"  # period 2024-03 is FIDE's list of 1 April 2024
+    lines = text.split("\r\n")
+    assert lines[0].split() == ["ID", "Number", "Name", "Fed", "Sex", "Tit", "WTit", "OTit", "FOA", "APR24", "Gms", "K", "B-day", "Flag"]
+    assert all(len(line) == WIDTHS["B"] for line in lines[1:-1]) and lines[-1] == ""
+    for field, (start, _) in LAYOUTS["B"].items():  # every heading starts at its column
+        assert lines[0][start] != " " and (start == 0 or lines[0][start - 1] == " "), field
+    # The control character in a name became a space; the hostile name is just text.
+    expected = published.with_columns(pl.col("name").str.replace_all("\n", " "))
+    assert_same_players(expected, parsed.players)
+    flags = dict(zip(parsed.players["player_id"], parsed.players["flag"]))
+    assert (flags[10], flags[70], flags[20]) == ("w", "wi", None)
+    women_titles = dict(zip(parsed.players["player_id"], parsed.players["women_title"]))
+    assert women_titles[10] == "WGM" and women_titles[20] is None
+    # FIDE's per-type lists list rated players only; a line without a name is the reader's one refusal.
+    assert 40 not in set(parsed.players["player_id"])
+    assert parsed.rejected["reason"].to_list() == ["unparseable"] and "no name" in parsed.rejected["detail"][0]
+    assert parsed.rejected["raw_text"][0].startswith("50 ") and parsed.rejected["raw_text"][0].rstrip().endswith(" i")
+
+
+def test_txt_refuses_a_number_too_wide_for_its_column(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    players, known = small
+    wide = published_list(players.with_columns(pl.when(pl.col("player_id") == 10).then(1000).otherwise(pl.col("k")).cast(pl.Int16).alias("k")), known)
+    with pytest.raises(ValueError, match="k value of 4 characters"):
+        published_txt(wide, "2024-03")
+
+
+@pytest.mark.parametrize("name", ["fide-lists-2013-rapid/rapid_jan13frl.txt", "fide-lists-2004/JAN04FRL.TXT"])
+def test_txt_round_trips_a_real_fide_list(name: str) -> None:
+    """Real players (accents, women's titles, the w flag) through the writer and back."""
+    path = REALDATA / name
+    if not path.is_file():
+        pytest.skip(f"real FIDE list not present at {path}")
+    source = parse_fide_list(path.read_bytes(), path.name)
+    kind = source.rating_type
+    players = source.players.select(
+        "player_id", "birth_year", "inactive", pl.col(f"{kind}_rating").alias("rating"),
+        pl.col(f"{kind}_games").fill_null(0).alias("games"), pl.col(f"{kind}_k").alias("k"),
+    )
+    known = source.players.select(
+        "player_id", "name", pl.col("federation").fill_null(""), pl.coalesce("sex", pl.when(pl.col("flag").str.contains("w")).then(pl.lit("F"))).alias("sex"),
+        "birth_year", pl.coalesce("title", "women_title").alias("title"), pl.lit("2004-01").alias("registered"),
+    )
+    published = published_list(conform(players.with_columns(
+        *[pl.lit(None).alias(c) for c in ("change", "k_used", "games_total", "last_played", "pending_since")],
+        *[pl.lit(False).alias(c) for c in ("delisted", "newly_rated", "ever_2400")],
+        pl.lit(0).alias("pending_games"), pl.lit([], dtype=RatingList.to_schema().columns["pending"].dtype.type).alias("pending"),
+    ), RatingList), known)
+    _, parsed = round_trip(published, "2013-01")
+    assert parsed.rejected.height == 0
+    assert_same_players(published, parsed.players)
+    assert parsed.players["sex"].value_counts().height == 2 and parsed.players["women_title"].drop_nulls().len() > 0
+
+
+# -- HTML ----------------------------------------------------------------------------------------
+
+def test_html_states_the_list_and_embeds_names_only_as_data(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    players, known = small
+    known = pl.concat([known, registry([{"player_id": 50, "name": HOSTILE_NAME, "federation": "USA", "sex": "F"}])])
+    page = published_html(published_list(players, known), "sonas-2017", "2024-12")
+    assert "Scenario <b>sonas-2017</b>" in page
+    assert "December 2024" in page and "1 January 2025" in page
+    assert "<b>5</b> players, <b>4</b> rated" in page
+    assert "pwned" in page and "</script><script>window.pwned" not in page and "<img" not in page
+    assert page.count("</script>") == 3  # the two data blocks and the page's own script
+    assert 'href="2024-12.csv"' in page and 'href="2024-12.txt"' in page
+    assert "http://" not in page and "https://" not in page  # nothing to fetch: the page works from file://
+
+
+def big_list(players: int, seed: int = 3) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A random list of `players` (a fifth unrated) and a registry knowing all but a few of them."""
+    rng = np.random.default_rng(seed)
+    ids = rng.choice(np.arange(100_000, 60_000_000), players, replace=False).astype(np.int64)
+    rated = rng.random(players) < 0.8
+    ratings = np.where(rated, rng.normal(1750, 280, players).clip(1000, 2880), np.nan)
+    frame = pl.DataFrame({"player_id": ids, "rating": ratings}).with_columns(
+        pl.col("rating").fill_nan(None).cast(pl.Int32),
+        pl.Series(rng.integers(-30, 30, players)).cast(pl.Int32).alias("change"),
+        pl.Series(rng.choice([10, 20, 40], players)).cast(pl.Int16).alias("k"),
+        pl.Series(rng.integers(0, 12, players)).cast(pl.Int32).alias("games"),
+        pl.Series(rng.random(players) < 0.3).alias("inactive"),
+        pl.Series(rng.integers(1940, 2016, players)).cast(pl.Int32).alias("birth_year"),
+    )
+    lists = rating_list([{"player_id": 1}]).head(0)
+    frame = conform(pl.concat([lists, frame], how="diagonal_relaxed").with_columns(
+        pl.col(c).fill_null(False) for c in ("delisted", "newly_rated", "ever_2400")).with_columns(
+        pl.col("pending_games").fill_null(0), pl.col("pending").fill_null([])), RatingList)
+    first = np.array(["Anna", "Boris", "Chloé", "Dmitri", "Eve", "Farid", "Güler", "Hiro", "Ivana", "Jonas"])
+    last = np.array(["Smith", "Ivanov", "Müller", "García", "Nakamura", "O'Brien", "Kowalski", "Nguyen", "Papadopoulos", "Singh"])
+    names = pl.DataFrame({"last": last[rng.integers(0, len(last), players)], "first": first[rng.integers(0, len(first), players)],
+                          "n": rng.integers(0, 1_000_000, players)})
+    known = pl.DataFrame({"player_id": ids}).with_columns(
+        names.select(pl.format("{}{}, {}", "last", "n", "first")).to_series().alias("name"),
+        pl.Series(np.array(["GER", "FRA", "IND", "USA", "NOR"])[rng.integers(0, 5, players)]).alias("federation"),
+        pl.Series(np.array(["M", "F"])[rng.integers(0, 2, players)]).alias("sex"),
+        pl.lit(None, dtype=pl.Int32).alias("birth_year"), pl.lit(None, dtype=pl.Utf8).alias("title"), pl.lit("2024-01").alias("registered"),
+    ).slice(10)  # the registry misses ten players
+    return frame, known
+
+
+def test_writing_a_500k_list_takes_seconds() -> None:
+    frame, known = big_list(500_000)
+    started = time.perf_counter()
+    published = published_list(frame, known)
+    sizes = [len(published_csv(published)), len(published_txt(published, "2024-03")), len(published_html(published, "actual", "2024-03"))]
+    elapsed = time.perf_counter() - started
+    assert min(sizes) > 10_000_000
+    assert elapsed < 15, f"writing three files for 500,000 players took {elapsed:.1f} s"  # ~1.5 s on 2 cores
+
+
+@pytest.fixture(scope="module")
+def big_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
+    frame, known = big_list(500_000)
+    known = pl.concat([known, registry([{"player_id": frame["player_id"][3], "name": HOSTILE_NAME, "federation": "USA",
+                                         "sex": "F"}])], how="diagonal_relaxed").unique("player_id", keep="last")
+    published = published_list(frame, known)
+    page = tmp_path_factory.mktemp("published") / "2024-03.html"
+    page.write_text(published_html(published, "actual", "2024-03"), encoding="utf-8")
+    return page, published
+
+
+def cells(page, row: int) -> list[str]:
+    return page.locator("#rows tr:not(.pad)").nth(row).locator("td").all_inner_texts()
+
+
+def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None:
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (Debian package 'chromium'; `make test` installs it where it can)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    path, published = big_page
+    rated = published.filter(pl.col("rating").is_not_null())
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            blocked: list[str] = []
+
+            def files_only(route) -> None:
+                if route.request.url.startswith("file:"):
+                    route.continue_()
+                else:
+                    blocked.append(route.request.url)
+                    route.abort()
+
+            page.route("**/*", files_only)
+            started = time.perf_counter()
+            page.goto(path.as_uri())
+            page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+            loaded = time.perf_counter() - started
+            assert loaded < 20, f"the 500,000-row page took {loaded:.1f} s to open"
+            shown = page.locator("#rows tr:not(.pad)")
+            assert 10 <= shown.count() < 100  # only the rows in view exist in the DOM
+            top = [cells(page, i) for i in range(5)]
+            assert [int(r[0]) for r in top] == rated["id"].head(5).to_list()
+            assert [int(r[6]) for r in top] == rated["rating"].head(5).to_list() == sorted(rated["rating"].head(5), reverse=True)
+            assert "500,000" in page.locator("p.meta").inner_text() and f"{rated.height:,}" in page.locator("p.meta").inner_text()
+
+            # Rating header: ascending (lowest first, unrated still last), then back to descending.
+            page.locator("th", has_text="Rating").click()
+            low = [int(cells(page, i)[6]) for i in range(5)]
+            assert low == sorted(low) and low[0] == rated["rating"].min()
+            page.locator("th", has_text="Rating").click()
+            assert int(cells(page, 0)[0]) == rated["id"][0]
+            page.locator("th", has_text="Name").click()
+            names = [cells(page, i)[1] for i in range(5)]
+            assert names == sorted(names) and names[0] == published["name"].drop_nulls().min()
+
+            # Search by (part of) a name, then by an id.
+            target = published.filter(pl.col("rating").is_not_null()).row(1234, named=True)
+            search = page.locator("#search")
+            search.fill(target["name"].split(",")[0])
+            page.wait_for_function("document.getElementById('status').textContent.includes(' of ')")
+            found = [cells(page, i) for i in range(page.locator("#rows tr:not(.pad)").count())]
+            assert [str(target["id"]), target["name"]] in [row[:2] for row in found]
+            search.fill(str(target["id"]))
+            page.wait_for_function(f"document.querySelector('#rows tr:not(.pad) td')?.textContent === '{target['id']}'")
+            assert cells(page, 0)[1] == target["name"]
+
+            # The hostile name is found and shown as text, and nothing ran.
+            search.fill("window.pwned")
+            page.wait_for_function("document.getElementById('status').textContent.startsWith('1 of')")
+            assert cells(page, 0)[1] == HOSTILE_NAME
+            assert page.evaluate("window.pwned === undefined") and page.locator("#rows img").count() == 0
+            assert blocked == []  # the page asked for nothing beyond itself
+        finally:
+            browser.close()
+
+
+# -- Dagster -------------------------------------------------------------------------------------
+
+def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_store: str) -> None:
+    from assets.definitions import build_defs
+    from assets.io_manager import table_key
+    from pipeline.scenarios import Scenario
+    from pipeline.storage import ObjectStore
+    from tests.conftest import TINY_END, TINY_START
+
+    scenarios = {name: Scenario(name=name, description=name, rules=rules)
+                 for name, rules in (("plain", "fide-historical"), ("elo-k32", "elo-32"))}
+    defs = build_defs(TINY_START, TINY_END, root=tiny_store, scenarios=scenarios)
+    published_keys = [dg.AssetKey([s.key, "published_list"]) for s in scenarios.values()]
+    # The files and what they need (checks, crosstables and reports are other tests' business).
+    needed = (dg.AssetSelection.assets(*published_keys).upstream().required_multi_asset_neighbors()
+              - dg.AssetSelection.assets("landing_zone"))
+    result = dg.materialize(defs.assets, resources=defs.resources, selection=needed,
+                            tags={"dagster/asset_partition_range_start": TINY_START, "dagster/asset_partition_range_end": "2024-02"})
+    assert result.success
+    store = ObjectStore(tiny_store)
+    found = {}
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        if materialization.asset_key in published_keys:
+            found[(materialization.asset_key.path[0], materialization.partition)] = dict(materialization.metadata)
+    assert set(found) == {(s.key, m) for s in scenarios.values() for m in ("2024-01", "2024-02")}
+    for scenario in scenarios.values():
+        for month in ("2024-01", "2024-02"):
+            # Same folder spelling as the scenario's Parquet tables (elo-k32 -> elo_k32).
+            listed = store.read_parquet(table_key([scenario.key, "rating_list"], month))
+            csv = pl.read_csv(store.read_bytes(published_list_key(scenario.key, month, "csv")))
+            assert csv.columns == EXPECTED_COLUMNS and csv.height == listed.height
+            assert set(csv["id"]) == set(listed["player_id"]) and csv["name"].null_count() < csv.height
+            rated = csv["rating"].drop_nulls()
+            assert rated.is_sorted(descending=True) and csv["rating"].head(rated.len()).null_count() == 0
+            txt = parse_fide_list(store.read_bytes(published_list_key(scenario.key, month, "txt")), f"{month}.txt")
+            assert txt.players.height == listed.filter(pl.col("rating").is_not_null()).height - txt.rejected.height
+            html = store.read_bytes(published_list_key(scenario.key, month, "html")).decode()
+            assert f"<b>{listed.height:,}</b> players" in html
+            metadata = found[(scenario.key, month)]
+            assert metadata["players"].value == listed.height
+            assert metadata["csv_path"].value == store.url(published_list_key(scenario.key, month, "csv"))
+            PublishedList.validate(conform(csv, PublishedList))
+    assert not list(Path(tiny_store).rglob("*.tmp-*"))
