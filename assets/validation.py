@@ -4,12 +4,13 @@ import dagster as dg
 import polars as pl
 
 from assets import progress
-from assets.io_manager import MonthlyFrames, MonthStream, split_stream
+from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
 from assets.metadata import KINDS, OWNERS, counts_table, static_metadata
 from assets.versions import code_version
 from assets.resources import ObjectStoreResource
 from pipeline.ingest import read_players
-from pipeline.validate import split_month
+from pipeline.months import add_months, month_range
+from pipeline.validate import split_month, undated_game_keys
 from schemas import IDENTITY_STATUSES, QUARANTINE_REASONS, Games, Identity, Quarantine
 
 GROUP = "validate"
@@ -34,6 +35,8 @@ player written otherwise than as a registered id: """ + ", ".join(
 
 # Above this share of a month's records in quarantine, the month's metadata carries a warning.
 QUARANTINE_WARNING_SHARE = 0.5
+# How far back an undated game sent again counts as a duplicate (a dated one is caught by its date).
+UNDATED_WINDOW_MONTHS = 12
 MAX_FILES_LISTED = 20  # the by_file table of a month's quarantine metadata
 
 
@@ -61,10 +64,22 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
 
         # The registry is read once for the run: a month sees the players registered up to it.
         registry = read_players(object_store, months[-1])
+        # Undated games of the last months, by month: one sent again in a later month is a duplicate there.
+        undated: dict[str, pl.DataFrame] = {
+            month: undated_game_keys(object_store.scan_parquet(table_key(["games"], month)))
+            for month in month_range(add_months(months[0], -UNDATED_WINDOW_MONTHS), add_months(months[0], -1))
+            if object_store.exists(table_key(["games"], month))
+        }
 
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
             raw = raw_games[month]
-            games, quarantine, identities = split_month(raw, registry.filter(pl.col("registered") <= month), month)
+            window_start = add_months(month, -UNDATED_WINDOW_MONTHS)
+            for earlier in [m for m in undated if m < window_start]:
+                del undated[earlier]
+            seen = pl.concat(undated.values()) if undated else None
+            games, quarantine, identities = split_month(
+                raw, registry.filter(pl.col("registered") <= month), month, seen_keys=seen)
+            undated[month] = undated_game_keys(games)
             reasons = dict(quarantine.group_by("reason").len().sort("len", "reason", descending=[True, False]).iter_rows())
             share = quarantine.height / raw.height if raw.height else 0.0
             warning = (f"{quarantine.height:,} of {raw.height:,} records ({share:.0%}) quarantined; most: "

@@ -133,7 +133,19 @@ def split_month(
     return MonthSplit(conform(games, Games), conform(quarantine, Quarantine), identities)
 
 
-GAME_KEY = ["event_start", "white_id", "black_id", "round", "white_score"]
+GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "white_score"]
+
+
+def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
+    """The day and event parts of GAME_KEY: a dated game is keyed by its event's start, an undated one by its event.
+
+    An undated game (no game date, no event start) is filed under the 1st of whichever month it was
+    sent in, so the same game sent in two months has two days: its event id is what stays the same.
+    """
+    undated = date.is_null()
+    # Event ids are '<dump key>#<event name>' when the dump names its events: the name is what two months share.
+    named = event.str.replace(r"^.*?#", "")
+    return [pl.when(~undated).then(day).alias("event_start"), pl.when(undated).then(named).alias("event_id")]
 
 
 def game_keys(games: pl.DataFrame) -> pl.DataFrame:
@@ -142,8 +154,14 @@ def game_keys(games: pl.DataFrame) -> pl.DataFrame:
     Columns: the GAME_KEY columns and first_seen ('<month> <source file>:<line>'); one row per key.
     """
     return games.select(
-        *GAME_KEY, pl.format("{} {}:{}", pl.col("month"), pl.col("source_file"), pl.col("source_line")).alias("first_seen"),
+        *_key_columns(pl.col("event_start"), pl.col("date"), pl.col("event_id")),
+        *GAME_KEY[2:], pl.format("{} {}:{}", pl.col("month"), pl.col("source_file"), pl.col("source_line")).alias("first_seen"),
     ).unique(GAME_KEY, keep="first", maintain_order=True)
+
+
+def undated_game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """game_keys() of the games without a date: the only ones the month check cannot catch when sent again later."""
+    return game_keys(games.lazy().filter(pl.col("date").is_null()).collect())
 
 
 def _with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None) -> pl.DataFrame:
@@ -151,12 +169,14 @@ def _with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None) -
     if seen_keys is None or seen_keys.is_empty():
         return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_seen_before"))
     keys = frame.select(
-        pl.col("_event_start").alias("event_start"), pl.col("_white").alias("white_id"), pl.col("_black").alias("black_id"),
+        *_key_columns(pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file"))),
+        pl.col("_white").alias("white_id"), pl.col("_black").alias("black_id"),
         pl.col("round").cast(pl.Int32), pl.col("result").replace_strict(VALID_RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
     )
     seen = seen_keys.select(
-        pl.col("event_start").cast(pl.Date), pl.col("white_id").cast(pl.Int64), pl.col("black_id").cast(pl.Int64),
-        pl.col("round").cast(pl.Int32), pl.col("white_score").cast(pl.Float64), pl.col("first_seen").cast(pl.Utf8),
+        pl.col("event_start").cast(pl.Date), pl.col("event_id").cast(pl.Utf8), pl.col("white_id").cast(pl.Int64),
+        pl.col("black_id").cast(pl.Int64), pl.col("round").cast(pl.Int32), pl.col("white_score").cast(pl.Float64),
+        pl.col("first_seen").cast(pl.Utf8),
     ).unique(GAME_KEY, keep="first")
     found = keys.join(seen, on=GAME_KEY, how="left", nulls_equal=True, maintain_order="left")["first_seen"]
     return frame.with_columns(found.alias("_seen_before"))

@@ -626,3 +626,17 @@ def test_rating_error_vs_truth_matches_brute_force():
                                      truth.with_columns(pl.col("strength").round()).lazy(), "2020-05")
     assert faithful.row(0, named=True)["pair_error_rms"] == pytest.approx(0, abs=1e-6)
     assert rating_error_vs_truth(rating_list, truth, "1999-01").is_empty()
+
+
+def test_rating_error_vs_truth_does_not_depend_on_row_order():
+    """A rerun must write the same bytes: the list and the truth in another order give bit-identical figures."""
+    rng = np.random.default_rng(7)
+    n = 200_000  # large enough for Polars to join and group in parallel
+    strength = rng.normal(1700, 300, n)
+    rating_list = pl.DataFrame({"player_id": np.arange(n), "rating": np.round(strength + rng.normal(0, 80, n)).astype(np.int32)})
+    truth = pl.DataFrame({"player_id": np.arange(n), "month": ["2020-05"] * n, "strength": strength.round(1)})
+    first = rating_error_vs_truth(rating_list, truth, "2020-05")
+    for seed in (1, 2, 3):
+        shuffled = rating_error_vs_truth(rating_list.sample(fraction=1.0, shuffle=True, seed=seed),
+                                         truth.sample(fraction=1.0, shuffle=True, seed=seed + 10), "2020-05")
+        assert shuffled.equals(first)  # equals: exact floats, not approx

@@ -84,3 +84,39 @@ def test_misplaced_links_and_special_files_are_quarantined_and_never_followed(tm
     # Nothing from outside the store was read: the only rated games are tiny.trf's.
     assert set(games["source_file"]) == {"GER/2024-01/tiny.trf"}
     assert not raw.filter(pl.col("raw_text").str.contains("league-2024")).height
+
+
+UNDATED_PGN = (
+    '[Event "Club league"]\n[Round "3"]\n[White "Alpha, Anna"]\n[Black "Beta, Bernd"]\n[Result "1-0"]\n'
+    '[WhiteFideId "1001"]\n[BlackFideId "1002"]\n\n1. e4 e5 1-0\n\n'
+)
+
+
+def test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there(tmp_path: Path):
+    """Undated games pass the month check; validation remembers them for a year, in a range run and alone."""
+    import dagster as dg
+
+    from assets.definitions import build_defs
+    from assets.demo import range_tags
+    from pipeline.scenarios import Scenario
+
+    for month in ("2024-01", "2024-03"):
+        folder = tmp_path / "raw" / "GER" / month
+        folder.mkdir(parents=True)
+        (folder / f"league-{month}.pgn").write_text(UNDATED_PGN)
+    defs = build_defs("2024-01", "2024-03", root=str(tmp_path), scenarios={"plain": Scenario(name="plain", rules="elo-32")})
+    validate = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition)
+                and {k.to_user_string() for k in a.keys} & {"raw_games", "games"}]
+    store = ObjectStore(str(tmp_path))
+
+    def run(**kwargs) -> None:
+        assert dg.materialize(validate, resources=defs.resources, **kwargs).success
+
+    run(tags=range_tags("2024-01", "2024-03"))
+    march = store.read_parquet("quarantine/2024-03.parquet")
+    assert march.select("reason", "detail").rows() == [("duplicate", "same game as 2024-01 GER/2024-01/league-2024-01.pgn:1")]
+    assert store.read_parquet("games/2024-01.parquet").height == 1
+    assert store.read_parquet("games/2024-03.parquet").height == 0
+    before = (tmp_path / "quarantine" / "2024-03.parquet").read_bytes()
+    run(partition_key="2024-03")  # alone: January's games are read from the store
+    assert (tmp_path / "quarantine" / "2024-03.parquet").read_bytes() == before
