@@ -181,3 +181,50 @@ def test_a_run_whose_process_was_killed_is_marked_failed(tmp_path: Path):
         assert heal_orphaned_runs(instance) == [orphan.run_id]
         assert instance.get_run_by_id(orphan.run_id).status == dg.DagsterRunStatus.FAILURE
         assert instance.get_run_by_id(running.run_id).status == dg.DagsterRunStatus.STARTED
+
+
+def test_a_killed_run_heals_and_its_rerun_writes_what_an_uninterrupted_run_writes(
+    tiny_landing_zone: Path, tmp_path: Path, one_scenario: Path
+):
+    """SIGKILL `ratings run` once February's list is written; the rerun marks the orphan failed and equals a clean run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import dagster as dg
+
+    def store_with_dumps(name: str) -> Path:
+        root = tmp_path / name
+        shutil.copytree(tiny_landing_zone, root / "raw")
+        return root
+
+    def outputs(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+                if p.is_file() and not p.relative_to(root).as_posix().startswith("raw/")}
+
+    command = [sys.executable, "-m", "pipeline", "run", "--scenarios", str(one_scenario)]
+    clean, killed = store_with_dumps("clean"), store_with_dumps("killed")
+    subprocess.run([*command, "--store", str(clean), "--dagster-home", str(tmp_path / "clean-home")],
+                   check=True, capture_output=True, timeout=300)
+
+    home = tmp_path / "killed-home"
+    victim = subprocess.Popen([*command, "--store", str(killed), "--dagster-home", str(home)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 240
+    while not (killed / "actual" / "rating_list" / "2024-02.parquet").exists():
+        assert victim.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+        time.sleep(0.05)
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait()
+    assert not (killed / "reports" / "index.html").exists()  # it was killed mid-run
+
+    rerun = subprocess.run([*command, "--store", str(killed), "--dagster-home", str(home)],
+                           capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "failed: its process was killed before it finished" in rerun.stdout
+    assert outputs(killed) == outputs(clean)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        statuses = sorted(run.status.value for run in instance.get_runs())
+    assert statuses == ["FAILURE", "SUCCESS"]
