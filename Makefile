@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export DAGSTER_DISABLE_TELEMETRY := 1
 
-.PHONY: run test test-slow ui bench clean test-tools
+.PHONY: run test test-fast test-slow lint ui bench clean test-tools
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ test-tools:
 	  echo "installing Debian's postgresql for the instance-storage test..."; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql) >/dev/null 2>&1 \
 	  || echo "could not install postgresql: the PostgreSQL test will be skipped"; }
+
+# The inner loop: the pure tests (no Dagster run, server, browser or subprocess), in well under 30 s.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not integration"
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -1,18 +1,23 @@
 """Unattended operation: the monthly schedule and the landing-zone sensor that re-rates corrected months."""
 
 import hashlib
-import json
 import os
-from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 import dagster as dg
 
 from assets.ratings import rating_list_key
 from assets.resources import ObjectStoreResource
-from pipeline.months import add_months, month_of, parse_month
+from pipeline.automation import (
+    changed_months,
+    decode_cursor,
+    encode_cursor,
+    rerate_start,
+    unrated_months,
+)
+from pipeline.landing import landing_versions
+from pipeline.months import add_months, month_of
 from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
 
 SCHEDULE_NAME = "monthly_rating_list"
 SENSOR_NAME = "landing_zone_changes"
@@ -28,8 +33,6 @@ RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 TRIGGER_TAG = "ratings/trigger"
 CHANGED_MONTHS_TAG = "ratings/changed_months"
-CURSOR_VERSION = 1
-RAW, REGISTRY = "raw", "players"
 
 SCHEDULE_DESCRIPTION = """Rates the month just closed, on day {day} of each month at {hour:02d}:00 ({timezone}).
 
@@ -41,8 +44,9 @@ catches the whole chain up."""
 SENSOR_DESCRIPTION = """Watches the landing zone (raw/<federation>/<YYYY-MM>/ and the registry raw/players/<YYYY-MM>/).
 
 Each month's fingerprint is a digest of its files' keys, sizes and ETags (S3) or modification times
-(local), kept in the cursor as JSON. A new, replaced or removed file in month M - a late correction
-included - requests one range run re-rating M and every later month of the chain. Months after the
+(local), from the same landing-zone inventory that gives `landing_zone` its data versions, kept in
+the cursor as JSON. A new, replaced or removed file in month M - a late correction included -
+requests one range run re-rating M and every later month of the chain. Months after the
 last partition are left out of the cursor, so dumps that land early are noticed once their month
 closes. On its first evaluation the sensor only rates months that have no list yet."""
 
@@ -79,85 +83,14 @@ def automation_status() -> tuple[dg.DefaultScheduleStatus, dg.DefaultSensorStatu
 
 # -- what needs rating ---------------------------------------------------------------------------
 
-def landing_month(key: str, first_month: str) -> str | None:
-    """The first rating period a landing-zone file affects, or None for files the pipeline does not read.
-
-    A dump in raw/<federation>/<M>/ affects M; a registry file in raw/players/<M>/ affects M and later
-    (a month sees the players registered up to it), so one before the first partition affects the first.
-    Dumps of months before the first partition are never ingested.
-    """
-    parts = key.split("/")
-    if len(parts) < 4 or parts[0] != RAW:
-        return None
-    try:
-        parse_month(parts[2])
-    except ValueError:
-        return None
-    if parts[1] == REGISTRY:
-        return max(parts[2], first_month)
-    return parts[2] if parts[2] >= first_month else None
-
-
-def landing_fingerprints(store: ObjectStore, first_month: str, last_month: str) -> dict[str, str]:
-    """Month -> digest of the keys, sizes and ETags/mtimes of every file affecting it, months first..last only."""
-    lines: dict[str, list[str]] = {}
-    for key, stamp in store.list_stamps(RAW).items():
-        month = landing_month(key, first_month)
-        if month is not None and month <= last_month:
-            lines.setdefault(month, []).append(f"{key}\t{stamp}")
-    return {month: hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest()[:20] for month, rows in sorted(lines.items())}
-
-
-def changed_months(previous: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
-    """Months whose fingerprint appeared, changed or disappeared, sorted."""
-    return sorted(m for m in set(previous) | set(current) if previous.get(m) != current.get(m))
-
-
-def unrated_months(store: ObjectStore, scenarios: Iterable[Scenario], months: list[str]) -> list[str]:
-    """Partition months lacking the list of at least one scenario (one listing per scenario)."""
-    missing: set[str] = set()
-    for scenario in scenarios:
-        path = "/".join(rating_list_key(scenario).path)
-        stored = {key.rsplit("/", 1)[-1].removesuffix(".parquet") for key in store.list_files(path)}
-        missing.update(m for m in months if m not in stored)
-    return sorted(missing)
-
-
-def rerate_start(changed: list[str], unrated: list[str], first_tick: bool) -> str | None:
-    """The first month to re-rate: the earliest change, or earlier when the chain has a gap before it.
-
-    On the first tick (no cursor) only months without a list are rated: existing outputs are trusted.
-    """
-    if first_tick:
-        return unrated[0] if unrated else None
-    if not changed:
-        return None
-    start = changed[0]
-    gaps = [m for m in unrated if m < start]
-    return gaps[0] if gaps else start
+def list_paths(scenarios: dict[str, Scenario]) -> list[str]:
+    """The table path of every scenario's rating list, for pipeline.automation.unrated_months."""
+    return ["/".join(rating_list_key(scenario).path) for scenario in scenarios.values()]
 
 
 def range_tags(first_month: str, last_month: str) -> dict[str, str]:
     """Run tags that make one run cover first_month..last_month (every asset has a single-run backfill policy)."""
     return {RANGE_START_TAG: first_month, RANGE_END_TAG: last_month}
-
-
-def encode_cursor(fingerprints: Mapping[str, str]) -> str:
-    return json.dumps({"version": CURSOR_VERSION, "months": dict(sorted(fingerprints.items()))}, separators=(",", ":"))
-
-
-def decode_cursor(cursor: str | None) -> dict[str, str] | None:
-    """The fingerprints of the last evaluation; None on the first one (or after a cursor format change)."""
-    if not cursor:
-        return None
-    try:
-        document = json.loads(cursor)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(document, dict) or document.get("version") != CURSOR_VERSION:
-        return None
-    months = document.get("months")
-    return {str(k): str(v) for k, v in months.items()} if isinstance(months, dict) else None
 
 
 def _short(months: list[str]) -> str:
@@ -188,7 +121,7 @@ def build_monthly_schedule(
         months = partitions.get_partition_keys(current_time=tick)
         if month not in months:
             return dg.SkipReason(f"{month} is not a partition ({months[0] if months else '-'}..{months[-1] if months else '-'})")
-        earlier_gaps = [m for m in unrated_months(store.store(), scenarios.values(), months) if m < month]
+        earlier_gaps = [m for m in unrated_months(store.store(), list_paths(scenarios), months) if m < month]
         start = earlier_gaps[0] if earlier_gaps else month
         tags = {**range_tags(start, month), TRIGGER_TAG: "schedule"}
         return dg.RunRequest(run_key=f"monthly-{month}", tags=tags)
@@ -215,9 +148,9 @@ def build_landing_sensor(
             return dg.SensorResult(skip_reason="no partitions yet")
         object_store = store.store()
         previous = decode_cursor(context.cursor)
-        current = landing_fingerprints(object_store, months[0], months[-1])
+        current = landing_versions(object_store).rerate_fingerprints(months[0], months[-1])
         changed = changed_months(previous or {}, current)
-        start = rerate_start(changed, unrated_months(object_store, scenarios.values(), months), previous is None)
+        start = rerate_start(changed, unrated_months(object_store, list_paths(scenarios), months), previous is None)
         cursor = encode_cursor(current)
         if start is None:
             reason = "no month has changed" if previous is not None else f"fingerprinted {len(current)} month(s); every list exists"

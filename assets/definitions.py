@@ -1,4 +1,4 @@
-"""The Dagster Definitions of the pipeline (`defs`), built for a month range from the environment."""
+"""The Dagster Definitions of the pipeline: `defs`, built lazily from the settings and the store's landing zone."""
 
 from __future__ import annotations
 
@@ -11,16 +11,26 @@ from assets.automation import build_landing_sensor, build_monthly_schedule
 from assets.checks import build_checks, build_table_checks
 from assets.ingest import build_ingest_assets
 from assets.landing import build_landing_asset
-from assets.partitions import monthly_partitions, months_from_env
+from assets.partitions import monthly_partitions
 from assets.published import build_published_assets
 from assets.ratings import build_rating_assets
 from assets.reports import build_cross_scenario_assets, build_report_assets
-from assets.resources import build_resources
+from assets.io_manager import ParquetIOManager
+from assets.resources import ObjectStoreResource
+from pipeline.landing import inventory, months_held
+from pipeline.settings import Settings
+from pipeline.storage import ObjectStore
 from assets.validation import build_validation_assets
 from pipeline.scenarios import Scenario, load_scenarios
 from pipeline.storage import store_root_from_env
 
 ALL_MONTHS_JOB = "all_months"
+
+
+def build_resources(root: str | None = None) -> dict[str, dg.ConfigurableResource]:
+    """The resources every asset needs: one store, which the IO manager uses too (declared as its field)."""
+    store = ObjectStoreResource(root=root)
+    return {"store": store, "io_manager": ParquetIOManager(store=store)}
 
 
 def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list:
@@ -86,10 +96,25 @@ def build_defs(
     )
 
 
+def build_defs_from_settings(settings: Settings) -> dg.Definitions:
+    """Definitions for the settings' months, by default those the store's landing zone holds (Settings.months_for)."""
+    held: list[str] = []
+    if not (settings.first_month and settings.last_month):
+        try:
+            held = months_held(inventory(ObjectStore(settings.store)))
+        except Exception as error:  # an unreachable store must not stop the UI from loading the definitions
+            warnings.warn(f"could not list the landing zone for the partition range ({type(error).__name__}); "
+                          f"using the default months", stacklevel=2)
+    first, last = settings.months_for(held)
+    return build_defs(first, last, root=settings.store, scenarios=load_scenarios(settings.scenarios))
+
+
 def build_defs_from_env() -> dg.Definitions:
-    """Definitions for RATINGS_FIRST_MONTH (default 2015-01) .. RATINGS_LAST_MONTH (default: last completed month)."""
-    first, last = months_from_env()
-    return build_defs(first, last)
+    """Definitions from the RATINGS_* environment (pipeline.settings.Settings.from_env)."""
+    return build_defs_from_settings(Settings.from_env())
 
 
-defs = build_defs_from_env()
+@dg.definitions
+def defs() -> dg.Definitions:
+    """What `dagster dev` and the webserver load: built when Dagster asks, not when the module is imported."""
+    return build_defs_from_env()

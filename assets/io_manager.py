@@ -11,8 +11,9 @@ import polars as pl
 from pydantic import Field
 
 from assets.lineage import column_lineage
-from assets.metadata import counts_table, pandera_model_of, redact_url, validate
-from assets.resources import ROOT_DESCRIPTION, open_store
+from assets.metadata import counts_table, pandera_model_of, validate
+from pipeline.storage import redact_url
+from assets.resources import ROOT_DESCRIPTION, ObjectStoreResource
 from pipeline.storage import ObjectStore
 
 
@@ -112,10 +113,11 @@ class ParquetIOManager(dg.ConfigurableIOManager):
     month -> DataFrame mapping that reads each month only when the asset asks for it.
     """
 
-    root: str | None = Field(default=None, description=ROOT_DESCRIPTION)
+    # The same store resource the assets use: one root, configured once.
+    store: ObjectStoreResource = Field(default_factory=ObjectStoreResource, description=ROOT_DESCRIPTION)
 
     def _store(self) -> ObjectStore:
-        return open_store(self.root)
+        return self.store.store()
 
     # -- output --------------------------------------------------------------------------------
     def handle_output(self, context: dg.OutputContext, obj: object) -> None:

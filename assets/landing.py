@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets.resources import ObjectStoreResource
-from pipeline.landing import month_fingerprints
+from pipeline.landing import landing_versions
 
 LANDING_DESCRIPTION = """The federations' raw dumps as received: `raw/<federation>/<YYYY-MM>/<file>` in the object store.
 
@@ -21,7 +21,8 @@ def build_landing_asset(partitions: dg.PartitionsDefinition):
         tags={"stage": "ingest"},
     )
     def landing_zone(context, store: ObjectStoreResource) -> dg.DataVersionsByPartition:
-        fingerprints = month_fingerprints(store.store())
+        # Without the registry's digests: raw_games does not read the registry (the sensor re-rates for it instead).
+        fingerprints = landing_versions(store.store()).dumps
         months = partitions.get_partition_keys()
         return dg.DataVersionsByPartition({month: fingerprints.get(month, "empty") for month in months})
 

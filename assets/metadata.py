@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,14 +14,6 @@ KINDS = {"polars", "parquet"}
 # Who answers for the tables: the federation's rating office (Dagster owners are team: or e-mail).
 OWNERS = ["team:rating-office"]
 FAILURE_SAMPLE_ROWS = 20
-
-_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
-
-
-def redact_url(url: str) -> str:
-    """Drop any user:password@ part of a URL before it reaches metadata or logs."""
-    return _USERINFO.sub(r"\1", url)
-
 
 def column_schema(model: type[pa.DataFrameModel]) -> dg.TableSchema:
     """The Pandera model as a Dagster TableSchema: dtypes, nullability, uniqueness, checks and descriptions."""

@@ -5,7 +5,8 @@ import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthlyFrames
-from assets.metadata import OWNERS, counts_table, redact_url, static_metadata, validate
+from assets.metadata import OWNERS, counts_table, static_metadata, validate
+from pipeline.storage import redact_url
 from assets.ratings import rating_list_key
 from assets.resources import ObjectStoreResource
 from assets.versions import code_version

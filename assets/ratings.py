@@ -5,7 +5,8 @@ import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
-from assets.metadata import KINDS, OWNERS, redact_url, static_metadata
+from assets.metadata import KINDS, OWNERS, static_metadata
+from pipeline.storage import redact_url
 from assets.versions import code_version
 from assets.partitions import PREVIOUS_MONTH
 from assets.resources import ObjectStoreResource

@@ -1,8 +1,6 @@
-"""Dagster resources: the object store (same root as the IO manager), configured from the environment."""
+"""The object-store resource: where the landing zone and every table live (the IO manager holds one too)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import dagster as dg
 from pydantic import Field
@@ -29,9 +27,3 @@ class ObjectStoreResource(dg.ConfigurableResource):
         return open_store(self.root)
 
 
-def build_resources(root: str | None = None) -> dict[str, Any]:
-    """The resources every asset needs, sharing one root so assets and the IO manager see the same store."""
-    # Imported here: io_manager imports open_store from this module.
-    from assets.io_manager import ParquetIOManager
-
-    return {"io_manager": ParquetIOManager(root=root), "store": ObjectStoreResource(root=root)}

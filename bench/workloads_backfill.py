@@ -32,6 +32,7 @@ def backfill(scenario_names: list[str] | None) -> dict:
     import dagster as dg
     import polars as pl
 
+    from assets.automation import range_tags
     from assets.definitions import build_defs
     from pipeline.scenarios import load_scenarios
 
@@ -46,7 +47,7 @@ def backfill(scenario_names: list[str] | None) -> dict:
         result, seconds = timed(lambda: dg.materialize(
             [*defs.assets, *defs.asset_checks], resources=defs.resources,
             selection=dg.AssetSelection.all() - dg.AssetSelection.keys("landing_zone"),
-            tags={"dagster/asset_partition_range_start": FIRST, "dagster/asset_partition_range_end": LAST},
+            tags=range_tags(FIRST, LAST),
             instance=dg.DagsterInstance.ephemeral(), raise_on_error=False,
         ))
         games = sum(pl.scan_parquet(str(p)).select(pl.len()).collect().item() for p in (root / "games").glob("*.parquet"))

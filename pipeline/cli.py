@@ -1,8 +1,9 @@
-"""The `ratings` command line: rate one period from files, generate data, run the demo, list rule sets."""
+"""The `ratings` commands of pure code: rate a period, validate files, performance, player, evaluate, rules, generate."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 import json
 import os
 import sys
@@ -180,21 +181,6 @@ def command_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def command_demo(args: argparse.Namespace) -> int:
-    from assets.demo import run_demo  # Dagster is imported only for the commands that need it
-
-    summary = run_demo(root=args.store, dagster_home=args.dagster_home, generate_data=args.generate)
-    return 0 if summary["success"] else 1
-
-
-def command_run(args: argparse.Namespace) -> int:
-    from assets.demo import run_store
-
-    summary = run_store(root=args.store, first_month=args.first, last_month=args.last,
-                        scenarios_file=args.scenarios, dagster_home=args.dagster_home)
-    return 0 if summary["success"] else 1
-
-
 def command_rules(args: argparse.Namespace) -> int:
     if not args.name:
         for name in preset_names():
@@ -255,11 +241,42 @@ def command_player(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- evaluate / tune (rating systems beside FIDE's Elo: pipeline/systems, pipeline/evaluation) -
+
+def command_evaluate(args: argparse.Namespace) -> int:
+    """Rate --games up to --train-to with one system, freeze, predict the test months, print the metrics."""
+    from pipeline.evaluation import evaluate, evaluation_text, load_system_rules, read_games
+
+    rules = load_system_rules(args.rules, tuple(args.set or ()), args.init)
+    games = read_games(args.games)
+    test_games = read_games(args.test) if args.test else None
+    outcome = evaluate(games, args.train_to, args.test_from, args.test_to, rules, test_games)
+    print(json.dumps(outcome) if args.json else evaluation_text(outcome))
+    return 0
+
+
+def command_tune(args: argparse.Namespace) -> int:
+    """A grid search over named parameters on one train/validation split, best first."""
+    from pipeline.evaluation import leaderboard_text, parse_grid, read_games, tune
+
+    games = read_games(args.games)
+    test_games = read_games(args.test) if args.test else None
+    outcome = tune(games, args.train_to, args.test_from, args.test_to, args.rules, parse_grid(args.grid or ()),
+                   tuple(args.set or ()), args.init, args.metric, test_games)
+    if args.top is not None:
+        outcome["results"] = outcome["results"][: args.top]
+    print(json.dumps(outcome) if args.json else leaderboard_text(outcome))
+    return 0
+
+
 # -- entry point -------------------------------------------------------------------------------
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | None = None) -> argparse.ArgumentParser:
+    """The commands of pure code; `more_commands` adds others (assets.cli adds run and demo, which need Dagster)."""
     parser = argparse.ArgumentParser(prog="ratings", description="FIDE-style monthly rating lists from federation game dumps.")
     commands = parser.add_subparsers(dest="command", required=True)
+    if more_commands is not None:
+        more_commands(commands)
 
     rate = commands.add_parser("rate-period", help="rate one period from files (CSV or Parquet by extension)")
     rate.add_argument("--rules", required=True, help="preset name (see `ratings rules`) or a rule-set YAML file")
@@ -280,25 +297,6 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--start", default=None, help="first month YYYY-MM (default: the preset's)")
     gen.add_argument("--end", default=None, help="last month YYYY-MM (default: the preset's)")
     gen.set_defaults(handler=command_generate)
-
-    run = commands.add_parser(
-        "run", help="rate an existing landing zone (raw/ in the store): every month, every scenario, one Dagster run",
-        description="Rate the dumps under <store>/raw/<FED>/<YYYY-MM>/ (never generates or changes them) and print "
-                    "what was rated, what was quarantined and why, and where the lists are. Exit 1 when the run "
-                    "failed or rated no game.")
-    run.add_argument("--store", default=None, help="object-store root holding raw/ (default: $RATINGS_STORE or ./data)")
-    run.add_argument("--from", dest="first", default=None, metavar="YYYY-MM", help="first month (default: the first month holding dumps)")
-    run.add_argument("--to", dest="last", default=None, metavar="YYYY-MM", help="last month (default: the last month holding dumps)")
-    run.add_argument("--scenarios", default=None, metavar="FILE", help="scenarios YAML (default: $RATINGS_SCENARIOS or the shipped one)")
-    run.add_argument("--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)")
-    run.set_defaults(handler=command_run)
-
-    demo = commands.add_parser("demo", help="generate the default data set if absent and materialize every month through Dagster")
-    demo.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
-    demo.add_argument("--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)")
-    demo.add_argument("--generate", action="store_true",
-                      help="generate the demo data even into a store that is not the default one or not empty (never over an existing raw/)")
-    demo.set_defaults(handler=command_demo)
 
     validate = commands.add_parser(
         "validate",
@@ -328,6 +326,38 @@ def build_parser() -> argparse.ArgumentParser:
     player.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML page with a chart of the history")
     player.set_defaults(handler=command_player)
 
+    protocol = argparse.ArgumentParser(add_help=False)
+    protocol.add_argument("--games", required=True, metavar="FILE",
+                          help="games (CSV or Parquet, also .gz): month (YYYY-MM or an integer period), white_id, black_id, "
+                               "white_score (1, 0.5, 0) or result (1-0, 0-1, 1/2-1/2), optional colour_known, event_id; "
+                               "Kaggle's MonthID, Player1, Player2, Player1Score too (colours unknown)")
+    protocol.add_argument("--train-to", required=True, metavar="PERIOD", help="last period rated (YYYY-MM or integer, as the file writes it)")
+    protocol.add_argument("--test-from", required=True, metavar="PERIOD", help="first period predicted (after --train-to)")
+    protocol.add_argument("--test-to", required=True, metavar="PERIOD", help="last period predicted")
+    protocol.add_argument("--rules", required=True, metavar="NAME|FILE.yaml",
+                          help="a system (elo, glicko, glicko2, stephenson, uscf), a preset (playerratings-glicko...) or a YAML file with system: NAME and parameters")
+    protocol.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a parameter, e.g. --set k=27 --set white_advantage=30 (repeatable)")
+    protocol.add_argument("--init", type=float, default=None, metavar="RATING", help="everybody's initial rating (default: the rules' init_rating, else 2200)")
+    protocol.add_argument("--test", default=None, metavar="FILE", help="predict this file's games in the test periods instead of --games'")
+    protocol.add_argument("--json", action="store_true", help="print one JSON object")
+
+    evaluate = commands.add_parser(
+        "evaluate", parents=[protocol], help="train/test a rating system on a game file (Kaggle RMSE, log10 deviance, PlayerRatings bdev)",
+        description="Rate every period up to --train-to from --init for every player, freeze the ratings, predict every test "
+                    "game and score the predictions: player_month_rmse (Kaggle 2010), deviance_log10 (Kaggle 2011, predictions "
+                    "clipped to [0.01, 0.99]) and bdev (PlayerRatings, 100 = coin flip). No White advantage applies to a game "
+                    "whose colours are unknown.")
+    evaluate.set_defaults(handler=command_evaluate)
+
+    tune_parser = commands.add_parser(
+        "tune", parents=[protocol], help="grid-search a rating system's parameters on a validation window and print the leaderboard",
+        description="Every combination of the --grid values is trained up to --train-to and scored on --test-from..--test-to.")
+    tune_parser.add_argument("--grid", action="append", metavar="KEY=V1,V2,...", help="values to try for a parameter, e.g. --grid c=10,15,20 (repeatable)")
+    tune_parser.add_argument("--metric", default="deviance_log10", choices=["deviance_log10", "player_month_rmse", "bdev", "mean_abs_error"],
+                             help="what the leaderboard is sorted by, lowest first (default deviance_log10)")
+    tune_parser.add_argument("--top", type=int, default=None, metavar="N", help="print only the N best settings")
+    tune_parser.set_defaults(handler=command_tune)
+
     rules = commands.add_parser("rules", help="list the rule-set presets, or show one with its values")
     rules.add_argument("name", nargs="?")
     rules.add_argument("--set", action="append", metavar="KEY=VALUE")
@@ -335,8 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, more_commands: Callable[[argparse._SubParsersAction], None] | None = None) -> int:
+    args = build_parser(more_commands).parse_args(argv)
     try:
         return args.handler(args)
     except BrokenPipeError:  # the reader went away (`ratings ... | head`): nothing more to say to it

@@ -1,4 +1,4 @@
-"""The landing zone's inventory: every entry under raw/ placed, misplaced or refused, and one version per month."""
+"""The landing zone's inventory: every entry under raw/ placed, misplaced or refused, and its versions per month."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import re
 import stat
 from dataclasses import dataclass
 
+from pipeline.months import MONTH_PATTERN
 from pipeline.storage import ObjectStore, file_stamp
 
 RAW = "raw"
 REGISTRY_FOLDER = "players"
-MONTH_PATTERN = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 # A federation folder name: what safe_part accepts (a letter or digit first; letters, digits, . _ = + -).
 FEDERATION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]*$")
 # Entry kinds: a dump of a month, a registry or seed-list file, and entries that are not read.
@@ -147,18 +147,76 @@ def unplaced(entries: list[LandingEntry]) -> list[LandingEntry]:
     return [entry for entry in entries if entry.month is None]
 
 
+# Hex digits of a landing-zone digest: the data versions the UI has recorded since the first release are this long.
+DIGEST_LENGTH = 16
+
+
+def _digest(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()[:DIGEST_LENGTH]
+
+
+@dataclass(frozen=True)
+class LandingVersions:
+    """Digests of the landing zone per month, from one inventory: what each month holds, and the registry.
+
+    `dumps[M]` covers every entry accounted in M (dumps, and entries quarantined there), the registry
+    excluded: it is the data version of the month's raw_games. `registry[M]` covers the files of
+    raw/players/M/, which every month from M on reads.
+    """
+
+    dumps: dict[str, str]
+    registry: dict[str, str]
+
+    def rerate_fingerprints(self, first_month: str, last_month: str) -> dict[str, str]:
+        """Month -> digest of everything whose change calls for re-rating from it, months first..last only.
+
+        A month's dumps and the registry files of its folder; registry folders before `first_month`
+        count in the first month (see landing_month). A re-rate from M covers every later month, so
+        a registry change is seen by all the months that read it.
+        """
+        parts: dict[str, list[str]] = {}
+        for month, digest in self.dumps.items():
+            if first_month <= month <= last_month:
+                parts.setdefault(month, []).append(f"dumps\t{digest}")
+        for month, digest in self.registry.items():
+            affected = max(month, first_month)
+            if affected <= last_month:
+                parts.setdefault(affected, []).append(f"registry {month}\t{digest}")
+        return {month: _digest(lines) for month, lines in sorted(parts.items())}
+
+
+def landing_versions(store: ObjectStore) -> LandingVersions:
+    """The digests of every month's entries and registry files (keys, sizes and etags/mtimes), from one listing."""
+    dumps: dict[str, list[str]] = {}
+    registry: dict[str, list[str]] = {}
+    for entry in inventory(store):
+        if entry.month is not None:
+            (registry if entry.kind == REGISTRY else dumps).setdefault(entry.month, []).append(f"{entry.key}\t{entry.stamp}")
+    return LandingVersions(
+        {month: _digest(lines) for month, lines in sorted(dumps.items())},
+        {month: _digest(lines) for month, lines in sorted(registry.items())},
+    )
+
+
 def month_fingerprints(store: ObjectStore) -> dict[str, str]:
-    """Month -> a version of every entry accounted in it (the registry excluded): keys, sizes and etags/mtimes.
+    """Month -> the data version of its raw_games (landing_versions(store).dumps): the registry does not change it.
 
     A new, replaced or removed dump changes the month's version, so Dagster can tell which months'
     downstream tables are stale after a late correction.
     """
-    lines_by_month: dict[str, list[str]] = {}
-    for entry in inventory(store):
-        if entry.month is not None and entry.kind != REGISTRY:
-            lines_by_month.setdefault(entry.month, []).append(f"{entry.key}\t{entry.stamp}")
-    return {
-        month: hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()[:16]
-        for month, lines in sorted(lines_by_month.items())
-    }
+    return landing_versions(store).dumps
 
+
+def landing_month(key: str, first_month: str) -> str | None:
+    """The first rating period a landing-zone file affects, or None for files no month accounts for.
+
+    A file accounted in month M (a dump, or an entry quarantined there) affects M; a registry file in
+    raw/players/<M>/ affects M and later (a month sees the players registered up to it), so one before
+    the first partition affects the first. Dumps of months before the first partition are never ingested.
+    """
+    entry = classify(key)
+    if entry.month is None:
+        return None
+    if entry.kind == REGISTRY:
+        return max(entry.month, first_month)
+    return entry.month if entry.month >= first_month else None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from datetime import date
 
-_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+#: A rating period key, YYYY-MM: the one spelling of a month folder and a partition.
+MONTH_PATTERN = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 
 def parse_month(month: str) -> tuple[int, int]:
     """'2024-03' -> (2024, 3); raises ValueError with the offending text otherwise."""
-    match = _MONTH.match(month or "")
+    match = MONTH_PATTERN.match(month or "")
     if not match:
         raise ValueError(f"not a month in YYYY-MM form: {month!r}")
     return int(match.group(1)), int(match.group(2))

@@ -11,20 +11,16 @@ from typing import Annotated, Any
 
 import polars as pl
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_validator
 
 from pipeline.engine import PeriodResult, carry_forward, compress, rate_period
 from pipeline.months import add_months, month_index, parse_month
-from pipeline.rules import RuleSet, RulesError, _yaml_scalar, resolve_rules
+from pipeline.rules import RulesError, RuleSet, _Frozen, _yaml_scalar, resolve_rules
 
 SCENARIOS_ENV = "RATINGS_SCENARIOS"
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 #: Longest rating period that list frequency can produce (quarterly lists before July 2009).
 MAX_PERIOD_MONTHS = 3
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Compression(_Frozen):

@@ -92,6 +92,14 @@ def polars_s3_options() -> dict[str, str | int]:
     return options
 
 
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
+
+
+def redact_url(url: str) -> str:
+    """Drop any user:password@ part of a URL before it reaches metadata or logs."""
+    return _USERINFO.sub(r"\1", url)
+
+
 def file_stamp(info: dict) -> str:
     """What changes when a file's content does: S3's ETag, else the modification time (from an fsspec info dict)."""
     for name in _STAMP_FIELDS:

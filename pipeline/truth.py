@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
+#: Where the generator writes the true strengths, in the store; real federation data has none.
+TRUTH_KEY = "truth/strength.parquet"
 BAND_WIDTH = 100
 TOP_BAND = 2500  # ratings from here are lumped into one band, as in the summary crosstable
 

@@ -8,6 +8,8 @@ import pandera.errors
 import pandera.polars as pa
 import polars as pl
 
+# A stated rating outside RATING_PLAUSIBLE is a typo, not a rating.
+from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.hashing import stable_hash
 from pipeline.landing import MISPLACED, NOT_A_FILE
 from pipeline.months import add_months, first_day
@@ -18,8 +20,6 @@ from schemas.quarantine import Quarantine
 from schemas.util import conform
 
 VALID_RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
-# A stated rating outside this range is a typo, not a rating (FIDE's floor has never been below 1000).
-RATING_PLAUSIBLE = (1000, 3000)
 DEFAULT_TIME_CONTROL = "classical"
 # The same game reported twice: a tournament file submitted again, or the same game in two dumps.
 DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result"]

@@ -1,4 +1,4 @@
-"""Shared fixtures: a throw-away object store per test and one tiny generated landing zone per session."""
+"""Shared fixtures (a throw-away store, one tiny generated landing zone) and the test tiers: fast, integration, slow."""
 
 from __future__ import annotations
 
@@ -34,6 +34,31 @@ def tiny_store(tiny_landing_zone: Path, store_root: str) -> str:
     """A fresh store holding a copy of the tiny landing zone, so each test materializes from scratch."""
     shutil.copytree(tiny_landing_zone, Path(store_root) / "raw")
     return store_root
+
+
+# The fast tier (`make test-fast`) is the pure code: a test is `integration` when it lives in a module
+# that runs Dagster, servers, a browser or the installed command, or uses a fixture that does.
+INTEGRATION_MODULES = {
+    "test_cli", "test_dagster", "test_operations", "test_player", "test_published_list", "test_run",
+    "test_security", "test_storage_s3", "test_ui",
+}
+INTEGRATION_FIXTURES = {
+    "tiny_store", "s3_server", "s3_root", "restartable_s3", "postgres_server", "webserver", "rated_tiny", "tiny_runs",
+}
+INTEGRATION_TESTS = {
+    "test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there",
+    "test_crosstable_and_index_render_in_headless_chromium",
+    "test_two_scenarios_diverge_exactly_from_the_switch_month",
+    "test_rate_period_compress_flag_is_the_same_compression",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        if (module in INTEGRATION_MODULES or INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ()))
+                or item.originalname in INTEGRATION_TESTS):
+            item.add_marker(pytest.mark.integration)
 
 
 # Servers for the operations tests (SeaweedFS S3 with a moto fallback, PostgreSQL): each starts only

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.crosstable import format_row_summary, summary_crosstable
+from pipeline.analytics.crosstable import format_row_summary, summary_crosstable
 from schemas import Crosstable, RatedGames
 from schemas.util import conform, polars_schema
 

@@ -11,18 +11,19 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from assets import progress
-from assets.checks import RECONCILIATION, build_checks, reconcile
+from assets.automation import range_tags
+from assets.checks import RECONCILIATION, build_checks
 from assets.io_manager import MonthlyFrames, MonthStream, ParquetIOManager, split_stream, table_key
-from assets.metadata import redact_url
-from assets.partitions import monthly_partitions, months_from_env
-from assets.resources import build_resources
+from pipeline.storage import redact_url
+from assets.partitions import monthly_partitions
+from assets.definitions import build_resources
+from assets.resources import ObjectStoreResource
+from pipeline.invariants import reconcile
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore
 
 # The months conftest.tiny_landing_zone generates.
 TINY_START, TINY_END = "2024-01", "2024-04"
-RANGE_START_TAG = "dagster/asset_partition_range_start"
-RANGE_END_TAG = "dagster/asset_partition_range_end"
 # One plain scenario keeps these tests fast; tests/test_scenarios.py covers several side by side.
 PLAIN = Scenario(name="plain", description="FIDE's regulations, no events", rules="fide-historical")
 SCENARIOS = {"plain": PLAIN}
@@ -65,10 +66,6 @@ ASSET_DEPS = {
 MONTHLY = [a for a in ASSET_GROUPS if a not in ("landing_zone", "plain/reports", "accuracy_comparison", "report_index")]
 
 
-def range_tags(first: str, last: str) -> dict[str, str]:
-    return {RANGE_START_TAG: first, RANGE_END_TAG: last}
-
-
 def materializations(result: dg.ExecuteInProcessResult) -> list[tuple[str, str | None, dict]]:
     """(asset key, partition, metadata) of every materialization the run recorded."""
     found = []
@@ -106,19 +103,44 @@ def test_monthly_partitions_are_yyyy_mm_with_inclusive_last_month() -> None:
         monthly_partitions("2024-1")
 
 
-def test_months_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("RATINGS_FIRST_MONTH", raising=False)
-    monkeypatch.delenv("RATINGS_LAST_MONTH", raising=False)
-    assert months_from_env() == ("2015-01", None)
-    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2020-05")
-    monkeypatch.setenv("RATINGS_LAST_MONTH", "2020-07")
-    assert months_from_env() == ("2020-05", "2020-07")
+def test_settings_months_come_from_the_environment_else_from_the_landing_zone() -> None:
+    from pipeline.settings import Settings
+
+    assert Settings.from_env({}).months_for([]) == ("2015-01", None)
+    assert Settings.from_env({}).months_for(["2019-03", "2024-12"]) == ("2019-03", "2024-12")
+    both = Settings.from_env({"RATINGS_FIRST_MONTH": "2020-05", "RATINGS_LAST_MONTH": "2020-07"})
+    assert both.months_for(["2019-03", "2024-12"]) == ("2020-05", "2020-07")
+    # With automation on the range stays open: next month's partition must exist for the schedule.
+    assert Settings.from_env({"RATINGS_AUTOMATION": "ON"}).months_for(["2019-03", "2024-12"]) == ("2019-03", None)
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("RATINGS_FIRST_MONTH", "2024-13", "RATINGS_FIRST_MONTH='2024-13'"),
+    ("RATINGS_AUTOMATION", "maybe", "RATINGS_AUTOMATION='maybe'"),
+    ("RATINGS_SCHEDULE_DAY", "31", "RATINGS_SCHEDULE_DAY='31'"),
+])
+def test_a_bad_setting_is_one_line_naming_the_variable(variable: str, value: str, message: str) -> None:
+    from pipeline.rules import RulesError
+    from pipeline.settings import Settings
+
+    with pytest.raises(RulesError, match="bad setting") as refused:
+        Settings.from_env({variable: value})
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_the_ui_shows_the_months_the_store_holds(tiny_store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assets.definitions import defs as load_defs
+
+    for variable in ("RATINGS_FIRST_MONTH", "RATINGS_LAST_MONTH", "RATINGS_AUTOMATION"):
+        monkeypatch.delenv(variable, raising=False)
+    keys = load_defs().resolve_job_def("all_months").partitions_def.get_partition_keys()
+    assert (keys[0], keys[-1], len(keys)) == (TINY_START, TINY_END, 4)
 
 
 # -- IO manager ----------------------------------------------------------------------------------
 
 def io_only(root: str) -> dict[str, ParquetIOManager]:
-    return {"io_manager": ParquetIOManager(root=root)}
+    return {"io_manager": ParquetIOManager(store=ObjectStoreResource(root=root))}
 
 
 def io_test_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
@@ -192,7 +214,7 @@ def test_io_manager_on_a_non_local_fsspec_root() -> None:
 
 
 def test_io_manager_unpartitioned_round_trip(store_root: str) -> None:
-    manager = ParquetIOManager(root=store_root)
+    manager = ParquetIOManager(store=ObjectStoreResource(root=store_root))
     frame = pl.DataFrame({"a": [1, 2, 3]})
     out = dg.build_output_context(asset_key=dg.AssetKey(["scenarios", "summary"]))
     manager.handle_output(out, frame)
@@ -381,8 +403,9 @@ def defs() -> dg.Definitions:
 
 
 def test_definitions_load() -> None:
-    from assets.definitions import defs as module_defs
+    from assets.definitions import defs as load_defs
 
+    module_defs = load_defs()
     dg.Definitions.validate_loadable(module_defs)
     job = module_defs.resolve_job_def("all_months")
     expected = {"raw_games", "validate_games", "games_reconciliation"}
@@ -544,7 +567,7 @@ def test_a_month_after_a_gap_fails_naming_the_missing_month(tiny_store: str) -> 
 
 
 def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> None:
-    from assets.demo import run_demo
+    from assets.runs import run_demo
 
     out = io.StringIO()
     summary = run_demo(tiny_store, dagster_home=str(tmp_path / "home"), out=out)

@@ -97,7 +97,7 @@ def test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there(tmp_pa
     import dagster as dg
 
     from assets.definitions import build_defs
-    from assets.demo import range_tags
+    from assets.automation import range_tags
     from pipeline.scenarios import Scenario
 
     for month in ("2024-01", "2024-03"):

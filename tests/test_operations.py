@@ -17,36 +17,37 @@ import yaml
 from assets import progress
 from assets.automation import (
     CHANGED_MONTHS_TAG,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
     SCHEDULE_NAME,
     SENSOR_NAME,
     build_monthly_schedule,
-    changed_months,
-    decode_cursor,
-    encode_cursor,
-    landing_fingerprints,
-    landing_month,
-    rerate_start,
+    range_tags,
 )
 from assets.checks import (
     FLOOR_RESPECTED,
     LANDING_ZONE_LAYOUT,
-    LIST_COLUMNS,
     LIST_CONTINUITY,
     NO_DUPLICATE_GAMES,
     NO_DUPLICATE_PLAYERS,
     POINTS_CONSERVED,
-    RATED_GAMES_COLUMNS,
     RECONCILIATION,
     SCHEMA,
+)
+from assets.io_manager import table_key
+from assets.partitions import monthly_partitions
+from assets.resources import ObjectStoreResource
+from pipeline.automation import changed_months, decode_cursor, encode_cursor, rerate_start
+from pipeline.invariants import (
+    LIST_COLUMNS,
+    RATED_GAMES_COLUMNS,
     conservation_problems,
     continuity_problems,
     duplicate_ids,
     floor_offenders,
     schema_problems,
 )
-from assets.io_manager import table_key
-from assets.partitions import monthly_partitions
-from assets.resources import ObjectStoreResource
+from pipeline.landing import landing_month, landing_versions
 from pipeline.rules import load_rules, preset_names, resolve_rules
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore
@@ -59,10 +60,6 @@ PLAIN = Scenario(name="plain", description="FIDE's regulations, no events", rule
 MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04"]
 INSTANCE_YAML = Path(__file__).resolve().parents[1] / "assets" / "dagster.yaml"
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-
-
-def range_tags(first: str, last: str) -> dict[str, str]:
-    return {"dagster/asset_partition_range_start": first, "dagster/asset_partition_range_end": last}
 
 
 def build(root: str) -> dg.Definitions:
@@ -333,16 +330,20 @@ def test_schedule_rates_the_month_just_closed_and_catches_up_a_gap(rated_tiny: S
     root = copy_of(rated_tiny, tmp_path)
     defs = build(root)
     [request] = tick(defs, root, dt.datetime(2024, 4, 1, 2, tzinfo=dt.timezone.utc))
-    assert request.tags["dagster/asset_partition_range_start"] == request.tags["dagster/asset_partition_range_end"] == "2024-03"
+    assert request.tags[RANGE_START_TAG] == request.tags[RANGE_END_TAG] == "2024-03"
     assert request.run_key == "monthly-2024-03"
     # March's list was never written (a failed run): April's tick re-rates from March.
     ObjectStore(root).fs.rm(ObjectStore(root).path(table_key(["plain", "rating_list"], "2024-03")))
     [request] = tick(defs, root, dt.datetime(2024, 5, 1, 2, tzinfo=dt.timezone.utc))
-    assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) == ("2024-03", "2024-04")
+    assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == ("2024-03", "2024-04")
     assert "not a partition" in tick(defs, root, dt.datetime(2024, 7, 1, 2, tzinfo=dt.timezone.utc))
 
 
 # -- sensor ----------------------------------------------------------------------------------------
+
+def landing_fingerprints(store: ObjectStore, first_month: str, last_month: str) -> dict[str, str]:
+    return landing_versions(store).rerate_fingerprints(first_month, last_month)
+
 
 def test_fingerprints_see_new_replaced_and_removed_files_and_registry_changes(tmp_path: Path) -> None:
     store = ObjectStore(str(tmp_path / "store"))
@@ -381,7 +382,7 @@ def sense(defs: dg.Definitions, root: str, cursor: str | None = None):
 def test_first_tick_rates_months_without_lists_then_waits_for_changes(tiny_store: str, rated_tiny: SimpleNamespace) -> None:
     fresh = sense(build(tiny_store), tiny_store)
     [request] = fresh.run_requests
-    assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) == (TINY_START, TINY_END)
+    assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == (TINY_START, TINY_END)
     done = sense(build(rated_tiny.root), rated_tiny.root)
     assert not done.run_requests and "every list exists" in done.skip_message
     again = sense(build(rated_tiny.root), rated_tiny.root, cursor=done.cursor)
@@ -410,7 +411,7 @@ def test_a_late_correction_rerates_that_month_and_later_ones_like_a_full_recompu
     store.write_text(late_dump(january_list.filter(pl.col("rating").is_not_null())["player_id"].to_list()), "raw/NOR/2024-02/late-open.csv")
     sensed = sense(defs, root, cursor)
     [request] = sensed.run_requests
-    assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) == ("2024-02", TINY_END)
+    assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == ("2024-02", TINY_END)
     assert request.tags[CHANGED_MONTHS_TAG] == "2024-02"
     assert defs.resolve_job_def("all_months").execute_in_process(tags=request.tags, run_config=QUIET).success
     assert not sense(defs, root, sensed.cursor).run_requests  # handled: nothing more to do

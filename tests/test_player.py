@@ -27,6 +27,7 @@ NO_NAMES = pl.DataFrame(schema={"player_id": pl.Int64, "name": pl.Utf8})
 @pytest.fixture(scope="module")
 def store(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     """Lists, rated games and performance of both scenarios for 2024-01..02, materialized through Dagster."""
+    from assets.automation import range_tags
     from assets.definitions import build_defs
 
     root = tmp_path_factory.mktemp("player") / "store"
@@ -37,7 +38,7 @@ def store(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     selection = dg.AssetSelection.assets(*wanted).upstream().required_multi_asset_neighbors()
     result = dg.materialize(
         list(defs.assets), resources=defs.resources, selection=selection,
-        tags={"dagster/asset_partition_range_start": FIRST, "dagster/asset_partition_range_end": LAST},
+        tags=range_tags(FIRST, LAST),
     )
     assert result.success
     object_store = ObjectStore(str(root))

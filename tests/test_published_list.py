@@ -330,6 +330,7 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
 # -- Dagster -------------------------------------------------------------------------------------
 
 def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_store: str) -> None:
+    from assets.automation import range_tags
     from assets.definitions import build_defs
     from assets.io_manager import table_key
     from pipeline.scenarios import Scenario
@@ -344,7 +345,7 @@ def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_sto
     needed = (dg.AssetSelection.assets(*published_keys).upstream().required_multi_asset_neighbors()
               - dg.AssetSelection.assets("landing_zone"))
     result = dg.materialize(defs.assets, resources=defs.resources, selection=needed,
-                            tags={"dagster/asset_partition_range_start": TINY_START, "dagster/asset_partition_range_end": "2024-02"})
+                            tags=range_tags(TINY_START, "2024-02"))
     assert result.success
     store = ObjectStore(tiny_store)
     found = {}

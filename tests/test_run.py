@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from assets.demo import may_generate
-from pipeline.cli import main
+from pipeline.run_report import may_generate
+from assets.cli import main
 from pipeline.storage import ObjectStore
 from pipeline.validate import LOCAL_ID_BASE
 from tests.test_cli import ratings
@@ -168,7 +168,7 @@ def test_a_run_whose_process_was_killed_is_marked_failed(tmp_path: Path):
     import dagster as dg
     from dagster._core.storage.dagster_run import DagsterRun
 
-    from assets.demo import HOST_TAG, PID_TAG, heal_orphaned_runs
+    from assets.runs import HOST_TAG, PID_TAG, heal_orphaned_runs
 
     with dg.DagsterInstance.ephemeral() as instance:
         host = socket.gethostname()
@@ -204,17 +204,17 @@ def test_a_killed_run_heals_and_its_rerun_writes_what_an_uninterrupted_run_write
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
                 if p.is_file() and not p.relative_to(root).as_posix().startswith("raw/")}
 
-    command = [sys.executable, "-m", "pipeline", "run", "--scenarios", str(one_scenario)]
+    command = [sys.executable, "-m", "assets", "run", "--scenarios", str(one_scenario)]
     clean, killed = store_with_dumps("clean"), store_with_dumps("killed")
     subprocess.run([*command, "--store", str(clean), "--dagster-home", str(tmp_path / "clean-home")],
                    check=True, capture_output=True, timeout=300)
 
     home = tmp_path / "killed-home"
     victim = subprocess.Popen([*command, "--store", str(killed), "--dagster-home", str(home)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 240
     while not (killed / "actual" / "rating_list" / "2024-02.parquet").exists():
-        assert victim.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+        assert victim.poll() is None and time.monotonic() < deadline, victim.stderr.read() if victim.poll() is not None else "too slow"
         time.sleep(0.05)
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait()

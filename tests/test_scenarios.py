@@ -218,6 +218,7 @@ def test_two_scenarios_diverge_exactly_from_the_switch_month(tmp_path: Path):
         assert len(mats) == 13, asset
 
 
+@pytest.mark.slow  # 17 years through Dagster: about 80 s (make test-slow)
 def test_the_historical_regime_replays_2008_to_2024_in_one_run(tmp_path: Path):
     from assets.definitions import build_defs
     from assets.io_manager import table_key

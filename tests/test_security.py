@@ -17,6 +17,7 @@ SECRETS = (FAKE_KEY_ID, FAKE_SECRET)
 
 def run_everything(root: str, raise_on_error: bool = True) -> tuple[dg.ExecuteInProcessResult, str]:
     """Materialize every asset of the tiny months into root; the result and everything the run recorded."""
+    from assets.automation import range_tags
     from assets.definitions import build_defs
     from pipeline.scenarios import Scenario
 
@@ -24,7 +25,7 @@ def run_everything(root: str, raise_on_error: bool = True) -> tuple[dg.ExecuteIn
     with dg.DagsterInstance.ephemeral() as instance:
         result = dg.materialize(
             [*defs.assets, *defs.asset_checks], resources=defs.resources, instance=instance, raise_on_error=raise_on_error,
-            tags={"dagster/asset_partition_range_start": TINY_START, "dagster/asset_partition_range_end": TINY_END},
+            tags=range_tags(TINY_START, TINY_END),
         )
         return result, everything_recorded(result, instance)
 

@@ -9,13 +9,14 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from assets.automation import range_tags
 from assets.resources import ObjectStoreResource
 from pipeline.storage import ObjectStore, polars_s3_options, store_root_from_env
 from tests.conftest import TINY_END, TINY_START
 from tests.servers import BUCKET, CountingProxy, assert_same_tables, copy_tree, s3_environment, stored_objects, tables
 
 PLAIN_SCENARIO = {"name": "plain", "description": "FIDE's regulations", "rules": "fide-historical"}
-RANGE_TAGS = {"dagster/asset_partition_range_start": TINY_START, "dagster/asset_partition_range_end": TINY_END}
+RANGE_TAGS = range_tags(TINY_START, TINY_END)
 
 
 @pytest.fixture(params=["local", "s3"])

@@ -18,6 +18,7 @@ from html import escape
 import polars as pl
 
 from pipeline.analytics.performance import performance_ratings
+from pipeline.landing import RAW, REGISTRY_FOLDER
 from pipeline.storage import ObjectStore
 from pipeline.text import escape_text
 
@@ -48,7 +49,7 @@ class PlayerReport:
 
 def store_scenarios(store: ObjectStore) -> list[str]:
     """Scenarios (asset-key prefixes) with at least one stored rating list: `actual` first, then by name."""
-    found = [name for name in store.list_dirs() if name != "raw" and _months(store, name)]
+    found = [name for name in store.list_dirs() if name != RAW and _months(store, name)]
     return sorted(found, key=lambda name: (name != DEFAULT_SCENARIO, name))
 
 
@@ -187,7 +188,7 @@ def period_change(games: pl.DataFrame, k_used: int | None) -> tuple[float | None
 def _names(store: ObjectStore, month: str) -> pl.DataFrame:
     """player_id, name: the registry in force in `month`, else the name the month's dumps wrote (identity table)."""
     frames = []
-    if store.exists("raw", "players"):
+    if store.exists(RAW, REGISTRY_FOLDER):
         from pipeline.ingest import read_players
 
         frames.append(read_players(store, month).select("player_id", "name"))

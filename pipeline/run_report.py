@@ -1,0 +1,127 @@
+"""What a run of `ratings run`/`ratings demo` says: where it may generate, what the stored tables show, the closing summary."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from pipeline.invariants import mostly_quarantined, stored_rows
+from pipeline.landing import REGISTRY, inventory, months_held, unplaced
+from pipeline.storage import DEFAULT_ROOT, ObjectStore, redact_url
+from pipeline.text import escape_text
+
+SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
+
+
+LANDING_ZONE_HELP = """A landing zone is a folder raw/ in the store:
+  raw/<FED>/<YYYY-MM>/<dump>     the month's dumps (TRF, PGN, CSV, Parquet; .gz/.zst too), e.g. raw/GER/2024-01/open.trf
+  raw/players/<YYYY-MM>/...       optional: players.csv and seed_list.csv, or a FIDE rating list (.txt)
+See the README, "Rating your own federation's files"."""
+
+
+class StoreError(ValueError):
+    """The store cannot be rated or generated into as asked; printed as one line, without a traceback."""
+
+
+def landing_zone_months(store: ObjectStore, include_players: bool = True) -> list[str]:
+    """Months holding dumps (or entries quarantined there), plus the registry's months unless include_players=False."""
+    entries = inventory(store)
+    months = set(months_held(entries))
+    if include_players:
+        months.update(entry.month for entry in entries if entry.kind == REGISTRY and entry.month is not None)
+    return sorted(months)
+
+
+def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
+    """None when the demo data may be generated into `store` (which has no raw/), else why not.
+
+    Without --generate only into a local store that is the default one or an existing empty folder:
+    a mistyped --store path (or bucket) must not fill with a synthetic federation.
+    """
+    if explicit:
+        return None
+    if not store.is_local:
+        return (f"{redact_url(store.url())} has no raw/ landing zone; `ratings demo` generates synthetic data only "
+                f"into a local store unless you add --generate")
+    if os.path.isdir(store.base) and not os.listdir(store.base):
+        return None
+    if os.path.abspath(root) == os.path.abspath(DEFAULT_ROOT) and not os.path.exists(store.base):
+        return None
+    state = "holds other files" if os.path.exists(store.base) else "does not exist"
+    return (f"{store.base} {state} and has no raw/ landing zone: not generating the demo data there "
+            f"(add --generate to do it anyway, or use `ratings run` to rate your own dumps)")
+
+
+def run_outcome(store: ObjectStore, months: Sequence[str]) -> dict[str, Any]:
+    """What the stored tables of `months` say: games, quarantine by reason and file, mostly-quarantined months, identities."""
+    games = sum(stored_rows(store, "games", month) or 0 for month in months)
+    quarantine = [store.read_parquet(ObjectStore.table_key("quarantine", m), columns=["reason", "source_file"])
+                  for m in months if store.exists(ObjectStore.table_key("quarantine", m))]
+    quarantine_frame = pl.concat(quarantine) if quarantine else pl.DataFrame(schema={"reason": pl.Utf8, "source_file": pl.Utf8})
+    identities = [store.read_parquet(ObjectStore.table_key("identity", m), columns=["status", "records"])
+                  for m in months if store.exists(ObjectStore.table_key("identity", m))]
+    identity_frame = pl.concat(identities) if identities else pl.DataFrame(schema={"status": pl.Utf8, "records": pl.UInt32})
+
+    def counted(frame: pl.DataFrame, column: str) -> dict[str, int]:
+        return dict(frame.group_by(column).len().sort("len", column, descending=[True, False]).iter_rows())
+
+    return {
+        "games": games,
+        "quarantined": quarantine_frame.height,
+        "quarantined_by_reason": counted(quarantine_frame, "reason"),
+        "quarantined_by_file": counted(quarantine_frame, "source_file"),
+        "mostly_quarantined_months": mostly_quarantined(store, months),
+        "players_by_identity": dict(identity_frame.group_by("status").len().sort("status").iter_rows()),
+        "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(inventory(store))],
+    }
+
+
+def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str, root: str) -> str:
+    """The summary a person reads at the end of a run: what was rated, what was not and why, where it is."""
+    where, first, last = summary["store"], summary["first_month"], summary["last_month"]
+    if not summary["run_succeeded"]:
+        status = "FAILED (see the run in the Dagster UI)"
+    elif summary["games"] == 0:
+        status = "FAILED: no game was rated"
+    else:
+        status = "done"
+    reconciliation = {True: "passed", False: "FAILED", None: "not run"}[summary["reconciliation_passed"]]
+    lines = [
+        f"{title} {status}: {summary['months']} months {first}..{last}, scenarios {', '.join(scenarios)}",
+        f"  games rated: {summary['games']:,}   quarantined records: {summary['quarantined']:,}   "
+        f"reconciliation: {reconciliation}",
+    ]
+    for step, message in summary["failed_steps"].items():
+        lines.append(f"  step {step} failed: {escape_text(message)}")
+    if summary["quarantined_by_reason"]:
+        lines.append("  quarantined by reason: " + ", ".join(f"{r} {n:,}" for r, n in summary["quarantined_by_reason"].items()))
+        files = list(summary["quarantined_by_file"].items())
+        lines.append("  quarantined by file: " + ", ".join(f"{escape_text(f)} {n:,}" for f, n in files[:SUMMARY_FILES])
+                     + (f" and {len(files) - SUMMARY_FILES} more files" if len(files) > SUMMARY_FILES else ""))
+    identities = summary["players_by_identity"]
+    if identities:
+        lines.append("  players not identified by a registered id (see identity/<YYYY-MM>.parquet): "
+                     + ", ".join(f"{status} {n:,}" for status, n in identities.items()))
+    for problem in summary["unplaced_files"][:SUMMARY_FILES]:
+        lines.append(f"  WARNING: not read: {escape_text(problem)}")
+    if len(summary["unplaced_files"]) > SUMMARY_FILES:
+        lines.append(f"  WARNING: ... and {len(summary['unplaced_files']) - SUMMARY_FILES} more files not read")
+    for warning in summary["mostly_quarantined_months"][:SUMMARY_FILES]:
+        lines.append(f"  WARNING: {warning}")
+    if summary["mostly_quarantined_months"]:
+        lines.append("  (a registry or a month folder may be missing; the reasons are in quarantine/<YYYY-MM>.parquet)")
+    if summary["games"] == 0:
+        lines.append("  no game was rated: every record was quarantined, or the months hold no dumps")
+    if summary["rated_players"]:
+        lines.append(f"  rated players on the {last} list: " + ", ".join(f"{n} {c:,}" for n, c in summary["rated_players"].items()))
+    lines += [
+        f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s",
+        f"  lists: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html; tables: {where}/<scenario>/<table>/<YYYY-MM>.parquet",
+        f"  reports: {where}/reports/index.html",
+        f"  UI: DAGSTER_HOME={summary['dagster_home']} RATINGS_STORE={root} RATINGS_FIRST_MONTH={first} "
+        f"RATINGS_LAST_MONTH={last} dagster dev --host 127.0.0.1 -m assets.definitions",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,82 @@
+"""Every RATINGS_* setting in one typed object, read from the environment once, with one-line errors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pipeline.months import parse_month
+from pipeline.rules import RulesError
+
+DEFAULT_FIRST_MONTH = "2015-01"
+
+# Environment variable -> Settings field. The names are part of the interface (README, Configuration).
+ENVIRONMENT = {
+    "RATINGS_STORE": "store",
+    "RATINGS_FIRST_MONTH": "first_month",
+    "RATINGS_LAST_MONTH": "last_month",
+    "RATINGS_SCENARIOS": "scenarios",
+    "RATINGS_AUTOMATION": "automation",
+    "RATINGS_SCHEDULE_DAY": "schedule_day",
+    "RATINGS_SCHEDULE_HOUR": "schedule_hour",
+    "RATINGS_SCHEDULE_TIMEZONE": "schedule_timezone",
+    "RATINGS_SENSOR_INTERVAL_SECONDS": "sensor_interval_seconds",
+}
+
+
+class Settings(BaseModel):
+    """What the Dagster definitions are built from. Unset months come from the store's landing zone (see months_for)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    store: str = Field(default="./data", description="Object-store root: a directory or s3://bucket/prefix")
+    first_month: str | None = Field(default=None, description="First monthly partition (default: the landing zone's first month, else 2015-01)")
+    last_month: str | None = Field(default=None, description="Last monthly partition (default: the landing zone's last month; open-ended with automation on)")
+    scenarios: str | None = Field(default=None, description="Scenarios YAML (default: pipeline/scenarios.yaml)")
+    automation: Literal["on", "off"] = Field(default="off", description="on: the monthly schedule and the landing-zone sensor start running")
+    schedule_day: int = Field(default=1, ge=1, le=28, description="Day of the month the schedule rates the month just closed")
+    schedule_hour: int = Field(default=2, ge=0, le=23, description="Hour of that day")
+    schedule_timezone: str = Field(default="UTC", description="Time zone of the schedule")
+    sensor_interval_seconds: int = Field(default=300, ge=30, le=86400, description="How often the sensor lists the landing zone")
+
+    @field_validator("first_month", "last_month")
+    @classmethod
+    def _a_month(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_month(value)
+        return value
+
+    @field_validator("automation", mode="before")
+    @classmethod
+    def _on_or_off(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from RATINGS_* variables (empty means unset); RulesError naming the variable when one is wrong."""
+        environ = os.environ if environ is None else environ
+        values = {field: environ[name].strip() for name, field in ENVIRONMENT.items() if environ.get(name, "").strip()}
+        try:
+            return cls(**values)
+        except ValidationError as error:
+            variables = {field: name for name, field in ENVIRONMENT.items()}
+            problems = "; ".join(
+                f"{variables.get(str(e['loc'][0]), e['loc'][0]) if e['loc'] else '(settings)'}={values.get(str(e['loc'][0]), '')!r}: "
+                f"{e['msg']}" for e in error.errors()
+            )
+            raise RulesError(f"bad setting: {problems}") from None
+
+    def months_for(self, held: list[str]) -> tuple[str, str | None]:
+        """(first, last) partition months: the settings where given, else the landing zone's `held` months.
+
+        With automation on and no last month the range stays open (up to the last completed month), so
+        the schedule finds next month's partition; a UI or a run over a store shows the months it holds.
+        """
+        first = self.first_month or (held[0] if held else DEFAULT_FIRST_MONTH)
+        if self.last_month is not None or self.automation == "on":
+            return first, self.last_month
+        last = held[-1] if held and held[-1] >= first else None
+        return first, last

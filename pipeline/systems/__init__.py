@@ -1,0 +1,237 @@
+"""Rating systems beside FIDE's Elo behind one interface: previous state + a period's games -> new state and expectations.
+
+A system is one module of this package defining `SYSTEM`, a `RatingSystem`: its parameter model,
+the state columns it keeps, a new player's initial values, its expectancy (White's predicted score)
+and its period update. `REGISTRY` maps names to modules (data, not branches): adding a system is
+one module and one line there, and touches no other system.
+
+Everything works on a whole period at once with Polars: games become one row per (game, side),
+quantities are summed per player with `group_by`; no Python loop runs over games or players.
+
+Games (`GAME_SCHEMA`): `white_id`, `black_id`, `white_score` (1, 0.5, 0), `colour_known` (false: the
+first player need not be White, so no White advantage applies to that game, in the prediction or in
+the update), optional `event_id` (uscf counts events). State: `schemas.system_state.SystemState`
+plus the system's `extra_state` columns.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict
+
+from schemas.system_state import SystemState
+from schemas.util import polars_schema
+
+#: system name -> module defining SYSTEM.
+REGISTRY: dict[str, str] = {
+    "elo": "pipeline.systems.elo",
+    "glicko": "pipeline.systems.glicko",
+    "glicko2": "pipeline.systems.glicko2",
+    "stephenson": "pipeline.systems.stephenson",
+    "uscf": "pipeline.systems.uscf",
+}
+#: Other spellings users meet in the literature (PlayerRatings calls Stephenson's function steph()).
+ALIASES: dict[str, str] = {"steph": "stephenson", "glicko-2": "glicko2", "glicko1": "glicko"}
+
+STATE_SCHEMA: dict[str, pl.DataType] = dict(polars_schema(SystemState))
+GAME_SCHEMA: dict[str, pl.DataType] = {
+    "white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64, "colour_known": pl.Boolean,
+}
+#: Columns of SystemState that carry a system's estimate; a system keeps a subset of them.
+ESTIMATE_COLUMNS = ("rating", "deviation", "volatility")
+
+
+class SystemParams(BaseModel):
+    """Knobs every system has; each system's model adds its own (YAML keys and `--set` names)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    init_rating: float = 1500.0
+    white_advantage: float = 0.0
+
+
+@dataclass(frozen=True)
+class RatingSystem:
+    """One rating system: what it keeps per player, how it predicts a game, how it rates a period.
+
+    - `initial(params)`: a new player's values of `state_columns` (before any game).
+    - `expected(params)`: an expression for White's expected score over a frame holding
+      `white_<col>` and `black_<col>` for every state column and `advantage` (the White advantage in
+      rating points, already 0 for games whose colours are unknown).
+    - `update(players, sides, params, period)`: new values of `state_columns` for the period's
+      players. `players` has one row per player of the period: the state before it (the player's
+      `state_columns`, `games`, `wins`, `draws`, `losses`, `last_period`), `lag` (periods since the
+      last rated one: 1 for a player who played last period or is new) and the period's
+      `period_games`, `period_wins`, `period_draws`. `sides` has one row per (game, side):
+      `player_id`, `opponent_id`, `score`, `colour` (+1 White, -1 Black, 0 unknown), `event_id`.
+    """
+
+    name: str
+    description: str
+    source: str
+    params: type[SystemParams]
+    state_columns: tuple[str, ...]
+    initial: Callable[[SystemParams], dict[str, float | int | None]]
+    expected: Callable[[SystemParams], pl.Expr]
+    update: Callable[[pl.DataFrame, pl.DataFrame, SystemParams, int], pl.DataFrame]
+    extra_state: Mapping[str, pl.DataType] = field(default_factory=dict)
+
+    def state_schema(self) -> dict[str, pl.DataType]:
+        return {**STATE_SCHEMA, **self.extra_state}
+
+
+class PeriodResult(NamedTuple):
+    state: pl.DataFrame  # every player seen so far, by player_id
+    games: pl.DataFrame  # the period's games with white_expected, black_expected (from the state before the period)
+
+
+def system_names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def get_system(name: str) -> RatingSystem:
+    """The system registered under `name` (or an alias); ValueError naming the known ones otherwise."""
+    key = ALIASES.get(name.lower(), name.lower())
+    if key not in REGISTRY:
+        raise ValueError(f"unknown rating system {name!r}; systems: {', '.join(system_names())}")
+    return importlib.import_module(REGISTRY[key]).SYSTEM
+
+
+# -- shared formulas ---------------------------------------------------------------------------
+
+#: Glickman (1999) "The Glicko system", Step 2: q = ln 10 / 400.
+Q = 0.0057564627324851142
+
+
+def glicko_g(variance: pl.Expr) -> pl.Expr:
+    """g(RD) = 1 / sqrt(1 + 3 q^2 RD^2 / pi^2) (Glickman 1999, Step 2), taking RD^2."""
+    return 1.0 / (1.0 + 3.0 * Q * Q * variance / 3.141592653589793**2).sqrt()
+
+
+def combined_deviation_expected(params: SystemParams) -> pl.Expr:
+    """Glickman (1999), "Expected outcome of a game": E = 1 / (1 + 10^(-g(sqrt(RD_i^2 + RD_j^2)) (r_i - r_j) / 400)),
+    with the White advantage added to White's side of the difference."""
+    g = glicko_g(pl.col("white_deviation").pow(2) + pl.col("black_deviation").pow(2))
+    diff = pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage")
+    return 1.0 / (1.0 + pl.lit(10.0).pow(-g * diff / 400.0))
+
+
+def with_opponents(sides: pl.DataFrame, players: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """Add `own_<col>` and `opp_<col>` (the period's pre-game values) to every side."""
+    own = players.select("player_id", *[pl.col(c).alias(f"own_{c}") for c in columns])
+    opp = players.select(pl.col("player_id").alias("opponent_id"), *[pl.col(c).alias(f"opp_{c}") for c in columns])
+    return sides.join(own, on="player_id", how="left").join(opp, on="opponent_id", how="left")
+
+
+def signed_advantage(params: SystemParams) -> pl.Expr:
+    """The White advantage from this side's point of view: +a as White, -a as Black, 0 when colours are unknown."""
+    return pl.col("colour") * params.white_advantage
+
+
+# -- the driver --------------------------------------------------------------------------------
+
+def empty_state(system: RatingSystem) -> pl.DataFrame:
+    return pl.DataFrame(schema=system.state_schema())
+
+
+def normalised_games(games: pl.DataFrame) -> pl.DataFrame:
+    """The columns the systems read, typed; `colour_known` defaults to true, `event_id` to null."""
+    missing = [c for c in ("white_id", "black_id", "white_score") if c not in games.columns]
+    if missing:
+        raise ValueError(f"games lack column(s) {', '.join(missing)}")
+    colour = pl.col("colour_known").cast(pl.Boolean).fill_null(True) if "colour_known" in games.columns else pl.lit(True)
+    event = pl.col("event_id").cast(pl.Utf8) if "event_id" in games.columns else pl.lit(None, dtype=pl.Utf8)
+    return games.select(
+        pl.col("white_id").cast(pl.Int64), pl.col("black_id").cast(pl.Int64),
+        pl.col("white_score").cast(pl.Float64), colour.alias("colour_known"), event.alias("event_id"),
+    )
+
+
+def with_players(system: RatingSystem, state: pl.DataFrame, player_ids: pl.Series, params: SystemParams) -> pl.DataFrame:
+    """`state` plus a row of initial values for every id it does not hold yet."""
+    new_ids = player_ids.unique().to_frame("player_id").join(state.select("player_id"), on="player_id", how="anti")
+    if new_ids.height == 0:
+        return state
+    schema = system.state_schema()
+    initial = system.initial(params)
+    defaults: dict[str, object] = {"games": 0, "wins": 0, "draws": 0, "losses": 0, **initial}
+    new_rows = new_ids.with_columns(
+        pl.lit(defaults.get(name), dtype=dtype).alias(name) for name, dtype in schema.items() if name != "player_id"
+    ).select(list(schema))
+    return pl.concat([state.select(list(schema)), new_rows.cast(schema)]).sort("player_id")
+
+
+def predict(system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, params: SystemParams) -> pl.Series:
+    """White's expected score in every game from frozen `state`; players it lacks get the initial values.
+
+    The White advantage applies only where `colour_known` is true.
+    """
+    games = normalised_games(games)
+    columns = list(system.state_columns)
+    initial = system.initial(params)
+    frame = games.with_row_index("_row")
+    for side in ("white", "black"):
+        part = state.select(pl.col("player_id").alias(f"{side}_id"), *[pl.col(c).alias(f"{side}_{c}") for c in columns])
+        frame = frame.join(part, on=f"{side}_id", how="left", maintain_order="left")
+        frame = frame.with_columns(pl.col(f"{side}_{c}").fill_null(initial[c]) for c in columns if initial.get(c) is not None)
+    frame = frame.with_columns(advantage=pl.when(pl.col("colour_known")).then(pl.lit(float(params.white_advantage))).otherwise(0.0))
+    return frame.sort("_row").select(system.expected(params).alias("white_expected")).to_series()
+
+
+def game_sides(games: pl.DataFrame) -> pl.DataFrame:
+    """One row per (game, side): player_id, opponent_id, score, colour (+1 White, -1 Black, 0 unknown), event_id."""
+    known = pl.col("colour_known").cast(pl.Float64)
+    white = games.select(
+        pl.col("white_id").alias("player_id"), pl.col("black_id").alias("opponent_id"),
+        pl.col("white_score").alias("score"), known.alias("colour"), "event_id",
+    )
+    black = games.select(
+        pl.col("black_id").alias("player_id"), pl.col("white_id").alias("opponent_id"),
+        (1.0 - pl.col("white_score")).alias("score"), (-known).alias("colour"), "event_id",
+    )
+    return pl.concat([white, black])
+
+
+def rate_period(system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, params: SystemParams, period: int) -> PeriodResult:
+    """Rate one period: every game in it is simultaneous (the systems' rating period), all players at once.
+
+    Returns the new state (every player seen so far) and the period's games with the expectations
+    the state before the period gave them (the predictions the period is judged by).
+    """
+    games = normalised_games(games)
+    if games.height == 0:
+        return PeriodResult(state, games.with_columns(white_expected=pl.lit(None, dtype=pl.Float64), black_expected=pl.lit(None, dtype=pl.Float64)))
+    if (games["white_id"] == games["black_id"]).any():
+        raise ValueError("a game has the same player on both sides")
+    state = with_players(system, state, pl.concat([games["white_id"], games["black_id"]]), params)
+    expected = predict(system, state, games, params)
+    sides = game_sides(games)
+    tallies = sides.group_by("player_id").agg(
+        period_games=pl.len().cast(pl.Int64),
+        period_wins=(pl.col("score") == 1.0).sum().cast(pl.Int64),
+        period_draws=(pl.col("score") == 0.5).sum().cast(pl.Int64),
+        period_losses=(pl.col("score") == 0.0).sum().cast(pl.Int64),
+    )
+    players = state.join(tallies, on="player_id", how="inner").with_columns(
+        lag=(pl.lit(period, dtype=pl.Int64) - pl.col("last_period")).fill_null(1)
+    )
+    if (players["lag"] < 1).any():
+        raise ValueError(f"period {period} is not after a period its players were already rated in")
+    updated = system.update(players, sides, params, period)
+    keep = [c for c in system.state_columns]
+    new_rows = players.drop(keep).join(updated.select("player_id", *keep), on="player_id", how="left").with_columns(
+        games=pl.col("games") + pl.col("period_games"),
+        wins=pl.col("wins") + pl.col("period_wins"),
+        draws=pl.col("draws") + pl.col("period_draws"),
+        losses=pl.col("losses") + pl.col("period_losses"),
+        last_period=pl.lit(period, dtype=pl.Int64),
+    )
+    schema = system.state_schema()
+    rest = state.join(players.select("player_id"), on="player_id", how="anti")
+    new_state = pl.concat([rest.select(list(schema)), new_rows.select(list(schema)).cast(schema)]).sort("player_id")
+    return PeriodResult(new_state, games.with_columns(white_expected=expected, black_expected=1.0 - expected))

@@ -1,0 +1,1 @@
+"""YAML presets of rating-system settings for `ratings evaluate --rules NAME` and `ratings tune`."""

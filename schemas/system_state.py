@@ -1,0 +1,29 @@
+"""Per-player state of a rating system after a period (pipeline/systems): what the next period starts from."""
+
+from __future__ import annotations
+
+import polars as pl
+import pandera.polars as pa
+
+
+class SystemState(pa.DataFrameModel):
+    """One row per player the system has seen, after the last rated period.
+
+    The columns below are common to every system; a system leaves the ones it does not keep null
+    (Elo has no deviation, Glicko no volatility). A system may add its own columns after these
+    (declared in its module as `extra_state`, e.g. uscf's `peak` and `events_3plus`), which is why
+    the model is not strict: the list that stores the state keeps them.
+    """
+
+    player_id: pl.Int64 = pa.Field(unique=True, description="Player id")
+    rating: pl.Float64 = pa.Field(description="Rating after the period (unrounded; the system's own scale mapped to Elo points)")
+    deviation: pl.Float64 = pa.Field(nullable=True, gt=0, description="Rating deviation RD after the period (Glicko, Glicko-2, Stephenson); null for systems without one")
+    volatility: pl.Float64 = pa.Field(nullable=True, gt=0, description="Rating volatility sigma (Glicko-2 only); null otherwise")
+    games: pl.Int64 = pa.Field(ge=0, description="Games rated so far")
+    wins: pl.Int64 = pa.Field(ge=0, description="Wins so far")
+    draws: pl.Int64 = pa.Field(ge=0, description="Draws so far")
+    losses: pl.Int64 = pa.Field(ge=0, description="Losses so far")
+    last_period: pl.Int64 = pa.Field(nullable=True, description="Last period with a rated game (month index, or the file's integer period); null if none yet")
+
+    class Config:
+        strict = False

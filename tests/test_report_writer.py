@@ -1,0 +1,72 @@
+"""The report pages a scenario's stored tables produce (pipeline.reports.writer), without a Dagster run."""
+
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.analytics import predictive_accuracy, summary_crosstable
+from pipeline.engine import normalize_list
+from pipeline.reports import REPORTS_PREFIX
+from pipeline.reports.writer import (
+    list_before_and_after,
+    stored_months,
+    windows_for,
+    write_accuracy_comparison,
+    write_report_index,
+    write_scenario_reports,
+)
+from pipeline.scenarios import Compression, Event, Scenario, rate_scenario_month
+from pipeline.storage import ObjectStore
+
+# The list of December is FIDE's January list; the compression is applied after February.
+MONTHS = ["2023-12", "2024-01", "2024-02"]
+COMPRESSING = Scenario(name="squeeze", rules="fide-2024", events=(Event(after="2024-02", compress=Compression()),))
+
+
+def stored_scenario(store: ObjectStore, scenario: Scenario) -> None:
+    """Two months of the synthetic federation rated under `scenario` and stored as the rate and analyse stages do."""
+    from tests.test_operations import synthetic_month
+
+    seed, games = synthetic_month(players=500, games=700)
+    previous = normalize_list(seed)
+    for month in MONTHS:
+        month_games = games.with_columns(event_start=pl.lit(f"{month}-03").str.to_date())
+        store.write_parquet(month_games, ObjectStore.table_key("games", month))
+        result = rate_scenario_month(scenario, previous, lambda m, g=month_games, mm=month: g if m == mm else g.clear(), month)
+        store.write_parquet(result.rating_list, ObjectStore.table_key(f"{scenario.key}/rating_list", month))
+        store.write_parquet(result.rated_games, ObjectStore.table_key(f"{scenario.key}/rated_games", month))
+        store.write_parquet(summary_crosstable(result.rated_games, month), ObjectStore.table_key(f"{scenario.key}/crosstable", month))
+        store.write_parquet(predictive_accuracy(result.rated_games, month, scenario.name),
+                            ObjectStore.table_key(f"{scenario.key}/accuracy", month))
+        previous = result.rating_list
+
+
+def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    stored_scenario(store, COMPRESSING)
+    months = stored_months(store, ["squeeze", "crosstable"], ["2023-11", *MONTHS, "2024-03"])
+    assert months == MONTHS
+    assert [w.label for w in windows_for(months)] == ["2021-23"]  # a Sonas window overlaps the data
+
+    written = write_scenario_reports(store, COMPRESSING, months)
+    assert set(written) == {
+        "squeeze/crosstable/2023.parquet", "squeeze/crosstable/2023.html",
+        "squeeze/crosstable/2024.parquet", "squeeze/crosstable/2024.html",
+        "squeeze/crosstable/2021-23.parquet", "squeeze/crosstable/2021-23.html",
+        "squeeze/score-curves/2023-2024.parquet", "squeeze/score-curves/2023-2024.png",
+        "squeeze/band-trend/2023-2024.parquet", "squeeze/band-trend/2023-2024.png",
+        "squeeze/rating-distribution/january-lists.parquet", "squeeze/rating-distribution/january-lists.png",
+        "squeeze/rating-distribution/compression-2024-02.parquet", "squeeze/rating-distribution/compression-2024-02.png",
+    }
+    assert all(store.exists(f"{REPORTS_PREFIX}/{path}") for path in written)
+    before, after = list_before_and_after(store, COMPRESSING, "2024-02")
+    assert before["rating"].to_list() != after["rating"].to_list()  # re-rated without the compression
+    stored, same = list_before_and_after(store, COMPRESSING, "2023-12")  # no stored M-1: the list as stored, twice
+    assert stored is same
+
+    monthly = pl.concat(store.read_parquet(ObjectStore.table_key("squeeze/accuracy", m)) for m in months)
+    comparison = write_accuracy_comparison(store, monthly, baseline=None)
+    assert comparison["scenario"].to_list() == ["squeeze"]
+    entries = write_report_index(store)
+    assert {e.href for e in entries} >= {*written, "all-scenarios/accuracy-comparison/2023-2024.html"}
+    assert store.exists(REPORTS_PREFIX, "index.html")
