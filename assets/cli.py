@@ -23,7 +23,7 @@ def command_demo(args: argparse.Namespace) -> int:
 
 
 def add_dagster_commands(commands: argparse._SubParsersAction) -> None:
-    """`ratings run` and `ratings demo` (PRODUCT.md section 7 and issue 13 spell their options)."""
+    """`ratings run` and `ratings demo` (their options are an interface: scripts call them)."""
     run = commands.add_parser(
         "run", help="rate an existing landing zone (raw/ in the store): every month, every scenario, one Dagster run",
         description="Rate the dumps under <store>/raw/<FED>/<YYYY-MM>/ (never generates or changes them) and print "

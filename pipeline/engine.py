@@ -1,8 +1,8 @@
 """Rating engine for one period: the previous list plus the month's games give the new list (pure Polars).
 
-Every rule comes from the RuleSet (pipeline/rules.py); FIDE's tables are in pipeline/tables.py. The
-calculation follows the FIDE recipe (reference §1.4): per game dR = score - PD, summed over the
-period, times K (reduced so that K x n <= the cap), rounded once, 0.5 away from zero.
+Every rule is a function of pipeline/regulations.py, under its clause; the engine only composes them
+over a period: per game dR = score - PD, summed over the period, times K (reduced so that K x n <=
+the cap), rounded once, 0.5 away from zero; pools and first ratings for unrated players.
 """
 
 from __future__ import annotations
@@ -11,8 +11,20 @@ from dataclasses import dataclass
 import polars as pl
 
 from pipeline.months import add_months, first_day, parse_month
-from pipeline.rules import KPolicy, RuleSet
-from pipeline.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DIFFERENCE
+from pipeline.regulations import (
+    below_floor,
+    development_coefficient,
+    expected_score,
+    game_weight,
+    initial_rating,
+    k_from_previous_list,
+    k_ten_for_good,
+    k_times_games_cap,
+    once_per_event_cap,
+    rating_difference,
+    round_half_away,
+)
+from pipeline.rules import RuleSet
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, RatingList
 from schemas.util import conform, polars_schema
@@ -20,8 +32,6 @@ from schemas.util import conform, polars_schema
 LIST_SCHEMA = polars_schema(RatingList)
 RATED_GAMES_SCHEMA = polars_schema(RatedGames)
 
-_PD_SERIES = pl.Series("pd", PD_HIGHER_HUNDREDTHS.astype("int32"))
-_DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
 
 
 class EngineInputError(ValueError):
@@ -127,127 +137,6 @@ def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
     return out
 
 
-# -- rule expressions --------------------------------------------------------------------------
-
-def k_policy_expr(policy: KPolicy, year: int) -> pl.Expr:
-    """K for a period of `year` from the columns rating, games_total, birth_year, ever_2400."""
-    if policy.kind == "constant":
-        return pl.lit(policy.value, dtype=pl.Int16)
-    elite = (pl.col("ever_2400") | (pl.col("rating") >= policy.elite_from)).fill_null(False)
-    junior = pl.lit(False)
-    if policy.junior is not None:
-        last_junior_year = pl.col("birth_year") + policy.junior_until_age
-        young = (pl.lit(year) <= last_junior_year) if policy.junior_end_of_year else (pl.lit(year) < last_junior_year)
-        junior = young.fill_null(False) & (pl.col("rating").fill_null(0) < policy.junior_below)
-    # FIDE B.02 2024 §8.3.3: "K = 40 for a player new to the rating list until they have completed
-    # events with at least 30 games". An unknown games_total (an empty cell, or a list without the
-    # column, as FIDE's own lists) counts as established, not as a newcomer: a rated player on a list
-    # has a record behind the rating. normalize_list keeps it null for rated players (0 for unrated).
-    newcomer = pl.col("games_total").fill_null(policy.newcomer_until_games) < policy.newcomer_until_games
-    return (
-        pl.when(elite).then(pl.lit(policy.elite))
-        .when(junior).then(pl.lit(policy.junior if policy.junior is not None else policy.standard))
-        .when(newcomer).then(pl.lit(policy.newcomer))
-        .otherwise(pl.lit(policy.standard))
-        .cast(pl.Int16)
-    )
-
-
-# -- K and the previous list -------------------------------------------------------------------
-# A list's K column is the K of the period that follows it (FIDE's convention). Two rules decide what
-# the engine makes of a K a list states; both are applied to every list that enters the engine (seed
-# lists from a CSV or a FIDE list file, rate-period's PREV, a previous period's list): see rate_period.
-
-def _list_k_tells_elite(policy: KPolicy) -> bool:
-    """Whether a list K equal to `policy.elite` can only mean the elite tier (no other tier has that K)."""
-    if policy.kind == "constant":
-        return False
-    return policy.elite not in {policy.newcomer, policy.standard, policy.junior}
-
-
-def with_ever_2400_from_list_k(rating_list: pl.DataFrame, policy: KPolicy) -> pl.DataFrame:
-    """FIDE B.02 2024 §8.3.3 (the same words in the 2014 and 2022 texts, reference §1.7): "K = 10 once a
-    player's published rating has reached 2400 and remains at that level subsequently, even if the
-    rating drops below 2400."
-
-    A list K equal to the elite K of a tiered policy therefore means the player has reached 2400 once
-    (FIDE's own published lists show players below 2400 with K 10): `ever_2400` is set, so the elite K
-    stays in force in every later period. Only when the elite K is distinct from the policy's other
-    tiers (it is 10 against 15/20/25/30/40 in every FIDE edition); a constant K says nothing.
-    """
-    if not _list_k_tells_elite(policy) or "k" not in rating_list.columns:
-        return rating_list
-    listed_elite = (pl.col("k") == policy.elite).fill_null(False)
-    return rating_list.with_columns(ever_2400=pl.col("ever_2400").fill_null(False) | listed_elite)
-
-
-def k_start_expr(policy: KPolicy, year: int) -> pl.Expr:
-    """K of a rated player for a period of `year`, before the K x n cap (FIDE B.02 2024 §8.3.3; reference §1.4 step 4:
-    "Take K from the previous list").
-
-    Under a tiered (FIDE) policy the previous list's K wins when it gives one, since FIDE rates with
-    the K it published; else the policy's K from the player's state. A constant-K rule set (Sonas
-    2002: K 24, Elo: 32) uses its own K always: a list's K was set under other rules.
-    """
-    if policy.kind == "constant":
-        return k_policy_expr(policy, year)
-    return pl.coalesce(pl.col("k"), k_policy_expr(policy, year))
-
-
-def capped_difference_expr(rules: RuleSet) -> pl.Expr:
-    """D = own - opponent after the 400-point rule (except once-per-event, done on the frame)."""
-    diff = pl.col("own_rating") - pl.col("opponent_rating")
-    if rules.cap_mode == "off" or rules.cap_mode == "once-per-event":
-        return diff
-    cap = rules.cap_difference
-    clipped = diff.clip(-cap, cap)
-    if rules.cap_mode == "exempt-top":
-        return pl.when(pl.col("own_rating") >= rules.cap_exempt_from).then(diff).otherwise(clipped)
-    return clipped
-
-
-def expected_hundredths_expr(rules: RuleSet) -> pl.Expr:
-    """The player's expected score in hundredths from the column `d` (and `is_white` for Sonas)."""
-    d = pl.col("d")
-    if rules.expectancy == "fide-table":
-        pd = pl.lit(_PD_SERIES).gather(d.abs().clip(0, PD_MAX_DIFFERENCE)).cast(pl.Float64)
-        return pl.when(d >= 0).then(pd).otherwise(100.0 - pd)
-    if rules.expectancy == "logistic":
-        return 100.0 / (1.0 + pl.lit(10.0).pow(-d.cast(pl.Float64) / rules.scale))
-    if rules.expectancy == "elo-davidson":
-        up = pl.lit(10.0).pow(d.cast(pl.Float64) / rules.scale)
-        down = pl.lit(10.0).pow(-d.cast(pl.Float64) / rules.scale)
-        return 100.0 * (up + rules.kappa / 2.0) / (down + rules.kappa + up)
-    # sonas-linear: White's expectancy from White's difference; Black's is the complement.
-    low, high = rules.sonas_clamp
-    white_diff = pl.when(pl.col("is_white")).then(d).otherwise(-d).clip(low, high).cast(pl.Float64)
-    white_expected = rules.sonas_intercept + rules.sonas_slope * white_diff
-    return 100.0 * pl.when(pl.col("is_white")).then(white_expected).otherwise(1.0 - white_expected)
-
-
-def game_weight_expr(rules: RuleSet) -> pl.Expr:
-    """Weight of a game's rating change: by time-control class, or by minutes through move 40 when known.
-
-    Sonas (2002) weights a game by the time each player has for 40 moves, interpolated between the
-    points of `weights_by_minutes`; games whose clock is unknown fall back to the class weight.
-    """
-    by_class = pl.col("time_control").replace_strict(rules.weights, default=0.0, return_dtype=pl.Float64)
-    if not rules.weights_by_minutes:
-        return by_class
-    minutes = (pl.col("tc_base_seconds") + 40 * pl.col("tc_increment_seconds").fill_null(0)).cast(pl.Float64) / 60.0
-    points = rules.weights_by_minutes
-    by_minutes = pl.when(minutes <= points[0][0]).then(pl.lit(points[0][1]))
-    for (x0, y0), (x1, y1) in zip(points, points[1:]):
-        by_minutes = by_minutes.when(minutes <= x1).then(y0 + (minutes - x0) * (y1 - y0) / (x1 - x0))
-    by_minutes = by_minutes.otherwise(pl.lit(points[-1][1]))
-    return pl.when(minutes.is_not_null()).then(by_minutes).otherwise(by_class)
-
-
-def round_half_away(x: pl.Expr) -> pl.Expr:
-    """Nearest integer, 0.5 away from zero (FIDE §8.3.4)."""
-    return (x.sign() * (x.abs() + 0.5).floor()).cast(pl.Int32)
-
-
 # -- the period ---------------------------------------------------------------------------------
 
 def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -263,7 +152,7 @@ def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple
             white_list_rating=list_rating.slice(0, games_count), black_list_rating=list_rating.slice(games_count, games_count)
         )
         .with_columns(
-            weight=game_weight_expr(rules),
+            weight=game_weight(rules),
             white_used=pl.coalesce("white_rating_used", "white_list_rating"),
             black_used=pl.coalesce("black_rating_used", "black_list_rating"),
         )
@@ -296,20 +185,9 @@ def _sides(games: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> tuple
 def _rated_player_games(sides: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
     """Rated players' counting games with D, the expected score and the weighted change in hundredths."""
     # own_rating is already the source's rating used, else the previous list's (see _sides).
-    rows = sides.filter(pl.col("player_rated") & pl.col("counts")).with_columns(d=capped_difference_expr(rules))
-    if rules.cap_mode == "once-per-event":
-        # 2022 §8.3.1: one upgrade per event, for the game with the greatest difference.
-        cap = rules.cap_difference
-        rows = (
-            rows.with_columns(abs_d=pl.col("d").abs())
-            .sort(["player_id", "event_id", "abs_d", "game_id"], descending=[False, False, True, False])
-            .with_columns(first_in_event=pl.int_range(pl.len()).over(["player_id", "event_id"]) == 0)
-            .with_columns(
-                d=pl.when(pl.col("first_in_event") & (pl.col("abs_d") > cap)).then(pl.col("d").clip(-cap, cap)).otherwise(pl.col("d"))
-            )
-            .drop("abs_d", "first_in_event")
-        )
-    return rows.with_columns(expected_h=expected_hundredths_expr(rules)).with_columns(
+    rows = sides.filter(pl.col("player_rated") & pl.col("counts")).with_columns(d=rating_difference(rules))
+    rows = once_per_event_cap(rows, rules)
+    return rows.with_columns(expected_h=expected_score(rules)).with_columns(
         delta_h=(pl.col("score") * 100.0 - pl.col("expected_h")) * pl.col("weight")
     )
 
@@ -318,12 +196,7 @@ def _with_rating_changes(state: pl.DataFrame, rated_rows: pl.DataFrame, rules: R
     """Rated players with n (counted games, null when none), k_used and change for the period (§8.3.3-8.3.4)."""
     per_player = rated_rows.group_by("player_id").agg(n=pl.len().cast(pl.Int32), delta_h=pl.col("delta_h").sum())
     state = state.join(per_player, on="player_id", how="left", maintain_order="left")
-    k_start = k_start_expr(rules.k, year)
-    if rules.k_games_cap is not None:
-        over = k_start.cast(pl.Int32) * pl.col("n") > rules.k_games_cap
-        k_used = pl.when(over).then(pl.lit(rules.k_games_cap) // pl.col("n")).otherwise(k_start)
-    else:
-        k_used = k_start
+    k_used = k_times_games_cap(k_from_previous_list(rules.k, year), pl.col("n"), rules)
     state = state.with_columns(k_used=pl.when(pl.col("n").is_not_null()).then(k_used).cast(pl.Int16))
     if rules.rounding == "per-period":
         return state.with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
@@ -361,30 +234,6 @@ def _newcomer_results(sides: pl.DataFrame, previous: pl.DataFrame, rules: RuleSe
     return played.join(totals, on="player_id", how="left").with_columns(
         pl.col("pool_games").fill_null(0), pl.col("pool_points_x2").fill_null(0), pl.col("pool_opp_sum").fill_null(0)
     )
-
-
-def _initial_rating_expr(rules: RuleSet) -> pl.Expr:
-    """First rating from the pooled totals n, points_x2 (half points) and opp_sum (FIDE §8.2)."""
-    initial = rules.initial
-    # n is clipped to 1 because the expression is evaluated on every row, eligible or not.
-    n = pl.col("n_pool").cast(pl.Int64).clip(lower_bound=1)
-    points_x2, opp_sum = pl.col("p2_pool").cast(pl.Int64), pl.col("os_pool").cast(pl.Int64)
-    if initial.formula == "hypothetical-draws":
-        h = initial.hypothetical_games
-        n, points_x2, opp_sum = n + h, points_x2 + h, opp_sum + h * initial.hypothetical_rating
-    # p to the nearest hundredth, half up [U: reference Q2], computed exactly in integers.
-    percent = (100 * points_x2 + n) // (2 * n)
-    dp = pl.lit(_DP_SERIES).gather(percent.clip(0, 100)).cast(pl.Int64)
-    if initial.formula == "hypothetical-draws":
-        rating = (2 * opp_sum + 2 * dp * n + n) // (2 * n)  # round(Ra + dp), half up, exact
-    else:
-        average = opp_sum.cast(pl.Float64) / n
-        above = pl.when(points_x2 > n).then(initial.plus_score_per_half_point * (points_x2 - n).cast(pl.Float64))
-        bonus = above.when(points_x2 == n).then(0.0).otherwise(dp.cast(pl.Float64))
-        rating = (average + bonus + 0.5).floor().cast(pl.Int64)
-    if initial.max_rating is not None:
-        rating = rating.clip(upper_bound=initial.max_rating)
-    return rating.cast(pl.Int32)
 
 
 def _updated_pools(unrated: pl.DataFrame, month: str, window_start: str) -> pl.DataFrame:
@@ -433,7 +282,7 @@ def rate_period(
     player_id order.
     """
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
-    prev = with_ever_2400_from_list_k(prev, rules.k)
+    prev = k_ten_for_good(prev, rules.k)
     game_rows = normalize_games(games, month)
 
     in_games = pl.concat([game_rows["white_id"], game_rows["black_id"]]).alias("player_id")  # with repeats
@@ -459,7 +308,7 @@ def rate_period(
         (pl.col("ever_2400") | (pl.col("rating") >= 2400).fill_null(False)).alias("ever_2400"),
     )
     # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
-    new_list = new_list.with_columns(k=k_policy_expr(rules.k, parse_month(add_months(month, 1))[0]))
+    new_list = new_list.with_columns(k=development_coefficient(rules.k, parse_month(add_months(month, 1))[0]))
     return PeriodResult(rating_list=conform(new_list, RatingList), rated_games=_rated_games_table(annotated, rated_rows, month))
 
 
@@ -489,7 +338,7 @@ def _next_rated(rated: pl.DataFrame, rated_rows: pl.DataFrame, rules: RuleSet, m
     state = _with_rating_changes(rated.drop("change", "k_used", "games"), rated_rows, rules, parse_month(month)[0])
     played = pl.col("n").is_not_null()
     updated = pl.col("rating") + pl.col("change")
-    delisted = (played & (updated < rules.floor)) if rules.floor is not None else pl.lit(False)
+    delisted = played & below_floor(updated, rules)
     return state.with_columns(delisted=delisted).select(
         "player_id",
         pl.when(pl.col("delisted")).then(pl.lit(None, dtype=pl.Int32)).when(played).then(updated)
@@ -517,10 +366,9 @@ def _next_unrated(unrated: pl.DataFrame, pooled: pl.DataFrame, rules: RuleSet, m
         played=pl.col("pool_games").is_not_null(), pool_games=pl.col("pool_games").fill_null(0)
     )
     state = _updated_pools(state, month, add_months(month, 1 - rules.initial.pool_months))
-    state = state.with_columns(first_rating=_initial_rating_expr(rules))
+    state = state.with_columns(first_rating=initial_rating(rules))
     published = pl.col("n_pool") >= rules.initial.min_games
-    if rules.floor is not None:
-        published = published & (pl.col("first_rating") >= rules.floor)
+    published = published & ~below_floor(pl.col("first_rating"), rules)
     state = state.with_columns(published=published)
     keep_pool = ~pl.col("published")
     return state.select(
@@ -574,7 +422,7 @@ def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month:
 
 
 def compress(rating_list: pl.DataFrame, threshold: int = 2000, factor: float = 0.4, fresh_start: bool = True) -> pl.DataFrame:
-    """The one-time compression of March 2024 (PRODUCT.md 3.2): R + round(0.4 x (2000 - R)) below 2000.
+    """The one-time compression of March 2024 (docs/regulations.md): R + round(0.4 x (2000 - R)) below 2000.
 
     Applied after a period's regular calculation to every rated player, active or not, newcomers
     included. 0.4 x (2000 - R) is rounded to the nearest integer, halves away from zero [U: the

@@ -119,7 +119,7 @@ def read_seed_list(store: ObjectStore) -> pl.DataFrame | None:
     null for rated players, whose game count is unknown, so they count as established; 0 for
     unrated players; a FIDE list never gives it), birth_year Int32, ever_2400 Boolean (missing ->
     rating >= 2400; for a FIDE list, the best the single list can tell; the engine also reads a
-    list K of 10 as reached 2400, engine.with_ever_2400_from_list_k); from a FIDE list also k
+    list K of 10 as reached 2400, regulations.k_ten_for_good); from a FIDE list also k
     (Int16) and inactive (flag i).
     """
     for keys in _registry_keys(store).values():
@@ -289,7 +289,7 @@ def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
     return table.select(
         _text(table, "player_id").cast(pl.Int64, strict=False).alias("player_id"),
         rating.alias("rating"),
-        # An empty games_total is unknown: null (established, see engine.k_policy_expr) for a rated
+        # An empty games_total is unknown: null (established, see regulations.development_coefficient) for a rated
         # player, 0 for an unrated one.
         pl.when(rating.is_null()).then(games_total.fill_null(0)).otherwise(games_total).alias("games_total"),
         _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False).alias("birth_year"),
@@ -297,6 +297,6 @@ def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
             pl.when(ever.is_in(["true", "1", "yes", "y", "t"])).then(True).when(ever.is_in(["false", "0", "no", "n", "f"])).then(False),
             rating.fill_null(0) >= 2400,
         ).alias("ever_2400"),
-        # The K the list published (optional): a tiered policy honours it, see engine.k_start_expr.
+        # The K the list published (optional): a tiered policy honours it, see regulations.k_from_previous_list.
         _text(table, "k").cast(pl.Int16, strict=False).alias("k"),
     ).filter(pl.col("player_id").is_not_null())

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from pipeline.months import add_months
+from pipeline.regulations import below_floor, cap_may_be_one_sided, has_floor
 from pipeline.rules import RuleSet
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore
@@ -157,12 +158,10 @@ def duplicate_problems(store: ObjectStore, asset_path: Sequence[str], column: st
     return MonthProblems(problems, {"rows": rows})
 
 
-def floor_offenders(rating_list: pl.DataFrame, floor: int | None) -> pl.DataFrame:
-    """Players rated this period (games > 0 or a first rating) published below `floor`."""
-    if floor is None:
-        return rating_list.clear()
+def floor_offenders(rating_list: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """Players rated this period (games > 0 or a first rating) published below the rule set's floor."""
     rated_now = (pl.col("games") > 0) | pl.col("newly_rated")
-    return rating_list.filter(rated_now & pl.col("rating").is_not_null() & (pl.col("rating") < floor))
+    return rating_list.filter(rated_now & pl.col("rating").is_not_null() & below_floor(pl.col("rating"), rules))
 
 
 def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame) -> list[str]:
@@ -188,17 +187,6 @@ def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame) -> list[s
     return problems
 
 
-def _one_sided_cap(rules: RuleSet) -> pl.Expr:
-    """Games where the 400-point rule may have been applied to one side only (not a zero-sum game by design)."""
-    if rules.cap_mode in ("off", "every-game") or rules.cap_difference is None:
-        return pl.lit(False)
-    beyond_cap = (pl.col("white_rating_used") - pl.col("black_rating_used")).abs() > rules.cap_difference
-    if rules.cap_mode == "exempt-top":
-        exempt = (pl.col("white_rating_used") >= rules.cap_exempt_from) | (pl.col("black_rating_used") >= rules.cap_exempt_from)
-        return beyond_cap & exempt
-    return beyond_cap  # once-per-event: the capped game differs per player
-
-
 def player_sides(rated_games: pl.DataFrame) -> pl.DataFrame:
     """One row per player per game counted for that player: score, expected, weight, event."""
     common = ["game_id", "event_id", "weight"]
@@ -215,7 +203,7 @@ def conservation_problems(
     """Zero-sum expectations, conserved points between equal-K players, and changes re-derived from the games."""
     problems: list[str] = []
     both_rated = rated_games.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
-    symmetric = both_rated.filter(~_one_sided_cap(rules))
+    symmetric = both_rated.filter(~cap_may_be_one_sided(rules))
     imbalance = symmetric.with_columns(gap=(pl.col("white_expected") + pl.col("black_expected") - 1.0).abs())
     broken = imbalance.filter(pl.col("gap") > FLOAT_TOLERANCE)
     if broken.height:
@@ -279,6 +267,38 @@ def _change_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, rules
     return problems
 
 
+def system_conservation_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, invariants: frozenset[str]) -> MonthProblems:
+    """What a rating system's month must satisfy: the invariants it declares, and a list resting on exactly these games.
+
+    `zero_sum_expectation`: white_expected + black_expected = 1 in every game rated for both sides.
+    Always: `games` on the list is the number of games rated for the player in rated_games (a system
+    rates every game of its time controls for both sides). Rating points are not conserved by
+    Glicko-type systems (each side's step depends on its own deviation), so there is no K to check.
+    """
+    problems: list[str] = []
+    both_rated = rated_games.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
+    zero_sum = "zero_sum_expectation" in invariants
+    if zero_sum:
+        broken = both_rated.filter((pl.col("white_expected") + pl.col("black_expected") - 1.0).abs() > FLOAT_TOLERANCE)
+        if broken.height:
+            problems.append(f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id {broken['game_id'].head(3).to_list()}")
+    one_sided = rated_games.filter(pl.col("white_expected").is_null() != pl.col("black_expected").is_null())
+    if one_sided.height:
+        problems.append(f"{one_sided.height} game(s) rated for one side only, e.g. game_id {one_sided['game_id'].head(3).to_list()}")
+    counted = player_sides(rated_games).group_by("player_id").agg(counted=pl.len().cast(pl.Int32))
+    joined = rating_list.filter(pl.col("games") > 0).select("player_id", "games").join(
+        counted, on="player_id", how="full", coalesce=True).with_columns(pl.col("games").fill_null(0), pl.col("counted").fill_null(0))
+    miscounted = joined.filter(pl.col("games") != pl.col("counted"))
+    if miscounted.height:
+        sample = miscounted.head(3).select("player_id", "games", "counted").rows()
+        problems.append(f"{miscounted.height} player(s) whose list games differ from rated_games, e.g. (id, list, games) {sample}")
+    stats: dict[str, int | float | str] = {
+        "games_both_rated": both_rated.height, "games_zero_sum_checked": both_rated.height if zero_sum else 0,
+        "games_equal_k": 0, "points_exchanged_equal_k": 0.0,
+    }
+    return MonthProblems(problems, stats)
+
+
 # -- per scenario chain ------------------------------------------------------------------------
 
 def chain_problems(
@@ -315,13 +335,15 @@ def chain_problems(
                 problems.append(f"{month}: not stored")
             previous = None
             continue
-        rules = scenario.rules_for(month)
+        # A rating system has no floor to check (uscf's floors are part of its own update).
+        rules = None if scenario.is_system else scenario.rules_for(month)
 
-        offenders = floor_offenders(current, rules.floor)
-        floor_checked += current.filter((pl.col("games") > 0) | pl.col("newly_rated")).height if rules.floor is not None else 0
+        offenders = floor_offenders(current, rules) if rules is not None else current.clear()
+        floor_checked += current.filter((pl.col("games") > 0) | pl.col("newly_rated")).height if rules is not None and has_floor(rules) else 0
         if offenders.height:
             sample = offenders.head(5).select("player_id", "rating").rows()
-            floor_problems.append(f"{month}: {offenders.height} player(s) below the floor {rules.floor}, e.g. {sample}")
+            lowest = int(offenders["rating"].max())
+            floor_problems.append(f"{month}: {offenders.height} player(s) below the floor (highest offender {lowest}), e.g. {sample}")
 
         if previous is None:
             continuity.append(f"{month}: the list of {add_months(month, -1)} is not stored")
@@ -332,6 +354,11 @@ def chain_problems(
         games = read_month(store, games_path, month, RATED_GAMES_COLUMNS)
         if games is None:
             conservation.append(f"{month}: not stored")
+        elif rules is None:
+            outcome = system_conservation_problems(games, current, scenario.system_rules().system.invariants)
+            conservation.extend(f"{month}: {problem}" for problem in outcome.problems)
+            for name in totals:
+                totals[name] += outcome.stats[name]
         else:
             # The per-game table holds the month's own games only; a list that also rates earlier
             # months (or gets a one-time uplift) cannot be re-derived from it alone.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from pipeline.regulations import describe_rating_difference
 from pipeline.rules import RuleSet, load_rules, preset_names, schedule_of
 
 PRESET_ORDER = ["fide-2008", "fide-2009", "fide-2012", "fide-2014", "fide-2017", "fide-2022", "fide-2024", "fide-2025-10", "sonas-2002", "elo-32"]
@@ -22,13 +23,6 @@ def _junior_clause(rules: RuleSet) -> str:
     if k.kind == "constant" or k.junior is None:
         return "-"
     return f"to end of year of {k.junior_until_age}th birthday" if k.junior_end_of_year else f"to {k.junior_until_age}th birthday"
-
-
-def _cap(rules: RuleSet) -> str:
-    if rules.cap_mode == "off":
-        return "off"
-    text = f"{rules.cap_difference}, {rules.cap_mode}"
-    return f"{text} (not for {rules.cap_exempt_from}+)" if rules.cap_mode == "exempt-top" else text
 
 
 def _expectancy(rules: RuleSet) -> str:
@@ -65,7 +59,7 @@ ROWS = [
     ("K: newcomer / standard / elite", _k),
     ("junior K until", _junior_clause),
     ("K x n cap", lambda r: str(r.k_games_cap) if r.k_games_cap else "-"),
-    ("400-point rule", _cap),
+    ("400-point rule", describe_rating_difference),
     ("floor", lambda r: str(r.floor) if r.floor else "-"),
     ("first rating", _initial),
     ("zero first event disregarded", lambda r: "yes" if r.initial.disregard_zero_first_event else "no"),
@@ -110,7 +104,7 @@ def render() -> str:
         "",
         "A list's `k` is the K of the next period (FIDE's convention). Every list that enters the engine",
         "(a seed list, a FIDE list file, `rate-period --list`, the previous period's list) is read the same way",
-        "(`pipeline/engine.py`: `k_policy_expr`, `with_ever_2400_from_list_k`, `k_start_expr`):",
+        "(`pipeline/regulations.py`: `development_coefficient`, `k_ten_for_good`, `k_from_previous_list`):",
         "",
         "- **An empty `games_total` means established.** FIDE B.02 2024 §8.3.3 gives K 40 to a player \"new",
         "  to the rating list until they have completed events with at least 30 games\"; a rated player whose",
@@ -123,7 +117,7 @@ def render() -> str:
         "  from its other tiers.",
         "- **A constant-K rule set uses its own K** (`sonas-2002` 24, `elo-32` 32), whatever K the list states:",
         "  that K was set under other rules.",
-        "- **A tiered (FIDE) policy honours the list's K** for the period (reference §1.4 step 4: \"take K from",
+        "- **A tiered (FIDE) policy honours the list's K** for the period (docs/regulations.md, K from the list: \"take K from",
         "  the previous list\"), before the K x n <= 700 reduction; the policy decides only where the list",
         "  gives none, and for the next list's K.",
         "",

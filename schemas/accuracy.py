@@ -1,4 +1,4 @@
-"""Predictive accuracy of one scenario's ratings in one month (PRODUCT.md 4, docs/analytics.md)."""
+"""Predictive accuracy of one scenario's ratings in one month (docs/analytics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Band-vs-band trend: how one rating range scores against another, year by year (PRODUCT.md 4)."""
+"""Band-vs-band trend: how one rating range scores against another, year by year (docs/analytics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Validated, rated games: the canonical games table (PRODUCT.md 2.2)."""
+"""Validated, rated games: the canonical games table (README, Where the outputs land)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Performance ratings per player per event and per month, by FIDE's method and the algorithm of 400 (PRODUCT.md 4)."""
+"""Performance ratings per player per event and per month, by FIDE's method and the algorithm of 400 (docs/analytics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The player registry: who may appear in games (PRODUCT.md 2.1)."""
+"""The player registry: who may appear in games (README, Where the outputs land)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Raw records that are not rated games, each with a reason code (PRODUCT.md 2.2)."""
+"""Raw records that are not rated games, each with a reason code (README, Where the outputs land)."""
 
 from __future__ import annotations
 

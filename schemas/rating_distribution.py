@@ -1,4 +1,4 @@
-"""Rating distribution of one list: rated players per rating bin (PRODUCT.md 4)."""
+"""Rating distribution of one list: rated players per rating bin (docs/analytics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Score vs rating difference: the favourite's actual vs expected score by rating-advantage bin (PRODUCT.md 4)."""
+"""Score vs rating difference: the favourite's actual vs expected score by rating-advantage bin (docs/analytics.md)."""
 
 from __future__ import annotations
 

@@ -159,8 +159,8 @@ def test_duplicates_and_floor_offenders_are_found() -> None:
         "newly_rated": [False, False, True, False],
     })
     # Player 2 did not play: a rating below a floor introduced later stays until they do.
-    assert floor_offenders(rating_list, 1400)["player_id"].to_list() == [1, 3]
-    assert floor_offenders(rating_list, None).height == 0
+    assert floor_offenders(rating_list, load_rules("fide-2024"))["player_id"].to_list() == [1, 3]  # floor 1400
+    assert floor_offenders(rating_list, load_rules("elo-32")).height == 0  # no floor
 
 
 def test_continuity_catches_vanished_players_silent_unrating_and_unexplained_moves(rated_tiny: SimpleNamespace) -> None:
@@ -281,7 +281,7 @@ def test_the_list_checks_hold_under_every_rule_set(preset: str) -> None:
         outcome = conservation_problems(result.rated_games, result.rating_list, variant, check_changes=True)
         assert outcome.passed and outcome.stats["games_equal_k"] > 0, (preset, variant.rounding, outcome.problems)
         assert continuity_problems(previous, result.rating_list) == []
-        assert floor_offenders(result.rating_list, variant.floor).height == 0
+        assert floor_offenders(result.rating_list, variant).height == 0
 
 
 def test_a_failing_blocking_check_stops_everything_downstream(tiny_store: str, monkeypatch: pytest.MonkeyPatch) -> None:

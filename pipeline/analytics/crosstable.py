@@ -1,4 +1,4 @@
-"""Summary crosstable (Sonas 2023): rating band vs rating band, actual vs expected score (PRODUCT.md 4)."""
+"""Summary crosstable (Sonas 2023): rating band vs rating band, actual vs expected score (docs/analytics.md)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ RECORD_COLUMNS = [
 
 COMPRESSION_SUFFIXES = (".gz", ".zst")
 
-# FIDE B.02 2024, rapid and blitz chapter (reference §1.2): time counted as base + 60 x increment;
+# FIDE B.02 2024, rapid and blitz chapter (docs/regulations.md): time counted as base + 60 x increment;
 # blitz "more than 3 and at most 10 minutes", rapid "more than 10 and less than 60 minutes"; standard
 # from 60 minutes (§1.1, the minimum playing time). Controls of 3 minutes or less count as blitz here.
 BLITZ_UP_TO_SECONDS = 10 * 60
