@@ -40,10 +40,10 @@ test-fast: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
+# The store's months and scenarios, on 127.0.0.1 (PORT=3001 make ui for another port).
+PORT ?= 3000
 ui: $(STAMP)
-	@mkdir -p $(DAGSTER_HOME)
-	@test -f $(DAGSTER_HOME)/dagster.yaml || cp assets/dagster.yaml $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/dagster dev --host 127.0.0.1 --port 3000
+	$(BIN)/ratings ui --port $(PORT)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(WORKLOADS)

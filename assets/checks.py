@@ -92,6 +92,26 @@ def _listed(problems: list[str]) -> dg.MetadataValue:
     return dg.MetadataValue.md("\n".join(f"- {p}" for p in shown) + (f"\n- ... and {more} more" if more else ""))
 
 
+def _month_by_month(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey, name: str, months: Sequence[str],
+                    problems: Sequence[str], severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR) -> None:
+    """One evaluation per month of a range run, so the UI shows each month passed or failed.
+
+    A range step's own result carries no partition: without these the UI lists every month of the
+    range as skipped. A problem belongs to the months its text starts with ('2024-02: ...'); a
+    problem naming no month (a whole-store one) fails every month.
+    """
+    if len(months) < 2:
+        return  # a single-month step's result is that month's
+    spec = next(spec for spec in context.check_specs if spec.key == dg.AssetCheckKey(asset_key, name))
+    store_wide = [p for p in problems if not any(p.startswith(month) for month in months)]
+    for month in months:
+        own = [p for p in problems if p.startswith(month)] + store_wide
+        context.op_execution_context.log_event(dg.AssetCheckEvaluation(
+            asset_key=asset_key, check_name=name, passed=not own, partition=month, severity=severity,
+            blocking=spec.blocking, metadata={"problems": _listed(own)} if own else {"month": month},
+        ))
+
+
 def _result(asset_key: dg.AssetKey, name: str, months: Sequence[str], outcome: MonthProblems) -> dg.AssetCheckResult:
     metadata: dict[str, object] = {"months_checked": len(months), "first_month": months[0], "last_month": months[-1],
                                    **outcome.stats}
@@ -136,6 +156,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         if warnings:
             metadata["mostly_quarantined_months"] = _listed(warnings)
             metadata["mostly_quarantined_count"] = len(warnings)
+        _month_by_month(context, dg.AssetKey("games"), RECONCILIATION, months, failing)
         return dg.AssetCheckResult(passed=not failing, metadata=metadata)
 
     @dg.asset_check(
@@ -152,6 +173,8 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         metadata: dict[str, object] = {"unplaced_files": len(problems)}
         if problems:
             metadata["problems"] = _listed(problems)
+        months = list(context.partition_keys)
+        _month_by_month(context, dg.AssetKey("raw_games"), LANDING_ZONE_LAYOUT, months, problems, dg.AssetCheckSeverity.WARN)
         return dg.AssetCheckResult(passed=not problems, severity=dg.AssetCheckSeverity.WARN, metadata=metadata)
 
     return [reconciliation, landing_zone_layout]
@@ -259,7 +282,8 @@ def _multi_check(step: str, checks: list[_TableCheck]) -> dg.AssetChecksDefiniti
         months = list(context.partition_keys)
         object_store = store.store()
         for key in sorted(context.selected_asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
-            check = by_key[key]
-            yield _result(key.asset_key, key.name, months, check.evaluate(object_store, months))
+            outcome = by_key[key].evaluate(object_store, months)
+            _month_by_month(context, key.asset_key, key.name, months, outcome.problems)
+            yield _result(key.asset_key, key.name, months, outcome)
 
     return table_checks

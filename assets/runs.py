@@ -32,6 +32,15 @@ INSTANCE_YAML = os.path.join(os.path.dirname(__file__), "dagster.yaml")
 PID_TAG, HOST_TAG = "ratings/pid", "ratings/host"
 
 
+def instance_home(dagster_home: str | None) -> str:
+    """The Dagster instance directory ($DAGSTER_HOME, else ./.dagster_home), made, with the shipped dagster.yaml."""
+    home = os.path.abspath(dagster_home or os.environ.get("DAGSTER_HOME") or DEFAULT_DAGSTER_HOME)
+    os.makedirs(home, exist_ok=True)
+    if os.path.isfile(INSTANCE_YAML) and not os.path.exists(os.path.join(home, "dagster.yaml")):
+        shutil.copyfile(INSTANCE_YAML, os.path.join(home, "dagster.yaml"))
+    return home
+
+
 def _runner_tags() -> dict[str, str]:
     """Tags naming the process that executes a CLI run in-process, so a later run can tell it was orphaned."""
     return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
@@ -143,10 +152,7 @@ def run_store(
         raise StoreError(f"--from {first} is after --to {last}")
     months = month_range(first, last)
 
-    home = os.path.abspath(dagster_home or os.environ.get("DAGSTER_HOME") or DEFAULT_DAGSTER_HOME)
-    os.makedirs(home, exist_ok=True)
-    if os.path.isfile(INSTANCE_YAML) and not os.path.exists(os.path.join(home, "dagster.yaml")):
-        shutil.copyfile(INSTANCE_YAML, os.path.join(home, "dagster.yaml"))
+    home = instance_home(dagster_home)
     scenarios = load_scenarios(scenarios_file)
     print(
         f"Rating {len(months)} months {first}..{last} of {where} under {len(scenarios)} scenarios "

@@ -363,7 +363,10 @@ def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_ro
     write_counts(ObjectStore(store_root), {"2024-01": (5, 4, 1), "2024-02": (5, 3, 1), "2024-03": (2, 0, 2)})
 
     ranged = job_def.execute_in_process(tags=range_tags("2024-01", "2024-03"), raise_on_error=False)
-    [evaluation] = ranged.get_asset_check_evaluations()
+    [evaluation] = [e for e in ranged.get_asset_check_evaluations() if e.partition is None]
+    # The failing month fails alone in the UI: the others show passed.
+    assert sorted((e.partition, e.passed) for e in ranged.get_asset_check_evaluations() if e.partition) == [
+        ("2024-01", True), ("2024-02", False), ("2024-03", True)]
     assert evaluation.check_name == RECONCILIATION and not evaluation.passed
     assert evaluation.metadata["months_checked"].value == 3
     assert "2024-02: raw 5 != games 3 + quarantine 1" in evaluation.metadata["failing_months"].value
@@ -501,8 +504,12 @@ def test_range_run_records_one_materialization_per_month_per_asset(tiny_runs: Si
 
 
 def test_reconciliation_passed_for_every_month(tiny_runs: SimpleNamespace) -> None:
-    [ranged] = [e for e in tiny_runs.ranged.get_asset_check_evaluations() if e.check_name == RECONCILIATION]
+    evaluations = [e for e in tiny_runs.ranged.get_asset_check_evaluations() if e.check_name == RECONCILIATION]
+    [ranged] = [e for e in evaluations if e.partition is None]
     assert ranged.passed and ranged.metadata["months_checked"].value == 3
+    # One evaluation per month as well, so the UI shows every month of the range passed, not skipped.
+    assert sorted((e.partition, e.passed) for e in evaluations if e.partition) == [
+        ("2024-01", True), ("2024-02", True), ("2024-03", True)]
     [single] = [e for e in tiny_runs.single.get_asset_check_evaluations() if e.check_name == RECONCILIATION]
     assert single.passed and single.partition == "2024-04"
 
