@@ -30,6 +30,12 @@ LANDING_ZONE_LAYOUT_DESCRIPTION = """Every file under raw/ is read or accounted 
 Files in a month folder that are not read (misplaced, links, special files) are quarantined in that
 month; this check lists the files no month accounts for (directly under raw/ or raw/<FED>/, or in a
 folder that is no month), with where they belong. A warning: the dumps in place are rated all the same."""
+QUARANTINE_SHARE = "quarantine_share"
+QUARANTINE_SHARE_DESCRIPTION = """At most half of a month's raw records are quarantined.
+
+More usually means a missing registry, a dump in the wrong month folder or an export in another
+layout, not a federation's bad month. A warning, not blocking: every record is still accounted for
+(the reconciliation check), and the month's reasons are in its quarantine metadata."""
 SCHEMA = "schema"
 NO_DUPLICATE_GAMES = "no_duplicate_games"
 NO_DUPLICATE_PLAYERS = "no_duplicate_players"
@@ -177,7 +183,24 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         _month_by_month(context, dg.AssetKey("raw_games"), LANDING_ZONE_LAYOUT, months, problems, dg.AssetCheckSeverity.WARN)
         return dg.AssetCheckResult(passed=not problems, severity=dg.AssetCheckSeverity.WARN, metadata=metadata)
 
-    return [reconciliation, landing_zone_layout]
+    @dg.asset_check(
+        asset="quarantine",
+        name=QUARANTINE_SHARE,
+        # A warning: the records are all accounted for; a reader should look, not be kept from the list.
+        blocking=False,
+        partitions_def=partitions,
+        description=QUARANTINE_SHARE_DESCRIPTION,
+    )
+    def quarantine_share(context: dg.AssetCheckExecutionContext, store: ObjectStoreResource) -> dg.AssetCheckResult:
+        months = list(context.partition_keys)
+        warnings = mostly_quarantined(store.store(), months)
+        _month_by_month(context, dg.AssetKey("quarantine"), QUARANTINE_SHARE, months, warnings, dg.AssetCheckSeverity.WARN)
+        metadata: dict[str, object] = {"months_checked": len(months), "mostly_quarantined_months": len(warnings)}
+        if warnings:
+            metadata["problems"] = _listed(warnings)
+        return dg.AssetCheckResult(passed=not warnings, severity=dg.AssetCheckSeverity.WARN, metadata=metadata)
+
+    return [reconciliation, landing_zone_layout, quarantine_share]
 
 
 # -- Dagster wiring ------------------------------------------------------------------------------

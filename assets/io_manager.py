@@ -11,7 +11,7 @@ import polars as pl
 from pydantic import Field
 
 from assets.lineage import column_lineage
-from assets.metadata import counts_table, pandera_model_of, validate
+from assets.metadata import pandera_model_of, validate
 from pipeline.storage import redact_url
 from assets.resources import ROOT_DESCRIPTION, ObjectStoreResource
 from pipeline.storage import ObjectStore
@@ -176,10 +176,11 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         if missing:
             raise ValueError(f"{'/'.join(path)} produced nothing for {', '.join(missing)}")
 
-        summary: dict[str, object] = {"rows": sum(rows.values()), "months": len(rows)}
+        # Run-wide figures go to the run's log: as output metadata they would land on every month's
+        # materialization, above the month's own figures in the UI.
         if len(rows) > 1:
-            summary["rows_per_month"] = counts_table(rows, "month")
-        context.add_output_metadata(summary)
+            context.log.info(f"{'/'.join(path)}: {sum(rows.values()):,} rows over {len(rows)} months "
+                             f"{min(rows)}..{max(rows)}")
 
     @staticmethod
     def _month_frames(obj: object, expected: list[str]) -> Iterable[tuple[str, pl.DataFrame]]:

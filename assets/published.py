@@ -5,7 +5,7 @@ import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthlyFrames
-from assets.metadata import OWNERS, counts_table, static_metadata, validate
+from assets.metadata import OWNERS, static_metadata, validate
 from pipeline.storage import redact_url
 from assets.ratings import rating_list_key
 from assets.resources import ObjectStoreResource
@@ -88,10 +88,10 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
                 partition_key=month,
             )
             progress.report(f"publish {scenario.name}", month, done, len(months))
-        # Run-wide keys only: "players" is per month, and run metadata lands on every month of the run.
-        summary: dict[str, object] = {"months": len(months)}
+        # Run-wide figures go to the run's log: result metadata would land on every month of the run.
         if len(months) > 1:
-            summary["players_per_month"] = counts_table(players, "month", "players")
-        return dg.MaterializeResult(metadata=summary)
+            context.log.info(f"{key}/published_list: {len(months)} months {months[0]}..{months[-1]}, "
+                             f"{max(players.values()):,} players on the largest list")
+        return dg.MaterializeResult()
 
     return [published_list_files]

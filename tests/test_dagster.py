@@ -177,10 +177,12 @@ def test_io_manager_single_month_round_trip(store_root: str) -> None:
 
 def test_io_manager_range_writes_each_month_once_with_its_own_metadata(store_root: str) -> None:
     partitions = monthly_partitions("2024-01", "2024-06")
+    instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(
         io_test_assets(partitions),
         tags=range_tags("2024-02", "2024-04"),
         resources=io_only(store_root),
+        instance=instance,
     )
     assert result.success
     found = materializations(result)
@@ -189,12 +191,9 @@ def test_io_manager_range_writes_each_month_once_with_its_own_metadata(store_roo
     numbers = {m: md for key, m, md in found if key == "numbers"}
     assert [numbers[m]["dagster/partition_row_count"].value for m in ("2024-02", "2024-03", "2024-04")] == [2, 3, 4]
     assert numbers["2024-03"]["path"].value.endswith("numbers/2024-03.parquet")
-    assert numbers["2024-03"]["rows"].value == 9
-    assert [r.data for r in numbers["2024-03"]["rows_per_month"].records] == [
-        {"month": "2024-02", "rows": 2},
-        {"month": "2024-03", "rows": 3},
-        {"month": "2024-04", "rows": 4},
-    ]
+    # A month shows its own figures only; the run's totals are in the run's log.
+    assert "rows" not in numbers["2024-03"] and "rows_per_month" not in numbers["2024-03"]
+    assert "numbers: 9 rows over 3 months 2024-02..2024-04" in [e.user_message for e in instance.all_logs(result.run_id)]
     store = ObjectStore(store_root)
     assert store.read_parquet("totals/2024-04.parquet")["n"].to_list() == [0 + 1 + 2 + 3]
     assert not store.exists("numbers/2024-05.parquet")
@@ -355,7 +354,7 @@ def test_reconcile_names_the_file_whose_records_were_swapped(store_root: str) ->
 
 def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_root: str) -> None:
     partitions = monthly_partitions("2024-01", "2024-03")
-    check, _layout = build_checks(partitions)
+    check, _layout, _share = build_checks(partitions)
     specs = [dg.AssetSpec(key, partitions_def=partitions) for key in ("raw_games", "games", "quarantine")]
     job = dg.define_asset_job("check_only", selection=dg.AssetSelection.checks(check))
     defs = dg.Definitions(assets=specs, asset_checks=[check], jobs=[job], resources=build_resources(store_root))
@@ -379,6 +378,21 @@ def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_ro
     assert evaluation.metadata["months_checked"].value == 1
     # Every record accounted for, but all quarantined: the check passes and says so.
     assert "2024-03: 2 of 2 records (100%) quarantined" in evaluation.metadata["mostly_quarantined_months"].value
+
+
+def test_quarantine_share_warns_for_the_month_mostly_quarantined_only(store_root: str) -> None:
+    partitions = monthly_partitions("2024-01", "2024-03")
+    _, _, share = build_checks(partitions)
+    specs = [dg.AssetSpec(key, partitions_def=partitions) for key in ("raw_games", "games", "quarantine")]
+    job = dg.define_asset_job("share_only", selection=dg.AssetSelection.checks(share))
+    defs = dg.Definitions(assets=specs, asset_checks=[share], jobs=[job], resources=build_resources(store_root))
+    write_counts(ObjectStore(store_root), {"2024-01": (5, 4, 1), "2024-02": (4, 1, 3), "2024-03": (2, 1, 1)})
+    ranged = defs.resolve_job_def("share_only").execute_in_process(tags=range_tags("2024-01", "2024-03"))
+    assert ranged.success  # a warning never fails the run
+    per_month = {e.partition: (e.passed, e.severity) for e in ranged.get_asset_check_evaluations() if e.partition}
+    # 3 of 4 records in February is more than half; 1 of 2 in March is not.
+    assert per_month == {"2024-01": (True, dg.AssetCheckSeverity.WARN), "2024-02": (False, dg.AssetCheckSeverity.WARN),
+                         "2024-03": (True, dg.AssetCheckSeverity.WARN)}
 
 
 # -- progress ------------------------------------------------------------------------------------
@@ -440,7 +454,7 @@ def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
     assert mapping == dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
     checks = {key.name for key in graph.asset_check_keys}
     # Every partitioned table's checks (tests/test_operations.py covers each one).
-    assert checks == {RECONCILIATION, "landing_zone_layout", "schema", "no_duplicate_games", "no_duplicate_players", "floor_respected",
+    assert checks == {RECONCILIATION, "landing_zone_layout", "quarantine_share", "schema", "no_duplicate_games", "no_duplicate_players", "floor_respected",
                       "list_continuity", "rating_points_conserved"}
 
 
