@@ -21,8 +21,8 @@ run: $(STAMP)
 test: $(STAMP) test-tools
 	$(BIN)/python -m pytest -q -n 2
 
-# Debian's Chromium (browser tests) and PostgreSQL (the instance-storage test): the tests that need
-# them skip with a message where they cannot be installed.
+# Debian's Chromium (browser tests), PostgreSQL (the instance-storage test) and Redis (the Celery
+# broker of the scale-out test): the tests that need them skip with a message where they cannot be installed.
 test-tools:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing Debian's chromium for the browser tests..."; \
@@ -32,6 +32,10 @@ test-tools:
 	  echo "installing Debian's postgresql for the instance-storage test..."; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql) >/dev/null 2>&1 \
 	  || echo "could not install postgresql: the PostgreSQL test will be skipped"; }
+	@command -v redis-server >/dev/null 2>&1 || test -x /usr/bin/redis-server || { \
+	  echo "installing Debian's redis-server for the Celery scale-out test..."; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server) >/dev/null 2>&1 \
+	  || echo "could not install redis-server: the Celery test will be skipped"; }
 
 # The inner loop: the pure tests (no Dagster run, server, browser or subprocess), in well under 30 s.
 test-fast: $(STAMP)

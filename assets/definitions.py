@@ -9,6 +9,8 @@ import dagster as dg
 from assets.analytics import build_analytics_assets
 from assets.automation import build_landing_sensor, build_monthly_schedule
 from assets.checks import build_checks, build_table_checks
+from assets.evaluation import build_evaluation_assets
+from assets.executors import executor_def
 from assets.ingest import build_ingest_assets
 from assets.landing import build_landing_asset
 from assets.partitions import monthly_partitions
@@ -34,7 +36,7 @@ def build_resources(root: str | None = None) -> dict[str, dg.ConfigurableResourc
 
 
 def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list:
-    """Every asset, in pipeline order: landing zone -> ingest -> validate, then rate -> analyse per scenario."""
+    """Every asset, in pipeline order: landing zone -> ingest -> validate, then rate -> analyse per scenario, then evaluate."""
     per_scenario = [
         asset
         for scenario in scenarios.values()
@@ -51,6 +53,7 @@ def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scena
         *build_validation_assets(partitions),
         *per_scenario,
         *build_cross_scenario_assets(partitions, scenarios),
+        *build_evaluation_assets(partitions, scenarios),
     ]
 
 
@@ -59,6 +62,7 @@ def build_defs(
     last_month: str | None = None,
     root: str | None = None,
     scenarios: dict[str, Scenario] | None = None,
+    executor: dg.ExecutorDefinition | None = None,
 ) -> dg.Definitions:
     """Definitions for months first_month..last_month (open-ended without last_month), store at root (default
     from env), one rating chain per scenario (default: $RATINGS_SCENARIOS, else pipeline/scenarios.yaml)."""
@@ -90,9 +94,10 @@ def build_defs(
         schedules=[build_monthly_schedule(ALL_MONTHS_JOB, partitions, scenarios)],
         sensors=[build_landing_sensor(ALL_MONTHS_JOB, partitions, scenarios)],
         resources=build_resources(root),
-        # One process: the months of a range are sequential anyway (each list needs the previous
-        # one) and Polars already uses every core inside a step.
-        executor=dg.in_process_executor,
+        # One process by default: the months of a range are sequential anyway (each list needs the
+        # previous one) and Polars already uses every core inside a step. RATINGS_EXECUTOR selects
+        # another (assets/executors.py; docs/operations.md, Scaling out).
+        executor=executor or dg.in_process_executor,
     )
 
 
@@ -106,7 +111,8 @@ def build_defs_from_settings(settings: Settings) -> dg.Definitions:
             warnings.warn(f"could not list the landing zone for the partition range ({type(error).__name__}); "
                           f"using the default months", stacklevel=2)
     first, last = settings.months_for(held)
-    return build_defs(first, last, root=settings.store, scenarios=load_scenarios(settings.scenarios))
+    return build_defs(first, last, root=settings.store, scenarios=load_scenarios(settings.scenarios),
+                      executor=executor_def(settings))
 
 
 def build_defs_from_env() -> dg.Definitions:

@@ -15,7 +15,8 @@ from pipeline.ingest import read_players, read_seed_list
 from pipeline.months import add_months
 from pipeline.scenarios import MAX_PERIOD_MONTHS, Scenario, rate_scenario_month
 from pipeline.storage import ObjectStore
-from schemas import Games, RatedGames, RatingList
+from pipeline.system_scenarios import rate_system_month, seed_state
+from schemas import Games, RatedGames, RatingList, SystemRatingList
 from schemas.util import empty_frame
 
 
@@ -34,10 +35,26 @@ starts from the seed list in `raw/players/`. A range run rates the months in ord
 later single month continues from the stored list of the month before, and fails if that month was
 never materialized."""
 
+SYSTEM_LIST_DESCRIPTION = """Monthly rating list of scenario `{name}`: every player known to the pool, rated or not, after the month's games.
+
+{description}. Rated by system `{system}` (pipeline/systems), one rating period per month (a month
+without games for a player is an idle period: the system grows the deviation when they next play).
+`rating` is the system's rating rounded half away from zero, `deviation` and `volatility` its
+estimate where it keeps them; `k` and `k_used` are empty and nobody is pooled or delisted. The first
+month starts from the seed list in `raw/players/` (rated players at their seed rating)."""
+
 RATED_GAMES_DESCRIPTION = """Per-game calculation behind scenario `{name}`'s lists: ratings used, expected scores, time-control weight.
 
 A side's expected score is null when the game does not count for that side (e.g. a rated player
 against an unrated one). Feeds the crosstables and the accuracy reports."""
+
+
+SYSTEM_STATE_DESCRIPTION = """State of rating system `{system}` behind scenario `{name}`'s lists: one row per player it has rated, unrounded.
+
+The next month starts from it (`pipeline.systems.rate_period`, one period per month): rating,
+deviation and volatility where the system keeps them, games, wins, draws, losses and the last rated
+period (a month index). The first month starts from the seed list: its rated players at their seed
+rating with the system's initial deviation (and volatility)."""
 
 
 def rating_list_key(scenario: Scenario) -> dg.AssetKey:
@@ -48,17 +65,33 @@ def rated_games_key(scenario: Scenario) -> dg.AssetKey:
     return dg.AssetKey([scenario.key, "rated_games"])
 
 
+def system_state_key(scenario: Scenario) -> dg.AssetKey:
+    return dg.AssetKey([scenario.key, "system_state"])
+
+
+def previous_state(store: ObjectStore, scenario: Scenario, month: str, first_partition: str) -> pl.DataFrame:
+    """The system's state before `month`: from the seed list for the first partition, else the stored state of M-1."""
+    if month == first_partition:
+        return seed_state(scenario, previous_list(store, scenario, month, first_partition), month)
+    return _stored_month(store, system_state_key(scenario), scenario, month)
+
+
 def previous_list(store: ObjectStore, scenario: Scenario, month: str, first_partition: str) -> pl.DataFrame:
     """The list in force before `month`: the seed list for the first partition, else the stored list of M-1."""
     if month == first_partition:
         seed = read_scenario_seed(store, scenario)
         return normalize_list(seed, month) if seed is not None else empty_frame(RatingList)
+    return _stored_month(store, rating_list_key(scenario), scenario, month)
+
+
+def _stored_month(store: ObjectStore, asset: dg.AssetKey, scenario: Scenario, month: str) -> pl.DataFrame:
+    """The stored table `asset` of the month before `month`, or a Failure naming the month to materialize first."""
     before = add_months(month, -1)
-    key = table_key(rating_list_key(scenario).path, before)
+    key = table_key(asset.path, before)
     if not store.exists(key):
         raise dg.Failure(
             description=(
-                f"{scenario.key}/rating_list for {before} is missing, so {month} cannot be rated "
+                f"{asset.to_user_string()} for {before} is missing, so {month} cannot be rated "
                 f"(the list for {month} is the list for {before} plus {month}'s games). "
                 f"Materialize it for {before} first, or run a range starting earlier."
             ),
@@ -93,6 +126,8 @@ def list_metadata(rating_list: pl.DataFrame, rated_games: pl.DataFrame, rules_na
 
 
 def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
+    if scenario.is_system:
+        return build_system_rating_assets(partitions, scenario)
     first_partition = partitions.get_first_partition_key()
     list_key, games_key = rating_list_key(scenario), rated_games_key(scenario)
     text = {"name": scenario.name, "description": scenario.description.rstrip(".") or scenario.name}
@@ -134,12 +169,62 @@ def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
             result = rate_scenario_month(scenario, state["list"], games_of, month, players=players)
             rating_list, rated_games = result.rating_list, result.rated_games
             state["list"] = rating_list  # carried forward in memory to the next month
-            context.add_asset_metadata(list_metadata(rating_list, rated_games, scenario.rules_for(month).name),
+            context.add_asset_metadata(list_metadata(rating_list, rated_games, scenario.rules_name(month)),
                                        asset_key=list_key, partition_key=month)
             context.add_asset_metadata({"games": rated_games.height}, asset_key=games_key, partition_key=month)
             progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))
             return rating_list, rated_games
 
         return split_stream(months, one_month, outputs=2)
+
+    return [rate]
+
+
+def build_system_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
+    """A system scenario's chain: list, per-game table and the system's state, month by month (one period each)."""
+    first_partition = partitions.get_first_partition_key()
+    list_key, games_key, state_key = rating_list_key(scenario), rated_games_key(scenario), system_state_key(scenario)
+    rules = scenario.system_rules()
+    text = {"name": scenario.name, "description": scenario.description.rstrip(".") or scenario.name, "system": rules.system.name}
+    version = code_version("rate", scenario.model_dump_json())
+
+    def out(key: dg.AssetKey, description: str, model: type) -> dg.AssetOut:
+        return dg.AssetOut(key=key, kinds=KINDS, description=description.format(**text), metadata=static_metadata(model),
+                           tags={"stage": "rate"}, owners=OWNERS, code_version=version)
+
+    @dg.multi_asset(
+        name=f"rate_{scenario.key}",
+        group_name=scenario.key,
+        partitions_def=partitions,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        ins={"games": dg.AssetIn("games")},
+        # As for rule sets: the previous month is read from the store, the deps are lineage only.
+        deps=[dg.AssetDep(list_key, partition_mapping=PREVIOUS_MONTH), dg.AssetDep(state_key, partition_mapping=PREVIOUS_MONTH)],
+        outs={
+            "rating_list": out(list_key, SYSTEM_LIST_DESCRIPTION, SystemRatingList),
+            # Outputs are yielded in dependency order (the previous month's state is a dep of every output).
+            "system_state": out(state_key, SYSTEM_STATE_DESCRIPTION, rules.system.state_model),
+            "rated_games": out(games_key, RATED_GAMES_DESCRIPTION, RatedGames),
+        },
+    )
+    def rate(context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames) -> tuple[MonthStream, MonthStream, MonthStream]:
+        months = list(context.partition_keys)
+        object_store = store.store()
+        carried = {"list": previous_list(object_store, scenario, months[0], first_partition),
+                   "state": previous_state(object_store, scenario, months[0], first_partition)}
+        registry = read_players(object_store, months[-1])
+
+        def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+            players = registry.filter(pl.col("registered") <= month)
+            result = rate_system_month(scenario, carried["list"], carried["state"], games[month], month, players=players)
+            carried.update(list=result.rating_list, state=result.state)
+            context.add_asset_metadata(list_metadata(result.rating_list, result.rated_games, scenario.rules_name(month)),
+                                       asset_key=list_key, partition_key=month)
+            context.add_asset_metadata({"games": result.rated_games.height}, asset_key=games_key, partition_key=month)
+            context.add_asset_metadata({"players": result.state.height}, asset_key=state_key, partition_key=month)
+            progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))
+            return result.rating_list, result.state, result.rated_games
+
+        return split_stream(months, one_month, outputs=3)
 
     return [rate]

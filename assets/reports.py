@@ -68,13 +68,16 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
             raise dg.Failure(f"no stored {key}/crosstable month: materialize the scenario's months first")
         written = write_scenario_reports(object_store, scenario, months)
         latest_year = years_of(months)[-1].label
-        latest = object_store.read_parquet(f"{REPORTS_PREFIX}/{report_path(scenario.name, 'crosstable', latest_year, 'parquet')}")
+        latest_key = f"{REPORTS_PREFIX}/{report_path(scenario.name, 'crosstable', latest_year, 'parquet')}"
+        # A year without a game between rated players gets no crosstable (no empty page).
+        latest = object_store.read_parquet(latest_key) if object_store.exists(latest_key) else None
         return dg.MaterializeResult(
             metadata={
                 "files": len(written),
                 "months": len(months),
                 "index": redact_url(object_store.url(REPORTS_PREFIX, INDEX_NAME)),
-                f"crosstable_{latest_year}": dg.MetadataValue.md(crosstable_markdown(latest)),
+                f"crosstable_{latest_year}": dg.MetadataValue.md(
+                    crosstable_markdown(latest) if latest is not None else "_No game was rated for both players._"),
                 "pages": dg.MetadataValue.md("\n".join(f"- `{path}`" for path in written if path.endswith((".html", ".png")))),
             }
         )
@@ -106,7 +109,8 @@ def build_cross_scenario_assets(partitions: dg.PartitionsDefinition, scenarios: 
         ]
         if not rows:
             raise dg.Failure("no stored accuracy month in any scenario")
-        comparison = write_accuracy_comparison(object_store, pl.concat(rows), baseline)
+        comparison = write_accuracy_comparison(object_store, pl.concat(rows), baseline,
+                                               scenario_keys={s.name: s.key for s in scenarios.values()})
         return dg.MaterializeResult(metadata={"preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),
                                               "scenarios": comparison.height})
 
@@ -117,7 +121,8 @@ def build_cross_scenario_assets(partitions: dg.PartitionsDefinition, scenarios: 
         owners=OWNERS,
         tags={"stage": "report"},
         code_version=code_version("analyse"),
-        deps=[*report_keys, "accuracy_comparison"],
+        # The evaluation leaderboard's page is linked too.
+        deps=[*report_keys, "accuracy_comparison", dg.AssetKey(["evaluation", "leaderboard"])],
         description=INDEX_DESCRIPTION,
     )
     def report_index(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:

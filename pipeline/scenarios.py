@@ -1,4 +1,4 @@
-"""Scenarios: a rule-set schedule plus one-time events, and the chain step that rates one month of one scenario."""
+"""Scenarios: a rule-set schedule plus one-time events (or a rating system), and the chain step that rates one month of one scenario."""
 
 from __future__ import annotations
 
@@ -11,20 +11,25 @@ from typing import Annotated, Any
 
 import polars as pl
 import yaml
-from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.engine import PeriodResult, carry_forward, compress, rate_period
+from pipeline.evaluation import SystemRules
 from pipeline.months import add_months, month_index, parse_month
 from pipeline.rules import RulesError, RuleSet, _Frozen, _yaml_scalar, resolve_rules
+from pipeline.systems import get_system, system_names
+from schemas.games import TIME_CONTROLS
 
 SCENARIOS_ENV = "RATINGS_SCENARIOS"
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 #: Longest rating period that list frequency can produce (quarterly lists before July 2009).
 MAX_PERIOD_MONTHS = 3
+#: The time controls a system scenario rates unless it says otherwise: FIDE's standard list.
+STANDARD_TIME_CONTROLS = ("classical", "modern")
 
 
 class Compression(_Frozen):
-    """R + round(factor x (threshold - R)) for rated players below threshold (PRODUCT.md 3.2)."""
+    """R + round(factor x (threshold - R)) for rated players below threshold (docs/regulations.md)."""
 
     threshold: int = 2000
     factor: float = 0.4
@@ -57,15 +62,50 @@ class Switch(_Frozen):
 
 
 class Scenario(_Frozen):
-    """One what-if: its own chain of lists from the same validated games."""
+    """One what-if: its own chain of lists from the same validated games.
+
+    Either `rules` (a FIDE-style rule set, preset, schedule or YAML path, with `set` overrides, a
+    `schedule` of switches and one-time `events`) or `system` (a rating system of pipeline/systems,
+    with `set` its parameters and `time_controls` the classes it rates, one period per month).
+    """
 
     name: str
     description: str = ""
-    rules: str
+    rules: str | None = None
+    system: str | None = None
     set: dict[str, Any] = Field(default_factory=dict)
     schedule: tuple[Switch, ...] = ()
     events: tuple[Event, ...] = ()
     seed_list: str | None = None
+    time_controls: tuple[str, ...] | None = None
+
+    @model_validator(mode="after")
+    def _rules_or_system(self) -> Scenario:
+        if (self.rules is None) == (self.system is None):
+            raise ValueError(f"give either 'rules' (a rule set) or 'system' (a rating system: {', '.join(system_names())})")
+        if self.system is not None:
+            # A system's state is not a FIDE list: switching rule sets or compressing it has no meaning.
+            for key in ("schedule", "events"):
+                if getattr(self, key):
+                    raise ValueError(f"{key}: only a rule-set scenario has {key}; system {self.system!r} rates every month alike")
+        elif self.time_controls is not None:
+            raise ValueError("time_controls: only a system scenario has it (a rule set weighs time controls itself)")
+        return self
+
+    @field_validator("time_controls")
+    @classmethod
+    def _time_controls(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        unknown = sorted(set(value or ()) - set(TIME_CONTROLS))
+        if unknown:
+            raise ValueError(f"unknown time control(s) {', '.join(unknown)}; known: {', '.join(TIME_CONTROLS)}")
+        return value
+
+    @field_validator("system")
+    @classmethod
+    def _system(cls, value: str | None) -> str | None:
+        if value is not None:
+            get_system(value)  # ValueError naming the systems
+        return value
 
     @field_validator("name")
     @classmethod
@@ -79,8 +119,36 @@ class Scenario(_Frozen):
         """The scenario as a Dagster asset-key prefix / group name ('sonas-2017' -> 'sonas_2017')."""
         return self.name.replace("-", "_")
 
+    @property
+    def is_system(self) -> bool:
+        return self.system is not None
+
+    def system_rules(self) -> SystemRules:
+        """The system and its parameters (`set`); RulesError naming the key when a parameter is wrong."""
+        if self.system is None:
+            raise RulesError(f"scenario {self.name!r} rates with rule sets, not a rating system")
+        system = get_system(self.system)
+        try:
+            params = system.params.model_validate(self.set)
+        except ValidationError as exc:
+            problems = "; ".join(f"set.{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+            known = ", ".join(sorted(f.alias or n for n, f in system.params.model_fields.items()))
+            raise RulesError(f"{problems} ({system.name} parameters: {known})") from None
+        return SystemRules(self.name, system, params)
+
+    def rated_time_controls(self) -> tuple[str, ...]:
+        return self.time_controls if self.time_controls is not None else STANDARD_TIME_CONTROLS
+
+    def rules_name(self, month: str) -> str:
+        """What rates period `month`, as the lists' metadata and report pages name it."""
+        if self.system is not None:
+            return self.system_rules().system.name
+        return self.rules_for(month).name
+
     def rules_for(self, month: str) -> RuleSet:
         """The rule set this scenario rates period `month` under."""
+        if self.rules is None:
+            raise RulesError(f"scenario {self.name!r} is rated by system {self.system!r}, not a rule set")
         base, overrides = self.rules, dict(self.set)
         for switch in sorted(self.schedule, key=lambda s: s.from_):
             if month_index(switch.from_) <= month_index(month):
@@ -93,6 +161,8 @@ class Scenario(_Frozen):
     def period_months(self, month: str) -> list[str]:
         """The months whose games the list of `month` rates: earlier months without a list, then `month`."""
         months = [month]
+        if self.system is not None:
+            return months  # one period per month
         earlier = add_months(month, -1)
         while len(months) < MAX_PERIOD_MONTHS and not self.rules_for(earlier).publishes_list_after(earlier):
             months.insert(0, earlier)
@@ -121,7 +191,11 @@ def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
             raise RulesError(f"{path}: scenario {name!r}: {problems}") from None
-        scenario.rules_for("2000-01")  # fail now, not mid-backfill, on an unknown rule set
+        try:
+            # Fail now, not mid-backfill, on an unknown rule set or a wrong system parameter.
+            scenario.system_rules() if scenario.is_system else scenario.rules_for("2000-01")
+        except RulesError as exc:
+            raise RulesError(f"{path}: scenario {name!r}: {exc}") from None
         scenarios[name] = scenario
     keys = [s.key for s in scenarios.values()]
     if len(set(keys)) != len(keys):

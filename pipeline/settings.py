@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.months import parse_month
 from pipeline.rules import RulesError
@@ -24,6 +24,9 @@ ENVIRONMENT = {
     "RATINGS_SCHEDULE_HOUR": "schedule_hour",
     "RATINGS_SCHEDULE_TIMEZONE": "schedule_timezone",
     "RATINGS_SENSOR_INTERVAL_SECONDS": "sensor_interval_seconds",
+    "RATINGS_EXECUTOR": "executor",
+    "RATINGS_CELERY_BROKER": "celery_broker",
+    "RATINGS_CELERY_BACKEND": "celery_backend",
 }
 
 
@@ -41,6 +44,11 @@ class Settings(BaseModel):
     schedule_hour: int = Field(default=2, ge=0, le=23, description="Hour of that day")
     schedule_timezone: str = Field(default="UTC", description="Time zone of the schedule")
     sensor_interval_seconds: int = Field(default=300, ge=30, le=86400, description="How often the sensor lists the landing zone")
+    executor: Literal["in_process", "multiprocess", "celery", "k8s"] = Field(
+        default="in_process",
+        description="How a run executes its steps: in one process, a process per step, on Celery workers, or a Kubernetes job per step")
+    celery_broker: str | None = Field(default=None, description="Celery broker URL (required with executor celery), e.g. redis://host:6379/0")
+    celery_backend: str | None = Field(default=None, description="Celery result backend URL (default: the broker)")
 
     @field_validator("first_month", "last_month")
     @classmethod
@@ -48,6 +56,17 @@ class Settings(BaseModel):
         if value is not None:
             parse_month(value)
         return value
+
+    @field_validator("executor", mode="before")
+    @classmethod
+    def _executor_name(cls, value: object) -> object:
+        return value.strip().lower().replace("-", "_") if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _celery_needs_a_broker(self) -> Settings:
+        if self.executor == "celery" and not self.celery_broker:
+            raise ValueError("the celery executor needs RATINGS_CELERY_BROKER (e.g. redis://127.0.0.1:6379/0)")
+        return self
 
     @field_validator("automation", mode="before")
     @classmethod
@@ -64,8 +83,9 @@ class Settings(BaseModel):
         except ValidationError as error:
             variables = {field: name for name, field in ENVIRONMENT.items()}
             problems = "; ".join(
-                f"{variables.get(str(e['loc'][0]), e['loc'][0]) if e['loc'] else '(settings)'}={values.get(str(e['loc'][0]), '')!r}: "
-                f"{e['msg']}" for e in error.errors()
+                f"{variables.get(str(e['loc'][0]), e['loc'][0])}={values.get(str(e['loc'][0]), '')!r}: {e['msg']}"
+                if e["loc"] else str(e["msg"]).removeprefix("Value error, ")  # a rule across settings (model validator)
+                for e in error.errors()
             )
             raise RulesError(f"bad setting: {problems}") from None
 

@@ -220,6 +220,12 @@ class ObjectStore:
             self.fs.pipe_file(target, data)
         return target
 
+    def remove(self, *parts: str) -> None:
+        """Delete one file (no error when it is already gone)."""
+        target = self.path(*parts)
+        if self.fs.exists(target):
+            self.fs.rm_file(target)
+
     def remove_orphaned_temp_files(self) -> int:
         """Delete the temporary files of local writes whose writing process has ended (killed mid-write); count them.
 

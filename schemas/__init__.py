@@ -7,15 +7,17 @@ from schemas.crosstable import Crosstable
 from schemas.fide_list import FideList
 from schemas.games import Games
 from schemas.identity import IDENTITY_STATUSES, Identity
+from schemas.leaderboard import Leaderboard
 from schemas.performance import Performance
 from schemas.players import Players
 from schemas.published_list import PublishedList
 from schemas.quarantine import QUARANTINE_REASONS, Quarantine
 from schemas.rated_games import RatedGames
 from schemas.rating_distribution import RatingDistribution
-from schemas.rating_list import RatingList
+from schemas.rating_list import RatingList, SystemRatingList
 from schemas.raw_games import RawGames
 from schemas.score_curve import ScoreCurve
+from schemas.system_state import SystemState, UscfState
 from schemas.truth_error import TruthError
 from schemas.util import column_descriptions, empty_frame, polars_schema
 
@@ -29,6 +31,7 @@ __all__ = [
     "FideList",
     "Games",
     "Identity",
+    "Leaderboard",
     "Performance",
     "Players",
     "PublishedList",
@@ -38,6 +41,9 @@ __all__ = [
     "RatingList",
     "RawGames",
     "ScoreCurve",
+    "SystemRatingList",
+    "SystemState",
+    "UscfState",
     "TruthError",
     "column_descriptions",
     "empty_frame",

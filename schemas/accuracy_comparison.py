@@ -1,4 +1,4 @@
-"""Predictive accuracy of scenarios side by side, against a baseline scenario (PRODUCT.md 4, 5)."""
+"""Predictive accuracy of scenarios side by side, against a baseline scenario (docs/analytics.md)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ class AccuracyComparison(pa.DataFrameModel):
     mean_abs_error: pl.Float64 = pa.Field(nullable=True, ge=0, description="Pooled |actual - expected| total per player-month")
     rmse: pl.Float64 = pa.Field(nullable=True, ge=0, description="Pooled RMSE of player-month totals (Kaggle 2010)")
     deviance: pl.Float64 = pa.Field(nullable=True, ge=0, description="Pooled mean capped log10 binomial deviance per game (Kaggle 2011)")
-    months_compared: pl.Int64 = pa.Field(nullable=True, ge=0, description="Months present for both the scenario and the baseline; null for the baseline")
+    months_compared: pl.Int64 = pa.Field(nullable=True, ge=0, description="Months in which both the scenario and the baseline predicted at least one game: the months the shares come from; null for the baseline")
     share_better_mean_abs_error: pl.Float64 = pa.Field(nullable=True, ge=0, le=1, description="Share of compared months with a lower mean absolute error than the baseline")
     share_better_rmse: pl.Float64 = pa.Field(nullable=True, ge=0, le=1, description="Share of compared months with a lower RMSE than the baseline")
     share_better_deviance: pl.Float64 = pa.Field(nullable=True, ge=0, le=1, description="Share of compared months with a lower deviance than the baseline")

@@ -1,4 +1,4 @@
-"""A monthly rating list, per scenario (PRODUCT.md 2.2)."""
+"""A monthly rating list, per scenario (README, Where the outputs land)."""
 
 from __future__ import annotations
 
@@ -32,3 +32,15 @@ class RatingList(pa.DataFrameModel):
 
     class Config:
         strict = True
+
+
+class SystemRatingList(RatingList):
+    """The monthly list of a scenario rated by a rating system (pipeline/systems): RatingList plus the system's estimate.
+
+    `rating` is the system's rating rounded half away from zero (the systems publish whole points);
+    FIDE's columns a system has no notion of stay empty: `k`, `k_used` null, no pools, nobody delisted.
+    The unrounded state the next month starts from is `<scenario>/system_state`.
+    """
+
+    deviation: pl.Float64 = pa.Field(nullable=True, gt=0, description="Rating deviation RD as of the player's last rated month (Glicko, Glicko-2, Stephenson); the system grows it by the idle months when the player next plays; null without one")
+    volatility: pl.Float64 = pa.Field(nullable=True, gt=0, description="Rating volatility sigma (Glicko-2); null otherwise")

@@ -27,3 +27,13 @@ class SystemState(pa.DataFrameModel):
 
     class Config:
         strict = False
+
+
+class UscfState(SystemState):
+    """SystemState plus uscf's own columns (pipeline/systems/uscf.py `extra_state`)."""
+
+    peak: pl.Float64 = pa.Field(nullable=True, description="Highest rating after any period (peak floor); null before the first")
+    events_3plus: pl.Int64 = pa.Field(ge=0, description="Events of three or more games played (absolute floor)")
+
+    class Config:
+        strict = True

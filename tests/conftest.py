@@ -40,10 +40,10 @@ def tiny_store(tiny_landing_zone: Path, store_root: str) -> str:
 # that runs Dagster, servers, a browser or the installed command, or uses a fixture that does.
 INTEGRATION_MODULES = {
     "test_cli", "test_dagster", "test_operations", "test_player", "test_published_list", "test_run",
-    "test_security", "test_storage_s3", "test_ui",
+    "test_scale_out", "test_security", "test_storage_s3", "test_ui",
 }
 INTEGRATION_FIXTURES = {
-    "tiny_store", "s3_server", "s3_root", "restartable_s3", "postgres_server", "webserver", "rated_tiny", "tiny_runs",
+    "tiny_store", "s3_server", "s3_root", "restartable_s3", "postgres_server", "webserver", "rated_tiny", "tiny_runs", "system_runs", "redis_server",
 }
 INTEGRATION_TESTS = {
     "test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there",
@@ -61,6 +61,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-# Servers for the operations tests (SeaweedFS S3 with a moto fallback, PostgreSQL): each starts only
+# Servers for the operations tests (SeaweedFS S3 with a moto fallback, PostgreSQL, Redis): each starts only
 # when a test asks for it, once per test worker, on free loopback ports.
-from tests.servers import postgres_server, restartable_s3, s3_root, s3_server  # noqa: E402,F401
+from tests.servers import postgres_server, redis_server, restartable_s3, s3_root, s3_server  # noqa: E402,F401

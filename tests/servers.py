@@ -1,4 +1,4 @@
-"""Test infrastructure for operations: real servers (SeaweedFS S3, moto as fallback, PostgreSQL), a request-counting proxy, store helpers."""
+"""Test infrastructure for operations: real servers (SeaweedFS S3, moto as fallback, PostgreSQL, Redis), a request-counting proxy, store helpers."""
 
 from __future__ import annotations
 
@@ -379,6 +379,79 @@ def postgres_server() -> Iterator[PostgresServer]:
     """A PostgreSQL server per test worker, for the Postgres-backed Dagster instance test."""
     pytest.importorskip("dagster_postgres", reason="dagster-postgres is not installed (test extras)")
     server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# -- Redis (the Celery broker) -------------------------------------------------------------------
+
+
+@dataclass
+class RedisServer:
+    """A throw-away redis-server on 127.0.0.1 (no persistence), a child of the tests."""
+
+    port: int
+    top: Path
+    process: subprocess.Popen
+
+    def url(self, db: int = 0) -> str:
+        return f"redis://{LOOPBACK}:{self.port}/{db}"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        shutil.rmtree(self.top, ignore_errors=True)
+
+
+def redis_binary() -> str | None:
+    """Debian's redis-server (apt-get install -y redis-server) on PATH or in /usr/bin."""
+    return shutil.which("redis-server") or next((p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if os.path.isfile(p)), None)
+
+
+def _redis_ping(port: int) -> bool:
+    """True when a Redis on 127.0.0.1:port answers PING (the inline protocol, no client library needed)."""
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=0.5) as connection:
+            connection.sendall(b"PING\r\n")
+            return connection.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def start_redis() -> RedisServer:
+    binary = redis_binary()
+    if binary is None:
+        pytest.skip("redis-server not found: apt-get install -y redis-server (make test-tools tries)")
+    top, port = Path(tempfile.mkdtemp(prefix="ratings-redis-")), free_port()
+    log = open(top / "redis.log", "wb")
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", LOOPBACK, "--save", "", "--appendonly", "no",
+         "--dir", str(top), "--protected-mode", "yes"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=top, preexec_fn=_die_with_parent,
+    )
+    log.close()
+    server = RedisServer(port=port, top=top, process=process)
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while not _redis_ping(port):
+        if process.poll() is not None or time.monotonic() > deadline:
+            message = (top / "redis.log").read_text(errors="replace")[-2000:]
+            server.stop()
+            raise RuntimeError(f"redis-server did not answer PING on {LOOPBACK}:{port}:\n{message}")
+        time.sleep(0.05)
+    return server
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A Redis per test worker on a free loopback port: the broker of the Celery test."""
+    server = start_redis()
     try:
         yield server
     finally:

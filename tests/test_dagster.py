@@ -43,6 +43,7 @@ ASSET_GROUPS = {
     "plain/published_list": "plain",
     "accuracy_comparison": "reports",
     "report_index": "reports",
+    "evaluation/leaderboard": "evaluation",
 }
 # Lineage snapshot: a change here changes what the UI shows data engineers, so it must be deliberate.
 ASSET_DEPS = {
@@ -60,10 +61,12 @@ ASSET_DEPS = {
     "plain/truth_error": {"plain/rating_list"},
     "plain/published_list": {"plain/rating_list"},
     "accuracy_comparison": {"plain/accuracy"},
-    "report_index": {"plain/reports", "accuracy_comparison"},
+    "report_index": {"plain/reports", "accuracy_comparison", "evaluation/leaderboard"},
+    "evaluation/leaderboard": {"games", "plain/rating_list"},
 }
 # Monthly tables (one materialization per month); the reports are rebuilt whole.
-MONTHLY = [a for a in ASSET_GROUPS if a not in ("landing_zone", "plain/reports", "accuracy_comparison", "report_index")]
+MONTHLY = [a for a in ASSET_GROUPS
+           if a not in ("landing_zone", "plain/reports", "accuracy_comparison", "report_index", "evaluation/leaderboard")]
 
 
 def materializations(result: dg.ExecuteInProcessResult) -> list[tuple[str, str | None, dict]]:
@@ -594,7 +597,8 @@ def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> N
     summary = run_demo(tiny_store, dagster_home=str(tmp_path / "home"), out=out)
     assert summary["success"] and summary["reconciliation_passed"]
     assert (summary["months"], summary["first_month"], summary["last_month"]) == (4, TINY_START, TINY_END)
-    assert summary["games"] > 0 and set(summary["rated_players"]) == {"actual", "sonas-2017", "sonas-2002", "elo-480"}
+    assert summary["games"] > 0 and set(summary["rated_players"]) == {
+        "actual", "sonas-2017", "sonas-2002", "elo-480", "glicko2", "stephenson"}
     assert all(count > 0 for count in summary["rated_players"].values())
     assert "Demo done" in out.getvalue()
     instance = dg.DagsterInstance.from_config(str(tmp_path / "home"))
@@ -604,7 +608,7 @@ def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> N
     # The reports: an index linking a crosstable page per scenario, the charts and the comparison.
     store = ObjectStore(tiny_store)
     index = store.read_bytes("reports/index.html").decode()
-    for scenario in ("actual", "sonas-2017", "sonas-2002", "elo-480"):
+    for scenario in ("actual", "sonas-2017", "sonas-2002", "elo-480", "glicko2", "stephenson"):
         page = f"reports/{scenario}/crosstable/2024.html"
         assert store.exists(page) and f'href="{scenario}/crosstable/2024.html"' in index, scenario
         assert store.exists(f"reports/{scenario}/score-curves/2024-2024.png"), scenario

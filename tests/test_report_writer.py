@@ -46,17 +46,20 @@ def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Pa
     stored_scenario(store, COMPRESSING)
     months = stored_months(store, ["squeeze", "crosstable"], ["2023-11", *MONTHS, "2024-03"])
     assert months == MONTHS
-    assert [w.label for w in windows_for(months)] == ["2021-23"]  # a Sonas window overlaps the data
+    # A Sonas window overlaps the data, and 2024 (after the last one) gets its own: the windows reach the latest year.
+    assert [w.label for w in windows_for(months)] == ["2021-23", "2024"]
 
     written = write_scenario_reports(store, COMPRESSING, months)
     assert set(written) == {
         "squeeze/crosstable/2023.parquet", "squeeze/crosstable/2023.html",
         "squeeze/crosstable/2024.parquet", "squeeze/crosstable/2024.html",
         "squeeze/crosstable/2021-23.parquet", "squeeze/crosstable/2021-23.html",
-        "squeeze/score-curves/2023-2024.parquet", "squeeze/score-curves/2023-2024.png",
-        "squeeze/band-trend/2023-2024.parquet", "squeeze/band-trend/2023-2024.png",
+        "squeeze/score-curves/2023-2024.parquet", "squeeze/score-curves/2023-2024.png", "squeeze/score-curves/2023-2024.html",
+        "squeeze/band-trend/2023-2024.parquet", "squeeze/band-trend/2023-2024.png", "squeeze/band-trend/2023-2024.html",
         "squeeze/rating-distribution/january-lists.parquet", "squeeze/rating-distribution/january-lists.png",
+        "squeeze/rating-distribution/january-lists.html",
         "squeeze/rating-distribution/compression-2024-02.parquet", "squeeze/rating-distribution/compression-2024-02.png",
+        "squeeze/rating-distribution/compression-2024-02.html",
     }
     assert all(store.exists(f"{REPORTS_PREFIX}/{path}") for path in written)
     before, after = list_before_and_after(store, COMPRESSING, "2024-02")

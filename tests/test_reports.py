@@ -130,7 +130,9 @@ def test_crosstable_cells_shading_and_threshold() -> None:
     html = render_crosstable_html(table, scenario="<b>x</b>", rule_set="r", min_games=30)
     blue, _ = shade(40.0)
     red, _ = shade(-40.0)
-    assert f'background:{blue};color:#fff" title="1200-99 vs. 1400-99: 75.0% actual, 35.0% expected, +40.0% in 40 games">+40.0%<small>40</small>' in html
+    # Actual and expected are printed in the cell (not only on hover), then the games.
+    assert (f'background:{blue};color:#fff" title="1200-99 vs. 1400-99: 75.0% actual, 35.0% expected, +40.0% in 40 games">'
+            '+40.0%<small class="ae">75.0 / 35.0</small><small>40</small>') in html
     assert f"background:{red}" in html  # the mirror cell
     assert "5 games, fewer than 30" in html  # the thin cell, shown as a grey dot
     assert '<td class="thin"' in html and ">·</td>" in html

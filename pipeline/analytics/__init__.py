@@ -1,4 +1,4 @@
-"""Analyses of rated games and rating lists (PRODUCT.md 4): pure functions on Polars frames, no Dagster."""
+"""Analyses of rated games and rating lists (docs/analytics.md): pure functions on Polars frames, no Dagster."""
 
 from pipeline.analytics.accuracy import common_game_ids, compare_accuracy, predicted_sides, predictive_accuracy
 from pipeline.analytics.crosstable import combine_crosstables, format_row_summary, summary_crosstable
@@ -15,6 +15,9 @@ from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.windows import (
     SONAS_WINDOWS,
     PeriodWindow,
+    covered_months,
+    covering_windows,
+    describe_coverage,
     frames_in_window,
     parse_window,
     year_window,
@@ -32,6 +35,9 @@ __all__ = [
     "combine_score_curves",
     "common_game_ids",
     "compare_accuracy",
+    "covered_months",
+    "covering_windows",
+    "describe_coverage",
     "format_row_summary",
     "frames_in_window",
     "january_lists",

@@ -147,13 +147,15 @@ def compare_accuracy(accuracy: pl.DataFrame, baseline: str | None = "actual") ->
             **{f"share_better_{metric}": pl.lit(None, dtype=pl.Float64) for metric in METRICS},
         )
     else:
-        reference = accuracy.filter(pl.col("scenario") == baseline).select(
+        # A month where either side predicted no game is no evidence either way, and is not counted
+        # as compared: months_compared is exactly the months the shares come from.
+        predicted = accuracy.filter(pl.col("games") > 0)
+        reference = predicted.filter(pl.col("scenario") == baseline).select(
             "month", *[pl.col(metric).alias(f"baseline_{metric}") for metric in METRICS]
         )
-        paired = accuracy.filter(pl.col("scenario") != baseline).join(reference, on="month", how="inner")
+        paired = predicted.filter(pl.col("scenario") != baseline).join(reference, on="month", how="inner")
         shares = paired.group_by("scenario").agg(
             months_compared=pl.len().cast(pl.Int64),
-            # A month where either side has no prediction is no evidence either way: mean() skips nulls.
             **{
                 f"share_better_{metric}": (pl.col(metric) < pl.col(f"baseline_{metric}")).cast(pl.Float64).mean()
                 for metric in METRICS

@@ -14,7 +14,7 @@ _YEAR = re.compile(r"^(\d{4})$")
 # '2008-12' and '2008-2012' are both years 2008..2012; the two-digit end inherits the century.
 _YEARS = re.compile(r"^(\d{4})-(\d{2}|\d{4})$")
 
-# The windows Sonas compared in his 2023 report (PRODUCT.md 4); a default, not a rule.
+# The windows Sonas compared in his 2023 report (docs/analytics.md); a default, not a rule.
 SONAS_WINDOWS = ("2008-12", "2013-16", "2017-20", "2021-23")
 
 
@@ -72,3 +72,45 @@ def years_of(months: Iterable[str]) -> list[PeriodWindow]:
 def frames_in_window(monthly: Mapping[str, pl.DataFrame], window: PeriodWindow) -> list[pl.DataFrame]:
     """The monthly frames (keyed by YYYY-MM) that fall in the window, in month order."""
     return [monthly[month] for month in sorted(monthly) if window.contains(month)]
+
+
+def covering_windows(months: Iterable[str], named: Iterable[str] = SONAS_WINDOWS) -> list[PeriodWindow]:
+    """The `named` windows that overlap the months, plus one window per run of years none of them
+    covers (labelled by those years, e.g. '2024' or '2005-2007'), in chronological order.
+
+    Every year with data is in some window, so the last window reaches the latest year. A named
+    window keeps its label even where the data covers only part of it (`covered_months` says which).
+    """
+    months = sorted(set(months))
+    if not months:
+        return []
+    windows = [w for w in map(parse_window, named) if any(w.contains(m) for m in months)]
+    uncovered = sorted({parse_month(m)[0] for m in months if not any(w.contains(m) for w in windows)})
+    runs: list[list[int]] = []
+    for year in uncovered:
+        if runs and year == runs[-1][-1] + 1:
+            runs[-1].append(year)
+        else:
+            runs.append([year])
+    for run in runs:
+        label = f"{run[0]:04d}" if len(run) == 1 else f"{run[0]:04d}-{run[-1]:04d}"
+        windows.append(PeriodWindow(label, f"{run[0]:04d}-01", f"{run[-1]:04d}-12"))
+    return sorted(windows, key=lambda w: (w.first_month, w.last_month))
+
+
+def covered_months(window: PeriodWindow, months: Iterable[str]) -> list[str]:
+    """The months of `months` inside the window, in order (what a window's page actually covers)."""
+    return sorted(m for m in set(months) if window.contains(m))
+
+
+def describe_coverage(window: PeriodWindow, months: Iterable[str]) -> str:
+    """The months a window's page covers, in words: '2017-01 to 2020-12 (48 months)', or, when the data
+    covers only part of the window, '2015-01 to 2016-12 only: 24 of the 48 months of 2013-16 (2013-01 to 2016-12)'."""
+    covered = covered_months(window, months)
+    total = len(window.months())
+    if not covered:
+        return f"no month with data in {window.first_month} to {window.last_month}"
+    span = covered[0] if len(covered) == 1 else f"{covered[0]} to {covered[-1]}"
+    if len(covered) == total:
+        return f"{span} ({total} months)"
+    return f"{span} only: {len(covered)} of the {total} months of {window.label} ({window.first_month} to {window.last_month})"

@@ -39,22 +39,53 @@ def _empty_note(axes: Axes, message: str) -> None:
     axes.text(0.5, 0.5, message, ha="center", va="center", transform=axes.transAxes, color="#666")
 
 
-def plot_score_curves(score_curves: pl.DataFrame, title: str = "Favourite's score vs rating advantage") -> bytes:
-    """PNG: one colour per period (ScoreCurve frame), actual score solid with dots, expected dashed."""
-    figure, axes = _new_figure()
-    for index, (period, curve) in enumerate(_groups(score_curves, "period")):
+def expected_dashes(index: int, count: int) -> tuple[float, tuple[float, float]]:
+    """(offset, (on, off)) of the index-th of `count` expected lines: equal dashes shifted along the
+    line, so lines over the same points interleave their colours instead of one hiding the others."""
+    on = 5.0
+    return (on * index, (on, on * max(count - 1, 1)))
+
+
+def score_curves_figure(score_curves: pl.DataFrame, title: str = "Favourite's score vs rating advantage") -> Figure:
+    """The score-curve chart: above, one colour per period (actual solid with dots, expected dashed,
+    each period's dashes offset); below, the games per bin of each period (log scale)."""
+    figure = Figure(figsize=(FIGURE_SIZE[0], FIGURE_SIZE[1] * 1.35), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes, counts = figure.subplots(2, 1, sharex=True, height_ratios=[3, 1.2])
+    for each in (axes, counts):
+        each.grid(True, alpha=0.3)
+    groups = list(_groups(score_curves, "period"))
+    width = 50.0 / max(len(groups), 1)
+    for index, (period, curve) in enumerate(groups):
         curve = curve.sort("bin_low")
         colour = f"C{index % 10}"
-        axes.plot(curve["bin_low"], curve["score_pct"], color=colour, marker="o", markersize=3, label=f"{period} actual")
-        axes.plot(curve["bin_low"], curve["expected_pct"], color=colour, linestyle="--", label=f"{period} expected")
+        games = int(curve["games"].sum())
+        axes.plot(curve["bin_low"], curve["score_pct"], color=colour, marker="o", markersize=3,
+                  label=f"{period} actual ({games:,} games)")
+        axes.plot(curve["bin_low"], curve["expected_pct"], color=colour, linestyle=expected_dashes(index, len(groups)),
+                  marker=EXPECTED_MARKERS[index % len(EXPECTED_MARKERS)], markersize=4, markerfacecolor="none",
+                  label=f"{period} expected")
+        counts.bar(curve["bin_low"].cast(pl.Float64) + index * width, curve["games"], width=width, align="edge",
+                   color=colour, label=period)
     if score_curves.height == 0:
         _empty_note(axes, "no game rated for both players")
-    axes.set_xlabel("Rating advantage of the favourite (bin start, points)")
+    else:
+        axes.legend(fontsize=8, ncols=2)
+        counts.set_yscale("log")
     axes.set_ylabel("Favourite's score, %")
     axes.set_title(title)
-    if score_curves.height:
-        axes.legend(fontsize=8, ncols=2)
-    return _png(figure)
+    counts.set_xlabel("Rating advantage of the favourite (bin start, points; last bin: that and more)")
+    counts.set_ylabel("Games per bin")
+    return figure
+
+
+# Hollow markers on the expected lines tell the periods apart in black-and-white print too.
+EXPECTED_MARKERS = ("s", "^", "D", "v", "P", "X", "<", ">")
+
+
+def plot_score_curves(score_curves: pl.DataFrame, title: str = "Favourite's score vs rating advantage") -> bytes:
+    """PNG of `score_curves_figure` (ScoreCurve frame, one curve per period)."""
+    return _png(score_curves_figure(score_curves, title))
 
 
 def plot_band_trend(band_trends: pl.DataFrame, title: str = "Band vs band score by year") -> bytes:
@@ -77,28 +108,68 @@ def plot_band_trend(band_trends: pl.DataFrame, title: str = "Band vs band score 
     return _png(figure)
 
 
-def plot_rating_distribution(
-    distributions: pl.DataFrame, title: str = "Rating distribution", value: str = "players"
-) -> bytes:
-    """PNG: each list of a RatingDistribution frame as a step line over the bins, overlaid.
+def _steps(distribution: pl.DataFrame, value: str) -> tuple[list[float], list[float]]:
+    """Step outline over whole bins: each bin drawn from its low to its high end, the last one included."""
+    lows = distribution["bin_low"].cast(pl.Float64).to_list()
+    values = distribution[value].cast(pl.Float64).to_list()
+    width = float(distribution["bin_high"][0] - distribution["bin_low"][0] + 1) if distribution.height else 1.0
+    return [*lows, lows[-1] + width], [*values, values[-1]]
 
-    `value` is 'players' (counts; before/after compression of one list) or 'share_pct' (lists of
-    different sizes, e.g. January lists years apart).
+
+def rating_distribution_figure(
+    distributions: pl.DataFrame, title: str = "Rating distribution", value: str = "players", columns: int = 4
+) -> Figure:
+    """Small multiples: one panel per list of a RatingDistribution frame, in frame order, all on the
+    same axes (x covers every list's whole range, y the largest bin), each titled with its players.
+
+    With two lists (before/after compression) each panel also shows the other list in grey, for
+    comparison. `value` is 'players' (counts) or 'share_pct' (lists of different sizes).
     """
     if value not in ("players", "share_pct"):
         raise ValueError(f"value must be 'players' or 'share_pct', got {value!r}")
-    figure, axes = _new_figure()
-    for period, distribution in _groups(distributions, "period"):
-        distribution = distribution.sort("bin_low")
-        axes.step(distribution["bin_low"], distribution[value], where="post", label=period)
-    if distributions.height == 0:
+    groups = [(period, frame.sort("bin_low")) for period, frame in _groups(distributions, "period")]
+    if not groups:
+        figure, axes = _new_figure()
         _empty_note(axes, "no rated player")
-    else:
-        axes.legend(fontsize=8)
-    axes.set_xlabel("Rating (bin start)")
-    axes.set_ylabel("Players" if value == "players" else "Share of rated players, %")
-    axes.set_title(title)
-    return _png(figure)
+        axes.set_title(title)
+        return figure
+    columns = max(1, min(columns, len(groups)))
+    rows = -(-len(groups) // columns)
+    figure = Figure(figsize=(FIGURE_SIZE[0] * (1.3 if columns > 2 else 1.0), max(4.5, 1.0 + 2.3 * rows)), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    grid = figure.subplots(rows, columns, sharex=True, sharey=True, squeeze=False)
+    low = float(distributions["bin_low"].min())
+    high = float(distributions["bin_high"].max()) + 1.0
+    for index, (period, distribution) in enumerate(groups):
+        axes = grid[index // columns][index % columns]
+        axes.grid(True, alpha=0.3)
+        if len(groups) == 2:
+            other = groups[1 - index][1]
+            axes.step(*_steps(other, value), where="post", color="#999999", linewidth=0.9, label=groups[1 - index][0])
+        xs, ys = _steps(distribution, value)
+        axes.fill_between(xs, ys, step="post", color=f"C{index % 10}", alpha=0.35)
+        axes.step(xs, ys, where="post", color=f"C{index % 10}", linewidth=1.2, label=period)
+        rated = int(distribution["players"].sum())
+        axes.set_title(f"{period} · {rated:,} rated", fontsize=9)
+        if len(groups) == 2:
+            axes.legend(fontsize=7, loc="upper right")
+    for index in range(len(groups), rows * columns):
+        grid[index // columns][index % columns].set_visible(False)
+    # Every panel shows the whole range of every list: no list is cut where another one ends.
+    grid[0][0].set_xlim(low, high)
+    grid[0][0].set_ylim(bottom=0)
+    figure.supxlabel("Rating (bin start)")
+    figure.supylabel("Players" if value == "players" else "Share of rated players, %")
+    figure.suptitle(title)
+    return figure
+
+
+def plot_rating_distribution(
+    distributions: pl.DataFrame, title: str = "Rating distribution", value: str = "players"
+) -> bytes:
+    """PNG of `rating_distribution_figure`: one panel per list (e.g. each January list, or a list
+    before and after compression)."""
+    return _png(rating_distribution_figure(distributions, title, value))
 
 
 def plot_accuracy(accuracy: pl.DataFrame, metric: str = "deviance", title: str | None = None) -> bytes:

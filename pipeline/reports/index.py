@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
@@ -64,6 +65,27 @@ def index_href_from(path: str) -> str:
     return posixpath.relpath(INDEX_NAME, posixpath.dirname(path) or ".")
 
 
+_MONTH_IN = re.compile(r"(\d{4})-(0[1-9]|1[0-2])(?!\d)")
+_YEARS_IN = re.compile(r"^(\d{4})(?:-(\d{4}|\d{2}))?$")
+
+
+def period_order(period: str) -> tuple[int, str, str, str]:
+    """Sort key putting periods in chronological order: by first month, then last month.
+
+    '2019', '2013-16' (years, Sonas's notation) and '2015-2024' are year ranges; a period holding a
+    month ('compression-2024-02') sits at that month; undated ones ('january-lists') come last.
+    """
+    if match := _YEARS_IN.match(period):
+        first = int(match.group(1))
+        end = match.group(2)
+        last = first if end is None else int(end) if len(end) == 4 else (first // 100) * 100 + int(end)
+        return (0, f"{first:04d}-01", f"{last:04d}-12", period)
+    if match := _MONTH_IN.search(period):
+        month = f"{match.group(1)}-{match.group(2)}"
+        return (0, month, month, period)
+    return (1, "", "", period)
+
+
 def _kind_order(kind: str) -> tuple[int, str]:
     order = list(KIND_TITLES)
     return (order.index(kind), kind) if kind in order else (len(order), kind)
@@ -82,13 +104,13 @@ def _scenario_title(scenario: str) -> str:
 def render_index(entries: Iterable[ReportEntry], title: str = "Rating reports", note: str = "") -> str:
     """The index page: a section per scenario (cross-scenario reports first), a row per period and a
     column per report kind, each cell linking the page / chart / data of that report."""
-    entries = sorted(set(entries), key=lambda e: (e.scenario != CROSS_SCENARIO, e.scenario, e.period, _kind_order(e.kind), e.href))
+    entries = sorted(set(entries), key=lambda e: (e.scenario != CROSS_SCENARIO, e.scenario, period_order(e.period), _kind_order(e.kind), e.href))
     scenarios = list(dict.fromkeys(entry.scenario for entry in entries))
     sections = []
     for number, scenario in enumerate(scenarios):
         own = [entry for entry in entries if entry.scenario == scenario]
         kinds = sorted({entry.kind for entry in own}, key=_kind_order)
-        periods = sorted({entry.period for entry in own})
+        periods = sorted({entry.period for entry in own}, key=period_order)
         header = '<th scope="col">Period</th>' + "".join(
             f'<th scope="col">{escape(KIND_TITLES.get(kind, kind))}</th>' for kind in kinds
         )

@@ -96,3 +96,11 @@ def accuracy_comparison_markdown(comparison: pl.DataFrame) -> str:
     against = f"`{baseline[0]}`" if baseline.len() else "the baseline"
     header = ["scenario", "months", "mean abs error", "RMSE", "deviance", "beats on MAE", "beats on RMSE", "beats on deviance"]
     return _table(header, rows) + f"\n\n'beats' = share of months with a strictly lower error than {against}."
+
+
+def leaderboard_markdown(table: pl.DataFrame) -> str:
+    """The evaluation leaderboard for the Dagster UI: rank, scenario, the metrics (lower is better) and the games scored."""
+    columns = ["deviance_log10", "bdev", "player_month_rmse", "mean_abs_error"]
+    rows = [[str(r["rank"]), r["scenario"], *(_number(r[c], 4 if c == "bdev" else 6) for c in columns), _number(r["common_games"], 0)]
+            for r in table.iter_rows(named=True)]
+    return _table(["rank", "scenario", *columns, "games scored"], rows, align_right_from=2)

@@ -19,20 +19,33 @@ thead th { background: #f2f2f2; font-weight: 600; }
 caption { caption-side: top; text-align: left; padding: 0 0 8px; color: #333; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 nav { margin-bottom: 12px; }
+@media print {
+  nav { display: none; }
+  body { margin: 0; font-size: 11px; }
+  /* Browsers drop backgrounds in print unless told: the shading carries meaning. */
+  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  img { max-width: 100%; }
+  table { page-break-inside: auto; }
+  tr { page-break-inside: avoid; }
+}
 """
+GAMES_META = "report-games"
 
 
-def html_page(title: str, body: str, extra_css: str = "", back_href: str | None = None) -> str:
+def html_page(title: str, body: str, extra_css: str = "", back_href: str | None = None, games: int | None = None) -> str:
     """A complete UTF-8 HTML document; `body` is trusted HTML built by this package, `title` is escaped.
 
     `back_href` (relative) adds a link back to the report index, so pages work opened from disk.
+    `games` (the games the page rests on) is stated in a `report-games` meta tag, which the index
+    reads to leave out pages without a game.
     """
     nav = f'<nav><a href="{escape(back_href, quote=True)}">&larr; All reports</a></nav>\n' if back_href else ""
+    games_meta = f'<meta name="{GAMES_META}" content="{int(games)}">\n' if games is not None else ""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(title)}</title>\n<style>{BASE_CSS}{extra_css}</style>\n</head>\n"
+        f"{games_meta}<title>{escape(title)}</title>\n<style>{BASE_CSS}{extra_css}</style>\n</head>\n"
         f"<body>\n{nav}{body}\n</body>\n</html>\n"
     )
 

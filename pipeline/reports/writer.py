@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from pipeline.analytics import (
-    SONAS_WINDOWS,
     band_trend,
     combine_band_trends,
     combine_crosstables,
     combine_score_curves,
+    common_game_ids,
     compare_accuracy,
+    covered_months,
+    covering_windows,
+    describe_coverage,
     january_lists,
-    parse_window,
+    predictive_accuracy,
     rating_distributions,
     score_curve,
     years_of,
 )
 from pipeline.analytics.windows import PeriodWindow
 from pipeline.months import add_months
+from pipeline.reports.accuracy_page import render_accuracy_page
+from pipeline.reports.chart_pages import render_band_trend_page, render_distribution_page, render_score_curves_page
 from pipeline.reports.charts import (
     plot_accuracy,
     plot_band_trend,
@@ -37,9 +42,8 @@ from pipeline.reports.index import (
     render_index,
     report_path,
 )
-from pipeline.reports.page import render_table_page
 from pipeline.scenarios import Scenario, rate_scenario_month
-from pipeline.storage import ObjectStore
+from pipeline.storage import TEMP_MARK, ObjectStore
 from schemas import Games
 from schemas.util import empty_frame
 
@@ -58,9 +62,14 @@ def stored_months(store: ObjectStore, asset_path: Sequence[str], months: Sequenc
 
 
 def windows_for(months: list[str]) -> list[PeriodWindow]:
-    """Sonas's windows that overlap the data, or the whole span as one window when none does."""
-    windows = [w for w in map(parse_window, SONAS_WINDOWS) if any(w.contains(m) for m in months)]
-    return windows or [PeriodWindow(f"{months[0]}..{months[-1]}", months[0], months[-1])]
+    """Sonas's windows that overlap the data plus windows labelled by their years for the years none
+    covers, in chronological order: the last window reaches the latest year with data."""
+    return covering_windows(months)
+
+
+def year_span(months: Sequence[str]) -> str:
+    """'2015-2024' for the years of sorted months ('2024-2024' for one year: the names others read)."""
+    return f"{months[0][:4]}-{months[-1][:4]}"
 
 
 def store_report(store: ObjectStore, relative: str, data: bytes | str | pl.DataFrame) -> None:
@@ -88,37 +97,71 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         curves[month] = score_curve(games, month)
         trends.append(band_trend(games))
 
-    for window in [*years_of(months), *windows_for(months)]:
-        in_window = [m for m in months if window.contains(m)]
+    # Pages rest on the months with games: a year or window without any gets no page at all, so
+    # the index never links an empty one.
+    with_games = [m for m in months if crosstables[m].height]
+    for window in [*years_of(with_games), *windows_for(with_games)]:
+        in_window = covered_months(window, with_games)
         table = combine_crosstables([crosstables[m] for m in in_window], window.label)
         page = report_path(name, "crosstable", window.label, "html")
         put(report_path(name, "crosstable", window.label, "parquet"), table)
-        rules = ", ".join(sorted({scenario.rules_for(m).name for m in in_window}))
-        put(page, render_crosstable_html(table, name, rules, period=window.label, back_href=index_href_from(page)))
+        rules = ", ".join(sorted({scenario.rules_name(m) for m in in_window}))
+        put(page, render_crosstable_html(table, name, rules, period=window.label, back_href=index_href_from(page),
+                                         window=window, months=in_window))
 
-    span = f"{months[0][:4]}-{months[-1][:4]}"
-    windowed = pl.concat([combine_score_curves([curves[m] for m in months if w.contains(m)], w.label) for w in windows_for(months)])
-    put(report_path(name, "score-curves", span, "parquet"), windowed)
-    put(report_path(name, "score-curves", span, "png"), plot_score_curves(windowed, f"{name}: favourite's score vs rating advantage"))
+    curve_months = [m for m in months if curves[m].height]
+    # The years the curves rest on, not the stored months: no label promises years without games.
+    span = year_span(curve_months) if curve_months else ""
+    if curve_months:
+        windows = windows_for(curve_months)
+        windowed = pl.concat([combine_score_curves([curves[m] for m in curve_months if w.contains(m)], w.label) for w in windows])
+        page = report_path(name, "score-curves", span, "html")
+        put(report_path(name, "score-curves", span, "parquet"), windowed)
+        put(report_path(name, "score-curves", span, "png"), plot_score_curves(windowed, f"{name}: favourite's score vs rating advantage"))
+        coverage = {w.label: describe_coverage(w, curve_months) for w in windows}
+        put(page, render_score_curves_page(windowed, name, f"{span}.png", coverage, back_href=index_href_from(page)))
     trend = combine_band_trends(trends)
-    put(report_path(name, "band-trend", span, "parquet"), trend)
-    put(report_path(name, "band-trend", span, "png"), plot_band_trend(trend, f"{name}: band vs band by year"))
+    if trend.height:
+        page = report_path(name, "band-trend", span, "html")
+        put(report_path(name, "band-trend", span, "parquet"), trend)
+        put(report_path(name, "band-trend", span, "png"), plot_band_trend(trend, f"{name}: band vs band by year"))
+        put(page, render_band_trend_page(trend, name, f"{span}.png", curve_months, back_href=index_href_from(page)))
 
-    januaries = {label: store.read_parquet(_table(key, "rating_list", m)) for label, m in january_lists(months).items()}
-    if januaries:
-        distribution = rating_distributions(januaries)
-        put(report_path(name, "rating-distribution", "january-lists", "parquet"), distribution)
-        put(report_path(name, "rating-distribution", "january-lists", "png"),
-            plot_rating_distribution(distribution, f"{name}: January lists", value="share_pct"))
+    january = january_lists(months)
+    januaries = {label: store.read_parquet(_table(key, "rating_list", m)) for label, m in january.items()}
+    distribution = rating_distributions(januaries) if januaries else None
+    if distribution is not None and distribution.height:
+        put_distribution(put, name, "january-lists", distribution, "January lists", january, value="share_pct")
     for event in scenario.events:
         if event.compress is not None and event.after in months:
             before, after = list_before_and_after(store, scenario, event.after)
-            distribution = rating_distributions({f"{event.after} before compression": before, f"{event.after} after compression": after})
-            label = f"compression-{event.after}"
-            put(report_path(name, "rating-distribution", label, "parquet"), distribution)
-            put(report_path(name, "rating-distribution", label, "png"),
-                plot_rating_distribution(distribution, f"{name}: the list of {event.after} before and after compression"))
+            lists = {f"{event.after} before compression": event.after, f"{event.after} after compression": event.after}
+            distribution = rating_distributions(dict(zip(lists, (before, after), strict=True)))
+            if distribution.height:
+                put_distribution(put, name, f"compression-{event.after}", distribution,
+                                 f"The list of {event.after} before and after compression", lists, value="players")
+    remove_stale_reports(store, name, written)
     return written
+
+
+def put_distribution(put, scenario: str, label: str, distribution: pl.DataFrame, title: str,
+                     lists: dict[str, str], value: str) -> None:
+    """The data, chart (one panel per list) and page of a rating distribution."""
+    page = report_path(scenario, "rating-distribution", label, "html")
+    put(report_path(scenario, "rating-distribution", label, "parquet"), distribution)
+    put(report_path(scenario, "rating-distribution", label, "png"),
+        plot_rating_distribution(distribution, f"{scenario}: {title}", value=value))
+    put(page, render_distribution_page(distribution, scenario, title, f"{label}.png", lists, back_href=index_href_from(page)))
+
+
+def remove_stale_reports(store: ObjectStore, scenario: str, written: Sequence[str]) -> None:
+    """Delete the scenario's report files this run did not write (e.g. a page of a year that has no
+    game any more, or one an older version wrote), so the index never links them."""
+    keep = {f"{REPORTS_PREFIX}/{path}" for path in written}
+    for path in store.list_files(REPORTS_PREFIX, scenario):
+        # Another writer's temporary file is not a report: its rename must still find it.
+        if path not in keep and TEMP_MARK not in path:
+            store.remove(path)
 
 
 def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -137,19 +180,63 @@ def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) ->
     return before, after
 
 
-def write_accuracy_comparison(store: ObjectStore, monthly: pl.DataFrame, baseline: str | None) -> pl.DataFrame:
-    """The scenarios' accuracy side by side under reports/all-scenarios/ (data, monthly chart, table page); returns the comparison."""
-    comparison = compare_accuracy(monthly, baseline=baseline)
-    span = f"{monthly['month'].min()[:4]}-{monthly['month'].max()[:4]}"
+# What the accuracy reads of rated_games.
+ACCURACY_COLUMNS = ["game_id", "white_id", "black_id", "white_score", "white_expected", "black_expected"]
+
+
+def common_games_accuracy(store: ObjectStore, scenario_keys: Mapping[str, str], months: Sequence[str]) -> pl.DataFrame:
+    """Accuracy rows (per month and scenario, keyed by name) on the games every scenario of
+    `scenario_keys` (name -> key) predicted that month; a month one of them has not rated has none."""
+    rows = []
+    for month in months:
+        stored = {name: _table(key, "rated_games", month) for name, key in scenario_keys.items()}
+        frames = {name: store.read_parquet(t, columns=ACCURACY_COLUMNS) for name, t in stored.items() if store.exists(t)}
+        if not frames:
+            continue
+        template = next(iter(frames.values())).clear()
+        frames = {name: frames.get(name, template) for name in scenario_keys}
+        common = common_game_ids(frames)
+        rows += [predictive_accuracy(frame, month, name, game_ids=common) for name, frame in frames.items()]
+    return pl.concat(rows)
+
+
+def write_accuracy_comparison(
+    store: ObjectStore, monthly: pl.DataFrame, baseline: str | None, scenario_keys: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    """The scenarios' accuracy side by side under reports/all-scenarios/ (data, monthly chart, page); returns the comparison.
+
+    With `scenario_keys` (name -> key of each scenario in `monthly`) the comparison is computed on
+    the games every scenario rated (read from their rated_games); `monthly` (each scenario on its own
+    games) is shown beside it for context. Nothing is written when no game was predicted.
+    """
+    months = sorted(monthly["month"].unique().to_list())
+    names = monthly["scenario"].unique(maintain_order=True).to_list()
+    common = (
+        common_games_accuracy(store, {n: scenario_keys[n] for n in names if n in scenario_keys}, months)
+        if scenario_keys
+        else monthly
+    )
+    comparison = compare_accuracy(common, baseline=baseline)
+    # Labelled by the years with predicted games, not by every stored month.
+    predicted = sorted(common.filter(pl.col("games") > 0)["month"].unique().to_list()) or months
+    span = year_span(predicted)
     page = report_path(CROSS_SCENARIO, "accuracy-comparison", span, "html")
-    for relative, data in (
-        (report_path(CROSS_SCENARIO, "accuracy-comparison", span, "parquet"), comparison),
-        (report_path(CROSS_SCENARIO, "accuracy", span, "parquet"), monthly),
-        (report_path(CROSS_SCENARIO, "accuracy", span, "png"), plot_accuracy(monthly)),
-        (page, render_table_page(comparison, "Predictive accuracy by scenario",
-                                 caption=f"Months {span}; baseline {baseline}", back_href=index_href_from(page))),
-    ):
+    files = {
+        report_path(CROSS_SCENARIO, "accuracy-comparison", span, "parquet"): comparison,
+        report_path(CROSS_SCENARIO, "accuracy", span, "parquet"): common,
+        report_path(CROSS_SCENARIO, "accuracy", span, "png"): plot_accuracy(
+            common, title="Predictive accuracy by month: deviance on the games every scenario rated (lower is better)"),
+        page: render_accuracy_page(comparison, common, compare_accuracy(monthly, baseline=baseline), monthly, baseline,
+                                   png_href=f"../accuracy/{span}.png", back_href=index_href_from(page)),
+    }
+    if int(common["games"].sum()) == 0:
+        files = {}
+    for relative, data in files.items():
         store_report(store, relative, data)
+    for kind in ("accuracy", "accuracy-comparison"):
+        for path in store.list_files(REPORTS_PREFIX, CROSS_SCENARIO, kind):
+            if path[len(REPORTS_PREFIX) + 1:] not in files and TEMP_MARK not in path:
+                store.remove(path)
     return comparison
 
 
@@ -161,5 +248,8 @@ def write_report_index(store: ObjectStore) -> list[ReportEntry]:
         parts = relative.split("/")
         if len(parts) == 3 and "." in parts[2]:
             entries.append(ReportEntry(scenario=parts[0], kind=parts[1], period=parts[2].rsplit(".", 1)[0], href=relative))
+        elif len(parts) == 2 and parts[1].endswith((".html", ".parquet")):
+            # A section's one report, e.g. evaluation/leaderboard.html: rebuilt whole, no period of its own.
+            entries.append(ReportEntry(scenario=parts[0], kind=parts[1].rsplit(".", 1)[0], period="latest", href=relative))
     store.write_text(render_index(entries, note=INDEX_NOTE), REPORTS_PREFIX, INDEX_NAME)
     return entries

@@ -80,6 +80,13 @@ class RatingSystem:
     expected: Callable[[SystemParams], pl.Expr]
     update: Callable[[pl.DataFrame, pl.DataFrame, SystemParams, int], pl.DataFrame]
     extra_state: Mapping[str, pl.DataType] = field(default_factory=dict)
+    #: The Pandera model of the stored state (`<scenario>/system_state`): SystemState, or one adding `extra_state`.
+    state_model: type = SystemState
+    #: The invariants a scenario's checks may hold this system to. Every system here predicts with a
+    #: symmetric expectancy (White's and Black's expected scores add up to 1), so each declares it; none
+    #: conserves rating points in general (Glicko's steps depend on each player's deviation, uscf's K on
+    #: games played), so no FIDE-style conservation is declared.
+    invariants: frozenset[str] = frozenset({"zero_sum_expectation"})
 
     def state_schema(self) -> dict[str, pl.DataType]:
         return {**STATE_SCHEMA, **self.extra_state}

@@ -1,10 +1,11 @@
-"""uscf: a simplified national-federation system (PRODUCT.md 3.1): logistic Elo, K = 800 / (Ne + m), USCF rating floors."""
+"""uscf: a simplified national-federation system: logistic Elo, K = 800 / (Ne + m), USCF rating floors."""
 
 from __future__ import annotations
 
 import polars as pl
 from pydantic import Field
 
+from schemas.system_state import UscfState
 from pipeline.systems import RatingSystem, SystemParams, signed_advantage, with_opponents
 
 
@@ -23,12 +24,12 @@ def effective_games(rating: pl.Expr, games: pl.Expr) -> pl.Expr:
 
 
 def absolute_floor(wins: pl.Expr, draws: pl.Expr, events_3plus: pl.Expr) -> pl.Expr:
-    """PRODUCT.md 3.1 (US Chess rulebook ch. 8 s. 5): min(100 + 4 wins + 2 draws + events with 3+ games, 150)."""
+    """US Chess rulebook ch. 8 s. 5: min(100 + 4 wins + 2 draws + events with 3+ games, 150)."""
     return pl.min_horizontal(100 + 4 * wins + 2 * draws + events_3plus, pl.lit(150)).cast(pl.Float64)
 
 
 def peak_floor(peak: pl.Expr) -> pl.Expr:
-    """PRODUCT.md 3.1: peak rating minus 200, rounded down to a 100, from 1200 to 2100 (none below a 1400 peak)."""
+    """US Chess rulebook ch. 8 s. 5: peak rating minus 200, rounded down to a 100, from 1200 to 2100 (none below a 1400 peak)."""
     floor = ((peak - 200.0) / 100.0).floor() * 100.0
     return pl.when(floor >= 1200.0).then(pl.min_horizontal(floor, pl.lit(2100.0)))
 
@@ -77,11 +78,12 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: UscfParams, peri
 SYSTEM = RatingSystem(
     name="uscf",
     description="uscf: logistic/400, K = 800/(N' + m) with USCF's effective games, absolute and peak-rating floors (simplified)",
-    source="PRODUCT.md 3.1; Glickman, 'The US Chess Rating system' (2004), Steps 2 and 4; US Chess rulebook ch. 8 s. 5",
+    source="Glickman, 'The US Chess Rating system' (2004), Steps 2 and 4; US Chess rulebook ch. 8 s. 5",
     params=UscfParams,
     state_columns=("rating", "peak", "events_3plus"),
     initial=lambda params: {"rating": params.init_rating, "peak": None, "events_3plus": 0},
     expected=_expected,
     update=_update,
     extra_state={"peak": pl.Float64, "events_3plus": pl.Int64},
+    state_model=UscfState,
 )
