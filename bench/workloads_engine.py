@@ -1,13 +1,18 @@
-"""Engine workloads: one FIDE-scale month through the rating engine alone, and beside the per-game reference."""
+"""Engine workloads: one FIDE-scale month through the rating engine alone, beside the per-game reference, and
+two years of months beside the yardstick of ../shared/yardsticks/bare_period_core.py."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import polars as pl
 
 from bench.measure import repeated
 from pipeline.engine import normalize_games, normalize_list, rate_period
+from pipeline.months import add_months
 from pipeline.rules import load_rules
+from pipeline.tables import PD_HIGHER_HUNDREDTHS
 
 FIDE_PLAYERS, FIDE_GAMES = 500_000, 200_000
 ENGINE_RUNS, REFERENCE_RUNS = 7, 2
@@ -75,4 +80,105 @@ def engine_vs_reference() -> dict:
     }
 
 
-WORKLOADS = {"engine-month": engine_month, "engine-vs-reference": engine_vs_reference}
+YARDSTICK_MONTHS, YARDSTICK_RUNS = 24, 3
+
+
+def yardstick_period(rating: np.ndarray, k: np.ndarray, white: np.ndarray, black: np.ndarray, white_hundredths: np.ndarray) -> None:
+    """One period of ../shared/yardsticks/bare_period_core.py, its arithmetic unchanged: updates `rating` in place.
+
+    Dense player indices, table 8.1.2 in hundredths, the 400-point rule, K x n <= 700, rounding once
+    per period; no list columns, newcomers, floors, flags or per-game table. The file itself runs its
+    180-month loop at import, so its per-period body is repeated here, statement for statement.
+    """
+    g = pl.DataFrame({"w": white.astype(np.int32), "b": black.astype(np.int32), "s": white_hundredths.astype(np.int32)})
+    d = (pl.Series(rating[white]) - pl.Series(rating[black])).clip(-400, 400)
+    ad = d.abs().to_numpy()
+    ph = _PDH[np.minimum(ad, 735)].astype(np.int32)
+    pw = np.where(d.to_numpy() >= 0, ph, 100 - ph)
+    dw = g["s"].to_numpy() - pw
+    pid = np.concatenate([white, black])
+    delta = np.concatenate([dw, -dw])
+    df = pl.DataFrame({"p": pid, "d": delta}).group_by("p").agg(pl.col("d").sum().alias("sd"), pl.len().alias("n"))
+    pp = df["p"].to_numpy()
+    kk = k[pp]
+    n = df["n"].to_numpy()
+    keff = np.minimum(kk, 700 // n)
+    ch = keff * df["sd"].to_numpy()
+    chg = np.sign(ch) * ((np.abs(ch) + 50) // 100)
+    rating[pp] += chg.astype(np.int32)
+
+
+_PDH = PD_HIGHER_HUNDREDTHS[:736].astype(np.int16)
+
+
+def yardstick_months(players: int, games: int, months: int, seed: int = 2) -> tuple[pl.DataFrame, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The previous list of engine-month and `months` months of random pairings between its players, as dense indices."""
+    previous, _ = synthetic_month(players, 1)
+    rng = np.random.default_rng(seed)
+    pairings = []
+    for _ in range(months):
+        white = rng.integers(0, players, games)
+        black = (white + rng.integers(1, players, games)) % players
+        pairings.append((white, black, rng.choice([0, 50, 100], games)))
+    return normalize_list(previous), pairings
+
+
+def engine_vs_yardstick() -> dict:
+    """500,000 players, 200,000 games a month, 24 months, the same games through the engine (fide-2024) and the yardstick.
+
+    CPU time (process time: every thread of the process) of the rating work only; building each
+    month's games frame is excluded for both. Each chain runs YARDSTICK_RUNS times, alternating, and
+    the best total of each is kept.
+    """
+    full_list, pairings = yardstick_months(FIDE_PLAYERS, FIDE_GAMES, YARDSTICK_MONTHS)
+    ids = full_list["player_id"].to_numpy()
+    rules = load_rules("fide-2024")
+    months = [add_months("2022-01", i) for i in range(YARDSTICK_MONTHS)]
+    month_frames = [
+        pl.DataFrame({"game_id": np.arange(len(w), dtype=np.uint64), "event_id": (w // 60).astype(str),
+                      "white_id": ids[w], "black_id": ids[b], "white_score": s / 100.0})
+        for w, b, s in pairings
+    ]
+    start_rating = full_list["rating"].fill_null(1800).to_numpy().astype(np.int32)
+
+    def engine_chain() -> tuple[float, float, pl.DataFrame]:
+        rating_list, cpu, wall = full_list, 0.0, 0.0
+        for month, games in zip(months, month_frames, strict=True):
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            rating_list = rate_period(rating_list, games, rules, month).rating_list
+            cpu += time.process_time() - cpu0
+            wall += time.perf_counter() - wall0
+        return cpu, wall, rating_list
+
+    def yardstick_chain() -> tuple[float, float]:
+        rating, k, cpu, wall = start_rating.copy(), np.full(len(start_rating), 20, dtype=np.int32), 0.0, 0.0
+        for w, b, s in pairings:
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            yardstick_period(rating, k, w, b, s)
+            cpu += time.process_time() - cpu0
+            wall += time.perf_counter() - wall0
+        return cpu, wall
+
+    engine_runs, yardstick_runs = [], []
+    for _ in range(YARDSTICK_RUNS):
+        engine_runs.append(engine_chain()[:2])
+        yardstick_runs.append(yardstick_chain())
+    engine_cpu, engine_wall = min(engine_runs)
+    yard_cpu, yard_wall = min(yardstick_runs)
+    return {
+        "seconds": round(engine_wall, 3),
+        "items": FIDE_GAMES * YARDSTICK_MONTHS,
+        "unit": "games",
+        "months": YARDSTICK_MONTHS,
+        "runs": YARDSTICK_RUNS,
+        "engine_cpu_seconds": round(engine_cpu, 3),
+        "engine_cpu_seconds_all": [round(c, 3) for c, _ in engine_runs],
+        "yardstick_cpu_seconds": round(yard_cpu, 3),
+        "yardstick_cpu_seconds_all": [round(c, 3) for c, _ in yardstick_runs],
+        "yardstick_wall_seconds": round(yard_wall, 3),
+        "cpu_ratio": round(engine_cpu / yard_cpu, 2),
+        "wall_ratio": round(engine_wall / yard_wall, 2),
+    }
+
+
+WORKLOADS = {"engine-month": engine_month, "engine-vs-reference": engine_vs_reference, "engine-vs-yardstick": engine_vs_yardstick}

@@ -58,6 +58,12 @@ def once_per_event_cap(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
     )
 
 
+def events_matter(rules: RuleSet) -> bool:
+    """Whether a player's games must be told apart by event: the 2022 edition's once-per-event 400-point
+    rule (§8.3.1, once_per_event_cap) or rounding per event (`rounding`, §8.3.4's one known exception)."""
+    return rules.cap_mode == "once-per-event" or rules.rounding == "per-event"
+
+
 def cap_may_be_one_sided(rules: RuleSet) -> pl.Expr:
     """Games (columns white/black_rating_used) where the 400-point rule may hold for one side only.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -12,6 +13,7 @@ from pipeline.engine import EngineInputError, rate_period
 from pipeline.rules import load_rules, resolve_rules
 from pipeline.tables import DP_BY_PERCENT, expected_hundredths
 from schemas import RatedGames, RatingList
+from schemas.rating_list import POOL_ENTRY
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "fide-published"
 
@@ -325,3 +327,60 @@ def test_each_newcomer_pools_only_their_own_results():
     # A newcomer with too few games keeps exactly one pool entry for the month.
     few = rate_period(rated, games.head(3), load_rules("fide-2014"), "2020-01").rating_list
     assert player(few, 100)["pending"] == [{"month": "2020-01", "games": 3, "points_x2": 6, "opponent_rating_sum": 4800}]
+
+
+# -- the list layout: positions, newcomers merged in, pools --------------------------------------
+
+def test_positions_by_table_and_by_hash_agree_with_a_search():
+    from pipeline.engine import _positions
+
+    rng = np.random.default_rng(5)
+    for ids in (np.arange(100, 5_100, dtype=np.int64), np.unique(rng.integers(1, 10**12, 5_000))):  # dense; far apart
+        queries = np.concatenate([rng.choice(ids, 20_000), rng.integers(0, 10**12, 2_000), ids[:1] - 1, ids[-1:] + 1])
+        where = np.searchsorted(ids, queries).clip(0, len(ids) - 1)
+        assert np.array_equal(_positions(ids, queries), np.where(ids[where] == queries, where, -1))
+
+
+def test_newcomers_merged_mid_list_pools_left_and_ids_far_apart_match_the_reference():
+    """Ids 7 digits to 12 apart (the hashed lookup), newcomers below, between and above the list every month,
+    pools that expire, pools published, a list handed over out of id order: the reference's lists."""
+    from polars.testing import assert_frame_equal
+
+    from bench.reference import rate_period_reference
+    from pipeline.engine import normalize_games, normalize_list
+
+    rng = np.random.default_rng(11)
+    listed_ids = np.unique(np.concatenate([rng.integers(1_000_000, 9_999_999, 300), rng.integers(10**11, 10**12, 300)]))
+    seed = normalize_list(pl.DataFrame({"player_id": listed_ids,
+                                        "rating": rng.integers(1400, 2500, len(listed_ids))})
+                          .with_columns(rating=pl.when(pl.Series(rng.random(len(listed_ids)) < 0.7)).then(pl.col("rating"))))
+    rules = load_rules("fide-2024", ["initial.pool_months=2", "initial.min_games=4"])
+    engine_list, reference_list = seed.reverse(), seed  # the engine restores player_id order itself
+    merged_mid_list = left_pool = 0
+    for month in ("2024-01", "2024-02", "2024-03", "2024-04"):
+        newcomers = np.concatenate([rng.integers(1, 999_999, 20), rng.integers(10_000_000, 10**11, 20), rng.integers(10**12, 10**13, 5)])
+        pool = np.concatenate([listed_ids, newcomers])
+        white = rng.choice(pool, 900)
+        black = rng.choice(pool, 900)
+        games = pl.DataFrame({"game_id": np.arange(900), "event_id": (white % 7).astype(str), "white_id": white,
+                              "black_id": np.where(white == black, listed_ids[0] if white[0] != listed_ids[0] else listed_ids[1], black),
+                              "white_score": rng.choice([0.0, 0.5, 1.0], 900)}).filter(pl.col("white_id") != pl.col("black_id"))
+        before = engine_list
+        engine_list = rate_period(engine_list, games, rules, month).rating_list
+        reference_list = rate_period_reference(reference_list, normalize_games(games, month), rules, month)
+        assert_frame_equal(engine_list, reference_list, check_exact=True)
+        new_ids = engine_list.join(before, on="player_id", how="anti")["player_id"]
+        merged_mid_list += int(((new_ids > engine_list["player_id"].min()) & (new_ids < engine_list["player_id"].max())).sum())
+        left_pool += before.filter(pl.col("pending_games") > 0).join(
+            engine_list.filter(pl.col("pending_games") == 0), on="player_id").height
+    assert merged_mid_list > 0 and left_pool > 0  # the cases under test happened
+
+
+def test_a_pool_out_of_calendar_order_starts_at_its_earliest_month():
+    previous = pl.DataFrame({"player_id": [1, 2], "rating": [None, 1800], "pending_games": [3, 0],
+                             "pending": [[{"month": "2024-03", "games": 2, "points_x2": 2, "opponent_rating_sum": 3600},
+                                          {"month": "2024-02", "games": 1, "points_x2": 1, "opponent_rating_sum": 1800}], []]},
+                            schema_overrides={"pending": pl.List(POOL_ENTRY)})
+    games = pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [0.5]})
+    me = player(rate_period(previous, games, load_rules("fide-2024", ["initial.min_games=9"]), "2024-04").rating_list, 1)
+    assert (me["pending_games"], me["pending_since"], len(me["pending"])) == (4, "2024-02", 3)
