@@ -48,9 +48,16 @@ def build_analytics_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
     def monthly_analysis(table: str, upstream: dg.AssetKey, description: str, model: type) -> dict:
         """The attributes every monthly analysis of the scenario shares."""
         return {
-            "key": [scenario.key, table], "group_name": scenario.key, "kinds": KINDS, "tags": {"stage": "analyse"}, "owners": OWNERS,
-            "code_version": code_version("analyse"), "partitions_def": partitions, "backfill_policy": dg.BackfillPolicy.single_run(),
-            "ins": {upstream.path[-1]: dg.AssetIn(upstream)}, "description": description.format(name=scenario.name),
+            "key": [scenario.key, table],
+            "group_name": scenario.key,
+            "kinds": KINDS,
+            "tags": {"stage": "analyse"},
+            "owners": OWNERS,
+            "code_version": code_version("analyse"),
+            "partitions_def": partitions,
+            "backfill_policy": dg.BackfillPolicy.single_run(),
+            "ins": {upstream.path[-1]: dg.AssetIn(upstream)},
+            "description": description.format(name=scenario.name),
             "metadata": static_metadata(model),
         }
 
@@ -66,7 +73,9 @@ def build_analytics_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
                     {
                         "bands": summaries.height,
                         "games_counted": int(summaries["games"].sum()) // 2 if summaries.height else 0,
-                        "preview": dg.MetadataValue.md(crosstable_markdown(table) if summaries.height else "no game counted for both sides"),
+                        "preview": dg.MetadataValue.md(
+                            crosstable_markdown(table) if summaries.height else "no game counted for both sides"
+                        ),
                     },
                     partition_key=month,
                 )
@@ -99,14 +108,18 @@ def build_analytics_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         def per_month() -> Iterator[tuple[str, pl.DataFrame]]:
             for done, month in enumerate(months, start=1):
                 row = predictive_accuracy(rated_games[month], month, scenario.name)
-                context.add_asset_metadata({"preview": dg.MetadataValue.md(accuracy_markdown(row))}, partition_key=month)
+                context.add_asset_metadata(
+                    {"preview": dg.MetadataValue.md(accuracy_markdown(row))}, partition_key=month
+                )
                 progress.report(f"accuracy {scenario.name}", month, done, len(months))
                 yield month, row
 
         return MonthStream(per_month())
 
     @dg.asset(**monthly_analysis("truth_error", rating_list_key(scenario), TRUTH_DESCRIPTION, TruthError))
-    def truth_error(context: dg.AssetExecutionContext, store: ObjectStoreResource, rating_list: MonthlyFrames) -> MonthStream:
+    def truth_error(
+        context: dg.AssetExecutionContext, store: ObjectStoreResource, rating_list: MonthlyFrames
+    ) -> MonthStream:
         months = list(context.partition_keys)
         object_store = store.store()
         truth = object_store.scan_parquet(TRUTH_KEY) if object_store.exists(TRUTH_KEY) else None
@@ -120,9 +133,11 @@ def build_analytics_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
                 overall = table.filter(pl.col("band") == "all")
                 if overall.height:
                     context.add_asset_metadata(
-                        {"pair_error_mean": float(overall["pair_error_mean"][0] or 0.0),
-                         "pair_error_rms": float(overall["pair_error_rms"][0] or 0.0),
-                         "slope": float(overall["slope"][0] or 0.0)},
+                        {
+                            "pair_error_mean": float(overall["pair_error_mean"][0] or 0.0),
+                            "pair_error_rms": float(overall["pair_error_rms"][0] or 0.0),
+                            "slope": float(overall["slope"][0] or 0.0),
+                        },
                         partition_key=month,
                     )
                 yield month, table

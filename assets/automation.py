@@ -53,6 +53,7 @@ closes. On its first evaluation the sensor only rates months that have no list y
 
 # -- configuration -------------------------------------------------------------------------------
 
+
 def _int_from_env(name: str, default: int, low: int, high: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -83,6 +84,7 @@ def automation_status() -> tuple[dg.DefaultScheduleStatus, dg.DefaultSensorStatu
 
 # -- what needs rating ---------------------------------------------------------------------------
 
+
 def list_paths(scenarios: dict[str, Scenario]) -> list[str]:
     """The table path of every scenario's rating list, for pipeline.automation.unrated_months."""
     return ["/".join(rating_list_key(scenario).path) for scenario in scenarios.values()]
@@ -98,6 +100,7 @@ def _short(months: list[str]) -> str:
 
 
 # -- definitions ---------------------------------------------------------------------------------
+
 
 def build_monthly_schedule(
     job_name: str, partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]
@@ -120,7 +123,9 @@ def build_monthly_schedule(
         month = add_months(month_of(tick.date()), -1)
         months = partitions.get_partition_keys(current_time=tick)
         if month not in months:
-            return dg.SkipReason(f"{month} is not a partition ({months[0] if months else '-'}..{months[-1] if months else '-'})")
+            return dg.SkipReason(
+                f"{month} is not a partition ({months[0] if months else '-'}..{months[-1] if months else '-'})"
+            )
         earlier_gaps = [m for m in unrated_months(store.store(), list_paths(scenarios), months) if m < month]
         start = earlier_gaps[0] if earlier_gaps else month
         tags = {**range_tags(start, month), TRIGGER_TAG: "schedule"}
@@ -153,10 +158,18 @@ def build_landing_sensor(
         start = rerate_start(changed, unrated_months(object_store, list_paths(scenarios), months), previous is None)
         cursor = encode_cursor(current)
         if start is None:
-            reason = "no month has changed" if previous is not None else f"fingerprinted {len(current)} month(s); every list exists"
+            reason = (
+                "no month has changed"
+                if previous is not None
+                else f"fingerprinted {len(current)} month(s); every list exists"
+            )
             return dg.SensorResult(skip_reason=reason, cursor=cursor)
         digest = hashlib.sha256(cursor.encode()).hexdigest()[:12]
-        tags = {**range_tags(start, months[-1]), TRIGGER_TAG: "landing_zone", CHANGED_MONTHS_TAG: _short(changed) or "none"}
+        tags = {
+            **range_tags(start, months[-1]),
+            TRIGGER_TAG: "landing_zone",
+            CHANGED_MONTHS_TAG: _short(changed) or "none",
+        }
         context.log.info(f"re-rating {start}..{months[-1]}: changed months {_short(changed) or 'none'}")
         request = dg.RunRequest(run_key=f"rerate-{start}-{months[-1]}-{digest}", tags=tags)
         return dg.SensorResult(run_requests=[request], cursor=cursor)

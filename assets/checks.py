@@ -57,7 +57,9 @@ SCHEMA_DESCRIPTION = """The stored Parquet file of every month of the run has ex
 Read from each file's footer (no data), so it also catches files written by another version of the
 pipeline or by hand. Blocking: a table with the wrong shape never feeds the next stage."""
 
-NO_DUPLICATE_GAMES_DESCRIPTION = """No game_id occurs twice in a month (duplicate submissions are quarantined, not rated twice). Blocking."""
+NO_DUPLICATE_GAMES_DESCRIPTION = (
+    """No game_id occurs twice in a month (duplicate submissions are quarantined, not rated twice). Blocking."""
+)
 
 NO_DUPLICATE_PLAYERS_DESCRIPTION = """No player_id occurs twice on a month's list. Blocking."""
 
@@ -98,8 +100,14 @@ def _listed(problems: list[str]) -> dg.MetadataValue:
     return dg.MetadataValue.md("\n".join(f"- {p}" for p in shown) + (f"\n- ... and {more} more" if more else ""))
 
 
-def _month_by_month(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey, name: str, months: Sequence[str],
-                    problems: Sequence[str], severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR) -> None:
+def _month_by_month(
+    context: dg.AssetCheckExecutionContext,
+    asset_key: dg.AssetKey,
+    name: str,
+    months: Sequence[str],
+    problems: Sequence[str],
+    severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
+) -> None:
     """One evaluation per month of a range run, so the UI shows each month passed or failed.
 
     A range step's own result carries no partition: without these the UI lists every month of the
@@ -112,15 +120,26 @@ def _month_by_month(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetK
     store_wide = [p for p in problems if not any(p.startswith(month) for month in months)]
     for month in months:
         own = [p for p in problems if p.startswith(month)] + store_wide
-        context.op_execution_context.log_event(dg.AssetCheckEvaluation(
-            asset_key=asset_key, check_name=name, passed=not own, partition=month, severity=severity,
-            blocking=spec.blocking, metadata={"problems": _listed(own)} if own else {"month": month},
-        ))
+        context.op_execution_context.log_event(
+            dg.AssetCheckEvaluation(
+                asset_key=asset_key,
+                check_name=name,
+                passed=not own,
+                partition=month,
+                severity=severity,
+                blocking=spec.blocking,
+                metadata={"problems": _listed(own)} if own else {"month": month},
+            )
+        )
 
 
 def _result(asset_key: dg.AssetKey, name: str, months: Sequence[str], outcome: MonthProblems) -> dg.AssetCheckResult:
-    metadata: dict[str, object] = {"months_checked": len(months), "first_month": months[0], "last_month": months[-1],
-                                   **outcome.stats}
+    metadata: dict[str, object] = {
+        "months_checked": len(months),
+        "first_month": months[0],
+        "last_month": months[-1],
+        **outcome.stats,
+    }
     if outcome.problems:
         metadata["problems"] = _listed(outcome.problems)
         metadata["problem_count"] = len(outcome.problems)
@@ -180,7 +199,9 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         if problems:
             metadata["problems"] = _listed(problems)
         months = list(context.partition_keys)
-        _month_by_month(context, dg.AssetKey("raw_games"), LANDING_ZONE_LAYOUT, months, problems, dg.AssetCheckSeverity.WARN)
+        _month_by_month(
+            context, dg.AssetKey("raw_games"), LANDING_ZONE_LAYOUT, months, problems, dg.AssetCheckSeverity.WARN
+        )
         return dg.AssetCheckResult(passed=not problems, severity=dg.AssetCheckSeverity.WARN, metadata=metadata)
 
     @dg.asset_check(
@@ -194,7 +215,9 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
     def quarantine_share(context: dg.AssetCheckExecutionContext, store: ObjectStoreResource) -> dg.AssetCheckResult:
         months = list(context.partition_keys)
         warnings = mostly_quarantined(store.store(), months)
-        _month_by_month(context, dg.AssetKey("quarantine"), QUARANTINE_SHARE, months, warnings, dg.AssetCheckSeverity.WARN)
+        _month_by_month(
+            context, dg.AssetKey("quarantine"), QUARANTINE_SHARE, months, warnings, dg.AssetCheckSeverity.WARN
+        )
         metadata: dict[str, object] = {"months_checked": len(months), "mostly_quarantined_months": len(warnings)}
         if warnings:
             metadata["problems"] = _listed(warnings)
@@ -204,6 +227,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
 
 
 # -- Dagster wiring ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _TableCheck:
@@ -216,16 +240,24 @@ class _TableCheck:
 def _schema_check(spec: dg.AssetSpec, model: object) -> _TableCheck:
     expected = polars_schema(model)
     return _TableCheck(
-        dg.AssetCheckSpec(SCHEMA, asset=spec.key, blocking=True, partitions_def=spec.partitions_def,
-                          description=SCHEMA_DESCRIPTION.format(model=f"schemas.{model.__name__}")),
+        dg.AssetCheckSpec(
+            SCHEMA,
+            asset=spec.key,
+            blocking=True,
+            partitions_def=spec.partitions_def,
+            description=SCHEMA_DESCRIPTION.format(model=f"schemas.{model.__name__}"),
+        ),
         lambda store, months: schema_problems(store, spec.key.path, expected, months),
     )
 
 
 def _duplicates_check(spec: dg.AssetSpec, name: str, column: str, description: str) -> _TableCheck:
-    return _TableCheck(dg.AssetCheckSpec(name, asset=spec.key, blocking=True, partitions_def=spec.partitions_def,
-                                         description=description),
-                       lambda store, months: duplicate_problems(store, spec.key.path, column, months))
+    return _TableCheck(
+        dg.AssetCheckSpec(
+            name, asset=spec.key, blocking=True, partitions_def=spec.partitions_def, description=description
+        ),
+        lambda store, months: duplicate_problems(store, spec.key.path, column, months),
+    )
 
 
 def _list_checks(list_spec: dg.AssetSpec, games_spec: dg.AssetSpec, scenario: Scenario) -> list[_TableCheck]:
@@ -241,14 +273,27 @@ def _list_checks(list_spec: dg.AssetSpec, games_spec: dg.AssetSpec, scenario: Sc
 
     def one_pass(store: ObjectStore, months: list[str]) -> ChainProblems:
         if last.get("store") is not store or last.get("months") != months:
-            outcome = chain_problems(store, scenario, months, list_spec.key.path, games_spec.key.path, first_partition,
-                                     lambda: previous_list(store, scenario, first_partition, first_partition))
+            outcome = chain_problems(
+                store,
+                scenario,
+                months,
+                list_spec.key.path,
+                games_spec.key.path,
+                first_partition,
+                lambda: previous_list(store, scenario, first_partition, first_partition),
+            )
             last.update(store=store, months=list(months), outcome=outcome)
         return last["outcome"]
 
     def spec(asset: dg.AssetSpec, name: str, description: str) -> dg.AssetCheckSpec:
-        return dg.AssetCheckSpec(name, asset=asset.key, blocking=True, partitions_def=asset.partitions_def,
-                                 description=description, additional_deps=[list_spec.key] if asset is games_spec else None)
+        return dg.AssetCheckSpec(
+            name,
+            asset=asset.key,
+            blocking=True,
+            partitions_def=asset.partitions_def,
+            description=description,
+            additional_deps=[list_spec.key] if asset is games_spec else None,
+        )
 
     def outcome_of(name: str) -> Callable[[ObjectStore, list[str]], MonthProblems]:
         field = {FLOOR_RESPECTED: "floor", LIST_CONTINUITY: "continuity", POINTS_CONSERVED: "conservation"}[name]
@@ -299,9 +344,15 @@ def build_table_checks(assets: Iterable[object], scenarios: dict[str, Scenario])
 def _multi_check(step: str, checks: list[_TableCheck]) -> dg.AssetChecksDefinition:
     by_key = {check.spec.key: check for check in checks}
 
-    @dg.multi_asset_check(name=f"{step}_checks", specs=[check.spec for check in checks], can_subset=True,
-                          description=f"Checks of the tables step {step} writes, for every month of the run.")
-    def table_checks(context: dg.AssetCheckExecutionContext, store: ObjectStoreResource) -> Iterable[dg.AssetCheckResult]:
+    @dg.multi_asset_check(
+        name=f"{step}_checks",
+        specs=[check.spec for check in checks],
+        can_subset=True,
+        description=f"Checks of the tables step {step} writes, for every month of the run.",
+    )
+    def table_checks(
+        context: dg.AssetCheckExecutionContext, store: ObjectStoreResource
+    ) -> Iterable[dg.AssetCheckResult]:
         months = list(context.partition_keys)
         object_store = store.store()
         for key in sorted(context.selected_asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):

@@ -12,19 +12,18 @@ from assets.checks import build_checks, build_table_checks
 from assets.evaluation import build_evaluation_assets
 from assets.executors import executor_def
 from assets.ingest import build_ingest_assets
+from assets.io_manager import ParquetIOManager
 from assets.landing import build_landing_asset
 from assets.partitions import monthly_partitions
 from assets.published import build_published_assets
 from assets.ratings import build_rating_assets
 from assets.reports import build_cross_scenario_assets, build_report_assets
-from assets.io_manager import ParquetIOManager
 from assets.resources import ObjectStoreResource
-from pipeline.landing import inventory, months_held
-from pipeline.settings import Settings
-from pipeline.storage import ObjectStore
 from assets.validation import build_validation_assets
+from pipeline.landing import inventory, months_held
 from pipeline.scenarios import Scenario, load_scenarios
-from pipeline.storage import store_root_from_env
+from pipeline.settings import Settings
+from pipeline.storage import ObjectStore, store_root_from_env
 
 ALL_MONTHS_JOB = "all_months"
 
@@ -65,7 +64,8 @@ def build_defs(
     executor: dg.ExecutorDefinition | None = None,
 ) -> dg.Definitions:
     """Definitions for months first_month..last_month (open-ended without last_month), store at root (default
-    from env), one rating chain per scenario (default: $RATINGS_SCENARIOS, else pipeline/scenarios.yaml)."""
+    from env), one rating chain per scenario (default: $RATINGS_SCENARIOS, else pipeline/scenarios.yaml).
+    """
     partitions = monthly_partitions(first_month, last_month)
     scenarios = scenarios if scenarios is not None else load_scenarios()
     with warnings.catch_warnings():
@@ -108,11 +108,15 @@ def build_defs_from_settings(settings: Settings) -> dg.Definitions:
         try:
             held = months_held(inventory(ObjectStore(settings.store)))
         except Exception as error:  # an unreachable store must not stop the UI from loading the definitions
-            warnings.warn(f"could not list the landing zone for the partition range ({type(error).__name__}); "
-                          f"using the default months", stacklevel=2)
+            warnings.warn(
+                f"could not list the landing zone for the partition range ({type(error).__name__}); "
+                f"using the default months",
+                stacklevel=2,
+            )
     first, last = settings.months_for(held)
-    return build_defs(first, last, root=settings.store, scenarios=load_scenarios(settings.scenarios),
-                      executor=executor_def(settings))
+    return build_defs(
+        first, last, root=settings.store, scenarios=load_scenarios(settings.scenarios), executor=executor_def(settings)
+    )
 
 
 def build_defs_from_env() -> dg.Definitions:

@@ -35,7 +35,9 @@ class EvaluationConfig(dg.Config):
     test_months: int = DEFAULT_TEST_MONTHS
 
 
-def build_evaluation_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list[dg.AssetsDefinition]:
+def build_evaluation_assets(
+    partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]
+) -> list[dg.AssetsDefinition]:
     all_months = dg.AllPartitionMapping()
     deps = [dg.AssetDep("games", partition_mapping=all_months)]
     for scenario in scenarios.values():
@@ -54,7 +56,9 @@ def build_evaluation_assets(partitions: dg.PartitionsDefinition, scenarios: dict
         description=LEADERBOARD_DESCRIPTION,
         metadata=static_metadata(Leaderboard),
     )
-    def leaderboard_table(context: dg.AssetExecutionContext, config: EvaluationConfig, store: ObjectStoreResource) -> pl.DataFrame:
+    def leaderboard_table(
+        context: dg.AssetExecutionContext, config: EvaluationConfig, store: ObjectStoreResource
+    ) -> pl.DataFrame:
         object_store = store.store()
         months = stored_months(object_store, ["games"], partitions.get_partition_keys())
         for scenario in scenarios.values():
@@ -79,20 +83,30 @@ def build_evaluation_assets(partitions: dg.PartitionsDefinition, scenarios: dict
         predictions = {}
         for name, scenario in scenarios.items():
             frozen_list = object_store.read_parquet(table_key(rating_list_key(scenario).path, train_to))
-            frozen_state = (object_store.read_parquet(table_key(system_state_key(scenario).path, train_to))
-                            if scenario.is_system else None)
+            frozen_state = (
+                object_store.read_parquet(table_key(system_state_key(scenario).path, train_to))
+                if scenario.is_system
+                else None
+            )
             predictions[name] = test_predictions(scenario, frozen_list, frozen_state, games_of, split.test)
         train_games = sum(object_store.parquet_rows(table_key(["games"], m)) for m in split.train)
         test_games = sum(games_of(m).height for m in split.test)
         table = leaderboard(scenarios, predictions, split, train_games, test_games)
         store_report(object_store, LEADERBOARD_DATA, table)
-        store_report(object_store, LEADERBOARD_PAGE, render_table_page(
-            table, "Scenarios on held-out months", caption=caption(table), float_digits=6, back_href="../index.html"))
-        context.add_output_metadata({
-            "preview": dg.MetadataValue.md(leaderboard_markdown(table)),
-            "split": caption(table),
-            "page": redact_url(object_store.url(REPORTS_PREFIX, LEADERBOARD_PAGE)),
-        })
+        store_report(
+            object_store,
+            LEADERBOARD_PAGE,
+            render_table_page(
+                table, "Scenarios on held-out months", caption=caption(table), float_digits=6, back_href="../index.html"
+            ),
+        )
+        context.add_output_metadata(
+            {
+                "preview": dg.MetadataValue.md(leaderboard_markdown(table)),
+                "split": caption(table),
+                "page": redact_url(object_store.url(REPORTS_PREFIX, LEADERBOARD_PAGE)),
+            }
+        )
         return table
 
     return [leaderboard_table]

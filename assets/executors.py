@@ -1,5 +1,6 @@
 """The executor a run uses, chosen by RATINGS_EXECUTOR: in-process (default), one process per step, Celery workers,
-or a Kubernetes job per step. The last two are optional dependencies (extras `celery`, `k8s`), imported only when chosen."""
+or a Kubernetes job per step. The last two are optional dependencies (extras `celery`, `k8s`), imported only when chosen.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ def celery_config(broker_env: str = "RATINGS_CELERY_BROKER", backend_env: str | 
         "backend": {"env": backend_env or broker_env},
         "config_source": {
             "broker_transport_options": {
-                "max_retries": 3, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5,
+                "max_retries": 3,
+                "interval_start": 0,
+                "interval_step": 0.2,
+                "interval_max": 0.5,
                 "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS,
             },
             "worker_prefetch_multiplier": 1,  # a worker takes one step at a time; the others wait on the queue
@@ -39,7 +43,9 @@ def executor_def(settings: Settings) -> dg.ExecutorDefinition:
         try:
             from dagster_celery import celery_executor
         except ImportError as error:  # an optional dependency: say how to get it
-            raise ImportError("RATINGS_EXECUTOR=celery needs dagster-celery: pip install 'chess-ratings[celery]'") from error
+            raise ImportError(
+                "RATINGS_EXECUTOR=celery needs dagster-celery: pip install 'chess-ratings[celery]'"
+            ) from error
         backend_env = "RATINGS_CELERY_BACKEND" if settings.celery_backend else None
         return celery_executor.configured(celery_config(backend_env=backend_env), name="celery")
     if settings.executor == "k8s":

@@ -6,8 +6,8 @@ import polars as pl
 from assets import progress
 from assets.io_manager import MonthStream
 from assets.metadata import KINDS, OWNERS, static_metadata
-from assets.versions import code_version
 from assets.resources import ObjectStoreResource
+from assets.versions import code_version
 from pipeline.ingest import read_month
 from pipeline.landing import inventory
 from schemas import RawGames

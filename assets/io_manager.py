@@ -12,10 +12,8 @@ from pydantic import Field
 
 from assets.lineage import column_lineage
 from assets.metadata import pandera_model_of, validate
-from pipeline.storage import redact_url
 from assets.resources import ROOT_DESCRIPTION, ObjectStoreResource
-from pipeline.storage import ObjectStore
-
+from pipeline.storage import ObjectStore, redact_url
 
 # Months computed but not yet written, per output: enough to overlap writing with computing.
 MAX_PENDING_WRITES = 1
@@ -147,7 +145,10 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         def finish_oldest() -> None:
             month, key, height, write = written.popleft()
             write.result()  # re-raises the write's error, if any
-            month_metadata: dict[str, object] = {"dagster/partition_row_count": height, "path": redact_url(store.url(key))}
+            month_metadata: dict[str, object] = {
+                "dagster/partition_row_count": height,
+                "path": redact_url(store.url(key)),
+            }
             if lineage is not None:
                 month_metadata["dagster/column_lineage"] = lineage
             self._add_month_metadata(context, month, month_metadata)
@@ -158,13 +159,22 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             try:
                 for month, frame in self._month_frames(obj, expected):
                     if month not in expected:
-                        raise ValueError(f"{'/'.join(path)}: month {month} is not in this run's partitions {expected[0]}..{expected[-1]}")
+                        raise ValueError(
+                            f"{'/'.join(path)}: month {month} is not in this run's partitions {expected[0]}..{expected[-1]}"
+                        )
                     if month in rows:
                         raise ValueError(f"{'/'.join(path)}: month {month} produced twice")
                     if not isinstance(frame, pl.DataFrame):
                         raise TypeError(f"{'/'.join(path)} {month}: expected a DataFrame, got {type(frame).__name__}")
                     key = table_key(path, month)
-                    written.append((month, key, frame.height, writer.submit(validate_and_write, frame, key, f"{'/'.join(path)} {month}")))
+                    written.append(
+                        (
+                            month,
+                            key,
+                            frame.height,
+                            writer.submit(validate_and_write, frame, key, f"{'/'.join(path)} {month}"),
+                        )
+                    )
                     rows[month] = frame.height
                     while len(written) > MAX_PENDING_WRITES:
                         finish_oldest()
@@ -179,8 +189,9 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         # Run-wide figures go to the run's log: as output metadata they would land on every month's
         # materialization, above the month's own figures in the UI.
         if len(rows) > 1:
-            context.log.info(f"{'/'.join(path)}: {sum(rows.values()):,} rows over {len(rows)} months "
-                             f"{min(rows)}..{max(rows)}")
+            context.log.info(
+                f"{'/'.join(path)}: {sum(rows.values()):,} rows over {len(rows)} months {min(rows)}..{max(rows)}"
+            )
 
     @staticmethod
     def _month_frames(obj: object, expected: list[str]) -> Iterable[tuple[str, pl.DataFrame]]:

@@ -26,12 +26,21 @@ COLUMN_LINEAGE: dict[str, dict[str, list[tuple[str, str]]]] = {
     "quarantine": {
         "record_id": [("raw_games", "record_id")],
         "raw_text": [("raw_games", "raw_text")],
-        "reason": [("raw_games", "parse_error"), ("raw_games", "unplayed"), ("raw_games", "result"),
-                   ("raw_games", "white_id"), ("raw_games", "black_id"), ("raw_games", "date")],
+        "reason": [
+            ("raw_games", "parse_error"),
+            ("raw_games", "unplayed"),
+            ("raw_games", "result"),
+            ("raw_games", "white_id"),
+            ("raw_games", "black_id"),
+            ("raw_games", "date"),
+        ],
         **{column: [("raw_games", source)] for column, source in _SAME.items()},
     },
     "rated_games": {
-        **{column: [("games", column)] for column in ("game_id", "month", "event_id", "white_id", "black_id", "white_score", "time_control")},
+        **{
+            column: [("games", column)]
+            for column in ("game_id", "month", "event_id", "white_id", "black_id", "white_score", "time_control")
+        },
         "white_rating_used": [("games", "white_rating_used"), ("rating_list", "rating")],
         "black_rating_used": [("games", "black_rating_used"), ("rating_list", "rating")],
         "white_expected": [("games", "white_rating_used"), ("games", "black_rating_used"), ("rating_list", "rating")],
@@ -40,12 +49,22 @@ COLUMN_LINEAGE: dict[str, dict[str, list[tuple[str, str]]]] = {
     },
     "rating_list": {
         "player_id": [("rating_list", "player_id"), ("games", "white_id"), ("games", "black_id")],
-        "rating": [("rating_list", "rating"), ("games", "white_score"), ("games", "white_rating_used"), ("games", "black_rating_used")],
+        "rating": [
+            ("rating_list", "rating"),
+            ("games", "white_score"),
+            ("games", "white_rating_used"),
+            ("games", "black_rating_used"),
+        ],
         "change": [("rating_list", "rating"), ("rating_list", "k"), ("games", "white_score")],
         "games": [("games", "white_id"), ("games", "black_id")],
         "games_total": [("rating_list", "games_total"), ("games", "white_id"), ("games", "black_id")],
         "birth_year": [("rating_list", "birth_year")],
-        "pending": [("rating_list", "pending"), ("games", "white_score"), ("games", "white_rating_used"), ("games", "black_rating_used")],
+        "pending": [
+            ("rating_list", "pending"),
+            ("games", "white_score"),
+            ("games", "white_rating_used"),
+            ("games", "black_rating_used"),
+        ],
     },
     "crosstable": {
         "band": [("rated_games", "white_rating_used"), ("rated_games", "black_rating_used")],
@@ -69,7 +88,9 @@ def column_lineage(asset_key: dg.AssetKey) -> dg.TableColumnLineage | None:
 
     return dg.TableColumnLineage(
         deps_by_column={
-            column: [dg.TableColumnDep(asset_key=upstream(table_name), column_name=source) for table_name, source in sources]
+            column: [
+                dg.TableColumnDep(asset_key=upstream(table_name), column_name=source) for table_name, source in sources
+            ]
             for column, sources in spec.items()
         }
     )

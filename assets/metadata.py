@@ -15,6 +15,7 @@ KINDS = {"polars", "parquet"}
 OWNERS = ["team:rating-office"]
 FAILURE_SAMPLE_ROWS = 20
 
+
 def column_schema(model: type[pa.DataFrameModel]) -> dg.TableSchema:
     """The Pandera model as a Dagster TableSchema: dtypes, nullability, uniqueness, checks and descriptions."""
     schema = model.to_schema()

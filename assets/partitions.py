@@ -6,7 +6,6 @@ import dagster as dg
 
 from pipeline.months import add_months, parse_month
 
-
 # The rating period key: partition keys are plain 'YYYY-MM' like every month in pipeline/ and the
 # object store. Changing the format later would rename every partition, so it is fixed here.
 MONTH_FMT = "%Y-%m"
@@ -26,4 +25,3 @@ def monthly_partitions(first_month: str, last_month: str | None = None) -> dg.Mo
         # Dagster's end_date is exclusive: the month after the last one we want.
         end_date = add_months(last_month, 1)
     return dg.MonthlyPartitionsDefinition(start_date=first_month, end_date=end_date, fmt=MONTH_FMT)
-

@@ -4,16 +4,13 @@ import dagster as dg
 import polars as pl
 
 from assets import progress
-from assets.io_manager import MonthlyFrames
+from assets.io_manager import MonthlyFrames, table_key
 from assets.metadata import OWNERS, static_metadata, validate
-from pipeline.storage import redact_url
 from assets.ratings import rating_list_key
 from assets.resources import ObjectStoreResource
 from assets.versions import code_version
-from assets.io_manager import table_key
 from pipeline.ingest import read_players
 from pipeline.months import month_range
-from pipeline.validate import players_named_in_dumps
 from pipeline.reports.published_list import (
     published_csv,
     published_html,
@@ -22,6 +19,8 @@ from pipeline.reports.published_list import (
     published_txt,
 )
 from pipeline.scenarios import Scenario
+from pipeline.storage import redact_url
+from pipeline.validate import players_named_in_dumps
 from schemas import PublishedList
 
 PUBLISHED_DESCRIPTION = """Scenario `{name}`'s rating list of each month as a rating officer reads it, under `lists/{key}/`.
@@ -58,14 +57,22 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         object_store = store.store()
         # Read once for the run; each month sees only the players registered by then. Players the
         # registry does not hold are named as the dumps write them (the identity reports).
-        identity_months = [m for m in month_range(partitions.get_first_partition_key(), months[-1])
-                           if object_store.exists(table_key(["identity"], m))]
-        identities = [object_store.read_parquet(table_key(["identity"], m), columns=["month", "status", "name", "player_id", "records"])
-                      for m in identity_months]
+        identity_months = [
+            m
+            for m in month_range(partitions.get_first_partition_key(), months[-1])
+            if object_store.exists(table_key(["identity"], m))
+        ]
+        identities = [
+            object_store.read_parquet(
+                table_key(["identity"], m), columns=["month", "status", "name", "player_id", "records"]
+            )
+            for m in identity_months
+        ]
         registry = read_players(object_store, months[-1])
         if identities:
             registry = pl.concat([registry, players_named_in_dumps(pl.concat(identities))]).unique(
-                "player_id", keep="first", maintain_order=True)
+                "player_id", keep="first", maintain_order=True
+            )
         players: dict[str, int] = {}
         for done, month in enumerate(months, start=1):
             published = published_list(rating_list[month], registry.filter(pl.col("registered") <= month))
@@ -82,16 +89,21 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
             rated = published.filter(pl.col("rating").is_not_null()).height
             players[month] = published.height
             context.add_asset_metadata(
-                {"players": published.height, "rated_players": rated,
-                 "unregistered_players": published.filter(pl.col("name").is_null()).height,
-                 **{f"{extension}_path": path for extension, path in paths.items()}},
+                {
+                    "players": published.height,
+                    "rated_players": rated,
+                    "unregistered_players": published.filter(pl.col("name").is_null()).height,
+                    **{f"{extension}_path": path for extension, path in paths.items()},
+                },
                 partition_key=month,
             )
             progress.report(f"publish {scenario.name}", month, done, len(months))
         # Run-wide figures go to the run's log: result metadata would land on every month of the run.
         if len(months) > 1:
-            context.log.info(f"{key}/published_list: {len(months)} months {months[0]}..{months[-1]}, "
-                             f"{max(players.values()):,} players on the largest list")
+            context.log.info(
+                f"{key}/published_list: {len(months)} months {months[0]}..{months[-1]}, "
+                f"{max(players.values()):,} players on the largest list"
+            )
         return dg.MaterializeResult()
 
     return [published_list_files]

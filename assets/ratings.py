@@ -6,15 +6,14 @@ import polars as pl
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
 from assets.metadata import KINDS, OWNERS, static_metadata
-from pipeline.storage import redact_url
-from assets.versions import code_version
 from assets.partitions import PREVIOUS_MONTH
 from assets.resources import ObjectStoreResource
+from assets.versions import code_version
 from pipeline.engine import normalize_list
 from pipeline.ingest import read_players, read_seed_list
 from pipeline.months import add_months
 from pipeline.scenarios import MAX_PERIOD_MONTHS, Scenario, rate_scenario_month
-from pipeline.storage import ObjectStore
+from pipeline.storage import ObjectStore, redact_url
 from pipeline.system_scenarios import rate_system_month, seed_state
 from schemas import Games, RatedGames, RatingList, SystemRatingList
 from schemas.util import empty_frame
@@ -25,6 +24,7 @@ def period_games_mapping() -> dg.TimeWindowPartitionMapping:
     return dg.TimeWindowPartitionMapping(
         start_offset=-(MAX_PERIOD_MONTHS - 1), end_offset=0, allow_nonexistent_upstream_partitions=True
     )
+
 
 RATING_LIST_DESCRIPTION = """Monthly rating list of scenario `{name}`: every player known to the pool, rated or not, after the month's games.
 
@@ -144,15 +144,29 @@ def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         # as an input: in a range run the IO manager would try to load months not yet written.
         deps=[dg.AssetDep(list_key, partition_mapping=PREVIOUS_MONTH)],
         outs={
-            "rating_list": dg.AssetOut(key=list_key, kinds=KINDS, description=RATING_LIST_DESCRIPTION.format(**text),
-                                       metadata=static_metadata(RatingList), tags={"stage": "rate"}, owners=OWNERS,
-                                       code_version=version),
-            "rated_games": dg.AssetOut(key=games_key, kinds=KINDS, description=RATED_GAMES_DESCRIPTION.format(**text),
-                                       metadata=static_metadata(RatedGames), tags={"stage": "rate"}, owners=OWNERS,
-                                       code_version=version),
+            "rating_list": dg.AssetOut(
+                key=list_key,
+                kinds=KINDS,
+                description=RATING_LIST_DESCRIPTION.format(**text),
+                metadata=static_metadata(RatingList),
+                tags={"stage": "rate"},
+                owners=OWNERS,
+                code_version=version,
+            ),
+            "rated_games": dg.AssetOut(
+                key=games_key,
+                kinds=KINDS,
+                description=RATED_GAMES_DESCRIPTION.format(**text),
+                metadata=static_metadata(RatedGames),
+                tags={"stage": "rate"},
+                owners=OWNERS,
+                code_version=version,
+            ),
         },
     )
-    def rate(context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames) -> tuple[MonthStream, MonthStream]:
+    def rate(
+        context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames
+    ) -> tuple[MonthStream, MonthStream]:
         months = list(context.partition_keys)
         object_store = store.store()
         # Read (or refused) before rating anything: a gap fails the step before any month is written.
@@ -169,8 +183,11 @@ def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
             result = rate_scenario_month(scenario, state["list"], games_of, month, players=players)
             rating_list, rated_games = result.rating_list, result.rated_games
             state["list"] = rating_list  # carried forward in memory to the next month
-            context.add_asset_metadata(list_metadata(rating_list, rated_games, scenario.rules_name(month)),
-                                       asset_key=list_key, partition_key=month)
+            context.add_asset_metadata(
+                list_metadata(rating_list, rated_games, scenario.rules_name(month)),
+                asset_key=list_key,
+                partition_key=month,
+            )
             context.add_asset_metadata({"games": rated_games.height}, asset_key=games_key, partition_key=month)
             progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))
             return rating_list, rated_games
@@ -185,12 +202,23 @@ def build_system_rating_assets(partitions: dg.PartitionsDefinition, scenario: Sc
     first_partition = partitions.get_first_partition_key()
     list_key, games_key, state_key = rating_list_key(scenario), rated_games_key(scenario), system_state_key(scenario)
     rules = scenario.system_rules()
-    text = {"name": scenario.name, "description": scenario.description.rstrip(".") or scenario.name, "system": rules.system.name}
+    text = {
+        "name": scenario.name,
+        "description": scenario.description.rstrip(".") or scenario.name,
+        "system": rules.system.name,
+    }
     version = code_version("rate", scenario.model_dump_json())
 
     def out(key: dg.AssetKey, description: str, model: type) -> dg.AssetOut:
-        return dg.AssetOut(key=key, kinds=KINDS, description=description.format(**text), metadata=static_metadata(model),
-                           tags={"stage": "rate"}, owners=OWNERS, code_version=version)
+        return dg.AssetOut(
+            key=key,
+            kinds=KINDS,
+            description=description.format(**text),
+            metadata=static_metadata(model),
+            tags={"stage": "rate"},
+            owners=OWNERS,
+            code_version=version,
+        )
 
     @dg.multi_asset(
         name=f"rate_{scenario.key}",
@@ -199,7 +227,10 @@ def build_system_rating_assets(partitions: dg.PartitionsDefinition, scenario: Sc
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"games": dg.AssetIn("games")},
         # As for rule sets: the previous month is read from the store, the deps are lineage only.
-        deps=[dg.AssetDep(list_key, partition_mapping=PREVIOUS_MONTH), dg.AssetDep(state_key, partition_mapping=PREVIOUS_MONTH)],
+        deps=[
+            dg.AssetDep(list_key, partition_mapping=PREVIOUS_MONTH),
+            dg.AssetDep(state_key, partition_mapping=PREVIOUS_MONTH),
+        ],
         outs={
             "rating_list": out(list_key, SYSTEM_LIST_DESCRIPTION, SystemRatingList),
             # Outputs are yielded in dependency order (the previous month's state is a dep of every output).
@@ -207,19 +238,28 @@ def build_system_rating_assets(partitions: dg.PartitionsDefinition, scenario: Sc
             "rated_games": out(games_key, RATED_GAMES_DESCRIPTION, RatedGames),
         },
     )
-    def rate(context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames) -> tuple[MonthStream, MonthStream, MonthStream]:
+    def rate(
+        context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames
+    ) -> tuple[MonthStream, MonthStream, MonthStream]:
         months = list(context.partition_keys)
         object_store = store.store()
-        carried = {"list": previous_list(object_store, scenario, months[0], first_partition),
-                   "state": previous_state(object_store, scenario, months[0], first_partition)}
+        carried = {
+            "list": previous_list(object_store, scenario, months[0], first_partition),
+            "state": previous_state(object_store, scenario, months[0], first_partition),
+        }
         registry = read_players(object_store, months[-1])
 
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
             players = registry.filter(pl.col("registered") <= month)
-            result = rate_system_month(scenario, carried["list"], carried["state"], games[month], month, players=players)
+            result = rate_system_month(
+                scenario, carried["list"], carried["state"], games[month], month, players=players
+            )
             carried.update(list=result.rating_list, state=result.state)
-            context.add_asset_metadata(list_metadata(result.rating_list, result.rated_games, scenario.rules_name(month)),
-                                       asset_key=list_key, partition_key=month)
+            context.add_asset_metadata(
+                list_metadata(result.rating_list, result.rated_games, scenario.rules_name(month)),
+                asset_key=list_key,
+                partition_key=month,
+            )
             context.add_asset_metadata({"games": result.rated_games.height}, asset_key=games_key, partition_key=month)
             context.add_asset_metadata({"players": result.state.height}, asset_key=state_key, partition_key=month)
             progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))

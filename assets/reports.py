@@ -5,7 +5,6 @@ import polars as pl
 
 from assets.io_manager import table_key
 from assets.metadata import OWNERS
-from pipeline.storage import redact_url
 from assets.ratings import rated_games_key, rating_list_key
 from assets.resources import ObjectStoreResource
 from assets.versions import code_version
@@ -24,6 +23,7 @@ from pipeline.reports.writer import (
     write_scenario_reports,
 )
 from pipeline.scenarios import Scenario
+from pipeline.storage import redact_url
 
 ALL_MONTHS = dg.AllPartitionMapping()
 
@@ -77,15 +77,20 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
                 "months": len(months),
                 "index": redact_url(object_store.url(REPORTS_PREFIX, INDEX_NAME)),
                 f"crosstable_{latest_year}": dg.MetadataValue.md(
-                    crosstable_markdown(latest) if latest is not None else "_No game was rated for both players._"),
-                "pages": dg.MetadataValue.md("\n".join(f"- `{path}`" for path in written if path.endswith((".html", ".png")))),
+                    crosstable_markdown(latest) if latest is not None else "_No game was rated for both players._"
+                ),
+                "pages": dg.MetadataValue.md(
+                    "\n".join(f"- `{path}`" for path in written if path.endswith((".html", ".png")))
+                ),
             }
         )
 
     return [reports]
 
 
-def build_cross_scenario_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list[dg.AssetsDefinition]:
+def build_cross_scenario_assets(
+    partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]
+) -> list[dg.AssetsDefinition]:
     accuracy_keys = [dg.AssetKey([s.key, "accuracy"]) for s in scenarios.values()]
     report_keys = [dg.AssetKey([s.key, "reports"]) for s in scenarios.values()]
     baseline = "actual" if "actual" in scenarios else None
@@ -109,10 +114,15 @@ def build_cross_scenario_assets(partitions: dg.PartitionsDefinition, scenarios: 
         ]
         if not rows:
             raise dg.Failure("no stored accuracy month in any scenario")
-        comparison = write_accuracy_comparison(object_store, pl.concat(rows), baseline,
-                                               scenario_keys={s.name: s.key for s in scenarios.values()})
-        return dg.MaterializeResult(metadata={"preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),
-                                              "scenarios": comparison.height})
+        comparison = write_accuracy_comparison(
+            object_store, pl.concat(rows), baseline, scenario_keys={s.name: s.key for s in scenarios.values()}
+        )
+        return dg.MaterializeResult(
+            metadata={
+                "preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),
+                "scenarios": comparison.height,
+            }
+        )
 
     @dg.asset(
         name="report_index",
@@ -128,6 +138,8 @@ def build_cross_scenario_assets(partitions: dg.PartitionsDefinition, scenarios: 
     def report_index(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
         object_store = store.store()
         entries = write_report_index(object_store)
-        return dg.MaterializeResult(metadata={"links": len(entries), "path": redact_url(object_store.url(REPORTS_PREFIX, INDEX_NAME))})
+        return dg.MaterializeResult(
+            metadata={"links": len(entries), "path": redact_url(object_store.url(REPORTS_PREFIX, INDEX_NAME))}
+        )
 
     return [accuracy_comparison, report_index]

@@ -25,5 +25,3 @@ class ObjectStoreResource(dg.ConfigurableResource):
 
     def store(self) -> ObjectStore:
         return open_store(self.root)
-
-

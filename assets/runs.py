@@ -22,7 +22,14 @@ from assets.ratings import rating_list_key
 from pipeline.generator import DEFAULT_DEMO, generate
 from pipeline.landing import month_fingerprints
 from pipeline.months import month_range, parse_month
-from pipeline.run_report import LANDING_ZONE_HELP, StoreError, closing_lines, landing_zone_months, may_generate, run_outcome
+from pipeline.run_report import (
+    LANDING_ZONE_HELP,
+    StoreError,
+    closing_lines,
+    landing_zone_months,
+    may_generate,
+    run_outcome,
+)
 from pipeline.scenarios import load_scenarios
 from pipeline.storage import ObjectStore, process_alive, redact_url, store_root_from_env
 
@@ -70,11 +77,14 @@ def observe_landing_zone(instance: dg.DagsterInstance, store: ObjectStore, month
     """
     fingerprints = month_fingerprints(store)
     for month in months:
-        instance.report_runless_asset_event(dg.AssetObservation(
-            asset_key="landing_zone", partition=month,
-            # Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
-            tags={"dagster/data_version": fingerprints.get(month, "empty")},
-        ))
+        instance.report_runless_asset_event(
+            dg.AssetObservation(
+                asset_key="landing_zone",
+                partition=month,
+                # Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
+                tags={"dagster/data_version": fingerprints.get(month, "empty")},
+            )
+        )
 
 
 def _root_cause(error: Any) -> str:
@@ -108,7 +118,9 @@ def run_demo(
             raise StoreError(refusal)
         where = redact_url(store.url())
         started = time.monotonic()
-        print(f"No landing zone at {where}/raw: generating the default data set {DEFAULT_DEMO} ...", file=out, flush=True)
+        print(
+            f"No landing zone at {where}/raw: generating the default data set {DEFAULT_DEMO} ...", file=out, flush=True
+        )
         summary = generate(root, **DEFAULT_DEMO)
         print(
             f"Generated {summary.games:,} games of {summary.players:,} players over {summary.months} months "
@@ -191,14 +203,17 @@ def run_store(
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     failed_steps = {
         event.step_key: _root_cause(event.step_failure_data.error)
-        for event in result.all_events if event.event_type_value == "STEP_FAILURE"
+        for event in result.all_events
+        if event.event_type_value == "STEP_FAILURE"
     }
     outcome = run_outcome(store, months)
     rated: dict[str, int] = {}
     for name, scenario in scenarios.items():
         final_key = table_key(rating_list_key(scenario).path, last)
         if store.exists(final_key):
-            rated[name] = store.read_parquet(final_key, columns=["rating"]).filter(pl.col("rating").is_not_null()).height
+            rated[name] = (
+                store.read_parquet(final_key, columns=["rating"]).filter(pl.col("rating").is_not_null()).height
+            )
     summary = {
         "success": result.success and outcome["games"] > 0,
         "run_succeeded": result.success,

@@ -6,8 +6,8 @@ import polars as pl
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
 from assets.metadata import KINDS, OWNERS, counts_table, static_metadata
-from assets.versions import code_version
 from assets.resources import ObjectStoreResource
+from assets.versions import code_version
 from pipeline.ingest import read_players
 from pipeline.months import add_months, month_range
 from pipeline.validate import split_month, undated_game_keys
@@ -21,17 +21,24 @@ One row per game that passed every check (parsable, played, known players, resul
 the month, not a duplicate, plausible stated ratings), in the canonical columns of schemas.Games.
 Validated against the Pandera model on every run."""
 
-QUARANTINE_DESCRIPTION = """Raw records of the month that did not become games, each with a reason code.
+QUARANTINE_DESCRIPTION = (
+    """Raw records of the month that did not become games, each with a reason code.
 
 Forfeits, byes, unknown players, duplicates, unreadable lines... with the raw text, source file and
 line so the federation can correct its dump. Nothing is dropped: raw_games = games + quarantine.
-Reason codes: """ + ", ".join(f"`{code}` ({text})" for code, text in QUARANTINE_REASONS.items()) + "."
+Reason codes: """
+    + ", ".join(f"`{code}` ({text})" for code, text in QUARANTINE_REASONS.items())
+    + "."
+)
 
-IDENTITY_DESCRIPTION = """How the players written in the month's dumps were identified (the identity report).
+IDENTITY_DESCRIPTION = (
+    """How the players written in the month's dumps were identified (the identity report).
 
 An id in a dump identifies its player, registered or not; the registry adds names. One row per
-player written otherwise than as a registered id: """ + ", ".join(
-    f"`{code}` ({text})" for code, text in IDENTITY_STATUSES.items()) + "."
+player written otherwise than as a registered id: """
+    + ", ".join(f"`{code}` ({text})" for code, text in IDENTITY_STATUSES.items())
+    + "."
+)
 
 # Above this share of a month's records in quarantine, the month's metadata carries a warning.
 QUARANTINE_WARNING_SHARE = 0.5
@@ -48,12 +55,30 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"raw_games": dg.AssetIn("raw_games")},
         outs={
-            "games": dg.AssetOut(kinds=KINDS, description=GAMES_DESCRIPTION, metadata=static_metadata(Games),
-                                 code_version=code_version("validate"), owners=OWNERS, tags={"stage": "validate"}),
-            "quarantine": dg.AssetOut(kinds=KINDS, description=QUARANTINE_DESCRIPTION, metadata=static_metadata(Quarantine),
-                                      code_version=code_version("validate"), owners=OWNERS, tags={"stage": "validate"}),
-            "identity": dg.AssetOut(kinds=KINDS, description=IDENTITY_DESCRIPTION, metadata=static_metadata(Identity),
-                                    code_version=code_version("validate"), owners=OWNERS, tags={"stage": "validate"}),
+            "games": dg.AssetOut(
+                kinds=KINDS,
+                description=GAMES_DESCRIPTION,
+                metadata=static_metadata(Games),
+                code_version=code_version("validate"),
+                owners=OWNERS,
+                tags={"stage": "validate"},
+            ),
+            "quarantine": dg.AssetOut(
+                kinds=KINDS,
+                description=QUARANTINE_DESCRIPTION,
+                metadata=static_metadata(Quarantine),
+                code_version=code_version("validate"),
+                owners=OWNERS,
+                tags={"stage": "validate"},
+            ),
+            "identity": dg.AssetOut(
+                kinds=KINDS,
+                description=IDENTITY_DESCRIPTION,
+                metadata=static_metadata(Identity),
+                code_version=code_version("validate"),
+                owners=OWNERS,
+                tags={"stage": "validate"},
+            ),
         },
     )
     def validate_games(
@@ -78,12 +103,21 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
                 del undated[earlier]
             seen = pl.concat(undated.values()) if undated else None
             games, quarantine, identities = split_month(
-                raw, registry.filter(pl.col("registered") <= month), month, seen_keys=seen)
+                raw, registry.filter(pl.col("registered") <= month), month, seen_keys=seen
+            )
             undated[month] = undated_game_keys(games)
-            reasons = dict(quarantine.group_by("reason").len().sort("len", "reason", descending=[True, False]).iter_rows())
+            reasons = dict(
+                quarantine.group_by("reason").len().sort("len", "reason", descending=[True, False]).iter_rows()
+            )
             share = quarantine.height / raw.height if raw.height else 0.0
-            warning = (f"{quarantine.height:,} of {raw.height:,} records ({share:.0%}) quarantined; most: "
-                       + ", ".join(f"{code} {n:,}" for code, n in list(reasons.items())[:3])) if share > QUARANTINE_WARNING_SHARE else ""
+            warning = (
+                (
+                    f"{quarantine.height:,} of {raw.height:,} records ({share:.0%}) quarantined; most: "
+                    + ", ".join(f"{code} {n:,}" for code, n in list(reasons.items())[:3])
+                )
+                if share > QUARANTINE_WARNING_SHARE
+                else ""
+            )
             if warning:
                 context.log.warning(f"{month}: {warning}")
             context.add_asset_metadata(
@@ -96,8 +130,16 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
                     **({"warning": warning} if warning else {}),
                     "by_reason": counts_table(reasons, "reason", "records"),
                     "by_file": counts_table(
-                        dict(quarantine.group_by("source_file").len().sort("len", "source_file", descending=[True, False])
-                             .head(MAX_FILES_LISTED).iter_rows()), "file", "records"),
+                        dict(
+                            quarantine.group_by("source_file")
+                            .len()
+                            .sort("len", "source_file", descending=[True, False])
+                            .head(MAX_FILES_LISTED)
+                            .iter_rows()
+                        ),
+                        "file",
+                        "records",
+                    ),
                     # One number per reason as well, so the UI can plot each across months.
                     **{f"reason/{code}": n for code, n in reasons.items()},
                 },
@@ -107,7 +149,8 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
             statuses = dict(identities.group_by("status").agg(pl.len()).sort("status").iter_rows())
             context.add_asset_metadata(
                 {"players": identities.height, **{f"status/{code}": n for code, n in statuses.items()}},
-                asset_key="identity", partition_key=month,
+                asset_key="identity",
+                partition_key=month,
             )
             progress.report("validate", month, months.index(month) + 1, len(months))
             return games, quarantine, identities

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import pipeline
@@ -32,5 +31,3 @@ def code_version(stage: str, extra: str = "") -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
-
-

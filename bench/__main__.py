@@ -27,8 +27,10 @@ MODULE_ORDER = ["workloads_engine", "workloads_ingest", "workloads_generate", "w
 
 def discover() -> dict[str, str]:
     """Workload name -> module name, in MODULE_ORDER (other modules after, by name)."""
-    modules = sorted((m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("workloads_")),
-                     key=lambda name: (MODULE_ORDER.index(name) if name in MODULE_ORDER else len(MODULE_ORDER), name))
+    modules = sorted(
+        (m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("workloads_")),
+        key=lambda name: (MODULE_ORDER.index(name) if name in MODULE_ORDER else len(MODULE_ORDER), name),
+    )
     found: dict[str, str] = {}
     for module in modules:
         full = f"bench.{module}"
@@ -47,8 +49,10 @@ def describe(result: dict) -> str:
     if "speedup" in result:
         extra = f"  {result['speedup']}x the reference ({result['reference_seconds']:.2f} s), lists {'identical' if result.get('identical') else 'DIFFERENT'}"
     if "cpu_ratio" in result:
-        extra += (f"  CPU {result['engine_cpu_seconds']:.2f} s against the yardstick's {result['yardstick_cpu_seconds']:.2f} s:"
-                  f" {result['cpu_ratio']}x")
+        extra += (
+            f"  CPU {result['engine_cpu_seconds']:.2f} s against the yardstick's {result['yardstick_cpu_seconds']:.2f} s:"
+            f" {result['cpu_ratio']}x"
+        )
     return f"{result['workload']:24} {result['seconds']:8.2f} s{rate}  peak {result['peak_rss_mb']:,.0f} MB{extra}"
 
 
@@ -68,9 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name in args.names or list(workloads):
         # A fresh interpreter per workload, so that its peak memory is its own.
-        child = subprocess.run([sys.executable, "-m", "bench._one", name, workloads[name]], capture_output=True, text=True)
-        result = json.loads(child.stdout) if child.returncode == 0 and child.stdout.strip() else {
-            "workload": name, "error": (child.stderr.strip().splitlines() or ["failed"])[-1]}
+        child = subprocess.run(
+            [sys.executable, "-m", "bench._one", name, workloads[name]], capture_output=True, text=True
+        )
+        result = (
+            json.loads(child.stdout)
+            if child.returncode == 0 and child.stdout.strip()
+            else {"workload": name, "error": (child.stderr.strip().splitlines() or ["failed"])[-1]}
+        )
         results.append(result)
         print(describe(result), flush=True)
     machine = {"python": platform.python_version(), "machine": platform.machine(), "cpus": __import__("os").cpu_count()}

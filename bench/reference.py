@@ -115,17 +115,33 @@ def rate_period_reference(previous: pl.DataFrame, games: pl.DataFrame, rules: Ru
     for row in games.iter_rows(named=True):
         for pid in (row["white_id"], row["black_id"]):
             if pid not in players:
-                players[pid] = {"player_id": pid, "rating": None, "change": None, "k": None, "k_used": None, "games": 0,
-                                "games_total": 0, "inactive": False, "delisted": False, "newly_rated": False,
-                                "birth_year": None, "ever_2400": False, "last_played": None, "pending_games": 0,
-                                "pending_since": None, "pending": []}
+                players[pid] = {
+                    "player_id": pid,
+                    "rating": None,
+                    "change": None,
+                    "k": None,
+                    "k_used": None,
+                    "games": 0,
+                    "games_total": 0,
+                    "inactive": False,
+                    "delisted": False,
+                    "newly_rated": False,
+                    "birth_year": None,
+                    "ever_2400": False,
+                    "last_played": None,
+                    "pending_games": 0,
+                    "pending_since": None,
+                    "pending": [],
+                }
     year, this_index = parse_month(month)[0], month_index(month)
     next_year = parse_month(add_months(month, 1))[0]
 
     sums: dict[int, float] = defaultdict(float)
     event_sums: dict[tuple[int, str], float] = defaultdict(float)
     counts: dict[int, int] = defaultdict(int)
-    newcomer_events: dict[int, dict[str, list]] = defaultdict(dict)  # player -> event -> [start, games, points_x2, opp_sum]
+    newcomer_events: dict[int, dict[str, list]] = defaultdict(
+        dict
+    )  # player -> event -> [start, games, points_x2, opp_sum]
     played_unrated: set[int] = set()
     rated_rows = []
 
@@ -197,12 +213,20 @@ def rate_period_reference(previous: pl.DataFrame, games: pl.DataFrame, rules: Ru
                 events = events[1:]
             pool_games = sum(e[1][1] for e in events)
             if pool_games:
-                pool.append({"month": month, "games": pool_games, "points_x2": sum(e[1][2] for e in events),
-                             "opponent_rating_sum": sum(e[1][3] for e in events)})
+                pool.append(
+                    {
+                        "month": month,
+                        "games": pool_games,
+                        "points_x2": sum(e[1][2] for e in events),
+                        "opponent_rating_sum": sum(e[1][3] for e in events),
+                    }
+                )
             pool = [e for e in pool if month_index(e["month"]) >= this_index - rules.initial.pool_months + 1]
             total = sum(e["games"] for e in pool)
             if total >= rules.initial.min_games:
-                first = initial_rating(rules, total, sum(e["points_x2"] for e in pool), sum(e["opponent_rating_sum"] for e in pool))
+                first = initial_rating(
+                    rules, total, sum(e["points_x2"] for e in pool), sum(e["opponent_rating_sum"] for e in pool)
+                )
                 if rules.floor is None or first >= rules.floor:
                     published = True
                     p["rating"], p["games_total"] = first, total
@@ -220,9 +244,14 @@ def rate_period_reference(previous: pl.DataFrame, games: pl.DataFrame, rules: Ru
             p["inactive"] = this_index - month_index(p["last_played"]) >= rules.inactive_after_months
         keep_pool = not rated_before and not published
         p.update(
-            change=change_out, k_used=k_used if rated_before and n else None, games=games_out, delisted=delisted,
-            newly_rated=published, ever_2400=p["ever_2400"] or (p["rating"] is not None and p["rating"] >= 2400),
-            pending=pool if keep_pool else [], pending_games=sum(e["games"] for e in pool) if keep_pool else 0,
+            change=change_out,
+            k_used=k_used if rated_before and n else None,
+            games=games_out,
+            delisted=delisted,
+            newly_rated=published,
+            ever_2400=p["ever_2400"] or (p["rating"] is not None and p["rating"] >= 2400),
+            pending=pool if keep_pool else [],
+            pending_games=sum(e["games"] for e in pool) if keep_pool else 0,
             pending_since=min(e["month"] for e in pool) if keep_pool and pool else None,
         )
         p["k"] = k_factor(rules, p, next_year)

@@ -44,15 +44,28 @@ def backfill(scenario_names: list[str] | None) -> dict:
     logging.getLogger("dagster").setLevel(logging.WARNING)
     try:
         defs = build_defs(FIRST, LAST, root=str(root), scenarios=scenarios)
-        result, seconds = timed(lambda: dg.materialize(
-            [*defs.assets, *defs.asset_checks], resources=defs.resources,
-            selection=dg.AssetSelection.all() - dg.AssetSelection.keys("landing_zone"),
-            tags=range_tags(FIRST, LAST),
-            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False,
-        ))
-        games = sum(pl.scan_parquet(str(p)).select(pl.len()).collect().item() for p in (root / "games").glob("*.parquet"))
-        return {"seconds": round(seconds, 1), "items": games, "unit": "games", "months": 204,
-                "scenarios": len(scenarios), "success": result.success, "step_seconds": step_seconds(result)}
+        result, seconds = timed(
+            lambda: dg.materialize(
+                [*defs.assets, *defs.asset_checks],
+                resources=defs.resources,
+                selection=dg.AssetSelection.all() - dg.AssetSelection.keys("landing_zone"),
+                tags=range_tags(FIRST, LAST),
+                instance=dg.DagsterInstance.ephemeral(),
+                raise_on_error=False,
+            )
+        )
+        games = sum(
+            pl.scan_parquet(str(p)).select(pl.len()).collect().item() for p in (root / "games").glob("*.parquet")
+        )
+        return {
+            "seconds": round(seconds, 1),
+            "items": games,
+            "unit": "games",
+            "months": 204,
+            "scenarios": len(scenarios),
+            "success": result.success,
+            "step_seconds": step_seconds(result),
+        }
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -1,5 +1,6 @@
 """Engine workloads: one FIDE-scale month through the rating engine alone, beside the per-game reference, and
-two years of months beside the yardstick of ../shared/yardsticks/bare_period_core.py."""
+two years of months beside the yardstick of ../shared/yardsticks/bare_period_core.py.
+"""
 
 from __future__ import annotations
 
@@ -25,14 +26,23 @@ def synthetic_month(players: int, games: int, seed: int = 1) -> tuple[pl.DataFra
     ratings = np.clip(rng.normal(1700, 300, players), 1000, 2850).astype(np.int32)
     rated = rng.random(players) < 0.8
     previous = pl.DataFrame(
-        {"player_id": ids, "rating": pl.Series(np.where(rated, ratings, 0)).cast(pl.Int32),
-         "games_total": rng.integers(0, 300, players).astype(np.int32), "birth_year": rng.integers(1940, 2015, players).astype(np.int32)}
+        {
+            "player_id": ids,
+            "rating": pl.Series(np.where(rated, ratings, 0)).cast(pl.Int32),
+            "games_total": rng.integers(0, 300, players).astype(np.int32),
+            "birth_year": rng.integers(1940, 2015, players).astype(np.int32),
+        }
     ).with_columns(rating=pl.when(pl.Series(rated)).then(pl.col("rating")))
     white = rng.integers(0, players, games)
     black = (white + rng.integers(1, players, games)) % players
     month_games = pl.DataFrame(
-        {"game_id": np.arange(games, dtype=np.uint64), "event_id": (white // 60).astype(str),
-         "white_id": ids[white], "black_id": ids[black], "white_score": rng.choice([0.0, 0.5, 1.0], games)}
+        {
+            "game_id": np.arange(games, dtype=np.uint64),
+            "event_id": (white // 60).astype(str),
+            "white_id": ids[white],
+            "black_id": ids[black],
+            "white_score": rng.choice([0.0, 0.5, 1.0], games),
+        }
     )
     return previous, month_games
 
@@ -48,8 +58,14 @@ def engine_month() -> dict:
     full_list, month_games = fide_month()
     rules = load_rules("fide-2024")
     result, best, median = repeated(lambda: rate_period(full_list, month_games, rules, "2024-05"), ENGINE_RUNS)
-    return {"seconds": round(best, 3), "median_seconds": round(median, 3), "runs": ENGINE_RUNS, "items": FIDE_GAMES,
-            "unit": "games", "players": result.rating_list.height}
+    return {
+        "seconds": round(best, 3),
+        "median_seconds": round(median, 3),
+        "runs": ENGINE_RUNS,
+        "items": FIDE_GAMES,
+        "unit": "games",
+        "players": result.rating_list.height,
+    }
 
 
 def engine_vs_reference() -> dict:
@@ -63,10 +79,12 @@ def engine_vs_reference() -> dict:
     full_list, month_games = fide_month()
     rules = load_rules("fide-2024")
     engine_result, engine_best, engine_median = repeated(
-        lambda: rate_period(full_list, month_games, rules, "2024-05"), ENGINE_RUNS)
+        lambda: rate_period(full_list, month_games, rules, "2024-05"), ENGINE_RUNS
+    )
     normalized = normalize_games(month_games, "2024-05")
     reference_list, reference_best, reference_median = repeated(
-        lambda: rate_period_reference(full_list, normalized, rules, "2024-05"), REFERENCE_RUNS)
+        lambda: rate_period_reference(full_list, normalized, rules, "2024-05"), REFERENCE_RUNS
+    )
     return {
         "seconds": round(engine_best, 3),
         "median_seconds": round(engine_median, 3),
@@ -83,7 +101,9 @@ def engine_vs_reference() -> dict:
 YARDSTICK_MONTHS, YARDSTICK_RUNS = 24, 3
 
 
-def yardstick_period(rating: np.ndarray, k: np.ndarray, white: np.ndarray, black: np.ndarray, white_hundredths: np.ndarray) -> None:
+def yardstick_period(
+    rating: np.ndarray, k: np.ndarray, white: np.ndarray, black: np.ndarray, white_hundredths: np.ndarray
+) -> None:
     """One period of ../shared/yardsticks/bare_period_core.py, its arithmetic unchanged: updates `rating` in place.
 
     Dense player indices, table 8.1.2 in hundredths, the 400-point rule, K x n <= 700, rounding once
@@ -111,7 +131,9 @@ def yardstick_period(rating: np.ndarray, k: np.ndarray, white: np.ndarray, black
 _PDH = PD_HIGHER_HUNDREDTHS[:736].astype(np.int16)
 
 
-def yardstick_months(players: int, games: int, months: int, seed: int = 2) -> tuple[pl.DataFrame, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+def yardstick_months(
+    players: int, games: int, months: int, seed: int = 2
+) -> tuple[pl.DataFrame, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
     """The previous list of engine-month and `months` months of random pairings between its players, as dense indices."""
     previous, _ = synthetic_month(players, 1)
     rng = np.random.default_rng(seed)
@@ -135,8 +157,15 @@ def engine_vs_yardstick() -> dict:
     rules = load_rules("fide-2024")
     months = [add_months("2022-01", i) for i in range(YARDSTICK_MONTHS)]
     month_frames = [
-        pl.DataFrame({"game_id": np.arange(len(w), dtype=np.uint64), "event_id": (w // 60).astype(str),
-                      "white_id": ids[w], "black_id": ids[b], "white_score": s / 100.0})
+        pl.DataFrame(
+            {
+                "game_id": np.arange(len(w), dtype=np.uint64),
+                "event_id": (w // 60).astype(str),
+                "white_id": ids[w],
+                "black_id": ids[b],
+                "white_score": s / 100.0,
+            }
+        )
         for w, b, s in pairings
     ]
     start_rating = full_list["rating"].fill_null(1800).to_numpy().astype(np.int32)
@@ -181,4 +210,8 @@ def engine_vs_yardstick() -> dict:
     }
 
 
-WORKLOADS = {"engine-month": engine_month, "engine-vs-reference": engine_vs_reference, "engine-vs-yardstick": engine_vs_yardstick}
+WORKLOADS = {
+    "engine-month": engine_month,
+    "engine-vs-reference": engine_vs_reference,
+    "engine-vs-yardstick": engine_vs_yardstick,
+}

@@ -19,8 +19,13 @@ def generate_fide(scale: str = "fide") -> dict:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return {
-        "seconds": round(seconds, 2), "items": summary.games, "unit": "games", "players": summary.players,
-        "classical_games": summary.classical_games, "events": summary.events, "files": summary.files,
+        "seconds": round(seconds, 2),
+        "items": summary.games,
+        "unit": "games",
+        "players": summary.players,
+        "classical_games": summary.classical_games,
+        "events": summary.events,
+        "files": summary.files,
         "disk_mb": round(disk / 1e6, 1),
     }
 

@@ -13,8 +13,8 @@ import polars as pl
 from pipeline.formats import read_dumps
 
 GAMES = 1_000_000
-PGN_FILES = 4                      # a federation's month as a few large exports
-TRF_PLAYERS, TRF_ROUNDS = 100, 9   # a typical weekend open: 450 games per file
+PGN_FILES = 4  # a federation's month as a few large exports
+TRF_PLAYERS, TRF_ROUNDS = 100, 9  # a typical weekend open: 450 games per file
 MONTH = "2024-03"
 
 
@@ -35,8 +35,14 @@ def _timed_read(paths: list[Path], federation: str) -> tuple[pl.DataFrame, float
 def _metrics(records: pl.DataFrame, wall: float, cpu: float, files: int, size: int) -> dict:
     games = records.filter(pl.col("parse_error").is_null() & pl.col("unplayed").is_null()).height
     return {
-        "seconds": round(wall, 3), "items": games, "unit": "games", "records": records.height, "files": files,
-        "megabytes": round(size / 1e6, 1), "cpu_seconds": round(cpu, 3), "games_per_cpu_second": round(games / cpu),
+        "seconds": round(wall, 3),
+        "items": games,
+        "unit": "games",
+        "records": records.height,
+        "files": files,
+        "megabytes": round(size / 1e6, 1),
+        "cpu_seconds": round(cpu, 3),
+        "games_per_cpu_second": round(games / cpu),
     }
 
 
@@ -47,20 +53,39 @@ def write_pgn(folder: Path, games: int = GAMES, files: int = PGN_FILES, seed: in
     ids = rng.choice(np.arange(1_000_000, 40_000_000), 60_000, replace=False)
     white = rng.integers(0, len(ids), games)
     black = (white + rng.integers(1, len(ids), games)) % len(ids)
-    frame = pl.DataFrame({
-        "event": np.arange(games) // 400, "round": np.arange(games) % 9 + 1, "board": np.arange(games) % 200 + 1,
-        "day": rng.integers(1, 29, games), "white": ids[white], "black": ids[black],
-        "white_elo": rng.integers(1400, 2700, games), "black_elo": rng.integers(1400, 2700, games),
-        "result": pl.Series(np.array(["1-0", "0-1", "1/2-1/2"])[rng.integers(0, 3, games)]),
-    })
-    text = frame.select(pl.format(
-        '[Event "Club open {}"]\n[Site "Town"]\n[Date "2024.03.{}"]\n[Round "{}.{}"]\n[White "Player, {}"]\n'
-        '[Black "Player, {}"]\n[Result "{}"]\n[WhiteFideId "{}"]\n[BlackFideId "{}"]\n[WhiteElo "{}"]\n'
-        '[BlackElo "{}"]\n[EventDate "2024.03.01"]\n[TimeControl "5400+30"]\n\n'
-        '1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 {}\n\n',
-        "event", pl.col("day").cast(pl.Utf8).str.zfill(2), "round", "board", "white", "black", "result",
-        "white", "black", "white_elo", "black_elo", "result",
-    ).alias("game")).with_columns((pl.int_range(pl.len()) * files // pl.len()).alias("file"))
+    frame = pl.DataFrame(
+        {
+            "event": np.arange(games) // 400,
+            "round": np.arange(games) % 9 + 1,
+            "board": np.arange(games) % 200 + 1,
+            "day": rng.integers(1, 29, games),
+            "white": ids[white],
+            "black": ids[black],
+            "white_elo": rng.integers(1400, 2700, games),
+            "black_elo": rng.integers(1400, 2700, games),
+            "result": pl.Series(np.array(["1-0", "0-1", "1/2-1/2"])[rng.integers(0, 3, games)]),
+        }
+    )
+    text = frame.select(
+        pl.format(
+            '[Event "Club open {}"]\n[Site "Town"]\n[Date "2024.03.{}"]\n[Round "{}.{}"]\n[White "Player, {}"]\n'
+            '[Black "Player, {}"]\n[Result "{}"]\n[WhiteFideId "{}"]\n[BlackFideId "{}"]\n[WhiteElo "{}"]\n'
+            '[BlackElo "{}"]\n[EventDate "2024.03.01"]\n[TimeControl "5400+30"]\n\n'
+            "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 {}\n\n",
+            "event",
+            pl.col("day").cast(pl.Utf8).str.zfill(2),
+            "round",
+            "board",
+            "white",
+            "black",
+            "result",
+            "white",
+            "black",
+            "white_elo",
+            "black_elo",
+            "result",
+        ).alias("game")
+    ).with_columns((pl.int_range(pl.len()) * files // pl.len()).alias("file"))
     paths = []
     for (file,), part in text.partition_by("file", as_dict=True, maintain_order=True).items():
         path = folder / f"export-{file}.pgn"
@@ -84,7 +109,9 @@ def ingest_pgn() -> dict:
 
 
 # -- TRF -------------------------------------------------------------------------------------------
-def write_trf(folder: Path, games: int = GAMES, players: int = TRF_PLAYERS, rounds: int = TRF_ROUNDS, seed: int = 11) -> list[Path]:
+def write_trf(
+    folder: Path, games: int = GAMES, players: int = TRF_PLAYERS, rounds: int = TRF_ROUNDS, seed: int = 11
+) -> list[Path]:
     """Swiss-like TRF16 files: every round pairs a random permutation of the players, board by board."""
     rng = np.random.default_rng(seed)
     events = -(-games // (players * rounds // 2))
@@ -101,25 +128,37 @@ def write_trf(folder: Path, games: int = GAMES, players: int = TRF_PLAYERS, roun
         colour[rows, white, r], colour[rows, black, r] = "w", "b"
         code[rows, white, r] = np.array(["1", "=", "0"])[outcome]
         code[rows, black, r] = np.array(["0", "=", "1"])[outcome]
-    cells = pl.DataFrame({
-        "event": np.repeat(np.arange(events), players * rounds),
-        "rank": np.tile(np.repeat(np.arange(1, players + 1), rounds), events),
-        "cell": pl.Series(opponent.ravel()).cast(pl.Utf8).str.pad_start(4) + " " + pl.Series(colour.ravel()) + " " + pl.Series(code.ravel()),
-    })
-    lines = cells.group_by("event", "rank", maintain_order=True).agg(pl.col("cell").str.join("  ")).with_columns(
-        pl.format(
-            "001 {} m    {} {} GER {} 1990/01/01  4.5 {}  {}",
-            pl.col("rank").cast(pl.Utf8).str.pad_start(4),
-            pl.format("Player, {}", pl.col("rank")).str.pad_end(33),
-            (1500 + pl.col("rank") * 7).cast(pl.Utf8),
-            (pl.col("event") * 1000 + pl.col("rank") + 10_000_000).cast(pl.Utf8).str.pad_start(11),
-            pl.col("rank").cast(pl.Utf8).str.pad_start(4),
-            pl.col("cell"),
-        ).alias("line")
+    cells = pl.DataFrame(
+        {
+            "event": np.repeat(np.arange(events), players * rounds),
+            "rank": np.tile(np.repeat(np.arange(1, players + 1), rounds), events),
+            "cell": pl.Series(opponent.ravel()).cast(pl.Utf8).str.pad_start(4)
+            + " "
+            + pl.Series(colour.ravel())
+            + " "
+            + pl.Series(code.ravel()),
+        }
+    )
+    lines = (
+        cells.group_by("event", "rank", maintain_order=True)
+        .agg(pl.col("cell").str.join("  "))
+        .with_columns(
+            pl.format(
+                "001 {} m    {} {} GER {} 1990/01/01  4.5 {}  {}",
+                pl.col("rank").cast(pl.Utf8).str.pad_start(4),
+                pl.format("Player, {}", pl.col("rank")).str.pad_end(33),
+                (1500 + pl.col("rank") * 7).cast(pl.Utf8),
+                (pl.col("event") * 1000 + pl.col("rank") + 10_000_000).cast(pl.Utf8).str.pad_start(11),
+                pl.col("rank").cast(pl.Utf8).str.pad_start(4),
+                pl.col("cell"),
+            ).alias("line")
+        )
     )
     dates = "".join(f"24/03/{day:02d}  " for day in range(1, rounds + 1)).rstrip()
-    header = (f"012 Weekend open\n022 Town\n042 2024/03/01\n052 2024/03/{rounds:02d}\n062 {players}\n"
-              f"092 Individual: Swiss-System\n122 90'+30''\n{'132'.ljust(91)}{dates}\n")
+    header = (
+        f"012 Weekend open\n022 Town\n042 2024/03/01\n052 2024/03/{rounds:02d}\n062 {players}\n"
+        f"092 Individual: Swiss-System\n122 90'+30''\n{'132'.ljust(91)}{dates}\n"
+    )
     paths = []
     bodies = lines.group_by("event", maintain_order=True).agg(pl.col("line").str.join("\n"))
     for event, body in bodies.iter_rows():

@@ -15,11 +15,9 @@ import pyarrow as pa
 
 from pipeline.months import add_months, first_day, parse_month
 from pipeline.regulations import (
-    events_matter,
-)
-from pipeline.regulations import (
     below_floor,
     development_coefficient,
+    events_matter,
     expected_score,
     game_weight,
     initial_rating,
@@ -39,7 +37,6 @@ LIST_SCHEMA = polars_schema(RatingList)
 RATED_GAMES_SCHEMA = polars_schema(RatedGames)
 
 
-
 class EngineInputError(ValueError):
     """The previous list or the games cannot be rated as given; the message says what is wrong."""
 
@@ -53,6 +50,7 @@ class PeriodResult:
 
 
 # -- inputs ------------------------------------------------------------------------------------
+
 
 def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.DataFrame:
     """A full RatingList frame from a partial one (a seed list, or rate-period's PREV file).
@@ -89,12 +87,19 @@ def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.D
     out = out.with_columns(rating.alias("rating"))
     out = out.with_columns([expr.alias(name) for name, expr in defaults.items() if name not in present])
     out = out.with_columns(
-        pl.col("ever_2400").cast(pl.Boolean, strict=False).fill_null(False) | (pl.col("rating") >= 2400).fill_null(False),
+        pl.col("ever_2400").cast(pl.Boolean, strict=False).fill_null(False)
+        | (pl.col("rating") >= 2400).fill_null(False),
         # An empty games_total is unknown: established (null) for a rated player, 0 for an unrated one.
-        pl.when(pl.col("rating").is_null()).then(pl.col("games_total").fill_null(0)).otherwise(pl.col("games_total")).alias("games_total"),
+        pl.when(pl.col("rating").is_null())
+        .then(pl.col("games_total").fill_null(0))
+        .otherwise(pl.col("games_total"))
+        .alias("games_total"),
         pl.col("games").cast(pl.Int32, strict=False).fill_null(0),
         pl.col("pending_games").cast(pl.Int32, strict=False).fill_null(0),
-        *(pl.col(flag).cast(pl.Boolean, strict=False).fill_null(False) for flag in ("inactive", "delisted", "newly_rated")),
+        *(
+            pl.col(flag).cast(pl.Boolean, strict=False).fill_null(False)
+            for flag in ("inactive", "delisted", "newly_rated")
+        ),
     )
     if out["player_id"].null_count():
         raise EngineInputError(f"the rating list has {out['player_id'].null_count()} rows without a valid player_id")
@@ -212,7 +217,9 @@ def _in_id_order(rating_list: pl.DataFrame) -> pl.DataFrame:
     return rating_list if bool(np.all(ids[1:] > ids[:-1])) else rating_list.sort("player_id")
 
 
-def _with_newcomers(listed: pl.DataFrame, side_ids: np.ndarray, players: pl.DataFrame | None) -> tuple[pl.DataFrame, np.ndarray]:
+def _with_newcomers(
+    listed: pl.DataFrame, side_ids: np.ndarray, players: pl.DataFrame | None
+) -> tuple[pl.DataFrame, np.ndarray]:
     """(the list with this period's new players inserted in player_id order, the list row of each side)."""
     ids = listed["player_id"].to_numpy()
     side_pos = _positions(ids, side_ids)
@@ -251,6 +258,7 @@ def _scattered(base: pl.Series, positions: np.ndarray, values: pl.Series) -> pl.
 
 # -- the period ---------------------------------------------------------------------------------
 
+
 def _annotated_games(games: pl.DataFrame, list_rating: pl.Series, rules: RuleSet) -> pl.DataFrame:
     """The games with both players' list ratings (`list_rating`: white sides, then black), the ratings used and the weight."""
     count = games.height
@@ -273,14 +281,20 @@ def _rated_player_games(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
 
 def _rating_changes(played: pl.DataFrame, rated_rows: pl.DataFrame, rules: RuleSet, year: int) -> pl.DataFrame:
     """Rated players who played (with n and delta_h): k_used and change for the period (§8.3.3-8.3.4)."""
-    played = played.with_columns(k_used=k_times_games_cap(k_from_previous_list(rules.k, year), pl.col("n"), rules).cast(pl.Int16))
+    played = played.with_columns(
+        k_used=k_times_games_cap(k_from_previous_list(rules.k, year), pl.col("n"), rules).cast(pl.Int16)
+    )
     if rules.rounding == "per-period":
-        return played.with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
+        return played.with_columns(
+            change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0)
+        )
     per_event = (
-        rated_rows.group_by("pos", "event_id").agg(delta_h=pl.col("delta_h").sum())
+        rated_rows.group_by("pos", "event_id")
+        .agg(delta_h=pl.col("delta_h").sum())
         .join(played.select("pos", "k_used"), on="pos")
         .with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
-        .group_by("pos").agg(pl.col("change").sum().cast(pl.Int32))
+        .group_by("pos")
+        .agg(pl.col("change").sum().cast(pl.Int32))
     )
     return played.join(per_event, on="pos", how="left", maintain_order="left")
 
@@ -295,7 +309,9 @@ def _newcomer_results(rows: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet
     )
     if rules.initial.disregard_zero_first_event:
         # §8.2.1: a zero score in the player's very first event is disregarded.
-        history = previous.select("player_id", debuted=pl.col("last_played").is_not_null() | (pl.col("pending_games") > 0))
+        history = previous.select(
+            "player_id", debuted=pl.col("last_played").is_not_null() | (pl.col("pending_games") > 0)
+        )
         per_event = (
             per_event.join(history, on="player_id", how="left")
             .sort(["player_id", "event_start", "event_id"])
@@ -304,7 +320,9 @@ def _newcomer_results(rows: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet
         )
     played = rows.select("player_id").unique()
     totals = per_event.group_by("player_id").agg(
-        pool_games=pl.col("games").sum(), pool_points_x2=pl.col("points_x2").sum(), pool_opp_sum=pl.col("opponent_rating_sum").sum()
+        pool_games=pl.col("games").sum(),
+        pool_points_x2=pl.col("points_x2").sum(),
+        pool_opp_sum=pl.col("opponent_rating_sum").sum(),
     )
     return played.join(totals, on="player_id", how="left").with_columns(
         pl.col("pool_games").fill_null(0), pl.col("pool_points_x2").fill_null(0), pl.col("pool_opp_sum").fill_null(0)
@@ -332,7 +350,12 @@ def _updated_pools(unrated: pl.DataFrame, month: str, window_start: str) -> pl.D
     owner = np.concatenate([np.repeat(np.arange(count), np.diff(offsets)), np.arange(count)])
     # YYYY-MM strings sort like the months; entries without games go with the expired ones. A stable
     # sort by player keeps each player's earlier entries (in calendar order) before this period's.
-    kept = entries.select((pl.col("month") >= window_start) & (pl.col("games") > 0)).to_series().fill_null(False).to_numpy()
+    kept = (
+        entries.select((pl.col("month") >= window_start) & (pl.col("games") > 0))
+        .to_series()
+        .fill_null(False)
+        .to_numpy()
+    )
     order = np.flatnonzero(kept)
     order = order[np.argsort(owner[order], kind="stable")]
     entries, owner = entries.select(pl.all().gather(order)), owner[order]
@@ -349,9 +372,15 @@ def _updated_pools(unrated: pl.DataFrame, month: str, window_start: str) -> pl.D
     same_player = pl.Series(np.concatenate([[False], owner[1:] == owner[:-1]]))
     if (same_player & (months < months.shift(1))).any():
         since = pl.DataFrame({"owner": owner, "month": months}).group_by("owner").agg(pl.col("month").min())
-        pool_since = pl.repeat(None, count, dtype=pl.Utf8, eager=True).scatter(since["owner"].to_numpy(), since["month"])
+        pool_since = pl.repeat(None, count, dtype=pl.Utf8, eager=True).scatter(
+            since["owner"].to_numpy(), since["month"]
+        )
     else:
-        pool_since = _scattered(pl.repeat(None, count, dtype=pl.Utf8, eager=True), np.flatnonzero(sizes), months.gather(starts[:-1][sizes > 0]))
+        pool_since = _scattered(
+            pl.repeat(None, count, dtype=pl.Utf8, eager=True),
+            np.flatnonzero(sizes),
+            months.gather(starts[:-1][sizes > 0]),
+        )
     return unrated.with_columns(
         pool=pool.cast(pl.List(POOL_ENTRY)),
         n_pool=total("games"),
@@ -400,23 +429,44 @@ def rate_period(
 
     def side_rows(side_row: np.ndarray, with_games: bool, **extra: pl.Series | np.ndarray) -> pl.DataFrame:
         game = side_row % count if count else side_row
-        columns = {"side_row": side_row, "pos": side_pos[side_row], "score": score[side_row],
-                   "opponent_rating": opponent_used.gather(side_row), **extra}
+        columns = {
+            "side_row": side_row,
+            "pos": side_pos[side_row],
+            "score": score[side_row],
+            "opponent_rating": opponent_used.gather(side_row),
+            **extra,
+        }
         if with_games:
-            columns |= {"player_id": side_ids[side_row], "event_id": game_rows["event_id"].gather(game),
-                        "game_id": game_rows["game_id"].gather(game)}
+            columns |= {
+                "player_id": side_ids[side_row],
+                "event_id": game_rows["event_id"].gather(game),
+                "game_id": game_rows["game_id"].gather(game),
+            }
         return pl.DataFrame(columns)
 
     # Rated players (§8.3): own_rating is the source's rating used, else the previous list's.
     rated_side = np.flatnonzero(player_rated & counts)
-    rated_rows = _rated_player_games(side_rows(
-        rated_side, per_event, own_rating=own_used.gather(rated_side), is_white=rated_side < count, weight=weight[rated_side]), rules)
+    rated_rows = _rated_player_games(
+        side_rows(
+            rated_side,
+            per_event,
+            own_rating=own_used.gather(rated_side),
+            is_white=rated_side < count,
+            weight=weight[rated_side],
+        ),
+        rules,
+    )
     rated_pos = rated_rows["pos"].to_numpy()
     games_n = np.bincount(rated_pos, minlength=size)
     delta_h = np.bincount(rated_pos, weights=rated_rows["delta_h"].to_numpy(), minlength=size)
     played_pos = np.flatnonzero(games_n)
-    played = listed.select(pl.col("k", "rating", "games_total", "birth_year", "ever_2400").gather(played_pos)).with_columns(
-        pos=pl.Series(played_pos), n=pl.Series(games_n[played_pos], dtype=pl.Int32), delta_h=pl.Series(delta_h[played_pos]))
+    played = listed.select(
+        pl.col("k", "rating", "games_total", "birth_year", "ever_2400").gather(played_pos)
+    ).with_columns(
+        pos=pl.Series(played_pos),
+        n=pl.Series(games_n[played_pos], dtype=pl.Int32),
+        delta_h=pl.Series(delta_h[played_pos]),
+    )
     played = _rating_changes(played, rated_rows, rules, parse_month(month)[0])
     updated = pl.col("rating") + pl.col("change")
     played = played.with_columns(delisted=below_floor(updated, rules)).with_columns(
@@ -438,7 +488,9 @@ def rate_period(
 
     # The new list: the period's columns reset for everybody, then the results written at their rows.
     played = played.select("rating", "change", "k_used", pl.col("n").alias("games"), "games_total", "delisted")
-    unrated = unrated.select("rating", "games", "games_total", "newly_rated", "last_played", "pending_games", "pending_since", "pending")
+    unrated = unrated.select(
+        "rating", "games", "games_total", "newly_rated", "last_played", "pending_games", "pending_since", "pending"
+    )
 
     def column(name: str, base: pl.Series) -> pl.Series:
         out = base.alias(name)
@@ -450,35 +502,48 @@ def rate_period(
     nobody = pl.Series(np.zeros(size, dtype=bool))
     played_now = np.zeros(size, dtype=bool)
     played_now[played_pos] = True
-    month_played = pl.select(pl.when(pl.Series(played_now)).then(pl.lit(month)).otherwise(listed["last_played"])).to_series()
-    new_list = pl.DataFrame([
-        listed["player_id"],
-        column("rating", listed["rating"]),
-        column("change", pl.select(pl.when(rated_before).then(pl.lit(0, dtype=pl.Int32))).to_series()),
-        listed["k"],
-        column("k_used", pl.repeat(None, size, dtype=pl.Int16, eager=True)),
-        column("games", zeros),
-        column("games_total", listed["games_total"]),
-        listed["inactive"],
-        column("delisted", nobody),
-        column("newly_rated", nobody),
-        listed["birth_year"],
-        listed["ever_2400"],
-        column("last_played", month_played),
-        column("pending_games", pl.select(pl.when(rated_before).then(pl.lit(0, dtype=pl.Int32)).otherwise(listed["pending_games"])).to_series()),
-        column("pending_since", pl.repeat(None, size, dtype=pl.Utf8, eager=True)),
-        column("pending", pl.repeat([], size, dtype=pl.List(POOL_ENTRY), eager=True)),
-    ])
+    month_played = pl.select(
+        pl.when(pl.Series(played_now)).then(pl.lit(month)).otherwise(listed["last_played"])
+    ).to_series()
+    new_list = pl.DataFrame(
+        [
+            listed["player_id"],
+            column("rating", listed["rating"]),
+            column("change", pl.select(pl.when(rated_before).then(pl.lit(0, dtype=pl.Int32))).to_series()),
+            listed["k"],
+            column("k_used", pl.repeat(None, size, dtype=pl.Int16, eager=True)),
+            column("games", zeros),
+            column("games_total", listed["games_total"]),
+            listed["inactive"],
+            column("delisted", nobody),
+            column("newly_rated", nobody),
+            listed["birth_year"],
+            listed["ever_2400"],
+            column("last_played", month_played),
+            column(
+                "pending_games",
+                pl.select(
+                    pl.when(rated_before).then(pl.lit(0, dtype=pl.Int32)).otherwise(listed["pending_games"])
+                ).to_series(),
+            ),
+            column("pending_since", pl.repeat(None, size, dtype=pl.Utf8, eager=True)),
+            column("pending", pl.repeat([], size, dtype=pl.List(POOL_ENTRY), eager=True)),
+        ]
+    )
 
     last_active = add_months(month, -rules.inactive_after_months)  # 'YYYY-MM' strings sort like the months
     new_list = new_list.with_columns(
-        pl.when(pl.col("last_played").is_null()).then(pl.col("inactive"))
-        .otherwise(pl.col("last_played") <= last_active).alias("inactive"),
+        pl.when(pl.col("last_played").is_null())
+        .then(pl.col("inactive"))
+        .otherwise(pl.col("last_played") <= last_active)
+        .alias("inactive"),
         (pl.col("ever_2400") | (pl.col("rating") >= 2400).fill_null(False)).alias("ever_2400"),
     )
     # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
     new_list = new_list.with_columns(k=development_coefficient(rules.k, parse_month(add_months(month, 1))[0]))
-    return PeriodResult(rating_list=conform(new_list, RatingList), rated_games=_rated_games_table(annotated, rated_rows, month))
+    return PeriodResult(
+        rating_list=conform(new_list, RatingList), rated_games=_rated_games_table(annotated, rated_rows, month)
+    )
 
 
 def _newcomers(ids: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
@@ -529,23 +594,23 @@ def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month:
     # Each counted side's expectation goes back to its side row: white sides first, then black, in game order.
     games = annotated.height
     expected = pl.repeat(None, 2 * games, dtype=pl.Float64, eager=True).scatter(
-        rated_rows["side_row"], rated_rows["expected_h"] / 100.0)
-    table = (
-        annotated.with_columns(white_expected=expected.slice(0, games), black_expected=expected.slice(games, games))
-        .select(
-            "game_id",
-            pl.lit(month).alias("month"),
-            "event_id",
-            "white_id",
-            "black_id",
-            "white_score",
-            "time_control",
-            pl.col("white_used").alias("white_rating_used"),
-            pl.col("black_used").alias("black_rating_used"),
-            "white_expected",
-            "black_expected",
-            "weight",
-        )
+        rated_rows["side_row"], rated_rows["expected_h"] / 100.0
+    )
+    table = annotated.with_columns(
+        white_expected=expected.slice(0, games), black_expected=expected.slice(games, games)
+    ).select(
+        "game_id",
+        pl.lit(month).alias("month"),
+        "event_id",
+        "white_id",
+        "black_id",
+        "white_score",
+        "time_control",
+        pl.col("white_used").alias("white_rating_used"),
+        pl.col("black_used").alias("black_rating_used"),
+        "white_expected",
+        "black_expected",
+        "weight",
     )
     table = conform(table, RatedGames)
     game_ids = table["game_id"].to_numpy()
@@ -553,8 +618,9 @@ def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month:
     return table if bool(np.all(game_ids[1:] > game_ids[:-1])) else table.sort("game_id")
 
 
-
-def compress(rating_list: pl.DataFrame, threshold: int = 2000, factor: float = 0.4, fresh_start: bool = True) -> pl.DataFrame:
+def compress(
+    rating_list: pl.DataFrame, threshold: int = 2000, factor: float = 0.4, fresh_start: bool = True
+) -> pl.DataFrame:
     """The one-time compression of March 2024 (docs/regulations.md): R + round(0.4 x (2000 - R)) below 2000.
 
     Applied after a period's regular calculation to every rated player, active or not, newcomers

@@ -36,6 +36,7 @@ FALSE_TEXT = ("false", "0", "no", "n", "f")
 
 # -- rules -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class SystemRules:
     """A system with its parameters, under the name the user gave (preset, file or system)."""
@@ -49,7 +50,9 @@ class SystemRules:
 
 
 def preset_names() -> list[str]:
-    return sorted(p.name[: -len(".yaml")] for p in resources.files(PRESET_PACKAGE).iterdir() if p.name.endswith(".yaml"))
+    return sorted(
+        p.name[: -len(".yaml")] for p in resources.files(PRESET_PACKAGE).iterdir() if p.name.endswith(".yaml")
+    )
 
 
 def rules_document(name_or_path: str) -> dict[str, Any]:
@@ -60,7 +63,10 @@ def rules_document(name_or_path: str) -> dict[str, Any]:
             raise ValueError(f"rules file not found: {name_or_path}")
         text, origin = path.read_text(encoding="utf-8"), str(path)
     elif (resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml").is_file():
-        text, origin = (resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml").read_text(encoding="utf-8"), f"preset {name_or_path}"
+        text, origin = (
+            (resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml").read_text(encoding="utf-8"),
+            f"preset {name_or_path}",
+        )
     else:
         get_system(name_or_path)  # raises, naming the systems, when it is none
         return {"system": name_or_path, "name": name_or_path}
@@ -69,13 +75,19 @@ def rules_document(name_or_path: str) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         raise ValueError(f"{origin}: not valid YAML: {exc}") from None
     if not isinstance(document, dict) or "system" not in document:
-        raise ValueError(f"{origin}: expected a mapping with 'system: NAME' ({', '.join(system_names())}) and its parameters")
+        raise ValueError(
+            f"{origin}: expected a mapping with 'system: NAME' ({', '.join(system_names())}) and its parameters"
+        )
     document.setdefault("name", path.stem if origin == str(path) else name_or_path)
     return document
 
 
-def load_system_rules(name_or_path: str, overrides: list[str] | tuple[str, ...] = (), init: float | None = None,
-                      values: dict[str, Any] | None = None) -> SystemRules:
+def load_system_rules(
+    name_or_path: str,
+    overrides: list[str] | tuple[str, ...] = (),
+    init: float | None = None,
+    values: dict[str, Any] | None = None,
+) -> SystemRules:
     """The system and parameters of `--rules`, then `--init`, then `--set key=value` overrides, then `values` (a grid point).
 
     Everybody starts at `init` when given; otherwise at the document's `init_rating`, or at 2200
@@ -105,6 +117,7 @@ def load_system_rules(name_or_path: str, overrides: list[str] | tuple[str, ...] 
 
 
 # -- games -------------------------------------------------------------------------------------
+
 
 def parse_period(text: str) -> int:
     """A period as the games file writes it: YYYY-MM (-> month index) or an integer (Kaggle's MonthID)."""
@@ -169,7 +182,11 @@ def read_games(path: str | Path) -> pl.DataFrame:
     bad = months.is_null() | (~is_month.fill_null(False) & as_int.is_null())
     if bad.any():
         raise _bad_line(path, bad, frame, "month", "is neither YYYY-MM nor an integer period")
-    year_month = months.str.extract(r"^(\d{4})-(\d{2})$", 1).cast(pl.Int64, strict=False) * 12 + months.str.extract(r"^(\d{4})-(\d{2})$", 2).cast(pl.Int64, strict=False) - 1
+    year_month = (
+        months.str.extract(r"^(\d{4})-(\d{2})$", 1).cast(pl.Int64, strict=False) * 12
+        + months.str.extract(r"^(\d{4})-(\d{2})$", 2).cast(pl.Int64, strict=False)
+        - 1
+    )
     period = pl.select(pl.when(is_month).then(year_month).otherwise(as_int)).to_series()
     ids = {}
     for column in ("white_id", "black_id"):
@@ -194,10 +211,16 @@ def read_games(path: str | Path) -> pl.DataFrame:
         colour_known = ~flag.is_in(list(FALSE_TEXT))
     else:
         colour_known = pl.Series([not kaggle] * frame.height, dtype=pl.Boolean)
-    games = pl.DataFrame({
-        "period": period, "month": months, "white_id": ids["white_id"], "black_id": ids["black_id"],
-        "white_score": score, "colour_known": colour_known,
-    })
+    games = pl.DataFrame(
+        {
+            "period": period,
+            "month": months,
+            "white_id": ids["white_id"],
+            "black_id": ids["black_id"],
+            "white_score": score,
+            "colour_known": colour_known,
+        }
+    )
     if "event_id" in frame.columns:
         games = games.with_columns(event_id=frame["event_id"].cast(pl.Utf8))
     self_play = games["white_id"] == games["black_id"]
@@ -207,6 +230,7 @@ def read_games(path: str | Path) -> pl.DataFrame:
 
 
 # -- rating and predicting ---------------------------------------------------------------------
+
 
 def rate_history(rules: SystemRules, games: pl.DataFrame) -> pl.DataFrame:
     """The state after rating `games` period by period (ascending), everybody starting from the initial values."""
@@ -227,7 +251,10 @@ def prediction_metrics(predicted: pl.DataFrame) -> dict[str, Any]:
     frame = predicted.with_row_index("game_id").with_columns(
         pl.col("game_id").cast(pl.UInt64), black_expected=1.0 - pl.col("white_expected")
     )
-    rows = [predictive_accuracy(part, str(month), "evaluation") for (month,), part in frame.group_by("month", maintain_order=True)]
+    rows = [
+        predictive_accuracy(part, str(month), "evaluation")
+        for (month,), part in frame.group_by("month", maintain_order=True)
+    ]
     pooled = compare_accuracy(pl.concat(rows), baseline=None).row(0, named=True)
     deviance = pooled["deviance"]
     return {
@@ -239,18 +266,26 @@ def prediction_metrics(predicted: pl.DataFrame) -> dict[str, Any]:
     }
 
 
-def split(games: pl.DataFrame, train_to: int, test_from: int, test_to: int, test_games: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def split(
+    games: pl.DataFrame, train_to: int, test_from: int, test_to: int, test_games: pl.DataFrame | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     if test_from <= train_to:
-        raise ValueError("--test-from must come after --train-to (the test games must not be rated before they are predicted)")
+        raise ValueError(
+            "--test-from must come after --train-to (the test games must not be rated before they are predicted)"
+        )
     if test_to < test_from:
         raise ValueError("--test-to is before --test-from")
     train = games.filter(pl.col("period") <= train_to)
     source = games if test_games is None else test_games
     test = source.filter(pl.col("period").is_between(test_from, test_to))
     if train.height == 0:
-        raise ValueError(f"no games up to --train-to (the file's periods run from {games['period'].min()} to {games['period'].max()})")
+        raise ValueError(
+            f"no games up to --train-to (the file's periods run from {games['period'].min()} to {games['period'].max()})"
+        )
     if test.height == 0:
-        raise ValueError(f"no test games between --test-from and --test-to (periods {source['period'].min()} to {source['period'].max()})")
+        raise ValueError(
+            f"no test games between --test-from and --test-to (periods {source['period'].min()} to {source['period'].max()})"
+        )
     return train, test
 
 
@@ -275,13 +310,20 @@ def evaluate_split(rules: SystemRules, train: pl.DataFrame, test: pl.DataFrame) 
     }
 
 
-def evaluate(games: pl.DataFrame, train_to: str, test_from: str, test_to: str, rules: SystemRules,
-             test_games: pl.DataFrame | None = None) -> dict[str, Any]:
+def evaluate(
+    games: pl.DataFrame,
+    train_to: str,
+    test_from: str,
+    test_to: str,
+    rules: SystemRules,
+    test_games: pl.DataFrame | None = None,
+) -> dict[str, Any]:
     train, test = split(games, parse_period(train_to), parse_period(test_from), parse_period(test_to), test_games)
     return {**evaluate_split(rules, train, test), "train_to": train_to, "test_from": test_from, "test_to": test_to}
 
 
 # -- tuning ------------------------------------------------------------------------------------
+
 
 def parse_grid(assignments: list[str] | tuple[str, ...]) -> dict[str, list[Any]]:
     """['c=10,15,20', 'init_rd=250,300'] -> {'c': [10, 15, 20], 'init_rd': [250, 300]} (values read as YAML)."""
@@ -295,9 +337,18 @@ def parse_grid(assignments: list[str] | tuple[str, ...]) -> dict[str, list[Any]]
     return grid
 
 
-def tune(games: pl.DataFrame, train_to: str, test_from: str, test_to: str, rules_name: str, grid: dict[str, list[Any]],
-         overrides: tuple[str, ...] = (), init: float | None = None, metric: str = "deviance_log10",
-         test_games: pl.DataFrame | None = None) -> dict[str, Any]:
+def tune(
+    games: pl.DataFrame,
+    train_to: str,
+    test_from: str,
+    test_to: str,
+    rules_name: str,
+    grid: dict[str, list[Any]],
+    overrides: tuple[str, ...] = (),
+    init: float | None = None,
+    metric: str = "deviance_log10",
+    test_games: pl.DataFrame | None = None,
+) -> dict[str, Any]:
     """Every combination of the grid's values on one train/validation split, best `metric` first."""
     if metric not in METRICS:
         raise ValueError(f"--metric must be one of {', '.join(METRICS)}")
@@ -310,13 +361,26 @@ def tune(games: pl.DataFrame, train_to: str, test_from: str, test_to: str, rules
         setting = dict(zip(grid, values))
         rules = load_system_rules(rules_name, overrides, init, setting)
         outcome = evaluate_split(rules, train, test)
-        results.append({"setting": setting, **{m: outcome[m] for m in METRICS}, "params": outcome["params"], "seconds": outcome["seconds"]})
+        results.append(
+            {
+                "setting": setting,
+                **{m: outcome[m] for m in METRICS},
+                "params": outcome["params"],
+                "seconds": outcome["seconds"],
+            }
+        )
     results.sort(key=lambda r: (r[metric] is None, r[metric]))
     for rank, row in enumerate(results, 1):
         row["rank"] = rank
     return {
-        "rules": rules_name, "metric": metric, "train_to": train_to, "test_from": test_from, "test_to": test_to,
-        "train_games": train.height, "test_games": test.height, "results": results,
+        "rules": rules_name,
+        "metric": metric,
+        "train_to": train_to,
+        "test_from": test_from,
+        "test_to": test_to,
+        "train_games": train.height,
+        "test_games": test.height,
+        "results": results,
     }
 
 
@@ -333,8 +397,14 @@ def leaderboard_text(outcome: dict[str, Any]) -> str:
         "  ".join(f"{h:>14}" for h in header),
     ]
     for row in outcome["results"]:
-        cells = [str(row["rank"]), *(str(row["setting"][k]) for k in keys),
-                 f"{row['deviance_log10']:.6f}", f"{row['bdev']:.3f}", f"{row['player_month_rmse']:.6f}", f"{row['seconds']:.2f}"]
+        cells = [
+            str(row["rank"]),
+            *(str(row["setting"][k]) for k in keys),
+            f"{row['deviance_log10']:.6f}",
+            f"{row['bdev']:.3f}",
+            f"{row['player_month_rmse']:.6f}",
+            f"{row['seconds']:.2f}",
+        ]
         lines.append("  ".join(f"{c:>14}" for c in cells))
     return "\n".join(lines)
 

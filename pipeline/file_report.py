@@ -52,12 +52,19 @@ class FileReport:
     players: int = 0
     quarantined: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # 'line N: what is wrong', the first MAX_PROBLEMS
-    readable: bool = True                              # False: nothing in the file could be read
-    encoding: str | None = None                        # text encoding read ('utf-8', 'windows-1252', ...); None: binary or unread
+    readable: bool = True  # False: nothing in the file could be read
+    encoding: str | None = None  # text encoding read ('utf-8', 'windows-1252', ...); None: binary or unread
 
     def as_json(self) -> dict:
-        return {"path": self.path, "format": self.format, "records": self.records, "games": self.games,
-                "players": self.players, "quarantined": dict(self.quarantined), "encoding": self.encoding}
+        return {
+            "path": self.path,
+            "format": self.format,
+            "records": self.records,
+            "games": self.games,
+            "players": self.players,
+            "quarantined": dict(self.quarantined),
+            "encoding": self.encoding,
+        }
 
     def summary(self) -> str:
         """One line for people: format and counts, quarantine by reason."""
@@ -94,8 +101,14 @@ def report_file(path: str) -> FileReport:
             fmt = detect_format(path)
         except Exception:
             fmt = "unknown"
-        report = FileReport(path, fmt, records=1, quarantined={"unparseable": 1}, problems=[f"line 1: {unexpected(error)}"],
-                            readable=False)
+        report = FileReport(
+            path,
+            fmt,
+            records=1,
+            quarantined={"unparseable": 1},
+            problems=[f"line 1: {unexpected(error)}"],
+            readable=False,
+        )
     report.path = escape_text(report.path)
     report.problems = [escape_text(problem) for problem in report.problems]
     return report
@@ -105,7 +118,9 @@ def _report_file(path: str) -> FileReport:
     try:
         data = Path(path).read_bytes()
     except OSError as error:
-        return FileReport(path, detect_format(path), problems=[f"cannot be read: {error.strerror or error}"], readable=False)
+        return FileReport(
+            path, detect_format(path), problems=[f"cannot be read: {error.strerror or error}"], readable=False
+        )
     fmt = sniff_format(data, path)
     try:
         if fmt.startswith(FIDE_LIST_PREFIX):
@@ -113,12 +128,14 @@ def _report_file(path: str) -> FileReport:
         if fmt in ("players-csv", "seed-csv"):
             return _registry_report(data, path, fmt)
     except UnreadableDump as problem:
-        return FileReport(path, fmt, records=1, quarantined={"unparseable": 1}, problems=[f"line 1: {problem}"], readable=False)
+        return FileReport(
+            path, fmt, records=1, quarantined={"unparseable": 1}, problems=[f"line 1: {problem}"], readable=False
+        )
     return _dump_report(data, path, fmt)
 
 
 def sniff_format(data: bytes, path: str) -> str:
-    """trf / pgn / csv / parquet (game dumps), players-csv, seed-csv, fide-list-<layout>, or unknown."""
+    """Trf / pgn / csv / parquet (game dumps), players-csv, seed-csv, fide-list-<layout>, or unknown."""
     fmt = detect_format(path)
     inner, compression = strip_compression(path)
     if fmt not in ("trf", "csv"):
@@ -148,7 +165,11 @@ def _dump_report(data: bytes, path: str, fmt: str) -> FileReport:
     games, quarantine = split_games(raw, empty_frame(Players), month, check_month=False)
     problems = quarantine.filter(pl.col("reason") == "unparseable").sort("source_line").head(MAX_PROBLEMS)
     return FileReport(
-        path, fmt, records=raw.height, games=games.height, players=_trf_players(data, path) if fmt == "trf" else 0,
+        path,
+        fmt,
+        records=raw.height,
+        games=games.height,
+        players=_trf_players(data, path) if fmt == "trf" else 0,
         quarantined=_counts(quarantine["reason"]),
         problems=[f"line {line}: {detail}" for line, detail in problems.select("source_line", "detail").iter_rows()],
         # Nothing could be read when no record could be (a binary or empty file, a PGN without games...).
@@ -184,9 +205,15 @@ def _fide_list_report(data: bytes, path: str) -> FileReport:
     fide_list = parse_fide_list(content, inner)
     rejected = fide_list.rejected.sort("source_line")
     return FileReport(
-        path, FIDE_LIST_PREFIX + fide_list.layout, records=fide_list.records, players=fide_list.players.height,
+        path,
+        FIDE_LIST_PREFIX + fide_list.layout,
+        records=fide_list.records,
+        players=fide_list.players.height,
         quarantined=_counts(rejected["reason"]),
-        problems=[f"line {line}: {detail}" for line, detail in rejected.head(MAX_PROBLEMS).select("source_line", "detail").iter_rows()],
+        problems=[
+            f"line {line}: {detail}"
+            for line, detail in rejected.head(MAX_PROBLEMS).select("source_line", "detail").iter_rows()
+        ],
         readable=fide_list.players.height > 0,
         encoding=_encoding(content),
     )
@@ -199,18 +226,28 @@ def _registry_report(data: bytes, path: str, fmt: str) -> FileReport:
     problems = registry_problems(table).drop("raw_text")
     if fmt == "seed-csv" and "rating" in table.columns:
         rating = pl.col("rating").str.strip_chars()
-        bad_rating = table.with_row_index("_row").filter(
-            (rating != "") & rating.cast(pl.Float64, strict=False).is_null()
-        ).select(
-            (pl.col("_row").cast(pl.Int64) + 2).alias("source_line"), pl.lit("unparseable").alias("reason"),
-            pl.format("rating '{}' is not a number", rating).alias("detail"),
+        bad_rating = (
+            table.with_row_index("_row")
+            .filter((rating != "") & rating.cast(pl.Float64, strict=False).is_null())
+            .select(
+                (pl.col("_row").cast(pl.Int64) + 2).alias("source_line"),
+                pl.lit("unparseable").alias("reason"),
+                pl.format("rating '{}' is not a number", rating).alias("detail"),
+            )
         )
         # One reason per row: an unusable id first, then the rating.
         problems = pl.concat([problems, bad_rating]).unique("source_line", keep="first", maintain_order=True)
     problems = problems.sort("source_line")
     return FileReport(
-        path, fmt, records=table.height, players=table.height - problems.height, quarantined=_counts(problems["reason"]),
-        problems=[f"line {line}: {detail}" for line, detail in problems.head(MAX_PROBLEMS).select("source_line", "detail").iter_rows()],
+        path,
+        fmt,
+        records=table.height,
+        players=table.height - problems.height,
+        quarantined=_counts(problems["reason"]),
+        problems=[
+            f"line {line}: {detail}"
+            for line, detail in problems.head(MAX_PROBLEMS).select("source_line", "detail").iter_rows()
+        ],
         readable=table.height > problems.height,
         encoding=_encoding(content),
     )

@@ -12,8 +12,8 @@ from typing import BinaryIO
 import polars as pl
 
 from pipeline.formats import UNKNOWN_FORMAT, detect_format, read_dump, read_dumps
-from pipeline.formats.fide_list import FideListFile, parse_fide_list
 from pipeline.formats.common import UnreadableDump, decode_text, decompress, strip_compression, unreadable_record
+from pipeline.formats.fide_list import FideListFile, parse_fide_list
 from pipeline.landing import DUMP, RAW, REGISTRY, REGISTRY_FOLDER, LandingEntry, inventory, month_entries, refusal
 from pipeline.months import parse_month
 from pipeline.storage import ObjectStore
@@ -29,13 +29,21 @@ READ_WORKERS = 8
 # Formats read_dumps parses many files at once (one vectorised pass per batch instead of per file).
 BATCHED_FORMATS = ("trf", "pgn")
 
-PLAYER_COLUMN_ALIASES = {"id": "player_id", "fide_id": "player_id", "fed": "federation", "birthday": "birth_year", "born": "birth_year"}
+PLAYER_COLUMN_ALIASES = {
+    "id": "player_id",
+    "fide_id": "player_id",
+    "fed": "federation",
+    "birthday": "birth_year",
+    "born": "birth_year",
+}
 SEX_SPELLINGS = {"M": "M", "F": "F", "W": "F"}  # TRF and FIDE lists write women as 'w' or 'f'
 # Title codes of the 2001-2012 lists -> today's; others (such as 'h' and 'wh') are kept as written.
 OLD_TITLE_CODES = {"g": "GM", "m": "IM", "f": "FM", "c": "CM", "wg": "WGM", "wm": "WIM", "wf": "WFM", "wc": "WCM"}
 
 
-def read_file(path_or_bytes: str | os.PathLike | bytes | BinaryIO, name: str, federation: str, month: str) -> pl.DataFrame:
+def read_file(
+    path_or_bytes: str | os.PathLike | bytes | BinaryIO, name: str, federation: str, month: str
+) -> pl.DataFrame:
     """RawGames rows of one dump (format from the extension of `name`; .gz/.zst read transparently).
 
     `name` is the dump's key relative to raw/, e.g. 'GER/2024-01/open-a.trf': it becomes
@@ -69,7 +77,8 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
     keys = [(entry.federation, entry.key) for entry in entries if entry.kind == DUMP]
     refused = [
         unreadable_record(_relative_to_raw(entry.key), entry.federation, month, UNKNOWN_FORMAT, refusal(entry))
-        for entry in entries if entry.kind != DUMP
+        for entry in entries
+        if entry.kind != DUMP
     ]
     if not keys:
         return pl.concat(refused, how="vertical") if refused else empty_frame(RawGames)
@@ -170,7 +179,9 @@ def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
     ids = _text(table, "player_id")
     parsed = ids.cast(pl.Int64, strict=False)
     usable = parsed.is_not_null() & (parsed > 0)
-    raw_text = pl.concat_str([pl.col(c).fill_null("") for c in table.columns], separator=",") if table.columns else pl.lit("")
+    raw_text = (
+        pl.concat_str([pl.col(c).fill_null("") for c in table.columns], separator=",") if table.columns else pl.lit("")
+    )
     frame = table.with_row_index("_row").select(
         (pl.col("_row").cast(pl.Int64) + 2).alias("source_line"),  # line 1 is the header
         raw_text.alias("raw_text"),
@@ -178,14 +189,28 @@ def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
         pl.when(usable).then(parsed).alias("_id"),
     )
     duplicate = pl.col("_id").is_not_null() & (pl.int_range(pl.len()).over("_id") > 0)
-    return frame.with_columns(
-        pl.when(pl.col("_id").is_null()).then(pl.lit("unparseable")).when(duplicate).then(pl.lit("duplicate")).alias("reason"),
-        pl.when(pl.col("_id").is_null())
-        .then(pl.format("player_id {} is not a positive number", pl.col("_id_text").fill_null("(missing)")))
-        .when(duplicate).then(pl.format("player_id {} is already registered on line {}", pl.col("_id"),
-                                        pl.col("source_line").first().over("_id")))
-        .alias("detail"),
-    ).filter(pl.col("reason").is_not_null()).select("source_line", "reason", "detail", "raw_text")
+    return (
+        frame.with_columns(
+            pl.when(pl.col("_id").is_null())
+            .then(pl.lit("unparseable"))
+            .when(duplicate)
+            .then(pl.lit("duplicate"))
+            .alias("reason"),
+            pl.when(pl.col("_id").is_null())
+            .then(pl.format("player_id {} is not a positive number", pl.col("_id_text").fill_null("(missing)")))
+            .when(duplicate)
+            .then(
+                pl.format(
+                    "player_id {} is already registered on line {}",
+                    pl.col("_id"),
+                    pl.col("source_line").first().over("_id"),
+                )
+            )
+            .alias("detail"),
+        )
+        .filter(pl.col("reason").is_not_null())
+        .select("source_line", "reason", "detail", "raw_text")
+    )
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -255,7 +280,9 @@ def registry_table(data: bytes) -> pl.DataFrame:
         table = pl.read_csv(io.StringIO(text), infer_schema=False, truncate_ragged_lines=True)
     except pl.exceptions.PolarsError as error:
         raise UnreadableDump(f"not a readable CSV file: {str(error).splitlines()[0]}") from error
-    return table.rename({name: PLAYER_COLUMN_ALIASES.get(name.strip().lower(), name.strip().lower()) for name in table.columns})
+    return table.rename(
+        {name: PLAYER_COLUMN_ALIASES.get(name.strip().lower(), name.strip().lower()) for name in table.columns}
+    )
 
 
 def _text(table: pl.DataFrame, column: str) -> pl.Expr:
@@ -294,7 +321,10 @@ def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
         pl.when(rating.is_null()).then(games_total.fill_null(0)).otherwise(games_total).alias("games_total"),
         _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False).alias("birth_year"),
         pl.coalesce(
-            pl.when(ever.is_in(["true", "1", "yes", "y", "t"])).then(True).when(ever.is_in(["false", "0", "no", "n", "f"])).then(False),
+            pl.when(ever.is_in(["true", "1", "yes", "y", "t"]))
+            .then(True)
+            .when(ever.is_in(["false", "0", "no", "n", "f"]))
+            .then(False),
             rating.fill_null(0) >= 2400,
         ).alias("ever_2400"),
         # The K the list published (optional): a tiered policy honours it, see regulations.k_from_previous_list.

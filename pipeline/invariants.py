@@ -19,13 +19,25 @@ from pipeline.validate import reconcile as reconcile_files
 FOOTER_READ_THREADS = 16
 # What the per-file reconciliation reads of each month's tables.
 RECONCILED_COLUMNS = {
-    "raw_games": ["source_file", "record_id"], "games": ["source_file", "game_id"], "quarantine": ["source_file", "record_id"],
+    "raw_games": ["source_file", "record_id"],
+    "games": ["source_file", "game_id"],
+    "quarantine": ["source_file", "record_id"],
 }
 # Expected scores are stored as hundredths / 100 in float64; identities hold to far better than this.
 FLOAT_TOLERANCE = 1e-6
 LIST_COLUMNS = ["player_id", "rating", "change", "k_used", "games", "delisted", "newly_rated"]
-RATED_GAMES_COLUMNS = ["game_id", "event_id", "white_id", "black_id", "white_score", "white_rating_used",
-                       "black_rating_used", "white_expected", "black_expected", "weight"]
+RATED_GAMES_COLUMNS = [
+    "game_id",
+    "event_id",
+    "white_id",
+    "black_id",
+    "white_score",
+    "white_rating_used",
+    "black_rating_used",
+    "white_expected",
+    "black_expected",
+    "weight",
+]
 
 
 @dataclass(frozen=True)
@@ -54,13 +66,16 @@ def month_key(asset_path: Sequence[str], month: str) -> str:
     return ObjectStore.table_key("/".join(asset_path), month)
 
 
-def read_month(store: ObjectStore, asset_path: Sequence[str], month: str, columns: list[str] | None = None) -> pl.DataFrame | None:
+def read_month(
+    store: ObjectStore, asset_path: Sequence[str], month: str, columns: list[str] | None = None
+) -> pl.DataFrame | None:
     """A stored month of a table (only `columns` when given), or None when it is not stored."""
     key = month_key(asset_path, month)
     return store.read_parquet(key, columns=columns) if store.exists(key) else None
 
 
 # -- reconciliation ----------------------------------------------------------------------------
+
 
 def stored_rows(store: ObjectStore, asset: str, month: str) -> int | None:
     """Row count of a stored month from the Parquet footer (no data read); None when it is missing."""
@@ -88,12 +103,19 @@ def reconcile(store: ObjectStore, months: list[str]) -> tuple[list[str], dict[st
         for asset, n in counts.items():
             totals[asset] += n
         if counts["raw_games"] != counts["games"] + counts["quarantine"]:
-            failing.append(f"{month}: raw {counts['raw_games']} != games {counts['games']} + quarantine {counts['quarantine']}")
+            failing.append(
+                f"{month}: raw {counts['raw_games']} != games {counts['games']} + quarantine {counts['quarantine']}"
+            )
         per_file = reconcile_files(tables["raw_games"], tables["games"], tables["quarantine"])
         totals["files"] += per_file.height
-        for file, records, games, quarantined in per_file.filter(~pl.col("ok")).select(
-                "source_file", "records", "games", "quarantined").iter_rows():
-            counted = "the record ids differ" if records == games + quarantined else f"{games} games + {quarantined} quarantined"
+        for file, records, games, quarantined in (
+            per_file.filter(~pl.col("ok")).select("source_file", "records", "games", "quarantined").iter_rows()
+        ):
+            counted = (
+                "the record ids differ"
+                if records == games + quarantined
+                else f"{games} games + {quarantined} quarantined"
+            )
             failing.append(f"{month} {file}: {records} records, {counted}")
     return failing, totals
 
@@ -110,7 +132,10 @@ def mostly_quarantined(store: ObjectStore, months: Sequence[str], share: float =
 
 # -- per table ---------------------------------------------------------------------------------
 
-def schema_problems(store: ObjectStore, asset_path: Sequence[str], expected: pl.Schema, months: Sequence[str]) -> MonthProblems:
+
+def schema_problems(
+    store: ObjectStore, asset_path: Sequence[str], expected: pl.Schema, months: Sequence[str]
+) -> MonthProblems:
     """Months whose stored file is missing or whose footer schema differs from `expected` (names, order, types)."""
 
     def footer(month: str) -> dict[str, pl.DataType] | None:
@@ -128,12 +153,16 @@ def schema_problems(store: ObjectStore, asset_path: Sequence[str], expected: pl.
             missing = [n for n in expected if n not in found]
             extra = [n for n in found if n not in expected]
             retyped = [f"{n} {found[n]} (want {t})" for n, t in want if n in found and found[n] != t]
-            detail = "; ".join(part for part in (
-                f"missing {', '.join(missing)}" if missing else "",
-                f"unexpected {', '.join(extra)}" if extra else "",
-                f"types {', '.join(retyped)}" if retyped else "",
-                "column order" if not (missing or extra or retyped) else "",
-            ) if part)
+            detail = "; ".join(
+                part
+                for part in (
+                    f"missing {', '.join(missing)}" if missing else "",
+                    f"unexpected {', '.join(extra)}" if extra else "",
+                    f"types {', '.join(retyped)}" if retyped else "",
+                    "column order" if not (missing or extra or retyped) else "",
+                )
+                if part
+            )
             problems.append(f"{month}: {detail}")
     return MonthProblems(problems, {"columns": len(want)})
 
@@ -143,7 +172,9 @@ def duplicate_ids(frame: pl.DataFrame, column: str) -> list:
     return sorted(frame.group_by(column).len().filter(pl.col("len") > 1)[column].to_list())
 
 
-def duplicate_problems(store: ObjectStore, asset_path: Sequence[str], column: str, months: Sequence[str]) -> MonthProblems:
+def duplicate_problems(
+    store: ObjectStore, asset_path: Sequence[str], column: str, months: Sequence[str]
+) -> MonthProblems:
     """Months whose stored table is missing or holds a value of `column` more than once."""
     problems, rows = [], 0
     for month in months:
@@ -173,17 +204,27 @@ def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame) -> list[s
     gone = joined.filter(pl.col("delisted").is_null())["player_id"]
     if gone.len():
         problems.append(f"{gone.len()} player(s) of the previous list missing, e.g. {gone.head(5).to_list()}")
-    lost = joined.filter(pl.col("prev_rating").is_not_null() & pl.col("rating").is_null() & (pl.col("delisted") == False))
+    lost = joined.filter(
+        pl.col("prev_rating").is_not_null() & pl.col("rating").is_null() & (pl.col("delisted") == False)
+    )
     if lost.height:
-        problems.append(f"{lost.height} player(s) lost their rating without the delisted flag, e.g. {lost['player_id'].head(5).to_list()}")
+        problems.append(
+            f"{lost.height} player(s) lost their rating without the delisted flag, e.g. {lost['player_id'].head(5).to_list()}"
+        )
     both = joined.filter(pl.col("prev_rating").is_not_null() & pl.col("rating").is_not_null())
     moved = both.filter((pl.col("prev_rating") + pl.col("change").fill_null(0)) != pl.col("rating"))
     if moved.height:
         sample = moved.head(3).select("player_id", "prev_rating", "change", "rating").rows()
-        problems.append(f"{moved.height} rating(s) differ from previous + change, e.g. (id, before, change, after) {sample}")
-    wrongly_delisted = current.filter(pl.col("delisted")).join(previous.filter(pl.col("rating").is_not_null()), on="player_id", how="anti")
+        problems.append(
+            f"{moved.height} rating(s) differ from previous + change, e.g. (id, before, change, after) {sample}"
+        )
+    wrongly_delisted = current.filter(pl.col("delisted")).join(
+        previous.filter(pl.col("rating").is_not_null()), on="player_id", how="anti"
+    )
     if wrongly_delisted.height:
-        problems.append(f"{wrongly_delisted.height} player(s) delisted who were not rated before, e.g. {wrongly_delisted['player_id'].head(5).to_list()}")
+        problems.append(
+            f"{wrongly_delisted.height} player(s) delisted who were not rated before, e.g. {wrongly_delisted['player_id'].head(5).to_list()}"
+        )
     return problems
 
 
@@ -191,9 +232,11 @@ def player_sides(rated_games: pl.DataFrame) -> pl.DataFrame:
     """One row per player per game counted for that player: score, expected, weight, event."""
     common = ["game_id", "event_id", "weight"]
     white = rated_games.filter(pl.col("white_expected").is_not_null()).select(
-        *common, player_id="white_id", score="white_score", expected="white_expected")
+        *common, player_id="white_id", score="white_score", expected="white_expected"
+    )
     black = rated_games.filter(pl.col("black_expected").is_not_null()).select(
-        *common, player_id="black_id", score=1.0 - pl.col("white_score"), expected="black_expected")
+        *common, player_id="black_id", score=1.0 - pl.col("white_score"), expected="black_expected"
+    )
     return pl.concat([white, black]).with_columns(delta=pl.col("weight") * (pl.col("score") - pl.col("expected")))
 
 
@@ -207,7 +250,9 @@ def conservation_problems(
     imbalance = symmetric.with_columns(gap=(pl.col("white_expected") + pl.col("black_expected") - 1.0).abs())
     broken = imbalance.filter(pl.col("gap") > FLOAT_TOLERANCE)
     if broken.height:
-        problems.append(f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id {broken['game_id'].head(3).to_list()}")
+        problems.append(
+            f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id {broken['game_id'].head(3).to_list()}"
+        )
 
     # Only players rated this period have a K; the others cannot be in an equal-K game.
     k = rating_list.filter(pl.col("k_used").is_not_null()).select("player_id", "k_used")
@@ -217,13 +262,25 @@ def conservation_problems(
         .filter(pl.col("white_k").is_not_null() & (pl.col("white_k") == pl.col("black_k")))
     )
     exchanged = equal_k.select(
-        net=(pl.col("white_k").cast(pl.Float64) * pl.col("weight")
-             * ((pl.col("white_score") - pl.col("white_expected")) + ((1.0 - pl.col("white_score")) - pl.col("black_expected")))).sum(),
-        moved=(pl.col("white_k").cast(pl.Float64) * pl.col("weight") * (pl.col("white_score") - pl.col("white_expected")).abs()).sum(),
+        net=(
+            pl.col("white_k").cast(pl.Float64)
+            * pl.col("weight")
+            * (
+                (pl.col("white_score") - pl.col("white_expected"))
+                + ((1.0 - pl.col("white_score")) - pl.col("black_expected"))
+            )
+        ).sum(),
+        moved=(
+            pl.col("white_k").cast(pl.Float64)
+            * pl.col("weight")
+            * (pl.col("white_score") - pl.col("white_expected")).abs()
+        ).sum(),
     )
     net, moved = exchanged.row(0) if equal_k.height else (0.0, 0.0)
     if abs(net) > FLOAT_TOLERANCE * max(1, equal_k.height):
-        problems.append(f"rating points not conserved between equal-K players: net {net:+.6f} over {equal_k.height} games")
+        problems.append(
+            f"rating points not conserved between equal-K players: net {net:+.6f} over {equal_k.height} games"
+        )
 
     stats: dict[str, int | float | str] = {
         "games_both_rated": both_rated.height,
@@ -246,28 +303,37 @@ def _change_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, rules
         counted=pl.len().cast(pl.Int32), delta=pl.col("delta").sum(), events=pl.col("event_id").n_unique()
     )
     # Players without games on the list need a look only if rated_games counts games for them (the full join).
-    rated_before = rating_list.filter((pl.col("change").is_not_null() | pl.col("delisted")) & (pl.col("games") > 0)).select(
-        "player_id", "games", "change", "k_used")
+    rated_before = rating_list.filter(
+        (pl.col("change").is_not_null() | pl.col("delisted")) & (pl.col("games") > 0)
+    ).select("player_id", "games", "change", "k_used")
     joined = rated_before.join(per_player, on="player_id", how="full", coalesce=True).with_columns(
-        pl.col("counted").fill_null(0), pl.col("games").fill_null(0))
+        pl.col("counted").fill_null(0), pl.col("games").fill_null(0)
+    )
     problems = []
     miscounted = joined.filter(pl.col("counted") != pl.col("games"))
     if miscounted.height:
         sample = miscounted.head(3).select("player_id", "games", "counted").rows()
-        problems.append(f"{miscounted.height} player(s) whose list games differ from rated_games, e.g. (id, list, games) {sample}")
+        problems.append(
+            f"{miscounted.height} player(s) whose list games differ from rated_games, e.g. (id, list, games) {sample}"
+        )
     played = joined.filter(pl.col("counted") > 0)
     slack = 0.5 * (pl.col("events") if rules.rounding == "per-event" else pl.lit(1)) + FLOAT_TOLERANCE
     off = played.filter(
-        pl.col("k_used").is_null() | pl.col("change").is_null()
+        pl.col("k_used").is_null()
+        | pl.col("change").is_null()
         | ((pl.col("change") - pl.col("k_used").cast(pl.Float64) * pl.col("delta")).abs() > slack)
     )
     if off.height:
         sample = off.head(3).select("player_id", "k_used", "change", pl.col("delta").round(4)).rows()
-        problems.append(f"{off.height} change(s) not K x sum(weight x (score - expected)), e.g. (id, K, change, sum) {sample}")
+        problems.append(
+            f"{off.height} change(s) not K x sum(weight x (score - expected)), e.g. (id, K, change, sum) {sample}"
+        )
     return problems
 
 
-def system_conservation_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, invariants: frozenset[str]) -> MonthProblems:
+def system_conservation_problems(
+    rated_games: pl.DataFrame, rating_list: pl.DataFrame, invariants: frozenset[str]
+) -> MonthProblems:
     """What a rating system's month must satisfy: the invariants it declares, and a list resting on exactly these games.
 
     `zero_sum_expectation`: white_expected + black_expected = 1 in every game rated for both sides.
@@ -281,25 +347,38 @@ def system_conservation_problems(rated_games: pl.DataFrame, rating_list: pl.Data
     if zero_sum:
         broken = both_rated.filter((pl.col("white_expected") + pl.col("black_expected") - 1.0).abs() > FLOAT_TOLERANCE)
         if broken.height:
-            problems.append(f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id {broken['game_id'].head(3).to_list()}")
+            problems.append(
+                f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id {broken['game_id'].head(3).to_list()}"
+            )
     one_sided = rated_games.filter(pl.col("white_expected").is_null() != pl.col("black_expected").is_null())
     if one_sided.height:
-        problems.append(f"{one_sided.height} game(s) rated for one side only, e.g. game_id {one_sided['game_id'].head(3).to_list()}")
+        problems.append(
+            f"{one_sided.height} game(s) rated for one side only, e.g. game_id {one_sided['game_id'].head(3).to_list()}"
+        )
     counted = player_sides(rated_games).group_by("player_id").agg(counted=pl.len().cast(pl.Int32))
-    joined = rating_list.filter(pl.col("games") > 0).select("player_id", "games").join(
-        counted, on="player_id", how="full", coalesce=True).with_columns(pl.col("games").fill_null(0), pl.col("counted").fill_null(0))
+    joined = (
+        rating_list.filter(pl.col("games") > 0)
+        .select("player_id", "games")
+        .join(counted, on="player_id", how="full", coalesce=True)
+        .with_columns(pl.col("games").fill_null(0), pl.col("counted").fill_null(0))
+    )
     miscounted = joined.filter(pl.col("games") != pl.col("counted"))
     if miscounted.height:
         sample = miscounted.head(3).select("player_id", "games", "counted").rows()
-        problems.append(f"{miscounted.height} player(s) whose list games differ from rated_games, e.g. (id, list, games) {sample}")
+        problems.append(
+            f"{miscounted.height} player(s) whose list games differ from rated_games, e.g. (id, list, games) {sample}"
+        )
     stats: dict[str, int | float | str] = {
-        "games_both_rated": both_rated.height, "games_zero_sum_checked": both_rated.height if zero_sum else 0,
-        "games_equal_k": 0, "points_exchanged_equal_k": 0.0,
+        "games_both_rated": both_rated.height,
+        "games_zero_sum_checked": both_rated.height if zero_sum else 0,
+        "games_equal_k": 0,
+        "points_exchanged_equal_k": 0.0,
     }
     return MonthProblems(problems, stats)
 
 
 # -- per scenario chain ------------------------------------------------------------------------
+
 
 def chain_problems(
     store: ObjectStore,
@@ -320,8 +399,12 @@ def chain_problems(
     continuity: list[str] = []
     conservation: list[str] = []
     floor_checked = carried = rederived = 0
-    totals: dict[str, float] = {"games_both_rated": 0, "games_zero_sum_checked": 0, "games_equal_k": 0,
-                                "points_exchanged_equal_k": 0.0}
+    totals: dict[str, float] = {
+        "games_both_rated": 0,
+        "games_zero_sum_checked": 0,
+        "games_equal_k": 0,
+        "points_exchanged_equal_k": 0.0,
+    }
     previous: pl.DataFrame | None = None
     for month in months:
         current = read_month(store, list_path, month, LIST_COLUMNS)
@@ -339,11 +422,17 @@ def chain_problems(
         rules = None if scenario.is_system else scenario.rules_for(month)
 
         offenders = floor_offenders(current, rules) if rules is not None else current.clear()
-        floor_checked += current.filter((pl.col("games") > 0) | pl.col("newly_rated")).height if rules is not None and has_floor(rules) else 0
+        floor_checked += (
+            current.filter((pl.col("games") > 0) | pl.col("newly_rated")).height
+            if rules is not None and has_floor(rules)
+            else 0
+        )
         if offenders.height:
             sample = offenders.head(5).select("player_id", "rating").rows()
             lowest = int(offenders["rating"].max())
-            floor_problems.append(f"{month}: {offenders.height} player(s) below the floor (highest offender {lowest}), e.g. {sample}")
+            floor_problems.append(
+                f"{month}: {offenders.height} player(s) below the floor (highest offender {lowest}), e.g. {sample}"
+            )
 
         if previous is None:
             continuity.append(f"{month}: the list of {add_months(month, -1)} is not stored")
@@ -374,5 +463,6 @@ def chain_problems(
         floor=MonthProblems(floor_problems, {"players_checked": floor_checked}),
         continuity=MonthProblems(continuity, {"players_carried": carried}),
         conservation=MonthProblems(
-            conservation, {**{k: round(v, 3) for k, v in totals.items()}, "months_changes_rederived": rederived}),
+            conservation, {**{k: round(v, 3) for k, v in totals.items()}, "months_changes_rederived": rederived}
+        ),
     )

@@ -60,29 +60,58 @@ def classify(key: str, is_file: bool = True, what: str = "") -> LandingEntry:
     """Place one key under raw/ ('raw/GER/2024-01/open.trf'); `what` names a non-file ('a symbolic link')."""
     parts = key.split("/")[1:]
     if not is_file:
-        month = parts[1] if len(parts) >= 3 and MONTH_PATTERN.match(parts[1]) else (lenient_month(parts[1]) if len(parts) >= 3 else None)
-        return LandingEntry(key, NOT_A_FILE, parts[0] if len(parts) >= 2 else "", month,
-                            f"{what} is not read (only regular files are): copy the file itself into the landing zone")
+        month = (
+            parts[1]
+            if len(parts) >= 3 and MONTH_PATTERN.match(parts[1])
+            else (lenient_month(parts[1]) if len(parts) >= 3 else None)
+        )
+        return LandingEntry(
+            key,
+            NOT_A_FILE,
+            parts[0] if len(parts) >= 2 else "",
+            month,
+            f"{what} is not read (only regular files are): copy the file itself into the landing zone",
+        )
     if len(parts) < 3:
         where = "raw/" if len(parts) == 1 else f"raw/{parts[0]}/"
         fed = "<FED>" if len(parts) == 1 or parts[0] == REGISTRY_FOLDER else parts[0]
         folder = "players" if len(parts) == 2 and parts[0] == REGISTRY_FOLDER else fed
-        return LandingEntry(key, MISPLACED, parts[0] if len(parts) == 2 else "", None,
-                            f"a file directly under {where} is not read: move it to raw/{folder}/<YYYY-MM>/")
+        return LandingEntry(
+            key,
+            MISPLACED,
+            parts[0] if len(parts) == 2 else "",
+            None,
+            f"a file directly under {where} is not read: move it to raw/{folder}/<YYYY-MM>/",
+        )
     federation, folder = parts[0], parts[1]
     month = folder if MONTH_PATTERN.match(folder) else lenient_month(folder)
     if month is None:
-        return LandingEntry(key, MISPLACED, federation, None,
-                            f"folder {folder!r} is not a month: move the file to raw/{federation}/<YYYY-MM>/")
+        return LandingEntry(
+            key,
+            MISPLACED,
+            federation,
+            None,
+            f"folder {folder!r} is not a month: move the file to raw/{federation}/<YYYY-MM>/",
+        )
     if month != folder:
-        return LandingEntry(key, MISPLACED, federation, month,
-                            f"folder {folder!r} is not written YYYY-MM: move the file to raw/{federation}/{month}/")
+        return LandingEntry(
+            key,
+            MISPLACED,
+            federation,
+            month,
+            f"folder {folder!r} is not written YYYY-MM: move the file to raw/{federation}/{month}/",
+        )
     if federation == REGISTRY_FOLDER:
         return LandingEntry(key, REGISTRY, "", month)
     if not FEDERATION_PATTERN.match(federation):
-        return LandingEntry(key, MISPLACED, federation, month,
-                            f"federation folder {federation!r} is not a federation code (a letter or digit first, then "
-                            f"letters, digits, . _ = + -): move the file to raw/<FED>/{month}/")
+        return LandingEntry(
+            key,
+            MISPLACED,
+            federation,
+            month,
+            f"federation folder {federation!r} is not a federation code (a letter or digit first, then "
+            f"letters, digits, . _ = + -): move the file to raw/<FED>/{month}/",
+        )
     return LandingEntry(key, DUMP, federation, month)
 
 
@@ -92,9 +121,7 @@ def inventory(store: ObjectStore) -> list[LandingEntry]:
         return sorted(_local_entries(store), key=lambda entry: entry.key)
     found = store.fs.find(store.path(RAW), detail=True)
     entries = [
-        classify(store.relative(path))
-        for path, info in found.items()
-        if info.get("type", "file") != "directory"
+        classify(store.relative(path)) for path, info in found.items() if info.get("type", "file") != "directory"
     ]
     stamps = {store.relative(path): f"{info.get('size')} {file_stamp(info)}" for path, info in found.items()}
     return sorted((_stamped(entry, stamps.get(entry.key, "")) for entry in entries), key=lambda entry: entry.key)
@@ -122,7 +149,9 @@ def _local_entries(store: ObjectStore) -> list[LandingEntry]:
                 elif stat.S_ISREG(info.st_mode):
                     entries.append(_stamped(classify(key), f"{info.st_size} {info.st_mtime_ns}"))
                 else:
-                    what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a special file (FIFO, device or socket)"
+                    what = (
+                        "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a special file (FIFO, device or socket)"
+                    )
                     entries.append(classify(key, is_file=False, what=what))
     return entries
 
@@ -191,7 +220,9 @@ def landing_versions(store: ObjectStore) -> LandingVersions:
     registry: dict[str, list[str]] = {}
     for entry in inventory(store):
         if entry.month is not None:
-            (registry if entry.kind == REGISTRY else dumps).setdefault(entry.month, []).append(f"{entry.key}\t{entry.stamp}")
+            (registry if entry.kind == REGISTRY else dumps).setdefault(entry.month, []).append(
+                f"{entry.key}\t{entry.stamp}"
+            )
     return LandingVersions(
         {month: _digest(lines) for month, lines in sorted(dumps.items())},
         {month: _digest(lines) for month, lines in sorted(registry.items())},

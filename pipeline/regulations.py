@@ -26,6 +26,7 @@ _DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
 # from 1 October 2025 "for players rated below 2650. For players rated 2650 and above, the difference
 # between ratings shall be used in all cases" (the cap applies to one side only).
 
+
 def rating_difference(rules: RuleSet) -> pl.Expr:
     """D = own - opponent after the 400-point rule, per game (the once-per-event edition: once_per_event_cap)."""
     diff = pl.col("own_rating") - pl.col("opponent_rating")
@@ -52,7 +53,9 @@ def once_per_event_cap(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
         .sort(["player_id", "event_id", "abs_d", "game_id"], descending=[False, False, True, False])
         .with_columns(first_in_event=pl.int_range(pl.len()).over(["player_id", "event_id"]) == 0)
         .with_columns(
-            d=pl.when(pl.col("first_in_event") & (pl.col("abs_d") > cap)).then(pl.col("d").clip(-cap, cap)).otherwise(pl.col("d"))
+            d=pl.when(pl.col("first_in_event") & (pl.col("abs_d") > cap))
+            .then(pl.col("d").clip(-cap, cap))
+            .otherwise(pl.col("d"))
         )
         .drop("abs_d", "first_in_event")
     )
@@ -60,7 +63,8 @@ def once_per_event_cap(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
 
 def events_matter(rules: RuleSet) -> bool:
     """Whether a player's games must be told apart by event: the 2022 edition's once-per-event 400-point
-    rule (§8.3.1, once_per_event_cap) or rounding per event (`rounding`, §8.3.4's one known exception)."""
+    rule (§8.3.1, once_per_event_cap) or rounding per event (`rounding`, §8.3.4's one known exception).
+    """
     return rules.cap_mode == "once-per-event" or rules.rounding == "per-event"
 
 
@@ -74,7 +78,9 @@ def cap_may_be_one_sided(rules: RuleSet) -> pl.Expr:
         return pl.lit(False)
     beyond_cap = (pl.col("white_rating_used") - pl.col("black_rating_used")).abs() > rules.cap_difference
     if rules.cap_mode == "exempt-top":
-        exempt = (pl.col("white_rating_used") >= rules.cap_exempt_from) | (pl.col("black_rating_used") >= rules.cap_exempt_from)
+        exempt = (pl.col("white_rating_used") >= rules.cap_exempt_from) | (
+            pl.col("black_rating_used") >= rules.cap_exempt_from
+        )
         return beyond_cap & exempt
     return beyond_cap
 
@@ -88,6 +94,7 @@ def describe_rating_difference(rules: RuleSet) -> str:
 
 
 # -- §8.3.2 a: the expected score (table 8.1.2, or another expectancy) -----------------------------
+
 
 def expected_score(rules: RuleSet) -> pl.Expr:
     """The player's expected score in hundredths from the column `d` (and `is_white` for Sonas).
@@ -116,6 +123,7 @@ def expected_score(rules: RuleSet) -> pl.Expr:
 
 # -- Sonas 2002: weights by time control -----------------------------------------------------------
 
+
 def game_weight(rules: RuleSet) -> pl.Expr:
     """Weight of a game's rating change: by time-control class, or by minutes through move 40 when known.
 
@@ -143,6 +151,7 @@ def game_weight(rules: RuleSet) -> pl.Expr:
 # rating remains under 2300." (2024; the 2014 text: to the 18th birthday; 2009-2014: 25/15/10, and
 # 30 for newcomers from July 2011.) A list's K column is the K of the period that follows it.
 
+
 def development_coefficient(policy: KPolicy, year: int) -> pl.Expr:
     """K for a period of `year` from the columns rating, games_total, birth_year, ever_2400 (or the constant K)."""
     if policy.kind == "constant":
@@ -158,9 +167,12 @@ def development_coefficient(policy: KPolicy, year: int) -> pl.Expr:
     # rating. normalize_list keeps it null for rated players (0 for unrated).
     newcomer = pl.col("games_total").fill_null(policy.newcomer_until_games) < policy.newcomer_until_games
     return (
-        pl.when(elite).then(pl.lit(policy.elite))
-        .when(junior).then(pl.lit(policy.junior if policy.junior is not None else policy.standard))
-        .when(newcomer).then(pl.lit(policy.newcomer))
+        pl.when(elite)
+        .then(pl.lit(policy.elite))
+        .when(junior)
+        .then(pl.lit(policy.junior if policy.junior is not None else policy.standard))
+        .when(newcomer)
+        .then(pl.lit(policy.newcomer))
         .otherwise(pl.lit(policy.standard))
         .cast(pl.Int16)
     )
@@ -174,7 +186,7 @@ def _list_k_tells_elite(policy: KPolicy) -> bool:
 
 
 def k_ten_for_good(rating_list: pl.DataFrame, policy: KPolicy) -> pl.DataFrame:
-    """"K = 10 once a player's published rating has reached 2400 ... even if the rating drops below 2400."
+    """ "K = 10 once a player's published rating has reached 2400 ... even if the rating drops below 2400."
 
     A list K equal to the elite K of a tiered policy therefore means the player has reached 2400 once
     (FIDE's own published lists show players below 2400 with K 10): `ever_2400` is set, so the elite K
@@ -201,8 +213,9 @@ def k_from_previous_list(policy: KPolicy, year: int) -> pl.Expr:
 
 
 def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Expr:
-    """"If the number of games (n) ... multiplied by K exceeds 700, then K shall be the largest whole
-    number such that K x n does not exceed 700" (§8.3.3, in force from 2017; `k_games_cap`)."""
+    """ "If the number of games (n) ... multiplied by K exceeds 700, then K shall be the largest whole
+    number such that K x n does not exceed 700" (§8.3.3, in force from 2017; `k_games_cap`).
+    """
     if rules.k_games_cap is None:
         return k_start
     over = k_start.cast(pl.Int32) * games > rules.k_games_cap
@@ -211,17 +224,20 @@ def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Ex
 
 # -- §8.3.4: rounding ------------------------------------------------------------------------------
 
+
 def round_half_away(x: pl.Expr) -> pl.Expr:
-    """"The Rating Change for a Rating Period is rounded to the nearest whole number. 0.5 is rounded away from zero.\""""
+    """ "The Rating Change for a Rating Period is rounded to the nearest whole number. 0.5 is rounded away from zero.\""""
     return (x.sign() * (x.abs() + 0.5).floor()).cast(pl.Int32)
 
 
 # -- §7.1.4 and §7.2.1: the floor ----------------------------------------------------------------
 
+
 def below_floor(rating: pl.Expr, rules: RuleSet) -> pl.Expr:
     """A rating under the list's floor: "a player whose rating drops below 1400 is listed as unrated"
     (§7.2.1), and a first rating must reach it to be published (§7.1.4). 1400 in 2024, 1000 in
-    2012-2024, 1200 from 2009, 1400 before; `floor: null` keeps every rating."""
+    2012-2024, 1200 from 2009, 1400 before; `floor: null` keeps every rating.
+    """
     return (rating < rules.floor) if rules.floor is not None else pl.lit(False)
 
 
@@ -231,6 +247,7 @@ def has_floor(rules: RuleSet) -> bool:
 
 
 # -- §8.2: the first rating of an unrated player --------------------------------------------------
+
 
 def initial_rating(rules: RuleSet) -> pl.Expr:
     """First rating from the pooled totals n_pool, p2_pool (half points) and os_pool (sum of opponents' ratings).

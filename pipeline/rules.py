@@ -27,13 +27,19 @@ class _Frozen(BaseModel):
 class KPolicy(_Frozen):
     """Development coefficient K by player state (FIDE §8.3.3; regulations.development_coefficient), or a constant."""
 
-    kind: Literal["fide", "constant"] = Field("fide", description="fide: K by the player's state (the tiers below); constant: one K for all")
+    kind: Literal["fide", "constant"] = Field(
+        "fide", description="fide: K by the player's state (the tiers below); constant: one K for all"
+    )
     value: int | None = Field(None, description="K for every player when kind is constant")
-    newcomer: int = Field(40, description="K of a player new to the list (§8.3.3: 40 since 2014, 30 from July 2011, 25 before)")
+    newcomer: int = Field(
+        40, description="K of a player new to the list (§8.3.3: 40 since 2014, 30 from July 2011, 25 before)"
+    )
     newcomer_until_games: int = Field(30, description="games after which a player is no longer a newcomer")
     junior: int | None = Field(40, description="K of a junior below junior_below (null: no junior tier, before 2014)")
     junior_until_age: int = Field(18, description="age up to which a player is a junior")
-    junior_end_of_year: bool = Field(True, description="junior until the end of the year of that birthday (2022+), else until the birthday")
+    junior_end_of_year: bool = Field(
+        True, description="junior until the end of the year of that birthday (2022+), else until the birthday"
+    )
     junior_below: int = Field(2300, description="juniors rated at or above this have the standard K")
     standard: int = Field(20, description="K of an established player under elite_from")
     elite: int = Field(10, description="K once a published rating has reached elite_from, for good")
@@ -56,16 +62,24 @@ class KPolicy(_Frozen):
 class InitialRating(_Frozen):
     """How an unrated player's first rating is computed (FIDE §8.2 and §7.1.4; regulations.initial_rating)."""
 
-    min_games: int = Field(5, ge=1, description="games against rated opponents a first rating needs (§7.1.4: 5 since 2014, 9 before)")
+    min_games: int = Field(
+        5, ge=1, description="games against rated opponents a first rating needs (§7.1.4: 5 since 2014, 9 before)"
+    )
     pool_months: int = Field(26, description="months over which a newcomer's results are pooled (§7.1.4)")
     formula: Literal["plus-score", "hypothetical-draws"] = Field(
-        "plus-score", description="plus-score: Ra + 20 per half point over 50 %, dp below (2014-2022); hypothetical-draws: "
-                                  "Ra + dp with two draws against 1800 (2024, §8.2.2-8.2.3)")
-    plus_score_per_half_point: float = Field(20.0, description="points per half point over 50 % (plus-score; 12.5 before 2014)")
+        "plus-score",
+        description="plus-score: Ra + 20 per half point over 50 %, dp below (2014-2022); hypothetical-draws: "
+        "Ra + dp with two draws against 1800 (2024, §8.2.2-8.2.3)",
+    )
+    plus_score_per_half_point: float = Field(
+        20.0, description="points per half point over 50 % (plus-score; 12.5 before 2014)"
+    )
     hypothetical_games: int = Field(2, description="hypothetical drawn games added (hypothetical-draws)")
     hypothetical_rating: int = Field(1800, description="rating of the hypothetical opponents (hypothetical-draws)")
     max_rating: int | None = Field(None, description="highest first rating (2200 in 2024; null: none)")
-    disregard_zero_first_event: bool = Field(True, description="a zero score in the player's first event is disregarded (§8.2.1)")
+    disregard_zero_first_event: bool = Field(
+        True, description="a zero score in the player's first event is disregarded (§8.2.1)"
+    )
 
 
 class RuleSet(_Frozen):
@@ -78,31 +92,57 @@ class RuleSet(_Frozen):
     description: str = Field("", description="one line saying what the rule set is")
     source: str = Field("", description="where its values come from")
     expectancy: Literal["fide-table", "logistic", "sonas-linear", "elo-davidson"] = Field(
-        "fide-table", description="expected score model (regulations.expected_score): table 8.1.2, logistic, Sonas 2002 linear, Elo-Davidson")
+        "fide-table",
+        description="expected score model (regulations.expected_score): table 8.1.2, logistic, Sonas 2002 linear, Elo-Davidson",
+    )
     scale: float = Field(400.0, description="logistic and Elo-Davidson scale (400; 480 per Sonas 2011)")
     kappa: float = Field(2.0, description="Elo-Davidson draw parameter (2 = logistic)")
     sonas_intercept: float = Field(0.541767, description="Sonas 2002: White's expected score at equal ratings")
     sonas_slope: float = Field(0.001164, description="Sonas 2002: expected score per rating point of difference")
-    sonas_clamp: tuple[int, int] = Field((-460, 390), description="Sonas 2002: range the White-minus-Black difference is clamped to")
-    k: KPolicy = Field(KPolicy(), description="development coefficient K (regulations.development_coefficient, k_from_previous_list)")
-    k_games_cap: int | None = Field(None, description="K x n cap, 700 from 2017 (regulations.k_times_games_cap); null: none")
-    cap_difference: int | None = Field(400, description="the 400-point rule's difference (350 before July 2009; regulations.rating_difference)")
+    sonas_clamp: tuple[int, int] = Field(
+        (-460, 390), description="Sonas 2002: range the White-minus-Black difference is clamped to"
+    )
+    k: KPolicy = Field(
+        KPolicy(), description="development coefficient K (regulations.development_coefficient, k_from_previous_list)"
+    )
+    k_games_cap: int | None = Field(
+        None, description="K x n cap, 700 from 2017 (regulations.k_times_games_cap); null: none"
+    )
+    cap_difference: int | None = Field(
+        400, description="the 400-point rule's difference (350 before July 2009; regulations.rating_difference)"
+    )
     cap_mode: Literal["off", "every-game", "once-per-event", "exempt-top"] = Field(
-        "every-game", description="when the 400-point rule applies: every game, once per event (2022), every game but not for "
-                                  "players rated cap_exempt_from+ (October 2025), or off")
-    cap_exempt_from: int | None = Field(None, description="rating from which the 400-point rule does not apply (2650; exempt-top)")
-    floor: int | None = Field(None, description="lowest published rating; below it a player becomes unrated (regulations.below_floor)")
-    initial: InitialRating = Field(InitialRating(), description="first ratings of unrated players (regulations.initial_rating)")
+        "every-game",
+        description="when the 400-point rule applies: every game, once per event (2022), every game but not for "
+        "players rated cap_exempt_from+ (October 2025), or off",
+    )
+    cap_exempt_from: int | None = Field(
+        None, description="rating from which the 400-point rule does not apply (2650; exempt-top)"
+    )
+    floor: int | None = Field(
+        None, description="lowest published rating; below it a player becomes unrated (regulations.below_floor)"
+    )
+    initial: InitialRating = Field(
+        InitialRating(), description="first ratings of unrated players (regulations.initial_rating)"
+    )
     weights: dict[str, float] = Field(
         default_factory=lambda: {"classical": 1.0, "modern": 1.0, "rapid": 0.0, "blitz": 0.0},
-        description="weight of a game's change by time-control class; 0: not rated (regulations.game_weight)")
+        description="weight of a game's change by time-control class; 0: not rated (regulations.game_weight)",
+    )
     weights_by_minutes: tuple[tuple[float, float], ...] | None = Field(
-        None, description="Sonas 2002: [minutes to move 40, weight] points, interpolated, when the clock is known")
+        None, description="Sonas 2002: [minutes to move 40, weight] points, interpolated, when the clock is known"
+    )
     rounding: Literal["per-period", "per-event"] = Field(
-        "per-period", description="when the change is rounded: once per period (§8.3.4) or per event (regulations.round_half_away)")
-    inactive_after_months: int = Field(12, description="months without a rated game after which a player is flagged inactive (§7.2.2)")
+        "per-period",
+        description="when the change is rounded: once per period (§8.3.4) or per event (regulations.round_half_away)",
+    )
+    inactive_after_months: int = Field(
+        12, description="months without a rated game after which a player is flagged inactive (§7.2.2)"
+    )
     list_months: tuple[int, ...] | None = Field(
-        None, description="months FIDE published a list (quarterly before July 2009, bimonthly to June 2012); null: monthly")
+        None,
+        description="months FIDE published a list (quarterly before July 2009, bimonthly to June 2012); null: monthly",
+    )
 
     @field_validator("cap_mode", mode="before")
     @classmethod
@@ -133,9 +173,12 @@ class RuleSet(_Frozen):
 
 # -- loading -----------------------------------------------------------------------------------
 
+
 def preset_names() -> list[str]:
     """Names of the shipped presets and schedules."""
-    return sorted(p.name[: -len(".yaml")] for p in resources.files(PRESET_PACKAGE).iterdir() if p.name.endswith(".yaml"))
+    return sorted(
+        p.name[: -len(".yaml")] for p in resources.files(PRESET_PACKAGE).iterdir() if p.name.endswith(".yaml")
+    )
 
 
 def _read_document(name_or_path: str) -> tuple[dict[str, Any], str]:
@@ -147,7 +190,9 @@ def _read_document(name_or_path: str) -> tuple[dict[str, Any], str]:
     else:
         resource = resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml"
         if not resource.is_file():
-            raise RulesError(f"unknown rule set {name_or_path!r}; presets: {', '.join(preset_names())}, or a path to a .yaml file")
+            raise RulesError(
+                f"unknown rule set {name_or_path!r}; presets: {', '.join(preset_names())}, or a path to a .yaml file"
+            )
         text, origin = resource.read_text(encoding="utf-8"), f"preset {name_or_path}"
     try:
         document = copy.deepcopy(_parsed_yaml(text))  # callers edit their copy

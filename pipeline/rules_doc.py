@@ -7,7 +7,18 @@ import sys
 from pipeline.regulations import describe_rating_difference
 from pipeline.rules import RuleSet, load_rules, preset_names, schedule_of
 
-PRESET_ORDER = ["fide-2008", "fide-2009", "fide-2012", "fide-2014", "fide-2017", "fide-2022", "fide-2024", "fide-2025-10", "sonas-2002", "elo-32"]
+PRESET_ORDER = [
+    "fide-2008",
+    "fide-2009",
+    "fide-2012",
+    "fide-2014",
+    "fide-2017",
+    "fide-2022",
+    "fide-2024",
+    "fide-2025-10",
+    "sonas-2002",
+    "elo-32",
+]
 
 
 def _k(rules: RuleSet) -> str:
@@ -22,7 +33,11 @@ def _junior_clause(rules: RuleSet) -> str:
     k = rules.k
     if k.kind == "constant" or k.junior is None:
         return "-"
-    return f"to end of year of {k.junior_until_age}th birthday" if k.junior_end_of_year else f"to {k.junior_until_age}th birthday"
+    return (
+        f"to end of year of {k.junior_until_age}th birthday"
+        if k.junior_end_of_year
+        else f"to {k.junior_until_age}th birthday"
+    )
 
 
 def _expectancy(rules: RuleSet) -> str:
@@ -93,7 +108,9 @@ def render() -> str:
     for name in preset_names():
         schedule = schedule_of(name)
         if schedule:
-            lines.append(f"**{name}** (period = month of the games; its list is FIDE's list of the 1st of the next month):")
+            lines.append(
+                f"**{name}** (period = month of the games; its list is FIDE's list of the 1st of the next month):"
+            )
             lines.append("")
             lines.append("| from period | rules | overrides |")
             lines.append("|---|---|---|")
@@ -106,19 +123,19 @@ def render() -> str:
         "(a seed list, a FIDE list file, `rate-period --list`, the previous period's list) is read the same way",
         "(`pipeline/regulations.py`: `development_coefficient`, `k_ten_for_good`, `k_from_previous_list`):",
         "",
-        "- **An empty `games_total` means established.** FIDE B.02 2024 §8.3.3 gives K 40 to a player \"new",
-        "  to the rating list until they have completed events with at least 30 games\"; a rated player whose",
+        '- **An empty `games_total` means established.** FIDE B.02 2024 §8.3.3 gives K 40 to a player "new',
+        '  to the rating list until they have completed events with at least 30 games"; a rated player whose',
         "  count the list does not give is not new: K 20 (or junior 40, or elite 10), never the newcomer's 40.",
         "  An unrated player's empty count is 0.",
         "- **A list K equal to the elite K means 2400 was reached.** FIDE B.02 2024 §8.3.3 (2014 and 2022",
         "  texts alike): \"K = 10 once a player's published rating has reached 2400 and remains at that level",
-        "  subsequently, even if the rating drops below 2400\". A player listed with K 10 below 2400 keeps",
+        '  subsequently, even if the rating drops below 2400". A player listed with K 10 below 2400 keeps',
         "  K 10 in every later period (`ever_2400` is set). Only for a tiered policy whose elite K differs",
         "  from its other tiers.",
         "- **A constant-K rule set uses its own K** (`sonas-2002` 24, `elo-32` 32), whatever K the list states:",
         "  that K was set under other rules.",
         "- **A tiered (FIDE) policy honours the list's K** for the period (docs/regulations.md, K from the list: \"take K from",
-        "  the previous list\"), before the K x n <= 700 reduction; the policy decides only where the list",
+        '  the previous list"), before the K x n <= 700 reduction; the policy decides only where the list',
         "  gives none, and for the next list's K.",
         "",
         "## Choices where the sources are silent",

@@ -44,26 +44,40 @@ def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
     if explicit:
         return None
     if not store.is_local:
-        return (f"{redact_url(store.url())} has no raw/ landing zone; `ratings demo` generates synthetic data only "
-                f"into a local store unless you add --generate")
+        return (
+            f"{redact_url(store.url())} has no raw/ landing zone; `ratings demo` generates synthetic data only "
+            f"into a local store unless you add --generate"
+        )
     if os.path.isdir(store.base) and not os.listdir(store.base):
         return None
     if os.path.abspath(root) == os.path.abspath(DEFAULT_ROOT) and not os.path.exists(store.base):
         return None
     state = "holds other files" if os.path.exists(store.base) else "does not exist"
-    return (f"{store.base} {state} and has no raw/ landing zone: not generating the demo data there "
-            f"(add --generate to do it anyway, or use `ratings run` to rate your own dumps)")
+    return (
+        f"{store.base} {state} and has no raw/ landing zone: not generating the demo data there "
+        f"(add --generate to do it anyway, or use `ratings run` to rate your own dumps)"
+    )
 
 
 def run_outcome(store: ObjectStore, months: Sequence[str]) -> dict[str, Any]:
     """What the stored tables of `months` say: games, quarantine by reason and file, mostly-quarantined months, identities."""
     games = sum(stored_rows(store, "games", month) or 0 for month in months)
-    quarantine = [store.read_parquet(ObjectStore.table_key("quarantine", m), columns=["reason", "source_file"])
-                  for m in months if store.exists(ObjectStore.table_key("quarantine", m))]
-    quarantine_frame = pl.concat(quarantine) if quarantine else pl.DataFrame(schema={"reason": pl.Utf8, "source_file": pl.Utf8})
-    identities = [store.read_parquet(ObjectStore.table_key("identity", m), columns=["status", "records"])
-                  for m in months if store.exists(ObjectStore.table_key("identity", m))]
-    identity_frame = pl.concat(identities) if identities else pl.DataFrame(schema={"status": pl.Utf8, "records": pl.UInt32})
+    quarantine = [
+        store.read_parquet(ObjectStore.table_key("quarantine", m), columns=["reason", "source_file"])
+        for m in months
+        if store.exists(ObjectStore.table_key("quarantine", m))
+    ]
+    quarantine_frame = (
+        pl.concat(quarantine) if quarantine else pl.DataFrame(schema={"reason": pl.Utf8, "source_file": pl.Utf8})
+    )
+    identities = [
+        store.read_parquet(ObjectStore.table_key("identity", m), columns=["status", "records"])
+        for m in months
+        if store.exists(ObjectStore.table_key("identity", m))
+    ]
+    identity_frame = (
+        pl.concat(identities) if identities else pl.DataFrame(schema={"status": pl.Utf8, "records": pl.UInt32})
+    )
 
     def counted(frame: pl.DataFrame, column: str) -> dict[str, int]:
         return dict(frame.group_by(column).len().sort("len", column, descending=[True, False]).iter_rows())
@@ -97,14 +111,21 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
     for step, message in summary["failed_steps"].items():
         lines.append(f"  step {step} failed: {escape_text(message)}")
     if summary["quarantined_by_reason"]:
-        lines.append("  quarantined by reason: " + ", ".join(f"{r} {n:,}" for r, n in summary["quarantined_by_reason"].items()))
+        lines.append(
+            "  quarantined by reason: " + ", ".join(f"{r} {n:,}" for r, n in summary["quarantined_by_reason"].items())
+        )
         files = list(summary["quarantined_by_file"].items())
-        lines.append("  quarantined by file: " + ", ".join(f"{escape_text(f)} {n:,}" for f, n in files[:SUMMARY_FILES])
-                     + (f" and {len(files) - SUMMARY_FILES} more files" if len(files) > SUMMARY_FILES else ""))
+        lines.append(
+            "  quarantined by file: "
+            + ", ".join(f"{escape_text(f)} {n:,}" for f, n in files[:SUMMARY_FILES])
+            + (f" and {len(files) - SUMMARY_FILES} more files" if len(files) > SUMMARY_FILES else "")
+        )
     identities = summary["players_by_identity"]
     if identities:
-        lines.append("  players not identified by a registered id (see identity/<YYYY-MM>.parquet): "
-                     + ", ".join(f"{status} {n:,}" for status, n in identities.items()))
+        lines.append(
+            "  players not identified by a registered id (see identity/<YYYY-MM>.parquet): "
+            + ", ".join(f"{status} {n:,}" for status, n in identities.items())
+        )
     for problem in summary["unplaced_files"][:SUMMARY_FILES]:
         lines.append(f"  WARNING: not read: {escape_text(problem)}")
     if len(summary["unplaced_files"]) > SUMMARY_FILES:
@@ -116,7 +137,10 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
     if summary["games"] == 0:
         lines.append("  no game was rated: every record was quarantined, or the months hold no dumps")
     if summary["rated_players"]:
-        lines.append(f"  rated players on the {last} list: " + ", ".join(f"{n} {c:,}" for n, c in summary["rated_players"].items()))
+        lines.append(
+            f"  rated players on the {last} list: "
+            + ", ".join(f"{n} {c:,}" for n, c in summary["rated_players"].items())
+        )
     lines += [
         f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s",
         f"  lists: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html; tables: {where}/<scenario>/<table>/<YYYY-MM>.parquet",

@@ -26,7 +26,9 @@ class Split(NamedTuple):
 def split_months(months: list[str], test_months: int = DEFAULT_TEST_MONTHS) -> Split:
     """The last `test_months` months are the test, the ones before the training; at most half the months are test."""
     if len(months) < 2:
-        raise ValueError(f"an evaluation needs at least two stored months (one to train, one to test), found {len(months)}")
+        raise ValueError(
+            f"an evaluation needs at least two stored months (one to train, one to test), found {len(months)}"
+        )
     if test_months < 1:
         raise ValueError("test_months must be at least 1")
     n = min(test_months, len(months) // 2)
@@ -53,8 +55,12 @@ def test_predictions(
             rules = scenario.system_rules()
             rated = games.filter(pl.col("time_control").is_in(list(scenario.rated_time_controls())))
             expected = predict(rules.system, frozen_state, rated, rules.params)
-            part = rated.with_columns(pl.col("game_id").cast(pl.UInt64), month=pl.lit(month), white_expected=expected,
-                                      black_expected=1.0 - expected)
+            part = rated.with_columns(
+                pl.col("game_id").cast(pl.UInt64),
+                month=pl.lit(month),
+                white_expected=expected,
+                black_expected=1.0 - expected,
+            )
         else:
             # The scenario's own month, but from the frozen list: only the per-game expectations are kept.
             part = rate_scenario_month(scenario, frozen_list, games_of, month).rated_games
@@ -70,8 +76,10 @@ def leaderboard(
     test_games: int,
 ) -> pl.DataFrame:
     """One Leaderboard row per scenario, scored on the games every scenario predicts for both sides, best deviance first."""
-    both = {name: frame.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
-            for name, frame in predictions.items()}
+    both = {
+        name: frame.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
+        for name, frame in predictions.items()
+    }
     common = None
     for frame in both.values():
         ids = frame.select("game_id")
@@ -80,15 +88,36 @@ def leaderboard(
     for name, frame in both.items():
         scenario = scenarios[name]
         shared = frame.join(common, on="game_id", how="semi").sort("game_id")
-        metrics = prediction_metrics(shared.drop("game_id")) if shared.height else {
-            "player_months": 0, "player_month_rmse": None, "mean_abs_error": None, "deviance_log10": None, "bdev": None}
-        rows.append({
-            "scenario": name, "kind": "system" if scenario.is_system else "rule set", "setting": setting_of(scenario, split.test),
-            "train_from": split.train[0], "train_to": split.train[-1], "train_games": train_games,
-            "test_from": split.test[0], "test_to": split.test[-1], "test_games": test_games,
-            "predicted_games": frame.height, "common_games": shared.height, **{k: metrics[k] for k in (
-                "player_months", "deviance_log10", "bdev", "player_month_rmse", "mean_abs_error")},
-        })
+        metrics = (
+            prediction_metrics(shared.drop("game_id"))
+            if shared.height
+            else {
+                "player_months": 0,
+                "player_month_rmse": None,
+                "mean_abs_error": None,
+                "deviance_log10": None,
+                "bdev": None,
+            }
+        )
+        rows.append(
+            {
+                "scenario": name,
+                "kind": "system" if scenario.is_system else "rule set",
+                "setting": setting_of(scenario, split.test),
+                "train_from": split.train[0],
+                "train_to": split.train[-1],
+                "train_games": train_games,
+                "test_from": split.test[0],
+                "test_to": split.test[-1],
+                "test_games": test_games,
+                "predicted_games": frame.height,
+                "common_games": shared.height,
+                **{
+                    k: metrics[k]
+                    for k in ("player_months", "deviance_log10", "bdev", "player_month_rmse", "mean_abs_error")
+                },
+            }
+        )
     table = pl.DataFrame(rows, infer_schema_length=None).sort("deviance_log10", "scenario", nulls_last=True)
     return conform(table.with_row_index("rank", offset=1), Leaderboard)
 

@@ -82,12 +82,16 @@ class Scenario(_Frozen):
     @model_validator(mode="after")
     def _rules_or_system(self) -> Scenario:
         if (self.rules is None) == (self.system is None):
-            raise ValueError(f"give either 'rules' (a rule set) or 'system' (a rating system: {', '.join(system_names())})")
+            raise ValueError(
+                f"give either 'rules' (a rule set) or 'system' (a rating system: {', '.join(system_names())})"
+            )
         if self.system is not None:
             # A system's state is not a FIDE list: switching rule sets or compressing it has no meaning.
             for key in ("schedule", "events"):
                 if getattr(self, key):
-                    raise ValueError(f"{key}: only a rule-set scenario has {key}; system {self.system!r} rates every month alike")
+                    raise ValueError(
+                        f"{key}: only a rule-set scenario has {key}; system {self.system!r} rates every month alike"
+                    )
         elif self.time_controls is not None:
             raise ValueError("time_controls: only a system scenario has it (a rule set weighs time controls itself)")
         return self
@@ -131,7 +135,9 @@ class Scenario(_Frozen):
         try:
             params = system.params.model_validate(self.set)
         except ValidationError as exc:
-            problems = "; ".join(f"set.{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+            problems = "; ".join(
+                f"set.{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()
+            )
             known = ", ".join(sorted(f.alias or n for n, f in system.params.model_fields.items()))
             raise RulesError(f"{problems} ({system.name} parameters: {known})") from None
         return SystemRules(self.name, system, params)

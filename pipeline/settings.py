@@ -36,18 +36,32 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     store: str = Field(default="./data", description="Object-store root: a directory or s3://bucket/prefix")
-    first_month: str | None = Field(default=None, description="First monthly partition (default: the landing zone's first month, else 2015-01)")
-    last_month: str | None = Field(default=None, description="Last monthly partition (default: the landing zone's last month; open-ended with automation on)")
+    first_month: str | None = Field(
+        default=None, description="First monthly partition (default: the landing zone's first month, else 2015-01)"
+    )
+    last_month: str | None = Field(
+        default=None,
+        description="Last monthly partition (default: the landing zone's last month; open-ended with automation on)",
+    )
     scenarios: str | None = Field(default=None, description="Scenarios YAML (default: pipeline/scenarios.yaml)")
-    automation: Literal["on", "off"] = Field(default="off", description="on: the monthly schedule and the landing-zone sensor start running")
-    schedule_day: int = Field(default=1, ge=1, le=28, description="Day of the month the schedule rates the month just closed")
+    automation: Literal["on", "off"] = Field(
+        default="off", description="on: the monthly schedule and the landing-zone sensor start running"
+    )
+    schedule_day: int = Field(
+        default=1, ge=1, le=28, description="Day of the month the schedule rates the month just closed"
+    )
     schedule_hour: int = Field(default=2, ge=0, le=23, description="Hour of that day")
     schedule_timezone: str = Field(default="UTC", description="Time zone of the schedule")
-    sensor_interval_seconds: int = Field(default=300, ge=30, le=86400, description="How often the sensor lists the landing zone")
+    sensor_interval_seconds: int = Field(
+        default=300, ge=30, le=86400, description="How often the sensor lists the landing zone"
+    )
     executor: Literal["in_process", "multiprocess", "celery", "k8s"] = Field(
         default="in_process",
-        description="How a run executes its steps: in one process, a process per step, on Celery workers, or a Kubernetes job per step")
-    celery_broker: str | None = Field(default=None, description="Celery broker URL (required with executor celery), e.g. redis://host:6379/0")
+        description="How a run executes its steps: in one process, a process per step, on Celery workers, or a Kubernetes job per step",
+    )
+    celery_broker: str | None = Field(
+        default=None, description="Celery broker URL (required with executor celery), e.g. redis://host:6379/0"
+    )
     celery_backend: str | None = Field(default=None, description="Celery result backend URL (default: the broker)")
 
     @field_validator("first_month", "last_month")
@@ -84,7 +98,8 @@ class Settings(BaseModel):
             variables = {field: name for name, field in ENVIRONMENT.items()}
             problems = "; ".join(
                 f"{variables.get(str(e['loc'][0]), e['loc'][0])}={values.get(str(e['loc'][0]), '')!r}: {e['msg']}"
-                if e["loc"] else str(e["msg"]).removeprefix("Value error, ")  # a rule across settings (model validator)
+                if e["loc"]
+                else str(e["msg"]).removeprefix("Value error, ")  # a rule across settings (model validator)
                 for e in error.errors()
             )
             raise RulesError(f"bad setting: {problems}") from None

@@ -156,7 +156,7 @@ class ObjectStore:
     def relative(self, full_path: str) -> str:
         full = full_path.replace(os.sep, "/")
         base = self.base.replace(os.sep, "/").rstrip("/") + "/"
-        return full[len(base):] if full.startswith(base) else full
+        return full[len(base) :] if full.startswith(base) else full
 
     # -- queries -------------------------------------------------------------------------------
     def exists(self, *parts: str) -> bool:
@@ -282,7 +282,9 @@ class ObjectStore:
         import pyarrow.parquet as pq
 
         if self.is_s3:
-            return pl.scan_parquet(self.url(*parts), storage_options=polars_s3_options()).select(pl.len()).collect().item()
+            return (
+                pl.scan_parquet(self.url(*parts), storage_options=polars_s3_options()).select(pl.len()).collect().item()
+            )
         with self.open(*parts) as handle:
             return pq.ParquetFile(handle).metadata.num_rows
 

@@ -42,11 +42,21 @@ def seed_state(scenario: Scenario, seed_list: pl.DataFrame | None, first_month: 
     schema = system.state_schema()
     if seed_list is None or "rating" not in seed_list.columns:
         return empty_state(system)
-    rated = seed_list.filter(pl.col("rating").is_not_null()).select(pl.col("player_id").cast(pl.Int64), pl.col("rating").cast(pl.Float64))
-    values: dict[str, object] = {"games": 0, "wins": 0, "draws": 0, "losses": 0, **system.initial(rules.params),
-                                 "last_period": period_of(add_months(first_month, -1))}
+    rated = seed_list.filter(pl.col("rating").is_not_null()).select(
+        pl.col("player_id").cast(pl.Int64), pl.col("rating").cast(pl.Float64)
+    )
+    values: dict[str, object] = {
+        "games": 0,
+        "wins": 0,
+        "draws": 0,
+        "losses": 0,
+        **system.initial(rules.params),
+        "last_period": period_of(add_months(first_month, -1)),
+    }
     state = rated.with_columns(
-        pl.lit(values.get(name), dtype=dtype).alias(name) for name, dtype in schema.items() if name not in ("player_id", "rating")
+        pl.lit(values.get(name), dtype=dtype).alias(name)
+        for name, dtype in schema.items()
+        if name not in ("player_id", "rating")
     )
     return state.select(list(schema)).cast(schema).sort("player_id")
 
@@ -82,45 +92,75 @@ def rate_system_month(
     return SystemMonth(conform(rating_list, SystemRatingList), conform(rated_games, RatedGames), new_state)
 
 
-def _rated_games(games: pl.DataFrame, to_rate: pl.DataFrame, predicted: pl.DataFrame, state: pl.DataFrame, rules, month: str) -> pl.DataFrame:
+def _rated_games(
+    games: pl.DataFrame, to_rate: pl.DataFrame, predicted: pl.DataFrame, state: pl.DataFrame, rules, month: str
+) -> pl.DataFrame:
     initial = float(rules.system.initial(rules.params)["rating"])
     expectations = to_rate.select(pl.col("game_id").cast(pl.UInt64)).with_columns(
-        white_expected=predicted["white_expected"], black_expected=predicted["black_expected"], weight=pl.lit(1.0),
+        white_expected=predicted["white_expected"],
+        black_expected=predicted["black_expected"],
+        weight=pl.lit(1.0),
     )
     before = state.select("player_id", used=published_rating(pl.col("rating")))
     table = games.select(
-        pl.col("game_id").cast(pl.UInt64), pl.lit(month).alias("month"), "event_id", "white_id", "black_id", "white_score", "time_control",
+        pl.col("game_id").cast(pl.UInt64),
+        pl.lit(month).alias("month"),
+        "event_id",
+        "white_id",
+        "black_id",
+        "white_score",
+        "time_control",
     )
     for side in ("white", "black"):
-        table = table.join(before.rename({"player_id": f"{side}_id", "used": f"{side}_rating_used"}), on=f"{side}_id", how="left")
+        table = table.join(
+            before.rename({"player_id": f"{side}_id", "used": f"{side}_rating_used"}), on=f"{side}_id", how="left"
+        )
     return (
         table.join(expectations, on="game_id", how="left")
         .with_columns(
             # A player new to the system is predicted at its initial rating; only rated games have one.
-            *(pl.when(pl.col("weight").is_not_null()).then(pl.col(f"{side}_rating_used").fill_null(published_rating(pl.lit(initial))))
-              .otherwise(pl.col(f"{side}_rating_used")).alias(f"{side}_rating_used") for side in ("white", "black")),
+            *(
+                pl.when(pl.col("weight").is_not_null())
+                .then(pl.col(f"{side}_rating_used").fill_null(published_rating(pl.lit(initial))))
+                .otherwise(pl.col(f"{side}_rating_used"))
+                .alias(f"{side}_rating_used")
+                for side in ("white", "black")
+            ),
             pl.col("weight").fill_null(0.0),
         )
         .sort("game_id")
     )
 
 
-def _rating_list(previous: pl.DataFrame, state: pl.DataFrame, new_state: pl.DataFrame, to_rate: pl.DataFrame,
-                 month: str, players: pl.DataFrame | None) -> pl.DataFrame:
+def _rating_list(
+    previous: pl.DataFrame,
+    state: pl.DataFrame,
+    new_state: pl.DataFrame,
+    to_rate: pl.DataFrame,
+    month: str,
+    players: pl.DataFrame | None,
+) -> pl.DataFrame:
     sides = pl.concat([to_rate.select(player_id="white_id"), to_rate.select(player_id="black_id")])
     played = sides.group_by("player_id").agg(games=pl.len().cast(pl.Int32))
     deviation = pl.col("deviation") if "deviation" in new_state.columns else pl.lit(None, dtype=pl.Float64)
     volatility = pl.col("volatility") if "volatility" in new_state.columns else pl.lit(None, dtype=pl.Float64)
-    estimate = new_state.select("player_id", new_rating=published_rating(pl.col("rating")),
-                                deviation=deviation, volatility=volatility)
-    prev_columns = [c for c in polars_schema(SystemRatingList) if c in previous.columns and c not in ("deviation", "volatility", "games")]
+    estimate = new_state.select(
+        "player_id", new_rating=published_rating(pl.col("rating")), deviation=deviation, volatility=volatility
+    )
+    prev_columns = [
+        c
+        for c in polars_schema(SystemRatingList)
+        if c in previous.columns and c not in ("deviation", "volatility", "games")
+    ]
     frame = (
         previous.select(prev_columns)
         .join(estimate, on="player_id", how="full", coalesce=True)
         .join(played, on="player_id", how="left")
     )
     if players is not None and "birth_year" in players.columns:
-        births = players.select(pl.col("player_id").cast(pl.Int64), registry_birth_year=pl.col("birth_year").cast(pl.Int32))
+        births = players.select(
+            pl.col("player_id").cast(pl.Int64), registry_birth_year=pl.col("birth_year").cast(pl.Int32)
+        )
         frame = frame.join(births.unique("player_id", keep="first"), on="player_id", how="left")
     else:
         frame = frame.with_columns(registry_birth_year=pl.lit(None, dtype=pl.Int32))
@@ -132,8 +172,10 @@ def _rating_list(previous: pl.DataFrame, state: pl.DataFrame, new_state: pl.Data
         k_used=pl.lit(None, dtype=pl.Int16),
         games=games,
         # Unknown for an established seed player (null), else the games this chain rated.
-        games_total=pl.when(pl.col("rating").is_null() & pl.col("games_total").is_null()).then(0)
-        .otherwise(pl.col("games_total")) + games,
+        games_total=pl.when(pl.col("rating").is_null() & pl.col("games_total").is_null())
+        .then(0)
+        .otherwise(pl.col("games_total"))
+        + games,
         # A system has no inactivity rule: the deviation tells how stale a rating is.
         inactive=pl.lit(False),
         delisted=pl.lit(False),

@@ -39,7 +39,9 @@ def write_table(frame: pl.DataFrame, path: str | Path) -> None:
     elif suffix == ".csv":
         flat = frame
         if "pending" in frame.columns:
-            flat = frame.with_columns(pl.struct("pending").struct.json_encode().str.slice(11).str.head(-1).alias("pending"))
+            flat = frame.with_columns(
+                pl.struct("pending").struct.json_encode().str.slice(11).str.head(-1).alias("pending")
+            )
         flat.write_csv(path)
     else:
         raise InputFileError(f"{path}: output must be a .csv or .parquet file")
@@ -52,7 +54,9 @@ def decode_pending(frame: pl.DataFrame) -> pl.DataFrame:
     return frame
 
 
-def converted(frame: pl.DataFrame, column: str, dtype: pl.DataType, path: str | Path, what: str, allowed: str = "") -> pl.Series:
+def converted(
+    frame: pl.DataFrame, column: str, dtype: pl.DataType, path: str | Path, what: str, allowed: str = ""
+) -> pl.Series:
     """Cast a text column, raising an error that names the first bad line (header is line 1)."""
     raw = frame[column]
     values = raw.cast(dtype, strict=False) if raw.dtype != dtype else raw
@@ -62,5 +66,7 @@ def converted(frame: pl.DataFrame, column: str, dtype: pl.DataType, path: str | 
     if bad.any():
         index = int(bad.arg_true()[0])
         hint = f" ({allowed})" if allowed else ""
-        raise InputFileError(f"{path}: line {index + 2}: {what} column {column!r} has {raw[index]!r}, not a valid value{hint}")
+        raise InputFileError(
+            f"{path}: line {index + 2}: {what} column {column!r} has {raw[index]!r}, not a valid value{hint}"
+        )
     return values

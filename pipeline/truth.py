@@ -11,21 +11,26 @@ TOP_BAND = 2500  # ratings from here are lumped into one band, as in the summary
 
 ERROR_COLUMNS = {
     "month": pl.Utf8,
-    "band": pl.Utf8,            # "all", or "1400-1499" ... "2500+"
-    "band_floor": pl.Int32,     # lowest rating of the band (null for "all")
-    "players": pl.Int64,        # rated players on the list that exist in the truth that month
+    "band": pl.Utf8,  # "all", or "1400-1499" ... "2500+"
+    "band_floor": pl.Int32,  # lowest rating of the band (null for "all")
+    "players": pl.Int64,  # rated players on the list that exist in the truth that month
     "mean_rating": pl.Float64,
     "mean_strength": pl.Float64,
     "mean_offset": pl.Float64,  # mean of rating - strength
     "sd_offset": pl.Float64,
     "pair_error_mean": pl.Float64,
     "pair_error_rms": pl.Float64,
-    "slope": pl.Float64,        # "all" only: least-squares slope of rating on strength
+    "slope": pl.Float64,  # "all" only: least-squares slope of rating on strength
 }
 
 
-def rating_error_vs_truth(rating_list: pl.DataFrame, truth: pl.DataFrame | pl.LazyFrame, month: str,
-                          band_width: int = BAND_WIDTH, top_band: int = TOP_BAND) -> pl.DataFrame:
+def rating_error_vs_truth(
+    rating_list: pl.DataFrame,
+    truth: pl.DataFrame | pl.LazyFrame,
+    month: str,
+    band_width: int = BAND_WIDTH,
+    top_band: int = TOP_BAND,
+) -> pl.DataFrame:
     """Compare the list of `month` (player_id, rating; null = unrated) with the true strengths of that month.
 
     `truth` has columns player_id, month, strength (truth/strength.parquet; other months are ignored).
@@ -43,8 +48,11 @@ def rating_error_vs_truth(rating_list: pl.DataFrame, truth: pl.DataFrame | pl.La
 
     Computed from sums and ranks, never by enumerating pairs: O(n log n) at FIDE scale.
     """
-    strengths = truth.lazy().filter(pl.col("month") == month).select(
-        pl.col("player_id").cast(pl.Int64), pl.col("strength").cast(pl.Float64))
+    strengths = (
+        truth.lazy()
+        .filter(pl.col("month") == month)
+        .select(pl.col("player_id").cast(pl.Int64), pl.col("strength").cast(pl.Float64))
+    )
     rated = (
         rating_list.lazy()
         .select(pl.col("player_id").cast(pl.Int64), pl.col("rating").cast(pl.Float64))
@@ -61,25 +69,37 @@ def rating_error_vs_truth(rating_list: pl.DataFrame, truth: pl.DataFrame | pl.La
         return pl.DataFrame(schema=ERROR_COLUMNS)
 
     total = rated.select(
-        pl.col("offset").sum().alias("sum"), (pl.col("offset") ** 2).sum().alias("sumsq"),
-        pl.col("rating").mean().alias("mean_rating"), pl.col("strength").mean().alias("mean_strength"),
-        pl.col("offset").mean().alias("mean_offset"), pl.col("offset").std().alias("sd_offset"),
+        pl.col("offset").sum().alias("sum"),
+        (pl.col("offset") ** 2).sum().alias("sumsq"),
+        pl.col("rating").mean().alias("mean_rating"),
+        pl.col("strength").mean().alias("mean_strength"),
+        pl.col("offset").mean().alias("mean_offset"),
+        pl.col("offset").std().alias("sd_offset"),
         (pl.cov("rating", "strength") / pl.col("strength").var()).alias("slope"),
     ).row(0, named=True)
     pairs = n * (n - 1) / 2
     # Each player is the higher-rated side against everyone rated below and the lower side against
     # everyone rated above; ties cancel out and are left out of the pair count.
     oriented = rated.select(
-        (pl.col("offset") * (pl.col("rating").rank("min").cast(pl.Float64) - 1 - (n - pl.col("rating").rank("max").cast(pl.Float64))))
-        .sum().alias("sum"),
+        (
+            pl.col("offset")
+            * (pl.col("rating").rank("min").cast(pl.Float64) - 1 - (n - pl.col("rating").rank("max").cast(pl.Float64)))
+        )
+        .sum()
+        .alias("sum"),
         # A rating shared by t players is t(t - 1) / 2 tied pairs: (t - 1) / 2 per player.
         ((pl.len().over("rating") - 1) / 2).sum().alias("tied"),
     ).row(0, named=True)
     ordered_pairs = pairs - oriented["tied"]
     all_row = {
-        "month": month, "band": "all", "band_floor": None, "players": n,
-        "mean_rating": total["mean_rating"], "mean_strength": total["mean_strength"],
-        "mean_offset": total["mean_offset"], "sd_offset": total["sd_offset"],
+        "month": month,
+        "band": "all",
+        "band_floor": None,
+        "players": n,
+        "mean_rating": total["mean_rating"],
+        "mean_strength": total["mean_strength"],
+        "mean_offset": total["mean_offset"],
+        "sd_offset": total["sd_offset"],
         "pair_error_mean": oriented["sum"] / ordered_pairs if ordered_pairs > 0 else None,
         "pair_error_rms": ((n * total["sumsq"] - total["sum"] ** 2) / pairs) ** 0.5 if pairs > 0 else None,
         "slope": total["slope"],
@@ -105,13 +125,19 @@ def rating_error_vs_truth(rating_list: pl.DataFrame, truth: pl.DataFrame | pl.La
     # Over pairs (i in band, j elsewhere): E[o_i - o_j] and E[(o_i - o_j)^2] from the two groups' moments.
     bands = bands.with_columns(
         pl.lit(month).alias("month"),
-        pl.when(pl.col("band_floor") >= top_band).then(pl.format("{}+", pl.col("band_floor")))
-        .otherwise(pl.format("{}-{}", pl.col("band_floor"), pl.col("band_floor") + band_width - 1)).alias("band"),
+        pl.when(pl.col("band_floor") >= top_band)
+        .then(pl.format("{}+", pl.col("band_floor")))
+        .otherwise(pl.format("{}-{}", pl.col("band_floor"), pl.col("band_floor") + band_width - 1))
+        .alias("band"),
         pl.when(rest_n > 0).then(pl.col("mean_offset") - rest_mean).alias("pair_error_mean"),
-        pl.when(rest_n > 0).then(
+        pl.when(rest_n > 0)
+        .then(
             (pl.col("_sumsq") / pl.col("players") - 2 * pl.col("mean_offset") * rest_mean + rest_meansq).clip(0).sqrt()
-        ).alias("pair_error_rms"),
+        )
+        .alias("pair_error_rms"),
         pl.lit(None, dtype=pl.Float64).alias("slope"),
     )
-    rows = pl.concat([pl.DataFrame([all_row], schema=ERROR_COLUMNS), bands.select(list(ERROR_COLUMNS)).cast(ERROR_COLUMNS)])
+    rows = pl.concat(
+        [pl.DataFrame([all_row], schema=ERROR_COLUMNS), bands.select(list(ERROR_COLUMNS)).cast(ERROR_COLUMNS)]
+    )
     return rows

@@ -88,18 +88,29 @@ def split_month(
         (MISPLACED, refused == MISPLACED, pl.col("parse_error").str.strip_prefix(f"{MISPLACED}: ")),
         (NOT_A_FILE, refused == NOT_A_FILE, pl.col("parse_error").str.strip_prefix(f"{NOT_A_FILE}: ")),
         ("unparseable", pl.col("parse_error").is_not_null(), pl.col("parse_error")),
-        ("unplayed", pl.col("unplayed").is_not_null(),
-         pl.format("{} (result {})", pl.col("unplayed"), pl.col("result").fill_null("none"))),
-        ("unknown_player", pl.col("_white").is_null() | pl.col("_black").is_null(),
-         pl.concat_str([pl.col("_white_problem"), pl.col("_black_problem")], separator="; ", ignore_nulls=True)),
-        ("self_play", pl.col("_white") == pl.col("_black"),
-         pl.format("white and black are both player {}", pl.col("_white"))),
-        ("result_out_of_domain", ~pl.col("result").is_in(list(VALID_RESULTS)).fill_null(False),
-         pl.format("result {} is not 1-0, 0-1 or 1/2-1/2", _quoted_or_missing(pl.col("result")))),
+        (
+            "unplayed",
+            pl.col("unplayed").is_not_null(),
+            pl.format("{} (result {})", pl.col("unplayed"), pl.col("result").fill_null("none")),
+        ),
+        (
+            "unknown_player",
+            pl.col("_white").is_null() | pl.col("_black").is_null(),
+            pl.concat_str([pl.col("_white_problem"), pl.col("_black_problem")], separator="; ", ignore_nulls=True),
+        ),
+        (
+            "self_play",
+            pl.col("_white") == pl.col("_black"),
+            pl.format("white and black are both player {}", pl.col("_white")),
+        ),
+        (
+            "result_out_of_domain",
+            ~pl.col("result").is_in(list(VALID_RESULTS)).fill_null(False),
+            pl.format("result {} is not 1-0, 0-1 or 1/2-1/2", _quoted_or_missing(pl.col("result"))),
+        ),
         # Reported in an earlier month: a duplicate, even though its date is (usually) outside this month.
         ("duplicate", pl.col("_seen_before").is_not_null(), pl.format("same game as {}", pl.col("_seen_before"))),
-        ("date_outside_month", outside,
-         pl.format("game date {} is not in {}", game_day.cast(pl.Utf8), pl.lit(month))),
+        ("date_outside_month", outside, pl.format("game date {} is not in {}", game_day.cast(pl.Utf8), pl.lit(month))),
     ]
     frame = _with_earlier_reports(frame, seen_keys)
     frame = frame.with_columns(_first_match(early))
@@ -107,8 +118,11 @@ def split_month(
     frame = _with_first_copies(frame)
     late = [
         ("duplicate", pl.col("_first_copy").is_not_null(), pl.format("same game as {}", pl.col("_first_copy"))),
-        ("rating_implausible", _implausible("white_rating") | _implausible("black_rating"),
-         pl.concat_str([_rating_problem("white"), _rating_problem("black")], separator="; ", ignore_nulls=True)),
+        (
+            "rating_implausible",
+            _implausible("white_rating") | _implausible("black_rating"),
+            pl.concat_str([_rating_problem("white"), _rating_problem("black")], separator="; ", ignore_nulls=True),
+        ),
     ]
     frame = _apply_late(frame, late)
 
@@ -120,8 +134,10 @@ def split_month(
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
         pl.col("result").replace_strict(VALID_RESULTS, return_dtype=pl.Float64).alias("white_score"),
-        pl.when(pl.col("time_control").is_in(TIME_CONTROLS)).then(pl.col("time_control"))
-        .otherwise(pl.lit(DEFAULT_TIME_CONTROL)).alias("time_control"),
+        pl.when(pl.col("time_control").is_in(TIME_CONTROLS))
+        .then(pl.col("time_control"))
+        .otherwise(pl.lit(DEFAULT_TIME_CONTROL))
+        .alias("time_control"),
         pl.col("white_rating").alias("white_rating_used"),
         pl.col("black_rating").alias("black_rating_used"),
     )
@@ -155,7 +171,8 @@ def game_keys(games: pl.DataFrame) -> pl.DataFrame:
     """
     return games.select(
         *_key_columns(pl.col("event_start"), pl.col("date"), pl.col("event_id")),
-        *GAME_KEY[2:], pl.format("{} {}:{}", pl.col("month"), pl.col("source_file"), pl.col("source_line")).alias("first_seen"),
+        *GAME_KEY[2:],
+        pl.format("{} {}:{}", pl.col("month"), pl.col("source_file"), pl.col("source_line")).alias("first_seen"),
     ).unique(GAME_KEY, keep="first", maintain_order=True)
 
 
@@ -170,12 +187,18 @@ def _with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None) -
         return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_seen_before"))
     keys = frame.select(
         *_key_columns(pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file"))),
-        pl.col("_white").alias("white_id"), pl.col("_black").alias("black_id"),
-        pl.col("round").cast(pl.Int32), pl.col("result").replace_strict(VALID_RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
+        pl.col("_white").alias("white_id"),
+        pl.col("_black").alias("black_id"),
+        pl.col("round").cast(pl.Int32),
+        pl.col("result").replace_strict(VALID_RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
     )
     seen = seen_keys.select(
-        pl.col("event_start").cast(pl.Date), pl.col("event_id").cast(pl.Utf8), pl.col("white_id").cast(pl.Int64),
-        pl.col("black_id").cast(pl.Int64), pl.col("round").cast(pl.Int32), pl.col("white_score").cast(pl.Float64),
+        pl.col("event_start").cast(pl.Date),
+        pl.col("event_id").cast(pl.Utf8),
+        pl.col("white_id").cast(pl.Int64),
+        pl.col("black_id").cast(pl.Int64),
+        pl.col("round").cast(pl.Int32),
+        pl.col("white_score").cast(pl.Float64),
         pl.col("first_seen").cast(pl.Utf8),
     ).unique(GAME_KEY, keep="first")
     found = keys.join(seen, on=GAME_KEY, how="left", nulls_equal=True, maintain_order="left")["first_seen"]
@@ -189,24 +212,30 @@ def reconcile(raw: pl.DataFrame, games: pl.DataFrame, quarantine: pl.DataFrame) 
     not only the counts).
     """
     records = raw.group_by("source_file").agg(pl.len().cast(pl.Int64).alias("records"))
-    landed = pl.concat([
-        games.select("source_file", pl.col("game_id").alias("record_id"), pl.lit(1).alias("_game")),
-        quarantine.select("source_file", "record_id", pl.lit(0).alias("_game")),
-    ])
+    landed = pl.concat(
+        [
+            games.select("source_file", pl.col("game_id").alias("record_id"), pl.lit(1).alias("_game")),
+            quarantine.select("source_file", "record_id", pl.lit(0).alias("_game")),
+        ]
+    )
     per_file = landed.group_by("source_file").agg(
         pl.col("_game").sum().cast(pl.Int64).alias("games"),
         (pl.len() - pl.col("_game").sum()).cast(pl.Int64).alias("quarantined"),
     )
     unmatched = (
-        raw.select("source_file", "record_id").join(landed.select("record_id"), on="record_id", how="anti")
-        .group_by("source_file").agg(pl.len().alias("_unmatched"))
+        raw.select("source_file", "record_id")
+        .join(landed.select("record_id"), on="record_id", how="anti")
+        .group_by("source_file")
+        .agg(pl.len().alias("_unmatched"))
     )
     return (
         records.join(per_file, on="source_file", how="full", coalesce=True)
         .join(unmatched, on="source_file", how="left")
         .with_columns(pl.col("records", "games", "quarantined").fill_null(0))
         .with_columns(
-            ((pl.col("records") == pl.col("games") + pl.col("quarantined")) & pl.col("_unmatched").is_null()).alias("ok")
+            ((pl.col("records") == pl.col("games") + pl.col("quarantined")) & pl.col("_unmatched").is_null()).alias(
+                "ok"
+            )
         )
         .drop("_unmatched")
         .sort("source_file")
@@ -226,17 +255,30 @@ def schema_failures(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.D
     except pandera.errors.SchemaErrors as errors:
         cases = errors.failure_cases
     except pandera.errors.SchemaError as error:  # non-lazy paths (e.g. dataframe-level dtype coercion)
-        cases = pl.DataFrame({"index": [None], "column": [getattr(error.schema, "name", None)], "check": [str(error.check)],
-                              "failure_case": [str(error)]})
+        cases = pl.DataFrame(
+            {
+                "index": [None],
+                "column": [getattr(error.schema, "name", None)],
+                "check": [str(error.check)],
+                "failure_case": [str(error)],
+            }
+        )
     described = pl.DataFrame(schema={"row": pl.Int64, "column": pl.Utf8, "check": pl.Utf8, "failure_case": pl.Utf8})
     if cases is None or cases.height == 0:
         return pl.concat([described, frame.clear()], how="horizontal")
-    described = pl.DataFrame({
-        "row": pl.Series(cases["index"].to_list(), dtype=pl.Int64) if "index" in cases.columns else [None] * cases.height,
-        "column": cases["column"].cast(pl.Utf8) if "column" in cases.columns else [None] * cases.height,
-        "check": cases["check"].cast(pl.Utf8) if "check" in cases.columns else [None] * cases.height,
-        "failure_case": cases["failure_case"].cast(pl.Utf8) if "failure_case" in cases.columns else [None] * cases.height,
-    }, schema=described.schema)
+    described = pl.DataFrame(
+        {
+            "row": pl.Series(cases["index"].to_list(), dtype=pl.Int64)
+            if "index" in cases.columns
+            else [None] * cases.height,
+            "column": cases["column"].cast(pl.Utf8) if "column" in cases.columns else [None] * cases.height,
+            "check": cases["check"].cast(pl.Utf8) if "check" in cases.columns else [None] * cases.height,
+            "failure_case": cases["failure_case"].cast(pl.Utf8)
+            if "failure_case" in cases.columns
+            else [None] * cases.height,
+        },
+        schema=described.schema,
+    )
     rows = frame.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
     return described.join(rows, on="row", how="left", maintain_order="left")
 
@@ -265,7 +307,10 @@ def _with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _first_match(checks: list[tuple[str, pl.Expr, pl.Expr]]) -> list[pl.Expr]:
     """(_reason, _detail) of the first check that holds, or nulls."""
-    reason, detail = pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8)), pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8))
+    reason, detail = (
+        pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8)),
+        pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8)),
+    )
     for code, condition, message in checks:
         condition = condition.fill_null(False)
         reason = reason.when(condition).then(pl.lit(code))
@@ -315,13 +360,22 @@ def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame
     registered = players["player_id"].cast(pl.Int64).implode()
     registry_names = players.select(pl.col("name"), pl.col("player_id").cast(pl.Int64))
     name_only = frame.select(
-        ((pl.col("white_id").is_null() & pl.col("white_name").is_not_null())
-         | (pl.col("black_id").is_null() & pl.col("black_name").is_not_null())).any()).item()
+        (
+            (pl.col("white_id").is_null() & pl.col("white_name").is_not_null())
+            | (pl.col("black_id").is_null() & pl.col("black_name").is_not_null())
+        ).any()
+    ).item()
     if name_only:  # most months have none: the month's (name, id) pairs are gathered only when needed
-        dump_names = pl.concat([
-            frame.select(pl.col(f"{side}_name").alias("name"), pl.col(f"{side}_id").alias("player_id"))
-            for side in ("white", "black")
-        ]).filter(pl.col("name").is_not_null() & pl.col("player_id").is_not_null()).unique()
+        dump_names = (
+            pl.concat(
+                [
+                    frame.select(pl.col(f"{side}_name").alias("name"), pl.col(f"{side}_id").alias("player_id"))
+                    for side in ("white", "black")
+                ]
+            )
+            .filter(pl.col("name").is_not_null() & pl.col("player_id").is_not_null())
+            .unique()
+        )
         everyone = pl.concat([registry_names, dump_names])
     else:
         everyone = registry_names
@@ -331,39 +385,64 @@ def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame
         frame = frame.with_columns(given.is_in(registered).fill_null(False).alias("_registered"))
         frame = frame.with_columns(_local_ids(frame, name, given.is_null() & _is_a_name(name)))
         # Names are looked up only for the (few) records that need it, not for the whole month.
-        by_name = _name_matches(frame.filter(given.is_null() & name.is_not_null()).select("_row", name.alias("_raw_name")), everyone)
+        by_name = _name_matches(
+            frame.filter(given.is_null() & name.is_not_null()).select("_row", name.alias("_raw_name")), everyone
+        )
         mistyped = (
-            _name_matches(frame.filter(given.is_not_null() & ~pl.col("_registered") & name.is_not_null())
-                          .select("_row", name.alias("_raw_name")), registry_names)
-            .select("_row", pl.col("_name_id").alias("_registered_as"))
-        ) if players.height else pl.DataFrame(schema={"_row": pl.UInt32, "_registered_as": pl.Int64})
+            (
+                _name_matches(
+                    frame.filter(given.is_not_null() & ~pl.col("_registered") & name.is_not_null()).select(
+                        "_row", name.alias("_raw_name")
+                    ),
+                    registry_names,
+                ).select("_row", pl.col("_name_id").alias("_registered_as"))
+            )
+            if players.height
+            else pl.DataFrame(schema={"_row": pl.UInt32, "_registered_as": pl.Int64})
+        )
         frame = (
             frame.join(by_name, on="_row", how="left", maintain_order="left")
             .join(mistyped, on="_row", how="left", maintain_order="left")
             .with_columns(
-                pl.when(given.is_not_null() & pl.col("_registered")).then(pl.lit("registered"))
+                pl.when(given.is_not_null() & pl.col("_registered"))
+                .then(pl.lit("registered"))
                 .when(given.is_not_null() & pl.col("_registered_as").is_null())
                 .then(pl.lit("new"))
-                .when(given.is_not_null()).then(pl.lit("id_mismatch"))
-                .when(pl.col("_name_matches") == 1).then(pl.lit("matched_by_name"))
-                .when(pl.col("_name_matches") > 1).then(pl.lit("ambiguous"))
-                .when(_is_a_name(name)).then(pl.lit("new_name"))
+                .when(given.is_not_null())
+                .then(pl.lit("id_mismatch"))
+                .when(pl.col("_name_matches") == 1)
+                .then(pl.lit("matched_by_name"))
+                .when(pl.col("_name_matches") > 1)
+                .then(pl.lit("ambiguous"))
+                .when(_is_a_name(name))
+                .then(pl.lit("new_name"))
                 .otherwise(pl.lit("unmatched"))
                 .alias(f"_{side}_status"),
                 pl.col("_name_matches").fill_null(0).alias(f"_{side}_candidates"),
             )
             .with_columns(
-                pl.when(pl.col(f"_{side}_status").is_in(["registered", "new"])).then(given)
-                .when(pl.col(f"_{side}_status") == "matched_by_name").then(pl.col("_name_id"))
-                .when(pl.col(f"_{side}_status") == "new_name").then(pl.col("_local_id"))
+                pl.when(pl.col(f"_{side}_status").is_in(["registered", "new"]))
+                .then(given)
+                .when(pl.col(f"_{side}_status") == "matched_by_name")
+                .then(pl.col("_name_id"))
+                .when(pl.col(f"_{side}_status") == "new_name")
+                .then(pl.col("_local_id"))
                 .alias(f"_{side}"),
                 pl.when(pl.col(f"_{side}_status") == "id_mismatch")
-                .then(pl.format(f"{side} id {{}} is not registered, and '{{}}' is registered as {{}} (a mistyped id?)",
-                                given, name, pl.col("_registered_as")))
+                .then(
+                    pl.format(
+                        f"{side} id {{}} is not registered, and '{{}}' is registered as {{}} (a mistyped id?)",
+                        given,
+                        name,
+                        pl.col("_registered_as"),
+                    )
+                )
                 .when(pl.col(f"_{side}_status") == "unmatched")
                 .then(pl.format(f"{side} has neither id nor name (name as written: '{{}}')", name.fill_null("")))
                 .when(pl.col(f"_{side}_status") == "ambiguous")
-                .then(pl.format(f"{side} has no id and name '{{}}' matches {{}} players", name, pl.col("_name_matches")))
+                .then(
+                    pl.format(f"{side} has no id and name '{{}}' matches {{}} players", name, pl.col("_name_matches"))
+                )
                 .alias(f"_{side}_problem"),
             )
             .drop("_name_id", "_name_matches", "_registered", "_registered_as", "_local_id")
@@ -413,8 +492,10 @@ def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     else:
         candidates = players.filter(pl.col("name").str.contains_any(first_words.unique().to_list()))
     candidates = candidates.select(name_key(pl.col("name")).alias("_name"), pl.col("player_id").cast(pl.Int64))
-    by_name = candidates.unique(maintain_order=True).group_by("_name", maintain_order=True).agg(
-        pl.col("player_id").first().alias("_name_id"), pl.len().cast(pl.UInt32).alias("_name_matches")
+    by_name = (
+        candidates.unique(maintain_order=True)
+        .group_by("_name", maintain_order=True)
+        .agg(pl.col("player_id").first().alias("_name_id"), pl.len().cast(pl.UInt32).alias("_name_matches"))
     )
     return wanted.join(by_name, on="_name", how="inner").select(*schema)
 
@@ -422,20 +503,27 @@ def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
 def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
     """schemas.Identity rows of a resolved month frame (both sides; registered ids are not listed)."""
     # Registered ids are most of a month: they are dropped before any text is built.
-    sides = pl.concat([
-        frame.filter(pl.col(f"_{side}_status") != "registered").select(
-            pl.col(f"_{side}_status").alias("status"), pl.col(f"{side}_name").alias("name"),
-            pl.col(f"{side}_id").alias("given_id"), pl.col(f"_{side}").alias("player_id"),
-            pl.col(f"_{side}_candidates").alias("candidates"),
-            pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_where"),
-        )
-        for side in ("white", "black")
-    ])
+    sides = pl.concat(
+        [
+            frame.filter(pl.col(f"_{side}_status") != "registered").select(
+                pl.col(f"_{side}_status").alias("status"),
+                pl.col(f"{side}_name").alias("name"),
+                pl.col(f"{side}_id").alias("given_id"),
+                pl.col(f"_{side}").alias("player_id"),
+                pl.col(f"_{side}_candidates").alias("candidates"),
+                pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_where"),
+            )
+            for side in ("white", "black")
+        ]
+    )
     report = sides.group_by("status", "name", "given_id", "player_id", maintain_order=True).agg(
-        pl.col("candidates").max(), pl.len().cast(pl.UInt32).alias("records"), pl.col("_where").first().alias("first_seen"),
+        pl.col("candidates").max(),
+        pl.len().cast(pl.UInt32).alias("records"),
+        pl.col("_where").first().alias("first_seen"),
     )
     return conform(report.with_columns(pl.lit(month).alias("month")), Identity).sort(
-        "status", "name", "given_id", nulls_last=True)
+        "status", "name", "given_id", nulls_last=True
+    )
 
 
 def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
@@ -450,9 +538,15 @@ def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
     return conform(
         named.sort(["month", "records"], descending=[True, True])
         .unique("player_id", keep="first", maintain_order=True)
-        .select("player_id", name_key(pl.col("name")).alias("name"), pl.lit("").alias("federation"),
-                pl.lit(None, dtype=pl.Utf8).alias("sex"), pl.lit(None, dtype=pl.Int32).alias("birth_year"),
-                pl.lit(None, dtype=pl.Utf8).alias("title"), pl.col("month").alias("registered"))
+        .select(
+            "player_id",
+            name_key(pl.col("name")).alias("name"),
+            pl.lit("").alias("federation"),
+            pl.lit(None, dtype=pl.Utf8).alias("sex"),
+            pl.lit(None, dtype=pl.Int32).alias("birth_year"),
+            pl.lit(None, dtype=pl.Utf8).alias("title"),
+            pl.col("month").alias("registered"),
+        )
         .sort("player_id"),
         Players,
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class Accuracy(pa.DataFrameModel):
@@ -14,12 +14,24 @@ class Accuracy(pa.DataFrameModel):
     players: pl.Int64 = pa.Field(ge=0, description="Player-months: players with at least one predicted game this month")
     games: pl.Int64 = pa.Field(ge=0, description="Games with at least one predicted side")
     sides: pl.Int64 = pa.Field(ge=0, description="Predicted (player, game) sides: 1 or 2 per game")
-    total_abs_error: pl.Float64 = pa.Field(ge=0, description="Sonas: sum over players of |sum of scores - sum of expected scores|")
-    sum_squared_error: pl.Float64 = pa.Field(ge=0, description="Sum over players of (sum of scores - sum of expected scores)^2")
+    total_abs_error: pl.Float64 = pa.Field(
+        ge=0, description="Sonas: sum over players of |sum of scores - sum of expected scores|"
+    )
+    sum_squared_error: pl.Float64 = pa.Field(
+        ge=0, description="Sum over players of (sum of scores - sum of expected scores)^2"
+    )
     deviance_sum: pl.Float64 = pa.Field(ge=0, description="Sum over games of the capped log10 binomial deviance")
-    mean_abs_error: pl.Float64 = pa.Field(nullable=True, ge=0, description="total_abs_error / players; null without predictions")
-    rmse: pl.Float64 = pa.Field(nullable=True, ge=0, description="Kaggle 2010: sqrt(sum_squared_error / players); null without predictions")
-    deviance: pl.Float64 = pa.Field(nullable=True, ge=0, description="Kaggle 2011: deviance_sum / games (predictions clipped to [0.01, 0.99]); null without predictions")
+    mean_abs_error: pl.Float64 = pa.Field(
+        nullable=True, ge=0, description="total_abs_error / players; null without predictions"
+    )
+    rmse: pl.Float64 = pa.Field(
+        nullable=True, ge=0, description="Kaggle 2010: sqrt(sum_squared_error / players); null without predictions"
+    )
+    deviance: pl.Float64 = pa.Field(
+        nullable=True,
+        ge=0,
+        description="Kaggle 2011: deviance_sum / games (predictions clipped to [0.01, 0.99]); null without predictions",
+    )
 
     class Config:
         strict = True

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class BandTrend(pa.DataFrameModel):
@@ -19,10 +19,14 @@ class BandTrend(pa.DataFrameModel):
     opponent_high: pl.Int32 = pa.Field(description="Highest rating used of the opponent band (inclusive)")
     games: pl.Int64 = pa.Field(ge=0, description="Games between the two bands, rated for both sides")
     score: pl.Float64 = pa.Field(ge=0, description="Points scored by the row band")
-    expected: pl.Float64 = pa.Field(ge=0, description="Row band's expected points under the rule set (400-point rule included)")
+    expected: pl.Float64 = pa.Field(
+        ge=0, description="Row band's expected points under the rule set (400-point rule included)"
+    )
     score_pct: pl.Float64 = pa.Field(description="Row band's actual score, percent")
     expected_pct: pl.Float64 = pa.Field(description="Row band's expected score, percent")
-    diff_pct: pl.Float64 = pa.Field(description="Actual minus expected, percentage points (positive = row band over-performs)")
+    diff_pct: pl.Float64 = pa.Field(
+        description="Actual minus expected, percentage points (positive = row band over-performs)"
+    )
 
     class Config:
         strict = True

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 TIME_CONTROLS = ["classical", "modern", "rapid", "blitz"]
 
@@ -24,8 +24,12 @@ class Games(pa.DataFrameModel):
     time_control: pl.Utf8 = pa.Field(isin=TIME_CONTROLS, description="Time-control class")
     tc_base_seconds: pl.Int32 = pa.Field(nullable=True, description="Base time per player in seconds")
     tc_increment_seconds: pl.Int32 = pa.Field(nullable=True, description="Increment per move in seconds")
-    white_rating_used: pl.Int32 = pa.Field(nullable=True, description="White's rating stated by the source (list in force at event start)")
-    black_rating_used: pl.Int32 = pa.Field(nullable=True, description="Black's rating stated by the source (list in force at event start)")
+    white_rating_used: pl.Int32 = pa.Field(
+        nullable=True, description="White's rating stated by the source (list in force at event start)"
+    )
+    black_rating_used: pl.Int32 = pa.Field(
+        nullable=True, description="Black's rating stated by the source (list in force at event start)"
+    )
     source_file: pl.Utf8 = pa.Field(description="Dump the game came from, relative to raw/")
     source_line: pl.Int64 = pa.Field(ge=1, description="1-based line in that dump")
 

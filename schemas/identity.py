@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 IDENTITY_STATUSES = {
     "new": "the dump gives a FIDE id the registry does not hold (or there is no registry): rated under that id",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class Leaderboard(pa.DataFrameModel):
@@ -15,21 +15,39 @@ class Leaderboard(pa.DataFrameModel):
 
     rank: pl.Int64 = pa.Field(ge=1, description="Order by deviance_log10, best (lowest) first")
     scenario: pl.Utf8 = pa.Field(unique=True, description="Scenario name")
-    kind: pl.Utf8 = pa.Field(isin=["rule set", "system"], description="Rated by FIDE-style rule sets or by a rating system")
+    kind: pl.Utf8 = pa.Field(
+        isin=["rule set", "system"], description="Rated by FIDE-style rule sets or by a rating system"
+    )
     setting: pl.Utf8 = pa.Field(description="The rule set(s) of the test months, or the system and its parameters")
     train_from: pl.Utf8 = pa.Field(description="First training month (YYYY-MM)")
-    train_to: pl.Utf8 = pa.Field(description="Last training month: its stored list (and state) is frozen and predicts every test game")
+    train_to: pl.Utf8 = pa.Field(
+        description="Last training month: its stored list (and state) is frozen and predicts every test game"
+    )
     train_games: pl.Int64 = pa.Field(ge=0, description="Validated games of the training months")
     test_from: pl.Utf8 = pa.Field(description="First test month")
     test_to: pl.Utf8 = pa.Field(description="Last test month")
     test_games: pl.Int64 = pa.Field(ge=0, description="Validated games of the test months, every time control")
-    predicted_games: pl.Int64 = pa.Field(ge=0, description="Test games this scenario predicts for both sides (rated players, rated time control)")
-    common_games: pl.Int64 = pa.Field(ge=0, description="Test games every scenario predicts for both sides: the games the metrics are over")
+    predicted_games: pl.Int64 = pa.Field(
+        ge=0, description="Test games this scenario predicts for both sides (rated players, rated time control)"
+    )
+    common_games: pl.Int64 = pa.Field(
+        ge=0, description="Test games every scenario predicts for both sides: the games the metrics are over"
+    )
     player_months: pl.Int64 = pa.Field(ge=0, description="Player-months of the common games")
-    deviance_log10: pl.Float64 = pa.Field(nullable=True, description="Kaggle 2011: mean capped log10 binomial deviance per game (lower is better)")
-    bdev: pl.Float64 = pa.Field(nullable=True, description="PlayerRatings' bdev: 100 x deviance_log10 / log10 2, a coin flip is 100 (lower is better)")
-    player_month_rmse: pl.Float64 = pa.Field(nullable=True, description="Kaggle 2010: RMSE of predicted minus actual points per player-month (lower is better)")
-    mean_abs_error: pl.Float64 = pa.Field(nullable=True, description="Sonas: mean |actual - expected points| per player-month (lower is better)")
+    deviance_log10: pl.Float64 = pa.Field(
+        nullable=True, description="Kaggle 2011: mean capped log10 binomial deviance per game (lower is better)"
+    )
+    bdev: pl.Float64 = pa.Field(
+        nullable=True,
+        description="PlayerRatings' bdev: 100 x deviance_log10 / log10 2, a coin flip is 100 (lower is better)",
+    )
+    player_month_rmse: pl.Float64 = pa.Field(
+        nullable=True,
+        description="Kaggle 2010: RMSE of predicted minus actual points per player-month (lower is better)",
+    )
+    mean_abs_error: pl.Float64 = pa.Field(
+        nullable=True, description="Sonas: mean |actual - expected points| per player-month (lower is better)"
+    )
 
     class Config:
         strict = True

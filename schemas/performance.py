@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 SCOPES = ["month", "event"]
 
@@ -17,20 +17,32 @@ class Performance(pa.DataFrameModel):
     """
 
     month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Rating period (YYYY-MM)")
-    scope: pl.Utf8 = pa.Field(isin=SCOPES, description="'month': all the player's counted games of the month; 'event': one event's")
+    scope: pl.Utf8 = pa.Field(
+        isin=SCOPES, description="'month': all the player's counted games of the month; 'event': one event's"
+    )
     player_id: pl.Int64 = pa.Field(gt=0, description="FIDE id (or local id)")
-    event_id: pl.Utf8 = pa.Field(nullable=True, description="Event identifier for scope 'event'; null for scope 'month'")
-    games: pl.Int64 = pa.Field(gt=0, description="Counted games: against opponents with a rating used, in a rated time control")
+    event_id: pl.Utf8 = pa.Field(
+        nullable=True, description="Event identifier for scope 'event'; null for scope 'month'"
+    )
+    games: pl.Int64 = pa.Field(
+        gt=0, description="Counted games: against opponents with a rating used, in a rated time control"
+    )
     wins: pl.Int64 = pa.Field(ge=0, description="Counted games won")
     draws: pl.Int64 = pa.Field(ge=0, description="Counted games drawn")
     losses: pl.Int64 = pa.Field(ge=0, description="Counted games lost")
     score: pl.Float64 = pa.Field(ge=0, description="Points in the counted games")
     opponent_rating_sum: pl.Int64 = pa.Field(ge=0, description="Sum of the opponents' ratings used")
     average_opponent: pl.Float64 = pa.Field(ge=0, description="Ra: opponent_rating_sum / games, unrounded")
-    p: pl.Float64 = pa.Field(ge=0, le=1, description="Fractional score looked up in table 8.1.1: score / games to two decimals, half up; 1.00 and 0.00 only for a perfect or a zero score")
+    p: pl.Float64 = pa.Field(
+        ge=0,
+        le=1,
+        description="Fractional score looked up in table 8.1.1: score / games to two decimals, half up; 1.00 and 0.00 only for a perfect or a zero score",
+    )
     dp: pl.Int32 = pa.Field(ge=-800, le=800, description="Rating difference dp for p from table 8.1.1")
     performance_fide: pl.Int32 = pa.Field(description="FIDE: Ra + dp, rounded to the nearest whole number, 0.5 up")
-    performance_400: pl.Int32 = pa.Field(description="Algorithm of 400: (opponent_rating_sum + 400 x (wins - losses)) / games, rounded to the nearest whole number, 0.5 up")
+    performance_400: pl.Int32 = pa.Field(
+        description="Algorithm of 400: (opponent_rating_sum + 400 x (wins - losses)) / games, rounded to the nearest whole number, 0.5 up"
+    )
 
     class Config:
         strict = True

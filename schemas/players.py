@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class Players(pa.DataFrameModel):
@@ -15,7 +15,9 @@ class Players(pa.DataFrameModel):
     sex: pl.Utf8 = pa.Field(nullable=True, isin=["M", "F"], description="M or F")
     birth_year: pl.Int32 = pa.Field(nullable=True, ge=1900, le=2100, description="Year of birth")
     title: pl.Utf8 = pa.Field(nullable=True, description="FIDE title code, if any")
-    registered: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Month of the registry file that introduced the player")
+    registered: pl.Utf8 = pa.Field(
+        str_matches=r"^\d{4}-\d{2}$", description="Month of the registry file that introduced the player"
+    )
 
     class Config:
         strict = True

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class PublishedList(pa.DataFrameModel):
     """One row per player on the month's rating list, sorted by rating (unrated last), then name, then id."""
 
     id: pl.Int64 = pa.Field(gt=0, unique=True, description="FIDE id")
-    name: pl.Utf8 = pa.Field(nullable=True, description="'Lastname, Firstname' from the player registry; empty when the registry does not know the player")
+    name: pl.Utf8 = pa.Field(
+        nullable=True,
+        description="'Lastname, Firstname' from the player registry; empty when the registry does not know the player",
+    )
     federation: pl.Utf8 = pa.Field(nullable=True, description="Three-letter federation code (registry)")
     title: pl.Utf8 = pa.Field(nullable=True, description="FIDE title code, e.g. GM, WIM (registry)")
     sex: pl.Utf8 = pa.Field(nullable=True, isin=["M", "F"], description="M or F (registry)")
     birth_year: pl.Int32 = pa.Field(nullable=True, description="Year of birth: the registry's, else the rating list's")
     rating: pl.Int32 = pa.Field(nullable=True, ge=0, le=4000, description="Published rating; empty = unrated")
-    change: pl.Int32 = pa.Field(nullable=True, description="Rating change this period; empty when unrated before or after")
+    change: pl.Int32 = pa.Field(
+        nullable=True, description="Rating change this period; empty when unrated before or after"
+    )
     games: pl.Int32 = pa.Field(ge=0, description="Rated games this period")
-    k: pl.Int16 = pa.Field(nullable=True, ge=0, description="K factor for the next period, before the K x n cap (the list's k)")
+    k: pl.Int16 = pa.Field(
+        nullable=True, ge=0, description="K factor for the next period, before the K x n cap (the list's k)"
+    )
     inactive: pl.Boolean = pa.Field(description="FIDE flag i: no rated game for the configured number of months")
     delisted: pl.Boolean = pa.Field(description="Fell below the floor this period and became unrated")
     newly_rated: pl.Boolean = pa.Field(description="Received a first rating this period")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 QUARANTINE_REASONS = {
     "misplaced": "a file outside raw/<FED>/<YYYY-MM>/ or in an oddly named folder: not read; the detail says where it belongs",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class RatedGames(pa.DataFrameModel):
@@ -20,8 +20,12 @@ class RatedGames(pa.DataFrameModel):
     black_id: pl.Int64 = pa.Field(description="Black's FIDE id")
     white_score: pl.Float64 = pa.Field(isin=[0.0, 0.5, 1.0], description="White's score")
     time_control: pl.Utf8 = pa.Field(description="Time-control class")
-    white_rating_used: pl.Int32 = pa.Field(nullable=True, description="White's rating for this game (source, else list in force)")
-    black_rating_used: pl.Int32 = pa.Field(nullable=True, description="Black's rating for this game (source, else list in force)")
+    white_rating_used: pl.Int32 = pa.Field(
+        nullable=True, description="White's rating for this game (source, else list in force)"
+    )
+    black_rating_used: pl.Int32 = pa.Field(
+        nullable=True, description="Black's rating for this game (source, else list in force)"
+    )
     white_expected: pl.Float64 = pa.Field(nullable=True, description="White's expected score after the 400-point rule")
     black_expected: pl.Float64 = pa.Field(nullable=True, description="Black's expected score after the 400-point rule")
     weight: pl.Float64 = pa.Field(ge=0, description="Time-control weight of the game in the rule set")

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
-POOL_ENTRY = pl.Struct(
-    {"month": pl.Utf8, "games": pl.Int32, "points_x2": pl.Int32, "opponent_rating_sum": pl.Int64}
-)
+POOL_ENTRY = pl.Struct({"month": pl.Utf8, "games": pl.Int32, "points_x2": pl.Int32, "opponent_rating_sum": pl.Int64})
 
 
 class RatingList(pa.DataFrameModel):
@@ -15,11 +13,21 @@ class RatingList(pa.DataFrameModel):
 
     player_id: pl.Int64 = pa.Field(gt=0, unique=True, description="FIDE id")
     rating: pl.Int32 = pa.Field(nullable=True, ge=0, le=4000, description="Published rating; null = unrated")
-    change: pl.Int32 = pa.Field(nullable=True, description="Rating change this period (null when unrated before or after)")
-    k: pl.Int16 = pa.Field(nullable=True, ge=0, description="K factor for the next period, before the K x n cap (as FIDE lists it); null = derive from the rule set")
+    change: pl.Int32 = pa.Field(
+        nullable=True, description="Rating change this period (null when unrated before or after)"
+    )
+    k: pl.Int16 = pa.Field(
+        nullable=True,
+        ge=0,
+        description="K factor for the next period, before the K x n cap (as FIDE lists it); null = derive from the rule set",
+    )
     k_used: pl.Int16 = pa.Field(nullable=True, description="K applied this period, after the K x n cap")
     games: pl.Int32 = pa.Field(ge=0, description="Rated games this period (for a new rating: the games it rests on)")
-    games_total: pl.Int32 = pa.Field(nullable=True, ge=0, description="Rated games since the player's first rating, pool included; null = unknown (treated as established)")
+    games_total: pl.Int32 = pa.Field(
+        nullable=True,
+        ge=0,
+        description="Rated games since the player's first rating, pool included; null = unknown (treated as established)",
+    )
     inactive: pl.Boolean = pa.Field(description="No rated game for the configured number of months (FIDE flag i)")
     delisted: pl.Boolean = pa.Field(description="Fell below the floor this period and became unrated")
     newly_rated: pl.Boolean = pa.Field(description="Received a first rating this period")
@@ -28,7 +36,9 @@ class RatingList(pa.DataFrameModel):
     last_played: pl.Utf8 = pa.Field(nullable=True, description="Last month with a rated game (YYYY-MM)")
     pending_games: pl.Int32 = pa.Field(ge=0, description="Unrated player: pooled games against rated opponents")
     pending_since: pl.Utf8 = pa.Field(nullable=True, description="Unrated player: first month of the pool")
-    pending: pl.List(POOL_ENTRY) = pa.Field(description="Unrated player: pooled results by month (games, half points, sum of opponent ratings)")
+    pending: pl.List(POOL_ENTRY) = pa.Field(
+        description="Unrated player: pooled results by month (games, half points, sum of opponent ratings)"
+    )
 
     class Config:
         strict = True
@@ -42,5 +52,11 @@ class SystemRatingList(RatingList):
     The unrounded state the next month starts from is `<scenario>/system_state`.
     """
 
-    deviation: pl.Float64 = pa.Field(nullable=True, gt=0, description="Rating deviation RD as of the player's last rated month (Glicko, Glicko-2, Stephenson); the system grows it by the idle months when the player next plays; null without one")
-    volatility: pl.Float64 = pa.Field(nullable=True, gt=0, description="Rating volatility sigma (Glicko-2); null otherwise")
+    deviation: pl.Float64 = pa.Field(
+        nullable=True,
+        gt=0,
+        description="Rating deviation RD as of the player's last rated month (Glicko, Glicko-2, Stephenson); the system grows it by the idle months when the player next plays; null without one",
+    )
+    volatility: pl.Float64 = pa.Field(
+        nullable=True, gt=0, description="Rating volatility sigma (Glicko-2); null otherwise"
+    )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class RawGames(pa.DataFrameModel):
@@ -17,7 +17,10 @@ class RawGames(pa.DataFrameModel):
     federation: pl.Utf8 = pa.Field(description="Landing-zone federation folder")
     source_file: pl.Utf8 = pa.Field(description="Path of the dump relative to the raw/ root")
     source_line: pl.Int64 = pa.Field(ge=1, description="1-based line of the record in the (decompressed) file")
-    format: pl.Utf8 = pa.Field(isin=["trf", "pgn", "csv", "parquet", "unknown"], description="Detected file format (unknown: an extension the pipeline does not read)")
+    format: pl.Utf8 = pa.Field(
+        isin=["trf", "pgn", "csv", "parquet", "unknown"],
+        description="Detected file format (unknown: an extension the pipeline does not read)",
+    )
     raw_text: pl.Utf8 = pa.Field(description="The record's raw text (for TRF: the line and the round cell)")
     parse_error: pl.Utf8 = pa.Field(nullable=True, description="Why the record could not be read; null when it was")
     event_id: pl.Utf8 = pa.Field(nullable=True, description="Event identifier in the source")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class SystemState(pa.DataFrameModel):
@@ -16,14 +16,25 @@ class SystemState(pa.DataFrameModel):
     """
 
     player_id: pl.Int64 = pa.Field(unique=True, description="Player id")
-    rating: pl.Float64 = pa.Field(description="Rating after the period (unrounded; the system's own scale mapped to Elo points)")
-    deviation: pl.Float64 = pa.Field(nullable=True, gt=0, description="Rating deviation RD after the period (Glicko, Glicko-2, Stephenson); null for systems without one")
-    volatility: pl.Float64 = pa.Field(nullable=True, gt=0, description="Rating volatility sigma (Glicko-2 only); null otherwise")
+    rating: pl.Float64 = pa.Field(
+        description="Rating after the period (unrounded; the system's own scale mapped to Elo points)"
+    )
+    deviation: pl.Float64 = pa.Field(
+        nullable=True,
+        gt=0,
+        description="Rating deviation RD after the period (Glicko, Glicko-2, Stephenson); null for systems without one",
+    )
+    volatility: pl.Float64 = pa.Field(
+        nullable=True, gt=0, description="Rating volatility sigma (Glicko-2 only); null otherwise"
+    )
     games: pl.Int64 = pa.Field(ge=0, description="Games rated so far")
     wins: pl.Int64 = pa.Field(ge=0, description="Wins so far")
     draws: pl.Int64 = pa.Field(ge=0, description="Draws so far")
     losses: pl.Int64 = pa.Field(ge=0, description="Losses so far")
-    last_period: pl.Int64 = pa.Field(nullable=True, description="Last period with a rated game (month index, or the file's integer period); null if none yet")
+    last_period: pl.Int64 = pa.Field(
+        nullable=True,
+        description="Last period with a rated game (month index, or the file's integer period); null if none yet",
+    )
 
     class Config:
         strict = False
@@ -32,7 +43,9 @@ class SystemState(pa.DataFrameModel):
 class UscfState(SystemState):
     """SystemState plus uscf's own columns (pipeline/systems/uscf.py `extra_state`)."""
 
-    peak: pl.Float64 = pa.Field(nullable=True, description="Highest rating after any period (peak floor); null before the first")
+    peak: pl.Float64 = pa.Field(
+        nullable=True, description="Highest rating after any period (peak floor); null before the first"
+    )
     events_3plus: pl.Int64 = pa.Field(ge=0, description="Events of three or more games played (absolute floor)")
 
     class Config:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 class TruthError(pa.DataFrameModel):
@@ -17,9 +17,13 @@ class TruthError(pa.DataFrameModel):
     mean_strength: pl.Float64 = pa.Field(nullable=True, description="Mean true strength")
     mean_offset: pl.Float64 = pa.Field(nullable=True, description="Mean of rating - strength")
     sd_offset: pl.Float64 = pa.Field(nullable=True, description="Standard deviation of rating - strength")
-    pair_error_mean: pl.Float64 = pa.Field(nullable=True, description="Mean error of rating differences against strength differences")
+    pair_error_mean: pl.Float64 = pa.Field(
+        nullable=True, description="Mean error of rating differences against strength differences"
+    )
     pair_error_rms: pl.Float64 = pa.Field(nullable=True, description="Root mean square of that error")
-    slope: pl.Float64 = pa.Field(nullable=True, description="'all' only: slope of rating on strength (1 = faithful scale)")
+    slope: pl.Float64 = pa.Field(
+        nullable=True, description="'all' only: slope of rating on strength (1 = faithful scale)"
+    )
 
     class Config:
         strict = True

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 
 def polars_schema(model: type[pa.DataFrameModel]) -> pl.Schema:

@@ -39,11 +39,28 @@ def tiny_store(tiny_landing_zone: Path, store_root: str) -> str:
 # The fast tier (`make test-fast`) is the pure code: a test is `integration` when it lives in a module
 # that runs Dagster, servers, a browser or the installed command, or uses a fixture that does.
 INTEGRATION_MODULES = {
-    "test_cli", "test_dagster", "test_operations", "test_player", "test_published_list", "test_run",
-    "test_scale_out", "test_security", "test_storage_s3", "test_ui",
+    "test_cli",
+    "test_dagster",
+    "test_operations",
+    "test_player",
+    "test_published_list",
+    "test_run",
+    "test_scale_out",
+    "test_security",
+    "test_storage_s3",
+    "test_ui",
 }
 INTEGRATION_FIXTURES = {
-    "tiny_store", "s3_server", "s3_root", "restartable_s3", "postgres_server", "webserver", "rated_tiny", "tiny_runs", "system_runs", "redis_server",
+    "tiny_store",
+    "s3_server",
+    "s3_root",
+    "restartable_s3",
+    "postgres_server",
+    "webserver",
+    "rated_tiny",
+    "tiny_runs",
+    "system_runs",
+    "redis_server",
 }
 INTEGRATION_TESTS = {
     "test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there",
@@ -56,8 +73,11 @@ INTEGRATION_TESTS = {
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
-        if (module in INTEGRATION_MODULES or INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ()))
-                or item.originalname in INTEGRATION_TESTS):
+        if (
+            module in INTEGRATION_MODULES
+            or INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or item.originalname in INTEGRATION_TESTS
+        ):
             item.add_marker(pytest.mark.integration)
 
 

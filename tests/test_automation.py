@@ -16,7 +16,9 @@ def landing(tmp_path: Path) -> ObjectStore:
     return store
 
 
-def test_one_inventory_gives_the_ui_versions_without_the_registry_and_the_sensor_fingerprints_with_it(tmp_path: Path) -> None:
+def test_one_inventory_gives_the_ui_versions_without_the_registry_and_the_sensor_fingerprints_with_it(
+    tmp_path: Path,
+) -> None:
     store = landing(tmp_path)
     before = landing_versions(store)
     assert sorted(before.dumps) == ["2024-01", "2024-02", "2024-03"] and sorted(before.registry) == ["2024-02"]
@@ -26,8 +28,11 @@ def test_one_inventory_gives_the_ui_versions_without_the_registry_and_the_sensor
     store.write_text("p2", "raw/players/2024-02/players.csv")  # a registry correction
     after = landing_versions(store)
     assert after.dumps == before.dumps  # the UI marks no month's raw_games stale
-    changed = {m for m, d in after.rerate_fingerprints("2024-01", "2024-04").items()
-               if before.rerate_fingerprints("2024-01", "2024-04").get(m) != d}
+    changed = {
+        m
+        for m, d in after.rerate_fingerprints("2024-01", "2024-04").items()
+        if before.rerate_fingerprints("2024-01", "2024-04").get(m) != d
+    }
     assert changed == {"2024-02"}  # the sensor re-rates from the registry's month (and so every later one)
 
 

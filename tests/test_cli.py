@@ -37,21 +37,48 @@ def files(tmp_path: Path) -> Path:
 
 
 def test_rate_period_csv_matches_engine(files: Path):
-    run = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(files / "prev.csv"),
-                  "--games", str(files / "games.csv"), "--out", str(files / "new.csv"))
+    run = ratings(
+        "rate-period",
+        "--rules",
+        "fide-2024",
+        "--month",
+        "2024-05",
+        "--list",
+        str(files / "prev.csv"),
+        "--games",
+        str(files / "games.csv"),
+        "--out",
+        str(files / "new.csv"),
+    )
     assert run.returncode == 0, run.stderr
     assert "2024-05 rated under fide-2024" in run.stderr
     new = pl.read_csv(files / "new.csv")
     assert {"player_id", "rating", "change", "k", "games"} <= set(new.columns)
     # The same period through the engine directly.
-    previous = pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2000, 1900, 1500, None], "k": [20, 20, 40, None],
-                             "games_total": [100, 100, 10, None], "birth_year": [1990, 1985, 2010, None]})
-    games = pl.DataFrame({"event_id": ["e1", "e1", "e1", "e2"], "white_id": [1, 3, 4, 2], "black_id": [2, 1, 1, 3],
-                          "white_score": [1.0, 0.5, 0.0, 0.0], "white_rating_used": [None, None, None, 1905],
-                          "black_rating_used": [None, None, None, 1500]})
+    previous = pl.DataFrame(
+        {
+            "player_id": [1, 2, 3, 4],
+            "rating": [2000, 1900, 1500, None],
+            "k": [20, 20, 40, None],
+            "games_total": [100, 100, 10, None],
+            "birth_year": [1990, 1985, 2010, None],
+        }
+    )
+    games = pl.DataFrame(
+        {
+            "event_id": ["e1", "e1", "e1", "e2"],
+            "white_id": [1, 3, 4, 2],
+            "black_id": [2, 1, 1, 3],
+            "white_score": [1.0, 0.5, 0.0, 0.0],
+            "white_rating_used": [None, None, None, 1905],
+            "black_rating_used": [None, None, None, 1500],
+        }
+    )
     expected = rate_period(previous, games, load_rules("fide-2024"), "2024-05").rating_list
-    assert new.select("player_id", "rating", "change", "games").sort("player_id").rows() == \
-        expected.select("player_id", "rating", "change", "games").sort("player_id").rows()
+    assert (
+        new.select("player_id", "rating", "change", "games").sort("player_id").rows()
+        == expected.select("player_id", "rating", "change", "games").sort("player_id").rows()
+    )
     # Player 1: +20 x (1 - .64) + 20 x (.5 - .92); games against unrated player 4 do not count.
     assert new.filter(pl.col("player_id") == 1).select("rating", "games").row(0) == (1999, 2)
 
@@ -60,8 +87,29 @@ def test_rate_period_parquet_set_override_yaml_and_compress(files: Path):
     # Without a k column, K comes from the rule set's policy, so overrides of it show.
     pl.read_csv(files / "prev.csv").drop("k").write_parquet(files / "prev.parquet")
     pl.read_csv(files / "games.csv").write_parquet(files / "games.parquet")
-    base = ["rate-period", "--month", "2024-05", "--list", str(files / "prev.parquet"), "--games", str(files / "games.parquet")]
-    assert ratings(*base, "--rules", "fide-2024", "--set", "k.standard=10", "--set", "k_games_cap=null", "--out", str(files / "a.parquet")).returncode == 0
+    base = [
+        "rate-period",
+        "--month",
+        "2024-05",
+        "--list",
+        str(files / "prev.parquet"),
+        "--games",
+        str(files / "games.parquet"),
+    ]
+    assert (
+        ratings(
+            *base,
+            "--rules",
+            "fide-2024",
+            "--set",
+            "k.standard=10",
+            "--set",
+            "k_games_cap=null",
+            "--out",
+            str(files / "a.parquet"),
+        ).returncode
+        == 0
+    )
     overridden = pl.read_parquet(files / "a.parquet")
     assert overridden.filter(pl.col("player_id") == 1)["k_used"][0] == 10
     (files / "mine.yaml").write_text("extends: fide-2024\nname: my-rules\nk:\n  standard: 30\n")
@@ -77,20 +125,49 @@ def test_rate_period_parquet_set_override_yaml_and_compress(files: Path):
 
 def _engine_inputs(files: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     prev = pl.read_parquet(files / "prev.parquet")
-    games = pl.read_parquet(files / "games.parquet").with_columns(
-        white_score=pl.col("result").replace_strict({"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}, return_dtype=pl.Float64),
-        white_rating_used=pl.col("white_rating").cast(pl.Int32), black_rating_used=pl.col("black_rating").cast(pl.Int32),
-    ).drop("result", "white_rating", "black_rating", "date", "time_control")
+    games = (
+        pl.read_parquet(files / "games.parquet")
+        .with_columns(
+            white_score=pl.col("result").replace_strict(
+                {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}, return_dtype=pl.Float64
+            ),
+            white_rating_used=pl.col("white_rating").cast(pl.Int32),
+            black_rating_used=pl.col("black_rating").cast(pl.Int32),
+        )
+        .drop("result", "white_rating", "black_rating", "date", "time_control")
+    )
     return prev, games
 
 
 def test_rate_period_chains_through_csv_keeping_the_newcomer_pool(files: Path):
-    first = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(files / "prev.csv"),
-                    "--games", str(files / "games.csv"), "--out", str(files / "may.csv"))
+    first = ratings(
+        "rate-period",
+        "--rules",
+        "fide-2024",
+        "--month",
+        "2024-05",
+        "--list",
+        str(files / "prev.csv"),
+        "--games",
+        str(files / "games.csv"),
+        "--out",
+        str(files / "may.csv"),
+    )
     assert first.returncode == 0, first.stderr
     (files / "june.csv").write_text("event_id,white_id,black_id,result\nj,5,1,1/2-1/2\nj,5,2,1/2-1/2\n")
-    second = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-06", "--list", str(files / "may.csv"),
-                     "--games", str(files / "june.csv"), "--out", str(files / "jun.csv"))
+    second = ratings(
+        "rate-period",
+        "--rules",
+        "fide-2024",
+        "--month",
+        "2024-06",
+        "--list",
+        str(files / "may.csv"),
+        "--games",
+        str(files / "june.csv"),
+        "--out",
+        str(files / "jun.csv"),
+    )
     assert second.returncode == 0, second.stderr
     june = pl.read_csv(files / "jun.csv")
     assert june.filter(pl.col("player_id") == 5)["pending_games"][0] == 2
@@ -109,8 +186,19 @@ def test_rate_period_chains_through_csv_keeping_the_newcomer_pool(files: Path):
 )
 def test_rate_period_bad_games_name_file_line_and_problem(files: Path, games_text: str, message: str):
     (files / "bad.csv").write_text(games_text)
-    run = ratings("rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(files / "prev.csv"),
-                  "--games", str(files / "bad.csv"), "--out", str(files / "x.csv"))
+    run = ratings(
+        "rate-period",
+        "--rules",
+        "fide-2024",
+        "--month",
+        "2024-05",
+        "--list",
+        str(files / "prev.csv"),
+        "--games",
+        str(files / "bad.csv"),
+        "--out",
+        str(files / "x.csv"),
+    )
     assert run.returncode == 2
     assert message in run.stderr and "bad.csv" in run.stderr
     assert "Traceback" not in run.stderr

@@ -13,14 +13,13 @@ from polars.testing import assert_frame_equal
 from assets import progress
 from assets.automation import range_tags
 from assets.checks import RECONCILIATION, build_checks
-from assets.io_manager import MonthlyFrames, MonthStream, ParquetIOManager, split_stream, table_key
-from pipeline.storage import redact_url
-from assets.partitions import monthly_partitions
 from assets.definitions import build_resources
+from assets.io_manager import MonthlyFrames, MonthStream, ParquetIOManager, split_stream, table_key
+from assets.partitions import monthly_partitions
 from assets.resources import ObjectStoreResource
 from pipeline.invariants import reconcile
 from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
+from pipeline.storage import ObjectStore, redact_url
 
 # The months conftest.tiny_landing_zone generates.
 TINY_START, TINY_END = "2024-01", "2024-04"
@@ -65,8 +64,11 @@ ASSET_DEPS = {
     "evaluation/leaderboard": {"games", "plain/rating_list"},
 }
 # Monthly tables (one materialization per month); the reports are rebuilt whole.
-MONTHLY = [a for a in ASSET_GROUPS
-           if a not in ("landing_zone", "plain/reports", "accuracy_comparison", "report_index", "evaluation/leaderboard")]
+MONTHLY = [
+    a
+    for a in ASSET_GROUPS
+    if a not in ("landing_zone", "plain/reports", "accuracy_comparison", "report_index", "evaluation/leaderboard")
+]
 
 
 def materializations(result: dg.ExecuteInProcessResult) -> list[tuple[str, str | None, dict]]:
@@ -97,6 +99,7 @@ def leftover_temp_files(root: str) -> list[Path]:
 
 # -- partitions ----------------------------------------------------------------------------------
 
+
 def test_monthly_partitions_are_yyyy_mm_with_inclusive_last_month() -> None:
     partitions = monthly_partitions("2023-11", "2024-02")
     assert partitions.get_partition_keys() == ["2023-11", "2023-12", "2024-01", "2024-02"]
@@ -117,11 +120,14 @@ def test_settings_months_come_from_the_environment_else_from_the_landing_zone() 
     assert Settings.from_env({"RATINGS_AUTOMATION": "ON"}).months_for(["2019-03", "2024-12"]) == ("2019-03", None)
 
 
-@pytest.mark.parametrize("variable, value, message", [
-    ("RATINGS_FIRST_MONTH", "2024-13", "RATINGS_FIRST_MONTH='2024-13'"),
-    ("RATINGS_AUTOMATION", "maybe", "RATINGS_AUTOMATION='maybe'"),
-    ("RATINGS_SCHEDULE_DAY", "31", "RATINGS_SCHEDULE_DAY='31'"),
-])
+@pytest.mark.parametrize(
+    "variable, value, message",
+    [
+        ("RATINGS_FIRST_MONTH", "2024-13", "RATINGS_FIRST_MONTH='2024-13'"),
+        ("RATINGS_AUTOMATION", "maybe", "RATINGS_AUTOMATION='maybe'"),
+        ("RATINGS_SCHEDULE_DAY", "31", "RATINGS_SCHEDULE_DAY='31'"),
+    ],
+)
 def test_a_bad_setting_is_one_line_naming_the_variable(variable: str, value: str, message: str) -> None:
     from pipeline.rules import RulesError
     from pipeline.settings import Settings
@@ -141,6 +147,7 @@ def test_the_ui_shows_the_months_the_store_holds(tiny_store: str, monkeypatch: p
 
 
 # -- IO manager ----------------------------------------------------------------------------------
+
 
 def io_only(root: str) -> dict[str, ParquetIOManager]:
     return {"io_manager": ParquetIOManager(store=ObjectStoreResource(root=root))}
@@ -196,7 +203,9 @@ def test_io_manager_range_writes_each_month_once_with_its_own_metadata(store_roo
     assert numbers["2024-03"]["path"].value.endswith("numbers/2024-03.parquet")
     # A month shows its own figures only; the run's totals are in the run's log.
     assert "rows" not in numbers["2024-03"] and "rows_per_month" not in numbers["2024-03"]
-    assert "numbers: 9 rows over 3 months 2024-02..2024-04" in [e.user_message for e in instance.all_logs(result.run_id)]
+    assert "numbers: 9 rows over 3 months 2024-02..2024-04" in [
+        e.user_message for e in instance.all_logs(result.run_id)
+    ]
     store = ObjectStore(store_root)
     assert store.read_parquet("totals/2024-04.parquet")["n"].to_list() == [0 + 1 + 2 + 3]
     assert not store.exists("numbers/2024-05.parquet")
@@ -211,7 +220,10 @@ def test_io_manager_on_a_non_local_fsspec_root() -> None:
     assert result.success
     paths = sorted(md["path"].value for key, _, md in materializations(result) if key == "totals")
     assert all(p.startswith("memory://") for p in paths)
-    assert [p.split("io-manager-test/prefix/")[1] for p in paths] == ["totals/2024-01.parquet", "totals/2024-02.parquet"]
+    assert [p.split("io-manager-test/prefix/")[1] for p in paths] == [
+        "totals/2024-01.parquet",
+        "totals/2024-02.parquet",
+    ]
     assert ObjectStore(root).read_parquet("totals/2024-02.parquet")["n"].to_list() == [0 + 1]
 
 
@@ -238,14 +250,20 @@ def test_io_manager_stores_only_frames_that_match_the_assets_pandera_model(store
     good = empty_frame(Accuracy)
     bad = good.drop("month")  # a column missing: refused
 
-    @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run(), metadata=static_metadata(Accuracy))
+    @dg.asset(
+        partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run(), metadata=static_metadata(Accuracy)
+    )
     def monthly(context: dg.AssetExecutionContext) -> MonthStream:
         return MonthStream(iter([("2024-01", good), ("2024-02", bad)]))
 
-    result = dg.materialize([monthly], tags=range_tags("2024-01", "2024-02"), resources=io_only(store_root), raise_on_error=False)
+    result = dg.materialize(
+        [monthly], tags=range_tags("2024-01", "2024-02"), resources=io_only(store_root), raise_on_error=False
+    )
     assert not result.success
     failure = next(e for e in result.all_events if e.is_step_failure)
-    assert "monthly 2024-02 does not match schemas.Accuracy" in str(failure.step_failure_data.user_failure_data.description)
+    assert "monthly 2024-02 does not match schemas.Accuracy" in str(
+        failure.step_failure_data.user_failure_data.description
+    )
     # The month before the bad one was validated and written; the bad one was never stored.
     assert Path(store_root, "monthly", "2024-01.parquet").is_file()
     assert not Path(store_root, "monthly", "2024-02.parquet").exists()
@@ -314,6 +332,7 @@ def test_metadata_never_carries_credentials(store_root: str, monkeypatch: pytest
 
 # -- reconciliation check ----------------------------------------------------------------------
 
+
 def write_counts(store: ObjectStore, counts: dict[str, tuple[int, int, int]], file: str = "GER/dump.trf") -> None:
     """raw_games, games and quarantine of each month: records 0..raw-1 of one file; games first, then quarantined."""
     for month, (raw, games, quarantined) in counts.items():
@@ -321,8 +340,12 @@ def write_counts(store: ObjectStore, counts: dict[str, tuple[int, int, int]], fi
         tables = {
             "raw_games": pl.DataFrame({"source_file": pl.Series([file] * raw, dtype=pl.Utf8), "record_id": ids}),
             "games": pl.DataFrame({"source_file": pl.Series([file] * games, dtype=pl.Utf8), "game_id": ids[:games]}),
-            "quarantine": pl.DataFrame({"source_file": pl.Series([file] * quarantined, dtype=pl.Utf8),
-                                        "record_id": ids[games:games + quarantined]}),
+            "quarantine": pl.DataFrame(
+                {
+                    "source_file": pl.Series([file] * quarantined, dtype=pl.Utf8),
+                    "record_id": ids[games : games + quarantined],
+                }
+            ),
         }
         for asset, frame in tables.items():
             store.write_parquet(frame, table_key([asset], month))
@@ -344,10 +367,18 @@ def test_reconcile_names_the_file_whose_records_were_swapped(store_root: str) ->
     """Equal counts are not enough: a record replaced by another id fails its file, and only its file."""
     store = ObjectStore(store_root)
     write_counts(store, {"2024-01": (4, 3, 1)}, file="GER/a.trf")
-    raw = pl.concat([store.read_parquet(table_key(["raw_games"], "2024-01")),
-                     pl.DataFrame({"source_file": ["ENG/b.pgn"] * 2, "record_id": pl.Series([10, 11], dtype=pl.UInt64)})])
-    quarantine = pl.concat([store.read_parquet(table_key(["quarantine"], "2024-01")),
-                            pl.DataFrame({"source_file": ["ENG/b.pgn"] * 2, "record_id": pl.Series([10, 12], dtype=pl.UInt64)})])
+    raw = pl.concat(
+        [
+            store.read_parquet(table_key(["raw_games"], "2024-01")),
+            pl.DataFrame({"source_file": ["ENG/b.pgn"] * 2, "record_id": pl.Series([10, 11], dtype=pl.UInt64)}),
+        ]
+    )
+    quarantine = pl.concat(
+        [
+            store.read_parquet(table_key(["quarantine"], "2024-01")),
+            pl.DataFrame({"source_file": ["ENG/b.pgn"] * 2, "record_id": pl.Series([10, 12], dtype=pl.UInt64)}),
+        ]
+    )
     store.write_parquet(raw, table_key(["raw_games"], "2024-01"))
     store.write_parquet(quarantine, table_key(["quarantine"], "2024-01"))
     failing, totals = reconcile(store, ["2024-01"])
@@ -368,7 +399,10 @@ def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_ro
     [evaluation] = [e for e in ranged.get_asset_check_evaluations() if e.partition is None]
     # The failing month fails alone in the UI: the others show passed.
     assert sorted((e.partition, e.passed) for e in ranged.get_asset_check_evaluations() if e.partition) == [
-        ("2024-01", True), ("2024-02", False), ("2024-03", True)]
+        ("2024-01", True),
+        ("2024-02", False),
+        ("2024-03", True),
+    ]
     assert evaluation.check_name == RECONCILIATION and not evaluation.passed
     assert evaluation.metadata["months_checked"].value == 3
     assert "2024-02: raw 5 != games 3 + quarantine 1" in evaluation.metadata["failing_months"].value
@@ -394,11 +428,15 @@ def test_quarantine_share_warns_for_the_month_mostly_quarantined_only(store_root
     assert ranged.success  # a warning never fails the run
     per_month = {e.partition: (e.passed, e.severity) for e in ranged.get_asset_check_evaluations() if e.partition}
     # 3 of 4 records in February is more than half; 1 of 2 in March is not.
-    assert per_month == {"2024-01": (True, dg.AssetCheckSeverity.WARN), "2024-02": (False, dg.AssetCheckSeverity.WARN),
-                         "2024-03": (True, dg.AssetCheckSeverity.WARN)}
+    assert per_month == {
+        "2024-01": (True, dg.AssetCheckSeverity.WARN),
+        "2024-02": (False, dg.AssetCheckSeverity.WARN),
+        "2024-03": (True, dg.AssetCheckSeverity.WARN),
+    }
 
 
 # -- progress ------------------------------------------------------------------------------------
+
 
 def test_progress_is_a_noop_until_a_reporter_is_installed() -> None:
     progress.report("rate", "2024-01", 1, 2)  # nothing installed: nothing happens
@@ -414,6 +452,7 @@ def test_progress_is_a_noop_until_a_reporter_is_installed() -> None:
 
 
 # -- definitions ---------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def defs() -> dg.Definitions:
@@ -451,14 +490,26 @@ def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
         assert node.description, name
         if name in MONTHLY:
             assert node.metadata["dagster/column_schema"].columns, name
-            assert isinstance(node.backfill_policy, dg.BackfillPolicy) and node.backfill_policy.max_partitions_per_run is None, name
+            assert (
+                isinstance(node.backfill_policy, dg.BackfillPolicy)
+                and node.backfill_policy.max_partitions_per_run is None
+            ), name
     rate = defs.resolve_assets_def(dg.AssetKey(["plain", "rating_list"]))
     mapping = rate.get_partition_mapping(dg.AssetKey(["plain", "rating_list"]))
     assert mapping == dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
     checks = {key.name for key in graph.asset_check_keys}
     # Every partitioned table's checks (tests/test_operations.py covers each one).
-    assert checks == {RECONCILIATION, "landing_zone_layout", "quarantine_share", "schema", "no_duplicate_games", "no_duplicate_players", "floor_respected",
-                      "list_continuity", "rating_points_conserved"}
+    assert checks == {
+        RECONCILIATION,
+        "landing_zone_layout",
+        "quarantine_share",
+        "schema",
+        "no_duplicate_games",
+        "no_duplicate_players",
+        "floor_respected",
+        "list_continuity",
+        "rating_points_conserved",
+    }
 
 
 def test_definitions_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -471,6 +522,7 @@ def test_definitions_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 # -- end to end on a tiny generated federation ---------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tiny_runs(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
@@ -526,7 +578,10 @@ def test_reconciliation_passed_for_every_month(tiny_runs: SimpleNamespace) -> No
     assert ranged.passed and ranged.metadata["months_checked"].value == 3
     # One evaluation per month as well, so the UI shows every month of the range passed, not skipped.
     assert sorted((e.partition, e.passed) for e in evaluations if e.partition) == [
-        ("2024-01", True), ("2024-02", True), ("2024-03", True)]
+        ("2024-01", True),
+        ("2024-02", True),
+        ("2024-03", True),
+    ]
     [single] = [e for e in tiny_runs.single.get_asset_check_evaluations() if e.check_name == RECONCILIATION]
     assert single.passed and single.partition == "2024-04"
 
@@ -561,7 +616,9 @@ def test_rating_list_metadata_per_month(tiny_runs: SimpleNamespace) -> None:
     assert set(crosstable["period"]) <= {"2024-02"}
 
 
-def test_a_scenario_from_a_config_file_needs_no_code(tiny_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_scenario_from_a_config_file_needs_no_code(
+    tiny_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from assets.definitions import build_defs
 
     config = tmp_path / "scenarios.yaml"
@@ -569,7 +626,10 @@ def test_a_scenario_from_a_config_file_needs_no_code(tiny_store: str, tmp_path: 
     monkeypatch.setenv("RATINGS_SCENARIOS", str(config))
     defs = build_defs(TINY_START, TINY_END, root=tiny_store)
     assert {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()} >= {
-        "plain_elo/rating_list", "plain_elo/rated_games", "plain_elo/crosstable"}
+        "plain_elo/rating_list",
+        "plain_elo/rated_games",
+        "plain_elo/crosstable",
+    }
     result = materialize_all(defs, tags=range_tags("2024-01", "2024-02"))
     found = {(key, m): md for key, m, md in materializations(result)}
     assert found[("plain_elo/rating_list", "2024-02")]["rules"].value == "elo-32"
@@ -598,7 +658,13 @@ def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> N
     assert summary["success"] and summary["reconciliation_passed"]
     assert (summary["months"], summary["first_month"], summary["last_month"]) == (4, TINY_START, TINY_END)
     assert summary["games"] > 0 and set(summary["rated_players"]) == {
-        "actual", "sonas-2017", "sonas-2002", "elo-480", "glicko2", "stephenson"}
+        "actual",
+        "sonas-2017",
+        "sonas-2002",
+        "elo-480",
+        "glicko2",
+        "stephenson",
+    }
     assert all(count > 0 for count in summary["rated_players"].values())
     assert "Demo done" in out.getvalue()
     instance = dg.DagsterInstance.from_config(str(tmp_path / "home"))
@@ -620,8 +686,14 @@ def test_column_lineage_names_real_columns_of_real_assets(defs: dg.Definitions) 
     import schemas
     from assets.lineage import COLUMN_LINEAGE, column_lineage
 
-    models = {"raw_games": schemas.RawGames, "games": schemas.Games, "quarantine": schemas.Quarantine,
-              "rating_list": schemas.RatingList, "rated_games": schemas.RatedGames, "crosstable": schemas.Crosstable}
+    models = {
+        "raw_games": schemas.RawGames,
+        "games": schemas.Games,
+        "quarantine": schemas.Quarantine,
+        "rating_list": schemas.RatingList,
+        "rated_games": schemas.RatedGames,
+        "crosstable": schemas.Crosstable,
+    }
     keys = defs.resolve_asset_graph().get_all_asset_keys()
     for table, columns in COLUMN_LINEAGE.items():
         assert set(columns) <= set(models[table].to_schema().columns), table
@@ -638,5 +710,10 @@ def test_s3_stores_add_the_s3_kind() -> None:
 
     graph = build_defs(TINY_START, TINY_END, root="s3://bucket/prefix", scenarios=SCENARIOS).resolve_asset_graph()
     assert "s3" in graph.get(dg.AssetKey(["plain", "rating_list"])).kinds
-    assert "s3" not in build_defs(TINY_START, TINY_END, root="/tmp/x", scenarios=SCENARIOS).resolve_asset_graph().get(
-        dg.AssetKey(["plain", "rating_list"])).kinds
+    assert (
+        "s3"
+        not in build_defs(TINY_START, TINY_END, root="/tmp/x", scenarios=SCENARIOS)
+        .resolve_asset_graph()
+        .get(dg.AssetKey(["plain", "rating_list"]))
+        .kinds
+    )

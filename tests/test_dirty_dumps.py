@@ -75,7 +75,9 @@ PROBLEMS = {
     ],
     "csv_nul_byte.csv": ["line 3: row holds a NUL byte (binary data)"],
     "csv_bad_dates.csv": [
-        "line 2: date '2024.02.30' is not a date", "line 3: date '2024.13.01' is not a date", "line 4: date '10.01.2024' is not a date",
+        "line 2: date '2024.02.30' is not a date",
+        "line 3: date '2024.13.01' is not a date",
+        "line 4: date '10.01.2024' is not a date",
     ],
     "csv_float_ids.csv": [
         "line 2: white_id '4.600003e6' is not a number (an id is written in digits only)",
@@ -143,28 +145,51 @@ def test_byte_cap_names_the_file(monkeypatch):
     monkeypatch.setattr(formats, "decompress_dump", lambda data, compression: real(data, compression, limit=1 << 20))
     records = read_dump(gzip.compress(b"1. e4\n" * 300_000), "GER/2024-01/big.pgn.gz", "GER", "2024-01")
     assert records["parse_error"].to_list() == [
-        "GER/2024-01/big.pgn.gz: decompresses to more than 1 MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read"]
+        "GER/2024-01/big.pgn.gz: decompresses to more than 1 MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read"
+    ]
 
 
 def test_mixed_encoding_keeps_every_name(capsys):
     records = read_dump((MALFORMED / "pgn_mixed_encoding.pgn").read_bytes(), "GER/2024-01/m.pgn", "GER", "2024-01")
     assert records["white_name"].to_list() == ["Müller, Jürgen", "Gómez, Ana"]
-    assert main(["validate", "--json", str(MALFORMED / "pgn_mixed_encoding.pgn"), str(MALFORMED / "pgn_latin1.pgn"),
-                 str(MALFORMED / "pgn_utf16.pgn"), str(MALFORMED / "parquet_datetime_dates.parquet")]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                "--json",
+                str(MALFORMED / "pgn_mixed_encoding.pgn"),
+                str(MALFORMED / "pgn_latin1.pgn"),
+                str(MALFORMED / "pgn_utf16.pgn"),
+                str(MALFORMED / "parquet_datetime_dates.parquet"),
+            ]
+        )
+        == 0
+    )
     files = json.loads(capsys.readouterr().out)["files"]
     assert [entry["encoding"] for entry in files] == ["utf-8+windows-1252", "windows-1252", "utf-16", None]
 
 
 def test_typed_parquet_dates_and_binary_cells():
-    records = read_dump((MALFORMED / "parquet_datetime_dates.parquet").read_bytes(), "GER/2024-01/d.parquet", "GER", "2024-01")
+    records = read_dump(
+        (MALFORMED / "parquet_datetime_dates.parquet").read_bytes(), "GER/2024-01/d.parquet", "GER", "2024-01"
+    )
     assert records["date"].to_list() == [date(2024, 1, 5), date(2024, 1, 6)]
     assert records["event_start"].to_list() == [date(2024, 1, 5)] * 2
     sink = io.BytesIO()
-    pl.DataFrame({"white_id": [1001, 1003], "black_id": [1002, 1004], "result": pl.Series([b"1-0", b"\xff-0"], dtype=pl.Binary),
-                  "white_rating": [2100.0, 2150.5]}).write_parquet(sink)
+    pl.DataFrame(
+        {
+            "white_id": [1001, 1003],
+            "black_id": [1002, 1004],
+            "result": pl.Series([b"1-0", b"\xff-0"], dtype=pl.Binary),
+            "white_rating": [2100.0, 2150.5],
+        }
+    ).write_parquet(sink)
     records = read_dump(sink.getvalue(), "GER/2024-01/b.parquet", "GER", "2024-01")
     assert records["result"].to_list() == ["1-0", None]
-    assert records["parse_error"].to_list() == [None, "white_rating '2150.5' is not a number; result is binary data, not UTF-8 text"]
+    assert records["parse_error"].to_list() == [
+        None,
+        "white_rating '2150.5' is not a number; result is binary data, not UTF-8 text",
+    ]
 
 
 def test_long_quoted_field_keeps_the_rows_after_it():
@@ -190,7 +215,9 @@ def test_an_unexpected_error_stays_in_its_file(monkeypatch):
         return real(data, path, fmt)
 
     monkeypatch.setattr(file_report, "_dump_report", failing)
-    paths = [str(MALFORMED / name) for name in ("pgn_latin1.pgn", "parquet_unused_nested_columns.parquet", "trf_utf16.trf")]
+    paths = [
+        str(MALFORMED / name) for name in ("pgn_latin1.pgn", "parquet_unused_nested_columns.parquet", "trf_utf16.trf")
+    ]
     first, parquet, trf = report_files(paths)
     assert (first.records, first.quarantined, first.readable) == (1, {"unparseable": 1}, False)
     assert first.problems == ["line 1: could not be read: RuntimeError: boom"]
@@ -210,15 +237,19 @@ def test_a_failing_batch_falls_back_to_its_files(monkeypatch):
     monkeypatch.setattr(formats, "parse_trf_batch", failing)
     good = (MALFORMED / "trf_utf16.trf").read_bytes()
     bad = (MALFORMED / "trf_header_only.trf").read_text().replace("Malformed Open", "BOOM").encode()
-    frames = read_dumps([(good, "GER/2024-01/a.trf", "GER"), (bad, "GER/2024-01/b.trf", "GER"), (good, "GER/2024-01/c.trf", "GER")],
-                        "2024-01")
+    frames = read_dumps(
+        [(good, "GER/2024-01/a.trf", "GER"), (bad, "GER/2024-01/b.trf", "GER"), (good, "GER/2024-01/c.trf", "GER")],
+        "2024-01",
+    )
     assert [frame.height for frame in frames] == [4, 1, 4]
     assert frames[1]["parse_error"].to_list() == ["could not be read: ValueError: cannot parse"]
 
 
 def test_nothing_from_a_file_reaches_the_terminal_raw(tmp_path, capsys):
     path = tmp_path / "evil\x1b[2J.pgn"
-    path.write_bytes(b'[Event "x"]\n[White "\x1b]0;owned\x07Evil"]\n[Black "B"]\n[WhiteFideId "1\x1b[31m"]\n[Result "1-0"]\n\n1. e4 1-0\n')
+    path.write_bytes(
+        b'[Event "x"]\n[White "\x1b]0;owned\x07Evil"]\n[Black "B"]\n[WhiteFideId "1\x1b[31m"]\n[Result "1-0"]\n\n1. e4 1-0\n'
+    )
     assert main(["validate", str(path)]) == 1
     out, err = capsys.readouterr()
     assert "\x1b" not in out + err and "\x07" not in out + err

@@ -37,10 +37,28 @@ def one_game(own: int, opponent: int, score: float, k: int, rules: str) -> dict:
 
 # -- tables ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("difference", "expected"),
-    [(0, 50), (3, 50), (4, 51), (10, 51), (11, 52), (206, 76), (207, 77), (391, 91), (392, 92), (411, 92), (412, 93),
-     (735, 99), (736, 100), (1026, 100), (-4, 49), (-400, 8), (-736, 0)],
+    [
+        (0, 50),
+        (3, 50),
+        (4, 51),
+        (10, 51),
+        (11, 52),
+        (206, 76),
+        (207, 77),
+        (391, 91),
+        (392, 92),
+        (411, 92),
+        (412, 93),
+        (735, 99),
+        (736, 100),
+        (1026, 100),
+        (-4, 49),
+        (-400, 8),
+        (-736, 0),
+    ],
 )
 def test_table_8_1_2_band_edges(difference, expected):
     assert expected_hundredths(difference) == expected
@@ -53,11 +71,23 @@ def test_table_8_1_1_is_antisymmetric_with_known_values():
 
 # -- FIDE calculator rows F-C (reference §5.2): change = K x (score - PD), unrounded ------------
 
+
 @pytest.mark.parametrize(
     ("own", "opponent", "score", "k", "change_tenths"),
-    [(2000, 2000, 1, 10, 50), (2003, 2000, 1, 10, 50), (2004, 2000, 1, 10, 49), (2011, 2000, 1, 10, 48),
-     (2206, 2000, 1, 10, 24), (2207, 2000, 1, 10, 23), (2392, 2000, 1, 10, 8), (2000, 2004, 0, 10, -49),
-     (1656, 2000, 0, 10, -12), (1655, 2000, 0, 10, -11), (2600, 2100, 1, 10, 8), (1500, 2000, 0.5, 20, 84)],
+    [
+        (2000, 2000, 1, 10, 50),
+        (2003, 2000, 1, 10, 50),
+        (2004, 2000, 1, 10, 49),
+        (2011, 2000, 1, 10, 48),
+        (2206, 2000, 1, 10, 24),
+        (2207, 2000, 1, 10, 23),
+        (2392, 2000, 1, 10, 8),
+        (2000, 2004, 0, 10, -49),
+        (1656, 2000, 0, 10, -12),
+        (1655, 2000, 0, 10, -11),
+        (2600, 2100, 1, 10, 8),
+        (1500, 2000, 0.5, 20, 84),
+    ],
 )
 def test_calculator_rows_F_C(own, opponent, score, k, change_tenths):
     row = one_game(own, opponent, score, k, "fide-2024")
@@ -80,6 +110,7 @@ def test_calculator_rows_2650_exemption_F_C17_F_C20():
 
 
 # -- FIDE published periods --------------------------------------------------------------------
+
 
 def games_of_case(case: dict, player_id: int) -> pl.DataFrame:
     rows, opponent_id = [], 90_000_000
@@ -111,7 +142,9 @@ def rate_case(case: dict) -> tuple[int, int]:
     months = sorted(lists)
     before, published = lists[months[-2]], lists[months[-1]]
     k = int(next(iter(case["published_list_k"].values())))
-    previous = pl.DataFrame({"player_id": [player_id], "rating": [before], "k": [k], "birth_year": [case["birth_year"]]})
+    previous = pl.DataFrame(
+        {"player_id": [player_id], "rating": [before], "k": [k], "birth_year": [case["birth_year"]]}
+    )
     # FIDE's period P is the list of the 1st of P; its games are those of the month before it.
     result = rate_period(previous, games_of_case(case, player_id), resolve_rules("fide-historical", period), period)
     return player(result.rating_list, player_id)["rating"], published
@@ -120,9 +153,9 @@ def rate_case(case: dict) -> tuple[int, int]:
 def test_published_F_P01_exemption_and_rounding_away_from_zero():
     needs_realdata()
     cases = {c["id"]: c for c in json.loads((REALDATA / "published_calculations.json").read_text())["cases"]}
-    assert rate_case(cases["F-P01"]) == (2810, 2810)   # -2.50 -> -3 with the 2650 exemption
-    assert rate_case(cases["F-P03"]) == (2507, 2507)   # an event started under the October list
-    assert rate_case(cases["F-P05"]) == (2146, 2146)   # K = 700 // 39 = 17; 92.48 -> 92
+    assert rate_case(cases["F-P01"]) == (2810, 2810)  # -2.50 -> -3 with the 2650 exemption
+    assert rate_case(cases["F-P03"]) == (2507, 2507)  # an event started under the October list
+    assert rate_case(cases["F-P05"]) == (2146, 2146)  # K = 700 // 39 = 17; 92.48 -> 92
     # Documented non-reproducible cases: F-P02 follows per-tournament rounding (the one known
     # exception), F-P04 rests on a base correction FIDE made to Ro (2053 instead of the listed 2052).
     assert rate_case(cases["F-P02"]) == (2405, 2406)
@@ -131,9 +164,16 @@ def test_published_F_P01_exemption_and_rounding_away_from_zero():
 
 def test_published_F_P05_k_used_is_capped_but_list_k_is_not():
     needs_realdata()
-    case = next(c for c in json.loads((REALDATA / "published_calculations.json").read_text())["cases"] if c["id"] == "F-P05")
-    previous = pl.DataFrame({"player_id": [case["fide_id"]], "rating": [2054], "k": [20], "birth_year": [case["birth_year"]]})
-    row = player(rate_period(previous, games_of_case(case, case["fide_id"]), load_rules("fide-2025-10"), "2026-10").rating_list, case["fide_id"])
+    case = next(
+        c for c in json.loads((REALDATA / "published_calculations.json").read_text())["cases"] if c["id"] == "F-P05"
+    )
+    previous = pl.DataFrame(
+        {"player_id": [case["fide_id"]], "rating": [2054], "k": [20], "birth_year": [case["birth_year"]]}
+    )
+    row = player(
+        rate_period(previous, games_of_case(case, case["fide_id"]), load_rules("fide-2025-10"), "2026-10").rating_list,
+        case["fide_id"],
+    )
     assert (row["games"], row["k_used"], row["k"], row["change"]) == (39, 17, 20, 92)
 
 
@@ -157,13 +197,24 @@ def test_published_us_championship_per_game_expectations_and_lists():
     score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
     games = pl.DataFrame(
         [
-            {"game_id": i, "event_id": "432532", "white_id": g["white"], "black_id": g["black"], "white_score": score[g["result"]],
-             "white_rating_used": g["fide_black"]["opponent_rating_used"], "black_rating_used": g["fide_white"]["opponent_rating_used"]}
+            {
+                "game_id": i,
+                "event_id": "432532",
+                "white_id": g["white"],
+                "black_id": g["black"],
+                "white_score": score[g["result"]],
+                "white_rating_used": g["fide_black"]["opponent_rating_used"],
+                "black_rating_used": g["fide_white"]["opponent_rating_used"],
+            }
             for i, g in enumerate(data["games"])
         ]
     )
     previous = pl.DataFrame(
-        {"player_id": list(ro), "rating": [p["list_2025_10"]["rating"] for p in data["players"]], "k": [p["list_2025_10"]["k"] for p in data["players"]]}
+        {
+            "player_id": list(ro),
+            "rating": [p["list_2025_10"]["rating"] for p in data["players"]],
+            "k": [p["list_2025_10"]["k"] for p in data["players"]],
+        }
     )
     result = rate_period(previous, games, load_rules("fide-2025-10"), "2025-11")
     by_id = result.rated_games.sort("game_id")
@@ -184,7 +235,9 @@ def test_published_newcomer_F_N01_2024_initial_rating():
     opponents = [int(g["opponent_rating_used"]) for g in case["games"]]
     scores = [float(g["score"]) for g in case["games"]]
     previous = pl.DataFrame({"player_id": list(range(2, 7)), "rating": opponents})
-    games = pl.DataFrame({"event_id": ["435715"] * 5, "white_id": [1] * 5, "black_id": list(range(2, 7)), "white_score": scores})
+    games = pl.DataFrame(
+        {"event_id": ["435715"] * 5, "white_id": [1] * 5, "black_id": list(range(2, 7)), "white_score": scores}
+    )
     row = player(rate_period(previous, games, load_rules("fide-2025-10"), "2025-12").rating_list, 1)
     assert (row["rating"], row["newly_rated"], row["games"], row["k"]) == (1922, True, 5, 40)
 
@@ -197,7 +250,9 @@ def test_calculator_initial_ratings_2022_rule_and_2024_rule():
         # n opponents all rated Rc; w points: as many wins as possible, then a draw.
         scores = [1.0] * int(w) + ([0.5] if w % 1 else []) + [0.0] * (n - int(w) - (1 if w % 1 else 0))
         previous = pl.DataFrame({"player_id": list(range(2, n + 2)), "rating": [rc] * n})
-        games = pl.DataFrame({"event_id": ["e"] * n, "white_id": [1] * n, "black_id": list(range(2, n + 2)), "white_score": scores})
+        games = pl.DataFrame(
+            {"event_id": ["e"] * n, "white_id": [1] * n, "black_id": list(range(2, n + 2)), "white_score": scores}
+        )
         old = player(rate_period(previous, games, load_rules("fide-2022"), "2023-05").rating_list, 1)
         new = player(rate_period(previous, games, load_rules("fide-2024"), "2024-05").rating_list, 1)
         assert old["rating"] == case["rule_2022_initial_rating"], case["id"]
@@ -206,9 +261,18 @@ def test_calculator_initial_ratings_2022_rule_and_2024_rule():
 
 # -- rules that published data does not exercise ------------------------------------------------
 
+
 def test_400_point_rule_once_per_event_caps_only_the_biggest_gap():
     previous = pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2500, 2000, 1900, 2450], "k": [10, 20, 20, 10]})
-    games = pl.DataFrame({"game_id": [1, 2, 3], "event_id": ["e"] * 3, "white_id": [1, 1, 1], "black_id": [2, 3, 4], "white_score": [1.0, 1.0, 1.0]})
+    games = pl.DataFrame(
+        {
+            "game_id": [1, 2, 3],
+            "event_id": ["e"] * 3,
+            "white_id": [1, 1, 1],
+            "black_id": [2, 3, 4],
+            "white_score": [1.0, 1.0, 1.0],
+        }
+    )
     rated = rate_period(previous, games, load_rules("fide-2022"), "2023-03").rated_games.sort("game_id")
     # D = 500 stays real (PD .96); D = 600 is the greatest and is capped (PD .92); D = 50 is normal.
     assert rated["white_expected"].to_list() == pytest.approx([0.96, 0.92, 0.57])
@@ -235,17 +299,35 @@ def test_games_against_unrated_opponents_do_not_change_a_rating():
 
 def test_source_ratings_win_over_the_list():
     previous = pl.DataFrame({"player_id": [1, 2], "rating": [2000, 2000], "k": [10, 10]})
-    games = pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [1.0], "white_rating_used": [2000], "black_rating_used": [2300]})
+    games = pl.DataFrame(
+        {
+            "white_id": [1],
+            "black_id": [2],
+            "white_score": [1.0],
+            "white_rating_used": [2000],
+            "black_rating_used": [2300],
+        }
+    )
     result = rate_period(previous, games, load_rules("fide-2024"), "2024-05")
     assert result.rated_games["white_expected"][0] == pytest.approx(0.15)
     assert player(result.rating_list, 1)["rating"] == 2000 + 9  # 10 x 0.85 = 8.5 -> 9
 
 
 def test_floor_delists_and_inactivity_flag():
-    previous = pl.DataFrame({"player_id": [1, 2, 3], "rating": [1405, 1500, 1700], "k": [40, 20, 20], "last_played": ["2024-01", "2024-01", "2023-05"]})
+    previous = pl.DataFrame(
+        {
+            "player_id": [1, 2, 3],
+            "rating": [1405, 1500, 1700],
+            "k": [40, 20, 20],
+            "last_played": ["2024-01", "2024-01", "2023-05"],
+        }
+    )
     games = pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [0.0]})
     rl = rate_period(previous, games, load_rules("fide-2024"), "2024-05").rating_list
-    assert (player(rl, 1)["rating"], player(rl, 1)["delisted"]) == (None, True)   # D -95: 1405 + 40 x (0 - .37) = 1390 < 1400
+    assert (player(rl, 1)["rating"], player(rl, 1)["delisted"]) == (
+        None,
+        True,
+    )  # D -95: 1405 + 40 x (0 - .37) = 1390 < 1400
     assert player(rl, 2)["inactive"] is False
     assert player(rl, 3)["inactive"] is True  # last game 2023-05, twelve months before 2024-05
 
@@ -260,7 +342,10 @@ def test_k_policy_junior_newcomer_elite():
             "ever_2400": [False, False, True, False, False],
         }
     )
-    empty = pl.DataFrame({"white_id": [], "black_id": [], "white_score": []}, schema={"white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64})
+    empty = pl.DataFrame(
+        {"white_id": [], "black_id": [], "white_score": []},
+        schema={"white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64},
+    )
     rl = rate_period(previous, empty, load_rules("fide-2024"), "2024-11").rating_list  # K listed for Dec 2024
     # born 2006: junior until the end of 2024; born 2005: not; ever 2400: 10; junior at 2300: not junior; < 30 games: 40
     assert rl.sort("player_id")["k"].to_list() == [40, 20, 10, 20, 40]
@@ -272,12 +357,16 @@ def test_newcomer_pool_zero_first_event_and_26_month_window():
     rated = pl.DataFrame({"player_id": [10, 11, 12, 13, 14, 15], "rating": [1800] * 6})
     rules = load_rules("fide-2022")
     # First event: three games, zero points -> disregarded.
-    games = pl.DataFrame({"event_id": ["a"] * 3, "white_id": [1] * 3, "black_id": [10, 11, 12], "white_score": [0.0] * 3})
+    games = pl.DataFrame(
+        {"event_id": ["a"] * 3, "white_id": [1] * 3, "black_id": [10, 11, 12], "white_score": [0.0] * 3}
+    )
     rl = rate_period(rated, games, rules, "2020-01").rating_list
     me = player(rl, 1)
     assert (me["pending_games"], me["last_played"]) == (0, "2020-01")
     # Three games scoring 1.5 in 2020-02 are pooled but not enough.
-    games2 = pl.DataFrame({"event_id": ["b"] * 3, "white_id": [1] * 3, "black_id": [13, 14, 15], "white_score": [0.5, 0.5, 0.5]})
+    games2 = pl.DataFrame(
+        {"event_id": ["b"] * 3, "white_id": [1] * 3, "black_id": [13, 14, 15], "white_score": [0.5, 0.5, 0.5]}
+    )
     rl2 = rate_period(rl, games2, rules, "2020-02").rating_list
     me = player(rl2, 1)
     assert (me["pending_games"], me["pending_since"], me["rating"]) == (3, "2020-02", None)
@@ -326,10 +415,13 @@ def test_each_newcomer_pools_only_their_own_results():
     assert rl["pending"].list.len().sum() == 0
     # A newcomer with too few games keeps exactly one pool entry for the month.
     few = rate_period(rated, games.head(3), load_rules("fide-2014"), "2020-01").rating_list
-    assert player(few, 100)["pending"] == [{"month": "2020-01", "games": 3, "points_x2": 6, "opponent_rating_sum": 4800}]
+    assert player(few, 100)["pending"] == [
+        {"month": "2020-01", "games": 3, "points_x2": 6, "opponent_rating_sum": 4800}
+    ]
 
 
 # -- the list layout: positions, newcomers merged in, pools --------------------------------------
+
 
 def test_positions_by_table_and_by_hash_agree_with_a_search():
     from pipeline.engine import _positions
@@ -343,7 +435,8 @@ def test_positions_by_table_and_by_hash_agree_with_a_search():
 
 def test_newcomers_merged_mid_list_pools_left_and_ids_far_apart_match_the_reference():
     """Ids 7 digits to 12 apart (the hashed lookup), newcomers below, between and above the list every month,
-    pools that expire, pools published, a list handed over out of id order: the reference's lists."""
+    pools that expire, pools published, a list handed over out of id order: the reference's lists.
+    """
     from polars.testing import assert_frame_equal
 
     from bench.reference import rate_period_reference
@@ -351,36 +444,66 @@ def test_newcomers_merged_mid_list_pools_left_and_ids_far_apart_match_the_refere
 
     rng = np.random.default_rng(11)
     listed_ids = np.unique(np.concatenate([rng.integers(1_000_000, 9_999_999, 300), rng.integers(10**11, 10**12, 300)]))
-    seed = normalize_list(pl.DataFrame({"player_id": listed_ids,
-                                        "rating": rng.integers(1400, 2500, len(listed_ids))})
-                          .with_columns(rating=pl.when(pl.Series(rng.random(len(listed_ids)) < 0.7)).then(pl.col("rating"))))
+    seed = normalize_list(
+        pl.DataFrame({"player_id": listed_ids, "rating": rng.integers(1400, 2500, len(listed_ids))}).with_columns(
+            rating=pl.when(pl.Series(rng.random(len(listed_ids)) < 0.7)).then(pl.col("rating"))
+        )
+    )
     rules = load_rules("fide-2024", ["initial.pool_months=2", "initial.min_games=4"])
     engine_list, reference_list = seed.reverse(), seed  # the engine restores player_id order itself
     merged_mid_list = left_pool = 0
     for month in ("2024-01", "2024-02", "2024-03", "2024-04"):
-        newcomers = np.concatenate([rng.integers(1, 999_999, 20), rng.integers(10_000_000, 10**11, 20), rng.integers(10**12, 10**13, 5)])
+        newcomers = np.concatenate(
+            [rng.integers(1, 999_999, 20), rng.integers(10_000_000, 10**11, 20), rng.integers(10**12, 10**13, 5)]
+        )
         pool = np.concatenate([listed_ids, newcomers])
         white = rng.choice(pool, 900)
         black = rng.choice(pool, 900)
-        games = pl.DataFrame({"game_id": np.arange(900), "event_id": (white % 7).astype(str), "white_id": white,
-                              "black_id": np.where(white == black, listed_ids[0] if white[0] != listed_ids[0] else listed_ids[1], black),
-                              "white_score": rng.choice([0.0, 0.5, 1.0], 900)}).filter(pl.col("white_id") != pl.col("black_id"))
+        games = pl.DataFrame(
+            {
+                "game_id": np.arange(900),
+                "event_id": (white % 7).astype(str),
+                "white_id": white,
+                "black_id": np.where(
+                    white == black, listed_ids[0] if white[0] != listed_ids[0] else listed_ids[1], black
+                ),
+                "white_score": rng.choice([0.0, 0.5, 1.0], 900),
+            }
+        ).filter(pl.col("white_id") != pl.col("black_id"))
         before = engine_list
         engine_list = rate_period(engine_list, games, rules, month).rating_list
         reference_list = rate_period_reference(reference_list, normalize_games(games, month), rules, month)
         assert_frame_equal(engine_list, reference_list, check_exact=True)
         new_ids = engine_list.join(before, on="player_id", how="anti")["player_id"]
-        merged_mid_list += int(((new_ids > engine_list["player_id"].min()) & (new_ids < engine_list["player_id"].max())).sum())
-        left_pool += before.filter(pl.col("pending_games") > 0).join(
-            engine_list.filter(pl.col("pending_games") == 0), on="player_id").height
+        merged_mid_list += int(
+            ((new_ids > engine_list["player_id"].min()) & (new_ids < engine_list["player_id"].max())).sum()
+        )
+        left_pool += (
+            before.filter(pl.col("pending_games") > 0)
+            .join(engine_list.filter(pl.col("pending_games") == 0), on="player_id")
+            .height
+        )
     assert merged_mid_list > 0 and left_pool > 0  # the cases under test happened
 
 
 def test_a_pool_out_of_calendar_order_starts_at_its_earliest_month():
-    previous = pl.DataFrame({"player_id": [1, 2], "rating": [None, 1800], "pending_games": [3, 0],
-                             "pending": [[{"month": "2024-03", "games": 2, "points_x2": 2, "opponent_rating_sum": 3600},
-                                          {"month": "2024-02", "games": 1, "points_x2": 1, "opponent_rating_sum": 1800}], []]},
-                            schema_overrides={"pending": pl.List(POOL_ENTRY)})
+    previous = pl.DataFrame(
+        {
+            "player_id": [1, 2],
+            "rating": [None, 1800],
+            "pending_games": [3, 0],
+            "pending": [
+                [
+                    {"month": "2024-03", "games": 2, "points_x2": 2, "opponent_rating_sum": 3600},
+                    {"month": "2024-02", "games": 1, "points_x2": 1, "opponent_rating_sum": 1800},
+                ],
+                [],
+            ],
+        },
+        schema_overrides={"pending": pl.List(POOL_ENTRY)},
+    )
     games = pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [0.5]})
-    me = player(rate_period(previous, games, load_rules("fide-2024", ["initial.min_games=9"]), "2024-04").rating_list, 1)
+    me = player(
+        rate_period(previous, games, load_rules("fide-2024", ["initial.min_games=9"]), "2024-04").rating_list, 1
+    )
     assert (me["pending_games"], me["pending_since"], len(me["pending"])) == (4, "2024-02", 3)

@@ -49,14 +49,14 @@ def four_games(tmp_path: Path) -> Path:
 def test_metrics_by_hand(four_games: Path):
     outcome = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", load_system_rules("elo", ["k=20"]))
     # January: equal players at 2200, K 20: 1 -> 2210, 2 -> 2190. 3 and 4 are unseen: 2200.
-    p1 = logistic(20)      # 1 (2210) vs 2 (2190)
-    p2 = logistic(-10)     # 3 (2200) vs 1 (2210)
-    p3 = logistic(-10)     # 2 (2190) vs 4 (2200)
-    p4 = 0.5               # 3 vs 4
+    p1 = logistic(20)  # 1 (2210) vs 2 (2190)
+    p2 = logistic(-10)  # 3 (2200) vs 1 (2210)
+    p3 = logistic(-10)  # 2 (2190) vs 4 (2200)
+    p4 = 0.5  # 3 vs 4
     errors = [
-        (0.5 + 1.0) - (p1 + (1 - p2)),   # player 1: drew as White, won as Black
-        (0.5 + 1.0) - ((1 - p1) + p3),   # player 2
-        (0.0 + 1.0) - (p2 + p4),         # player 3
+        (0.5 + 1.0) - (p1 + (1 - p2)),  # player 1: drew as White, won as Black
+        (0.5 + 1.0) - ((1 - p1) + p3),  # player 2
+        (0.0 + 1.0) - (p2 + p4),  # player 3
         (0.0 + 0.0) - ((1 - p3) + (1 - p4)),  # player 4
     ]
     assert outcome["train_games"] == 1 and outcome["test_games"] == 4
@@ -69,7 +69,9 @@ def test_metrics_by_hand(four_games: Path):
 
 def test_deviance_clips_predictions(four_games: Path):
     # scale 1: a 20-point lead is a certainty (1 - 1e-20) for the logistic, clipped to 0.99 by the metric.
-    outcome = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", load_system_rules("elo", ["k=20", "scale=1"]))
+    outcome = evaluate(
+        read_games(four_games), "2024-01", "2024-02", "2024-02", load_system_rules("elo", ["k=20", "scale=1"])
+    )
     expected = (deviance(0.5, 0.99) + deviance(0.0, 1e-10) + deviance(1.0, 1e-10) + deviance(1.0, 0.5)) / 4
     assert outcome["deviance_log10"] == pytest.approx(expected, rel=1e-12)
     assert deviance(0.0, 1e-10) == pytest.approx(-math.log10(0.99))
@@ -94,8 +96,14 @@ def test_split_freezes_ratings_and_skips_the_gap(tmp_path: Path, four_games: Pat
 
 def test_separate_test_file(tmp_path: Path, four_games: Path):
     (tmp_path / "test.csv").write_text("month,white_id,black_id,white_score\n2024-02,1,2,1\n2024-05,2,1,0\n")
-    outcome = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", load_system_rules("elo", ["k=20"]),
-                       read_games(tmp_path / "test.csv"))
+    outcome = evaluate(
+        read_games(four_games),
+        "2024-01",
+        "2024-02",
+        "2024-02",
+        load_system_rules("elo", ["k=20"]),
+        read_games(tmp_path / "test.csv"),
+    )
     assert outcome["test_games"] == 1
     assert outcome["deviance_log10"] == pytest.approx(deviance(1.0, logistic(20)), rel=1e-12)
 
@@ -113,9 +121,13 @@ def test_kaggle_columns_mean_colours_unknown(tmp_path: Path):
     (tmp_path / "known.csv").write_text(
         "STID,MonthID,Player1,Player2,Player1Score,colour_known\n1,85,10,20,1.0,true\n2,86,10,20,0.5,true\n3,86,30,40,0.0,true\n"
     )
-    known = evaluate(read_games(tmp_path / "known.csv"), "85", "86", "86", load_system_rules("elo", ["k=0", "white_advantage=30"]))
+    known = evaluate(
+        read_games(tmp_path / "known.csv"), "85", "86", "86", load_system_rules("elo", ["k=0", "white_advantage=30"])
+    )
     assert known["test_games_colour_known"] == 2
-    assert known["deviance_log10"] == pytest.approx((deviance(0.5, logistic(30)) + deviance(0.0, logistic(30))) / 2, rel=1e-12)
+    assert known["deviance_log10"] == pytest.approx(
+        (deviance(0.5, logistic(30)) + deviance(0.0, logistic(30))) / 2, rel=1e-12
+    )
 
 
 def test_bad_input_names_the_line(tmp_path: Path):
@@ -130,33 +142,90 @@ def test_bad_input_names_the_line(tmp_path: Path):
 def test_rules_file_and_grid(tmp_path: Path, four_games: Path):
     (tmp_path / "mine.yaml").write_text("system: glicko\nc: 20\ninit_rd: 250\n")
     rules = load_system_rules(str(tmp_path / "mine.yaml"), ["c=25"], init=1800)
-    assert rules.system.name == "glicko" and rules.params.c == 25 and rules.params.init_rd == 250 and rules.params.init_rating == 1800
+    assert (
+        rules.system.name == "glicko"
+        and rules.params.c == 25
+        and rules.params.init_rd == 250
+        and rules.params.init_rating == 1800
+    )
     assert load_system_rules("steph", ["lambda=3"]).settings()["lambda"] == 3
     assert parse_grid(["c=10,15", "init_rd=300"]) == {"c": [10, 15], "init_rd": [300]}
-    board = tune(read_games(four_games), "2024-01", "2024-02", "2024-02", "elo", {"k": [0, 20, 40]}, metric="player_month_rmse")
+    board = tune(
+        read_games(four_games), "2024-01", "2024-02", "2024-02", "elo", {"k": [0, 20, 40]}, metric="player_month_rmse"
+    )
     assert sorted(row["setting"]["k"] for row in board["results"]) == [0, 20, 40]
     values = [row["player_month_rmse"] for row in board["results"]]
     assert values == sorted(values) and [row["rank"] for row in board["results"]] == [1, 2, 3]
 
 
 def test_cli_json(four_games: Path, capsys: pytest.CaptureFixture):
-    code, out, err = ratings(capsys, "evaluate", "--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02",
-                  "--rules", "glicko", "--set", "c=20", "--set", "white_advantage=30", "--json")
+    code, out, err = ratings(
+        capsys,
+        "evaluate",
+        "--games",
+        str(four_games),
+        "--train-to",
+        "2024-01",
+        "--test-from",
+        "2024-02",
+        "--test-to",
+        "2024-02",
+        "--rules",
+        "glicko",
+        "--set",
+        "c=20",
+        "--set",
+        "white_advantage=30",
+        "--json",
+    )
     assert code == 0, err
     outcome = json.loads(out)
     assert {"rules", "train_games", "test_games", "player_month_rmse", "deviance_log10", "bdev"} <= set(outcome)
     assert outcome["rules"] == "glicko" and outcome["params"]["c"] == 20 and outcome["params"]["init_rating"] == 2200
-    code, out, err = ratings(capsys, "tune", "--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02",
-                  "--rules", "glicko", "--grid", "c=10,20", "--grid", "init_rd=250,300", "--json")
+    code, out, err = ratings(
+        capsys,
+        "tune",
+        "--games",
+        str(four_games),
+        "--train-to",
+        "2024-01",
+        "--test-from",
+        "2024-02",
+        "--test-to",
+        "2024-02",
+        "--rules",
+        "glicko",
+        "--grid",
+        "c=10,20",
+        "--grid",
+        "init_rd=250,300",
+        "--json",
+    )
     assert code == 0, err
     board = json.loads(out)
-    assert len(board["results"]) == 4 and {"setting", "rank", "deviance_log10", "player_month_rmse", "bdev"} <= set(board["results"][0])
-    code, out, err = ratings(capsys, "evaluate", "--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02",
-                             "--test-to", "2024-02", "--rules", "trueskill")
+    assert len(board["results"]) == 4 and {"setting", "rank", "deviance_log10", "player_month_rmse", "bdev"} <= set(
+        board["results"][0]
+    )
+    code, out, err = ratings(
+        capsys,
+        "evaluate",
+        "--games",
+        str(four_games),
+        "--train-to",
+        "2024-01",
+        "--test-from",
+        "2024-02",
+        "--test-to",
+        "2024-02",
+        "--rules",
+        "trueskill",
+    )
     assert code == 2 and "unknown rating system" in err
 
 
-@pytest.mark.skipif(not KAGGLE.is_file(), reason="real Kaggle 2011 follow-up games are not available (../shared absent)")
+@pytest.mark.skipif(
+    not KAGGLE.is_file(), reason="real Kaggle 2011 follow-up games are not available (../shared absent)"
+)
 def test_kaggle_followup_numbers_are_sane():
     games = read_games(KAGGLE)
     assert games.height == 418_349 and not games["colour_known"].any()

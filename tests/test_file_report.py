@@ -114,33 +114,56 @@ def test_malformed_input_ends_in_an_error_or_quarantine(name):
 
 def test_duplicated_tournament_across_two_dumps(tmp_path):
     """The same TRF submitted twice in one month: the second copy's games are duplicates."""
+    import polars as pl
+
     from pipeline.formats import read_dumps
     from pipeline.validate import split_games
     from schemas import Players
     from schemas.util import empty_frame
 
-    import polars as pl
-
     data = (DATA / "tiny.trf").read_bytes()
-    raw = pl.concat(read_dumps([(data, "GER/2024-01/open.trf", "GER"), (data, "GER/2024-01/open (2).trf", "GER")], "2024-01"))
+    raw = pl.concat(
+        read_dumps([(data, "GER/2024-01/open.trf", "GER"), (data, "GER/2024-01/open (2).trf", "GER")], "2024-01")
+    )
     games, quarantine = split_games(raw, empty_frame(Players), "2024-01")
     duplicates = quarantine.filter(pl.col("reason") == "duplicate")
     assert games["source_file"].unique().to_list() == ["GER/2024-01/open.trf"]
-    assert duplicates.height == games.height == 5 and duplicates["source_file"].unique().to_list() == ["GER/2024-01/open (2).trf"]
+    assert duplicates.height == games.height == 5 and duplicates["source_file"].unique().to_list() == [
+        "GER/2024-01/open (2).trf"
+    ]
 
 
 # -- the command line contract ---------------------------------------------------------------------
 def test_json_is_one_object_with_the_contract_keys(capsys):
-    code, result, err = validate_json(capsys, str(DATA / "games.pgn"), str(DATA / "tiny.trf"), str(DATA / "players_2023-12.csv"))
+    code, result, err = validate_json(
+        capsys, str(DATA / "games.pgn"), str(DATA / "tiny.trf"), str(DATA / "players_2023-12.csv")
+    )
     assert code == 0 and list(result) == ["files"]
     assert [list(entry) for entry in result["files"]] == [JSON_KEYS] * 3
     pgn, trf, registry = result["files"]
-    assert pgn == {"path": str(DATA / "games.pgn"), "format": "pgn", "records": 13, "games": 6, "players": 0,
-                   "quarantined": {"unplayed": 3, "unparseable": 2, "result_out_of_domain": 1, "rating_implausible": 1},
-                   "encoding": "utf-8"}
-    assert (trf["format"], trf["records"], trf["games"], trf["players"], trf["encoding"]) == ("trf", 10, 5, 6, "windows-1252")
+    assert pgn == {
+        "path": str(DATA / "games.pgn"),
+        "format": "pgn",
+        "records": 13,
+        "games": 6,
+        "players": 0,
+        "quarantined": {"unplayed": 3, "unparseable": 2, "result_out_of_domain": 1, "rating_implausible": 1},
+        "encoding": "utf-8",
+    }
+    assert (trf["format"], trf["records"], trf["games"], trf["players"], trf["encoding"]) == (
+        "trf",
+        10,
+        5,
+        6,
+        "windows-1252",
+    )
     assert registry["encoding"] == "utf-8"
-    assert (registry["format"], registry["records"], registry["players"], registry["quarantined"]) == ("players-csv", 8, 8, {})
+    assert (registry["format"], registry["records"], registry["players"], registry["quarantined"]) == (
+        "players-csv",
+        8,
+        8,
+        {},
+    )
     # Problems go to stderr, naming file, line and problem.
     assert f"{DATA / 'games.pgn'}: line 91: WhiteElo '21OO' is not a number" in err.splitlines()
 
@@ -148,8 +171,15 @@ def test_json_is_one_object_with_the_contract_keys(capsys):
 def test_exit_code_is_non_zero_only_when_nothing_could_be_read(capsys):
     code, result, err = validate_json(capsys, str(MALFORMED / "trf_binary.trf"), str(DATA / "no-such-file.pgn"))
     assert code == 1 and "no file could be read" in err
-    assert result["files"][1] == {"path": str(DATA / "no-such-file.pgn"), "format": "pgn", "records": 0, "games": 0,
-                                  "players": 0, "quarantined": {}, "encoding": None}
+    assert result["files"][1] == {
+        "path": str(DATA / "no-such-file.pgn"),
+        "format": "pgn",
+        "records": 0,
+        "games": 0,
+        "players": 0,
+        "quarantined": {},
+        "encoding": None,
+    }
     assert "no-such-file.pgn: cannot be read" in err
     code, _, _ = validate_json(capsys, str(MALFORMED / "trf_binary.trf"), str(MALFORMED / "pgn_latin1.pgn"))
     assert code == 0
@@ -175,14 +205,23 @@ def realdata(*parts: str) -> str:
 
 
 def test_realdata_files(capsys):
-    paths = [realdata("example1.trf"), realdata("fide-lists-2004", "JAN04FRL.TXT"),
-             realdata("fide-lists-2013-rapid", "rapid_jan13frl.txt"), realdata("fide-lists-2013-rapid", "rapid_feb13frl.txt")]
+    paths = [
+        realdata("example1.trf"),
+        realdata("fide-lists-2004", "JAN04FRL.TXT"),
+        realdata("fide-lists-2013-rapid", "rapid_jan13frl.txt"),
+        realdata("fide-lists-2013-rapid", "rapid_feb13frl.txt"),
+    ]
     code, result, _ = validate_json(capsys, *paths)
     trf, jan04, jan13, feb13 = result["files"]
     # example1: 284 player records; 970 games played (1002 records with the 32 unplayed); without a
     # registry, the 683 games of players who have no FIDE id are unknown_player.
     assert (trf["records"], trf["players"], trf["games"], trf["quarantined"]) == (1002, 284, 970, {"unplayed": 32})
-    assert (jan04["format"], jan04["records"], jan04["players"], jan04["quarantined"]) == ("fide-list-F", 50_458, 50_458, {})
+    assert (jan04["format"], jan04["records"], jan04["players"], jan04["quarantined"]) == (
+        "fide-list-F",
+        50_458,
+        50_458,
+        {},
+    )
     assert (jan13["format"], jan13["players"], feb13["players"]) == ("fide-list-D", 11_098, 12_468)
 
 
@@ -192,6 +231,9 @@ def test_realdata_pgn_every_game_rated_or_quarantined(name):
     report = report_file(path)
     events = Path(path).read_bytes().count(b"[Event ")
     assert report.records == events == report.games + sum(report.quarantined.values())
-    expected = {"FWWRC.pgn": (605, {}), "202204southend.pgn": (232, {}),
-                "open-round1-matches-88.pgn": (53, {"unplayed": 3})}[name]
+    expected = {
+        "FWWRC.pgn": (605, {}),
+        "202204southend.pgn": (232, {}),
+        "open-round1-matches-88.pgn": (53, {"unplayed": 3}),
+    }[name]
     assert (report.games, report.quarantined) == expected

@@ -72,7 +72,12 @@ class TestTrf:
         records = read("tiny.trf")
         forfeit = records.filter(pl.col("unplayed") == "forfeit").row(0, named=True)
         # Rank 1 has '2 b +': black won by forfeit; reported once, from rank 1's line.
-        assert (forfeit["white_id"], forfeit["black_id"], forfeit["result"], forfeit["source_line"]) == (1002, 1001, "-+", 11)
+        assert (forfeit["white_id"], forfeit["black_id"], forfeit["result"], forfeit["source_line"]) == (
+            1002,
+            1001,
+            "-+",
+            11,
+        )
 
     def test_disagreeing_and_truncated_pairings_are_parse_errors(self):
         errors = read("tiny.trf").filter(pl.col("parse_error").is_not_null()).sort("source_line")
@@ -165,15 +170,19 @@ class TestPgn:
         assert (first["event_start"], first["date"]) == (date(2024, 1, 10), date(2024, 1, 12))
         assert (first["white_id"], first["black_id"], first["result"]) == (1001, 1002, "1-0")
         assert (first["white_rating"], first["black_rating"]) == (2200, 2100)
-        assert (first["tc_base_seconds"], first["tc_increment_seconds"], first["time_control"]) == (5400, 30, "classical")
+        assert (first["tc_base_seconds"], first["tc_increment_seconds"], first["time_control"]) == (
+            5400,
+            30,
+            "classical",
+        )
         assert first["raw_text"].splitlines()[0] == '[Event "January Rapidplay"]' and "1. e4" not in first["raw_text"]
         assert first["unplayed"] is None  # comments with [%clk] at a line start and variations are not tags
 
     def test_unplayed_games(self):
         records = read("games.pgn", federation="ENG")
         unplayed = dict(zip(records["source_line"].to_list(), records["unplayed"].to_list()))
-        assert unplayed[42] == "forfeit"          # decisive result, no move
-        assert unplayed[54] == "forfeit"          # Termination "forfeit" even with a move
+        assert unplayed[42] == "forfeit"  # decisive result, no move
+        assert unplayed[54] == "forfeit"  # Termination "forfeit" even with a move
         assert unplayed[116] == "under-one-move"  # draw without a move
         assert sum(value is not None for value in unplayed.values()) == 3
 
@@ -230,7 +239,10 @@ class TestTabular:
         records = read("games.csv")
         assert records.height == 11  # twelve data lines, one blank
         errors = records.filter(pl.col("parse_error").is_not_null()).select("source_line", "parse_error")
-        assert errors.rows() == [(8, "expected 12 fields, found 7"), (9, "white_id '12a' is not a number (an id is written in digits only)")]
+        assert errors.rows() == [
+            (8, "expected 12 fields, found 7"),
+            (9, "white_id '12a' is not a number (an id is written in digits only)"),
+        ]
         assert records.filter(pl.col("unplayed") == "forfeit")["result"].to_list() == ["+-"]
 
     def test_defaults_quotes_and_time_controls(self):
@@ -263,7 +275,10 @@ class TestTabular:
         assert records["source_line"].to_list() == [1, 2]
         assert records["white_rating"].to_list() == [2200, None]
         assert records["date"].to_list() == [date(2024, 1, 3), date(2024, 1, 4)]
-        assert records["parse_error"].to_list() == [None, "black_id 'x' is not a number (an id is written in digits only)"]
+        assert records["parse_error"].to_list() == [
+            None,
+            "black_id 'x' is not a number (an id is written in digits only)",
+        ]
 
     def test_corrupt_parquet(self):
         records = read("games.parquet", b"PAR1 this is not parquet")
@@ -281,7 +296,12 @@ def test_binary_and_unknown_files_become_one_record():
 
 def test_format_detection():
     assert [detect_format(name) for name in ["a.TRF", "a.txt.gz", "a.pgn.zst", "a.csv", "a.parquet", "a.xlsx"]] == [
-        "trf", "trf", "pgn", "csv", "parquet", "unknown",
+        "trf",
+        "trf",
+        "pgn",
+        "csv",
+        "parquet",
+        "unknown",
     ]
 
 
@@ -301,7 +321,7 @@ def test_realdata_example1_trf():
     assert played.height == 970
     assert played["result"].value_counts().sort("result").rows() == [("0-1", 329), ("1-0", 393), ("1/2-1/2", 248)]
     assert forfeits.height == 10  # plus rank 282's '0000 - +' against the dummy, a bye (no opponent)
-    assert byes.height == 22      # 20 blank rounds of withdrawn players + two 0000 cells (282 and the dummy)
+    assert byes.height == 22  # 20 blank rounds of withdrawn players + two 0000 cells (282 and the dummy)
     assert records.filter(pl.col("parse_error").is_not_null()).height == 0
     assert records.height == played.height + forfeits.height + byes.height
     # Every one of the 284 x 7 round cells is accounted for: pairings fill two cells, the rest one;
@@ -329,8 +349,24 @@ def test_realdata_pgn(name, games, unplayed, time_control):
 
 # -- PGN byte scanner ------------------------------------------------------------------------------
 class TestPgnScanner:
-    COLUMNS = ["source_line", "raw_text", "parse_error", "event_id", "event_start", "date", "round", "white_id",
-               "black_id", "white_name", "black_name", "result", "unplayed", "time_control", "white_rating", "black_rating"]
+    COLUMNS = [
+        "source_line",
+        "raw_text",
+        "parse_error",
+        "event_id",
+        "event_start",
+        "date",
+        "round",
+        "white_id",
+        "black_id",
+        "white_name",
+        "black_name",
+        "result",
+        "unplayed",
+        "time_control",
+        "white_rating",
+        "black_rating",
+    ]
 
     def test_chunks_cut_at_game_starts_change_nothing(self, monkeypatch):
         import pipeline.formats.pgn as pgn
@@ -347,7 +383,9 @@ class TestPgnScanner:
         from pipeline.hashing import stable_hash
 
         records = read("games.pgn")
-        keys = records.select(pl.format("{}:{}:{}", "source_file", "source_line", pl.int_range(1, pl.len() + 1))).to_series()
+        keys = records.select(
+            pl.format("{}:{}:{}", "source_file", "source_line", pl.int_range(1, pl.len() + 1))
+        ).to_series()
         assert records["record_id"].equals(stable_hash(keys).alias("record_id"))
 
     def test_odd_tag_lines_take_the_slow_path(self):
@@ -360,7 +398,11 @@ class TestPgnScanner:
         records = read("odd.pgn", text.encode())
         first = records.row(0, named=True)
         assert (first["event_id"], first["white_name"], first["white_id"], first["white_rating"]) == (
-            'GER/2024-01/odd#Say "hi"', "A\\B", 1001, None)
+            'GER/2024-01/odd#Say "hi"',
+            "A\\B",
+            1001,
+            None,
+        )
         assert first["date"] == date(2024, 1, 5) and first["unplayed"] is None
         assert records["parse_error"][1] == 'malformed tag line 12: [Event "x"] [Result "0-1"]'
         assert records["event_id"][2] == 'GER/2024-01/odd#Quote "inside" value'
@@ -368,8 +410,13 @@ class TestPgnScanner:
     def test_numbers_dates_and_rounds_from_bytes(self):
         text = "".join(
             f'[Event "E"]\n[Round "{rnd}"]\n[Date "{day}"]\n[WhiteFideId "{wid}"]\n[BlackFideId "7"]\n[Result "1-0"]\n\n'
-            for rnd, day, wid in [("3.12", "2024.02.29", "123456789"), ("?", "2023.02.29", "0"), (" 7", "????.??.??", "-"),
-                                  ("12", "2024-03-01", "1850.0"), ("", "2024/03/02", "abc")]
+            for rnd, day, wid in [
+                ("3.12", "2024.02.29", "123456789"),
+                ("?", "2023.02.29", "0"),
+                (" 7", "????.??.??", "-"),
+                ("12", "2024-03-01", "1850.0"),
+                ("", "2024/03/02", "abc"),
+            ]
         )
         records = read("numbers.pgn", text.encode())
         assert records["round"].to_list() == [3, None, 7, 12, None]
@@ -377,7 +424,9 @@ class TestPgnScanner:
         # Ids are digits only ('1850.0' is no id); a date that does not exist is an error, '????.??.??' is unknown.
         assert records["white_id"].to_list() == [123456789, None, None, None, None]
         assert records["parse_error"].to_list() == [
-            None, "Date '2023.02.29' is not a date", None,
+            None,
+            "Date '2023.02.29' is not a date",
+            None,
             "WhiteFideId '1850.0' is not a number (an id is written in digits only)",
             "WhiteFideId 'abc' is not a number (an id is written in digits only)",
         ]
@@ -413,8 +462,8 @@ class TestPgnBatch:
 
     @pytest.mark.parametrize("chunk_bytes", [None, 200])
     def test_a_batch_equals_files_read_one_by_one(self, monkeypatch, chunk_bytes):
-        from pipeline.formats import read_dumps
         import pipeline.formats.pgn as pgn
+        from pipeline.formats import read_dumps
 
         files = self.files()
         alone = {name: read(name, data) for name, data in files.items()}
@@ -431,7 +480,9 @@ class TestPgnBatch:
 
         files = self.files()
         names = ["preamble.pgn", "no_newline.pgn", "no_event_first.pgn", "club.pgn.gz", "club.pgn", "bom_only.pgn"]
-        frames = dict(zip(names, read_dumps([(files[name], f"GER/2024-01/{name}", "GER") for name in names], "2024-01")))
+        frames = dict(
+            zip(names, read_dumps([(files[name], f"GER/2024-01/{name}", "GER") for name in names], "2024-01"))
+        )
 
         def ids(name: str, lines_and_positions: list[tuple[int, str]]) -> pl.Series:
             """Record ids of the given (source_line, position) records of a file: positions restart in every file."""
@@ -480,7 +531,11 @@ class TestTrfBatch:
         games = records.filter(pl.col("parse_error").is_null())
         assert games["date"].to_list() == [date(2025, 9, 6), date(2025, 9, 7)]
         assert games["result"].to_list() == ["1-0", "1/2-1/2"] and games["white_id"].to_list() == [1001, 1002]
-        assert (games["tc_base_seconds"][0], games["tc_increment_seconds"][0], games["time_control"][0]) == (5400, 30, "classical")
+        assert (games["tc_base_seconds"][0], games["tc_increment_seconds"][0], games["time_control"][0]) == (
+            5400,
+            30,
+            "classical",
+        )
         assert records.filter(pl.col("parse_error").is_not_null())["parse_error"].to_list() == [
             "NRS record GER: starting rank '9' (columns 5-8) has no 001 record"
         ]
@@ -542,48 +597,156 @@ class TestFideLists:
 
     def test_layout_a_combined_list(self):
         rows = [
-            fixed_width("A", player_id="1503014", name="Carlsen, Magnus", federation="NOR", sex="M", title="GM",
-                        standard_rating="2837", standard_games="9", standard_k="10", rapid_rating="2827", rapid_k="20",
-                        blitz_rating="2881", blitz_k="20", birth="1990"),
-            fixed_width("A", player_id="999999999", name="Newcomer, Nina", federation="ISL", sex="F", birth="0", flag="wi"),
+            fixed_width(
+                "A",
+                player_id="1503014",
+                name="Carlsen, Magnus",
+                federation="NOR",
+                sex="M",
+                title="GM",
+                standard_rating="2837",
+                standard_games="9",
+                standard_k="10",
+                rapid_rating="2827",
+                rapid_k="20",
+                blitz_rating="2881",
+                blitz_k="20",
+                birth="1990",
+            ),
+            fixed_width(
+                "A", player_id="999999999", name="Newcomer, Nina", federation="ISL", sex="F", birth="0", flag="wi"
+            ),
         ]
         parsed = self.parse("players_list_foa.txt", "\n".join([self.HEADERS["A"], *rows]) + "\n")
         assert (parsed.layout, parsed.rating_type, parsed.period) == ("A", "standard", None)
         carlsen, nina = parsed.players.rows(named=True)
-        assert (carlsen["standard_rating"], carlsen["standard_games"], carlsen["rapid_rating"], carlsen["blitz_k"]) == (2837, 9, 2827, 20)
+        assert (carlsen["standard_rating"], carlsen["standard_games"], carlsen["rapid_rating"], carlsen["blitz_k"]) == (
+            2837,
+            9,
+            2827,
+            20,
+        )
         assert (carlsen["title"], carlsen["birth_year"], carlsen["sex"]) == ("GM", 1990, "M")
         assert (nina["standard_rating"], nina["birth_year"], nina["inactive"], nina["flag"]) == (None, None, True, "wi")
 
     def test_layout_a_overflowing_other_titles_shift_the_rest(self):
-        row = fixed_width("A", player_id="1000", name="Arbiter, Ann", federation="GER", sex="F", standard_rating="1900", birth="1970")
+        row = fixed_width(
+            "A", player_id="1000", name="Arbiter, Ann", federation="GER", sex="F", standard_rating="1900", birth="1970"
+        )
         overflow = row[:94] + "IA,FA,IO,FT,DIX" + "X" + row[109:]  # 163 characters: OTit ran one column over
         parsed = self.parse("players_list_foa.txt", "\n".join([self.HEADERS["A"], overflow]) + "\n")
-        assert parsed.players["standard_rating"].to_list() == [1900] and parsed.players["birth_year"].to_list() == [1970]
+        assert parsed.players["standard_rating"].to_list() == [1900] and parsed.players["birth_year"].to_list() == [
+            1970
+        ]
 
     def test_layout_b_c_and_e(self):
-        b = self.parse("blitz_rating_list.txt", "\n".join([self.HEADERS["B"], fixed_width(
-            "B", player_id="4100018", name="Some, One", federation="IND", sex="M", rating="2100", games="3", k="20", birth="2001")]))
+        b = self.parse(
+            "blitz_rating_list.txt",
+            "\n".join(
+                [
+                    self.HEADERS["B"],
+                    fixed_width(
+                        "B",
+                        player_id="4100018",
+                        name="Some, One",
+                        federation="IND",
+                        sex="M",
+                        rating="2100",
+                        games="3",
+                        k="20",
+                        birth="2001",
+                    ),
+                ]
+            ),
+        )
         assert (b.layout, b.rating_type, b.period) == ("B", "blitz", "2025-08")
-        assert b.players.select("blitz_rating", "blitz_games", "blitz_k", "standard_rating").row(0) == (2100, 3, 20, None)
-        c = self.parse("players_list.txt", "\n".join([self.HEADERS["C"], fixed_width(
-            "C", player_id="100", name="Old, Combined", federation="FRA", sex="M", standard_rating="2205", rapid_rating="2150", birth="1980")]))
+        assert b.players.select("blitz_rating", "blitz_games", "blitz_k", "standard_rating").row(0) == (
+            2100,
+            3,
+            20,
+            None,
+        )
+        c = self.parse(
+            "players_list.txt",
+            "\n".join(
+                [
+                    self.HEADERS["C"],
+                    fixed_width(
+                        "C",
+                        player_id="100",
+                        name="Old, Combined",
+                        federation="FRA",
+                        sex="M",
+                        standard_rating="2205",
+                        rapid_rating="2150",
+                        birth="1980",
+                    ),
+                ]
+            ),
+        )
         assert (c.layout, c.players["standard_rating"][0], c.players["rapid_rating"][0]) == ("C", 2205, 2150)
-        e = self.parse("MAR11FRL.TXT", "\n".join([self.HEADERS["E"], fixed_width(
-            "E", player_id="4100018", name="Bimonthly, Ben", title="m", federation="ENG", rating="2410", games="12", birth="1975", flag="i")]))
+        e = self.parse(
+            "MAR11FRL.TXT",
+            "\n".join(
+                [
+                    self.HEADERS["E"],
+                    fixed_width(
+                        "E",
+                        player_id="4100018",
+                        name="Bimonthly, Ben",
+                        title="m",
+                        federation="ENG",
+                        rating="2410",
+                        games="12",
+                        birth="1975",
+                        flag="i",
+                    ),
+                ]
+            ),
+        )
         assert (e.layout, e.period) == ("E", "2011-03")
         assert e.players.select("standard_rating", "title", "birth_year", "inactive").row(0) == (2410, "m", 1975, True)
 
     def test_detection_without_header_and_rejected_lines(self):
-        rows = [fixed_width("D", player_id="1", name="A, A", federation="GER", sex="M", rating="2000", games="0", k="20", birth="1990"),
-                fixed_width("D", player_id="2", name="B, B", federation="GER", sex="F", rating="2100", games="1", k="20", birth="0000"),
-                fixed_width("D", player_id="x3", name="C, C", federation="GER", sex="M", rating="2000"),
-                fixed_width("D", player_id="4", name="D, D", federation="GER", sex="M", rating="12"),
-                fixed_width("D", player_id="1", name="A, A", federation="GER", sex="M", rating="2000")]
+        rows = [
+            fixed_width(
+                "D",
+                player_id="1",
+                name="A, A",
+                federation="GER",
+                sex="M",
+                rating="2000",
+                games="0",
+                k="20",
+                birth="1990",
+            ),
+            fixed_width(
+                "D",
+                player_id="2",
+                name="B, B",
+                federation="GER",
+                sex="F",
+                rating="2100",
+                games="1",
+                k="20",
+                birth="0000",
+            ),
+            fixed_width("D", player_id="x3", name="C, C", federation="GER", sex="M", rating="2000"),
+            fixed_width("D", player_id="4", name="D, D", federation="GER", sex="M", rating="12"),
+            fixed_width("D", player_id="1", name="A, A", federation="GER", sex="M", rating="2000"),
+        ]
         parsed = self.parse("rapid_feb13frl.txt", "\n".join(rows) + "\n\x1a")
         assert (parsed.layout, parsed.rating_type, parsed.period, parsed.players.height) == ("D", "rapid", "2013-02", 2)
-        assert parsed.rejected.select("source_line", "reason").rows() == [(3, "unparseable"), (4, "rating_implausible"), (5, "duplicate")]
+        assert parsed.rejected.select("source_line", "reason").rows() == [
+            (3, "unparseable"),
+            (4, "rating_implausible"),
+            (5, "duplicate"),
+        ]
         assert parsed.rejected["detail"].to_list() == [
-            "FIDE id 'x3' (columns 1-15) is not a number", "rapid rating 12 is outside 1000-3000", "FIDE id 1 is already listed on line 1"]
+            "FIDE id 'x3' (columns 1-15) is not a number",
+            "rapid rating 12 is outside 1000-3000",
+            "FIDE id 1 is already listed on line 1",
+        ]
 
     def test_not_a_list(self):
         from pipeline.formats.common import UnreadableDump
@@ -597,29 +760,52 @@ def test_realdata_fide_list_2004():
     from pipeline.formats.fide_list import parse_fide_list
 
     jan = parse_fide_list(realdata("fide-lists-2004", "JAN04FRL.TXT").read_bytes(), "JAN04FRL.TXT")
-    assert (jan.layout, jan.period, jan.records, jan.players.height, jan.rejected.height) == ("F", "2004-01", 50_458, 50_458, 0)
+    assert (jan.layout, jan.period, jan.records, jan.players.height, jan.rejected.height) == (
+        "F",
+        "2004-01",
+        50_458,
+        50_458,
+        0,
+    )
     players = jan.players
     assert (players["standard_rating"].min(), players["standard_rating"].max()) == (1801, 2831)
     assert (players["standard_games"] > 0).sum() == 4_376
     assert dict(players["flag"].drop_nulls().value_counts().rows()) == {"i": 11_237, "w": 2_301, "wi": 1_183}
     assert dict(players["title"].drop_nulls().value_counts().rows()) == {
-        "g": 876, "m": 2_411, "f": 3_774, "wg": 223, "wm": 441, "wf": 503, "c": 30, "wc": 7, "h": 2, "wh": 1}
+        "g": 876,
+        "m": 2_411,
+        "f": 3_774,
+        "wg": 223,
+        "wm": 441,
+        "wf": 503,
+        "c": 30,
+        "wc": 7,
+        "h": 2,
+        "wh": 1,
+    }
     assert players.filter(pl.col("player_id") == 1701991).select("name", "federation", "birth_date").row(0) == (
-        "Aaberg, Anton", "SWE", date(1972, 1, 17))
+        "Aaberg, Anton",
+        "SWE",
+        date(1972, 1, 17),
+    )
     assert "Argui\u00f1ariz, Enrique" in players["name"].to_list()  # Latin-1 bytes
     april = parse_fide_list(realdata("fide-lists-2004", "APR04FRL.TXT").read_bytes(), "APR04FRL.TXT")
     assert (april.layout, april.period, april.players.height, april.rejected.height) == ("F", "2004-04", 51_907, 0)
     assert april.players["standard_games"].max() == 0  # not filled in that quarter
 
 
-@pytest.mark.parametrize("name, players, period", [("rapid_jan13frl.txt", 11_098, "2013-01"), ("rapid_feb13frl.txt", 12_468, "2013-02")])
+@pytest.mark.parametrize(
+    "name, players, period", [("rapid_jan13frl.txt", 11_098, "2013-01"), ("rapid_feb13frl.txt", 12_468, "2013-02")]
+)
 def test_realdata_rapid_lists_parse_completely(name, players, period):
     from pipeline.formats.fide_list import parse_fide_list
 
     parsed = parse_fide_list(realdata("fide-lists-2013-rapid", name).read_bytes(), name)
     assert (parsed.layout, parsed.rating_type, parsed.period) == ("D", "rapid", period)
     assert parsed.records == parsed.players.height == players and parsed.rejected.height == 0
-    assert parsed.players["rapid_rating"].null_count() == 0 and parsed.players["standard_rating"].null_count() == players
+    assert (
+        parsed.players["rapid_rating"].null_count() == 0 and parsed.players["standard_rating"].null_count() == players
+    )
     assert parsed.players["rapid_rating"].min() >= 1000 and set(parsed.players["sex"].unique()) == {"M", "F"}
 
 

@@ -28,8 +28,19 @@ from pipeline.validate import split_games
 SMALL = dict(seed=11, players=600, start="2020-01", end="2020-06")
 TRF_RESULT_CODES = set("1=0+-HFUZ ")
 TIME_CONTROLS = {"5400+30": "classical", "900+10": "rapid", "180+2": "blitz"}
-PGN_REQUIRED_TAGS = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "WhiteFideId", "BlackFideId",
-                     "EventDate", "TimeControl")
+PGN_REQUIRED_TAGS = (
+    "Event",
+    "Site",
+    "Date",
+    "Round",
+    "White",
+    "Black",
+    "Result",
+    "WhiteFideId",
+    "BlackFideId",
+    "EventDate",
+    "TimeControl",
+)
 EVENT = r"[a-z]{3}-\d{4}-\d{2}-\d{3}-[a-z0-9-]+"
 LAYOUT = re.compile(
     rf"^(raw/GER/\d{{4}}-\d{{2}}/{EVENT}\.trf"
@@ -57,8 +68,9 @@ def registry(small) -> pl.DataFrame:
     """All registered players with the month of their registry file."""
     root, _ = small
     frames = [
-        pl.read_csv(root / "raw" / "players" / month / "players.csv", schema_overrides={"title": pl.Utf8})
-        .with_columns(pl.lit(month).alias("registered"))
+        pl.read_csv(root / "raw" / "players" / month / "players.csv", schema_overrides={"title": pl.Utf8}).with_columns(
+            pl.lit(month).alias("registered")
+        )
         for month in month_range(SMALL["start"], SMALL["end"])
     ]
     return pl.concat(frames)
@@ -80,7 +92,7 @@ def parse_trf(text: str) -> tuple[dict[str, str], list[dict], list[tuple[str, li
             continue
         tag = line[:3]
         if tag == "013":
-            ranks = [int(line[36 + 5 * k:40 + 5 * k]) for k in range((len(line) - 36 + 1) // 5)]
+            ranks = [int(line[36 + 5 * k : 40 + 5 * k]) for k in range((len(line) - 36 + 1) // 5)]
             teams.append((line[4:36].rstrip(), ranks))
             continue
         if tag != "001":
@@ -90,21 +102,23 @@ def parse_trf(text: str) -> tuple[dict[str, str], list[dict], list[tuple[str, li
         r = 0
         while 91 + 10 * r < len(line):
             start = 91 + 10 * r  # 0-based column of the opponent field (1-based column 92 + 10 (r - 1))
-            cells.append((int(line[start:start + 4]), line[start + 5], line[start + 7]))
+            cells.append((int(line[start : start + 4]), line[start + 5], line[start + 7]))
             r += 1
-        players.append({
-            "start_rank": int(line[4:8]),
-            "sex": line[9],
-            "title": line[10:13].strip(),
-            "name": line[14:47].rstrip(),
-            "rating": line[48:52],
-            "federation": line[53:56],
-            "fide_id": int(line[57:68]) if line[67] != " " and line[68] == " " else None,
-            "birth": line[69:79],
-            "points": float(line[80:84]),
-            "rank": int(line[85:89]),
-            "cells": cells,
-        })
+        players.append(
+            {
+                "start_rank": int(line[4:8]),
+                "sex": line[9],
+                "title": line[10:13].strip(),
+                "name": line[14:47].rstrip(),
+                "rating": line[48:52],
+                "federation": line[53:56],
+                "fide_id": int(line[57:68]) if line[67] != " " and line[68] == " " else None,
+                "birth": line[69:79],
+                "points": float(line[80:84]),
+                "rank": int(line[85:89]),
+                "cells": cells,
+            }
+        )
     return headers, players, teams
 
 
@@ -146,8 +160,9 @@ def check_trf_crosstable(text: str, month: str, ids: set[int]) -> tuple[dict, li
         assert TIME_CONTROLS[headers["222"][4:]] in ("rapid", "blitz")
     rounds = len(players[0]["cells"])
     round_dates = headers["132"][91:]
-    assert [round_dates[10 * r:10 * r + 8] for r in range(rounds)] == \
-        [f"{month[2:4]}/{month[5:7]}/{round_dates[10 * r + 6:10 * r + 8]}" for r in range(rounds)]
+    assert [round_dates[10 * r : 10 * r + 8] for r in range(rounds)] == [
+        f"{month[2:4]}/{month[5:7]}/{round_dates[10 * r + 6 : 10 * r + 8]}" for r in range(rounds)
+    ]
     by_rank = {p["start_rank"]: p for p in players}
     assert sorted(by_rank) == list(range(1, len(players) + 1))
     assert len({p["fide_id"] for p in players}) == len(players)  # nobody enters an event twice
@@ -198,7 +213,9 @@ def test_another_seed_gives_other_data(small, tmp_path):
 
 
 def test_generator_does_not_import_dagster():
-    code = "import sys, pipeline.generator, pipeline.generator.experiment, pipeline.truth; print('dagster' in sys.modules)"
+    code = (
+        "import sys, pipeline.generator, pipeline.generator.experiment, pipeline.truth; print('dagster' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -221,8 +238,10 @@ def test_scale_presets_and_overrides():
 def test_federation_id_ranges_do_not_overlap_at_fide_scale():
     plan = SCALES["fide"]["federations"]
     players = SCALES["fide"]["players"]
-    spans = sorted((f.id_base, f.id_base + players * f.weight / sum(g.weight for g in plan) * 1.2 * config.ID_MAX_GAP)
-                   for f in plan)
+    spans = sorted(
+        (f.id_base, f.id_base + players * f.weight / sum(g.weight for g in plan) * 1.2 * config.ID_MAX_GAP)
+        for f in plan
+    )
     assert all(end < next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
     assert spans[0][0] >= 1_000_000 and spans[-1][1] < 100_000_000
 
@@ -292,7 +311,7 @@ def test_trf_line_positions_on_a_sample(small):
     root, _ = small
     line = next(l for l in sorted(root.glob("raw/GER/*/*.trf"))[0].read_text().split("\n") if l.startswith("001"))
     # Columns are 1-based in the TRF16 specification.
-    column = lambda a, b: line[a - 1:b]  # noqa: E731
+    column = lambda a, b: line[a - 1 : b]  # noqa: E731
     assert column(1, 3) == "001" and column(5, 8).strip().isdigit()
     # The id is right-aligned in 58-68: a digit in column 68, blanks in 57 and 69, the birth date in 70-79.
     assert column(57, 57) == " " and column(58, 68).strip().isdigit() and column(68, 68).isdigit()
@@ -306,14 +325,22 @@ def test_trf_line_positions_on_a_sample(small):
 def test_team_events_pair_board_against_board(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "TEAM_SHARE", 0.6)
     generate(str(tmp_path), seed=4, players=3000, start="2021-03", end="2021-04")
-    ids = {i for month in ("2021-03", "2021-04") for i in pl.read_csv(tmp_path / f"raw/players/{month}/players.csv")["player_id"]}
+    ids = {
+        i
+        for month in ("2021-03", "2021-04")
+        for i in pl.read_csv(tmp_path / f"raw/players/{month}/players.csv")["player_id"]
+    }
     team_files = [p for p in sorted(tmp_path.glob("raw/GER/*/*.trf")) if "092 Team" in p.read_text()]
     assert team_files
     for path in team_files:
         text = path.read_text()
         _, players, teams = check_trf_crosstable(text, path.parent.name, ids)
         boards = len(teams[0][1])
-        assert len(teams) in config.TEAM_COUNTS and boards in config.TEAM_BOARDS and len({t for t, _ in teams}) == len(teams)
+        assert (
+            len(teams) in config.TEAM_COUNTS
+            and boards in config.TEAM_BOARDS
+            and len({t for t, _ in teams}) == len(teams)
+        )
         # 013 records: columns 37-40, 42-45, ... list each team's starting ranks, every player once.
         assert sorted(r for _, ranks in teams for r in ranks) == list(range(1, len(players) + 1))
         team_of = {r: t for t, (_, ranks) in enumerate(teams) for r in ranks}
@@ -327,7 +354,9 @@ def test_team_events_pair_board_against_board(tmp_path, monkeypatch):
             colours = {}
             for p in players:
                 opponent, colour, _ = p["cells"][r]
-                colours.setdefault(frozenset((team_of[p["start_rank"]], team_of[opponent])), {})[board_of[p["start_rank"]], team_of[p["start_rank"]]] = colour
+                colours.setdefault(frozenset((team_of[p["start_rank"]], team_of[opponent])), {})[
+                    board_of[p["start_rank"]], team_of[p["start_rank"]]
+                ] = colour
             for match in colours.values():
                 for board in range(boards):
                     assert {match[board, t] for t in {t for _, t in match}} == {"w", "b"}
@@ -512,7 +541,9 @@ def test_deflation_under_2014_rules_and_its_repair():
     from pipeline.generator.experiment import run
 
     report = run(players=40_000, scale="medium", progress=None)
-    excess = {name: {r["year"]: r["favourite_difference_pct"] for r in rows} for name, rows in report["favourites"].items()}
+    excess = {
+        name: {r["year"]: r["favourite_difference_pct"] for r in rows} for name, rows in report["favourites"].items()
+    }
     old, reformed = excess["fide-2014"], excess["reformed-2017"]
     assert all(old[str(y)] < 0 for y in range(2009, 2025))
     assert np.mean([old[str(y)] for y in range(2021, 2025)]) < np.mean([old[str(y)] for y in range(2008, 2012)]) - 1.0
@@ -536,10 +567,13 @@ def test_dirty_records_at_raised_rates(tmp_path, monkeypatch):
         else:  # the event's rows again, as in the month's games.csv
             again = pl.read_csv(files[copy])
             month_rows = pl.read_csv(files[copy.rsplit("/", 1)[0] + "/games.csv"])
-            assert again.height and again.join(month_rows, on=list(CSV_COLUMNS), how="anti", nulls_equal=True).height == 0
+            assert (
+                again.height and again.join(month_rows, on=list(CSV_COLUMNS), how="anti", nulls_equal=True).height == 0
+            )
     assert summary.id_typos > 0 and summary.forfeits > 0 and summary.dated_outside_month > 0
     trf_codes = "".join(
-        l[91:] for k, v in files.items() if k.endswith(".trf") for l in v.decode().split("\n") if l.startswith("001"))
+        l[91:] for k, v in files.items() if k.endswith(".trf") for l in v.decode().split("\n") if l.startswith("001")
+    )
     assert {"+", "-", "H", "U"} <= set(trf_codes)
     pgn = "".join(v.decode() for k, v in files.items() if k.endswith(".pgn"))
     assert '[Termination "forfeit"]' in pgn
@@ -584,8 +618,11 @@ def test_event_kinds_all_occur():
 # -- ground truth comparison (pure) ------------------------------------------------------------------
 def brute_force_errors(ratings: np.ndarray, strengths: np.ndarray) -> tuple[float, float]:
     offsets = ratings - strengths
-    oriented = [offsets[i] - offsets[j] if ratings[i] > ratings[j] else offsets[j] - offsets[i]
-                for i, j in itertools.combinations(range(len(ratings)), 2) if ratings[i] != ratings[j]]
+    oriented = [
+        offsets[i] - offsets[j] if ratings[i] > ratings[j] else offsets[j] - offsets[i]
+        for i, j in itertools.combinations(range(len(ratings)), 2)
+        if ratings[i] != ratings[j]
+    ]
     squares = [(offsets[i] - offsets[j]) ** 2 for i, j in itertools.combinations(range(len(ratings)), 2)]
     return float(np.mean(oriented)), float(np.sqrt(np.mean(squares)))
 
@@ -597,12 +634,15 @@ def test_rating_error_vs_truth_matches_brute_force():
     rating = np.round(1600 + 1.2 * (strength - 1600) + rng.normal(0, 60, n))  # a stretched, noisy list
     rating[:6] = rating[6]  # ties
     rating_list = pl.DataFrame({"player_id": np.arange(n), "rating": rating.astype(np.int32)}).vstack(
-        pl.DataFrame({"player_id": [n], "rating": pl.Series([None], dtype=pl.Int32)}))  # unrated: ignored
-    truth = pl.DataFrame({
-        "player_id": np.concatenate([np.arange(n + 1), np.arange(n)]),
-        "month": ["2020-05"] * (n + 1) + ["2020-06"] * n,
-        "strength": np.concatenate([strength, [1500.0], strength + 500]),
-    })
+        pl.DataFrame({"player_id": [n], "rating": pl.Series([None], dtype=pl.Int32)})
+    )  # unrated: ignored
+    truth = pl.DataFrame(
+        {
+            "player_id": np.concatenate([np.arange(n + 1), np.arange(n)]),
+            "month": ["2020-05"] * (n + 1) + ["2020-06"] * n,
+            "strength": np.concatenate([strength, [1500.0], strength + 500]),
+        }
+    )
     errors = rating_error_vs_truth(rating_list, truth, "2020-05")
     overall = errors.row(0, named=True)
     mean, rms = brute_force_errors(rating, strength)
@@ -619,11 +659,15 @@ def test_rating_error_vs_truth_matches_brute_force():
         assert row["mean_offset"] == pytest.approx(offsets[inside].mean())
         assert row["pair_error_mean"] == pytest.approx(np.mean(pairs))
         assert row["pair_error_rms"] == pytest.approx(np.sqrt(np.mean(np.square(pairs))))
-        assert row["band"] == (f"{row['band_floor']}+" if row["band_floor"] >= 2500 else
-                               f"{row['band_floor']}-{row['band_floor'] + 99}")
+        assert row["band"] == (
+            f"{row['band_floor']}+" if row["band_floor"] >= 2500 else f"{row['band_floor']}-{row['band_floor'] + 99}"
+        )
     # A faithful list (ratings = strengths + a constant) has no pair error at all.
-    faithful = rating_error_vs_truth(pl.DataFrame({"player_id": np.arange(n), "rating": np.round(strength) + 100}),
-                                     truth.with_columns(pl.col("strength").round()).lazy(), "2020-05")
+    faithful = rating_error_vs_truth(
+        pl.DataFrame({"player_id": np.arange(n), "rating": np.round(strength) + 100}),
+        truth.with_columns(pl.col("strength").round()).lazy(),
+        "2020-05",
+    )
     assert faithful.row(0, named=True)["pair_error_rms"] == pytest.approx(0, abs=1e-6)
     assert rating_error_vs_truth(rating_list, truth, "1999-01").is_empty()
 
@@ -633,10 +677,15 @@ def test_rating_error_vs_truth_does_not_depend_on_row_order():
     rng = np.random.default_rng(7)
     n = 200_000  # large enough for Polars to join and group in parallel
     strength = rng.normal(1700, 300, n)
-    rating_list = pl.DataFrame({"player_id": np.arange(n), "rating": np.round(strength + rng.normal(0, 80, n)).astype(np.int32)})
+    rating_list = pl.DataFrame(
+        {"player_id": np.arange(n), "rating": np.round(strength + rng.normal(0, 80, n)).astype(np.int32)}
+    )
     truth = pl.DataFrame({"player_id": np.arange(n), "month": ["2020-05"] * n, "strength": strength.round(1)})
     first = rating_error_vs_truth(rating_list, truth, "2020-05")
     for seed in (1, 2, 3):
-        shuffled = rating_error_vs_truth(rating_list.sample(fraction=1.0, shuffle=True, seed=seed),
-                                         truth.sample(fraction=1.0, shuffle=True, seed=seed + 10), "2020-05")
+        shuffled = rating_error_vs_truth(
+            rating_list.sample(fraction=1.0, shuffle=True, seed=seed),
+            truth.sample(fraction=1.0, shuffle=True, seed=seed + 10),
+            "2020-05",
+        )
         assert shuffled.equals(first)  # equals: exact floats, not approx

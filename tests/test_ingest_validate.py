@@ -117,8 +117,11 @@ def test_read_seed_list(store, tmp_path):
     seed = read_seed_list(store)
     assert seed.columns == ["player_id", "rating", "games_total", "birth_year", "ever_2400", "k"]
     # The file has no k column: no published K, the rule set decides.
-    assert seed.rows() == [(1001, 2410, 120, 1990, True, None), (1002, 2100, 80, 1991, False, None),
-                           (1003, None, 0, 1992, False, None)]
+    assert seed.rows() == [
+        (1001, 2410, 120, 1990, True, None),
+        (1002, 2100, 80, 1991, False, None),
+        (1003, None, 0, 1992, False, None),
+    ]
     assert read_seed_list(ObjectStore(str(tmp_path))) is None
 
 
@@ -176,14 +179,16 @@ def test_game_columns(month_split):
 
 def test_quarantine_details(month_split):
     _, _, quarantine = month_split
-    detail = {(row["source_file"].rsplit("/", 1)[1], row["source_line"]): (row["reason"], row["detail"])
-              for row in quarantine.iter_rows(named=True) if row["reason"] != "unplayed"}
+    detail = {
+        (row["source_file"].rsplit("/", 1)[1], row["source_line"]): (row["reason"], row["detail"])
+        for row in quarantine.iter_rows(named=True)
+        if row["reason"] != "unplayed"
+    }
     assert detail[("games.csv", 3)] == ("self_play", "white and black are both player 1005")
     assert detail[("games.csv", 5)] == ("result_out_of_domain", "result '2-0' is not 1-0, 0-1 or 1/2-1/2")
     assert detail[("games.csv", 7)] == ("date_outside_month", "game date 2023-12-30 is not in 2024-01")
     assert detail[("games.csv", 10)] == ("rating_implausible", "white rating 3500 is outside 1000-3000")
-    assert detail[("games.pgn", 32)] == (
-        "unknown_player", "white has no id and name 'Smith, John' matches 2 players")
+    assert detail[("games.pgn", 32)] == ("unknown_player", "white has no id and name 'Smith, John' matches 2 players")
     assert detail[("garbage.trf", 1)] == ("unparseable", "binary content, not a text dump")
     duplicates = quarantine.filter(pl.col("reason") == "duplicate")
     assert duplicates["source_file"].unique().to_list() == ["GER/2024-01/tiny-resubmitted.trf.gz"]
@@ -203,28 +208,37 @@ def test_checks_apply_in_order():
     # '+-' is a forfeit before it is an unknown result; '12a' is unreadable before anything else.
     assert reasons[11] == "unplayed" and reasons[9] == "unparseable"
     assert dict(quarantine.group_by("reason").len().rows()) == {
-        "unparseable": 2, "unplayed": 1, "self_play": 1, "result_out_of_domain": 1, "date_outside_month": 1,
-        "rating_implausible": 1}
+        "unparseable": 2,
+        "unplayed": 1,
+        "self_play": 1,
+        "result_out_of_domain": 1,
+        "date_outside_month": 1,
+        "rating_implausible": 1,
+    }
 
 
 def test_players_without_id_are_matched_by_name_whatever_the_spacing():
     """Registered names and game names are compared after normalising blanks, also around the comma."""
     csv = (
-        "event_id,date,round,white_id,black_id,white_name,black_name,result\n"
-        "e,2024-01-10,1,,1002,\"  Kovacs ,Anna \",,1-0\n"        # one registered Kovacs, Anna: matched
-        "e,2024-01-10,2,,1002,\"Smith,  John\",,0-1\n"           # two registered Smith, John: ambiguous
-        "e,2024-01-10,3,,1002,\", Nobody\",,1-0\n"                # starts with a comma: matches nobody
-        "e,2024-01-10,4,1001,,,\"Lee,Min\",1/2-1/2\n"            # black matched by name
-    ).encode()
+        b"event_id,date,round,white_id,black_id,white_name,black_name,result\n"
+        b'e,2024-01-10,1,,1002,"  Kovacs ,Anna ",,1-0\n'  # one registered Kovacs, Anna: matched
+        b'e,2024-01-10,2,,1002,"Smith,  John",,0-1\n'  # two registered Smith, John: ambiguous
+        b'e,2024-01-10,3,,1002,", Nobody",,1-0\n'  # starts with a comma: matches nobody
+        b'e,2024-01-10,4,1001,,,"Lee,Min",1/2-1/2\n'  # black matched by name
+    )
     raw = read_file(csv, "GER/2024-01/names.csv", "GER", MONTH)
-    players = pl.DataFrame({
-        "player_id": [1001, 1002, 1003, 1004, 1005],
-        "name": ["Kovacs,   Anna", "Lee, Min", "Smith, John", "Smith ,John", "Kovacsova, Anna"],
-        "registered": [MONTH] * 5,
-    })
+    players = pl.DataFrame(
+        {
+            "player_id": [1001, 1002, 1003, 1004, 1005],
+            "name": ["Kovacs,   Anna", "Lee, Min", "Smith, John", "Smith ,John", "Kovacsova, Anna"],
+            "registered": [MONTH] * 5,
+        }
+    )
     games, quarantine = split_games(raw, players, MONTH)
     assert sorted(games.filter(pl.col("round") != 3).select("round", "white_id", "black_id").rows()) == [
-        (1, 1001, 1002), (4, 1001, 1002)]
+        (1, 1001, 1002),
+        (4, 1001, 1002),
+    ]
     details = dict(quarantine.select("source_line", "detail").rows())
     assert details == {3: "white has no id and name 'Smith,  John' matches 2 players"}
     # ', Nobody' matches nobody: a new player, rated under a local id made from the name.
@@ -253,8 +267,12 @@ def test_realdata_reconciles(tmp_path):
     raw = read_month(ObjectStore(str(tmp_path)), "2005-07")
     ids = pl.concat([raw["white_id"], raw["black_id"]]).drop_nulls().unique()
     players = pl.DataFrame({"player_id": ids}).with_columns(
-        pl.lit("?").alias("name"), pl.lit("XXX").alias("federation"), pl.lit(None, pl.Utf8).alias("sex"),
-        pl.lit(None, pl.Int32).alias("birth_year"), pl.lit(None, pl.Utf8).alias("title"), pl.lit("2005-01").alias("registered"),
+        pl.lit("?").alias("name"),
+        pl.lit("XXX").alias("federation"),
+        pl.lit(None, pl.Utf8).alias("sex"),
+        pl.lit(None, pl.Int32).alias("birth_year"),
+        pl.lit(None, pl.Utf8).alias("title"),
+        pl.lit("2005-01").alias("registered"),
     )
     split = split_month(raw, players, "2005-07")
     games, quarantine = split.games, split.quarantine
@@ -325,7 +343,9 @@ def test_reconcile_per_file(month_split):
     per_file = reconcile(raw, games, quarantine)
     assert per_file.columns == ["source_file", "records", "games", "quarantined", "ok"]
     assert per_file["ok"].all() and per_file["records"].sum() == EXPECTED_RAW
-    assert per_file.filter(pl.col("source_file") == "GER/2024-01/tiny.trf").select("records", "games", "quarantined").row(0) == (10, 5, 5)
+    assert per_file.filter(pl.col("source_file") == "GER/2024-01/tiny.trf").select(
+        "records", "games", "quarantined"
+    ).row(0) == (10, 5, 5)
     lost = reconcile(raw, games.filter(pl.col("source_file") != "ENG/2024-01/games.pgn"), quarantine)
     assert lost.filter(~pl.col("ok"))["source_file"].to_list() == ["ENG/2024-01/games.pgn"]
     # Same counts but a record counted twice and another missing: still not ok.
@@ -350,21 +370,33 @@ def test_schema_failures_return_the_failing_rows(month_split):
 
 def test_without_registry_ids_are_known_and_the_month_is_the_files_own():
     raw = read_file((DATA / "games.csv").read_bytes(), "GER/2024-01/games.csv", "GER", MONTH)
-    games, quarantine = split_games(raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH,
-                                    check_month=False)
+    games, quarantine = split_games(
+        raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH, check_month=False
+    )
     counts = dict(quarantine.group_by("reason").len().rows())
     # 7777 is no longer unknown, the December date no longer outside the month.
-    assert counts == {"unparseable": 2, "unplayed": 1, "self_play": 1, "result_out_of_domain": 1, "rating_implausible": 1}
+    assert counts == {
+        "unparseable": 2,
+        "unplayed": 1,
+        "self_play": 1,
+        "result_out_of_domain": 1,
+        "rating_implausible": 1,
+    }
     assert games.height == 5
 
 
 # -- FIDE rating lists as registry and seed list ---------------------------------------------------
-LIST_F = "\n".join([
-    "",
-    "    1001  Alpha, Anna                       g   GER  2410    3  01.01.90    w  ",
-    "    3001  Gamma, Gert                           AUT  2205    0  15.06.75    i  ",
-    "    3002  Delta, Dana                       wf  SUI  2100    0  30.12.03    wi ",
-]) + "\n\x1a"
+LIST_F = (
+    "\n".join(
+        [
+            "",
+            "    1001  Alpha, Anna                       g   GER  2410    3  01.01.90    w  ",
+            "    3001  Gamma, Gert                           AUT  2205    0  15.06.75    i  ",
+            "    3002  Delta, Dana                       wf  SUI  2100    0  30.12.03    wi ",
+        ]
+    )
+    + "\n\x1a"
+)
 
 
 def test_fide_list_files_register_players_and_seed_the_first_list(tmp_path):
@@ -377,12 +409,20 @@ def test_fide_list_files_register_players_and_seed_the_first_list(tmp_path):
     players = read_players(store, MONTH)
     Players.validate(players)
     rows = {row["player_id"]: row for row in players.iter_rows(named=True)}
-    assert (rows[1001]["title"], rows[1001]["sex"], rows[1001]["birth_year"], rows[1001]["registered"]) == ("GM", "F", 1990, "2023-12")
+    assert (rows[1001]["title"], rows[1001]["sex"], rows[1001]["birth_year"], rows[1001]["registered"]) == (
+        "GM",
+        "F",
+        1990,
+        "2023-12",
+    )
     assert (rows[3001]["sex"], rows[3002]["title"], rows[3002]["birth_year"]) == ("M", "WFM", 2003)
     assert 1005 in rows  # from the 2024-01 players.csv
     seed = read_seed_list(store)
     assert seed.select("player_id", "rating", "games_total", "ever_2400", "k", "inactive").rows() == [
-        (1001, 2410, None, True, None, False), (3001, 2205, None, False, None, True), (3002, 2100, None, False, None, True)]
+        (1001, 2410, None, True, None, False),
+        (3001, 2205, None, False, None, True),
+        (3002, 2100, None, False, None, True),
+    ]
     from pipeline.engine import normalize_list
 
     assert normalize_list(seed).height == 3
@@ -415,18 +455,23 @@ def test_registry_problems_name_the_rows_that_register_nobody():
 def test_identity_report_says_how_each_player_was_identified():
     """Ids identify players, registered or not; a name alone is matched against the registry and the dumps."""
     csv = (
-        "event_id,date,round,white_id,black_id,white_name,black_name,result\n"
-        "e,2024-01-10,1,1001,5005,\"Alpha, Anna\",\"Visitor, Vera\",1-0\n"   # 5005: not registered, a new player
-        "e,2024-01-10,2,1002,1010,\"Beta, Bernd\",\"Alpha, Anna\",0-1\n"     # 1010 unregistered, but Alpha is 1001
-        "e,2024-01-10,3,,1001,\"Visitor,Vera\",,1/2-1/2\n"                   # matched by the dumps' own pair
-        "e,2024-01-10,4,,1002,\"Beta, Bernd\",,1-0\n"                       # matched by the registry
-        "e,2024-01-10,5,,1002,\"Local, Luis\",,0-1\n"                       # nobody: a local id
-        "e,2024-01-10,6,,1002,\"Twin, Tom\",,0-1\n"                         # two registered Twins: ambiguous
-        "e,2024-01-10,7,,1002,?,,0-1\n"                                     # no name at all
-    ).encode()
+        b"event_id,date,round,white_id,black_id,white_name,black_name,result\n"
+        b'e,2024-01-10,1,1001,5005,"Alpha, Anna","Visitor, Vera",1-0\n'  # 5005: not registered, a new player
+        b'e,2024-01-10,2,1002,1010,"Beta, Bernd","Alpha, Anna",0-1\n'  # 1010 unregistered, but Alpha is 1001
+        b'e,2024-01-10,3,,1001,"Visitor,Vera",,1/2-1/2\n'  # matched by the dumps' own pair
+        b'e,2024-01-10,4,,1002,"Beta, Bernd",,1-0\n'  # matched by the registry
+        b'e,2024-01-10,5,,1002,"Local, Luis",,0-1\n'  # nobody: a local id
+        b'e,2024-01-10,6,,1002,"Twin, Tom",,0-1\n'  # two registered Twins: ambiguous
+        b"e,2024-01-10,7,,1002,?,,0-1\n"  # no name at all
+    )
     raw = read_file(csv, "GER/2024-01/ids.csv", "GER", MONTH)
-    players = pl.DataFrame({"player_id": [1001, 1002, 1003, 1004], "name": ["Alpha, Anna", "Beta, Bernd", "Twin, Tom", "Twin,Tom"],
-                            "registered": [MONTH] * 4})
+    players = pl.DataFrame(
+        {
+            "player_id": [1001, 1002, 1003, 1004],
+            "name": ["Alpha, Anna", "Beta, Bernd", "Twin, Tom", "Twin,Tom"],
+            "registered": [MONTH] * 4,
+        }
+    )
     split = split_month(raw, players, MONTH)
     rated = {row[0]: row[1:] for row in split.games.select("round", "white_id", "black_id").iter_rows()}
     assert rated[1] == (1001, 5005) and rated[3] == (5005, 1001)
@@ -437,7 +482,14 @@ def test_identity_report_says_how_each_player_was_identified():
     assert problems[8] == "white has neither id nor name (name as written: '?')"
     Identity.validate(split.identities)
     statuses = {(row["status"], row["name"]): row for row in split.identities.iter_rows(named=True)}
-    assert set(split.identities["status"]) == {"new", "id_mismatch", "matched_by_name", "new_name", "ambiguous", "unmatched"}
+    assert set(split.identities["status"]) == {
+        "new",
+        "id_mismatch",
+        "matched_by_name",
+        "new_name",
+        "ambiguous",
+        "unmatched",
+    }
     assert statuses[("new", "Visitor, Vera")]["given_id"] == 5005
     assert statuses[("matched_by_name", "Visitor,Vera")]["player_id"] == 5005
     assert statuses[("matched_by_name", "Beta, Bernd")]["player_id"] == 1002

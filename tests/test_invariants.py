@@ -52,7 +52,9 @@ def rated_chain(store: ObjectStore) -> pl.DataFrame:
     seed = normalize_list(seed)
     previous = seed
     for month in ("2024-05", "2024-06"):
-        result = rate_period(previous, games.with_columns(event_start=pl.lit(f"{month}-03").str.to_date()), PLAIN.rules_for(month), month)
+        result = rate_period(
+            previous, games.with_columns(event_start=pl.lit(f"{month}-03").str.to_date()), PLAIN.rules_for(month), month
+        )
         store.write_parquet(result.rating_list, month_key(LIST_PATH, month))
         store.write_parquet(result.rated_games, month_key(GAMES_PATH, month))
         previous = result.rating_list

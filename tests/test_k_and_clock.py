@@ -28,8 +28,11 @@ def one_win(previous: pl.DataFrame, rules: str, month: str = "2024-05") -> pl.Da
 
 # -- K --------------------------------------------------------------------------------------------
 
+
 def test_empty_games_total_in_a_landing_zone_seed_list_is_established():
-    seed = seed_rows(registry_table(b"player_id,rating,games_total,birth_year\n1,2349,,1990\n2,2349,100,1990\n3,,,2000\n"))
+    seed = seed_rows(
+        registry_table(b"player_id,rating,games_total,birth_year\n1,2349,,1990\n2,2349,100,1990\n3,,,2000\n")
+    )
     assert seed["games_total"].to_list() == [None, 100, 0]  # rated: unknown; unrated: 0
     new = one_win(normalize_list(seed), "fide-2024")
     # D = 0 -> PD .50; K 20 (established, below 2400, born 1990: no junior): 20 x (1 - .50) = +10.
@@ -39,11 +42,29 @@ def test_empty_games_total_in_a_landing_zone_seed_list_is_established():
 
 
 def test_list_k_10_below_2400_stays_10_under_a_tiered_policy(tmp_path: Path):
-    (tmp_path / "april.csv").write_text("player_id,rating,k,games_total,birth_year\n1,2390,10,300,1980\n2,2390,20,300,1980\n3,2300,10,300,1980\n")
+    (tmp_path / "april.csv").write_text(
+        "player_id,rating,k,games_total,birth_year\n1,2390,10,300,1980\n2,2390,20,300,1980\n3,2300,10,300,1980\n"
+    )
     (tmp_path / "may.csv").write_text("event_id,white_id,black_id,result\ne,1,2,1-0\n")
     out = tmp_path / "new.csv"
-    assert main(["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(tmp_path / "april.csv"),
-                 "--games", str(tmp_path / "may.csv"), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "rate-period",
+                "--rules",
+                "fide-2024",
+                "--month",
+                "2024-05",
+                "--list",
+                str(tmp_path / "april.csv"),
+                "--games",
+                str(tmp_path / "may.csv"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     new = pl.read_csv(out)
     # Player 1: K 10 x (1 - .50) = +5 -> 2395, below 2400 but K 10 for good (FIDE §8.3.3).
     assert (player(new, 1)["rating"], player(new, 1)["k_used"], player(new, 1)["k"]) == (2395, 10, 10)
@@ -53,8 +74,12 @@ def test_list_k_10_below_2400_stays_10_under_a_tiered_policy(tmp_path: Path):
     assert (player(new, 2)["rating"], player(new, 2)["k"]) == (2380, 20)
     # A list written by rate-period carries ever_2400, so the period after keeps K 10 as well.
     assert player(new, 1)["ever_2400"] is True
-    later = rate_period(normalize_list(new.drop("pending")), pl.DataFrame(schema={"white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64}),
-                        load_rules("fide-2024"), "2024-06").rating_list
+    later = rate_period(
+        normalize_list(new.drop("pending")),
+        pl.DataFrame(schema={"white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64}),
+        load_rules("fide-2024"),
+        "2024-06",
+    ).rating_list
     assert player(later, 1)["k"] == 10
 
 
@@ -69,7 +94,15 @@ def test_constant_k_rule_set_uses_its_own_k_not_the_lists():
 
 def test_tiered_policy_honours_the_list_k():
     # Born 1980, 300 games, 2000: the policy would say K 20; the list says 40.
-    previous = pl.DataFrame({"player_id": [1, 2], "rating": [2000, 2000], "k": [40, 20], "games_total": [300, 300], "birth_year": [1980, 1980]})
+    previous = pl.DataFrame(
+        {
+            "player_id": [1, 2],
+            "rating": [2000, 2000],
+            "k": [40, 20],
+            "games_total": [300, 300],
+            "birth_year": [1980, 1980],
+        }
+    )
     new = one_win(previous, "fide-2024")
     # 40 x (1 - .50) = +20 with the list's K.
     assert (player(new, 1)["k_used"], player(new, 1)["change"], player(new, 1)["rating"]) == (40, 20, 2020)
@@ -78,6 +111,7 @@ def test_tiered_policy_honours_the_list_k():
 
 
 # -- time_control as a class or a clock ----------------------------------------------------------
+
 
 def rated_games(tmp_path: Path, time_controls: list[str], rules: str = "sonas-2002") -> pl.DataFrame:
     lines = "".join(f"e,1,2,1-0,{tc}\n" for tc in time_controls)
@@ -106,6 +140,7 @@ def test_clock_gives_fides_class(tmp_path: Path):
 
 # -- rate-period's messages -----------------------------------------------------------------------
 
+
 @pytest.fixture
 def prev(tmp_path: Path) -> Path:
     (tmp_path / "april.csv").write_text("player_id,rating\n1,2000\n2,2000\n")
@@ -115,19 +150,55 @@ def prev(tmp_path: Path) -> Path:
 def test_unknown_columns_are_named_in_a_warning(tmp_path: Path, prev: Path, capsys: pytest.CaptureFixture):
     games = tmp_path / "may_games.csv"
     games.write_text("event_id,white_id,black_id,result,whte_id,rating_used\ne,1,2,1-0,1,2000\n")
-    assert main(["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(prev),
-                 "--games", str(games), "--out", str(tmp_path / "new.csv")]) == 0
+    assert (
+        main(
+            [
+                "rate-period",
+                "--rules",
+                "fide-2024",
+                "--month",
+                "2024-05",
+                "--list",
+                str(prev),
+                "--games",
+                str(games),
+                "--out",
+                str(tmp_path / "new.csv"),
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert f"ratings rate-period: warning: {games}: ignoring unknown column(s) whte_id, rating_used\n" in err
     assert (tmp_path / "new.csv").exists()  # the run went on
 
 
-def test_bad_clock_is_a_one_line_error_naming_file_line_and_value(tmp_path: Path, prev: Path, capsys: pytest.CaptureFixture):
+def test_bad_clock_is_a_one_line_error_naming_file_line_and_value(
+    tmp_path: Path, prev: Path, capsys: pytest.CaptureFixture
+):
     games = tmp_path / "may_games.csv"
     games.write_text("event_id,white_id,black_id,result,time_control\ne,1,2,1-0,90+30\ne,1,2,1-0,fast\n")
-    assert main(["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(prev),
-                 "--games", str(games), "--out", str(tmp_path / "new.csv")]) == 2
+    assert (
+        main(
+            [
+                "rate-period",
+                "--rules",
+                "fide-2024",
+                "--month",
+                "2024-05",
+                "--list",
+                str(prev),
+                "--games",
+                str(games),
+                "--out",
+                str(tmp_path / "new.csv"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith(f"ratings rate-period: error: {games}: line 3: time_control 'fast' is not classical, modern, rapid, blitz or a clock")
+    assert err.startswith(
+        f"ratings rate-period: error: {games}: line 3: time_control 'fast' is not classical, modern, rapid, blitz or a clock"
+    )
     assert not (tmp_path / "new.csv").exists()

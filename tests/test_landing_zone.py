@@ -18,10 +18,21 @@ from schemas import Players, empty_frame
 DATA = Path(__file__).resolve().parent / "data"
 
 
-@pytest.mark.parametrize("name, month", [
-    ("2024-1", "2024-01"), ("2024_02", "2024-02"), ("2024.3", "2024-03"), ("202404", "2024-04"), ("Jan2024", "2024-01"),
-    ("2024-February", "2024-02"), ("march_2024", "2024-03"), ("2024-13", None), ("notes", None), ("Foo2024", None),
-])
+@pytest.mark.parametrize(
+    "name, month",
+    [
+        ("2024-1", "2024-01"),
+        ("2024_02", "2024-02"),
+        ("2024.3", "2024-03"),
+        ("202404", "2024-04"),
+        ("Jan2024", "2024-01"),
+        ("2024-February", "2024-02"),
+        ("march_2024", "2024-03"),
+        ("2024-13", None),
+        ("notes", None),
+        ("Foo2024", None),
+    ],
+)
 def test_unusual_month_folder_names_are_understood(name, month):
     assert lenient_month(name) == month
 
@@ -50,11 +61,11 @@ def test_misplaced_links_and_special_files_are_quarantined_and_never_followed(tm
     outside = tmp_path / "outside"
     outside.mkdir()
     shutil.copyfile(DATA / "games.csv", outside / "secret.csv")
-    (month / "link.csv").symlink_to(outside / "secret.csv")           # a file outside the store
-    (month / "linked-folder").symlink_to(outside)                    # a folder outside the store
-    (month / "dangling.pgn").symlink_to(tmp_path / "nothing-here")    # a dangling link
-    (month / "zeros.csv").symlink_to("/dev/zero")                     # endless bytes
-    os.mkfifo(month / "pipe.trf")                                     # would block a reader for ever
+    (month / "link.csv").symlink_to(outside / "secret.csv")  # a file outside the store
+    (month / "linked-folder").symlink_to(outside)  # a folder outside the store
+    (month / "dangling.pgn").symlink_to(tmp_path / "nothing-here")  # a dangling link
+    (month / "zeros.csv").symlink_to("/dev/zero")  # endless bytes
+    os.mkfifo(month / "pipe.trf")  # would block a reader for ever
     odd_month = store_root / "raw" / "GER" / "2024_01"
     odd_month.mkdir()
     shutil.copyfile(DATA / "games.csv", odd_month / "late.csv")
@@ -70,16 +81,40 @@ def test_misplaced_links_and_special_files_are_quarantined_and_never_followed(tm
     raw = read_month(store, "2024-01", entries)
     games, quarantine = split_games(raw, empty_frame(Players), "2024-01")
     assert raw.height == games.height + quarantine.height
-    by_file = {row["source_file"]: (row["reason"], row["detail"]) for row in quarantine.iter_rows(named=True)
-               if row["reason"] in (MISPLACED, NOT_A_FILE)}
+    by_file = {
+        row["source_file"]: (row["reason"], row["detail"])
+        for row in quarantine.iter_rows(named=True)
+        if row["reason"] in (MISPLACED, NOT_A_FILE)
+    }
     assert by_file == {
-        "GER/2024-01/dangling.pgn": (NOT_A_FILE, "a symbolic link is not read (only regular files are): copy the file itself into the landing zone"),
-        "GER/2024-01/link.csv": (NOT_A_FILE, "a symbolic link is not read (only regular files are): copy the file itself into the landing zone"),
-        "GER/2024-01/linked-folder": (NOT_A_FILE, "a symbolic link is not read (only regular files are): copy the file itself into the landing zone"),
-        "GER/2024-01/pipe.trf": (NOT_A_FILE, "a special file (FIFO, device or socket) is not read (only regular files are): copy the file itself into the landing zone"),
-        "GER/2024-01/zeros.csv": (NOT_A_FILE, "a symbolic link is not read (only regular files are): copy the file itself into the landing zone"),
-        "GER/2024_01/late.csv": (MISPLACED, "folder '2024_01' is not written YYYY-MM: move the file to raw/GER/2024-01/"),
-        "bad fed/2024-01/x.csv": (MISPLACED, "federation folder 'bad fed' is not a federation code (a letter or digit first, then letters, digits, . _ = + -): move the file to raw/<FED>/2024-01/"),
+        "GER/2024-01/dangling.pgn": (
+            NOT_A_FILE,
+            "a symbolic link is not read (only regular files are): copy the file itself into the landing zone",
+        ),
+        "GER/2024-01/link.csv": (
+            NOT_A_FILE,
+            "a symbolic link is not read (only regular files are): copy the file itself into the landing zone",
+        ),
+        "GER/2024-01/linked-folder": (
+            NOT_A_FILE,
+            "a symbolic link is not read (only regular files are): copy the file itself into the landing zone",
+        ),
+        "GER/2024-01/pipe.trf": (
+            NOT_A_FILE,
+            "a special file (FIFO, device or socket) is not read (only regular files are): copy the file itself into the landing zone",
+        ),
+        "GER/2024-01/zeros.csv": (
+            NOT_A_FILE,
+            "a symbolic link is not read (only regular files are): copy the file itself into the landing zone",
+        ),
+        "GER/2024_01/late.csv": (
+            MISPLACED,
+            "folder '2024_01' is not written YYYY-MM: move the file to raw/GER/2024-01/",
+        ),
+        "bad fed/2024-01/x.csv": (
+            MISPLACED,
+            "federation folder 'bad fed' is not a federation code (a letter or digit first, then letters, digits, . _ = + -): move the file to raw/<FED>/2024-01/",
+        ),
     }
     # Nothing from outside the store was read: the only rated games are tiny.trf's.
     assert set(games["source_file"]) == {"GER/2024-01/tiny.trf"}
@@ -96,17 +131,22 @@ def test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there(tmp_pa
     """Undated games pass the month check; validation remembers them for a year, in a range run and alone."""
     import dagster as dg
 
-    from assets.definitions import build_defs
     from assets.automation import range_tags
+    from assets.definitions import build_defs
     from pipeline.scenarios import Scenario
 
     for month in ("2024-01", "2024-03"):
         folder = tmp_path / "raw" / "GER" / month
         folder.mkdir(parents=True)
         (folder / f"league-{month}.pgn").write_text(UNDATED_PGN)
-    defs = build_defs("2024-01", "2024-03", root=str(tmp_path), scenarios={"plain": Scenario(name="plain", rules="elo-32")})
-    validate = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition)
-                and {k.to_user_string() for k in a.keys} & {"raw_games", "games"}]
+    defs = build_defs(
+        "2024-01", "2024-03", root=str(tmp_path), scenarios={"plain": Scenario(name="plain", rules="elo-32")}
+    )
+    validate = [
+        a
+        for a in defs.assets
+        if isinstance(a, dg.AssetsDefinition) and {k.to_user_string() for k in a.keys} & {"raw_games", "games"}
+    ]
     store = ObjectStore(str(tmp_path))
 
     def run(**kwargs) -> None:
@@ -114,7 +154,9 @@ def test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there(tmp_pa
 
     run(tags=range_tags("2024-01", "2024-03"))
     march = store.read_parquet("quarantine/2024-03.parquet")
-    assert march.select("reason", "detail").rows() == [("duplicate", "same game as 2024-01 GER/2024-01/league-2024-01.pgn:1")]
+    assert march.select("reason", "detail").rows() == [
+        ("duplicate", "same game as 2024-01 GER/2024-01/league-2024-01.pgn:1")
+    ]
     assert store.read_parquet("games/2024-01.parquet").height == 1
     assert store.read_parquet("games/2024-03.parquet").height == 0
     before = (tmp_path / "quarantine" / "2024-03.parquet").read_bytes()

@@ -27,11 +27,11 @@ from assets.automation import (
 from assets.checks import (
     FLOOR_RESPECTED,
     LANDING_ZONE_LAYOUT,
-    QUARANTINE_SHARE,
     LIST_CONTINUITY,
     NO_DUPLICATE_GAMES,
     NO_DUPLICATE_PLAYERS,
     POINTS_CONSERVED,
+    QUARANTINE_SHARE,
     RECONCILIATION,
     SCHEMA,
 )
@@ -71,8 +71,13 @@ def build(root: str) -> dg.Definitions:
 
 def materialize(root: str, first: str = TINY_START, last: str = TINY_END, **kwargs) -> dg.ExecuteInProcessResult:
     defs = build(root)
-    return dg.materialize([*defs.assets, *defs.asset_checks], resources=defs.resources, tags=range_tags(first, last),
-                          run_config=QUIET, **kwargs)
+    return dg.materialize(
+        [*defs.assets, *defs.asset_checks],
+        resources=defs.resources,
+        tags=range_tags(first, last),
+        run_config=QUIET,
+        **kwargs,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +102,7 @@ def evaluations(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], dg.A
 
 # -- checks: wiring --------------------------------------------------------------------------------
 
+
 def test_every_partitioned_table_has_blocking_checks_on_its_own_partitions() -> None:
     defs = build("/nonexistent")
     graph = defs.resolve_asset_graph()
@@ -105,11 +111,15 @@ def test_every_partitioned_table_has_blocking_checks_on_its_own_partitions() -> 
         spec = graph.get_check_spec(key)
         checks.setdefault(key.asset_key.to_user_string(), {})[key.name] = spec
     tables_with_models = [
-        spec for asset in defs.assets if isinstance(asset, dg.AssetsDefinition) for spec in asset.specs
+        spec
+        for asset in defs.assets
+        if isinstance(asset, dg.AssetsDefinition)
+        for spec in asset.specs
         if spec.partitions_def is not None and "parquet" in spec.kinds and spec.metadata.get("pandera_model")
     ]
     assert {"raw_games", "games", "quarantine", "plain/rating_list", "plain/rated_games", "plain/crosstable"} <= {
-        s.key.to_user_string() for s in tables_with_models}
+        s.key.to_user_string() for s in tables_with_models
+    }
     for spec in tables_with_models:
         name = spec.key.to_user_string()
         assert SCHEMA in checks[name], name
@@ -136,6 +146,7 @@ def test_every_check_passes_on_a_clean_range_and_reports_what_it_verified(rated_
 
 # -- checks: each one fails when it should -----------------------------------------------------------
 
+
 def read(root: str, path: list[str], month: str, columns: list[str] | None = None) -> pl.DataFrame:
     return ObjectStore(root).read_parquet(table_key(path, month), columns=columns)
 
@@ -153,12 +164,14 @@ def test_schema_check_names_the_month_and_the_column(rated_tiny: SimpleNamespace
 def test_duplicates_and_floor_offenders_are_found() -> None:
     frame = pl.DataFrame({"player_id": [1, 2, 2, 3, 3, 3]})
     assert duplicate_ids(frame, "player_id") == [2, 3]
-    rating_list = pl.DataFrame({
-        "player_id": [1, 2, 3, 4],
-        "rating": [1390, 1390, 1395, None],
-        "games": [3, 0, 0, 2],
-        "newly_rated": [False, False, True, False],
-    })
+    rating_list = pl.DataFrame(
+        {
+            "player_id": [1, 2, 3, 4],
+            "rating": [1390, 1390, 1395, None],
+            "games": [3, 0, 0, 2],
+            "newly_rated": [False, False, True, False],
+        }
+    )
     # Player 2 did not play: a rating below a floor introduced later stays until they do.
     assert floor_offenders(rating_list, load_rules("fide-2024"))["player_id"].to_list() == [1, 3]  # floor 1400
     assert floor_offenders(rating_list, load_rules("elo-32")).height == 0  # no floor
@@ -173,7 +186,9 @@ def test_continuity_catches_vanished_players_silent_unrating_and_unexplained_mov
     assert "missing" in continuity_problems(previous, current.filter(pl.col("player_id") != a))[0]
     unrated = current.with_columns(rating=pl.when(pl.col("player_id") == b).then(None).otherwise(pl.col("rating")))
     assert "without the delisted flag" in " ".join(continuity_problems(previous, unrated))
-    moved = current.with_columns(rating=pl.when(pl.col("player_id") == c).then(pl.col("rating") + 1).otherwise(pl.col("rating")))
+    moved = current.with_columns(
+        rating=pl.when(pl.col("player_id") == c).then(pl.col("rating") + 1).otherwise(pl.col("rating"))
+    )
     assert "previous + change" in " ".join(continuity_problems(previous, moved))
 
 
@@ -184,15 +199,24 @@ def test_list_checks_read_the_store_again_on_every_run(rated_tiny: SimpleNamespa
     selection = dg.AssetSelection.checks_for_assets(dg.AssetKey(["plain", "rating_list"]))
 
     def run_checks() -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
-        return evaluations(dg.materialize([*defs.assets, *defs.asset_checks], resources=defs.resources, selection=selection,
-                                          tags=range_tags(TINY_START, TINY_END), run_config=QUIET, raise_on_error=False))
+        return evaluations(
+            dg.materialize(
+                [*defs.assets, *defs.asset_checks],
+                resources=defs.resources,
+                selection=selection,
+                tags=range_tags(TINY_START, TINY_END),
+                run_config=QUIET,
+                raise_on_error=False,
+            )
+        )
 
     assert run_checks()[("plain/rating_list", LIST_CONTINUITY)].passed
     key = table_key(["plain", "rating_list"], "2024-03")
     tampered = read(root, ["plain", "rating_list"], "2024-03")
     first_rated = tampered.filter(pl.col("rating").is_not_null())["player_id"][0]
-    tampered = tampered.with_columns(rating=pl.when(pl.col("player_id") == first_rated).then(pl.col("rating") + 1)
-                                     .otherwise(pl.col("rating")))
+    tampered = tampered.with_columns(
+        rating=pl.when(pl.col("player_id") == first_rated).then(pl.col("rating") + 1).otherwise(pl.col("rating"))
+    )
     ObjectStore(root).write_parquet(tampered, key)
     continuity = run_checks()[("plain/rating_list", LIST_CONTINUITY)]
     assert not continuity.passed and "2024-03" in continuity.metadata["problems"].value
@@ -217,13 +241,18 @@ def test_conservation_holds_on_real_lists_and_fails_on_each_kind_of_tampering(ra
     white = both["white_id"][0]
 
     # One side's expectation shifted: the game is no longer zero-sum, and that player's change no longer follows.
-    skewed = games.with_columns(white_expected=pl.when(pl.col("game_id") == game).then(pl.col("white_expected") + 0.05)
-                                .otherwise(pl.col("white_expected")))
+    skewed = games.with_columns(
+        white_expected=pl.when(pl.col("game_id") == game)
+        .then(pl.col("white_expected") + 0.05)
+        .otherwise(pl.col("white_expected"))
+    )
     problems = " ".join(conservation_problems(skewed, rating_list, rules, check_changes=True).problems)
     assert "do not sum to 1" in problems
 
     # A change one point off, beyond what rounding explains.
-    off = rating_list.with_columns(change=pl.when(pl.col("player_id") == white).then(pl.col("change") + 1).otherwise(pl.col("change")))
+    off = rating_list.with_columns(
+        change=pl.when(pl.col("player_id") == white).then(pl.col("change") + 1).otherwise(pl.col("change"))
+    )
     assert "not K x sum" in " ".join(conservation_problems(games, off, rules, check_changes=True).problems)
 
     # A game lost from the per-game table: the list rests on games that are not there.
@@ -231,22 +260,38 @@ def test_conservation_holds_on_real_lists_and_fails_on_each_kind_of_tampering(ra
     assert "list games differ" in " ".join(conservation_problems(lost, rating_list, rules, check_changes=True).problems)
 
     # A K on the list that is not the K the change was computed with.
-    wrong_k = rating_list.with_columns(k_used=pl.when(pl.col("player_id") == white).then(pl.col("k_used") * 2)
-                                       .otherwise(pl.col("k_used")))
+    wrong_k = rating_list.with_columns(
+        k_used=pl.when(pl.col("player_id") == white).then(pl.col("k_used") * 2).otherwise(pl.col("k_used"))
+    )
     assert "not K x sum" in " ".join(conservation_problems(games, wrong_k, rules, check_changes=True).problems)
 
 
 def test_conservation_leaves_out_games_the_400_point_rule_treats_one_sidedly() -> None:
     # 2022-2024 rules cap the difference once per event: the capped game differs per player, so a game
     # with a difference above 400 is legitimately not zero-sum; below the cap it must be.
-    games = pl.DataFrame({
-        "game_id": pl.Series([1, 2], dtype=pl.UInt64), "event_id": ["e", "e"], "white_id": [10, 10], "black_id": [20, 20],
-        "white_score": [1.0, 0.5], "white_rating_used": pl.Series([2200, 2200], dtype=pl.Int32),
-        "black_rating_used": pl.Series([1700, 2100], dtype=pl.Int32),
-        "white_expected": [0.92, 0.64], "black_expected": [0.04, 0.36], "weight": [1.0, 1.0],
-    })
-    rating_list = pl.DataFrame({"player_id": [10, 20], "change": [0, 0], "k_used": pl.Series([20, 20], dtype=pl.Int16),
-                                "games": [2, 2], "delisted": [False, False]})
+    games = pl.DataFrame(
+        {
+            "game_id": pl.Series([1, 2], dtype=pl.UInt64),
+            "event_id": ["e", "e"],
+            "white_id": [10, 10],
+            "black_id": [20, 20],
+            "white_score": [1.0, 0.5],
+            "white_rating_used": pl.Series([2200, 2200], dtype=pl.Int32),
+            "black_rating_used": pl.Series([1700, 2100], dtype=pl.Int32),
+            "white_expected": [0.92, 0.64],
+            "black_expected": [0.04, 0.36],
+            "weight": [1.0, 1.0],
+        }
+    )
+    rating_list = pl.DataFrame(
+        {
+            "player_id": [10, 20],
+            "change": [0, 0],
+            "k_used": pl.Series([20, 20], dtype=pl.Int16),
+            "games": [2, 2],
+            "delisted": [False, False],
+        }
+    )
     once_per_event = resolve_rules("fide-2022", "2023-01")
     every_game = once_per_event.model_copy(update={"cap_mode": "every-game"})
     assert conservation_problems(games, rating_list, once_per_event, check_changes=False).passed
@@ -258,15 +303,26 @@ def synthetic_month(players: int = 3000, games: int = 4000, seed: int = 3) -> tu
     rng = np.random.default_rng(seed)
     ids = np.arange(1_000_000, 1_000_000 + players, dtype=np.int64)
     ratings = np.clip(rng.normal(1700, 350, players), 1000, 2850).astype(np.int32)
-    previous = pl.DataFrame({"player_id": ids, "rating": ratings, "games_total": rng.integers(0, 300, players).astype(np.int32),
-                             "birth_year": rng.integers(1940, 2015, players).astype(np.int32)})
+    previous = pl.DataFrame(
+        {
+            "player_id": ids,
+            "rating": ratings,
+            "games_total": rng.integers(0, 300, players).astype(np.int32),
+            "birth_year": rng.integers(1940, 2015, players).astype(np.int32),
+        }
+    )
     previous = previous.with_columns(rating=pl.when(pl.Series(rng.random(players) < 0.8)).then(pl.col("rating")))
     white = rng.integers(0, players, games)
     black = (white + rng.integers(1, players, games)) % players
-    month = pl.DataFrame({
-        "game_id": np.arange(games, dtype=np.uint64), "event_id": (np.arange(games) // 60).astype(str),
-        "white_id": ids[white], "black_id": ids[black], "white_score": rng.choice([0.0, 0.5, 1.0], games),
-    }).with_columns(time_control=pl.lit("classical"), event_start=pl.lit("2024-05-03").str.to_date())
+    month = pl.DataFrame(
+        {
+            "game_id": np.arange(games, dtype=np.uint64),
+            "event_id": (np.arange(games) // 60).astype(str),
+            "white_id": ids[white],
+            "black_id": ids[black],
+            "white_score": rng.choice([0.0, 0.5, 1.0], games),
+        }
+    ).with_columns(time_control=pl.lit("classical"), event_start=pl.lit("2024-05-03").str.to_date())
     return previous, month
 
 
@@ -300,12 +356,16 @@ def test_a_failing_blocking_check_stops_everything_downstream(tiny_store: str, m
     result = materialize(tiny_store, "2024-01", "2024-02", raise_on_error=False)
     assert not result.success
     evaluation = evaluations(result)[("plain/rating_list", LIST_CONTINUITY)]
-    assert not evaluation.passed and "2024-02: 1 player(s) of the previous list missing" in evaluation.metadata["problems"].value
+    assert (
+        not evaluation.passed
+        and "2024-02: 1 player(s) of the previous list missing" in evaluation.metadata["problems"].value
+    )
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert "plain/rating_list" in materialized and "plain/crosstable" not in materialized
 
 
 # -- schedule --------------------------------------------------------------------------------------
+
 
 def test_schedule_day_and_hour_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     partitions = monthly_partitions(TINY_START, TINY_END)
@@ -322,7 +382,9 @@ def test_schedule_day_and_hour_come_from_the_environment(monkeypatch: pytest.Mon
 
 
 def tick(defs: dg.Definitions, root: str, when: dt.datetime) -> list[dg.RunRequest] | str:
-    context = dg.build_schedule_context(scheduled_execution_time=when, resources={"store": ObjectStoreResource(root=root)})
+    context = dg.build_schedule_context(
+        scheduled_execution_time=when, resources={"store": ObjectStoreResource(root=root)}
+    )
     data = defs.resolve_schedule_def(SCHEDULE_NAME).evaluate_tick(context)
     return data.run_requests or data.skip_message
 
@@ -330,17 +392,18 @@ def tick(defs: dg.Definitions, root: str, when: dt.datetime) -> list[dg.RunReque
 def test_schedule_rates_the_month_just_closed_and_catches_up_a_gap(rated_tiny: SimpleNamespace, tmp_path: Path) -> None:
     root = copy_of(rated_tiny, tmp_path)
     defs = build(root)
-    [request] = tick(defs, root, dt.datetime(2024, 4, 1, 2, tzinfo=dt.timezone.utc))
+    [request] = tick(defs, root, dt.datetime(2024, 4, 1, 2, tzinfo=dt.UTC))
     assert request.tags[RANGE_START_TAG] == request.tags[RANGE_END_TAG] == "2024-03"
     assert request.run_key == "monthly-2024-03"
     # March's list was never written (a failed run): April's tick re-rates from March.
     ObjectStore(root).fs.rm(ObjectStore(root).path(table_key(["plain", "rating_list"], "2024-03")))
-    [request] = tick(defs, root, dt.datetime(2024, 5, 1, 2, tzinfo=dt.timezone.utc))
+    [request] = tick(defs, root, dt.datetime(2024, 5, 1, 2, tzinfo=dt.UTC))
     assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == ("2024-03", "2024-04")
-    assert "not a partition" in tick(defs, root, dt.datetime(2024, 7, 1, 2, tzinfo=dt.timezone.utc))
+    assert "not a partition" in tick(defs, root, dt.datetime(2024, 7, 1, 2, tzinfo=dt.UTC))
 
 
 # -- sensor ----------------------------------------------------------------------------------------
+
 
 def landing_fingerprints(store: ObjectStore, first_month: str, last_month: str) -> dict[str, str]:
     return landing_versions(store).rerate_fingerprints(first_month, last_month)
@@ -380,7 +443,9 @@ def sense(defs: dg.Definitions, root: str, cursor: str | None = None):
     return defs.resolve_sensor_def(SENSOR_NAME).evaluate_tick(context)
 
 
-def test_first_tick_rates_months_without_lists_then_waits_for_changes(tiny_store: str, rated_tiny: SimpleNamespace) -> None:
+def test_first_tick_rates_months_without_lists_then_waits_for_changes(
+    tiny_store: str, rated_tiny: SimpleNamespace
+) -> None:
     fresh = sense(build(tiny_store), tiny_store)
     [request] = fresh.run_requests
     assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == (TINY_START, TINY_END)
@@ -394,7 +459,10 @@ def late_dump(rated: list[int]) -> str:
     """A tournament the federation forgot to upload: classical games between rated players, as CSV."""
     header = "event_id,event_start,date,round,white_id,black_id,result,time_control,tc_base_seconds,tc_increment_seconds,white_rating,black_rating\n"
     pairs = zip(rated[0:12:2], rated[1:12:2])
-    rows = [f"late-open,2024-02-20,2024-02-20,{n},{white},{black},1-0,classical,5400,30,,\n" for n, (white, black) in enumerate(pairs, 1)]
+    rows = [
+        f"late-open,2024-02-20,2024-02-20,{n},{white},{black},1-0,classical,5400,30,,\n"
+        for n, (white, black) in enumerate(pairs, 1)
+    ]
     return header + "".join(rows)
 
 
@@ -405,11 +473,17 @@ def test_a_late_correction_rerates_that_month_and_later_ones_like_a_full_recompu
     store = ObjectStore(root)
     defs = build(root)
     cursor = sense(defs, root).cursor
-    january = {key: os.stat(store.path(key)).st_mtime_ns for key in store.list_files()
-               if key.endswith("/2024-01.parquet") and not key.startswith("raw/")}
+    january = {
+        key: os.stat(store.path(key)).st_mtime_ns
+        for key in store.list_files()
+        if key.endswith("/2024-01.parquet") and not key.startswith("raw/")
+    }
 
     january_list = read(root, ["plain", "rating_list"], "2024-01")
-    store.write_text(late_dump(january_list.filter(pl.col("rating").is_not_null())["player_id"].to_list()), "raw/NOR/2024-02/late-open.csv")
+    store.write_text(
+        late_dump(january_list.filter(pl.col("rating").is_not_null())["player_id"].to_list()),
+        "raw/NOR/2024-02/late-open.csv",
+    )
     sensed = sense(defs, root, cursor)
     [request] = sensed.run_requests
     assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == ("2024-02", TINY_END)
@@ -439,6 +513,7 @@ def test_dumps_landing_before_their_month_closes_wait_for_it(rated_tiny: SimpleN
 
 
 # -- faults ----------------------------------------------------------------------------------------
+
 
 def test_object_store_stopped_mid_backfill_then_the_rerun_matches_an_uninterrupted_run(
     restartable_s3, rated_tiny: SimpleNamespace, tiny_landing_zone: Path, monkeypatch: pytest.MonkeyPatch
@@ -491,6 +566,7 @@ def test_corrupted_and_truncated_dumps_are_quarantined_and_the_run_continues(tin
 
 # -- instance --------------------------------------------------------------------------------------
 
+
 def postgres_block() -> dict:
     """The commented PostgreSQL storage block of assets/dagster.yaml, uncommented."""
     text = INSTANCE_YAML.read_text()
@@ -498,7 +574,9 @@ def postgres_block() -> dict:
     return yaml.safe_load("\n".join(line.removeprefix("# ") for line in block.splitlines()))
 
 
-def test_the_instance_template_is_valid_with_telemetry_off_and_secrets_only_from_the_environment(tmp_path: Path) -> None:
+def test_the_instance_template_is_valid_with_telemetry_off_and_secrets_only_from_the_environment(
+    tmp_path: Path,
+) -> None:
     settings = yaml.safe_load(INSTANCE_YAML.read_text())
     assert settings["telemetry"] == {"enabled": False}
     assert "storage" not in settings  # SQLite under $DAGSTER_HOME by default
@@ -520,8 +598,13 @@ def test_a_postgres_backed_instance_records_a_month_range_end_to_end(
     import psycopg2
 
     url = urlsplit(postgres_server.url)
-    for name, value in {"DAGSTER_PG_HOST": url.hostname, "DAGSTER_PG_PORT": str(url.port), "DAGSTER_PG_USER": url.username,
-                        "DAGSTER_PG_PASSWORD": "unused-with-trust-auth", "DAGSTER_PG_DB": url.path.lstrip("/")}.items():
+    for name, value in {
+        "DAGSTER_PG_HOST": url.hostname,
+        "DAGSTER_PG_PORT": str(url.port),
+        "DAGSTER_PG_USER": url.username,
+        "DAGSTER_PG_PASSWORD": "unused-with-trust-auth",
+        "DAGSTER_PG_DB": url.path.lstrip("/"),
+    }.items():
         monkeypatch.setenv(name, value)
     settings = {**yaml.safe_load(INSTANCE_YAML.read_text()), **postgres_block()}
     (tmp_path / "dagster.yaml").write_text(yaml.safe_dump(settings))

@@ -140,9 +140,12 @@ def test_an_empty_month_gives_an_empty_valid_table() -> None:
 
 # -- ratings performance FILE ------------------------------------------------------------------
 
+
 def player_line(rank: int, name: str, rating: int | None, fide_id: int | None, points: float, rounds: list) -> str:
     """A TRF-16 001 line; rounds: (opponent rank, colour, result) or None for no game."""
-    line = (f"001 {rank:>4}      {name:<33} {rating or '':>4} GER {fide_id or '':>11} 1990/01/01 {points:>4.1f} {rank:>4}")
+    line = (
+        f"001 {rank:>4}      {name:<33} {rating or '':>4} GER {fide_id or '':>11} 1990/01/01 {points:>4.1f} {rank:>4}"
+    )
     for cell in rounds:
         line += "          " if cell is None else f"  {cell[0]:>4} {cell[1]} {cell[2]}"
     return line
@@ -177,21 +180,41 @@ def run_json(capsys: pytest.CaptureFixture, path: Path) -> dict:
 def test_cli_on_a_small_trf(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     players = {p["name"]: p for p in run_json(capsys, small_trf(tmp_path / "open.trf"))["players"]}
     assert set(players) == {"Alpha, Anna", "Beta, Bernd", "Gamma, Gita", "Delta, Dora", "Epsilon, Emil", "Zeta, Zoe"}
-    assert all(set(p) == {"id", "name", "games", "score", "average_opponent", "performance_fide", "performance_400"}
-               for p in players.values())
+    assert all(
+        set(p) == {"id", "name", "games", "score", "average_opponent", "performance_fide", "performance_400"}
+        for p in players.values()
+    )
     # Alpha: 2000 W, 2100 W, 1900 D count (Epsilon is unrated): Ra 2000, p 0.83 -> 273: 2273; 400: 6800 / 3 -> 2267.
-    assert players["Alpha, Anna"] == {"id": 4600003, "name": "Alpha, Anna", "games": 3, "score": 2.5,
-                                      "average_opponent": 2000.0, "performance_fide": 2273, "performance_400": 2267}
+    assert players["Alpha, Anna"] == {
+        "id": 4600003,
+        "name": "Alpha, Anna",
+        "games": 3,
+        "score": 2.5,
+        "average_opponent": 2000.0,
+        "performance_fide": 2273,
+        "performance_400": 2267,
+    }
     # Beta: the forfeit does not count; one loss to 2200: 1400 and 1800.
-    assert (players["Beta, Bernd"]["games"], players["Beta, Bernd"]["performance_fide"], players["Beta, Bernd"]["performance_400"]) == (1, 1400, 1800)
+    assert (
+        players["Beta, Bernd"]["games"],
+        players["Beta, Bernd"]["performance_fide"],
+        players["Beta, Bernd"]["performance_400"],
+    ) == (1, 1400, 1800)
     # Delta: one draw with 2200: p 0.50 -> 2200 both ways.
     assert (players["Delta, Dora"]["performance_fide"], players["Delta, Dora"]["performance_400"]) == (2200, 2200)
     # Epsilon: no id; against a rating only the loss to Alpha counts: 1400 / 1800.
     assert players["Epsilon, Emil"]["id"] is None
     assert (players["Epsilon, Emil"]["games"], players["Epsilon, Emil"]["performance_fide"]) == (1, 1400)
     # Zeta met only the unrated Epsilon: no performance.
-    assert players["Zeta, Zoe"] == {"id": None, "name": "Zeta, Zoe", "games": 0, "score": 0.0, "average_opponent": None,
-                                    "performance_fide": None, "performance_400": None}
+    assert players["Zeta, Zoe"] == {
+        "id": None,
+        "name": "Zeta, Zoe",
+        "games": 0,
+        "score": 0.0,
+        "average_opponent": None,
+        "performance_fide": None,
+        "performance_400": None,
+    }
 
 
 def test_cli_text_is_a_table(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -201,10 +224,13 @@ def test_cli_text_is_a_table(tmp_path: Path, capsys: pytest.CaptureFixture) -> N
     assert alpha.split()[-2:] == ["2273", "2267"] and "4600003" in alpha
 
 
-@pytest.mark.parametrize("content, problem", [
-    (None, "cannot be read"),
-    (b"\x00\x01\x02binary\xff\xfe", "no game could be read"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (None, "cannot be read"),
+        (b"\x00\x01\x02binary\xff\xfe", "no game could be read"),
+    ],
+)
 def test_cli_bad_files_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture, content, problem) -> None:
     path = tmp_path / "broken.trf"
     if content is not None:
@@ -223,5 +249,12 @@ def test_cli_on_fides_example_trf(capsys: pytest.CaptureFixture) -> None:
     # Opponents' ratings on their 001 lines: 141 Storkebaum 1895, 78 Konik 2079, 42 Ziegler 2149,
     # 21 Isserman 2302, 16 Reschke 2346, 25 Strohhaeker 2251, 31 Uwira 2219: sum 15241, Ra = 2177.29.
     # p = 6 / 7 = 0.857 -> 0.86 -> dp 309: Rp = 2486.29 -> 2486. 400: (15241 + 400 x 5) / 7 = 17241 / 7 = 2463.
-    assert players[3400042] == {"id": 3400042, "name": "Vasquez,Rodrigo", "games": 7, "score": 6.0,
-                                "average_opponent": 2177.29, "performance_fide": 2486, "performance_400": 2463}
+    assert players[3400042] == {
+        "id": 3400042,
+        "name": "Vasquez,Rodrigo",
+        "games": 7,
+        "score": 6.0,
+        "average_opponent": 2177.29,
+        "performance_fide": 2486,
+        "performance_400": 2463,
+    }

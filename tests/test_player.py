@@ -37,7 +37,9 @@ def store(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     wanted = [key for key in keys if key.path[-1] in ("rating_list", "rated_games", "performance")]
     selection = dg.AssetSelection.assets(*wanted).upstream().required_multi_asset_neighbors()
     result = dg.materialize(
-        list(defs.assets), resources=defs.resources, selection=selection,
+        list(defs.assets),
+        resources=defs.resources,
+        selection=selection,
         tags=range_tags(FIRST, LAST),
     )
     assert result.success
@@ -97,8 +99,10 @@ def test_performance_of_the_month_by_hand(store: SimpleNamespace) -> None:
     rated = pl.read_parquet(Path(store.root) / "actual" / "rated_games" / f"{LAST}.parquet")
     ratings, scores = [], []
     for g in rated.filter(pl.col("weight") > 0).iter_rows(named=True):
-        for me, opponent_rating, score in ((g["white_id"], g["black_rating_used"], g["white_score"]),
-                                           (g["black_id"], g["white_rating_used"], 1.0 - g["white_score"])):
+        for me, opponent_rating, score in (
+            (g["white_id"], g["black_rating_used"], g["white_score"]),
+            (g["black_id"], g["white_rating_used"], 1.0 - g["white_score"]),
+        ):
             if me == store.player and opponent_rating is not None:
                 ratings.append(opponent_rating)
                 scores.append(score)
@@ -118,8 +122,23 @@ def test_performance_of_the_month_by_hand(store: SimpleNamespace) -> None:
 
 def test_cli_text_and_html(store: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     html = tmp_path / "player.html"
-    assert main(["player", str(store.player), "--store", store.root, "--scenario", "elo-32", "--month", LAST,
-                 "--html", str(html)]) == 0
+    assert (
+        main(
+            [
+                "player",
+                str(store.player),
+                "--store",
+                store.root,
+                "--scenario",
+                "elo-32",
+                "--month",
+                LAST,
+                "--html",
+                str(html),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert f"Player {store.player}" in out and f"Calculation for {LAST} under elo_32" in out
     assert "equal to the list's change" in out
@@ -134,11 +153,14 @@ def test_html_escapes_names(store: SimpleNamespace) -> None:
     assert "<script>" not in page and "&lt;script&gt;" in page
 
 
-@pytest.mark.parametrize("args, problem", [
-    (["999999999"], "is on no rating list"),
-    (["--scenario", "nope"], "scenario 'nope'"),
-    (["--month", "2023-05"], "no actual rating list for 2023-05"),
-])
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (["999999999"], "is on no rating list"),
+        (["--scenario", "nope"], "scenario 'nope'"),
+        (["--month", "2023-05"], "no actual rating list for 2023-05"),
+    ],
+)
 def test_cli_errors_are_one_line_exit_2(store: SimpleNamespace, capsys: pytest.CaptureFixture, args, problem) -> None:
     argv = ["player", *(args if args[0].isdigit() else [str(store.player), *args]), "--store", store.root]
     assert main(argv) == 2

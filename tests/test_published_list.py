@@ -26,19 +26,56 @@ from schemas.util import conform, empty_frame
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-EXPECTED_COLUMNS = ["id", "name", "federation", "title", "sex", "birth_year", "rating", "change", "games", "k",
-                    "inactive", "delisted", "newly_rated"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+EXPECTED_COLUMNS = [
+    "id",
+    "name",
+    "federation",
+    "title",
+    "sex",
+    "birth_year",
+    "rating",
+    "change",
+    "games",
+    "k",
+    "inactive",
+    "delisted",
+    "newly_rated",
+]
 HOSTILE_NAME = '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2">, Eve'
 
 
 def rating_list(rows: list[dict]) -> pl.DataFrame:
     """RatingList rows from a few hand-written fields (the rest defaulted)."""
-    defaults = {"rating": None, "change": None, "k": None, "k_used": None, "games": 0, "games_total": None,
-                "inactive": False, "delisted": False, "newly_rated": False, "birth_year": None, "ever_2400": False,
-                "last_played": None, "pending_games": 0, "pending_since": None, "pending": []}
-    frame = pl.DataFrame([defaults | row for row in rows], schema_overrides={"pending": RatingList.to_schema().columns["pending"].dtype.type})
+    defaults = {
+        "rating": None,
+        "change": None,
+        "k": None,
+        "k_used": None,
+        "games": 0,
+        "games_total": None,
+        "inactive": False,
+        "delisted": False,
+        "newly_rated": False,
+        "birth_year": None,
+        "ever_2400": False,
+        "last_played": None,
+        "pending_games": 0,
+        "pending_since": None,
+        "pending": [],
+    }
+    frame = pl.DataFrame(
+        [defaults | row for row in rows],
+        schema_overrides={"pending": RatingList.to_schema().columns["pending"].dtype.type},
+    )
     return conform(frame, RatingList)
 
 
@@ -50,24 +87,52 @@ def registry(rows: list[dict]) -> pl.DataFrame:
 @pytest.fixture
 def small() -> tuple[pl.DataFrame, pl.DataFrame]:
     """Five players: a tie on rating (name decides), an unrated one, one the registry does not know."""
-    players = rating_list([
-        {"player_id": 30, "rating": 2105, "change": -4, "k": 20, "games": 7, "birth_year": 1990},
-        {"player_id": 10, "rating": 2450, "change": 12, "k": 10, "games": 9, "birth_year": 1985, "ever_2400": True},
-        {"player_id": 20, "rating": 2105, "change": 0, "k": 40, "games": 2, "birth_year": 2009, "newly_rated": True},
-        {"player_id": 40, "rating": None, "games": 3, "birth_year": 2001, "delisted": True},
-        {"player_id": 50, "rating": 1830, "change": None, "k": 20, "games": 0, "birth_year": 1971, "inactive": True},
-    ])
-    known = registry([
-        {"player_id": 10, "name": "Zeta, Anna", "federation": "GER", "sex": "F", "birth_year": 1984, "title": "WGM"},
-        {"player_id": 20, "name": "Beta, Carl", "federation": "FRA", "sex": "M", "title": "FM"},
-        {"player_id": 30, "name": "Alpha, Dora", "federation": "", "sex": "F"},
-        {"player_id": 40, "name": "Gamma, Emil", "federation": "NOR", "sex": "M"},
-        {"player_id": 99, "name": "Not, Listed", "federation": "ESP", "sex": "M"},  # registered, not on the list
-    ])  # player 50 is on the list but not in the registry
+    players = rating_list(
+        [
+            {"player_id": 30, "rating": 2105, "change": -4, "k": 20, "games": 7, "birth_year": 1990},
+            {"player_id": 10, "rating": 2450, "change": 12, "k": 10, "games": 9, "birth_year": 1985, "ever_2400": True},
+            {
+                "player_id": 20,
+                "rating": 2105,
+                "change": 0,
+                "k": 40,
+                "games": 2,
+                "birth_year": 2009,
+                "newly_rated": True,
+            },
+            {"player_id": 40, "rating": None, "games": 3, "birth_year": 2001, "delisted": True},
+            {
+                "player_id": 50,
+                "rating": 1830,
+                "change": None,
+                "k": 20,
+                "games": 0,
+                "birth_year": 1971,
+                "inactive": True,
+            },
+        ]
+    )
+    known = registry(
+        [
+            {
+                "player_id": 10,
+                "name": "Zeta, Anna",
+                "federation": "GER",
+                "sex": "F",
+                "birth_year": 1984,
+                "title": "WGM",
+            },
+            {"player_id": 20, "name": "Beta, Carl", "federation": "FRA", "sex": "M", "title": "FM"},
+            {"player_id": 30, "name": "Alpha, Dora", "federation": "", "sex": "F"},
+            {"player_id": 40, "name": "Gamma, Emil", "federation": "NOR", "sex": "M"},
+            {"player_id": 99, "name": "Not, Listed", "federation": "ESP", "sex": "M"},  # registered, not on the list
+        ]
+    )  # player 50 is on the list but not in the registry
     return players, known
 
 
 # -- CSV -------------------------------------------------------------------------------------------
+
 
 def test_csv_columns_order_and_values(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     players, known = small
@@ -77,15 +142,33 @@ def test_csv_columns_order_and_values(small: tuple[pl.DataFrame, pl.DataFrame]) 
     # Rating descending, unrated last; equal ratings by name (Alpha before Beta), whatever the input order.
     assert csv["id"].to_list() == ["10", "30", "20", "50", "40"]
     row = {r["id"]: r for r in csv.iter_rows(named=True)}
-    assert row["10"] == {"id": "10", "name": "Zeta, Anna", "federation": "GER", "title": "WGM", "sex": "F",
-                             "birth_year": "1984",  # the registry's year wins over the list's 1985
-                             "rating": "2450", "change": "12", "games": "9", "k": "10",
-                             "inactive": "false", "delisted": "false", "newly_rated": "false"}
+    assert row["10"] == {
+        "id": "10",
+        "name": "Zeta, Anna",
+        "federation": "GER",
+        "title": "WGM",
+        "sex": "F",
+        "birth_year": "1984",  # the registry's year wins over the list's 1985
+        "rating": "2450",
+        "change": "12",
+        "games": "9",
+        "k": "10",
+        "inactive": "false",
+        "delisted": "false",
+        "newly_rated": "false",
+    }
     assert row["20"]["birth_year"] == "2009" and row["20"]["newly_rated"] == "true" and row["20"]["k"] == "40"
     assert row["30"]["federation"] is None and row["30"]["name"] == "Alpha, Dora"  # a blank registry cell stays empty
     # Not in the registry: the registry's cells are empty, the list's own values are all there.
-    assert {c: row["50"][c] for c in ("name", "federation", "title", "sex")} == dict.fromkeys(("name", "federation", "title", "sex"))
-    assert (row["50"]["birth_year"], row["50"]["rating"], row["50"]["inactive"], row["50"]["change"]) == ("1971", "1830", "true", None)
+    assert {c: row["50"][c] for c in ("name", "federation", "title", "sex")} == dict.fromkeys(
+        ("name", "federation", "title", "sex")
+    )
+    assert (row["50"]["birth_year"], row["50"]["rating"], row["50"]["inactive"], row["50"]["change"]) == (
+        "1971",
+        "1830",
+        "true",
+        None,
+    )
     assert row["40"]["rating"] is None and row["40"]["delisted"] == "true"
     assert "99" not in row  # only players on the list are published
 
@@ -110,6 +193,7 @@ def test_empty_list_writes_headers_only() -> None:
 
 # -- FIDE TXT ------------------------------------------------------------------------------------
 
+
 def round_trip(published: pl.DataFrame, month: str = "2024-03"):
     text = published_txt(published, month)
     return text, parse_fide_list(text.encode("utf-8"), f"{month}.txt")
@@ -119,8 +203,15 @@ def assert_same_players(published: pl.DataFrame, parsed: pl.DataFrame) -> None:
     """The reader gives back every rated player with a name, field by field."""
     expected = published.filter(pl.col("rating").is_not_null() & pl.col("name").is_not_null())
     got = parsed.select(
-        pl.col("player_id").alias("id"), "name", "federation", "sex", "title", "birth_year",
-        pl.col("standard_rating").alias("rating"), pl.col("standard_games").alias("games"), pl.col("standard_k").alias("k"),
+        pl.col("player_id").alias("id"),
+        "name",
+        "federation",
+        "sex",
+        "title",
+        "birth_year",
+        pl.col("standard_rating").alias("rating"),
+        pl.col("standard_games").alias("games"),
+        pl.col("standard_k").alias("k"),
         "inactive",
     )
     want = expected.select(got.columns).with_columns(pl.col("name").str.slice(0, 60))
@@ -131,18 +222,51 @@ def assert_same_players(published: pl.DataFrame, parsed: pl.DataFrame) -> None:
 def test_txt_round_trips_through_the_projects_reader(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     players, known = small
     long_name = "Wolfeschlegelsteinhausenbergerdorff-Hubert, Alexander Maximilian Friedrich"
-    known = pl.concat([known, registry([{"player_id": 60, "name": long_name, "federation": "AUT", "sex": "M", "title": "IM"},
-                                        {"player_id": 70, "name": "Ørsted,\nJosé", "federation": "DEN", "sex": "F"},
-                                        {"player_id": 80, "name": HOSTILE_NAME, "federation": "USA", "sex": "F"}])])
-    players = pl.concat([players, rating_list([{"player_id": 60, "rating": 2399, "games": 1000, "k": 10, "birth_year": 1999},
-                                               {"player_id": 70, "rating": 1200, "games": 1, "k": 40, "inactive": True},
-                                               {"player_id": 80, "rating": 1500, "games": 5, "k": 20, "birth_year": 1960}])])
+    known = pl.concat(
+        [
+            known,
+            registry(
+                [
+                    {"player_id": 60, "name": long_name, "federation": "AUT", "sex": "M", "title": "IM"},
+                    {"player_id": 70, "name": "Ørsted,\nJosé", "federation": "DEN", "sex": "F"},
+                    {"player_id": 80, "name": HOSTILE_NAME, "federation": "USA", "sex": "F"},
+                ]
+            ),
+        ]
+    )
+    players = pl.concat(
+        [
+            players,
+            rating_list(
+                [
+                    {"player_id": 60, "rating": 2399, "games": 1000, "k": 10, "birth_year": 1999},
+                    {"player_id": 70, "rating": 1200, "games": 1, "k": 40, "inactive": True},
+                    {"player_id": 80, "rating": 1500, "games": 5, "k": 20, "birth_year": 1960},
+                ]
+            ),
+        ]
+    )
     published = published_list(players, known)
     text, parsed = round_trip(published)
     assert parsed.layout == "B" and parsed.rating_type == "standard"
     assert parsed.period == "2024-04"  # period 2024-03 is FIDE's list of 1 April 2024
     lines = text.split("\r\n")
-    assert lines[0].split() == ["ID", "Number", "Name", "Fed", "Sex", "Tit", "WTit", "OTit", "FOA", "APR24", "Gms", "K", "B-day", "Flag"]
+    assert lines[0].split() == [
+        "ID",
+        "Number",
+        "Name",
+        "Fed",
+        "Sex",
+        "Tit",
+        "WTit",
+        "OTit",
+        "FOA",
+        "APR24",
+        "Gms",
+        "K",
+        "B-day",
+        "Flag",
+    ]
     assert all(len(line) == WIDTHS["B"] for line in lines[1:-1]) and lines[-1] == ""
     for field, (start, _) in LAYOUTS["B"].items():  # every heading starts at its column
         assert lines[0][start] != " " and (start == 0 or lines[0][start - 1] == " "), field
@@ -161,7 +285,12 @@ def test_txt_round_trips_through_the_projects_reader(small: tuple[pl.DataFrame, 
 
 def test_txt_refuses_a_number_too_wide_for_its_column(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     players, known = small
-    wide = published_list(players.with_columns(pl.when(pl.col("player_id") == 10).then(1000).otherwise(pl.col("k")).cast(pl.Int16).alias("k")), known)
+    wide = published_list(
+        players.with_columns(
+            pl.when(pl.col("player_id") == 10).then(1000).otherwise(pl.col("k")).cast(pl.Int16).alias("k")
+        ),
+        known,
+    )
     with pytest.raises(ValueError, match="k value of 4 characters"):
         published_txt(wide, "2024-03")
 
@@ -175,18 +304,34 @@ def test_txt_round_trips_a_real_fide_list(name: str) -> None:
     source = parse_fide_list(path.read_bytes(), path.name)
     kind = source.rating_type
     players = source.players.select(
-        "player_id", "birth_year", "inactive", pl.col(f"{kind}_rating").alias("rating"),
-        pl.col(f"{kind}_games").fill_null(0).alias("games"), pl.col(f"{kind}_k").alias("k"),
+        "player_id",
+        "birth_year",
+        "inactive",
+        pl.col(f"{kind}_rating").alias("rating"),
+        pl.col(f"{kind}_games").fill_null(0).alias("games"),
+        pl.col(f"{kind}_k").alias("k"),
     )
     known = source.players.select(
-        "player_id", "name", pl.col("federation").fill_null(""), pl.coalesce("sex", pl.when(pl.col("flag").str.contains("w")).then(pl.lit("F"))).alias("sex"),
-        "birth_year", pl.coalesce("title", "women_title").alias("title"), pl.lit("2004-01").alias("registered"),
+        "player_id",
+        "name",
+        pl.col("federation").fill_null(""),
+        pl.coalesce("sex", pl.when(pl.col("flag").str.contains("w")).then(pl.lit("F"))).alias("sex"),
+        "birth_year",
+        pl.coalesce("title", "women_title").alias("title"),
+        pl.lit("2004-01").alias("registered"),
     )
-    published = published_list(conform(players.with_columns(
-        *[pl.lit(None).alias(c) for c in ("change", "k_used", "games_total", "last_played", "pending_since")],
-        *[pl.lit(False).alias(c) for c in ("delisted", "newly_rated", "ever_2400")],
-        pl.lit(0).alias("pending_games"), pl.lit([], dtype=RatingList.to_schema().columns["pending"].dtype.type).alias("pending"),
-    ), RatingList), known)
+    published = published_list(
+        conform(
+            players.with_columns(
+                *[pl.lit(None).alias(c) for c in ("change", "k_used", "games_total", "last_played", "pending_since")],
+                *[pl.lit(False).alias(c) for c in ("delisted", "newly_rated", "ever_2400")],
+                pl.lit(0).alias("pending_games"),
+                pl.lit([], dtype=RatingList.to_schema().columns["pending"].dtype.type).alias("pending"),
+            ),
+            RatingList,
+        ),
+        known,
+    )
     _, parsed = round_trip(published, "2013-01")
     assert parsed.rejected.height == 0
     assert_same_players(published, parsed.players)
@@ -194,6 +339,7 @@ def test_txt_round_trips_a_real_fide_list(name: str) -> None:
 
 
 # -- HTML ----------------------------------------------------------------------------------------
+
 
 def test_html_states_the_list_and_embeds_names_only_as_data(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     players, known = small
@@ -223,19 +369,35 @@ def big_list(players: int, seed: int = 3) -> tuple[pl.DataFrame, pl.DataFrame]:
         pl.Series(rng.integers(1940, 2016, players)).cast(pl.Int32).alias("birth_year"),
     )
     lists = rating_list([{"player_id": 1}]).head(0)
-    frame = conform(pl.concat([lists, frame], how="diagonal_relaxed").with_columns(
-        pl.col(c).fill_null(False) for c in ("delisted", "newly_rated", "ever_2400")).with_columns(
-        pl.col("pending_games").fill_null(0), pl.col("pending").fill_null([])), RatingList)
+    frame = conform(
+        pl.concat([lists, frame], how="diagonal_relaxed")
+        .with_columns(pl.col(c).fill_null(False) for c in ("delisted", "newly_rated", "ever_2400"))
+        .with_columns(pl.col("pending_games").fill_null(0), pl.col("pending").fill_null([])),
+        RatingList,
+    )
     first = np.array(["Anna", "Boris", "Chloé", "Dmitri", "Eve", "Farid", "Güler", "Hiro", "Ivana", "Jonas"])
-    last = np.array(["Smith", "Ivanov", "Müller", "García", "Nakamura", "O'Brien", "Kowalski", "Nguyen", "Papadopoulos", "Singh"])
-    names = pl.DataFrame({"last": last[rng.integers(0, len(last), players)], "first": first[rng.integers(0, len(first), players)],
-                          "n": rng.integers(0, 1_000_000, players)})
-    known = pl.DataFrame({"player_id": ids}).with_columns(
-        names.select(pl.format("{}{}, {}", "last", "n", "first")).to_series().alias("name"),
-        pl.Series(np.array(["GER", "FRA", "IND", "USA", "NOR"])[rng.integers(0, 5, players)]).alias("federation"),
-        pl.Series(np.array(["M", "F"])[rng.integers(0, 2, players)]).alias("sex"),
-        pl.lit(None, dtype=pl.Int32).alias("birth_year"), pl.lit(None, dtype=pl.Utf8).alias("title"), pl.lit("2024-01").alias("registered"),
-    ).slice(10)  # the registry misses ten players
+    last = np.array(
+        ["Smith", "Ivanov", "Müller", "García", "Nakamura", "O'Brien", "Kowalski", "Nguyen", "Papadopoulos", "Singh"]
+    )
+    names = pl.DataFrame(
+        {
+            "last": last[rng.integers(0, len(last), players)],
+            "first": first[rng.integers(0, len(first), players)],
+            "n": rng.integers(0, 1_000_000, players),
+        }
+    )
+    known = (
+        pl.DataFrame({"player_id": ids})
+        .with_columns(
+            names.select(pl.format("{}{}, {}", "last", "n", "first")).to_series().alias("name"),
+            pl.Series(np.array(["GER", "FRA", "IND", "USA", "NOR"])[rng.integers(0, 5, players)]).alias("federation"),
+            pl.Series(np.array(["M", "F"])[rng.integers(0, 2, players)]).alias("sex"),
+            pl.lit(None, dtype=pl.Int32).alias("birth_year"),
+            pl.lit(None, dtype=pl.Utf8).alias("title"),
+            pl.lit("2024-01").alias("registered"),
+        )
+        .slice(10)
+    )  # the registry misses ten players
     return frame, known
 
 
@@ -243,7 +405,11 @@ def test_writing_a_500k_list_takes_seconds() -> None:
     frame, known = big_list(500_000)
     started = time.perf_counter()
     published = published_list(frame, known)
-    sizes = [len(published_csv(published)), len(published_txt(published, "2024-03")), len(published_html(published, "actual", "2024-03"))]
+    sizes = [
+        len(published_csv(published)),
+        len(published_txt(published, "2024-03")),
+        len(published_html(published, "actual", "2024-03")),
+    ]
     elapsed = time.perf_counter() - started
     assert min(sizes) > 10_000_000
     assert elapsed < 15, f"writing three files for 500,000 players took {elapsed:.1f} s"  # ~1.5 s on 2 cores
@@ -252,8 +418,13 @@ def test_writing_a_500k_list_takes_seconds() -> None:
 @pytest.fixture(scope="module")
 def big_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
     frame, known = big_list(500_000)
-    known = pl.concat([known, registry([{"player_id": frame["player_id"][3], "name": HOSTILE_NAME, "federation": "USA",
-                                         "sex": "F"}])], how="diagonal_relaxed").unique("player_id", keep="last")
+    known = pl.concat(
+        [
+            known,
+            registry([{"player_id": frame["player_id"][3], "name": HOSTILE_NAME, "federation": "USA", "sex": "F"}]),
+        ],
+        how="diagonal_relaxed",
+    ).unique("player_id", keep="last")
     published = published_list(frame, known)
     page = tmp_path_factory.mktemp("published") / "2024-03.html"
     page.write_text(published_html(published, "actual", "2024-03"), encoding="utf-8")
@@ -293,8 +464,15 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
             assert 10 <= shown.count() < 100  # only the rows in view exist in the DOM
             top = [cells(page, i) for i in range(5)]
             assert [int(r[0]) for r in top] == rated["id"].head(5).to_list()
-            assert [int(r[6]) for r in top] == rated["rating"].head(5).to_list() == sorted(rated["rating"].head(5), reverse=True)
-            assert "500,000" in page.locator("p.meta").inner_text() and f"{rated.height:,}" in page.locator("p.meta").inner_text()
+            assert (
+                [int(r[6]) for r in top]
+                == rated["rating"].head(5).to_list()
+                == sorted(rated["rating"].head(5), reverse=True)
+            )
+            assert (
+                "500,000" in page.locator("p.meta").inner_text()
+                and f"{rated.height:,}" in page.locator("p.meta").inner_text()
+            )
 
             # Rating header: ascending (lowest first, unrated still last), then back to descending.
             page.locator("th", has_text="Rating").click()
@@ -329,6 +507,7 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
 
 # -- Dagster -------------------------------------------------------------------------------------
 
+
 def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_store: str) -> None:
     from assets.automation import range_tags
     from assets.definitions import build_defs
@@ -337,15 +516,19 @@ def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_sto
     from pipeline.storage import ObjectStore
     from tests.conftest import TINY_END, TINY_START
 
-    scenarios = {name: Scenario(name=name, description=name, rules=rules)
-                 for name, rules in (("plain", "fide-historical"), ("elo-k32", "elo-32"))}
+    scenarios = {
+        name: Scenario(name=name, description=name, rules=rules)
+        for name, rules in (("plain", "fide-historical"), ("elo-k32", "elo-32"))
+    }
     defs = build_defs(TINY_START, TINY_END, root=tiny_store, scenarios=scenarios)
     published_keys = [dg.AssetKey([s.key, "published_list"]) for s in scenarios.values()]
     # The files and what they need (checks, crosstables and reports are other tests' business).
-    needed = (dg.AssetSelection.assets(*published_keys).upstream().required_multi_asset_neighbors()
-              - dg.AssetSelection.assets("landing_zone"))
-    result = dg.materialize(defs.assets, resources=defs.resources, selection=needed,
-                            tags=range_tags(TINY_START, "2024-02"))
+    needed = dg.AssetSelection.assets(
+        *published_keys
+    ).upstream().required_multi_asset_neighbors() - dg.AssetSelection.assets("landing_zone")
+    result = dg.materialize(
+        defs.assets, resources=defs.resources, selection=needed, tags=range_tags(TINY_START, "2024-02")
+    )
     assert result.success
     store = ObjectStore(tiny_store)
     found = {}

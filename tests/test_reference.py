@@ -42,7 +42,8 @@ def test_reference_and_engine_agree_on_a_list_that_states_k(months_of_games, rul
     """A seed list with K 10 below 2400, K 40 where the policy says 20, and empty games_total (docs/rules.md)."""
     seed, games = months_of_games
     seed = seed.with_columns(
-        k=pl.when(pl.col("rating").is_null()).then(None)
+        k=pl.when(pl.col("rating").is_null())
+        .then(None)
         .otherwise((pl.col("player_id") % 3).replace_strict({0: 10, 1: 20, 2: 40}, return_dtype=pl.Int16)),
         games_total=pl.when(pl.col("player_id") % 5 == 0).then(None).otherwise(pl.col("games_total")),
     )
@@ -70,8 +71,10 @@ def test_pools_expire_for_players_who_stop_playing(months_of_games):
         reference_list = rate_period_reference(reference_list, normalize_games(month_games, month), rules, month)
         assert_frame_equal(engine_list, reference_list, check_exact=True), month
         idle = set(before.filter(pl.col("pending_games") > 0)["player_id"]) - set(
-            pl.concat([month_games["white_id"], month_games["black_id"]]).to_list())
+            pl.concat([month_games["white_id"], month_games["black_id"]]).to_list()
+        )
         shrunk = engine_list.filter(pl.col("player_id").is_in(list(idle))).join(
-            before.select("player_id", pl.col("pending_games").alias("was")), on="player_id")
+            before.select("player_id", pl.col("pending_games").alias("was")), on="player_id"
+        )
         expired += shrunk.filter(pl.col("pending_games") < pl.col("was")).height
     assert expired > 0  # the case under test happened

@@ -1,7 +1,8 @@
 """What an analyst checks on each report page (issue 18): months and games stated, values readable
 without hover and in print, a chronological index without empty pages, distinct curves with game
 counts, distributions as small multiples and a fair scenario comparison; in headless Chromium where
-a browser is what a person would use."""
+a browser is what a person would use.
+"""
 
 from __future__ import annotations
 
@@ -63,7 +64,11 @@ def test_windows_are_chronological_and_the_last_reaches_the_latest_year() -> Non
     assert [w.first_month for w in windows] == sorted(w.first_month for w in windows)
     assert windows[-1].contains("2024-12")
     # Every month with data is in a window; data before and between the named windows gets its own.
-    assert [w.label for w in covering_windows(["2003-05", "2004-01", "2006-02", "2009-01"])] == ["2003-2004", "2006", "2008-12"]
+    assert [w.label for w in covering_windows(["2003-05", "2004-01", "2006-02", "2009-01"])] == [
+        "2003-2004",
+        "2006",
+        "2008-12",
+    ]
     assert [w.label for w in covering_windows(["2005-07"])] == ["2005"]  # not '2005-07..2005-07'
 
 
@@ -74,8 +79,9 @@ def crosstable_page(window: str = "2013-16", months: list[str] | None = None) ->
     games = synthetic_rated_games(months=("2015-06", "2016-06"))
     table = summary_crosstable(games, window)
     months = months or [f"{y}-{m:02d}" for y in (2015, 2016) for m in range(1, 13)]
-    page = render_crosstable_html(table, "actual", "fide-2014", window=parse_window(window), months=months,
-                                  back_href="../../index.html")
+    page = render_crosstable_html(
+        table, "actual", "fide-2014", window=parse_window(window), months=months, back_href="../../index.html"
+    )
     return page, table
 
 
@@ -146,7 +152,9 @@ def test_crosstable_actual_and_expected_are_visible_without_hover_and_in_print(t
     assert "24 of the 48 months" in printed and "All reports" not in printed  # navigation is not printed
     if PDFTOPPM is not None:
         # The shading survives printing (browsers drop backgrounds unless the page asks to keep them).
-        subprocess.run([PDFTOPPM, "-png", "-r", "60", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "print")], check=True)
+        subprocess.run(
+            [PDFTOPPM, "-png", "-r", "60", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "print")], check=True
+        )
         pixels = matplotlib.image.imread(next(tmp_path.glob("print*.png")))[..., :3]
         assert ((pixels[..., 2] - pixels[..., 0]) > 0.25).sum() > 200  # blue cells
         assert ((pixels[..., 0] - pixels[..., 2]) > 0.25).sum() > 200  # red cells
@@ -156,9 +164,29 @@ def test_crosstable_actual_and_expected_are_visible_without_hover_and_in_print(t
 
 
 def test_index_periods_are_chronological() -> None:
-    periods = ["2024", "compression-2016-06", "january-lists", "2013-16", "2015", "2016", "2017", "2015-2024", "2017-20", "2005-2007"]
+    periods = [
+        "2024",
+        "compression-2016-06",
+        "january-lists",
+        "2013-16",
+        "2015",
+        "2016",
+        "2017",
+        "2015-2024",
+        "2017-20",
+        "2005-2007",
+    ]
     assert sorted(periods, key=period_order) == [
-        "2005-2007", "2013-16", "2015", "2015-2024", "2016", "compression-2016-06", "2017", "2017-20", "2024", "january-lists",
+        "2005-2007",
+        "2013-16",
+        "2015",
+        "2015-2024",
+        "2016",
+        "compression-2016-06",
+        "2017",
+        "2017-20",
+        "2024",
+        "january-lists",
     ]
     page = render_index([report_entry("actual", "crosstable", p, "html") for p in periods])
     rows = re.findall(r'<th scope="row">([^<]+)</th>', page)
@@ -174,11 +202,20 @@ def sparse_store(root: Path) -> tuple[ObjectStore, list[str]]:
     games = synthetic_rated_games(games=3000, months=("2021-03", "2021-04"))
     months = ["2019-05", "2021-03", "2021-04"]
     for month in months:
-        rated = games.filter(pl.col("month") == month) if month.startswith("2021") else games.head(40).with_columns(
-            month=pl.lit(month), white_expected=pl.lit(None, dtype=pl.Float64), black_expected=pl.lit(None, dtype=pl.Float64))
+        rated = (
+            games.filter(pl.col("month") == month)
+            if month.startswith("2021")
+            else games.head(40).with_columns(
+                month=pl.lit(month),
+                white_expected=pl.lit(None, dtype=pl.Float64),
+                black_expected=pl.lit(None, dtype=pl.Float64),
+            )
+        )
         store.write_parquet(rated, ObjectStore.table_key("sparse/rated_games", month))
         store.write_parquet(summary_crosstable(rated, month), ObjectStore.table_key("sparse/crosstable", month))
-        store.write_parquet(predictive_accuracy(rated, month, "sparse"), ObjectStore.table_key("sparse/accuracy", month))
+        store.write_parquet(
+            predictive_accuracy(rated, month, "sparse"), ObjectStore.table_key("sparse/accuracy", month)
+        )
     return store, months
 
 
@@ -235,7 +272,10 @@ def test_score_curve_lines_are_distinct_and_bins_show_games() -> None:
     legend = [text.get_text() for text in top.get_legend().get_texts()]
     assert len(legend) == len(set(legend)) == 6
     handles = top.get_legend().legend_handles
-    styles = {(h.get_color(), h.get_linestyle(), str(getattr(h, "_unscaled_dash_pattern", "")), h.get_marker()) for h in handles}
+    styles = {
+        (h.get_color(), h.get_linestyle(), str(getattr(h, "_unscaled_dash_pattern", "")), h.get_marker())
+        for h in handles
+    }
     assert len(styles) == 6
     # Games per bin under the curves: one bar per bin and window, heights the games.
     bars = [patch.get_height() for patch in counts.patches]
@@ -252,7 +292,9 @@ def test_score_curve_page_states_windows_months_and_games_per_bin(tmp_path: Path
     assert curves["period"].unique().to_list() == ["2021-23"]
     assert "2021-03 to 2021-04 only: 2 of the 36 months of 2021-23" in seen
     for row in curves.iter_rows(named=True):
-        assert re.search(rf"{re.escape(row['bin'])}\s+{row['games']:,}\s+{row['score_pct']:.1f}\s+{row['expected_pct']:.1f}", seen), row["bin"]
+        assert re.search(
+            rf"{re.escape(row['bin'])}\s+{row['games']:,}\s+{row['score_pct']:.1f}\s+{row['expected_pct']:.1f}", seen
+        ), row["bin"]
     assert (page.parent / "2021-2021.png").exists()
     dom = run_chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
     assert 'src="2021-2021.png"' in dom
@@ -263,7 +305,10 @@ def test_score_curve_page_states_windows_months_and_games_per_bin(tmp_path: Path
 
 def test_distributions_are_small_multiples_showing_each_whole_list() -> None:
     rng = np.random.default_rng(1)
-    januaries = {f"January {y}": rating_list_of(rng.normal(1500 + 10 * i, 250, 2000).clip(1000, 2800)) for i, y in enumerate(range(2016, 2026))}
+    januaries = {
+        f"January {y}": rating_list_of(rng.normal(1500 + 10 * i, 250, 2000).clip(1000, 2800))
+        for i, y in enumerate(range(2016, 2026))
+    }
     figure = rating_distribution_figure(rating_distributions(januaries), value="share_pct")
     panels = [axes for axes in figure.axes if axes.get_visible()]
     assert len(panels) == 10
@@ -293,22 +338,36 @@ def test_months_compared_are_the_months_the_shares_come_from() -> None:
     for scenario, offset in (("actual", 0.0), ("new", -0.5)):
         for index, month in enumerate(months):
             predicted = index < 3  # three months with games, three without (real-data stores have hundreds)
-            rows.append({"month": month, "scenario": scenario, "players": 10 if predicted else 0, "games": 20 if predicted else 0,
-                         "sides": 40 if predicted else 0, "total_abs_error": 5.0 + offset if predicted else 0.0,
-                         "sum_squared_error": 4.0 if predicted else 0.0, "deviance_sum": 5.0 if predicted else 0.0})
+            rows.append(
+                {
+                    "month": month,
+                    "scenario": scenario,
+                    "players": 10 if predicted else 0,
+                    "games": 20 if predicted else 0,
+                    "sides": 40 if predicted else 0,
+                    "total_abs_error": 5.0 + offset if predicted else 0.0,
+                    "sum_squared_error": 4.0 if predicted else 0.0,
+                    "deviance_sum": 5.0 if predicted else 0.0,
+                }
+            )
     frame = pl.DataFrame(rows).with_columns(
         mean_abs_error=pl.when(pl.col("players") > 0).then(pl.col("total_abs_error") / pl.col("players")),
         rmse=pl.when(pl.col("players") > 0).then((pl.col("sum_squared_error") / pl.col("players")).sqrt()),
         deviance=pl.when(pl.col("games") > 0).then(pl.col("deviance_sum") / pl.col("games")),
     )
-    new = compare_accuracy(Accuracy.validate(conform(frame, Accuracy))).filter(pl.col("scenario") == "new").row(0, named=True)
+    new = (
+        compare_accuracy(Accuracy.validate(conform(frame, Accuracy)))
+        .filter(pl.col("scenario") == "new")
+        .row(0, named=True)
+    )
     assert new["months_compared"] == 3
     assert new["share_better_mean_abs_error"] == 1.0
 
 
 def two_scenario_store(root: Path) -> tuple[ObjectStore, pl.DataFrame]:
     """'actual' and 'floor' over two months; 'floor' predicts none of the games under 1400 (a rating floor),
-    'actual' none of every seventh game (say, a time control it does not rate)."""
+    'actual' none of every seventh game (say, a time control it does not rate).
+    """
     store = ObjectStore(str(root))
     games = synthetic_rated_games(games=4000, months=("2024-01", "2024-02"))
     unrated = (pl.col("game_id") % 7) == 0
@@ -317,8 +376,10 @@ def two_scenario_store(root: Path) -> tuple[ObjectStore, pl.DataFrame]:
         black_expected=pl.when(pl.col("black_rating_used") < 1400).then(None).otherwise(pl.col("black_expected")),
     )
     rows = []
-    games = games.with_columns(white_expected=pl.when(unrated).then(None).otherwise(pl.col("white_expected")),
-                               black_expected=pl.when(unrated).then(None).otherwise(pl.col("black_expected")))
+    games = games.with_columns(
+        white_expected=pl.when(unrated).then(None).otherwise(pl.col("white_expected")),
+        black_expected=pl.when(unrated).then(None).otherwise(pl.col("black_expected")),
+    )
     for key, frame in (("actual", games), ("floor", floored)):
         for month in ("2024-01", "2024-02"):
             part = frame.filter(pl.col("month") == month)
@@ -332,10 +393,14 @@ def test_accuracy_page_compares_on_common_games_in_plain_words(tmp_path: Path) -
     store, monthly = two_scenario_store(tmp_path)
     own = compare_accuracy(monthly)
     assert len(set(own["games"].to_list())) == 2  # the scenarios predicted different game sets
-    comparison = write_accuracy_comparison(store, monthly, "actual", scenario_keys={"actual": "actual", "floor": "floor"})
+    comparison = write_accuracy_comparison(
+        store, monthly, "actual", scenario_keys={"actual": "actual", "floor": "floor"}
+    )
     common = int(comparison["games"][0])
     assert comparison["games"].to_list() == [common, common] and common < min(own["games"].to_list())
-    floored = pl.concat(store.read_parquet(ObjectStore.table_key("floor/rated_games", m)) for m in ("2024-01", "2024-02"))
+    floored = pl.concat(
+        store.read_parquet(ObjectStore.table_key("floor/rated_games", m)) for m in ("2024-01", "2024-02")
+    )
     by_floor = floored.filter(pl.col("white_expected").is_not_null() | pl.col("black_expected").is_not_null())
     assert common == by_floor.filter(pl.col("game_id") % 7 != 0).height  # exactly the intersection
 

@@ -32,12 +32,18 @@ def stored_scenario(store: ObjectStore, scenario: Scenario) -> None:
     for month in MONTHS:
         month_games = games.with_columns(event_start=pl.lit(f"{month}-03").str.to_date())
         store.write_parquet(month_games, ObjectStore.table_key("games", month))
-        result = rate_scenario_month(scenario, previous, lambda m, g=month_games, mm=month: g if m == mm else g.clear(), month)
+        result = rate_scenario_month(
+            scenario, previous, lambda m, g=month_games, mm=month: g if m == mm else g.clear(), month
+        )
         store.write_parquet(result.rating_list, ObjectStore.table_key(f"{scenario.key}/rating_list", month))
         store.write_parquet(result.rated_games, ObjectStore.table_key(f"{scenario.key}/rated_games", month))
-        store.write_parquet(summary_crosstable(result.rated_games, month), ObjectStore.table_key(f"{scenario.key}/crosstable", month))
-        store.write_parquet(predictive_accuracy(result.rated_games, month, scenario.name),
-                            ObjectStore.table_key(f"{scenario.key}/accuracy", month))
+        store.write_parquet(
+            summary_crosstable(result.rated_games, month), ObjectStore.table_key(f"{scenario.key}/crosstable", month)
+        )
+        store.write_parquet(
+            predictive_accuracy(result.rated_games, month, scenario.name),
+            ObjectStore.table_key(f"{scenario.key}/accuracy", month),
+        )
         previous = result.rating_list
 
 
@@ -51,14 +57,23 @@ def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Pa
 
     written = write_scenario_reports(store, COMPRESSING, months)
     assert set(written) == {
-        "squeeze/crosstable/2023.parquet", "squeeze/crosstable/2023.html",
-        "squeeze/crosstable/2024.parquet", "squeeze/crosstable/2024.html",
-        "squeeze/crosstable/2021-23.parquet", "squeeze/crosstable/2021-23.html",
-        "squeeze/score-curves/2023-2024.parquet", "squeeze/score-curves/2023-2024.png", "squeeze/score-curves/2023-2024.html",
-        "squeeze/band-trend/2023-2024.parquet", "squeeze/band-trend/2023-2024.png", "squeeze/band-trend/2023-2024.html",
-        "squeeze/rating-distribution/january-lists.parquet", "squeeze/rating-distribution/january-lists.png",
+        "squeeze/crosstable/2023.parquet",
+        "squeeze/crosstable/2023.html",
+        "squeeze/crosstable/2024.parquet",
+        "squeeze/crosstable/2024.html",
+        "squeeze/crosstable/2021-23.parquet",
+        "squeeze/crosstable/2021-23.html",
+        "squeeze/score-curves/2023-2024.parquet",
+        "squeeze/score-curves/2023-2024.png",
+        "squeeze/score-curves/2023-2024.html",
+        "squeeze/band-trend/2023-2024.parquet",
+        "squeeze/band-trend/2023-2024.png",
+        "squeeze/band-trend/2023-2024.html",
+        "squeeze/rating-distribution/january-lists.parquet",
+        "squeeze/rating-distribution/january-lists.png",
         "squeeze/rating-distribution/january-lists.html",
-        "squeeze/rating-distribution/compression-2024-02.parquet", "squeeze/rating-distribution/compression-2024-02.png",
+        "squeeze/rating-distribution/compression-2024-02.parquet",
+        "squeeze/rating-distribution/compression-2024-02.png",
         "squeeze/rating-distribution/compression-2024-02.html",
     }
     assert all(store.exists(f"{REPORTS_PREFIX}/{path}") for path in written)

@@ -1,5 +1,6 @@
 """Report rendering: the HTML crosstable and index (also rendered in headless Chromium), PNG charts
-and Markdown previews."""
+and Markdown previews.
+"""
 
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ CHROMIUM_TIMEOUT_S = 90
 ROW = re.compile(r"<tr[\s>]")
 
 
-def synthetic_rated_games(games: int = 6000, seed: int = 7, months: tuple[str, ...] = ("2023-06", "2024-06")) -> pl.DataFrame:
+def synthetic_rated_games(
+    games: int = 6000, seed: int = 7, months: tuple[str, ...] = ("2023-06", "2024-06")
+) -> pl.DataFrame:
     """Logistic-model games between ratings 1000-2700 where favourites score a little below expectation."""
     rng = np.random.default_rng(seed)
     white = rng.integers(1000, 2700, games)
@@ -124,15 +127,21 @@ def test_crosstable_cells_shading_and_threshold() -> None:
         "score": [30.0, 1.0, 31.0, 10.0, 10.0, 4.0],
         "expected": [14.0, 0.5, 14.5, 26.0, 26.0, 4.5],
     }
-    table = pl.DataFrame(rows).with_columns(
-        score_pct=100 * pl.col("score") / pl.col("games"), expected_pct=100 * pl.col("expected") / pl.col("games")
-    ).with_columns(diff_pct=pl.col("score_pct") - pl.col("expected_pct"))
+    table = (
+        pl.DataFrame(rows)
+        .with_columns(
+            score_pct=100 * pl.col("score") / pl.col("games"), expected_pct=100 * pl.col("expected") / pl.col("games")
+        )
+        .with_columns(diff_pct=pl.col("score_pct") - pl.col("expected_pct"))
+    )
     html = render_crosstable_html(table, scenario="<b>x</b>", rule_set="r", min_games=30)
     blue, _ = shade(40.0)
     red, _ = shade(-40.0)
     # Actual and expected are printed in the cell (not only on hover), then the games.
-    assert (f'background:{blue};color:#fff" title="1200-99 vs. 1400-99: 75.0% actual, 35.0% expected, +40.0% in 40 games">'
-            '+40.0%<small class="ae">75.0 / 35.0</small><small>40</small>') in html
+    assert (
+        f'background:{blue};color:#fff" title="1200-99 vs. 1400-99: 75.0% actual, 35.0% expected, +40.0% in 40 games">'
+        '+40.0%<small class="ae">75.0 / 35.0</small><small>40</small>'
+    ) in html
     assert f"background:{red}" in html  # the mirror cell
     assert "5 games, fewer than 30" in html  # the thin cell, shown as a grey dot
     assert '<td class="thin"' in html and ">·</td>" in html
@@ -179,7 +188,11 @@ def test_index_links_every_report_relatively() -> None:
     assert all("://" not in href and not href.startswith("/") for href in hrefs)
     assert "actual/crosstable/2008-12.html" in hrefs
     # Sections: all scenarios first, then each scenario; one row per period plus a header each.
-    assert html.index("All scenarios</h2>") < html.index("Scenario actual</h2>") < html.index("Scenario fide-2024-from-2017</h2>")
+    assert (
+        html.index("All scenarios</h2>")
+        < html.index("Scenario actual</h2>")
+        < html.index("Scenario fide-2024-from-2017</h2>")
+    )
     assert len(ROW.findall(html)) == (1 + 1) + (1 + 3) + (1 + 1)
 
 
@@ -239,7 +252,11 @@ def test_charts_are_non_trivial_deterministic_pngs(games: pl.DataFrame) -> None:
     before = rating_list_of(ratings)
     after = rating_list_of(np.where(ratings < 2000, ratings + np.round(0.4 * (2000 - ratings)), ratings))
     accuracy = pl.concat(
-        [predictive_accuracy(games.filter(pl.col("month") == m), m, s) for m in ("2023-06", "2024-06") for s in ("actual", "other")]
+        [
+            predictive_accuracy(games.filter(pl.col("month") == m), m, s)
+            for m in ("2023-06", "2024-06")
+            for s in ("actual", "other")
+        ]
     )
     charts = {
         "curves": plot_score_curves(curves),
@@ -277,7 +294,9 @@ def test_accuracy_markdown_and_comparison(games: pl.DataFrame) -> None:
     accuracy = pl.concat(
         [
             predictive_accuracy(games, "2024-06", "actual"),
-            predictive_accuracy(games.with_columns(white_expected=pl.lit(0.5), black_expected=pl.lit(0.5)), "2024-06", "coin"),
+            predictive_accuracy(
+                games.with_columns(white_expected=pl.lit(0.5), black_expected=pl.lit(0.5)), "2024-06", "coin"
+            ),
         ]
     )
     markdown = accuracy_markdown(accuracy)

@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.run_report import may_generate
 from assets.cli import main
+from pipeline.run_report import may_generate
 from pipeline.storage import ObjectStore
 from pipeline.validate import LOCAL_ID_BASE
 from tests.test_cli import ratings
@@ -92,9 +92,7 @@ def test_a_run_that_rates_nothing_fails_and_says_why(tmp_path: Path, one_scenari
     folder.mkdir(parents=True)
     # Two games, both unplayed (a forfeit and a bye): every record is quarantined.
     (folder / "games.csv").write_text(
-        "event_id,date,round,white_id,black_id,result\n"
-        "e,2024-01-10,1,1001,1002,+-\n"
-        "e,2024-01-10,2,1001,,\n"
+        "event_id,date,round,white_id,black_id,result\ne,2024-01-10,1,1001,1002,+-\ne,2024-01-10,2,1001,,\n"
     )
     code, out, _ = run(store, one_scenario, tmp_path / "home", capsys)
     assert code == 1
@@ -129,7 +127,9 @@ def test_demo_generates_only_into_an_empty_local_store(tmp_path: Path):
     (busy / "reports").mkdir(parents=True)
     assert "holds other files" in may_generate(ObjectStore(str(busy)), str(busy), explicit=False)
     assert may_generate(ObjectStore(str(busy)), str(busy), explicit=True) is None
-    assert "unless you add --generate" in may_generate(ObjectStore("s3://bucket/prefix"), "s3://bucket/prefix", explicit=False)
+    assert "unless you add --generate" in may_generate(
+        ObjectStore("s3://bucket/prefix"), "s3://bucket/prefix", explicit=False
+    )
 
 
 def test_demo_with_a_mistyped_store_writes_nothing(tmp_path: Path):
@@ -172,10 +172,18 @@ def test_a_run_whose_process_was_killed_is_marked_failed(tmp_path: Path):
 
     with dg.DagsterInstance.ephemeral() as instance:
         host = socket.gethostname()
-        orphan = DagsterRun(job_name="__ephemeral_asset_job__", run_id="0" * 8 + "-0000-0000-0000-" + "0" * 12,
-                            status=dg.DagsterRunStatus.STARTED, tags={PID_TAG: str(dead_pid()), HOST_TAG: host})
-        running = DagsterRun(job_name="__ephemeral_asset_job__", run_id="1" * 8 + "-0000-0000-0000-" + "0" * 12,
-                             status=dg.DagsterRunStatus.STARTED, tags={PID_TAG: "1", HOST_TAG: host})  # pid 1 lives
+        orphan = DagsterRun(
+            job_name="__ephemeral_asset_job__",
+            run_id="0" * 8 + "-0000-0000-0000-" + "0" * 12,
+            status=dg.DagsterRunStatus.STARTED,
+            tags={PID_TAG: str(dead_pid()), HOST_TAG: host},
+        )
+        running = DagsterRun(
+            job_name="__ephemeral_asset_job__",
+            run_id="1" * 8 + "-0000-0000-0000-" + "0" * 12,
+            status=dg.DagsterRunStatus.STARTED,
+            tags={PID_TAG: "1", HOST_TAG: host},
+        )  # pid 1 lives
         instance.add_run(orphan)
         instance.add_run(running)
         assert heal_orphaned_runs(instance) == [orphan.run_id]
@@ -201,27 +209,41 @@ def test_a_killed_run_heals_and_its_rerun_writes_what_an_uninterrupted_run_write
         return root
 
     def outputs(root: Path) -> dict[str, bytes]:
-        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-                if p.is_file() and not p.relative_to(root).as_posix().startswith("raw/")}
+        return {
+            p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.relative_to(root).as_posix().startswith("raw/")
+        }
 
     command = [sys.executable, "-m", "assets", "run", "--scenarios", str(one_scenario)]
     clean, killed = store_with_dumps("clean"), store_with_dumps("killed")
-    subprocess.run([*command, "--store", str(clean), "--dagster-home", str(tmp_path / "clean-home")],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [*command, "--store", str(clean), "--dagster-home", str(tmp_path / "clean-home")],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
 
     home = tmp_path / "killed-home"
-    victim = subprocess.Popen([*command, "--store", str(killed), "--dagster-home", str(home)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    victim = subprocess.Popen(
+        [*command, "--store", str(killed), "--dagster-home", str(home)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 240
     while not (killed / "actual" / "rating_list" / "2024-02.parquet").exists():
-        assert victim.poll() is None and time.monotonic() < deadline, victim.stderr.read() if victim.poll() is not None else "too slow"
+        assert victim.poll() is None and time.monotonic() < deadline, (
+            victim.stderr.read() if victim.poll() is not None else "too slow"
+        )
         time.sleep(0.05)
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait()
     assert not (killed / "reports" / "index.html").exists()  # it was killed mid-run
 
-    rerun = subprocess.run([*command, "--store", str(killed), "--dagster-home", str(home)],
-                           capture_output=True, text=True, timeout=300)
+    rerun = subprocess.run(
+        [*command, "--store", str(killed), "--dagster-home", str(home)], capture_output=True, text=True, timeout=300
+    )
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "failed: its process was killed before it finished" in rerun.stdout
     assert outputs(killed) == outputs(clean)
@@ -238,14 +260,21 @@ def test_a_full_disk_fails_the_run_in_one_line_and_the_rerun_after_freeing_space
 
     mount_point = tmp_path / "small-disk"
     mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount_point)], capture_output=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount_point)], capture_output=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.decode().strip()}")
     try:
         full, clean = mount_point / "store", tmp_path / "clean"
         for root in (full, clean):
             shutil.copytree(tiny_landing_zone, root / "raw")
-        assert main(["run", "--store", str(clean), "--scenarios", str(one_scenario), "--dagster-home", str(tmp_path / "h1")]) == 0
+        assert (
+            main(
+                ["run", "--store", str(clean), "--scenarios", str(one_scenario), "--dagster-home", str(tmp_path / "h1")]
+            )
+            == 0
+        )
         capsys.readouterr()
 
         code, out, _ = run(full, one_scenario, tmp_path / "h2", capsys)
@@ -256,8 +285,11 @@ def test_a_full_disk_fails_the_run_in_one_line_and_the_rerun_after_freeing_space
         assert code == 0, out
 
         def outputs(root: Path) -> dict[str, bytes]:
-            return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-                    if p.is_file() and not p.relative_to(root).as_posix().startswith("raw/")}
+            return {
+                p.relative_to(root).as_posix(): p.read_bytes()
+                for p in sorted(root.rglob("*"))
+                if p.is_file() and not p.relative_to(root).as_posix().startswith("raw/")
+            }
 
         assert outputs(full) == outputs(clean)
     finally:

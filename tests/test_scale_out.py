@@ -54,7 +54,9 @@ def celery_app(broker: str):
     from dagster_celery.executor import CeleryExecutor
     from dagster_celery.make_app import make_app
 
-    return make_app(CeleryExecutor.for_cli(broker=broker, backend=broker, config_source=celery_config()["config_source"]).app_args())
+    return make_app(
+        CeleryExecutor.for_cli(broker=broker, backend=broker, config_source=celery_config()["config_source"]).app_args()
+    )
 
 
 def wait_for_workers(broker: str, names: set[str], processes: list[subprocess.Popen], logs: list[Path]) -> None:
@@ -64,13 +66,17 @@ def wait_for_workers(broker: str, names: set[str], processes: list[subprocess.Po
     while True:
         for process, log in zip(processes, logs):
             if process.poll() is not None:
-                pytest.fail(f"a Celery worker exited with {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
+                pytest.fail(
+                    f"a Celery worker exited with {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}"
+                )
         answered = {name.split("@", 1)[0] for reply in (app.control.ping(timeout=1.0) or []) for name in reply}
         if names <= answered:
             return
         if time.monotonic() > deadline:
             tails = "\n".join(log.read_text(errors="replace")[-1500:] for log in logs)
-            pytest.fail(f"Celery workers {sorted(names - answered)} did not answer within {WORKER_READY_SECONDS:.0f}s:\n{tails}")
+            pytest.fail(
+                f"Celery workers {sorted(names - answered)} did not answer within {WORKER_READY_SECONDS:.0f}s:\n{tails}"
+            )
         time.sleep(0.2)
 
 
@@ -107,7 +113,9 @@ def test_the_executor_is_in_process_unless_ratings_executor_names_another() -> N
 
     assert executor_def(Settings.from_env({})) is dg.in_process_executor
     assert executor_def(Settings.from_env({"RATINGS_EXECUTOR": "multiprocess"})) is dg.multiprocess_executor
-    celery = executor_def(Settings.from_env({"RATINGS_EXECUTOR": "celery", "RATINGS_CELERY_BROKER": "redis://127.0.0.1:6379/0"}))
+    celery = executor_def(
+        Settings.from_env({"RATINGS_EXECUTOR": "celery", "RATINGS_CELERY_BROKER": "redis://127.0.0.1:6379/0"})
+    )
     assert celery.name == "celery"
     k8s = Settings.from_env({"RATINGS_EXECUTOR": "k8s"})
     try:
@@ -124,8 +132,9 @@ def test_the_executor_is_in_process_unless_ratings_executor_names_another() -> N
 
 
 @pytest.fixture
-def celery_deployment(redis_server: RedisServer, tiny_landing_zone: Path, tmp_path: Path,
-                      monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
+def celery_deployment(
+    redis_server: RedisServer, tiny_landing_zone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict]:
     """The environment a deployment shares between the run and the workers, and two workers started on it."""
     broker = redis_server.url(0)
     home = tmp_path / "dagster_home"
@@ -157,12 +166,33 @@ def celery_deployment(redis_server: RedisServer, tiny_landing_zone: Path, tmp_pa
         for name in sorted(names):
             log_path = tmp_path / f"{name}.log"
             with open(log_path, "wb") as log:
-                processes.append(subprocess.Popen(
-                    [str(Path(bin_dir) / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-                     "-y", str(worker_config), "--name", name, "--loglevel", "WARNING",
-                     "--", "--concurrency", "1", "--without-gossip", "--without-mingle"],
-                    stdout=log, stderr=subprocess.STDOUT, env=worker_env, cwd=tmp_path, start_new_session=True,
-                ))
+                processes.append(
+                    subprocess.Popen(
+                        [
+                            str(Path(bin_dir) / "dagster-celery"),
+                            "worker",
+                            "start",
+                            "-A",
+                            "dagster_celery.app",
+                            "-y",
+                            str(worker_config),
+                            "--name",
+                            name,
+                            "--loglevel",
+                            "WARNING",
+                            "--",
+                            "--concurrency",
+                            "1",
+                            "--without-gossip",
+                            "--without-mingle",
+                        ],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=worker_env,
+                        cwd=tmp_path,
+                        start_new_session=True,
+                    )
+                )
             logs.append(log_path)
         wait_for_workers(broker, names, processes, logs)
         yield {"root": environment["RATINGS_STORE"], "scenarios": str(scenarios_file), "logs": logs, "names": names}
@@ -185,9 +215,13 @@ def test_a_celery_backfill_on_two_workers_writes_the_bytes_of_an_in_process_run(
         assert result.success, [e.message for e in result.all_events if e.is_failure]
         # Every step ran as a Celery task, and both workers took some.
         records = instance.all_logs(result.run_id)
-        delegated = [r.dagster_event.engine_event_data.metadata for r in records
-                     if r.dagster_event is not None and r.dagster_event.is_engine_event
-                     and "in celery worker" in (r.dagster_event.message or "")]
+        delegated = [
+            r.dagster_event.engine_event_data.metadata
+            for r in records
+            if r.dagster_event is not None
+            and r.dagster_event.is_engine_event
+            and "in celery worker" in (r.dagster_event.message or "")
+        ]
         steps = {e.step_key for e in result.all_events if e.event_type_value == "STEP_SUCCESS"}
         assert len(delegated) == len(steps) > 0
         hosts = {entry["Celery worker"].value.split("@", 1)[0] for entry in delegated}

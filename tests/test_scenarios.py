@@ -19,18 +19,34 @@ def row(frame: pl.DataFrame, player_id: int) -> dict:
 
 def single_game(rules: str, own: int, opponent: int, score: float, month: str = "2020-05", **game) -> dict:
     previous = pl.DataFrame({"player_id": [1, 2], "rating": [own, opponent], "games_total": [100, 100]})
-    games = pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [score], **{k: [v] for k, v in game.items()}})
+    games = pl.DataFrame(
+        {"white_id": [1], "black_id": [2], "white_score": [score], **{k: [v] for k, v in game.items()}}
+    )
     result = rate_period(previous, games, load_rules(rules), month)
-    return row(result.rating_list, 1) | {"expected": result.rated_games["white_expected"][0], "weight": result.rated_games["weight"][0]}
+    return row(result.rating_list, 1) | {
+        "expected": result.rated_games["white_expected"][0],
+        "weight": result.rated_games["weight"][0],
+    }
 
 
 def test_every_preset_of_product_3_1_loads():
-    for name in ("fide-2009", "fide-2012", "fide-2014", "fide-2017", "fide-2022", "fide-2024", "fide-2025-10", "sonas-2002", "elo-32"):
+    for name in (
+        "fide-2009",
+        "fide-2012",
+        "fide-2014",
+        "fide-2017",
+        "fide-2022",
+        "fide-2024",
+        "fide-2025-10",
+        "sonas-2002",
+        "elo-32",
+    ):
         assert load_rules(name).name == name
     assert "fide-historical" in preset_names()
 
 
 # -- presets against worked examples ----------------------------------------------------------
+
 
 def test_fide_2008_350_point_rule_and_k_15():
     row_ = single_game("fide-2008", 2200, 1800, 1.0, month="2008-03")
@@ -50,19 +66,27 @@ def test_fide_2009_and_2012_k_and_floor():
 
 def test_fide_2009_initial_rating_needs_nine_games_and_adds_12_5_per_half_point():
     rated = pl.DataFrame({"player_id": list(range(10, 19)), "rating": [1800] * 9})
+
     def newcomer(n: int, points: float) -> dict:
         scores = [1.0] * int(points) + [0.0] * (n - int(points))
-        games = pl.DataFrame({"event_id": ["e"] * n, "white_id": [1] * n, "black_id": list(range(10, 10 + n)), "white_score": scores})
+        games = pl.DataFrame(
+            {"event_id": ["e"] * n, "white_id": [1] * n, "black_id": list(range(10, 10 + n)), "white_score": scores}
+        )
         return row(rate_period(rated, games, load_rules("fide-2009"), "2010-03").rating_list, 1)
+
     assert newcomer(8, 6)["rating"] is None
     assert newcomer(9, 6)["rating"] == 1800 + 38  # 3 half points over 50 % x 12.5 = 37.5 -> 38
 
 
 def test_fide_2017_introduces_the_700_rule():
-    previous = pl.DataFrame({"player_id": [1, 2], "rating": [2000, 2000], "games_total": [100, 100], "birth_year": [1980, 1980]})
+    previous = pl.DataFrame(
+        {"player_id": [1, 2], "rating": [2000, 2000], "games_total": [100, 100], "birth_year": [1980, 1980]}
+    )
     games = pl.DataFrame({"white_id": [1] * 39, "black_id": [2] * 39, "white_score": [1.0] * 39})
     assert row(rate_period(previous, games, load_rules("fide-2014"), "2016-05").rating_list, 1)["k_used"] == 20
-    assert row(rate_period(previous, games, load_rules("fide-2017"), "2018-05").rating_list, 1)["k_used"] == 17  # 700 // 39
+    assert (
+        row(rate_period(previous, games, load_rules("fide-2017"), "2018-05").rating_list, 1)["k_used"] == 17
+    )  # 700 // 39
 
 
 def test_sonas_2002_expectancy_k_and_time_control_weights():
@@ -74,7 +98,9 @@ def test_sonas_2002_expectancy_k_and_time_control_weights():
     # 90 minutes + 30 s a move: 110 minutes through move 40, between 60 (0.55) and 120 (1.00).
     weighted = single_game("sonas-2002", 2000, 2000, 1.0, tc_base_seconds=5400, tc_increment_seconds=30)
     assert weighted["weight"] == pytest.approx(0.55 + 50 * 0.45 / 60)
-    assert single_game("sonas-2002", 2000, 2000, 1.0, tc_base_seconds=180, tc_increment_seconds=0)["weight"] == pytest.approx(0.18)
+    assert single_game("sonas-2002", 2000, 2000, 1.0, tc_base_seconds=180, tc_increment_seconds=0)[
+        "weight"
+    ] == pytest.approx(0.18)
 
 
 def test_black_side_of_sonas_2002_is_the_complement():
@@ -87,10 +113,15 @@ def test_black_side_of_sonas_2002_is_the_complement():
 
 # -- the one-time compression ------------------------------------------------------------------
 
+
 def test_compression_worked_examples_order_and_fresh_start():
     pending = [{"month": "2024-01", "games": 3, "points_x2": 4, "opponent_rating_sum": 5400}]
-    listed = normalize_list(pl.DataFrame({"player_id": [1, 2, 3, 4, 5, 6], "rating": [1000, 1500, 1950, 2000, 2300, None]})).with_columns(
-        pending=pl.when(pl.col("player_id") == 6).then(pl.lit(pending, dtype=listed_dtype())).otherwise(pl.col("pending")),
+    listed = normalize_list(
+        pl.DataFrame({"player_id": [1, 2, 3, 4, 5, 6], "rating": [1000, 1500, 1950, 2000, 2300, None]})
+    ).with_columns(
+        pending=pl.when(pl.col("player_id") == 6)
+        .then(pl.lit(pending, dtype=listed_dtype()))
+        .otherwise(pl.col("pending")),
         pending_games=pl.when(pl.col("player_id") == 6).then(3).otherwise(0).cast(pl.Int32),
     )
     out = compress(listed)
@@ -112,7 +143,9 @@ def listed_dtype():
 
 def test_compression_reaches_newcomers_of_the_month():
     rated = pl.DataFrame({"player_id": list(range(10, 15)), "rating": [1500] * 5})
-    games = pl.DataFrame({"event_id": ["e"] * 5, "white_id": [1] * 5, "black_id": list(range(10, 15)), "white_score": [0.5] * 5})
+    games = pl.DataFrame(
+        {"event_id": ["e"] * 5, "white_id": [1] * 5, "black_id": list(range(10, 15)), "white_score": [0.5] * 5}
+    )
     scenario = Scenario(name="t", rules="fide-2022", events=[{"after": "2023-06", "compress": {}}])
     result = rate_scenario_month(scenario, normalize_list(rated), lambda m: games, "2023-06")
     assert row(result.rating_list, 1)["rating"] == 1500 + 200  # rated 1500 this month, then compressed
@@ -125,21 +158,47 @@ def test_rate_period_compress_flag_is_the_same_compression(tmp_path: Path):
 
     (tmp_path / "prev.csv").write_text("player_id,rating\n1,1500\n2,1950\n")
     (tmp_path / "games.csv").write_text("event_id,white_id,black_id,result\n")
-    run = subprocess.run([sys.executable, "-m", "pipeline", "rate-period", "--rules", "fide-2024", "--month", "2024-02",
-                          "--list", str(tmp_path / "prev.csv"), "--games", str(tmp_path / "games.csv"),
-                          "--out", str(tmp_path / "new.csv"), "--compress"], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "rate-period",
+            "--rules",
+            "fide-2024",
+            "--month",
+            "2024-02",
+            "--list",
+            str(tmp_path / "prev.csv"),
+            "--games",
+            str(tmp_path / "games.csv"),
+            "--out",
+            str(tmp_path / "new.csv"),
+            "--compress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert pl.read_csv(tmp_path / "new.csv").sort("player_id")["rating"].to_list() == [1700, 1970]
 
 
 # -- list frequency before July 2012 ---------------------------------------------------------
 
+
 def test_historical_list_frequency_rates_only_on_list_months():
     actual = load_scenarios()["actual"]
     previous = normalize_list(pl.DataFrame({"player_id": [1, 2], "rating": [2000, 2000], "games_total": [100, 100]}))
     games = {
-        "2010-01": pl.DataFrame({"game_id": [1], "white_id": [1], "black_id": [2], "white_score": [1.0]}, schema_overrides={"game_id": pl.UInt64}),
-        "2010-02": pl.DataFrame({"game_id": [2], "white_id": [1], "black_id": [2], "white_score": [1.0]}, schema_overrides={"game_id": pl.UInt64}),
+        "2010-01": pl.DataFrame(
+            {"game_id": [1], "white_id": [1], "black_id": [2], "white_score": [1.0]},
+            schema_overrides={"game_id": pl.UInt64},
+        ),
+        "2010-02": pl.DataFrame(
+            {"game_id": [2], "white_id": [1], "black_id": [2], "white_score": [1.0]},
+            schema_overrides={"game_id": pl.UInt64},
+        ),
     }
     january = rate_scenario_month(actual, previous, games.__getitem__, "2010-01")
     # No list on 1 February 2010: ratings unchanged, but January's games are annotated.
@@ -153,8 +212,16 @@ def test_historical_list_frequency_rates_only_on_list_months():
 
 
 def test_historical_schedule_switches_on_the_documented_dates():
-    expected = {"2008-05": "fide-2008", "2009-07": "fide-2009", "2012-07": "fide-2012", "2014-07": "fide-2014",
-                "2017-07": "fide-2017", "2022-01": "fide-2022", "2024-03": "fide-2024", "2025-10": "fide-2025-10"}
+    expected = {
+        "2008-05": "fide-2008",
+        "2009-07": "fide-2009",
+        "2012-07": "fide-2012",
+        "2014-07": "fide-2014",
+        "2017-07": "fide-2017",
+        "2022-01": "fide-2022",
+        "2024-03": "fide-2024",
+        "2025-10": "fide-2025-10",
+    }
     for month, name in expected.items():
         assert resolve_rules("fide-historical", month).name == name, month
     assert resolve_rules("fide-historical", "2011-07").k.newcomer == 30
@@ -162,6 +229,7 @@ def test_historical_schedule_switches_on_the_documented_dates():
 
 
 # -- scenarios ---------------------------------------------------------------------------------
+
 
 def test_default_scenarios_and_their_switches():
     scenarios = load_scenarios()
@@ -189,6 +257,7 @@ def test_bad_scenario_files_name_the_problem(tmp_path: Path):
 
 # -- two scenarios side by side in Dagster -------------------------------------------------------
 
+
 def test_two_scenarios_diverge_exactly_from_the_switch_month(tmp_path: Path):
     from assets.definitions import build_defs
     from assets.io_manager import table_key
@@ -199,8 +268,11 @@ def test_two_scenarios_diverge_exactly_from_the_switch_month(tmp_path: Path):
     generate(root, seed=3, players=500, start="2016-06", end="2017-06")
     scenarios = {name: s for name, s in load_scenarios().items() if name in ("actual", "sonas-2017")}
     defs = build_defs("2016-06", "2017-06", root=root, scenarios=scenarios)
-    result = dg.materialize([*defs.assets, *defs.asset_checks], resources=defs.resources,
-                            tags={"dagster/asset_partition_range_start": "2016-06", "dagster/asset_partition_range_end": "2017-06"})
+    result = dg.materialize(
+        [*defs.assets, *defs.asset_checks],
+        resources=defs.resources,
+        tags={"dagster/asset_partition_range_start": "2016-06", "dagster/asset_partition_range_end": "2017-06"},
+    )
     assert result.success
     store = ObjectStore(root)
     months = [f"2016-{m:02d}" for m in range(6, 13)] + [f"2017-{m:02d}" for m in range(1, 7)]
@@ -213,8 +285,11 @@ def test_two_scenarios_diverge_exactly_from_the_switch_month(tmp_path: Path):
     january = store.read_parquet(table_key(["sonas_2017", "rating_list"], "2017-01"))
     assert january.filter(pl.col("rating") < 1400).height == 0  # compressed: 1000 -> 1400 at the bottom
     for asset in ("actual/rating_list", "sonas_2017/rating_list", "sonas_2017/crosstable"):
-        mats = [e for e in result.get_asset_materialization_events()
-                if e.step_materialization_data.materialization.asset_key.to_user_string() == asset]
+        mats = [
+            e
+            for e in result.get_asset_materialization_events()
+            if e.step_materialization_data.materialization.asset_key.to_user_string() == asset
+        ]
         assert len(mats) == 13, asset
 
 
@@ -228,8 +303,11 @@ def test_the_historical_regime_replays_2008_to_2024_in_one_run(tmp_path: Path):
     root = str(tmp_path / "store")
     generate(root, seed=5, players=1200, start="2008-01", end="2024-12")
     defs = build_defs("2008-01", "2024-12", root=root, scenarios={"actual": load_scenarios()["actual"]})
-    result = dg.materialize([*defs.assets, *defs.asset_checks], resources=defs.resources,
-                            tags={"dagster/asset_partition_range_start": "2008-01", "dagster/asset_partition_range_end": "2024-12"})
+    result = dg.materialize(
+        [*defs.assets, *defs.asset_checks],
+        resources=defs.resources,
+        tags={"dagster/asset_partition_range_start": "2008-01", "dagster/asset_partition_range_end": "2024-12"},
+    )
     assert result.success
     store = ObjectStore(root)
 
@@ -242,7 +320,15 @@ def test_the_historical_regime_replays_2008_to_2024_in_one_run(tmp_path: Path):
     # Monthly lists from July 2012; the March 2024 compression leaves nobody rated below 1400.
     assert listed("2012-07")["games"].sum() > 0 and listed("2012-08")["games"].sum() > 0
     assert listed("2024-02").filter(pl.col("rating") < 1400).height == 0
-    monthly = {"raw_games", "games", "quarantine", "actual/rating_list", "actual/rated_games", "actual/crosstable", "actual/accuracy"}
+    monthly = {
+        "raw_games",
+        "games",
+        "quarantine",
+        "actual/rating_list",
+        "actual/rated_games",
+        "actual/crosstable",
+        "actual/accuracy",
+    }
     counts: dict[str, int] = {}
     for event in result.get_asset_materialization_events():
         key = event.step_materialization_data.materialization.asset_key.to_user_string()

@@ -21,10 +21,15 @@ def run_everything(root: str, raise_on_error: bool = True) -> tuple[dg.ExecuteIn
     from assets.definitions import build_defs
     from pipeline.scenarios import Scenario
 
-    defs = build_defs(TINY_START, TINY_END, root=root, scenarios={"plain": Scenario(name="plain", rules="fide-historical")})
+    defs = build_defs(
+        TINY_START, TINY_END, root=root, scenarios={"plain": Scenario(name="plain", rules="fide-historical")}
+    )
     with dg.DagsterInstance.ephemeral() as instance:
         result = dg.materialize(
-            [*defs.assets, *defs.asset_checks], resources=defs.resources, instance=instance, raise_on_error=raise_on_error,
+            [*defs.assets, *defs.asset_checks],
+            resources=defs.resources,
+            instance=instance,
+            raise_on_error=raise_on_error,
             tags=range_tags(TINY_START, TINY_END),
         )
         return result, everything_recorded(result, instance)
@@ -110,7 +115,10 @@ def test_dumps_with_odd_names_are_read_and_every_write_stays_under_the_prefix(
     store = ObjectStore(s3_root)
     copy_tree(tiny_landing_zone, store, "raw")
     # Names a federation might upload: encoded dots and slashes, spaces, brackets. Read, never followed.
-    odd = {"raw/GER/2024-01/..%2F..%2Fescape.csv": b"event_id,white_id\n", "raw/GER/2024-01/Open A (final).csv": b"garbage line\nmore garbage\n"}
+    odd = {
+        "raw/GER/2024-01/..%2F..%2Fescape.csv": b"event_id,white_id\n",
+        "raw/GER/2024-01/Open A (final).csv": b"garbage line\nmore garbage\n",
+    }
     for key, data in odd.items():
         store.fs.pipe_file(f"{store.base}/{key}", data)
     client = s3_server._client()

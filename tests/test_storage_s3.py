@@ -30,14 +30,17 @@ def any_root(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest
 
 
 def sample_frame(rows: int = 1000) -> pl.DataFrame:
-    return pl.DataFrame({
-        "player_id": pl.int_range(1, rows + 1, eager=True).cast(pl.Int64),
-        "rating": (pl.int_range(0, rows, eager=True) % 1200 + 1400).cast(pl.Int32),
-        "month": ["2024-03"] * rows,
-    })
+    return pl.DataFrame(
+        {
+            "player_id": pl.int_range(1, rows + 1, eager=True).cast(pl.Int64),
+            "rating": (pl.int_range(0, rows, eager=True) % 1200 + 1400).cast(pl.Int32),
+            "month": ["2024-03"] * rows,
+        }
+    )
 
 
 # -- one code path ---------------------------------------------------------------------------------
+
 
 def test_the_same_operations_behave_the_same_locally_and_on_s3(any_root: str) -> None:
     store = ObjectStore(any_root)
@@ -47,7 +50,9 @@ def test_the_same_operations_behave_the_same_locally_and_on_s3(any_root: str) ->
     store.write_text("hello", "raw/GER/2024-03/notes.txt")
 
     assert_frame_equal(store.read_parquet("plain/rating_list/2024-03.parquet"), frame)
-    assert_frame_equal(store.read_parquet("plain/rating_list/2024-03.parquet", columns=["rating"]), frame.select("rating"))
+    assert_frame_equal(
+        store.read_parquet("plain/rating_list/2024-03.parquet", columns=["rating"]), frame.select("rating")
+    )
     assert store.parquet_schema("plain/rating_list/2024-03.parquet") == dict(frame.schema)
     assert store.parquet_rows("plain/rating_list/2024-03.parquet") == frame.height
     assert store.read_bytes("raw/GER/2024-03/notes.txt") == b"hello"
@@ -56,7 +61,11 @@ def test_the_same_operations_behave_the_same_locally_and_on_s3(any_root: str) ->
     assert store.list_dirs("raw") == ["GER"] and store.list_dirs("raw", "GER") == ["2024-03"]
     stamps = store.list_stamps("raw")
     assert list(stamps) == ["raw/GER/2024-03/notes.txt"] and stamps["raw/GER/2024-03/notes.txt"].startswith("5 ")
-    expected_url = f"{any_root}/raw/GER/2024-03/notes.txt" if store.is_s3 else os.path.join(any_root, "raw", "GER", "2024-03", "notes.txt")
+    expected_url = (
+        f"{any_root}/raw/GER/2024-03/notes.txt"
+        if store.is_s3
+        else os.path.join(any_root, "raw", "GER", "2024-03", "notes.txt")
+    )
     assert store.url("raw/GER/2024-03/notes.txt") == expected_url
 
 
@@ -86,6 +95,7 @@ def test_a_replaced_object_changes_its_stamp_and_listings_are_never_stale(s3_roo
 
 # -- atomic writes ---------------------------------------------------------------------------------
 
+
 def test_a_reader_never_sees_a_half_written_object(any_root: str) -> None:
     store = ObjectStore(any_root)
     versions = [os.urandom(3 << 20), os.urandom(5 << 20)]  # several MB: a partial write would show
@@ -111,7 +121,9 @@ def test_a_reader_never_sees_a_half_written_object(any_root: str) -> None:
     assert all(data == versions[0] or data == versions[1] for data in seen)
 
 
-def test_a_failed_local_write_leaves_the_old_file_and_no_debris(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_local_write_leaves_the_old_file_and_no_debris(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = ObjectStore(str(tmp_path / "store"))
     store.write_bytes(b"old", "t/2024-01.parquet")
 
@@ -133,6 +145,7 @@ def test_credentials_in_the_root_url_are_refused_without_echoing_them() -> None:
 
 
 # -- round trips -----------------------------------------------------------------------------------
+
 
 def test_s3_round_trips_per_operation(s3_server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """What each store operation costs on S3, counted at the wire (s3fs and Polars' own client alike)."""
@@ -167,16 +180,26 @@ def test_s3_round_trips_per_operation(s3_server, monkeypatch: pytest.MonkeyPatch
 
 # -- identical bytes -------------------------------------------------------------------------------
 
-def materialize_tiny(root: str, tags: dict[str, str] | None = None, partition_key: str | None = None) -> dg.ExecuteInProcessResult:
+
+def materialize_tiny(
+    root: str, tags: dict[str, str] | None = None, partition_key: str | None = None
+) -> dg.ExecuteInProcessResult:
     from assets.definitions import build_defs
     from pipeline.scenarios import Scenario
 
     defs = build_defs(TINY_START, TINY_END, root=root, scenarios={"plain": Scenario(**PLAIN_SCENARIO)})
-    return dg.materialize([*defs.assets, *defs.asset_checks], resources=defs.resources, tags=tags,
-                          partition_key=partition_key, run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}})
+    return dg.materialize(
+        [*defs.assets, *defs.asset_checks],
+        resources=defs.resources,
+        tags=tags,
+        partition_key=partition_key,
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+    )
 
 
-def test_rematerializing_gives_identical_bytes_locally_and_on_s3(s3_root: str, tiny_landing_zone: Path, tmp_path: Path) -> None:
+def test_rematerializing_gives_identical_bytes_locally_and_on_s3(
+    s3_root: str, tiny_landing_zone: Path, tmp_path: Path
+) -> None:
     local, s3 = ObjectStore(str(tmp_path / "local")), ObjectStore(s3_root)
     for store in (local, s3):
         copy_tree(tiny_landing_zone, store, "raw")

@@ -17,16 +17,22 @@ from pipeline.rules import RulesError
 from pipeline.scenarios import Scenario, load_scenarios
 from pipeline.storage import ObjectStore
 from pipeline.system_scenarios import rate_system_month, seed_state
-from pipeline.systems import get_system, rate_period
+from pipeline.systems import rate_period
 
 TINY_START, TINY_END = "2024-01", "2024-04"
 GLICKO2 = Scenario(name="g2", description="Glicko-2, tau 0.5", system="glicko2", set={"tau": 0.5, "init_rd": 250})
-STEPH = Scenario(name="steph", description="Stephenson", system="stephenson", set={"cval": 5, "hval": 5, "lambda": 4, "init_rating": 1500})
+STEPH = Scenario(
+    name="steph",
+    description="Stephenson",
+    system="stephenson",
+    set={"cval": 5, "hval": 5, "lambda": 4, "init_rating": 1500},
+)
 PLAIN = Scenario(name="plain", description="FIDE's regulations", rules="fide-historical")
 SCENARIOS = {"g2": GLICKO2, "steph": STEPH, "plain": PLAIN}
 
 
 # -- the scenario file -------------------------------------------------------------------------
+
 
 def write_scenarios(tmp_path: Path, body: str) -> str:
     path = tmp_path / "scenarios.yaml"
@@ -34,16 +40,37 @@ def write_scenarios(tmp_path: Path, body: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("body, message", [
-    ("  g:\n    system: glicko7\n", r"scenario 'g': system: .*unknown rating system 'glicko7'; systems: elo, glicko, glicko2"),
-    ("  g:\n    system: glicko2\n    set: {tau: -1}\n", r"scenario 'g': set.tau: Input should be greater than 0"),
-    ("  g:\n    system: glicko2\n    set: {c: 15}\n", r"scenario 'g': set.c: Extra inputs are not permitted \(glicko2 parameters: .*tau"),
-    ("  g:\n    system: glicko2\n    rules: fide-2024\n", r"scenario 'g': .*either 'rules' \(a rule set\) or 'system'"),
-    ("  g:\n    description: neither\n", r"scenario 'g': .*either 'rules'"),
-    ("  g:\n    system: glicko2\n    events: [{after: '2024-02', compress: {}}]\n", r"scenario 'g': .*events: only a rule-set scenario"),
-    ("  g:\n    system: glicko2\n    time_controls: [bullet]\n", r"scenario 'g': time_controls: .*unknown time control\(s\) bullet"),
-    ("  g:\n    rules: fide-2024\n    time_controls: [rapid]\n", r"scenario 'g': .*time_controls: only a system scenario"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            "  g:\n    system: glicko7\n",
+            r"scenario 'g': system: .*unknown rating system 'glicko7'; systems: elo, glicko, glicko2",
+        ),
+        ("  g:\n    system: glicko2\n    set: {tau: -1}\n", r"scenario 'g': set.tau: Input should be greater than 0"),
+        (
+            "  g:\n    system: glicko2\n    set: {c: 15}\n",
+            r"scenario 'g': set.c: Extra inputs are not permitted \(glicko2 parameters: .*tau",
+        ),
+        (
+            "  g:\n    system: glicko2\n    rules: fide-2024\n",
+            r"scenario 'g': .*either 'rules' \(a rule set\) or 'system'",
+        ),
+        ("  g:\n    description: neither\n", r"scenario 'g': .*either 'rules'"),
+        (
+            "  g:\n    system: glicko2\n    events: [{after: '2024-02', compress: {}}]\n",
+            r"scenario 'g': .*events: only a rule-set scenario",
+        ),
+        (
+            "  g:\n    system: glicko2\n    time_controls: [bullet]\n",
+            r"scenario 'g': time_controls: .*unknown time control\(s\) bullet",
+        ),
+        (
+            "  g:\n    rules: fide-2024\n    time_controls: [rapid]\n",
+            r"scenario 'g': .*time_controls: only a system scenario",
+        ),
+    ],
+)
 def test_a_wrong_system_scenario_names_the_scenario_and_the_key(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(RulesError, match=message):
         load_scenarios(write_scenarios(tmp_path, body))
@@ -58,10 +85,23 @@ def test_the_shipped_scenarios_include_glicko2_and_stephenson_beside_fides() -> 
 
 
 def test_seed_players_start_at_their_rating_with_the_initial_deviation() -> None:
-    seed = pl.DataFrame({"player_id": [1, 2], "rating": [2400, None]}, schema={"player_id": pl.Int64, "rating": pl.Int32})
+    seed = pl.DataFrame(
+        {"player_id": [1, 2], "rating": [2400, None]}, schema={"player_id": pl.Int64, "rating": pl.Int32}
+    )
     state = seed_state(GLICKO2, seed, "2024-01")
-    assert state.rows(named=True) == [{"player_id": 1, "rating": 2400.0, "deviation": 250.0, "volatility": 0.06, "games": 0,
-                                       "wins": 0, "draws": 0, "losses": 0, "last_period": month_index("2023-12")}]
+    assert state.rows(named=True) == [
+        {
+            "player_id": 1,
+            "rating": 2400.0,
+            "deviation": 250.0,
+            "volatility": 0.06,
+            "games": 0,
+            "wins": 0,
+            "draws": 0,
+            "losses": 0,
+            "last_period": month_index("2023-12"),
+        }
+    ]
 
 
 def test_an_idle_player_keeps_the_list_rating_and_deviation_grows_when_he_plays_again() -> None:
@@ -69,7 +109,14 @@ def test_an_idle_player_keeps_the_list_rating_and_deviation_grows_when_he_plays_
     from pipeline.engine import normalize_list
 
     previous, state = normalize_list(seed), seed_state(GLICKO2, seed, "2024-01")
-    game = {"game_id": [1], "event_id": ["e"], "white_id": [1], "black_id": [2], "white_score": [1.0], "time_control": ["classical"]}
+    game = {
+        "game_id": [1],
+        "event_id": ["e"],
+        "white_id": [1],
+        "black_id": [2],
+        "white_score": [1.0],
+        "time_control": ["classical"],
+    }
     for month in ("2024-01", "2024-02", "2024-03"):
         games = pl.DataFrame(game) if month != "2024-02" else pl.DataFrame(game).clear()
         result = rate_system_month(GLICKO2, previous, state, games, month)
@@ -85,6 +132,7 @@ def test_an_idle_player_keeps_the_list_rating_and_deviation_grows_when_he_plays_
 
 
 # -- a system chain in Dagster -------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def system_runs(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
@@ -107,16 +155,30 @@ def by_hand(store: ObjectStore, scenario: Scenario, months: list[str]) -> list[p
     system, params = rules.system, rules.params
     seed = read_seed_list(store)
     rated = seed.filter(pl.col("rating").is_not_null())
-    values = {"games": 0, "wins": 0, "draws": 0, "losses": 0, **system.initial(params),
-              "last_period": month_index(add_months(months[0], -1))}
-    state = pl.DataFrame({
-        "player_id": rated["player_id"].cast(pl.Int64), "rating": rated["rating"].cast(pl.Float64),
-        **{column: pl.Series([values.get(column)] * rated.height, dtype=dtype)
-           for column, dtype in system.state_schema().items() if column not in ("player_id", "rating")},
-    }).sort("player_id")
+    values = {
+        "games": 0,
+        "wins": 0,
+        "draws": 0,
+        "losses": 0,
+        **system.initial(params),
+        "last_period": month_index(add_months(months[0], -1)),
+    }
+    state = pl.DataFrame(
+        {
+            "player_id": rated["player_id"].cast(pl.Int64),
+            "rating": rated["rating"].cast(pl.Float64),
+            **{
+                column: pl.Series([values.get(column)] * rated.height, dtype=dtype)
+                for column, dtype in system.state_schema().items()
+                if column not in ("player_id", "rating")
+            },
+        }
+    ).sort("player_id")
     states = []
     for month in months:
-        games = store.read_parquet(table_key(["games"], month)).filter(pl.col("time_control").is_in(["classical", "modern"]))
+        games = store.read_parquet(table_key(["games"], month)).filter(
+            pl.col("time_control").is_in(["classical", "modern"])
+        )
         state = rate_period(system, state, games, params, month_index(month)).state
         states.append(state)
     return states
@@ -131,7 +193,8 @@ def test_the_stored_chain_is_rate_period_month_by_month(system_runs: SimpleNames
         state = store.read_parquet(table_key([scenario.key, "system_state"], month))
         assert_frame_equal(state, expected, check_exact=False, rel_tol=1e-12)
         stored = store.read_parquet(table_key([scenario.key, "rating_list"], month)).join(
-            expected, on="player_id", how="inner", suffix="_state")
+            expected, on="player_id", how="inner", suffix="_state"
+        )
         assert stored.height == expected.height
         # The published rating is the state's, rounded half away from zero; deviation and volatility as kept.
         assert (stored["rating"] == (stored["rating_state"].abs() + 0.5).floor() * stored["rating_state"].sign()).all()
@@ -168,12 +231,21 @@ def test_crosstables_accuracy_published_list_and_checks_exist_for_the_systems(sy
             assert accuracy["games"][0] > 0 and accuracy["deviance"][0] is not None
         listed = store.read_parquet(table_key([key, "rating_list"], "2024-04")).filter(pl.col("rating").is_not_null())
         published = pl.read_csv(store.read_bytes(f"lists/{key}/2024-04.csv"))
-        assert_frame_equal(published.filter(pl.col("rating").is_not_null()).select(player_id="id", rating=pl.col("rating").cast(pl.Int32)).sort("player_id"),
-                           listed.select("player_id", "rating").sort("player_id"))
+        assert_frame_equal(
+            published.filter(pl.col("rating").is_not_null())
+            .select(player_id="id", rating=pl.col("rating").cast(pl.Int32))
+            .sort("player_id"),
+            listed.select("player_id", "rating").sort("player_id"),
+        )
     for result in (system_runs.ranged, system_runs.single):
         evaluations = result.get_asset_check_evaluations()
         names = {(e.asset_key.path[0], e.check_name) for e in evaluations}
-        assert {("g2", "list_continuity"), ("g2", "rating_points_conserved"), ("steph", "schema"), ("g2", "floor_respected")} <= names
+        assert {
+            ("g2", "list_continuity"),
+            ("g2", "rating_points_conserved"),
+            ("steph", "schema"),
+            ("g2", "floor_respected"),
+        } <= names
         failed = [(e.asset_key.to_user_string(), e.check_name) for e in evaluations if not e.passed]
         assert failed == []
     comparison = store.read_parquet("reports/all-scenarios/accuracy-comparison/2024-2024.parquet")
@@ -190,7 +262,12 @@ def test_the_leaderboard_has_one_row_per_scenario_with_every_metric(system_runs:
         assert board[metric].null_count() == 0, metric
     first = board.row(0, named=True)
     # Four months: the last two are the test (at most half), trained on the first two.
-    assert (first["train_from"], first["train_to"], first["test_from"], first["test_to"]) == ("2024-01", "2024-02", "2024-03", "2024-04")
+    assert (first["train_from"], first["train_to"], first["test_from"], first["test_to"]) == (
+        "2024-01",
+        "2024-02",
+        "2024-03",
+        "2024-04",
+    )
     assert set(board["common_games"]) == {first["common_games"]} and 0 < first["common_games"] <= first["test_games"]
     systems = board.filter(pl.col("kind") == "system")
     assert (systems["predicted_games"] >= board.filter(pl.col("kind") == "rule set")["predicted_games"][0]).all()

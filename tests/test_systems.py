@@ -19,8 +19,20 @@ Q = math.log(10) / 400
 def state_of(system_name: str, rows: list[dict]) -> pl.DataFrame:
     """A state frame with the bookkeeping columns filled: everybody last rated in period 0."""
     system = get_system(system_name)
-    full = [{"games": 50, "wins": 0, "draws": 0, "losses": 0, "last_period": 0, "deviation": None, "volatility": None,
-             **{name: None for name in system.extra_state}, **row} for row in rows]
+    full = [
+        {
+            "games": 50,
+            "wins": 0,
+            "draws": 0,
+            "losses": 0,
+            "last_period": 0,
+            "deviation": None,
+            "volatility": None,
+            **{name: None for name in system.extra_state},
+            **row,
+        }
+        for row in rows
+    ]
     return pl.DataFrame(full, schema=system.state_schema())
 
 
@@ -50,22 +62,36 @@ def test_glicko_reproduces_glickmans_example():
 def test_glicko_expected_outcome_example():
     # "a player rated 1400 with an RD of 80 competes against a player rated 1500 with an RD of 150 ... E = 0.376"
     glicko = get_system("glicko")
-    state = state_of("glicko", [{"player_id": 1, "rating": 1400.0, "deviation": 80.0}, {"player_id": 2, "rating": 1500.0, "deviation": 150.0}])
-    expected = predict(glicko, state, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [0.0]}), glicko.params())
+    state = state_of(
+        "glicko",
+        [{"player_id": 1, "rating": 1400.0, "deviation": 80.0}, {"player_id": 2, "rating": 1500.0, "deviation": 150.0}],
+    )
+    expected = predict(
+        glicko, state, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [0.0]}), glicko.params()
+    )
     assert expected[0] == pytest.approx(0.376, abs=0.0005)
 
 
 def test_glicko_step1_grows_the_deviation_with_idle_periods():
     glicko = get_system("glicko")
     params = glicko.params(c=50, rd_max=350)
-    state = state_of("glicko", [{"player_id": 1, "rating": 1500.0, "deviation": 100.0},
-                                {"player_id": 2, "rating": 1500.0, "deviation": 100.0, "last_period": 4}])
+    state = state_of(
+        "glicko",
+        [
+            {"player_id": 1, "rating": 1500.0, "deviation": 100.0},
+            {"player_id": 2, "rating": 1500.0, "deviation": 100.0, "last_period": 4},
+        ],
+    )
     # Player 1 idle for periods 1-4: RD = min(sqrt(100^2 + 50^2 x 5), 350) = 150 before period 5's games;
     # player 2 played in period 4: sqrt(100^2 + 50^2). A draw between equals leaves the ratings alone.
-    result = rate_period(glicko, state, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [0.5]}), params, 5)
+    result = rate_period(
+        glicko, state, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [0.5]}), params, 5
+    )
     for player, pre_rd, opp_rd in ((1, 150.0, math.hypot(100, 50)), (2, math.hypot(100, 50), 150.0)):
         g = 1 / math.sqrt(1 + 3 * Q**2 * opp_rd**2 / math.pi**2)
-        assert rating_of(result.state, player, "deviation") == pytest.approx(math.sqrt(1 / (1 / pre_rd**2 + Q**2 * g**2 * 0.25)), rel=1e-9)
+        assert rating_of(result.state, player, "deviation") == pytest.approx(
+            math.sqrt(1 / (1 / pre_rd**2 + Q**2 * g**2 * 0.25)), rel=1e-9
+        )
         assert rating_of(result.state, player) == pytest.approx(1500.0)
 
 
@@ -75,7 +101,9 @@ def test_glicko2_reproduces_glickmans_example():
     result = rate_period(glicko2, state_of("glicko2", players), PAPER_GAMES, glicko2.params(tau=0.5), 1)
     assert rating_of(result.state, 1) == pytest.approx(1464.06, abs=0.01)
     assert rating_of(result.state, 1, "deviation") == pytest.approx(151.52, abs=0.01)
-    assert rating_of(result.state, 1, "volatility") == pytest.approx(0.05999, abs=0.00001)  # e^(-5.62696/2), printed to 4 digits
+    assert rating_of(result.state, 1, "volatility") == pytest.approx(
+        0.05999, abs=0.00001
+    )  # e^(-5.62696/2), printed to 4 digits
     SystemState.validate(result.state)
 
 
@@ -91,11 +119,23 @@ def test_glicko2_matches_the_glicko2_package():
     # glicko2 2.1.0's Step 5 f(x) writes mu^2 where Glickman writes phi^2 (Player._f uses the rating), so
     # the package follows the paper only for players with mu^2 = phi^2: ratings 1500 +- RD.
     deviations = [rng.uniform(40, 300) for _ in range(8)]
-    players = [{"player_id": i, "rating": 1500 + rng.choice([-1, 1]) * rd, "deviation": rd,
-                "volatility": rng.uniform(0.04, 0.09)} for i, rd in enumerate(deviations, 1)]
+    players = [
+        {
+            "player_id": i,
+            "rating": 1500 + rng.choice([-1, 1]) * rd,
+            "deviation": rd,
+            "volatility": rng.uniform(0.04, 0.09),
+        }
+        for i, rd in enumerate(deviations, 1)
+    ]
     pairs = [(a, b) for a in range(1, 9) for b in range(a + 1, 9) if rng.random() < 0.6]
-    games = pl.DataFrame({"white_id": [a for a, _ in pairs], "black_id": [b for _, b in pairs],
-                          "white_score": [rng.choice([0.0, 0.5, 1.0]) for _ in pairs]})
+    games = pl.DataFrame(
+        {
+            "white_id": [a for a, _ in pairs],
+            "black_id": [b for _, b in pairs],
+            "white_score": [rng.choice([0.0, 0.5, 1.0]) for _ in pairs],
+        }
+    )
     glicko2 = get_system("glicko2")
     ours = rate_period(glicko2, state_of("glicko2", players), games, glicko2.params(tau=0.5, rd_max=10_000), 1).state
     by_id = {p["player_id"]: p for p in players}
@@ -107,9 +147,13 @@ def test_glicko2_matches_the_glicko2_package():
                 outcomes.append(score if player == white else 1 - score)
         if not opponents:
             continue
-        reference = package.Player(rating=by_id[player]["rating"], rd=by_id[player]["deviation"], vol=by_id[player]["volatility"])
+        reference = package.Player(
+            rating=by_id[player]["rating"], rd=by_id[player]["deviation"], vol=by_id[player]["volatility"]
+        )
         reference._tau = 0.5
-        reference.update_player([by_id[o]["rating"] for o in opponents], [by_id[o]["deviation"] for o in opponents], outcomes)
+        reference.update_player(
+            [by_id[o]["rating"] for o in opponents], [by_id[o]["deviation"] for o in opponents], outcomes
+        )
         assert rating_of(ours, player) == pytest.approx(reference.rating, abs=1e-4)
         assert rating_of(ours, player, "deviation") == pytest.approx(reference.rd, abs=1e-4)
         assert rating_of(ours, player, "volatility") == pytest.approx(reference.vol, abs=1e-6)
@@ -134,7 +178,10 @@ def test_elo_white_advantage_in_prediction_and_update(known: bool):
 def test_glicko_white_advantage_enters_the_update():
     glicko = get_system("glicko")
     params = glicko.params(c=0, white_advantage=40)
-    state = state_of("glicko", [{"player_id": 1, "rating": 1600.0, "deviation": 120.0}, {"player_id": 2, "rating": 1600.0, "deviation": 80.0}])
+    state = state_of(
+        "glicko",
+        [{"player_id": 1, "rating": 1600.0, "deviation": 120.0}, {"player_id": 2, "rating": 1600.0, "deviation": 80.0}],
+    )
     result = rate_period(glicko, state, pl.DataFrame(ONE_GAME), params, 1)
     g_black = 1 / math.sqrt(1 + 3 * Q**2 * 80**2 / math.pi**2)
     e_white = 1 / (1 + 10 ** (-g_black * 40 / 400))
@@ -150,9 +197,13 @@ def test_glicko_white_advantage_enters_the_update():
 def test_stephenson_update_by_hand():
     steph = get_system("stephenson")
     params = steph.params(cval=10, hval=5, bval=1, **{"lambda": 2}, white_advantage=0)
-    state = state_of("stephenson", [{"player_id": 1, "rating": 2200.0, "deviation": 100.0},
-                                    {"player_id": 2, "rating": 2400.0, "deviation": 60.0}])
-    result = rate_period(steph, state, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [1.0]}), params, 1)
+    state = state_of(
+        "stephenson",
+        [{"player_id": 1, "rating": 2200.0, "deviation": 100.0}, {"player_id": 2, "rating": 2400.0, "deviation": 60.0}],
+    )
+    result = rate_period(
+        steph, state, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [1.0]}), params, 1
+    )
     # Appendix: v = v + c t (c = 100, t = 1); v* = (1/(v + h m) + d)^-1 (h = 25, m = 1);
     # r* = r + q v* k (s - e + b) + lambda (rbar - r), b = 0.01, lambda = 0.02.
     v1, v2 = 100**2 + 100, 60**2 + 100
@@ -165,25 +216,35 @@ def test_stephenson_update_by_hand():
 
 def test_stephenson_without_h_b_lambda_is_glicko():
     players = [{"player_id": i, "rating": 1500.0 + 37 * i, "deviation": 50.0 + 20 * i} for i in range(1, 6)]
-    games = pl.DataFrame({"white_id": [1, 2, 3, 4, 5, 1], "black_id": [2, 3, 4, 5, 1, 3], "white_score": [1.0, 0.5, 0.0, 1.0, 0.5, 0.0]})
+    games = pl.DataFrame(
+        {"white_id": [1, 2, 3, 4, 5, 1], "black_id": [2, 3, 4, 5, 1, 3], "white_score": [1.0, 0.5, 0.0, 1.0, 0.5, 0.0]}
+    )
     glicko, steph = get_system("glicko"), get_system("stephenson")
     a = rate_period(glicko, state_of("glicko", players), games, glicko.params(c=12), 3).state
-    b = rate_period(steph, state_of("stephenson", players), games, steph.params(cval=12, hval=0, bval=0, **{"lambda": 0}), 3).state
+    b = rate_period(
+        steph, state_of("stephenson", players), games, steph.params(cval=12, hval=0, bval=0, **{"lambda": 0}), 3
+    ).state
     assert np.allclose(a["rating"].to_numpy(), b["rating"].to_numpy(), rtol=0, atol=1e-9)
     assert np.allclose(a["deviation"].to_numpy(), b["deviation"].to_numpy(), rtol=0, atol=1e-9)
 
 
 def test_uscf_k_from_effective_games():
     uscf = get_system("uscf")
-    players = [{"player_id": 1, "rating": 1700.0, "games": 30}] + [{"player_id": i, "rating": 1700.0, "games": 80} for i in range(2, 6)]
+    players = [{"player_id": 1, "rating": 1700.0, "games": 30}] + [
+        {"player_id": i, "rating": 1700.0, "games": 80} for i in range(2, 6)
+    ]
     games = pl.DataFrame({"white_id": [1, 1, 1, 1], "black_id": [2, 3, 4, 5], "white_score": [1.0, 1.0, 1.0, 0.0]})
     result = rate_period(uscf, state_of("uscf", players), games, uscf.params(), 1)
     # N* = 50 / sqrt(1 + (2200 - 1700)^2 / 100000) = 26.73 < N = 30; K = 800 / (26.73 + 4); 3 points against 2 expected.
     k = 800 / (50 / math.sqrt(3.5) + 4)
     assert rating_of(result.state, 1) == pytest.approx(1700 + k * (3 - 2), rel=1e-12)
     # Above 2200, N* = 50: an opponent with 80 games has K = 800 / (50 + 1).
-    high = state_of("uscf", [{"player_id": 1, "rating": 2300.0, "games": 80}, {"player_id": 2, "rating": 2300.0, "games": 80}])
-    result = rate_period(uscf, high, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [1.0]}), uscf.params(), 1)
+    high = state_of(
+        "uscf", [{"player_id": 1, "rating": 2300.0, "games": 80}, {"player_id": 2, "rating": 2300.0, "games": 80}]
+    )
+    result = rate_period(
+        uscf, high, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [1.0]}), uscf.params(), 1
+    )
     assert rating_of(result.state, 1) == pytest.approx(2300 + 800 / 51 * 0.5, rel=1e-12)
 
 
@@ -200,21 +261,31 @@ def test_uscf_absolute_floor():
     assert rating_of(result.state, 2) == pytest.approx(510.0)
 
 
-@pytest.mark.parametrize(("peak", "games", "floor"), [
-    (1850.0, 100, 1600.0),   # 1850 - 200 = 1650 -> 1600
-    (1450.0, 100, 1200.0),   # 1250 -> 1200
-    (2450.0, 100, 2100.0),   # 2250 -> 2200, but no floor above 2100
-    (1390.0, 100, None),     # 1190 -> below 1200: only the absolute floor
-    (1850.0, 10, None),      # not established: no peak floor
-])
+@pytest.mark.parametrize(
+    ("peak", "games", "floor"),
+    [
+        (1850.0, 100, 1600.0),  # 1850 - 200 = 1650 -> 1600
+        (1450.0, 100, 1200.0),  # 1250 -> 1200
+        (2450.0, 100, 2100.0),  # 2250 -> 2200, but no floor above 2100
+        (1390.0, 100, None),  # 1190 -> below 1200: only the absolute floor
+        (1850.0, 10, None),  # not established: no peak floor
+    ],
+)
 def test_uscf_peak_floor(peak: float, games: int, floor: float | None):
     uscf = get_system("uscf")
     rating = (floor or 1300.0) + 20
     # Four losses to an equal opponent: 2 points below expectation, K = 800 / (N' + 4), at least 28 here.
-    players = [{"player_id": 1, "rating": rating, "games": games, "peak": peak, "wins": 30, "draws": 10, "events_3plus": 9},
-               {"player_id": 2, "rating": rating, "games": 100, "peak": rating}]
-    result = rate_period(uscf, state_of("uscf", players), pl.DataFrame({"white_id": [1] * 4, "black_id": [2] * 4, "white_score": [0.0] * 4}),
-                         uscf.params(), 1)
+    players = [
+        {"player_id": 1, "rating": rating, "games": games, "peak": peak, "wins": 30, "draws": 10, "events_3plus": 9},
+        {"player_id": 2, "rating": rating, "games": 100, "peak": rating},
+    ]
+    result = rate_period(
+        uscf,
+        state_of("uscf", players),
+        pl.DataFrame({"white_id": [1] * 4, "black_id": [2] * 4, "white_score": [0.0] * 4}),
+        uscf.params(),
+        1,
+    )
     n = min(games, 50 / math.sqrt(1 + (2200 - rating) ** 2 / 100000))
     raw = rating + 800 / (n + 4) * (0 - 4 * 0.5)
     assert raw < (floor or rating)  # where a peak floor exists, it binds

@@ -17,8 +17,15 @@ from tests.graph import graph_of
 MONTHS = ["2024-01", "2024-02", "2024-03"]
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "docs" / "img"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -53,7 +60,10 @@ def webserver(tmp_path_factory: pytest.TempPathFactory):
     env = {name: value for name, value in os.environ.items() if not name.startswith("RATINGS_")}
     server = subprocess.Popen(
         [sys.executable, "-m", "assets", "ui", "--store", str(store), "--dagster-home", str(home), "--port", str(port)],
-        env=env, cwd=str(Path(__file__).resolve().parents[1]), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env,
+        cwd=str(Path(__file__).resolve().parents[1]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
@@ -91,7 +101,10 @@ def test_graphql_asset_graph_is_the_definitions_graph(webserver):
     url, _ = webserver
     data = graphql(url, "{ assetNodes { assetKey { path } groupName dependencyKeys { path } } }")
     served = {
-        "/".join(node["assetKey"]["path"]): {"group": node["groupName"], "deps": sorted("/".join(d["path"]) for d in node["dependencyKeys"])}
+        "/".join(node["assetKey"]["path"]): {
+            "group": node["groupName"],
+            "deps": sorted("/".join(d["path"]) for d in node["dependencyKeys"]),
+        }
         for node in data["assetNodes"]
     }
     expected = graph_of(build_defs(MONTHS[0], MONTHS[-1]))["assets"]
@@ -108,17 +121,29 @@ def test_after_a_range_run_every_month_shows_its_checks_passed_and_the_run_is_re
         executions = graphql(url, query, {"key": {"path": key.split("/")}, "check": check})["assetCheckExecutions"]
         by_month = {e["partition"]: (e["status"], e["evaluation"]["success"]) for e in executions if e["partition"]}
         assert by_month == {month: ("SUCCEEDED", True) for month in MONTHS}, (key, check)
-    stats = graphql(url, """{ assetNodes(assetKeys: [{path: ["actual", "rating_list"]}, {path: ["games"]}]) {
-        partitionStats { numMaterialized numPartitions numFailed } } }""")["assetNodes"]
+    stats = graphql(
+        url,
+        """{ assetNodes(assetKeys: [{path: ["actual", "rating_list"]}, {path: ["games"]}]) {
+        partitionStats { numMaterialized numPartitions numFailed } } }""",
+    )["assetNodes"]
     # The UI shows exactly the store's months: none missing, none extra.
-    assert [node["partitionStats"] for node in stats] == [{"numMaterialized": 3, "numPartitions": 3, "numFailed": 0}] * 2
+    assert [node["partitionStats"] for node in stats] == [
+        {"numMaterialized": 3, "numPartitions": 3, "numFailed": 0}
+    ] * 2
 
 
 def test_graphql_one_materialization_per_month(webserver):
     url, _ = webserver
     query = """query ($key: AssetKeyInput!) { assetOrError(assetKey: $key) { ... on Asset {
         assetMaterializations(limit: 100) { partition } } } }"""
-    for key in ("raw_games", "games", "quarantine", "actual/rating_list", "sonas_2017/rating_list", "elo_480/crosstable"):
+    for key in (
+        "raw_games",
+        "games",
+        "quarantine",
+        "actual/rating_list",
+        "sonas_2017/rating_list",
+        "elo_480/crosstable",
+    ):
         data = graphql(url, query, {"key": {"path": key.split("/")}})
         partitions = sorted(m["partition"] for m in data["assetOrError"]["assetMaterializations"])
         assert partitions == MONTHS, key

@@ -72,9 +72,7 @@ def summary_crosstable(
 
     totals = [pl.len().cast(pl.Int64).alias("games"), pl.col("score").sum(), pl.col("expected").sum()]
     cells = sides.group_by("band_low", "opponent_band_low").agg(totals)
-    summaries = sides.group_by("band_low").agg(totals).with_columns(
-        opponent_band_low=pl.lit(None, dtype=pl.Int32)
-    )
+    summaries = sides.group_by("band_low").agg(totals).with_columns(opponent_band_low=pl.lit(None, dtype=pl.Int32))
     table = pl.concat([cells, summaries.select(cells.columns)]).pipe(with_percentages)
     return _labelled(table, period, band_width, top_band)
 

@@ -66,7 +66,11 @@ def _labelled_curve(frame: pl.DataFrame, period: str, bin_width: int, max_advant
     bin_label = (
         pl.when(pl.col("bin_low") >= max_advantage)
         .then(pl.lit(f"{max_advantage}+"))
-        .otherwise(pl.concat_str([pl.col("bin_low").cast(pl.Utf8), pl.lit("-"), (pl.col("bin_low") + bin_width - 1).cast(pl.Utf8)]))
+        .otherwise(
+            pl.concat_str(
+                [pl.col("bin_low").cast(pl.Utf8), pl.lit("-"), (pl.col("bin_low") + bin_width - 1).cast(pl.Utf8)]
+            )
+        )
     )
     return conform(frame.with_columns(period=pl.lit(period), bin=bin_label).sort("bin_low"), ScoreCurve)
 

@@ -50,7 +50,8 @@ def rating_distributions(
     lists: Mapping[str, pl.DataFrame], bin_width: int = 25, active_only: bool = False
 ) -> pl.DataFrame:
     """Several lists' distributions in one frame, each labelled by its key (e.g. '2024-01', or
-    'before compression' / 'after compression' for the same month), ready to overlay."""
+    'before compression' / 'after compression' for the same month), ready to overlay.
+    """
     frames = [rating_distribution(frame, label, bin_width, active_only) for label, frame in lists.items()]
     non_empty = [frame for frame in frames if frame.height]
     return pl.concat(non_empty) if non_empty else empty_frame(RatingDistribution)
@@ -62,8 +63,4 @@ def january_lists(periods: list[str]) -> dict[str, str]:
     The list of period M is published on the 1st of M+1 (docs/engine.md), so FIDE's January list
     is the list of the December period.
     """
-    return {
-        f"January {int(period[:4]) + 1}": period
-        for period in sorted(periods)
-        if period.endswith("-12")
-    }
+    return {f"January {int(period[:4]) + 1}": period for period in sorted(periods) if period.endswith("-12")}

@@ -10,7 +10,8 @@ import polars as pl
 def favourite_gap_by_year(rated_games: pl.LazyFrame) -> pl.DataFrame:
     """Per year: games between different ratings rated for both sides, and 100 x (favourite's mean score - mean expected)."""
     counted = rated_games.filter(
-        pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null()
+        pl.col("white_expected").is_not_null()
+        & pl.col("black_expected").is_not_null()
         & (pl.col("white_rating_used") != pl.col("black_rating_used"))
     )
     white_favourite = pl.col("white_rating_used") > pl.col("black_rating_used")
@@ -18,7 +19,10 @@ def favourite_gap_by_year(rated_games: pl.LazyFrame) -> pl.DataFrame:
         counted.select(
             pl.col("month").str.slice(0, 4).alias("year"),
             pl.when(white_favourite).then(pl.col("white_score")).otherwise(1 - pl.col("white_score")).alias("score"),
-            pl.when(white_favourite).then(pl.col("white_expected")).otherwise(pl.col("black_expected")).alias("expected"),
+            pl.when(white_favourite)
+            .then(pl.col("white_expected"))
+            .otherwise(pl.col("black_expected"))
+            .alias("expected"),
         )
         .group_by("year")
         .agg(games=pl.len(), gap_pct=100 * (pl.col("score").mean() - pl.col("expected").mean()))

@@ -32,8 +32,17 @@ from schemas.util import conform
 
 _DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
 FIGURE_COLUMNS = (
-    "games", "wins", "draws", "losses", "score", "opponent_rating_sum", "average_opponent", "p", "dp",
-    "performance_fide", "performance_400",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+    "score",
+    "opponent_rating_sum",
+    "average_opponent",
+    "p",
+    "dp",
+    "performance_fide",
+    "performance_400",
 )
 READABLE_FORMATS = ("trf", "pgn", "csv", "parquet")
 
@@ -46,12 +55,16 @@ def performance_sides(games: pl.DataFrame) -> pl.DataFrame:
     """
     rated_tc = (pl.col("weight") > 0) if "weight" in games.columns else pl.lit(True)
     white = games.filter(rated_tc & pl.col("black_rating_used").is_not_null()).select(
-        player_id=pl.col("white_id"), event_id=pl.col("event_id"),
-        opponent_rating=pl.col("black_rating_used").cast(pl.Int64), score=pl.col("white_score"),
+        player_id=pl.col("white_id"),
+        event_id=pl.col("event_id"),
+        opponent_rating=pl.col("black_rating_used").cast(pl.Int64),
+        score=pl.col("white_score"),
     )
     black = games.filter(rated_tc & pl.col("white_rating_used").is_not_null()).select(
-        player_id=pl.col("black_id"), event_id=pl.col("event_id"),
-        opponent_rating=pl.col("white_rating_used").cast(pl.Int64), score=1.0 - pl.col("white_score"),
+        player_id=pl.col("black_id"),
+        event_id=pl.col("event_id"),
+        opponent_rating=pl.col("white_rating_used").cast(pl.Int64),
+        score=1.0 - pl.col("white_score"),
     )
     return pl.concat([white, black])
 
@@ -68,9 +81,7 @@ def performance_by(sides: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     n, points_x2, total = pl.col("games"), 2 * pl.col("wins") + pl.col("draws"), pl.col("opponent_rating_sum")
     # floor((100 p + 0.5)) without floats: p = points_x2 / (2 n).
     percent = (100 * points_x2 + n) // (2 * n)
-    percent = (
-        pl.when(points_x2 == 2 * n).then(100).when(points_x2 == 0).then(0).otherwise(percent.clip(1, 99))
-    )
+    percent = pl.when(points_x2 == 2 * n).then(100).when(points_x2 == 0).then(0).otherwise(percent.clip(1, 99))
     return (
         totals.with_columns(percent=percent)
         .with_columns(dp=pl.lit(_DP_SERIES).gather(pl.col("percent")).cast(pl.Int64))
@@ -98,6 +109,7 @@ def performance_ratings(rated_games: pl.DataFrame, month: str) -> pl.DataFrame:
 
 
 # -- one tournament file -----------------------------------------------------------------------
+
 
 def file_performance(path: str) -> pl.DataFrame:
     """Per player of a loose TRF / PGN (or CSV / Parquet dump) file: id (null without one), name and figures.
@@ -132,11 +144,17 @@ def file_performance(path: str) -> pl.DataFrame:
     split = split_month(raw.with_columns(pl.lit(month).alias("month")), empty_frame(Players), month, check_month=False)
     games = split.games
     who = (
-        pl.concat([
-            *(raw.filter(pl.col("parse_error").is_null())
-              .select(key=pl.col(f"{side}_id"), name=pl.col(f"{side}_name").str.strip_chars()) for side in ("white", "black")),
-            split.identities.select(key=pl.col("player_id"), name=pl.col("name").str.strip_chars()),
-        ])
+        pl.concat(
+            [
+                *(
+                    raw.filter(pl.col("parse_error").is_null()).select(
+                        key=pl.col(f"{side}_id"), name=pl.col(f"{side}_name").str.strip_chars()
+                    )
+                    for side in ("white", "black")
+                ),
+                split.identities.select(key=pl.col("player_id"), name=pl.col("name").str.strip_chars()),
+            ]
+        )
         .drop_nulls("key")
         .group_by("key", maintain_order=True)
         .agg(pl.col("name").drop_nulls().first())
@@ -159,11 +177,17 @@ def file_performance_json(table: pl.DataFrame) -> dict:
     players = []
     for row in table.iter_rows(named=True):
         average = row["average_opponent"]
-        players.append({
-            "id": row["id"], "name": row["name"], "games": int(row["games"]), "score": float(row["score"]),
-            "average_opponent": None if average is None else round(average, 2),
-            "performance_fide": row["performance_fide"], "performance_400": row["performance_400"],
-        })
+        players.append(
+            {
+                "id": row["id"],
+                "name": row["name"],
+                "games": int(row["games"]),
+                "score": float(row["score"]),
+                "average_opponent": None if average is None else round(average, 2),
+                "performance_fide": row["performance_fide"],
+                "performance_400": row["performance_400"],
+            }
+        )
     return {"players": players}
 
 
@@ -171,8 +195,13 @@ def file_performance_text(table: pl.DataFrame, path: str) -> str:
     """A readable table of file_performance, best FIDE performance first."""
     from pipeline.text import escape_text
 
-    header = f"{'id':>10}  {'name':<32} {'games':>5} {'score':>5} {'Ra':>7} {'p':>4} {'dp':>4} {'Rp FIDE':>7} {'Rp 400':>6}"
-    lines = [f"{escape_text(path)}: performance ratings ({table.height} players; ratings as stated in the file)", header]
+    header = (
+        f"{'id':>10}  {'name':<32} {'games':>5} {'score':>5} {'Ra':>7} {'p':>4} {'dp':>4} {'Rp FIDE':>7} {'Rp 400':>6}"
+    )
+    lines = [
+        f"{escape_text(path)}: performance ratings ({table.height} players; ratings as stated in the file)",
+        header,
+    ]
 
     def cell(value: object, width: int, spec: str = "") -> str:
         return f"{'-':>{width}}" if value is None else f"{value:>{width}{spec}}"

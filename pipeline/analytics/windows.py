@@ -105,7 +105,8 @@ def covered_months(window: PeriodWindow, months: Iterable[str]) -> list[str]:
 
 def describe_coverage(window: PeriodWindow, months: Iterable[str]) -> str:
     """The months a window's page covers, in words: '2017-01 to 2020-12 (48 months)', or, when the data
-    covers only part of the window, '2015-01 to 2016-12 only: 24 of the 48 months of 2013-16 (2013-01 to 2016-12)'."""
+    covers only part of the window, '2015-01 to 2016-12 only: 24 of the 48 months of 2013-16 (2013-01 to 2016-12)'.
+    """
     covered = covered_months(window, months)
     total = len(window.months())
     if not covered:

@@ -48,7 +48,9 @@ def inner_name_is_txt(name: str) -> bool:
     return strip_compression(name)[0].lower().endswith(".txt")
 
 
-def read_dump(data: bytes, name: str, federation: str, month: str, encodings: list[str | None] | None = None) -> pl.DataFrame:
+def read_dump(
+    data: bytes, name: str, federation: str, month: str, encodings: list[str | None] | None = None
+) -> pl.DataFrame:
     """RawGames rows of one dump; bad content becomes a parse_error row, never an exception.
 
     `name` is the dump's key relative to raw/ (e.g. 'GER/2024-01/open-a.trf'): it is the
@@ -58,7 +60,9 @@ def read_dump(data: bytes, name: str, federation: str, month: str, encodings: li
     return read_dumps([(data, name, federation)], month, encodings)[0]
 
 
-def read_dumps(dumps: list[tuple[bytes, str, str]], month: str, encodings: list[str | None] | None = None) -> list[pl.DataFrame]:
+def read_dumps(
+    dumps: list[tuple[bytes, str, str]], month: str, encodings: list[str | None] | None = None
+) -> list[pl.DataFrame]:
     """RawGames rows of many dumps (bytes, name, federation) of one month, in the same order.
 
     TRF and PGN files are parsed together in batches (a month holds thousands of small tournament
@@ -81,7 +85,10 @@ def read_dumps(dumps: list[tuple[bytes, str, str]], month: str, encodings: list[
             if fmt != "parquet":
                 check_line_count(content)
             if after_stream is not None:
-                trailing[index] = (after_stream, content.count(b"\n") + (0 if content.endswith(b"\n") or not content else 1) + 1)
+                trailing[index] = (
+                    after_stream,
+                    content.count(b"\n") + (0 if content.endswith(b"\n") or not content else 1) + 1,
+                )
             if fmt == "trf":
                 text, detected[index] = decode_text_detected(content)
                 if not text.strip():
@@ -110,8 +117,16 @@ def read_dumps(dumps: list[tuple[bytes, str, str]], month: str, encodings: list[
         _read_batch(batch, dumps, month, "pgn", results, _pgn_records)
     for index, (problem, line) in trailing.items():
         _, name, federation = dumps[index]
-        extra = unreadable_record(name, federation, month, detect_format(name), problem, preview(dumps[index][0][-200:]),
-                                  source_line=line, position="after-stream")
+        extra = unreadable_record(
+            name,
+            federation,
+            month,
+            detect_format(name),
+            problem,
+            preview(dumps[index][0][-200:]),
+            source_line=line,
+            position="after-stream",
+        )
         results[index] = pl.concat([results[index], extra], how="vertical")
     if encodings is not None:
         encodings[:] = detected
@@ -132,8 +147,14 @@ def _pgn_records(batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, 
     return parse_pgn_batch([text for _, text in batch], [event_key(dumps[index][1]) for index, _ in batch])
 
 
-def _read_batch(batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]], month: str, fmt: str,
-                results: list[pl.DataFrame | None], parse) -> None:
+def _read_batch(
+    batch: list[tuple[int, str | bytes]],
+    dumps: list[tuple[bytes, str, str]],
+    month: str,
+    fmt: str,
+    results: list[pl.DataFrame | None],
+    parse,
+) -> None:
     """Parse and finish one batch; when it fails, each of its files alone, so that one file's failure stays its own."""
     try:
         _split_batch(parse(batch, dumps), batch, dumps, month, fmt, results)
@@ -147,8 +168,14 @@ def _read_batch(batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, s
         _read_batch([item], dumps, month, fmt, results, parse)
 
 
-def _split_batch(records: pl.DataFrame, batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]],
-                 month: str, fmt: str, results: list[pl.DataFrame | None]) -> None:
+def _split_batch(
+    records: pl.DataFrame,
+    batch: list[tuple[int, str | bytes]],
+    dumps: list[tuple[bytes, str, str]],
+    month: str,
+    fmt: str,
+    results: list[pl.DataFrame | None],
+) -> None:
     """Finish a batch's records (records.file indexes the batch) and store each file's rows at its dump index."""
     names = [dumps[index][1] for index, _ in batch]
     finished = finish_batch(records, names, [dumps[index][2] for index, _ in batch], month, fmt)

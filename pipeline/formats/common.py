@@ -19,9 +19,25 @@ RAW_SCHEMA = polars_schema(RawGames)
 
 #: Columns a format reader fills itself; the rest (month, federation, ...) come from `finish_records`.
 RECORD_COLUMNS = [
-    "source_line", "position", "raw_text", "parse_error", "event_id", "event_start", "date", "round",
-    "white_id", "black_id", "white_name", "black_name", "result", "unplayed", "time_control",
-    "tc_base_seconds", "tc_increment_seconds", "white_rating", "black_rating",
+    "source_line",
+    "position",
+    "raw_text",
+    "parse_error",
+    "event_id",
+    "event_start",
+    "date",
+    "round",
+    "white_id",
+    "black_id",
+    "white_name",
+    "black_name",
+    "result",
+    "unplayed",
+    "time_control",
+    "tc_base_seconds",
+    "tc_increment_seconds",
+    "white_rating",
+    "black_rating",
 ]
 
 COMPRESSION_SUFFIXES = (".gz", ".zst")
@@ -82,14 +98,17 @@ def event_key(name: str) -> str:
 # -- bytes -> text ---------------------------------------------------------------------------------
 def decompress(data: bytes, compression: str | None, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     """Undo .gz / .zst (at most `limit` bytes out); raises UnreadableDump when the stream is corrupt, has
-    bytes after its end, expands beyond the limit, or zstd is unavailable. Dumps use decompress_dump."""
+    bytes after its end, expands beyond the limit, or zstd is unavailable. Dumps use decompress_dump.
+    """
     content, trailing = decompress_dump(data, compression, limit)
     if trailing is not None:
         raise UnreadableDump(f"corrupt gzip stream: {trailing}")
     return content
 
 
-def decompress_dump(data: bytes, compression: str | None, limit: int = MAX_DECOMPRESSED_BYTES) -> tuple[bytes, str | None]:
+def decompress_dump(
+    data: bytes, compression: str | None, limit: int = MAX_DECOMPRESSED_BYTES
+) -> tuple[bytes, str | None]:
     """(content, problem with bytes after the last gzip member, or None); the output is bounded by `limit`.
 
     Streamed: no more than `limit` + 1 bytes are ever produced, however far the stream would expand.
@@ -106,7 +125,9 @@ def decompress_dump(data: bytes, compression: str | None, limit: int = MAX_DECOM
 
 
 def _too_large(limit: int) -> UnreadableDump:
-    return DumpTooLarge(f"decompresses to more than {limit / (1 << 20):,.0f} MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read")
+    return DumpTooLarge(
+        f"decompresses to more than {limit / (1 << 20):,.0f} MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read"
+    )
 
 
 def _gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
@@ -120,7 +141,9 @@ def _gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
                 raise UnreadableDump("corrupt gzip stream: not a gzip file")
             if not data[position:].strip(b"\0"):
                 break  # zero padding after the last member, which gzip itself accepts
-            return b"".join(chunks), f"{len(data) - position:,} bytes after the end of the gzip stream are not gzip data"
+            return b"".join(
+                chunks
+            ), f"{len(data) - position:,} bytes after the end of the gzip stream are not gzip data"
         inflater = zlib.decompressobj(wbits=31)
         member: list[bytes] = []
         member_size = 0
@@ -144,7 +167,9 @@ def _gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
         except zlib.error as error:
             if position == 0:
                 raise UnreadableDump(f"corrupt gzip stream: {error}") from error
-            return b"".join(chunks), f"{len(data) - position:,} bytes after the end of the gzip stream are not a valid gzip member ({error})"
+            return b"".join(
+                chunks
+            ), f"{len(data) - position:,} bytes after the end of the gzip stream are not a valid gzip member ({error})"
         chunks.extend(member)
         size += member_size
         position = fed - len(inflater.unused_data)
@@ -272,7 +297,9 @@ def _decode_not_utf8(data: bytes) -> tuple[str, str]:
     non_ascii = len(data.translate(None, _ASCII))  # the non-ASCII bytes
     # Bytes of valid multi-byte characters (2-4 each): clearly more UTF-8 characters than stray bytes.
     if (non_ascii - invalid) / 2 > invalid:
-        fixed = _LINE_WITH_ESCAPED_BYTE.sub(lambda line: _legacy(line.group().encode("utf-8", "surrogateescape"))[0], text)
+        fixed = _LINE_WITH_ESCAPED_BYTE.sub(
+            lambda line: _legacy(line.group().encode("utf-8", "surrogateescape"))[0], text
+        )
         return fixed, "utf-8+windows-1252"
     return _legacy(data[3:] if data.startswith(b"\xef\xbb\xbf") else data)
 
@@ -323,7 +350,8 @@ def blank_to_null(expr: pl.Expr) -> pl.Expr:
 
 def parse_int(text: pl.Expr, dtype: pl.DataType = pl.Int64) -> pl.Expr:
     """Whole numbers written in digits (a sign, and '.0' as float columns print '1850.0', allowed) -> integer;
-    anything else (exponents such as '2e3', fractions, words) -> null."""
+    anything else (exponents such as '2e3', fractions, words) -> null.
+    """
     stripped = text.cast(pl.Utf8).str.strip_chars()
     whole_float = stripped.str.extract(r"^([+-]?\d+)\.0*$", 1)
     return pl.coalesce(stripped.cast(dtype, strict=False), whole_float.cast(dtype, strict=False))
@@ -379,12 +407,15 @@ def join_errors(*messages: pl.Expr) -> pl.Expr:
 
 # -- time controls ---------------------------------------------------------------------------------
 def classify_time_control(base_seconds: pl.Expr, increment_seconds: pl.Expr) -> pl.Expr:
-    """classical / rapid / blitz from the time for 60 moves (base + 60 x increment, FIDE's count); null if unknown."""
+    """Classical / rapid / blitz from the time for 60 moves (base + 60 x increment, FIDE's count); null if unknown."""
     total = base_seconds + 60 * increment_seconds.fill_null(0)
     return (
-        pl.when(base_seconds.is_null()).then(None)
-        .when(total <= BLITZ_UP_TO_SECONDS).then(pl.lit("blitz"))
-        .when(total < RAPID_BELOW_SECONDS).then(pl.lit("rapid"))
+        pl.when(base_seconds.is_null())
+        .then(None)
+        .when(total <= BLITZ_UP_TO_SECONDS)
+        .then(pl.lit("blitz"))
+        .when(total < RAPID_BELOW_SECONDS)
+        .then(pl.lit("rapid"))
         .otherwise(pl.lit("classical"))
     )
 
@@ -412,7 +443,8 @@ def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
 def parse_clock(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(base seconds, increment seconds) of a clock a person typed: parse_time_control's forms, where a
-    unit-less base up to CLOCK_MINUTES_UP_TO is minutes ('90+30' = '5400+30'; '90' = 90 minutes)."""
+    unit-less base up to CLOCK_MINUTES_UP_TO is minutes ('90+30' = '5400+30'; '90' = 90 minutes).
+    """
     base, increment = parse_time_control(text)
     unitless = ~text.str.contains(r"[^\d\s+/:]")
     in_minutes = unitless & (base <= CLOCK_MINUTES_UP_TO)
@@ -440,7 +472,9 @@ def parse_free_date_checked(text: str | None) -> tuple[date | None, bool]:
         if not match:
             continue
         a, b, c = (int(g) for g in match.groups())
-        year, month, day = (a, b, c) if order == "ymd" else (c, b, a) if order == "dmy" else (2000 + a if a < 70 else 1900 + a, b, c)
+        year, month, day = (
+            (a, b, c) if order == "ymd" else (c, b, a) if order == "dmy" else (2000 + a if a < 70 else 1900 + a, b, c)
+        )
         try:
             return date(year, month, day), False
         except ValueError:
@@ -451,12 +485,20 @@ def parse_free_date_checked(text: str | None) -> tuple[date | None, bool]:
 # -- output ----------------------------------------------------------------------------------------
 def finish_records(records: pl.DataFrame, source_file: str, federation: str, month: str, fmt: str) -> pl.DataFrame:
     """Add the landing-zone columns and the record id, fill absent columns, conform to RawGames."""
-    return finish_batch(records.with_columns(pl.lit(0, dtype=pl.Int32).alias("file")), [source_file], [federation], month, fmt)
+    return finish_batch(
+        records.with_columns(pl.lit(0, dtype=pl.Int32).alias("file")), [source_file], [federation], month, fmt
+    )
 
 
-def finish_batch(records: pl.DataFrame, source_files: list[str], federations: list[str], month: str, fmt: str) -> pl.DataFrame:
+def finish_batch(
+    records: pl.DataFrame, source_files: list[str], federations: list[str], month: str, fmt: str
+) -> pl.DataFrame:
     """finish_records for the records of many dumps; `records.file` indexes source_files / federations."""
-    missing = [pl.lit(None, dtype=RAW_SCHEMA.get(name, pl.Utf8)).alias(name) for name in RECORD_COLUMNS if name not in records.columns]
+    missing = [
+        pl.lit(None, dtype=RAW_SCHEMA.get(name, pl.Utf8)).alias(name)
+        for name in RECORD_COLUMNS
+        if name not in records.columns
+    ]
     file = records["file"].cast(pl.Int64).to_numpy()
     records = records.with_columns(missing).with_columns(
         pl.lit(month).alias("month"),
@@ -512,21 +554,34 @@ def continue_stable_hash(states: np.ndarray, suffixes: pl.Series) -> pl.Series:
     return pl.Series("record_id", hashes, dtype=pl.UInt64)
 
 
-def unreadable_record(source_file: str, federation: str, month: str, fmt: str, problem: str, raw_text: str = "",
-                      source_line: int = 1, position: str = "file") -> pl.DataFrame:
+def unreadable_record(
+    source_file: str,
+    federation: str,
+    month: str,
+    fmt: str,
+    problem: str,
+    raw_text: str = "",
+    source_line: int = 1,
+    position: str = "file",
+) -> pl.DataFrame:
     """The single RawGames row that stands for a dump that could not be read at all (or for an unreadable part of it)."""
     record = pl.DataFrame(
         {"source_line": [source_line], "position": [position], "raw_text": [raw_text], "parse_error": [problem]},
         schema={"source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8},
     )
-    return finish_records(record.with_columns(pl.lit(event_key(source_file)).alias("event_id")), source_file, federation, month, fmt)
+    return finish_records(
+        record.with_columns(pl.lit(event_key(source_file)).alias("event_id")), source_file, federation, month, fmt
+    )
 
 
 def with_record_error(records: pl.DataFrame, condition: pl.Expr, message: pl.Expr | str) -> pl.DataFrame:
     """Add `message` to the parse_error of the records where `condition` holds."""
     message = pl.lit(message) if isinstance(message, str) else message
     return records.with_columns(
-        pl.when(condition).then(join_errors(pl.col("parse_error"), message)).otherwise(pl.col("parse_error")).alias("parse_error")
+        pl.when(condition)
+        .then(join_errors(pl.col("parse_error"), message))
+        .otherwise(pl.col("parse_error"))
+        .alias("parse_error")
     )
 
 

@@ -15,36 +15,94 @@ from schemas.util import conform, polars_schema
 # per-type lists' own columns, renamed to the file's rating type when the file is read.
 LAYOUTS: dict[str, dict[str, tuple[int, int]]] = {
     "A": {
-        "player_id": (0, 15), "name": (15, 76), "federation": (76, 80), "sex": (80, 84), "title": (84, 89),
-        "women_title": (89, 94), "other_titles": (94, 109), "foa_title": (109, 113),
-        "standard_rating": (113, 119), "standard_games": (119, 123), "standard_k": (123, 126),
-        "rapid_rating": (126, 132), "rapid_games": (132, 136), "rapid_k": (136, 139),
-        "blitz_rating": (139, 145), "blitz_games": (145, 149), "blitz_k": (149, 152), "birth": (152, 158), "flag": (158, 162),
+        "player_id": (0, 15),
+        "name": (15, 76),
+        "federation": (76, 80),
+        "sex": (80, 84),
+        "title": (84, 89),
+        "women_title": (89, 94),
+        "other_titles": (94, 109),
+        "foa_title": (109, 113),
+        "standard_rating": (113, 119),
+        "standard_games": (119, 123),
+        "standard_k": (123, 126),
+        "rapid_rating": (126, 132),
+        "rapid_games": (132, 136),
+        "rapid_k": (136, 139),
+        "blitz_rating": (139, 145),
+        "blitz_games": (145, 149),
+        "blitz_k": (149, 152),
+        "birth": (152, 158),
+        "flag": (158, 162),
     },
     "B": {
-        "player_id": (0, 15), "name": (15, 76), "federation": (76, 80), "sex": (80, 84), "title": (84, 89),
-        "women_title": (89, 94), "other_titles": (94, 109), "foa_title": (109, 113),
-        "rating": (113, 119), "games": (119, 123), "k": (123, 126), "birth": (126, 132), "flag": (132, 136),
+        "player_id": (0, 15),
+        "name": (15, 76),
+        "federation": (76, 80),
+        "sex": (80, 84),
+        "title": (84, 89),
+        "women_title": (89, 94),
+        "other_titles": (94, 109),
+        "foa_title": (109, 113),
+        "rating": (113, 119),
+        "games": (119, 123),
+        "k": (123, 126),
+        "birth": (126, 132),
+        "flag": (132, 136),
     },
     "C": {
-        "player_id": (0, 15), "name": (15, 76), "federation": (76, 80), "sex": (80, 84), "title": (84, 89),
-        "women_title": (89, 94), "other_titles": (94, 109),
-        "standard_rating": (109, 115), "standard_games": (115, 119), "standard_k": (119, 122),
-        "rapid_rating": (122, 128), "rapid_games": (128, 132), "rapid_k": (132, 135),
-        "blitz_rating": (135, 141), "blitz_games": (141, 145), "blitz_k": (145, 148), "birth": (148, 154), "flag": (154, 158),
+        "player_id": (0, 15),
+        "name": (15, 76),
+        "federation": (76, 80),
+        "sex": (80, 84),
+        "title": (84, 89),
+        "women_title": (89, 94),
+        "other_titles": (94, 109),
+        "standard_rating": (109, 115),
+        "standard_games": (115, 119),
+        "standard_k": (119, 122),
+        "rapid_rating": (122, 128),
+        "rapid_games": (128, 132),
+        "rapid_k": (132, 135),
+        "blitz_rating": (135, 141),
+        "blitz_games": (141, 145),
+        "blitz_k": (145, 148),
+        "birth": (148, 154),
+        "flag": (154, 158),
     },
     "D": {
-        "player_id": (0, 15), "name": (15, 76), "federation": (76, 80), "sex": (80, 84), "title": (84, 89),
-        "women_title": (89, 94), "other_titles": (94, 109),
-        "rating": (109, 115), "games": (115, 119), "k": (119, 122), "birth": (122, 128), "flag": (128, 132),
+        "player_id": (0, 15),
+        "name": (15, 76),
+        "federation": (76, 80),
+        "sex": (80, 84),
+        "title": (84, 89),
+        "women_title": (89, 94),
+        "other_titles": (94, 109),
+        "rating": (109, 115),
+        "games": (115, 119),
+        "k": (119, 122),
+        "birth": (122, 128),
+        "flag": (128, 132),
     },
     "E": {
-        "player_id": (0, 10), "name": (10, 44), "title": (44, 48), "federation": (48, 53),
-        "rating": (53, 59), "games": (59, 64), "birth": (64, 70), "flag": (70, 76),
+        "player_id": (0, 10),
+        "name": (10, 44),
+        "title": (44, 48),
+        "federation": (48, 53),
+        "rating": (53, 59),
+        "games": (59, 64),
+        "birth": (64, 70),
+        "flag": (70, 76),
     },
     "F": {
-        "player_id": (0, 10), "name": (10, 44), "title": (44, 48), "federation": (48, 52),
-        "rating": (52, 58), "games": (58, 63), "birth": (63, 73), "flag": (73, 79),
+        "player_id": (0, 10),
+        "name": (10, 44),
+        "title": (44, 48),
+        "federation": (48, 52),
+        "rating": (52, 58),
+        "games": (58, 63),
+        "birth": (63, 73),
+        "flag": (73, 79),
     },
 }
 # The usual full line length of each layout (lines may also come right-trimmed).
@@ -56,8 +114,12 @@ BIRTH_PATTERNS = {layout: r"^(\d{4}|0|)$" for layout in "ABCDE"} | {"F": r"^(\d{
 # lists always fill the sex column.
 REQUIRED_FIELD = {"A": "sex", "B": "rating", "C": "sex", "D": "rating", "E": "rating", "F": "rating"}
 RATING_PLAUSIBLE = (1000, 3000)  # no FIDE list has ever published a rating outside this range
-_MONTHS = {name: number for number, name in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1
+    )
+}
 _PERIOD_TOKEN = re.compile(r"(?i)(?<![a-z])(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(\d{2})(?!\d)")
 _REJECT_SCHEMA = {"source_line": pl.Int64, "raw_text": pl.Utf8, "reason": pl.Utf8, "detail": pl.Utf8}
 
@@ -67,11 +129,11 @@ class FideListFile:
     """What one list file holds: its layout, rating type, period, the players, and the rejected lines."""
 
     layout: str
-    rating_type: str          # standard / rapid / blitz (per-type lists); standard for combined lists
-    period: str | None        # YYYY-MM from the header or the file name, when either says
-    records: int              # player lines read (header, blank and end-of-file lines excluded)
-    players: pl.DataFrame     # FideList rows
-    rejected: pl.DataFrame    # source_line, raw_text, reason (quarantine code), detail
+    rating_type: str  # standard / rapid / blitz (per-type lists); standard for combined lists
+    period: str | None  # YYYY-MM from the header or the file name, when either says
+    records: int  # player lines read (header, blank and end-of-file lines excluded)
+    players: pl.DataFrame  # FideList rows
+    rejected: pl.DataFrame  # source_line, raw_text, reason (quarantine code), detail
 
 
 def rating_type_of(name: str) -> str:
@@ -120,18 +182,21 @@ def _data_layout(lines: list[str]) -> str | None:
     best, best_score = None, 0.0
     for layout, fields in LAYOUTS.items():
         ratings = [bounds for field, bounds in fields.items() if field.endswith("rating")]
-        score = sample.select(
-            (
-                _slice(fields["player_id"]).str.contains(r"^\d+$")
-                & (_slice(fields["name"]) != "")
-                & _slice(fields["federation"]).str.contains(r"^[A-Z]{3}$")
-                & pl.all_horizontal(_slice(bounds).str.contains(r"^\d*$") for bounds in ratings)
-                # Nearly every listed player has a rating in a list's (first) rating column.
-                & pl.any_horizontal(_slice(bounds).str.contains(r"^\d+$") for bounds in ratings)
-                & _slice(fields["birth"]).str.contains(BIRTH_PATTERNS[layout])
-                & (pl.col("text").str.len_chars() <= WIDTHS[layout] + 3)
-            ).mean()
-        ).item() or 0.0
+        score = (
+            sample.select(
+                (
+                    _slice(fields["player_id"]).str.contains(r"^\d+$")
+                    & (_slice(fields["name"]) != "")
+                    & _slice(fields["federation"]).str.contains(r"^[A-Z]{3}$")
+                    & pl.all_horizontal(_slice(bounds).str.contains(r"^\d*$") for bounds in ratings)
+                    # Nearly every listed player has a rating in a list's (first) rating column.
+                    & pl.any_horizontal(_slice(bounds).str.contains(r"^\d+$") for bounds in ratings)
+                    & _slice(fields["birth"]).str.contains(BIRTH_PATTERNS[layout])
+                    & (pl.col("text").str.len_chars() <= WIDTHS[layout] + 3)
+                ).mean()
+            ).item()
+            or 0.0
+        )
         # Layouts that fit equally well (C and D share their first columns): the line width decides.
         score += 0.01 if abs(longest - WIDTHS[layout]) <= 3 else 0.0
         if score > best_score:
@@ -155,7 +220,9 @@ def parse_fide_list(data: bytes, name: str) -> FideListFile:
         raise UnreadableDump("not a FIDE rating list: no known header, and the lines fit none of the layouts A-F")
     lines = pl.DataFrame({"text": split_lines(text)}, schema={"text": pl.Utf8}).with_row_index("source_line", offset=1)
     # Not records: blank lines, DOS end-of-file marks (APR04FRL.TXT ends with ^Z), and the header.
-    lines = lines.with_columns(pl.col("source_line").cast(pl.Int64)).filter(pl.col("text").str.strip_chars(" \t\x1a") != "")
+    lines = lines.with_columns(pl.col("source_line").cast(pl.Int64)).filter(
+        pl.col("text").str.strip_chars(" \t\x1a") != ""
+    )
     header = lines["text"][0] if lines.height and _header_layout(lines["text"][0]) is not None else ""
     data_lines = lines.slice(1) if header else lines
     rating_type, period = rating_type_of(name), period_of(header, name)
@@ -163,7 +230,9 @@ def parse_fide_list(data: bytes, name: str) -> FideListFile:
     return FideListFile(layout, rating_type, period, data_lines.height, players, rejected)
 
 
-def _read_lines(lines: pl.DataFrame, layout: str, rating_type: str, period: str | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _read_lines(
+    lines: pl.DataFrame, layout: str, rating_type: str, period: str | None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     fields = dict(LAYOUTS[layout])
     for generic in ("rating", "games", "k"):
         if generic in fields:
@@ -176,60 +245,89 @@ def _read_lines(lines: pl.DataFrame, layout: str, rating_type: str, period: str 
     }
     frame = lines.with_columns([expr.alias(f"_{field}") for field, expr in texts.items()])
     numbers = [f for f in fields if f.endswith(("_rating", "_games", "_k"))]
-    frame = frame.with_columns(
-        [parse_int(pl.col(f"_{field}")).alias(field) for field in numbers + ["player_id"]]
-    )
+    frame = frame.with_columns([parse_int(pl.col(f"_{field}")).alias(field) for field in numbers + ["player_id"]])
     required = fields[_required_field(layout, rating_type)]
     line_length = pl.col("text").str.strip_chars_end("\r").str.len_chars()
     longest = WIDTHS[layout] + (1 if layout == "A" else 0)  # layout A's OTit may overflow by one
     problems = [
         pl.when(pl.col("text").str.strip_chars_end().str.len_chars() > longest).then(
-            pl.format(f"line is too long ({{}} characters; layout {layout} lines have {WIDTHS[layout]})",
-                      pl.col("text").str.strip_chars_end().str.len_chars())),
+            pl.format(
+                f"line is too long ({{}} characters; layout {layout} lines have {WIDTHS[layout]})",
+                pl.col("text").str.strip_chars_end().str.len_chars(),
+            )
+        ),
         pl.when(line_length <= required[0]).then(
-            pl.format(f"line is cut short ({{}} characters; layout {layout} needs at least {required[0] + 1})", line_length)),
+            pl.format(
+                f"line is cut short ({{}} characters; layout {layout} needs at least {required[0] + 1})", line_length
+            )
+        ),
         pl.when(pl.col("player_id").is_null() | (pl.col("player_id") <= 0)).then(
-            pl.format(f"FIDE id {{}} (columns {fields['player_id'][0] + 1}-{fields['player_id'][1]}) is not a number",
-                      quoted(pl.col("_player_id")))),
+            pl.format(
+                f"FIDE id {{}} (columns {fields['player_id'][0] + 1}-{fields['player_id'][1]}) is not a number",
+                quoted(pl.col("_player_id")),
+            )
+        ),
         pl.when(pl.col("_name") == "").then(pl.lit("no name")),
         pl.when((pl.col("_federation") != "") & ~pl.col("_federation").str.contains(r"^[A-Z]{3}$")).then(
-            pl.format("federation {} is not a three-letter code", quoted(pl.col("_federation")))),
+            pl.format("federation {} is not a three-letter code", quoted(pl.col("_federation")))
+        ),
     ]
     if "sex" in fields:
-        problems.append(pl.when(~pl.col("_sex").is_in(["M", "F", ""])).then(
-            pl.format("sex {} is not M or F", quoted(pl.col("_sex")))))
+        problems.append(
+            pl.when(~pl.col("_sex").is_in(["M", "F", ""])).then(
+                pl.format("sex {} is not M or F", quoted(pl.col("_sex")))
+            )
+        )
     for field in numbers:
-        problems.append(pl.when((pl.col(f"_{field}") != "") & pl.col(field).is_null()).then(
-            pl.format(f"{field.replace('_', ' ')} {{}} is not a number", quoted(pl.col(f"_{field}")))))
+        problems.append(
+            pl.when((pl.col(f"_{field}") != "") & pl.col(field).is_null()).then(
+                pl.format(f"{field.replace('_', ' ')} {{}} is not a number", quoted(pl.col(f"_{field}")))
+            )
+        )
     if layout not in COMBINED:
         problems.append(pl.when(pl.col(f"_{rating_type}_rating") == "").then(pl.lit(f"no {rating_type} rating")))
     low, high = RATING_PLAUSIBLE
     implausible = [
         pl.when((pl.col(f"{kind}_rating") > 0) & ~pl.col(f"{kind}_rating").is_between(low, high)).then(
-            pl.format(f"{kind} rating {{}} is outside {low}-{high}", pl.col(f"{kind}_rating")))
-        for kind in ("standard", "rapid", "blitz") if f"{kind}_rating" in fields
+            pl.format(f"{kind} rating {{}} is outside {low}-{high}", pl.col(f"{kind}_rating"))
+        )
+        for kind in ("standard", "rapid", "blitz")
+        if f"{kind}_rating" in fields
     ]
     frame = frame.with_columns(
         pl.concat_str(problems, separator="; ", ignore_nulls=True).alias("_unparseable"),
         pl.concat_str(implausible, separator="; ", ignore_nulls=True).alias("_implausible"),
     ).with_columns(
-        pl.when(pl.col("_unparseable") != "").then(pl.lit("unparseable"))
-        .when(pl.col("_implausible") != "").then(pl.lit("rating_implausible"))
+        pl.when(pl.col("_unparseable") != "")
+        .then(pl.lit("unparseable"))
+        .when(pl.col("_implausible") != "")
+        .then(pl.lit("rating_implausible"))
         .alias("_reason")
     )
     # A player listed twice: the first line stands, later ones are duplicates.
     first_seen = pl.col("source_line").first().over("player_id")
     frame = frame.with_columns(
-        pl.when(pl.col("_reason").is_null() & (pl.int_range(pl.len()).over(pl.col("player_id"), pl.col("_reason").is_null()) > 0))
-        .then(pl.lit("duplicate")).otherwise(pl.col("_reason")).alias("_reason"),
+        pl.when(
+            pl.col("_reason").is_null()
+            & (pl.int_range(pl.len()).over(pl.col("player_id"), pl.col("_reason").is_null()) > 0)
+        )
+        .then(pl.lit("duplicate"))
+        .otherwise(pl.col("_reason"))
+        .alias("_reason"),
     ).with_columns(
-        pl.when(pl.col("_reason") == "unparseable").then(pl.col("_unparseable"))
-        .when(pl.col("_reason") == "rating_implausible").then(pl.col("_implausible"))
-        .when(pl.col("_reason") == "duplicate").then(pl.format("FIDE id {} is already listed on line {}", pl.col("player_id"), first_seen))
+        pl.when(pl.col("_reason") == "unparseable")
+        .then(pl.col("_unparseable"))
+        .when(pl.col("_reason") == "rating_implausible")
+        .then(pl.col("_implausible"))
+        .when(pl.col("_reason") == "duplicate")
+        .then(pl.format("FIDE id {} is already listed on line {}", pl.col("player_id"), first_seen))
         .alias("_detail")
     )
     rejected = frame.filter(pl.col("_reason").is_not_null()).select(
-        "source_line", pl.col("text").alias("raw_text"), pl.col("_reason").alias("reason"), pl.col("_detail").alias("detail"),
+        "source_line",
+        pl.col("text").alias("raw_text"),
+        pl.col("_reason").alias("reason"),
+        pl.col("_detail").alias("detail"),
     )
     return _players(frame.filter(pl.col("_reason").is_null()), fields, layout, period), rejected.cast(_REJECT_SCHEMA)
 
@@ -241,6 +339,7 @@ def _required_field(layout: str, rating_type: str) -> str:
 
 def _players(frame: pl.DataFrame, fields: dict[str, tuple[int, int]], layout: str, period: str | None) -> pl.DataFrame:
     """Typed FideList rows of the lines that passed."""
+
     def text(field: str) -> pl.Expr:
         if field not in fields:
             return pl.lit(None, dtype=pl.Utf8)
@@ -253,8 +352,11 @@ def _players(frame: pl.DataFrame, fields: dict[str, tuple[int, int]], layout: st
         yy = parts.struct.field("3").cast(pl.Int32, strict=False)
         pivot = int(period[2:4]) if period else 29
         year = pl.when(yy <= pivot).then(2000 + yy).otherwise(1900 + yy)
-        birth_date = pl.date(year, parts.struct.field("2").cast(pl.Int32, strict=False),
-                             parts.struct.field("1").cast(pl.Int32, strict=False))
+        birth_date = pl.date(
+            year,
+            parts.struct.field("2").cast(pl.Int32, strict=False),
+            parts.struct.field("1").cast(pl.Int32, strict=False),
+        )
         birth_year = year
     else:
         birth_year = birth.str.extract(r"^(\d{4})$", 1).cast(pl.Int32, strict=False)
@@ -272,19 +374,35 @@ def _players(frame: pl.DataFrame, fields: dict[str, tuple[int, int]], layout: st
         birth_date.alias("birth_date"),
         flag.alias("flag"),
         flag.fill_null("").str.contains("i").alias("inactive"),
-        *[pl.when(pl.col(f"{kind}_rating") > 0).then(pl.col(f"{kind}_rating")).alias(f"{kind}_rating")
-          for kind in ("standard", "rapid", "blitz") if f"{kind}_rating" in fields],
+        *[
+            pl.when(pl.col(f"{kind}_rating") > 0).then(pl.col(f"{kind}_rating")).alias(f"{kind}_rating")
+            for kind in ("standard", "rapid", "blitz")
+            if f"{kind}_rating" in fields
+        ],
     )
     schema = polars_schema(FideList)
-    rows = rows.with_columns([pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in rows.columns])
+    rows = rows.with_columns(
+        [pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items() if name not in rows.columns]
+    )
     return conform(rows, FideList)
 
 
 # -- writing ---------------------------------------------------------------------------------------
 # Header tokens of the per-type layout B; each starts at its column's first position (reference 3.2).
 _LAYOUT_B_HEADINGS = {
-    "player_id": "ID Number", "name": "Name", "federation": "Fed", "sex": "Sex", "title": "Tit", "women_title": "WTit",
-    "other_titles": "OTit", "foa_title": "FOA", "rating": None, "games": "Gms", "k": "K", "birth": "B-day", "flag": "Flag",
+    "player_id": "ID Number",
+    "name": "Name",
+    "federation": "Fed",
+    "sex": "Sex",
+    "title": "Tit",
+    "women_title": "WTit",
+    "other_titles": "OTit",
+    "foa_title": "FOA",
+    "rating": None,
+    "games": "Gms",
+    "k": "K",
+    "birth": "B-day",
+    "flag": "Flag",
 }
 WOMEN_TITLES = ("WGM", "WIM", "WFM", "WCM", "wg", "wm", "wf", "wc")
 _MONTH_TOKENS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
@@ -320,23 +438,39 @@ def format_fide_list(players: pl.DataFrame, list_month: str, line_end: str = "\r
         return pl.col(column).cast(pl.Utf8).fill_null(unknown)
 
     title = text("title", "title")
-    birth = pl.when(pl.col("birth_year").is_between(1000, 9999)).then(pl.col("birth_year").cast(pl.Utf8)).otherwise(pl.lit("0000"))
+    birth = (
+        pl.when(pl.col("birth_year").is_between(1000, 9999))
+        .then(pl.col("birth_year").cast(pl.Utf8))
+        .otherwise(pl.lit("0000"))
+    )
     flag = pl.concat_str(
         pl.when(pl.col("sex") == "F").then(pl.lit("w")).otherwise(pl.lit("")),
         pl.when(pl.col("inactive").fill_null(False)).then(pl.lit("i")).otherwise(pl.lit("")),
     )
     cells = {
-        "player_id": number("player_id"), "name": text("name", "name"), "federation": text("federation", "federation"),
-        "sex": text("sex", "sex"), "title": title,
+        "player_id": number("player_id"),
+        "name": text("name", "name"),
+        "federation": text("federation", "federation"),
+        "sex": text("sex", "sex"),
+        "title": title,
         "women_title": pl.when(title.is_in(WOMEN_TITLES)).then(title).otherwise(pl.lit("")),
-        "other_titles": pl.lit(""), "foa_title": pl.lit(""),
-        "rating": number("rating"), "games": number("games", "0"), "k": number("k"), "birth": birth, "flag": flag,
+        "other_titles": pl.lit(""),
+        "foa_title": pl.lit(""),
+        "rating": number("rating"),
+        "games": number("games", "0"),
+        "k": number("k"),
+        "birth": birth,
+        "flag": flag,
     }
     rows = players.filter(pl.col("rating").is_not_null()).select([expr.alias(field) for field, expr in cells.items()])
     widest = rows.select(pl.all().str.len_chars().max()).row(0, named=True) if rows.height else {}
     for field, longest in widest.items():
         if longest is not None and longest > width[field]:
-            raise ValueError(f"a {field} value of {longest} characters does not fit FIDE's {width[field]}-character column")
-    lines = rows.select(pl.concat_str([pl.col(field).str.pad_end(width[field]) for field in fields]).alias("line"))["line"]
+            raise ValueError(
+                f"a {field} value of {longest} characters does not fit FIDE's {width[field]}-character column"
+            )
+    lines = rows.select(pl.concat_str([pl.col(field).str.pad_end(width[field]) for field in fields]).alias("line"))[
+        "line"
+    ]
     body = lines.str.join(line_end).item() if rows.height else ""
     return header + line_end + (body + line_end if body else "")

@@ -34,8 +34,19 @@ from pipeline.formats.scan import (
 )
 
 TAGS = [
-    "Event", "Date", "EventDate", "Round", "White", "Black", "Result", "WhiteFideId", "BlackFideId",
-    "WhiteElo", "BlackElo", "TimeControl", "Termination",
+    "Event",
+    "Date",
+    "EventDate",
+    "Round",
+    "White",
+    "Black",
+    "Result",
+    "WhiteFideId",
+    "BlackFideId",
+    "WhiteElo",
+    "BlackElo",
+    "TimeControl",
+    "Termination",
 ]
 _TAG_INDEX = {tag: index for index, tag in enumerate(TAGS)}
 _EVENT = _TAG_INDEX["Event"]
@@ -72,9 +83,7 @@ def _hash_word(low: np.ndarray) -> np.ndarray:
         return low * np.uint64(0x9E3779B97F4A7C15)
 
 
-_WANTED_WORDS = _name_words(
-    np.array([list(tag.encode().ljust(_NAME_WINDOW, b"\0")) for tag in TAGS], dtype=np.uint8)
-)
+_WANTED_WORDS = _name_words(np.array([list(tag.encode().ljust(_NAME_WINDOW, b"\0")) for tag in TAGS], dtype=np.uint8))
 _WANTED_LOW, _WANTED_HIGH = _WANTED_WORDS[:, 0].copy(), _WANTED_WORDS[:, 1].copy()
 _WANTED_ORDER = np.argsort(_hash_word(_WANTED_LOW))
 _WANTED_HASHES = _hash_word(_WANTED_LOW)[_WANTED_ORDER]
@@ -145,7 +154,9 @@ def _pieces(texts: list[bytes]) -> list[tuple[bytes | memoryview, np.ndarray, np
         text = texts[group[0]]
         if len(text) > CHUNK_BYTES:
             view = memoryview(text)
-            pieces.extend((view[begin:end], np.array(group), np.zeros(1, dtype=np.int64)) for begin, end in _chunk_bounds(text))
+            pieces.extend(
+                (view[begin:end], np.array(group), np.zeros(1, dtype=np.int64)) for begin, end in _chunk_bounds(text)
+            )
             continue
         parts = [texts[index] if texts[index].endswith(b"\n") else texts[index] + b"\n" for index in group]
         offsets = np.cumsum([0] + [len(part) for part in parts[:-1]])
@@ -159,7 +170,9 @@ def _chunk_bounds(data: bytes) -> list[tuple[int, int]]:
     while len(data) - begin > CHUNK_BYTES:
         cut = data.find(b"\n\n[", begin + CHUNK_BYTES)
         # '[%clk ...' is a comment, not a tag; nor is a '[' line inside a {comment} (the last brace before it is '{').
-        while cut != -1 and (data[cut + 3 : cut + 4] == b"%" or data.rfind(b"{", begin, cut) > data.rfind(b"}", begin, cut)):
+        while cut != -1 and (
+            data[cut + 3 : cut + 4] == b"%" or data.rfind(b"{", begin, cut) > data.rfind(b"}", begin, cut)
+        ):
             cut = data.find(b"\n\n[", cut + 3)
         if cut == -1:
             break
@@ -183,13 +196,15 @@ class _TagValues:
 class _Segments:
     """The files (or the piece of one large file) laid end to end in a scanned piece."""
 
-    file: np.ndarray         # index of each segment's file in the batch
-    byte_start: np.ndarray   # offset of each segment in the piece
+    file: np.ndarray  # index of each segment's file in the batch
+    byte_start: np.ndarray  # offset of each segment in the piece
     line_offset: np.ndarray  # lines of the file before the segment (a large file's earlier pieces)
     game_offset: np.ndarray  # games of the file before the segment
 
 
-def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+def _scan(
+    lines: ByteLines, segments: _Segments, escapes: bool, quotes: int
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """One row per game of a piece (file, first tag line, header block, typed tag values, move facts), and its files' preambles.
 
     escapes: the piece holds a backslash; quotes: how many '"' it holds.
@@ -220,7 +235,9 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> 
     file_line = np.arange(lines.count) - (segment_first - segments.line_offset)[segment]
 
     tag_lines = np.flatnonzero(tagish)
-    tag_of, value_start, value_end, slow_values = _tags(lines, tag_lines, content[tag_lines], ends[tag_lines].copy(), escapes, quotes)
+    tag_of, value_start, value_end, slow_values = _tags(
+        lines, tag_lines, content[tag_lines], ends[tag_lines].copy(), escapes, quotes
+    )
     game = _game_numbers(tagish, tag_lines, tag_of, segment, segment_first)
     games = int(game.max(initial=0))
     preamble = _preamble(lines, game, blank, escape, file_line, segments.file[segment])
@@ -243,11 +260,14 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> 
         for line in unclosed.tolist():
             if game[line] > 0:
                 errors.setdefault(int(game[line]) - 1, []).append(
-                    f"comment '{{' on line {file_line[line] + 1} is never closed (read as ending with its line)")
+                    f"comment '{{' on line {file_line[line] + 1} is never closed (read as ending with its line)"
+                )
     if b"\x00" in lines.padded:  # a NUL byte spoils the game whose lines hold it, not the file
         nul_lines = np.unique(np.searchsorted(starts, np.flatnonzero(arr[: len(arr) - PADDING] == 0), side="right") - 1)
         for line in nul_lines[game[nul_lines] > 0].tolist():
-            errors.setdefault(int(game[line]) - 1, []).append(f"line {file_line[line] + 1} holds a NUL byte (binary data)")
+            errors.setdefault(int(game[line]) - 1, []).append(
+                f"line {file_line[line] + 1} holds a NUL byte (binary data)"
+            )
     white_id = _int_values(lines, values["WhiteFideId"], "WhiteFideId", errors)
     black_id = _int_values(lines, values["BlackFideId"], "BlackFideId", errors)
     white_elo = _int_values(lines, values["WhiteElo"], "WhiteElo", errors)
@@ -255,32 +275,35 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool, quotes: int) -> 
     result = _strings(lines, values["Result"], trim=True)
     day = _date_values(lines, values["Date"], "Date", errors)
     event_start = _date_values(lines, values["EventDate"], "EventDate", errors)
-    frame = pl.DataFrame({
-        "file": pl.Series(segments.file[game_segment], dtype=pl.Int32),
-        "source_line": pl.Series(file_line[first_line] + 1, dtype=pl.Int64),
-        "position": pl.Series(position, dtype=pl.Int64).cast(pl.Utf8),
-        "raw_text": string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
-        "parse_error": _error_column(errors, games),
-        "Event": _strings(lines, values["Event"], trim=True),
-        "date": day,
-        "event_start": event_start,
-        "round": _round_values(lines, values["Round"]),
-        "white_id": white_id,
-        "black_id": black_id,
-        "white_name": _strings(lines, values["White"], trim=True),
-        "black_name": _strings(lines, values["Black"], trim=True),
-        "Result": result,
-        "TimeControl": _strings(lines, values["TimeControl"]),
-        "Termination": _strings(lines, values["Termination"]),
-        "white_rating": white_elo.cast(pl.Int32),
-        "black_rating": black_elo.cast(pl.Int32),
-    })
+    frame = pl.DataFrame(
+        {
+            "file": pl.Series(segments.file[game_segment], dtype=pl.Int32),
+            "source_line": pl.Series(file_line[first_line] + 1, dtype=pl.Int64),
+            "position": pl.Series(position, dtype=pl.Int64).cast(pl.Utf8),
+            "raw_text": string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
+            "parse_error": _error_column(errors, games),
+            "Event": _strings(lines, values["Event"], trim=True),
+            "date": day,
+            "event_start": event_start,
+            "round": _round_values(lines, values["Round"]),
+            "white_id": white_id,
+            "black_id": black_id,
+            "white_name": _strings(lines, values["White"], trim=True),
+            "black_name": _strings(lines, values["Black"], trim=True),
+            "Result": result,
+            "TimeControl": _strings(lines, values["TimeControl"]),
+            "Termination": _strings(lines, values["Termination"]),
+            "white_rating": white_elo.cast(pl.Int32),
+            "black_rating": black_elo.cast(pl.Int32),
+        }
+    )
     moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
     return frame.with_columns(pl.Series("moves_known", moves_known), pl.Series("has_move", has_move)), preamble
 
 
-def _comment_lines(lines: ByteLines, content: np.ndarray, tagish: np.ndarray, escape: np.ndarray, segment_starts: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray | None]:
+def _comment_lines(
+    lines: ByteLines, content: np.ndarray, tagish: np.ndarray, escape: np.ndarray, segment_starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(lines whose first character lies inside a {comment}, lines holding a '{' never closed in their file or None).
 
     PGN comments run from '{' to the next '}' (they do not nest) or from ';' to the end of the
@@ -367,8 +390,9 @@ def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> np.ndar
     return table.reshape(games, len(TAGS))
 
 
-def _first_values(first_rows: np.ndarray, value_start: np.ndarray, value_end: np.ndarray,
-                  slow_values: dict[int, str]) -> dict[str, _TagValues]:
+def _first_values(
+    first_rows: np.ndarray, value_start: np.ndarray, value_end: np.ndarray, slow_values: dict[int, str]
+) -> dict[str, _TagValues]:
     """Each wanted tag's value in every game, from the _first_rows table."""
     present = first_rows >= 0
     rows = np.where(present, first_rows, 0)
@@ -437,10 +461,14 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
         parse, rule = (parse_id, " (an id is written in digits only)") if label in _ID_TAGS else (parse_int, "")
         checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
             pl.when(present).then(parse(text)).alias("value"),
-            pl.when(present & parse(text).is_null()).then(pl.format(f"{label} {{}} is not a number{rule}", quoted(text))).alias("error"),
+            pl.when(present & parse(text).is_null())
+            .then(pl.format(f"{label} {{}} is not a number{rule}", quoted(text)))
+            .alias("error"),
         )
         result = result.scatter(odd, checked["value"])
-        for g, message in zip(odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()):
+        for g, message in zip(
+            odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()
+        ):
             errors.setdefault(g, []).append(message)
     return result.alias(label)
 
@@ -461,9 +489,13 @@ def _date_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[
     if len(odd):
         text = blank_to_null(pl.col("text"))
         checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
-            parse_iso_date(text).alias("value"), date_error(text, parse_iso_date(text), label, unknown_allowed=True).alias("error"))
+            parse_iso_date(text).alias("value"),
+            date_error(text, parse_iso_date(text), label, unknown_allowed=True).alias("error"),
+        )
         result = result.scatter(odd, checked["value"])
-        for g, message in zip(odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()):
+        for g, message in zip(
+            odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()
+        ):
             errors.setdefault(g, []).append(message)
     return result
 
@@ -478,8 +510,11 @@ def _round_values(lines: ByteLines, values: _TagValues) -> pl.Series:
     result = result.set(pl.Series(~ok), None) if not ok.all() else result
     odd = np.flatnonzero(values.present & ~ok)  # leading blanks, escapes: the general rule
     if len(odd):
-        checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
-            pl.col("text").str.extract(r"^\s*(\d+)", 1).cast(pl.Int64, strict=False)).to_series()
+        checked = (
+            pl.DataFrame({"text": _strings(lines, values, odd)})
+            .select(pl.col("text").str.extract(r"^\s*(\d+)", 1).cast(pl.Int64, strict=False))
+            .to_series()
+        )
         result = result.scatter(odd, checked)
     return result.cast(pl.Int32, strict=False)
 
@@ -493,8 +528,9 @@ def _error_column(errors: dict[int, list[str]], games: int) -> pl.Series:
     return column
 
 
-def _tags(lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.ndarray, escapes: bool, quotes: int
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
+def _tags(
+    lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.ndarray, escapes: bool, quotes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
     """Per tag line: index in TAGS (-1 other tag, -2 malformed), value byte range, and slow-path values.
 
     The fast path accepts '[Name "value"]' exactly; anything else (escapes, odd spacing, junk)
@@ -513,8 +549,12 @@ def _tags(lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.nd
     after = name_begin + name_length
     value_start, value_end = after + 2, end - 2
     fast = (
-        (name_length >= 1) & (name_length < _NAME_WINDOW) & (arr[after + 1] == _QUOTE)
-        & (last == _CLOSE) & (arr[end - 2] == _QUOTE) & (value_start <= value_end)
+        (name_length >= 1)
+        & (name_length < _NAME_WINDOW)
+        & (arr[after + 1] == _QUOTE)
+        & (last == _CLOSE)
+        & (arr[end - 2] == _QUOTE)
+        & (value_start <= value_end)
     )
     # A quote inside a value ('[Event "x"] [Site "y"]' read as one tag, or an unescaped quote) and
     # backslash escapes go to the slow path. Usually the two quotes of each tag line are all the
@@ -537,8 +577,11 @@ def _tags(lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.nd
     tag_of = np.where(hit, index, _UNWANTED)
     # Other tags must still be well-formed names (letters, digits, '_').
     other = np.flatnonzero(fast & ~hit)
-    names_ok = np.all(_NAME_BYTES[windows(arr, name_begin[other], _NAME_WINDOW)]
-                      | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]), axis=1)
+    names_ok = np.all(
+        _NAME_BYTES[windows(arr, name_begin[other], _NAME_WINDOW)]
+        | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]),
+        axis=1,
+    )
     fast[other[~names_ok]] = False
 
     slow_values: dict[int, str] = {}
@@ -553,8 +596,9 @@ def _tags(lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.nd
     return tag_of, value_start, value_end, slow_values
 
 
-def _game_numbers(tagish: np.ndarray, tag_lines: np.ndarray, tag_of: np.ndarray, segment: np.ndarray,
-                  segment_first: np.ndarray) -> np.ndarray:
+def _game_numbers(
+    tagish: np.ndarray, tag_lines: np.ndarray, tag_of: np.ndarray, segment: np.ndarray, segment_first: np.ndarray
+) -> np.ndarray:
     """Game number of every line in the piece, counted across its files (0 before a file's first game).
 
     A game starts where a tag section starts; a second Event tag inside one section (games whose
@@ -580,8 +624,9 @@ def _game_numbers(tagish: np.ndarray, tag_lines: np.ndarray, tag_of: np.ndarray,
     return np.where(game > games_before_segment[segment], game, 0)
 
 
-def _move_facts(lines: ByteLines, game: np.ndarray, movetext: np.ndarray, content: np.ndarray, games: int,
-                result: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+def _move_facts(
+    lines: ByteLines, game: np.ndarray, movetext: np.ndarray, content: np.ndarray, games: int, result: pl.Series
+) -> tuple[np.ndarray, np.ndarray]:
     """(moves_known, has_move) per game: movetext present, and at least one move in it.
 
     Most games open their movetext with a numbered move ('1. e4'); only the others (no such
@@ -605,15 +650,19 @@ def _move_facts(lines: ByteLines, game: np.ndarray, movetext: np.ndarray, conten
         unsure_lines = move_lines[np.isin(move_game, unsure)]
         for line, g in zip(unsure_lines.tolist(), game[unsure_lines].tolist()):
             texts[g].append(lines.text(line))
-        checked = pl.DataFrame(
-            {"movetext": ["\n".join(texts[int(g)]) for g in unsure], "result": result.gather(unsure - 1)}
-        ).select(_has_move(pl.col("movetext"), blank_to_null(pl.col("result")))).to_series().to_numpy()
+        checked = (
+            pl.DataFrame({"movetext": ["\n".join(texts[int(g)]) for g in unsure], "result": result.gather(unsure - 1)})
+            .select(_has_move(pl.col("movetext"), blank_to_null(pl.col("result"))))
+            .to_series()
+            .to_numpy()
+        )
         has_move[unsure - 1] = checked
     return moves_known, has_move
 
 
-def _preamble(lines: ByteLines, game: np.ndarray, blank: np.ndarray, escape: np.ndarray, file_line: np.ndarray,
-              file: np.ndarray) -> pl.DataFrame | None:
+def _preamble(
+    lines: ByteLines, game: np.ndarray, blank: np.ndarray, escape: np.ndarray, file_line: np.ndarray, file: np.ndarray
+) -> pl.DataFrame | None:
     """Text before a file's first tag section (or in a file with no tags at all) is reported, never dropped.
 
     One record per file that has such text; a large file's later pieces start with a game, so only
@@ -626,21 +675,44 @@ def _preamble(lines: ByteLines, game: np.ndarray, blank: np.ndarray, escape: np.
     shown = [before[begin : begin + min(count, 20)].tolist() for begin, count in zip(first.tolist(), counts.tolist())]
     return pl.DataFrame(
         {
-            "file": files, "source_line": file_line[before[first]] + 1, "position": ["preamble"] * len(files),
+            "file": files,
+            "source_line": file_line[before[first]] + 1,
+            "position": ["preamble"] * len(files),
             "raw_text": ["\n".join(lines.text(line) for line in rows) for rows in shown],
             "parse_error": [f"{count} line(s) of text outside any PGN tag section" for count in counts.tolist()],
         },
-        schema={"file": pl.Int32, "source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8},
+        schema={
+            "file": pl.Int32,
+            "source_line": pl.Int64,
+            "position": pl.Utf8,
+            "raw_text": pl.Utf8,
+            "parse_error": pl.Utf8,
+        },
     )
 
 
 def _empty_games() -> pl.DataFrame:
     """The per-game frame of a piece without games (same columns as _scan's)."""
     schema = {
-        "file": pl.Int32, "source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8, "Event": pl.Utf8,
-        "date": pl.Date, "event_start": pl.Date, "round": pl.Int32, "white_id": pl.Int64, "black_id": pl.Int64,
-        "white_name": pl.Utf8, "black_name": pl.Utf8, "Result": pl.Utf8, "TimeControl": pl.Utf8,
-        "Termination": pl.Utf8, "white_rating": pl.Int32, "black_rating": pl.Int32, "moves_known": pl.Boolean,
+        "file": pl.Int32,
+        "source_line": pl.Int64,
+        "position": pl.Utf8,
+        "raw_text": pl.Utf8,
+        "parse_error": pl.Utf8,
+        "Event": pl.Utf8,
+        "date": pl.Date,
+        "event_start": pl.Date,
+        "round": pl.Int32,
+        "white_id": pl.Int64,
+        "black_id": pl.Int64,
+        "white_name": pl.Utf8,
+        "black_name": pl.Utf8,
+        "Result": pl.Utf8,
+        "TimeControl": pl.Utf8,
+        "Termination": pl.Utf8,
+        "white_rating": pl.Int32,
+        "black_rating": pl.Int32,
+        "moves_known": pl.Boolean,
         "has_move": pl.Boolean,
     }
     return pl.DataFrame(schema=schema)
@@ -677,27 +749,42 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
     event = pl.col("Event")  # already stripped, empty -> null
     named_event = event.is_not_null() & (event != "?")
     # Event, Result, TimeControl and Termination repeat across a file: work on their distinct values.
-    games = _per_distinct(games, "TimeControl", {
-        "tc_base_seconds": base,
-        "tc_increment_seconds": increment,
-        "time_control": classify_time_control(base, increment),
-    })
+    games = _per_distinct(
+        games,
+        "TimeControl",
+        {
+            "tc_base_seconds": base,
+            "tc_increment_seconds": increment,
+            "time_control": classify_time_control(base, increment),
+        },
+    )
     # Events are named per file: the same Event name in another federation's file is another event.
     # event_id = the file's key, then '#<Event>' when the game names its event.
-    games = _per_distinct(games, "Event", {
-        "_event_suffix": pl.when(named_event).then(pl.format("#{}", event)).otherwise(pl.lit("")),
-    })
+    games = _per_distinct(
+        games,
+        "Event",
+        {
+            "_event_suffix": pl.when(named_event).then(pl.format("#{}", event)).otherwise(pl.lit("")),
+        },
+    )
     games = _per_distinct(games, "Result", {"result": pl.col("Result").replace({"½-½": "1/2-1/2"})})
-    games = _per_distinct(games, "Termination", {
-        "_forfeit": pl.col("Termination").str.to_lowercase().fill_null("").str.contains("forfeit|unplayed"),
-    })
+    games = _per_distinct(
+        games,
+        "Termination",
+        {
+            "_forfeit": pl.col("Termination").str.to_lowercase().fill_null("").str.contains("forfeit|unplayed"),
+        },
+    )
     result = pl.col("result")
     # Without movetext (exports that strip moves, like the FWWRC file) the move count is unknown: assume played.
     no_moves = pl.col("moves_known") & ~pl.col("has_move")
     unplayed = (
-        pl.when(pl.col("_forfeit")).then(pl.lit("forfeit"))
-        .when(no_moves & result.is_in(["1-0", "0-1", "0-0"])).then(pl.lit("forfeit"))
-        .when(no_moves).then(pl.lit("under-one-move"))
+        pl.when(pl.col("_forfeit"))
+        .then(pl.lit("forfeit"))
+        .when(no_moves & result.is_in(["1-0", "0-1", "0-0"]))
+        .then(pl.lit("forfeit"))
+        .when(no_moves)
+        .then(pl.lit("under-one-move"))
     )
     event_key = pl.lit(pl.Series(event_keys, dtype=pl.Utf8)).gather(pl.col("file"))
     return games.with_columns(

@@ -22,7 +22,7 @@ class ByteLines:
     buffer: pa.Buffer  # the same bytes for Arrow string views
     arr: np.ndarray
     starts: np.ndarray  # int64 offset of each line's first byte
-    ends: np.ndarray    # int64 offset just past each line's last byte (the '\n' excluded)
+    ends: np.ndarray  # int64 offset just past each line's last byte (the '\n' excluded)
 
     @property
     def count(self) -> int:
@@ -97,7 +97,9 @@ def string_views(lines: ByteLines, starts: np.ndarray, lengths: np.ndarray) -> p
     return pl.Series(pl.from_arrow(array))
 
 
-def parse_digits(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray, max_digits: int = 15) -> tuple[np.ndarray, np.ndarray]:
+def parse_digits(
+    arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray, max_digits: int = 15
+) -> tuple[np.ndarray, np.ndarray]:
     """(value, ok) of unsigned decimal integers written with 1..max_digits digits and nothing else."""
     n = len(starts)
     value = np.zeros(n, dtype=np.int64)
@@ -112,7 +114,9 @@ def parse_digits(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray, max_d
     return np.where(ok, value, 0), ok
 
 
-def leading_digits(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray, max_digits: int = 6) -> tuple[np.ndarray, np.ndarray]:
+def leading_digits(
+    arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray, max_digits: int = 6
+) -> tuple[np.ndarray, np.ndarray]:
     """(value, ok) of the digits a field starts with ('3.12' -> 3); ok is False when it starts otherwise."""
     n = len(starts)
     if n == 0:

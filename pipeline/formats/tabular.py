@@ -9,8 +9,8 @@ import sys
 import polars as pl
 
 from pipeline.formats.common import (
-    UnreadableDump,
     MAX_DECOMPRESSED_BYTES,
+    UnreadableDump,
     blank_to_null,
     classify_time_control,
     id_error,
@@ -26,11 +26,25 @@ from schemas.games import TIME_CONTROLS
 
 REQUIRED = ["white_id", "black_id", "result"]
 OPTIONAL = [
-    "event_id", "event_start", "date", "round", "time_control", "tc_base_seconds", "tc_increment_seconds",
-    "white_rating", "black_rating", "white_name", "black_name",
+    "event_id",
+    "event_start",
+    "date",
+    "round",
+    "time_control",
+    "tc_base_seconds",
+    "tc_increment_seconds",
+    "white_rating",
+    "black_rating",
+    "white_name",
+    "black_name",
 ]
 # Other spellings met in hand-made files (the rate-period GAMES layout says "ratings used").
-ALIASES = {"white_rating_used": "white_rating", "black_rating_used": "black_rating", "white": "white_name", "black": "black_name"}
+ALIASES = {
+    "white_rating_used": "white_rating",
+    "black_rating_used": "black_rating",
+    "white": "white_name",
+    "black": "black_name",
+}
 RESULT_SPELLINGS = {"½-½": "1/2-1/2", "0.5-0.5": "1/2-1/2", "=": "1/2-1/2", "1:0": "1-0", "0:1": "0-1"}
 FORFEIT_RESULTS = ["+-", "-+", "--", "+:-", "-:+"]
 TIME_CONTROL_SPELLINGS = {"standard": "classical", "std": "classical"}
@@ -41,8 +55,13 @@ _IDS = ("white_id", "black_id")
 csv.field_size_limit(min(sys.maxsize, 2 * MAX_DECOMPRESSED_BYTES))
 # Integer columns and their types, in the order their errors are reported.
 _INTEGERS = {
-    "white_id": pl.Int64, "black_id": pl.Int64, "white_rating": pl.Int32, "black_rating": pl.Int32,
-    "round": pl.Int32, "tc_base_seconds": pl.Int32, "tc_increment_seconds": pl.Int32,
+    "white_id": pl.Int64,
+    "black_id": pl.Int64,
+    "white_rating": pl.Int32,
+    "black_rating": pl.Int32,
+    "round": pl.Int32,
+    "tc_base_seconds": pl.Int32,
+    "tc_increment_seconds": pl.Int32,
 }
 
 
@@ -55,8 +74,14 @@ def parse_csv(text: str, event_key: str) -> pl.DataFrame:
         nul = pl.col("raw_text").str.contains("\x00", literal=True)
         spoiled = cells.filter(nul).select("source_line", "raw_text", pl.lit(NUL_PROBLEM).alias("parse_error"))
         cells = cells.filter(~nul)
-        ragged = pl.concat([ragged.with_columns(pl.when(nul).then(pl.lit(NUL_PROBLEM)).otherwise(pl.col("parse_error")).alias("parse_error")),
-                            spoiled])
+        ragged = pl.concat(
+            [
+                ragged.with_columns(
+                    pl.when(nul).then(pl.lit(NUL_PROBLEM)).otherwise(pl.col("parse_error")).alias("parse_error")
+                ),
+                spoiled,
+            ]
+        )
     missing = [name for name in REQUIRED if name not in cells.columns]
     if missing and cells.is_empty() and ragged.is_empty():
         # A lone line that is no games header (e.g. 'junk') would otherwise leave no record at all.
@@ -75,7 +100,9 @@ _RAGGED_SCHEMA = {"source_line": pl.Int64, "raw_text": pl.Utf8, "parse_error": p
 
 def _split_plain(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     """(header line, text cells of well-formed rows, ragged rows) of a CSV without quote characters."""
-    lines = pl.DataFrame({"raw_text": split_lines(text)}, schema={"raw_text": pl.Utf8}).with_row_index("source_line", offset=1)
+    lines = pl.DataFrame({"raw_text": split_lines(text)}, schema={"raw_text": pl.Utf8}).with_row_index(
+        "source_line", offset=1
+    )
     lines = lines.with_columns(pl.col("source_line").cast(pl.Int64)).filter(
         pl.col("raw_text").str.replace_all(",", "").str.strip_chars() != ""  # blank lines are not records
     )
@@ -89,7 +116,8 @@ def _split_plain(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     fields = good.select(pl.col("raw_text").str.split_exact(",", len(header) - 1)).to_series().struct.unnest()
     cells = fields.rename(dict(zip(fields.columns, header))).with_columns(good["source_line"], good["raw_text"])
     ragged = rows.filter(pl.col("_commas") != len(header) - 1).select(
-        "source_line", "raw_text",
+        "source_line",
+        "raw_text",
         pl.format("expected {} fields, found {}", pl.lit(len(header)), pl.col("_commas") + 1).alias("parse_error"),
     )
     return header_line, cells, ragged
@@ -164,25 +192,42 @@ def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:
             column = _parquet_text(table[name])
         except Exception as error:
             if name in used:
-                raise UnreadableDump(f"column {name!r} has type {dtype}, which holds no value the pipeline can read") from error
+                raise UnreadableDump(
+                    f"column {name!r} has type {dtype}, which holds no value the pipeline can read"
+                ) from error
             continue  # not used: left out of the records (and of their raw text)
         if name in used and dtype == pl.Binary and column.null_count() > table[name].null_count():
             invalid_text.append(name)
         columns.append(column)
     as_text = pl.DataFrame(columns)
     # Numbers, dates and booleans print neither blank nor padded: blank_to_null would leave them as they are.
-    trimmed = {name for name, dtype in table.schema.items() if dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean}
-    raw_text = as_text.select(pl.concat_str(pl.all().fill_null(""), separator=",")).to_series() if as_text.width else pl.repeat("", table.height, eager=True)
-    cells = as_text.with_columns(
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("source_line"),
-        raw_text.alias("raw_text"),
-    ) if as_text.width else pl.DataFrame({"source_line": pl.int_range(1, table.height + 1, dtype=pl.Int64, eager=True), "raw_text": raw_text})
+    trimmed = {
+        name for name, dtype in table.schema.items() if dtype.is_numeric() or dtype.is_temporal() or dtype == pl.Boolean
+    }
+    raw_text = (
+        as_text.select(pl.concat_str(pl.all().fill_null(""), separator=",")).to_series()
+        if as_text.width
+        else pl.repeat("", table.height, eager=True)
+    )
+    cells = (
+        as_text.with_columns(
+            pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("source_line"),
+            raw_text.alias("raw_text"),
+        )
+        if as_text.width
+        else pl.DataFrame(
+            {"source_line": pl.int_range(1, table.height + 1, dtype=pl.Int64, eager=True), "raw_text": raw_text}
+        )
+    )
     records = _records(cells, event_key, trimmed)
     for name in invalid_text:  # binary cells that are not UTF-8 text: the row's problem, not a missing value
         bad = table[name].is_not_null() & as_text[name].is_null()
         records = records.with_columns(
-            pl.when(pl.Series(bad)).then(join_errors(pl.col("parse_error"), pl.lit(f"{name} is binary data, not UTF-8 text")))
-            .otherwise(pl.col("parse_error")).alias("parse_error"))
+            pl.when(pl.Series(bad))
+            .then(join_errors(pl.col("parse_error"), pl.lit(f"{name} is binary data, not UTF-8 text")))
+            .otherwise(pl.col("parse_error"))
+            .alias("parse_error")
+        )
     return records.with_columns(pl.col("source_line").cast(pl.Utf8).alias("position"))
 
 
@@ -193,12 +238,22 @@ def _parquet_text(column: pl.Series) -> pl.Series:
         column = column.dt.date()
     elif dtype.is_float():
         whole = column.is_finite() & (column == column.round())
-        return pl.select(pl.when(whole).then(column.cast(pl.Int64, strict=False).cast(pl.Utf8)).otherwise(column.cast(pl.Utf8))).to_series().alias(column.name)
+        return (
+            pl.select(
+                pl.when(whole).then(column.cast(pl.Int64, strict=False).cast(pl.Utf8)).otherwise(column.cast(pl.Utf8))
+            )
+            .to_series()
+            .alias(column.name)
+        )
     elif dtype == pl.Binary:
         try:
             return column.cast(pl.Utf8)  # all valid UTF-8: the usual case, vectorised
         except pl.exceptions.PolarsError:  # some values are not text: only then value by value
-            return pl.Series(column.name, [None if value is None else _utf8_or_none(value) for value in column.to_list()], dtype=pl.Utf8)
+            return pl.Series(
+                column.name,
+                [None if value is None else _utf8_or_none(value) for value in column.to_list()],
+                dtype=pl.Utf8,
+            )
     elif isinstance(dtype, (pl.List, pl.Array, pl.Struct, pl.Object)) or dtype == pl.Duration:
         raise TypeError(f"{dtype} is not a scalar")
     return column.cast(pl.Utf8, strict=False)
@@ -213,7 +268,8 @@ def _utf8_or_none(value: bytes) -> str | None:
 
 def _check_duplicates(raw_names: list[str], names: list[str]) -> None:
     """UnreadableDump naming the columns that give the same used column twice ('result' and 'Result',
-    'white' and 'white_name'): which one holds the data cannot be told, so the file is not guessed at."""
+    'white' and 'white_name'): which one holds the data cannot be told, so the file is not guessed at.
+    """
     used = set(REQUIRED + OPTIONAL)
     by_name: dict[str, list[str]] = {}
     for raw, name in zip(raw_names, names):
@@ -253,23 +309,45 @@ def _records(cells: pl.DataFrame, event_key: str, trimmed: set[str] = frozenset(
     # Eager Polars evaluates a repeated sub-expression every time: each parse runs once, into a column
     # of its own, which both the value and its error message read.
     cells = cells.with_columns(
-        *[(parse_id if name in _IDS else parse_int)(pl.col(name), dtype).alias(f"_{name}") for name, dtype in _INTEGERS.items()],
+        *[
+            (parse_id if name in _IDS else parse_int)(pl.col(name), dtype).alias(f"_{name}")
+            for name, dtype in _INTEGERS.items()
+        ],
         parse_iso_date(pl.col("event_start")).alias("_event_start"),
         parse_iso_date(pl.col("date")).alias("_date"),
         pl.col("result").replace(RESULT_SPELLINGS).alias("_result"),
         pl.col("time_control").str.to_lowercase().replace(TIME_CONTROL_SPELLINGS).alias("_time_control"),
     )
-    event_start, date, result, time_control = pl.col("_event_start"), pl.col("_date"), pl.col("_result"), pl.col("_time_control")
+    event_start, date, result, time_control = (
+        pl.col("_event_start"),
+        pl.col("_date"),
+        pl.col("_result"),
+        pl.col("_time_control"),
+    )
     base, increment = pl.col("_tc_base_seconds"), pl.col("_tc_increment_seconds")
     errors = [
-        pl.lit(f"missing required column(s): {', '.join(missing_required)}") if missing_required else pl.lit(None, pl.Utf8),
-        *[(id_error(pl.col(name), name, pl.col(f"_{name}")) if name in _IDS else int_error(pl.col(name), name, parsed=pl.col(f"_{name}")))
-          for name in _INTEGERS],
-        pl.when(pl.col("event_start").is_not_null() & event_start.is_null())
-        .then(pl.format("event_start {} is not a date", quoted(pl.col("event_start")))),
-        pl.when(pl.col("date").is_not_null() & date.is_null()).then(pl.format("date {} is not a date", quoted(pl.col("date")))),
-        pl.when(time_control.is_not_null() & ~time_control.is_in(TIME_CONTROLS))
-        .then(pl.format("time_control {} is not one of {}", quoted(pl.col("time_control")), pl.lit(", ".join(TIME_CONTROLS)))),
+        pl.lit(f"missing required column(s): {', '.join(missing_required)}")
+        if missing_required
+        else pl.lit(None, pl.Utf8),
+        *[
+            (
+                id_error(pl.col(name), name, pl.col(f"_{name}"))
+                if name in _IDS
+                else int_error(pl.col(name), name, parsed=pl.col(f"_{name}"))
+            )
+            for name in _INTEGERS
+        ],
+        pl.when(pl.col("event_start").is_not_null() & event_start.is_null()).then(
+            pl.format("event_start {} is not a date", quoted(pl.col("event_start")))
+        ),
+        pl.when(pl.col("date").is_not_null() & date.is_null()).then(
+            pl.format("date {} is not a date", quoted(pl.col("date")))
+        ),
+        pl.when(time_control.is_not_null() & ~time_control.is_in(TIME_CONTROLS)).then(
+            pl.format(
+                "time_control {} is not one of {}", quoted(pl.col("time_control")), pl.lit(", ".join(TIME_CONTROLS))
+            )
+        ),
     ]
     return cells.select(
         "source_line",

@@ -28,13 +28,13 @@ from pipeline.formats.common import (
 )
 
 # 0-based offsets of the fixed 001 columns (the FIDE document counts from 1, inclusive).
-RANK = (4, 4)          # columns 5-8
-NAME = (14, 33)        # columns 15-47
-RATING = (48, 4)       # columns 49-52
-ID = (57, 11)          # columns 58-68
-FIRST_CELL = 91        # column 92: round 1's opponent rank
-CELL_STEP = 10         # each round adds 10 columns
-CELL_WIDTH = 8         # opponent (4), blank, colour, blank, result
+RANK = (4, 4)  # columns 5-8
+NAME = (14, 33)  # columns 15-47
+RATING = (48, 4)  # columns 49-52
+ID = (57, 11)  # columns 58-68
+FIRST_CELL = 91  # column 92: round 1's opponent rank
+CELL_STEP = 10  # each round adds 10 columns
+CELL_WIDTH = 8  # opponent (4), blank, colour, blank, result
 # Longer events do not exist (a double round robin of 100 players has 198 rounds); a longer 001
 # line is junk, and is reported instead of being cut into thousands of "rounds".
 MAX_ROUNDS = 200
@@ -50,9 +50,15 @@ NRS_TAG = r"^[A-Z]{3} [ \d]{3}\d"
 
 # Result code pairs that agree, seen from the lower-ranked side and then its opponent.
 COMPLEMENTARY = {
-    ("1", "0"), ("0", "1"), ("=", "="),
-    ("+", "-"), ("-", "+"), ("-", "-"),
-    ("W", "L"), ("L", "W"), ("D", "D"),
+    ("1", "0"),
+    ("0", "1"),
+    ("=", "="),
+    ("+", "-"),
+    ("-", "+"),
+    ("-", "-"),
+    ("W", "L"),
+    ("L", "W"),
+    ("D", "D"),
 }
 PLAYED_CODES = ["1", "=", "0"]
 FORFEIT_CODES = ["+", "-"]
@@ -62,8 +68,14 @@ PAIRED_CODES = PLAYED_CODES + FORFEIT_CODES + UNDER_ONE_MOVE_CODES
 WHITE_VIEW = {"1": "1-0", "=": "1/2-1/2", "0": "0-1", "W": "1-0", "D": "1/2-1/2", "L": "0-1", "+": "+-", "-": "-+"}
 
 _LINE_SCHEMA = {"file": pl.Int32, "line_no": pl.Int64, "text": pl.Utf8}
-_RECORD_SCHEMA = {"file": pl.Int32, "source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8,
-                  "parse_error": pl.Utf8, "event_id": pl.Utf8}
+_RECORD_SCHEMA = {
+    "file": pl.Int32,
+    "source_line": pl.Int64,
+    "position": pl.Utf8,
+    "raw_text": pl.Utf8,
+    "parse_error": pl.Utf8,
+    "event_id": pl.Utf8,
+}
 
 
 @dataclass
@@ -103,15 +115,17 @@ def parse_trf_batch(texts: list[str], event_ids: list[str]) -> pl.DataFrame:
     lines = pl.DataFrame({"text": all_lines}, schema={"text": pl.Utf8}).with_columns(
         pl.Series("file", np.repeat(np.arange(len(texts), dtype=np.int32), sizes)),
     )
-    lines = lines.with_columns(
-        (pl.int_range(pl.len(), dtype=pl.Int64).over("file") + 1).alias("line_no")
-    ).select(list(_LINE_SCHEMA))
+    lines = lines.with_columns((pl.int_range(pl.len(), dtype=pl.Int64).over("file") + 1).alias("line_no")).select(
+        list(_LINE_SCHEMA)
+    )
     nul_lines = None
     if any("\x00" in text for text in texts):  # rare: only the lines that hold one are lost, as junk records
         has_nul = pl.col("text").str.contains("\x00", literal=True)
         nul_lines = lines.filter(has_nul)
         lines = lines.filter(~has_nul)
-    files = pl.DataFrame({"file": range(len(texts)), "event_id": event_ids}, schema={"file": pl.Int32, "event_id": pl.Utf8})
+    files = pl.DataFrame(
+        {"file": range(len(texts)), "event_id": event_ids}, schema={"file": pl.Int32, "event_id": pl.Utf8}
+    )
     headers = _headers(lines, len(texts))
 
     players = _player_fields(lines.filter(pl.col("text").str.contains(PLAYER_TAG)))
@@ -141,7 +155,9 @@ def parse_trf_batch(texts: list[str], event_ids: list[str]) -> pl.DataFrame:
 def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
     """Per file: the first of each tag that matters (042, 132, 142, XXR, 222), parsed in Python (a few per file)."""
     tags = lines.filter(pl.col("text").str.contains(r"^(?:042|132|142|222|XXR)(?: |$)"))
-    tags = tags.with_columns(pl.col("text").str.slice(0, 3).alias("tag")).unique(["file", "tag"], keep="first", maintain_order=True)
+    tags = tags.with_columns(pl.col("text").str.slice(0, 3).alias("tag")).unique(
+        ["file", "tag"], keep="first", maintain_order=True
+    )
     first: list[dict[str, str]] = [{} for _ in range(count)]
     for file, tag, text in tags.select("file", "tag", "text").iter_rows():
         first[file][tag] = text
@@ -160,14 +176,16 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
         if tc_text and tc_text not in time_controls:
             base, increment = parse_time_control(pl.lit(tc_text))
             time_controls[tc_text] = tuple(pl.select(base, increment).row(0))
-        headers.append(TrfHeader(
-            start=start,
-            round_dates=round_dates,
-            rounds_tag=rounds_tag,
-            tc=time_controls.get(tc_text, (None, None)),
-            start_error=f"event start '{start_text.strip()}' (tag 042) is not a date" if start_impossible else None,
-            round_date_errors=round_date_errors,
-        ))
+        headers.append(
+            TrfHeader(
+                start=start,
+                round_dates=round_dates,
+                rounds_tag=rounds_tag,
+                tc=time_controls.get(tc_text, (None, None)),
+                start_error=f"event start '{start_text.strip()}' (tag 042) is not a date" if start_impossible else None,
+                round_date_errors=round_date_errors,
+            )
+        )
     return headers
 
 
@@ -180,13 +198,19 @@ def _round_dates(line: str) -> tuple[list[date | None], dict[int, str]]:
     When the dates do not sit in those columns (wider YYYY/MM/DD dates, other spacing), they are
     taken in order of appearance instead.
     """
-    cells = [line[position : position + CELL_STEP].strip() for position in range(FIRST_CELL, min(len(line), MAX_LINE), CELL_STEP)]
+    cells = [
+        line[position : position + CELL_STEP].strip()
+        for position in range(FIRST_CELL, min(len(line), MAX_LINE), CELL_STEP)
+    ]
     checked = [parse_free_date_checked(cell) for cell in cells]
     if not all(day is not None or impossible or not cell for cell, (day, impossible) in zip(cells, checked)):
         cells = _DATE_TOKEN.findall(line[4:])[:MAX_ROUNDS]
         checked = [parse_free_date_checked(token) for token in cells]
-    errors = {r + 1: f"round {r + 1} date '{cell}' (tag 132) is not a date" for r, (cell, (_, impossible)) in enumerate(zip(cells, checked))
-              if impossible}
+    errors = {
+        r + 1: f"round {r + 1} date '{cell}' (tag 132) is not a date"
+        for r, (cell, (_, impossible)) in enumerate(zip(cells, checked))
+        if impossible
+    }
     return [day for day, _ in checked], errors
 
 
@@ -197,31 +221,52 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
             "file": [f for f, header in enumerate(headers) for _ in header.round_dates],
             "round": [r + 1 for header in headers for r in range(len(header.round_dates))],
             "date": [day for header in headers for day in header.round_dates],
-            "_date_error": [(header.round_date_errors or {}).get(r + 1) for header in headers for r in range(len(header.round_dates))],
+            "_date_error": [
+                (header.round_date_errors or {}).get(r + 1)
+                for header in headers
+                for r in range(len(header.round_dates))
+            ],
         },
         schema={"file": pl.Int32, "round": pl.Int32, "date": pl.Date, "_date_error": pl.Utf8},
     )
     facts = files.with_columns(
         # Tag 042 is free text in old files; when it cannot be read, the earliest round date is the start.
-        pl.Series("event_start", [header.start or min((d for d in header.round_dates if d), default=None) for header in headers],
-                  dtype=pl.Date),
+        pl.Series(
+            "event_start",
+            [header.start or min((d for d in header.round_dates if d), default=None) for header in headers],
+            dtype=pl.Date,
+        ),
         pl.Series("tc_base_seconds", [header.tc[0] for header in headers], dtype=pl.Int32),
         pl.Series("tc_increment_seconds", [header.tc[1] for header in headers], dtype=pl.Int32),
     )
-    records = records.drop("event_id", strict=False).join(facts, on="file", how="left").join(
-        round_dates, on=["file", "round"], how="left"
+    records = (
+        records.drop("event_id", strict=False)
+        .join(facts, on="file", how="left")
+        .join(round_dates, on=["file", "round"], how="left")
     )
     # A date that is written but does not exist ('24/02/30') makes the records it dates unparseable.
     start_errors = [header.start_error for header in headers]
     if any(start_errors) or any(header.round_date_errors for header in headers):
-        records = records.join(
-            pl.DataFrame({"file": range(len(headers)), "_start_error": start_errors}, schema={"file": pl.Int32, "_start_error": pl.Utf8}),
-            on="file", how="left",
-        ).with_columns(join_errors(pl.col("parse_error"), pl.col("_start_error"), pl.col("_date_error")).alias("parse_error")).drop("_start_error")
+        records = (
+            records.join(
+                pl.DataFrame(
+                    {"file": range(len(headers)), "_start_error": start_errors},
+                    schema={"file": pl.Int32, "_start_error": pl.Utf8},
+                ),
+                on="file",
+                how="left",
+            )
+            .with_columns(
+                join_errors(pl.col("parse_error"), pl.col("_start_error"), pl.col("_date_error")).alias("parse_error")
+            )
+            .drop("_start_error")
+        )
     records = records.drop("_date_error")
     # TRF dumps are standard-rated events unless the TRF-2026 encoded time control (tag 222) says otherwise.
     return records.with_columns(
-        classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")).fill_null("classical").alias("time_control")
+        classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"))
+        .fill_null("classical")
+        .alias("time_control")
     )
 
 
@@ -269,9 +314,17 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
         pl.when(pl.col("id_value") > 0).then(pl.col("id_value")).alias("fide_id"),
         (pl.col("rank").is_not_null() & (pl.col("rank") > 0) & ~duplicated & ~too_long).alias("rank_ok"),
         pl.when(too_long)
-        .then(pl.format(f"001 record is {{}} characters long; {MAX_ROUNDS} rounds end at column {MAX_LINE}", pl.col("length")))
+        .then(
+            pl.format(
+                f"001 record is {{}} characters long; {MAX_ROUNDS} rounds end at column {MAX_LINE}", pl.col("length")
+            )
+        )
         .when(pl.col("rank").is_null() | (pl.col("rank") <= 0))
-        .then(pl.format("starting rank {} (columns 5-8) is not a positive number", quoted(pl.col("rank_text").fill_null(""))))
+        .then(
+            pl.format(
+                "starting rank {} (columns 5-8) is not a positive number", quoted(pl.col("rank_text").fill_null(""))
+            )
+        )
         .when(duplicated)
         .then(pl.format("starting rank {} is used by more than one 001 line", pl.col("rank")))
         .alias("rank_error"),
@@ -284,15 +337,20 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
 
 def _rounds(players: pl.DataFrame, headers: list[TrfHeader]) -> pl.DataFrame:
     """Rounds per file: the furthest round cell on a usable 001 line, or what the header says, if more."""
-    from_lines = players.filter(pl.col("rank_ok")).group_by("file").agg(
-        ((pl.col("length").max() - FIRST_CELL + CELL_STEP - 1) // CELL_STEP).clip(0, MAX_ROUNDS).alias("from_lines")
+    from_lines = (
+        players.filter(pl.col("rank_ok"))
+        .group_by("file")
+        .agg(
+            ((pl.col("length").max() - FIRST_CELL + CELL_STEP - 1) // CELL_STEP).clip(0, MAX_ROUNDS).alias("from_lines")
+        )
     )
     from_header = pl.DataFrame(
         {"file": range(len(headers)), "from_header": [max(len(h.round_dates), h.rounds_tag) for h in headers]},
         schema={"file": pl.Int32, "from_header": pl.Int32},
     )
     return from_header.join(from_lines, on="file", how="left").select(
-        "file", pl.max_horizontal(pl.col("from_header"), pl.col("from_lines").fill_null(0)).cast(pl.Int32).alias("rounds")
+        "file",
+        pl.max_horizontal(pl.col("from_header"), pl.col("from_lines").fill_null(0)).cast(pl.Int32).alias("rounds"),
     )
 
 
@@ -316,17 +374,23 @@ def _junk_records(lines: pl.DataFrame, problem: str | None = None) -> pl.DataFra
     Unknown three-character tags are ignored, as the format asks; text that starts otherwise (an
     indented 001 record, stray prose) would otherwise vanish without a trace.
     """
-    junk = lines if problem is not None else lines.filter(
-        (pl.col("text").str.strip_chars() != "")
-        & ~pl.col("text").str.contains(r"^(?:\d{3}|XX[A-Z]|[A-Z]{3})(?: |$)")
-        & ~pl.col("text").str.starts_with("###")
+    junk = (
+        lines
+        if problem is not None
+        else lines.filter(
+            (pl.col("text").str.strip_chars() != "")
+            & ~pl.col("text").str.contains(r"^(?:\d{3}|XX[A-Z]|[A-Z]{3})(?: |$)")
+            & ~pl.col("text").str.starts_with("###")
+        )
     )
     return junk.select(
         "file",
         pl.col("line_no").alias("source_line"),
         pl.lit("line").alias("position"),
         pl.col("text").alias("raw_text"),
-        pl.lit(problem or "not a TRF record (a record starts with a three-character tag and a blank, e.g. '001 ')").alias("parse_error"),
+        pl.lit(
+            problem or "not a TRF record (a record starts with a three-character tag and a blank, e.g. '001 ')"
+        ).alias("parse_error"),
     )
 
 
@@ -341,23 +405,33 @@ def _nrs_records(lines: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     if nrs.is_empty():
         return pl.DataFrame(schema=_RECORD_SCHEMA)
     nrs = nrs.with_columns(
-        _field(RANK).alias("rank_text"), _field(RATING).alias("rating_text"), _field(ID).alias("id_text"),
+        _field(RANK).alias("rank_text"),
+        _field(RATING).alias("rating_text"),
+        _field(ID).alias("id_text"),
     ).with_columns(parse_id(pl.col("rank_text"), pl.Int32).alias("rank"), parse_id(pl.col("id_text")).alias("_id"))
     known = players.filter(pl.col("rank_ok")).select("file", "rank", pl.lit(True).alias("linked"))
     nrs = nrs.join(known, on=["file", "rank"], how="left")
     problem = join_errors(
         pl.when(pl.col("linked").is_null()).then(
-            pl.format("NRS record {}: starting rank {} (columns 5-8) has no 001 record", pl.col("text").str.slice(0, 3),
-                      quoted(pl.col("rank_text").fill_null("")))),
+            pl.format(
+                "NRS record {}: starting rank {} (columns 5-8) has no 001 record",
+                pl.col("text").str.slice(0, 3),
+                quoted(pl.col("rank_text").fill_null("")),
+            )
+        ),
         int_error(pl.col("rating_text"), "national rating (columns 49-52)", pl.Int32),
         id_error(pl.col("id_text"), "national id (columns 58-68)", pl.col("_id")),
     )
-    return nrs.with_columns(problem.alias("parse_error")).filter(pl.col("parse_error").is_not_null()).select(
-        "file",
-        pl.col("line_no").alias("source_line"),
-        pl.lit("nrs").alias("position"),
-        pl.col("text").alias("raw_text"),
-        "parse_error",
+    return (
+        nrs.with_columns(problem.alias("parse_error"))
+        .filter(pl.col("parse_error").is_not_null())
+        .select(
+            "file",
+            pl.col("line_no").alias("source_line"),
+            pl.lit("nrs").alias("position"),
+            pl.col("text").alias("raw_text"),
+            "parse_error",
+        )
     )
 
 
@@ -380,7 +454,8 @@ def _checked_cells(usable: pl.DataFrame, headers: list[TrfHeader]) -> tuple[pl.D
         # The line counts for the event's rounds only up to its last well-formed cell.
         pl.when(pl.col("first_bad_round").is_not_null())
         .then(pl.min_horizontal(pl.col("length"), FIRST_CELL + CELL_STEP * (pl.col("first_bad_round") - 1) - 2))
-        .otherwise(pl.col("length")).alias("length"),
+        .otherwise(pl.col("length"))
+        .alias("length"),
     )
     cells = _cells(usable.drop("first_bad_round"), _rounds(usable, headers), first_bad)
     return cells, usable.drop("first_bad_round")
@@ -398,8 +473,12 @@ def _cut_line_records(usable: pl.DataFrame) -> pl.DataFrame:
         pl.lit("line").alias("position"),
         pl.col("text").alias("raw_text"),
         join_errors(
-            pl.format("round {} onwards: {} (from column {}) is not a round cell (opponent rank, colour, result)",
-                      pl.col("cut_at"), quoted(pl.col("text").str.slice(column).str.strip_chars().str.slice(0, 60)), column + 1),
+            pl.format(
+                "round {} onwards: {} (from column {}) is not a round cell (opponent rank, colour, result)",
+                pl.col("cut_at"),
+                quoted(pl.col("text").str.slice(column).str.strip_chars().str.slice(0, 60)),
+                column + 1,
+            ),
             pl.col("line_error"),
         ).alias("parse_error"),
         pl.col("fide_id").alias("white_id"),
@@ -421,36 +500,55 @@ def _cells(players: pl.DataFrame, rounds: pl.DataFrame, cut: pl.DataFrame | None
         players.filter(pl.col("rounds") >= r).select(
             *columns,
             pl.lit(r, dtype=pl.Int32).alias("round"),
-            pl.col("text").str.slice(FIRST_CELL + CELL_STEP * (r - 1), CELL_WIDTH).str.pad_end(CELL_WIDTH).alias("cell"),
+            pl.col("text")
+            .str.slice(FIRST_CELL + CELL_STEP * (r - 1), CELL_WIDTH)
+            .str.pad_end(CELL_WIDTH)
+            .alias("cell"),
             # The two columns before the cell (after the previous one) must be blank.
-            (pl.col("text").str.slice(FIRST_CELL + CELL_STEP * (r - 1) - 2, 2).str.strip_chars() == "" if r > 1 else pl.lit(True)).alias("gap_ok"),
+            (
+                pl.col("text").str.slice(FIRST_CELL + CELL_STEP * (r - 1) - 2, 2).str.strip_chars() == ""
+                if r > 1
+                else pl.lit(True)
+            ).alias("gap_ok"),
         )
         for r in range(1, most + 1)
     ]
-    cells = pl.concat(per_round).with_columns(
-        blank_to_null(pl.col("cell").str.slice(0, 4)).alias("opponent_text"),
-        pl.col("cell").str.slice(5, 1).str.to_lowercase().alias("colour"),
-        pl.col("cell").str.slice(7, 1).str.to_uppercase().alias("code"),
-        (pl.col("cell").str.strip_chars() == "").alias("blank"),
-        ((pl.col("cell").str.slice(4, 1) == " ") & (pl.col("cell").str.slice(6, 1) == " ")).alias("literal"),
-    ).with_columns(parse_id(pl.col("opponent_text"), pl.Int32).alias("opponent"))
+    cells = (
+        pl.concat(per_round)
+        .with_columns(
+            blank_to_null(pl.col("cell").str.slice(0, 4)).alias("opponent_text"),
+            pl.col("cell").str.slice(5, 1).str.to_lowercase().alias("colour"),
+            pl.col("cell").str.slice(7, 1).str.to_uppercase().alias("code"),
+            (pl.col("cell").str.strip_chars() == "").alias("blank"),
+            ((pl.col("cell").str.slice(4, 1) == " ") & (pl.col("cell").str.slice(6, 1) == " ")).alias("literal"),
+        )
+        .with_columns(parse_id(pl.col("opponent_text"), pl.Int32).alias("opponent"))
+    )
     # A round cell is 'oooo c r': an opponent rank in digits (or blank), a colour and a result code,
     # each with blanks between. Anything else is no cell: the line's text from there on is reported.
-    shaped = (pl.col("opponent_text").is_null() | pl.col("opponent").is_not_null()) & pl.col("literal") & pl.col("gap_ok")
+    shaped = (
+        (pl.col("opponent_text").is_null() | pl.col("opponent").is_not_null()) & pl.col("literal") & pl.col("gap_ok")
+    )
     cells = cells.with_columns((pl.col("blank") | shaped).alias("cell_ok"))
     if cut is not None:  # cells from a line's first malformed cell on belong to its one 'line' record
-        cells = cells.join(cut, on=["file", "line_no"], how="left", maintain_order="left").with_columns(
-            (pl.col("round") >= pl.col("first_bad_round").fill_null(MAX_ROUNDS + 1)).alias("cut")
-        ).drop("first_bad_round")
+        cells = (
+            cells.join(cut, on=["file", "line_no"], how="left", maintain_order="left")
+            .with_columns((pl.col("round") >= pl.col("first_bad_round").fill_null(MAX_ROUNDS + 1)).alias("cut"))
+            .drop("first_bad_round")
+        )
     else:
         cells = cells.with_columns(pl.lit(False).alias("cut"))
     cells = cells.with_columns(pl.when(pl.col("cut")).then(None).otherwise(pl.col("opponent")).alias("opponent"))
     paired = pl.col("opponent").is_not_null() & (pl.col("opponent") > 0)
     cells = cells.with_columns(
-        pl.when(pl.col("cut")).then(pl.lit("cut"))
-        .when(pl.col("blank")).then(pl.lit("blank"))
-        .when(pl.col("opponent_text").is_not_null() & pl.col("opponent").is_null()).then(pl.lit("bad"))
-        .when(paired).then(pl.lit("paired"))
+        pl.when(pl.col("cut"))
+        .then(pl.lit("cut"))
+        .when(pl.col("blank"))
+        .then(pl.lit("blank"))
+        .when(pl.col("opponent_text").is_not_null() & pl.col("opponent").is_null())
+        .then(pl.lit("bad"))
+        .when(paired)
+        .then(pl.lit("paired"))
         .otherwise(pl.lit("bye"))
         .alias("kind"),
     )
@@ -497,8 +595,12 @@ def _raw_cell_text(own_rank: pl.Expr, own_cell: pl.Expr, opponent_rank: pl.Expr,
     """'round 3: 12 [  40 w 1] / 40 [  12 b 0] | <line>': both sides' cells, then the emitting line."""
     return pl.format(
         "round {}: {} [{}] / {} [{}] | {}",
-        pl.col("round"), own_rank, own_cell, opponent_rank.cast(pl.Utf8).fill_null("-"),
-        opponent_cell.fill_null("no such cell"), pl.col("text"),
+        pl.col("round"),
+        own_rank,
+        own_cell,
+        opponent_rank.cast(pl.Utf8).fill_null("-"),
+        opponent_cell.fill_null("no such cell"),
+        pl.col("text"),
     )
 
 
@@ -513,10 +615,14 @@ def _bye_records(cells: pl.DataFrame) -> pl.DataFrame:
         pl.col("line_no").alias("source_line"),
         pl.col("round").cast(pl.Utf8).alias("position"),
         pl.col("round"),
-        pl.format("round {}: {} [{}] | {}", pl.col("round"), pl.col("rank"), pl.col("cell"), pl.col("text")).alias("raw_text"),
+        pl.format("round {}: {} [{}] | {}", pl.col("round"), pl.col("rank"), pl.col("cell"), pl.col("text")).alias(
+            "raw_text"
+        ),
         join_errors(
             pl.when(pl.col("kind") == "bad").then(
-                pl.format("round {} opponent {} is not a starting rank", pl.col("round"), quoted(pl.col("opponent_text")))
+                pl.format(
+                    "round {} opponent {} is not a starting rank", pl.col("round"), quoted(pl.col("opponent_text"))
+                )
             ),
             pl.col("line_error"),
         ).alias("parse_error"),
@@ -532,8 +638,14 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
     """One record per pairing, from the lower rank's line; disagreeing sides become parse errors."""
     paired = cells.filter(pl.col("kind") == "paired")
     partner_columns = {
-        "opponent": "p_opponent", "cell": "p_cell", "colour": "p_colour", "code": "p_code", "name": "p_name",
-        "rating": "p_rating", "fide_id": "p_fide_id", "line_error": "p_line_error",
+        "opponent": "p_opponent",
+        "cell": "p_cell",
+        "colour": "p_colour",
+        "code": "p_code",
+        "name": "p_name",
+        "rating": "p_rating",
+        "fide_id": "p_fide_id",
+        "line_error": "p_line_error",
     }
     partner_cell = paired["partner_cell"]
     has_partner = partner_cell.is_not_null()
@@ -554,27 +666,60 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
     valid_codes = own.is_in(PAIRED_CODES) & other.is_in(PAIRED_CODES)
     agree = ~self_paired & pl.col("p_cell").is_not_null() & points_back & valid_codes & pair_ok & colours_ok
     disagreement = (
-        pl.when(self_paired).then(pl.format("round {}: rank {} is paired against itself", pl.col("round"), pl.col("rank")))
-        .when(pl.col("p_cell").is_null()).then(
-            pl.format("round {}: opponent rank {} has no 001 record", pl.col("round"), pl.col("opponent")))
-        .when(~points_back).then(
-            pl.format("round {}: rank {} names opponent {}, whose cell names {}", pl.col("round"), pl.col("rank"),
-                      pl.col("opponent"), pl.col("p_opponent").cast(pl.Utf8).fill_null("nobody")))
-        .when(~own.is_in(PAIRED_CODES) | ~other.is_in(PAIRED_CODES)).then(
-            pl.format("round {}: result codes {} / {} are not valid for a pairing", pl.col("round"), quoted(own), quoted(other)))
-        .when(~pair_ok).then(
-            pl.format("round {}: results disagree ({} has {}, {} has {})", pl.col("round"), pl.col("rank"), quoted(own),
-                      pl.col("opponent"), quoted(other)))
-        .when(~colours_ok).then(
-            pl.format("round {}: colours disagree ({} has {}, {} has {})", pl.col("round"), pl.col("rank"),
-                      quoted(pl.col("colour")), pl.col("opponent"), quoted(pl.col("p_colour"))))
+        pl.when(self_paired)
+        .then(pl.format("round {}: rank {} is paired against itself", pl.col("round"), pl.col("rank")))
+        .when(pl.col("p_cell").is_null())
+        .then(pl.format("round {}: opponent rank {} has no 001 record", pl.col("round"), pl.col("opponent")))
+        .when(~points_back)
+        .then(
+            pl.format(
+                "round {}: rank {} names opponent {}, whose cell names {}",
+                pl.col("round"),
+                pl.col("rank"),
+                pl.col("opponent"),
+                pl.col("p_opponent").cast(pl.Utf8).fill_null("nobody"),
+            )
+        )
+        .when(~own.is_in(PAIRED_CODES) | ~other.is_in(PAIRED_CODES))
+        .then(
+            pl.format(
+                "round {}: result codes {} / {} are not valid for a pairing",
+                pl.col("round"),
+                quoted(own),
+                quoted(other),
+            )
+        )
+        .when(~pair_ok)
+        .then(
+            pl.format(
+                "round {}: results disagree ({} has {}, {} has {})",
+                pl.col("round"),
+                pl.col("rank"),
+                quoted(own),
+                pl.col("opponent"),
+                quoted(other),
+            )
+        )
+        .when(~colours_ok)
+        .then(
+            pl.format(
+                "round {}: colours disagree ({} has {}, {} has {})",
+                pl.col("round"),
+                pl.col("rank"),
+                quoted(pl.col("colour")),
+                pl.col("opponent"),
+                quoted(pl.col("p_colour")),
+            )
+        )
     )
     emitted = emitted.with_columns(agree.fill_null(False).alias("_agree"))
     # Messages are built only for the (few) pairings whose sides disagree.
-    emitted = pl.concat([
-        emitted.filter(pl.col("_agree")).with_columns(pl.lit(None, dtype=pl.Utf8).alias("disagreement")),
-        emitted.filter(~pl.col("_agree")).with_columns(disagreement.alias("disagreement")),
-    ])
+    emitted = pl.concat(
+        [
+            emitted.filter(pl.col("_agree")).with_columns(pl.lit(None, dtype=pl.Utf8).alias("disagreement")),
+            emitted.filter(~pl.col("_agree")).with_columns(disagreement.alias("disagreement")),
+        ]
+    )
     own_is_white = (pl.col("colour") == "w") | (~pl.col("colour").is_in(["w", "b"]) & (pl.col("p_colour") != "w"))
     white_code = pl.when(own_is_white).then(own).otherwise(other)
 
@@ -587,12 +732,15 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
     white_name, black_name = side("name", "p_name")
     white_rating, black_rating = side("rating", "p_rating")
     result = (
-        pl.when((own == "-") & (other == "-")).then(pl.lit("--"))
+        pl.when((own == "-") & (other == "-"))
+        .then(pl.lit("--"))
         .otherwise(white_code.replace_strict(WHITE_VIEW, default=None))
     )
     unplayed = (
-        pl.when(own.is_in(FORFEIT_CODES)).then(pl.lit("forfeit"))
-        .when(own.is_in(UNDER_ONE_MOVE_CODES)).then(pl.lit("under-one-move"))
+        pl.when(own.is_in(FORFEIT_CODES))
+        .then(pl.lit("forfeit"))
+        .when(own.is_in(UNDER_ONE_MOVE_CODES))
+        .then(pl.lit("under-one-move"))
     )
     return emitted.select(
         "file",

@@ -64,13 +64,22 @@ import numpy as np
 
 from pipeline.generator import config
 from pipeline.generator.dumps import WRITER_THREADS, DumpWriter
-from pipeline.generator.events import EventNamer, Schedule, TEAM, build_schedule
+from pipeline.generator.events import TEAM, EventNamer, Schedule, build_schedule
 from pipeline.generator.pairing import Crosstable, pair_and_play
 from pipeline.generator.population import Population, build_population
 from pipeline.months import month_index, month_range
 from pipeline.storage import ObjectStore
 
-__all__ = ["DEFAULT_DEMO", "SCALES", "Block", "GenerationSummary", "Simulation", "generate", "resolve_scale", "simulate"]
+__all__ = [
+    "DEFAULT_DEMO",
+    "SCALES",
+    "Block",
+    "GenerationSummary",
+    "Simulation",
+    "generate",
+    "resolve_scale",
+    "simulate",
+]
 
 SCALES = config.SCALES
 # The `ratings demo` data set (the `small` preset): ten years, tens of thousands of players.
@@ -97,9 +106,9 @@ class GenerationSummary:
     seed: int = 0
     events: int = 0
     team_events: int = 0
-    classical_games: int = 0         # of `games`: the standard-rated ones (others are rapid or blitz)
+    classical_games: int = 0  # of `games`: the standard-rated ones (others are rapid or blitz)
     forfeits: int = 0
-    byes: int = 0                    # round cells without an opponent (H, F, U, Z, blank)
+    byes: int = 0  # round cells without an opponent (H, F, U, Z, blank)
     id_typos: int = 0
     dated_outside_month: int = 0
     duplicate_files: int = 0
@@ -116,8 +125,13 @@ class Block:
     table: Crosstable
 
 
-def resolve_scale(scale: str = config.DEFAULT_SCALE, seed: int | None = None, players: int | None = None,
-                  start: str | None = None, end: str | None = None) -> dict:
+def resolve_scale(
+    scale: str = config.DEFAULT_SCALE,
+    seed: int | None = None,
+    players: int | None = None,
+    start: str | None = None,
+    end: str | None = None,
+) -> dict:
     """The preset's arguments with the explicit ones (not None) taking precedence."""
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; known: {', '.join(SCALES)}")
@@ -131,13 +145,20 @@ def resolve_scale(scale: str = config.DEFAULT_SCALE, seed: int | None = None, pl
 class Simulation:
     """The simulated world without any file: the population up front, then events and games block by block."""
 
-    def __init__(self, seed: int, players: int, start: str, end: str,
-                 federations: tuple[config.Federation, ...] = config.DEMO_FEDERATIONS) -> None:
+    def __init__(
+        self,
+        seed: int,
+        players: int,
+        start: str,
+        end: str,
+        federations: tuple[config.Federation, ...] = config.DEMO_FEDERATIONS,
+    ) -> None:
         self.seed, self.start, self.end, self.federations = seed, start, end, federations
         self.labels = month_range(start, end)
         self.first, self.months = month_index(start), len(self.labels)
         self.population: Population = build_population(
-            self._rng(_POPULATION), players, self.first, self.months, federations)
+            self._rng(_POPULATION), players, self.first, self.months, federations
+        )
 
     def _rng(self, stage: int, block: int = 0) -> np.random.Generator:
         return np.random.default_rng([self.seed, stage, block])
@@ -147,23 +168,37 @@ class Simulation:
         namer = EventNamer(self.federations)
         for index, begin in enumerate(range(0, self.months, config.BLOCK_MONTHS)):
             months = range(begin, min(begin + config.BLOCK_MONTHS, self.months))
-            schedule = build_schedule(self._rng(_SCHEDULE, index), self.population, self.first, months,
-                                      self.federations, namer)
+            schedule = build_schedule(
+                self._rng(_SCHEDULE, index), self.population, self.first, months, self.federations, namer
+            )
             yield Block(months, schedule, pair_and_play(self._rng(_RESULTS, index), schedule))
 
     def dumps_rng(self, block_index: int) -> np.random.Generator:
         return self._rng(_DUMPS, block_index)
 
 
-def simulate(seed: int | None = None, players: int | None = None, start: str | None = None,
-             end: str | None = None, *, scale: str = config.DEFAULT_SCALE) -> Simulation:
+def simulate(
+    seed: int | None = None,
+    players: int | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    *,
+    scale: str = config.DEFAULT_SCALE,
+) -> Simulation:
     """The world of `generate` with the same arguments, in memory (for experiments and checks)."""
     chosen = resolve_scale(scale, seed, players, start, end)
     return Simulation(chosen["seed"], chosen["players"], chosen["start"], chosen["end"], chosen["federations"])
 
 
-def generate(out: str, seed: int | None = None, players: int | None = None, start: str | None = None,
-             end: str | None = None, *, scale: str = config.DEFAULT_SCALE) -> GenerationSummary:
+def generate(
+    out: str,
+    seed: int | None = None,
+    players: int | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    *,
+    scale: str = config.DEFAULT_SCALE,
+) -> GenerationSummary:
     """Simulate the preset `scale` (explicit arguments override it) and write the raw dumps to `out`."""
     chosen = resolve_scale(scale, seed, players, start, end)
     world = Simulation(chosen["seed"], chosen["players"], chosen["start"], chosen["end"], chosen["federations"])

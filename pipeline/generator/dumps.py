@@ -36,8 +36,22 @@ DUPLICATE_SUFFIX = "-resubmitted"
 REGISTRY_COLUMNS = ("player_id", "name", "federation", "sex", "birth_year", "title")
 # Names beside the ids, as federations' exports write them: they also expose a mistyped id (the
 # name is registered under another id).
-CSV_COLUMNS = ("event_id", "event_start", "date", "round", "white_id", "black_id", "white_name", "black_name", "result",
-               "time_control", "tc_base_seconds", "tc_increment_seconds", "white_rating", "black_rating")
+CSV_COLUMNS = (
+    "event_id",
+    "event_start",
+    "date",
+    "round",
+    "white_id",
+    "black_id",
+    "white_name",
+    "black_name",
+    "result",
+    "time_control",
+    "tc_base_seconds",
+    "tc_increment_seconds",
+    "white_rating",
+    "black_rating",
+)
 TRUTH_SCHEMA = pa.schema([("player_id", pa.int64()), ("month", pa.string()), ("strength", pa.float64())])
 WRITER_THREADS = 4  # each write ends in an fsync (or a PUT): overlap them, the content stays deterministic
 
@@ -56,8 +70,15 @@ class DumpStats:
 class DumpWriter:
     """Writes every landing-zone file of one simulation through the object store, a block of months at a time."""
 
-    def __init__(self, store: ObjectStore, pop: Population, federations: tuple[C.Federation, ...],
-                 first_absolute_month: int, months: int, pool: ThreadPoolExecutor) -> None:
+    def __init__(
+        self,
+        store: ObjectStore,
+        pop: Population,
+        federations: tuple[C.Federation, ...],
+        first_absolute_month: int,
+        months: int,
+        pool: ThreadPoolExecutor,
+    ) -> None:
         self.store, self.pop, self.federations = store, pop, federations
         self.first, self.months = first_absolute_month, months
         self.labels = [month_from_index(first_absolute_month + m) for m in range(months)]
@@ -78,7 +99,9 @@ class DumpWriter:
         return self.stats
 
     # -- one block of months ---------------------------------------------------------------------------
-    def write_block(self, rng: np.random.Generator, months: range, schedule: Schedule, table: Crosstable) -> pl.DataFrame:
+    def write_block(
+        self, rng: np.random.Generator, months: range, schedule: Schedule, table: Crosstable
+    ) -> pl.DataFrame:
         """Write the event files and monthly game tables of the block `months`; returns its games frame."""
         games = games_frame(self.pop, schedule, table, self.first)
         n_games = games.height
@@ -94,15 +117,19 @@ class DumpWriter:
         early &= text_dated
         typo &= tabular
         games = games.with_columns(
-            pl.Series("early", early), pl.Series("typo", typo), pl.Series("typo_white", typo_white),
+            pl.Series("early", early),
+            pl.Series("typo", typo),
+            pl.Series("typo_white", typo_white),
             pl.Series("opening", opening.astype(np.int8)),
         )
         self.stats.dated_outside_month += int(early.sum())
         self.stats.id_typos += int(typo.sum())
         games = games.with_columns(
             # A typo'd month: the same day (clamped to 28) one month earlier, outside the folder's month.
-            pl.when(pl.col("early")).then(pl.col("date").dt.offset_by("-1mo").dt.replace(day=pl.col("date").dt.day().clip(1, 28)))
-            .otherwise(pl.col("date")).alias("written_date"),
+            pl.when(pl.col("early"))
+            .then(pl.col("date").dt.offset_by("-1mo").dt.replace(day=pl.col("date").dt.day().clip(1, 28)))
+            .otherwise(pl.col("date"))
+            .alias("written_date"),
         )
         for f, federation in enumerate(self.federations):
             hosted = games.filter(pl.col("host") == f)
@@ -141,9 +168,10 @@ class DumpWriter:
     def _trf_header(self, s: Schedule, event: int) -> str:
         first, size = int(s.first_entry[event]), int(s.size[event])
         dates = self._round_dates(s, event)
-        rated = int((s.entry_stated_rating[first:first + size] > 0).sum())
-        kind = {TEAM: "Team Round-Robin"}.get(int(s.kind[event]), "Individual: Round-Robin" if s.round_robin[event]
-                                              else "Individual: Swiss-System")
+        rated = int((s.entry_stated_rating[first : first + size] > 0).sum())
+        kind = {TEAM: "Team Round-Robin"}.get(
+            int(s.kind[event]), "Individual: Round-Robin" if s.round_robin[event] else "Individual: Swiss-System"
+        )
         base, increment = TC_SECONDS[int(s.time_control[event])]
         allotted = f"{base // 60}'+{increment}''"
         lines = [
@@ -177,19 +205,21 @@ class DumpWriter:
         opponent = table.opponent[entry]
         opponent_rank = np.where(opponent >= 0, s.entry_start_rank[np.maximum(opponent, 0)], 0)
         points_x2 = np.round(table.points[entry] * 2).astype(np.int64)
-        frame = pl.DataFrame({
-            "event": s.entry_event[entry],
-            "rank": s.entry_start_rank[entry],
-            "sex": np.where(pop.female[player], "w", "m"),
-            "title": np.asarray(pop.title, dtype=object)[player].astype(str),
-            "name": np.asarray(pop.name, dtype=object)[player].astype(str),
-            "rating": s.entry_stated_rating[entry],
-            "fed": np.array([f.code for f in self.federations], dtype=object)[pop.federation[player]].astype(str),
-            "fide_id": pop.player_id[player],
-            "birth": pop.birth_year[player],
-            "points_x2": points_x2,
-            "final_rank": table.final_rank[entry],
-        })
+        frame = pl.DataFrame(
+            {
+                "event": s.entry_event[entry],
+                "rank": s.entry_start_rank[entry],
+                "sex": np.where(pop.female[player], "w", "m"),
+                "title": np.asarray(pop.title, dtype=object)[player].astype(str),
+                "name": np.asarray(pop.name, dtype=object)[player].astype(str),
+                "rating": s.entry_stated_rating[entry],
+                "fed": np.array([f.code for f in self.federations], dtype=object)[pop.federation[player]].astype(str),
+                "fide_id": pop.player_id[player],
+                "birth": pop.birth_year[player],
+                "points_x2": points_x2,
+                "final_rank": table.final_rank[entry],
+            }
+        )
         cells = []
         for r in range(C.MAX_ROUNDS):
             colour = np.array([_COLOUR_CHAR[c] for c in range(3)], dtype=object)[table.colour[entry, r]].astype(str)
@@ -197,21 +227,47 @@ class DumpWriter:
             rank = pl.Series(opponent_rank[:, r])
             # Unpaired cells name opponent 0000 (byes, withdrawals, sit-outs).
             opponent_text = pl.when(rank == 0).then(pl.lit("0000")).otherwise(rank.cast(pl.Utf8).str.pad_start(4))
-            cell = pl.concat_str([pl.lit("  "), opponent_text, pl.lit(" "), pl.Series(colour), pl.lit(" "), pl.Series(code)])
+            cell = pl.concat_str(
+                [pl.lit("  "), opponent_text, pl.lit(" "), pl.Series(colour), pl.lit(" "), pl.Series(code)]
+            )
             cells.append(pl.when(pl.Series(rounds > r)).then(cell).otherwise(pl.lit("")))
-        line = pl.concat_str([
-            pl.lit("001 "), pl.col("rank").cast(pl.Utf8).str.pad_start(4), pl.lit(" "), pl.col("sex"),
-            pl.col("title").str.pad_start(3), pl.lit(" "), pl.col("name").str.slice(0, 33).str.pad_end(33), pl.lit(" "),
-            pl.when(pl.col("rating") > 0).then(pl.col("rating").cast(pl.Utf8)).otherwise(pl.lit("")).str.pad_start(4),
-            pl.lit(" "), pl.col("fed").str.pad_end(3), pl.lit(" "), pl.col("fide_id").cast(pl.Utf8).str.pad_start(11),
-            pl.lit(" "), pl.col("birth").cast(pl.Utf8).str.zfill(4), pl.lit("/01/01 "),
-            pl.concat_str([(pl.col("points_x2") // 2).cast(pl.Utf8),
-                           pl.when(pl.col("points_x2") % 2 == 1).then(pl.lit(".5")).otherwise(pl.lit(".0"))]).str.pad_start(4),
-            pl.lit(" "), pl.col("final_rank").cast(pl.Utf8).str.pad_start(4),
-            *cells,
-        ])
-        bodies = frame.select("event", line.alias("line")).group_by("event", maintain_order=True).agg(
-            pl.col("line").str.join("\n"))
+        line = pl.concat_str(
+            [
+                pl.lit("001 "),
+                pl.col("rank").cast(pl.Utf8).str.pad_start(4),
+                pl.lit(" "),
+                pl.col("sex"),
+                pl.col("title").str.pad_start(3),
+                pl.lit(" "),
+                pl.col("name").str.slice(0, 33).str.pad_end(33),
+                pl.lit(" "),
+                pl.when(pl.col("rating") > 0)
+                .then(pl.col("rating").cast(pl.Utf8))
+                .otherwise(pl.lit(""))
+                .str.pad_start(4),
+                pl.lit(" "),
+                pl.col("fed").str.pad_end(3),
+                pl.lit(" "),
+                pl.col("fide_id").cast(pl.Utf8).str.pad_start(11),
+                pl.lit(" "),
+                pl.col("birth").cast(pl.Utf8).str.zfill(4),
+                pl.lit("/01/01 "),
+                pl.concat_str(
+                    [
+                        (pl.col("points_x2") // 2).cast(pl.Utf8),
+                        pl.when(pl.col("points_x2") % 2 == 1).then(pl.lit(".5")).otherwise(pl.lit(".0")),
+                    ]
+                ).str.pad_start(4),
+                pl.lit(" "),
+                pl.col("final_rank").cast(pl.Utf8).str.pad_start(4),
+                *cells,
+            ]
+        )
+        bodies = (
+            frame.select("event", line.alias("line"))
+            .group_by("event", maintain_order=True)
+            .agg(pl.col("line").str.join("\n"))
+        )
         return bodies["line"].to_list()
 
     # -- PGN ---------------------------------------------------------------------------------------------
@@ -230,13 +286,19 @@ class DumpWriter:
             pl.Series("site", np.asarray(s.city, dtype=object)[events], dtype=pl.Utf8),
             pl.col("written_date").dt.strftime("%Y.%m.%d").alias("date"),
             # Team events number games round.board, as team PGNs do.
-            pl.when(pl.Series(team)).then(pl.format("{}.{}", pl.col("round"), pl.col("board")))
-            .otherwise(pl.col("round").cast(pl.Utf8)).alias("round"),
+            pl.when(pl.Series(team))
+            .then(pl.format("{}.{}", pl.col("round"), pl.col("board")))
+            .otherwise(pl.col("round").cast(pl.Utf8))
+            .alias("round"),
             pl.Series("white", names[games["white_player"].to_numpy()], dtype=pl.Utf8),
             pl.Series("black", names[games["black_player"].to_numpy()], dtype=pl.Utf8),
-            pl.Series("result", np.array([_PGN_RESULT.get(c, "") for c in range(256)], dtype=object)[code], dtype=pl.Utf8),
-            pl.col("white_id").cast(pl.Utf8), pl.col("black_id").cast(pl.Utf8),
-            pl.col("white_rating"), pl.col("black_rating"),
+            pl.Series(
+                "result", np.array([_PGN_RESULT.get(c, "") for c in range(256)], dtype=object)[code], dtype=pl.Utf8
+            ),
+            pl.col("white_id").cast(pl.Utf8),
+            pl.col("black_id").cast(pl.Utf8),
+            pl.col("white_rating"),
+            pl.col("black_rating"),
             pl.col("event_start").dt.strftime("%Y.%m.%d").alias("event_date"),
             pl.format("{}+{}", pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")).alias("time_control"),
             pl.Series("forfeit", forfeit),
@@ -247,25 +309,47 @@ class DumpWriter:
             return pl.concat_str([pl.lit(f'[{name} "'), value, pl.lit('"]\n')])
 
         optional = lambda condition, text: pl.when(condition).then(text).otherwise(pl.lit(""))  # noqa: E731
-        block = pl.concat_str([
-            tag("Event", pl.col("event_tag")), tag("Site", pl.col("site")), tag("Date", pl.col("date")),
-            tag("Round", pl.col("round")), tag("White", pl.col("white")), tag("Black", pl.col("black")),
-            tag("Result", pl.col("result")), tag("WhiteFideId", pl.col("white_id")), tag("BlackFideId", pl.col("black_id")),
-            optional(pl.col("white_rating").is_not_null(), tag("WhiteElo", pl.col("white_rating").cast(pl.Utf8))),
-            optional(pl.col("black_rating").is_not_null(), tag("BlackElo", pl.col("black_rating").cast(pl.Utf8))),
-            tag("EventDate", pl.col("event_date")), tag("TimeControl", pl.col("time_control")),
-            optional(pl.col("forfeit"), pl.lit('[Termination "forfeit"]\n')),
-            pl.lit("\n"),
-            pl.when(pl.col("forfeit")).then(pl.col("result")).otherwise(pl.concat_str([pl.col("opening"), pl.col("result")], separator=" ")),
-            pl.lit("\n"),
-        ])
-        texts = frame.select("event", block.alias("text")).group_by("event", maintain_order=True).agg(pl.col("text").str.join("\n"))
+        block = pl.concat_str(
+            [
+                tag("Event", pl.col("event_tag")),
+                tag("Site", pl.col("site")),
+                tag("Date", pl.col("date")),
+                tag("Round", pl.col("round")),
+                tag("White", pl.col("white")),
+                tag("Black", pl.col("black")),
+                tag("Result", pl.col("result")),
+                tag("WhiteFideId", pl.col("white_id")),
+                tag("BlackFideId", pl.col("black_id")),
+                optional(pl.col("white_rating").is_not_null(), tag("WhiteElo", pl.col("white_rating").cast(pl.Utf8))),
+                optional(pl.col("black_rating").is_not_null(), tag("BlackElo", pl.col("black_rating").cast(pl.Utf8))),
+                tag("EventDate", pl.col("event_date")),
+                tag("TimeControl", pl.col("time_control")),
+                optional(pl.col("forfeit"), pl.lit('[Termination "forfeit"]\n')),
+                pl.lit("\n"),
+                pl.when(pl.col("forfeit"))
+                .then(pl.col("result"))
+                .otherwise(pl.concat_str([pl.col("opening"), pl.col("result")], separator=" ")),
+                pl.lit("\n"),
+            ]
+        )
+        texts = (
+            frame.select("event", block.alias("text"))
+            .group_by("event", maintain_order=True)
+            .agg(pl.col("text").str.join("\n"))
+        )
         for event, text in texts.iter_rows():
             self._event_file(s, event, ".pgn", text.encode("utf-8"), bool(duplicate_event[event]))
 
     # -- CSV / Parquet -------------------------------------------------------------------------------------
-    def _write_tabular(self, rng: np.random.Generator, months: range, s: Schedule, games: pl.DataFrame, f: int,
-                       duplicate_event: np.ndarray) -> None:
+    def _write_tabular(
+        self,
+        rng: np.random.Generator,
+        months: range,
+        s: Schedule,
+        games: pl.DataFrame,
+        f: int,
+        duplicate_event: np.ndarray,
+    ) -> None:
         """One games file per month (played games and forfeits), plus a resubmission file per duplicated event."""
         fed, fmt = self.federations[f].code, self.federations[f].dump_format
         white_id, black_id = games["white_id"].to_numpy().copy(), games["black_id"].to_numpy().copy()
@@ -274,16 +358,22 @@ class DumpWriter:
         black_id[typo & ~typo_white] = mistype_ids(rng, black_id[typo & ~typo_white], self.registered_sorted)
         names = np.asarray(self.pop.name, dtype=object)
         rows = games.select(
-            "month", "event",
+            "month",
+            "event",
             pl.Series("event_id", np.asarray(s.event_id, dtype=object)[games["event"].to_numpy()], dtype=pl.Utf8),
             "event_start",
             pl.col("written_date").alias("date"),
             "round",
-            pl.Series("white_id", white_id), pl.Series("black_id", black_id),
+            pl.Series("white_id", white_id),
+            pl.Series("black_id", black_id),
             pl.Series("white_name", names[games["white_player"].to_numpy()], dtype=pl.Utf8),
             pl.Series("black_name", names[games["black_player"].to_numpy()], dtype=pl.Utf8),
             pl.col("code").replace_strict(RESULT_TEXT, default=None, return_dtype=pl.Utf8).alias("result"),
-            "time_control", "tc_base_seconds", "tc_increment_seconds", "white_rating", "black_rating",
+            "time_control",
+            "tc_base_seconds",
+            "tc_increment_seconds",
+            "white_rating",
+            "black_rating",
         )
         by_month = rows.partition_by("month", as_dict=True, include_key=False)
         empty = rows.drop("month").clear()
@@ -294,7 +384,10 @@ class DumpWriter:
             for event in np.unique(month_rows["event"].to_numpy()[duplicate_event[month_rows["event"].to_numpy()]]):
                 again = month_rows.filter(pl.col("event") == int(event)).select(CSV_COLUMNS)
                 # Named to sort after games.<ext>: validation keeps the first copy by file name.
-                self._write(self._table_bytes(again, fmt), f"raw/{fed}/{label}/games{DUPLICATE_SUFFIX}-{s.event_id[event]}.{fmt}")
+                self._write(
+                    self._table_bytes(again, fmt),
+                    f"raw/{fed}/{label}/games{DUPLICATE_SUFFIX}-{s.event_id[event]}.{fmt}",
+                )
                 self.stats.duplicate_files += 1
 
     @staticmethod
@@ -308,15 +401,18 @@ class DumpWriter:
     # -- registry, seed list, truth ----------------------------------------------------------------------
     def write_registry(self) -> None:
         pop = self.pop
-        frame = pl.DataFrame({
-            "player_id": pop.player_id,
-            "name": pop.name,
-            "federation": np.array([f.code for f in self.federations], dtype=object)[pop.federation].astype(str),
-            "sex": np.where(pop.female, "F", "M"),
-            "birth_year": pop.birth_year,
-            "title": [t or None for t in pop.title],
-            "entry": pop.entry_month,
-        }, schema_overrides={"title": pl.Utf8}).sort("player_id")
+        frame = pl.DataFrame(
+            {
+                "player_id": pop.player_id,
+                "name": pop.name,
+                "federation": np.array([f.code for f in self.federations], dtype=object)[pop.federation].astype(str),
+                "sex": np.where(pop.female, "F", "M"),
+                "birth_year": pop.birth_year,
+                "title": [t or None for t in pop.title],
+                "entry": pop.entry_month,
+            },
+            schema_overrides={"title": pl.Utf8},
+        ).sort("player_id")
         by_month = frame.partition_by("entry", as_dict=True, include_key=False)
         empty = frame.clear()
         for m, label in enumerate(self.labels):
@@ -326,31 +422,39 @@ class DumpWriter:
     def write_seed_list(self) -> None:
         pop = self.pop
         rated = pop.seed_rating > 0
-        frame = pl.DataFrame({
-            "player_id": pop.player_id[rated],
-            "rating": pop.seed_rating[rated],
-            "games_total": pop.seed_games_total[rated],
-            "birth_year": pop.birth_year[rated],
-            "ever_2400": pop.seed_ever_2400[rated],
-        }).sort("player_id")
+        frame = pl.DataFrame(
+            {
+                "player_id": pop.player_id[rated],
+                "rating": pop.seed_rating[rated],
+                "games_total": pop.seed_games_total[rated],
+                "birth_year": pop.birth_year[rated],
+                "ever_2400": pop.seed_ever_2400[rated],
+            }
+        ).sort("player_id")
         self._write(frame.write_csv().encode("utf-8"), f"raw/players/{self.labels[0]}/seed_list.csv")
 
     def write_truth(self) -> None:
         """truth/strength.parquet: one row per existing player and month, sorted by month then player,
-        written a block of months at a time (one row group each) to bound memory at FIDE scale."""
+        written a block of months at a time (one row group each) to bound memory at FIDE scale.
+        """
         by_id = np.argsort(self.pop.player_id, kind="stable")
         ids = self.pop.player_id[by_id]
         buffer = io.BytesIO()
         with pq.ParquetWriter(buffer, TRUTH_SCHEMA, compression="zstd") as writer:
             for start in range(0, self.months, C.BLOCK_MONTHS):
-                block = self.pop.strength[by_id, start:start + C.BLOCK_MONTHS].T  # [months, players]
+                block = self.pop.strength[by_id, start : start + C.BLOCK_MONTHS].T  # [months, players]
                 month, player = np.nonzero(~np.isnan(block))
-                labels = pa.array(self.labels[start:start + C.BLOCK_MONTHS], pa.string())
-                writer.write_table(pa.table({
-                    "player_id": pa.array(ids[player], pa.int64()),
-                    "month": labels.take(pa.array(month)),
-                    "strength": pa.array(block[month, player].astype(np.float64).round(1), pa.float64()),
-                }, schema=TRUTH_SCHEMA))
+                labels = pa.array(self.labels[start : start + C.BLOCK_MONTHS], pa.string())
+                writer.write_table(
+                    pa.table(
+                        {
+                            "player_id": pa.array(ids[player], pa.int64()),
+                            "month": labels.take(pa.array(month)),
+                            "strength": pa.array(block[month, player].astype(np.float64).round(1), pa.float64()),
+                        },
+                        schema=TRUTH_SCHEMA,
+                    )
+                )
         self._write(buffer.getvalue(), "truth/strength.parquet")
 
 

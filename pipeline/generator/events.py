@@ -38,34 +38,35 @@ TC_SECONDS = (C.CLASSICAL_TC, C.RAPID_TC, C.BLITZ_TC)
 @dataclass(frozen=True)
 class Schedule:
     """Events of a block of months. Entries are contiguous per event, in starting-rank order (team
-    events: team by team, boards in order)."""
+    events: team by team, boards in order).
+    """
 
     # per event
-    month: np.ndarray          # int32, month number counted from the data set's first month
-    host: np.ndarray           # int8, federation index of the organiser (decides the dump format)
-    kind: np.ndarray           # int8, OPEN / SECTION / JUNIOR / ROUND_ROBIN / TEAM
-    time_control: np.ndarray   # int8, CLASSICAL / RAPID / BLITZ
-    rounds: np.ndarray         # int32
-    start_day: np.ndarray      # int32, day of month of round 1
-    span_days: np.ndarray      # int32, days from round 1 to the last round, plus one
-    bye_code: np.ndarray       # uint8, b"U" or b"F": what the odd player out of a Swiss round gets
-    teams: np.ndarray          # int32, teams of a team event (0 otherwise)
-    boards: np.ndarray         # int32, boards per team of a team event (0 otherwise)
+    month: np.ndarray  # int32, month number counted from the data set's first month
+    host: np.ndarray  # int8, federation index of the organiser (decides the dump format)
+    kind: np.ndarray  # int8, OPEN / SECTION / JUNIOR / ROUND_ROBIN / TEAM
+    time_control: np.ndarray  # int8, CLASSICAL / RAPID / BLITZ
+    rounds: np.ndarray  # int32
+    start_day: np.ndarray  # int32, day of month of round 1
+    span_days: np.ndarray  # int32, days from round 1 to the last round, plus one
+    bye_code: np.ndarray  # uint8, b"U" or b"F": what the odd player out of a Swiss round gets
+    teams: np.ndarray  # int32, teams of a team event (0 otherwise)
+    boards: np.ndarray  # int32, boards per team of a team event (0 otherwise)
     name: list[str]
     city: list[str]
-    event_id: list[str]        # <fed lower>-<YYYY-MM>-<serial>-<name slug>, unique over the data set
+    event_id: list[str]  # <fed lower>-<YYYY-MM>-<serial>-<name slug>, unique over the data set
     team_name: list[list[str]]  # per event, its teams' names (empty for individual events)
-    first_entry: np.ndarray    # int64, index of the event's first entry
-    size: np.ndarray           # int64, entries (players) in the event
+    first_entry: np.ndarray  # int64, index of the event's first entry
+    size: np.ndarray  # int64, entries (players) in the event
     # per entry
-    entry_event: np.ndarray    # int64
-    entry_player: np.ndarray   # int64, index into the population
+    entry_event: np.ndarray  # int64
+    entry_player: np.ndarray  # int64, index into the population
     entry_start_rank: np.ndarray  # int32, 1-based
-    entry_estimate: np.ndarray    # float64, strength the organiser pairs by
-    entry_strength: np.ndarray    # float64, true strength in the event's month
+    entry_estimate: np.ndarray  # float64, strength the organiser pairs by
+    entry_strength: np.ndarray  # float64, true strength in the event's month
     entry_stated_rating: np.ndarray  # int32, rating written in the dump; 0 = blank
-    entry_team: np.ndarray     # int32, 0-based team of a team event, -1 otherwise
-    entry_board: np.ndarray    # int32, 0-based board of a team event, -1 otherwise
+    entry_team: np.ndarray  # int32, 0-based team of a team event, -1 otherwise
+    entry_board: np.ndarray  # int32, 0-based board of a team event, -1 otherwise
 
     @property
     def events(self) -> int:
@@ -91,8 +92,9 @@ class EventNamer:
     federations: tuple[C.Federation, ...]
     editions: dict[tuple[int, str, str], int] = field(default_factory=dict)
 
-    def name(self, host: int, kind: int, time_control: int, city_pick: float, kind_pick: float,
-             edition_pick: int, limit: int) -> tuple[str, str]:
+    def name(
+        self, host: int, kind: int, time_control: int, city_pick: float, kind_pick: float, edition_pick: int, limit: int
+    ) -> tuple[str, str]:
         code = self.federations[host].code
         if kind == ROUND_ROBIN:
             kinds = ROUND_ROBIN_KINDS[code]
@@ -174,14 +176,16 @@ class _Draft:
     limit: int = 0  # a section's upper rating limit
 
 
-def _month_entries(rng: np.random.Generator, pop: Population, first_absolute_month: int, m: int,
-                   federations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _month_entries(
+    rng: np.random.Generator, pop: Population, first_absolute_month: int, m: int, federations: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(player, host, estimate, kind) of every event entry in month m, one entry per player, host and kind."""
     absolute = first_absolute_month + m
     alive = np.nonzero(pop.exists(m))[0]
     age = pop.age(absolute)[alive]
-    rate = pop.activity[alive] * np.where(age < C.JUNIOR_AGE_BELOW, C.JUNIOR_ACTIVITY_FACTOR,
-                                          np.where(age > 70, C.SENIOR_ACTIVITY_FACTOR, 1.0))
+    rate = pop.activity[alive] * np.where(
+        age < C.JUNIOR_AGE_BELOW, C.JUNIOR_ACTIVITY_FACTOR, np.where(age > 70, C.SENIOR_ACTIVITY_FACTOR, 1.0)
+    )
     rate = rate * C.SEASON_FACTOR[absolute % 12]
     counts = rng.poisson(rate)
     entries = np.repeat(alive, counts)
@@ -209,8 +213,9 @@ def _month_entries(rng: np.random.Generator, pop: Population, first_absolute_mon
     return entries[keep], host[keep], estimate[keep], kind[keep]
 
 
-def _host_drafts(rng: np.random.Generator, m: int, f: int, players: np.ndarray, estimate: np.ndarray,
-                 kind: np.ndarray) -> list[_Draft]:
+def _host_drafts(
+    rng: np.random.Generator, m: int, f: int, players: np.ndarray, estimate: np.ndarray, kind: np.ndarray
+) -> list[_Draft]:
     """Group one host's entries of one month into events."""
     drafts: list[_Draft] = []
     if len(players) < C.SWISS_SIZE[0]:
@@ -224,7 +229,8 @@ def _host_drafts(rng: np.random.Generator, m: int, f: int, players: np.ndarray, 
     def bands(pool: np.ndarray, width: int, minimum: int) -> list[tuple[int, np.ndarray]]:
         """(upper rating limit, entries in random order) per band of `width` points of estimate, a band
         with fewer than `minimum` entries merged with the next ones up (small federations hold wider
-        sections); the band edges move by whole hundreds from month to month, so neighbours still meet."""
+        sections); the band edges move by whole hundreds from month to month, so neighbours still meet.
+        """
         shift = 100 * int(rng.integers(0, width // 100))
         band = np.floor((estimate[pool] - shift) / width).astype(np.int64)
         groups: list[tuple[int, np.ndarray]] = []
@@ -246,7 +252,7 @@ def _host_drafts(rng: np.random.Generator, m: int, f: int, players: np.ndarray, 
     for _, division_pool in bands(by_kind[TEAM], C.TEAM_BAND_WIDTH, min(C.TEAM_COUNTS) * min(C.TEAM_BOARDS)):
         used = 0
         for teams, boards in _cut_team_events(rng, len(division_pool)):
-            division = division_pool[used:used + teams * boards]
+            division = division_pool[used : used + teams * boards]
             used += teams * boards
             team_of = rng.permutation(teams * boards) // boards
             team_strength = np.bincount(team_of, weights=estimate[division], minlength=teams)
@@ -263,12 +269,14 @@ def _host_drafts(rng: np.random.Generator, m: int, f: int, players: np.ndarray, 
         for a, b in zip(starts[:-1], starts[1:]):
             group = level[a:b][np.argsort(-estimate[level[a:b]], kind="stable")]
             drafts.append(_Draft(m, f, ROUND_ROBIN, players[group], estimate[group]))
-        leftover.append(level[starts[-1]:])
+        leftover.append(level[starts[-1] :])
 
     # Sections take one rating band each; opens and junior events take players in random order.
     open_pool = np.concatenate([by_kind[OPEN], *leftover])
     _, first = np.unique(players[open_pool], return_index=True)  # a leftover may also have an open entry
-    swiss_pools = [(SECTION, limit, pool) for limit, pool in bands(by_kind[SECTION], C.SECTION_BAND_WIDTH, C.SWISS_SIZE[0])]
+    swiss_pools = [
+        (SECTION, limit, pool) for limit, pool in bands(by_kind[SECTION], C.SECTION_BAND_WIDTH, C.SWISS_SIZE[0])
+    ]
     swiss_pools += [(OPEN, 0, open_pool[np.sort(first)]), (JUNIOR, 0, by_kind[JUNIOR])]
     for event_kind, limit, pool in swiss_pools:
         sizes = _cut_sizes(rng, len(pool))
@@ -280,8 +288,14 @@ def _host_drafts(rng: np.random.Generator, m: int, f: int, players: np.ndarray, 
     return [d for d in drafts if len(d.players) >= C.MIN_EVENT_SIZE]
 
 
-def build_schedule(rng: np.random.Generator, pop: Population, first_absolute_month: int, months: range,
-                   federations: tuple[C.Federation, ...], namer: EventNamer) -> Schedule:
+def build_schedule(
+    rng: np.random.Generator,
+    pop: Population,
+    first_absolute_month: int,
+    months: range,
+    federations: tuple[C.Federation, ...],
+    namer: EventNamer,
+) -> Schedule:
     """Draw each player's event entries for the given months and group them into events per host."""
     drafts: list[_Draft] = []
     for m in months:
@@ -292,8 +306,9 @@ def build_schedule(rng: np.random.Generator, pop: Population, first_absolute_mon
     return _assemble(rng, pop, first_absolute_month, drafts, namer)
 
 
-def _assemble(rng: np.random.Generator, pop: Population, first_absolute_month: int, drafts: list[_Draft],
-              namer: EventNamer) -> Schedule:
+def _assemble(
+    rng: np.random.Generator, pop: Population, first_absolute_month: int, drafts: list[_Draft], namer: EventNamer
+) -> Schedule:
     """Give every event its time control, rounds, dates, name and id, and flatten the entries."""
     n_events = len(drafts)
     month = np.array([d.month for d in drafts], dtype=np.int32)
@@ -305,8 +320,11 @@ def _assemble(rng: np.random.Generator, pop: Population, first_absolute_month: i
     swiss = np.isin(kind, SWISS_KINDS_SET)
 
     tc_pick = rng.random(n_events)
-    time_control = np.where(swiss & (tc_pick < C.RAPID_EVENT_SHARE), RAPID,
-                            np.where(swiss & (tc_pick < C.RAPID_EVENT_SHARE + C.BLITZ_EVENT_SHARE), BLITZ, CLASSICAL))
+    time_control = np.where(
+        swiss & (tc_pick < C.RAPID_EVENT_SHARE),
+        RAPID,
+        np.where(swiss & (tc_pick < C.RAPID_EVENT_SHARE + C.BLITZ_EVENT_SHARE), BLITZ, CLASSICAL),
+    )
     time_control = time_control.astype(np.int8)
     swiss_rounds = np.select(
         [time_control == RAPID, time_control == BLITZ],
@@ -333,8 +351,9 @@ def _assemble(rng: np.random.Generator, pop: Population, first_absolute_month: i
     city_pick, kind_pick, edition_pick = rng.random(n_events), rng.random(n_events), rng.integers(1, 40, n_events)
     for e in range(n_events):
         h, m = int(host[e]), int(month[e])
-        name, city = namer.name(h, int(kind[e]), int(time_control[e]), city_pick[e], kind_pick[e],
-                                int(edition_pick[e]), drafts[e].limit)
+        name, city = namer.name(
+            h, int(kind[e]), int(time_control[e]), city_pick[e], kind_pick[e], int(edition_pick[e]), drafts[e].limit
+        )
         serial[(h, m)] = serial.get((h, m), 0) + 1
         label = month_from_index(first_absolute_month + m)
         names.append(name)
@@ -360,12 +379,30 @@ def _assemble(rng: np.random.Generator, pop: Population, first_absolute_month: i
     # in force for events of the first month. Later dumps leave them blank.
     entry_stated_rating = np.where(entry_month == 0, pop.seed_rating[entry_player], 0).astype(np.int32)
     return Schedule(
-        month=month, host=host, kind=kind, time_control=time_control, rounds=rounds, start_day=start_day,
-        span_days=span, bye_code=bye_code, teams=teams, boards=boards, name=names, city=cities,
-        event_id=event_ids, team_name=team_lists, first_entry=first_entry, size=size, entry_event=entry_event,
-        entry_player=entry_player.astype(np.int64), entry_start_rank=entry_start_rank,
-        entry_estimate=entry_estimate, entry_strength=entry_strength, entry_stated_rating=entry_stated_rating,
-        entry_team=entry_team, entry_board=entry_board,
+        month=month,
+        host=host,
+        kind=kind,
+        time_control=time_control,
+        rounds=rounds,
+        start_day=start_day,
+        span_days=span,
+        bye_code=bye_code,
+        teams=teams,
+        boards=boards,
+        name=names,
+        city=cities,
+        event_id=event_ids,
+        team_name=team_lists,
+        first_entry=first_entry,
+        size=size,
+        entry_event=entry_event,
+        entry_player=entry_player.astype(np.int64),
+        entry_start_rank=entry_start_rank,
+        entry_estimate=entry_estimate,
+        entry_strength=entry_strength,
+        entry_stated_rating=entry_stated_rating,
+        entry_team=entry_team,
+        entry_board=entry_board,
     )
 
 

@@ -54,17 +54,23 @@ SCENARIOS = {
 
 def favourite_stats(rated_games: pl.DataFrame, year: str, strengths: pl.DataFrame) -> pl.DataFrame:
     """Per-month sums for the yearly tables: favourites overall, 1400-1599 underdogs vs 2000-2199, and the
-    truth behind them: (R_fav - R_dog) - (S_fav - S_dog) over the same games (strengths: player_id, strength)."""
+    truth behind them: (R_fav - R_dog) - (S_fav - S_dog) over the same games (strengths: player_id, strength).
+    """
     rated = rated_games.filter(
-        pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null()
+        pl.col("white_expected").is_not_null()
+        & pl.col("black_expected").is_not_null()
         & (pl.col("white_rating_used") != pl.col("black_rating_used"))
     )
     white_favourite = pl.col("white_rating_used") > pl.col("black_rating_used")
-    rated = rated.join(strengths.rename({"player_id": "white_id", "strength": "white_strength"}), on="white_id", how="left").join(
-        strengths.rename({"player_id": "black_id", "strength": "black_strength"}), on="black_id", how="left")
+    rated = rated.join(
+        strengths.rename({"player_id": "white_id", "strength": "white_strength"}), on="white_id", how="left"
+    ).join(strengths.rename({"player_id": "black_id", "strength": "black_strength"}), on="black_id", how="left")
     rating_gap = (pl.col("white_rating_used") - pl.col("black_rating_used")).abs()
-    strength_gap = pl.when(white_favourite).then(pl.col("white_strength") - pl.col("black_strength")).otherwise(
-        pl.col("black_strength") - pl.col("white_strength"))
+    strength_gap = (
+        pl.when(white_favourite)
+        .then(pl.col("white_strength") - pl.col("black_strength"))
+        .otherwise(pl.col("black_strength") - pl.col("white_strength"))
+    )
     with_sides = rated.with_columns(
         gap_error=rating_gap - strength_gap,
         favourite_score=pl.when(white_favourite).then(pl.col("white_score")).otherwise(1.0 - pl.col("white_score")),
@@ -85,8 +91,15 @@ def favourite_stats(rated_games: pl.DataFrame, year: str, strengths: pl.DataFram
     )
 
 
-def run(seed: int | None = None, players: int | None = None, start: str | None = None, end: str | None = None,
-        scale: str = "medium", scenarios: dict[str, Scenario] | None = None, progress=sys.stderr) -> dict:
+def run(
+    seed: int | None = None,
+    players: int | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    scale: str = "medium",
+    scenarios: dict[str, Scenario] | None = None,
+    progress=sys.stderr,
+) -> dict:
     """Simulate and rate every month under each scenario; returns the per-year tables as plain data."""
     scenarios = scenarios or SCENARIOS
     started = time.perf_counter()
@@ -94,10 +107,15 @@ def run(seed: int | None = None, players: int | None = None, start: str | None =
     pop = world.population
     rules_cache: dict[str, RuleSet] = {}
     birth_years = pl.DataFrame({"player_id": pop.player_id, "birth_year": pop.birth_year})
-    seed_frame = pl.DataFrame({
-        "player_id": pop.player_id, "rating": pop.seed_rating, "games_total": pop.seed_games_total,
-        "birth_year": pop.birth_year, "ever_2400": pop.seed_ever_2400,
-    }).filter(pl.col("rating") > 0)
+    seed_frame = pl.DataFrame(
+        {
+            "player_id": pop.player_id,
+            "rating": pop.seed_rating,
+            "games_total": pop.seed_games_total,
+            "birth_year": pop.birth_year,
+            "ever_2400": pop.seed_ever_2400,
+        }
+    ).filter(pl.col("rating") > 0)
     lists = {name: normalize_list(seed_frame) for name in scenarios}
     sums: dict[str, list[pl.DataFrame]] = {name: [] for name in scenarios}
     truth_rows: dict[str, list[dict]] = {name: [] for name in scenarios}
@@ -105,12 +123,16 @@ def run(seed: int | None = None, players: int | None = None, start: str | None =
 
     for block in world.blocks():
         games = engine_games(games_frame(pop, block.schedule, block.table, world.first), block.schedule.event_id)
-        by_month = games.filter(pl.col("time_control") == "classical").partition_by("month", as_dict=True, include_key=False)
+        by_month = games.filter(pl.col("time_control") == "classical").partition_by(
+            "month", as_dict=True, include_key=False
+        )
         for m in block.months:
             label = world.labels[m]
             month_games = by_month.get((m,), games.clear().drop("month"))
             alive = ~np.isnan(pop.strength[:, m])
-            strengths = pl.DataFrame({"player_id": pop.player_id[alive], "strength": pop.strength[alive, m].astype(np.float64)})
+            strengths = pl.DataFrame(
+                {"player_id": pop.player_id[alive], "strength": pop.strength[alive, m].astype(np.float64)}
+            )
             volume.append({"month": label, "games": month_games.height, "existing": int(pop.exists(m).sum())})
             for name, scenario in scenarios.items():
                 reformed = scenario.reform_month is not None and label > scenario.reform_month
@@ -120,13 +142,22 @@ def run(seed: int | None = None, players: int | None = None, start: str | None =
                 lists[name] = compress(result.rating_list) if label == scenario.reform_month else result.rating_list
                 sums[name].append(favourite_stats(result.rated_games, label[:4], strengths))
                 if label.endswith("-12") or m == world.months - 1:
-                    truth_rows[name].append(_truth_summary(lists[name], strengths.with_columns(month=pl.lit(label)), label))
+                    truth_rows[name].append(
+                        _truth_summary(lists[name], strengths.with_columns(month=pl.lit(label)), label)
+                    )
         if progress is not None:
-            print(f"  rated {world.labels[block.months[-1]]} ({time.perf_counter() - started:.0f} s)", file=progress, flush=True)
+            print(
+                f"  rated {world.labels[block.months[-1]]} ({time.perf_counter() - started:.0f} s)",
+                file=progress,
+                flush=True,
+            )
 
     yearly = {name: _yearly(pl.concat(frames)) for name, frames in sums.items()}
-    games_per_year = (pl.DataFrame(volume).group_by(pl.col("month").str.slice(0, 4).alias("year"), maintain_order=True)
-                      .agg(pl.col("games").sum(), pl.col("existing").last()))  # existing players in December
+    games_per_year = (
+        pl.DataFrame(volume)
+        .group_by(pl.col("month").str.slice(0, 4).alias("year"), maintain_order=True)
+        .agg(pl.col("games").sum(), pl.col("existing").last())
+    )  # existing players in December
     return {
         "arguments": {"seed": world.seed, "players": pop.size, "start": world.start, "end": world.end, "scale": scale},
         "seconds": round(time.perf_counter() - started, 1),
@@ -137,14 +168,22 @@ def run(seed: int | None = None, players: int | None = None, start: str | None =
 
 
 def _yearly(sums: pl.DataFrame) -> pl.DataFrame:
-    return sums.group_by("year").agg(pl.all().sum()).sort("year").select(
-        "year", "games",
-        (100 * pl.col("score") / pl.col("games")).round(2).alias("favourite_score_pct"),
-        (100 * pl.col("expected") / pl.col("games")).round(2).alias("favourite_expected_pct"),
-        (100 * (pl.col("score") - pl.col("expected")) / pl.col("games")).round(2).alias("favourite_difference_pct"),
-        (pl.col("gap_error") / pl.col("games")).round(1).alias("gap_error"),
-        "band_games",
-        (100 * (pl.col("band_score") - pl.col("band_expected")) / pl.col("band_games")).round(2).alias("band_underdog_difference_pct"),
+    return (
+        sums.group_by("year")
+        .agg(pl.all().sum())
+        .sort("year")
+        .select(
+            "year",
+            "games",
+            (100 * pl.col("score") / pl.col("games")).round(2).alias("favourite_score_pct"),
+            (100 * pl.col("expected") / pl.col("games")).round(2).alias("favourite_expected_pct"),
+            (100 * (pl.col("score") - pl.col("expected")) / pl.col("games")).round(2).alias("favourite_difference_pct"),
+            (pl.col("gap_error") / pl.col("games")).round(1).alias("gap_error"),
+            "band_games",
+            (100 * (pl.col("band_score") - pl.col("band_expected")) / pl.col("band_games"))
+            .round(2)
+            .alias("band_underdog_difference_pct"),
+        )
     )
 
 
@@ -153,7 +192,10 @@ def _truth_summary(rating_list: pl.DataFrame, truth: pl.DataFrame, label: str) -
     overall = errors.filter(pl.col("band") == "all").row(0, named=True)
     # Active players only (a game in the last 12 months): the part of the list that games can correct.
     active = rating_error_vs_truth(rating_list.filter(~pl.col("inactive")), truth, label).row(0, named=True)
-    bands = {row["band"]: row["pair_error_mean"] for row in errors.filter(pl.col("band").is_in(TRUTH_BANDS)).iter_rows(named=True)}
+    bands = {
+        row["band"]: row["pair_error_mean"]
+        for row in errors.filter(pl.col("band").is_in(TRUTH_BANDS)).iter_rows(named=True)
+    }
     return {
         "month": label,
         "rated_players": int(rating_list["rating"].is_not_null().sum()),
@@ -172,8 +214,12 @@ def markdown(report: dict) -> str:
     volume = {row["year"]: row for row in report["classical_games_per_year"]}
     head = ["year", "classical games", "existing players"]
     for name in names:
-        head += [f"{name}: rated games", f"{name}: favourite actual - expected", f"{name}: rating gap - strength gap",
-                 f"{name}: 1400-1599 underdog vs 2000-2199"]
+        head += [
+            f"{name}: rated games",
+            f"{name}: favourite actual - expected",
+            f"{name}: rating gap - strength gap",
+            f"{name}: 1400-1599 underdog vs 2000-2199",
+        ]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for year in sorted(volume):
         cells = [year, f"{volume[year]['games']:,}", f"{volume[year]['existing']:,}"]
@@ -183,18 +229,36 @@ def markdown(report: dict) -> str:
                 cells += ["-"] * 4
                 continue
             band = row["band_underdog_difference_pct"]
-            cells += [f"{row['games']:,}", f"{row['favourite_difference_pct']:+.2f} %", f"{row['gap_error']:+.1f}",
-                      f"{band:+.1f} % ({row['band_games']:,})" if band is not None else "-"]
+            cells += [
+                f"{row['games']:,}",
+                f"{row['favourite_difference_pct']:+.2f} %",
+                f"{row['gap_error']:+.1f}",
+                f"{band:+.1f} % ({row['band_games']:,})" if band is not None else "-",
+            ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "December lists against the truth (`pipeline.truth.rating_error_vs_truth`; Elo points):", ""]
-    head = ["month", "rated players", "pair error", "pair RMS", "slope", "pair error (active)",
-            *[f"{b} vs rest" for b in TRUTH_BANDS]]
+    head = [
+        "month",
+        "rated players",
+        "pair error",
+        "pair RMS",
+        "slope",
+        "pair error (active)",
+        *[f"{b} vs rest" for b in TRUTH_BANDS],
+    ]
     for name in names:
         lines += [f"**{name}**", "", "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
         for row in report["truth"][name]:
             bands = [row[f"band_{b[:4]}_vs_rest"] for b in TRUTH_BANDS]
-            values = [row["month"], f"{row['rated_players']:,}", f"{row['pair_error_mean']:+.1f}", f"{row['pair_error_rms']:.1f}",
-                      f"{row['slope']:.3f}", f"{row['active_pair_error_mean']:+.1f}", *["-" if b is None else f"{b:+.0f}" for b in bands]]
+            values = [
+                row["month"],
+                f"{row['rated_players']:,}",
+                f"{row['pair_error_mean']:+.1f}",
+                f"{row['pair_error_rms']:.1f}",
+                f"{row['slope']:.3f}",
+                f"{row['active_pair_error_mean']:+.1f}",
+                *["-" if b is None else f"{b:+.0f}" for b in bands],
+            ]
             lines.append("| " + " | ".join(values) + " |")
         lines.append("")
     return "\n".join(lines)

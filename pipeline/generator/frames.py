@@ -30,44 +30,56 @@ def games_frame(pop: Population, schedule: Schedule, table: Crosstable, first_ab
     absolute = first_absolute_month + s.month[event].astype(np.int64)
     rounds = table.game_round.astype(np.int64)
     day = s.start_day[event] + (rounds * s.span_days[event]) // s.rounds[event]
-    frame = pl.DataFrame({
-        "event": event,
-        "month": s.month[event],
-        "host": s.host[event],
-        "round": (rounds + 1).astype(np.int32),
-        "white_entry": table.game_white,
-        "black_entry": table.game_black,
-        "white_player": white_player,
-        "black_player": black_player,
-        "white_id": pop.player_id[white_player],
-        "black_id": pop.player_id[black_player],
-        "code": table.game_code,
-        "played": table.played,
-        "tc": tc.astype(np.int8),
-        "tc_base_seconds": np.array([b for b, _ in TC_SECONDS], dtype=np.int32)[tc],
-        "tc_increment_seconds": np.array([i for _, i in TC_SECONDS], dtype=np.int32)[tc],
-        "y": absolute // 12, "m": absolute % 12 + 1, "start_day": s.start_day[event], "day": day,
-        "white_stated": s.entry_stated_rating[table.game_white],
-        "black_stated": s.entry_stated_rating[table.game_black],
-    })
+    frame = pl.DataFrame(
+        {
+            "event": event,
+            "month": s.month[event],
+            "host": s.host[event],
+            "round": (rounds + 1).astype(np.int32),
+            "white_entry": table.game_white,
+            "black_entry": table.game_black,
+            "white_player": white_player,
+            "black_player": black_player,
+            "white_id": pop.player_id[white_player],
+            "black_id": pop.player_id[black_player],
+            "code": table.game_code,
+            "played": table.played,
+            "tc": tc.astype(np.int8),
+            "tc_base_seconds": np.array([b for b, _ in TC_SECONDS], dtype=np.int32)[tc],
+            "tc_increment_seconds": np.array([i for _, i in TC_SECONDS], dtype=np.int32)[tc],
+            "y": absolute // 12,
+            "m": absolute % 12 + 1,
+            "start_day": s.start_day[event],
+            "day": day,
+            "white_stated": s.entry_stated_rating[table.game_white],
+            "black_stated": s.entry_stated_rating[table.game_black],
+        }
+    )
     return frame.with_columns(
         pl.int_range(pl.len()).over("event", "round").add(1).cast(pl.Int32).alias("board"),
         pl.col("code").replace_strict(WHITE_SCORE, default=None, return_dtype=pl.Float64).alias("white_score"),
         pl.col("tc").replace_strict(dict(enumerate(TIME_CONTROLS)), return_dtype=pl.Utf8).alias("time_control"),
         pl.date("y", "m", "start_day").alias("event_start"),
         pl.date("y", "m", "day").alias("date"),
-        *(pl.when(pl.col(f"{side}_stated") > 0).then(pl.col(f"{side}_stated")).cast(pl.Int32).alias(f"{side}_rating")
-          for side in ("white", "black")),
+        *(
+            pl.when(pl.col(f"{side}_stated") > 0).then(pl.col(f"{side}_stated")).cast(pl.Int32).alias(f"{side}_rating")
+            for side in ("white", "black")
+        ),
     ).drop("y", "m", "start_day", "day", "white_stated", "black_stated")
 
 
 def engine_games(games: pl.DataFrame, event_ids: list[str]) -> pl.DataFrame:
     """The played games in the engine's input layout (month, event_id, event_start, white_id, black_id,
-    white_score, time_control), as validation hands them over from clean dumps."""
+    white_score, time_control), as validation hands them over from clean dumps.
+    """
     played = games.filter(pl.col("played"))
     ids = np.asarray(event_ids, dtype=object)[played["event"].to_numpy()]
     return played.select(
         "month",
         pl.Series("event_id", ids, dtype=pl.Utf8),
-        "event_start", "white_id", "black_id", "white_score", "time_control",
+        "event_start",
+        "white_id",
+        "black_id",
+        "white_score",
+        "time_control",
     )

@@ -25,16 +25,16 @@ for _a, _b in (("1", "0"), ("0", "1"), ("=", "="), ("+", "-"), ("-", "+")):
 class Crosstable:
     """Every entry's round cells, as in a TRF 001 record, plus the list of paired games."""
 
-    opponent: np.ndarray   # int64 [entries, MAX_ROUNDS], opponent's entry index, -1 when not paired
-    colour: np.ndarray     # int8 [entries, MAX_ROUNDS], NONE / WHITE / BLACK
-    code: np.ndarray       # uint8 [entries, MAX_ROUNDS], TRF result code (blank = not paired)
-    points: np.ndarray     # float64 [entries]
+    opponent: np.ndarray  # int64 [entries, MAX_ROUNDS], opponent's entry index, -1 when not paired
+    colour: np.ndarray  # int8 [entries, MAX_ROUNDS], NONE / WHITE / BLACK
+    code: np.ndarray  # uint8 [entries, MAX_ROUNDS], TRF result code (blank = not paired)
+    points: np.ndarray  # float64 [entries]
     final_rank: np.ndarray  # int32 [entries], 1-based within the event
     # paired games (played or forfeited), ordered by event, round, board
     game_white: np.ndarray  # int64 entry index
     game_black: np.ndarray  # int64 entry index
     game_round: np.ndarray  # int32, 0-based
-    game_code: np.ndarray   # uint8, White's code: 1 = 0 (played) or + - (forfeit)
+    game_code: np.ndarray  # uint8, White's code: 1 = 0 (played) or + - (forfeit)
 
     @property
     def played(self) -> np.ndarray:
@@ -42,11 +42,13 @@ class Crosstable:
         return np.isin(self.game_code, np.frombuffer(b"1=0", dtype=np.uint8))
 
 
-def white_scores(rng: np.random.Generator, white: np.ndarray, black: np.ndarray,
-                 time_control: np.ndarray | None = None) -> np.ndarray:
+def white_scores(
+    rng: np.random.Generator, white: np.ndarray, black: np.ndarray, time_control: np.ndarray | None = None
+) -> np.ndarray:
     """White's score (1, 0.5, 0) from true strengths: logistic expectancy with a White advantage and
     an explicit draw model (draws likelier between equals and at a higher level). Faster time
-    controls (index into events.TIME_CONTROLS) shrink the difference and the draw rate."""
+    controls (index into events.TIME_CONTROLS) shrink the difference and the draw rate.
+    """
     tc = np.zeros(len(white), dtype=np.int64) if time_control is None else np.asarray(time_control, dtype=np.int64)
     difference_factor = np.array([C.TC_DIFFERENCE_FACTOR[name] for name in TIME_CONTROLS])[tc]
     draw_factor = np.array([C.TC_DRAW_FACTOR[name] for name in TIME_CONTROLS])[tc]
@@ -61,8 +63,9 @@ def white_scores(rng: np.random.Generator, white: np.ndarray, black: np.ndarray,
     return np.where(u < p_win, 1.0, np.where(u < p_win + p_draw, 0.5, 0.0))
 
 
-def _game_codes(rng: np.random.Generator, white_strength: np.ndarray, black_strength: np.ndarray,
-                time_control: np.ndarray) -> np.ndarray:
+def _game_codes(
+    rng: np.random.Generator, white_strength: np.ndarray, black_strength: np.ndarray, time_control: np.ndarray
+) -> np.ndarray:
     """White's result code per game: mostly played results, a few forfeits."""
     score = white_scores(rng, white_strength, black_strength, time_control)
     codes = np.where(score == 1.0, ord("1"), np.where(score == 0.5, ord("="), ord("0"))).astype(np.uint8)
@@ -74,7 +77,8 @@ def _game_codes(rng: np.random.Generator, white_strength: np.ndarray, black_stre
 
 def round_robin_template(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Berger (circle) pairings for n players: opponent index and White flag per round and player.
-    Odd n adds a dummy; pairing with it means sitting the round out (opponent -1)."""
+    Odd n adds a dummy; pairing with it means sitting the round out (opponent -1).
+    """
     nn = n + n % 2
     opponent = np.full((nn - 1, n), -1, dtype=np.int64)
     white = np.zeros((nn - 1, n), dtype=bool)
@@ -106,8 +110,12 @@ def pair_and_play(rng: np.random.Generator, schedule: Schedule) -> Crosstable:
     rr_white = np.concatenate([g[0] for g in games]) if games else np.zeros(0, dtype=np.int64)
     rr_black = np.concatenate([g[1] for g in games]) if games else np.zeros(0, dtype=np.int64)
     rr_round = np.concatenate([g[2] for g in games]) if games else np.zeros(0, dtype=np.int32)
-    rr_codes = _game_codes(rng, schedule.entry_strength[rr_white], schedule.entry_strength[rr_black],
-                           schedule.time_control[schedule.entry_event[rr_white]])
+    rr_codes = _game_codes(
+        rng,
+        schedule.entry_strength[rr_white],
+        schedule.entry_strength[rr_black],
+        schedule.time_control[schedule.entry_event[rr_white]],
+    )
     code[rr_white, rr_round] = rr_codes
     code[rr_black, rr_round] = _MIRROR[rr_codes]
 
@@ -129,13 +137,22 @@ def pair_and_play(rng: np.random.Generator, schedule: Schedule) -> Crosstable:
     ranking = np.lexsort((schedule.entry_start_rank, -points, schedule.entry_event))
     final_rank = np.empty(n, dtype=np.int32)
     final_rank[ranking] = np.arange(n) - schedule.first_entry[schedule.entry_event[ranking]] + 1
-    return Crosstable(opponent=opponent, colour=colour, code=code, points=points, final_rank=final_rank,
-                      game_white=white[order], game_black=black[order], game_round=rounds[order],
-                      game_code=codes[order])
+    return Crosstable(
+        opponent=opponent,
+        colour=colour,
+        code=code,
+        points=points,
+        final_rank=final_rank,
+        game_white=white[order],
+        game_black=black[order],
+        game_round=rounds[order],
+        game_code=codes[order],
+    )
 
 
-def _pair_round_robins(schedule: Schedule, opponent: np.ndarray, colour: np.ndarray,
-                       games: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+def _pair_round_robins(
+    schedule: Schedule, opponent: np.ndarray, colour: np.ndarray, games: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+) -> None:
     """Apply one Berger template to all round robins of the same size at once."""
     rr_events = np.nonzero(schedule.round_robin)[0]
     for n in np.unique(schedule.size[rr_events]):
@@ -152,10 +169,12 @@ def _pair_round_robins(schedule: Schedule, opponent: np.ndarray, colour: np.ndar
             games.append((white_entries, black_entries, np.full(len(white_entries), r, dtype=np.int32)))
 
 
-def _pair_team_matches(schedule: Schedule, opponent: np.ndarray, colour: np.ndarray,
-                       games: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+def _pair_team_matches(
+    schedule: Schedule, opponent: np.ndarray, colour: np.ndarray, games: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+) -> None:
     """Team round robins: a Berger table over the teams; board b of one team meets board b of the
-    other, the first-named team having White on boards 1, 3, ... (all events of one shape at once)."""
+    other, the first-named team having White on boards 1, 3, ... (all events of one shape at once).
+    """
     team_events = np.nonzero(schedule.kind == TEAM)[0]
     shapes = np.unique(np.stack([schedule.teams[team_events], schedule.boards[team_events]], axis=1), axis=0)
     for teams, boards in shapes:
@@ -176,10 +195,12 @@ def _pair_team_matches(schedule: Schedule, opponent: np.ndarray, colour: np.ndar
             games.append((white, black, np.full(len(white), r, dtype=np.int32)))
 
 
-def _pair_swiss(rng: np.random.Generator, schedule: Schedule, opponent: np.ndarray, colour: np.ndarray,
-                code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _pair_swiss(
+    rng: np.random.Generator, schedule: Schedule, opponent: np.ndarray, colour: np.ndarray, code: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pair round by round, all Swiss events at once: sort by event, score and starting rank; give the
-    odd player out a bye; fold each (evened) score group, top half against bottom half."""
+    odd player out a bye; fold each (evened) score group, top half against bottom half.
+    """
     n = len(schedule.entry_event)
     event = schedule.entry_event
     entry_rounds = schedule.rounds[event]
@@ -189,8 +210,9 @@ def _pair_swiss(rng: np.random.Generator, schedule: Schedule, opponent: np.ndarr
     # Absences decided up front: requested half-point byes, known absences, withdrawals.
     in_event = np.arange(C.MAX_ROUNDS)[None, :] < entry_rounds[:, None]
     u = rng.random((n, C.MAX_ROUNDS))
-    absent_code = np.where(u < C.HALF_POINT_BYE_RATE, ord("H"),
-                           np.where(u < C.HALF_POINT_BYE_RATE + C.ZERO_POINT_BYE_RATE, ord("Z"), 0))
+    absent_code = np.where(
+        u < C.HALF_POINT_BYE_RATE, ord("H"), np.where(u < C.HALF_POINT_BYE_RATE + C.ZERO_POINT_BYE_RATE, ord("Z"), 0)
+    )
     withdraws = rng.random(n) < C.WITHDRAWAL_RATE
     withdraw_from = np.floor(1 + rng.random(n) * np.maximum(entry_rounds - 1, 1)).astype(np.int64)
     gone = withdraws[:, None] & (np.arange(C.MAX_ROUNDS)[None, :] >= withdraw_from[:, None])
@@ -254,13 +276,17 @@ def _pair_swiss(rng: np.random.Generator, schedule: Schedule, opponent: np.ndarr
         # Colours: the player with fewer whites gets White; then alternate from the last round; else a coin.
         coin = rng.random(len(upper)) < 0.5
         alternate = (last[upper] != last[lower]) & (last[upper] != NONE)
-        upper_white = np.where(balance[upper] != balance[lower], balance[upper] < balance[lower],
-                               np.where(alternate, last[upper] == BLACK, coin))
+        upper_white = np.where(
+            balance[upper] != balance[lower],
+            balance[upper] < balance[lower],
+            np.where(alternate, last[upper] == BLACK, coin),
+        )
         white = np.where(upper_white, upper, lower)
         black = np.where(upper_white, lower, upper)
 
-        codes = _game_codes(rng, schedule.entry_strength[white], schedule.entry_strength[black],
-                            schedule.time_control[event[white]])
+        codes = _game_codes(
+            rng, schedule.entry_strength[white], schedule.entry_strength[black], schedule.time_control[event[white]]
+        )
         code[white, r] = codes
         code[black, r] = _MIRROR[codes]
         opponent[white, r], opponent[black, r] = black, white
@@ -278,8 +304,7 @@ def _pair_swiss(rng: np.random.Generator, schedule: Schedule, opponent: np.ndarr
     if not out_white:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint8)
-    return (np.concatenate(out_white), np.concatenate(out_black), np.concatenate(out_round),
-            np.concatenate(out_code))
+    return (np.concatenate(out_white), np.concatenate(out_black), np.concatenate(out_round), np.concatenate(out_code))
 
 
 def _groups(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -297,13 +322,15 @@ def _met_before(a: np.ndarray, b: np.ndarray, past_opponents: np.ndarray) -> np.
     return (past_opponents[a] == b[:, None]).any(axis=1)
 
 
-def _avoid_repeats(upper: np.ndarray, lower: np.ndarray, pair_event: np.ndarray,
-                   past: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _avoid_repeats(
+    upper: np.ndarray, lower: np.ndarray, pair_event: np.ndarray, past: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Break up pairs that already met by exchanging partners with the neighbouring board.
 
     Each pass looks at disjoint neighbour couples (boards k, k+1 with k of one parity, alternating
     between passes) and takes the exchange (lower or upper players swapped) that leaves fewer
-    repeats. Not a full Dutch system: a few repeats can remain, which real files also show."""
+    repeats. Not a full Dutch system: a few repeats can remain, which real files also show.
+    """
     upper, lower = upper.copy(), lower.copy()
     boards = len(upper)
     if past.shape[1] == 0:

@@ -15,20 +15,20 @@ from pipeline.months import month_from_index
 class Population:
     """Players in registration order (index = player number); month numbers count from the first month (0)."""
 
-    player_id: np.ndarray      # int64, unique 7-8 digit FIDE-like ids
-    federation: np.ndarray     # int8 index into the federation plan
-    female: np.ndarray         # bool
-    birth_year: np.ndarray     # int32
+    player_id: np.ndarray  # int64, unique 7-8 digit FIDE-like ids
+    federation: np.ndarray  # int8 index into the federation plan
+    female: np.ndarray  # bool
+    birth_year: np.ndarray  # int32
     name: list[str]
-    title: list[str]           # "" when untitled
-    entry_month: np.ndarray    # int32, first month the player exists (and is registered)
-    exit_month: np.ndarray     # int32, first month the player no longer exists (may be past the end)
-    activity: np.ndarray       # float64, event entries per month before age and season factors
-    strength: np.ndarray       # float32 [players, months], NaN where the player does not exist
-    pairing_bias: np.ndarray   # float64, persistent error of the organisers' strength estimate
-    seed_rating: np.ndarray    # int32, rating on the list before the first month; 0 = unrated
+    title: list[str]  # "" when untitled
+    entry_month: np.ndarray  # int32, first month the player exists (and is registered)
+    exit_month: np.ndarray  # int32, first month the player no longer exists (may be past the end)
+    activity: np.ndarray  # float64, event entries per month before age and season factors
+    strength: np.ndarray  # float32 [players, months], NaN where the player does not exist
+    pairing_bias: np.ndarray  # float64, persistent error of the organisers' strength estimate
+    seed_rating: np.ndarray  # int32, rating on the list before the first month; 0 = unrated
     seed_games_total: np.ndarray  # int32, games behind the seed rating (0 when unrated)
-    seed_ever_2400: np.ndarray    # bool
+    seed_ever_2400: np.ndarray  # bool
 
     @property
     def size(self) -> int:
@@ -48,8 +48,9 @@ def by_year(table: tuple[tuple[float, float], ...], years: np.ndarray | float) -
     return np.interp(years, xs, ys)
 
 
-def _truncated_normal(rng: np.random.Generator, mean: np.ndarray | float, sd: float, n: int,
-                      low: float, high: float) -> np.ndarray:
+def _truncated_normal(
+    rng: np.random.Generator, mean: np.ndarray | float, sd: float, n: int, low: float, high: float
+) -> np.ndarray:
     return np.clip(rng.normal(mean, sd, n), low, high)
 
 
@@ -80,8 +81,13 @@ def entry_months(rng: np.random.Generator, players: int, first_absolute_month: i
     return np.concatenate([np.zeros(initial, dtype=np.int32), np.repeat(np.arange(months, dtype=np.int32), newcomers)])
 
 
-def build_population(rng: np.random.Generator, players: int, first_absolute_month: int, months: int,
-                     federations: tuple[C.Federation, ...]) -> Population:
+def build_population(
+    rng: np.random.Generator,
+    players: int,
+    first_absolute_month: int,
+    months: int,
+    federations: tuple[C.Federation, ...],
+) -> Population:
     """Draw the players and simulate their true strength month by month (vectorised over players)."""
     n = players
     entry = entry_months(rng, n, first_absolute_month, months)
@@ -101,21 +107,30 @@ def build_population(rng: np.random.Generator, players: int, first_absolute_mont
         raise ValueError(f"{n} players do not fit the federation id ranges")
 
     female = rng.random(n) < C.FEMALE_SHARE
-    junior_share = np.where(initial, by_year(C.INITIAL_JUNIOR_SHARE_BY_YEAR, entry_year),
-                            by_year(C.NEWCOMER_JUNIOR_SHARE_BY_YEAR, entry_year))
+    junior_share = np.where(
+        initial,
+        by_year(C.INITIAL_JUNIOR_SHARE_BY_YEAR, entry_year),
+        by_year(C.NEWCOMER_JUNIOR_SHARE_BY_YEAR, entry_year),
+    )
     junior = rng.random(n) < junior_share
     entry_age = np.where(
         initial,
         np.where(junior, rng.uniform(*C.INITIAL_JUNIOR_AGE, n), np.minimum(20 + rng.gamma(2.0, 14.0, n), 85)),
-        np.where(junior, rng.uniform(by_year(C.JUNIOR_ENTRY_AGE_BY_YEAR[0], entry_year),
-                                     by_year(C.JUNIOR_ENTRY_AGE_BY_YEAR[1], entry_year)),
-                 np.minimum(18 + rng.gamma(2.0, 10.0, n), 75)),
+        np.where(
+            junior,
+            rng.uniform(
+                by_year(C.JUNIOR_ENTRY_AGE_BY_YEAR[0], entry_year), by_year(C.JUNIOR_ENTRY_AGE_BY_YEAR[1], entry_year)
+            ),
+            np.minimum(18 + rng.gamma(2.0, 10.0, n), 75),
+        ),
     )
     entry_absolute = first_absolute_month + entry
     birth_year = np.floor(entry_absolute / 12.0 - entry_age).astype(np.int32)
 
     low, high = C.POTENTIAL_RANGE
-    adult_mean = np.where(initial, C.POTENTIAL_INITIAL_ADULT[0], by_year(C.NEWCOMER_ADULT_POTENTIAL_BY_YEAR, entry_year))
+    adult_mean = np.where(
+        initial, C.POTENTIAL_INITIAL_ADULT[0], by_year(C.NEWCOMER_ADULT_POTENTIAL_BY_YEAR, entry_year)
+    )
     adult_sd = np.where(initial, C.POTENTIAL_INITIAL_ADULT[1], C.NEWCOMER_ADULT_POTENTIAL_SD)
     potential = np.where(
         junior,
@@ -126,18 +141,24 @@ def build_population(rng: np.random.Generator, players: int, first_absolute_mont
     potential = np.maximum(potential, at_age_7 + 100)  # nobody gets weaker by growing up
     tau = rng.uniform(*C.JUNIOR_TAU_YEARS, n)
 
-    hazard = np.where(junior, C.EXIT_HAZARD_JUNIOR, np.where(entry_age >= 65, C.EXIT_HAZARD_SENIOR, C.EXIT_HAZARD_ADULT))
+    hazard = np.where(
+        junior, C.EXIT_HAZARD_JUNIOR, np.where(entry_age >= 65, C.EXIT_HAZARD_SENIOR, C.EXIT_HAZARD_ADULT)
+    )
     exit_month = (entry + rng.geometric(hazard)).astype(np.int32)
     activity = rng.lognormal(np.log(C.ACTIVITY_MEAN) - C.ACTIVITY_SIGMA**2 / 2, C.ACTIVITY_SIGMA, n)
     pairing_bias = rng.normal(0.0, C.PAIRING_BIAS_SD, n)
 
-    strength = _strength_paths(rng, first_absolute_month, months, birth_year, at_age_7, potential, tau, entry, exit_month)
+    strength = _strength_paths(
+        rng, first_absolute_month, months, birth_year, at_age_7, potential, tau, entry, exit_month
+    )
 
     # The seed list: initial players, rated with noise; juniors lag behind their improvement.
     start_strength = strength[:, 0].astype(np.float64) if months else np.zeros(n)
     rated_share = np.where(junior, C.INITIAL_RATED_SHARE_JUNIOR, C.INITIAL_RATED_SHARE_ADULT)
     on_list = initial & (rng.random(n) < rated_share)
-    noisy = np.round(start_strength + rng.normal(0.0, C.SEED_LIST_NOISE_SD, n) - np.where(junior, C.SEED_LIST_JUNIOR_LAG, 0.0))
+    noisy = np.round(
+        start_strength + rng.normal(0.0, C.SEED_LIST_NOISE_SD, n) - np.where(junior, C.SEED_LIST_JUNIOR_LAG, 0.0)
+    )
     on_list &= noisy >= seed_list_floor(first_absolute_month)  # below the floor no rating is published
     seed_rating = np.where(on_list, noisy, 0).astype(np.int32)
     start_age = first_absolute_month / 12.0 - birth_year - 0.5
@@ -149,20 +170,39 @@ def build_population(rng: np.random.Generator, players: int, first_absolute_mont
     names = player_names(rng, codes, female)
     title = _titles(rng, initial & (start_age >= 14), female, start_strength)
     return Population(
-        player_id=player_id, federation=federation, female=female, birth_year=birth_year, name=names,
-        title=title, entry_month=entry, exit_month=exit_month, activity=activity, strength=strength,
-        pairing_bias=pairing_bias, seed_rating=seed_rating, seed_games_total=seed_games_total,
+        player_id=player_id,
+        federation=federation,
+        female=female,
+        birth_year=birth_year,
+        name=names,
+        title=title,
+        entry_month=entry,
+        exit_month=exit_month,
+        activity=activity,
+        strength=strength,
+        pairing_bias=pairing_bias,
+        seed_rating=seed_rating,
+        seed_games_total=seed_games_total,
         seed_ever_2400=seed_ever_2400,
     )
 
 
-def _strength_paths(rng: np.random.Generator, first_absolute_month: int, months: int, birth_year: np.ndarray,
-                    at_age_7: np.ndarray, potential: np.ndarray, tau: np.ndarray, entry: np.ndarray,
-                    exit_month: np.ndarray) -> np.ndarray:
+def _strength_paths(
+    rng: np.random.Generator,
+    first_absolute_month: int,
+    months: int,
+    birth_year: np.ndarray,
+    at_age_7: np.ndarray,
+    potential: np.ndarray,
+    tau: np.ndarray,
+    entry: np.ndarray,
+    exit_month: np.ndarray,
+) -> np.ndarray:
     """Month by month: a deterministic age curve plus AR(1) form; NaN outside
     the player's life span. The curve approaches the potential exponentially from age 7, so beginners
     improve fastest (a few hundred Elo a year) and slow down as they near their potential; adults are
-    there, seniors decline."""
+    there, seniors decline.
+    """
     n = len(birth_year)
     strength = np.full((n, months), np.nan, dtype=np.float32)
     form = rng.normal(0.0, C.FORM_SHOCK_SD / np.sqrt(1 - C.FORM_AR**2), n)

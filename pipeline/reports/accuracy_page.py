@@ -35,7 +35,9 @@ def comparison_table(comparison: pl.DataFrame, monthly: pl.DataFrame, baseline: 
         share = {"mean_abs_error": "mean absolute error", "rmse": "RMSE", "deviance": "deviance"}
         columns.append(pl.col("months_compared").alias(f"Months compared with {against}"))
         columns += [
-            (100 * pl.col(f"share_better_{metric}")).round(0).cast(pl.Int64, strict=False)
+            (100 * pl.col(f"share_better_{metric}"))
+            .round(0)
+            .cast(pl.Int64, strict=False)
             .alias(f"Months with a lower {words} than {against}, % (higher is better)")
             for metric, words in share.items()
         ]
@@ -52,7 +54,8 @@ def render_accuracy_page(
     back_href: str | None = None,
 ) -> str:
     """The comparison on common games (`comparison`, from `monthly`) first, then, for context, each
-    scenario on its own games (`own_comparison`, from `own_monthly`), saying the game sets differ."""
+    scenario on its own games (`own_comparison`, from `own_monthly`), saying the game sets differ.
+    """
     scenarios = comparison["scenario"].to_list()
     common_games = int(monthly.filter(pl.col("scenario") == scenarios[0])["games"].sum()) if scenarios else 0
     months = sorted(monthly.filter(pl.col("games") > 0)["month"].unique().to_list())
@@ -66,7 +69,11 @@ def render_accuracy_page(
         if differing
         else "Every scenario predicted the same games."
     )
-    chart = f'<img class="chart" src="{escape(png_href, quote=True)}" alt="monthly deviance by scenario">' if png_href else ""
+    chart = (
+        f'<img class="chart" src="{escape(png_href, quote=True)}" alt="monthly deviance by scenario">'
+        if png_href
+        else ""
+    )
     body = (
         f"<h1>{title}</h1>\n"
         f'<p class="meta"><b>Compared on the {common_games:,} games every scenario rated</b> '
@@ -77,10 +84,16 @@ def render_accuracy_page(
         "(actual minus expected score of a player's month); deviance is the Kaggle 2011 capped log10 "
         "binomial deviance per game. A share counts the months in which both the scenario and the baseline "
         "predicted games, and a tie is not a win.</p>\n"
-        + frame_table_html(comparison_table(comparison, monthly, baseline), "On the games every scenario rated", float_digits=3)
+        + frame_table_html(
+            comparison_table(comparison, monthly, baseline), "On the games every scenario rated", float_digits=3
+        )
         + chart
         + "<h2>Each scenario on its own games</h2>\n"
         f"<p>{own_note}</p>\n"
-        + frame_table_html(comparison_table(own_comparison, own_monthly, baseline), "On each scenario's own games (not comparable)", float_digits=3)
+        + frame_table_html(
+            comparison_table(own_comparison, own_monthly, baseline),
+            "On each scenario's own games (not comparable)",
+            float_digits=3,
+        )
     )
     return html_page(title, body, CHART_CSS, back_href, games=common_games)

@@ -38,7 +38,8 @@ def render_score_curves_page(
     back_href: str | None = None,
 ) -> str:
     """The score-curve chart of a scenario with, under it, one row per advantage bin and, per window,
-    its games, actual and expected score (%). `coverage`: window label -> the months it covers."""
+    its games, actual and expected score (%). `coverage`: window label -> the months it covers.
+    """
     games = int(curves["games"].sum()) if curves.height else 0
     title = f"Favourite's score vs rating advantage · {scenario}"
     windows = curves["period"].unique(maintain_order=True).to_list()
@@ -49,7 +50,9 @@ def render_score_curves_page(
     )
     table = ""
     if curves.height:
-        wide = curves.select("bin_low", "bin").unique().sort("bin_low").select(pl.col("bin").alias("Advantage (points)"))
+        wide = (
+            curves.select("bin_low", "bin").unique().sort("bin_low").select(pl.col("bin").alias("Advantage (points)"))
+        )
         for window in windows:
             part = curves.filter(pl.col("period") == window).select(
                 "bin",
@@ -58,13 +61,13 @@ def render_score_curves_page(
                 pl.col("expected_pct").round(1).alias(f"{window} expected %"),
             )
             wide = wide.join(part, left_on="Advantage (points)", right_on="bin", how="left")
-        table = frame_table_html(wide, "Games, actual and expected score of the favourite per bin and window", float_digits=1)
+        table = frame_table_html(
+            wide, "Games, actual and expected score of the favourite per bin and window", float_digits=1
+        )
     body = (
         f"<h1>{escape(title)}</h1>\n"
         f'<p class="meta">{games:,} games rated for both players, by window (the last reaches the latest year with data):</p>'
-        f'<ul class="coverage">{items}</ul>\n'
-        + _image(png_href, title)
-        + table
+        f'<ul class="coverage">{items}</ul>\n' + _image(png_href, title) + table
     )
     return html_page(title, body, CHART_CSS, back_href, games=games)
 
@@ -115,17 +118,23 @@ def render_distribution_page(
     for label, period in lists.items():
         own = distributions.filter(pl.col("period") == label)
         rated = int(own["players"].sum()) if own.height else 0
-        lowest = str(int(own['bin_low'].min())) if own.height else "—"
-        highest = str(int(own['bin_high'].max())) if own.height else "—"
-        rows.append({"List": label, "Rating period": period, "Rated players": rated, "Lowest bin": lowest, "Highest bin": highest})
+        lowest = str(int(own["bin_low"].min())) if own.height else "—"
+        highest = str(int(own["bin_high"].max())) if own.height else "—"
+        rows.append(
+            {
+                "List": label,
+                "Rating period": period,
+                "Rated players": rated,
+                "Lowest bin": lowest,
+                "Highest bin": highest,
+            }
+        )
     table = frame_table_html(pl.DataFrame(rows), "One panel per list, all on the same axes") if rows else ""
     periods = sorted(set(lists.values()))
     full_title = f"{title} · {scenario}"
     body = (
         f"<h1>{escape(full_title)}</h1>\n"
         f'<p class="meta">{len(periods)} list{"s" if len(periods) != 1 else ""} (rating periods '
-        f'{escape(", ".join(periods))}); rated players in 25-point bins.</p>\n'
-        + _image(png_href, full_title)
-        + table
+        f"{escape(', '.join(periods))}); rated players in 25-point bins.</p>\n" + _image(png_href, full_title) + table
     )
     return html_page(full_title, body, CHART_CSS, back_href)

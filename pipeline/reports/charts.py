@@ -41,14 +41,16 @@ def _empty_note(axes: Axes, message: str) -> None:
 
 def expected_dashes(index: int, count: int) -> tuple[float, tuple[float, float]]:
     """(offset, (on, off)) of the index-th of `count` expected lines: equal dashes shifted along the
-    line, so lines over the same points interleave their colours instead of one hiding the others."""
+    line, so lines over the same points interleave their colours instead of one hiding the others.
+    """
     on = 5.0
     return (on * index, (on, on * max(count - 1, 1)))
 
 
 def score_curves_figure(score_curves: pl.DataFrame, title: str = "Favourite's score vs rating advantage") -> Figure:
     """The score-curve chart: above, one colour per period (actual solid with dots, expected dashed,
-    each period's dashes offset); below, the games per bin of each period (log scale)."""
+    each period's dashes offset); below, the games per bin of each period (log scale).
+    """
     figure = Figure(figsize=(FIGURE_SIZE[0], FIGURE_SIZE[1] * 1.35), dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)
     axes, counts = figure.subplots(2, 1, sharex=True, height_ratios=[3, 1.2])
@@ -60,13 +62,32 @@ def score_curves_figure(score_curves: pl.DataFrame, title: str = "Favourite's sc
         curve = curve.sort("bin_low")
         colour = f"C{index % 10}"
         games = int(curve["games"].sum())
-        axes.plot(curve["bin_low"], curve["score_pct"], color=colour, marker="o", markersize=3,
-                  label=f"{period} actual ({games:,} games)")
-        axes.plot(curve["bin_low"], curve["expected_pct"], color=colour, linestyle=expected_dashes(index, len(groups)),
-                  marker=EXPECTED_MARKERS[index % len(EXPECTED_MARKERS)], markersize=4, markerfacecolor="none",
-                  label=f"{period} expected")
-        counts.bar(curve["bin_low"].cast(pl.Float64) + index * width, curve["games"], width=width, align="edge",
-                   color=colour, label=period)
+        axes.plot(
+            curve["bin_low"],
+            curve["score_pct"],
+            color=colour,
+            marker="o",
+            markersize=3,
+            label=f"{period} actual ({games:,} games)",
+        )
+        axes.plot(
+            curve["bin_low"],
+            curve["expected_pct"],
+            color=colour,
+            linestyle=expected_dashes(index, len(groups)),
+            marker=EXPECTED_MARKERS[index % len(EXPECTED_MARKERS)],
+            markersize=4,
+            markerfacecolor="none",
+            label=f"{period} expected",
+        )
+        counts.bar(
+            curve["bin_low"].cast(pl.Float64) + index * width,
+            curve["games"],
+            width=width,
+            align="edge",
+            color=colour,
+            label=period,
+        )
     if score_curves.height == 0:
         _empty_note(axes, "no game rated for both players")
     else:
@@ -135,7 +156,11 @@ def rating_distribution_figure(
         return figure
     columns = max(1, min(columns, len(groups)))
     rows = -(-len(groups) // columns)
-    figure = Figure(figsize=(FIGURE_SIZE[0] * (1.3 if columns > 2 else 1.0), max(4.5, 1.0 + 2.3 * rows)), dpi=DPI, layout="constrained")
+    figure = Figure(
+        figsize=(FIGURE_SIZE[0] * (1.3 if columns > 2 else 1.0), max(4.5, 1.0 + 2.3 * rows)),
+        dpi=DPI,
+        layout="constrained",
+    )
     FigureCanvasAgg(figure)
     grid = figure.subplots(rows, columns, sharex=True, sharey=True, squeeze=False)
     low = float(distributions["bin_low"].min())
@@ -168,7 +193,8 @@ def plot_rating_distribution(
     distributions: pl.DataFrame, title: str = "Rating distribution", value: str = "players"
 ) -> bytes:
     """PNG of `rating_distribution_figure`: one panel per list (e.g. each January list, or a list
-    before and after compression)."""
+    before and after compression).
+    """
     return _png(rating_distribution_figure(distributions, title, value))
 
 
@@ -201,7 +227,13 @@ def plot_rating_history(history: pl.DataFrame, scenarios: list[str], title: str 
     for scenario in scenarios:
         ratings = history[scenario].cast(pl.Float64).to_list()  # null -> a gap while unrated
         if any(value is not None for value in ratings):
-            axes.plot(first_days, [float("nan") if v is None else v for v in ratings], marker="o", markersize=3, label=scenario)
+            axes.plot(
+                first_days,
+                [float("nan") if v is None else v for v in ratings],
+                marker="o",
+                markersize=3,
+                label=scenario,
+            )
             plotted += 1
     if plotted:
         axes.legend(fontsize=8)

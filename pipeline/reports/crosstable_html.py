@@ -122,13 +122,17 @@ def render_crosstable_html(
     grid = crosstable_grid(crosstable)
     period_label = period or (window.label if window else None) or grid.period or "?"
     coverage, partial = _coverage(window, months)
-    title = f"Summary crosstable {period_label}" + (f" (data {_span(months)} only)" if partial else "") + f" · {scenario}"
+    title = (
+        f"Summary crosstable {period_label}" + (f" (data {_span(months)} only)" if partial else "") + f" · {scenario}"
+    )
     header = '<th scope="col">Band</th><th scope="col">Overall</th>' + "".join(
         f'<th scope="col">vs. {escape(band)}</th>' for band in grid.bands
     )
     rows = []
     for band in grid.bands:
-        summary_html = _cell_html(grid.summaries.get(band), f"{band} vs. all other bands", min_games, saturation_pct, as_summary=True)
+        summary_html = _cell_html(
+            grid.summaries.get(band), f"{band} vs. all other bands", min_games, saturation_pct, as_summary=True
+        )
         cells = [
             '<td class="diag" title="same band: not counted">X</td>'
             if opponent == band

@@ -42,7 +42,9 @@ def crosstable_grid(crosstable: pl.DataFrame) -> CrosstableGrid:
     lows = pl.concat(
         [
             crosstable.select(label="band", low="band_low"),
-            crosstable.filter(pl.col("opponent_band") != SUMMARY_BAND).select(label="opponent_band", low="opponent_band_low"),
+            crosstable.filter(pl.col("opponent_band") != SUMMARY_BAND).select(
+                label="opponent_band", low="opponent_band_low"
+            ),
         ]
     ).unique()
     bands = lows.sort("low", "label")["label"].to_list()

@@ -103,8 +103,12 @@ def _scenario_title(scenario: str) -> str:
 
 def render_index(entries: Iterable[ReportEntry], title: str = "Rating reports", note: str = "") -> str:
     """The index page: a section per scenario (cross-scenario reports first), a row per period and a
-    column per report kind, each cell linking the page / chart / data of that report."""
-    entries = sorted(set(entries), key=lambda e: (e.scenario != CROSS_SCENARIO, e.scenario, period_order(e.period), _kind_order(e.kind), e.href))
+    column per report kind, each cell linking the page / chart / data of that report.
+    """
+    entries = sorted(
+        set(entries),
+        key=lambda e: (e.scenario != CROSS_SCENARIO, e.scenario, period_order(e.period), _kind_order(e.kind), e.href),
+    )
     scenarios = list(dict.fromkeys(entry.scenario for entry in entries))
     sections = []
     for number, scenario in enumerate(scenarios):

@@ -19,7 +19,8 @@ def _table(header: list[str], rows: list[list[str]], align_right_from: int = 1) 
 
 def crosstable_markdown(crosstable: pl.DataFrame, min_games: int = DEFAULT_MIN_GAMES) -> str:
     """One period's crosstable as a Markdown table: band, summary, then 'diff (games)' per opponent band;
-    the diagonal 'X', cells below `min_games` '·'."""
+    the diagonal 'X', cells below `min_games` '·'.
+    """
     grid = crosstable_grid(crosstable)
     if not grid.bands:
         return "_No game was rated for both players in this period._"
@@ -68,7 +69,10 @@ def accuracy_markdown(accuracy: pl.DataFrame) -> str:
         for row in accuracy.sort("month", "scenario").iter_rows(named=True)
     ]
     header = ["month", "scenario", "players", "games", "total abs error", "mean abs error", "RMSE", "deviance"]
-    return _table(header, rows, align_right_from=2) + "\n\nLower is better for every error measure (see docs/analytics.md)."
+    return (
+        _table(header, rows, align_right_from=2)
+        + "\n\nLower is better for every error measure (see docs/analytics.md)."
+    )
 
 
 def accuracy_comparison_markdown(comparison: pl.DataFrame) -> str:
@@ -94,13 +98,29 @@ def accuracy_comparison_markdown(comparison: pl.DataFrame) -> str:
     ]
     baseline = comparison["baseline"].drop_nulls()
     against = f"`{baseline[0]}`" if baseline.len() else "the baseline"
-    header = ["scenario", "months", "mean abs error", "RMSE", "deviance", "beats on MAE", "beats on RMSE", "beats on deviance"]
+    header = [
+        "scenario",
+        "months",
+        "mean abs error",
+        "RMSE",
+        "deviance",
+        "beats on MAE",
+        "beats on RMSE",
+        "beats on deviance",
+    ]
     return _table(header, rows) + f"\n\n'beats' = share of months with a strictly lower error than {against}."
 
 
 def leaderboard_markdown(table: pl.DataFrame) -> str:
     """The evaluation leaderboard for the Dagster UI: rank, scenario, the metrics (lower is better) and the games scored."""
     columns = ["deviance_log10", "bdev", "player_month_rmse", "mean_abs_error"]
-    rows = [[str(r["rank"]), r["scenario"], *(_number(r[c], 4 if c == "bdev" else 6) for c in columns), _number(r["common_games"], 0)]
-            for r in table.iter_rows(named=True)]
+    rows = [
+        [
+            str(r["rank"]),
+            r["scenario"],
+            *(_number(r[c], 4 if c == "bdev" else 6) for c in columns),
+            _number(r["common_games"], 0),
+        ]
+        for r in table.iter_rows(named=True)
+    ]
     return _table(["rank", "scenario", *columns, "games scored"], rows, align_right_from=2)

@@ -32,7 +32,9 @@ nav { margin-bottom: 12px; }
 GAMES_META = "report-games"
 
 
-def html_page(title: str, body: str, extra_css: str = "", back_href: str | None = None, games: int | None = None) -> str:
+def html_page(
+    title: str, body: str, extra_css: str = "", back_href: str | None = None, games: int | None = None
+) -> str:
     """A complete UTF-8 HTML document; `body` is trusted HTML built by this package, `title` is escaped.
 
     `back_href` (relative) adds a link back to the report index, so pages work opened from disk.

@@ -36,13 +36,13 @@ class PlayerReport:
 
     player_id: int
     name: str | None
-    scenarios: list[str]        # every scenario of the store, in history column order
-    scenario: str               # the scenario whose calculation is shown
+    scenarios: list[str]  # every scenario of the store, in history column order
+    scenario: str  # the scenario whose calculation is shown
     month: str
-    history: pl.DataFrame       # month, one rating column per scenario, games (under `scenario`)
-    list_row: dict              # the player's row of <scenario>/rating_list/<month>: rating, change, k_used, games
-    games: pl.DataFrame         # the month's games, one row each, with expected score and change
-    performance: pl.DataFrame   # Performance rows of the player for the month (scope month, then events)
+    history: pl.DataFrame  # month, one rating column per scenario, games (under `scenario`)
+    list_row: dict  # the player's row of <scenario>/rating_list/<month>: rating, change, k_used, games
+    games: pl.DataFrame  # the month's games, one row each, with expected score and change
+    performance: pl.DataFrame  # Performance rows of the player for the month (scope month, then events)
     total_change: float | None  # K x sum of (score - expected) x weight, unrounded; None when no game was rated
     rounded_change: int | None  # total_change rounded once, 0.5 away from zero
 
@@ -56,8 +56,9 @@ def store_scenarios(store: ObjectStore) -> list[str]:
 def _months(store: ObjectStore, scenario: str) -> list[str]:
     prefix = f"{scenario}/{RATING_LIST}/"
     return sorted(
-        key[len(prefix):-len(".parquet")] for key in store.list_files(scenario, RATING_LIST)
-        if key.startswith(prefix) and key.endswith(".parquet") and "/" not in key[len(prefix):]
+        key[len(prefix) : -len(".parquet")]
+        for key in store.list_files(scenario, RATING_LIST)
+        if key.startswith(prefix) and key.endswith(".parquet") and "/" not in key[len(prefix) :]
     )
 
 
@@ -67,16 +68,27 @@ def rating_history(store: ObjectStore, player_id: int, scenarios: list[str]) -> 
         store.scan_parquet(ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month))
         .filter(pl.col("player_id") == player_id)
         .select(
-            pl.lit(scenario).alias("scenario"), pl.lit(month).alias("month"),
-            pl.col("rating").cast(pl.Int32), pl.col("change").cast(pl.Int32), pl.col("k_used").cast(pl.Int16),
+            pl.lit(scenario).alias("scenario"),
+            pl.lit(month).alias("month"),
+            pl.col("rating").cast(pl.Int32),
+            pl.col("change").cast(pl.Int32),
+            pl.col("k_used").cast(pl.Int16),
             pl.col("games").cast(pl.Int32),
         )
         for scenario in scenarios
         for month in _months(store, scenario)
     ]
     if not scans:
-        return pl.DataFrame(schema={"scenario": pl.Utf8, "month": pl.Utf8, "rating": pl.Int32, "change": pl.Int32,
-                                    "k_used": pl.Int16, "games": pl.Int32})
+        return pl.DataFrame(
+            schema={
+                "scenario": pl.Utf8,
+                "month": pl.Utf8,
+                "rating": pl.Int32,
+                "change": pl.Int32,
+                "k_used": pl.Int16,
+                "games": pl.Int32,
+            }
+        )
     # One collect: Polars reads the files in parallel.
     return pl.concat(scans).collect().sort("month", "scenario")
 
@@ -86,8 +98,11 @@ def history_table(rows: pl.DataFrame, scenarios: list[str], scenario: str) -> pl
     months = rows.select("month").unique().sort("month")
     table = months
     for name in scenarios:
-        table = table.join(rows.filter(pl.col("scenario") == name).select("month", pl.col("rating").alias(name)),
-                           on="month", how="left")
+        table = table.join(
+            rows.filter(pl.col("scenario") == name).select("month", pl.col("rating").alias(name)),
+            on="month",
+            how="left",
+        )
     games = rows.filter(pl.col("scenario") == scenario).select("month", "games")
     return table.join(games, on="month", how="left").sort("month")
 
@@ -102,7 +117,9 @@ def player_report(
     if scenario is not None:
         wanted = scenario.replace("-", "_")  # the scenario's name or its key: 'sonas-2017' is stored as sonas_2017
         if wanted not in scenarios:
-            raise PlayerReportError(f"scenario {scenario!r} has no rating list in the store (has: {', '.join(scenarios)})")
+            raise PlayerReportError(
+                f"scenario {scenario!r} has no rating list in the store (has: {', '.join(scenarios)})"
+            )
         scenario = wanted
     else:
         scenario = scenarios[0]
@@ -127,9 +144,17 @@ def player_report(
     total, rounded = period_change(games, list_row["k_used"])
     performance = performance_ratings(player_games, month).filter(pl.col("player_id") == player_id)
     return PlayerReport(
-        player_id=player_id, name=_name_of(names, player_id), scenarios=scenarios, scenario=scenario, month=month,
-        history=history_table(rows, scenarios, scenario), list_row=list_row, games=games,
-        performance=performance, total_change=total, rounded_change=rounded,
+        player_id=player_id,
+        name=_name_of(names, player_id),
+        scenarios=scenarios,
+        scenario=scenario,
+        month=month,
+        history=history_table(rows, scenarios, scenario),
+        list_row=list_row,
+        games=games,
+        performance=performance,
+        total_change=total,
+        rounded_change=rounded,
     )
 
 
@@ -155,11 +180,15 @@ def month_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, n
     games = rated_games.filter((pl.col("white_id") == player_id) | (pl.col("black_id") == player_id))
     white = pl.col("white_id") == player_id
     table = games.select(
-        "game_id", "event_id",
+        "game_id",
+        "event_id",
         pl.when(white).then(pl.lit("w")).otherwise(pl.lit("b")).alias("colour"),
         pl.when(white).then(pl.col("black_id")).otherwise(pl.col("white_id")).alias("opponent_id"),
         pl.when(white).then(pl.col("white_rating_used")).otherwise(pl.col("black_rating_used")).alias("own_rating"),
-        pl.when(white).then(pl.col("black_rating_used")).otherwise(pl.col("white_rating_used")).alias("opponent_rating"),
+        pl.when(white)
+        .then(pl.col("black_rating_used"))
+        .otherwise(pl.col("white_rating_used"))
+        .alias("opponent_rating"),
         pl.when(white).then(pl.col("white_score")).otherwise(1.0 - pl.col("white_score")).alias("score"),
         pl.when(white).then(pl.col("white_expected")).otherwise(pl.col("black_expected")).alias("expected"),
         "weight",
@@ -170,8 +199,20 @@ def month_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, n
     return (
         table.join(names.rename({"player_id": "opponent_id", "name": "opponent_name"}), on="opponent_id", how="left")
         .with_columns(delta_h=delta_h, change=k * delta_h / 100.0)
-        .select("event_id", "game_id", "colour", "opponent_id", "opponent_name", "own_rating", "opponent_rating",
-                "score", "expected", "weight", "delta_h", "change")
+        .select(
+            "event_id",
+            "game_id",
+            "colour",
+            "opponent_id",
+            "opponent_name",
+            "own_rating",
+            "opponent_rating",
+            "score",
+            "expected",
+            "weight",
+            "delta_h",
+            "change",
+        )
         .sort("event_id", "game_id")
     )
 
@@ -197,10 +238,13 @@ def _names(store: ObjectStore, month: str) -> pl.DataFrame:
         frames.append(store.read_parquet(key, columns=["player_id", "name"]).drop_nulls())
     if not frames:
         return pl.DataFrame(schema={"player_id": pl.Int64, "name": pl.Utf8})
-    return pl.concat([f.cast({"player_id": pl.Int64, "name": pl.Utf8}) for f in frames]).unique("player_id", keep="first", maintain_order=True)
+    return pl.concat([f.cast({"player_id": pl.Int64, "name": pl.Utf8}) for f in frames]).unique(
+        "player_id", keep="first", maintain_order=True
+    )
 
 
 # -- rendering ---------------------------------------------------------------------------------
+
 
 def _fmt(value: object, spec: str = "") -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -236,9 +280,14 @@ def _summary_lines(report: PlayerReport) -> list[str]:
 
 def _performance_rows(report: PlayerReport) -> pl.DataFrame:
     return report.performance.select(
-        pl.coalesce("event_id", pl.lit("(whole month)")).alias("event"), "games", "score",
-        pl.col("average_opponent").round(1).alias("Ra"), "p", "dp",
-        pl.col("performance_fide").alias("FIDE Ra+dp"), pl.col("performance_400").alias("algorithm of 400"),
+        pl.coalesce("event_id", pl.lit("(whole month)")).alias("event"),
+        "games",
+        "score",
+        pl.col("average_opponent").round(1).alias("Ra"),
+        "p",
+        "dp",
+        pl.col("performance_fide").alias("FIDE Ra+dp"),
+        pl.col("performance_400").alias("algorithm of 400"),
     )
 
 
@@ -252,7 +301,9 @@ def render_text(report: PlayerReport) -> str:
     for row in report.history.iter_rows(named=True):
         out.append("  ".join(f"{_fmt(row[c]):>{w}}" for c, w in zip(columns, widths)))
     out += ["", f"Calculation for {report.month} under {report.scenario}", *_summary_lines(report), ""]
-    events = [escape_text(str(e)) for e in report.games["event_id"].to_list()] + [escape_text(str(e or "")) for e in report.performance["event_id"].to_list()]
+    events = [escape_text(str(e)) for e in report.games["event_id"].to_list()] + [
+        escape_text(str(e or "")) for e in report.performance["event_id"].to_list()
+    ]
     ew = min(40, max([len("(whole month)"), *map(len, events)]))
     header = f"{'event':<{ew}} {'opp id':>16}  {'opponent':<26} {'Ro':>5} {'opp':>5} {'res':>3} {'exp':>5} {'w':>4} {'change':>7}"
     out.append(header)
@@ -284,21 +335,36 @@ def render_html(report: PlayerReport) -> str:
     chart = f'<img alt="Rating history, one line per scenario" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
     # Ids and ratings as text: the table would print numbers with thousands separators.
     games = report.games.select(
-        "event_id", pl.col("opponent_id").cast(pl.Utf8), "opponent_name", pl.col("own_rating").cast(pl.Utf8).alias("Ro"),
-        pl.col("opponent_rating").cast(pl.Utf8).alias("opponent rating"), "score", "expected", "weight", pl.col("change").round(2),
+        "event_id",
+        pl.col("opponent_id").cast(pl.Utf8),
+        "opponent_name",
+        pl.col("own_rating").cast(pl.Utf8).alias("Ro"),
+        pl.col("opponent_rating").cast(pl.Utf8).alias("opponent rating"),
+        "score",
+        "expected",
+        "weight",
+        pl.col("change").round(2),
     )
     history = report.history.with_columns(pl.col(report.scenarios).cast(pl.Utf8))
     performance = _performance_rows(report).with_columns(pl.col("FIDE Ra+dp", "algorithm of 400").cast(pl.Utf8))
-    body = "\n".join([
-        f"<h1>{escape(title)}</h1>",
-        f'<p class="meta">Scenarios: {escape(", ".join(report.scenarios))}. Calculation: {escape(report.month)} under {escape(report.scenario)}.</p>',
-        "<h2>Rating history</h2>",
-        chart,
-        frame_table_html(history, f"Rating on the list after each month's games; games under {report.scenario}", float_digits=0),
-        f"<h2>Calculation for {escape(report.month)} ({escape(report.scenario)})</h2>",
-        *(f"<p>{escape(line)}</p>" for line in _summary_lines(report)),
-        frame_table_html(games, "change = K x (score - expected) x weight", float_digits=2),
-        f"<h2>Performance ratings, {escape(report.month)}</h2>",
-        frame_table_html(performance, "FIDE: Ra + dp (table 8.1.1); algorithm of 400: (sum of ratings + 400 x (W - L)) / n", float_digits=2),
-    ])
+    body = "\n".join(
+        [
+            f"<h1>{escape(title)}</h1>",
+            f'<p class="meta">Scenarios: {escape(", ".join(report.scenarios))}. Calculation: {escape(report.month)} under {escape(report.scenario)}.</p>',
+            "<h2>Rating history</h2>",
+            chart,
+            frame_table_html(
+                history, f"Rating on the list after each month's games; games under {report.scenario}", float_digits=0
+            ),
+            f"<h2>Calculation for {escape(report.month)} ({escape(report.scenario)})</h2>",
+            *(f"<p>{escape(line)}</p>" for line in _summary_lines(report)),
+            frame_table_html(games, "change = K x (score - expected) x weight", float_digits=2),
+            f"<h2>Performance ratings, {escape(report.month)}</h2>",
+            frame_table_html(
+                performance,
+                "FIDE: Ra + dp (table 8.1.1); algorithm of 400: (sum of ratings + 400 x (W - L)) / n",
+                float_digits=2,
+            ),
+        ]
+    )
     return html_page(title, body, extra_css="img { max-width: 100%; }")

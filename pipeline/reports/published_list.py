@@ -33,13 +33,25 @@ def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> 
     `registry` (Players rows) may be None, empty or miss players: their registry cells stay empty.
     The birth year is the registry's, else the list's own. Sorted by rating (unrated last), name, id.
     """
-    known = pl.DataFrame(schema={"player_id": pl.Int64, "name": pl.Utf8, "federation": pl.Utf8, "title": pl.Utf8,
-                                 "sex": pl.Utf8, "registry_birth_year": pl.Int32})
+    known = pl.DataFrame(
+        schema={
+            "player_id": pl.Int64,
+            "name": pl.Utf8,
+            "federation": pl.Utf8,
+            "title": pl.Utf8,
+            "sex": pl.Utf8,
+            "registry_birth_year": pl.Int32,
+        }
+    )
     if registry is not None and registry.height:
         # An empty registry cell (e.g. a FIDE list without a federation) is unknown, not a value.
-        blank_is_null = [pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c).str.strip_chars()).alias(c)
-                         for c in ("name", "federation", "title", "sex")]
-        known = registry.select("player_id", *blank_is_null, pl.col("birth_year").cast(pl.Int32).alias("registry_birth_year"))
+        blank_is_null = [
+            pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c).str.strip_chars()).alias(c)
+            for c in ("name", "federation", "title", "sex")
+        ]
+        known = registry.select(
+            "player_id", *blank_is_null, pl.col("birth_year").cast(pl.Int32).alias("registry_birth_year")
+        )
         known = known.unique("player_id", keep="first", maintain_order=True)
     frame = rating_list.join(known, on="player_id", how="left").with_columns(
         pl.col("player_id").alias("id"),
@@ -84,10 +96,17 @@ def _columnar_json(published: pl.DataFrame) -> tuple[str, dict[str, list[str]]]:
     """One JSON object of column arrays (text columns with few values as indexes into sorted dictionaries)."""
     dictionaries = {column: sorted(published[column].drop_nulls().unique().to_list()) for column in DICTIONARY_COLUMNS}
     encoded = published.select(
-        "id", "name",
-        *[pl.col(c).replace_strict(values, list(range(len(values))), default=None, return_dtype=pl.Int32).alias(c)
-          for c, values in dictionaries.items()],
-        "birth_year", "rating", "change", "games", "k",
+        "id",
+        "name",
+        *[
+            pl.col(c).replace_strict(values, list(range(len(values))), default=None, return_dtype=pl.Int32).alias(c)
+            for c, values in dictionaries.items()
+        ],
+        "birth_year",
+        "rating",
+        "change",
+        "games",
+        "k",
         *[pl.col(c).cast(pl.Int8) for c in FLAG_COLUMNS],
     )
     # One row of list columns serialises as {"id":[...],"name":[...],...}: one vectorised pass, no Python per row.
@@ -113,11 +132,15 @@ def published_html(published: pl.DataFrame, scenario: str, month: str) -> str:
         f"({int(published['newly_rated'].sum()):,} newly rated, {int(published['inactive'].sum()):,} inactive, "
         f"{int(published['delisted'].sum()):,} delisted)."
     )
-    files = " · ".join(f'<a href="{escape(month)}.{ext}">{label}</a>'
-                       for ext, label in (("csv", "CSV"), ("txt", "FIDE TXT")))
+    files = " · ".join(
+        f'<a href="{escape(month)}.{ext}">{label}</a>' for ext, label in (("csv", "CSV"), ("txt", "FIDE TXT"))
+    )
     return PAGE.format(
-        title=escape(title), summary=summary, files=files,
-        data=_script_json(data), dictionaries=_script_json(dictionaries),
+        title=escape(title),
+        summary=summary,
+        files=files,
+        data=_script_json(data),
+        dictionaries=_script_json(dictionaries),
     )
 
 

@@ -63,7 +63,8 @@ def stored_months(store: ObjectStore, asset_path: Sequence[str], months: Sequenc
 
 def windows_for(months: list[str]) -> list[PeriodWindow]:
     """Sonas's windows that overlap the data plus windows labelled by their years for the years none
-    covers, in chronological order: the last window reaches the latest year with data."""
+    covers, in chronological order: the last window reaches the latest year with data.
+    """
     return covering_windows(months)
 
 
@@ -106,18 +107,33 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         page = report_path(name, "crosstable", window.label, "html")
         put(report_path(name, "crosstable", window.label, "parquet"), table)
         rules = ", ".join(sorted({scenario.rules_name(m) for m in in_window}))
-        put(page, render_crosstable_html(table, name, rules, period=window.label, back_href=index_href_from(page),
-                                         window=window, months=in_window))
+        put(
+            page,
+            render_crosstable_html(
+                table,
+                name,
+                rules,
+                period=window.label,
+                back_href=index_href_from(page),
+                window=window,
+                months=in_window,
+            ),
+        )
 
     curve_months = [m for m in months if curves[m].height]
     # The years the curves rest on, not the stored months: no label promises years without games.
     span = year_span(curve_months) if curve_months else ""
     if curve_months:
         windows = windows_for(curve_months)
-        windowed = pl.concat([combine_score_curves([curves[m] for m in curve_months if w.contains(m)], w.label) for w in windows])
+        windowed = pl.concat(
+            [combine_score_curves([curves[m] for m in curve_months if w.contains(m)], w.label) for w in windows]
+        )
         page = report_path(name, "score-curves", span, "html")
         put(report_path(name, "score-curves", span, "parquet"), windowed)
-        put(report_path(name, "score-curves", span, "png"), plot_score_curves(windowed, f"{name}: favourite's score vs rating advantage"))
+        put(
+            report_path(name, "score-curves", span, "png"),
+            plot_score_curves(windowed, f"{name}: favourite's score vs rating advantage"),
+        )
         coverage = {w.label: describe_coverage(w, curve_months) for w in windows}
         put(page, render_score_curves_page(windowed, name, f"{span}.png", coverage, back_href=index_href_from(page)))
     trend = combine_band_trends(trends)
@@ -138,25 +154,39 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
             lists = {f"{event.after} before compression": event.after, f"{event.after} after compression": event.after}
             distribution = rating_distributions(dict(zip(lists, (before, after), strict=True)))
             if distribution.height:
-                put_distribution(put, name, f"compression-{event.after}", distribution,
-                                 f"The list of {event.after} before and after compression", lists, value="players")
+                put_distribution(
+                    put,
+                    name,
+                    f"compression-{event.after}",
+                    distribution,
+                    f"The list of {event.after} before and after compression",
+                    lists,
+                    value="players",
+                )
     remove_stale_reports(store, name, written)
     return written
 
 
-def put_distribution(put, scenario: str, label: str, distribution: pl.DataFrame, title: str,
-                     lists: dict[str, str], value: str) -> None:
+def put_distribution(
+    put, scenario: str, label: str, distribution: pl.DataFrame, title: str, lists: dict[str, str], value: str
+) -> None:
     """The data, chart (one panel per list) and page of a rating distribution."""
     page = report_path(scenario, "rating-distribution", label, "html")
     put(report_path(scenario, "rating-distribution", label, "parquet"), distribution)
-    put(report_path(scenario, "rating-distribution", label, "png"),
-        plot_rating_distribution(distribution, f"{scenario}: {title}", value=value))
-    put(page, render_distribution_page(distribution, scenario, title, f"{label}.png", lists, back_href=index_href_from(page)))
+    put(
+        report_path(scenario, "rating-distribution", label, "png"),
+        plot_rating_distribution(distribution, f"{scenario}: {title}", value=value),
+    )
+    put(
+        page,
+        render_distribution_page(distribution, scenario, title, f"{label}.png", lists, back_href=index_href_from(page)),
+    )
 
 
 def remove_stale_reports(store: ObjectStore, scenario: str, written: Sequence[str]) -> None:
     """Delete the scenario's report files this run did not write (e.g. a page of a year that has no
-    game any more, or one an older version wrote), so the index never links them."""
+    game any more, or one an older version wrote), so the index never links them.
+    """
     keep = {f"{REPORTS_PREFIX}/{path}" for path in written}
     for path in store.list_files(REPORTS_PREFIX, scenario):
         # Another writer's temporary file is not a report: its rename must still find it.
@@ -186,11 +216,14 @@ ACCURACY_COLUMNS = ["game_id", "white_id", "black_id", "white_score", "white_exp
 
 def common_games_accuracy(store: ObjectStore, scenario_keys: Mapping[str, str], months: Sequence[str]) -> pl.DataFrame:
     """Accuracy rows (per month and scenario, keyed by name) on the games every scenario of
-    `scenario_keys` (name -> key) predicted that month; a month one of them has not rated has none."""
+    `scenario_keys` (name -> key) predicted that month; a month one of them has not rated has none.
+    """
     rows = []
     for month in months:
         stored = {name: _table(key, "rated_games", month) for name, key in scenario_keys.items()}
-        frames = {name: store.read_parquet(t, columns=ACCURACY_COLUMNS) for name, t in stored.items() if store.exists(t)}
+        frames = {
+            name: store.read_parquet(t, columns=ACCURACY_COLUMNS) for name, t in stored.items() if store.exists(t)
+        }
         if not frames:
             continue
         template = next(iter(frames.values())).clear()
@@ -225,9 +258,17 @@ def write_accuracy_comparison(
         report_path(CROSS_SCENARIO, "accuracy-comparison", span, "parquet"): comparison,
         report_path(CROSS_SCENARIO, "accuracy", span, "parquet"): common,
         report_path(CROSS_SCENARIO, "accuracy", span, "png"): plot_accuracy(
-            common, title="Predictive accuracy by month: deviance on the games every scenario rated (lower is better)"),
-        page: render_accuracy_page(comparison, common, compare_accuracy(monthly, baseline=baseline), monthly, baseline,
-                                   png_href=f"../accuracy/{span}.png", back_href=index_href_from(page)),
+            common, title="Predictive accuracy by month: deviance on the games every scenario rated (lower is better)"
+        ),
+        page: render_accuracy_page(
+            comparison,
+            common,
+            compare_accuracy(monthly, baseline=baseline),
+            monthly,
+            baseline,
+            png_href=f"../accuracy/{span}.png",
+            back_href=index_href_from(page),
+        ),
     }
     if int(common["games"].sum()) == 0:
         files = {}
@@ -235,7 +276,7 @@ def write_accuracy_comparison(
         store_report(store, relative, data)
     for kind in ("accuracy", "accuracy-comparison"):
         for path in store.list_files(REPORTS_PREFIX, CROSS_SCENARIO, kind):
-            if path[len(REPORTS_PREFIX) + 1:] not in files and TEMP_MARK not in path:
+            if path[len(REPORTS_PREFIX) + 1 :] not in files and TEMP_MARK not in path:
                 store.remove(path)
     return comparison
 
@@ -244,12 +285,16 @@ def write_report_index(store: ObjectStore) -> list[ReportEntry]:
     """reports/index.html linking every <scenario>/<kind>/<period>.<ext> file under reports/; returns its entries."""
     entries = []
     for path in store.list_files(REPORTS_PREFIX):
-        relative = path[len(REPORTS_PREFIX) + 1:]
+        relative = path[len(REPORTS_PREFIX) + 1 :]
         parts = relative.split("/")
         if len(parts) == 3 and "." in parts[2]:
-            entries.append(ReportEntry(scenario=parts[0], kind=parts[1], period=parts[2].rsplit(".", 1)[0], href=relative))
+            entries.append(
+                ReportEntry(scenario=parts[0], kind=parts[1], period=parts[2].rsplit(".", 1)[0], href=relative)
+            )
         elif len(parts) == 2 and parts[1].endswith((".html", ".parquet")):
             # A section's one report, e.g. evaluation/leaderboard.html: rebuilt whole, no period of its own.
-            entries.append(ReportEntry(scenario=parts[0], kind=parts[1].rsplit(".", 1)[0], period="latest", href=relative))
+            entries.append(
+                ReportEntry(scenario=parts[0], kind=parts[1].rsplit(".", 1)[0], period="latest", href=relative)
+            )
     store.write_text(render_index(entries, note=INDEX_NOTE), REPORTS_PREFIX, INDEX_NAME)
     return entries

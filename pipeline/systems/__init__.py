@@ -40,7 +40,10 @@ ALIASES: dict[str, str] = {"steph": "stephenson", "glicko-2": "glicko2", "glicko
 
 STATE_SCHEMA: dict[str, pl.DataType] = dict(polars_schema(SystemState))
 GAME_SCHEMA: dict[str, pl.DataType] = {
-    "white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64, "colour_known": pl.Boolean,
+    "white_id": pl.Int64,
+    "black_id": pl.Int64,
+    "white_score": pl.Float64,
+    "colour_known": pl.Boolean,
 }
 #: Columns of SystemState that carry a system's estimate; a system keeps a subset of them.
 ESTIMATE_COLUMNS = ("rating", "deviation", "volatility")
@@ -122,7 +125,8 @@ def glicko_g(variance: pl.Expr) -> pl.Expr:
 
 def combined_deviation_expected(params: SystemParams) -> pl.Expr:
     """Glickman (1999), "Expected outcome of a game": E = 1 / (1 + 10^(-g(sqrt(RD_i^2 + RD_j^2)) (r_i - r_j) / 400)),
-    with the White advantage added to White's side of the difference."""
+    with the White advantage added to White's side of the difference.
+    """
     g = glicko_g(pl.col("white_deviation").pow(2) + pl.col("black_deviation").pow(2))
     diff = pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage")
     return 1.0 / (1.0 + pl.lit(10.0).pow(-g * diff / 400.0))
@@ -142,6 +146,7 @@ def signed_advantage(params: SystemParams) -> pl.Expr:
 
 # -- the driver --------------------------------------------------------------------------------
 
+
 def empty_state(system: RatingSystem) -> pl.DataFrame:
     return pl.DataFrame(schema=system.state_schema())
 
@@ -151,15 +156,22 @@ def normalised_games(games: pl.DataFrame) -> pl.DataFrame:
     missing = [c for c in ("white_id", "black_id", "white_score") if c not in games.columns]
     if missing:
         raise ValueError(f"games lack column(s) {', '.join(missing)}")
-    colour = pl.col("colour_known").cast(pl.Boolean).fill_null(True) if "colour_known" in games.columns else pl.lit(True)
+    colour = (
+        pl.col("colour_known").cast(pl.Boolean).fill_null(True) if "colour_known" in games.columns else pl.lit(True)
+    )
     event = pl.col("event_id").cast(pl.Utf8) if "event_id" in games.columns else pl.lit(None, dtype=pl.Utf8)
     return games.select(
-        pl.col("white_id").cast(pl.Int64), pl.col("black_id").cast(pl.Int64),
-        pl.col("white_score").cast(pl.Float64), colour.alias("colour_known"), event.alias("event_id"),
+        pl.col("white_id").cast(pl.Int64),
+        pl.col("black_id").cast(pl.Int64),
+        pl.col("white_score").cast(pl.Float64),
+        colour.alias("colour_known"),
+        event.alias("event_id"),
     )
 
 
-def with_players(system: RatingSystem, state: pl.DataFrame, player_ids: pl.Series, params: SystemParams) -> pl.DataFrame:
+def with_players(
+    system: RatingSystem, state: pl.DataFrame, player_ids: pl.Series, params: SystemParams
+) -> pl.DataFrame:
     """`state` plus a row of initial values for every id it does not hold yet."""
     new_ids = player_ids.unique().to_frame("player_id").join(state.select("player_id"), on="player_id", how="anti")
     if new_ids.height == 0:
@@ -185,8 +197,12 @@ def predict(system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, para
     for side in ("white", "black"):
         part = state.select(pl.col("player_id").alias(f"{side}_id"), *[pl.col(c).alias(f"{side}_{c}") for c in columns])
         frame = frame.join(part, on=f"{side}_id", how="left", maintain_order="left")
-        frame = frame.with_columns(pl.col(f"{side}_{c}").fill_null(initial[c]) for c in columns if initial.get(c) is not None)
-    frame = frame.with_columns(advantage=pl.when(pl.col("colour_known")).then(pl.lit(float(params.white_advantage))).otherwise(0.0))
+        frame = frame.with_columns(
+            pl.col(f"{side}_{c}").fill_null(initial[c]) for c in columns if initial.get(c) is not None
+        )
+    frame = frame.with_columns(
+        advantage=pl.when(pl.col("colour_known")).then(pl.lit(float(params.white_advantage))).otherwise(0.0)
+    )
     return frame.sort("_row").select(system.expected(params).alias("white_expected")).to_series()
 
 
@@ -194,17 +210,25 @@ def game_sides(games: pl.DataFrame) -> pl.DataFrame:
     """One row per (game, side): player_id, opponent_id, score, colour (+1 White, -1 Black, 0 unknown), event_id."""
     known = pl.col("colour_known").cast(pl.Float64)
     white = games.select(
-        pl.col("white_id").alias("player_id"), pl.col("black_id").alias("opponent_id"),
-        pl.col("white_score").alias("score"), known.alias("colour"), "event_id",
+        pl.col("white_id").alias("player_id"),
+        pl.col("black_id").alias("opponent_id"),
+        pl.col("white_score").alias("score"),
+        known.alias("colour"),
+        "event_id",
     )
     black = games.select(
-        pl.col("black_id").alias("player_id"), pl.col("white_id").alias("opponent_id"),
-        (1.0 - pl.col("white_score")).alias("score"), (-known).alias("colour"), "event_id",
+        pl.col("black_id").alias("player_id"),
+        pl.col("white_id").alias("opponent_id"),
+        (1.0 - pl.col("white_score")).alias("score"),
+        (-known).alias("colour"),
+        "event_id",
     )
     return pl.concat([white, black])
 
 
-def rate_period(system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, params: SystemParams, period: int) -> PeriodResult:
+def rate_period(
+    system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, params: SystemParams, period: int
+) -> PeriodResult:
     """Rate one period: every game in it is simultaneous (the systems' rating period), all players at once.
 
     Returns the new state (every player seen so far) and the period's games with the expectations
@@ -212,7 +236,12 @@ def rate_period(system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, 
     """
     games = normalised_games(games)
     if games.height == 0:
-        return PeriodResult(state, games.with_columns(white_expected=pl.lit(None, dtype=pl.Float64), black_expected=pl.lit(None, dtype=pl.Float64)))
+        return PeriodResult(
+            state,
+            games.with_columns(
+                white_expected=pl.lit(None, dtype=pl.Float64), black_expected=pl.lit(None, dtype=pl.Float64)
+            ),
+        )
     if (games["white_id"] == games["black_id"]).any():
         raise ValueError("a game has the same player on both sides")
     state = with_players(system, state, pl.concat([games["white_id"], games["black_id"]]), params)
@@ -231,12 +260,16 @@ def rate_period(system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, 
         raise ValueError(f"period {period} is not after a period its players were already rated in")
     updated = system.update(players, sides, params, period)
     keep = [c for c in system.state_columns]
-    new_rows = players.drop(keep).join(updated.select("player_id", *keep), on="player_id", how="left").with_columns(
-        games=pl.col("games") + pl.col("period_games"),
-        wins=pl.col("wins") + pl.col("period_wins"),
-        draws=pl.col("draws") + pl.col("period_draws"),
-        losses=pl.col("losses") + pl.col("period_losses"),
-        last_period=pl.lit(period, dtype=pl.Int64),
+    new_rows = (
+        players.drop(keep)
+        .join(updated.select("player_id", *keep), on="player_id", how="left")
+        .with_columns(
+            games=pl.col("games") + pl.col("period_games"),
+            wins=pl.col("wins") + pl.col("period_wins"),
+            draws=pl.col("draws") + pl.col("period_draws"),
+            losses=pl.col("losses") + pl.col("period_losses"),
+            last_period=pl.lit(period, dtype=pl.Int64),
+        )
     )
     schema = system.state_schema()
     rest = state.join(players.select("player_id"), on="player_id", how="anti")

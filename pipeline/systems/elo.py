@@ -22,12 +22,18 @@ def _expected(params: EloParams) -> pl.Expr:
 
 def _update(players: pl.DataFrame, sides: pl.DataFrame, params: EloParams, period: int) -> pl.DataFrame:
     sides = with_opponents(sides, players, ["rating"]).with_columns(
-        expected=1.0 / (1.0 + pl.lit(10.0).pow(-(pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params)) / params.scale))
+        expected=1.0
+        / (
+            1.0
+            + pl.lit(10.0).pow(-(pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params)) / params.scale)
+        )
     )
     # R_n = R_o + K (W - W_e), the period's games summed (all games of a period are simultaneous).
     change = sides.group_by("player_id").agg(delta=(pl.col("score") - pl.col("expected")).sum())
-    return players.select("player_id", "rating").join(change, on="player_id", how="left").select(
-        "player_id", rating=pl.col("rating") + params.k * pl.col("delta").fill_null(0.0)
+    return (
+        players.select("player_id", "rating")
+        .join(change, on="player_id", how="left")
+        .select("player_id", rating=pl.col("rating") + params.k * pl.col("delta").fill_null(0.0))
     )
 
 

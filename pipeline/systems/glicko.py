@@ -5,15 +5,29 @@ from __future__ import annotations
 import polars as pl
 from pydantic import Field, model_validator
 
-from pipeline.systems import Q, RatingSystem, SystemParams, combined_deviation_expected, glicko_g, signed_advantage, with_opponents
+from pipeline.systems import (
+    Q,
+    RatingSystem,
+    SystemParams,
+    combined_deviation_expected,
+    glicko_g,
+    signed_advantage,
+    with_opponents,
+)
 
 
 class GlickoParams(SystemParams):
     init_rating: float = Field(1500.0, description="Step 1a: an unrated player's rating")
     init_rd: float = Field(350.0, gt=0, description="Step 1a: an unrated player's RD")
-    c: float = Field(15.0, ge=0, description="Step 1b: RD growth per period without games, RD = min(sqrt(RD_old^2 + c^2 t), rd_max)")
+    c: float = Field(
+        15.0, ge=0, description="Step 1b: RD growth per period without games, RD = min(sqrt(RD_old^2 + c^2 t), rd_max)"
+    )
     rd_max: float = Field(350.0, gt=0, description="Step 1b: ceiling of the pre-period RD")
-    rd_min: float = Field(0.0, ge=0, description="'Implementation issues': a floor under the post-period RD (Glickman suggests e.g. 30); 0 = none")
+    rd_min: float = Field(
+        0.0,
+        ge=0,
+        description="'Implementation issues': a floor under the post-period RD (Glickman suggests e.g. 30); 0 = none",
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> GlickoParams:
@@ -36,7 +50,13 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: GlickoParams, pe
     sides = with_opponents(sides, players, ["rating", "variance"]).with_columns(g=glicko_g(pl.col("opp_variance")))
     # Step 2: E(s | r, r_j, RD_j) = 1 / (1 + 10^(-g(RD_j)(r - r_j)/400)), White's advantage inside the difference.
     sides = sides.with_columns(
-        expected=1.0 / (1.0 + pl.lit(10.0).pow(-pl.col("g") * (pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params)) / 400.0))
+        expected=1.0
+        / (
+            1.0
+            + pl.lit(10.0).pow(
+                -pl.col("g") * (pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params)) / 400.0
+            )
+        )
     )
     sums = sides.group_by("player_id").agg(
         # d^2 = [q^2 sum g(RD_j)^2 E (1 - E)]^-1: summed here as 1/d^2.
@@ -44,12 +64,14 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: GlickoParams, pe
         gain=(pl.col("g") * (pl.col("score") - pl.col("expected"))).sum(),
     )
     # RD' = sqrt((1/RD^2 + 1/d^2)^-1); r' = r + q / (1/RD^2 + 1/d^2) sum g(RD_j)(s_j - E).
-    return players.join(sums, on="player_id", how="left").with_columns(
-        new_variance=1.0 / (1.0 / pl.col("variance") + pl.col("inv_d2"))
-    ).select(
-        "player_id",
-        rating=pl.col("rating") + Q * pl.col("new_variance") * pl.col("gain"),
-        deviation=pl.max_horizontal(pl.col("new_variance").sqrt(), pl.lit(params.rd_min)),
+    return (
+        players.join(sums, on="player_id", how="left")
+        .with_columns(new_variance=1.0 / (1.0 / pl.col("variance") + pl.col("inv_d2")))
+        .select(
+            "player_id",
+            rating=pl.col("rating") + Q * pl.col("new_variance") * pl.col("gain"),
+            deviation=pl.max_horizontal(pl.col("new_variance").sqrt(), pl.lit(params.rd_min)),
+        )
     )
 
 

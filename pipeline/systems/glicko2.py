@@ -19,10 +19,20 @@ class Glicko2Params(SystemParams):
     init_rating: float = Field(1500.0, description="Step 1a: an unrated player's rating")
     init_rd: float = Field(350.0, gt=0, description="Step 1a: an unrated player's RD")
     init_volatility: float = Field(0.06, gt=0, description="Step 1a: an unrated player's volatility sigma")
-    tau: float = Field(0.5, gt=0, description="Step 1: system constant constraining volatility change ('reasonable choices are between 0.3 and 1.2')")
-    rd_max: float = Field(350.0, gt=0, description="ceiling of the RD (Glicko's 350; the volatility is bounded by rd_max/173.7178 too)")
-    rd_min: float = Field(0.0, ge=0, description="floor under the stored RD (Glickman's Glicko advice, e.g. 30); 0 = none")
-    tolerance: float = Field(1e-6, gt=0, description="Step 5.1: convergence tolerance epsilon of the Illinois iteration")
+    tau: float = Field(
+        0.5,
+        gt=0,
+        description="Step 1: system constant constraining volatility change ('reasonable choices are between 0.3 and 1.2')",
+    )
+    rd_max: float = Field(
+        350.0, gt=0, description="ceiling of the RD (Glicko's 350; the volatility is bounded by rd_max/173.7178 too)"
+    )
+    rd_min: float = Field(
+        0.0, ge=0, description="floor under the stored RD (Glickman's Glicko advice, e.g. 30); 0 = none"
+    )
+    tolerance: float = Field(
+        1e-6, gt=0, description="Step 5.1: convergence tolerance epsilon of the Illinois iteration"
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> Glicko2Params:
@@ -31,7 +41,9 @@ class Glicko2Params(SystemParams):
         return self
 
 
-def new_volatility(delta: np.ndarray, phi2: np.ndarray, v: np.ndarray, sigma: np.ndarray, tau: float, eps: float) -> np.ndarray:
+def new_volatility(
+    delta: np.ndarray, phi2: np.ndarray, v: np.ndarray, sigma: np.ndarray, tau: float, eps: float
+) -> np.ndarray:
     """Step 5 (revised 22 February 2012), for many players at once: sigma' by the Illinois algorithm."""
     a = np.log(sigma**2)
     tau2 = tau * tau
@@ -80,12 +92,15 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: Glicko2Params, p
     players = players.with_columns(
         mu=(pl.col("rating") - 1500.0) / SCALE,
         # Step 6 for each idle period ("only Step 6 applies": phi' = sqrt(phi^2 + sigma^2)), bounded like Glicko's RD.
-        phi2=pl.min_horizontal((pl.col("deviation") / SCALE).pow(2) + (pl.col("lag") - 1) * pl.col("volatility").pow(2), pl.lit(phi_max2)),
+        phi2=pl.min_horizontal(
+            (pl.col("deviation") / SCALE).pow(2) + (pl.col("lag") - 1) * pl.col("volatility").pow(2), pl.lit(phi_max2)
+        ),
     )
     sides = with_opponents(sides, players, ["mu", "phi2"]).with_columns(g=_g(pl.col("opp_phi2")))
     # Step 3: E(mu, mu_j, phi_j) = 1 / (1 + exp(-g(phi_j)(mu - mu_j))), White's advantage on the same scale.
     sides = sides.with_columns(
-        expected=1.0 / (1.0 + (-pl.col("g") * (pl.col("own_mu") - pl.col("opp_mu") + signed_advantage(params) / SCALE)).exp())
+        expected=1.0
+        / (1.0 + (-pl.col("g") * (pl.col("own_mu") - pl.col("opp_mu") + signed_advantage(params) / SCALE)).exp())
     )
     sums = sides.group_by("player_id").agg(
         info=(pl.col("g").pow(2) * pl.col("expected") * (1.0 - pl.col("expected"))).sum(),
@@ -94,15 +109,23 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: Glicko2Params, p
     frame = players.join(sums, on="player_id", how="left").with_columns(v=1.0 / pl.col("info"))  # Step 3: v
     frame = frame.with_columns(delta=pl.col("v") * pl.col("gain"))  # Step 4: Delta = v sum g (s - E)
     sigma = new_volatility(
-        frame["delta"].to_numpy(), frame["phi2"].to_numpy(), frame["v"].to_numpy(), frame["volatility"].to_numpy(),
-        params.tau, params.tolerance,
+        frame["delta"].to_numpy(),
+        frame["phi2"].to_numpy(),
+        frame["v"].to_numpy(),
+        frame["volatility"].to_numpy(),
+        params.tau,
+        params.tolerance,
     )
     sigma = np.minimum(sigma, params.rd_max / SCALE)
-    frame = frame.with_columns(sigma=pl.Series(sigma)).with_columns(
-        phi_star2=pl.col("phi2") + pl.col("sigma").pow(2)  # Step 6: phi* = sqrt(phi^2 + sigma'^2)
-    ).with_columns(
-        # Step 7: phi' = 1 / sqrt(1/phi*^2 + 1/v), mu' = mu + phi'^2 sum g (s - E).
-        phi_new2=pl.min_horizontal(1.0 / (1.0 / pl.col("phi_star2") + 1.0 / pl.col("v")), pl.lit(phi_max2))
+    frame = (
+        frame.with_columns(sigma=pl.Series(sigma))
+        .with_columns(
+            phi_star2=pl.col("phi2") + pl.col("sigma").pow(2)  # Step 6: phi* = sqrt(phi^2 + sigma'^2)
+        )
+        .with_columns(
+            # Step 7: phi' = 1 / sqrt(1/phi*^2 + 1/v), mu' = mu + phi'^2 sum g (s - E).
+            phi_new2=pl.min_horizontal(1.0 / (1.0 / pl.col("phi_star2") + 1.0 / pl.col("v")), pl.lit(phi_max2))
+        )
     )
     # Step 8: back to the Glicko scale.
     return frame.select(
@@ -119,7 +142,11 @@ SYSTEM = RatingSystem(
     source="Glickman (2001), J. Applied Statistics 28, 673-689; 'Example of the Glicko-2 system' (PlayerRatings inst/doc/glicko2.pdf)",
     params=Glicko2Params,
     state_columns=("rating", "deviation", "volatility"),
-    initial=lambda params: {"rating": params.init_rating, "deviation": params.init_rd, "volatility": params.init_volatility},
+    initial=lambda params: {
+        "rating": params.init_rating,
+        "deviation": params.init_rd,
+        "volatility": params.init_volatility,
+    },
     # Glickman gives no Glicko-2 prediction formula; the Glicko one on the same (Elo) scale is it (g is scale-free).
     expected=combined_deviation_expected,
     update=_update,
