@@ -18,8 +18,14 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/ratings demo
 
-test: $(STAMP) test-tools
+test: $(STAMP) test-tools lint
 	$(BIN)/python -m pytest -q -n 2
+
+# ruff (pyflakes, pycodestyle, import order, bugbear, pyupgrade, docstrings), the formatter, mypy.
+lint: $(STAMP)
+	$(BIN)/ruff check pipeline assets schemas tests bench
+	$(BIN)/ruff format --check pipeline assets schemas tests bench
+	$(BIN)/mypy
 
 # Debian's Chromium (browser tests), PostgreSQL (the instance-storage test) and Redis (the Celery
 # broker of the scale-out test): the tests that need them skip with a message where they cannot be installed.

@@ -1,4 +1,6 @@
-"""Analyse stage, per scenario and month: summary crosstables, performance ratings, predictive accuracy and the error against the truth."""
+"""Analyse stage, per scenario and month: summary crosstables, performance ratings, predictive accuracy and the error
+against the truth.
+"""
 
 from collections.abc import Iterator
 
@@ -19,25 +21,29 @@ from pipeline.truth import TRUTH_KEY, rating_error_vs_truth
 from schemas import Accuracy, Crosstable, Performance, TruthError
 from schemas.util import empty_frame
 
-CROSSTABLE_DESCRIPTION = """Summary crosstable of the month under scenario `{name}` (Sonas 2023): 100-point bands of the rating used, 2500+ lumped.
+CROSSTABLE_DESCRIPTION = """Summary crosstable of the month under scenario `{name}` (Sonas 2023): 100-point bands of \
+the rating used, 2500+ lumped.
 
 Cell (band A, band B): games between the bands, A's actual and expected score % and the difference
 (positive = A over-performs); same-band games are excluded. Rows with opponent_band `all` are A's
 totals against every other band, e.g. `+4.5% in 6,865 games`. Only games rated for both sides count."""
 
-PERFORMANCE_DESCRIPTION = """Performance ratings of the month under scenario `{name}`, per player (scope `month`) and per player and event (scope `event`).
+PERFORMANCE_DESCRIPTION = """Performance ratings of the month under scenario `{name}`, per player (scope `month`) and \
+per player and event (scope `event`).
 
 FIDE: Ra + dp (table 8.1.1, p to two decimals half up, +/-800 only for a perfect or zero score),
 rounded half up; algorithm of 400: (sum of opponents' ratings + 400 x (wins - losses)) / games.
 A game counts against an opponent with a rating used, in a time control the scenario rates."""
 
-ACCURACY_DESCRIPTION = """How well scenario `{name}`'s ratings predicted each month's results (Sonas; Kaggle 2010 and 2011).
+ACCURACY_DESCRIPTION = """How well scenario `{name}`'s ratings predicted each month's results (Sonas; Kaggle 2010 and \
+2011).
 
 Per player-month: error = points scored - points expected under the scenario's rules; total and mean
 absolute error, RMSE; per game the capped log10 binomial deviance (predictions clipped to
 [0.01, 0.99]). Lower is better. Stored per month so windows pool exactly."""
 
-TRUTH_DESCRIPTION = """Scenario `{name}`'s list against the synthetic federation's true strengths (`truth/strength.parquet`).
+TRUTH_DESCRIPTION = """Scenario `{name}`'s list against the synthetic federation's true strengths \
+(`truth/strength.parquet`).
 
 Per month, for the whole list and per 100-point band: mean and spread of rating - strength, and the
 error of rating differences against strength differences (positive: rating gaps overstate strength

@@ -1,11 +1,14 @@
-"""Asset checks on every partitioned table (reconciliation, schema, duplicates, floor, continuity, conservation) over pipeline.invariants."""
+"""Asset checks on every partitioned table (reconciliation, schema, duplicates, floor, continuity, conservation) over
+pipeline.invariants.
+"""
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import dagster as dg
+import pandera.polars as pa
 
-from assets.metadata import counts_table, pandera_model_of
+from assets.metadata import Metadata, counts_table, pandera_model_of
 from assets.ratings import previous_list, rated_games_key, rating_list_key
 from assets.resources import ObjectStoreResource
 from pipeline.invariants import (
@@ -46,13 +49,15 @@ POINTS_CONSERVED = "rating_points_conserved"
 # Failing months listed in a check's metadata at most; the count says how many there were.
 MAX_LISTED_PROBLEMS = 25
 
-RECONCILIATION_DESCRIPTION = """raw_games rows = games rows + quarantine rows, for every month of the run and every source file.
+RECONCILIATION_DESCRIPTION = """raw_games rows = games rows + quarantine rows, for every month of the run and every \
+source file.
 
 Per file, by record id: every raw record is exactly one game or one quarantined record. Nothing is
 lost between the landing zone and the validated tables. Blocking: a failing month stops
 the rating of the run."""
 
-SCHEMA_DESCRIPTION = """The stored Parquet file of every month of the run has exactly the columns and types of `{model}`.
+SCHEMA_DESCRIPTION = """The stored Parquet file of every month of the run has exactly the columns and types of \
+`{model}`.
 
 Read from each file's footer (no data), so it also catches files written by another version of the
 pipeline or by hand. Blocking: a table with the wrong shape never feeds the next stage."""
@@ -69,12 +74,14 @@ The floor is the one of the rule set the scenario rates the month under (Scenari
 players with games > 0 (or a first rating) are checked: a list legitimately carries untouched ratings
 below a floor introduced later until those players play again. Blocking."""
 
-CONTINUITY_DESCRIPTION = """List M is list M-1 carried forward: nobody disappears, nobody loses a rating without the delisted flag,
+CONTINUITY_DESCRIPTION = """List M is list M-1 carried forward: nobody disappears, nobody loses a rating without the \
+delisted flag,
 and every rating on both lists moved by exactly its `change` (rating_M = rating_M-1 + change_M).
 
 For the first month of the partitions, M-1 is the seed list the chain started from. Blocking."""
 
-CONSERVATION_DESCRIPTION = """Rating points are conserved in games between rated players, and the list rests on exactly these games.
+CONSERVATION_DESCRIPTION = """Rating points are conserved in games between rated players, and the list rests on \
+exactly these games.
 
 For each month, from rated_games and the month's list:
 1. zero-sum expectation: every game rated for both sides has white_expected + black_expected = 1, so
@@ -120,8 +127,9 @@ def _month_by_month(
     store_wide = [p for p in problems if not any(p.startswith(month) for month in months)]
     for month in months:
         own = [p for p in problems if p.startswith(month)] + store_wide
+        # Dagster's log_event handles AssetCheckEvaluation, but its UserEvent annotation leaves it out.
         context.op_execution_context.log_event(
-            dg.AssetCheckEvaluation(
+            dg.AssetCheckEvaluation(  # type: ignore[arg-type]
                 asset_key=asset_key,
                 check_name=name,
                 passed=not own,
@@ -134,7 +142,7 @@ def _month_by_month(
 
 
 def _result(asset_key: dg.AssetKey, name: str, months: Sequence[str], outcome: MonthProblems) -> dg.AssetCheckResult:
-    metadata: dict[str, object] = {
+    metadata: Metadata = {
         "months_checked": len(months),
         "first_month": months[0],
         "last_month": months[-1],
@@ -163,7 +171,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         months = list(context.partition_keys)
         failing, totals = reconcile(store.store(), months)
         rows = {asset: n for asset, n in totals.items() if asset in RECONCILED_COLUMNS}
-        metadata: dict[str, object] = {
+        metadata: Metadata = {
             "months_checked": len(months),
             "first_month": months[0],
             "last_month": months[-1],
@@ -195,7 +203,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
     def landing_zone_layout(context: dg.AssetCheckExecutionContext, store: ObjectStoreResource) -> dg.AssetCheckResult:
         entries = unplaced(inventory(store.store()))
         problems = [f"{entry.key}: {entry.problem}" for entry in entries]
-        metadata: dict[str, object] = {"unplaced_files": len(problems)}
+        metadata: Metadata = {"unplaced_files": len(problems)}
         if problems:
             metadata["problems"] = _listed(problems)
         months = list(context.partition_keys)
@@ -218,7 +226,7 @@ def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefi
         _month_by_month(
             context, dg.AssetKey("quarantine"), QUARANTINE_SHARE, months, warnings, dg.AssetCheckSeverity.WARN
         )
-        metadata: dict[str, object] = {"months_checked": len(months), "mostly_quarantined_months": len(warnings)}
+        metadata: Metadata = {"months_checked": len(months), "mostly_quarantined_months": len(warnings)}
         if warnings:
             metadata["problems"] = _listed(warnings)
         return dg.AssetCheckResult(passed=not warnings, severity=dg.AssetCheckSeverity.WARN, metadata=metadata)
@@ -237,7 +245,7 @@ class _TableCheck:
     evaluate: Callable[[ObjectStore, list[str]], MonthProblems]
 
 
-def _schema_check(spec: dg.AssetSpec, model: object) -> _TableCheck:
+def _schema_check(spec: dg.AssetSpec, model: type[pa.DataFrameModel]) -> _TableCheck:
     expected = polars_schema(model)
     return _TableCheck(
         dg.AssetCheckSpec(
@@ -267,11 +275,14 @@ def _list_checks(list_spec: dg.AssetSpec, games_spec: dg.AssetSpec, scenario: Sc
     once, and serves as the previous list of the next month); the pass runs when the first of them
     is evaluated and the others take their outcome from it.
     """
-    first_partition = list_spec.partitions_def.get_first_partition_key()
+    partitions = list_spec.partitions_def
+    assert partitions is not None  # _checks_of builds checks for partitioned tables only
+    first_partition = partitions.get_first_partition_key()
     # The last pass: its store object (held, so that no later object can take its identity), months and outcome.
     last: dict[str, object] = {}
 
     def one_pass(store: ObjectStore, months: list[str]) -> ChainProblems:
+        assert first_partition is not None  # a check runs on partitions, so the definition has a first one
         if last.get("store") is not store or last.get("months") != months:
             outcome = chain_problems(
                 store,
@@ -283,7 +294,9 @@ def _list_checks(list_spec: dg.AssetSpec, games_spec: dg.AssetSpec, scenario: Sc
                 lambda: previous_list(store, scenario, first_partition, first_partition),
             )
             last.update(store=store, months=list(months), outcome=outcome)
-        return last["outcome"]
+        cached = last["outcome"]
+        assert isinstance(cached, ChainProblems)
+        return cached
 
     def spec(asset: dg.AssetSpec, name: str, description: str) -> dg.AssetCheckSpec:
         return dg.AssetCheckSpec(

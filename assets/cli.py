@@ -31,7 +31,9 @@ def command_demo(args: argparse.Namespace) -> int:
 
 
 def command_ui(args: argparse.Namespace) -> int:
-    """`dagster dev` over the store: the definitions read the store's months and scenarios, nothing to export by hand."""
+    """`dagster dev` over the store: the definitions read the store's months and scenarios, nothing to export by
+    hand.
+    """
     from assets.runs import instance_home
 
     store = args.store or store_root_from_env()
@@ -92,7 +94,10 @@ def add_dagster_commands(commands: argparse._SubParsersAction) -> None:
     demo.add_argument(
         "--generate",
         action="store_true",
-        help="generate the demo data even into a store that is not the default one or not empty (never over an existing raw/)",
+        help=(
+            "generate the demo data even into a store that is not the default one or not empty"
+            " (never over an existing raw/)"
+        ),
     )
     demo.set_defaults(handler=command_demo)
 

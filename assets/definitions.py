@@ -28,14 +28,16 @@ from pipeline.storage import ObjectStore, store_root_from_env
 ALL_MONTHS_JOB = "all_months"
 
 
-def build_resources(root: str | None = None) -> dict[str, dg.ConfigurableResource]:
+def build_resources(root: str | None = None) -> dict[str, ObjectStoreResource | ParquetIOManager]:
     """The resources every asset needs: one store, which the IO manager uses too (declared as its field)."""
     store = ObjectStoreResource(root=root)
     return {"store": store, "io_manager": ParquetIOManager(store=store)}
 
 
 def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list:
-    """Every asset, in pipeline order: landing zone -> ingest -> validate, then rate -> analyse per scenario, then evaluate."""
+    """Every asset, in pipeline order: landing zone -> ingest -> validate, then rate -> analyse per scenario, then
+    evaluate.
+    """
     per_scenario = [
         asset
         for scenario in scenarios.values()
@@ -85,7 +87,9 @@ def build_defs(
         ALL_MONTHS_JOB,
         # Partitions are inferred from the selected assets (passing them is deprecated in 1.13).
         selection=dg.AssetSelection.all(),
-        description="Ingest, validate, rate and analyse the selected months (a range runs as one run, months in order).",
+        description=(
+            "Ingest, validate, rate and analyse the selected months (a range runs as one run, months in order)."
+        ),
     )
     return dg.Definitions(
         assets=assets,

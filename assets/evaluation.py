@@ -1,4 +1,6 @@
-"""Evaluate stage: every scenario's rule set or system on one train/test split of the store's games, as a leaderboard (pipeline.scenario_evaluation)."""
+"""Evaluate stage: every scenario's rule set or system on one train/test split of the store's games, as a leaderboard
+(pipeline.scenario_evaluation).
+"""
 
 import dagster as dg
 import polars as pl
@@ -21,7 +23,8 @@ from schemas.util import empty_frame
 LEADERBOARD_PAGE = "evaluation/leaderboard.html"
 LEADERBOARD_DATA = "evaluation/leaderboard.parquet"
 
-LEADERBOARD_DESCRIPTION = """Every scenario's rule set or rating system predicting the same held-out months: one row each, best first.
+LEADERBOARD_DESCRIPTION = """Every scenario's rule set or rating system predicting the same held-out months: one row \
+each, best first.
 
 Train: every stored month but the last `test_months` (12 by default, at most half the months); each
 scenario's chain as stored up to the last training month is frozen (its list, and a system's state).

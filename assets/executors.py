@@ -1,5 +1,6 @@
 """The executor a run uses, chosen by RATINGS_EXECUTOR: in-process (default), one process per step, Celery workers,
-or a Kubernetes job per step. The last two are optional dependencies (extras `celery`, `k8s`), imported only when chosen.
+or a Kubernetes job per step. The last two are optional dependencies (extras `celery`, `k8s`), imported only when
+chosen.
 """
 
 from __future__ import annotations

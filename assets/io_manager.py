@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Literal, overload
 
 import dagster as dg
 import polars as pl
 from pydantic import Field
 
 from assets.lineage import column_lineage
-from assets.metadata import pandera_model_of, validate
+from assets.metadata import Metadata, pandera_model_of, validate
 from assets.resources import ROOT_DESCRIPTION, ObjectStoreResource
 from pipeline.storage import ObjectStore, redact_url
 
@@ -39,6 +40,18 @@ class MonthStream:
         return iter(self._pairs)
 
 
+@overload
+def split_stream(
+    months: Sequence[str], compute: Callable[[str], tuple[pl.DataFrame, ...]], outputs: Literal[2]
+) -> tuple[MonthStream, MonthStream]: ...
+@overload
+def split_stream(
+    months: Sequence[str], compute: Callable[[str], tuple[pl.DataFrame, ...]], outputs: Literal[3]
+) -> tuple[MonthStream, MonthStream, MonthStream]: ...
+@overload
+def split_stream(
+    months: Sequence[str], compute: Callable[[str], tuple[pl.DataFrame, ...]], outputs: int
+) -> tuple[MonthStream, ...]: ...
 def split_stream(
     months: Sequence[str], compute: Callable[[str], tuple[pl.DataFrame, ...]], outputs: int
 ) -> tuple[MonthStream, ...]:
@@ -57,7 +70,7 @@ def split_stream(
         frames = compute(month)
         if len(frames) != outputs:
             raise ValueError(f"expected {outputs} frames for {month}, got {len(frames)}")
-        for buffer, frame in zip(buffers, frames):
+        for buffer, frame in zip(buffers, frames, strict=True):
             buffer.append((month, frame))
         return True
 
@@ -145,7 +158,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         def finish_oldest() -> None:
             month, key, height, write = written.popleft()
             write.result()  # re-raises the write's error, if any
-            month_metadata: dict[str, object] = {
+            month_metadata: Metadata = {
                 "dagster/partition_row_count": height,
                 "path": redact_url(store.url(key)),
             }
@@ -160,7 +173,8 @@ class ParquetIOManager(dg.ConfigurableIOManager):
                 for month, frame in self._month_frames(obj, expected):
                     if month not in expected:
                         raise ValueError(
-                            f"{'/'.join(path)}: month {month} is not in this run's partitions {expected[0]}..{expected[-1]}"
+                            f"{'/'.join(path)}: month {month} is not in this run's partitions"
+                            f" {expected[0]}..{expected[-1]}"
                         )
                     if month in rows:
                         raise ValueError(f"{'/'.join(path)}: month {month} produced twice")
@@ -208,7 +222,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         raise TypeError(f"expected a DataFrame, a dict month -> DataFrame or a MonthStream, got {type(obj).__name__}")
 
     @staticmethod
-    def _add_month_metadata(context: dg.OutputContext, month: str, metadata: dict[str, object]) -> None:
+    def _add_month_metadata(context: dg.OutputContext, month: str, metadata: Metadata) -> None:
         # Partition-scoped metadata lands on that month's materialization only, so a 120-month run
         # shows each month's own row count and path. Outside a run (build_output_context in a unit
         # test) there is no step context: the metadata goes on the output instead.

@@ -5,7 +5,8 @@ import dagster as dg
 from assets.resources import ObjectStoreResource
 from pipeline.landing import landing_versions
 
-LANDING_DESCRIPTION = """The federations' raw dumps as received: `raw/<federation>/<YYYY-MM>/<file>` in the object store.
+LANDING_DESCRIPTION = """The federations' raw dumps as received: `raw/<federation>/<YYYY-MM>/<file>` in the object \
+store.
 
 Never modified by the pipeline. Observing it records one data version per month (from the dumps'
 keys, sizes and etags/modification times), so that a late correction to an old month marks that

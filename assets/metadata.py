@@ -14,6 +14,8 @@ KINDS = {"polars", "parquet"}
 # Who answers for the tables: the federation's rating office (Dagster owners are team: or e-mail).
 OWNERS = ["team:rating-office"]
 FAILURE_SAMPLE_ROWS = 20
+#: Metadata the assets and checks attach: values Dagster takes as they are (its RawMetadataValue, not exported).
+Metadata = dict[str, dg.MetadataValue[Any] | dg.TableSchema | dg.TableColumnLineage | str | int | float | None]
 
 
 def column_schema(model: type[pa.DataFrameModel]) -> dg.TableSchema:

@@ -23,7 +23,8 @@ from pipeline.storage import redact_url
 from pipeline.validate import players_named_in_dumps
 from schemas import PublishedList
 
-PUBLISHED_DESCRIPTION = """Scenario `{name}`'s rating list of each month as a rating officer reads it, under `lists/{key}/`.
+PUBLISHED_DESCRIPTION = """Scenario `{name}`'s rating list of each month as a rating officer reads it, under \
+`lists/{key}/`.
 
 `<YYYY-MM>.csv`: every player on the list with name, federation, title and sex from the player
 registry (empty when the registry does not know the player), birth year, rating, change, games, K and
@@ -54,13 +55,13 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         context: dg.AssetExecutionContext, store: ObjectStoreResource, rating_list: MonthlyFrames
     ) -> dg.MaterializeResult:
         months = list(context.partition_keys)
+        first_partition = partitions.get_first_partition_key()
+        assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
         # Read once for the run; each month sees only the players registered by then. Players the
         # registry does not hold are named as the dumps write them (the identity reports).
         identity_months = [
-            m
-            for m in month_range(partitions.get_first_partition_key(), months[-1])
-            if object_store.exists(table_key(["identity"], m))
+            m for m in month_range(first_partition, months[-1]) if object_store.exists(table_key(["identity"], m))
         ]
         identities = [
             object_store.read_parquet(

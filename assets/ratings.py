@@ -1,11 +1,13 @@
-"""Rate stage, one chain per scenario: the monthly rating list (list M = list M-1 + games of M) and the per-game calculation."""
+"""Rate stage, one chain per scenario: the monthly rating list (list M = list M-1 + games of M) and the per-game
+calculation.
+"""
 
 import dagster as dg
 import polars as pl
 
 from assets import progress
 from assets.io_manager import MonthlyFrames, MonthStream, split_stream, table_key
-from assets.metadata import KINDS, OWNERS, static_metadata
+from assets.metadata import KINDS, OWNERS, Metadata, static_metadata
 from assets.partitions import PREVIOUS_MONTH
 from assets.resources import ObjectStoreResource
 from assets.versions import code_version
@@ -26,7 +28,8 @@ def period_games_mapping() -> dg.TimeWindowPartitionMapping:
     )
 
 
-RATING_LIST_DESCRIPTION = """Monthly rating list of scenario `{name}`: every player known to the pool, rated or not, after the month's games.
+RATING_LIST_DESCRIPTION = """Monthly rating list of scenario `{name}`: every player known to the pool, rated or not, \
+after the month's games.
 
 {description}. List M is list M-1 plus the validated games of M, rated under the rule set the
 scenario gives for M (before July 2012 FIDE published lists every two or three months: in the months
@@ -35,7 +38,8 @@ starts from the seed list in `raw/players/`. A range run rates the months in ord
 later single month continues from the stored list of the month before, and fails if that month was
 never materialized."""
 
-SYSTEM_LIST_DESCRIPTION = """Monthly rating list of scenario `{name}`: every player known to the pool, rated or not, after the month's games.
+SYSTEM_LIST_DESCRIPTION = """Monthly rating list of scenario `{name}`: every player known to the pool, rated or not, \
+after the month's games.
 
 {description}. Rated by system `{system}` (pipeline/systems), one rating period per month (a month
 without games for a player is an idle period: the system grows the deviation when they next play).
@@ -43,13 +47,15 @@ without games for a player is an idle period: the system grows the deviation whe
 estimate where it keeps them; `k` and `k_used` are empty and nobody is pooled or delisted. The first
 month starts from the seed list in `raw/players/` (rated players at their seed rating)."""
 
-RATED_GAMES_DESCRIPTION = """Per-game calculation behind scenario `{name}`'s lists: ratings used, expected scores, time-control weight.
+RATED_GAMES_DESCRIPTION = """Per-game calculation behind scenario `{name}`'s lists: ratings used, expected scores, \
+time-control weight.
 
 A side's expected score is null when the game does not count for that side (e.g. a rated player
 against an unrated one). Feeds the crosstables and the accuracy reports."""
 
 
-SYSTEM_STATE_DESCRIPTION = """State of rating system `{system}` behind scenario `{name}`'s lists: one row per player it has rated, unrounded.
+SYSTEM_STATE_DESCRIPTION = """State of rating system `{system}` behind scenario `{name}`'s lists: one row per player \
+it has rated, unrounded.
 
 The next month starts from it (`pipeline.systems.rate_period`, one period per month): rating,
 deviation and volatility where the system keeps them, games, wins, draws, losses and the last rated
@@ -111,7 +117,7 @@ def read_scenario_seed(store: ObjectStore, scenario: Scenario) -> pl.DataFrame |
     return pl.read_csv(data, schema_overrides={"player_id": pl.Int64, "rating": pl.Int32})
 
 
-def list_metadata(rating_list: pl.DataFrame, rated_games: pl.DataFrame, rules_name: str) -> dict[str, object]:
+def list_metadata(rating_list: pl.DataFrame, rated_games: pl.DataFrame, rules_name: str) -> Metadata:
     """What a rating officer checks first on a new list: size, rated players, newcomers, games, range."""
     rated = rating_list.filter(pl.col("rating").is_not_null())
     low, high = rated["rating"].min(), rated["rating"].max()
@@ -120,7 +126,7 @@ def list_metadata(rating_list: pl.DataFrame, rated_games: pl.DataFrame, rules_na
         "rated_players": rated.height,
         "newly_rated": int(rating_list["newly_rated"].sum()),
         "games": rated_games.height,
-        "rating_range": f"{low}-{high}" if rated.height else "no rated players",
+        "rating_range": f"{low!s}-{high!s}" if rated.height else "no rated players",
         "rules": rules_name,
     }
 
@@ -168,6 +174,7 @@ def build_rating_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames
     ) -> tuple[MonthStream, MonthStream]:
         months = list(context.partition_keys)
+        assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
         # Read (or refused) before rating anything: a gap fails the step before any month is written.
         state = {"list": previous_list(object_store, scenario, months[0], first_partition)}
@@ -242,6 +249,7 @@ def build_system_rating_assets(partitions: dg.PartitionsDefinition, scenario: Sc
         context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames
     ) -> tuple[MonthStream, MonthStream, MonthStream]:
         months = list(context.partition_keys)
+        assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
         carried = {
             "list": previous_list(object_store, scenario, months[0], first_partition),

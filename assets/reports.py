@@ -1,4 +1,6 @@
-"""Report stage: each scenario's pages and charts, the scenario comparison and the index (written by pipeline.reports.writer)."""
+"""Report stage: each scenario's pages and charts, the scenario comparison and the index (written by
+pipeline.reports.writer).
+"""
 
 import dagster as dg
 import polars as pl
@@ -34,7 +36,8 @@ data), favourite's score vs rating advantage by window, band-vs-band trend by ye
 distribution of each January list and, where the scenario compresses ratings, before and after.
 Rebuilt from the stored monthly tables; linked from `reports/index.html`."""
 
-COMPARISON_DESCRIPTION = """Predictive accuracy of every scenario side by side: pooled errors and the share of months each beats `actual`.
+COMPARISON_DESCRIPTION = """Predictive accuracy of every scenario side by side: pooled errors and the share of months \
+each beats `actual`.
 
 Written to `reports/all-scenarios/` as data, a table page and a monthly chart."""
 

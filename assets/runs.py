@@ -1,4 +1,6 @@
-"""`ratings run` and `ratings demo` in Dagster: heal orphaned runs, observe the landing zone, run the `all_months` job."""
+"""`ratings run` and `ratings demo` in Dagster: heal orphaned runs, observe the landing zone, run the `all_months`
+job.
+"""
 
 import logging
 import os

@@ -47,10 +47,12 @@ def describe(result: dict) -> str:
         rate = f"  {result['items'] / result['seconds']:>12,.0f} {result.get('unit', 'items')}/s"
     extra = ""
     if "speedup" in result:
-        extra = f"  {result['speedup']}x the reference ({result['reference_seconds']:.2f} s), lists {'identical' if result.get('identical') else 'DIFFERENT'}"
+        lists = "identical" if result.get("identical") else "DIFFERENT"
+        extra = f"  {result['speedup']}x the reference ({result['reference_seconds']:.2f} s), lists {lists}"
     if "cpu_ratio" in result:
         extra += (
-            f"  CPU {result['engine_cpu_seconds']:.2f} s against the yardstick's {result['yardstick_cpu_seconds']:.2f} s:"
+            f"  CPU {result['engine_cpu_seconds']:.2f} s"
+            f" against the yardstick's {result['yardstick_cpu_seconds']:.2f} s:"
             f" {result['cpu_ratio']}x"
         )
     return f"{result['workload']:24} {result['seconds']:8.2f} s{rate}  peak {result['peak_rss_mb']:,.0f} MB{extra}"

@@ -80,7 +80,7 @@ def game_weight(rules: RuleSet, game: dict) -> float:
     points = rules.weights_by_minutes
     if minutes <= points[0][0]:
         return points[0][1]
-    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
         if minutes <= x1:
             return y0 + (minutes - x0) * (y1 - y0) / (x1 - x0)
     return points[-1][1]

@@ -69,7 +69,8 @@ def engine_month() -> dict:
 
 
 def engine_vs_reference() -> dict:
-    """The same FIDE-scale month through the engine and through the plain-Python per-game reference (bench/reference.py).
+    """The same FIDE-scale month through the engine and through the plain-Python per-game reference
+    (bench/reference.py).
 
     Each is timed best of several runs in the same process; the speed-up is the ratio of the best
     times, and `identical` says whether the two lists are equal.
@@ -134,7 +135,9 @@ _PDH = PD_HIGHER_HUNDREDTHS[:736].astype(np.int16)
 def yardstick_months(
     players: int, games: int, months: int, seed: int = 2
 ) -> tuple[pl.DataFrame, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-    """The previous list of engine-month and `months` months of random pairings between its players, as dense indices."""
+    """The previous list of engine-month and `months` months of random pairings between its players, as dense
+    indices.
+    """
     previous, _ = synthetic_month(players, 1)
     rng = np.random.default_rng(seed)
     pairings = []
@@ -146,7 +149,8 @@ def yardstick_months(
 
 
 def engine_vs_yardstick() -> dict:
-    """500,000 players, 200,000 games a month, 24 months, the same games through the engine (fide-2024) and the yardstick.
+    """500,000 players, 200,000 games a month, 24 months, the same games through the engine (fide-2024) and the
+    yardstick.
 
     CPU time (process time: every thread of the process) of the rating work only; building each
     month's games frame is excluded for both. Each chain runs YARDSTICK_RUNS times, alternating, and

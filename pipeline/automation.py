@@ -1,9 +1,11 @@
-"""What unattended runs rate: the sensor's cursor of landing-zone fingerprints, changed and unrated months, the start month."""
+"""What unattended runs rate: the sensor's cursor of landing-zone fingerprints, changed and unrated months, the start
+month.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from pipeline.storage import ObjectStore
 
@@ -19,7 +21,7 @@ def changed_months(previous: Mapping[str, str], current: Mapping[str, str]) -> l
     return sorted(m for m in set(previous) | set(current) if previous.get(m) != current.get(m))
 
 
-def unrated_months(store: ObjectStore, list_paths: Iterable[str], months: list[str]) -> list[str]:
+def unrated_months(store: ObjectStore, list_paths: Iterable[str], months: Sequence[str]) -> list[str]:
     """Months lacking the list of at least one chain; `list_paths` are the lists' table paths ('actual/rating_list')."""
     missing: set[str] = set()
     for path in list_paths:  # one listing per chain

@@ -1,4 +1,4 @@
-"""The `ratings` commands of pure code: rate a period, validate files, performance, player, evaluate, rules, generate."""
+"""The `ratings` commands (pure code): rate a period, validate files, performance, player, evaluate, rules, generate."""
 
 from __future__ import annotations
 
@@ -362,7 +362,9 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     validate = commands.add_parser(
         "validate",
         help="read dumps, registries or FIDE list files and report format, records, games, players and quarantine",
-        description="Validate loose files (no registry: any FIDE id present counts as known; a dump's month is its own).",
+        description=(
+            "Validate loose files (no registry: any FIDE id present counts as known; a dump's month is its own)."
+        ),
     )
     validate.add_argument(
         "files", nargs="+", metavar="FILE", help="TRF, PGN, CSV, Parquet (.gz/.zst too), players CSV or FIDE list TXT"
@@ -370,7 +372,10 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     validate.add_argument(
         "--json",
         action="store_true",
-        help='print one JSON object: {"files": [{"path", "format", "records", "games", "players", "quarantined", "encoding"}]}',
+        help=(
+            'print one JSON object: {"files": [{"path", "format", "records", "games", "players", "quarantined", '
+            '"encoding"}]}'
+        ),
     )
     validate.set_defaults(handler=command_validate)
 
@@ -384,7 +389,10 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     performance.add_argument(
         "--json",
         action="store_true",
-        help='print one JSON object: {"players": [{"id", "name", "games", "score", "average_opponent", "performance_fide", "performance_400"}]}',
+        help=(
+            'print one JSON object: {"players": [{"id", "name", "games", "score", "average_opponent", '
+            '"performance_fide", "performance_400"}]}'
+        ),
     )
     performance.set_defaults(handler=command_performance)
 
@@ -432,7 +440,10 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "--rules",
         required=True,
         metavar="NAME|FILE.yaml",
-        help="a system (elo, glicko, glicko2, stephenson, uscf), a preset (playerratings-glicko...) or a YAML file with system: NAME and parameters",
+        help=(
+            "a system (elo, glicko, glicko2, stephenson, uscf), a preset (playerratings-glicko...) or a YAML "
+            "file with system: NAME and parameters"
+        ),
     )
     protocol.add_argument(
         "--set",
@@ -456,10 +467,12 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "evaluate",
         parents=[protocol],
         help="train/test a rating system on a game file (Kaggle RMSE, log10 deviance, PlayerRatings bdev)",
-        description="Rate every period up to --train-to from --init for every player, freeze the ratings, predict every test "
-        "game and score the predictions: player_month_rmse (Kaggle 2010), deviance_log10 (Kaggle 2011, predictions "
-        "clipped to [0.01, 0.99]) and bdev (PlayerRatings, 100 = coin flip). No White advantage applies to a game "
-        "whose colours are unknown.",
+        description=(
+            "Rate every period up to --train-to from --init for every player, freeze the ratings, predict every test "
+            "game and score the predictions: player_month_rmse (Kaggle 2010), deviance_log10 (Kaggle 2011, "
+            "predictions clipped to [0.01, 0.99]) and bdev (PlayerRatings, 100 = coin flip). No White advantage "
+            "applies to a game whose colours are unknown."
+        ),
     )
     evaluate.set_defaults(handler=command_evaluate)
 
@@ -467,7 +480,9 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "tune",
         parents=[protocol],
         help="grid-search a rating system's parameters on a validation window and print the leaderboard",
-        description="Every combination of the --grid values is trained up to --train-to and scored on --test-from..--test-to.",
+        description=(
+            "Every combination of the --grid values is trained up to --train-to and scored on --test-from..--test-to."
+        ),
     )
     tune_parser.add_argument(
         "--grid",

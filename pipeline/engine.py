@@ -1,4 +1,5 @@
-"""Rating engine for one period: the previous list plus the month's games give the new list (Polars and NumPy, vectorised).
+"""Rating engine for one period: the previous list plus the month's games give the new list (Polars and NumPy,
+vectorised).
 
 Every rule is a function of pipeline/regulations.py, under its clause; the engine only composes them
 over a period: per game dR = score - PD, summed over the period, times K (reduced so that K x n <=
@@ -260,7 +261,9 @@ def _scattered(base: pl.Series, positions: np.ndarray, values: pl.Series) -> pl.
 
 
 def _annotated_games(games: pl.DataFrame, list_rating: pl.Series, rules: RuleSet) -> pl.DataFrame:
-    """The games with both players' list ratings (`list_rating`: white sides, then black), the ratings used and the weight."""
+    """The games with both players' list ratings (`list_rating`: white sides, then black), the ratings used and the
+    weight.
+    """
     count = games.height
     return games.with_columns(
         white_list_rating=list_rating.slice(0, count), black_list_rating=list_rating.slice(count, count)
@@ -272,7 +275,9 @@ def _annotated_games(games: pl.DataFrame, list_rating: pl.Series, rules: RuleSet
 
 
 def _rated_player_games(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
-    """Rated players' counting games (own_rating, opponent_rating, score, weight) with D, the expected score and the weighted change in hundredths."""
+    """Rated players' counting games (own_rating, opponent_rating, score, weight) with D, the expected score and the
+    weighted change in hundredths.
+    """
     rows = once_per_event_cap(rows.with_columns(d=rating_difference(rules)), rules)
     return rows.with_columns(expected_h=expected_score(rules)).with_columns(
         delta_h=(pl.col("score") * 100.0 - pl.col("expected_h")) * pl.col("weight")
@@ -300,7 +305,7 @@ def _rating_changes(played: pl.DataFrame, rated_rows: pl.DataFrame, rules: RuleS
 
 
 def _newcomer_results(rows: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
-    """This period's pooled results of unrated players (`rows`: their sides against rated opponents)."""
+    """The period's pooled results of unrated players (`rows`: their sides against rated opponents)."""
     per_event = rows.group_by("player_id", "event_id").agg(
         event_start=pl.col("event_start").min(),
         games=pl.len().cast(pl.Int32),
@@ -346,7 +351,7 @@ def _updated_pools(unrated: pl.DataFrame, month: str, window_start: str) -> pl.D
         pl.col("pool_points_x2").cast(pl.Int32).alias("points_x2"),
         pl.col("pool_opp_sum").cast(pl.Int64).alias("opponent_rating_sum"),
     )
-    entries = pl.concat([earlier.cast(dict(POOL_ENTRY.to_schema())), this_period])
+    entries = pl.concat([earlier.cast(pl.Schema(POOL_ENTRY.to_schema())), this_period])
     owner = np.concatenate([np.repeat(np.arange(count), np.diff(offsets)), np.arange(count)])
     # YYYY-MM strings sort like the months; entries without games go with the expired ones. A stable
     # sort by player keeps each player's earlier entries (in calendar order) before this period's.
@@ -614,7 +619,8 @@ def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month:
     )
     table = conform(table, RatedGames)
     game_ids = table["game_id"].to_numpy()
-    # Games usually arrive in game_id order: the sort is then skipped (only when strictly increasing, so nothing can move).
+    # Games usually arrive in game_id order: the sort is then skipped (only when strictly increasing, so nothing can
+    # move).
     return table if bool(np.all(game_ids[1:] > game_ids[:-1])) else table.sort("game_id")
 
 

@@ -1,4 +1,6 @@
-"""The train/test protocol for rating systems: read a game file, rate up to a period, predict the test games, score, tune."""
+"""The train/test protocol for rating systems: read a game file, rate up to a period, predict the test games, score,
+tune.
+"""
 
 from __future__ import annotations
 
@@ -88,7 +90,8 @@ def load_system_rules(
     init: float | None = None,
     values: dict[str, Any] | None = None,
 ) -> SystemRules:
-    """The system and parameters of `--rules`, then `--init`, then `--set key=value` overrides, then `values` (a grid point).
+    """The system and parameters of `--rules`, then `--init`, then `--set key=value` overrides, then `values` (a grid
+    point).
 
     Everybody starts at `init` when given; otherwise at the document's `init_rating`, or at 2200
     (the protocol's default, PlayerRatings' too) when the document does not set one.
@@ -172,8 +175,8 @@ def read_games(path: str | Path) -> pl.DataFrame:
     missing = [c for c in ("month", "white_id", "black_id", score_column) if c not in frame.columns]
     if missing:
         raise InputFileError(
-            f"{path}: games lack column(s) {', '.join(missing)} (need month, white_id, black_id and white_score or result; "
-            f"has: {', '.join(frame.columns)})"
+            f"{path}: games lack column(s) {', '.join(missing)} (need month, white_id, black_id and white_score or "
+            f"result; has: {', '.join(frame.columns)})"
         )
     text = {c: frame[c].cast(pl.Utf8).str.strip_chars() for c in ("month", "white_id", "black_id", score_column)}
     months = text["month"]
@@ -280,11 +283,13 @@ def split(
     test = source.filter(pl.col("period").is_between(test_from, test_to))
     if train.height == 0:
         raise ValueError(
-            f"no games up to --train-to (the file's periods run from {games['period'].min()} to {games['period'].max()})"
+            f"no games up to --train-to (the file's periods run from {games['period'].min()!s} to "
+            f"{games['period'].max()!s})"
         )
     if test.height == 0:
         raise ValueError(
-            f"no test games between --test-from and --test-to (periods {source['period'].min()} to {source['period'].max()})"
+            f"no test games between --test-from and --test-to (periods {source['period'].min()!s} to "
+            f"{source['period'].max()!s})"
         )
     return train, test
 
@@ -358,7 +363,7 @@ def tune(
     train, test = split(games, parse_period(train_to), parse_period(test_from), parse_period(test_to), test_games)
     results = []
     for values in combinations:
-        setting = dict(zip(grid, values))
+        setting = dict(zip(grid, values, strict=True))
         rules = load_system_rules(rules_name, overrides, init, setting)
         outcome = evaluate_split(rules, train, test)
         results.append(
@@ -390,7 +395,8 @@ def leaderboard_text(outcome: dict[str, Any]) -> str:
     header = ["rank", *keys, "deviance_log10", "bdev", "player_month_rmse", "seconds"]
     title = (
         f"{outcome['rules']}: train to {outcome['train_to']} ({outcome['train_games']:,} games), "
-        f"validate {outcome['test_from']}..{outcome['test_to']} ({outcome['test_games']:,} games), best {outcome['metric']} first"
+        f"validate {outcome['test_from']}..{outcome['test_to']} ({outcome['test_games']:,} games), best "
+        f"{outcome['metric']} first"
     )
     lines = [
         title,
@@ -413,11 +419,12 @@ def evaluation_text(outcome: dict[str, Any]) -> str:
     params = ", ".join(f"{k}={v}" for k, v in outcome["params"].items())
     return (
         f"{outcome['rules']} ({outcome['system']}: {params})\n"
-        f"  trained on {outcome['train_games']:,} games in {outcome['train_periods']} periods up to {outcome['train_to']} "
-        f"({outcome['players_rated']:,} players)\n"
-        f"  tested on {outcome['test_games']:,} games in {outcome['test_periods']} periods {outcome['test_from']}..{outcome['test_to']} "
-        f"({outcome['test_games_colour_known']:,} with colours known)\n"
-        f"  player-month RMSE (Kaggle 2010)   {outcome['player_month_rmse']:.6f} over {outcome['player_months']:,} player-months\n"
+        f"  trained on {outcome['train_games']:,} games in {outcome['train_periods']} periods up to "
+        f"{outcome['train_to']} ({outcome['players_rated']:,} players)\n"
+        f"  tested on {outcome['test_games']:,} games in {outcome['test_periods']} periods "
+        f"{outcome['test_from']}..{outcome['test_to']} ({outcome['test_games_colour_known']:,} with colours known)\n"
+        f"  player-month RMSE (Kaggle 2010)   {outcome['player_month_rmse']:.6f} over "
+        f"{outcome['player_months']:,} player-months\n"
         f"  capped log10 deviance (Kaggle 2011) {outcome['deviance_log10']:.6f}\n"
         f"  bdev (PlayerRatings, 100 = coin flip) {outcome['bdev']:.3f}\n"
         f"  {outcome['seconds']:.2f} s"

@@ -84,18 +84,20 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
         return pl.concat(refused, how="vertical") if refused else empty_frame(RawGames)
     with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
         contents = list(pool.map(lambda federation_key: _read_listed(store, federation_key[1]), keys))
-    dumps = [(data, _relative_to_raw(key), federation) for data, (federation, key) in zip(contents, keys)]
+    dumps = [(data, _relative_to_raw(key), federation) for data, (federation, key) in zip(contents, keys, strict=True)]
     # TRF and PGN files are parsed together in batches (a month holds hundreds of small ones); the
     # other dumps file by file, overlapping in threads.
     batched = [index for index, (_, name, _) in enumerate(dumps) if detect_format(name) in BATCHED_FORMATS]
     others = sorted(set(range(len(dumps))) - set(batched))
     frames: list[pl.DataFrame | None] = [None] * len(dumps)
-    for index, frame in zip(batched, read_dumps([dumps[index] for index in batched], month)):
+    for index, frame in zip(batched, read_dumps([dumps[index] for index in batched], month), strict=True):
         frames[index] = frame
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(others)))) as pool:
-        for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others)):
+        for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others), strict=True):
             frames[index] = frame
-    return pl.concat([*frames, *refused], how="vertical")
+    read = [frame for frame in frames if frame is not None]
+    assert len(read) == len(dumps)  # `batched` and `others` together cover every dump
+    return pl.concat([*read, *refused], how="vertical")
 
 
 def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
@@ -309,7 +311,9 @@ def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
 
 
 def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
-    """The seed-list columns of a seed_list.csv (text columns, lower-case names): player_id, rating, games_total, birth_year, ever_2400, k."""
+    """The seed-list columns of a seed_list.csv (text columns, lower-case names): player_id, rating, games_total,
+    birth_year, ever_2400, k.
+    """
     rating = _text(table, "rating").cast(pl.Float64, strict=False).round().cast(pl.Int32)
     games_total = _text(table, "games_total").cast(pl.Int32, strict=False)
     ever = _text(table, "ever_2400").str.to_lowercase()

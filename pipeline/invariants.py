@@ -94,9 +94,10 @@ def reconcile(store: ObjectStore, months: list[str]) -> tuple[list[str], dict[st
     failing: list[str] = []
     totals = {"raw_games": 0, "games": 0, "quarantine": 0, "files": 0}
     for month in months:
-        tables = {asset: read_month(store, [asset], month, columns) for asset, columns in RECONCILED_COLUMNS.items()}
-        if any(table is None for table in tables.values()):
-            missing = ", ".join(asset for asset, table in tables.items() if table is None)
+        stored = {asset: read_month(store, [asset], month, columns) for asset, columns in RECONCILED_COLUMNS.items()}
+        tables = {asset: table for asset, table in stored.items() if table is not None}
+        if len(tables) < len(stored):
+            missing = ", ".join(asset for asset, table in stored.items() if table is None)
             failing.append(f"{month}: not stored ({missing})")
             continue
         counts = {asset: table.height for asset, table in tables.items()}
@@ -146,7 +147,7 @@ def schema_problems(
         footers = list(pool.map(footer, months))
     problems = []
     want = list(expected.items())
-    for month, found in zip(months, footers):
+    for month, found in zip(months, footers, strict=True):
         if found is None:
             problems.append(f"{month}: not stored")
         elif list(found.items()) != want:
@@ -204,12 +205,11 @@ def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame) -> list[s
     gone = joined.filter(pl.col("delisted").is_null())["player_id"]
     if gone.len():
         problems.append(f"{gone.len()} player(s) of the previous list missing, e.g. {gone.head(5).to_list()}")
-    lost = joined.filter(
-        pl.col("prev_rating").is_not_null() & pl.col("rating").is_null() & (pl.col("delisted") == False)
-    )
+    lost = joined.filter(pl.col("prev_rating").is_not_null() & pl.col("rating").is_null() & pl.col("delisted").not_())
     if lost.height:
         problems.append(
-            f"{lost.height} player(s) lost their rating without the delisted flag, e.g. {lost['player_id'].head(5).to_list()}"
+            f"{lost.height} player(s) lost their rating without the delisted flag, e.g. "
+            f"{lost['player_id'].head(5).to_list()}"
         )
     both = joined.filter(pl.col("prev_rating").is_not_null() & pl.col("rating").is_not_null())
     moved = both.filter((pl.col("prev_rating") + pl.col("change").fill_null(0)) != pl.col("rating"))
@@ -223,7 +223,8 @@ def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame) -> list[s
     )
     if wrongly_delisted.height:
         problems.append(
-            f"{wrongly_delisted.height} player(s) delisted who were not rated before, e.g. {wrongly_delisted['player_id'].head(5).to_list()}"
+            f"{wrongly_delisted.height} player(s) delisted who were not rated before, e.g. "
+            f"{wrongly_delisted['player_id'].head(5).to_list()}"
         )
     return problems
 
@@ -251,7 +252,8 @@ def conservation_problems(
     broken = imbalance.filter(pl.col("gap") > FLOAT_TOLERANCE)
     if broken.height:
         problems.append(
-            f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id {broken['game_id'].head(3).to_list()}"
+            f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id "
+            f"{broken['game_id'].head(3).to_list()}"
         )
 
     # Only players rated this period have a K; the others cannot be in an equal-K game.
@@ -348,7 +350,8 @@ def system_conservation_problems(
         broken = both_rated.filter((pl.col("white_expected") + pl.col("black_expected") - 1.0).abs() > FLOAT_TOLERANCE)
         if broken.height:
             problems.append(
-                f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id {broken['game_id'].head(3).to_list()}"
+                f"{broken.height} game(s) where the expectations do not sum to 1, e.g. game_id "
+                f"{broken['game_id'].head(3).to_list()}"
             )
     one_sided = rated_games.filter(pl.col("white_expected").is_null() != pl.col("black_expected").is_null())
     if one_sided.height:
@@ -378,6 +381,15 @@ def system_conservation_problems(
 
 
 # -- per scenario chain ------------------------------------------------------------------------
+
+
+def _add_stats(totals: dict[str, float], stats: dict[str, int | float | str]) -> None:
+    """Add a month's `stats` to the run's `totals`, key by key (the keys of `totals`: counts and point sums)."""
+    for name in totals:
+        value = stats[name]
+        if isinstance(value, str):
+            raise TypeError(f"stat {name!r} is not a number: {value!r}")
+        totals[name] += value
 
 
 def chain_problems(
@@ -429,9 +441,10 @@ def chain_problems(
         )
         if offenders.height:
             sample = offenders.head(5).select("player_id", "rating").rows()
-            lowest = int(offenders["rating"].max())
+            highest = offenders["rating"].max()
+            assert isinstance(highest, int)  # offenders are rated players: an integer rating each
             floor_problems.append(
-                f"{month}: {offenders.height} player(s) below the floor (highest offender {lowest}), e.g. {sample}"
+                f"{month}: {offenders.height} player(s) below the floor (highest offender {highest}), e.g. {sample}"
             )
 
         if previous is None:
@@ -446,8 +459,7 @@ def chain_problems(
         elif rules is None:
             outcome = system_conservation_problems(games, current, scenario.system_rules().system.invariants)
             conservation.extend(f"{month}: {problem}" for problem in outcome.problems)
-            for name in totals:
-                totals[name] += outcome.stats[name]
+            _add_stats(totals, outcome.stats)
         else:
             # The per-game table holds the month's own games only; a list that also rates earlier
             # months (or gets a one-time uplift) cannot be re-derived from it alone.
@@ -456,8 +468,7 @@ def chain_problems(
             outcome = conservation_problems(games, current, rules, check_changes)
             rederived += int(check_changes)
             conservation.extend(f"{month}: {problem}" for problem in outcome.problems)
-            for name in totals:
-                totals[name] += outcome.stats[name]
+            _add_stats(totals, outcome.stats)
         previous = current
     return ChainProblems(
         floor=MonthProblems(floor_problems, {"players_checked": floor_checked}),

@@ -43,7 +43,9 @@ class LandingEntry:
 
 
 def lenient_month(name: str) -> str | None:
-    """The YYYY-MM an unusual month folder name means ('2024-1', '2024_02', '202402', 'Jan2024', '2024-January'), else None."""
+    """The YYYY-MM an unusual month folder name means ('2024-1', '2024_02', '202402', 'Jan2024', '2024-January'), else
+    None.
+    """
     numeric = _NUMERIC_MONTH.match(name.strip())
     if numeric:
         year, month = int(numeric.group(1)), int(numeric.group(2))
@@ -132,7 +134,9 @@ def _stamped(entry: LandingEntry, stamp: str) -> LandingEntry:
 
 
 def _local_entries(store: ObjectStore) -> list[LandingEntry]:
-    """os.scandir without following links: a symlink (to a folder, outside the store, dangling) or a FIFO is an entry, not a path."""
+    """os.scandir without following links: a symlink (to a folder, outside the store, dangling) or a FIFO is an entry,
+    not a path.
+    """
     top = os.path.join(store.base, RAW)
     if not os.path.isdir(top) or os.path.islink(top):
         return []

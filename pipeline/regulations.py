@@ -1,4 +1,5 @@
-"""FIDE's rating regulations as the engine applies them: one function per rule, under the clause and edition it implements.
+"""FIDE's rating regulations as the engine applies them: one function per rule, under the clause and edition it
+implements.
 
 Every knob of a RuleSet (pipeline/rules.py) is read here and nowhere else in the rating arithmetic:
 the engine (pipeline/engine.py) composes these functions, the invariant checks
@@ -10,10 +11,15 @@ clause and its source. Tables 8.1.1 and 8.1.2 are data in pipeline/tables.py.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from pipeline.rules import KPolicy, RuleSet
 from pipeline.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DIFFERENCE
+
+if TYPE_CHECKING:
+    from polars.expr.whenthen import ChainedThen, Then
 
 _PD_SERIES = pl.Series("pd", PD_HIGHER_HUNDREDTHS.astype("int32"))
 _DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
@@ -33,6 +39,7 @@ def rating_difference(rules: RuleSet) -> pl.Expr:
     if rules.cap_mode == "off" or rules.cap_mode == "once-per-event":
         return diff
     cap = rules.cap_difference
+    assert cap is not None  # RuleSet requires cap_difference unless cap_mode is "off"
     clipped = diff.clip(-cap, cap)
     if rules.cap_mode == "exempt-top":
         return pl.when(pl.col("own_rating") >= rules.cap_exempt_from).then(diff).otherwise(clipped)
@@ -40,7 +47,8 @@ def rating_difference(rules: RuleSet) -> pl.Expr:
 
 
 def once_per_event_cap(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
-    """The 2022 edition (§8.3.1): the 400-point rule applies once per event, to the player's game with the greatest difference.
+    """The 2022 edition (§8.3.1): the 400-point rule applies once per event, to the player's game with the greatest
+    difference.
 
     `rows`: one row per rated player's counting game with `d` (rating_difference), player_id,
     event_id, game_id. Unchanged for the other editions.
@@ -48,6 +56,7 @@ def once_per_event_cap(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
     if rules.cap_mode != "once-per-event":
         return rows
     cap = rules.cap_difference
+    assert cap is not None  # RuleSet requires cap_difference unless cap_mode is "off"
     return (
         rows.with_columns(abs_d=pl.col("d").abs())
         .sort(["player_id", "event_id", "abs_d", "game_id"], descending=[False, False, True, False])
@@ -136,10 +145,10 @@ def game_weight(rules: RuleSet) -> pl.Expr:
         return by_class
     minutes = (pl.col("tc_base_seconds") + 40 * pl.col("tc_increment_seconds").fill_null(0)).cast(pl.Float64) / 60.0
     points = rules.weights_by_minutes
-    by_minutes = pl.when(minutes <= points[0][0]).then(pl.lit(points[0][1]))
+    chain: Then | ChainedThen = pl.when(minutes <= points[0][0]).then(pl.lit(points[0][1]))
     for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
-        by_minutes = by_minutes.when(minutes <= x1).then(y0 + (minutes - x0) * (y1 - y0) / (x1 - x0))
-    by_minutes = by_minutes.otherwise(pl.lit(points[-1][1]))
+        chain = chain.when(minutes <= x1).then(y0 + (minutes - x0) * (y1 - y0) / (x1 - x0))
+    by_minutes = chain.otherwise(pl.lit(points[-1][1]))
     return pl.when(minutes.is_not_null()).then(by_minutes).otherwise(by_class)
 
 
@@ -186,7 +195,7 @@ def _list_k_tells_elite(policy: KPolicy) -> bool:
 
 
 def k_ten_for_good(rating_list: pl.DataFrame, policy: KPolicy) -> pl.DataFrame:
-    """ "K = 10 once a player's published rating has reached 2400 ... even if the rating drops below 2400."
+    """§8.3.3: "K = 10 once a player's published rating has reached 2400 ... even if the rating drops below 2400."
 
     A list K equal to the elite K of a tiered policy therefore means the player has reached 2400 once
     (FIDE's own published lists show players below 2400 with K 10): `ever_2400` is set, so the elite K
@@ -201,7 +210,8 @@ def k_ten_for_good(rating_list: pl.DataFrame, policy: KPolicy) -> pl.DataFrame:
 
 
 def k_from_previous_list(policy: KPolicy, year: int) -> pl.Expr:
-    """K of a rated player for the period, before the K x n cap: "take K from the previous list" (docs/regulations.md, K from the list).
+    """K of a rated player for the period, before the K x n cap: "take K from the previous list"
+    (docs/regulations.md, K from the list).
 
     Under a tiered (FIDE) policy the previous list's K wins when it gives one, since FIDE rates with
     the K it published; else the policy's K from the player's state. A constant-K rule set (Sonas
@@ -213,7 +223,7 @@ def k_from_previous_list(policy: KPolicy, year: int) -> pl.Expr:
 
 
 def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Expr:
-    """ "If the number of games (n) ... multiplied by K exceeds 700, then K shall be the largest whole
+    """K x n cap: "If the number of games (n) ... multiplied by K exceeds 700, then K shall be the largest whole
     number such that K x n does not exceed 700" (§8.3.3, in force from 2017; `k_games_cap`).
     """
     if rules.k_games_cap is None:
@@ -226,7 +236,9 @@ def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Ex
 
 
 def round_half_away(x: pl.Expr) -> pl.Expr:
-    """ "The Rating Change for a Rating Period is rounded to the nearest whole number. 0.5 is rounded away from zero.\""""
+    """§8.3.4: "The Rating Change for a Rating Period is rounded to the nearest whole number. 0.5 is rounded away
+    from zero."
+    """
     return (x.sign() * (x.abs() + 0.5).floor()).cast(pl.Int32)
 
 

@@ -93,7 +93,9 @@ class RuleSet(_Frozen):
     source: str = Field("", description="where its values come from")
     expectancy: Literal["fide-table", "logistic", "sonas-linear", "elo-davidson"] = Field(
         "fide-table",
-        description="expected score model (regulations.expected_score): table 8.1.2, logistic, Sonas 2002 linear, Elo-Davidson",
+        description=(
+            "expected score model (regulations.expected_score): table 8.1.2, logistic, Sonas 2002 linear, Elo-Davidson"
+        ),
     )
     scale: float = Field(400.0, description="logistic and Elo-Davidson scale (400; 480 per Sonas 2011)")
     kappa: float = Field(2.0, description="Elo-Davidson draw parameter (2 = logistic)")

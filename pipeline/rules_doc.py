@@ -1,4 +1,6 @@
-"""Renders docs/rules.md: one table of every preset's parameters, with each preset's sources (python -m pipeline.rules_doc)."""
+"""Renders docs/rules.md: one table of every preset's parameters, with each preset's sources (python -m
+pipeline.rules_doc).
+"""
 
 from __future__ import annotations
 
@@ -134,7 +136,10 @@ def render() -> str:
         "  from its other tiers.",
         "- **A constant-K rule set uses its own K** (`sonas-2002` 24, `elo-32` 32), whatever K the list states:",
         "  that K was set under other rules.",
-        "- **A tiered (FIDE) policy honours the list's K** for the period (docs/regulations.md, K from the list: \"take K from",
+        (
+            "- **A tiered (FIDE) policy honours the list's K** for the period (docs/regulations.md, K from the "
+            'list: "take K from'
+        ),
         '  the previous list"), before the K x n <= 700 reduction; the policy decides only where the list',
         "  gives none, and for the next list's K.",
         "",

@@ -1,4 +1,6 @@
-"""What a run of `ratings run`/`ratings demo` says: where it may generate, what the stored tables show, the closing summary."""
+"""What a run of `ratings run`/`ratings demo` says: where it may generate, what the stored tables show, the closing
+summary.
+"""
 
 from __future__ import annotations
 
@@ -60,7 +62,9 @@ def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
 
 
 def run_outcome(store: ObjectStore, months: Sequence[str]) -> dict[str, Any]:
-    """What the stored tables of `months` say: games, quarantine by reason and file, mostly-quarantined months, identities."""
+    """What the stored tables of `months` say: games, quarantine by reason and file, mostly-quarantined months,
+    identities.
+    """
     games = sum(stored_rows(store, "games", month) or 0 for month in months)
     quarantine = [
         store.read_parquet(ObjectStore.table_key("quarantine", m), columns=["reason", "source_file"])
@@ -143,7 +147,10 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         )
     lines += [
         f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s",
-        f"  lists: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html; tables: {where}/<scenario>/<table>/<YYYY-MM>.parquet",
+        (
+            f"  lists: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html; tables: "
+            f"{where}/<scenario>/<table>/<YYYY-MM>.parquet"
+        ),
         f"  reports: {where}/reports/index.html",
         f"  UI: DAGSTER_HOME={summary['dagster_home']} RATINGS_STORE={root} RATINGS_FIRST_MONTH={first} "
         f"RATINGS_LAST_MONTH={last} dagster dev --host 127.0.0.1 -m assets.definitions",

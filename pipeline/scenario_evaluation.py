@@ -1,4 +1,6 @@
-"""Every scenario on one train/test split of the store's own games: freeze each chain at the end of training, predict the test months, score."""
+"""Every scenario on one train/test split of the store's own games: freeze each chain at the end of training, predict
+the test months, score.
+"""
 
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ def test_predictions(
     for month in test:
         games = games_of(month)
         if scenario.is_system:
+            assert frozen_state is not None, "a system scenario is predicted from its frozen system state"
             rules = scenario.system_rules()
             rated = games.filter(pl.col("time_control").is_in(list(scenario.rated_time_controls())))
             expected = predict(rules.system, frozen_state, rated, rules.params)
@@ -75,7 +78,9 @@ def leaderboard(
     train_games: int,
     test_games: int,
 ) -> pl.DataFrame:
-    """One Leaderboard row per scenario, scored on the games every scenario predicts for both sides, best deviance first."""
+    """One Leaderboard row per scenario, scored on the games every scenario predicts for both sides, best deviance
+    first.
+    """
     both = {
         name: frame.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
         for name, frame in predictions.items()
@@ -86,6 +91,7 @@ def leaderboard(
         common = ids if common is None else common.join(ids, on="game_id", how="semi")
     rows = []
     for name, frame in both.items():
+        assert common is not None  # set by the loop above, over these same frames
         scenario = scenarios[name]
         shared = frame.join(common, on="game_id", how="semi").sort("game_id")
         metrics = (
@@ -136,8 +142,9 @@ def caption(table: pl.DataFrame) -> str:
         return "No scenario to evaluate."
     first = table.row(0, named=True)
     return (
-        f"Trained on {first['train_from']}..{first['train_to']} ({first['train_games']:,} validated games: each scenario's "
-        f"stored chain up to {first['train_to']}), then frozen; tested on {first['test_from']}..{first['test_to']} "
-        f"({first['test_games']:,} games, of which {first['common_games']:,} are predicted for both sides by every scenario "
-        "and scored). Lower is better for every metric; ranked by deviance_log10."
+        f"Trained on {first['train_from']}..{first['train_to']} ({first['train_games']:,} validated games: "
+        f"each scenario's stored chain up to {first['train_to']}), then frozen; tested on "
+        f"{first['test_from']}..{first['test_to']} ({first['test_games']:,} games, of which "
+        f"{first['common_games']:,} are predicted for both sides by every scenario and scored). Lower is better "
+        "for every metric; ranked by deviance_log10."
     )

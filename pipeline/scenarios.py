@@ -1,4 +1,6 @@
-"""Scenarios: a rule-set schedule plus one-time events (or a rating system), and the chain step that rates one month of one scenario."""
+"""Scenarios: a rule-set schedule plus one-time events (or a rating system), and the chain step that rates one month of
+one scenario.
+"""
 
 from __future__ import annotations
 

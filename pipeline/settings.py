@@ -57,7 +57,10 @@ class Settings(BaseModel):
     )
     executor: Literal["in_process", "multiprocess", "celery", "k8s"] = Field(
         default="in_process",
-        description="How a run executes its steps: in one process, a process per step, on Celery workers, or a Kubernetes job per step",
+        description=(
+            "How a run executes its steps: in one process, a process per step, on Celery workers, or a "
+            "Kubernetes job per step"
+        ),
     )
     celery_broker: str | None = Field(
         default=None, description="Celery broker URL (required with executor celery), e.g. redis://host:6379/0"

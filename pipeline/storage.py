@@ -44,7 +44,7 @@ def store_root_from_env() -> str:
 
 
 def safe_part(part: str) -> str:
-    """Reject path parts that could leave the store prefix: '..', '/', '\\', empty, hidden or '~' names.
+    r"""Reject path parts that could leave the store prefix: '..', '/', '\', empty, hidden or '~' names.
 
     A part must start with a letter or digit and hold only letters, digits and . _ = + -, so neither
     '..' nor a separator of any platform can get through.
@@ -55,7 +55,9 @@ def safe_part(part: str) -> str:
 
 
 def _reject_credentials_in_root(root: str) -> None:
-    """s3://KEY:SECRET@bucket (or a user alone) would put a secret into every URL the store reports: refuse it, unechoed."""
+    """s3://KEY:SECRET@bucket (or a user alone) would put a secret into every URL the store reports: refuse it,
+    unechoed.
+    """
     if "://" in root and "@" in urlsplit(root).netloc:
         scheme = root.split("://", 1)[0]
         raise ValueError(
@@ -203,7 +205,8 @@ class ObjectStore:
         target = self.path(*parts)
         if self.is_local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            # The writer's pid in the name tells a later run whether the writer is gone (see remove_orphaned_temp_files).
+            # The writer's pid in the name tells a later run whether the writer is gone (see
+            # remove_orphaned_temp_files).
             tmp = f"{target}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex}"
             try:
                 with open(tmp, "wb") as handle:

@@ -1,4 +1,6 @@
-"""The chain step of a scenario rated by a rating system: the month's games -> the system's new state, its list and per-game table."""
+"""The chain step of a scenario rated by a rating system: the month's games -> the system's new state, its list and
+per-game table.
+"""
 
 from __future__ import annotations
 
@@ -74,7 +76,8 @@ def rate_system_month(
     month: str,
     players: pl.DataFrame | None = None,
 ) -> SystemMonth:
-    """Month `month` of a system scenario: `pipeline.systems.rate_period` on the month's games of the rated time controls.
+    """Month `month` of a system scenario: `pipeline.systems.rate_period` on the month's games of the rated time
+    controls.
 
     `previous_list` is the list in force before the month (a SystemRatingList, or the seed list as a
     RatingList), `state` the system's state after the month before (`seed_state` for the first).

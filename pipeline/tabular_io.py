@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from schemas.rating_list import POOL_ENTRY
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 
 class InputFileError(ValueError):
@@ -55,7 +59,7 @@ def decode_pending(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def converted(
-    frame: pl.DataFrame, column: str, dtype: pl.DataType, path: str | Path, what: str, allowed: str = ""
+    frame: pl.DataFrame, column: str, dtype: PolarsDataType, path: str | Path, what: str, allowed: str = ""
 ) -> pl.Series:
     """Cast a text column, raising an error that names the first bad line (header is line 1)."""
     raw = frame[column]

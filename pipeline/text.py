@@ -9,7 +9,7 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u
 
 
 def escape_text(text: str) -> str:
-    """`text` with every control character written as \\xNN or \\uNNNN (ESC -> \\x1b), the rest unchanged."""
+    r"""`text` with every control character written as \xNN or \uNNNN (ESC -> \x1b), the rest unchanged."""
     return _UNPRINTABLE.sub(
         lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
     )

@@ -1,4 +1,6 @@
-"""How far a rating list is from the generator's ground truth: offsets and rating-difference errors per band (pure Polars)."""
+"""How far a rating list is from the generator's ground truth: offsets and rating-difference errors per band (pure
+Polars).
+"""
 
 from __future__ import annotations
 
@@ -9,19 +11,21 @@ TRUTH_KEY = "truth/strength.parquet"
 BAND_WIDTH = 100
 TOP_BAND = 2500  # ratings from here are lumped into one band, as in the summary crosstable
 
-ERROR_COLUMNS = {
-    "month": pl.Utf8,
-    "band": pl.Utf8,  # "all", or "1400-1499" ... "2500+"
-    "band_floor": pl.Int32,  # lowest rating of the band (null for "all")
-    "players": pl.Int64,  # rated players on the list that exist in the truth that month
-    "mean_rating": pl.Float64,
-    "mean_strength": pl.Float64,
-    "mean_offset": pl.Float64,  # mean of rating - strength
-    "sd_offset": pl.Float64,
-    "pair_error_mean": pl.Float64,
-    "pair_error_rms": pl.Float64,
-    "slope": pl.Float64,  # "all" only: least-squares slope of rating on strength
-}
+ERROR_COLUMNS = pl.Schema(
+    {
+        "month": pl.Utf8,
+        "band": pl.Utf8,  # "all", or "1400-1499" ... "2500+"
+        "band_floor": pl.Int32,  # lowest rating of the band (null for "all")
+        "players": pl.Int64,  # rated players on the list that exist in the truth that month
+        "mean_rating": pl.Float64,
+        "mean_strength": pl.Float64,
+        "mean_offset": pl.Float64,  # mean of rating - strength
+        "sd_offset": pl.Float64,
+        "pair_error_mean": pl.Float64,
+        "pair_error_rms": pl.Float64,
+        "slope": pl.Float64,  # "all" only: least-squares slope of rating on strength
+    }
+)
 
 
 def rating_error_vs_truth(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pandera.errors
 import pandera.polars as pa
@@ -18,6 +18,10 @@ from schemas.identity import Identity
 from schemas.players import Players
 from schemas.quarantine import Quarantine
 from schemas.util import conform
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
+    from polars.expr.whenthen import ChainedThen, Then
 
 VALID_RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 DEFAULT_TIME_CONTROL = "classical"
@@ -307,10 +311,8 @@ def _with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _first_match(checks: list[tuple[str, pl.Expr, pl.Expr]]) -> list[pl.Expr]:
     """(_reason, _detail) of the first check that holds, or nulls."""
-    reason, detail = (
-        pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8)),
-        pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8)),
-    )
+    reason: Then | ChainedThen = pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8))
+    detail: Then | ChainedThen = pl.when(pl.lit(False)).then(pl.lit(None, pl.Utf8))
     for code, condition, message in checks:
         condition = condition.fill_null(False)
         reason = reason.when(condition).then(pl.lit(code))
@@ -460,7 +462,7 @@ def _is_a_name(name: pl.Expr) -> pl.Expr:
 
 
 def local_id(names: pl.Series) -> pl.Series:
-    """The local id of each name (normalised first): LOCAL_ID_BASE + a stable hash, so the same name gets the same id."""
+    """The local id of each name (normalised first): LOCAL_ID_BASE + a stable hash, so equal names get equal ids."""
     keys = names.to_frame("name").select(name_key(pl.col("name"))).to_series()
     return (stable_hash(keys) % LOCAL_ID_BASE).cast(pl.Int64) + LOCAL_ID_BASE
 
@@ -483,7 +485,7 @@ def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     after it contains the wanted name's first word.
     """
     wanted = wanted.with_columns(name_key(pl.col("_raw_name")).alias("_name"))
-    schema = {"_row": wanted["_row"].dtype, "_name_id": pl.Int64, "_name_matches": pl.UInt32}
+    schema: dict[str, PolarsDataType] = {"_row": wanted["_row"].dtype, "_name_id": pl.Int64, "_name_matches": pl.UInt32}
     if wanted.is_empty():
         return pl.DataFrame(schema=schema)
     first_words = wanted["_name"].str.extract(r"^([^ ,]+)", 1)

@@ -26,7 +26,10 @@ class AccuracyComparison(pa.DataFrameModel):
     months_compared: pl.Int64 = pa.Field(
         nullable=True,
         ge=0,
-        description="Months in which both the scenario and the baseline predicted at least one game: the months the shares come from; null for the baseline",
+        description=(
+            "Months in which both the scenario and the baseline predicted at least one game: the months the "
+            "shares come from; null for the baseline"
+        ),
     )
     share_better_mean_abs_error: pl.Float64 = pa.Field(
         nullable=True,

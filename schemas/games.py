@@ -37,5 +37,6 @@ class Games(pa.DataFrameModel):
         strict = True
 
     @pa.dataframe_check
+    @classmethod
     def no_self_play(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("white_id") != pl.col("black_id"))

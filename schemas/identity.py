@@ -16,7 +16,9 @@ IDENTITY_STATUSES = {
 
 
 class Identity(pa.DataFrameModel):
-    """One row per (status, name as written, id as written, id used) of the month's records; registered ids are not listed."""
+    """One row per (status, name as written, id as written, id used) of the month's records; registered ids are not
+    listed.
+    """
 
     month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Landing-zone month folder")
     status: pl.Utf8 = pa.Field(isin=list(IDENTITY_STATUSES), description="How the player was identified")

@@ -1,4 +1,6 @@
-"""Performance ratings per player per event and per month, by FIDE's method and the algorithm of 400 (docs/analytics.md)."""
+"""Performance ratings per player per event and per month, by FIDE's method and the algorithm of 400
+(docs/analytics.md).
+"""
 
 from __future__ import annotations
 
@@ -36,22 +38,30 @@ class Performance(pa.DataFrameModel):
     p: pl.Float64 = pa.Field(
         ge=0,
         le=1,
-        description="Fractional score looked up in table 8.1.1: score / games to two decimals, half up; 1.00 and 0.00 only for a perfect or a zero score",
+        description=(
+            "Fractional score looked up in table 8.1.1: score / games to two decimals, half up; 1.00 and 0.00 "
+            "only for a perfect or a zero score"
+        ),
     )
     dp: pl.Int32 = pa.Field(ge=-800, le=800, description="Rating difference dp for p from table 8.1.1")
     performance_fide: pl.Int32 = pa.Field(description="FIDE: Ra + dp, rounded to the nearest whole number, 0.5 up")
     performance_400: pl.Int32 = pa.Field(
-        description="Algorithm of 400: (opponent_rating_sum + 400 x (wins - losses)) / games, rounded to the nearest whole number, 0.5 up"
+        description=(
+            "Algorithm of 400: (opponent_rating_sum + 400 x (wins - losses)) / games, rounded to the nearest "
+            "whole number, 0.5 up"
+        )
     )
 
     class Config:
         strict = True
 
     @pa.dataframe_check
+    @classmethod
     def event_id_only_for_events(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select((pl.col("scope") == "event") == pl.col("event_id").is_not_null())
 
     @pa.dataframe_check
+    @classmethod
     def results_add_up(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select(
             (pl.col("wins") + pl.col("draws") + pl.col("losses") == pl.col("games"))

@@ -6,11 +6,15 @@ import pandera.polars as pa
 import polars as pl
 
 QUARANTINE_REASONS = {
-    "misplaced": "a file outside raw/<FED>/<YYYY-MM>/ or in an oddly named folder: not read; the detail says where it belongs",
+    "misplaced": (
+        "a file outside raw/<FED>/<YYYY-MM>/ or in an oddly named folder: not read; the detail says where it belongs"
+    ),
     "not_a_file": "a symbolic link or special file in the landing zone: never followed or read",
     "unparseable": "the record could not be read",
     "unplayed": "forfeit, bye or a game of less than one move (not rated)",
-    "unknown_player": "a player cannot be identified: neither id nor name, a name several players hold, or a mistyped id",
+    "unknown_player": (
+        "a player cannot be identified: neither id nor name, a name several players hold, or a mistyped id"
+    ),
     "self_play": "white and black are the same player",
     "result_out_of_domain": "the result is not 1-0, 0-1 or 1/2-1/2",
     "date_outside_month": "the game date is not in the dump's month",

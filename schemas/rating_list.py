@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pandera.polars as pa
 import polars as pl
 
@@ -19,14 +21,18 @@ class RatingList(pa.DataFrameModel):
     k: pl.Int16 = pa.Field(
         nullable=True,
         ge=0,
-        description="K factor for the next period, before the K x n cap (as FIDE lists it); null = derive from the rule set",
+        description=(
+            "K factor for the next period, before the K x n cap (as FIDE lists it); null = derive from the rule set"
+        ),
     )
     k_used: pl.Int16 = pa.Field(nullable=True, description="K applied this period, after the K x n cap")
     games: pl.Int32 = pa.Field(ge=0, description="Rated games this period (for a new rating: the games it rests on)")
     games_total: pl.Int32 = pa.Field(
         nullable=True,
         ge=0,
-        description="Rated games since the player's first rating, pool included; null = unknown (treated as established)",
+        description=(
+            "Rated games since the player's first rating, pool included; null = unknown (treated as established)"
+        ),
     )
     inactive: pl.Boolean = pa.Field(description="No rated game for the configured number of months (FIDE flag i)")
     delisted: pl.Boolean = pa.Field(description="Fell below the floor this period and became unrated")
@@ -36,7 +42,7 @@ class RatingList(pa.DataFrameModel):
     last_played: pl.Utf8 = pa.Field(nullable=True, description="Last month with a rated game (YYYY-MM)")
     pending_games: pl.Int32 = pa.Field(ge=0, description="Unrated player: pooled games against rated opponents")
     pending_since: pl.Utf8 = pa.Field(nullable=True, description="Unrated player: first month of the pool")
-    pending: pl.List(POOL_ENTRY) = pa.Field(
+    pending: Annotated[pl.List, POOL_ENTRY] = pa.Field(
         description="Unrated player: pooled results by month (games, half points, sum of opponent ratings)"
     )
 
@@ -45,7 +51,8 @@ class RatingList(pa.DataFrameModel):
 
 
 class SystemRatingList(RatingList):
-    """The monthly list of a scenario rated by a rating system (pipeline/systems): RatingList plus the system's estimate.
+    """The monthly list of a scenario rated by a rating system (pipeline/systems): RatingList plus the system's
+    estimate.
 
     `rating` is the system's rating rounded half away from zero (the systems publish whole points);
     FIDE's columns a system has no notion of stay empty: `k`, `k_used` null, no pools, nobody delisted.
@@ -55,7 +62,10 @@ class SystemRatingList(RatingList):
     deviation: pl.Float64 = pa.Field(
         nullable=True,
         gt=0,
-        description="Rating deviation RD as of the player's last rated month (Glicko, Glicko-2, Stephenson); the system grows it by the idle months when the player next plays; null without one",
+        description=(
+            "Rating deviation RD as of the player's last rated month (Glicko, Glicko-2, Stephenson); the system "
+            "grows it by the idle months when the player next plays; null without one"
+        ),
     )
     volatility: pl.Float64 = pa.Field(
         nullable=True, gt=0, description="Rating volatility sigma (Glicko-2); null otherwise"

@@ -1,4 +1,6 @@
-"""Test infrastructure for operations: real servers (SeaweedFS S3, moto as fallback, PostgreSQL, Redis), a request-counting proxy, store helpers."""
+"""Test infrastructure for operations: real servers (SeaweedFS S3, moto as fallback, PostgreSQL, Redis), a
+request-counting proxy, store helpers.
+"""
 
 from __future__ import annotations
 

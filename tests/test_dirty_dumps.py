@@ -45,7 +45,8 @@ PROBLEMS = {
         "line 6: FIDE id (columns 58-68) '-1002' is not a number (an id is written in digits only)",
     ],
     "trf_trailing_text.trf": [  # no phantom round 3: no byes for the other players
-        "line 5: round 3 onwards: 'withdrew: ill' (from column 112) is not a round cell (opponent rank, colour, result)",
+        "line 5: round 3 onwards: 'withdrew: ill' (from column 112) is not a round cell"
+        " (opponent rank, colour, result)",
     ],
     "trf_bad_dates.trf": [
         "line 5: round 2 date '24/02/30' (tag 132) is not a date",
@@ -248,7 +249,8 @@ def test_a_failing_batch_falls_back_to_its_files(monkeypatch):
 def test_nothing_from_a_file_reaches_the_terminal_raw(tmp_path, capsys):
     path = tmp_path / "evil\x1b[2J.pgn"
     path.write_bytes(
-        b'[Event "x"]\n[White "\x1b]0;owned\x07Evil"]\n[Black "B"]\n[WhiteFideId "1\x1b[31m"]\n[Result "1-0"]\n\n1. e4 1-0\n'
+        b'[Event "x"]\n[White "\x1b]0;owned\x07Evil"]\n[Black "B"]\n'
+        b'[WhiteFideId "1\x1b[31m"]\n[Result "1-0"]\n\n1. e4 1-0\n'
     )
     assert main(["validate", str(path)]) == 1
     out, err = capsys.readouterr()

@@ -1,4 +1,6 @@
-"""`ratings evaluate` / `ratings tune` (pipeline/evaluation.py): metrics by hand, the train/test split, Kaggle columns, the CLI, real games."""
+"""`ratings evaluate` / `ratings tune` (pipeline/evaluation.py): metrics by hand, the train/test split, Kaggle columns,
+the CLI, real games.
+"""
 
 from __future__ import annotations
 

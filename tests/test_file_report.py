@@ -1,4 +1,6 @@
-"""`ratings validate`: the JSON contract, exit codes, real files, and the malformed-input corpus (tests/data/malformed)."""
+"""`ratings validate`: the JSON contract, exit codes, real files, and the malformed-input corpus
+(tests/data/malformed).
+"""
 
 from __future__ import annotations
 
@@ -189,9 +191,11 @@ def test_human_output(capsys):
     assert main(["validate", str(MALFORMED / "fide_implausible_D.txt"), str(DATA / "tiny.trf")]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [
-        f"{MALFORMED / 'fide_implausible_D.txt'}: fide-list-D: 5 records, 3 players, 2 quarantined (rating_implausible 2)",
+        f"{MALFORMED / 'fide_implausible_D.txt'}: fide-list-D: 5 records, 3 players,"
+        " 2 quarantined (rating_implausible 2)",
         # Not UTF-8: the encoding read is shown (tiny.trf is Latin-1).
-        f"{DATA / 'tiny.trf'}: trf: 10 records, 5 rated games, 5 quarantined (unplayed 3, unparseable 2) [windows-1252]",
+        f"{DATA / 'tiny.trf'}: trf: 10 records, 5 rated games,"
+        " 5 quarantined (unplayed 3, unparseable 2) [windows-1252]",
     ]
     assert f"{MALFORMED / 'fide_implausible_D.txt'}: line 5: standard rating 9999 is outside 1000-3000" in err
 

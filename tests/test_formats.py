@@ -180,7 +180,7 @@ class TestPgn:
 
     def test_unplayed_games(self):
         records = read("games.pgn", federation="ENG")
-        unplayed = dict(zip(records["source_line"].to_list(), records["unplayed"].to_list()))
+        unplayed = dict(zip(records["source_line"].to_list(), records["unplayed"].to_list(), strict=True))
         assert unplayed[42] == "forfeit"  # decisive result, no move
         assert unplayed[54] == "forfeit"  # Termination "forfeit" even with a move
         assert unplayed[116] == "under-one-move"  # draw without a move
@@ -409,7 +409,8 @@ class TestPgnScanner:
 
     def test_numbers_dates_and_rounds_from_bytes(self):
         text = "".join(
-            f'[Event "E"]\n[Round "{rnd}"]\n[Date "{day}"]\n[WhiteFideId "{wid}"]\n[BlackFideId "7"]\n[Result "1-0"]\n\n'
+            f'[Event "E"]\n[Round "{rnd}"]\n[Date "{day}"]\n[WhiteFideId "{wid}"]\n'
+            '[BlackFideId "7"]\n[Result "1-0"]\n\n'
             for rnd, day, wid in [
                 ("3.12", "2024.02.29", "123456789"),
                 ("?", "2023.02.29", "0"),
@@ -438,7 +439,10 @@ class TestPgnScanner:
 
 # -- PGN batches -----------------------------------------------------------------------------------
 class TestPgnBatch:
-    GAME = '[Event "Club"]\n[Date "2024.01.{day:02d}"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n[WhiteFideId "1001"]\n[BlackFideId "1002"]\n'
+    GAME = (
+        '[Event "Club"]\n[Date "2024.01.{day:02d}"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n'
+        '[WhiteFideId "1001"]\n[BlackFideId "1002"]\n'
+    )
 
     def files(self) -> dict[str, bytes]:
         game = self.GAME.format
@@ -471,7 +475,7 @@ class TestPgnBatch:
             monkeypatch.setattr(pgn, "CHUNK_BYTES", chunk_bytes)
         for names in (list(files), list(reversed(files))):
             batch = read_dumps([(files[name], f"GER/2024-01/{name}", "GER") for name in names], "2024-01")
-            for name, frame in zip(names, batch):
+            for name, frame in zip(names, batch, strict=True):
                 assert frame.equals(alone[name]), name
 
     def test_per_file_numbers_preambles_and_event_starts(self):
@@ -481,7 +485,11 @@ class TestPgnBatch:
         files = self.files()
         names = ["preamble.pgn", "no_newline.pgn", "no_event_first.pgn", "club.pgn.gz", "club.pgn", "bom_only.pgn"]
         frames = dict(
-            zip(names, read_dumps([(files[name], f"GER/2024-01/{name}", "GER") for name in names], "2024-01"))
+            zip(
+                names,
+                read_dumps([(files[name], f"GER/2024-01/{name}", "GER") for name in names], "2024-01"),
+                strict=True,
+            )
         )
 
         def ids(name: str, lines_and_positions: list[tuple[int, str]]) -> pl.Series:
@@ -509,8 +517,10 @@ class TestTrfBatch:
         names = ["tiny.trf", "other.trf", "bad.trf"]
         other = (DATA / "tiny.trf").read_bytes().replace(b"Tiny Test Open", b"Other")
         contents = [(DATA / "tiny.trf").read_bytes(), other, b"012 nothing\n"]
-        batch = read_dumps([(data, f"GER/2024-01/{name}", "GER") for data, name in zip(contents, names)], "2024-01")
-        for data, name, frame in zip(contents, names, batch):
+        batch = read_dumps(
+            [(data, f"GER/2024-01/{name}", "GER") for data, name in zip(contents, names, strict=True)], "2024-01"
+        )
+        for data, name, frame in zip(contents, names, batch, strict=True):
             assert frame.equals(read(name, data))
 
     def test_trf_2026_tags_comments_and_nrs_records(self):
@@ -579,10 +589,12 @@ def fixed_width(layout: str, **values: str) -> str:
 
 
 class TestFideLists:
+    # FIDE's header lines verbatim: fixed-width, each heading at its field's column, so each stays one string on one
+    # line (hence the noqa: E501).
     HEADERS = {
-        "A": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           FOA SRtng SGm SK RRtng RGm Rk BRtng BGm BK B-day Flag",
-        "B": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           FOA AUG25 Gms K  B-day Flag",
-        "C": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           SRtng SGm SK RRtng RGm Rk BRtng BGm BK B-day Flag",
+        "A": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           FOA SRtng SGm SK RRtng RGm Rk BRtng BGm BK B-day Flag",  # noqa: E501
+        "B": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           FOA AUG25 Gms K  B-day Flag",  # noqa: E501
+        "C": "ID Number      Name                                                         Fed Sex Tit  WTit OTit           SRtng SGm SK RRtng RGm Rk BRtng BGm BK B-day Flag",  # noqa: E501
         "E": "ID number Name                              TitlFed  Mar11 GamesBorn  Flag",
     }
 

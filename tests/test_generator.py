@@ -242,7 +242,7 @@ def test_federation_id_ranges_do_not_overlap_at_fide_scale():
         (f.id_base, f.id_base + players * f.weight / sum(g.weight for g in plan) * 1.2 * config.ID_MAX_GAP)
         for f in plan
     )
-    assert all(end < next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
+    assert all(end < next_start for (_, end), (next_start, _) in zip(spans, spans[1:], strict=False))
     assert spans[0][0] >= 1_000_000 and spans[-1][1] < 100_000_000
 
 
@@ -309,7 +309,8 @@ def test_trf_columns_and_crosstable_consistency(small, registry):
 
 def test_trf_line_positions_on_a_sample(small):
     root, _ = small
-    line = next(l for l in sorted(root.glob("raw/GER/*/*.trf"))[0].read_text().split("\n") if l.startswith("001"))
+    text = sorted(root.glob("raw/GER/*/*.trf"))[0].read_text()
+    line = next(row for row in text.split("\n") if row.startswith("001"))
     # Columns are 1-based in the TRF16 specification.
     column = lambda a, b: line[a - 1 : b]  # noqa: E731
     assert column(1, 3) == "001" and column(5, 8).strip().isdigit()
@@ -346,7 +347,7 @@ def test_team_events_pair_board_against_board(tmp_path, monkeypatch):
         team_of = {r: t for t, (_, ranks) in enumerate(teams) for r in ranks}
         board_of = {r: b for _, ranks in teams for b, r in enumerate(ranks)}
         for p in players:
-            for opponent, colour, _ in p["cells"]:
+            for opponent, _colour, _ in p["cells"]:
                 assert opponent and team_of[opponent] != team_of[p["start_rank"]]
                 assert board_of[opponent] == board_of[p["start_rank"]]
         # In a match the first team has White on boards 1, 3, ... and Black on 2, 4, ...
@@ -372,7 +373,7 @@ def test_team_events_pair_board_against_board(tmp_path, monkeypatch):
 def test_pgn_headers_parse(small, registry):
     root, _ = small
     ids = set(registry["player_id"].to_list())
-    names = dict(zip(registry["player_id"].to_list(), registry["name"].to_list()))
+    names = dict(zip(registry["player_id"].to_list(), registry["name"].to_list(), strict=True))
     games = [g for path in sorted(root.glob("raw/ENG/*/*.pgn")) for g in parse_pgn(path.read_text())]
     assert games
     for tags, moves in games:
@@ -572,7 +573,11 @@ def test_dirty_records_at_raised_rates(tmp_path, monkeypatch):
             )
     assert summary.id_typos > 0 and summary.forfeits > 0 and summary.dated_outside_month > 0
     trf_codes = "".join(
-        l[91:] for k, v in files.items() if k.endswith(".trf") for l in v.decode().split("\n") if l.startswith("001")
+        row[91:]
+        for k, v in files.items()
+        if k.endswith(".trf")
+        for row in v.decode().split("\n")
+        if row.startswith("001")
     )
     assert {"+", "-", "H", "U"} <= set(trf_codes)
     pgn = "".join(v.decode() for k, v in files.items() if k.endswith(".pgn"))
@@ -593,7 +598,7 @@ def test_mistyped_ids_are_unregistered_and_close():
     ids = registered[::100]
     typos = mistype_ids(rng, ids, np.sort(registered))
     assert not np.isin(typos, registered).any()  # ... so only a change of the 4th-last digit escapes
-    differing = [sum(a != b for a, b in zip(str(x), str(y))) for x, y in zip(ids, typos)]
+    differing = [sum(a != b for a, b in zip(str(x), str(y), strict=True)) for x, y in zip(ids, typos, strict=True)]
     assert differing == [1] * len(ids)
 
 

@@ -199,6 +199,7 @@ def test_bad_clock_is_a_one_line_error_naming_file_line_and_value(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith(
-        f"ratings rate-period: error: {games}: line 3: time_control 'fast' is not classical, modern, rapid, blitz or a clock"
+        f"ratings rate-period: error: {games}: line 3:"
+        " time_control 'fast' is not classical, modern, rapid, blitz or a clock"
     )
     assert not (tmp_path / "new.csv").exists()

@@ -1,4 +1,6 @@
-"""The landing zone's inventory: nothing under raw/ is ignored without a record, and nothing outside the store is read."""
+"""The landing zone's inventory: nothing under raw/ is ignored without a record, and nothing outside the store is
+read.
+"""
 
 from __future__ import annotations
 
@@ -101,7 +103,8 @@ def test_misplaced_links_and_special_files_are_quarantined_and_never_followed(tm
         ),
         "GER/2024-01/pipe.trf": (
             NOT_A_FILE,
-            "a special file (FIFO, device or socket) is not read (only regular files are): copy the file itself into the landing zone",
+            "a special file (FIFO, device or socket) is not read (only regular files are):"
+            " copy the file itself into the landing zone",
         ),
         "GER/2024-01/zeros.csv": (
             NOT_A_FILE,
@@ -113,7 +116,8 @@ def test_misplaced_links_and_special_files_are_quarantined_and_never_followed(tm
         ),
         "bad fed/2024-01/x.csv": (
             MISPLACED,
-            "federation folder 'bad fed' is not a federation code (a letter or digit first, then letters, digits, . _ = + -): move the file to raw/<FED>/2024-01/",
+            "federation folder 'bad fed' is not a federation code"
+            " (a letter or digit first, then letters, digits, . _ = + -): move the file to raw/<FED>/2024-01/",
         ),
     }
     # Nothing from outside the store was read: the only rated games are tiny.trf's.

@@ -457,8 +457,11 @@ def test_first_tick_rates_months_without_lists_then_waits_for_changes(
 
 def late_dump(rated: list[int]) -> str:
     """A tournament the federation forgot to upload: classical games between rated players, as CSV."""
-    header = "event_id,event_start,date,round,white_id,black_id,result,time_control,tc_base_seconds,tc_increment_seconds,white_rating,black_rating\n"
-    pairs = zip(rated[0:12:2], rated[1:12:2])
+    header = (
+        "event_id,event_start,date,round,white_id,black_id,result,time_control,"
+        "tc_base_seconds,tc_increment_seconds,white_rating,black_rating\n"
+    )
+    pairs = zip(rated[0:12:2], rated[1:12:2], strict=True)
     rows = [
         f"late-open,2024-02-20,2024-02-20,{n},{white},{black},1-0,classical,5400,30,,\n"
         for n, (white, black) in enumerate(pairs, 1)

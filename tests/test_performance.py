@@ -1,4 +1,6 @@
-"""Performance ratings: FIDE's Ra + dp and the algorithm of 400 by hand, the Performance table, `ratings performance`."""
+"""Performance ratings: FIDE's Ra + dp and the algorithm of 400 by hand, the Performance table,
+`ratings performance`.
+"""
 
 from __future__ import annotations
 

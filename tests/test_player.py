@@ -1,4 +1,6 @@
-"""`ratings player`: history under every scenario, a month's calculation that adds up to the list's change, HTML page."""
+"""`ratings player`: history under every scenario, a month's calculation that adds up to the list's change, HTML
+page.
+"""
 
 from __future__ import annotations
 

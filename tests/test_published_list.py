@@ -1,4 +1,6 @@
-"""The published list: CSV columns and values, the FIDE TXT round trip, the HTML page in Chromium, and the Dagster asset."""
+"""The published list: CSV columns and values, the FIDE TXT round trip, the HTML page in Chromium, and the Dagster
+asset.
+"""
 
 from __future__ import annotations
 
@@ -180,7 +182,9 @@ def test_csv_without_any_registry(small: tuple[pl.DataFrame, pl.DataFrame]) -> N
         assert csv.height == players.height and csv["name"].null_count() == players.height
         # Without names the order is rating, then id; the birth years are the list's own.
         assert csv["id"].to_list() == [10, 20, 30, 50, 40]
-        assert dict(zip(csv["id"], csv["birth_year"])) == dict(zip(players["player_id"], players["birth_year"]))
+        assert dict(zip(csv["id"], csv["birth_year"], strict=True)) == dict(
+            zip(players["player_id"], players["birth_year"], strict=True)
+        )
 
 
 def test_empty_list_writes_headers_only() -> None:
@@ -273,9 +277,9 @@ def test_txt_round_trips_through_the_projects_reader(small: tuple[pl.DataFrame, 
     # The control character in a name became a space; the hostile name is just text.
     expected = published.with_columns(pl.col("name").str.replace_all("\n", " "))
     assert_same_players(expected, parsed.players)
-    flags = dict(zip(parsed.players["player_id"], parsed.players["flag"]))
+    flags = dict(zip(parsed.players["player_id"], parsed.players["flag"], strict=True))
     assert (flags[10], flags[70], flags[20]) == ("w", "wi", None)
-    women_titles = dict(zip(parsed.players["player_id"], parsed.players["women_title"]))
+    women_titles = dict(zip(parsed.players["player_id"], parsed.players["women_title"], strict=True))
     assert women_titles[10] == "WGM" and women_titles[20] is None
     # FIDE's per-type lists list rated players only; a line without a name is the reader's one refusal.
     assert 40 not in set(parsed.players["player_id"])

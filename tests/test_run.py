@@ -194,7 +194,9 @@ def test_a_run_whose_process_was_killed_is_marked_failed(tmp_path: Path):
 def test_a_killed_run_heals_and_its_rerun_writes_what_an_uninterrupted_run_writes(
     tiny_landing_zone: Path, tmp_path: Path, one_scenario: Path
 ):
-    """SIGKILL `ratings run` once February's list is written; the rerun marks the orphan failed and equals a clean run."""
+    """SIGKILL `ratings run` once February's list is written; the rerun marks the orphan failed and equals a clean
+    run.
+    """
     import os
     import signal
     import subprocess
@@ -255,7 +257,9 @@ def test_a_killed_run_heals_and_its_rerun_writes_what_an_uninterrupted_run_write
 def test_a_full_disk_fails_the_run_in_one_line_and_the_rerun_after_freeing_space_equals_a_clean_run(
     tiny_landing_zone: Path, tmp_path: Path, one_scenario: Path, capsys
 ):
-    """The store on a small tmpfs that fills mid-run: no partial file is left, and a rerun with room equals a clean run."""
+    """The store on a small tmpfs that fills mid-run: no partial file is left, and a rerun with room equals a clean
+    run.
+    """
     import subprocess
 
     mount_point = tmp_path / "small-disk"

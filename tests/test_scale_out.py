@@ -64,7 +64,7 @@ def wait_for_workers(broker: str, names: set[str], processes: list[subprocess.Po
     app = celery_app(broker)
     deadline = time.monotonic() + WORKER_READY_SECONDS
     while True:
-        for process, log in zip(processes, logs):
+        for process, log in zip(processes, logs, strict=True):
             if process.poll() is not None:
                 pytest.fail(
                     f"a Celery worker exited with {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}"

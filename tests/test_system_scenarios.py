@@ -1,4 +1,6 @@
-"""Scenarios rated by a rating system (pipeline/systems): scenario-file validation, and a system chain in Dagster against rate_period by hand."""
+"""Scenarios rated by a rating system (pipeline/systems): scenario-file validation, and a system chain in Dagster
+against rate_period by hand.
+"""
 
 import shutil
 from pathlib import Path
@@ -189,7 +191,7 @@ def test_the_stored_chain_is_rate_period_month_by_month(system_runs: SimpleNames
     assert system_runs.ranged.success and system_runs.single.success
     store = system_runs.store
     months = ["2024-01", "2024-02", "2024-03", "2024-04"]
-    for month, expected in zip(months, by_hand(store, scenario, months)):
+    for month, expected in zip(months, by_hand(store, scenario, months), strict=True):
         state = store.read_parquet(table_key([scenario.key, "system_state"], month))
         assert_frame_equal(state, expected, check_exact=False, rel_tol=1e-12)
         stored = store.read_parquet(table_key([scenario.key, "rating_list"], month)).join(

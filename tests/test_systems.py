@@ -1,4 +1,6 @@
-"""Rating systems beside FIDE's Elo (pipeline/systems): the papers' worked examples, the glicko2 package, White advantage, uscf by hand."""
+"""Rating systems beside FIDE's Elo (pipeline/systems): the papers' worked examples, the glicko2 package, White
+advantage, uscf by hand.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The Dagster UI for real: the webserver on 127.0.0.1 over a small materialized data set, its GraphQL API, and Chromium."""
+"""The Dagster UI for real: the webserver on 127.0.0.1 over a small materialized data set, its GraphQL API, and
+Chromium.
+"""
 
 import json
 import os
@@ -116,7 +118,8 @@ def test_after_a_range_run_every_month_shows_its_checks_passed_and_the_run_is_re
     runs = graphql(url, "{ runsOrError { ... on Runs { results { pipelineName status } } } }")["runsOrError"]["results"]
     assert runs == [{"pipelineName": "all_months", "status": "SUCCESS"}]  # the named job: Re-execute works
     query = """query ($key: AssetKeyInput!, $check: String!) {
-        assetCheckExecutions(assetKey: $key, checkName: $check, limit: 50) { status partition evaluation { success } } }"""
+        assetCheckExecutions(assetKey: $key, checkName: $check, limit: 50) {
+            status partition evaluation { success } } }"""
     for key, check in (("games", "reconciliation"), ("actual/rating_list", "list_continuity"), ("raw_games", "schema")):
         executions = graphql(url, query, {"key": {"path": key.split("/")}, "check": check})["assetCheckExecutions"]
         by_month = {e["partition"]: (e["status"], e["evaluation"]["success"]) for e in executions if e["partition"]}

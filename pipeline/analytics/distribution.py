@@ -33,6 +33,7 @@ def rating_distribution(
         players=pl.len().cast(pl.Int64)
     )
     lowest, highest = counts["bin_low"].min(), counts["bin_low"].max()
+    assert isinstance(lowest, int) and isinstance(highest, int)  # an Int32 column with at least one row
     all_bins = pl.DataFrame({"bin_low": pl.int_range(lowest, highest + 1, bin_width, dtype=pl.Int32, eager=True)})
     table = (
         all_bins.join(counts, on="bin_low", how="left")

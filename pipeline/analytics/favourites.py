@@ -1,4 +1,6 @@
-"""Favourite's actual minus expected score by year and scenario, from the stored rated_games (python -m pipeline.analytics.favourites ROOT)."""
+"""Favourite's actual minus expected score by year and scenario, from the stored rated_games (python -m
+pipeline.analytics.favourites ROOT).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ import polars as pl
 
 
 def favourite_gap_by_year(rated_games: pl.LazyFrame) -> pl.DataFrame:
-    """Per year: games between different ratings rated for both sides, and 100 x (favourite's mean score - mean expected)."""
+    """Per year: games between different ratings rated for both sides, and 100 x (favourite's mean score - mean
+    expected).
+    """
     counted = rated_games.filter(
         pl.col("white_expected").is_not_null()
         & pl.col("black_expected").is_not_null()
@@ -31,8 +35,9 @@ def favourite_gap_by_year(rated_games: pl.LazyFrame) -> pl.DataFrame:
     )
 
 
-def main(root: str, scenarios: list[str]) -> pl.DataFrame:
-    table = None
+def main(root: str, scenarios: list[str]) -> pl.DataFrame | None:
+    """The favourites' gap per year, one column per scenario; None when no scenario is given."""
+    table: pl.DataFrame | None = None
     for scenario in scenarios:
         gaps = favourite_gap_by_year(pl.scan_parquet(f"{root}/{scenario}/rated_games/*.parquet"))
         column = gaps.select("year", pl.col("gap_pct").round(2).alias(scenario))

@@ -1,4 +1,5 @@
-"""Performance ratings per player per event and per month (FIDE's Ra + dp and the algorithm of 400), and for one tournament file.
+"""Performance ratings per player per event and per month (FIDE's Ra + dp and the algorithm of 400), and for one
+tournament file.
 
 Which games count: a game counts for a player when the opponent has a rating used (the list in force,
 or the rating the source states) and, in the pipeline, when the scenario rates its time control
@@ -99,7 +100,7 @@ def performance_by(sides: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 
 def performance_ratings(rated_games: pl.DataFrame, month: str) -> pl.DataFrame:
-    """Performance frame of one month's rated_games: a `month` row per player and an `event` row per player and event."""
+    """Performance frame of a month's rated_games: a `month` row per player and an `event` row per player and event."""
     sides = performance_sides(rated_games)
     per_month = performance_by(sides, ["player_id"]).with_columns(scope=pl.lit("month"), event_id=pl.lit(None, pl.Utf8))
     per_event = performance_by(sides, ["player_id", "event_id"]).with_columns(scope=pl.lit("event"))
@@ -173,7 +174,9 @@ def file_performance(path: str) -> pl.DataFrame:
 
 
 def file_performance_json(table: pl.DataFrame) -> dict:
-    """The `ratings performance --json` object: {"players": [{id, name, games, score, average_opponent, performance_fide, performance_400}]}."""
+    """The `ratings performance --json` object: {"players": [{id, name, games, score, average_opponent,
+    performance_fide, performance_400}]}.
+    """
     players = []
     for row in table.iter_rows(named=True):
         average = row["average_opponent"]
@@ -209,7 +212,8 @@ def file_performance_text(table: pl.DataFrame, path: str) -> str:
     for row in table.iter_rows(named=True):
         name = escape_text(row["name"] or "")[:32]
         lines.append(
-            f"{cell(row['id'], 10)}  {name:<32} {row['games']:>5} {row['score']:>5g} {cell(row['average_opponent'], 7, '.1f')} "
-            f"{cell(row['p'], 4, '.2f')} {cell(row['dp'], 4)} {cell(row['performance_fide'], 7)} {cell(row['performance_400'], 6)}"
+            f"{cell(row['id'], 10)}  {name:<32} {row['games']:>5} {row['score']:>5g} "
+            f"{cell(row['average_opponent'], 7, '.1f')} {cell(row['p'], 4, '.2f')} {cell(row['dp'], 4)} "
+            f"{cell(row['performance_fide'], 7)} {cell(row['performance_400'], 6)}"
         )
     return "\n".join(lines)

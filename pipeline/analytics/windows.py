@@ -114,4 +114,7 @@ def describe_coverage(window: PeriodWindow, months: Iterable[str]) -> str:
     span = covered[0] if len(covered) == 1 else f"{covered[0]} to {covered[-1]}"
     if len(covered) == total:
         return f"{span} ({total} months)"
-    return f"{span} only: {len(covered)} of the {total} months of {window.label} ({window.first_month} to {window.last_month})"
+    return (
+        f"{span} only: {len(covered)} of the {total} months of {window.label} ({window.first_month} to "
+        f"{window.last_month})"
+    )

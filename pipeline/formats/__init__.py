@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 import polars as pl
 
 from pipeline.formats.common import (
@@ -29,6 +32,8 @@ UNKNOWN_FORMAT = "unknown"
 TRF_BATCH_CHARACTERS = 64 << 20
 # PGN bytes parsed in one batch (scanned in CHUNK_BYTES pieces, typed and finished together).
 PGN_BATCH_BYTES = 64 << 20
+#: A batch's texts: decoded TRF text, or PGN as UTF-8 bytes with LF line ends.
+Text = TypeVar("Text", str, bytes)
 
 __all__ = ["EXTENSION_FORMATS", "UNKNOWN_FORMAT", "detect_format", "read_dump", "read_dumps"]
 
@@ -100,8 +105,8 @@ def read_dumps(
             if fmt == "pgn":
                 if not content or content.isspace():  # isspace stops at the first other byte; strip would copy the file
                     raise UnreadableDump("empty file")
-                text, detected[index] = utf8_lf_bytes_detected(content)  # per file: encodings differ between files
-                pgn.append((index, text))
+                lf_bytes, detected[index] = utf8_lf_bytes_detected(content)  # per file: encodings differ between files
+                pgn.append((index, lf_bytes))
                 continue
             records, detected[index] = _parse_other(content, name, fmt)
             results[index] = finish_records(records, name, federation, month, fmt)
@@ -113,24 +118,28 @@ def read_dumps(
             results[index] = unreadable_record(name, federation, month, fmt, unexpected(error), preview(data))
     for batch in _batches(trf, TRF_BATCH_CHARACTERS):
         _read_batch(batch, dumps, month, "trf", results, _trf_records)
-    for batch in _batches(pgn, PGN_BATCH_BYTES):
-        _read_batch(batch, dumps, month, "pgn", results, _pgn_records)
-    for index, (problem, line) in trailing.items():
+    for pgn_batch in _batches(pgn, PGN_BATCH_BYTES):
+        _read_batch(pgn_batch, dumps, month, "pgn", results, _pgn_records)
+    for index, (trailing_problem, line) in trailing.items():
         _, name, federation = dumps[index]
         extra = unreadable_record(
             name,
             federation,
             month,
             detect_format(name),
-            problem,
+            trailing_problem,
             preview(dumps[index][0][-200:]),
             source_line=line,
             position="after-stream",
         )
-        results[index] = pl.concat([results[index], extra], how="vertical")
+        read = results[index]
+        assert read is not None  # every dump has its frame by now (parsed, or its unreadable record)
+        results[index] = pl.concat([read, extra], how="vertical")
     if encodings is not None:
         encodings[:] = detected
-    return results
+    finished = [frame for frame in results if frame is not None]
+    assert len(finished) == len(dumps)  # every dump has its frame (parsed, or its unreadable record)
+    return finished
 
 
 def unexpected(error: Exception) -> str:
@@ -139,21 +148,21 @@ def unexpected(error: Exception) -> str:
     return f"could not be read: {type(error).__name__}{': ' + message[:300] if message else ''}"
 
 
-def _trf_records(batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
+def _trf_records(batch: list[tuple[int, str]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
     return parse_trf_batch([text for _, text in batch], [event_key(dumps[index][1]) for index, _ in batch])
 
 
-def _pgn_records(batch: list[tuple[int, str | bytes]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
+def _pgn_records(batch: list[tuple[int, bytes]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
     return parse_pgn_batch([text for _, text in batch], [event_key(dumps[index][1]) for index, _ in batch])
 
 
 def _read_batch(
-    batch: list[tuple[int, str | bytes]],
+    batch: list[tuple[int, Text]],
     dumps: list[tuple[bytes, str, str]],
     month: str,
     fmt: str,
     results: list[pl.DataFrame | None],
-    parse,
+    parse: Callable[[list[tuple[int, Text]], list[tuple[bytes, str, str]]], pl.DataFrame],
 ) -> None:
     """Parse and finish one batch; when it fails, each of its files alone, so that one file's failure stays its own."""
     try:
@@ -170,7 +179,7 @@ def _read_batch(
 
 def _split_batch(
     records: pl.DataFrame,
-    batch: list[tuple[int, str | bytes]],
+    batch: Sequence[tuple[int, str | bytes]],
     dumps: list[tuple[bytes, str, str]],
     month: str,
     fmt: str,
@@ -199,9 +208,9 @@ def _parse_other(content: bytes, name: str, fmt: str) -> tuple[pl.DataFrame, str
     return parse_csv(text, key), encoding
 
 
-def _batches(texts: list[tuple[int, str | bytes]], limit: int) -> list[list[tuple[int, str | bytes]]]:
+def _batches(texts: list[tuple[int, Text]], limit: int) -> list[list[tuple[int, Text]]]:
     """Consecutive groups of texts of at most `limit` characters or bytes (a larger text is a group of its own)."""
-    batches: list[list[tuple[int, str | bytes]]] = []
+    batches: list[list[tuple[int, Text]]] = []
     size = 0
     for item in texts:
         if not batches or size + len(item[1]) > limit:

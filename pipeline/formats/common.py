@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import zlib
 from datetime import date
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -14,6 +15,9 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 from pipeline.hashing import _FNV_OFFSET, _FNV_PRIME  # the record id must equal stable_hash of the key
 from schemas.raw_games import RawGames
 from schemas.util import conform, polars_schema
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 RAW_SCHEMA = polars_schema(RawGames)
 
@@ -148,7 +152,7 @@ def _gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
         member: list[bytes] = []
         member_size = 0
         try:
-            pending = view[position : position + _INFLATE_STEP]
+            pending: bytes | memoryview = view[position : position + _INFLATE_STEP]
             fed = position + len(pending)
             while True:
                 piece = inflater.decompress(pending, limit + 1 - size - member_size)
@@ -348,7 +352,7 @@ def blank_to_null(expr: pl.Expr) -> pl.Expr:
     return pl.when(stripped == "").then(None).otherwise(stripped)
 
 
-def parse_int(text: pl.Expr, dtype: pl.DataType = pl.Int64) -> pl.Expr:
+def parse_int(text: pl.Expr, dtype: PolarsDataType = pl.Int64) -> pl.Expr:
     """Whole numbers written in digits (a sign, and '.0' as float columns print '1850.0', allowed) -> integer;
     anything else (exponents such as '2e3', fractions, words) -> null.
     """
@@ -357,15 +361,17 @@ def parse_int(text: pl.Expr, dtype: pl.DataType = pl.Int64) -> pl.Expr:
     return pl.coalesce(stripped.cast(dtype, strict=False), whole_float.cast(dtype, strict=False))
 
 
-def parse_id(text: pl.Expr, dtype: pl.DataType = pl.Int64) -> pl.Expr:
+def parse_id(text: pl.Expr, dtype: PolarsDataType = pl.Int64) -> pl.Expr:
     """Ids and ranks: digits only, as written (surrounding blanks allowed); '1.5e7', '-5', '+5', '12.0' -> null."""
     stripped = text.cast(pl.Utf8).str.strip_chars()
     signed = stripped.str.starts_with("+") | stripped.str.starts_with("-")
     return pl.when(~signed).then(stripped.cast(dtype, strict=False))
 
 
-def int_error(text: pl.Expr, label: str, dtype: pl.DataType = pl.Int64, parsed: pl.Expr | None = None) -> pl.Expr:
-    """Error message when a present cell does not parse as an integer, else null (`parsed`: parse_int(text, dtype), if at hand)."""
+def int_error(text: pl.Expr, label: str, dtype: PolarsDataType = pl.Int64, parsed: pl.Expr | None = None) -> pl.Expr:
+    """Error message when a present cell does not parse as an integer, else null (`parsed`: parse_int(text, dtype), if
+    at hand).
+    """
     bad = text.is_not_null() & (parse_int(text, dtype) if parsed is None else parsed).is_null()
     return pl.when(bad).then(pl.format(f"{label} {{}} is not a number", quoted(text)))
 
@@ -564,7 +570,7 @@ def unreadable_record(
     source_line: int = 1,
     position: str = "file",
 ) -> pl.DataFrame:
-    """The single RawGames row that stands for a dump that could not be read at all (or for an unreadable part of it)."""
+    """The single RawGames row standing for a dump that could not be read at all (or for an unreadable part of it)."""
     record = pl.DataFrame(
         {"source_line": [source_line], "position": [position], "raw_text": [raw_text], "parse_error": [problem]},
         schema={"source_line": pl.Int64, "position": pl.Utf8, "raw_text": pl.Utf8, "parse_error": pl.Utf8},

@@ -121,7 +121,7 @@ _MONTHS = {
     )
 }
 _PERIOD_TOKEN = re.compile(r"(?i)(?<![a-z])(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(\d{2})(?!\d)")
-_REJECT_SCHEMA = {"source_line": pl.Int64, "raw_text": pl.Utf8, "reason": pl.Utf8, "detail": pl.Utf8}
+_REJECT_SCHEMA = pl.Schema({"source_line": pl.Int64, "raw_text": pl.Utf8, "reason": pl.Utf8, "detail": pl.Utf8})
 
 
 @dataclass
@@ -398,7 +398,7 @@ _LAYOUT_B_HEADINGS = {
     "women_title": "WTit",
     "other_titles": "OTit",
     "foa_title": "FOA",
-    "rating": None,
+    # "rating": the list's month (list_month_token), set per list
     "games": "Gms",
     "k": "K",
     "birth": "B-day",

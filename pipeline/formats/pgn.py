@@ -1,4 +1,6 @@
-"""PGN game headers -> one raw record per game: NumPy scans the bytes for lines, tag sections and values; Polars types them."""
+"""PGN game headers -> one raw record per game: NumPy scans the bytes for lines, tag sections and values; Polars types
+them.
+"""
 
 from __future__ import annotations
 
@@ -205,7 +207,8 @@ class _Segments:
 def _scan(
     lines: ByteLines, segments: _Segments, escapes: bool, quotes: int
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """One row per game of a piece (file, first tag line, header block, typed tag values, move facts), and its files' preambles.
+    """One row per game of a piece (file, first tag line, header block, typed tag values, move facts), and its files'
+    preambles.
 
     escapes: the piece holds a backslash; quotes: how many '"' it holds.
     """
@@ -254,7 +257,7 @@ def _scan(
     errors: dict[int, list[str]] = {}
     malformed_at = np.flatnonzero(tag_of == _MALFORMED)
     malformed_games, first_malformed = np.unique(tag_game[malformed_at], return_index=True)
-    for g, line in zip(malformed_games.tolist(), tag_lines[malformed_at[first_malformed]].tolist()):
+    for g, line in zip(malformed_games.tolist(), tag_lines[malformed_at[first_malformed]].tolist(), strict=True):
         errors.setdefault(g - 1, []).append(f"malformed tag line {file_line[line] + 1}: {lines.text(line)}")
     if unclosed is not None:
         for line in unclosed.tolist():
@@ -404,7 +407,7 @@ def _first_values(
     slow: list[dict[int, str]] = [{} for _ in TAGS]
     if slow_values:
         keys = np.fromiter(slow_values, dtype=np.int64, count=len(slow_values))
-        for g, index in zip(*np.nonzero(present & np.isin(first_rows, keys))):
+        for g, index in zip(*np.nonzero(present & np.isin(first_rows, keys)), strict=True):
             slow[index][int(g)] = slow_values[int(first_rows[g, index])]
             start[g, index] = length[g, index] = 0
     return {
@@ -419,8 +422,8 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
     trim: strip surrounding blanks, and make empty values null. The bytes show which values need
     it (usually none), so only those are touched.
     """
-    every = rows is None
-    rows = np.arange(len(values.present)) if every else rows
+    if rows is None:
+        rows = np.arange(len(values.present))
     starts, lengths, present = values.start[rows], values.length[rows], values.present[rows].copy()
     column = string_views(lines, starts, lengths)
     fixes: dict[int, str | None] = {}
@@ -467,7 +470,9 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
         )
         result = result.scatter(odd, checked["value"])
         for g, message in zip(
-            odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()
+            odd[checked["error"].is_not_null().to_numpy()].tolist(),
+            checked["error"].drop_nulls().to_list(),
+            strict=True,
         ):
             errors.setdefault(g, []).append(message)
     return result.alias(label)
@@ -494,7 +499,9 @@ def _date_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[
         )
         result = result.scatter(odd, checked["value"])
         for g, message in zip(
-            odd[checked["error"].is_not_null().to_numpy()].tolist(), checked["error"].drop_nulls().to_list()
+            odd[checked["error"].is_not_null().to_numpy()].tolist(),
+            checked["error"].drop_nulls().to_list(),
+            strict=True,
         ):
             errors.setdefault(g, []).append(message)
     return result
@@ -648,7 +655,7 @@ def _move_facts(
     if len(unsure):
         texts: dict[int, list[str]] = {int(g): [] for g in unsure}
         unsure_lines = move_lines[np.isin(move_game, unsure)]
-        for line, g in zip(unsure_lines.tolist(), game[unsure_lines].tolist()):
+        for line, g in zip(unsure_lines.tolist(), game[unsure_lines].tolist(), strict=True):
             texts[g].append(lines.text(line))
         checked = (
             pl.DataFrame({"movetext": ["\n".join(texts[int(g)]) for g in unsure], "result": result.gather(unsure - 1)})
@@ -672,7 +679,10 @@ def _preamble(
     if len(before) == 0:
         return None
     files, first, counts = np.unique(file[before], return_index=True, return_counts=True)
-    shown = [before[begin : begin + min(count, 20)].tolist() for begin, count in zip(first.tolist(), counts.tolist())]
+    shown = [
+        before[begin : begin + min(count, 20)].tolist()
+        for begin, count in zip(first.tolist(), counts.tolist(), strict=True)
+    ]
     return pl.DataFrame(
         {
             "file": files,

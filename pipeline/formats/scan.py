@@ -1,4 +1,4 @@
-"""Byte-level scanning of text dumps with NumPy: line offsets, small integers and dates, and strings as zero-copy views."""
+"""Byte-level scanning of text dumps with NumPy: line offsets, small integers, dates, and strings as zero-copy views."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class ByteLines:
 
 
 def byte_lines(data: bytes | memoryview) -> ByteLines:
-    """Split UTF-8, LF-only bytes into lines; a missing final '\n' is supplied. The bytes are copied once."""
+    r"""Split UTF-8, LF-only bytes into lines; a missing final '\n' is supplied. The bytes are copied once."""
     data = memoryview(data)
     ends_line = len(data) == 0 or data[-1] == NEWLINE
     padded = bytearray(len(data) + (0 if ends_line else 1) + PADDING)

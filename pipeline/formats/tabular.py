@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import sys
+from collections.abc import Set
 
 import polars as pl
 
@@ -114,7 +115,9 @@ def _split_plain(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     rows = lines.slice(1).with_columns(pl.col("raw_text").str.count_matches(",", literal=True).alias("_commas"))
     good = rows.filter(pl.col("_commas") == len(header) - 1)
     fields = good.select(pl.col("raw_text").str.split_exact(",", len(header) - 1)).to_series().struct.unnest()
-    cells = fields.rename(dict(zip(fields.columns, header))).with_columns(good["source_line"], good["raw_text"])
+    cells = fields.rename(dict(zip(fields.columns, header, strict=True))).with_columns(
+        good["source_line"], good["raw_text"]
+    )
     ragged = rows.filter(pl.col("_commas") != len(header) - 1).select(
         "source_line",
         "raw_text",
@@ -183,7 +186,7 @@ def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:
         raise UnreadableDump(f"not a readable Parquet file: {error}") from error
     names = _column_names(table.columns)
     _check_duplicates(table.columns, names)
-    table = table.rename(dict(zip(table.columns, names)))
+    table = table.rename(dict(zip(table.columns, names, strict=True)))
     used = set(REQUIRED + OPTIONAL)
     columns: list[pl.Series] = []
     invalid_text: list[str] = []
@@ -232,7 +235,9 @@ def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:
 
 
 def _parquet_text(column: pl.Series) -> pl.Series:
-    """A Parquet column as text cells: dates as YYYY-MM-DD, whole floats without '.0', binary as UTF-8 (invalid -> null)."""
+    """A Parquet column as text cells: dates as YYYY-MM-DD, whole floats without '.0', binary as UTF-8 (invalid ->
+    null).
+    """
     dtype = column.dtype
     if dtype == pl.Datetime:
         column = column.dt.date()
@@ -272,7 +277,7 @@ def _check_duplicates(raw_names: list[str], names: list[str]) -> None:
     """
     used = set(REQUIRED + OPTIONAL)
     by_name: dict[str, list[str]] = {}
-    for raw, name in zip(raw_names, names):
+    for raw in raw_names:
         canonical = _canonical(raw)
         if canonical in used:
             by_name.setdefault(canonical, []).append(raw.strip())
@@ -300,8 +305,10 @@ def _column_names(names: list[str]) -> list[str]:
     return result
 
 
-def _records(cells: pl.DataFrame, event_key: str, trimmed: set[str] = frozenset()) -> pl.DataFrame:
-    """Typed record columns from text cells, with one error message per bad cell (`trimmed`: cells known not blank or padded)."""
+def _records(cells: pl.DataFrame, event_key: str, trimmed: Set[str] = frozenset()) -> pl.DataFrame:
+    """Typed record columns from text cells, with one error message per bad cell (`trimmed`: cells known not blank or
+    padded).
+    """
     missing_required = [name for name in REQUIRED if name not in cells.columns]
     cells = cells.with_columns(
         [pl.lit(None, dtype=pl.Utf8).alias(name) for name in REQUIRED + OPTIONAL if name not in cells.columns]

@@ -109,9 +109,9 @@ def parse_trf_batch(texts: list[str], event_ids: list[str]) -> pl.DataFrame:
     sizes = []
     all_lines: list[str] = []
     for text in texts:
-        lines = split_lines(text)
-        sizes.append(len(lines))
-        all_lines.extend(lines)
+        text_lines = split_lines(text)
+        sizes.append(len(text_lines))
+        all_lines.extend(text_lines)
     lines = pl.DataFrame({"text": all_lines}, schema={"text": pl.Utf8}).with_columns(
         pl.Series("file", np.repeat(np.arange(len(texts), dtype=np.int32), sizes)),
     )
@@ -203,12 +203,14 @@ def _round_dates(line: str) -> tuple[list[date | None], dict[int, str]]:
         for position in range(FIRST_CELL, min(len(line), MAX_LINE), CELL_STEP)
     ]
     checked = [parse_free_date_checked(cell) for cell in cells]
-    if not all(day is not None or impossible or not cell for cell, (day, impossible) in zip(cells, checked)):
+    if not all(
+        day is not None or impossible or not cell for cell, (day, impossible) in zip(cells, checked, strict=True)
+    ):
         cells = _DATE_TOKEN.findall(line[4:])[:MAX_ROUNDS]
         checked = [parse_free_date_checked(token) for token in cells]
     errors = {
         r + 1: f"round {r + 1} date '{cell}' (tag 132) is not a date"
-        for r, (cell, (_, impossible)) in enumerate(zip(cells, checked))
+        for r, (cell, (_, impossible)) in enumerate(zip(cells, checked, strict=True))
         if impossible
     }
     return [day for day, _ in checked], errors
@@ -494,7 +496,8 @@ def _cells(players: pl.DataFrame, rounds: pl.DataFrame, cut: pl.DataFrame | None
     """
     players = players.join(rounds, on="file", how="left").with_row_index("player_row")
     # At least one (possibly empty) slice, so that an event without rounds still has every column.
-    most = max(1, int(players["rounds"].max() or 0) if players.height else 0)
+    longest = players["rounds"].max()  # Int32: an int, or None when there is no player or no round count
+    most = max(1, longest if isinstance(longest, int) else 0)
     columns = ["file", "player_row", "line_no", "text", "rank", "name", "rating", "fide_id", "line_error"]
     per_round = [
         players.filter(pl.col("rounds") >= r).select(

@@ -157,7 +157,7 @@ class DumpWriter:
         if not len(events):
             return
         bodies = self._trf_player_lines(s, table, events)
-        for event, body in zip(events.tolist(), bodies):
+        for event, body in zip(events.tolist(), bodies, strict=True):
             text = self._trf_header(s, event) + body + "\n"
             self._event_file(s, event, ".trf", text.encode("utf-8"), bool(duplicate_event[event]))
 

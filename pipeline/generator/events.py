@@ -1,4 +1,6 @@
-"""The event calendar: which players enter which events (opens, rating sections, junior events, round robins, team events) each month."""
+"""The event calendar: which players enter which events (opens, rating sections, junior events, round robins, team
+events) each month.
+"""
 
 from __future__ import annotations
 
@@ -266,7 +268,7 @@ def _host_drafts(
     for _, level in bands(by_kind[ROUND_ROBIN], C.ROUND_ROBIN_BAND_WIDTH, min(C.ROUND_ROBIN_SIZES)):
         sizes = _cut_round_robins(rng, len(level))
         starts = np.cumsum([0] + sizes)
-        for a, b in zip(starts[:-1], starts[1:]):
+        for a, b in zip(starts[:-1], starts[1:], strict=True):
             group = level[a:b][np.argsort(-estimate[level[a:b]], kind="stable")]
             drafts.append(_Draft(m, f, ROUND_ROBIN, players[group], estimate[group]))
         leftover.append(level[starts[-1] :])
@@ -281,7 +283,7 @@ def _host_drafts(
     for event_kind, limit, pool in swiss_pools:
         sizes = _cut_sizes(rng, len(pool))
         starts = np.cumsum([0] + sizes)
-        for a, b in zip(starts[:-1], starts[1:]):
+        for a, b in zip(starts[:-1], starts[1:], strict=True):
             group = pool[a:b]
             ranking = np.argsort(-estimate[group], kind="stable")
             drafts.append(_Draft(m, f, event_kind, players[group[ranking]], estimate[group[ranking]], limit=limit))

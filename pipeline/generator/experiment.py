@@ -1,4 +1,5 @@
-"""Replays the synthetic federation through the rating engine under FIDE 2014 rules and under the 2017 reform, reporting deflation per year.
+"""Replays the synthetic federation through the rating engine under FIDE 2014 rules and under the 2017 reform, reporting
+deflation per year.
 
     python -m pipeline.generator.experiment --scale medium --json medium.json   # ~40 s; fide: ~7 min
 
@@ -265,7 +266,9 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.generator.experiment", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline.generator.experiment", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--scale", default="medium", choices=sorted(config.SCALES))
     parser.add_argument("--seed", type=int)
     parser.add_argument("--players", type=int)

@@ -291,7 +291,8 @@ SWISS_KINDS: dict[str, tuple[str, ...]] = {
     "IND": ("Open", "Rating Open", "FIDE Rated Open"),
     "USA": ("Open", "Classic", "Chess Festival"),
 }
-# Rating-restricted sections ("Under 1600" below 2200, else these) and junior events are Swiss events with their own names.
+# Rating-restricted sections ("Under 1600" below 2200, else these) and junior events are Swiss events with their own
+# names.
 SECTION_KINDS = ("Masters", "A-Group", "Challengers")
 JUNIOR_KINDS = (
     "Junior Championship",

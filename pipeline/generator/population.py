@@ -44,7 +44,7 @@ class Population:
 
 def by_year(table: tuple[tuple[float, float], ...], years: np.ndarray | float) -> np.ndarray:
     """A calendar-year table ((year, value), ...) interpolated linearly, constant beyond its ends."""
-    xs, ys = zip(*table)
+    xs, ys = zip(*table, strict=True)
     return np.interp(years, xs, ys)
 
 

@@ -1,4 +1,4 @@
-"""Report rendering (docs/analytics.md): HTML pages, PNG charts, the report index and Markdown previews, as str/bytes."""
+"""Report rendering (docs/analytics.md): HTML pages, PNG charts, report index and Markdown previews, as str/bytes."""
 
 from pipeline.reports.charts import plot_accuracy, plot_band_trend, plot_rating_distribution, plot_score_curves
 from pipeline.reports.crosstable_html import render_crosstable_html

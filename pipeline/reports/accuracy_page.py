@@ -65,7 +65,10 @@ def render_accuracy_page(
     own_note = (
         "Each scenario rates a different set of games (floors, initial ratings, rated time controls): "
         + ", ".join(f"{escape(s)} {g:,}" for s, g in own_games.items())
-        + " games. Figures on different games are not comparable; the table above uses only the games every scenario rated."
+        + (
+            " games. Figures on different games are not comparable; the table above uses only the games every "
+            "scenario rated."
+        )
         if differing
         else "Every scenario predicted the same games."
     )

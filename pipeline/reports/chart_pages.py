@@ -66,7 +66,8 @@ def render_score_curves_page(
         )
     body = (
         f"<h1>{escape(title)}</h1>\n"
-        f'<p class="meta">{games:,} games rated for both players, by window (the last reaches the latest year with data):</p>'
+        f'<p class="meta">{games:,} games rated for both players, by window (the last reaches the latest year '
+        "with data):</p>"
         f'<ul class="coverage">{items}</ul>\n' + _image(png_href, title) + table
     )
     return html_page(title, body, CHART_CSS, back_href, games=games)
@@ -95,9 +96,8 @@ def render_band_trend_page(
         table = frame_table_html(shown, "The row band's score against the opponent band, either colour", float_digits=1)
     body = (
         f"<h1>{escape(title)}</h1>\n"
-        f'<p class="meta">Months {escape(month_span(months))} · {games:,} games between the bands, rated for both players.</p>\n'
-        + _image(png_href, title)
-        + table
+        f'<p class="meta">Months {escape(month_span(months))} · {games:,} games between the bands, rated for '
+        "both players.</p>\n" + _image(png_href, title) + table
     )
     return html_page(title, body, CHART_CSS, back_href, games=games)
 
@@ -118,8 +118,9 @@ def render_distribution_page(
     for label, period in lists.items():
         own = distributions.filter(pl.col("period") == label)
         rated = int(own["players"].sum()) if own.height else 0
-        lowest = str(int(own["bin_low"].min())) if own.height else "—"
-        highest = str(int(own["bin_high"].max())) if own.height else "—"
+        low, high = own["bin_low"].min(), own["bin_high"].max()  # numbers; None for an empty panel
+        lowest = str(int(low)) if isinstance(low, (int, float)) else "—"
+        highest = str(int(high)) if isinstance(high, (int, float)) else "—"
         rows.append(
             {
                 "List": label,

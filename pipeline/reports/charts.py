@@ -9,6 +9,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 FIGURE_SIZE = (9.0, 5.5)
 DPI = 100
@@ -122,7 +123,9 @@ def plot_band_trend(band_trends: pl.DataFrame, title: str = "Band vs band score 
         _empty_note(axes, "no game between the bands")
     else:
         axes.legend(fontsize=8)
-        axes.xaxis.get_major_locator().set_params(integer=True)
+        locator = axes.xaxis.get_major_locator()
+        if isinstance(locator, MaxNLocator):  # the default AutoLocator; other locators take no `integer`
+            locator.set_params(integer=True)
     axes.set_xlabel("Year")
     axes.set_ylabel("Row band's score, %")
     axes.set_title(title)
@@ -163,8 +166,10 @@ def rating_distribution_figure(
     )
     FigureCanvasAgg(figure)
     grid = figure.subplots(rows, columns, sharex=True, sharey=True, squeeze=False)
-    low = float(distributions["bin_low"].min())
-    high = float(distributions["bin_high"].max()) + 1.0
+    lowest, highest = distributions["bin_low"].min(), distributions["bin_high"].max()
+    assert isinstance(lowest, (int, float)) and isinstance(highest, (int, float))  # bins of a non-empty frame
+    low = float(lowest)
+    high = float(highest) + 1.0
     for index, (period, distribution) in enumerate(groups):
         axes = grid[index // columns][index % columns]
         axes.grid(True, alpha=0.3)

@@ -112,7 +112,9 @@ def accuracy_comparison_markdown(comparison: pl.DataFrame) -> str:
 
 
 def leaderboard_markdown(table: pl.DataFrame) -> str:
-    """The evaluation leaderboard for the Dagster UI: rank, scenario, the metrics (lower is better) and the games scored."""
+    """The evaluation leaderboard for the Dagster UI: rank, scenario, the metrics (lower is better) and the games
+    scored.
+    """
     columns = ["deviance_log10", "bdev", "player_month_rmse", "mean_abs_error"]
     rows = [
         [

@@ -1,4 +1,5 @@
-"""One player from a store: rating history under every scenario, a month's calculation as FIDE shows it, performance ratings.
+"""One player from a store: rating history under every scenario, a month's calculation as FIDE shows it, performance
+ratings.
 
 The calculation repeats the engine's arithmetic on the stored `rated_games`: per game the change is
 K x (score - expected) x weight, K being the list's `k_used` (K after the K x n cap); the period's
@@ -63,7 +64,9 @@ def _months(store: ObjectStore, scenario: str) -> list[str]:
 
 
 def rating_history(store: ObjectStore, player_id: int, scenarios: list[str]) -> pl.DataFrame:
-    """scenario, month, rating, change, k_used, games of the player on every stored list (only that player's rows are read)."""
+    """scenario, month, rating, change, k_used, games of the player on every stored list (only that player's rows are
+    read).
+    """
     scans = [
         store.scan_parquet(ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month))
         .filter(pl.col("player_id") == player_id)
@@ -129,9 +132,10 @@ def player_report(
     own = rows.filter(pl.col("scenario") == scenario)
     if month is None:
         played = own.filter(pl.col("games") > 0)
-        month = (played if played.height else own)["month"].max() if own.height else None
-        if month is None:
+        latest = (played if played.height else own)["month"].max() if own.height else None
+        if not isinstance(latest, str):  # a "YYYY-MM" text column: None when the player has no row
             raise PlayerReportError(f"player {player_id} is on no {scenario} rating list")
+        month = latest
     elif not store.exists(ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month)):
         raise PlayerReportError(f"no {scenario} rating list for {month} in the store")
     list_rows = own.filter(pl.col("month") == month)
@@ -273,7 +277,8 @@ def _summary_lines(report: PlayerReport) -> list[str]:
         agrees = "equal to" if report.rounded_change == row["change"] else "NOT equal to"
         lines.append(
             f"Total change: K x sum of (score - expected) x weight = {report.total_change:+.2f}, "
-            f"rounded once (0.5 away from zero) {report.rounded_change:+d}, {agrees} the list's change {_signed(row['change'])}."
+            f"rounded once (0.5 away from zero) {report.rounded_change:+d}, {agrees} the list's change "
+            f"{_signed(row['change'])}."
         )
     return lines
 
@@ -297,19 +302,23 @@ def render_text(report: PlayerReport) -> str:
     out = [title, "", f"Rating history (the list after each month's games; games: rated games under {report.scenario})"]
     columns = ["month", *report.scenarios, "games"]
     widths = [max(7, len(c)) for c in columns]
-    out.append("  ".join(f"{c:>{w}}" for c, w in zip(columns, widths)))
+    out.append("  ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
     for row in report.history.iter_rows(named=True):
-        out.append("  ".join(f"{_fmt(row[c]):>{w}}" for c, w in zip(columns, widths)))
+        out.append("  ".join(f"{_fmt(row[c]):>{w}}" for c, w in zip(columns, widths, strict=True)))
     out += ["", f"Calculation for {report.month} under {report.scenario}", *_summary_lines(report), ""]
     events = [escape_text(str(e)) for e in report.games["event_id"].to_list()] + [
         escape_text(str(e or "")) for e in report.performance["event_id"].to_list()
     ]
     ew = min(40, max([len("(whole month)"), *map(len, events)]))
-    header = f"{'event':<{ew}} {'opp id':>16}  {'opponent':<26} {'Ro':>5} {'opp':>5} {'res':>3} {'exp':>5} {'w':>4} {'change':>7}"
+    header = (
+        f"{'event':<{ew}} {'opp id':>16}  {'opponent':<26} {'Ro':>5} {'opp':>5} {'res':>3} {'exp':>5} {'w':>4} "
+        f"{'change':>7}"
+    )
     out.append(header)
     for g in report.games.iter_rows(named=True):
         out.append(
-            f"{escape_text(str(g['event_id']))[:ew]:<{ew}} {g['opponent_id']:>16}  {escape_text(g['opponent_name'] or '')[:26]:<26} "
+            f"{escape_text(str(g['event_id']))[:ew]:<{ew}} {g['opponent_id']:>16}  "
+            f"{escape_text(g['opponent_name'] or '')[:26]:<26} "
             f"{_fmt(g['own_rating']):>5} {_fmt(g['opponent_rating']):>5} {_result(g['score']):>3} "
             f"{_fmt(g['expected'], '.2f'):>5} {_fmt(g['weight'], '.2f'):>4} {_signed(g['change'], 2):>7}"
         )
@@ -332,7 +341,10 @@ def render_html(report: PlayerReport) -> str:
 
     title = f"Player {report.player_id}" + (f" {report.name}" if report.name else "")
     png = plot_rating_history(report.history, report.scenarios, title=f"Rating history of {report.player_id}")
-    chart = f'<img alt="Rating history, one line per scenario" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+    chart = (
+        '<img alt="Rating history, one line per scenario" '
+        f'src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+    )
     # Ids and ratings as text: the table would print numbers with thousands separators.
     games = report.games.select(
         "event_id",
@@ -350,7 +362,10 @@ def render_html(report: PlayerReport) -> str:
     body = "\n".join(
         [
             f"<h1>{escape(title)}</h1>",
-            f'<p class="meta">Scenarios: {escape(", ".join(report.scenarios))}. Calculation: {escape(report.month)} under {escape(report.scenario)}.</p>',
+            (
+                f'<p class="meta">Scenarios: {escape(", ".join(report.scenarios))}. Calculation: '
+                f"{escape(report.month)} under {escape(report.scenario)}.</p>"
+            ),
             "<h2>Rating history</h2>",
             chart,
             frame_table_html(

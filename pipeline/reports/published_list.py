@@ -1,4 +1,6 @@
-"""The published rating list of a month: the list with the registry's names, as CSV, FIDE TXT and a searchable HTML page."""
+"""The published rating list of a month: the list with the registry's names, as CSV, FIDE TXT and a searchable HTML
+page.
+"""
 
 from __future__ import annotations
 
@@ -151,14 +153,16 @@ PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>
-body {{ font: 14px/1.4 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif; color: #222; margin: 16px 24px; }}
+body {{ font: 14px/1.4 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif; color: #222;
+       margin: 16px 24px; }}
 h1 {{ font-size: 20px; margin: 0 0 4px; }}
 p.meta {{ color: #444; margin: 0 0 10px; }}
 .bar {{ display: flex; gap: 16px; align-items: center; margin-bottom: 8px; }}
 #search {{ font: inherit; padding: 4px 8px; width: 320px; }}
 #viewport {{ height: calc(100vh - 170px); min-height: 240px; overflow-y: auto; border: 1px solid #d0d0d0; }}
 table {{ border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1000px; }}
-th, td {{ padding: 0 8px; height: 24px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; border-bottom: 1px solid #eee; }}
+th, td {{ padding: 0 8px; height: 24px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+         border-bottom: 1px solid #eee; }}
 thead th {{ position: sticky; top: 0; background: #f2f2f2; font-weight: 600; text-align: left; cursor: pointer;
            user-select: none; border-bottom: 1px solid #ccc; z-index: 1; }}
 thead th[aria-sort="ascending"]::after {{ content: " \\25B2"; }}
@@ -172,7 +176,8 @@ tbody tr:nth-child(even) td {{ background: #fafafa; }}
 <h1>{title}</h1>
 <p class="meta">{summary}</p>
 <div class="bar">
-<input id="search" type="search" placeholder="Search a name or a FIDE id" aria-label="Search a name or a FIDE id" autocomplete="off">
+<input id="search" type="search" placeholder="Search a name or a FIDE id" aria-label="Search a name or a FIDE id"
+       autocomplete="off">
 <span id="status" role="status"></span>
 <span>Download: {files}</span>
 </div>

@@ -236,7 +236,8 @@ def common_games_accuracy(store: ObjectStore, scenario_keys: Mapping[str, str], 
 def write_accuracy_comparison(
     store: ObjectStore, monthly: pl.DataFrame, baseline: str | None, scenario_keys: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
-    """The scenarios' accuracy side by side under reports/all-scenarios/ (data, monthly chart, page); returns the comparison.
+    """The scenarios' accuracy side by side under reports/all-scenarios/ (data, monthly chart, page); returns the
+    comparison.
 
     With `scenario_keys` (name -> key of each scenario in `monthly`) the comparison is computed on
     the games every scenario rated (read from their rated_games); `monthly` (each scenario on its own
@@ -254,7 +255,7 @@ def write_accuracy_comparison(
     predicted = sorted(common.filter(pl.col("games") > 0)["month"].unique().to_list()) or months
     span = year_span(predicted)
     page = report_path(CROSS_SCENARIO, "accuracy-comparison", span, "html")
-    files = {
+    files: dict[str, bytes | str | pl.DataFrame] = {
         report_path(CROSS_SCENARIO, "accuracy-comparison", span, "parquet"): comparison,
         report_path(CROSS_SCENARIO, "accuracy", span, "parquet"): common,
         report_path(CROSS_SCENARIO, "accuracy", span, "png"): plot_accuracy(

@@ -1,4 +1,5 @@
-"""Rating systems beside FIDE's Elo behind one interface: previous state + a period's games -> new state and expectations.
+"""Rating systems beside FIDE's Elo behind one interface: previous state + a period's games -> new state and
+expectations.
 
 A system is one module of this package defining `SYSTEM`, a `RatingSystem`: its parameter model,
 the state columns it keeps, a new player's initial values, its expectancy (White's predicted score)
@@ -19,13 +20,16 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from schemas.system_state import SystemState
 from schemas.util import polars_schema
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 #: system name -> module defining SYSTEM.
 REGISTRY: dict[str, str] = {
@@ -39,7 +43,7 @@ REGISTRY: dict[str, str] = {
 ALIASES: dict[str, str] = {"steph": "stephenson", "glicko-2": "glicko2", "glicko1": "glicko"}
 
 STATE_SCHEMA: dict[str, pl.DataType] = dict(polars_schema(SystemState))
-GAME_SCHEMA: dict[str, pl.DataType] = {
+GAME_SCHEMA: dict[str, PolarsDataType] = {
     "white_id": pl.Int64,
     "black_id": pl.Int64,
     "white_score": pl.Float64,
@@ -58,8 +62,12 @@ class SystemParams(BaseModel):
     white_advantage: float = 0.0
 
 
+#: A system's parameter model: its `initial`, `expected` and `update` take that model, not the base.
+P = TypeVar("P", bound=SystemParams)
+
+
 @dataclass(frozen=True)
-class RatingSystem:
+class RatingSystem(Generic[P]):
     """One rating system: what it keeps per player, how it predicts a game, how it rates a period.
 
     - `initial(params)`: a new player's values of `state_columns` (before any game).
@@ -77,12 +85,12 @@ class RatingSystem:
     name: str
     description: str
     source: str
-    params: type[SystemParams]
+    params: type[P]
     state_columns: tuple[str, ...]
-    initial: Callable[[SystemParams], dict[str, float | int | None]]
-    expected: Callable[[SystemParams], pl.Expr]
-    update: Callable[[pl.DataFrame, pl.DataFrame, SystemParams, int], pl.DataFrame]
-    extra_state: Mapping[str, pl.DataType] = field(default_factory=dict)
+    initial: Callable[[P], dict[str, float | int | None]]
+    expected: Callable[[P], pl.Expr]
+    update: Callable[[pl.DataFrame, pl.DataFrame, P, int], pl.DataFrame]
+    extra_state: Mapping[str, PolarsDataType] = field(default_factory=dict)
     #: The Pandera model of the stored state (`<scenario>/system_state`): SystemState, or one adding `extra_state`.
     state_model: type = SystemState
     #: The invariants a scenario's checks may hold this system to. Every system here predicts with a
@@ -91,8 +99,8 @@ class RatingSystem:
     #: games played), so no FIDE-style conservation is declared.
     invariants: frozenset[str] = frozenset({"zero_sum_expectation"})
 
-    def state_schema(self) -> dict[str, pl.DataType]:
-        return {**STATE_SCHEMA, **self.extra_state}
+    def state_schema(self) -> pl.Schema:
+        return pl.Schema({**STATE_SCHEMA, **self.extra_state})
 
 
 class PeriodResult(NamedTuple):

@@ -39,7 +39,9 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: EloParams, perio
 
 SYSTEM = RatingSystem(
     name="elo",
-    description="Elo: logistic expectancy (scale 400), constant K (27, PlayerRatings' default), optional White advantage",
+    description=(
+        "Elo: logistic expectancy (scale 400), constant K (27, PlayerRatings' default), optional White advantage"
+    ),
     source="Elo, The Rating of Chessplayers (1978) 8.4; PlayerRatings elo() (Stephenson & Sonas)",
     params=EloParams,
     state_columns=("rating",),

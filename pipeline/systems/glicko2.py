@@ -22,7 +22,9 @@ class Glicko2Params(SystemParams):
     tau: float = Field(
         0.5,
         gt=0,
-        description="Step 1: system constant constraining volatility change ('reasonable choices are between 0.3 and 1.2')",
+        description=(
+            "Step 1: system constant constraining volatility change ('reasonable choices are between 0.3 and 1.2')"
+        ),
     )
     rd_max: float = Field(
         350.0, gt=0, description="ceiling of the RD (Glicko's 350; the volatility is bounded by rd_max/173.7178 too)"
@@ -138,8 +140,14 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: Glicko2Params, p
 
 SYSTEM = RatingSystem(
     name="glicko2",
-    description="Glicko-2: rating, RD and volatility (tau), RD growing by sigma^2 per idle period; games of a period simultaneous",
-    source="Glickman (2001), J. Applied Statistics 28, 673-689; 'Example of the Glicko-2 system' (PlayerRatings inst/doc/glicko2.pdf)",
+    description=(
+        "Glicko-2: rating, RD and volatility (tau), RD growing by sigma^2 per idle period; games of a period "
+        "simultaneous"
+    ),
+    source=(
+        "Glickman (2001), J. Applied Statistics 28, 673-689; 'Example of the Glicko-2 system' (PlayerRatings "
+        "inst/doc/glicko2.pdf)"
+    ),
     params=Glicko2Params,
     state_columns=("rating", "deviation", "volatility"),
     initial=lambda params: {

@@ -1,4 +1,6 @@
-"""Stephenson (Kaggle 2011 FIDE-prize winner as PlayerRatings' steph()): Glicko plus per-game RD growth, a bonus and a pull to the opponents."""
+"""Stephenson (Kaggle 2011 FIDE-prize winner as PlayerRatings' steph()): Glicko plus per-game RD growth, a bonus and a
+pull to the opponents.
+"""
 
 from __future__ import annotations
 
@@ -80,8 +82,14 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: StephensonParams
 
 SYSTEM = RatingSystem(
     name="stephenson",
-    description="Stephenson: Glicko with per-game deviation growth (hval), per-game bonus (bval) and a pull toward the opponents (lambda)",
-    source="A. Stephenson, 'Comparing predictive performance of chess ratings with the PlayerRatings package' (2012), appendix; PlayerRatings steph()",
+    description=(
+        "Stephenson: Glicko with per-game deviation growth (hval), per-game bonus (bval) and a pull toward the "
+        "opponents (lambda)"
+    ),
+    source=(
+        "A. Stephenson, 'Comparing predictive performance of chess ratings with the PlayerRatings package' "
+        "(2012), appendix; PlayerRatings steph()"
+    ),
     params=StephensonParams,
     state_columns=("rating", "deviation"),
     initial=lambda params: {"rating": params.init_rating, "deviation": params.init_rd},

@@ -32,7 +32,9 @@ def absolute_floor(wins: pl.Expr, draws: pl.Expr, events_3plus: pl.Expr) -> pl.E
 
 
 def peak_floor(peak: pl.Expr) -> pl.Expr:
-    """US Chess rulebook ch. 8 s. 5: peak rating minus 200, rounded down to a 100, from 1200 to 2100 (none below a 1400 peak)."""
+    """US Chess rulebook ch. 8 s. 5: peak rating minus 200, rounded down to a 100, from 1200 to 2100 (none below a 1400
+    peak).
+    """
     floor = ((peak - 200.0) / 100.0).floor() * 100.0
     return pl.when(floor >= 1200.0).then(pl.min_horizontal(floor, pl.lit(2100.0)))
 
@@ -93,7 +95,9 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: UscfParams, peri
 
 SYSTEM = RatingSystem(
     name="uscf",
-    description="uscf: logistic/400, K = 800/(N' + m) with USCF's effective games, absolute and peak-rating floors (simplified)",
+    description=(
+        "uscf: logistic/400, K = 800/(N' + m) with USCF's effective games, absolute and peak-rating floors (simplified)"
+    ),
     source="Glickman, 'The US Chess Rating system' (2004), Steps 2 and 4; US Chess rulebook ch. 8 s. 5",
     params=UscfParams,
     state_columns=("rating", "peak", "events_3plus"),
