@@ -232,5 +232,5 @@ def run_store(
         "store": where,
         "dagster_home": home,
     }
-    print(closing_lines(summary, scenarios, title, root), file=out, flush=True)
+    print(closing_lines(summary, scenarios, title), file=out, flush=True)
     return summary

@@ -97,7 +97,7 @@ def run_outcome(store: ObjectStore, months: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str, root: str) -> str:
+def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str) -> str:
     """The summary a person reads at the end of a run: what was rated, what was not and why, where it is."""
     where, first, last = summary["store"], summary["first_month"], summary["last_month"]
     if not summary["run_succeeded"]:
@@ -152,7 +152,6 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             f"{where}/<scenario>/<table>/<YYYY-MM>.parquet"
         ),
         f"  reports: {where}/reports/index.html",
-        f"  UI: DAGSTER_HOME={summary['dagster_home']} RATINGS_STORE={root} RATINGS_FIRST_MONTH={first} "
-        f"RATINGS_LAST_MONTH={last} dagster dev --host 127.0.0.1 -m assets.definitions",
+        f"  UI: ratings ui --store {where} --dagster-home {summary['dagster_home']} (then http://127.0.0.1:3000)",
     ]
     return "\n".join(lines)
