@@ -164,7 +164,9 @@ def _dump_report(data: bytes, path: str, fmt: str) -> FileReport:
     month = _own_month(raw)
     raw = raw.with_columns(pl.lit(month).alias("month"))
     games, quarantine = split_games(raw, empty_frame(Players), month, check_month=False)
-    problems = quarantine.filter(pl.col("reason") == "unparseable").sort("source_line").head(MAX_PROBLEMS)
+    # A line can hold several records (a TRF player line: one per round): the text breaks the tie, so
+    # the listing is the same on every run.
+    problems = quarantine.filter(pl.col("reason") == "unparseable").sort("source_line", "detail").head(MAX_PROBLEMS)
     return FileReport(
         path,
         fmt,

@@ -39,9 +39,9 @@ PROBLEMS = {
         "line 8: starting rank '2e9' (columns 5-8) is not a positive number",
     ],
     "trf_float_ids.trf": [
+        "line 5: FIDE id (columns 58-68) '4.600003e6' is not a number (an id is written in digits only)",
         "line 5: FIDE id (columns 58-68) '4.600003e6' is not a number (an id is written in digits only); "
         "FIDE id (columns 58-68) '-1002' is not a number (an id is written in digits only)",
-        "line 5: FIDE id (columns 58-68) '4.600003e6' is not a number (an id is written in digits only)",
         "line 6: FIDE id (columns 58-68) '-1002' is not a number (an id is written in digits only)",
     ],
     "trf_trailing_text.trf": [  # no phantom round 3: no byes for the other players
