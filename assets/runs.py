@@ -22,13 +22,12 @@ from assets.definitions import ALL_MONTHS_JOB, build_defs
 from assets.io_manager import table_key
 from assets.ratings import rating_list_key
 from pipeline.generator import DEFAULT_DEMO, generate
-from pipeline.landing import month_fingerprints
+from pipeline.landing import LandingEntry, inventory, landing_versions, months_held
 from pipeline.months import month_range, parse_month
 from pipeline.run_report import (
     LANDING_ZONE_HELP,
     StoreError,
     closing_lines,
-    landing_zone_months,
     may_generate,
     run_outcome,
 )
@@ -71,13 +70,15 @@ def heal_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
     return healed
 
 
-def observe_landing_zone(instance: dg.DagsterInstance, store: ObjectStore, months: Sequence[str]) -> None:
+def observe_landing_zone(
+    instance: dg.DagsterInstance, store: ObjectStore, entries: list[LandingEntry], months: Sequence[str]
+) -> None:
     """Record the landing zone's data version of each month of the run, as observing `landing_zone` in the UI does.
 
     An observable source asset is not executed by a job run; without this the UI would say
     "Never observed" and could not tell which months' dumps changed after the run.
     """
-    fingerprints = month_fingerprints(store)
+    fingerprints = landing_versions(store, entries).dumps
     for month in months:
         instance.report_runless_asset_event(
             dg.AssetObservation(
@@ -155,7 +156,9 @@ def run_store(
     where = redact_url(store.url())
     if not store.exists("raw"):
         raise StoreError(f"{where} has no landing zone (no raw/ folder).\n{LANDING_ZONE_HELP}")
-    held = landing_zone_months(store, include_players=False)
+    # One listing of the landing zone serves the months, the observations and the closing summary.
+    entries = inventory(store)
+    held = months_held(entries)
     for month in (first_month, last_month):
         if month is not None:
             parse_month(month)
@@ -188,7 +191,7 @@ def run_store(
             removed = store.remove_orphaned_temp_files()
             if removed:
                 print(f"Removed {removed} temporary file(s) left by interrupted writes", file=out, flush=True)
-            observe_landing_zone(instance, store, months)
+            observe_landing_zone(instance, store, entries, months)
             logging.getLogger("dagster").setLevel(logging.WARNING)
             # The named job, not an ad-hoc selection: the run shows under `all_months` in the UI and
             # can be re-executed from there.
@@ -208,7 +211,7 @@ def run_store(
         for event in result.all_events
         if event.event_type_value == "STEP_FAILURE"
     }
-    outcome = run_outcome(store, months)
+    outcome = run_outcome(store, months, entries)
     rated: dict[str, int] = {}
     for name, scenario in scenarios.items():
         final_key = table_key(rating_list_key(scenario).path, last)

@@ -218,11 +218,14 @@ class LandingVersions:
         return {month: _digest(lines) for month, lines in sorted(parts.items())}
 
 
-def landing_versions(store: ObjectStore) -> LandingVersions:
-    """The digests of every month's entries and registry files (keys, sizes and etags/mtimes), from one listing."""
+def landing_versions(store: ObjectStore, entries: list[LandingEntry] | None = None) -> LandingVersions:
+    """The digests of every month's entries and registry files (keys, sizes and etags/mtimes), from one listing.
+
+    `entries`: the store's inventory when the caller already listed it.
+    """
     dumps: dict[str, list[str]] = {}
     registry: dict[str, list[str]] = {}
-    for entry in inventory(store):
+    for entry in inventory(store) if entries is None else entries:
         if entry.month is not None:
             (registry if entry.kind == REGISTRY else dumps).setdefault(entry.month, []).append(
                 f"{entry.key}\t{entry.stamp}"
@@ -231,15 +234,6 @@ def landing_versions(store: ObjectStore) -> LandingVersions:
         {month: _digest(lines) for month, lines in sorted(dumps.items())},
         {month: _digest(lines) for month, lines in sorted(registry.items())},
     )
-
-
-def month_fingerprints(store: ObjectStore) -> dict[str, str]:
-    """Month -> the data version of its raw_games (landing_versions(store).dumps): the registry does not change it.
-
-    A new, replaced or removed dump changes the month's version, so Dagster can tell which months'
-    downstream tables are stale after a late correction.
-    """
-    return landing_versions(store).dumps
 
 
 def landing_month(key: str, first_month: str) -> str | None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.invariants import mostly_quarantined, stored_rows
-from pipeline.landing import REGISTRY, inventory, months_held, unplaced
+from pipeline.invariants import mostly_quarantined, read_month, stored_rows
+from pipeline.landing import LandingEntry, unplaced
 from pipeline.storage import DEFAULT_ROOT, ObjectStore, redact_url
 from pipeline.text import escape_text
 
@@ -26,15 +26,6 @@ See the README, "Rating your own federation's files"."""
 
 class StoreError(ValueError):
     """The store cannot be rated or generated into as asked; printed as one line, without a traceback."""
-
-
-def landing_zone_months(store: ObjectStore, include_players: bool = True) -> list[str]:
-    """Months holding dumps (or entries quarantined there), plus the registry's months unless include_players=False."""
-    entries = inventory(store)
-    months = set(months_held(entries))
-    if include_players:
-        months.update(entry.month for entry in entries if entry.kind == REGISTRY and entry.month is not None)
-    return sorted(months)
 
 
 def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
@@ -61,27 +52,19 @@ def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
     )
 
 
-def run_outcome(store: ObjectStore, months: Sequence[str]) -> dict[str, Any]:
+def _stored(store: ObjectStore, table: str, months: Sequence[str], schema: pl.Schema) -> pl.DataFrame:
+    """The `schema` columns of a table's stored months as one frame (empty, with those columns, when none is stored)."""
+    frames = [frame for month in months if (frame := read_month(store, [table], month, list(schema))) is not None]
+    return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+
+
+def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[LandingEntry]) -> dict[str, Any]:
     """What the stored tables of `months` say: games, quarantine by reason and file, mostly-quarantined months,
     identities.
     """
     games = sum(stored_rows(store, "games", month) or 0 for month in months)
-    quarantine = [
-        store.read_parquet(ObjectStore.table_key("quarantine", m), columns=["reason", "source_file"])
-        for m in months
-        if store.exists(ObjectStore.table_key("quarantine", m))
-    ]
-    quarantine_frame = (
-        pl.concat(quarantine) if quarantine else pl.DataFrame(schema={"reason": pl.Utf8, "source_file": pl.Utf8})
-    )
-    identities = [
-        store.read_parquet(ObjectStore.table_key("identity", m), columns=["status", "records"])
-        for m in months
-        if store.exists(ObjectStore.table_key("identity", m))
-    ]
-    identity_frame = (
-        pl.concat(identities) if identities else pl.DataFrame(schema={"status": pl.Utf8, "records": pl.UInt32})
-    )
+    quarantine_frame = _stored(store, "quarantine", months, pl.Schema({"reason": pl.Utf8, "source_file": pl.Utf8}))
+    identity_frame = _stored(store, "identity", months, pl.Schema({"status": pl.Utf8, "records": pl.UInt32}))
 
     def counted(frame: pl.DataFrame, column: str) -> dict[str, int]:
         return dict(frame.group_by(column).len().sort("len", column, descending=[True, False]).iter_rows())
@@ -93,7 +76,7 @@ def run_outcome(store: ObjectStore, months: Sequence[str]) -> dict[str, Any]:
         "quarantined_by_file": counted(quarantine_frame, "source_file"),
         "mostly_quarantined_months": mostly_quarantined(store, months),
         "players_by_identity": dict(identity_frame.group_by("status").len().sort("status").iter_rows()),
-        "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(inventory(store))],
+        "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(entries)],
     }
 
 
