@@ -1,6 +1,7 @@
 """Validate stage: split each month's raw records into rated-game candidates (games) and quarantine."""
 
 import dagster as dg
+import pandera.polars as pa
 import polars as pl
 
 from assets import progress
@@ -47,6 +48,18 @@ UNDATED_WINDOW_MONTHS = 12
 MAX_FILES_LISTED = 20  # the by_file table of a month's quarantine metadata
 
 
+def _validated_table(description: str, model: type[pa.DataFrameModel]) -> dg.AssetOut:
+    """One output of the validate step: the attributes its three tables share, and the table's own model."""
+    return dg.AssetOut(
+        kinds=KINDS,
+        description=description,
+        metadata=static_metadata(model),
+        code_version=code_version("validate"),
+        owners=OWNERS,
+        tags={"stage": "validate"},
+    )
+
+
 def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
     @dg.multi_asset(
         name="validate_games",
@@ -55,30 +68,9 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"raw_games": dg.AssetIn("raw_games")},
         outs={
-            "games": dg.AssetOut(
-                kinds=KINDS,
-                description=GAMES_DESCRIPTION,
-                metadata=static_metadata(Games),
-                code_version=code_version("validate"),
-                owners=OWNERS,
-                tags={"stage": "validate"},
-            ),
-            "quarantine": dg.AssetOut(
-                kinds=KINDS,
-                description=QUARANTINE_DESCRIPTION,
-                metadata=static_metadata(Quarantine),
-                code_version=code_version("validate"),
-                owners=OWNERS,
-                tags={"stage": "validate"},
-            ),
-            "identity": dg.AssetOut(
-                kinds=KINDS,
-                description=IDENTITY_DESCRIPTION,
-                metadata=static_metadata(Identity),
-                code_version=code_version("validate"),
-                owners=OWNERS,
-                tags={"stage": "validate"},
-            ),
+            "games": _validated_table(GAMES_DESCRIPTION, Games),
+            "quarantine": _validated_table(QUARANTINE_DESCRIPTION, Quarantine),
+            "identity": _validated_table(IDENTITY_DESCRIPTION, Identity),
         },
     )
     def validate_games(
