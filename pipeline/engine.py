@@ -1,9 +1,14 @@
-"""Rating engine for one period: the previous list plus the month's games give the new list (Polars and NumPy,
-vectorised).
+"""Rating engine for one period: the previous list plus the month's games give the new list (NumPy on the players'
+positions, vectorised).
 
 Every rule is a function of pipeline/regulations.py, under its clause; the engine only composes them
 over a period: per game dR = score - PD, summed over the period, times K (reduced so that K x n <=
-the cap), rounded once, 0.5 away from zero; pools and first ratings for unrated players.
+the cap), rounded once, 0.5 away from zero; pools and first ratings for unrated players
+(pipeline/engine_unrated.py). The list's columns are read into NumPy arrays once and the next list
+is built from arrays (pipeline/engine_arrays.py); the rules run on arrays through their NumPy twins
+in pipeline/regulations.py, and through Polars where a rule needs players and events told apart
+(the 2022 once-per-event 400-point rule, rounding per event) or floating-point formulas other than
+table 8.1.2.
 """
 
 from __future__ import annotations
@@ -12,19 +17,29 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
+from pipeline.engine_arrays import (
+    Listed,
+    Strings,
+    bool_series,
+    bools,
+    inline_view,
+    number_series,
+    numbers,
+)
+from pipeline.engine_unrated import UnratedPeriod, UnratedSides, pending_column, unrated_period
 from pipeline.months import add_months, first_day, parse_month
 from pipeline.regulations import (
-    below_floor,
-    development_coefficient,
+    _below_floor_numpy,
+    _development_coefficient_numpy,
+    _expected_score_numpy,
+    _game_weight_numpy,
+    _k_from_previous_list_numpy,
+    _k_times_games_cap_numpy,
+    _rating_difference_numpy,
+    _round_half_away_numpy,
     events_matter,
-    expected_score,
-    game_weight,
-    initial_rating,
-    k_from_previous_list,
     k_ten_for_good,
-    k_times_games_cap,
     once_per_event_cap,
     rating_difference,
     round_half_away,
@@ -163,15 +178,19 @@ def _positions(ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
     if n == 0 or len(queries) == 0:
         return np.full(len(queries), -1, dtype=np.int64)
     low, span = int(ids[0]), int(ids[-1]) - int(ids[0]) + 1
-    if span <= 8 * n + 1024:
-        # Ids close together (a federation's block, a synthetic list): a direct table, one gather per query.
-        table = np.full(span, -1, dtype=np.int64)
-        table[ids - low] = np.arange(n)
-        offset = queries - low
-        inside = (offset >= 0) & (offset < span)
-        found = table[np.where(inside, offset, 0)]
-        return np.where(inside, found, -1)
-    return _hashed_positions(ids, queries)
+    if span > 8 * n + 1024:
+        return _hashed_positions(ids, queries)
+    # Ids close together (a federation's block, a synthetic list): a direct table, one gather per query; no table
+    # when the ids are consecutive (strictly increasing over a span of n: the row is the id's offset).
+    offset = queries - low
+    inside = (offset >= 0) & (offset < span)
+    every = bool(inside.all())
+    if span == n:
+        return offset if every else np.where(inside, offset, -1)
+    table = np.full(span, -1, dtype=np.int32 if n < 2**31 else np.int64)
+    table[ids - low] = np.arange(n, dtype=table.dtype)
+    found = table[offset if every else np.where(inside, offset, 0)].astype(np.int64)
+    return found if every else np.where(inside, found, -1)
 
 
 def _hash_slots(keys: np.ndarray, bits: int) -> np.ndarray:
@@ -218,180 +237,185 @@ def _in_id_order(rating_list: pl.DataFrame) -> pl.DataFrame:
     return rating_list if bool(np.all(ids[1:] > ids[:-1])) else rating_list.sort("player_id")
 
 
-def _with_newcomers(
-    listed: pl.DataFrame, side_ids: np.ndarray, players: pl.DataFrame | None
-) -> tuple[pl.DataFrame, np.ndarray]:
+def _with_newcomers(listed: Listed, side_ids: np.ndarray, players: pl.DataFrame | None) -> tuple[Listed, np.ndarray]:
     """(the list with this period's new players inserted in player_id order, the list row of each side)."""
-    ids = listed["player_id"].to_numpy()
+    ids = listed.ids
     side_pos = _positions(ids, side_ids)
     unknown = side_pos < 0
     if not unknown.any():
         return listed, side_pos
     new_ids = np.unique(side_ids[unknown])
-    newcomers = _newcomers(pl.DataFrame({"player_id": new_ids}), players)
+    newcomers = Listed.read(_newcomers(pl.DataFrame({"player_id": new_ids}), players))
     # A merge of two sorted id arrays: each old row moves down by the newcomers before it.
     old_to = np.arange(len(ids)) + np.searchsorted(new_ids, ids)
     new_to = np.searchsorted(ids, new_ids) + np.arange(len(new_ids))
     order = np.empty(len(ids) + len(new_ids), dtype=np.int64)
     order[old_to] = np.arange(len(ids))
     order[new_to] = len(ids) + np.arange(len(new_ids))
-    merged = pl.concat([listed, newcomers]).select(pl.all().gather(order))
     moved = np.empty_like(side_pos)
     moved[~unknown] = old_to[side_pos[~unknown]]
     moved[unknown] = new_to[np.searchsorted(new_ids, side_ids[unknown])]
-    return merged, moved
-
-
-def _scattered(base: pl.Series, positions: np.ndarray, values: pl.Series) -> pl.Series:
-    """`base` with `values` written at `positions`."""
-    if not len(positions):
-        return base
-    if base.dtype.is_nested():
-        # Series.scatter takes no nested values: the same as a gather from base followed by values
-        # (in one chunk: a gather of nested values across chunks costs about 1 µs a row).
-        source = np.arange(len(base))
-        source[positions] = len(base) + np.arange(len(positions))
-        return pl.concat([base, values.cast(base.dtype)], rechunk=True).gather(source)
-    out = base.clone()
-    out.scatter(positions, values.cast(base.dtype))
-    return out
+    return listed.merged(newcomers, order), moved
 
 
 # -- the period ---------------------------------------------------------------------------------
 
-
-def _annotated_games(games: pl.DataFrame, list_rating: pl.Series, rules: RuleSet) -> pl.DataFrame:
-    """The games with both players' list ratings (`list_rating`: white sides, then black), the ratings used and the
-    weight.
-    """
-    count = games.height
-    return games.with_columns(
-        white_list_rating=list_rating.slice(0, count), black_list_rating=list_rating.slice(count, count)
-    ).with_columns(
-        weight=game_weight(rules),
-        white_used=pl.coalesce("white_rating_used", "white_list_rating"),
-        black_used=pl.coalesce("black_rating_used", "black_list_rating"),
-    )
+# Polars divides a float column by a literal as a product with its reciprocal; the engine's arithmetic does the same,
+# so that every value is the one the relational engine computed, to the last bit.
+_HUNDREDTH = 1.0 / 100.0
 
 
-def _rated_player_games(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
-    """Rated players' counting games (own_rating, opponent_rating, score, weight) with D, the expected score and the
-    weighted change in hundredths.
-    """
-    rows = once_per_event_cap(rows.with_columns(d=rating_difference(rules)), rules)
-    return rows.with_columns(expected_h=expected_score(rules)).with_columns(
-        delta_h=(pl.col("score") * 100.0 - pl.col("expected_h")) * pl.col("weight")
-    )
+@dataclass
+class _Sides:
+    """The month's games seen from each side: white sides are rows 0..G-1, black sides G..2G-1, in game order."""
 
+    games: pl.DataFrame
+    position: np.ndarray  # the player's list row
+    player_rated: np.ndarray  # the player is rated on the list in force
+    own: np.ndarray  # rating used (the source's, else the list's), int32
+    opponent: np.ndarray
+    opponent_known: np.ndarray
+    white_used: tuple[np.ndarray, np.ndarray]  # (values, known) per game, for the per-game table
+    black_used: tuple[np.ndarray, np.ndarray]
+    score: np.ndarray
+    weight: np.ndarray  # per game
+    counts: np.ndarray  # against a rated opponent (§8.3.1), in a rated time control
 
-def _rating_changes(played: pl.DataFrame, rated_rows: pl.DataFrame, rules: RuleSet, year: int) -> pl.DataFrame:
-    """Rated players who played (with n and delta_h): k_used and change for the period (§8.3.3-8.3.4)."""
-    played = played.with_columns(
-        k_used=k_times_games_cap(k_from_previous_list(rules.k, year), pl.col("n"), rules).cast(pl.Int16)
-    )
-    if rules.rounding == "per-period":
-        return played.with_columns(
-            change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0)
+    @classmethod
+    def of(cls, games: pl.DataFrame, listed: Listed, side_pos: np.ndarray, rules: RuleSet) -> _Sides:
+        count = games.height
+        list_rating, list_rated = listed.rating[side_pos], listed.rated[side_pos]
+
+        def used(column: str, sides: slice) -> tuple[np.ndarray, np.ndarray]:
+            source, source_known = numbers(games[column])
+            if source_known is None:
+                return source.copy(), np.ones(count, dtype=bool)
+            if not source_known.any():
+                return list_rating[sides], list_rated[sides]
+            known = source_known | list_rated[sides]
+            return list_rating[sides] + source_known * (source - list_rating[sides]), known
+
+        white_used, black_used = (
+            used("white_rating_used", slice(0, count)),
+            used("black_rating_used", slice(count, None)),
         )
+        weight = _game_weight_numpy(rules, games)
+        white_score = games["white_score"].to_numpy()
+        opponent_known = np.concatenate([black_used[1], white_used[1]])
+        return cls(
+            games=games,
+            position=side_pos,
+            player_rated=list_rated,
+            own=np.concatenate([white_used[0], black_used[0]]),
+            opponent=np.concatenate([black_used[0], white_used[0]]),
+            opponent_known=opponent_known,
+            white_used=white_used,
+            black_used=black_used,
+            score=np.concatenate([white_score, 1.0 - white_score]),
+            weight=weight,
+            counts=np.tile(weight > 0, 2) & opponent_known,
+        )
+
+    def game_of(self, side: np.ndarray) -> np.ndarray:
+        return side - self.games.height * (side >= self.games.height)
+
+
+@dataclass
+class _RatedPeriod:
+    """Rated players' counting sides (in summation order) and the players who played (§8.3)."""
+
+    side: np.ndarray
+    expected_h: np.ndarray  # hundredths
+    played: np.ndarray  # list rows, increasing
+    games: np.ndarray  # n, int32
+    k_used: np.ndarray
+    change: np.ndarray
+    rating: np.ndarray  # after the change
+    delisted: np.ndarray
+    games_total: np.ndarray
+
+
+def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _RatedPeriod:
+    side = np.flatnonzero(sides.player_rated & sides.counts)
+    per_event: pl.DataFrame | None = None
+    if events_matter(rules):
+        # The once-per-event 400-point rule and rounding per event need each side's player and event.
+        game = sides.game_of(side)
+        rows = pl.DataFrame(
+            {
+                "side_row": side,
+                "player_id": listed.ids[sides.position[side]],
+                "event_id": sides.games["event_id"].gather(game),
+                "game_id": sides.games["game_id"].gather(game),
+                "own_rating": pl.Series(sides.own[side], dtype=pl.Int32),
+                "opponent_rating": pl.Series(sides.opponent[side], dtype=pl.Int32),
+            }
+        )
+        rows = once_per_event_cap(rows.with_columns(d=rating_difference(rules)), rules)
+        side, d = rows["side_row"].to_numpy(), rows["d"].to_numpy()
+        per_event = rows.select("event_id")
+    else:
+        d = _rating_difference_numpy(rules, sides.own[side], sides.opponent[side])
+    expected_h = _expected_score_numpy(rules, d, side < sides.games.height)
+    delta_h = (sides.score[side] * 100.0 - expected_h) * sides.weight[sides.game_of(side)]
+    position = sides.position[side]
+    games_n = np.bincount(position, minlength=listed.size)
+    delta = np.bincount(position, weights=delta_h, minlength=listed.size)
+    played = np.flatnonzero(games_n > 0)
+    n = games_n[played].astype(np.int32)
+    k_start = _k_from_previous_list_numpy(
+        rules.k,
+        year,
+        listed.k[played],
+        listed.k_known[played],
+        rating=listed.rating[played],
+        rated=listed.rated[played],
+        games_total=listed.games_total[played],
+        games_total_known=listed.games_total_known[played],
+        birth_year=listed.birth_year[played],
+        birth_year_known=listed.birth_year_known[played],
+        ever_2400=listed.ever_2400[played],
+    )
+    k_used = _k_times_games_cap_numpy(k_start, n, rules)
+    if rules.rounding == "per-period":
+        # x / 100.0 as Polars evaluates it (round_half_away's callers): times the reciprocal, bit for bit.
+        change = _round_half_away_numpy(k_used.astype(np.float64) * delta[played] * _HUNDREDTH)
+    else:
+        assert per_event is not None
+        change = _changes_rounded_per_event(per_event, position, delta_h, played, k_used)
+    updated = listed.rating[played] + change
+    delisted = _below_floor_numpy(updated, rules)
+    return _RatedPeriod(
+        side=side,
+        expected_h=expected_h,
+        played=played,
+        games=n,
+        k_used=k_used,
+        change=change,
+        rating=updated,
+        delisted=delisted,
+        games_total=listed.games_total[played] + n,
+    )
+
+
+def _changes_rounded_per_event(
+    events: pl.DataFrame, position: np.ndarray, delta_h: np.ndarray, played: np.ndarray, k_used: np.ndarray
+) -> np.ndarray:
+    """§8.3.4's one known exception: the change rounded per event, then summed (`events`: each side's event_id)."""
+    rows = events.with_columns(pos=pl.Series(position), delta_h=pl.Series(delta_h))
     per_event = (
-        rated_rows.group_by("pos", "event_id")
+        rows.group_by("pos", "event_id")
         .agg(delta_h=pl.col("delta_h").sum())
-        .join(played.select("pos", "k_used"), on="pos")
+        .join(pl.DataFrame({"pos": played, "k_used": pl.Series(k_used, dtype=pl.Int16)}), on="pos")
         .with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
         .group_by("pos")
         .agg(pl.col("change").sum().cast(pl.Int32))
     )
-    return played.join(per_event, on="pos", how="left", maintain_order="left")
-
-
-def _newcomer_results(rows: pl.DataFrame, previous: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
-    """The period's pooled results of unrated players (`rows`: their sides against rated opponents)."""
-    per_event = rows.group_by("player_id", "event_id").agg(
-        event_start=pl.col("event_start").min(),
-        games=pl.len().cast(pl.Int32),
-        points_x2=(pl.col("score") * 2).sum().cast(pl.Int32),
-        opponent_rating_sum=pl.col("opponent_rating").cast(pl.Int64).sum(),
-    )
-    if rules.initial.disregard_zero_first_event:
-        # §8.2.1: a zero score in the player's very first event is disregarded.
-        history = previous.select(
-            "player_id", debuted=pl.col("last_played").is_not_null() | (pl.col("pending_games") > 0)
-        )
-        per_event = (
-            per_event.join(history, on="player_id", how="left")
-            .sort(["player_id", "event_start", "event_id"])
-            .with_columns(first_event=pl.col("player_id").is_first_distinct())
-            .filter(~(pl.col("first_event") & ~pl.col("debuted").fill_null(False) & (pl.col("points_x2") == 0)))
-        )
-    played = rows.select("player_id").unique()
-    totals = per_event.group_by("player_id").agg(
-        pool_games=pl.col("games").sum(),
-        pool_points_x2=pl.col("points_x2").sum(),
-        pool_opp_sum=pl.col("opponent_rating_sum").sum(),
-    )
-    return played.join(totals, on="player_id", how="left").with_columns(
-        pl.col("pool_games").fill_null(0), pl.col("pool_points_x2").fill_null(0), pl.col("pool_opp_sum").fill_null(0)
-    )
-
-
-def _updated_pools(unrated: pl.DataFrame, month: str, window_start: str) -> pl.DataFrame:
-    """Unrated players' pools: entries of the last `pool_months` periods plus this period's, and their totals.
-
-    The pools are edited as one flat run of entries with each player's offsets (their Arrow layout):
-    a group_by of the entries back into lists, or Polars' list.eval over struct fields, cost several
-    times as much on a FIDE-sized pool.
-    """
-    count = unrated.height
-    stored = unrated["pending"].rechunk().to_arrow()
-    offsets = np.asarray(stored.offsets, dtype=np.int64)
-    earlier = pl.Series(stored.values.slice(offsets[0], offsets[-1] - offsets[0])).struct.unnest()
-    this_period = unrated.select(
-        pl.lit(month).alias("month"),
-        pl.col("pool_games").cast(pl.Int32).alias("games"),
-        pl.col("pool_points_x2").cast(pl.Int32).alias("points_x2"),
-        pl.col("pool_opp_sum").cast(pl.Int64).alias("opponent_rating_sum"),
-    )
-    entries = pl.concat([earlier.cast(pl.Schema(POOL_ENTRY.to_schema())), this_period])
-    owner = np.concatenate([np.repeat(np.arange(count), np.diff(offsets)), np.arange(count)])
-    # YYYY-MM strings sort like the months; entries without games go with the expired ones. A stable
-    # sort by player keeps each player's earlier entries (in calendar order) before this period's.
-    kept = (
-        entries.select((pl.col("month") >= window_start) & (pl.col("games") > 0))
-        .to_series()
-        .fill_null(False)
+    return (
+        pl.DataFrame({"pos": played})
+        .join(per_event, on="pos", how="left", maintain_order="left")["change"]
         .to_numpy()
-    )
-    order = np.flatnonzero(kept)
-    order = order[np.argsort(owner[order], kind="stable")]
-    entries, owner = entries.select(pl.all().gather(order)), owner[order]
-    sizes = np.bincount(owner, minlength=count)
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    pool = pl.Series(pa.LargeListArray.from_arrays(pa.array(starts, pa.int64()), entries.to_struct().to_arrow()))
-
-    def total(name: str) -> pl.Series:
-        return pl.Series(np.bincount(owner, weights=entries[name].to_numpy(), minlength=count).astype(np.int64))
-
-    # The first entry is the earliest when each pool is in calendar order (as the engine writes them);
-    # otherwise the earliest month is looked up.
-    months = entries["month"]
-    same_player = pl.Series(np.concatenate([[False], owner[1:] == owner[:-1]]))
-    if (same_player & (months < months.shift(1))).any():
-        since = pl.DataFrame({"owner": owner, "month": months}).group_by("owner").agg(pl.col("month").min())
-        pool_since = pl.repeat(None, count, dtype=pl.Utf8, eager=True).scatter(
-            since["owner"].to_numpy(), since["month"]
-        )
-    else:
-        pool_since = _scattered(
-            pl.repeat(None, count, dtype=pl.Utf8, eager=True),
-            np.flatnonzero(sizes),
-            months.gather(starts[:-1][sizes > 0]),
-        )
-    return unrated.with_columns(
-        pool=pool.cast(pl.List(POOL_ENTRY)),
-        n_pool=total("games"),
-        p2_pool=total("points_x2"),
-        os_pool=total("opponent_rating_sum"),
-        pool_since=pool_since,
+        .astype(np.int32)
     )
 
 
@@ -409,146 +433,120 @@ def rate_period(
     players holding a pool (which may expire) go through the rules, rated (§8.3) and unrated (§8.2)
     separately; everybody else only has the period's columns reset. The list stays in player_id
     order, so the players of the month are found by position, their results are summed per position
-    and written back at it; newcomers are merged in at their places.
+    and written back at it; newcomers are merged in at their places. The columns are NumPy arrays
+    meanwhile (pipeline/engine_arrays.py).
     """
+    year = parse_month(month)[0]
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
     prev = _in_id_order(k_ten_for_good(prev, rules.k))
     game_rows = normalize_games(games, month)
-    count = game_rows.height
     side_ids = np.concatenate([game_rows["white_id"].to_numpy(), game_rows["black_id"].to_numpy()])
-    listed, side_pos = _with_newcomers(prev, side_ids, players)
-    size = listed.height
+    listed, side_pos = _with_newcomers(Listed.read(prev), side_ids, players)
+    size = listed.size
+    sides = _Sides.of(game_rows, listed, side_pos, rules)
 
-    # Sides: white sides are rows 0..G-1, black sides G..2G-1, in game order (see _rated_games_table).
-    list_rating = listed["rating"].gather(side_pos)
-    annotated = _annotated_games(game_rows, list_rating, rules)
-    own_used = pl.concat([annotated["white_used"], annotated["black_used"]])
-    opponent_used = pl.concat([annotated["black_used"], annotated["white_used"]])
-    weight = np.tile(annotated["weight"].to_numpy(), 2)
-    white_score = game_rows["white_score"].to_numpy()
-    score = np.concatenate([white_score, 1.0 - white_score])
-    # A game counts for a player only against a rated opponent (§8.3.1) and in a rated time control.
-    counts = (weight > 0) & opponent_used.is_not_null().to_numpy()
-    player_rated = list_rating.is_not_null().to_numpy()
-    per_event = events_matter(rules)
-
-    def side_rows(side_row: np.ndarray, with_games: bool, **extra: pl.Series | np.ndarray) -> pl.DataFrame:
-        game = side_row % count if count else side_row
-        columns = {
-            "side_row": side_row,
-            "pos": side_pos[side_row],
-            "score": score[side_row],
-            "opponent_rating": opponent_used.gather(side_row),
-            **extra,
-        }
-        if with_games:
-            columns |= {
-                "player_id": side_ids[side_row],
-                "event_id": game_rows["event_id"].gather(game),
-                "game_id": game_rows["game_id"].gather(game),
-            }
-        return pl.DataFrame(columns)
-
-    # Rated players (§8.3): own_rating is the source's rating used, else the previous list's.
-    rated_side = np.flatnonzero(player_rated & counts)
-    rated_rows = _rated_player_games(
-        side_rows(
-            rated_side,
-            per_event,
-            own_rating=own_used.gather(rated_side),
-            is_white=rated_side < count,
-            weight=weight[rated_side],
-        ),
-        rules,
-    )
-    rated_pos = rated_rows["pos"].to_numpy()
-    games_n = np.bincount(rated_pos, minlength=size)
-    delta_h = np.bincount(rated_pos, weights=rated_rows["delta_h"].to_numpy(), minlength=size)
-    played_pos = np.flatnonzero(games_n)
-    played = listed.select(
-        pl.col("k", "rating", "games_total", "birth_year", "ever_2400").gather(played_pos)
-    ).with_columns(
-        pos=pl.Series(played_pos),
-        n=pl.Series(games_n[played_pos], dtype=pl.Int32),
-        delta_h=pl.Series(delta_h[played_pos]),
-    )
-    played = _rating_changes(played, rated_rows, rules, parse_month(month)[0])
-    updated = pl.col("rating") + pl.col("change")
-    played = played.with_columns(delisted=below_floor(updated, rules)).with_columns(
-        rating=pl.when(pl.col("delisted")).then(pl.lit(None, dtype=pl.Int32)).otherwise(updated),
-        games_total=pl.col("games_total") + pl.col("n"),
-    )
+    # Rated players (§8.3).
+    rated = _rated_period(sides, listed, rules, year)
 
     # Unrated players (§8.2): those in the games and those holding a pool, whose entries may expire.
     in_games = np.zeros(size, dtype=bool)
     in_games[side_pos] = True
-    rated_before = listed["rating"].is_not_null()
-    holds_pool = (listed["pending"].list.len() > 0) | (listed["pending_games"] > 0)
-    unrated_pos = np.flatnonzero(~rated_before.to_numpy() & (in_games | holds_pool.to_numpy()))
-    unrated_touched = listed.select(pl.all().gather(unrated_pos))
-    unrated_side = np.flatnonzero(~player_rated & counts)
-    event_start = game_rows["event_start"].gather(unrated_side % count if count else unrated_side)
-    pooled = _newcomer_results(side_rows(unrated_side, True, event_start=event_start), unrated_touched, rules)
-    unrated = _next_unrated(unrated_touched, pooled, rules, month)
-
-    # The new list: the period's columns reset for everybody, then the results written at their rows.
-    played = played.select("rating", "change", "k_used", pl.col("n").alias("games"), "games_total", "delisted")
-    unrated = unrated.select(
-        "rating", "games", "games_total", "newly_rated", "last_played", "pending_games", "pending_since", "pending"
+    holds_pool = (listed.pool_end > listed.pool_start) | (listed.pending_games > 0)
+    unrated_pos = np.flatnonzero(~listed.rated & (in_games | holds_pool))
+    unrated_side = np.flatnonzero(~sides.player_rated & sides.counts)
+    number = np.zeros(size, dtype=np.int64)  # each unrated player's number among them, by list row
+    number[unrated_pos] = np.arange(len(unrated_pos))
+    unrated = unrated_period(
+        listed,
+        unrated_pos,
+        UnratedSides(
+            owner=number[side_pos[unrated_side]],
+            points_x2=(sides.score[unrated_side] * 2).astype(np.int64),
+            opponent_rating=sides.opponent[unrated_side].astype(np.int64),
+            game=sides.game_of(unrated_side),
+            games=game_rows,
+        ),
+        rules,
+        month,
     )
+    new_list = _next_list(listed, rated, unrated_pos, unrated, rules, month)
+    return PeriodResult(rating_list=new_list, rated_games=_rated_games_table(sides, rated, month))
 
-    def column(name: str, base: pl.Series) -> pl.Series:
-        out = base.alias(name)
-        if name in played.columns:
-            out = _scattered(out, played_pos, played[name])
-        return _scattered(out, unrated_pos, unrated[name]) if name in unrated.columns else out
 
-    zeros = pl.Series(np.zeros(size, dtype=np.int32))
-    nobody = pl.Series(np.zeros(size, dtype=bool))
-    played_now = np.zeros(size, dtype=bool)
-    played_now[played_pos] = True
-    month_played = pl.select(
-        pl.when(pl.Series(played_now)).then(pl.lit(month)).otherwise(listed["last_played"])
-    ).to_series()
+def _next_list(
+    listed: Listed, rated: _RatedPeriod, unrated_pos: np.ndarray, unrated: UnratedPeriod, rules: RuleSet, month: str
+) -> pl.DataFrame:
+    """The new list: the period's columns reset for everybody, then the results written at their rows."""
+    size, played = listed.size, rated.played
+    rating, has_rating = listed.rating.copy(), listed.rated.copy()
+    rating[played], has_rating[played] = rated.rating * ~rated.delisted, ~rated.delisted
+    rating[unrated_pos], has_rating[unrated_pos] = unrated.rating, unrated.published
+    change, change_known = np.zeros(size, dtype=np.int32), listed.rated.copy()
+    change[played] = rated.change
+    k_used, k_used_known = np.zeros(size, dtype=np.int16), np.zeros(size, dtype=bool)
+    k_used[played], k_used_known[played] = rated.k_used, True
+    games = np.zeros(size, dtype=np.int32)
+    games[played], games[unrated_pos] = rated.games, unrated.games
+    games_total, games_total_known = listed.games_total.copy(), listed.games_total_known.copy()
+    games_total[played] = rated.games_total
+    before = listed.games_total[unrated_pos]
+    games_total[unrated_pos] = before + unrated.published * (unrated.games_total - before)
+    games_total_known[unrated_pos] |= unrated.published
+    delisted = np.zeros(size, dtype=bool)
+    delisted[played] = rated.delisted
+    newly_rated = np.zeros(size, dtype=bool)
+    newly_rated[unrated_pos] = unrated.published
+    ever_2400 = listed.ever_2400 | (has_rating & (rating >= 2400))
+
+    stored = listed.last_played
+    last_played = Strings(stored.views.copy(), stored.valid.copy(), stored.buffers)
+    now = np.concatenate([played, unrated_pos[unrated.played]])
+    last_played.views[now], last_played.valid[now] = inline_view(month), True
+    last_played_series = last_played.series("last_played")
+    last_active = add_months(month, -rules.inactive_after_months)  # 'YYYY-MM' strings sort like the months
+    long_ago = bools((last_played_series <= last_active).fill_null(False))[0]
+    inactive = (last_played.valid & long_ago) | (~last_played.valid & listed.inactive)
+
+    pending_games = listed.pending_games * ~listed.rated
+    pending_games[unrated_pos] = unrated.pending_games
+    pending_since = Strings.missing(size)
+    pending_since.buffers = unrated.pending_since.buffers
+    pending_since.views[unrated_pos] = unrated.pending_since.views
+    pending_since.valid[unrated_pos] = unrated.pending_since.valid
+
+    # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
+    k = _development_coefficient_numpy(
+        rules.k,
+        parse_month(add_months(month, 1))[0],
+        rating=rating,
+        rated=has_rating,
+        games_total=games_total,
+        games_total_known=games_total_known,
+        birth_year=listed.birth_year,
+        birth_year_known=listed.birth_year_known,
+        ever_2400=ever_2400,
+    )
     new_list = pl.DataFrame(
         [
-            listed["player_id"],
-            column("rating", listed["rating"]),
-            column("change", pl.select(pl.when(rated_before).then(pl.lit(0, dtype=pl.Int32))).to_series()),
-            listed["k"],
-            column("k_used", pl.repeat(None, size, dtype=pl.Int16, eager=True)),
-            column("games", zeros),
-            column("games_total", listed["games_total"]),
-            listed["inactive"],
-            column("delisted", nobody),
-            column("newly_rated", nobody),
-            listed["birth_year"],
-            listed["ever_2400"],
-            column("last_played", month_played),
-            column(
-                "pending_games",
-                pl.select(
-                    pl.when(rated_before).then(pl.lit(0, dtype=pl.Int32)).otherwise(listed["pending_games"])
-                ).to_series(),
-            ),
-            column("pending_since", pl.repeat(None, size, dtype=pl.Utf8, eager=True)),
-            column("pending", pl.repeat([], size, dtype=pl.List(POOL_ENTRY), eager=True)),
+            listed.id_series.alias("player_id"),
+            number_series("rating", rating, has_rating),
+            number_series("change", change, change_known),
+            number_series("k", k),
+            number_series("k_used", k_used, k_used_known),
+            number_series("games", games),
+            number_series("games_total", games_total, games_total_known),
+            bool_series("inactive", inactive),
+            bool_series("delisted", delisted),
+            bool_series("newly_rated", newly_rated),
+            listed.birth_series.alias("birth_year"),
+            bool_series("ever_2400", ever_2400),
+            last_played_series,
+            number_series("pending_games", pending_games),
+            pending_since.series("pending_since"),
+            pending_column(size, unrated_pos, unrated.pool_sizes, unrated.pool_entries),
         ]
     )
-
-    last_active = add_months(month, -rules.inactive_after_months)  # 'YYYY-MM' strings sort like the months
-    new_list = new_list.with_columns(
-        pl.when(pl.col("last_played").is_null())
-        .then(pl.col("inactive"))
-        .otherwise(pl.col("last_played") <= last_active)
-        .alias("inactive"),
-        (pl.col("ever_2400") | (pl.col("rating") >= 2400).fill_null(False)).alias("ever_2400"),
-    )
-    # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
-    new_list = new_list.with_columns(k=development_coefficient(rules.k, parse_month(add_months(month, 1))[0]))
-    return PeriodResult(
-        rating_list=conform(new_list, RatingList), rated_games=_rated_games_table(annotated, rated_rows, month)
-    )
+    return conform(new_list, RatingList)
 
 
 def _newcomers(ids: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
@@ -560,62 +558,36 @@ def _newcomers(ids: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
     return normalize_list(ids)
 
 
-def _next_unrated(unrated: pl.DataFrame, pooled: pl.DataFrame, rules: RuleSet, month: str) -> pl.DataFrame:
-    """Players unrated before the period: their pools, and a first rating once a pool is large enough (§8.2)."""
-    state = unrated.join(pooled, on="player_id", how="left", maintain_order="left").with_columns(
-        played=pl.col("pool_games").is_not_null(), pool_games=pl.col("pool_games").fill_null(0)
-    )
-    state = _updated_pools(state, month, add_months(month, 1 - rules.initial.pool_months))
-    state = state.with_columns(first_rating=initial_rating(rules))
-    published = pl.col("n_pool") >= rules.initial.min_games
-    published = published & ~below_floor(pl.col("first_rating"), rules)
-    state = state.with_columns(published=published)
-    keep_pool = ~pl.col("published")
-    return state.select(
-        "player_id",
-        pl.when(pl.col("published")).then(pl.col("first_rating")).alias("rating"),
-        pl.lit(None, dtype=pl.Int32).alias("change"),
-        "k",
-        pl.lit(None, dtype=pl.Int16).alias("k_used"),
-        pl.when(pl.col("published")).then(pl.col("n_pool")).otherwise(pl.col("pool_games")).alias("games"),
-        pl.when(pl.col("published")).then(pl.col("n_pool")).otherwise(pl.col("games_total")).alias("games_total"),
-        "inactive",
-        pl.lit(False).alias("delisted"),
-        pl.col("published").alias("newly_rated"),
-        "birth_year",
-        "ever_2400",
-        pl.when(pl.col("played")).then(pl.lit(month)).otherwise(pl.col("last_played")).alias("last_played"),
-        pl.when(keep_pool).then(pl.col("n_pool")).otherwise(0).alias("pending_games"),
-        pl.when(keep_pool).then(pl.col("pool_since")).alias("pending_since"),
-        pl.when(keep_pool).then(pl.col("pool")).otherwise(pl.lit([], dtype=pl.List(POOL_ENTRY))).alias("pending"),
-    ).pipe(conform, RatingList)
+# Columns the schema declares without missing values: a full list with one missing there goes through normalize_list.
+_NEVER_MISSING = ("player_id", "games", "inactive", "delisted", "newly_rated", "ever_2400", "pending_games", "pending")
 
 
 def _is_full_list(frame: pl.DataFrame) -> bool:
-    return dict(frame.schema) == dict(LIST_SCHEMA)
+    return dict(frame.schema) == dict(LIST_SCHEMA) and not any(frame[name].null_count() for name in _NEVER_MISSING)
 
 
-def _rated_games_table(annotated: pl.DataFrame, rated_rows: pl.DataFrame, month: str) -> pl.DataFrame:
+def _rated_games_table(sides: _Sides, rated: _RatedPeriod, month: str) -> pl.DataFrame:
     # Each counted side's expectation goes back to its side row: white sides first, then black, in game order.
-    games = annotated.height
-    expected = pl.repeat(None, 2 * games, dtype=pl.Float64, eager=True).scatter(
-        rated_rows["side_row"], rated_rows["expected_h"] / 100.0
-    )
-    table = annotated.with_columns(
-        white_expected=expected.slice(0, games), black_expected=expected.slice(games, games)
-    ).select(
-        "game_id",
-        pl.lit(month).alias("month"),
-        "event_id",
-        "white_id",
-        "black_id",
-        "white_score",
-        "time_control",
-        pl.col("white_used").alias("white_rating_used"),
-        pl.col("black_used").alias("black_rating_used"),
-        "white_expected",
-        "black_expected",
-        "weight",
+    games = sides.games
+    count = games.height
+    expected = np.zeros(2 * count, dtype=np.float64)
+    expected_known = np.zeros(2 * count, dtype=bool)
+    expected[rated.side], expected_known[rated.side] = rated.expected_h * _HUNDREDTH, True
+    table = pl.DataFrame(
+        [
+            games["game_id"],
+            Strings(np.tile(inline_view(month), count), np.ones(count, dtype=bool), []).series("month"),
+            games["event_id"],
+            games["white_id"],
+            games["black_id"],
+            games["white_score"],
+            games["time_control"],
+            number_series("white_rating_used", *sides.white_used),
+            number_series("black_rating_used", *sides.black_used),
+            number_series("white_expected", expected[:count], expected_known[:count]),
+            number_series("black_expected", expected[count:], expected_known[count:]),
+            number_series("weight", sides.weight),
+        ]
     )
     table = conform(table, RatedGames)
     game_ids = table["game_id"].to_numpy()

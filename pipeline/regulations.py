@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from pipeline.rules import KPolicy, RuleSet
@@ -43,6 +44,23 @@ def rating_difference(rules: RuleSet) -> pl.Expr:
     clipped = diff.clip(-cap, cap)
     if rules.cap_mode == "exempt-top":
         return pl.when(pl.col("own_rating") >= rules.cap_exempt_from).then(diff).otherwise(clipped)
+    return clipped
+
+
+# The engine works on NumPy arrays: a rule it applies there has a twin `_<rule>_numpy` beside it, under the same
+# clause, computing the same values to the last bit (tests/test_engine.py compares each twin with its rule on every
+# input row). The twins are the rule's implementation on arrays, not rules of their own: docs/regulations.md
+# documents the rule under its name.
+def _rating_difference_numpy(rules: RuleSet, own: np.ndarray, opponent: np.ndarray) -> np.ndarray:
+    """rating_difference on NumPy arrays (int32 ratings, none missing): the same D, int32, per game."""
+    diff = own - opponent
+    if rules.cap_mode == "off" or rules.cap_mode == "once-per-event":
+        return diff
+    cap = rules.cap_difference
+    assert cap is not None  # RuleSet requires cap_difference unless cap_mode is "off"
+    clipped = np.clip(diff, -cap, cap).astype(diff.dtype)
+    if rules.cap_mode == "exempt-top":
+        return clipped + (own >= rules.cap_exempt_from) * (diff - clipped)
     return clipped
 
 
@@ -130,6 +148,24 @@ def expected_score(rules: RuleSet) -> pl.Expr:
     return 100.0 * pl.when(pl.col("is_white")).then(white_expected).otherwise(1.0 - white_expected)
 
 
+def _expected_score_numpy(rules: RuleSet, d: np.ndarray, is_white: np.ndarray) -> np.ndarray:
+    """expected_score on NumPy arrays: hundredths (float64) from D (int32) and whether the player had White.
+
+    Table 8.1.2 is one gather from the literal table laid out for a signed D (_EXPECTED_BY_SIGNED_D); the other
+    expectancies evaluate expected_score itself (their floating-point formulas stay in one place).
+    """
+    if rules.expectancy == "fide-table":
+        return _EXPECTED_BY_SIGNED_D[np.clip(d, -PD_MAX_DIFFERENCE, PD_MAX_DIFFERENCE) + PD_MAX_DIFFERENCE]
+    frame = pl.DataFrame({"d": pl.Series(d, dtype=pl.Int32), "is_white": pl.Series(is_white, dtype=pl.Boolean)})
+    return frame.select(expected_score(rules)).to_series().to_numpy()
+
+
+#: Table 8.1.2 by signed D + PD_MAX_DIFFERENCE: 100 - PD for D < 0, PD from 0 (float hundredths, as expected_score).
+_EXPECTED_BY_SIGNED_D = np.concatenate(
+    [100.0 - PD_HIGHER_HUNDREDTHS[:0:-1].astype(np.float64), PD_HIGHER_HUNDREDTHS.astype(np.float64)]
+)
+
+
 # -- Sonas 2002: weights by time control -----------------------------------------------------------
 
 
@@ -150,6 +186,18 @@ def game_weight(rules: RuleSet) -> pl.Expr:
         chain = chain.when(minutes <= x1).then(y0 + (minutes - x0) * (y1 - y0) / (x1 - x0))
     by_minutes = chain.otherwise(pl.lit(points[-1][1]))
     return pl.when(minutes.is_not_null()).then(by_minutes).otherwise(by_class)
+
+
+def _game_weight_numpy(rules: RuleSet, games: pl.DataFrame) -> np.ndarray:
+    """game_weight per row of `games` as a float64 array: by class with one comparison per class, none per row."""
+    if rules.weights_by_minutes or not games.height:
+        return games.select(game_weight(rules).cast(pl.Float64)).to_series().to_numpy()
+    time_control = games["time_control"]
+    weight = np.zeros(games.height, dtype=np.float64)
+    for name, value in rules.weights.items():
+        # replace_strict's default: a class not in `weights` (or none) weighs 0; the classes are distinct.
+        weight[(time_control == name).fill_null(False).to_numpy()] = value
+    return weight
 
 
 # -- §8.3.3: the development coefficient K ----------------------------------------------------------
@@ -187,6 +235,36 @@ def development_coefficient(policy: KPolicy, year: int) -> pl.Expr:
     )
 
 
+def _development_coefficient_numpy(
+    policy: KPolicy,
+    year: int,
+    rating: np.ndarray,
+    rated: np.ndarray,
+    games_total: np.ndarray,
+    games_total_known: np.ndarray,
+    birth_year: np.ndarray,
+    birth_year_known: np.ndarray,
+    ever_2400: np.ndarray,
+) -> np.ndarray:
+    """development_coefficient on NumPy arrays (a missing value is a False mask beside its array): int16 K.
+
+    The tiers are taken in the same order (elite, junior, newcomer, standard); a choice is written as K + tier x
+    (K' - K), exact in int16 and without the branches of np.where.
+    """
+    if policy.kind == "constant":
+        return np.full(len(rating), policy.value, dtype=np.int16)
+    # An unknown games_total counts as established (development_coefficient).
+    newcomer = games_total_known & (games_total < policy.newcomer_until_games)
+    k = np.int16(policy.standard) + newcomer.astype(np.int16) * np.int16(policy.newcomer - policy.standard)
+    if policy.junior is not None:
+        last_junior_year = birth_year + np.int32(policy.junior_until_age)  # Int32, as the Polars expression
+        young = (year <= last_junior_year) if policy.junior_end_of_year else (year < last_junior_year)
+        young &= birth_year_known & (rating * rated < policy.junior_below)  # a missing rating counts as 0
+        k = k + young.astype(np.int16) * (np.int16(policy.junior) - k)
+    elite = ever_2400 | (rated & (rating >= policy.elite_from))
+    return k + elite.astype(np.int16) * (np.int16(policy.elite) - k)
+
+
 def _list_k_tells_elite(policy: KPolicy) -> bool:
     """Whether a list K equal to `policy.elite` can only mean the elite tier (no other tier has that K)."""
     if policy.kind == "constant":
@@ -222,6 +300,16 @@ def k_from_previous_list(policy: KPolicy, year: int) -> pl.Expr:
     return pl.coalesce(pl.col("k"), development_coefficient(policy, year))
 
 
+def _k_from_previous_list_numpy(
+    policy: KPolicy, year: int, k: np.ndarray, k_known: np.ndarray, **state: np.ndarray
+) -> np.ndarray:
+    """k_from_previous_list on NumPy arrays (`state`: the arrays of _development_coefficient_numpy): int16 K."""
+    own = _development_coefficient_numpy(policy, year, **state)
+    if policy.kind == "constant":
+        return own
+    return own + k_known.astype(np.int16) * (k.astype(np.int16) - own)
+
+
 def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Expr:
     """K x n cap: "If the number of games (n) ... multiplied by K exceeds 700, then K shall be the largest whole
     number such that K x n does not exceed 700" (§8.3.3, in force from 2017; `k_games_cap`).
@@ -230,6 +318,16 @@ def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Ex
         return k_start
     over = k_start.cast(pl.Int32) * games > rules.k_games_cap
     return pl.when(over).then(pl.lit(rules.k_games_cap) // games).otherwise(k_start)
+
+
+def _k_times_games_cap_numpy(k_start: np.ndarray, games: np.ndarray, rules: RuleSet) -> np.ndarray:
+    """k_times_games_cap on NumPy arrays (int16 K, int32 n > 0): the K used, int16."""
+    if rules.k_games_cap is None:
+        return k_start
+    over = np.flatnonzero(k_start.astype(np.int32) * games > rules.k_games_cap)
+    k = k_start.astype(np.int16)
+    k[over] = rules.k_games_cap // games[over]
+    return k
 
 
 # -- §8.3.4: rounding ------------------------------------------------------------------------------
@@ -242,6 +340,11 @@ def round_half_away(x: pl.Expr) -> pl.Expr:
     return (x.sign() * (x.abs() + 0.5).floor()).cast(pl.Int32)
 
 
+def _round_half_away_numpy(x: np.ndarray) -> np.ndarray:
+    """round_half_away on a float64 array: int32."""
+    return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(np.int32)
+
+
 # -- §7.1.4 and §7.2.1: the floor ----------------------------------------------------------------
 
 
@@ -251,6 +354,11 @@ def below_floor(rating: pl.Expr, rules: RuleSet) -> pl.Expr:
     2012-2024, 1200 from 2009, 1400 before; `floor: null` keeps every rating.
     """
     return (rating < rules.floor) if rules.floor is not None else pl.lit(False)
+
+
+def _below_floor_numpy(rating: np.ndarray, rules: RuleSet) -> np.ndarray:
+    """below_floor on an integer array (no rating missing)."""
+    return rating < rules.floor if rules.floor is not None else np.zeros(len(rating), dtype=bool)
 
 
 def has_floor(rules: RuleSet) -> bool:
@@ -291,3 +399,25 @@ def initial_rating(rules: RuleSet) -> pl.Expr:
     if initial.max_rating is not None:
         rating = rating.clip(upper_bound=initial.max_rating)
     return rating.cast(pl.Int32)
+
+
+def _initial_rating_numpy(rules: RuleSet, n_pool: np.ndarray, p2_pool: np.ndarray, os_pool: np.ndarray) -> np.ndarray:
+    """initial_rating on NumPy arrays of the pooled totals (games, half points, sum of opponents' ratings): int32."""
+    initial = rules.initial
+    n = np.maximum(n_pool.astype(np.int64), 1)
+    points_x2, opp_sum = p2_pool.astype(np.int64), os_pool.astype(np.int64)
+    if initial.formula == "hypothetical-draws":
+        h = initial.hypothetical_games
+        n, points_x2, opp_sum = n + h, points_x2 + h, opp_sum + h * initial.hypothetical_rating
+    percent = (100 * points_x2 + n) // (2 * n)
+    dp = DP_BY_PERCENT[np.clip(percent, 0, 100)].astype(np.int64)
+    if initial.formula == "hypothetical-draws":
+        rating = (2 * opp_sum + 2 * dp * n + n) // (2 * n)
+    else:
+        average = opp_sum.astype(np.float64) / n.astype(np.float64)
+        above = initial.plus_score_per_half_point * (points_x2 - n).astype(np.float64)
+        bonus = np.where(points_x2 > n, above, np.where(points_x2 == n, 0.0, dp.astype(np.float64)))
+        rating = np.floor(average + bonus + 0.5).astype(np.int64)
+    if initial.max_rating is not None:
+        rating = np.minimum(rating, initial.max_rating)
+    return rating.astype(np.int32)

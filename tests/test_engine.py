@@ -507,3 +507,211 @@ def test_a_pool_out_of_calendar_order_starts_at_its_earliest_month():
         rate_period(previous, games, load_rules("fide-2024", ["initial.min_games=9"]), "2024-04").rating_list, 1
     )
     assert (me["pending_games"], me["pending_since"], len(me["pending"])) == (4, "2024-02", 3)
+
+
+# -- the NumPy twins of the rules: equal to the rule on every input they can meet -------------------------------
+
+
+def _rule_values(expr: pl.Expr, frame: pl.DataFrame) -> np.ndarray:
+    """The rule's expression on every row of `frame` (a literal, as a constant K, is broadcast to them)."""
+    return frame.with_columns(expr.alias("rule"))["rule"].to_numpy()
+
+
+@pytest.mark.parametrize("name", ["fide-2024", "elo-32", "sonas-2002", "fide-2025-10"])
+def test_expected_score_numpy_equals_the_rule_on_every_difference(name):
+    from pipeline.regulations import _expected_score_numpy, expected_score
+
+    rules = load_rules(name)
+    d = np.arange(-1200, 1201, dtype=np.int32)
+    for white in (True, False):
+        is_white = np.full(len(d), white)
+        frame = pl.DataFrame({"d": d, "is_white": is_white})
+        assert np.array_equal(_expected_score_numpy(rules, d, is_white), _rule_values(expected_score(rules), frame))
+    davidson = rules.model_copy(update={"expectancy": "elo-davidson", "kappa": 1.5})
+    frame = pl.DataFrame({"d": d, "is_white": np.ones(len(d), dtype=bool)})
+    assert np.array_equal(
+        _expected_score_numpy(davidson, d, np.ones(len(d), dtype=bool)), _rule_values(expected_score(davidson), frame)
+    )
+
+
+def test_table_8_1_2_by_signed_difference_is_every_row_of_the_table():
+    from pipeline.regulations import _expected_score_numpy
+
+    d = np.arange(-2000, 2001, dtype=np.int32)
+    looked_up = _expected_score_numpy(load_rules("fide-2024"), d, np.ones(len(d), dtype=bool))
+    assert looked_up.tolist() == [float(expected_hundredths(int(x))) for x in d]
+
+
+@pytest.mark.parametrize("name", ["fide-2024", "fide-2025-10", "elo-32", "fide-2008"])
+def test_rating_difference_numpy_equals_the_rule(name):
+    from pipeline.regulations import _rating_difference_numpy, rating_difference
+
+    rules = load_rules(name)
+    own, opponent = (
+        a.ravel().astype(np.int32) for a in np.meshgrid(np.arange(1000, 2901, 7), np.arange(1000, 2901, 13))
+    )
+    frame = pl.DataFrame({"own_rating": own, "opponent_rating": opponent})
+    assert np.array_equal(_rating_difference_numpy(rules, own, opponent), _rule_values(rating_difference(rules), frame))
+
+
+def _player_states() -> pl.DataFrame:
+    """Every combination of the states K depends on, missing values included."""
+    rating = [None, 0, 1000, 1399, 2099, 2299, 2300, 2399, 2400, 2650, 2800]
+    games_total = [None, 0, 5, 29, 30, 31, 300]
+    birth_year = [None, 1950, 2004, 2005, 2006, 2007, 2010, 2020]
+    rows = [
+        {"rating": r, "games_total": g, "birth_year": b, "ever_2400": e, "k": k}
+        for r in rating
+        for g in games_total
+        for b in birth_year
+        for e in (False, True)
+        for k in (None, 10, 15, 40)
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "rating": pl.Int32,
+            "games_total": pl.Int32,
+            "birth_year": pl.Int32,
+            "ever_2400": pl.Boolean,
+            "k": pl.Int16,
+        },
+    )
+
+
+def _numpy_state(frame: pl.DataFrame) -> dict[str, np.ndarray]:
+    def values(name: str) -> tuple[np.ndarray, np.ndarray]:
+        column = frame[name]
+        return column.fill_null(0).to_numpy(), column.is_not_null().to_numpy()
+
+    (rating, rated), (games_total, known), (birth_year, born) = (
+        values("rating"),
+        values("games_total"),
+        values("birth_year"),
+    )
+    return {
+        "rating": rating,
+        "rated": rated,
+        "games_total": games_total,
+        "games_total_known": known,
+        "birth_year": birth_year,
+        "birth_year_known": born,
+        "ever_2400": frame["ever_2400"].to_numpy(),
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ["fide-2024", "fide-2014", "fide-2012", "fide-2009", "fide-2008", "sonas-2002", "elo-32"]
+)
+def test_k_numpy_twins_equal_the_rules_on_every_player_state(name):
+    from pipeline.regulations import (
+        _development_coefficient_numpy,
+        _k_from_previous_list_numpy,
+        _k_times_games_cap_numpy,
+        development_coefficient,
+        k_from_previous_list,
+        k_times_games_cap,
+    )
+
+    rules = load_rules(name, ["k_games_cap=700"])
+    states = _player_states()
+    state = _numpy_state(states)
+    k, k_known = states["k"].fill_null(0).to_numpy(), states["k"].is_not_null().to_numpy()
+    for year in (2008, 2022, 2024, 2025, 2026):
+        for policy in (rules.k, rules.k.model_copy(update={"junior_end_of_year": False})):
+            assert np.array_equal(
+                _development_coefficient_numpy(policy, year, **state),
+                _rule_values(development_coefficient(policy, year), states),
+            )
+            assert np.array_equal(
+                _k_from_previous_list_numpy(policy, year, k, k_known, **state),
+                _rule_values(k_from_previous_list(policy, year), states),
+            )
+    k_start = np.tile(np.array([10, 15, 20, 24, 32, 40], dtype=np.int16), 60)
+    n = np.repeat(np.arange(1, 61, dtype=np.int32), 6)
+    frame = pl.DataFrame({"k": k_start, "n": n})
+    for cap in (None, 700, 100):
+        capped = rules.model_copy(update={"k_games_cap": cap})
+        assert np.array_equal(
+            _k_times_games_cap_numpy(k_start, n, capped),
+            _rule_values(k_times_games_cap(pl.col("k"), pl.col("n"), capped).cast(pl.Int16), frame),
+        )
+
+
+def test_rounding_and_floor_numpy_twins_equal_the_rules():
+    from pipeline.regulations import _below_floor_numpy, _round_half_away_numpy, below_floor, round_half_away
+
+    x = np.concatenate([np.arange(-2000, 2001) / 4.0, np.random.default_rng(3).normal(0, 30, 10_000)])
+    assert np.array_equal(_round_half_away_numpy(x), _rule_values(round_half_away(pl.col("x")), pl.DataFrame({"x": x})))
+    rating = np.arange(900, 1600, dtype=np.int32)
+    for name in ("fide-2024", "fide-2012", "elo-32"):
+        rules = load_rules(name)
+        frame = pl.DataFrame({"r": rating})
+        assert np.array_equal(_below_floor_numpy(rating, rules), _rule_values(below_floor(pl.col("r"), rules), frame))
+
+
+@pytest.mark.parametrize("name", ["fide-2024", "fide-2014", "fide-2009"])
+def test_initial_rating_numpy_equals_the_rule(name):
+    from pipeline.regulations import _initial_rating_numpy, initial_rating
+
+    rng = np.random.default_rng(7)
+    n = np.concatenate([np.arange(0, 40), rng.integers(0, 60, 5_000)])
+    points_x2 = np.concatenate([np.arange(0, 40), rng.integers(0, 121, 5_000)]).clip(0, 2 * n)
+    opponents = n * rng.integers(1000, 2700, len(n))
+    frame = pl.DataFrame({"n_pool": n, "p2_pool": points_x2, "os_pool": opponents})
+    rules = load_rules(name)
+    assert np.array_equal(
+        _initial_rating_numpy(rules, n, points_x2, opponents), _rule_values(initial_rating(rules), frame)
+    )
+
+
+@pytest.mark.parametrize("name", ["fide-2024", "sonas-2002"])
+def test_game_weight_numpy_equals_the_rule(name):
+    from pipeline.regulations import _game_weight_numpy, game_weight
+
+    rng = np.random.default_rng(2)
+    games = pl.DataFrame(
+        {
+            "time_control": pl.Series(rng.choice(["classical", "rapid", "blitz", "modern", "x", None], 3_000).tolist()),
+            "tc_base_seconds": pl.Series(
+                rng.choice([None, 60, 300, 900, 3600, 5400, 9000], 3_000).tolist(), dtype=pl.Int32
+            ),
+            "tc_increment_seconds": pl.Series(rng.choice([None, 0, 2, 30], 3_000).tolist(), dtype=pl.Int32),
+        }
+    )
+    rules = load_rules(name)
+    assert np.array_equal(_game_weight_numpy(rules, games), _rule_values(game_weight(rules), games))
+
+
+# -- the list's columns as arrays ------------------------------------------------------------------------------
+
+
+def test_list_columns_survive_the_trip_through_arrays():
+    from pipeline.engine import normalize_list
+    from pipeline.engine_arrays import Listed, Strings, number_series
+    from pipeline.engine_unrated import pending_column
+
+    pools = [[], [{"month": "2024-01", "games": 2, "points_x2": 3, "opponent_rating_sum": 3500}], [], []]
+    pools[3] = [
+        {"month": "2023-12", "games": 1, "points_x2": None, "opponent_rating_sum": 1800},
+        {"month": "a month longer than twelve bytes", "games": 4, "points_x2": 8, "opponent_rating_sum": 7000},
+    ]
+    frame = normalize_list(
+        pl.DataFrame(
+            {
+                "player_id": [3, 5, 8, 13],
+                "rating": [2000, None, 1500, None],
+                "last_played": ["2024-02", None, "also a long string, not inline", None],
+                "pending": pools,
+            },
+            schema_overrides={"pending": pl.List(POOL_ENTRY)},
+        )
+    )
+    listed = Listed.read(frame.slice(1, 3))  # a slice: Arrow offsets everywhere
+    assert listed.ids.tolist() == [5, 8, 13] and listed.rated.tolist() == [False, True, False]
+    assert listed.last_played.series("x").to_list() == [None, "also a long string, not inline", None]
+    rebuilt = pending_column(3, np.arange(3), listed.pool_end - listed.pool_start, listed.entries)
+    assert rebuilt.to_list() == frame["pending"].slice(1, 3).to_list()
+    assert number_series("r", listed.rating, listed.rated).to_list() == [None, 1500, None]
+    months = Strings.of(pl.Series(["2024-03", None, "2024-04"]))
+    assert months.series("m").to_list() == ["2024-03", None, "2024-04"]
