@@ -108,6 +108,25 @@ def ingest_pgn() -> dict:
     return _ingest(write_pgn, "ENG")
 
 
+def write_pgn_zst(folder: Path) -> list[Path]:
+    """The ingest-pgn files compressed with zstd (.pgn.zst); the plain files are removed."""
+    import pyarrow as pa
+
+    paths = []
+    for path in write_pgn(folder):
+        packed = path.with_name(path.name + ".zst")
+        with pa.CompressedOutputStream(str(packed), "zstd") as stream:
+            stream.write(path.read_bytes())
+        path.unlink()
+        paths.append(packed)
+    return paths
+
+
+def ingest_pgn_zst() -> dict:
+    """The same 1,000,000 games as .pgn.zst files, decompressed as a stream while they are parsed."""
+    return _ingest(write_pgn_zst, "ENG")
+
+
 # -- TRF -------------------------------------------------------------------------------------------
 def write_trf(
     folder: Path, games: int = GAMES, players: int = TRF_PLAYERS, rounds: int = TRF_ROUNDS, seed: int = 11
@@ -173,4 +192,4 @@ def ingest_trf() -> dict:
     return _ingest(write_trf, "GER")
 
 
-WORKLOADS = {"ingest-pgn": ingest_pgn, "ingest-trf": ingest_trf}
+WORKLOADS = {"ingest-pgn": ingest_pgn, "ingest-pgn-zst": ingest_pgn_zst, "ingest-trf": ingest_trf}

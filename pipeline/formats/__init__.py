@@ -8,7 +8,9 @@ from typing import TypeVar
 import polars as pl
 
 from pipeline.formats.common import (
+    DumpFile,
     DumpTooLarge,
+    StorageReadError,
     UnreadableDump,
     check_line_count,
     decode_text_detected,
@@ -21,6 +23,7 @@ from pipeline.formats.common import (
     unreadable_record,
     utf8_lf_bytes_detected,
 )
+from pipeline.formats.compressed import NotStreamable, read_pgn_zst
 from pipeline.formats.pgn import parse_pgn_batch
 from pipeline.formats.tabular import parse_csv, parse_parquet
 from pipeline.formats.trf import is_trf_text, parse_trf_batch
@@ -35,7 +38,7 @@ PGN_BATCH_BYTES = 64 << 20
 #: A batch's texts: decoded TRF text, or PGN as UTF-8 bytes with LF line ends.
 Text = TypeVar("Text", str, bytes)
 
-__all__ = ["EXTENSION_FORMATS", "UNKNOWN_FORMAT", "detect_format", "read_dump", "read_dumps"]
+__all__ = ["EXTENSION_FORMATS", "UNKNOWN_FORMAT", "DumpFile", "detect_format", "read_dump", "read_dumps"]
 
 
 def detect_format(name: str) -> str:
@@ -54,7 +57,7 @@ def inner_name_is_txt(name: str) -> bool:
 
 
 def read_dump(
-    data: bytes, name: str, federation: str, month: str, encodings: list[str | None] | None = None
+    data: bytes | DumpFile, name: str, federation: str, month: str, encodings: list[str | None] | None = None
 ) -> pl.DataFrame:
     """RawGames rows of one dump; bad content becomes a parse_error row, never an exception.
 
@@ -66,27 +69,39 @@ def read_dump(
 
 
 def read_dumps(
-    dumps: list[tuple[bytes, str, str]], month: str, encodings: list[str | None] | None = None
+    dumps: Sequence[tuple[bytes | DumpFile, str, str]], month: str, encodings: list[str | None] | None = None
 ) -> list[pl.DataFrame]:
-    """RawGames rows of many dumps (bytes, name, federation) of one month, in the same order.
+    """RawGames rows of many dumps (bytes or DumpFile, name, federation) of one month, in the same order.
 
     TRF and PGN files are parsed together in batches (a month holds thousands of small tournament
     files); CSV and Parquet file by file. One bad file never stops the others: what cannot be read,
-    even through an unexpected error, becomes that file's unreadable record. `encodings`, when given,
-    is filled with each dump's text encoding ('utf-8', 'windows-1252', ...; None for Parquet and for
-    files that could not be read), one entry per dump.
+    even through an unexpected error, becomes that file's unreadable record (a DumpFile the store
+    fails to read raises StorageReadError instead). `encodings`, when given, is filled with each
+    dump's text encoding ('utf-8', 'windows-1252', ...; None for Parquet and for files that could not
+    be read), one entry per dump. A .pgn.zst given as a DumpFile is decompressed and parsed as it is
+    read; every other DumpFile is read whole first.
     """
     results: list[pl.DataFrame | None] = [None] * len(dumps)
     detected: list[str | None] = [None] * len(dumps)
     trf: list[tuple[int, str]] = []  # (dump index, decoded text)
     pgn: list[tuple[int, bytes]] = []  # (dump index, UTF-8 LF bytes)
     trailing: dict[int, tuple[str, int]] = {}  # dump index -> (problem after the gzip stream, line it is reported on)
-    for index, (data, name, federation) in enumerate(dumps):
+    sources: list[bytes | DumpFile] = [source for source, _, _ in dumps]  # a DumpFile gives way to its bytes once read
+    for index, (_, name, federation) in enumerate(dumps):
         fmt = detect_format(name)
         try:
             if fmt == UNKNOWN_FORMAT:
                 raise UnreadableDump(f"unknown file type {name.rsplit('/', 1)[-1]!r}")
-            content, after_stream = decompress_dump(data, strip_compression(name)[1])
+            compression = strip_compression(name)[1]
+            if fmt == "pgn" and compression == "zst":
+                try:  # streamed: never the whole decompressed file in memory (nor the compressed one, from a DumpFile)
+                    records, detected[index] = _read_pgn_zst(sources[index], event_key(name))
+                    results[index] = finish_batch(records, [name], [federation], month, fmt)
+                    continue
+                except NotStreamable:  # an encoding that needs the whole file: read it in memory below
+                    pass
+            data = _bytes(sources, index)
+            content, after_stream = decompress_dump(data, compression)
             if fmt != "parquet":
                 check_line_count(content)
             if after_stream is not None:
@@ -110,36 +125,71 @@ def read_dumps(
                 continue
             records, detected[index] = _parse_other(content, name, fmt)
             results[index] = finish_records(records, name, federation, month, fmt)
+        except StorageReadError:
+            raise
         except DumpTooLarge as problem:
-            results[index] = unreadable_record(name, federation, month, fmt, f"{name}: {problem}", preview(data))
+            problem_text = f"{name}: {problem}"
+            results[index] = unreadable_record(name, federation, month, fmt, problem_text, _preview(sources[index]))
         except UnreadableDump as problem:
-            results[index] = unreadable_record(name, federation, month, fmt, str(problem), preview(data))
+            results[index] = unreadable_record(name, federation, month, fmt, str(problem), _preview(sources[index]))
         except Exception as error:  # a bug or a library failure on odd content: this file's problem, not the run's
-            results[index] = unreadable_record(name, federation, month, fmt, unexpected(error), preview(data))
+            results[index] = unreadable_record(
+                name, federation, month, fmt, unexpected(error), _preview(sources[index])
+            )
+    # Every dump that reaches a batch was read whole above: the batches see bytes only.
+    read = [
+        (source if isinstance(source, bytes) else b"", name, federation)
+        for source, (_, name, federation) in zip(sources, dumps, strict=True)
+    ]
     for batch in _batches(trf, TRF_BATCH_CHARACTERS):
-        _read_batch(batch, dumps, month, "trf", results, _trf_records)
+        _read_batch(batch, read, month, "trf", results, _trf_records)
     for pgn_batch in _batches(pgn, PGN_BATCH_BYTES):
-        _read_batch(pgn_batch, dumps, month, "pgn", results, _pgn_records)
+        _read_batch(pgn_batch, read, month, "pgn", results, _pgn_records)
     for index, (trailing_problem, line) in trailing.items():
-        _, name, federation = dumps[index]
+        _, name, federation = read[index]
         extra = unreadable_record(
             name,
             federation,
             month,
             detect_format(name),
             trailing_problem,
-            preview(dumps[index][0][-200:]),
+            preview(read[index][0][-200:]),
             source_line=line,
             position="after-stream",
         )
-        read = results[index]
-        assert read is not None  # every dump has its frame by now (parsed, or its unreadable record)
-        results[index] = pl.concat([read, extra], how="vertical")
+        parsed = results[index]
+        assert parsed is not None  # every dump has its frame by now (parsed, or its unreadable record)
+        results[index] = pl.concat([parsed, extra], how="vertical")
     if encodings is not None:
         encodings[:] = detected
     finished = [frame for frame in results if frame is not None]
     assert len(finished) == len(dumps)  # every dump has its frame (parsed, or its unreadable record)
     return finished
+
+
+def _read_pgn_zst(source: bytes | DumpFile, key: str) -> tuple[pl.DataFrame, str]:
+    """compressed.read_pgn_zst of the bytes, or straight from the DumpFile's file object (closed after)."""
+    if isinstance(source, DumpFile):
+        handle = source.open()
+        try:
+            return read_pgn_zst(handle, key)
+        finally:
+            if source.closes:
+                handle.close()
+    return read_pgn_zst(source, key)
+
+
+def _bytes(sources: list[bytes | DumpFile], index: int) -> bytes:
+    """The dump's bytes, read whole from its DumpFile the first time (and kept in `sources` from then on)."""
+    source = sources[index]
+    if isinstance(source, DumpFile):
+        source = sources[index] = source.read()
+    return source
+
+
+def _preview(source: bytes | DumpFile) -> str:
+    """preview() of a dump's first bytes (read from its DumpFile when it was never read whole)."""
+    return preview(source.read(200) if isinstance(source, DumpFile) else source)
 
 
 def unexpected(error: Exception) -> str:

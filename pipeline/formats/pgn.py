@@ -5,10 +5,13 @@ them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from pipeline.formats.common import (
     blank_to_null,
@@ -22,7 +25,6 @@ from pipeline.formats.common import (
     utf8_lf_bytes,
 )
 from pipeline.formats.scan import (
-    KEEP_FIRST,
     PADDING,
     SPACE,
     TAB,
@@ -33,6 +35,7 @@ from pipeline.formats.scan import (
     parse_ymd,
     string_views,
     windows,
+    words16,
 )
 
 TAGS = [
@@ -50,6 +53,7 @@ TAGS = [
     "TimeControl",
     "Termination",
 ]
+T = TypeVar("T")
 _TAG_INDEX = {tag: index for index, tag in enumerate(TAGS)}
 _EVENT = _TAG_INDEX["Event"]
 _MISSING = ["", "?", "-", "0"]  # how PGN exports spell "no id" / "unrated" (the Olympiad file uses Elo "0")
@@ -70,26 +74,37 @@ _TAG_LINE = re.compile(r'\[\s*([A-Za-z0-9_]+)\s+"(.*)"\s*\]')
 _SECOND_TAG = re.compile(r'(?<!\\)"\s*\]\s*\[\s*[A-Za-z0-9_]+\s+"')
 # A movetext line that opens with a numbered move ('1. e4', '12...Nf6' is not needed: first lines only).
 _OPENS_WITH_MOVE = r"^\d+\.\s*[a-hKQRBNO]"
+# Per game: whether its Event / TimeControl / Termination starts a run of equal values (see _per_run).
+_RUN_COLUMNS = ("_new_Event", "_new_TimeControl", "_new_Termination")
 _MALFORMED = -2
 _UNWANTED = -1
 
 
-def _name_words(names: np.ndarray) -> np.ndarray:
-    """(n, 2) uint64 words of zero-padded 16-byte tag names: equal words, equal names."""
-    return np.ascontiguousarray(names).view(np.uint64).reshape(-1, 2)
+_WORD_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # the first k bytes of a word
 
 
-def _hash_word(low: np.ndarray) -> np.ndarray:
-    """A 64-bit mix of a name's first word (the wanted names differ there; both words are compared after)."""
+def _name_word_pair(name: str) -> tuple[int, int]:
+    """A tag name (up to 16 bytes) as two little-endian words, zero-padded."""
+    padded = name.encode().ljust(_NAME_WINDOW, b"\0")
+    return int.from_bytes(padded[:8], "little"), int.from_bytes(padded[8:], "little")
+
+
+# A wanted name's first word picks a slot of a small table by a multiplicative hash; the table
+# holds its index in TAGS (or a last, never-matching candidate whose high word no UTF-8 name has).
+_HASH_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's finaliser constant: no two wanted names collide
+_HASH_BITS = 6
+_CANDIDATE_LOW = np.array([_name_word_pair(tag)[0] for tag in TAGS] + [0], dtype=np.uint64)
+_CANDIDATE_HIGH = np.array([_name_word_pair(tag)[1] for tag in TAGS] + [2**64 - 1], dtype=np.uint64)
+
+
+def _slot(low: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return low * np.uint64(0x9E3779B97F4A7C15)
+        return (low * _HASH_MULTIPLIER) >> np.uint64(64 - _HASH_BITS)
 
 
-_WANTED_WORDS = _name_words(np.array([list(tag.encode().ljust(_NAME_WINDOW, b"\0")) for tag in TAGS], dtype=np.uint8))
-_WANTED_LOW, _WANTED_HIGH = _WANTED_WORDS[:, 0].copy(), _WANTED_WORDS[:, 1].copy()
-_WANTED_ORDER = np.argsort(_hash_word(_WANTED_LOW))
-_WANTED_HASHES = _hash_word(_WANTED_LOW)[_WANTED_ORDER]
-assert len(np.unique(_WANTED_HASHES)) == len(TAGS), "two wanted tag names share their first eight bytes"
+_SLOT_TAG = np.full(1 << _HASH_BITS, len(TAGS), dtype=np.intp)
+_SLOT_TAG[_slot(_CANDIDATE_LOW[: len(TAGS)])] = np.arange(len(TAGS))
+assert len(np.unique(_slot(_CANDIDATE_LOW[: len(TAGS)]))) == len(TAGS), "two wanted tag names share a hash slot"
 
 
 def parse_pgn(text: str, event_key: str) -> pl.DataFrame:
@@ -109,19 +124,46 @@ def parse_pgn_batch(texts: list[bytes], event_keys: list[str]) -> pl.DataFrame:
     scanned together, so a month of small files costs about what one file of their total size does;
     line numbers, game numbers, preambles and event ids still come out per file.
     """
+    return _parse_pieces(_pieces(texts), event_keys)
+
+
+def parse_pgn_stream(blocks: Iterable[bytes], event_key: str) -> pl.DataFrame:
+    """Records of one PGN file given as consecutive blocks of its UTF-8, LF-only text (a decompressing
+    stream), with a 'file' column of zeros; equal to parse_pgn_batch([b"".join(blocks)], [event_key]).
+
+    The file is cut into the same pieces as a whole text would be (see _chunk_bounds), and each
+    piece's text columns are copied out of it, so that only about one piece is held at a time.
+    """
+    single, origin = np.zeros(1, dtype=np.intp), np.zeros(1, dtype=np.int64)
+    # Each piece goes straight from the stream's buffer into its ByteLines, and nothing between here and
+    # _parse_pieces keeps it once the next one is being made.
+    pieces = stream_pieces(blocks, lambda piece: (byte_lines(piece), single, origin))
+    return _parse_pieces(pieces, [event_key], compact=True)
+
+
+def _parse_pieces(
+    pieces: Iterable[tuple[bytes | memoryview | ByteLines, np.ndarray, np.ndarray]],
+    event_keys: list[str],
+    compact: bool = False,
+) -> pl.DataFrame:
+    """The records of the files `event_keys` names, scanned piece by piece (see _pieces; a piece may come as its
+    ByteLines already).
+    """
+    files_count = len(event_keys)
     parts: list[pl.DataFrame] = []
     preambles: list[pl.DataFrame] = []
     # Lines and games of a large file's earlier pieces, which number the later pieces' lines and games.
-    lines_before = np.zeros(len(texts), dtype=np.int64)
-    games_before = np.zeros(len(texts), dtype=np.int64)
-    for buffer, files, byte_starts in _pieces(texts):
-        lines = byte_lines(buffer)
+    lines_before = np.zeros(files_count, dtype=np.int64)
+    games_before = np.zeros(files_count, dtype=np.int64)
+    for buffer, files, byte_starts in pieces:
+        lines = buffer if isinstance(buffer, ByteLines) else byte_lines(buffer)
+        del buffer
         segments = _Segments(files, byte_starts, lines_before[files], games_before[files])
-        chunk = lines.padded  # the piece's bytes (plus padding, which holds no quote or backslash)
-        games, preamble = _scan(lines, segments, escapes=b"\\" in chunk, quotes=chunk.count(b'"'))
+        games, preamble = _scan(lines, segments, escapes=b"\\" in lines.padded)  # the padding holds no backslash
         lines_before[files] += np.diff(np.searchsorted(lines.starts, byte_starts), append=lines.count)
-        games_before += np.bincount(games["file"].to_numpy(), minlength=len(texts))
-        parts.append(games)
+        games_before += np.bincount(games["file"].to_numpy(), minlength=files_count)
+        parts.append(_own_strings(games) if compact else games)
+        del lines, games  # before the next piece's lines are built (streamed pieces: one piece at a time)
         if preamble is not None:
             preambles.append(preamble)
     records = _records(pl.concat(parts) if parts else _empty_games(), event_keys)
@@ -129,6 +171,69 @@ def parse_pgn_batch(texts: list[bytes], event_keys: list[str]) -> pl.DataFrame:
         return records
     # A file's preamble record comes before its games (the stable sort keeps each file's order).
     return pl.concat([*preambles, records], how="diagonal_relaxed").sort("file", maintain_order=True)
+
+
+def _own_strings(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame with its text columns copied into buffers of their own (they are views into the piece's bytes)."""
+    return frame.with_columns(
+        pl.Series(name, pl.from_arrow(frame[name].to_arrow().cast(pa.large_string())), dtype=pl.Utf8)
+        for name, dtype in frame.schema.items()
+        if dtype == pl.Utf8
+    )
+
+
+def stream_pieces(blocks: Iterable[bytes], make: Callable[[memoryview], T] = bytes) -> Iterator[T]:  # type: ignore[assignment]
+    """The pieces _pieces would cut from the concatenated blocks (one text), without joining them, each as
+    `make` turns its bytes (a memoryview, valid during the call only) into what is yielded.
+
+    A text of at most CHUNK_BYTES is one piece; a longer one is cut where _chunk_bounds cuts it:
+    at the first game start at least CHUNK_BYTES into the piece. Only the text not yet cut off and
+    the block being read are held here. An empty text has no piece.
+    """
+    buffer = bytearray()
+    searched = 0  # candidates before this offset of `buffer` were rejected (or not yet reachable)
+    for block in blocks:
+        buffer += block
+        while len(buffer) > CHUNK_BYTES:
+            cut, searched = _next_cut(buffer, max(searched, CHUNK_BYTES), final=False)
+            if cut is None:
+                break
+            yield _made(make, buffer, cut)
+            del buffer[:cut]
+            searched = 0
+    while len(buffer) > CHUNK_BYTES:
+        cut, searched = _next_cut(buffer, max(searched, CHUNK_BYTES), final=True)
+        if cut is None:
+            break
+        yield _made(make, buffer, cut)
+        del buffer[:cut]
+        searched = 0
+    if buffer:
+        yield _made(make, buffer, len(buffer))
+
+
+def _made(make: Callable[[memoryview], T], buffer: bytearray, end: int) -> T:
+    """make(the first `end` bytes of buffer), the view released before the buffer is cut."""
+    with memoryview(buffer) as view, view[:end] as piece:
+        return make(piece)
+
+
+def _next_cut(buffer: bytearray, start: int, final: bool) -> tuple[int | None, int]:
+    """(where the piece that opens `buffer` ends, or None; offset to search on from), as _chunk_bounds decides.
+
+    Not `final`: more text may follow, so a candidate whose next byte is not there yet waits.
+    """
+    cut = buffer.find(b"\n\n[", start)
+    while cut != -1:
+        if not final and cut + 3 >= len(buffer):
+            return None, cut  # whether it is '[%' is not known yet
+        # '[%clk ...' is a comment, not a tag; nor is a '[' line inside a {comment}.
+        if buffer[cut + 3 : cut + 4] == b"%" or buffer.rfind(b"{", 0, cut) > buffer.rfind(b"}", 0, cut):
+            cut = buffer.find(b"\n\n[", cut + 3)
+            continue
+        return cut + 2, 0
+    # No candidate yet: the last two bytes may open one that the next block completes.
+    return None, max(start, len(buffer) - 2)
 
 
 def _pieces(texts: list[bytes]) -> list[tuple[bytes | memoryview, np.ndarray, np.ndarray]]:
@@ -204,13 +309,11 @@ class _Segments:
     game_offset: np.ndarray  # games of the file before the segment
 
 
-def _scan(
-    lines: ByteLines, segments: _Segments, escapes: bool, quotes: int
-) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """One row per game of a piece (file, first tag line, header block, typed tag values, move facts), and its files'
     preambles.
 
-    escapes: the piece holds a backslash; quotes: how many '"' it holds.
+    escapes: the piece holds a backslash.
     """
     arr, starts, ends = lines.arr, lines.starts, lines.ends
     first = arr[starts]
@@ -239,7 +342,7 @@ def _scan(
 
     tag_lines = np.flatnonzero(tagish)
     tag_of, value_start, value_end, slow_values = _tags(
-        lines, tag_lines, content[tag_lines], ends[tag_lines].copy(), escapes, quotes
+        lines, tag_lines, content[tag_lines], ends[tag_lines].copy(), escapes
     )
     game = _game_numbers(tagish, tag_lines, tag_of, segment, segment_first)
     games = int(game.max(initial=0))
@@ -265,7 +368,8 @@ def _scan(
                 errors.setdefault(int(game[line]) - 1, []).append(
                     f"comment '{{' on line {file_line[line] + 1} is never closed (read as ending with its line)"
                 )
-    if b"\x00" in lines.padded:  # a NUL byte spoils the game whose lines hold it, not the file
+    # A NUL byte spoils the game whose lines hold it, not the file (the zero padding is no NUL of the text).
+    if lines.padded.find(b"\x00", 0, len(lines.padded) - PADDING) != -1:
         nul_lines = np.unique(np.searchsorted(starts, np.flatnonzero(arr[: len(arr) - PADDING] == 0), side="right") - 1)
         for line in nul_lines[game[nul_lines] > 0].tolist():
             errors.setdefault(int(game[line]) - 1, []).append(
@@ -301,7 +405,41 @@ def _scan(
         }
     )
     moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
-    return frame.with_columns(pl.Series("moves_known", moves_known), pl.Series("has_move", has_move)), preamble
+    # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run).
+    file_starts = np.ones(games, dtype=bool)
+    file_starts[1:] = game_segment[1:] != game_segment[:-1]
+    runs = [
+        pl.Series(f"_new_{tag}", _changes(arr, values[tag]) | file_starts)
+        for tag in ("Event", "TimeControl", "Termination")
+    ]
+    return frame.with_columns(pl.Series("moves_known", moves_known), pl.Series("has_move", has_move), *runs), preamble
+
+
+def _changes(arr: np.ndarray, values: _TagValues) -> np.ndarray:
+    """Per game, whether its value may differ from the previous game's (the first game's always does).
+
+    Values are compared as written (the same bytes, or both absent); slow-path values always count as
+    changed, and so does the value after one.
+    """
+    start, length, present = values.start, values.length, values.present
+    changed = np.ones(len(start), dtype=bool)
+    if len(start) < 2:
+        return changed
+    same = (length[1:] == length[:-1]) & (present[1:] == present[:-1])
+    rows = np.flatnonzero(same & present[1:]) + 1  # both written, as long: compare 16 bytes at a time
+    offset = 0
+    while len(rows):
+        width = np.minimum(length[rows] - offset, 16)
+        low, high = words16(arr, start[rows] + offset, width)
+        previous_low, previous_high = words16(arr, start[rows - 1] + offset, width)
+        equal = (low == previous_low) & (high == previous_high)
+        same[rows[~equal] - 1] = False
+        rows = rows[equal & (length[rows] > offset + 16)]
+        offset += 16
+    changed[1:] = ~same
+    for g in values.slow:
+        changed[g : g + 2] = True
+    return changed
 
 
 def _comment_lines(
@@ -319,7 +457,11 @@ def _comment_lines(
     """
     arr, starts, ends = lines.arr, lines.starts, lines.ends
     body = arr[: len(arr) - PADDING]
-    braces = np.flatnonzero((body == _BRACE_OPEN) | (body == _BRACE_CLOSE))
+    # '{' and '}' (0x7B, 0x7D) are the bytes b with (b - 0x7B) & 0xFD == 0, worked out in one temporary array.
+    work = body - np.uint8(_BRACE_OPEN)
+    work &= np.uint8(0xFD)
+    braces = np.flatnonzero(np.equal(work, 0, out=work.view(bool)))
+    del work
     line_of = np.searchsorted(starts, braces, side="right") - 1
     # A line that is a whole tag ('[Name "value"]') keeps its braces as text.
     last = arr[np.maximum(ends - 1, 0)]
@@ -536,11 +678,12 @@ def _error_column(errors: dict[int, list[str]], games: int) -> pl.Series:
 
 
 def _tags(
-    lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.ndarray, escapes: bool, quotes: int
+    lines: ByteLines, tag_lines: np.ndarray, begin: np.ndarray, end: np.ndarray, escapes: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
     """Per tag line: index in TAGS (-1 other tag, -2 malformed), value byte range, and slow-path values.
 
-    The fast path accepts '[Name "value"]' exactly; anything else (escapes, odd spacing, junk)
+    The fast path accepts '[Name "value"]' exactly: two quotes in the line, the first right after
+    the first blank, the second before the closing ']'; anything else (escapes, odd spacing, junk)
     goes through a regular expression line by line, which real files rarely need.
     """
     arr = lines.arr
@@ -548,48 +691,50 @@ def _tags(
     for j in np.flatnonzero((last == SPACE) | (last == TAB)).tolist():  # rare: blanks after ']'
         end[j] = begin[j] + len(bytes(arr[begin[j] : end[j]]).rstrip(b" \t"))
         last[j] = arr[end[j] - 1]
-    name_begin = begin + 1
-    names = windows(arr, name_begin, _NAME_WINDOW)
-    is_space = names == SPACE
-    name_length = np.argmax(is_space, axis=1)
-    name_length[~is_space[np.arange(len(names)), name_length]] = _NAME_WINDOW  # no blank: a long name or junk
-    after = name_begin + name_length
-    value_start, value_end = after + 2, end - 2
+    # The quotes of the piece (the padding holds none). Usually they are exactly the two of each tag
+    # line, in order, which a count and the closing quotes show; otherwise each line's are counted.
+    quote_at = np.flatnonzero(arr == _QUOTE)
+    close_at = end - 2
+    if len(quote_at) == 2 * len(tag_lines) and len(tag_lines):
+        open_at = quote_at[0::2]
+        two_quotes = (quote_at[1::2] == close_at) & (open_at > begin)
+        if not two_quotes.all():  # some line holds another number of quotes: count them
+            open_at, two_quotes = _two_quotes(quote_at, begin, end)
+    else:
+        open_at, two_quotes = _two_quotes(quote_at, begin, end)
+    name_length = open_at - begin - 2
     fast = (
-        (name_length >= 1)
+        two_quotes
+        & (name_length >= 1)
         & (name_length < _NAME_WINDOW)
-        & (arr[after + 1] == _QUOTE)
         & (last == _CLOSE)
-        & (arr[end - 2] == _QUOTE)
-        & (value_start <= value_end)
+        & (arr[close_at] == _QUOTE)
+        & (arr[open_at - 1] == SPACE)
     )
-    # A quote inside a value ('[Event "x"] [Site "y"]' read as one tag, or an unescaped quote) and
-    # backslash escapes go to the slow path. Usually the two quotes of each tag line are all the
-    # quotes of the chunk, which one count shows; otherwise the lines with more are found.
-    if quotes != 2 * int(fast.sum()):
-        quote_at = np.flatnonzero(arr == _QUOTE)
-        fast &= np.searchsorted(quote_at, end) - np.searchsorted(quote_at, begin) == 2
     if escapes:
         odd = np.zeros(lines.count + 1, dtype=bool)
         odd[np.searchsorted(lines.starts, np.flatnonzero(arr == _BACKSLASH), side="right") - 1] = True
         fast &= ~odd[tag_lines]
+    value_start, value_end = open_at + 1, close_at
 
-    # Names up to 16 bytes as two words: a hash finds the candidate in TAGS, the words confirm it.
-    keep = KEEP_FIRST[name_length]
-    words = names.view("<u8")
-    low, high = words[:, 0] & keep[:, 0], words[:, 1] & keep[:, 1]
-    wanted = np.minimum(np.searchsorted(_WANTED_HASHES, _hash_word(low)), len(TAGS) - 1)
-    index = _WANTED_ORDER[wanted]
-    hit = fast & (_WANTED_LOW[index] == low) & (_WANTED_HIGH[index] == high)
+    # The name's bytes as two words (zero past its length): a multiplicative hash finds the
+    # candidate in TAGS, the words confirm it.
+    length = np.where(fast, name_length, 0)
+    words = _unaligned_words(arr)
+    low = words[begin + 1] & _WORD_MASKS[np.minimum(length, 8)]
+    high = words[begin + 9] & _WORD_MASKS[np.clip(length - 8, 0, 8)]
+    index = _SLOT_TAG[_slot(low)]
+    hit = fast & (_CANDIDATE_LOW[index] == low) & (_CANDIDATE_HIGH[index] == high)
     tag_of = np.where(hit, index, _UNWANTED)
-    # Other tags must still be well-formed names (letters, digits, '_').
+    # Other tags must still be well-formed names (letters, digits, '_'; no blank).
     other = np.flatnonzero(fast & ~hit)
-    names_ok = np.all(
-        _NAME_BYTES[windows(arr, name_begin[other], _NAME_WINDOW)]
-        | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]),
-        axis=1,
-    )
-    fast[other[~names_ok]] = False
+    if len(other):
+        names_ok = np.all(
+            _NAME_BYTES[windows(arr, begin[other] + 1, _NAME_WINDOW)]
+            | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]),
+            axis=1,
+        )
+        fast[other[~names_ok]] = False
 
     slow_values: dict[int, str] = {}
     for j in np.flatnonzero(~fast).tolist():
@@ -601,6 +746,20 @@ def _tags(
         if tag_of[j] >= 0:
             slow_values[j] = match.group(2).replace('\\"', '"').replace("\\\\", "\\")
     return tag_of, value_start, value_end, slow_values
+
+
+def _two_quotes(quote_at: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first quote of each line [begin, end), whether the line holds exactly two quotes)."""
+    first = np.searchsorted(quote_at, begin)
+    two = np.searchsorted(quote_at, end) - first == 2
+    if not len(quote_at):
+        return begin + 1, two  # no line holds quotes (any position keeps the gathers in bounds)
+    return np.where(two, quote_at[np.minimum(first, len(quote_at) - 1)], begin + 1), two
+
+
+def _unaligned_words(arr: np.ndarray) -> np.ndarray:
+    """The little-endian uint64 word starting at every byte offset (an overlapping view, no copy)."""
+    return np.ndarray(shape=(len(arr) - 7,), dtype="<u8", buffer=arr, offset=0, strides=(1,))
 
 
 def _game_numbers(
@@ -724,6 +883,7 @@ def _empty_games() -> pl.DataFrame:
         "black_rating": pl.Int32,
         "moves_known": pl.Boolean,
         "has_move": pl.Boolean,
+        **dict.fromkeys(_RUN_COLUMNS, pl.Boolean),
     }
     return pl.DataFrame(schema=schema)
 
@@ -750,6 +910,21 @@ def _per_distinct(frame: pl.DataFrame, column: str, exprs: dict[str, pl.Expr]) -
     return frame.join(distinct, on=column, how="left", nulls_equal=True, maintain_order="left")
 
 
+def _per_run(games: pl.DataFrame, column: str, exprs: dict[str, pl.Expr], keep: tuple[str, ...] = ()) -> pl.DataFrame:
+    """The columns `exprs` make of `column`, for every game: evaluated once per distinct value among the first
+    games of the column's runs (games.'_new_<column>' marks them), then spread over each run.
+
+    Consecutive games of a file mostly share their Event, TimeControl and Termination, so a million games
+    are a few thousand runs, and the per-value work (and its hashing of strings) is done on those only.
+    `keep`: columns of the heads kept beside the new ones (they are spread the same way).
+    """
+    new = games[f"_new_{column}"].to_numpy()
+    heads = games.select(column, *keep)[np.flatnonzero(new)]
+    derived = _per_distinct(heads, column, exprs).drop(column)
+    run = np.cumsum(new) - 1
+    return derived.select(pl.all().gather(run))
+
+
 def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
     """Record columns from the typed per-game values: event id, result, unplayed, time control.
 
@@ -758,8 +933,8 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
     base, increment = parse_time_control(pl.col("TimeControl"))
     event = pl.col("Event")  # already stripped, empty -> null
     named_event = event.is_not_null() & (event != "?")
-    # Event, Result, TimeControl and Termination repeat across a file: work on their distinct values.
-    games = _per_distinct(
+    # Event, TimeControl and Termination repeat across a file: work on their runs' distinct values.
+    time_control = _per_run(
         games,
         "TimeControl",
         {
@@ -769,21 +944,17 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
         },
     )
     # Events are named per file: the same Event name in another federation's file is another event.
-    # event_id = the file's key, then '#<Event>' when the game names its event.
-    games = _per_distinct(
-        games,
-        "Event",
-        {
-            "_event_suffix": pl.when(named_event).then(pl.format("#{}", event)).otherwise(pl.lit("")),
-        },
+    # event_id = the file's key, then '#<Event>' when the game names its event. (A file's first game
+    # starts a run: _scan starts one at every piece, and a piece's files are whole.)
+    suffix = pl.when(named_event).then(pl.format("#{}", event)).otherwise(pl.lit(""))
+    event_key = pl.lit(pl.Series(event_keys, dtype=pl.Utf8)).gather(pl.col("file"))
+    events = _per_run(games, "Event", {"_event_suffix": suffix}, keep=("file",)).select(
+        "_event_suffix", pl.concat_str(event_key, pl.col("_event_suffix")).alias("event_id")
     )
-    games = _per_distinct(games, "Result", {"result": pl.col("Result").replace({"½-½": "1/2-1/2"})})
-    games = _per_distinct(
+    forfeit = _per_run(
         games,
         "Termination",
-        {
-            "_forfeit": pl.col("Termination").str.to_lowercase().fill_null("").str.contains("forfeit|unplayed"),
-        },
+        {"_forfeit": pl.col("Termination").str.to_lowercase().fill_null("").str.contains("forfeit|unplayed")},
     )
     result = pl.col("result")
     # Without movetext (exports that strip moves, like the FWWRC file) the move count is unknown: assume played.
@@ -796,11 +967,25 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
         .when(no_moves)
         .then(pl.lit("under-one-move"))
     )
-    event_key = pl.lit(pl.Series(event_keys, dtype=pl.Utf8)).gather(pl.col("file"))
-    return games.with_columns(
-        pl.concat_str(event_key, pl.col("_event_suffix")).alias("event_id"),
-        unplayed.alias("unplayed"),
-        # No EventDate: the event started on its earliest game date in this file. Within a file the
-        # suffix names the event (two files may share a key, so the file is part of the group).
-        pl.coalesce(pl.col("event_start"), pl.col("date").min().over("file", "_event_suffix")).alias("event_start"),
-    ).drop("Event", "_event_suffix", "Result", "TimeControl", "Termination", "_forfeit", "moves_known", "has_move")
+    games = games.with_columns(
+        time_control,
+        events["_event_suffix"],
+        pl.when(pl.col("Result") == "½-½").then(pl.lit("1/2-1/2")).otherwise(pl.col("Result")).alias("result"),
+        forfeit,
+    )
+    # No EventDate: the event started on its earliest game date in this file. Within a file the
+    # suffix names the event (two files may share a key, so the file is part of the group).
+    if games["event_start"].null_count():
+        event_start = pl.coalesce(pl.col("event_start"), pl.col("date").min().over("file", "_event_suffix"))
+        games = games.with_columns(event_start.alias("event_start"))
+    return games.with_columns(events["event_id"], unplayed.alias("unplayed")).drop(
+        "Event",
+        "_event_suffix",
+        "Result",
+        "TimeControl",
+        "Termination",
+        "_forfeit",
+        "moves_known",
+        "has_move",
+        *_RUN_COLUMNS,
+    )
