@@ -7,11 +7,11 @@ import os
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import polars as pl
 
-from pipeline.formats import UNKNOWN_FORMAT, detect_format, read_dump, read_dumps
+from pipeline.formats import UNKNOWN_FORMAT, DumpFile, detect_format, read_dump, read_dumps
 from pipeline.formats.common import UnreadableDump, decode_text, decompress, strip_compression, unreadable_record
 from pipeline.formats.fide_list import FideListFile, parse_fide_list
 from pipeline.landing import DUMP, RAW, REGISTRY, REGISTRY_FOLDER, LandingEntry, inventory, month_entries, refusal
@@ -49,13 +49,34 @@ def read_file(
     `name` is the dump's key relative to raw/, e.g. 'GER/2024-01/open-a.trf': it becomes
     source_file, and without its extensions the default event_id.
     """
+    data: bytes | DumpFile
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         data = bytes(path_or_bytes)
-    elif hasattr(path_or_bytes, "read"):
-        data = path_or_bytes.read()  # an open binary file, e.g. from ObjectStore.open
+    elif hasattr(path_or_bytes, "read"):  # an open binary file, e.g. from ObjectStore.open
+        handle = cast(BinaryIO, path_or_bytes)
+        if _streamed(name) and handle.seekable():
+            # Read as it is decompressed, never whole; the caller's handle stays open (a fallback re-reads it).
+            start = handle.tell()
+
+            def rewound() -> BinaryIO:
+                handle.seek(start)
+                return handle
+
+            data = DumpFile(rewound, closes=False)
+        else:
+            data = handle.read()
+    elif _streamed(name):
+        path = Path(path_or_bytes)
+        data = DumpFile(lambda: path.open("rb"))
     else:
         data = Path(path_or_bytes).read_bytes()
     return read_dump(data, name, federation, month)
+
+
+def _streamed(name: str) -> bool:
+    """Dumps read_dumps decompresses and parses as a stream from a DumpFile (a .pgn.zst), never reading them whole."""
+    inner, compression = strip_compression(name)
+    return compression == "zst" and detect_format(inner) == "pgn"
 
 
 def month_dump_keys(store: ObjectStore, month: str, entries: list[LandingEntry] | None = None) -> list[tuple[str, str]]:
@@ -82,9 +103,20 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
     ]
     if not keys:
         return pl.concat(refused, how="vertical") if refused else empty_frame(RawGames)
-    with ThreadPoolExecutor(max_workers=min(READ_WORKERS, len(keys))) as pool:
-        contents = list(pool.map(lambda federation_key: _read_listed(store, federation_key[1]), keys))
-    dumps = [(data, _relative_to_raw(key), federation) for data, (federation, key) in zip(contents, keys, strict=True)]
+    # A .pgn.zst is decompressed and parsed straight from the store as it is read (DumpFile): never
+    # held whole, compressed or not. Every other dump is read whole, in threads.
+    read_whole = [(federation, key) for federation, key in keys if not _streamed(key)]
+    with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(read_whole)))) as pool:
+        whole = pool.map(lambda federation_key: _read_listed(store, federation_key[1]), read_whole)
+        contents = dict(zip(read_whole, whole, strict=True))
+    dumps: list[tuple[bytes | DumpFile, str, str]] = [
+        (
+            contents[federation, key] if (federation, key) in contents else _listed_file(store, key),
+            _relative_to_raw(key),
+            federation,
+        )
+        for federation, key in keys
+    ]
     # TRF and PGN files are parsed together in batches (a month holds hundreds of small ones); the
     # other dumps file by file, overlapping in threads.
     batched = [index for index, (_, name, _) in enumerate(dumps) if detect_format(name) in BATCHED_FORMATS]
@@ -230,6 +262,18 @@ def _read_listed(store: ObjectStore, key: str) -> bytes:
         return store.read_bytes(key)
     except ValueError:
         return store.fs.cat_file(posixpath.join(store.base.replace(os.sep, "/"), key))
+
+
+def _listed_file(store: ObjectStore, key: str) -> DumpFile:
+    """A listed key as a DumpFile, opened from the store when it is read (see _read_listed for the names)."""
+
+    def opener() -> BinaryIO:
+        try:
+            return store.open(key)
+        except ValueError:  # a name ObjectStore.path refuses for writes; a listed key cannot escape the store
+            return store.fs.open(posixpath.join(store.base.replace(os.sep, "/"), key), "rb")
+
+    return DumpFile(opener)
 
 
 def _registry_keys(store: ObjectStore) -> dict[str, list[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 
 import pyarrow as pa
@@ -178,3 +179,46 @@ def test_zst_from_the_object_store_is_never_held_whole(tmp_path):
     assert peak < len(packed) / 2, f"{peak:,} bytes held at the peak for a file of {len(packed):,}"
     assert streamed.height > 1000 and streamed["parse_error"].null_count() == streamed.height
     assert streamed.equals(read_dump(packed, "GER/2024-01/big.pgn.zst", "GER", "2024-01"))
+
+
+def test_read_file_streams_a_zst_path_or_handle_and_falls_back_for_other_encodings(tmp_path):
+    from pipeline.formats import DumpFile
+    from pipeline.ingest import read_file
+
+    name = "GER/2024-01/x.pgn.zst"
+    for content in (_pgn(30), '[Event "Café"]\n[Result "1-0"]\n\n1. e4 1-0\n'.encode("cp1252")):
+        packed = _zst(content)
+        path = tmp_path / "x.pgn.zst"
+        path.write_bytes(packed)
+        expected = read_dump(packed, name, "GER", "2024-01")
+        assert read_file(path, name, "GER", "2024-01").equals(expected)
+        with path.open("rb") as handle:
+            handle.read(0)
+            assert read_file(handle, name, "GER", "2024-01").equals(expected)
+            assert not handle.closed  # the caller's handle is the caller's to close
+        encodings: list[str | None] = []
+        source = DumpFile(functools.partial(path.open, "rb"))
+        assert read_dump(source, name, "GER", "2024-01", encodings).equals(expected)
+        assert encodings == ["utf-8" if content.isascii() or b"\xc3" in content else "windows-1252"]
+
+
+def test_a_store_that_fails_to_read_raises_instead_of_quarantining():
+    import io
+
+    from pipeline.formats import DumpFile
+    from pipeline.formats.common import StorageReadError
+
+    class Failing(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer) -> int:
+            raise ConnectionError("the store went away")
+
+    def missing():
+        raise FileNotFoundError("gone")
+
+    for source in (DumpFile(Failing), DumpFile(missing)):
+        for name in ("GER/2024-01/x.pgn.zst", "GER/2024-01/x.pgn"):
+            with pytest.raises(StorageReadError):
+                read_dump(source, name, "GER", "2024-01")

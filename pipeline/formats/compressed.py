@@ -6,7 +6,11 @@ same caps and the same outcome: the same records, and the same single record wit
 for a file beyond MAX_DECOMPRESSED_BYTES or MAX_LINES_PER_FILE, a corrupt stream, an empty or a
 binary file. Files that are not UTF-8 (or are UTF-16) need whole-file decisions about their encoding
 (common.utf8_lf_bytes_detected): for them the stream reports NotStreamable, and the caller falls
-back to the in-memory path, which is what they got before.
+back to the in-memory path, which is what they got before (and reads the whole file).
+
+The compressed file itself is read as the stream goes when the caller passes a file object (a
+common.DumpFile from ingest.read_month or read_file, opened with ObjectStore.open): then it is never
+held whole either.
 """
 
 from __future__ import annotations

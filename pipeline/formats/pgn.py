@@ -33,9 +33,7 @@ from pipeline.formats.scan import (
     leading_digits,
     parse_digits,
     parse_ymd,
-    string_views,
     windows,
-    words16,
 )
 
 TAGS = [
@@ -80,7 +78,68 @@ _MALFORMED = -2
 _UNWANTED = -1
 
 
-_WORD_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # the first k bytes of a word
+_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # the first k bytes of a word
+_VIEW_INLINE = 12  # Arrow string views keep strings of up to 12 bytes inline, longer ones by offset
+
+
+def _words16(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 16 bytes at each start as two little-endian words, bytes at or past min(length, 16) zeroed.
+
+    scan.words16's result; its masks are picked word by word from a flat table, which NumPy does
+    several times faster than picking rows of a two-column one.
+    """
+    words = windows(arr, starts, 16).view("<u8")
+    low = words[:, 0] & _BYTE_MASKS.take(np.clip(lengths, 0, 8))
+    high = words[:, 1] & _BYTE_MASKS.take(np.clip(lengths - 8, 0, 8))
+    return low, high
+
+
+def _string_views(lines: ByteLines, starts: np.ndarray, lengths: np.ndarray) -> pl.Series:
+    """scan.string_views (the same Arrow string views into the piece's bytes), with _words16's masks."""
+    n = len(starts)
+    starts = starts.astype(np.int64, copy=False)
+    lengths = lengths.astype(np.int64, copy=False)
+    views = np.zeros((n, 2), dtype=np.uint64)
+    if n:
+        low, high = _words16(lines.arr, starts, np.minimum(lengths, _VIEW_INLINE))
+        views[:, 0] = lengths.astype(np.uint64) | (low << np.uint64(32))
+        inline = (low >> np.uint64(32)) | (high << np.uint64(32))
+        by_offset = starts.astype(np.uint64) << np.uint64(32)  # buffer index 0 in the low half
+        views[:, 1] = np.where(lengths <= _VIEW_INLINE, inline, by_offset)
+    array = pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(views), lines.buffer])
+    return pl.Series(pl.from_arrow(array))
+
+
+_ASCII_ZEROS = np.uint64(0x3030303030303030)
+_DIGIT_PAIRS = np.uint64(0x00FF00FF00FF00FF)
+_DIGIT_QUADS = np.uint64(0x0000FFFF0000FFFF)
+_DIGIT_OCTETS = np.uint64(0x00000000FFFFFFFF)
+
+
+def _parse_digits(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """scan.parse_digits (1 to 15 digits and nothing else), with values of up to 8 digits read as one word.
+
+    The digits, right-aligned in a word (leading zero digits), are combined in three multiply-shift
+    steps (pairs, fours, eights) instead of one pass per digit; longer values go to scan.parse_digits.
+    """
+    n = len(starts)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    short = np.clip(lengths, 0, 8)
+    word = windows(arr, starts, 8).view("<u8")[:, 0] & _BYTE_MASKS.take(short)
+    digits = word - (_ASCII_ZEROS & _BYTE_MASKS.take(short))  # no borrow when every byte is a digit
+    inside = np.arange(8)[None, :] < short[:, None]
+    ok = (lengths >= 1) & (lengths <= 8) & ~np.any(inside & (digits.view(np.uint8).reshape(n, 8) > 9), axis=1)
+    with np.errstate(over="ignore"):
+        value = digits << (np.uint64(8) * (np.uint64(8) - np.maximum(short, 1).astype(np.uint64)))
+        value = ((value * np.uint64(10)) + (value >> np.uint64(8))) & _DIGIT_PAIRS
+        value = ((value * np.uint64(100)) + (value >> np.uint64(16))) & _DIGIT_QUADS
+        value = ((value * np.uint64(10000)) + (value >> np.uint64(32))) & _DIGIT_OCTETS
+    value = np.where(ok, value.astype(np.int64), 0)
+    longer = np.flatnonzero(lengths > 8)
+    if len(longer):
+        value[longer], ok[longer] = parse_digits(arr, starts[longer], lengths[longer])
+    return value, ok
 
 
 def _name_word_pair(name: str) -> tuple[int, int]:
@@ -387,7 +446,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "file": pl.Series(segments.file[game_segment], dtype=pl.Int32),
             "source_line": pl.Series(file_line[first_line] + 1, dtype=pl.Int64),
             "position": pl.Series(position, dtype=pl.Int64).cast(pl.Utf8),
-            "raw_text": string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
+            "raw_text": _string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
             "parse_error": _error_column(errors, games),
             "Event": _strings(lines, values["Event"], trim=True),
             "date": day,
@@ -430,8 +489,8 @@ def _changes(arr: np.ndarray, values: _TagValues) -> np.ndarray:
     offset = 0
     while len(rows):
         width = np.minimum(length[rows] - offset, 16)
-        low, high = words16(arr, start[rows] + offset, width)
-        previous_low, previous_high = words16(arr, start[rows - 1] + offset, width)
+        low, high = _words16(arr, start[rows] + offset, width)
+        previous_low, previous_high = _words16(arr, start[rows - 1] + offset, width)
         equal = (low == previous_low) & (high == previous_high)
         same[rows[~equal] - 1] = False
         rows = rows[equal & (length[rows] > offset + 16)]
@@ -552,10 +611,9 @@ def _first_values(
         for g, index in zip(*np.nonzero(present & np.isin(first_rows, keys)), strict=True):
             slow[index][int(g)] = slow_values[int(first_rows[g, index])]
             start[g, index] = length[g, index] = 0
-    return {
-        tag: _TagValues(start[:, index], length[:, index], present[:, index], slow[index])
-        for index, tag in enumerate(TAGS)
-    }
+    # One tag's values contiguous (each column is read many times).
+    start, length, present = (np.ascontiguousarray(table.T) for table in (start, length, present))
+    return {tag: _TagValues(start[index], length[index], present[index], slow[index]) for index, tag in enumerate(TAGS)}
 
 
 def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = None, trim: bool = False) -> pl.Series:
@@ -566,8 +624,10 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
     """
     if rows is None:
         rows = np.arange(len(values.present))
-    starts, lengths, present = values.start[rows], values.length[rows], values.present[rows].copy()
-    column = string_views(lines, starts, lengths)
+        starts, lengths, present = values.start, values.length, values.present.copy()
+    else:
+        starts, lengths, present = values.start[rows], values.length[rows], values.present[rows].copy()
+    column = _string_views(lines, starts, lengths)
     fixes: dict[int, str | None] = {}
     if values.slow:
         position = {int(g): i for i, g in enumerate(rows.tolist())}
@@ -593,7 +653,7 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
 
 def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]) -> pl.Series:
     """Id / Elo tags: digits are read from the bytes; 'missing' spellings are null; other text is an error."""
-    number, ok = parse_digits(lines.arr, values.start, values.length)
+    number, ok = _parse_digits(lines.arr, values.start, values.length)
     ok &= values.present & (number > 0)
     for g in values.slow:
         ok[g] = False
@@ -719,10 +779,12 @@ def _tags(
 
     # The name's bytes as two words (zero past its length): a multiplicative hash finds the
     # candidate in TAGS, the words confirm it.
+    # One 16-byte gather per line gives both words (and the bytes of other tags' names below).
+    window = windows(arr, begin + 1, _NAME_WINDOW)
+    words = window.view("<u8")
     length = np.where(fast, name_length, 0)
-    words = _unaligned_words(arr)
-    low = words[begin + 1] & _WORD_MASKS[np.minimum(length, 8)]
-    high = words[begin + 9] & _WORD_MASKS[np.clip(length - 8, 0, 8)]
+    low = words[:, 0] & _BYTE_MASKS.take(np.minimum(length, 8))
+    high = words[:, 1] & _BYTE_MASKS.take(np.clip(length - 8, 0, 8))
     index = _SLOT_TAG[_slot(low)]
     hit = fast & (_CANDIDATE_LOW[index] == low) & (_CANDIDATE_HIGH[index] == high)
     tag_of = np.where(hit, index, _UNWANTED)
@@ -730,9 +792,7 @@ def _tags(
     other = np.flatnonzero(fast & ~hit)
     if len(other):
         names_ok = np.all(
-            _NAME_BYTES[windows(arr, begin[other] + 1, _NAME_WINDOW)]
-            | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]),
-            axis=1,
+            _NAME_BYTES[window[other]] | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]), axis=1
         )
         fast[other[~names_ok]] = False
 
@@ -755,11 +815,6 @@ def _two_quotes(quote_at: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tup
     if not len(quote_at):
         return begin + 1, two  # no line holds quotes (any position keeps the gathers in bounds)
     return np.where(two, quote_at[np.minimum(first, len(quote_at) - 1)], begin + 1), two
-
-
-def _unaligned_words(arr: np.ndarray) -> np.ndarray:
-    """The little-endian uint64 word starting at every byte offset (an overlapping view, no copy)."""
-    return np.ndarray(shape=(len(arr) - 7,), dtype="<u8", buffer=arr, offset=0, strides=(1,))
 
 
 def _game_numbers(
@@ -807,7 +862,7 @@ def _move_facts(
         return moves_known, has_move
     with_moves, first = np.unique(move_game, return_index=True)
     first_lines = move_lines[first]
-    openings = string_views(lines, content[first_lines], lines.ends[first_lines] - content[first_lines])
+    openings = _string_views(lines, content[first_lines], lines.ends[first_lines] - content[first_lines])
     quick = openings.str.contains(_OPENS_WITH_MOVE).to_numpy()
     has_move[with_moves[quick] - 1] = True
     unsure = with_moves[~quick]
@@ -910,17 +965,25 @@ def _per_distinct(frame: pl.DataFrame, column: str, exprs: dict[str, pl.Expr]) -
     return frame.join(distinct, on=column, how="left", nulls_equal=True, maintain_order="left")
 
 
-def _per_run(games: pl.DataFrame, column: str, exprs: dict[str, pl.Expr], keep: tuple[str, ...] = ()) -> pl.DataFrame:
+def _per_run(
+    games: pl.DataFrame,
+    column: str,
+    exprs: dict[str, pl.Expr],
+    keep: tuple[str, ...] = (),
+    then: tuple[pl.Expr, ...] = (),
+) -> pl.DataFrame:
     """The columns `exprs` make of `column`, for every game: evaluated once per distinct value among the first
     games of the column's runs (games.'_new_<column>' marks them), then spread over each run.
 
     Consecutive games of a file mostly share their Event, TimeControl and Termination, so a million games
     are a few thousand runs, and the per-value work (and its hashing of strings) is done on those only.
-    `keep`: columns of the heads kept beside the new ones (they are spread the same way).
+    `keep`: columns of the heads that `then`, more columns, is evaluated on with the new ones, per run.
     """
     new = games[f"_new_{column}"].to_numpy()
     heads = games.select(column, *keep)[np.flatnonzero(new)]
     derived = _per_distinct(heads, column, exprs).drop(column)
+    if then:
+        derived = derived.with_columns(*then).drop(*keep)
     run = np.cumsum(new) - 1
     return derived.select(pl.all().gather(run))
 
@@ -948,44 +1011,35 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
     # starts a run: _scan starts one at every piece, and a piece's files are whole.)
     suffix = pl.when(named_event).then(pl.format("#{}", event)).otherwise(pl.lit(""))
     event_key = pl.lit(pl.Series(event_keys, dtype=pl.Utf8)).gather(pl.col("file"))
-    events = _per_run(games, "Event", {"_event_suffix": suffix}, keep=("file",)).select(
-        "_event_suffix", pl.concat_str(event_key, pl.col("_event_suffix")).alias("event_id")
-    )
+    event_id = pl.concat_str(event_key, pl.col("_event_suffix")).alias("event_id")
+    events = _per_run(games, "Event", {"_event_suffix": suffix}, keep=("file",), then=(event_id,))
     forfeit = _per_run(
         games,
         "Termination",
         {"_forfeit": pl.col("Termination").str.to_lowercase().fill_null("").str.contains("forfeit|unplayed")},
     )
-    result = pl.col("result")
-    # Without movetext (exports that strip moves, like the FWWRC file) the move count is unknown: assume played.
-    no_moves = pl.col("moves_known") & ~pl.col("has_move")
-    unplayed = (
-        pl.when(pl.col("_forfeit"))
-        .then(pl.lit("forfeit"))
-        .when(no_moves & result.is_in(["1-0", "0-1", "0-0"]))
-        .then(pl.lit("forfeit"))
-        .when(no_moves)
-        .then(pl.lit("under-one-move"))
-    )
-    games = games.with_columns(
-        time_control,
-        events["_event_suffix"],
-        pl.when(pl.col("Result") == "½-½").then(pl.lit("1/2-1/2")).otherwise(pl.col("Result")).alias("result"),
-        forfeit,
-    )
+    result = games.select(
+        pl.when(pl.col("Result") == "½-½").then(pl.lit("1/2-1/2")).otherwise(pl.col("Result")).alias("result")
+    ).to_series()
+    # Without movetext (exports that strip moves, like the FWWRC file) the move count is unknown: assume
+    # played. unplayed: 'forfeit' (Termination says so, or a decisive result without a move), else
+    # 'under-one-move' without a move, else null; picked from the three by a code per game.
+    no_moves = games["moves_known"].to_numpy() & ~games["has_move"].to_numpy()
+    decisive = result.is_in(["1-0", "0-1", "0-0"]).fill_null(False).to_numpy()
+    forfeited = forfeit["_forfeit"].to_numpy() | (no_moves & decisive)
+    code = np.where(forfeited, 1, np.where(no_moves, 2, 0))
+    unplayed = pl.Series("unplayed", [None, "forfeit", "under-one-move"], dtype=pl.Utf8).gather(code)
     # No EventDate: the event started on its earliest game date in this file. Within a file the
     # suffix names the event (two files may share a key, so the file is part of the group).
     if games["event_start"].null_count():
-        event_start = pl.coalesce(pl.col("event_start"), pl.col("date").min().over("file", "_event_suffix"))
-        games = games.with_columns(event_start.alias("event_start"))
-    return games.with_columns(events["event_id"], unplayed.alias("unplayed")).drop(
-        "Event",
-        "_event_suffix",
-        "Result",
-        "TimeControl",
-        "Termination",
-        "_forfeit",
-        "moves_known",
-        "has_move",
-        *_RUN_COLUMNS,
+        earliest = pl.col("date").min().over("file", events["_event_suffix"])
+        games = games.with_columns(pl.coalesce(pl.col("event_start"), earliest).alias("event_start"))
+    # One select (with_columns then drop would copy every column into one chunk).
+    dropped = {"Event", "Result", "TimeControl", "Termination", "moves_known", "has_move", *_RUN_COLUMNS}
+    return games.select(
+        *(name for name in games.columns if name not in dropped),
+        *time_control.get_columns(),
+        result,
+        events["event_id"],
+        unplayed,
     )
