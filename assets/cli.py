@@ -7,6 +7,7 @@ import os
 import sys
 
 from pipeline import cli
+from pipeline.run_commands import add_run_commands
 from pipeline.storage import redact_url, store_root_from_env
 
 
@@ -19,6 +20,7 @@ def command_run(args: argparse.Namespace) -> int:
         last_month=args.last,
         scenarios_file=args.scenarios,
         dagster_home=args.dagster_home,
+        workers=args.workers,
     )
     return 0 if summary["success"] else 1
 
@@ -26,7 +28,9 @@ def command_run(args: argparse.Namespace) -> int:
 def command_demo(args: argparse.Namespace) -> int:
     from assets.runs import run_demo
 
-    summary = run_demo(root=args.store, dagster_home=args.dagster_home, generate_data=args.generate)
+    summary = run_demo(
+        root=args.store, dagster_home=args.dagster_home, generate_data=args.generate, workers=args.workers
+    )
     return 0 if summary["success"] else 1
 
 
@@ -54,67 +58,8 @@ def command_ui(args: argparse.Namespace) -> int:
 
 
 def add_dagster_commands(commands: argparse._SubParsersAction) -> None:
-    """`ratings run` and `ratings demo` (their options are an interface: scripts call them)."""
-    run = commands.add_parser(
-        "run",
-        help="rate an existing landing zone (raw/ in the store): every month, every scenario, one Dagster run",
-        description="Rate the dumps under <store>/raw/<FED>/<YYYY-MM>/ (never generates or changes them) and print "
-        "what was rated, what was quarantined and why, and where the lists are. Exit 1 when the run "
-        "failed or rated no game.",
-    )
-    run.add_argument("--store", default=None, help="object-store root holding raw/ (default: $RATINGS_STORE or ./data)")
-    run.add_argument(
-        "--from",
-        dest="first",
-        default=None,
-        metavar="YYYY-MM",
-        help="first month (default: the first month holding dumps)",
-    )
-    run.add_argument(
-        "--to", dest="last", default=None, metavar="YYYY-MM", help="last month (default: the last month holding dumps)"
-    )
-    run.add_argument(
-        "--scenarios",
-        default=None,
-        metavar="FILE",
-        help="scenarios YAML (default: $RATINGS_SCENARIOS or the shipped one)",
-    )
-    run.add_argument(
-        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
-    )
-    run.set_defaults(handler=command_run)
-
-    demo = commands.add_parser(
-        "demo", help="generate the default data set if absent and materialize every month through Dagster"
-    )
-    demo.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
-    demo.add_argument(
-        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
-    )
-    demo.add_argument(
-        "--generate",
-        action="store_true",
-        help=(
-            "generate the demo data even into a store that is not the default one or not empty"
-            " (never over an existing raw/)"
-        ),
-    )
-    demo.set_defaults(handler=command_demo)
-
-    ui = commands.add_parser(
-        "ui", help="the Dagster UI over a store: its months and scenarios, its runs (http://127.0.0.1:3000)"
-    )
-    ui.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
-    ui.add_argument("--port", type=int, default=3000, help="port (default 3000)")
-    ui.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to listen on (default 127.0.0.1: this machine only; the UI has no login)",
-    )
-    ui.add_argument(
-        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
-    )
-    ui.set_defaults(handler=command_ui)
+    """`ratings run`, `ratings demo` and `ratings ui` (their options: pipeline.run_commands)."""
+    add_run_commands(commands, run_handler=command_run, demo_handler=command_demo, ui_handler=command_ui)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import warnings
+from datetime import timedelta
 
 import dagster as dg
 
-from assets.analytics import build_analytics_assets
+from assets.analytics import build_analytics_defs
 from assets.automation import build_landing_sensor, build_monthly_schedule
-from assets.checks import build_checks, build_table_checks
+from assets.checks import CheckedTable, build_checks, stage_checks
 from assets.evaluation import build_evaluation_assets
 from assets.executors import executor_def
 from assets.ingest import build_ingest_assets
 from assets.io_manager import ParquetIOManager
 from assets.landing import build_landing_asset
+from assets.metadata import OWNERS
 from assets.partitions import monthly_partitions
 from assets.published import build_published_assets
-from assets.ratings import build_rating_assets
+from assets.ratings import build_rating_defs
 from assets.reports import build_cross_scenario_assets, build_report_assets
 from assets.resources import ObjectStoreResource
 from assets.validation import build_validation_assets
@@ -24,6 +26,7 @@ from pipeline.landing import inventory, months_held
 from pipeline.scenarios import Scenario, load_scenarios
 from pipeline.settings import Settings
 from pipeline.storage import ObjectStore, store_root_from_env
+from schemas import Games, Identity, Quarantine, RawGames
 
 ALL_MONTHS_JOB = "all_months"
 
@@ -34,28 +37,50 @@ def build_resources(root: str | None = None) -> dict[str, ObjectStoreResource | 
     return {"store": store, "io_manager": ParquetIOManager(store=store)}
 
 
-def build_assets(partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]) -> list:
-    """Every asset, in pipeline order: landing zone -> ingest -> validate, then rate -> analyse per scenario, then
-    evaluate.
+def list_freshness(settings: Settings) -> dg.FreshnessPolicy:
+    """The list of the month just closed is due by the end of the day the monthly schedule rates it.
+
+    The month closes on the 1st; the schedule runs on RATINGS_SCHEDULE_DAY, so a list materialized
+    between the 1st and the end of that day is on time, and one older than the 1st is late after it.
     """
-    per_scenario = [
-        asset
-        for scenario in scenarios.values()
-        for asset in (
-            *build_rating_assets(partitions, scenario),
-            *build_analytics_assets(partitions, scenario),
-            *build_report_assets(partitions, scenario),
-            *build_published_assets(partitions, scenario),
-        )
-    ]
-    return [
-        build_landing_asset(partitions),
-        *build_ingest_assets(partitions),
-        *build_validation_assets(partitions),
-        *per_scenario,
-        *build_cross_scenario_assets(partitions, scenarios),
-        *build_evaluation_assets(partitions, scenarios),
-    ]
+    day = settings.schedule_day
+    return dg.FreshnessPolicy.cron(
+        deadline_cron=f"59 23 {day} * *",
+        lower_bound_delta=timedelta(days=day - 1, hours=23, minutes=59),
+        timezone=settings.schedule_timezone,
+    )
+
+
+def build_scenario_defs(
+    partitions: dg.PartitionsDefinition, scenario: Scenario, settings: Settings | None = None
+) -> dg.Definitions:
+    """One scenario: its chain, analyses, report pages and published lists, each stage with the checks of its tables."""
+    return dg.Definitions.merge(
+        build_rating_defs(partitions, scenario, list_freshness(settings or Settings())),
+        build_analytics_defs(partitions, scenario),
+        dg.Definitions(
+            assets=[*build_report_assets(partitions, scenario), *build_published_assets(partitions, scenario)]
+        ),
+    )
+
+
+def build_shared_defs(partitions: dg.PartitionsDefinition) -> dg.Definitions:
+    """What every scenario reads: the raw records and the validated games, with their checks."""
+    checked = {
+        "raw_games": [CheckedTable(dg.AssetKey("raw_games"), RawGames)],
+        "validate_games": [
+            CheckedTable(dg.AssetKey("games"), Games, "game_id"),
+            CheckedTable(dg.AssetKey("quarantine"), Quarantine),
+            CheckedTable(dg.AssetKey("identity"), Identity),
+        ],
+    }
+    return dg.Definitions(
+        assets=[*build_ingest_assets(partitions), *build_validation_assets(partitions)],
+        asset_checks=[
+            *build_checks(partitions),
+            *(stage_checks(step, partitions, tables) for step, tables in checked.items()),
+        ],
+    )
 
 
 def build_defs(
@@ -64,6 +89,7 @@ def build_defs(
     root: str | None = None,
     scenarios: dict[str, Scenario] | None = None,
     executor: dg.ExecutorDefinition | None = None,
+    settings: Settings | None = None,
 ) -> dg.Definitions:
     """Definitions for months first_month..last_month (open-ended without last_month), store at root (default
     from env), one rating chain per scenario (default: $RATINGS_SCENARIOS, else pipeline/scenarios.yaml).
@@ -75,14 +101,24 @@ def build_defs(
         # reconciliation check (preview) make it check the months just materialized.
         warnings.filterwarnings("ignore", category=dg.BetaWarning)
         warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-        assets = build_assets(partitions, scenarios)
-        if (root or store_root_from_env()).startswith("s3://"):
-            # Tables stored on S3 say so in the UI.
-            tables = [a for a in assets if isinstance(a, dg.AssetsDefinition)]
-            others = [a for a in assets if not isinstance(a, dg.AssetsDefinition)]
-            assets = [*others, *dg.map_asset_specs(lambda spec: spec.merge_attributes(kinds={"s3"}), tables)]
-        # Reconciliation, then schema/duplicates/floor/continuity/conservation on every partitioned table.
-        checks = [*build_checks(partitions), *build_table_checks(assets, scenarios)]
+        pipeline_defs = dg.Definitions.merge(
+            build_shared_defs(partitions),
+            *(build_scenario_defs(partitions, scenario, settings) for scenario in scenarios.values()),
+            dg.Definitions(
+                assets=[
+                    *build_cross_scenario_assets(partitions, scenarios),
+                    *build_evaluation_assets(partitions, scenarios),
+                ]
+            ),
+        )
+        # Attributes every asset shares, applied once; tables stored on S3 say so in the UI.
+        on_s3 = (root or store_root_from_env()).startswith("s3://")
+        shared = dg.map_asset_specs(
+            lambda spec: spec.replace_attributes(owners=OWNERS).merge_attributes(
+                kinds={"s3"} if on_s3 and "parquet" in spec.kinds else set()
+            ),
+            [asset for asset in pipeline_defs.assets or [] if isinstance(asset, dg.AssetsDefinition)],
+        )
     all_months = dg.define_asset_job(
         ALL_MONTHS_JOB,
         # Partitions are inferred from the selected assets (passing them is deprecated in 1.13).
@@ -92,8 +128,9 @@ def build_defs(
         ),
     )
     return dg.Definitions(
-        assets=assets,
-        asset_checks=checks,
+        # The landing zone is a source (the federations' files, not ours to own): added after the shared attributes.
+        assets=[build_landing_asset(partitions), *shared],
+        asset_checks=pipeline_defs.asset_checks,
         jobs=[all_months],
         schedules=[build_monthly_schedule(ALL_MONTHS_JOB, partitions, scenarios)],
         sensors=[build_landing_sensor(ALL_MONTHS_JOB, partitions, scenarios)],
@@ -119,7 +156,12 @@ def build_defs_from_settings(settings: Settings) -> dg.Definitions:
             )
     first, last = settings.months_for(held)
     return build_defs(
-        first, last, root=settings.store, scenarios=load_scenarios(settings.scenarios), executor=executor_def(settings)
+        first,
+        last,
+        root=settings.store,
+        scenarios=load_scenarios(settings.scenarios),
+        executor=executor_def(settings),
+        settings=settings,
     )
 
 

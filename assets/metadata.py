@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,6 +10,8 @@ import dagster as dg
 import pandera.errors
 import pandera.polars as pa
 import polars as pl
+
+from pipeline.scenarios import Scenario
 
 KINDS = {"polars", "parquet"}
 # Who answers for the tables: the federation's rating office (Dagster owners are team: or e-mail).
@@ -38,8 +41,19 @@ def column_schema(model: type[pa.DataFrameModel]) -> dg.TableSchema:
 
 
 def static_metadata(model: type[pa.DataFrameModel], **extra: Any) -> dict[str, Any]:
-    """Definition-time metadata of an asset stored as one Pandera model."""
-    return {"dagster/column_schema": column_schema(model), "pandera_model": f"schemas.{model.__name__}", **extra}
+    """Definition-time metadata of an asset stored as one Pandera model: its columns, for the UI."""
+    return {"dagster/column_schema": column_schema(model), **extra}
+
+
+def table_description(model: type[pa.DataFrameModel], scenario: Scenario | None = None, **fields: str) -> str:
+    """An asset's description: its Pandera model's docstring (schemas/ says what each table holds), formatted, under
+    the scenario it belongs to.
+    """
+    text = inspect.cleandoc(model.__doc__ or model.__name__)
+    text = text.format(**fields) if fields else text
+    if scenario is None:
+        return text
+    return f"Scenario `{scenario.name}`: {scenario.description.rstrip('.') or scenario.name}.\n\n{text}"
 
 
 def counts_table(counts: Mapping[str, int], key: str, value: str = "rows") -> dg.TableMetadataValue:
@@ -47,17 +61,6 @@ def counts_table(counts: Mapping[str, int], key: str, value: str = "rows") -> dg
     schema = dg.TableSchema(columns=[dg.TableColumn(key, "string"), dg.TableColumn(value, "int")])
     records = [dg.TableRecord({key: str(k), value: int(v)}) for k, v in counts.items()]
     return dg.MetadataValue.table(records=records, schema=schema)
-
-
-def pandera_model_of(metadata: Mapping[str, Any]) -> type[pa.DataFrameModel] | None:
-    """The Pandera model named by an asset's `pandera_model` definition metadata ('schemas.Games'), if any."""
-    import schemas
-
-    name = metadata.get("pandera_model")
-    name = getattr(name, "value", name)
-    if not isinstance(name, str) or not name.startswith("schemas."):
-        return None
-    return getattr(schemas, name.split(".", 1)[1], None)
 
 
 def validate(model: type[pa.DataFrameModel], frame: pl.DataFrame, what: str) -> pl.DataFrame:

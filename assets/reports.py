@@ -5,12 +5,10 @@ pipeline.reports.writer).
 import dagster as dg
 import polars as pl
 
-from assets.io_manager import table_key
-from assets.metadata import OWNERS
 from assets.ratings import rated_games_key, rating_list_key
 from assets.resources import ObjectStoreResource
-from assets.versions import code_version
 from pipeline.analytics import years_of
+from pipeline.monthly import table_key
 from pipeline.reports import (
     INDEX_NAME,
     REPORTS_PREFIX,
@@ -26,6 +24,7 @@ from pipeline.reports.writer import (
 )
 from pipeline.scenarios import Scenario
 from pipeline.storage import redact_url
+from pipeline.versions import code_version
 
 ALL_MONTHS = dg.AllPartitionMapping()
 
@@ -48,13 +47,12 @@ Relative links only, so the folder can be copied and read offline."""
 
 def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
     """The scenario's report pages (its monthly analyses are built by assets.analytics)."""
-    key = scenario.key
+    key = scenario.name
 
     @dg.asset(
         key=[key, "reports"],
         group_name=key,
         kinds={"html", "png", "parquet"},
-        owners=OWNERS,
         tags={"stage": "report"},
         code_version=code_version("analyse", scenario.model_dump_json()),
         deps=[
@@ -94,15 +92,14 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
 def build_cross_scenario_assets(
     partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]
 ) -> list[dg.AssetsDefinition]:
-    accuracy_keys = [dg.AssetKey([s.key, "accuracy"]) for s in scenarios.values()]
-    report_keys = [dg.AssetKey([s.key, "reports"]) for s in scenarios.values()]
+    accuracy_keys = [dg.AssetKey([s.name, "accuracy"]) for s in scenarios.values()]
+    report_keys = [dg.AssetKey([s.name, "reports"]) for s in scenarios.values()]
     baseline = "actual" if "actual" in scenarios else None
 
     @dg.asset(
         name="accuracy_comparison",
         group_name="reports",
         kinds={"html", "png", "parquet"},
-        owners=OWNERS,
         tags={"stage": "report"},
         code_version=code_version("analyse"),
         deps=[dg.AssetDep(k, partition_mapping=ALL_MONTHS) for k in accuracy_keys],
@@ -117,9 +114,7 @@ def build_cross_scenario_assets(
         ]
         if not rows:
             raise dg.Failure("no stored accuracy month in any scenario")
-        comparison = write_accuracy_comparison(
-            object_store, pl.concat(rows), baseline, scenario_keys={s.name: s.key for s in scenarios.values()}
-        )
+        comparison = write_accuracy_comparison(object_store, pl.concat(rows), baseline, stored=list(scenarios))
         return dg.MaterializeResult(
             metadata={
                 "preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),
@@ -131,7 +126,6 @@ def build_cross_scenario_assets(
         name="report_index",
         group_name="reports",
         kinds={"html"},
-        owners=OWNERS,
         tags={"stage": "report"},
         code_version=code_version("analyse"),
         # The evaluation leaderboard's page is linked too.

@@ -1,35 +1,34 @@
 """`ratings run` and `ratings demo` in Dagster: heal orphaned runs, observe the landing zone, run the `all_months`
-job.
+job. What they decide and say without Dagster is pipeline.run_report.
 """
 
 import logging
+import multiprocessing
 import os
 import shutil
 import socket
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any, TextIO
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, NamedTuple, TextIO
 
 import dagster as dg
-import polars as pl
 
-from assets import progress
-from assets.automation import range_tags
 from assets.checks import RECONCILIATION
 from assets.definitions import ALL_MONTHS_JOB, build_defs
-from assets.io_manager import table_key
-from assets.ratings import rating_list_key
-from pipeline.generator import DEFAULT_DEMO, generate
+from pipeline import progress
+from pipeline.automation import range_tags
 from pipeline.landing import LandingEntry, inventory, landing_versions, months_held
-from pipeline.months import month_range, parse_month
 from pipeline.run_report import (
-    LANDING_ZONE_HELP,
-    StoreError,
     closing_lines,
-    may_generate,
-    run_outcome,
+    generate_demo,
+    months_to_rate,
+    opening_line,
+    require_landing_zone,
+    run_summary,
 )
 from pipeline.scenarios import load_scenarios
 from pipeline.storage import ObjectStore, process_alive, redact_url, store_root_from_env
@@ -37,7 +36,7 @@ from pipeline.storage import ObjectStore, process_alive, redact_url, store_root_
 DEFAULT_DAGSTER_HOME = ".dagster_home"
 # Instance settings shipped with the project (telemetry off); `make ui` installs the same file.
 INSTANCE_YAML = os.path.join(os.path.dirname(__file__), "dagster.yaml")
-PID_TAG, HOST_TAG = "ratings/pid", "ratings/host"
+PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
 
 
 def instance_home(dagster_home: str | None) -> str:
@@ -107,32 +106,126 @@ def run_demo(
     dagster_home: str | None = None,
     out: TextIO | None = None,
     generate_data: bool = False,
+    workers: int | None = None,
 ) -> dict[str, Any]:
-    """`ratings demo`: generate DEFAULT_DEMO where allowed (see may_generate), then run_store over every month.
+    """`ratings demo`: generate DEFAULT_DEMO where allowed (pipeline.run_report.generate_demo), then run_store over
+    every month.
 
     root defaults to $RATINGS_STORE, else ./data; dagster_home to $DAGSTER_HOME, else ./.dagster_home.
     """
     out = out or sys.stdout
     root = root or store_root_from_env()
-    store = ObjectStore(root)
-    if not store.exists("raw"):
-        refusal = may_generate(store, root, explicit=generate_data)
-        if refusal:
-            raise StoreError(refusal)
-        where = redact_url(store.url())
-        started = time.monotonic()
-        print(
-            f"No landing zone at {where}/raw: generating the default data set {DEFAULT_DEMO} ...", file=out, flush=True
+    generate_demo(root, explicit=generate_data, out=out)
+    return run_store(root, dagster_home=dagster_home, out=out, title="Demo", workers=workers)
+
+
+def default_workers(scenarios: int) -> int:
+    """Scenario chains run side by side in this many processes: one per core, at most one per scenario."""
+    return max(1, min(os.cpu_count() or 1, scenarios))
+
+
+class Stage(NamedTuple):
+    """One Dagster run of `ratings run`: the assets it selects and its outcome."""
+
+    name: str
+    selection: dg.AssetSelection
+
+
+def stages(scenarios: Sequence[str], workers: int) -> list[list[Stage]]:
+    """The runs of `ratings run`, in waves: one run of everything with one worker; else the shared tables, then
+    each scenario's chain in its own run (`workers` at a time: chains are independent), then what compares them.
+    """
+    if workers <= 1:
+        return [[Stage("all", dg.AssetSelection.all() - dg.AssetSelection.assets("landing_zone"))]]
+    shared = dg.AssetSelection.groups("ingest", "validate") - dg.AssetSelection.assets("landing_zone")
+    return [
+        [Stage("shared", shared)],
+        [Stage(name, dg.AssetSelection.groups(name)) for name in scenarios],
+        [Stage("comparison", dg.AssetSelection.groups("reports", "evaluation"))],
+    ]
+
+
+def execute_stage(
+    stage: Stage, first: str, last: str, root: str, scenarios_file: str | None, home: str, reporter: Any = None
+) -> dict[str, Any]:
+    """One run of the `all_months` job over `stage`'s assets (and their checks); what the summary needs of it.
+
+    Called in this process or in a worker process (then `reporter` forwards progress to the parent).
+    """
+    if reporter is not None:
+        progress.install(reporter)
+    with warnings.catch_warnings():
+        # Beta/preview notices about backfill policies and partitioned checks are not news to a user.
+        warnings.simplefilter("ignore")
+        logging.getLogger("dagster").setLevel(logging.WARNING)
+        defs = build_defs(first, last, root=root, scenarios=load_scenarios(scenarios_file))
+        job = defs.resolve_job_def(ALL_MONTHS_JOB)
+        # The named job, not an ad-hoc one: every run shows under `all_months` and can be re-executed.
+        result = job.execute_in_process(
+            instance=dg.DagsterInstance.from_config(home),
+            tags={**range_tags(first, last), **_runner_tags(), STAGE_TAG: stage.name},
+            run_config=_quiet_dagster(),
+            raise_on_error=False,
+            asset_selection=list(stage.selection.resolve(defs.resolve_asset_graph())),
         )
-        summary = generate(root, **DEFAULT_DEMO)
-        print(
-            f"Generated {summary.games:,} games of {summary.players:,} players over {summary.months} months "
-            f"({summary.files:,} files, federations {', '.join(map(str, summary.federations))}) "
-            f"in {time.monotonic() - started:.0f}s",
-            file=out,
-            flush=True,
-        )
-    return run_store(root, dagster_home=dagster_home, out=out, title="Demo")
+    return {
+        "run_id": result.run_id,
+        "success": result.success,
+        # A check passed when every evaluation of it passed (one per month, and the range's).
+        "checks": {
+            name: all(e.passed for e in result.get_asset_check_evaluations() if e.check_name == name)
+            for name in {e.check_name for e in result.get_asset_check_evaluations()}
+        },
+        "failed_steps": {
+            event.step_key: _root_cause(event.step_failure_data.error)
+            for event in result.all_events
+            if event.event_type_value == "STEP_FAILURE"
+        },
+    }
+
+
+def _forward_progress(messages: Any) -> None:
+    """Render in this process the progress the worker processes send (one console line, not several)."""
+    while (message := messages.get()) is not None:
+        progress.report(*message)
+
+
+def execute_stages(
+    waves: list[list[Stage]], first: str, last: str, root: str, scenarios_file: str | None, home: str, workers: int
+) -> list[dict[str, Any]]:
+    """The waves in order, a wave's runs `workers` at a time in worker processes; nothing after a failed wave."""
+    outcomes: list[dict[str, Any]] = []
+    for wave in waves:
+        if len(wave) == 1 or workers <= 1:
+            done = [execute_stage(stage, first, last, root, scenarios_file, home) for stage in wave]
+        else:
+            context = multiprocessing.get_context("spawn")  # no forked Polars thread pools
+            with context.Manager() as manager:
+                messages = manager.Queue()
+                forwarder = threading.Thread(target=_forward_progress, args=(messages,), daemon=True)
+                forwarder.start()
+                with ProcessPoolExecutor(min(workers, len(wave)), mp_context=context) as pool:
+                    futures = [
+                        pool.submit(execute_stage, s, first, last, root, scenarios_file, home, _QueueReporter(messages))
+                        for s in wave
+                    ]
+                    done = [future.result() for future in futures]
+                messages.put(None)
+                forwarder.join()
+        outcomes += done
+        if not all(outcome["success"] for outcome in done):
+            break
+    return outcomes
+
+
+class _QueueReporter:
+    """A progress reporter for a worker process: sends each report to the parent (picklable, unlike a lambda)."""
+
+    def __init__(self, messages: Any):
+        self.messages = messages
+
+    def __call__(self, step: str, month: str, done: int, total: int) -> None:
+        self.messages.put((step, month, done, total))
 
 
 def run_store(
@@ -143,97 +236,57 @@ def run_store(
     dagster_home: str | None = None,
     out: TextIO | None = None,
     title: str = "Run",
+    workers: int | None = None,
 ) -> dict[str, Any]:
-    """`ratings run`: rate an existing landing zone's months in one Dagster run and print what happened.
+    """`ratings run`: rate an existing landing zone's months and print what happened.
 
-    Never writes into raw/. Months default to the first..last month holding dumps. The summary lists
+    One Dagster run with one worker; with more (default: one per core, at most one per scenario), a run
+    of the shared tables, then one run per scenario `workers` at a time, then the comparison. Never
+    writes into raw/. Months default to the first..last month holding dumps. The summary lists
     quarantined records by reason and by file, months mostly quarantined, how players were identified,
     and where the lists are; `success` is False when the run failed or rated no game at all.
     """
     out = out or sys.stdout
     root = root or store_root_from_env()
     store = ObjectStore(root)
-    where = redact_url(store.url())
-    if not store.exists("raw"):
-        raise StoreError(f"{where} has no landing zone (no raw/ folder).\n{LANDING_ZONE_HELP}")
+    require_landing_zone(store)
     # One listing of the landing zone serves the months, the observations and the closing summary.
     entries = inventory(store)
-    held = months_held(entries)
-    for month in (first_month, last_month):
-        if month is not None:
-            parse_month(month)
-    if not held and (first_month is None or last_month is None):
-        raise StoreError(f"{where}/raw holds no dumps in month folders.\n{LANDING_ZONE_HELP}")
-    first, last = first_month or held[0], last_month or held[-1]
-    if first > last:
-        raise StoreError(f"--from {first} is after --to {last}")
-    months = month_range(first, last)
+    months = months_to_rate(months_held(entries), first_month, last_month, redact_url(store.url()))
+    first, last = months[0], months[-1]
 
     home = instance_home(dagster_home)
     scenarios = load_scenarios(scenarios_file)
-    print(
-        f"Rating {len(months)} months {first}..{last} of {where} under {len(scenarios)} scenarios "
-        f"({', '.join(scenarios)}) in one Dagster run (instance {home}) ...",
-        file=out,
-        flush=True,
-    )
+    print(opening_line(months, redact_url(store.url()), scenarios, home), file=out, flush=True)
 
+    workers = default_workers(len(scenarios)) if workers is None else workers
     started = time.monotonic()
     previous_reporter = progress.install(progress.ConsoleProgress())
     try:
-        with warnings.catch_warnings():
-            # Beta/preview notices about backfill policies and partitioned checks are not news to a user.
-            warnings.simplefilter("ignore")
-            defs = build_defs(first, last, root=root, scenarios=scenarios)
-            instance = dg.DagsterInstance.from_config(home)
-            for run_id in heal_orphaned_runs(instance):
-                print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
-            removed = store.remove_orphaned_temp_files()
-            if removed:
-                print(f"Removed {removed} temporary file(s) left by interrupted writes", file=out, flush=True)
-            observe_landing_zone(instance, store, entries, months)
-            logging.getLogger("dagster").setLevel(logging.WARNING)
-            # The named job, not an ad-hoc selection: the run shows under `all_months` in the UI and
-            # can be re-executed from there.
-            result = defs.resolve_job_def(ALL_MONTHS_JOB).execute_in_process(
-                instance=instance,
-                tags={**range_tags(first, last), **_runner_tags()},
-                run_config=_quiet_dagster(),
-                raise_on_error=False,
-            )
+        instance = dg.DagsterInstance.from_config(home)
+        for run_id in heal_orphaned_runs(instance):
+            print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
+        removed = store.remove_orphaned_temp_files()
+        if removed:
+            print(f"Removed {removed} temporary file(s) left by interrupted writes", file=out, flush=True)
+        observe_landing_zone(instance, store, entries, months)
+        waves = stages(list(scenarios), workers)
+        outcomes = execute_stages(waves, first, last, root, scenarios_file, home, workers)
     finally:
         progress.install(previous_reporter)
-    run_seconds = time.monotonic() - started
 
-    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    failed_steps = {
-        event.step_key: _root_cause(event.step_failure_data.error)
-        for event in result.all_events
-        if event.event_type_value == "STEP_FAILURE"
-    }
-    outcome = run_outcome(store, months, entries)
-    rated: dict[str, int] = {}
-    for name, scenario in scenarios.items():
-        final_key = table_key(rating_list_key(scenario).path, last)
-        if store.exists(final_key):
-            rated[name] = (
-                store.read_parquet(final_key, columns=["rating"]).filter(pl.col("rating").is_not_null()).height
-            )
-    summary = {
-        "success": result.success and outcome["games"] > 0,
-        "run_succeeded": result.success,
-        "run_id": result.run_id,
-        "months": len(months),
-        "first_month": first,
-        "last_month": last,
-        "scenarios": list(scenarios),
-        **outcome,
-        "rated_players": rated,
-        "reconciliation_passed": checks.get(RECONCILIATION),
-        "failed_steps": failed_steps,
-        "run_seconds": round(run_seconds, 1),
-        "store": where,
-        "dagster_home": home,
-    }
+    summary = run_summary(
+        store,
+        months,
+        entries,
+        scenarios,
+        run_succeeded=len(outcomes) == sum(map(len, waves)) and all(o["success"] for o in outcomes),
+        run_id=outcomes[0]["run_id"],
+        reconciliation_passed=outcomes[0]["checks"].get(RECONCILIATION),
+        failed_steps={step: cause for o in outcomes for step, cause in o["failed_steps"].items()},
+        run_seconds=time.monotonic() - started,
+        dagster_home=home,
+    )
+    summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
     print(closing_lines(summary, scenarios, title), file=out, flush=True)
     return summary

@@ -1,12 +1,15 @@
 """What unattended runs rate: the sensor's cursor of landing-zone fingerprints, changed and unrated months, the start
-month.
+month, and the run the schedule or the sensor requests (its key and tags).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
+from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore
 
 # Version 2: fingerprints from pipeline.landing.LandingVersions.rerate_fingerprints (one inventory for
@@ -14,6 +17,37 @@ from pipeline.storage import ObjectStore
 # months can never equal today's: decode_cursor reads it as no cursor, and the first tick after the
 # upgrade rates only months without a list, as every first tick does, instead of re-rating the chain.
 CURSOR_VERSION = 2
+# Dagster's tags that make one run cover a range of partitions (every asset has a single-run backfill policy).
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+TRIGGER_TAG = "ratings/trigger"
+CHANGED_MONTHS_TAG = "ratings/changed_months"
+MONTHS_NAMED = 12  # months a tag or a log line names before it only counts the rest
+
+
+class RunPlan(NamedTuple):
+    """A run the schedule or the sensor requests: its key (Dagster requests a key once), its tags, what to log."""
+
+    run_key: str
+    tags: dict[str, str]
+    note: str = ""
+
+
+def range_tags(first_month: str, last_month: str) -> dict[str, str]:
+    """Run tags that make one run cover first_month..last_month (every asset has a single-run backfill policy)."""
+    return {RANGE_START_TAG: first_month, RANGE_END_TAG: last_month}
+
+
+def short_months(months: list[str]) -> str:
+    """The months comma-separated, the first MONTHS_NAMED of them and a count when there are more."""
+    if len(months) <= MONTHS_NAMED:
+        return ",".join(months)
+    return f"{','.join(months[:MONTHS_NAMED])},... ({len(months)} months)"
+
+
+def list_paths(scenarios: Mapping[str, Scenario]) -> list[str]:
+    """The table path of every scenario's rating list ('actual/rating_list'), for unrated_months."""
+    return [f"{scenario.name}/rating_list" for scenario in scenarios.values()]
 
 
 def changed_months(previous: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
@@ -60,3 +94,38 @@ def decode_cursor(cursor: str | None) -> dict[str, str] | None:
         return None
     months = document.get("months")
     return {str(k): str(v) for k, v in months.items()} if isinstance(months, dict) else None
+
+
+def scheduled_run(month: str, months: Sequence[str], unrated: Callable[[], Sequence[str]]) -> RunPlan | str:
+    """The schedule's run for `month` (the month just closed), from the earliest unrated month before it when the
+    chain has a gap; a skip reason when `month` is not a partition. `unrated` lists the store, only when needed.
+    """
+    if month not in months:
+        return f"{month} is not a partition ({months[0] if months else '-'}..{months[-1] if months else '-'})"
+    earlier_gaps = [m for m in unrated() if m < month]
+    start = earlier_gaps[0] if earlier_gaps else month
+    return RunPlan(f"monthly-{month}", {**range_tags(start, month), TRIGGER_TAG: "schedule"})
+
+
+def sensor_run(
+    previous: Mapping[str, str] | None, current: Mapping[str, str], unrated: list[str], last_month: str
+) -> RunPlan | str:
+    """The sensor's run re-rating from the earliest new or corrected month (or gap) to `last_month`, else why not.
+
+    `previous` is the last evaluation's fingerprints (None on the first one), `current` this one's.
+    The run key digests the new cursor, so the same landing zone never requests the same range twice.
+    """
+    changed = changed_months(previous or {}, current)
+    start = rerate_start(changed, unrated, previous is None)
+    if start is None:
+        if previous is not None:
+            return "no month has changed"
+        return f"fingerprinted {len(current)} month(s); every list exists"
+    digest = hashlib.sha256(encode_cursor(current).encode()).hexdigest()[:12]
+    tags = {
+        **range_tags(start, last_month),
+        TRIGGER_TAG: "landing_zone",
+        CHANGED_MONTHS_TAG: short_months(changed) or "none",
+    }
+    note = f"re-rating {start}..{last_month}: changed months {short_months(changed) or 'none'}"
+    return RunPlan(f"rerate-{start}-{last_month}-{digest}", tags, note)

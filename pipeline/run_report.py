@@ -1,17 +1,22 @@
-"""What a run of `ratings run`/`ratings demo` says: where it may generate, what the stored tables show, the closing
-summary.
+"""What a run of `ratings run`/`ratings demo` does around Dagster and says: where it may generate, which months it
+rates, what the stored tables show, the closing summary.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
 
 import polars as pl
 
+from pipeline.generator import DEFAULT_DEMO, generate
 from pipeline.invariants import mostly_quarantined, read_month, stored_rows
 from pipeline.landing import LandingEntry, unplaced
+from pipeline.monthly import table_key
+from pipeline.months import month_range, parse_month
+from pipeline.scenarios import Scenario
 from pipeline.storage import DEFAULT_ROOT, ObjectStore, redact_url
 from pipeline.text import escape_text
 
@@ -50,6 +55,105 @@ def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
         f"{store.base} {state} and has no raw/ landing zone: not generating the demo data there "
         f"(add --generate to do it anyway, or use `ratings run` to rate your own dumps)"
     )
+
+
+def generate_demo(root: str, explicit: bool, out: TextIO) -> None:
+    """`ratings demo`'s data: DEFAULT_DEMO generated into `root` when it has no raw/ and may_generate allows it.
+
+    StoreError when it may not; says on `out` what it generates and what it generated.
+    """
+    store = ObjectStore(root)
+    if store.exists("raw"):
+        return
+    refusal = may_generate(store, root, explicit=explicit)
+    if refusal:
+        raise StoreError(refusal)
+    where = redact_url(store.url())
+    started = time.monotonic()
+    print(f"No landing zone at {where}/raw: generating the default data set {DEFAULT_DEMO} ...", file=out, flush=True)
+    summary = generate(root, **DEFAULT_DEMO)
+    print(
+        f"Generated {summary.games:,} games of {summary.players:,} players over {summary.months} months "
+        f"({summary.files:,} files, federations {', '.join(map(str, summary.federations))}) "
+        f"in {time.monotonic() - started:.0f}s",
+        file=out,
+        flush=True,
+    )
+
+
+def require_landing_zone(store: ObjectStore) -> None:
+    """StoreError unless the store has a raw/ folder: `ratings run` never rates (or generates) elsewhere."""
+    if not store.exists("raw"):
+        raise StoreError(f"{redact_url(store.url())} has no landing zone (no raw/ folder).\n{LANDING_ZONE_HELP}")
+
+
+def months_to_rate(held: Sequence[str], first_month: str | None, last_month: str | None, where: str) -> list[str]:
+    """The months of a run: --from..--to, each defaulting to the first or last month holding dumps (`held`).
+
+    A month that is not YYYY-MM raises ValueError; no dumps to default from, or --from after --to, StoreError.
+    """
+    for month in (first_month, last_month):
+        if month is not None:
+            parse_month(month)
+    if not held and (first_month is None or last_month is None):
+        raise StoreError(f"{where}/raw holds no dumps in month folders.\n{LANDING_ZONE_HELP}")
+    first, last = first_month or held[0], last_month or held[-1]
+    if first > last:
+        raise StoreError(f"--from {first} is after --to {last}")
+    return month_range(first, last)
+
+
+def opening_line(months: Sequence[str], where: str, scenarios: Mapping[str, Scenario], home: str) -> str:
+    """What a run says before it starts."""
+    return (
+        f"Rating {len(months)} months {months[0]}..{months[-1]} of {where} under {len(scenarios)} scenarios "
+        f"({', '.join(scenarios)}) in one Dagster run (instance {home}) ..."
+    )
+
+
+def rated_players(store: ObjectStore, scenarios: Mapping[str, Scenario], month: str) -> dict[str, int]:
+    """Rated players on each scenario's stored list of `month` (a scenario without that list is left out)."""
+    rated: dict[str, int] = {}
+    for name, scenario in scenarios.items():
+        key = table_key([scenario.name, "rating_list"], month)
+        if store.exists(key):
+            rated[name] = store.read_parquet(key, columns=["rating"]).filter(pl.col("rating").is_not_null()).height
+    return rated
+
+
+def run_summary(
+    store: ObjectStore,
+    months: Sequence[str],
+    entries: list[LandingEntry],
+    scenarios: Mapping[str, Scenario],
+    *,
+    run_succeeded: bool,
+    run_id: str,
+    reconciliation_passed: bool | None,
+    failed_steps: Mapping[str | None, str],
+    run_seconds: float,
+    dagster_home: str,
+) -> dict[str, Any]:
+    """The summary of a finished run (closing_lines prints it): `success` is False when the run failed or rated
+    no game at all.
+    """
+    outcome = run_outcome(store, months, entries)
+    return {
+        "success": run_succeeded and outcome["games"] > 0,
+        "run_succeeded": run_succeeded,
+        "run_id": run_id,
+        "months": len(months),
+        "first_month": months[0],
+        "last_month": months[-1],
+        "scenarios": list(scenarios),
+        **outcome,
+        "rated_players": rated_players(store, scenarios, months[-1]),
+        "reconciliation_passed": reconciliation_passed,
+        "failed_steps": failed_steps,
+        "run_seconds": round(run_seconds, 1),
+        "store": redact_url(store.url()),
+        "dagster_home": dagster_home,
+    }
 
 
 def _stored(store: ObjectStore, table: str, months: Sequence[str], schema: pl.Schema) -> pl.DataFrame:
@@ -129,7 +233,12 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             + ", ".join(f"{n} {c:,}" for n, c in summary["rated_players"].items())
         )
     lines += [
-        f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s",
+        (
+            f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s"
+            if len(summary.get("run_ids", [])) <= 1
+            else f"  {len(summary['run_ids'])} runs of all_months (shared tables, one per scenario, comparison) "
+            f"took {summary['run_seconds']:.0f}s"
+        ),
         (
             f"  lists: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html; tables: "
             f"{where}/<scenario>/<table>/<YYYY-MM>.parquet"

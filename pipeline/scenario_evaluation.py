@@ -1,22 +1,30 @@
 """Every scenario on one train/test split of the store's own games: freeze each chain at the end of training, predict
-the test months, score.
+the test months, score; the leaderboard's page and data file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import polars as pl
 
 from pipeline.evaluation import prediction_metrics
+from pipeline.monthly import table_key
+from pipeline.reports import REPORTS_PREFIX
+from pipeline.reports.page import render_table_page
+from pipeline.reports.writer import store_report, stored_months
 from pipeline.scenarios import Scenario, rate_scenario_month
+from pipeline.storage import ObjectStore
 from pipeline.systems import predict
+from schemas.games import Games
 from schemas.leaderboard import Leaderboard
-from schemas.util import conform
+from schemas.util import conform, empty_frame
 
 #: Test on the last twelve months by default (a year of lists); fewer when the store holds under two years.
 DEFAULT_TEST_MONTHS = 12
+LEADERBOARD_PAGE = "evaluation/leaderboard.html"  # under reports/, like the data file
+LEADERBOARD_DATA = "evaluation/leaderboard.parquet"
 PREDICTION_COLUMNS = ["game_id", "month", "white_id", "black_id", "white_score", "white_expected", "black_expected"]
 
 
@@ -148,3 +156,51 @@ def caption(table: pl.DataFrame) -> str:
         f"{first['common_games']:,} are predicted for both sides by every scenario and scored). Lower is better "
         "for every metric; ranked by deviance_log10."
     )
+
+
+def stored_split(
+    store: ObjectStore, scenarios: Mapping[str, Scenario], months: Sequence[str], test_months: int = DEFAULT_TEST_MONTHS
+) -> Split:
+    """The split of the `months` whose games and every scenario's list are stored (split_months: ValueError when
+    fewer than two are).
+    """
+    held = stored_months(store, ["games"], months)
+    for scenario in scenarios.values():
+        lists = set(stored_months(store, [scenario.name, "rating_list"], held))
+        held = [m for m in held if m in lists]
+    return split_months(held, test_months)
+
+
+def evaluate_stored(store: ObjectStore, scenarios: Mapping[str, Scenario], split: Split) -> pl.DataFrame:
+    """The Leaderboard of the stored chains: each frozen at the split's last training month, predicting its test
+    months' stored games.
+    """
+    cache: dict[str, pl.DataFrame] = {}
+
+    def games_of(month: str) -> pl.DataFrame:
+        if month not in cache:
+            key = table_key(["games"], month)
+            cache[month] = store.read_parquet(key) if store.exists(key) else empty_frame(Games)
+        return cache[month]
+
+    train_to = split.train[-1]
+    predictions = {}
+    for name, scenario in scenarios.items():
+        frozen_list = store.read_parquet(table_key([scenario.name, "rating_list"], train_to))
+        frozen_state = (
+            store.read_parquet(table_key([scenario.name, "system_state"], train_to)) if scenario.is_system else None
+        )
+        predictions[name] = test_predictions(scenario, frozen_list, frozen_state, games_of, split.test)
+    train_games = sum(store.parquet_rows(table_key(["games"], m)) for m in split.train)
+    test_games = sum(games_of(m).height for m in split.test)
+    return leaderboard(scenarios, predictions, split, train_games, test_games)
+
+
+def write_leaderboard(store: ObjectStore, table: pl.DataFrame) -> str:
+    """The leaderboard's data file and page under reports/; returns the page's key."""
+    store_report(store, LEADERBOARD_DATA, table)
+    page = render_table_page(
+        table, "Scenarios on held-out months", caption=caption(table), float_digits=6, back_href="../index.html"
+    )
+    store_report(store, LEADERBOARD_PAGE, page)
+    return f"{REPORTS_PREFIX}/{LEADERBOARD_PAGE}"

@@ -23,7 +23,8 @@ from pipeline.systems import get_system, system_names
 from schemas.games import TIME_CONTROLS
 
 SCENARIOS_ENV = "RATINGS_SCENARIOS"
-_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+# One name everywhere: tables, Dagster groups (which allow no dash), reports, lists and the CLI.
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 #: Longest rating period that list frequency can produce (quarterly lists before July 2009).
 MAX_PERIOD_MONTHS = 3
 #: The time controls a system scenario rates unless it says otherwise: FIDE's standard list.
@@ -113,17 +114,14 @@ class Scenario(_Frozen):
             get_system(value)  # ValueError naming the systems
         return value
 
-    @field_validator("name")
+    @field_validator("name", mode="before")
     @classmethod
-    def _name(cls, value: str) -> str:
-        if not _NAME.match(value):
-            raise ValueError(f"scenario name {value!r} must be lower-case letters, digits and dashes")
+    def _name(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = canonical_name(value)
+            if not _NAME.match(value):
+                raise ValueError(f"scenario name {value!r} must be lower-case letters, digits and underscores")
         return value
-
-    @property
-    def key(self) -> str:
-        """The scenario as a Dagster asset-key prefix / group name ('sonas-2017' -> 'sonas_2017')."""
-        return self.name.replace("-", "_")
 
     @property
     def is_system(self) -> bool:
@@ -178,6 +176,11 @@ class Scenario(_Frozen):
         return months
 
 
+def canonical_name(name: str) -> str:
+    """A scenario's one spelling: a dash, as in older files and the CLI ('sonas-2017'), is an underscore."""
+    return name.strip().replace("-", "_")
+
+
 def default_scenarios_path() -> str:
     return os.environ.get(SCENARIOS_ENV) or str(resources.files("pipeline") / "scenarios.yaml")
 
@@ -205,10 +208,10 @@ def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
         except RulesError as exc:
             raise RulesError(f"{path}: scenario {name!r}: {exc}") from None
         scenarios[name] = scenario
-    keys = [s.key for s in scenarios.values()]
-    if len(set(keys)) != len(keys):
-        raise RulesError(f"{path}: scenario names collide once dashes become underscores: {sorted(keys)}")
-    return scenarios
+    names = [s.name for s in scenarios.values()]
+    if len(set(names)) != len(names):
+        raise RulesError(f"{path}: scenario names collide once dashes become underscores: {sorted(names)}")
+    return {scenario.name: scenario for scenario in scenarios.values()}
 
 
 def rate_scenario_month(

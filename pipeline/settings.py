@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from annotated_types import Ge, Le
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from pipeline.months import parse_month
 from pipeline.rules import RulesError
@@ -28,6 +30,13 @@ ENVIRONMENT = {
     "RATINGS_CELERY_BROKER": "celery_broker",
     "RATINGS_CELERY_BACKEND": "celery_backend",
 }
+
+
+def _bounds(field: FieldInfo) -> tuple[int, int]:
+    """The (ge, le) bounds a numeric field declares."""
+    low = next(m.ge for m in field.metadata if isinstance(m, Ge))
+    high = next(m.le for m in field.metadata if isinstance(m, Le))
+    return cast(int, low), cast(int, high)
 
 
 class Settings(BaseModel):
@@ -67,6 +76,18 @@ class Settings(BaseModel):
     )
     celery_backend: str | None = Field(default=None, description="Celery result backend URL (default: the broker)")
 
+    @field_validator("schedule_day", "schedule_hour", "sensor_interval_seconds", mode="before")
+    @classmethod
+    def _whole_number_in_range(cls, value: object, info: ValidationInfo) -> object:
+        """A whole number within the field's bounds, the error saying both: 'expected a whole number from 1 to 28'."""
+        low, high = _bounds(cls.model_fields[str(info.field_name)])
+        number = value.strip() if isinstance(value, str) else value
+        if isinstance(number, str) and number.isdigit():
+            number = int(number)
+        if not isinstance(number, int) or isinstance(number, bool) or not low <= number <= high:
+            raise ValueError(f"expected a whole number from {low} to {high}")
+        return number
+
     @field_validator("first_month", "last_month")
     @classmethod
     def _a_month(cls, value: str | None) -> str | None:
@@ -100,7 +121,8 @@ class Settings(BaseModel):
         except ValidationError as error:
             variables = {field: name for name, field in ENVIRONMENT.items()}
             problems = "; ".join(
-                f"{variables.get(str(e['loc'][0]), e['loc'][0])}={values.get(str(e['loc'][0]), '')!r}: {e['msg']}"
+                f"{variables.get(str(e['loc'][0]), e['loc'][0])}={values.get(str(e['loc'][0]), '')!r}: "
+                f"{str(e['msg']).removeprefix('Value error, ')}"
                 if e["loc"]
                 else str(e["msg"]).removeprefix("Value error, ")  # a rule across settings (model validator)
                 for e in error.errors()

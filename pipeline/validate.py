@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import pandera.errors
@@ -11,8 +12,11 @@ import polars as pl
 # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating.
 from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.hashing import stable_hash
+from pipeline.ingest import read_players
 from pipeline.landing import MISPLACED, NOT_A_FILE
-from pipeline.months import add_months, first_day
+from pipeline.monthly import table_key
+from pipeline.months import add_months, first_day, month_range
+from pipeline.storage import ObjectStore
 from schemas.games import TIME_CONTROLS, Games
 from schemas.identity import Identity
 from schemas.players import Players
@@ -552,3 +556,32 @@ def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
         .sort("player_id"),
         Players,
     )
+
+
+# How far back an undated game sent again counts as a duplicate (a dated one is caught by its date).
+UNDATED_WINDOW_MONTHS = 12
+
+
+class MonthValidator:
+    """split_month over a run's months, called in order: the registry read once (a month sees the players registered
+    by then), and an undated game already reported in the UNDATED_WINDOW_MONTHS before a month a duplicate there.
+    """
+
+    def __init__(self, store: ObjectStore, months: Sequence[str]):
+        self._registry = read_players(store, months[-1])
+        # Undated games of the stored months before the run, by month; each validated month is added.
+        before = month_range(add_months(months[0], -UNDATED_WINDOW_MONTHS), add_months(months[0], -1))
+        self._undated: dict[str, pl.DataFrame] = {
+            month: undated_game_keys(store.scan_parquet(table_key(["games"], month)))
+            for month in before
+            if store.exists(table_key(["games"], month))
+        }
+
+    def __call__(self, month: str, raw: pl.DataFrame) -> MonthSplit:
+        window_start = add_months(month, -UNDATED_WINDOW_MONTHS)
+        for earlier in [m for m in self._undated if m < window_start]:
+            del self._undated[earlier]
+        seen = pl.concat(self._undated.values()) if self._undated else None
+        split = split_month(raw, self._registry.filter(pl.col("registered") <= month), month, seen_keys=seen)
+        self._undated[month] = undated_game_keys(split.games)
+        return split

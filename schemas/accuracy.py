@@ -7,7 +7,13 @@ import polars as pl
 
 
 class Accuracy(pa.DataFrameModel):
-    """One row per month and scenario; the sums are additive so windows can be pooled exactly."""
+    """How well a scenario's ratings predicted a month's results (Sonas; Kaggle 2010 and 2011).
+
+    Per player-month: error = points scored - points expected under the scenario's rules; total and mean
+    absolute error, RMSE; per game the capped log10 binomial deviance (predictions clipped to
+    [0.01, 0.99]). Lower is better. One row per month and scenario; the sums are additive so windows
+    pool exactly.
+    """
 
     month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Rating period (YYYY-MM)")
     scenario: pl.Utf8 = pa.Field(description="Scenario whose ratings and expectancy made the predictions")

@@ -7,7 +7,13 @@ import polars as pl
 
 
 class Crosstable(pa.DataFrameModel):
-    """One row per (band, opponent band) cell, plus one row-summary row per band (opponent_band 'all')."""
+    """Summary crosstable of a month (Sonas 2023): 100-point bands of the rating used, 2500+ lumped.
+
+    One row per (band, opponent band) cell: games between the bands, the row band's actual and expected
+    score and the difference (positive = the row band over-performs); same-band games are excluded.
+    Rows with opponent_band `all` are a band's totals against every other band, e.g. `+4.5% in 6,865
+    games`. Only games rated for both sides count.
+    """
 
     period: pl.Utf8 = pa.Field(description="Month (YYYY-MM) or window label the table covers")
     band: pl.Utf8 = pa.Field(description="Row band of the rating used, e.g. '1200-99' or '2500+'")

@@ -9,7 +9,12 @@ TIME_CONTROLS = ["classical", "modern", "rapid", "blitz"]
 
 
 class Games(pa.DataFrameModel):
-    """One row per validated game that a rating period may rate."""
+    """Validated games of the month: the only input of the rating calculation.
+
+    One row per game that passed every check (parsable, played, known players, result in domain, date in
+    the month, not a duplicate, plausible stated ratings), a game a rating period may rate. Validated
+    against this model on every run.
+    """
 
     game_id: pl.UInt64 = pa.Field(unique=True, description="Stable hash of source file and position in it")
     month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Rating period (YYYY-MM)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pandera.polars as pa
 import polars as pl
 
@@ -16,8 +18,11 @@ IDENTITY_STATUSES = {
 
 
 class Identity(pa.DataFrameModel):
-    """One row per (status, name as written, id as written, id used) of the month's records; registered ids are not
-    listed.
+    """How the players written in the month's dumps were identified (the identity report).
+
+    An id in a dump identifies its player, registered or not; the registry adds names. One row per
+    (status, name as written, id as written, id used) of the month's records; players written as a
+    registered id are not listed. Statuses:
     """
 
     month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Landing-zone month folder")
@@ -31,3 +36,12 @@ class Identity(pa.DataFrameModel):
 
     class Config:
         strict = True
+
+
+# The statuses, from the one list the validation and this model's `status` field use.
+Identity.__doc__ = (
+    inspect.cleandoc(Identity.__doc__ or "")
+    + " "
+    + ", ".join(f"`{code}` ({text})" for code, text in IDENTITY_STATUSES.items())
+    + "."
+)

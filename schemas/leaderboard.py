@@ -7,10 +7,15 @@ import polars as pl
 
 
 class Leaderboard(pa.DataFrameModel):
-    """One row per scenario: trained on the store's months up to `train_to`, predicting the test months' games.
+    """Every scenario's rule set or rating system predicting the same held-out months: one row each, best first.
 
-    Metrics are over the common games (every scenario predicts both sides of them), so rows compare on
-    equal terms; lower is better for each of them.
+    Train: every stored month but the last `test_months` (12 by default, at most half the months); each
+    scenario's chain as stored up to the last training month (`train_to`) is frozen (its list, and a
+    system's state). Test: every game of the test months is predicted from the frozen ratings
+    (pipeline/evaluation.py's metrics): Kaggle 2011 capped log10 deviance, PlayerRatings' bdev, Kaggle
+    2010 player-month RMSE and Sonas's mean absolute error, all over the common games (every scenario
+    predicts both sides of them), so rows compare on equal terms. Lower is better for each metric. Also
+    written to `reports/evaluation/leaderboard.html`, linked from `reports/index.html`.
     """
 
     rank: pl.Int64 = pa.Field(ge=1, description="Order by deviance_log10, best (lowest) first")

@@ -11,11 +11,14 @@ SCOPES = ["month", "event"]
 
 
 class Performance(pa.DataFrameModel):
-    """One `month` row per player with a counted game in the month, plus one `event` row per event they played.
+    """Performance ratings of a month: one `month` row per player with a counted game, plus one `event`
+    row per event they played.
 
-    A game counts for a player when the opponent has a rating used and the scenario rates the game's
-    time control (weight > 0); each counted game is one game, whatever its weight. The player's own
-    rating does not matter: unrated players get performance ratings too.
+    FIDE: Ra + dp (table 8.1.1, p to two decimals half up, +/-800 only for a perfect or zero score),
+    rounded half up; algorithm of 400: (sum of opponents' ratings + 400 x (wins - losses)) / games. A
+    game counts for a player when the opponent has a rating used and the scenario rates the game's time
+    control (weight > 0); each counted game is one game, whatever its weight. The player's own rating
+    does not matter: unrated players get performance ratings too.
     """
 
     month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Rating period (YYYY-MM)")

@@ -9,7 +9,15 @@ import polars as pl
 
 
 class PublishedList(pa.DataFrameModel):
-    """One row per player on the month's rating list, sorted by rating (unrated last), then name, then id."""
+    """The month's rating list as a rating officer reads it, under `lists/<scenario>/`.
+
+    `<YYYY-MM>.csv`: every player on the list with name, federation, title and sex from the player
+    registry (empty when the registry does not know the player), birth year, rating, change, games, K and
+    the flags, sorted by rating (unrated last), then name, then id: one row of this model per player.
+    `<YYYY-MM>.txt`: the rated players in FIDE's current per-type layout (standard_rating_list.txt; flags
+    i, w, wi). `<YYYY-MM>.html`: one self-contained page, sortable by any column and searchable by name
+    or id, fast at 500,000 players. Month M's list is FIDE's list of the 1st of M+1.
+    """
 
     id: pl.Int64 = pa.Field(gt=0, unique=True, description="FIDE id")
     name: pl.Utf8 = pa.Field(

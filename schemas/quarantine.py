@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pandera.polars as pa
 import polars as pl
 
@@ -24,7 +26,12 @@ QUARANTINE_REASONS = {
 
 
 class Quarantine(pa.DataFrameModel):
-    """One row per raw record that did not become a validated game."""
+    """Raw records of the month that did not become games, each with a reason code.
+
+    Forfeits, byes, unknown players, duplicates, unreadable lines... with the raw text, source file and
+    line so the federation can correct its dump. Nothing is dropped: raw_games = games + quarantine.
+    Reason codes:
+    """
 
     record_id: pl.UInt64 = pa.Field(unique=True, description="Stable hash of source file and position in it")
     month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Landing-zone month folder")
@@ -37,3 +44,12 @@ class Quarantine(pa.DataFrameModel):
 
     class Config:
         strict = True
+
+
+# The reason codes, from the one list the validation and this model's `reason` field use.
+Quarantine.__doc__ = (
+    inspect.cleandoc(Quarantine.__doc__ or "")
+    + " "
+    + ", ".join(f"`{code}` ({text})" for code, text in QUARANTINE_REASONS.items())
+    + "."
+)

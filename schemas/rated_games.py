@@ -7,10 +7,12 @@ import polars as pl
 
 
 class RatedGames(pa.DataFrameModel):
-    """One row per game of the period, with the ratings used and each side's expectation.
+    """Per-game calculation behind a scenario's lists: one row per game of the period, with the ratings
+    used, each side's expected score and the time-control weight.
 
-    A side's expected score is null when the game does not count for that side (for example
-    a rated player against an unrated opponent, or a game whose time control the rule set ignores).
+    A side's expected score is null when the game does not count for that side (for example a rated
+    player against an unrated opponent, or a game whose time control the rule set ignores). Feeds the
+    crosstables and the accuracy reports.
     """
 
     game_id: pl.UInt64 = pa.Field(unique=True, description="Game id (see games)")

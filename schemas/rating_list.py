@@ -11,7 +11,15 @@ POOL_ENTRY = pl.Struct({"month": pl.Utf8, "games": pl.Int32, "points_x2": pl.Int
 
 
 class RatingList(pa.DataFrameModel):
-    """One row per player known to the pool, rated or not, after the month's games."""
+    """Monthly rating list: every player known to the pool, rated or not, after the month's games.
+
+    List M is list M-1 plus the validated games of M, rated under the rule set the scenario gives for
+    M (before July 2012 FIDE published lists every two or three months: in the months between, the
+    list is carried unchanged and the games are rated on the next list). The first month starts from
+    the seed list in `raw/players/`. A range run rates the months in order in one process; a later
+    single month continues from the stored list of the month before, and fails if that month was never
+    materialized.
+    """
 
     player_id: pl.Int64 = pa.Field(gt=0, unique=True, description="FIDE id")
     rating: pl.Int32 = pa.Field(nullable=True, ge=0, le=4000, description="Published rating; null = unrated")
@@ -51,12 +59,15 @@ class RatingList(pa.DataFrameModel):
 
 
 class SystemRatingList(RatingList):
-    """The monthly list of a scenario rated by a rating system (pipeline/systems): RatingList plus the system's
+    """Monthly rating list of a scenario rated by a rating system (pipeline/systems): RatingList plus the system's
     estimate.
 
-    `rating` is the system's rating rounded half away from zero (the systems publish whole points);
-    FIDE's columns a system has no notion of stay empty: `k`, `k_used` null, no pools, nobody delisted.
-    The unrounded state the next month starts from is `<scenario>/system_state`.
+    One rating period per month (a month without games for a player is an idle period: the system grows
+    the deviation when they next play). `rating` is the system's rating rounded half away from zero (the
+    systems publish whole points); FIDE's columns a system has no notion of stay empty: `k`, `k_used`
+    null, no pools, nobody delisted. The first month starts from the seed list in `raw/players/` (rated
+    players at their seed rating). The unrounded state the next month starts from is
+    `<scenario>/system_state`.
     """
 
     deviation: pl.Float64 = pa.Field(

@@ -7,9 +7,12 @@ import polars as pl
 
 
 class RawGames(pa.DataFrameModel):
-    """One row per raw record of a dump: a candidate game, an unplayed pairing or an unreadable line.
+    """Every record of the month's federation dumps, one row per record, before validation.
 
-    Every row ends either as a validated game or as a quarantined record (reconciliation).
+    Reads `raw/<federation>/<YYYY-MM>/` in the object store (TRF, PGN, CSV or Parquet, optionally
+    .gz/.zst). A row is a candidate game, an unplayed pairing or an unreadable record, kept with
+    `parse_error` set, so that raw_games rows = games rows + quarantine rows for every month (the
+    reconciliation check). The landing zone itself is never modified.
     """
 
     record_id: pl.UInt64 = pa.Field(unique=True, description="Stable hash of source file and position in it")

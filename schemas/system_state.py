@@ -7,12 +7,14 @@ import polars as pl
 
 
 class SystemState(pa.DataFrameModel):
-    """One row per player the system has seen, after the last rated period.
+    """State of a rating system behind a scenario's lists: one row per player it has rated, unrounded.
 
-    The columns below are common to every system; a system leaves the ones it does not keep null
-    (Elo has no deviation, Glicko no volatility). A system may add its own columns after these
-    (declared in its module as `extra_state`, e.g. uscf's `peak` and `events_3plus`), which is why
-    the model is not strict: the list that stores the state keeps them.
+    The next month starts from it (`pipeline.systems.rate_period`, one period per month); the first
+    month starts from the seed list: its rated players at their seed rating with the system's initial
+    deviation (and volatility). The columns below are common to every system; a system leaves the ones
+    it does not keep null (Elo has no deviation, Glicko no volatility). A system may add its own columns
+    after these (declared in its module as `extra_state`, e.g. uscf's `peak` and `events_3plus`), which
+    is why the model is not strict: the list that stores the state keeps them.
     """
 
     player_id: pl.Int64 = pa.Field(unique=True, description="Player id")

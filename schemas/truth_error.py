@@ -7,7 +7,13 @@ import polars as pl
 
 
 class TruthError(pa.DataFrameModel):
-    """One row for the whole list ('all') and one per rating band, for one month and scenario."""
+    """A scenario's list against the synthetic federation's true strengths (`truth/strength.parquet`).
+
+    One row for the whole list (`all`) and one per 100-point band, per month: mean and spread of rating -
+    strength, and the error of rating differences against strength differences (positive: rating gaps
+    overstate strength gaps, i.e. favourites will under-perform). Empty for real data, which has no
+    ground truth.
+    """
 
     month: pl.Utf8 = pa.Field(description="Rating period (YYYY-MM)")
     band: pl.Utf8 = pa.Field(description="'all', or a rating band such as '1400-1499' or '2500+'")

@@ -2,8 +2,28 @@
 
 from pathlib import Path
 
-from pipeline.automation import CURSOR_VERSION, decode_cursor, encode_cursor, rerate_start, unrated_months
+import pytest
+
+from pipeline.automation import (
+    CHANGED_MONTHS_TAG,
+    CURSOR_VERSION,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    TRIGGER_TAG,
+    RunPlan,
+    decode_cursor,
+    encode_cursor,
+    list_paths,
+    range_tags,
+    rerate_start,
+    scheduled_run,
+    sensor_run,
+    short_months,
+    unrated_months,
+)
 from pipeline.landing import DIGEST_LENGTH, inventory, landing_versions
+from pipeline.rules import RulesError
+from pipeline.settings import Settings
 from pipeline.storage import ObjectStore
 
 
@@ -67,3 +87,105 @@ def test_unrated_months_takes_plain_table_paths(tmp_path: Path) -> None:
     months = ["2024-01", "2024-02", "2024-03"]
     assert unrated_months(store, ["actual/rating_list"], months) == ["2024-03"]
     assert unrated_months(store, ["actual/rating_list", "elo/rating_list"], months) == ["2024-02", "2024-03"]
+
+
+# -- what the schedule and the sensor request ------------------------------------------------------
+
+
+def test_range_tags_and_short_month_lists() -> None:
+    assert range_tags("2024-01", "2024-03") == {RANGE_START_TAG: "2024-01", RANGE_END_TAG: "2024-03"}
+    assert short_months(["2024-01", "2024-02"]) == "2024-01,2024-02"
+    many = [f"{2020 + i // 12}-{i % 12 + 1:02d}" for i in range(14)]
+    assert short_months(many) == ",".join(many[:12]) + ",... (14 months)"
+    assert short_months([]) == ""
+
+
+def test_list_paths_are_each_scenarios_rating_list() -> None:
+    from pipeline.scenarios import Scenario
+
+    scenarios = {name: Scenario(name=name, description=name, rules="fide-2014") for name in ("actual", "elo-k32")}
+    assert list_paths(scenarios) == ["actual/rating_list", "elo_k32/rating_list"]
+
+
+def test_the_schedule_rates_the_month_just_closed_from_the_earliest_gap_before_it() -> None:
+    months = ["2024-01", "2024-02", "2024-03"]
+
+    def never() -> list[str]:
+        raise AssertionError("a month outside the partitions needs no listing of the store")
+
+    assert scheduled_run("2024-04", months, never) == "2024-04 is not a partition (2024-01..2024-03)"
+    assert scheduled_run("2024-04", [], never) == "2024-04 is not a partition (-..-)"
+    plan = scheduled_run("2024-03", months, lambda: [])
+    assert plan == RunPlan("monthly-2024-03", {**range_tags("2024-03", "2024-03"), TRIGGER_TAG: "schedule"})
+    # February never got its list (a failed run): the run starts there; a gap after the month is not its business.
+    plan = scheduled_run("2024-03", months + ["2024-04"], lambda: ["2024-02", "2024-04"])
+    assert isinstance(plan, RunPlan) and plan.run_key == "monthly-2024-03"
+    assert (plan.tags[RANGE_START_TAG], plan.tags[RANGE_END_TAG]) == ("2024-02", "2024-03")
+
+
+def test_the_sensor_rerates_from_the_earliest_change_and_says_why_when_it_does_not() -> None:
+    before = {"2024-01": "a", "2024-02": "b", "2024-03": "c"}
+    assert sensor_run(None, before, [], "2024-03") == "fingerprinted 3 month(s); every list exists"
+    assert sensor_run(before, before, [], "2024-03") == "no month has changed"
+    # First tick: only the months without a list, whatever the fingerprints.
+    first = sensor_run(None, before, ["2024-03"], "2024-03")
+    assert isinstance(first, RunPlan) and first.tags[CHANGED_MONTHS_TAG] == "2024-01,2024-02,2024-03"
+    assert first.tags[RANGE_START_TAG] == "2024-03"
+    after = {**before, "2024-02": "B"}
+    plan = sensor_run(before, after, [], "2024-03")
+    assert isinstance(plan, RunPlan)
+    assert plan.tags == {
+        RANGE_START_TAG: "2024-02",
+        RANGE_END_TAG: "2024-03",
+        TRIGGER_TAG: "landing_zone",
+        CHANGED_MONTHS_TAG: "2024-02",
+    }
+    assert plan.note == "re-rating 2024-02..2024-03: changed months 2024-02"
+    # The key names the range and digests the new cursor: the same change is requested once, another one again.
+    assert plan.run_key.startswith("rerate-2024-02-2024-03-") and plan == sensor_run(before, after, [], "2024-03")
+    other = sensor_run(before, {**before, "2024-02": "C"}, [], "2024-03")
+    assert isinstance(other, RunPlan) and other.run_key != plan.run_key
+    # A gap before the change: the run starts at the gap.
+    gap = sensor_run(before, after, ["2024-01"], "2024-03")
+    assert isinstance(gap, RunPlan) and gap.tags[RANGE_START_TAG] == "2024-01"
+
+
+# -- the settings they run by ----------------------------------------------------------------------
+
+
+def test_automation_settings_come_from_the_environment_with_their_defaults() -> None:
+    settings = Settings.from_env({})
+    assert (settings.schedule_day, settings.schedule_hour, settings.schedule_timezone) == (1, 2, "UTC")
+    assert (settings.sensor_interval_seconds, settings.automation) == (300, "off")
+    settings = Settings.from_env(
+        {
+            "RATINGS_SCHEDULE_DAY": " 4 ",
+            "RATINGS_SCHEDULE_HOUR": "06",
+            "RATINGS_SCHEDULE_TIMEZONE": "Europe/Berlin",
+            "RATINGS_SENSOR_INTERVAL_SECONDS": "30",
+            "RATINGS_AUTOMATION": " On ",
+            "RATINGS_STORE": "",  # empty is unset
+        }
+    )
+    assert (settings.schedule_day, settings.schedule_hour, settings.schedule_timezone) == (4, 6, "Europe/Berlin")
+    assert (settings.sensor_interval_seconds, settings.automation, settings.store) == (30, "on", "./data")
+
+
+@pytest.mark.parametrize(
+    "variable, value, allowed",
+    [
+        ("RATINGS_SCHEDULE_DAY", "31", "from 1 to 28"),  # not every month has it
+        ("RATINGS_SCHEDULE_DAY", "0", "from 1 to 28"),
+        ("RATINGS_SCHEDULE_DAY", "2.5", "from 1 to 28"),
+        ("RATINGS_SCHEDULE_HOUR", "24", "from 0 to 23"),
+        ("RATINGS_SCHEDULE_HOUR", "-1", "from 0 to 23"),
+        ("RATINGS_SENSOR_INTERVAL_SECONDS", "10", "from 30 to 86400"),
+        ("RATINGS_SENSOR_INTERVAL_SECONDS", "five", "from 30 to 86400"),
+    ],
+)
+def test_a_bad_automation_setting_names_the_variable_the_value_and_the_range(
+    variable: str, value: str, allowed: str
+) -> None:
+    with pytest.raises(RulesError) as refused:
+        Settings.from_env({variable: value})
+    assert str(refused.value) == f"bad setting: {variable}={value!r}: expected a whole number {allowed}"

@@ -220,3 +220,28 @@ def test_rules_command_lists_presets():
     assert run.returncode == 0
     for name in ("fide-2014", "fide-2022", "fide-2024", "fide-2025-10", "elo-32", "fide-historical"):
         assert name in run.stdout
+
+
+def test_run_demo_and_ui_options_reach_their_handlers() -> None:
+    import argparse
+
+    from pipeline.run_commands import add_run_commands
+
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_run_commands(commands, run_handler=lambda a: 1, demo_handler=lambda a: 2, ui_handler=lambda a: 3)
+    run = parser.parse_args(["run", "--store", "s", "--from", "2024-01", "--to", "2024-03", "--scenarios", "x.yaml"])
+    assert (run.store, run.first, run.last, run.scenarios, run.dagster_home) == (
+        "s",
+        "2024-01",
+        "2024-03",
+        "x.yaml",
+        None,
+    )
+    assert run.handler(run) == 1
+    demo = parser.parse_args(["demo", "--generate", "--dagster-home", "h"])
+    assert (demo.store, demo.generate, demo.dagster_home, demo.handler(demo)) == (None, True, "h", 2)
+    ui = parser.parse_args(["ui"])
+    assert (ui.host, ui.port, ui.handler(ui)) == ("127.0.0.1", 3000, 3)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--month", "2024-01"])

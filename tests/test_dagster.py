@@ -1,23 +1,28 @@
 """The Dagster layer: definitions, the Parquet IO manager, the reconciliation check, and month-range runs end to end."""
 
 import io
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import dagster as dg
+import pandera.polars as pa
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from assets import progress
 from assets.automation import range_tags
 from assets.checks import RECONCILIATION, build_checks
 from assets.definitions import build_resources
-from assets.io_manager import MonthlyFrames, MonthStream, ParquetIOManager, split_stream, table_key
+from assets.io_manager import ParquetIOManager
 from assets.partitions import monthly_partitions
 from assets.resources import ObjectStoreResource
+from pipeline import progress
 from pipeline.invariants import reconcile
+from pipeline.monthly import MonthlyFrames, MonthStream, Table, split_stream, table_key
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore, redact_url
 
@@ -153,6 +158,15 @@ def io_only(root: str) -> dict[str, ParquetIOManager]:
     return {"io_manager": ParquetIOManager(store=ObjectStoreResource(root=root))}
 
 
+class Numbers(pa.DataFrameModel):
+    month: pl.Utf8
+    n: pl.Int64
+
+
+class Totals(pa.DataFrameModel):
+    n: pl.Int64
+
+
 def io_test_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
     """Two small partitioned assets: one streams (month, frame) pairs, the next reads them lazily."""
 
@@ -160,12 +174,14 @@ def io_test_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinit
     def numbers(context: dg.AssetExecutionContext) -> MonthStream:
         # Month number = row count, so each stored file is recognisable.
         rows = {m: int(m[-2:]) for m in context.partition_keys}
-        return MonthStream((m, pl.DataFrame({"month": [m] * n, "n": list(range(n))})) for m, n in rows.items())
+        return MonthStream(
+            Numbers, ((m, pl.DataFrame({"month": [m] * n, "n": list(range(n))})) for m, n in rows.items())
+        )
 
     @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run())
-    def totals(context: dg.AssetExecutionContext, numbers: MonthlyFrames) -> dict:
+    def totals(context: dg.AssetExecutionContext, numbers: MonthlyFrames) -> MonthStream:
         assert list(numbers) == list(context.partition_keys)
-        return {m: numbers[m].select(pl.col("n").sum()) for m in numbers}
+        return MonthStream(Totals, {m: numbers[m].select(pl.col("n").sum()) for m in numbers})
 
     return [numbers, totals]
 
@@ -229,20 +245,19 @@ def test_io_manager_on_a_non_local_fsspec_root() -> None:
 
 def test_io_manager_unpartitioned_round_trip(store_root: str) -> None:
     manager = ParquetIOManager(store=ObjectStoreResource(root=store_root))
-    frame = pl.DataFrame({"a": [1, 2, 3]})
+    frame = pl.DataFrame({"n": [1, 2, 3]})
     out = dg.build_output_context(asset_key=dg.AssetKey(["scenarios", "summary"]))
-    manager.handle_output(out, frame)
+    manager.handle_output(out, Table(Totals, frame))
     assert Path(store_root, "scenarios", "summary.parquet").is_file()
     assert out.get_logged_metadata()["dagster/row_count"].value == 3
     loaded = manager.load_input(dg.build_input_context(asset_key=dg.AssetKey(["scenarios", "summary"])))
     assert_frame_equal(loaded, frame)
-    with pytest.raises(TypeError):
-        manager.handle_output(out, {"2024-01": frame})
+    with pytest.raises(TypeError, match="expected a Table"):
+        manager.handle_output(out, frame)  # a table names its model
 
 
 def test_io_manager_stores_only_frames_that_match_the_assets_pandera_model(store_root: str) -> None:
-    """Every month is validated against the model named in the asset's metadata before it is written."""
-    from assets.metadata import static_metadata
+    """Every month is validated against the model its MonthStream names before it is written."""
     from schemas import Accuracy
     from schemas.util import empty_frame
 
@@ -250,11 +265,9 @@ def test_io_manager_stores_only_frames_that_match_the_assets_pandera_model(store
     good = empty_frame(Accuracy)
     bad = good.drop("month")  # a column missing: refused
 
-    @dg.asset(
-        partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run(), metadata=static_metadata(Accuracy)
-    )
+    @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run())
     def monthly(context: dg.AssetExecutionContext) -> MonthStream:
-        return MonthStream(iter([("2024-01", good), ("2024-02", bad)]))
+        return MonthStream(Accuracy, iter([("2024-01", good), ("2024-02", bad)]))
 
     result = dg.materialize(
         [monthly], tags=range_tags("2024-01", "2024-02"), resources=io_only(store_root), raise_on_error=False
@@ -273,14 +286,14 @@ def test_io_manager_refuses_incomplete_or_ambiguous_range_outputs(store_root: st
     partitions = monthly_partitions("2024-01", "2024-03")
 
     @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run())
-    def short(context: dg.AssetExecutionContext) -> dict:
-        return {"2024-01": pl.DataFrame({"x": [1]})}  # 2024-02 forgotten
+    def short(context: dg.AssetExecutionContext) -> MonthStream:
+        return MonthStream(Totals, {"2024-01": pl.DataFrame({"n": [1]})})  # 2024-02 forgotten
 
     @dg.asset(partitions_def=partitions, backfill_policy=dg.BackfillPolicy.single_run())
     def lumped(context: dg.AssetExecutionContext) -> pl.DataFrame:
-        return pl.DataFrame({"x": [1]})  # one frame for two months
+        return pl.DataFrame({"n": [1]})  # one frame for two months, and no model named
 
-    for asset, error in ((short, "2024-02"), (lumped, "one DataFrame for 2 months")):
+    for asset, error in ((short, "2024-02"), (lumped, "expected a MonthStream")):
         result = dg.materialize(
             [asset], tags=range_tags("2024-01", "2024-02"), resources=io_only(store_root), raise_on_error=False
         )
@@ -310,7 +323,8 @@ def test_split_stream_computes_each_month_once_in_any_consumption_order() -> Non
         computed.append(month)
         return pl.DataFrame({"a": [month]}), pl.DataFrame({"b": [month]})
 
-    first, second = split_stream(["2024-01", "2024-02", "2024-03"], compute, outputs=2)
+    first, second = split_stream(["2024-01", "2024-02", "2024-03"], compute, models=[Numbers, Totals])
+    assert (first.model, second.model) == (Numbers, Totals)
     assert [m for m, _ in second] == ["2024-01", "2024-02", "2024-03"]  # the later output drives
     assert [f["a"][0] for _, f in first] == ["2024-01", "2024-02", "2024-03"]
     assert computed == ["2024-01", "2024-02", "2024-03"]
@@ -405,16 +419,16 @@ def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_ro
     ]
     assert evaluation.check_name == RECONCILIATION and not evaluation.passed
     assert evaluation.metadata["months_checked"].value == 3
-    assert "2024-02: raw 5 != games 3 + quarantine 1" in evaluation.metadata["failing_months"].value
+    assert "2024-02: raw 5 != games 3 + quarantine 1" in evaluation.metadata["problems"].value
+    assert evaluation.metadata["raw_games_rows"].value == 12
 
     # A checks-only job refuses partition_key= (no selected asset to take the partitions from);
     # the partition tag is what partition_key= would set.
     single = job_def.execute_in_process(tags={"dagster/partition": "2024-03"})
     [evaluation] = single.get_asset_check_evaluations()
     assert evaluation.passed and evaluation.partition == "2024-03"
+    # Every record accounted for, though all quarantined (the quarantine_share check warns of that).
     assert evaluation.metadata["months_checked"].value == 1
-    # Every record accounted for, but all quarantined: the check passes and says so.
-    assert "2024-03: 2 of 2 records (100%) quarantined" in evaluation.metadata["mostly_quarantined_months"].value
 
 
 def test_quarantine_share_warns_for_the_month_mostly_quarantined_only(store_root: str) -> None:
@@ -616,6 +630,68 @@ def test_rating_list_metadata_per_month(tiny_runs: SimpleNamespace) -> None:
     assert set(crosstable["period"]) <= {"2024-02"}
 
 
+def test_each_scenarios_list_is_expected_by_the_end_of_the_schedules_day() -> None:
+    from datetime import timedelta
+
+    from assets.definitions import build_defs
+    from pipeline.settings import Settings
+
+    defs = build_defs(TINY_START, TINY_END, scenarios=SCENARIOS, settings=Settings(schedule_day=5))
+    graph = defs.resolve_asset_graph()
+    policy = graph.get(dg.AssetKey(["plain", "rating_list"])).freshness_policy
+    assert policy is not None and policy.deadline_cron == "59 23 5 * *"
+    # Due after the month closed (the 1st) and by the end of the 5th: nothing older than the 1st counts.
+    assert policy.lower_bound_delta == timedelta(days=4, hours=23, minutes=59)
+    assert graph.get(dg.AssetKey(["plain", "rated_games"])).freshness_policy is None
+
+
+def test_the_list_alone_materializes_without_the_per_game_table(tiny_runs: SimpleNamespace, tmp_path: Path) -> None:
+    """Selecting one table of the rate step is a valid selection: the month is computed, only the list is stored."""
+    root = tmp_path / "store"
+    shutil.copytree(tiny_runs.root, root)
+    games_file = root / "plain" / "rated_games" / "2024-04.parquet"
+    list_file = root / "plain" / "rating_list" / "2024-04.parquet"
+    before = (list_file.read_bytes(), games_file.stat().st_mtime_ns)
+    list_file.unlink()
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text("scenarios:\n  plain:\n    rules: fide-historical\n")
+    environment = {
+        **os.environ,
+        "RATINGS_STORE": str(root),
+        "RATINGS_SCENARIOS": str(scenarios),
+        "DAGSTER_HOME": str(tmp_path / "home"),
+    }
+    (tmp_path / "home").mkdir()
+    command = [str(Path(sys.executable).parent / "dagster"), "asset", "materialize", "-m", "assets.definitions"]
+    command += ["--select", "plain/rating_list", "--partition", "2024-04"]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "DagsterInvalidSubsetError" not in done.stderr
+    assert list_file.read_bytes() == before[0]  # the same list as the whole step wrote
+    assert games_file.stat().st_mtime_ns == before[1]  # the per-game table was left alone
+
+
+def test_a_range_of_the_list_alone_writes_every_month_of_it(tiny_store: str) -> None:
+    from assets.definitions import build_defs
+
+    defs = build_defs(TINY_START, TINY_END, root=tiny_store, scenarios=SCENARIOS)
+    upstream = dg.materialize(
+        [*defs.assets],
+        resources=defs.resources,
+        selection=["raw_games", "games", "quarantine", "identity"],
+        tags=range_tags("2024-01", "2024-02"),
+    )
+    assert upstream.success
+    result = dg.materialize(
+        [*defs.assets], resources=defs.resources, selection="plain/rating_list", tags=range_tags("2024-01", "2024-02")
+    )
+    assert result.success
+    assert sorted(m for key, m, _ in materializations(result)) == ["2024-01", "2024-02"]
+    store = ObjectStore(tiny_store)
+    assert store.exists(table_key(["plain", "rating_list"], "2024-02"))
+    assert not store.exists(table_key(["plain", "rated_games"], "2024-01"))
+
+
 def test_a_scenario_from_a_config_file_needs_no_code(
     tiny_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -650,31 +726,48 @@ def test_a_month_after_a_gap_fails_naming_the_missing_month(tiny_store: str) -> 
     assert not ObjectStore(tiny_store).exists(table_key(["plain", "rating_list"], "2024-03"))
 
 
-def test_demo_rates_every_month_in_one_run(tiny_store: str, tmp_path: Path) -> None:
-    from assets.runs import run_demo
+def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
+    tiny_store: str, tiny_landing_zone: Path, tmp_path: Path
+) -> None:
+    from assets.runs import run_demo, run_store
 
     out = io.StringIO()
-    summary = run_demo(tiny_store, dagster_home=str(tmp_path / "home"), out=out)
+    summary = run_demo(tiny_store, dagster_home=str(tmp_path / "home"), out=out, workers=2)
     assert summary["success"] and summary["reconciliation_passed"]
     assert (summary["months"], summary["first_month"], summary["last_month"]) == (4, TINY_START, TINY_END)
     assert summary["games"] > 0 and set(summary["rated_players"]) == {
         "actual",
-        "sonas-2017",
-        "sonas-2002",
-        "elo-480",
+        "sonas_2017",
+        "sonas_2002",
+        "elo_480",
         "glicko2",
         "stephenson",
     }
     assert all(count > 0 for count in summary["rated_players"].values())
     assert "Demo done" in out.getvalue()
     instance = dg.DagsterInstance.from_config(str(tmp_path / "home"))
-    assert len(instance.get_runs()) == 1  # one run for everything
+    # The shared tables, one run per scenario (two at a time), the comparison: all of the named job.
+    runs = instance.get_runs()
+    assert sorted(run.tags["ratings/stage"] for run in runs) == sorted(
+        ["shared", "comparison", "actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson"]
+    )
+    assert {(run.job_name, run.status) for run in runs} == {("all_months", dg.DagsterRunStatus.SUCCESS)}
+    assert set(summary["run_ids"]) == {run.run_id for run in runs}
+    assert "8 runs of all_months" in out.getvalue()
+    # One run for everything (--workers 1) writes the same bytes.
+    one_run = tmp_path / "one-run"
+    shutil.copytree(tiny_landing_zone, one_run / "raw")
+    single = run_store(str(one_run), dagster_home=str(tmp_path / "home-1"), out=io.StringIO(), workers=1)
+    assert len(single["run_ids"]) == 1
+    written = {p.relative_to(tiny_store) for p in Path(tiny_store).rglob("*") if p.is_file()}
+    assert written == {p.relative_to(one_run) for p in one_run.rglob("*") if p.is_file()}
+    assert [p for p in sorted(written) if (Path(tiny_store) / p).read_bytes() != (one_run / p).read_bytes()] == []
     records = instance.fetch_materializations(dg.AssetKey(["sonas_2017", "crosstable"]), limit=100).records
     assert sorted(r.partition_key for r in records) == ["2024-01", "2024-02", "2024-03", "2024-04"]
     # The reports: an index linking a crosstable page per scenario, the charts and the comparison.
     store = ObjectStore(tiny_store)
     index = store.read_bytes("reports/index.html").decode()
-    for scenario in ("actual", "sonas-2017", "sonas-2002", "elo-480", "glicko2", "stephenson"):
+    for scenario in ("actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson"):
         page = f"reports/{scenario}/crosstable/2024.html"
         assert store.exists(page) and f'href="{scenario}/crosstable/2024.html"' in index, scenario
         assert store.exists(f"reports/{scenario}/score-curves/2024-2024.png"), scenario

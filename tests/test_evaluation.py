@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import math
 import time
+from html import escape
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from pipeline.cli import main
@@ -244,3 +246,93 @@ def test_kaggle_followup_numbers_are_sane():
     # predict(tng=0, trat=c(2200,300), gamma=0) on the same split gave 1.3190340 (docs/results.md).
     assert glicko["player_month_rmse"] == pytest.approx(1.3190340, abs=0.0005)
     assert seconds < 10
+
+
+# -- the leaderboard of a store's scenarios (pipeline/scenario_evaluation.py) ------------------------
+
+
+def stored_games(month: str, pairs: list[tuple[int, int, float]]) -> pl.DataFrame:
+    """A Games table of classical games between the given ids in one event of `month`."""
+    from datetime import date
+
+    from schemas import Games
+    from schemas.util import conform
+
+    year, number = map(int, month.split("-"))
+    n = len(pairs)
+    return conform(
+        pl.DataFrame(
+            {
+                "game_id": [number * 1000 + i for i in range(n)],
+                "month": [month] * n,
+                "federation": ["GER"] * n,
+                "event_id": [f"open-{month}"] * n,
+                "event_start": [date(year, number, 3)] * n,
+                "date": [date(year, number, 3)] * n,
+                "round": list(range(1, n + 1)),
+                "white_id": [w for w, _, _ in pairs],
+                "black_id": [b for _, b, _ in pairs],
+                "white_score": [s for _, _, s in pairs],
+                "time_control": ["classical"] * n,
+                "tc_base_seconds": [None] * n,
+                "tc_increment_seconds": [None] * n,
+                "white_rating_used": [None] * n,
+                "black_rating_used": [None] * n,
+                "source_file": [f"GER/{month}/open.trf"] * n,
+                "source_line": list(range(1, n + 1)),
+            }
+        ),
+        Games,
+    )
+
+
+@pytest.fixture
+def rated_store(tmp_path: Path):
+    """Three stored months of games and of one rule-set scenario's lists (every list: three rated players)."""
+    from pipeline.engine import normalize_list
+    from pipeline.monthly import table_key
+    from pipeline.scenarios import Scenario
+    from pipeline.storage import ObjectStore
+
+    store = ObjectStore(str(tmp_path / "store"))
+    rating_list = normalize_list(pl.DataFrame({"player_id": [101, 102, 103, 104], "rating": [2000, 1800, 1600, None]}))
+    months = {"2024-01": [(101, 102, 1.0)], "2024-02": [(101, 103, 1.0), (102, 104, 0.5)], "2024-03": [(102, 103, 0.0)]}
+    for month, pairs in months.items():
+        store.write_parquet(stored_games(month, pairs), table_key(["games"], month))
+        store.write_parquet(rating_list, table_key(["actual", "rating_list"], month))
+    scenarios = {"actual": Scenario(name="actual", description="FIDE 2014", rules="fide-2014")}
+    return store, scenarios
+
+
+def test_stored_split_uses_the_months_every_scenario_has_a_list_of(rated_store) -> None:
+    from pipeline.monthly import table_key
+    from pipeline.scenario_evaluation import stored_split
+
+    store, scenarios = rated_store
+    months = ["2023-12", "2024-01", "2024-02", "2024-03", "2024-04"]
+    assert stored_split(store, scenarios, months, test_months=1) == (["2024-01", "2024-02"], ["2024-03"])
+    store.fs.rm(store.path(table_key(["actual", "rating_list"], "2024-03")))
+    assert stored_split(store, scenarios, months, test_months=12) == (["2024-01"], ["2024-02"])
+    store.fs.rm(store.path(table_key(["games"], "2024-01")))
+    with pytest.raises(ValueError, match="at least two stored months"):
+        stored_split(store, scenarios, months)
+
+
+def test_evaluate_stored_freezes_the_last_training_list_and_writes_the_page(rated_store) -> None:
+    from pipeline.reports import REPORTS_PREFIX
+    from pipeline.scenario_evaluation import LEADERBOARD_DATA, Split, caption, evaluate_stored, write_leaderboard
+    from schemas import Leaderboard
+
+    store, scenarios = rated_store
+    table = evaluate_stored(store, scenarios, Split(["2024-01", "2024-02"], ["2024-03"]))
+    Leaderboard.validate(table)
+    row = table.row(0, named=True)
+    assert (row["rank"], row["scenario"], row["kind"]) == (1, "actual", "rule set")
+    assert (row["train_games"], row["test_games"], row["predicted_games"], row["common_games"]) == (3, 1, 1, 1)
+    # 102 (1800) lost to 103 (1600): FIDE's expected score of the favourite, 0.76, against a score of 0.
+    assert row["mean_abs_error"] == pytest.approx(0.76, abs=0.005)
+    assert row["player_months"] == 2
+    page = write_leaderboard(store, table)
+    assert page == f"{REPORTS_PREFIX}/evaluation/leaderboard.html"
+    assert escape(caption(table)) in store.read_bytes(page).decode()
+    assert store.read_parquet(f"{REPORTS_PREFIX}/{LEADERBOARD_DATA}").equals(table)

@@ -497,3 +497,126 @@ def test_identity_report_says_how_each_player_was_identified():
     assert statuses[("id_mismatch", "Alpha, Anna")]["first_seen"] == "GER/2024-01/ids.csv:3"
     # Registered ids are not listed: Alpha (1001) and Beta (1002) appear only through their odd records.
     assert ("new", "Alpha, Anna") not in statuses
+
+
+# -- a run's months in order, and what each month reports (pipeline/validate.py, pipeline/month_report.py) ------
+
+UNDATED_PGN = (
+    '[Event "Club league"]\n[Round "3"]\n[White "Alpha, Anna"]\n[Black "Beta, Bernd"]\n[Result "1-0"]\n'
+    '[WhiteFideId "1001"]\n[BlackFideId "1002"]\n\n1. e4 e5 1-0\n\n'
+)
+
+
+def test_month_validator_remembers_undated_games_for_a_year_from_the_store_and_the_run(tmp_path):
+    from pipeline.monthly import table_key
+    from pipeline.validate import UNDATED_WINDOW_MONTHS, MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    months = ["2023-01", "2024-01", "2024-02", "2025-01"]
+    for month in months:
+        store.write_text(UNDATED_PGN, f"raw/GER/{month}/league-{month}.pgn")
+    # January 2023 was validated by an earlier run: its undated game is read from the store.
+    first, _, _ = split_month(read_month(store, "2023-01"), read_players(store, "2023-01"), "2023-01")
+    store.write_parquet(first, table_key(["games"], "2023-01"))
+    assert UNDATED_WINDOW_MONTHS == 12
+
+    validate = MonthValidator(store, months[1:])
+    reasons = {}
+    for month in months[1:]:
+        games, quarantine, identities = validate(month, read_month(store, month))
+        reasons[month] = (games.height, quarantine["detail"].to_list())
+        assert identities["status"].to_list() == ["new", "new"]  # no registry: the ids are rated as written
+    assert reasons == {
+        "2024-01": (0, ["same game as 2023-01 GER/2023-01/league-2023-01.pgn:1"]),
+        # More than a year after January 2023 (January 2024's copy was a duplicate, not a game): a game again.
+        "2024-02": (1, []),
+        "2025-01": (0, ["same game as 2024-02 GER/2024-02/league-2024-02.pgn:1"]),
+    }
+
+
+def test_month_validator_names_players_registered_by_the_month_only(tmp_path):
+    from pipeline.validate import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    csv = 'event_id,white_id,black_id,white_name,black_name,result,date\nleague,,,"Alpha, Anna","Beta, Bernd",1-0,{}\n'
+    store.write_text(csv.format("2024-01-10"), "raw/GER/2024-01/league.csv")
+    store.write_text(csv.format("2024-02-10"), "raw/GER/2024-02/league.csv")
+    registry = 'player_id,name\n1001,"Alpha, Anna"\n1002,"Beta, Bernd"\n'
+    store.write_text(registry, "raw/players/2024-02/players.csv")
+    validate = MonthValidator(store, ["2024-01", "2024-02"])
+    january = validate("2024-01", read_month(store, "2024-01"))
+    february = validate("2024-02", read_month(store, "2024-02"))
+    # January: nobody registered yet, so the names become local ids; February: the registry's ids.
+    assert (january.games["white_id"] >= LOCAL_ID_BASE).all()
+    assert february.games.select("white_id", "black_id").row(0) == (1001, 1002)
+
+
+def test_raw_figures_count_records_unreadable_ones_federations_and_files(month_split):
+    from pipeline.month_report import raw_figures
+
+    raw, _, _ = month_split
+    figures = raw_figures(raw)
+    assert (figures["records"], figures["federations"], figures["files"]) == (EXPECTED_RAW, 2, 6)
+    assert figures["unreadable_records"] == raw.filter(pl.col("parse_error").is_not_null()).height > 0
+    assert raw_figures(raw.head(0)) == {
+        "records": 0,
+        "unreadable_records": 0,
+        "federations": 0,
+        "files": 0,
+    }
+
+
+def test_quarantine_figures_count_by_reason_and_file_and_warn_when_most_is_quarantined(month_split):
+    from pipeline.month_report import MAX_FILES_LISTED, quarantine_figures
+
+    raw, games, quarantine = month_split
+    figures = quarantine_figures(raw.height, quarantine)
+    assert figures.quarantined == raw.height - games.height == sum(EXPECTED_REASONS.values())
+    assert figures.by_reason == EXPECTED_REASONS and list(figures.by_reason)[:3] == [
+        "unparseable",  # 10, tied with unplayed: by name
+        "unplayed",
+        "duplicate",
+    ]
+    assert figures.share == pytest.approx(33 / 46)
+    assert figures.warning == "33 of 46 records (72%) quarantined; most: unparseable 10, unplayed 10, duplicate 5"
+    assert sum(figures.by_file.values()) == 33 and list(figures.by_file.values()) == sorted(
+        figures.by_file.values(), reverse=True
+    )
+    # At most half quarantined: no warning; no raw record: a share of 0.
+    assert quarantine_figures(66, quarantine).warning == ""
+    assert quarantine_figures(0, quarantine.head(0)) == (0, 0.0, {}, {}, "")
+    many = (
+        quarantine.head(1)
+        .select(pl.all().repeat_by(30).explode())
+        .with_columns(source_file=pl.format("GER/2024-01/f{}.trf", pl.int_range(30).cast(pl.Utf8).str.zfill(2)))
+    )
+    listed = quarantine_figures(30, many).by_file
+    assert len(listed) == MAX_FILES_LISTED and list(listed)[0] == "GER/2024-01/f00.trf"
+
+
+def test_identity_statuses_count_players_per_status_by_name():
+    from pipeline.month_report import identity_statuses
+
+    identities = pl.DataFrame({"status": ["new", "matched_by_name", "new", "ambiguous"], "name": list("abcd")})
+    assert list(identity_statuses(identities).items()) == [("ambiguous", 1), ("matched_by_name", 1), ("new", 2)]
+    assert identity_statuses(identities.head(0)) == {}
+
+
+def test_column_lineage_names_only_columns_the_schemas_have():
+    import schemas
+    from schemas.lineage import COLUMN_LINEAGE
+
+    models = {
+        "raw_games": schemas.RawGames,
+        "games": schemas.Games,
+        "quarantine": schemas.Quarantine,
+        "rating_list": schemas.RatingList,
+        "rated_games": schemas.RatedGames,
+        "crosstable": schemas.Crosstable,
+    }
+    columns = {table: set(model.to_schema().columns) for table, model in models.items()}
+    for table, lineage in COLUMN_LINEAGE.items():
+        assert set(lineage) <= columns[table], table
+        for sources in lineage.values():
+            assert all(column in columns[upstream] for upstream, column in sources), (table, sources)
+    assert set(COLUMN_LINEAGE["games"]) == columns["games"]  # every validated column says where it comes from

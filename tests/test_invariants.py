@@ -9,10 +9,10 @@ from pipeline.invariants import (
     LIST_COLUMNS,
     chain_problems,
     duplicate_problems,
-    month_key,
     mostly_quarantined,
     stored_rows,
 )
+from pipeline.monthly import table_key
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore
 
@@ -20,25 +20,19 @@ PLAIN = Scenario(name="plain", description="FIDE's regulations, no events", rule
 LIST_PATH, GAMES_PATH = ["plain", "rating_list"], ["plain", "rated_games"]
 
 
-def test_month_key_is_the_io_managers_key() -> None:
-    from assets.io_manager import table_key
-
-    assert month_key(["plain", "rating_list"], "2024-03") == table_key(["plain", "rating_list"], "2024-03")
-
-
 def test_stored_rows_and_mostly_quarantined_months(tmp_path: Path) -> None:
     store = ObjectStore(str(tmp_path))
     for month, records, quarantined in (("2024-01", 10, 2), ("2024-02", 4, 3)):
-        store.write_parquet(pl.DataFrame({"record_id": range(records)}), month_key(["raw_games"], month))
-        store.write_parquet(pl.DataFrame({"record_id": range(quarantined)}), month_key(["quarantine"], month))
+        store.write_parquet(pl.DataFrame({"record_id": range(records)}), table_key(["raw_games"], month))
+        store.write_parquet(pl.DataFrame({"record_id": range(quarantined)}), table_key(["quarantine"], month))
     assert stored_rows(store, "raw_games", "2024-01") == 10 and stored_rows(store, "raw_games", "2024-03") is None
     assert mostly_quarantined(store, ["2024-01", "2024-02", "2024-03"]) == ["2024-02: 3 of 4 records (75%) quarantined"]
 
 
 def test_duplicate_problems_name_the_month_and_the_ids(tmp_path: Path) -> None:
     store = ObjectStore(str(tmp_path))
-    store.write_parquet(pl.DataFrame({"game_id": [1, 2, 3]}), month_key(["games"], "2024-01"))
-    store.write_parquet(pl.DataFrame({"game_id": [1, 2, 2, 5, 5]}), month_key(["games"], "2024-02"))
+    store.write_parquet(pl.DataFrame({"game_id": [1, 2, 3]}), table_key(["games"], "2024-01"))
+    store.write_parquet(pl.DataFrame({"game_id": [1, 2, 2, 5, 5]}), table_key(["games"], "2024-02"))
     outcome = duplicate_problems(store, ["games"], "game_id", ["2024-01", "2024-02", "2024-03"])
     assert outcome.problems == ["2024-02: 2 duplicate game_id(s), e.g. [2, 5]", "2024-03: not stored"]
     assert outcome.stats == {"rows": 8}
@@ -55,8 +49,8 @@ def rated_chain(store: ObjectStore) -> pl.DataFrame:
         result = rate_period(
             previous, games.with_columns(event_start=pl.lit(f"{month}-03").str.to_date()), PLAIN.rules_for(month), month
         )
-        store.write_parquet(result.rating_list, month_key(LIST_PATH, month))
-        store.write_parquet(result.rated_games, month_key(GAMES_PATH, month))
+        store.write_parquet(result.rating_list, table_key(LIST_PATH, month))
+        store.write_parquet(result.rated_games, table_key(GAMES_PATH, month))
         previous = result.rating_list
     return seed
 
@@ -74,13 +68,13 @@ def test_chain_problems_pass_on_a_rated_chain_and_name_what_breaks(tmp_path: Pat
     later = chain_problems(store, PLAIN, ["2024-06"], LIST_PATH, GAMES_PATH, "2024-05", lambda: pl.DataFrame())
     assert later.continuity.passed
 
-    june = store.read_parquet(month_key(LIST_PATH, "2024-06"))
-    store.write_parquet(june.slice(1), month_key(LIST_PATH, "2024-06"))
+    june = store.read_parquet(table_key(LIST_PATH, "2024-06"))
+    store.write_parquet(june.slice(1), table_key(LIST_PATH, "2024-06"))
     broken = chain_problems(store, PLAIN, months, LIST_PATH, GAMES_PATH, "2024-05", lambda: seed)
     assert broken.continuity.problems[0].startswith("2024-06: 1 player(s) of the previous list missing")
 
-    store.fs.rm(store.path(month_key(GAMES_PATH, "2024-05")))
-    store.fs.rm(store.path(month_key(LIST_PATH, "2024-06")))
+    store.fs.rm(store.path(table_key(GAMES_PATH, "2024-05")))
+    store.fs.rm(store.path(table_key(LIST_PATH, "2024-06")))
     missing = chain_problems(store, PLAIN, months, LIST_PATH, GAMES_PATH, "2024-05", lambda: seed.select(LIST_COLUMNS))
     assert missing.conservation.problems == ["2024-05: not stored", "2024-06: not stored"]
     assert missing.floor.problems == missing.continuity.problems == ["2024-06: not stored"]

@@ -14,16 +14,7 @@ import polars as pl
 import pytest
 import yaml
 
-from assets import progress
-from assets.automation import (
-    CHANGED_MONTHS_TAG,
-    RANGE_END_TAG,
-    RANGE_START_TAG,
-    SCHEDULE_NAME,
-    SENSOR_NAME,
-    build_monthly_schedule,
-    range_tags,
-)
+from assets.automation import SCHEDULE_NAME, SENSOR_NAME, build_landing_sensor, build_monthly_schedule
 from assets.checks import (
     FLOOR_RESPECTED,
     LANDING_ZONE_LAYOUT,
@@ -35,10 +26,19 @@ from assets.checks import (
     RECONCILIATION,
     SCHEMA,
 )
-from assets.io_manager import table_key
 from assets.partitions import monthly_partitions
 from assets.resources import ObjectStoreResource
-from pipeline.automation import changed_months, decode_cursor, encode_cursor, rerate_start
+from pipeline import progress
+from pipeline.automation import (
+    CHANGED_MONTHS_TAG,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    changed_months,
+    decode_cursor,
+    encode_cursor,
+    range_tags,
+    rerate_start,
+)
 from pipeline.invariants import (
     LIST_COLUMNS,
     RATED_GAMES_COLUMNS,
@@ -49,8 +49,10 @@ from pipeline.invariants import (
     schema_problems,
 )
 from pipeline.landing import landing_month, landing_versions
+from pipeline.monthly import table_key
 from pipeline.rules import load_rules, preset_names, resolve_rules
 from pipeline.scenarios import Scenario
+from pipeline.settings import Settings
 from pipeline.storage import ObjectStore
 from schemas import RatingList
 from schemas.util import polars_schema
@@ -115,7 +117,7 @@ def test_every_partitioned_table_has_blocking_checks_on_its_own_partitions() -> 
         for asset in defs.assets
         if isinstance(asset, dg.AssetsDefinition)
         for spec in asset.specs
-        if spec.partitions_def is not None and "parquet" in spec.kinds and spec.metadata.get("pandera_model")
+        if spec.partitions_def is not None and "parquet" in spec.kinds and "dagster/column_schema" in spec.metadata
     ]
     assert {"raw_games", "games", "quarantine", "plain/rating_list", "plain/rated_games", "plain/crosstable"} <= {
         s.key.to_user_string() for s in tables_with_models
@@ -342,9 +344,9 @@ def test_the_list_checks_hold_under_every_rule_set(preset: str) -> None:
 
 
 def test_a_failing_blocking_check_stops_everything_downstream(tiny_store: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import assets.ratings as ratings
+    import pipeline.chain as chain
 
-    rate = ratings.rate_scenario_month
+    rate = chain.rate_scenario_month
 
     def losing_a_player(*args, **kwargs):
         result = rate(*args, **kwargs)
@@ -352,7 +354,7 @@ def test_a_failing_blocking_check_stops_everything_downstream(tiny_store: str, m
             return dataclasses.replace(result, rating_list=result.rating_list.slice(1))
         return result
 
-    monkeypatch.setattr(ratings, "rate_scenario_month", losing_a_player)
+    monkeypatch.setattr(chain, "rate_scenario_month", losing_a_player)
     result = materialize(tiny_store, "2024-01", "2024-02", raise_on_error=False)
     assert not result.success
     evaluation = evaluations(result)[("plain/rating_list", LIST_CONTINUITY)]
@@ -377,8 +379,23 @@ def test_schedule_day_and_hour_come_from_the_environment(monkeypatch: pytest.Mon
     monkeypatch.setenv("RATINGS_AUTOMATION", "on")
     assert build_monthly_schedule("all_months", partitions, {}).default_status == dg.DefaultScheduleStatus.RUNNING
     monkeypatch.setenv("RATINGS_SCHEDULE_DAY", "31")  # not every month has it
-    with pytest.raises(ValueError, match="RATINGS_SCHEDULE_DAY"):
+    with pytest.raises(ValueError, match="RATINGS_SCHEDULE_DAY='31': expected a whole number from 1 to 28"):
         build_monthly_schedule("all_months", partitions, {})
+
+
+def test_schedule_and_sensor_take_the_settings_they_are_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RATINGS_SCHEDULE_DAY", "31")  # given settings: the environment is not read
+    partitions = monthly_partitions(TINY_START, TINY_END)
+    settings = Settings(
+        schedule_day=5, schedule_hour=7, schedule_timezone="Europe/Berlin", sensor_interval_seconds=60, automation="on"
+    )
+    schedule = build_monthly_schedule("all_months", partitions, {}, settings)
+    assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 7 5 * *", "Europe/Berlin")
+    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    sensor = build_landing_sensor("all_months", partitions, {}, settings)
+    assert sensor.minimum_interval_seconds == 60 and sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    stopped = build_landing_sensor("all_months", partitions, {}, Settings())
+    assert stopped.minimum_interval_seconds == 300 and stopped.default_status == dg.DefaultSensorStatus.STOPPED
 
 
 def tick(defs: dg.Definitions, root: str, when: dt.datetime) -> list[dg.RunRequest] | str:

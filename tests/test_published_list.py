@@ -21,7 +21,9 @@ from pipeline.reports.published_list import (
     published_html,
     published_list,
     published_list_key,
+    published_registry,
     published_txt,
+    write_published_month,
 )
 from schemas import Players, PublishedList, RatingList
 from schemas.util import conform, empty_frame
@@ -509,13 +511,89 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
             browser.close()
 
 
+# -- the published files of a month, and the registry naming them -----------------------------------
+
+
+def test_published_registry_adds_the_players_the_dumps_name_after_the_registry(tmp_path: Path) -> None:
+    from pipeline.monthly import table_key
+    from pipeline.storage import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text('player_id,name\n10,"Zeta, Anna"\n', "raw/players/2024-01/players.csv")
+    store.write_text('player_id,name\n20,"Beta, Carl"\n', "raw/players/2024-03/players.csv")  # after the run
+
+    def identity(month: str, rows: list[tuple[str, str, int]]) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "month": [month] * len(rows),
+                "status": [r[0] for r in rows],
+                "name": [r[1] for r in rows],
+                "player_id": [r[2] for r in rows],
+                "records": [1] * len(rows),
+            },
+            schema_overrides={"records": pl.UInt32},
+        )
+
+    store.write_parquet(identity("2023-12", [("new", "Old, Olga", 70)]), table_key(["identity"], "2023-12"))
+    store.write_parquet(
+        identity("2024-01", [("new", "Other, Name", 10), ("new_name", "Local, Lou", 10**15 + 1)]),
+        table_key(["identity"], "2024-01"),
+    )
+    store.write_parquet(identity("2024-02", [("new", "New, Nina", 30)]), table_key(["identity"], "2024-02"))
+    found = published_registry(store, "2024-01", "2024-02")
+    # The registry's own name wins; a player the dumps name counts from the month they named them.
+    assert found.select("player_id", "name", "registered").rows() == [
+        (10, "Zeta, Anna", "2024-01"),
+        (30, "New, Nina", "2024-02"),
+        (10**15 + 1, "Local, Lou", "2024-01"),
+    ]
+    assert published_registry(store, "2024-02", "2024-02")["player_id"].to_list() == [10, 30]
+
+
+def test_write_published_month_checks_then_writes_three_files_and_says_what_it_wrote(
+    tmp_path: Path, small: tuple[pl.DataFrame, pl.DataFrame]
+) -> None:
+    from pipeline.scenarios import Scenario
+    from pipeline.storage import ObjectStore
+
+    players, known = small
+    known = known.with_columns(
+        registered=pl.when(pl.col("player_id") == 40).then(pl.lit("2024-03")).otherwise(pl.lit("2024-01"))
+    )
+    store = ObjectStore(str(tmp_path))
+    scenario = Scenario(name="elo-k32", description="Elo", rules="elo-32")
+    checked = []
+    figures = write_published_month(
+        store, scenario, "2024-02", players, known, lambda model, frame, what: checked.append((model, what))
+    )
+    assert checked == [(PublishedList, "elo_k32/published_list 2024-02")]
+    # Player 40 registers in March: unregistered on February's list, like 50 whom the registry never knew.
+    expected = published_list(players, known.filter(pl.col("registered") <= "2024-02"))
+    assert dict(figures) == {
+        "players": 5,
+        "rated_players": 4,
+        "unregistered_players": 2,
+        **{f"{ext}_path": store.url(published_list_key("elo_k32", "2024-02", ext)) for ext in ("csv", "txt", "html")},
+    }
+    assert store.read_bytes("lists/elo_k32/2024-02.csv") == published_csv(expected)
+    assert store.read_bytes("lists/elo_k32/2024-02.txt").decode() == published_txt(expected, "2024-02")
+    assert store.read_bytes("lists/elo_k32/2024-02.html").decode() == published_html(expected, "elo_k32", "2024-02")
+
+    def refuse(model, frame, what):
+        raise ValueError(what)
+
+    with pytest.raises(ValueError, match="2024-03"):
+        write_published_month(store, scenario, "2024-03", players, known, refuse)
+    assert not store.exists("lists/elo_k32/2024-03.csv")  # checked before anything is written
+
+
 # -- Dagster -------------------------------------------------------------------------------------
 
 
 def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_store: str) -> None:
     from assets.automation import range_tags
     from assets.definitions import build_defs
-    from assets.io_manager import table_key
+    from pipeline.monthly import table_key
     from pipeline.scenarios import Scenario
     from pipeline.storage import ObjectStore
     from tests.conftest import TINY_END, TINY_START
@@ -525,7 +603,7 @@ def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_sto
         for name, rules in (("plain", "fide-historical"), ("elo-k32", "elo-32"))
     }
     defs = build_defs(TINY_START, TINY_END, root=tiny_store, scenarios=scenarios)
-    published_keys = [dg.AssetKey([s.key, "published_list"]) for s in scenarios.values()]
+    published_keys = [dg.AssetKey([s.name, "published_list"]) for s in scenarios.values()]
     # The files and what they need (checks, crosstables and reports are other tests' business).
     needed = dg.AssetSelection.assets(
         *published_keys
@@ -540,22 +618,22 @@ def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_sto
         materialization = event.step_materialization_data.materialization
         if materialization.asset_key in published_keys:
             found[(materialization.asset_key.path[0], materialization.partition)] = dict(materialization.metadata)
-    assert set(found) == {(s.key, m) for s in scenarios.values() for m in ("2024-01", "2024-02")}
+    assert set(found) == {(s.name, m) for s in scenarios.values() for m in ("2024-01", "2024-02")}
     for scenario in scenarios.values():
         for month in ("2024-01", "2024-02"):
             # Same folder spelling as the scenario's Parquet tables (elo-k32 -> elo_k32).
-            listed = store.read_parquet(table_key([scenario.key, "rating_list"], month))
-            csv = pl.read_csv(store.read_bytes(published_list_key(scenario.key, month, "csv")))
+            listed = store.read_parquet(table_key([scenario.name, "rating_list"], month))
+            csv = pl.read_csv(store.read_bytes(published_list_key(scenario.name, month, "csv")))
             assert csv.columns == EXPECTED_COLUMNS and csv.height == listed.height
             assert set(csv["id"]) == set(listed["player_id"]) and csv["name"].null_count() < csv.height
             rated = csv["rating"].drop_nulls()
             assert rated.is_sorted(descending=True) and csv["rating"].head(rated.len()).null_count() == 0
-            txt = parse_fide_list(store.read_bytes(published_list_key(scenario.key, month, "txt")), f"{month}.txt")
+            txt = parse_fide_list(store.read_bytes(published_list_key(scenario.name, month, "txt")), f"{month}.txt")
             assert txt.players.height == listed.filter(pl.col("rating").is_not_null()).height - txt.rejected.height
-            html = store.read_bytes(published_list_key(scenario.key, month, "html")).decode()
+            html = store.read_bytes(published_list_key(scenario.name, month, "html")).decode()
             assert f"<b>{listed.height:,}</b> players" in html
-            metadata = found[(scenario.key, month)]
+            metadata = found[(scenario.name, month)]
             assert metadata["players"].value == listed.height
-            assert metadata["csv_path"].value == store.url(published_list_key(scenario.key, month, "csv"))
+            assert metadata["csv_path"].value == store.url(published_list_key(scenario.name, month, "csv"))
             PublishedList.validate(conform(csv, PublishedList))
     assert not list(Path(tiny_store).rglob("*.tmp-*"))

@@ -229,7 +229,7 @@ def test_the_index_links_no_empty_page(tmp_path: Path) -> None:
     assert not any("/2019" in path or "2019-05" in path for path in written)
     assert not store.exists("reports", stale)
     monthly = pl.concat(store.read_parquet(ObjectStore.table_key("sparse/accuracy", m)) for m in months)
-    write_accuracy_comparison(store, monthly, baseline=None, scenario_keys={"sparse": "sparse"})
+    write_accuracy_comparison(store, monthly, baseline=None, stored=["sparse"])
     write_report_index(store)
 
     reports = tmp_path / "reports"
@@ -393,9 +393,7 @@ def test_accuracy_page_compares_on_common_games_in_plain_words(tmp_path: Path) -
     store, monthly = two_scenario_store(tmp_path)
     own = compare_accuracy(monthly)
     assert len(set(own["games"].to_list())) == 2  # the scenarios predicted different game sets
-    comparison = write_accuracy_comparison(
-        store, monthly, "actual", scenario_keys={"actual": "actual", "floor": "floor"}
-    )
+    comparison = write_accuracy_comparison(store, monthly, "actual", stored=["actual", "floor"])
     common = int(comparison["games"][0])
     assert comparison["games"].to_list() == [common, common] and common < min(own["games"].to_list())
     floored = pl.concat(

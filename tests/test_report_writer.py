@@ -35,14 +35,14 @@ def stored_scenario(store: ObjectStore, scenario: Scenario) -> None:
         result = rate_scenario_month(
             scenario, previous, lambda m, g=month_games, mm=month: g if m == mm else g.clear(), month
         )
-        store.write_parquet(result.rating_list, ObjectStore.table_key(f"{scenario.key}/rating_list", month))
-        store.write_parquet(result.rated_games, ObjectStore.table_key(f"{scenario.key}/rated_games", month))
+        store.write_parquet(result.rating_list, ObjectStore.table_key(f"{scenario.name}/rating_list", month))
+        store.write_parquet(result.rated_games, ObjectStore.table_key(f"{scenario.name}/rated_games", month))
         store.write_parquet(
-            summary_crosstable(result.rated_games, month), ObjectStore.table_key(f"{scenario.key}/crosstable", month)
+            summary_crosstable(result.rated_games, month), ObjectStore.table_key(f"{scenario.name}/crosstable", month)
         )
         store.write_parquet(
             predictive_accuracy(result.rated_games, month, scenario.name),
-            ObjectStore.table_key(f"{scenario.key}/accuracy", month),
+            ObjectStore.table_key(f"{scenario.name}/accuracy", month),
         )
         previous = result.rating_list
 

@@ -298,3 +298,124 @@ def test_a_full_disk_fails_the_run_in_one_line_and_the_rerun_after_freeing_space
         assert outputs(full) == outputs(clean)
     finally:
         subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
+
+
+# -- what a run decides and says without Dagster (pipeline/run_report.py) ---------------------------
+
+
+def test_months_to_rate_default_to_the_landing_zone_and_are_checked() -> None:
+    from pipeline.run_report import StoreError, months_to_rate
+
+    held = ["2024-01", "2024-03"]
+    assert months_to_rate(held, None, None, "store") == ["2024-01", "2024-02", "2024-03"]
+    assert months_to_rate(held, "2024-02", None, "store") == ["2024-02", "2024-03"]
+    assert months_to_rate([], "2023-11", "2023-12", "store") == ["2023-11", "2023-12"]  # both given: no dumps needed
+    with pytest.raises(StoreError, match="^store/raw holds no dumps in month folders"):
+        months_to_rate([], "2024-01", None, "store")
+    with pytest.raises(StoreError, match="^--from 2024-03 is after --to 2024-02$"):
+        months_to_rate(held, "2024-03", "2024-02", "store")
+    with pytest.raises(ValueError, match="2024-13"):
+        months_to_rate([], "2024-13", None, "store")  # the month's own error before the missing dumps
+
+
+def test_require_landing_zone_refuses_a_store_without_raw(tmp_path: Path) -> None:
+    from pipeline.run_report import LANDING_ZONE_HELP, StoreError, require_landing_zone
+
+    store = ObjectStore(str(tmp_path / "store"))
+    with pytest.raises(StoreError) as refused:
+        require_landing_zone(store)
+    assert str(refused.value) == f"{tmp_path / 'store'} has no landing zone (no raw/ folder).\n{LANDING_ZONE_HELP}"
+    store.write_text("x", "raw/GER/2024-01/a.trf")
+    require_landing_zone(store)
+
+
+def test_generate_demo_refuses_a_store_that_is_not_empty_and_leaves_a_landing_zone_alone(tmp_path: Path) -> None:
+    import io
+
+    from pipeline.run_report import StoreError, generate_demo
+
+    busy = tmp_path / "busy"
+    (busy / "reports").mkdir(parents=True)
+    out = io.StringIO()
+    with pytest.raises(StoreError, match="holds other files"):
+        generate_demo(str(busy), explicit=False, out=out)
+    landed = tmp_path / "landed"
+    (landed / "raw" / "GER" / "2024-01").mkdir(parents=True)
+    generate_demo(str(landed), explicit=True, out=out)  # raw/ exists: nothing to generate, even when asked
+    assert out.getvalue() == "" and [p.name for p in landed.iterdir()] == ["raw"]
+
+
+def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
+    from pipeline.monthly import table_key
+    from pipeline.run_report import closing_lines, opening_line, rated_players, run_summary
+    from pipeline.scenarios import Scenario
+
+    store = ObjectStore(str(tmp_path / "store"))
+    scenarios = {
+        name: Scenario(name=name, description=name, rules="fide-2014") for name in ("actual", "elo-k32", "missing")
+    }
+    games = pl.DataFrame({"game_id": [1, 2, 3]})
+    store.write_parquet(games, table_key(["games"], "2024-01"))
+    store.write_parquet(games.head(1), table_key(["games"], "2024-02"))
+    quarantine = pl.DataFrame({"reason": ["unplayed", "duplicate", "unplayed"], "source_file": ["a", "b", "b"]})
+    store.write_parquet(quarantine, table_key(["quarantine"], "2024-02"))
+    store.write_parquet(pl.DataFrame({"rating": [2000, None, 1500]}), table_key(["actual", "rating_list"], "2024-02"))
+    store.write_parquet(pl.DataFrame({"rating": [None, 1400]}), table_key(["elo_k32", "rating_list"], "2024-02"))
+    store.write_parquet(pl.DataFrame({"rating": [1, 2, 3]}), table_key(["elo_k32", "rating_list"], "2024-01"))
+    months = ["2024-01", "2024-02"]
+    assert rated_players(store, scenarios, "2024-02") == {"actual": 2, "elo-k32": 1}
+    assert opening_line(months, "here", scenarios, "home") == (
+        "Rating 2 months 2024-01..2024-02 of here under 3 scenarios (actual, elo-k32, missing) in one Dagster run "
+        "(instance home) ..."
+    )
+    summary = run_summary(
+        store,
+        months,
+        [],
+        scenarios,
+        run_succeeded=True,
+        run_id="r1",
+        reconciliation_passed=None,
+        failed_steps={},
+        run_seconds=12.345,
+        dagster_home="home",
+    )
+    expected = {
+        "success": True,
+        "run_succeeded": True,
+        "run_id": "r1",
+        "months": 2,
+        "first_month": "2024-01",
+        "last_month": "2024-02",
+        "scenarios": ["actual", "elo-k32", "missing"],
+        "games": 4,
+        "quarantined": 3,
+        "quarantined_by_reason": {"unplayed": 2, "duplicate": 1},
+        "quarantined_by_file": {"b": 2, "a": 1},
+        "mostly_quarantined_months": [],
+        "players_by_identity": {},
+        "unplaced_files": [],
+        "rated_players": {"actual": 2, "elo-k32": 1},
+        "reconciliation_passed": None,
+        "failed_steps": {},
+        "run_seconds": 12.3,
+        "store": str(tmp_path / "store"),
+        "dagster_home": "home",
+    }
+    assert summary == expected and list(summary) == list(expected)  # the order callers see, too
+    assert "rated players on the 2024-02 list: actual 2, elo-k32 1" in closing_lines(summary, scenarios, "Run")
+    # A run that rated no game is not a success, whatever Dagster says.
+    store.fs.rm(store.path("games"), recursive=True)
+    empty = run_summary(
+        store,
+        months,
+        [],
+        scenarios,
+        run_succeeded=True,
+        run_id="r2",
+        reconciliation_passed=True,
+        failed_steps={},
+        run_seconds=1,
+        dagster_home="home",
+    )
+    assert (empty["success"], empty["run_succeeded"], empty["games"]) == (False, True, 0)

@@ -22,8 +22,8 @@ import yaml
 from assets.automation import range_tags
 from assets.definitions import ALL_MONTHS_JOB, build_defs
 from assets.executors import celery_config
-from assets.io_manager import table_key
 from assets.ratings import rating_list_key
+from pipeline.monthly import table_key
 from pipeline.months import month_range
 from pipeline.scenarios import load_scenarios
 from pipeline.storage import ObjectStore

@@ -235,12 +235,12 @@ def test_historical_schedule_switches_on_the_documented_dates():
 
 def test_default_scenarios_and_their_switches():
     scenarios = load_scenarios()
-    assert {"actual", "sonas-2017", "sonas-2002", "elo-480"} <= set(scenarios)
-    sonas = scenarios["sonas-2017"]
+    assert {"actual", "sonas_2017", "sonas_2002", "elo_480"} <= set(scenarios)
+    sonas = scenarios["sonas_2017"]
     assert (sonas.rules_for("2017-01").name, sonas.rules_for("2017-02").name) == ("fide-2014", "fide-2024")
     assert [e.after for e in sonas.events] == ["2017-01"]
     assert [e.after for e in scenarios["actual"].events] == ["2024-02"]
-    elo = scenarios["elo-480"].rules_for("2016-01")
+    elo = scenarios["elo_480"].rules_for("2016-01")
     assert (elo.expectancy, elo.scale, elo.name) == ("logistic", 480, "fide-2014")
 
 
@@ -262,13 +262,13 @@ def test_bad_scenario_files_name_the_problem(tmp_path: Path):
 
 def test_two_scenarios_diverge_exactly_from_the_switch_month(tmp_path: Path):
     from assets.definitions import build_defs
-    from assets.io_manager import table_key
     from pipeline.generator import generate
+    from pipeline.monthly import table_key
     from pipeline.storage import ObjectStore
 
     root = str(tmp_path / "store")
     generate(root, seed=3, players=500, start="2016-06", end="2017-06")
-    scenarios = {name: s for name, s in load_scenarios().items() if name in ("actual", "sonas-2017")}
+    scenarios = {name: s for name, s in load_scenarios().items() if name in ("actual", "sonas_2017")}
     defs = build_defs("2016-06", "2017-06", root=root, scenarios=scenarios)
     result = dg.materialize(
         [*defs.assets, *defs.asset_checks],
@@ -298,8 +298,8 @@ def test_two_scenarios_diverge_exactly_from_the_switch_month(tmp_path: Path):
 @pytest.mark.slow  # 17 years through Dagster: about 80 s (make test-slow)
 def test_the_historical_regime_replays_2008_to_2024_in_one_run(tmp_path: Path):
     from assets.definitions import build_defs
-    from assets.io_manager import table_key
     from pipeline.generator import generate
+    from pipeline.monthly import table_key
     from pipeline.storage import ObjectStore
 
     root = str(tmp_path / "store")

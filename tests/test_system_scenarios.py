@@ -12,8 +12,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from assets.automation import range_tags
-from assets.io_manager import table_key
 from pipeline.ingest import read_seed_list
+from pipeline.monthly import table_key
 from pipeline.months import add_months, month_index
 from pipeline.rules import RulesError
 from pipeline.scenarios import Scenario, load_scenarios
@@ -192,9 +192,9 @@ def test_the_stored_chain_is_rate_period_month_by_month(system_runs: SimpleNames
     store = system_runs.store
     months = ["2024-01", "2024-02", "2024-03", "2024-04"]
     for month, expected in zip(months, by_hand(store, scenario, months), strict=True):
-        state = store.read_parquet(table_key([scenario.key, "system_state"], month))
+        state = store.read_parquet(table_key([scenario.name, "system_state"], month))
         assert_frame_equal(state, expected, check_exact=False, rel_tol=1e-12)
-        stored = store.read_parquet(table_key([scenario.key, "rating_list"], month)).join(
+        stored = store.read_parquet(table_key([scenario.name, "rating_list"], month)).join(
             expected, on="player_id", how="inner", suffix="_state"
         )
         assert stored.height == expected.height

@@ -20,6 +20,7 @@ import polars as pl
 
 from pipeline.analytics.performance import performance_ratings
 from pipeline.landing import RAW, REGISTRY_FOLDER
+from pipeline.scenarios import canonical_name
 from pipeline.storage import ObjectStore
 from pipeline.text import escape_text
 
@@ -118,7 +119,7 @@ def player_report(
     if not scenarios:
         raise PlayerReportError(f"{store.url()}: no rating list in the store (materialize some months first)")
     if scenario is not None:
-        wanted = scenario.replace("-", "_")  # the scenario's name or its key: 'sonas-2017' is stored as sonas_2017
+        wanted = canonical_name(scenario)
         if wanted not in scenarios:
             raise PlayerReportError(
                 f"scenario {scenario!r} has no rating list in the store (has: {', '.join(scenarios)})"

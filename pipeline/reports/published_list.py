@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import calendar
 import json
+from collections.abc import Callable, Mapping
 from html import escape
 
+import pandera.polars as pa
 import polars as pl
 
 from pipeline.formats.fide_list import format_fide_list
-from pipeline.months import add_months, parse_month
-from pipeline.validate import LOCAL_ID_BASE
+from pipeline.ingest import read_players
+from pipeline.monthly import table_key
+from pipeline.months import add_months, month_range, parse_month
+from pipeline.scenarios import Scenario
+from pipeline.storage import ObjectStore, redact_url
+from pipeline.validate import LOCAL_ID_BASE, players_named_in_dumps
 from schemas.published_list import PublishedList
 from schemas.util import conform, polars_schema
 
@@ -61,6 +67,58 @@ def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> 
     )
     frame = frame.sort(["rating", "name", "id"], descending=[True, False, False], nulls_last=True)
     return conform(frame, PublishedList)
+
+
+def published_registry(store: ObjectStore, first_month: str, last_month: str) -> pl.DataFrame:
+    """Players rows naming the lists up to `last_month`: the registry as of `last_month`, then the players it does not
+    hold as the dumps name them (players_named_in_dumps of the identity reports of first_month..last_month).
+
+    Read once for a run; `registered` lets each month keep only the players known by then.
+    """
+    columns = ["month", "status", "name", "player_id", "records"]
+    identities = [
+        store.read_parquet(table_key(["identity"], month), columns=columns)
+        for month in month_range(first_month, last_month)
+        if store.exists(table_key(["identity"], month))
+    ]
+    registry = read_players(store, last_month)
+    if identities:
+        registry = pl.concat([registry, players_named_in_dumps(pl.concat(identities))]).unique(
+            "player_id", keep="first", maintain_order=True
+        )
+    return registry
+
+
+def write_published_month(
+    store: ObjectStore,
+    scenario: Scenario,
+    month: str,
+    rating_list: pl.DataFrame,
+    registry: pl.DataFrame,
+    check: Callable[[type[pa.DataFrameModel], pl.DataFrame, str], object],
+) -> Mapping[str, int | str]:
+    """The month's published list as CSV, TXT and HTML under lists/<scenario>/, after check(PublishedList, list,
+    what); returns its figures (players, rated, unregistered) and the three files' locations.
+
+    `registry` is published_registry's: only the players registered by `month` name the list.
+    """
+    published = published_list(rating_list, registry.filter(pl.col("registered") <= month))
+    check(PublishedList, published, f"{scenario.name}/published_list {month}")
+    paths = {}
+    for extension, data in (
+        ("csv", published_csv(published)),
+        ("txt", published_txt(published, month).encode("utf-8")),
+        ("html", published_html(published, scenario.name, month).encode("utf-8")),
+    ):
+        target = published_list_key(scenario.name, month, extension)
+        store.write_bytes(data, target)
+        paths[f"{extension}_path"] = redact_url(store.url(target))
+    return {
+        "players": published.height,
+        "rated_players": published.filter(pl.col("rating").is_not_null()).height,
+        "unregistered_players": published.filter(pl.col("name").is_null()).height,
+        **paths,
+    }
 
 
 def published_csv(published: pl.DataFrame) -> bytes:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -84,7 +84,7 @@ def store_report(store: ObjectStore, relative: str, data: bytes | str | pl.DataF
 
 def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[str]) -> list[str]:
     """Every page, chart and data file of one scenario; returns their paths relative to reports/."""
-    key, name = scenario.key, scenario.name
+    key = name = scenario.name
     written: list[str] = []
 
     def put(relative: str, data: bytes | str | pl.DataFrame) -> None:
@@ -196,8 +196,8 @@ def remove_stale_reports(store: ObjectStore, scenario: str, written: Sequence[st
 
 def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The list of an event month before its one-time events (re-rated from the stored M-1) and as stored."""
-    after = store.read_parquet(_table(scenario.key, "rating_list", month))
-    previous_key = _table(scenario.key, "rating_list", add_months(month, -1))
+    after = store.read_parquet(_table(scenario.name, "rating_list", month))
+    previous_key = _table(scenario.name, "rating_list", add_months(month, -1))
     if not store.exists(previous_key):
         return after, after
 
@@ -214,42 +214,38 @@ def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) ->
 ACCURACY_COLUMNS = ["game_id", "white_id", "black_id", "white_score", "white_expected", "black_expected"]
 
 
-def common_games_accuracy(store: ObjectStore, scenario_keys: Mapping[str, str], months: Sequence[str]) -> pl.DataFrame:
-    """Accuracy rows (per month and scenario, keyed by name) on the games every scenario of
-    `scenario_keys` (name -> key) predicted that month; a month one of them has not rated has none.
+def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> pl.DataFrame:
+    """Accuracy rows (per month and scenario) on the games every one of `scenarios` predicted that month; a month
+    one of them has not rated has none.
     """
     rows = []
     for month in months:
-        stored = {name: _table(key, "rated_games", month) for name, key in scenario_keys.items()}
+        stored = {name: _table(name, "rated_games", month) for name in scenarios}
         frames = {
             name: store.read_parquet(t, columns=ACCURACY_COLUMNS) for name, t in stored.items() if store.exists(t)
         }
         if not frames:
             continue
         template = next(iter(frames.values())).clear()
-        frames = {name: frames.get(name, template) for name in scenario_keys}
+        frames = {name: frames.get(name, template) for name in scenarios}
         common = common_game_ids(frames)
         rows += [predictive_accuracy(frame, month, name, game_ids=common) for name, frame in frames.items()]
     return pl.concat(rows)
 
 
 def write_accuracy_comparison(
-    store: ObjectStore, monthly: pl.DataFrame, baseline: str | None, scenario_keys: Mapping[str, str] | None = None
+    store: ObjectStore, monthly: pl.DataFrame, baseline: str | None, stored: Sequence[str] | None = None
 ) -> pl.DataFrame:
     """The scenarios' accuracy side by side under reports/all-scenarios/ (data, monthly chart, page); returns the
     comparison.
 
-    With `scenario_keys` (name -> key of each scenario in `monthly`) the comparison is computed on
+    With `stored` (the scenarios of `monthly` whose rated_games are in the store) the comparison is computed on
     the games every scenario rated (read from their rated_games); `monthly` (each scenario on its own
     games) is shown beside it for context. Nothing is written when no game was predicted.
     """
     months = sorted(monthly["month"].unique().to_list())
     names = monthly["scenario"].unique(maintain_order=True).to_list()
-    common = (
-        common_games_accuracy(store, {n: scenario_keys[n] for n in names if n in scenario_keys}, months)
-        if scenario_keys
-        else monthly
-    )
+    common = common_games_accuracy(store, [name for name in names if name in stored], months) if stored else monthly
     comparison = compare_accuracy(common, baseline=baseline)
     # Labelled by the years with predicted games, not by every stored month.
     predicted = sorted(common.filter(pl.col("games") > 0)["month"].unique().to_list()) or months

@@ -13,10 +13,20 @@ _SCHEMAS = _PIPELINE.parent / "schemas"
 
 # Which sources decide each stage's output (the schemas decide the columns of every table).
 STAGE_SOURCES = {
-    "ingest": ["formats/*.py", "ingest.py", "hashing.py"],
-    "validate": ["validate.py", "hashing.py"],
-    "rate": ["engine.py", "rules.py", "tables.py", "scenarios.py", "rulesets/*.yaml"],
-    "analyse": ["crosstable.py", "analytics/*.py"],
+    "ingest": ["formats/*.py", "ingest.py", "hashing.py", "landing.py"],
+    "validate": ["validate.py", "hashing.py", "month_report.py"],
+    "rate": [
+        "engine*.py",
+        "regulations.py",
+        "rules.py",
+        "tables.py",
+        "scenarios.py",
+        "chain.py",
+        "system_scenarios.py",
+        "systems/*.py",
+        "rulesets/*.yaml",
+    ],
+    "analyse": ["analytics/*.py", "truth.py", "reports/*.py"],
     "publish": ["reports/published_list.py", "formats/fide_list.py", "ingest.py"],
 }
 

@@ -1,0 +1,60 @@
+"""What the ingest and validate stages report of each month: the records read, the games validated, the quarantine by
+reason and by file (with a warning when most of the month is quarantined) and how players were identified.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import polars as pl
+
+# Above this share of a month's records in quarantine, the month's report carries a warning.
+QUARANTINE_WARNING_SHARE = 0.5
+MAX_FILES_LISTED = 20  # files named in a month's by-file counts
+WARNING_REASONS = 3  # reasons the warning names
+
+
+def raw_figures(raw: pl.DataFrame) -> dict[str, int]:
+    """A month's RawGames rows: records, unreadable records, federations and files."""
+    return {
+        "records": raw.height,
+        "unreadable_records": raw.filter(pl.col("parse_error").is_not_null()).height,
+        "federations": raw["federation"].n_unique(),
+        "files": raw["source_file"].n_unique(),
+    }
+
+
+def _counts(frame: pl.DataFrame, column: str) -> pl.DataFrame:
+    """Rows per value of `column`, most first, ties by value."""
+    return frame.group_by(column).len().sort("len", column, descending=[True, False])
+
+
+class QuarantineFigures(NamedTuple):
+    """A month's quarantine: records, their share of the raw records, counts by reason and by file, a warning."""
+
+    quarantined: int
+    share: float
+    by_reason: dict[str, int]  # every reason present, most records first
+    by_file: dict[str, int]  # the MAX_FILES_LISTED files with the most records
+    warning: str  # empty unless more than QUARANTINE_WARNING_SHARE of the records are quarantined
+
+
+def quarantine_figures(raw_records: int, quarantine: pl.DataFrame) -> QuarantineFigures:
+    """The figures of a month's Quarantine rows out of `raw_records` raw records."""
+    by_reason = dict(_counts(quarantine, "reason").iter_rows())
+    share = quarantine.height / raw_records if raw_records else 0.0
+    warning = (
+        (
+            f"{quarantine.height:,} of {raw_records:,} records ({share:.0%}) quarantined; most: "
+            + ", ".join(f"{code} {n:,}" for code, n in list(by_reason.items())[:WARNING_REASONS])
+        )
+        if share > QUARANTINE_WARNING_SHARE
+        else ""
+    )
+    by_file = dict(_counts(quarantine, "source_file").head(MAX_FILES_LISTED).iter_rows())
+    return QuarantineFigures(quarantine.height, share, by_reason, by_file, warning)
+
+
+def identity_statuses(identities: pl.DataFrame) -> dict[str, int]:
+    """Identity rows (players) per status, by status name."""
+    return dict(identities.group_by("status").agg(pl.len()).sort("status").iter_rows())

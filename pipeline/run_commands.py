@@ -1,0 +1,89 @@
+"""The options of `ratings run`, `ratings demo` and `ratings ui`: an interface (scripts call them). The commands run
+Dagster, so assets/cli.py gives the handlers; pipeline/cli.py has the commands of pure code.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def add_workers_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="scenario chains rated side by side, each in its own process and Dagster run (default: one per core; "
+        "1: everything in one run)",
+    )
+
+
+def add_run_commands(
+    commands: argparse._SubParsersAction, run_handler: Handler, demo_handler: Handler, ui_handler: Handler
+) -> None:
+    """`ratings run`, `ratings demo` and `ratings ui`, each calling its handler with the parsed options."""
+    run = commands.add_parser(
+        "run",
+        help="rate an existing landing zone (raw/ in the store): every month, every scenario",
+        description="Rate the dumps under <store>/raw/<FED>/<YYYY-MM>/ (never generates or changes them) and print "
+        "what was rated, what was quarantined and why, and where the lists are. Exit 1 when the run "
+        "failed or rated no game.",
+    )
+    run.add_argument("--store", default=None, help="object-store root holding raw/ (default: $RATINGS_STORE or ./data)")
+    run.add_argument(
+        "--from",
+        dest="first",
+        default=None,
+        metavar="YYYY-MM",
+        help="first month (default: the first month holding dumps)",
+    )
+    run.add_argument(
+        "--to", dest="last", default=None, metavar="YYYY-MM", help="last month (default: the last month holding dumps)"
+    )
+    run.add_argument(
+        "--scenarios",
+        default=None,
+        metavar="FILE",
+        help="scenarios YAML (default: $RATINGS_SCENARIOS or the shipped one)",
+    )
+    run.add_argument(
+        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
+    )
+    add_workers_option(run)
+    run.set_defaults(handler=run_handler)
+
+    demo = commands.add_parser(
+        "demo", help="generate the default data set if absent and materialize every month through Dagster"
+    )
+    demo.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
+    demo.add_argument(
+        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
+    )
+    demo.add_argument(
+        "--generate",
+        action="store_true",
+        help=(
+            "generate the demo data even into a store that is not the default one or not empty"
+            " (never over an existing raw/)"
+        ),
+    )
+    add_workers_option(demo)
+    demo.set_defaults(handler=demo_handler)
+
+    ui = commands.add_parser(
+        "ui", help="the Dagster UI over a store: its months and scenarios, its runs (http://127.0.0.1:3000)"
+    )
+    ui.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
+    ui.add_argument("--port", type=int, default=3000, help="port (default 3000)")
+    ui.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; the UI has no login)",
+    )
+    ui.add_argument(
+        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
+    )
+    ui.set_defaults(handler=ui_handler)

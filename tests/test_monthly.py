@@ -1,0 +1,117 @@
+"""Monthly tables handed between stages: streams name their model, months are written as they come (no Dagster)."""
+
+from pathlib import Path
+
+import pandera.polars as pa
+import polars as pl
+import pytest
+
+from pipeline.chain import MissingMonth, chain_tables, list_figures, previous_list
+from pipeline.monthly import (
+    MonthStream,
+    split_stream,
+    stream_months,
+    table_key,
+    write_months,
+    write_tables,
+)
+from pipeline.scenarios import Scenario
+from pipeline.storage import ObjectStore
+from schemas import RatedGames, RatingList, SystemRatingList
+
+MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04"]
+
+
+class Counts(pa.DataFrameModel):
+    n: pl.Int64 = pa.Field(ge=0)
+
+
+def no_check(model: type, frame: pl.DataFrame, what: str) -> None:
+    return None
+
+
+def test_write_tables_stores_each_month_before_the_range_ends(tmp_path: Path) -> None:
+    """A month's tables are on disk two months later at most: a range never waits in memory."""
+    store = ObjectStore(str(tmp_path))
+    stored_when_computing: dict[str, list[bool]] = {}
+
+    def frames():
+        for i, month in enumerate(MONTHS):
+            stored_when_computing[month] = [store.exists(table_key(["a"], m)) for m in MONTHS[: max(0, i - 1)]]
+            yield month, (pl.DataFrame({"n": [i]}), pl.DataFrame({"n": [i, i]}))
+
+    seen: list[tuple[int, str, int]] = []
+    rows = write_tables(
+        store,
+        [(["a"], Counts), None],  # the second table is computed but not stored (not selected)
+        MONTHS,
+        frames(),
+        no_check,
+        lambda index, month, key, n: seen.append((index, month, n)),
+    )
+    assert all(all(flags) for flags in stored_when_computing.values())
+    assert stored_when_computing["2024-04"] == [True, True]
+    assert rows == [dict.fromkeys(MONTHS, 1), {}]
+    assert seen == [(0, month, 1) for month in MONTHS]
+    assert store.list_files() == [f"a/{month}.parquet" for month in MONTHS]
+
+
+def test_write_months_checks_every_frame_and_names_the_missing_month(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    checked: list[str] = []
+    stream = MonthStream(Counts, {"2024-01": pl.DataFrame({"n": [1]})})
+    with pytest.raises(ValueError, match="a produced nothing for 2024-02"):
+        write_months(store, ["a"], stream, ["2024-01", "2024-02"], lambda m, f, what: checked.append(what), print)
+    assert checked == ["a 2024-01"]
+    extra = MonthStream(Counts, {"2023-12": pl.DataFrame({"n": [1]})})
+    with pytest.raises(ValueError, match="2023-12 is not in this run's partitions"):
+        write_months(store, ["a"], extra, ["2024-01"], no_check, print)
+
+
+def test_streams_carry_their_model_and_compute_each_month_once() -> None:
+    computed: list[str] = []
+
+    def compute(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        computed.append(month)
+        return pl.DataFrame({"n": [1]}), pl.DataFrame({"n": [2]})
+
+    lists, games = split_stream(MONTHS[:2], compute, models=[RatingList, RatedGames])
+    assert (lists.model, games.model) == (RatingList, RatedGames)
+    assert [m for m, _ in games] == MONTHS[:2] and [m for m, _ in lists] == MONTHS[:2]
+    assert computed == MONTHS[:2]
+    reported: list[tuple[str, int]] = []
+    stream = stream_months(
+        Counts, MONTHS[:3], lambda m: pl.DataFrame({"n": [int(m[-1])]}), lambda m, done: reported.append((m, done))
+    )
+    assert stream.model is Counts and [f["n"][0] for _, f in stream] == [1, 2, 3]
+    assert reported == [("2024-01", 1), ("2024-02", 2), ("2024-03", 3)]
+
+
+def test_chain_tables_say_what_a_chain_stores_and_carries() -> None:
+    rules = Scenario(name="plain", rules="fide-2024")
+    system = Scenario(name="g2", system="glicko2")
+    assert [(t.name, t.model, t.carried) for t in chain_tables(rules)] == [
+        ("rating_list", RatingList, True),
+        ("rated_games", RatedGames, False),
+    ]
+    assert [t.name for t in chain_tables(system)] == ["rating_list", "system_state", "rated_games"]
+    assert chain_tables(system)[0].model is SystemRatingList
+
+
+def test_a_chain_refuses_to_start_after_a_missing_month(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    with pytest.raises(MissingMonth, match="plain/rating_list for 2024-02 is missing, so 2024-03 cannot be rated"):
+        previous_list(store, Scenario(name="plain", rules="fide-2024"), "2024-03", "2024-01")
+
+
+def test_list_figures_are_what_an_officer_checks_first() -> None:
+    frame = pl.DataFrame({"rating": [1500, None, 2100], "newly_rated": [True, False, False]})
+    figures = list_figures(frame, pl.DataFrame({"game_id": [1, 2]}), "fide-2024")
+    assert figures == {
+        "players": 3,
+        "rated_players": 2,
+        "newly_rated": 1,
+        "games": 2,
+        "rating_range": "1500-2100",
+        "rules": "fide-2024",
+    }
