@@ -10,7 +10,6 @@ import pandera.polars as pa
 
 from assets.metadata import Metadata
 from assets.resources import ObjectStoreResource
-from pipeline.chain import previous_list
 from pipeline.invariants import (
     CHECK_DESCRIPTIONS,
     FLOOR_RESPECTED,
@@ -22,9 +21,8 @@ from pipeline.invariants import (
     QUARANTINE_SHARE,
     RECONCILIATION,
     SCHEMA,
-    ChainProblems,
+    ChainPass,
     MonthProblems,
-    chain_problems,
     duplicate_problems,
     landing_layout_problems,
     quarantine_share_problems,
@@ -203,28 +201,11 @@ def _chain_checks(
     is evaluated and the others take their outcome from it.
     """
     first_partition = partitions.get_first_partition_key()
-    # The last pass: its store object (held, so that no later object can take its identity), months and outcome.
-    last: dict[str, object] = {}
-
-    def one_pass(store: ObjectStore, months: list[str]) -> ChainProblems:
-        assert first_partition is not None  # a check runs on partitions, so the definition has a first one
-        if last.get("store") is not store or last.get("months") != months:
-            outcome = chain_problems(
-                store,
-                scenario,
-                months,
-                list_key.path,
-                games_key.path,
-                first_partition,
-                lambda: previous_list(store, scenario, first_partition, first_partition),
-            )
-            last.update(store=store, months=list(months), outcome=outcome)
-        cached = last["outcome"]
-        assert isinstance(cached, ChainProblems)
-        return cached
+    assert first_partition is not None  # partitioned tables have a first partition
+    chain = ChainPass(scenario, list_key.path, games_key.path, first_partition)
 
     def outcome_of(field: str) -> Callable[[ObjectStore, list[str]], MonthProblems]:
-        return lambda store, months: getattr(one_pass(store, months), field)
+        return lambda store, months: getattr(chain.outcome(store, months), field)
 
     return [
         _Check(_spec(FLOOR_RESPECTED, list_key, partitions), outcome_of("floor")),

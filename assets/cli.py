@@ -7,7 +7,7 @@ import os
 import sys
 
 from pipeline import cli
-from pipeline.run_commands import add_run_commands
+from pipeline.run_commands import add_run_commands, ui_command
 from pipeline.storage import redact_url, store_root_from_env
 
 
@@ -35,26 +35,13 @@ def command_demo(args: argparse.Namespace) -> int:
 
 
 def command_ui(args: argparse.Namespace) -> int:
-    """`dagster dev` over the store: the definitions read the store's months and scenarios, nothing to export by
-    hand.
-    """
+    """`dagster dev` over the store: the definitions read the store's months and scenarios, nothing to export."""
     from assets.runs import instance_home
 
     store = args.store or store_root_from_env()
-    environment = {
-        **os.environ,
-        "RATINGS_STORE": store,
-        "DAGSTER_HOME": instance_home(args.dagster_home),
-        "DAGSTER_DISABLE_TELEMETRY": "1",
-    }
-    dagster = os.path.join(os.path.dirname(sys.executable), "dagster")
-    command = [dagster, "dev", "--host", args.host, "--port", str(args.port), "-m", "assets.definitions"]
-    print(
-        f"Dagster UI for {redact_url(store)} on http://{args.host}:{args.port} (Ctrl-C stops it)",
-        file=sys.stderr,
-        flush=True,
-    )
-    os.execve(dagster, command, environment)  # the UI replaces this process: Ctrl-C goes straight to it
+    command, environment = ui_command(store, instance_home(args.dagster_home), args.host, args.port)
+    print(f"Dagster UI for {redact_url(store)} on http://{args.host}:{args.port} (Ctrl-C stops it)", file=sys.stderr)
+    os.execve(command[0], command, environment)  # the UI replaces this process: Ctrl-C goes straight to it
 
 
 def add_dagster_commands(commands: argparse._SubParsersAction) -> None:

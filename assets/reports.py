@@ -3,20 +3,18 @@ pipeline.reports.writer).
 """
 
 import dagster as dg
-import polars as pl
 
 from assets.ratings import rated_games_key, rating_list_key
 from assets.resources import ObjectStoreResource
-from pipeline.analytics import years_of
-from pipeline.monthly import table_key
 from pipeline.reports import (
     INDEX_NAME,
     REPORTS_PREFIX,
     accuracy_comparison_markdown,
     crosstable_markdown,
-    report_path,
 )
 from pipeline.reports.writer import (
+    latest_crosstable,
+    stored_accuracy,
     stored_months,
     write_accuracy_comparison,
     write_report_index,
@@ -68,10 +66,7 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         if not months:
             raise dg.Failure(f"no stored {key}/crosstable month: materialize the scenario's months first")
         written = write_scenario_reports(object_store, scenario, months)
-        latest_year = years_of(months)[-1].label
-        latest_key = f"{REPORTS_PREFIX}/{report_path(scenario.name, 'crosstable', latest_year, 'parquet')}"
-        # A year without a game between rated players gets no crosstable (no empty page).
-        latest = object_store.read_parquet(latest_key) if object_store.exists(latest_key) else None
+        latest_year, latest = latest_crosstable(object_store, scenario.name, months)
         return dg.MaterializeResult(
             metadata={
                 "files": len(written),
@@ -107,14 +102,10 @@ def build_cross_scenario_assets(
     )
     def accuracy_comparison(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
         object_store = store.store()
-        rows = [
-            object_store.read_parquet(table_key(list(k.path), m))
-            for k in accuracy_keys
-            for m in stored_months(object_store, list(k.path), partitions.get_partition_keys())
-        ]
-        if not rows:
+        monthly = stored_accuracy(object_store, list(scenarios), partitions.get_partition_keys())
+        if monthly is None:
             raise dg.Failure("no stored accuracy month in any scenario")
-        comparison = write_accuracy_comparison(object_store, pl.concat(rows), baseline, stored=list(scenarios))
+        comparison = write_accuracy_comparison(object_store, monthly, baseline, stored=list(scenarios))
         return dg.MaterializeResult(
             metadata={
                 "preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),

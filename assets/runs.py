@@ -3,17 +3,14 @@ job. What they decide and say without Dagster is pipeline.run_report.
 """
 
 import logging
-import multiprocessing
 import os
 import shutil
 import socket
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any, NamedTuple, TextIO
+from typing import Any, TextIO
 
 import dagster as dg
 
@@ -32,6 +29,7 @@ from pipeline.run_report import (
 )
 from pipeline.scenarios import load_scenarios
 from pipeline.storage import ObjectStore, process_alive, redact_url, store_root_from_env
+from pipeline.waves import Stage, default_workers, run_waves, stages
 
 DEFAULT_DAGSTER_HOME = ".dagster_home"
 # Instance settings shipped with the project (telemetry off); `make ui` installs the same file.
@@ -119,34 +117,8 @@ def run_demo(
     return run_store(root, dagster_home=dagster_home, out=out, title="Demo", workers=workers)
 
 
-def default_workers(scenarios: int) -> int:
-    """Scenario chains run side by side in this many processes: one per core, at most one per scenario."""
-    return max(1, min(os.cpu_count() or 1, scenarios))
-
-
-class Stage(NamedTuple):
-    """One Dagster run of `ratings run`: the assets it selects and its outcome."""
-
-    name: str
-    selection: dg.AssetSelection
-
-
-def stages(scenarios: Sequence[str], workers: int) -> list[list[Stage]]:
-    """The runs of `ratings run`, in waves: one run of everything with one worker; else the shared tables, then
-    each scenario's chain in its own run (`workers` at a time: chains are independent), then what compares them.
-    """
-    if workers <= 1:
-        return [[Stage("all", dg.AssetSelection.all() - dg.AssetSelection.assets("landing_zone"))]]
-    shared = dg.AssetSelection.groups("ingest", "validate") - dg.AssetSelection.assets("landing_zone")
-    return [
-        [Stage("shared", shared)],
-        [Stage(name, dg.AssetSelection.groups(name)) for name in scenarios],
-        [Stage("comparison", dg.AssetSelection.groups("reports", "evaluation"))],
-    ]
-
-
 def execute_stage(
-    stage: Stage, first: str, last: str, root: str, scenarios_file: str | None, home: str, reporter: Any = None
+    stage: Stage, first: str, last: str, root: str, scenarios_file: str | None, home: str, reporter: Any
 ) -> dict[str, Any]:
     """One run of the `all_months` job over `stage`'s assets (and their checks); what the summary needs of it.
 
@@ -160,13 +132,15 @@ def execute_stage(
         logging.getLogger("dagster").setLevel(logging.WARNING)
         defs = build_defs(first, last, root=root, scenarios=load_scenarios(scenarios_file))
         job = defs.resolve_job_def(ALL_MONTHS_JOB)
+        everything = dg.AssetSelection.groups(*stage.groups) if stage.groups else dg.AssetSelection.all()
+        selection = everything - dg.AssetSelection.assets("landing_zone")  # observed by run_store instead
         # The named job, not an ad-hoc one: every run shows under `all_months` and can be re-executed.
         result = job.execute_in_process(
             instance=dg.DagsterInstance.from_config(home),
             tags={**range_tags(first, last), **_runner_tags(), STAGE_TAG: stage.name},
             run_config=_quiet_dagster(),
             raise_on_error=False,
-            asset_selection=list(stage.selection.resolve(defs.resolve_asset_graph())),
+            asset_selection=list(selection.resolve(defs.resolve_asset_graph())),
         )
     return {
         "run_id": result.run_id,
@@ -182,50 +156,6 @@ def execute_stage(
             if event.event_type_value == "STEP_FAILURE"
         },
     }
-
-
-def _forward_progress(messages: Any) -> None:
-    """Render in this process the progress the worker processes send (one console line, not several)."""
-    while (message := messages.get()) is not None:
-        progress.report(*message)
-
-
-def execute_stages(
-    waves: list[list[Stage]], first: str, last: str, root: str, scenarios_file: str | None, home: str, workers: int
-) -> list[dict[str, Any]]:
-    """The waves in order, a wave's runs `workers` at a time in worker processes; nothing after a failed wave."""
-    outcomes: list[dict[str, Any]] = []
-    for wave in waves:
-        if len(wave) == 1 or workers <= 1:
-            done = [execute_stage(stage, first, last, root, scenarios_file, home) for stage in wave]
-        else:
-            context = multiprocessing.get_context("spawn")  # no forked Polars thread pools
-            with context.Manager() as manager:
-                messages = manager.Queue()
-                forwarder = threading.Thread(target=_forward_progress, args=(messages,), daemon=True)
-                forwarder.start()
-                with ProcessPoolExecutor(min(workers, len(wave)), mp_context=context) as pool:
-                    futures = [
-                        pool.submit(execute_stage, s, first, last, root, scenarios_file, home, _QueueReporter(messages))
-                        for s in wave
-                    ]
-                    done = [future.result() for future in futures]
-                messages.put(None)
-                forwarder.join()
-        outcomes += done
-        if not all(outcome["success"] for outcome in done):
-            break
-    return outcomes
-
-
-class _QueueReporter:
-    """A progress reporter for a worker process: sends each report to the parent (picklable, unlike a lambda)."""
-
-    def __init__(self, messages: Any):
-        self.messages = messages
-
-    def __call__(self, step: str, month: str, done: int, total: int) -> None:
-        self.messages.put((step, month, done, total))
 
 
 def run_store(
@@ -271,7 +201,7 @@ def run_store(
             print(f"Removed {removed} temporary file(s) left by interrupted writes", file=out, flush=True)
         observe_landing_zone(instance, store, entries, months)
         waves = stages(list(scenarios), workers)
-        outcomes = execute_stages(waves, first, last, root, scenarios_file, home, workers)
+        outcomes = run_waves(waves, execute_stage, (first, last, root, scenarios_file, home), workers)
     finally:
         progress.install(previous_reporter)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from pipeline.chain import previous_list
 from pipeline.landing import inventory, unplaced
 from pipeline.monthly import table_key
 from pipeline.months import add_months
@@ -562,3 +563,33 @@ def chain_problems(
             conservation, {**{k: round(v, 3) for k, v in totals.items()}, "months_changes_rederived": rederived}
         ),
     )
+
+
+class ChainPass:
+    """Floor, continuity and conservation of one scenario's chain, from one pass over a run's months.
+
+    The three checks read the same lists, so the pass runs when the first of them is evaluated and
+    the others take its outcome (each list is read once, and serves as the previous list of the next
+    month). The list before the first partition is the seed list the chain starts from.
+    """
+
+    def __init__(self, scenario: Scenario, list_path: Sequence[str], games_path: Sequence[str], first_partition: str):
+        self.scenario, self.list_path, self.games_path = scenario, list_path, games_path
+        self.first_partition = first_partition
+        # The last pass: its store (held, so that no later object can take its identity), months and outcome.
+        self._last: tuple[ObjectStore, list[str], ChainProblems] | None = None
+
+    def outcome(self, store: ObjectStore, months: list[str]) -> ChainProblems:
+        if self._last is None or self._last[0] is not store or self._last[1] != months:
+            first = self.first_partition
+            outcome = chain_problems(
+                store,
+                self.scenario,
+                months,
+                self.list_path,
+                self.games_path,
+                first,
+                lambda: previous_list(store, self.scenario, first, first),
+            )
+            self._last = (store, list(months), outcome)
+        return self._last[2]

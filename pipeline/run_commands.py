@@ -5,9 +5,18 @@ Dagster, so assets/cli.py gives the handlers; pipeline/cli.py has the commands o
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def ui_command(store: str, dagster_home: str, host: str, port: int) -> tuple[list[str], dict[str, str]]:
+    """The `dagster dev` command line and environment of `ratings ui`: the store and instance passed, telemetry off."""
+    environment = {**os.environ, "RATINGS_STORE": store, "DAGSTER_HOME": dagster_home, "DAGSTER_DISABLE_TELEMETRY": "1"}
+    dagster = os.path.join(os.path.dirname(sys.executable), "dagster")
+    return [dagster, "dev", "--host", host, "--port", str(port), "-m", "assets.definitions"], environment
 
 
 def add_workers_option(command: argparse.ArgumentParser) -> None:

@@ -140,3 +140,30 @@ class Settings(BaseModel):
             return first, self.last_month
         last = held[-1] if held and held[-1] >= first else None
         return first, last
+
+
+# A step on a Redis broker is redelivered to another worker when it runs longer than the visibility
+# timeout (Celery's default is one hour); a 17-year chain of one scenario is one step.
+CELERY_VISIBILITY_TIMEOUT_SECONDS = 12 * 3600
+
+
+def celery_config(broker_env: str = "RATINGS_CELERY_BROKER", backend_env: str | None = None) -> dict:
+    """The celery_executor's config: what the run and the workers (`dagster-celery worker start -y`) share.
+
+    The broker and result-backend URLs are read from the environment when the executor starts (the
+    backend defaults to the broker), so a broker password never lands in a job's config or in the UI.
+    """
+    return {
+        "broker": {"env": broker_env},
+        "backend": {"env": backend_env or broker_env},
+        "config_source": {
+            "broker_transport_options": {
+                "max_retries": 3,
+                "interval_start": 0,
+                "interval_step": 0.2,
+                "interval_max": 0.5,
+                "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS,
+            },
+            "worker_prefetch_multiplier": 1,  # a worker takes one step at a time; the others wait on the queue
+        },
+    }

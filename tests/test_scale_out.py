@@ -21,11 +21,11 @@ import yaml
 
 from assets.automation import range_tags
 from assets.definitions import ALL_MONTHS_JOB, build_defs
-from assets.executors import celery_config
 from assets.ratings import rating_list_key
 from pipeline.monthly import table_key
 from pipeline.months import month_range
 from pipeline.scenarios import load_scenarios
+from pipeline.settings import celery_config
 from pipeline.storage import ObjectStore
 from tests.servers import RedisServer, stored_objects
 

@@ -167,6 +167,25 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
     return written
 
 
+def latest_crosstable(store: ObjectStore, scenario: str, months: list[str]) -> tuple[str, pl.DataFrame | None]:
+    """The latest year of `months` and the scenario's crosstable of it (None: no game rated for both players,
+    so no page).
+    """
+    year = years_of(months)[-1].label
+    key = f"{REPORTS_PREFIX}/{report_path(scenario, 'crosstable', year, 'parquet')}"
+    return year, store.read_parquet(key) if store.exists(key) else None
+
+
+def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> pl.DataFrame | None:
+    """Every stored accuracy month of the scenarios as one frame (None when none is stored)."""
+    rows = [
+        store.read_parquet(_table(name, "accuracy", month))
+        for name in scenarios
+        for month in stored_months(store, [name, "accuracy"], months)
+    ]
+    return pl.concat(rows) if rows else None
+
+
 def put_distribution(
     put, scenario: str, label: str, distribution: pl.DataFrame, title: str, lists: dict[str, str], value: str
 ) -> None:
