@@ -118,3 +118,29 @@ def test_chromium_shows_the_asset_graph_and_a_partitioned_asset(webserver, tmp_p
 
         pixels = matplotlib.image.imread(str(png))
         assert len({tuple(p) for p in pixels.reshape(-1, pixels.shape[-1])[::97]}) > 20, f"{png} looks blank"
+
+
+def test_the_list_alone_opens_a_single_run_backfill_and_shows_its_freshness(webserver):
+    """Materialize on `actual/rating_list`: no other table pulled in, one policy, one run; the list's freshness."""
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (Debian package 'chromium'; `make test` installs it where it can)")
+    from playwright.sync_api import sync_playwright
+
+    from tests.screenshots import CHROMIUM_ARGS, dismiss_community_dialog
+
+    url, _ = webserver
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.goto(f"{url}/assets/actual/rating_list", timeout=60_000)
+        page.get_by_text("Freshness policy").first.wait_for(timeout=30_000)
+        dismiss_community_dialog(page)
+        overview = page.inner_text("body")
+        page.get_by_role("button", name="Materialize").first.click()
+        page.get_by_text("Launch runs to materialize actual / rating_list").wait_for(timeout=30_000)
+        dialog = page.inner_text("body")
+        browser.close()
+    assert "Deadline: At 11:59 PM UTC, on day 1 of the month" in overview
+    assert "Additional assets will be materialized" not in dialog  # rated_games is not pulled in
+    assert "Backfills all partitions in a single run." in dialog
+    assert "varying backfill policies" not in dialog
