@@ -139,7 +139,17 @@ def celery_deployment(
     broker = redis_server.url(0)
     home = tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text(yaml.safe_dump({"telemetry": {"enabled": False}}))
+    # One event-log database for every run, made here before any worker starts: with SQLite's default
+    # of one file per run, the two workers writing the same run's first events may both create it.
+    # (A real deployment shares PostgreSQL: assets/dagster.yaml.)
+    event_log = {
+        "module": "dagster._core.storage.event_log",
+        "class": "ConsolidatedSqliteEventLogStorage",
+        "config": {"base_dir": str(home / "history" / "runs")},
+    }
+    instance_settings = {"telemetry": {"enabled": False}, "event_log_storage": event_log}
+    (home / "dagster.yaml").write_text(yaml.safe_dump(instance_settings))
+    dg.DagsterInstance.from_config(str(home)).dispose()
     scenarios_file = tmp_path / "scenarios.yaml"
     scenarios_file.write_text(yaml.safe_dump(SCENARIOS))
     # The executor block the workers start from: the settings the run's executor uses, the broker URL
