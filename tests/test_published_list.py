@@ -503,7 +503,11 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
 
             # The hostile name is found and shown as text, and nothing ran.
             search.fill("window.pwned")
-            page.wait_for_function("document.getElementById('status').textContent.startsWith('1 of')")
+            # Wait for the new result itself: the id search before it also left '1 of ...' in the status.
+            page.wait_for_function(
+                "document.querySelector('#rows tr:not(.pad) td:nth-child(2)')?.textContent.includes('window.pwned')"
+            )
+            assert page.locator("#status").inner_text().startswith("1 of")
             assert cells(page, 0)[1] == HOSTILE_NAME
             assert page.evaluate("window.pwned === undefined") and page.locator("#rows img").count() == 0
             assert blocked == []  # the page asked for nothing beyond itself
