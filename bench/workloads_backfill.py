@@ -121,6 +121,6 @@ def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
 
 WORKLOADS = {
     "backfill-fide": lambda: backfill(["actual"]),
-    "backfill-fide-4-scenarios": lambda: backfill(FOUR_SCENARIOS),
+    "backfill-fide-4-scenarios": lambda: backfill(FOUR_SCENARIOS, workers=2),
     "backfill-fide-4-scenarios-one-run": lambda: backfill(FOUR_SCENARIOS, workers=1),
 }

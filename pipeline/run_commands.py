@@ -25,8 +25,8 @@ def add_workers_option(command: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="scenario chains rated side by side, each in its own process and Dagster run (default: one per core; "
-        "1: everything in one run)",
+        help="scenario chains rated side by side, each in its own process and Dagster run (default 1: "
+        "everything in one run)",
     )
 
 
