@@ -29,7 +29,7 @@ from pipeline.run_report import (
 )
 from pipeline.scenarios import load_scenarios
 from pipeline.storage import ObjectStore, process_alive, redact_url, store_root_from_env
-from pipeline.waves import Stage, default_workers, run_waves, stages
+from pipeline.waves import DEFAULT_WORKERS, Stage, run_waves, stages
 
 DEFAULT_DAGSTER_HOME = ".dagster_home"
 # Instance settings shipped with the project (telemetry off); `make ui` installs the same file.
@@ -189,7 +189,7 @@ def run_store(
     scenarios = load_scenarios(scenarios_file)
     print(opening_line(months, redact_url(store.url()), scenarios, home), file=out, flush=True)
 
-    workers = default_workers(len(scenarios)) if workers is None else workers
+    workers = DEFAULT_WORKERS if workers is None else workers
     started = time.monotonic()
     previous_reporter = progress.install(progress.ConsoleProgress())
     try:

@@ -10,6 +10,7 @@ import polars as pl
 
 from pipeline.chain import previous_list
 from pipeline.landing import inventory, unplaced
+from pipeline.month_report import QUARANTINE_WARNING_SHARE
 from pipeline.monthly import table_key
 from pipeline.months import add_months
 from pipeline.regulations import below_floor, cap_may_be_one_sided, has_floor
@@ -188,7 +189,7 @@ def reconcile(store: ObjectStore, months: list[str]) -> tuple[list[str], dict[st
     return failing, totals
 
 
-def mostly_quarantined(store: ObjectStore, months: Sequence[str], share: float = 0.5) -> list[str]:
+def mostly_quarantined(store: ObjectStore, months: Sequence[str], share: float = QUARANTINE_WARNING_SHARE) -> list[str]:
     """'<month>: q of n records (p%) quarantined' for the months whose quarantine exceeds `share` of the records."""
     found = []
     for month in months:

@@ -21,11 +21,9 @@ class Stage(NamedTuple):
     groups: tuple[str, ...]
 
 
-def default_workers(scenarios: int) -> int:
-    """One run unless asked for more: on the 2-core machine two scenario chains side by side took as long as one
-    after the other (the demo: 360 s either way; docs/operations.md, section 7).
-    """
-    return 1
+# One run unless asked for more: on the 2-core machine two scenario chains side by side took as long
+# as one after the other (the demo: 360 s either way; docs/operations.md, section 7).
+DEFAULT_WORKERS = 1
 
 
 def stages(scenarios: Sequence[str], workers: int) -> list[list[Stage]]:

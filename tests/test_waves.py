@@ -2,7 +2,7 @@
 
 import os
 
-from pipeline.waves import Stage, default_workers, run_waves, stages
+from pipeline.waves import DEFAULT_WORKERS, Stage, run_waves, stages
 
 
 def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> None:
@@ -12,7 +12,7 @@ def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> Non
         [Stage("actual", ("actual",)), Stage("glicko2", ("glicko2",))],
         [Stage("comparison", ("reports", "evaluation"))],
     ]
-    assert default_workers(6) == 1  # one run unless asked: side by side measured no faster on 2 cores
+    assert DEFAULT_WORKERS == 1  # one run unless asked: side by side measured no faster on 2 cores
 
 
 def outcome_in_process(stage: Stage, fail: str, reporter: object) -> dict:
