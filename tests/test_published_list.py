@@ -5,7 +5,6 @@ asset.
 from __future__ import annotations
 
 import io
-import shutil
 import time
 from pathlib import Path
 
@@ -27,18 +26,9 @@ from pipeline.reports.published_list import (
 )
 from schemas import Players, PublishedList, RatingList
 from schemas.util import conform, empty_frame
+from tests.screenshots import CHROMIUM, CHROMIUM_ARGS
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 EXPECTED_COLUMNS = [
     "id",
     "name",
