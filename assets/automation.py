@@ -7,8 +7,10 @@ from datetime import datetime
 
 import dagster as dg
 
-from assets.resources import ObjectStoreResource
+from assets.storage import ObjectStoreResource
 from pipeline.automation import (
+    SCHEDULE_DESCRIPTION,
+    SENSOR_DESCRIPTION,
     decode_cursor,
     encode_cursor,
     list_paths,
@@ -25,23 +27,10 @@ from pipeline.settings import Settings
 SCHEDULE_NAME = "monthly_rating_list"
 SENSOR_NAME = "landing_zone_changes"
 
-SCHEDULE_DESCRIPTION = """Rates the month just closed, on day {day} of each month at {hour:02d}:00 ({timezone}).
 
-When an earlier month of the chain has no list yet (a failed or missed month), the run starts there
-instead. RATINGS_SCHEDULE_DAY, RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
-
-SENSOR_DESCRIPTION = """Re-rates from the earliest month whose files under raw/ (dumps or registry) changed.
-
-The cursor keeps each month's fingerprint (its files' keys, sizes and ETags or modification times);
-a new, replaced or removed file in month M requests one range run from M to the last month. The
-first evaluation only rates months that have no list yet."""
-
-
-def automation_status(settings: Settings) -> tuple[dg.DefaultScheduleStatus, dg.DefaultSensorStatus]:
-    """Both stopped unless RATINGS_AUTOMATION=on: a deployment opts in to running unattended."""
-    if settings.automation == "on":
-        return dg.DefaultScheduleStatus.RUNNING, dg.DefaultSensorStatus.RUNNING
-    return dg.DefaultScheduleStatus.STOPPED, dg.DefaultSensorStatus.STOPPED
+# Both stopped unless RATINGS_AUTOMATION=on: a deployment opts in to running unattended.
+SCHEDULE_STATUS = {"on": dg.DefaultScheduleStatus.RUNNING, "off": dg.DefaultScheduleStatus.STOPPED}
+SENSOR_STATUS = {"on": dg.DefaultSensorStatus.RUNNING, "off": dg.DefaultSensorStatus.STOPPED}
 
 
 def build_monthly_schedule(
@@ -59,7 +48,7 @@ def build_monthly_schedule(
         job_name=job_name,
         cron_schedule=f"0 {hour} {day} * *",
         execution_timezone=timezone,
-        default_status=automation_status(settings)[0],
+        default_status=SCHEDULE_STATUS[settings.automation],
         description=SCHEDULE_DESCRIPTION.format(day=day, hour=hour, timezone=timezone),
     )
     def monthly_rating_list(context: dg.ScheduleEvaluationContext, store: ObjectStoreResource):
@@ -90,7 +79,7 @@ def build_landing_sensor(
         name=SENSOR_NAME,
         job_name=job_name,
         minimum_interval_seconds=settings.sensor_interval_seconds,
-        default_status=automation_status(settings)[1],
+        default_status=SENSOR_STATUS[settings.automation],
         description=SENSOR_DESCRIPTION,
     )
     def landing_zone_changes(context: dg.SensorEvaluationContext, store: ObjectStoreResource) -> dg.SensorResult:

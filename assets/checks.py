@@ -1,6 +1,4 @@
-"""Asset checks over pipeline.invariants: the store-wide ones of the validate stage, and a factory for the checks each
-stage declares beside the tables it writes.
-"""
+"""Asset checks over pipeline.invariants: a factory for the checks each stage declares beside the tables it writes."""
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -9,24 +7,20 @@ import dagster as dg
 import pandera.polars as pa
 
 from assets.metadata import Metadata
-from assets.resources import ObjectStoreResource
+from assets.storage import ObjectStoreResource
 from pipeline.invariants import (
     CHECK_DESCRIPTIONS,
     FLOOR_RESPECTED,
-    LANDING_ZONE_LAYOUT,
     LIST_CONTINUITY,
     NO_DUPLICATE_GAMES,
     NO_DUPLICATE_PLAYERS,
     POINTS_CONSERVED,
-    QUARANTINE_SHARE,
-    RECONCILIATION,
     SCHEMA,
+    STORE_CHECKS,
     ChainPass,
     MonthProblems,
     duplicate_problems,
-    landing_layout_problems,
-    quarantine_share_problems,
-    reconciliation_problems,
+    problems_by_month,
     schema_problems,
 )
 from pipeline.scenarios import Scenario
@@ -39,115 +33,16 @@ MAX_LISTED_PROBLEMS = 25
 DUPLICATE_CHECKS = {"game_id": NO_DUPLICATE_GAMES, "player_id": NO_DUPLICATE_PLAYERS}
 
 
-def _listed(problems: list[str]) -> dg.MetadataValue:
-    shown = problems[:MAX_LISTED_PROBLEMS]
-    more = len(problems) - len(shown)
-    return dg.MetadataValue.md("\n".join(f"- {p}" for p in shown) + (f"\n- ... and {more} more" if more else ""))
-
-
-def _month_by_month(
-    context: dg.AssetCheckExecutionContext,
-    asset_key: dg.AssetKey,
-    name: str,
-    months: Sequence[str],
-    problems: Sequence[str],
-    severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
-) -> None:
-    """One evaluation per month of a range run, so the UI shows each month passed or failed.
-
-    A range step's own result carries no partition: without these the UI lists every month of the
-    range as skipped. A problem belongs to the months its text starts with ('2024-02: ...'); a
-    problem naming no month (a whole-store one) fails every month.
-    """
-    if len(months) < 2:
-        return  # a single-month step's result is that month's
-    spec = next(spec for spec in context.check_specs if spec.key == dg.AssetCheckKey(asset_key, name))
-    store_wide = [p for p in problems if not any(p.startswith(month) for month in months)]
-    for month in months:
-        own = [p for p in problems if p.startswith(month)] + store_wide
-        # Dagster's log_event handles AssetCheckEvaluation, but its UserEvent annotation leaves it out.
-        context.op_execution_context.log_event(
-            dg.AssetCheckEvaluation(  # type: ignore[arg-type]
-                asset_key=asset_key,
-                check_name=name,
-                passed=not own,
-                partition=month,
-                severity=severity,
-                blocking=spec.blocking,
-                metadata={"problems": _listed(own)} if own else {"month": month},
-            )
-        )
-
-
-def _result(
-    asset_key: dg.AssetKey,
-    name: str,
-    months: Sequence[str],
-    outcome: MonthProblems,
-    severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
-) -> dg.AssetCheckResult:
-    metadata: Metadata = {
-        "months_checked": len(months),
-        "first_month": months[0],
-        "last_month": months[-1],
-        **outcome.stats,
-    }
-    if outcome.problems:
-        metadata["problems"] = _listed(outcome.problems)
-        metadata["problem_count"] = len(outcome.problems)
-    return dg.AssetCheckResult(
-        asset_key=asset_key, check_name=name, passed=outcome.passed, metadata=metadata, severity=severity
-    )
-
-
-# -- the store-wide checks of ingest and validation ----------------------------------------------
-
-# name: (asset, how it is evaluated, severity, other tables it reads). Blocking when an error: a
-# warning's months are rated all the same (the dumps in place; the records all accounted for).
-STORE_CHECKS: dict[str, tuple[str, Callable[[ObjectStore, list[str]], MonthProblems], dg.AssetCheckSeverity, list]] = {
-    RECONCILIATION: ("games", reconciliation_problems, dg.AssetCheckSeverity.ERROR, ["raw_games", "quarantine"]),
-    LANDING_ZONE_LAYOUT: ("raw_games", landing_layout_problems, dg.AssetCheckSeverity.WARN, []),
-    QUARANTINE_SHARE: ("quarantine", quarantine_share_problems, dg.AssetCheckSeverity.WARN, ["raw_games"]),
-}
-
-
-def build_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefinition]:
-    """The store-wide checks of ingest and validation: reconciliation, landing-zone layout, quarantine share."""
-
-    def store_check(name: str) -> dg.AssetChecksDefinition:
-        asset, evaluate, severity, reads = STORE_CHECKS[name]
-
-        @dg.asset_check(
-            asset=asset,
-            name=name,
-            blocking=severity == dg.AssetCheckSeverity.ERROR,
-            # Same partitions as the asset, so the check covers the months just materialized (without
-            # it Dagster evaluates the check against the wrong partition).
-            partitions_def=partitions,
-            additional_deps=reads,
-            description=CHECK_DESCRIPTIONS[name],
-        )
-        def check(context: dg.AssetCheckExecutionContext, store: ObjectStoreResource) -> dg.AssetCheckResult:
-            months = list(context.partition_keys)
-            outcome = evaluate(store.store(), months)
-            _month_by_month(context, dg.AssetKey(asset), name, months, outcome.problems, severity)
-            return _result(dg.AssetKey(asset), name, months, outcome, severity)
-
-        return check
-
-    return [store_check(name) for name in STORE_CHECKS]
-
-
-# -- the checks a stage declares beside its tables ---------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CheckedTable:
-    """A partitioned Parquet table a step writes: its key, its Pandera model, the column unique within a month."""
+    """A partitioned Parquet table a step writes: its key, its Pandera model, the column unique within a month, and
+    the store-wide checks that guard it (pipeline.invariants.STORE_CHECKS).
+    """
 
     key: dg.AssetKey
     model: type[pa.DataFrameModel]
     unique: str | None = None
+    store_checks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,16 +53,28 @@ class _Check:
     evaluate: Callable[[ObjectStore, list[str]], MonthProblems]
 
 
+def _listed(problems: list[str]) -> dg.MetadataValue:
+    shown = problems[:MAX_LISTED_PROBLEMS]
+    more = len(problems) - len(shown)
+    return dg.MetadataValue.md("\n".join(f"- {p}" for p in shown) + (f"\n- ... and {more} more" if more else ""))
+
+
 def _spec(
-    name: str, key: dg.AssetKey, partitions: dg.PartitionsDefinition, also_reads: dg.AssetKey | None = None, **text: str
+    name: str,
+    key: dg.AssetKey,
+    partitions: dg.PartitionsDefinition,
+    reads: Sequence[dg.AssetKey] = (),
+    warning: bool = False,
+    **text: str,
 ) -> dg.AssetCheckSpec:
+    # The check's partitions are the table's, so a run checks the months it just materialized.
     return dg.AssetCheckSpec(
         name,
         asset=key,
-        blocking=True,
+        blocking=not warning,
         partitions_def=partitions,
         description=CHECK_DESCRIPTIONS[name].format(**text),
-        additional_deps=[also_reads] if also_reads is not None else None,
+        additional_deps=list(reads) or None,
     )
 
 
@@ -188,6 +95,10 @@ def _table_checks(table: CheckedTable, partitions: dg.PartitionsDefinition) -> l
                 lambda store, months: duplicate_problems(store, path, column, months),
             )
         )
+    for name in table.store_checks:
+        check = STORE_CHECKS[name]
+        reads = [dg.AssetKey(read) for read in check.reads]
+        checks.append(_Check(_spec(name, table.key, partitions, reads, check.warning), check.evaluate))
     return checks
 
 
@@ -210,8 +121,37 @@ def _chain_checks(
     return [
         _Check(_spec(FLOOR_RESPECTED, list_key, partitions), outcome_of("floor")),
         _Check(_spec(LIST_CONTINUITY, list_key, partitions), outcome_of("continuity")),
-        _Check(_spec(POINTS_CONSERVED, games_key, partitions, also_reads=list_key), outcome_of("conservation")),
+        _Check(_spec(POINTS_CONSERVED, games_key, partitions, reads=[list_key]), outcome_of("conservation")),
     ]
+
+
+def _evaluations(
+    context: dg.AssetCheckExecutionContext, spec: dg.AssetCheckSpec, months: list[str], outcome: MonthProblems
+) -> Iterable[dg.AssetCheckEvaluation | dg.AssetCheckResult]:
+    """One evaluation per month of a range run, so the UI shows each month passed or failed, then the range's result.
+
+    A range step's own result carries no partition: without the months the UI lists every month of
+    the range as skipped.
+    """
+    severity = dg.AssetCheckSeverity.ERROR if spec.blocking else dg.AssetCheckSeverity.WARN
+    if len(months) > 1:  # a single-month step's result is that month's
+        for month, own in problems_by_month(outcome.problems, months).items():
+            yield dg.AssetCheckEvaluation(
+                asset_key=spec.asset_key,
+                check_name=spec.name,
+                passed=not own,
+                partition=month,
+                severity=severity,
+                blocking=spec.blocking,
+                metadata={"problems": _listed(own)} if own else {"month": month},
+            )
+    metadata: Metadata = {"months_checked": len(months), "first_month": months[0], "last_month": months[-1]}
+    metadata.update(outcome.stats)
+    if outcome.problems:
+        metadata.update(problems=_listed(outcome.problems), problem_count=len(outcome.problems))
+    yield dg.AssetCheckResult(
+        asset_key=spec.asset_key, check_name=spec.name, passed=outcome.passed, metadata=metadata, severity=severity
+    )
 
 
 def stage_checks(
@@ -220,13 +160,12 @@ def stage_checks(
     tables: Iterable[CheckedTable],
     chain: tuple[Scenario, dg.AssetKey, dg.AssetKey] | None = None,
 ) -> dg.AssetChecksDefinition:
-    """One blocking multi-check step over the tables a step writes: schema and duplicates of each, and, for a
-    scenario's chain (scenario, list key, per-game table key), floor, continuity and conservation.
+    """One multi-check step over the tables a step writes: schema, duplicates and store-wide checks of each, and, for
+    a scenario's chain (scenario, list key, per-game table key), floor, continuity and conservation.
 
     One step per stage keeps a range run to one extra step (the lists are read once for all their
     checks), and blocking stays acyclic: a step's checks wait only for that step.
     """
-    tables = list(tables)
     checks = [check for table in tables for check in _table_checks(table, partitions)]
     if chain is not None:
         checks += _chain_checks(*chain, partitions)
@@ -238,14 +177,15 @@ def stage_checks(
         can_subset=True,
         description=f"Checks of the tables step {step} writes, for every month of the run.",
     )
-    def table_checks(
-        context: dg.AssetCheckExecutionContext, store: ObjectStoreResource
-    ) -> Iterable[dg.AssetCheckResult]:
+    def table_checks(context: dg.AssetCheckExecutionContext, store: ObjectStoreResource) -> Iterable:
         months = list(context.partition_keys)
         object_store = store.store()
         for key in sorted(context.selected_asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
-            outcome = by_key[key].evaluate(object_store, months)
-            _month_by_month(context, key.asset_key, key.name, months, outcome.problems)
-            yield _result(key.asset_key, key.name, months, outcome)
+            check = by_key[key]
+            for event in _evaluations(context, check.spec, months, check.evaluate(object_store, months)):
+                if isinstance(event, dg.AssetCheckResult):
+                    yield event
+                else:  # Dagster's log_event takes it, though its UserEvent annotation leaves it out
+                    context.op_execution_context.log_event(event)  # type: ignore[arg-type]
 
     return table_checks

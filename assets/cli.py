@@ -14,23 +14,14 @@ from pipeline.storage import redact_url, store_root_from_env
 def command_run(args: argparse.Namespace) -> int:
     from assets.runs import run_store  # Dagster loads only for the commands that need it
 
-    summary = run_store(
-        root=args.store,
-        first_month=args.first,
-        last_month=args.last,
-        scenarios_file=args.scenarios,
-        dagster_home=args.dagster_home,
-        workers=args.workers,
-    )
+    summary = run_store(args.store, args.first, args.last, args.scenarios, args.dagster_home, workers=args.workers)
     return 0 if summary["success"] else 1
 
 
 def command_demo(args: argparse.Namespace) -> int:
     from assets.runs import run_demo
 
-    summary = run_demo(
-        root=args.store, dagster_home=args.dagster_home, generate_data=args.generate, workers=args.workers
-    )
+    summary = run_demo(args.store, args.dagster_home, generate_data=args.generate, workers=args.workers)
     return 0 if summary["success"] else 1
 
 

@@ -9,19 +9,18 @@ import dagster as dg
 
 from assets.analytics import build_analytics_defs
 from assets.automation import build_landing_sensor, build_monthly_schedule
-from assets.checks import CheckedTable, build_checks, stage_checks
+from assets.checks import CheckedTable, stage_checks
 from assets.evaluation import build_evaluation_assets
 from assets.executors import executor_def
-from assets.ingest import build_ingest_assets
-from assets.io_manager import ParquetIOManager
-from assets.landing import build_landing_asset
+from assets.ingest import build_ingest_assets, build_landing_asset
 from assets.metadata import OWNERS
 from assets.partitions import monthly_partitions
 from assets.published import build_published_assets
 from assets.ratings import build_rating_defs
 from assets.reports import build_cross_scenario_assets, build_report_assets
-from assets.resources import ObjectStoreResource
+from assets.storage import ObjectStoreResource, ParquetIOManager
 from assets.validation import build_validation_assets
+from pipeline.invariants import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
 from pipeline.landing import inventory, months_held
 from pipeline.scenarios import Scenario, load_scenarios
 from pipeline.settings import Settings
@@ -67,19 +66,16 @@ def build_scenario_defs(
 def build_shared_defs(partitions: dg.PartitionsDefinition) -> dg.Definitions:
     """What every scenario reads: the raw records and the validated games, with their checks."""
     checked = {
-        "raw_games": [CheckedTable(dg.AssetKey("raw_games"), RawGames)],
+        "raw_games": [CheckedTable(dg.AssetKey("raw_games"), RawGames, store_checks=(LANDING_ZONE_LAYOUT,))],
         "validate_games": [
-            CheckedTable(dg.AssetKey("games"), Games, "game_id"),
-            CheckedTable(dg.AssetKey("quarantine"), Quarantine),
+            CheckedTable(dg.AssetKey("games"), Games, "game_id", store_checks=(RECONCILIATION,)),
+            CheckedTable(dg.AssetKey("quarantine"), Quarantine, store_checks=(QUARANTINE_SHARE,)),
             CheckedTable(dg.AssetKey("identity"), Identity),
         ],
     }
     return dg.Definitions(
         assets=[*build_ingest_assets(partitions), *build_validation_assets(partitions)],
-        asset_checks=[
-            *build_checks(partitions),
-            *(stage_checks(step, partitions, tables) for step, tables in checked.items()),
-        ],
+        asset_checks=[stage_checks(step, partitions, tables) for step, tables in checked.items()],
     )
 
 
@@ -132,8 +128,8 @@ def build_defs(
         assets=[build_landing_asset(partitions), *shared],
         asset_checks=pipeline_defs.asset_checks,
         jobs=[all_months],
-        schedules=[build_monthly_schedule(ALL_MONTHS_JOB, partitions, scenarios)],
-        sensors=[build_landing_sensor(ALL_MONTHS_JOB, partitions, scenarios)],
+        schedules=[build_monthly_schedule(ALL_MONTHS_JOB, partitions, scenarios, settings)],
+        sensors=[build_landing_sensor(ALL_MONTHS_JOB, partitions, scenarios, settings)],
         resources=build_resources(root),
         # One process by default: the months of a range are sequential anyway (each list needs the
         # previous one) and Polars already uses every core inside a step. RATINGS_EXECUTOR selects
@@ -165,12 +161,7 @@ def build_defs_from_settings(settings: Settings) -> dg.Definitions:
     )
 
 
-def build_defs_from_env() -> dg.Definitions:
-    """Definitions from the RATINGS_* environment (pipeline.settings.Settings.from_env)."""
-    return build_defs_from_settings(Settings.from_env())
-
-
 @dg.definitions
 def defs() -> dg.Definitions:
     """What `dagster dev` and the webserver load: built when Dagster asks, not when the module is imported."""
-    return build_defs_from_env()
+    return build_defs_from_settings(Settings.from_env())

@@ -4,15 +4,15 @@
 
 import dagster as dg
 
-from assets.metadata import KINDS, OWNERS, static_metadata, table_description
-from assets.ratings import rating_list_key, system_state_key
-from assets.resources import ObjectStoreResource
+from assets.metadata import KINDS, table_attributes
+from assets.ratings import chain_key
+from assets.storage import ObjectStoreResource
+from pipeline.chain import chain_tables
 from pipeline.monthly import Table
 from pipeline.reports.markdown import leaderboard_markdown
 from pipeline.scenario_evaluation import DEFAULT_TEST_MONTHS, caption, evaluate_stored, stored_split, write_leaderboard
 from pipeline.scenarios import Scenario
 from pipeline.storage import redact_url
-from pipeline.versions import code_version
 from schemas import Leaderboard
 from schemas.util import empty_frame
 
@@ -24,23 +24,21 @@ class EvaluationConfig(dg.Config):
 def build_evaluation_assets(
     partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]
 ) -> list[dg.AssetsDefinition]:
-    all_months = dg.AllPartitionMapping()
-    deps = [dg.AssetDep("games", partition_mapping=all_months)]
-    for scenario in scenarios.values():
-        deps.append(dg.AssetDep(rating_list_key(scenario), partition_mapping=all_months))
-        if scenario.is_system:
-            deps.append(dg.AssetDep(system_state_key(scenario), partition_mapping=all_months))
+    # Every scenario is replayed from the stored games and evaluated from its lists and carried state.
+    carried = [chain_key(s, table.name) for s in scenarios.values() for table in chain_tables(s) if table.carried]
+    deps = [dg.AssetDep(key, partition_mapping=dg.AllPartitionMapping()) for key in [dg.AssetKey("games"), *carried]]
 
     @dg.asset(
         key=["evaluation", "leaderboard"],
         group_name="evaluation",
-        kinds={*KINDS, "html"},
-        owners=OWNERS,
-        tags={"stage": "report"},
-        code_version=code_version("analyse", "".join(s.model_dump_json() for s in scenarios.values())),
         deps=deps,
-        description=table_description(Leaderboard),
-        metadata=static_metadata(Leaderboard),
+        **table_attributes(
+            Leaderboard,
+            "analyse",
+            version="".join(s.model_dump_json() for s in scenarios.values()),
+            kinds={*KINDS, "html"},
+            tag="report",
+        ),
     )
     def leaderboard_table(
         context: dg.AssetExecutionContext, config: EvaluationConfig, store: ObjectStoreResource

@@ -1,16 +1,17 @@
-"""Ingest stage: the landing zone's raw dumps of each month as one raw_games table (pipeline.ingest)."""
+"""Ingest stage: the landing zone (observed: a data version per month) and its raw dumps of each month as one
+raw_games table (pipeline.ingest).
+"""
 
 import dagster as dg
 import polars as pl
 
-from assets.metadata import KINDS, OWNERS, static_metadata, table_description
-from assets.resources import ObjectStoreResource
+from assets.metadata import table_attributes
+from assets.storage import ObjectStoreResource
 from pipeline import progress
 from pipeline.ingest import read_month
-from pipeline.landing import inventory
+from pipeline.landing import LANDING_DESCRIPTION, inventory, landing_versions
 from pipeline.month_report import raw_figures
 from pipeline.monthly import MonthStream, stream_months
-from pipeline.versions import code_version
 from schemas import RawGames
 
 
@@ -18,16 +19,11 @@ def build_ingest_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDe
     @dg.asset(
         name="raw_games",
         group_name="ingest",
-        kinds=KINDS,
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
-        description=table_description(RawGames),
         # Lineage (and staleness) from the landing zone's per-month data versions; read from the store.
         deps=["landing_zone"],
-        code_version=code_version("ingest"),
-        owners=OWNERS,
-        tags={"stage": "ingest"},
-        metadata=static_metadata(RawGames, source="raw/<federation>/<YYYY-MM>/"),
+        **table_attributes(RawGames, "ingest", source="raw/<federation>/<YYYY-MM>/"),
     )
     def raw_games(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> MonthStream:
         months = list(context.partition_keys)
@@ -44,3 +40,22 @@ def build_ingest_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDe
         )
 
     return [raw_games]
+
+
+def build_landing_asset(partitions: dg.PartitionsDefinition) -> dg.SourceAsset:
+    """The landing zone as an observable source asset: a data version per month from the dumps it holds."""
+
+    @dg.observable_source_asset(
+        name="landing_zone",
+        group_name="ingest",
+        partitions_def=partitions,
+        description=LANDING_DESCRIPTION,
+        tags={"stage": "ingest"},
+    )
+    def landing_zone(context, store: ObjectStoreResource) -> dg.DataVersionsByPartition:
+        # Without the registry's digests: raw_games does not read the registry (the sensor re-rates for it instead).
+        fingerprints = landing_versions(store.store()).dumps
+        months = partitions.get_partition_keys()
+        return dg.DataVersionsByPartition({month: fingerprints.get(month, "empty") for month in months})
+
+    return landing_zone

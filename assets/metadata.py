@@ -12,6 +12,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.scenarios import Scenario
+from pipeline.versions import code_version
 
 KINDS = {"polars", "parquet"}
 # Who answers for the tables: the federation's rating office (Dagster owners are team: or e-mail).
@@ -54,6 +55,27 @@ def table_description(model: type[pa.DataFrameModel], scenario: Scenario | None 
     if scenario is None:
         return text
     return f"Scenario `{scenario.name}`: {scenario.description.rstrip('.') or scenario.name}.\n\n{text}"
+
+
+def table_attributes(
+    model: type[pa.DataFrameModel],
+    stage: str,
+    scenario: Scenario | None = None,
+    version: str = "",
+    kinds: set[str] = KINDS,
+    tag: str | None = None,
+    **metadata: Any,
+) -> dict[str, Any]:
+    """What an asset stored as one Pandera model's table declares, on an asset or an AssetOut alike: its kinds, its
+    description and columns from the model, its stage's code version (`version` adds to the stage's sources) and tag.
+    """
+    return {
+        "kinds": kinds,
+        "description": table_description(model, scenario),
+        "metadata": static_metadata(model, **metadata),
+        "tags": {"stage": tag or stage},
+        "code_version": code_version(stage, version),
+    }
 
 
 def counts_table(counts: Mapping[str, int], key: str, value: str = "rows") -> dg.TableMetadataValue:

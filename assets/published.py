@@ -4,14 +4,13 @@
 
 import dagster as dg
 
-from assets.metadata import OWNERS, static_metadata, table_description, validate
-from assets.ratings import rating_list_key
-from assets.resources import ObjectStoreResource
+from assets.metadata import table_attributes, validate
+from assets.ratings import chain_key
+from assets.storage import ObjectStoreResource
 from pipeline import progress
 from pipeline.monthly import MonthlyFrames
 from pipeline.reports.published_list import published_registry, write_published_month
 from pipeline.scenarios import Scenario
-from pipeline.versions import code_version
 from schemas import PublishedList
 
 
@@ -21,16 +20,11 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
     @dg.asset(
         key=[key, "published_list"],
         group_name=key,
-        kinds={"csv", "html", "txt"},
-        owners=OWNERS,
-        tags={"stage": "publish"},
-        code_version=code_version("publish"),
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
-        ins={"rating_list": dg.AssetIn(rating_list_key(scenario))},
-        description=table_description(PublishedList, scenario),
+        ins={"rating_list": dg.AssetIn(chain_key(scenario, "rating_list"))},
         # The CSV's columns; the files are written here, not through the Parquet IO manager.
-        metadata=static_metadata(PublishedList),
+        **table_attributes(PublishedList, "publish", scenario, kinds={"csv", "html", "txt"}),
     )
     def published_list_files(
         context: dg.AssetExecutionContext, store: ObjectStoreResource, rating_list: MonthlyFrames

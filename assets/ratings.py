@@ -8,15 +8,13 @@ import dagster as dg
 import polars as pl
 
 from assets.checks import CheckedTable, stage_checks
-from assets.io_manager import stored_month_metadata
-from assets.metadata import KINDS, static_metadata, table_description, validate
+from assets.metadata import table_attributes, validate
 from assets.partitions import PREVIOUS_MONTH
-from assets.resources import ObjectStoreResource
+from assets.storage import ObjectStoreResource, stored_month_metadata
 from pipeline import progress
-from pipeline.chain import MissingMonth, chain_tables, games_or_empty, list_figures, rate_months
+from pipeline.chain import MissingMonth, chain_tables, games_or_empty, month_figures, rate_months
 from pipeline.monthly import MonthlyFrames, write_tables
 from pipeline.scenarios import MAX_PERIOD_MONTHS, Scenario
-from pipeline.versions import code_version
 
 
 def period_games_mapping() -> dg.TimeWindowPartitionMapping:
@@ -26,16 +24,9 @@ def period_games_mapping() -> dg.TimeWindowPartitionMapping:
     )
 
 
-def rating_list_key(scenario: Scenario) -> dg.AssetKey:
-    return dg.AssetKey([scenario.name, "rating_list"])
-
-
-def rated_games_key(scenario: Scenario) -> dg.AssetKey:
-    return dg.AssetKey([scenario.name, "rated_games"])
-
-
-def system_state_key(scenario: Scenario) -> dg.AssetKey:
-    return dg.AssetKey([scenario.name, "system_state"])
+def chain_key(scenario: Scenario, table: str) -> dg.AssetKey:
+    """The key of a table of the scenario's chain (pipeline.chain.chain_tables): `<scenario>/<table>`."""
+    return dg.AssetKey([scenario.name, table])
 
 
 def build_rating_defs(
@@ -46,9 +37,7 @@ def build_rating_defs(
     """
     first_partition = partitions.get_first_partition_key()
     tables = chain_tables(scenario)
-    keys = {table.name: dg.AssetKey([scenario.name, table.name]) for table in tables}
-    # The scenario's own definition is part of its code: editing it in the YAML marks its chain stale.
-    version = code_version("rate", scenario.model_dump_json())
+    keys = {table.name: chain_key(scenario, table.name) for table in tables}
 
     # Each month's tables are written as they are made (none waits for a whole range), and a subset
     # such as the list alone is a valid selection: the month is computed whole, the rest not stored.
@@ -66,11 +55,8 @@ def build_rating_defs(
         outs={
             table.name: dg.AssetOut(
                 key=keys[table.name],
-                kinds=KINDS,
-                description=table_description(table.model, scenario),
-                metadata=static_metadata(table.model),
-                tags={"stage": "rate"},
-                code_version=version,
+                # The scenario's own definition is part of its code: editing it in the YAML marks its chain stale.
+                **table_attributes(table.model, "rate", scenario, scenario.model_dump_json()),
                 freshness_policy=list_freshness if table.name == "rating_list" else None,
                 is_required=False,  # a subset stores only what was selected
             )
@@ -97,12 +83,7 @@ def build_rating_defs(
 
         def one_month(month: str) -> tuple[pl.DataFrame, ...]:
             frames = rate_month(month, games_of)
-            by_name = dict(zip(keys, frames, strict=True))
-            figures = {
-                "rating_list": list_figures(by_name["rating_list"], by_name["rated_games"], scenario.rules_name(month)),
-                "rated_games": {"games": by_name["rated_games"].height},
-                "system_state": {"players": by_name["system_state"].height} if "system_state" in by_name else {},
-            }
+            figures = month_figures(dict(zip(keys, frames, strict=True)), scenario.rules_name(month))
             for name in selected:
                 context.add_asset_metadata(figures[name], asset_key=keys[name], partition_key=month)
             progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))

@@ -4,16 +4,14 @@ pipeline.reports.writer).
 
 import dagster as dg
 
-from assets.ratings import rated_games_key, rating_list_key
-from assets.resources import ObjectStoreResource
-from pipeline.reports import (
-    INDEX_NAME,
-    REPORTS_PREFIX,
-    accuracy_comparison_markdown,
-    crosstable_markdown,
-)
+from assets.ratings import chain_key
+from assets.storage import ObjectStoreResource
+from pipeline.reports import INDEX_NAME, REPORTS_PREFIX, accuracy_comparison_markdown
 from pipeline.reports.writer import (
-    latest_crosstable,
+    COMPARISON_DESCRIPTION,
+    INDEX_DESCRIPTION,
+    REPORTS_DESCRIPTION,
+    report_figures,
     stored_accuracy,
     stored_months,
     write_accuracy_comparison,
@@ -25,22 +23,6 @@ from pipeline.storage import redact_url
 from pipeline.versions import code_version
 
 ALL_MONTHS = dg.AllPartitionMapping()
-
-REPORTS_DESCRIPTION = """Pages and charts of scenario `{name}` under `reports/{name}/` in the object store.
-
-Summary crosstables per calendar year and per window (HTML laid out like Sonas's tables, plus the
-data), favourite's score vs rating advantage by window, band-vs-band trend by year, the rating
-distribution of each January list and, where the scenario compresses ratings, before and after.
-Rebuilt from the stored monthly tables; linked from `reports/index.html`."""
-
-COMPARISON_DESCRIPTION = """Predictive accuracy of every scenario side by side: pooled errors and the share of months \
-each beats `actual`.
-
-Written to `reports/all-scenarios/` as data, a table page and a monthly chart."""
-
-INDEX_DESCRIPTION = """`reports/index.html`: every page, chart and data file under `reports/`, by scenario and period.
-
-Relative links only, so the folder can be copied and read offline."""
 
 
 def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
@@ -55,8 +37,8 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         code_version=code_version("analyse", scenario.model_dump_json()),
         deps=[
             dg.AssetDep(dg.AssetKey([key, "crosstable"]), partition_mapping=ALL_MONTHS),
-            dg.AssetDep(rated_games_key(scenario), partition_mapping=ALL_MONTHS),
-            dg.AssetDep(rating_list_key(scenario), partition_mapping=ALL_MONTHS),
+            dg.AssetDep(chain_key(scenario, "rated_games"), partition_mapping=ALL_MONTHS),
+            dg.AssetDep(chain_key(scenario, "rating_list"), partition_mapping=ALL_MONTHS),
         ],
         description=REPORTS_DESCRIPTION.format(name=scenario.name),
     )
@@ -66,20 +48,8 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         if not months:
             raise dg.Failure(f"no stored {key}/crosstable month: materialize the scenario's months first")
         written = write_scenario_reports(object_store, scenario, months)
-        latest_year, latest = latest_crosstable(object_store, scenario.name, months)
-        return dg.MaterializeResult(
-            metadata={
-                "files": len(written),
-                "months": len(months),
-                "index": redact_url(object_store.url(REPORTS_PREFIX, INDEX_NAME)),
-                f"crosstable_{latest_year}": dg.MetadataValue.md(
-                    crosstable_markdown(latest) if latest is not None else "_No game was rated for both players._"
-                ),
-                "pages": dg.MetadataValue.md(
-                    "\n".join(f"- `{path}`" for path in written if path.endswith((".html", ".png")))
-                ),
-            }
-        )
+        figures, markdown = report_figures(object_store, scenario, months, written)
+        return dg.MaterializeResult(metadata={**figures, **{k: dg.MetadataValue.md(v) for k, v in markdown.items()}})
 
     return [reports]
 

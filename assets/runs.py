@@ -14,18 +14,18 @@ from typing import Any, TextIO
 
 import dagster as dg
 
-from assets.checks import RECONCILIATION
 from assets.definitions import ALL_MONTHS_JOB, build_defs
 from pipeline import progress
 from pipeline.automation import range_tags
-from pipeline.landing import LandingEntry, inventory, landing_versions, months_held
+from pipeline.landing import LandingEntry, landing_versions
 from pipeline.run_report import (
+    checks_passed,
     closing_lines,
     generate_demo,
-    months_to_rate,
     opening_line,
-    require_landing_zone,
-    run_summary,
+    plan_run,
+    remove_interrupted_writes,
+    runs_summary,
 )
 from pipeline.scenarios import load_scenarios
 from pipeline.storage import ObjectStore, process_alive, redact_url, store_root_from_env
@@ -94,9 +94,8 @@ def _root_cause(error: Any) -> str:
     return ((error.message if error is not None else "").strip().splitlines() or [""])[0]
 
 
-def _quiet_dagster() -> dict[str, Any]:
-    """Run config keeping Dagster's console logger to warnings and errors: the progress line says the rest."""
-    return {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Run config keeping Dagster's console logger to warnings and errors: the progress line says the rest.
+QUIET_DAGSTER = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def run_demo(
@@ -138,18 +137,14 @@ def execute_stage(
         result = job.execute_in_process(
             instance=dg.DagsterInstance.from_config(home),
             tags={**range_tags(first, last), **_runner_tags(), STAGE_TAG: stage.name},
-            run_config=_quiet_dagster(),
+            run_config=QUIET_DAGSTER,
             raise_on_error=False,
             asset_selection=list(selection.resolve(defs.resolve_asset_graph())),
         )
     return {
         "run_id": result.run_id,
         "success": result.success,
-        # A check passed when every evaluation of it passed (one per month, and the range's).
-        "checks": {
-            name: all(e.passed for e in result.get_asset_check_evaluations() if e.check_name == name)
-            for name in {e.check_name for e in result.get_asset_check_evaluations()}
-        },
+        "checks": checks_passed((e.check_name, e.passed) for e in result.get_asset_check_evaluations()),
         "failed_steps": {
             event.step_key: _root_cause(event.step_failure_data.error)
             for event in result.all_events
@@ -170,24 +165,16 @@ def run_store(
 ) -> dict[str, Any]:
     """`ratings run`: rate an existing landing zone's months and print what happened.
 
-    One Dagster run with one worker; with more (default: one per core, at most one per scenario), a run
-    of the shared tables, then one run per scenario `workers` at a time, then the comparison. Never
+    One Dagster run by default; with more `workers`, a run of the shared tables, then one run per
+    scenario, `workers` side by side in their own processes, then the comparison. Never
     writes into raw/. Months default to the first..last month holding dumps. The summary lists
     quarantined records by reason and by file, months mostly quarantined, how players were identified,
     and where the lists are; `success` is False when the run failed or rated no game at all.
     """
     out = out or sys.stdout
-    root = root or store_root_from_env()
-    store = ObjectStore(root)
-    require_landing_zone(store)
-    # One listing of the landing zone serves the months, the observations and the closing summary.
-    entries = inventory(store)
-    months = months_to_rate(months_held(entries), first_month, last_month, redact_url(store.url()))
-    first, last = months[0], months[-1]
-
+    plan = plan_run(root, first_month, last_month, scenarios_file)
     home = instance_home(dagster_home)
-    scenarios = load_scenarios(scenarios_file)
-    print(opening_line(months, redact_url(store.url()), scenarios, home), file=out, flush=True)
+    print(opening_line(plan.months, redact_url(plan.store.url()), plan.scenarios, home), file=out, flush=True)
 
     workers = DEFAULT_WORKERS if workers is None else workers
     started = time.monotonic()
@@ -196,27 +183,14 @@ def run_store(
         instance = dg.DagsterInstance.from_config(home)
         for run_id in heal_orphaned_runs(instance):
             print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
-        removed = store.remove_orphaned_temp_files()
-        if removed:
-            print(f"Removed {removed} temporary file(s) left by interrupted writes", file=out, flush=True)
-        observe_landing_zone(instance, store, entries, months)
-        waves = stages(list(scenarios), workers)
-        outcomes = run_waves(waves, execute_stage, (first, last, root, scenarios_file, home), workers)
+        remove_interrupted_writes(plan.store, out)
+        observe_landing_zone(instance, plan.store, plan.entries, plan.months)
+        waves = stages(list(plan.scenarios), workers)
+        run_args = (plan.months[0], plan.months[-1], plan.root, scenarios_file, home)
+        outcomes = run_waves(waves, execute_stage, run_args, workers)
     finally:
         progress.install(previous_reporter)
 
-    summary = run_summary(
-        store,
-        months,
-        entries,
-        scenarios,
-        run_succeeded=len(outcomes) == sum(map(len, waves)) and all(o["success"] for o in outcomes),
-        run_id=outcomes[0]["run_id"],
-        reconciliation_passed=outcomes[0]["checks"].get(RECONCILIATION),
-        failed_steps={step: cause for o in outcomes for step, cause in o["failed_steps"].items()},
-        run_seconds=time.monotonic() - started,
-        dagster_home=home,
-    )
-    summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
-    print(closing_lines(summary, scenarios, title), file=out, flush=True)
+    summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home)
+    print(closing_lines(summary, plan.scenarios, title), file=out, flush=True)
     return summary

@@ -3,31 +3,17 @@
 """
 
 import dagster as dg
-import pandera.polars as pa
 import polars as pl
 
-from assets.metadata import KINDS, OWNERS, counts_table, static_metadata, table_description
-from assets.resources import ObjectStoreResource
+from assets.metadata import counts_table, table_attributes
+from assets.storage import ObjectStoreResource
 from pipeline import progress
 from pipeline.month_report import identity_statuses, quarantine_figures
 from pipeline.monthly import MonthlyFrames, MonthStream, split_stream
 from pipeline.validate import MonthValidator
-from pipeline.versions import code_version
 from schemas import Games, Identity, Quarantine
 
 GROUP = "validate"
-
-
-def _validated_table(model: type[pa.DataFrameModel]) -> dg.AssetOut:
-    """One output of the validate step: the attributes its three tables share, and the table's own model."""
-    return dg.AssetOut(
-        kinds=KINDS,
-        description=table_description(model),
-        metadata=static_metadata(model),
-        code_version=code_version("validate"),
-        owners=OWNERS,
-        tags={"stage": "validate"},
-    )
 
 
 def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
@@ -38,9 +24,9 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"raw_games": dg.AssetIn("raw_games")},
         outs={
-            "games": _validated_table(Games),
-            "quarantine": _validated_table(Quarantine),
-            "identity": _validated_table(Identity),
+            "games": dg.AssetOut(**table_attributes(Games, "validate")),
+            "quarantine": dg.AssetOut(**table_attributes(Quarantine, "validate")),
+            "identity": dg.AssetOut(**table_attributes(Identity, "validate")),
         },
     )
     def validate_games(

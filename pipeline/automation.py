@@ -12,6 +12,18 @@ from typing import NamedTuple
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore
 
+# The schedule and the sensor as the UI describes them (assets/automation.py), beside what decides their runs.
+SCHEDULE_DESCRIPTION = """Rates the month just closed, on day {day} of each month at {hour:02d}:00 ({timezone}).
+
+When an earlier month of the chain has no list yet (a failed or missed month), the run starts there
+instead. RATINGS_SCHEDULE_DAY, RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
+
+SENSOR_DESCRIPTION = """Re-rates from the earliest month whose files under raw/ (dumps or registry) changed.
+
+The cursor keeps each month's fingerprint (its files' keys, sizes and ETags or modification times);
+a new, replaced or removed file in month M requests one range run from M to the last month. The
+first evaluation only rates months that have no list yet."""
+
 # Version 2: fingerprints from pipeline.landing.LandingVersions.rerate_fingerprints (one inventory for
 # the UI's data versions and the sensor). Version 1 digested another listing (20 hex digits), so its
 # months can never equal today's: decode_cursor reads it as no cursor, and the first tick after the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import pandera.polars as pa
@@ -87,18 +87,27 @@ def previous_state(store: ObjectStore, scenario: Scenario, month: str, first_par
     return _stored_month_before(store, [scenario.name, "system_state"], month)
 
 
-def list_figures(rating_list: pl.DataFrame, rated_games: pl.DataFrame, rules_name: str) -> dict[str, Any]:
-    """What a rating officer checks first on a new list: size, rated players, newcomers, games, range."""
+def month_figures(frames: Mapping[str, pl.DataFrame], rules_name: str) -> dict[str, dict[str, Any]]:
+    """What the UI shows of a month of each chain table (by name). Of the list, what a rating officer checks first:
+    size, rated players, newcomers, games, range and the rules it was rated under.
+    """
+    rating_list, rated_games = frames["rating_list"], frames["rated_games"]
     rated = rating_list.filter(pl.col("rating").is_not_null())
     low, high = rated["rating"].min(), rated["rating"].max()
-    return {
-        "players": rating_list.height,
-        "rated_players": rated.height,
-        "newly_rated": int(rating_list["newly_rated"].sum()),
-        "games": rated_games.height,
-        "rating_range": f"{low!s}-{high!s}" if rated.height else "no rated players",
-        "rules": rules_name,
+    figures: dict[str, dict[str, Any]] = {
+        "rating_list": {
+            "players": rating_list.height,
+            "rated_players": rated.height,
+            "newly_rated": int(rating_list["newly_rated"].sum()),
+            "games": rated_games.height,
+            "rating_range": f"{low!s}-{high!s}" if rated.height else "no rated players",
+            "rules": rules_name,
+        },
+        "rated_games": {"games": rated_games.height},
     }
+    if "system_state" in frames:
+        figures["system_state"] = {"players": frames["system_state"].height}
+    return figures
 
 
 def rate_months(

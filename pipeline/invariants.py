@@ -218,6 +218,31 @@ def landing_layout_problems(store: ObjectStore, months: list[str]) -> MonthProbl
     return MonthProblems(found, {"unplaced_files": len(found)})
 
 
+@dataclass(frozen=True)
+class StoreCheck:
+    """A check over the whole store for the months of a run, declared on the table it guards."""
+
+    evaluate: Callable[[ObjectStore, list[str]], MonthProblems]
+    reads: tuple[str, ...] = ()  # the other tables it reads
+    # A warning's months are rated all the same: the dumps in place, every record accounted for.
+    warning: bool = False
+
+
+STORE_CHECKS = {
+    RECONCILIATION: StoreCheck(reconciliation_problems, reads=("raw_games", "quarantine")),
+    LANDING_ZONE_LAYOUT: StoreCheck(landing_layout_problems, warning=True),
+    QUARANTINE_SHARE: StoreCheck(quarantine_share_problems, reads=("raw_games",), warning=True),
+}
+
+
+def problems_by_month(problems: Sequence[str], months: Sequence[str]) -> dict[str, list[str]]:
+    """Each month's problems: those whose text starts with the month ('2024-02: ...'), and those naming no month
+    (a whole-store problem fails every month).
+    """
+    store_wide = [p for p in problems if not any(p.startswith(month) for month in months)]
+    return {month: [p for p in problems if p.startswith(month)] + store_wide for month in months}
+
+
 # -- per table ---------------------------------------------------------------------------------
 
 

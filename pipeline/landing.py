@@ -12,6 +12,14 @@ from dataclasses import dataclass
 from pipeline.months import MONTH_PATTERN
 from pipeline.storage import ObjectStore, file_stamp
 
+# The landing zone as the UI describes it (assets/ingest.py), kept beside the layout it describes.
+LANDING_DESCRIPTION = """The federations' raw dumps as received: `raw/<federation>/<YYYY-MM>/<file>` in the object \
+store.
+
+Never modified by the pipeline. Observing it records one data version per month (from the dumps'
+keys, sizes and etags/modification times), so that a late correction to an old month marks that
+month's raw_games, and everything rated after it, as stale in the UI."""
+
 RAW = "raw"
 REGISTRY_FOLDER = "players"
 # A federation folder name: what safe_part accepts (a letter or digit first; letters, digits, . _ = + -).

@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 import polars as pl
 
 from pipeline.generator import DEFAULT_DEMO, generate
-from pipeline.invariants import mostly_quarantined, read_month, stored_rows
-from pipeline.landing import LandingEntry, unplaced
+from pipeline.invariants import RECONCILIATION, mostly_quarantined, read_month, stored_rows
+from pipeline.landing import LandingEntry, inventory, months_held, unplaced
 from pipeline.monthly import table_key
 from pipeline.months import month_range, parse_month
-from pipeline.scenarios import Scenario
-from pipeline.storage import DEFAULT_ROOT, ObjectStore, redact_url
+from pipeline.scenarios import Scenario, load_scenarios
+from pipeline.settings import DEFAULT_STORE
+from pipeline.storage import ObjectStore, redact_url, store_root_from_env
 from pipeline.text import escape_text
 
 SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
@@ -48,7 +50,7 @@ def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
         )
     if os.path.isdir(store.base) and not os.listdir(store.base):
         return None
-    if os.path.abspath(root) == os.path.abspath(DEFAULT_ROOT) and not os.path.exists(store.base):
+    if os.path.abspath(root) == os.path.abspath(DEFAULT_STORE) and not os.path.exists(store.base):
         return None
     state = "holds other files" if os.path.exists(store.base) else "does not exist"
     return (
@@ -103,6 +105,37 @@ def months_to_rate(held: Sequence[str], first_month: str | None, last_month: str
     return month_range(first, last)
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What a `ratings run` rates: the store, its landing zone's one listing, the months and the scenarios."""
+
+    root: str
+    store: ObjectStore
+    entries: list[LandingEntry]
+    months: list[str]
+    scenarios: dict[str, Scenario]
+
+
+def plan_run(root: str | None, first_month: str | None, last_month: str | None, scenarios_file: str | None) -> RunPlan:
+    """The plan of a run over the store at `root` (default: the settings' store), refused without a landing zone.
+
+    One listing of the landing zone serves the months, the observations and the closing summary.
+    """
+    root = root or store_root_from_env()
+    store = ObjectStore(root)
+    require_landing_zone(store)
+    entries = inventory(store)
+    months = months_to_rate(months_held(entries), first_month, last_month, redact_url(store.url()))
+    return RunPlan(root, store, entries, months, load_scenarios(scenarios_file))
+
+
+def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:
+    """Remove the temporary files that killed writers left behind, and say so."""
+    removed = store.remove_orphaned_temp_files()
+    if removed:
+        print(f"Removed {removed} temporary file(s) left by interrupted writes", file=out, flush=True)
+
+
 def opening_line(months: Sequence[str], where: str, scenarios: Mapping[str, Scenario], home: str) -> str:
     """What a run says before it starts."""
     return (
@@ -154,6 +187,36 @@ def run_summary(
         "store": redact_url(store.url()),
         "dagster_home": dagster_home,
     }
+
+
+def checks_passed(evaluations: Iterable[tuple[str, bool]]) -> dict[str, bool]:
+    """Each check's name -> whether every evaluation of it passed (one per month of a run, and the range's)."""
+    passed: dict[str, bool] = {}
+    for name, ok in evaluations:
+        passed[name] = passed.get(name, True) and ok
+    return passed
+
+
+def runs_summary(
+    plan: RunPlan, outcomes: Sequence[Mapping[str, Any]], runs_planned: int, run_seconds: float, dagster_home: str
+) -> dict[str, Any]:
+    """run_summary of the Dagster runs of a `ratings run`, the shared tables' run first, each outcome its `run_id`,
+    `success`, `checks` (name -> passed) and `failed_steps` (step -> cause); a run that never started failed.
+    """
+    summary = run_summary(
+        plan.store,
+        plan.months,
+        plan.entries,
+        plan.scenarios,
+        run_succeeded=len(outcomes) == runs_planned and all(o["success"] for o in outcomes),
+        run_id=outcomes[0]["run_id"],
+        reconciliation_passed=outcomes[0]["checks"].get(RECONCILIATION),
+        failed_steps={step: cause for o in outcomes for step, cause in o["failed_steps"].items()},
+        run_seconds=run_seconds,
+        dagster_home=dagster_home,
+    )
+    summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    return summary
 
 
 def _stored(store: ObjectStore, table: str, months: Sequence[str], schema: pl.Schema) -> pl.DataFrame:

@@ -4,7 +4,6 @@ one scenario.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from importlib import resources
@@ -19,10 +18,10 @@ from pipeline.engine import PeriodResult, carry_forward, compress, rate_period
 from pipeline.evaluation import SystemRules
 from pipeline.months import add_months, month_index, parse_month
 from pipeline.rules import RulesError, RuleSet, _Frozen, _yaml_scalar, resolve_rules
+from pipeline.settings import Settings
 from pipeline.systems import get_system, system_names
 from schemas.games import TIME_CONTROLS
 
-SCENARIOS_ENV = "RATINGS_SCENARIOS"
 # One name everywhere: tables, Dagster groups (which allow no dash), reports, lists and the CLI.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 #: Longest rating period that list frequency can produce (quarterly lists before July 2009).
@@ -182,7 +181,8 @@ def canonical_name(name: str) -> str:
 
 
 def default_scenarios_path() -> str:
-    return os.environ.get(SCENARIOS_ENV) or str(resources.files("pipeline") / "scenarios.yaml")
+    """The scenarios file the settings name ($RATINGS_SCENARIOS), else the shipped pipeline/scenarios.yaml."""
+    return str(Settings.one_from_env("scenarios") or resources.files("pipeline") / "scenarios.yaml")
 
 
 def load_scenarios(path: str | None = None) -> dict[str, Scenario]:

@@ -14,6 +14,7 @@ from pipeline.months import parse_month
 from pipeline.rules import RulesError
 
 DEFAULT_FIRST_MONTH = "2015-01"
+DEFAULT_STORE = "./data"
 
 # Environment variable -> Settings field. The names are part of the interface (README, Configuration).
 ENVIRONMENT = {
@@ -44,7 +45,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    store: str = Field(default="./data", description="Object-store root: a directory or s3://bucket/prefix")
+    store: str = Field(default=DEFAULT_STORE, description="Object-store root: a directory or s3://bucket/prefix")
     first_month: str | None = Field(
         default=None, description="First monthly partition (default: the landing zone's first month, else 2015-01)"
     )
@@ -128,6 +129,13 @@ class Settings(BaseModel):
                 for e in error.errors()
             )
             raise RulesError(f"bad setting: {problems}") from None
+
+    @classmethod
+    def one_from_env(cls, field: str, environ: Mapping[str, str] | None = None) -> object:
+        """One setting from its RATINGS_* variable, the others at their defaults (a wrong other one does not matter)."""
+        environ = os.environ if environ is None else environ
+        own = {name: value for name, value in environ.items() if ENVIRONMENT.get(name) == field}
+        return getattr(cls.from_env(own), field)
 
     def months_for(self, held: list[str]) -> tuple[str, str | None]:
         """(first, last) partition months: the settings where given, else the landing zone's `held` months.

@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 import fsspec
 import polars as pl
 
-DEFAULT_ROOT = "./data"
-STORE_ENV = "RATINGS_STORE"
+from pipeline.settings import Settings
+
 S3_PROTOCOLS = ("s3", "s3a")
 
 _SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]*$")
@@ -39,8 +39,8 @@ def process_alive(pid: int) -> bool:
 
 
 def store_root_from_env() -> str:
-    """The configured object-store root: $RATINGS_STORE, else ./data."""
-    return os.environ.get(STORE_ENV) or DEFAULT_ROOT
+    """The configured object-store root (pipeline.settings: $RATINGS_STORE, else ./data)."""
+    return str(Settings.one_from_env("store"))
 
 
 def safe_part(part: str) -> str:

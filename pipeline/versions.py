@@ -26,7 +26,7 @@ STAGE_SOURCES = {
         "systems/*.py",
         "rulesets/*.yaml",
     ],
-    "analyse": ["analytics/*.py", "truth.py", "reports/*.py"],
+    "analyse": ["analytics/*.py", "monthly_analyses.py", "truth.py", "reports/*.py"],
     "publish": ["reports/published_list.py", "formats/fide_list.py", "ingest.py"],
 }
 

@@ -6,7 +6,7 @@ import pandera.polars as pa
 import polars as pl
 import pytest
 
-from pipeline.chain import MissingMonth, chain_tables, list_figures, previous_list
+from pipeline.chain import MissingMonth, chain_tables, month_figures, previous_list
 from pipeline.monthly import (
     MonthStream,
     split_stream,
@@ -106,8 +106,9 @@ def test_a_chain_refuses_to_start_after_a_missing_month(tmp_path: Path) -> None:
 
 def test_list_figures_are_what_an_officer_checks_first() -> None:
     frame = pl.DataFrame({"rating": [1500, None, 2100], "newly_rated": [True, False, False]})
-    figures = list_figures(frame, pl.DataFrame({"game_id": [1, 2]}), "fide-2024")
-    assert figures == {
+    figures = month_figures({"rating_list": frame, "rated_games": pl.DataFrame({"game_id": [1, 2]})}, "fide-2024")
+    assert figures["rated_games"] == {"games": 2} and "system_state" not in figures
+    assert figures["rating_list"] == {
         "players": 3,
         "rated_players": 2,
         "newly_rated": 1,

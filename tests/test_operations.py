@@ -15,19 +15,8 @@ import pytest
 import yaml
 
 from assets.automation import SCHEDULE_NAME, SENSOR_NAME, build_landing_sensor, build_monthly_schedule
-from assets.checks import (
-    FLOOR_RESPECTED,
-    LANDING_ZONE_LAYOUT,
-    LIST_CONTINUITY,
-    NO_DUPLICATE_GAMES,
-    NO_DUPLICATE_PLAYERS,
-    POINTS_CONSERVED,
-    QUARANTINE_SHARE,
-    RECONCILIATION,
-    SCHEMA,
-)
 from assets.partitions import monthly_partitions
-from assets.resources import ObjectStoreResource
+from assets.storage import ObjectStoreResource
 from pipeline import progress
 from pipeline.automation import (
     CHANGED_MONTHS_TAG,
@@ -40,8 +29,17 @@ from pipeline.automation import (
     rerate_start,
 )
 from pipeline.invariants import (
+    FLOOR_RESPECTED,
+    LANDING_ZONE_LAYOUT,
     LIST_COLUMNS,
+    LIST_CONTINUITY,
+    NO_DUPLICATE_GAMES,
+    NO_DUPLICATE_PLAYERS,
+    POINTS_CONSERVED,
+    QUARANTINE_SHARE,
     RATED_GAMES_COLUMNS,
+    RECONCILIATION,
+    SCHEMA,
     conservation_problems,
     continuity_problems,
     duplicate_ids,

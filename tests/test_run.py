@@ -345,6 +345,14 @@ def test_generate_demo_refuses_a_store_that_is_not_empty_and_leaves_a_landing_zo
     assert out.getvalue() == "" and [p.name for p in landed.iterdir()] == ["raw"]
 
 
+def test_a_check_passed_only_when_every_evaluation_of_it_passed() -> None:
+    from pipeline.run_report import checks_passed
+
+    evaluations = [("schema", True), ("reconciliation", True), ("schema", False), ("reconciliation", True)]
+    assert checks_passed(evaluations) == {"schema": False, "reconciliation": True}
+    assert checks_passed([]) == {}
+
+
 def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
     from pipeline.monthly import table_key
     from pipeline.run_report import closing_lines, opening_line, rated_players, run_summary

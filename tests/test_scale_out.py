@@ -21,7 +21,7 @@ import yaml
 
 from assets.automation import range_tags
 from assets.definitions import ALL_MONTHS_JOB, build_defs
-from assets.ratings import rating_list_key
+from assets.ratings import chain_key
 from pipeline.monthly import table_key
 from pipeline.months import month_range
 from pipeline.scenarios import load_scenarios
@@ -252,7 +252,7 @@ def test_a_celery_backfill_on_two_workers_writes_the_bytes_of_an_in_process_run(
     in_process_outputs = stored_objects(ObjectStore(reference_root))
     assert sorted(celery_outputs) == sorted(in_process_outputs)
     for scenario in load_scenarios(celery_deployment["scenarios"]).values():
-        lists = {table_key(rating_list_key(scenario).path, month) for month in month_range(FIRST, LAST)}
+        lists = {table_key(chain_key(scenario, "rating_list").path, month) for month in month_range(FIRST, LAST)}
         assert lists <= set(celery_outputs), scenario.name
     different = [key for key in sorted(celery_outputs) if celery_outputs[key] != in_process_outputs[key]]
     assert different == [], f"{len(different)} of {len(celery_outputs)} outputs differ"

@@ -12,7 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from assets.automation import range_tags
-from assets.resources import ObjectStoreResource
+from assets.storage import ObjectStoreResource
 from pipeline.storage import ObjectStore, polars_s3_options, store_root_from_env
 from tests.conftest import TINY_END, TINY_START
 from tests.servers import BUCKET, CountingProxy, assert_same_tables, copy_tree, s3_environment, stored_objects, tables

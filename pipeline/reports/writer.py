@@ -42,10 +42,28 @@ from pipeline.reports.index import (
     render_index,
     report_path,
 )
+from pipeline.reports.markdown import crosstable_markdown
 from pipeline.scenarios import Scenario, rate_scenario_month
-from pipeline.storage import TEMP_MARK, ObjectStore
+from pipeline.storage import TEMP_MARK, ObjectStore, redact_url
 from schemas import Games
 from schemas.util import empty_frame
+
+# The report assets as the UI describes them (assets/reports.py), beside the writers of what they describe.
+REPORTS_DESCRIPTION = """Pages and charts of scenario `{name}` under `reports/{name}/` in the object store.
+
+Summary crosstables per calendar year and per window (HTML laid out like Sonas's tables, plus the
+data), favourite's score vs rating advantage by window, band-vs-band trend by year, the rating
+distribution of each January list and, where the scenario compresses ratings, before and after.
+Rebuilt from the stored monthly tables; linked from `reports/index.html`."""
+
+COMPARISON_DESCRIPTION = """Predictive accuracy of every scenario side by side: pooled errors and the share of months \
+each beats `actual`.
+
+Written to `reports/all-scenarios/` as data, a table page and a monthly chart."""
+
+INDEX_DESCRIPTION = """`reports/index.html`: every page, chart and data file under `reports/`, by scenario and period.
+
+Relative links only, so the folder can be copied and read offline."""
 
 # What the score curves and band trends read of rated_games (a third of its bytes).
 CURVE_COLUMNS = ["month", "white_score", "white_rating_used", "black_rating_used", "white_expected", "black_expected"]
@@ -167,13 +185,23 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
     return written
 
 
-def latest_crosstable(store: ObjectStore, scenario: str, months: list[str]) -> tuple[str, pl.DataFrame | None]:
-    """The latest year of `months` and the scenario's crosstable of it (None: no game rated for both players,
-    so no page).
+def report_figures(
+    store: ObjectStore, scenario: Scenario, months: list[str], written: list[str]
+) -> tuple[dict[str, int | str], dict[str, str]]:
+    """What the UI shows of a scenario's reports: the counts and the index's address, and as Markdown the latest
+    year's crosstable and the pages and charts written.
     """
     year = years_of(months)[-1].label
-    key = f"{REPORTS_PREFIX}/{report_path(scenario, 'crosstable', year, 'parquet')}"
-    return year, store.read_parquet(key) if store.exists(key) else None
+    key = f"{REPORTS_PREFIX}/{report_path(scenario.name, 'crosstable', year, 'parquet')}"
+    latest = crosstable_markdown(store.read_parquet(key)) if store.exists(key) else None
+    pages = "\n".join(f"- `{path}`" for path in written if path.endswith((".html", ".png")))
+    figures: dict[str, int | str] = {
+        "files": len(written),
+        "months": len(months),
+        "index": redact_url(store.url(REPORTS_PREFIX, INDEX_NAME)),
+    }
+    # No crosstable page when no game of the year was rated for both players.
+    return figures, {f"crosstable_{year}": latest or "_No game was rated for both players._", "pages": pages}
 
 
 def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> pl.DataFrame | None:

@@ -1,4 +1,6 @@
-"""Parquet IO manager over pipeline.storage.ObjectStore: one file per asset and month, range outputs streamed."""
+"""Where tables live in Dagster: the object-store resource, and the Parquet IO manager over it (one file per asset
+and month, range outputs streamed, column lineage for the UI).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +10,44 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
-from assets.lineage import column_lineage
 from assets.metadata import Metadata, validate
-from assets.resources import ROOT_DESCRIPTION, ObjectStoreResource
 from pipeline.monthly import MonthlyFrames, MonthStream, Table, table_key, write_months
-from pipeline.storage import ObjectStore, redact_url
+from pipeline.storage import ObjectStore, redact_url, store_root_from_env
+from schemas.lineage import COLUMN_LINEAGE, SHARED_TABLES
+
+ROOT_DESCRIPTION = (
+    "Object-store root: a local directory or any fsspec URL such as s3://bucket/prefix. "
+    "Empty means $RATINGS_STORE, else ./data. Credentials come from the usual AWS variables, never from here."
+)
+
+
+class ObjectStoreResource(dg.ConfigurableResource):
+    """Where the landing zone (raw/) and every table live; assets that read raw files or earlier months use it."""
+
+    root: str | None = Field(default=None, description=ROOT_DESCRIPTION)
+
+    def store(self) -> ObjectStore:
+        return ObjectStore(self.root or store_root_from_env())  # the settings' store, read at run time
+
+
+def column_lineage(asset_key: dg.AssetKey) -> dg.TableColumnLineage | None:
+    """The lineage of a stored table, its upstream keys resolved within the asset's scenario."""
+    *prefix, table = asset_key.path
+    spec = COLUMN_LINEAGE.get(table)
+    if spec is None:
+        return None
+
+    def upstream(name: str) -> dg.AssetKey:
+        return dg.AssetKey([name]) if name in SHARED_TABLES else dg.AssetKey([*prefix, name])
+
+    return dg.TableColumnLineage(
+        deps_by_column={
+            column: [
+                dg.TableColumnDep(asset_key=upstream(table_name), column_name=source) for table_name, source in sources
+            ]
+            for column, sources in spec.items()
+        }
+    )
 
 
 def stored_month_metadata(store: ObjectStore, asset_key: dg.AssetKey, key: str, rows: int) -> Metadata:
@@ -55,7 +90,10 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             return
 
         def written(month: str, key: str, rows: int) -> None:
-            self._add_month_metadata(context, month, stored_month_metadata(store, context.asset_key, key, rows))
+            # Partition-scoped metadata lands on that month's materialization only, so a 120-month run
+            # shows each month's own row count and path.
+            metadata = stored_month_metadata(store, context.asset_key, key, rows)
+            context.step_context.add_asset_metadata(metadata, asset_key=context.asset_key, partition_key=month)
 
         # Every table is checked against its Pandera model (schemas/) before it is stored.
         rows = write_months(store, path, obj, list(context.asset_partition_keys), validate, written)
@@ -66,20 +104,6 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             context.log.info(
                 f"{'/'.join(path)}: {sum(rows.values()):,} rows over {len(rows)} months {min(rows)}..{max(rows)}"
             )
-
-    @staticmethod
-    def _add_month_metadata(context: dg.OutputContext, month: str, metadata: Metadata) -> None:
-        # Partition-scoped metadata lands on that month's materialization only, so a 120-month run
-        # shows each month's own row count and path. Outside a run (build_output_context in a unit
-        # test) there is no step context: the metadata goes on the output instead.
-        try:
-            step = context.step_context
-        except dg.DagsterInvariantViolationError:
-            step = None
-        if step is not None:
-            step.add_asset_metadata(metadata, asset_key=context.asset_key, partition_key=month)
-        elif not context.get_logged_metadata():
-            context.add_output_metadata(metadata)
 
     # -- input ---------------------------------------------------------------------------------
     def load_input(self, context: dg.InputContext) -> Mapping[str, pl.DataFrame] | pl.DataFrame:
