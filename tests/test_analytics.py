@@ -411,3 +411,29 @@ def test_favourite_gap_by_year_counts_only_games_rated_for_both_sides():
     gaps = favourite_gap_by_year(games.lazy())
     # 2020: favourites White 2000 (lost, .76) and Black 2000 (won, .76); the equal game is left out.
     assert gaps.rows() == [("2020", 2, pytest.approx(100 * (0.5 - 0.76)))]
+
+
+def test_each_monthly_analysis_computes_its_model_and_says_what_the_ui_shows(tmp_path) -> None:
+    """The analyses an asset runs per month (pipeline.monthly_analyses): each frame matches its model, each figure
+    is a number or Markdown text, and a store without ground truth gives an empty truth_error table.
+    """
+    from pipeline.monthly_analyses import MARKDOWN_FIGURES, MONTHLY_ANALYSES
+    from pipeline.scenarios import Scenario
+    from pipeline.storage import ObjectStore
+
+    games = rated_games([(1, 2, 2100, 1900, 1.0, 0.76, 0.24), (3, 4, 1500, None, 0.5, 0.5, None)])
+    rating_list = pl.DataFrame({"player_id": [1, 2], "rating": [2105, 1895]})
+    scenario = Scenario(name="plain", rules="fide-2024")
+    store = ObjectStore(str(tmp_path))
+    by_table = {}
+    for analysis in MONTHLY_ANALYSES:
+        month_table = analysis.prepare(store, scenario)
+        frame = month_table(games if analysis.reads == "rated_games" else rating_list, "2024-03")
+        analysis.model.validate(frame)
+        by_table[analysis.table] = (frame, analysis.figures(frame))
+    crosstable, figures = by_table["crosstable"]
+    # Only the game rated for both sides counts: one game, seen from both bands.
+    assert figures["games_counted"] == 1 and "|" in str(figures["preview"]) and "preview" in MARKDOWN_FIGURES
+    assert by_table["truth_error"][0].is_empty() and by_table["truth_error"][1] == {}
+    assert str(by_table["accuracy"][1]["preview"]).startswith("|")
+    assert by_table["performance"][1]["players"] >= 1
