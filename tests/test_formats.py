@@ -347,6 +347,28 @@ def test_realdata_pgn(name, games, unplayed, time_control):
         assert records["white_rating"].null_count() + records["black_rating"].null_count() == 25  # Elo "0" = unrated
 
 
+def test_pgn_values_beyond_int32_spoil_only_their_game():
+    """An Elo of 2^31 or more is its game's error (as a non-numeric Elo is), never the whole file's; ids are Int64."""
+    game = (
+        '[Event "Open"]\n[Date "2024.01.06"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n[WhiteFideId "{}"]\n'
+        '[BlackFideId "4600011"]\n[WhiteElo "{}"]\n[BlackElo "2000"]\n\n1. e4 e5 1-0\n\n'
+    )
+    rows = [("4600003", "2100"), ("3000000000", "2100"), ("4600004", "2147483648"), ("4600005", "3000000000.0")]
+    rows += [("4600006", "2147483647"), ("4600007", "abc")]
+    records = read("big.pgn", "".join(game.format(*row) for row in rows).encode()).sort("source_line")
+    assert records.height == len(rows)
+    assert records["parse_error"].to_list() == [
+        None,
+        None,
+        "WhiteElo '2147483648' is out of range (at most 2147483647)",
+        "WhiteElo '3000000000.0' is out of range (at most 2147483647)",
+        None,
+        "WhiteElo 'abc' is not a number",
+    ]
+    assert records["white_id"].to_list() == [4600003, 3000000000, 4600004, 4600005, 4600006, 4600007]
+    assert records["white_rating"].to_list() == [2100, 2100, None, None, 2147483647, None]
+
+
 # -- PGN byte scanner ------------------------------------------------------------------------------
 class TestPgnScanner:
     COLUMNS = [

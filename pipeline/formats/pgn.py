@@ -33,7 +33,9 @@ from pipeline.formats.scan import (
     leading_digits,
     parse_digits,
     parse_ymd,
+    string_views,
     windows,
+    words16,
 )
 
 TAGS = [
@@ -76,94 +78,47 @@ _OPENS_WITH_MOVE = r"^\d+\.\s*[a-hKQRBNO]"
 _RUN_COLUMNS = ("_new_Event", "_new_TimeControl", "_new_Termination")
 _MALFORMED = -2
 _UNWANTED = -1
+# Elo values are read into Int32 columns.
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 _BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # the first k bytes of a word
-_VIEW_INLINE = 12  # Arrow string views keep strings of up to 12 bytes inline, longer ones by offset
 
 
-def _words16(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 16 bytes at each start as two little-endian words, bytes at or past min(length, 16) zeroed.
-
-    scan.words16's result; its masks are picked word by word from a flat table, which NumPy does
-    several times faster than picking rows of a two-column one.
-    """
-    words = windows(arr, starts, 16).view("<u8")
-    low = words[:, 0] & _BYTE_MASKS.take(np.clip(lengths, 0, 8))
-    high = words[:, 1] & _BYTE_MASKS.take(np.clip(lengths - 8, 0, 8))
-    return low, high
-
-
-def _string_views(lines: ByteLines, starts: np.ndarray, lengths: np.ndarray) -> pl.Series:
-    """scan.string_views (the same Arrow string views into the piece's bytes), with _words16's masks."""
-    n = len(starts)
-    starts = starts.astype(np.int64, copy=False)
-    lengths = lengths.astype(np.int64, copy=False)
-    views = np.zeros((n, 2), dtype=np.uint64)
-    if n:
-        low, high = _words16(lines.arr, starts, np.minimum(lengths, _VIEW_INLINE))
-        views[:, 0] = lengths.astype(np.uint64) | (low << np.uint64(32))
-        inline = (low >> np.uint64(32)) | (high << np.uint64(32))
-        by_offset = starts.astype(np.uint64) << np.uint64(32)  # buffer index 0 in the low half
-        views[:, 1] = np.where(lengths <= _VIEW_INLINE, inline, by_offset)
-    array = pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(views), lines.buffer])
-    return pl.Series(pl.from_arrow(array))
+def _pattern_words(pattern: bytes) -> tuple[int, int, int, int]:
+    """A pattern of up to 16 bytes as (low word, high word, low mask, high mask): little-endian, zero-padded."""
+    padded, mask = pattern.ljust(_NAME_WINDOW, b"\0"), (b"\xff" * len(pattern)).ljust(_NAME_WINDOW, b"\0")
+    return (
+        int.from_bytes(padded[:8], "little"),
+        int.from_bytes(padded[8:], "little"),
+        int.from_bytes(mask[:8], "little"),
+        int.from_bytes(mask[8:], "little"),
+    )
 
 
-_ASCII_ZEROS = np.uint64(0x3030303030303030)
-_DIGIT_PAIRS = np.uint64(0x00FF00FF00FF00FF)
-_DIGIT_QUADS = np.uint64(0x0000FFFF0000FFFF)
-_DIGIT_OCTETS = np.uint64(0x00000000FFFFFFFF)
-
-
-def _parse_digits(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """scan.parse_digits (1 to 15 digits and nothing else), with values of up to 8 digits read as one word.
-
-    The digits, right-aligned in a word (leading zero digits), are combined in three multiply-shift
-    steps (pairs, fours, eights) instead of one pass per digit; longer values go to scan.parse_digits.
-    """
-    n = len(starts)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
-    short = np.clip(lengths, 0, 8)
-    word = windows(arr, starts, 8).view("<u8")[:, 0] & _BYTE_MASKS.take(short)
-    digits = word - (_ASCII_ZEROS & _BYTE_MASKS.take(short))  # no borrow when every byte is a digit
-    inside = np.arange(8)[None, :] < short[:, None]
-    ok = (lengths >= 1) & (lengths <= 8) & ~np.any(inside & (digits.view(np.uint8).reshape(n, 8) > 9), axis=1)
-    with np.errstate(over="ignore"):
-        value = digits << (np.uint64(8) * (np.uint64(8) - np.maximum(short, 1).astype(np.uint64)))
-        value = ((value * np.uint64(10)) + (value >> np.uint64(8))) & _DIGIT_PAIRS
-        value = ((value * np.uint64(100)) + (value >> np.uint64(16))) & _DIGIT_QUADS
-        value = ((value * np.uint64(10000)) + (value >> np.uint64(32))) & _DIGIT_OCTETS
-    value = np.where(ok, value.astype(np.int64), 0)
-    longer = np.flatnonzero(lengths > 8)
-    if len(longer):
-        value[longer], ok[longer] = parse_digits(arr, starts[longer], lengths[longer])
-    return value, ok
-
-
-def _name_word_pair(name: str) -> tuple[int, int]:
-    """A tag name (up to 16 bytes) as two little-endian words, zero-padded."""
-    padded = name.encode().ljust(_NAME_WINDOW, b"\0")
-    return int.from_bytes(padded[:8], "little"), int.from_bytes(padded[8:], "little")
-
-
-# A wanted name's first word picks a slot of a small table by a multiplicative hash; the table
-# holds its index in TAGS (or a last, never-matching candidate whose high word no UTF-8 name has).
+# A wanted tag line opens with its name, a blank and a quote: '[Event "'. After the '[', the first
+# six bytes of that pattern ('Event ', 'EventD', 'Date "', 'WhiteF', 'WhiteE'...) tell the wanted
+# names apart; a multiplicative hash of them picks a slot of a small table holding the candidate's
+# index in TAGS (or a last candidate that matches nothing), and the whole pattern confirms it.
+_PATTERNS = [_pattern_words(tag.encode() + b' "') for tag in TAGS] + [(1, 0, 0, 0)]  # (1 & 0) != ... never
+_PATTERN_LOW, _PATTERN_HIGH, _PATTERN_MASK_LOW, _PATTERN_MASK_HIGH = (
+    np.array(column, dtype=np.uint64) for column in zip(*_PATTERNS, strict=True)
+)
+_PATTERN_MASK_LOW[-1] = 0  # the never-matching candidate: (low & 0) is never 1
+_NAME_LENGTH = np.array([len(tag.encode()) for tag in TAGS] + [0], dtype=np.int64)
+_PREFIX_MASK = np.uint64((1 << 48) - 1)
 _HASH_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's finaliser constant: no two wanted names collide
 _HASH_BITS = 6
-_CANDIDATE_LOW = np.array([_name_word_pair(tag)[0] for tag in TAGS] + [0], dtype=np.uint64)
-_CANDIDATE_HIGH = np.array([_name_word_pair(tag)[1] for tag in TAGS] + [2**64 - 1], dtype=np.uint64)
 
 
 def _slot(low: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return (low * _HASH_MULTIPLIER) >> np.uint64(64 - _HASH_BITS)
+        return ((low & _PREFIX_MASK) * _HASH_MULTIPLIER) >> np.uint64(64 - _HASH_BITS)
 
 
 _SLOT_TAG = np.full(1 << _HASH_BITS, len(TAGS), dtype=np.intp)
-_SLOT_TAG[_slot(_CANDIDATE_LOW[: len(TAGS)])] = np.arange(len(TAGS))
-assert len(np.unique(_slot(_CANDIDATE_LOW[: len(TAGS)]))) == len(TAGS), "two wanted tag names share a hash slot"
+_SLOT_TAG[_slot(_PATTERN_LOW[: len(TAGS)])] = np.arange(len(TAGS))
+assert len(np.unique(_slot(_PATTERN_LOW[: len(TAGS)]))) == len(TAGS), "two wanted tag names share a hash slot"
 
 
 def parse_pgn(text: str, event_key: str) -> pl.DataFrame:
@@ -441,12 +396,16 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     result = _strings(lines, values["Result"], trim=True)
     day = _date_values(lines, values["Date"], "Date", errors)
     event_start = _date_values(lines, values["EventDate"], "EventDate", errors)
+    moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
+    # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run).
+    file_starts = np.ones(games, dtype=bool)
+    file_starts[1:] = game_segment[1:] != game_segment[:-1]
     frame = pl.DataFrame(
         {
             "file": pl.Series(segments.file[game_segment], dtype=pl.Int32),
             "source_line": pl.Series(file_line[first_line] + 1, dtype=pl.Int64),
             "position": pl.Series(position, dtype=pl.Int64).cast(pl.Utf8),
-            "raw_text": _string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
+            "raw_text": string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
             "parse_error": _error_column(errors, games),
             "Event": _strings(lines, values["Event"], trim=True),
             "date": day,
@@ -461,17 +420,15 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "Termination": _strings(lines, values["Termination"]),
             "white_rating": white_elo.cast(pl.Int32),
             "black_rating": black_elo.cast(pl.Int32),
+            "moves_known": moves_known,
+            "has_move": has_move,
+            **{
+                f"_new_{tag}": _changes(arr, values[tag]) | file_starts
+                for tag in ("Event", "TimeControl", "Termination")
+            },
         }
     )
-    moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
-    # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run).
-    file_starts = np.ones(games, dtype=bool)
-    file_starts[1:] = game_segment[1:] != game_segment[:-1]
-    runs = [
-        pl.Series(f"_new_{tag}", _changes(arr, values[tag]) | file_starts)
-        for tag in ("Event", "TimeControl", "Termination")
-    ]
-    return frame.with_columns(pl.Series("moves_known", moves_known), pl.Series("has_move", has_move), *runs), preamble
+    return frame, preamble
 
 
 def _changes(arr: np.ndarray, values: _TagValues) -> np.ndarray:
@@ -489,8 +446,8 @@ def _changes(arr: np.ndarray, values: _TagValues) -> np.ndarray:
     offset = 0
     while len(rows):
         width = np.minimum(length[rows] - offset, 16)
-        low, high = _words16(arr, start[rows] + offset, width)
-        previous_low, previous_high = _words16(arr, start[rows - 1] + offset, width)
+        low, high = words16(arr, start[rows] + offset, width)
+        previous_low, previous_high = words16(arr, start[rows - 1] + offset, width)
         equal = (low == previous_low) & (high == previous_high)
         same[rows[~equal] - 1] = False
         rows = rows[equal & (length[rows] > offset + 16)]
@@ -627,7 +584,7 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
         starts, lengths, present = values.start, values.length, values.present.copy()
     else:
         starts, lengths, present = values.start[rows], values.length[rows], values.present[rows].copy()
-    column = _string_views(lines, starts, lengths)
+    column = string_views(lines, starts, lengths)
     fixes: dict[int, str | None] = {}
     if values.slow:
         position = {int(g): i for i, g in enumerate(rows.tolist())}
@@ -647,14 +604,17 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
     if present.all():
         return column
     if not present.any():
-        return pl.repeat(None, len(rows), dtype=pl.Utf8, eager=True)
+        return _nulls(len(rows))
     return column.set(pl.Series(~present), None)
 
 
 def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]) -> pl.Series:
     """Id / Elo tags: digits are read from the bytes; 'missing' spellings are null; other text is an error."""
-    number, ok = _parse_digits(lines.arr, values.start, values.length)
+    number, ok = parse_digits(lines.arr, values.start, values.length)
     ok &= values.present & (number > 0)
+    is_id = label in _ID_TAGS
+    if not is_id:  # an Elo is an Int32 column: a larger value is its game's error, never the file's
+        ok &= number <= _INT32_MAX
     for g in values.slow:
         ok[g] = False
     result = pl.Series(number).set(pl.Series(~ok), None) if not ok.all() else pl.Series(number)
@@ -663,11 +623,15 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
         text = blank_to_null(pl.col("text"))
         present = text.is_not_null() & ~text.is_in(_MISSING)
         # Ids are digits only ('4.600003e6' is no id); Elo values may be written as whole floats ('2200.0').
-        parse, rule = (parse_id, " (an id is written in digits only)") if label in _ID_TAGS else (parse_int, "")
+        parse, rule = (parse_id, " (an id is written in digits only)") if is_id else (parse_int, "")
+        parsed = parse(text)
+        in_range = parsed.is_between(_INT32_MIN, _INT32_MAX) if not is_id else parsed.is_not_null()
         checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
-            pl.when(present).then(parse(text)).alias("value"),
-            pl.when(present & parse(text).is_null())
+            pl.when(present & in_range).then(parsed).alias("value"),
+            pl.when(present & parsed.is_null())
             .then(pl.format(f"{label} {{}} is not a number{rule}", quoted(text)))
+            .when(present & ~in_range)
+            .then(pl.format(f"{label} {{}} is out of range (at most {_INT32_MAX})", quoted(text)))
             .alias("error"),
         )
         result = result.scatter(odd, checked["value"])
@@ -728,9 +692,14 @@ def _round_values(lines: ByteLines, values: _TagValues) -> pl.Series:
     return result.cast(pl.Int32, strict=False)
 
 
+def _nulls(count: int) -> pl.Series:
+    """A String Series of `count` nulls (built without a Polars query, unlike pl.repeat)."""
+    return pl.Series([None], dtype=pl.Utf8).new_from_index(0, count)
+
+
 def _error_column(errors: dict[int, list[str]], games: int) -> pl.Series:
     """'; '-joined problems per game, null for the (usual) games without any."""
-    column = pl.repeat(None, games, dtype=pl.Utf8, eager=True)
+    column = _nulls(games)
     if errors:
         order = sorted(errors)
         column = column.scatter(order, ["; ".join(errors[g]) for g in order])
@@ -751,42 +720,58 @@ def _tags(
     for j in np.flatnonzero((last == SPACE) | (last == TAB)).tolist():  # rare: blanks after ']'
         end[j] = begin[j] + len(bytes(arr[begin[j] : end[j]]).rstrip(b" \t"))
         last[j] = arr[end[j] - 1]
-    # The quotes of the piece (the padding holds none). Usually they are exactly the two of each tag
-    # line, in order, which a count and the closing quotes show; otherwise each line's are counted.
-    quote_at = np.flatnonzero(arr == _QUOTE)
     close_at = end - 2
-    if len(quote_at) == 2 * len(tag_lines) and len(tag_lines):
-        open_at = quote_at[0::2]
-        two_quotes = (quote_at[1::2] == close_at) & (open_at > begin)
-        if not two_quotes.all():  # some line holds another number of quotes: count them
-            open_at, two_quotes = _two_quotes(quote_at, begin, end)
-    else:
-        open_at, two_quotes = _two_quotes(quote_at, begin, end)
-    name_length = open_at - begin - 2
-    fast = (
-        two_quotes
-        & (name_length >= 1)
-        & (name_length < _NAME_WINDOW)
-        & (last == _CLOSE)
-        & (arr[close_at] == _QUOTE)
-        & (arr[open_at - 1] == SPACE)
+    # The 16 bytes after each '[' (one gather): the wanted names' patterns are matched on them, and
+    # other tags' names are found and checked in them.
+    window = windows(arr, begin + 1, _NAME_WINDOW)
+    words = window.view("<u8")
+    low, high = words[:, 0], words[:, 1]
+    index = _SLOT_TAG[_slot(low)]
+    pattern = ((low & _PATTERN_MASK_LOW[index]) == _PATTERN_LOW[index]) & (
+        (high & _PATTERN_MASK_HIGH[index]) == _PATTERN_HIGH[index]
     )
+    # Where each line's first quote would be: after its wanted name and the blank, or after the first
+    # blank in the window (other tags); -1 when no blank is there (no name of < 16 bytes).
+    name_length = _NAME_LENGTH[index]
+    other = np.flatnonzero(~pattern)
+    if len(other):
+        blanks = window[other] == SPACE
+        first_blank = blanks.argmax(axis=1)
+        name_length[other] = np.where(blanks[np.arange(len(other)), first_blank], first_blank, -1)
+    open_at = begin + name_length + 2
+    # Usually every tag line holds exactly two quotes (there, and before the closing ']') and the
+    # piece no other: then the piece's quotes number twice its tag lines, and the positions above
+    # are the lines' first quotes. Otherwise each line's quotes are found and counted.
+    if (
+        len(tag_lines)
+        and np.count_nonzero(arr == _QUOTE) == 2 * len(tag_lines)  # the padding holds no quote
+        and (name_length >= 0).all()
+        and (open_at < close_at).all()
+        and (arr[open_at] == _QUOTE).all()
+        and (arr[close_at] == _QUOTE).all()
+    ):
+        # The blank before the first quote and the closing quote are known to be there.
+        fast = (name_length >= 1) & (name_length < _NAME_WINDOW) & (last == _CLOSE)
+    else:
+        quote_at = np.flatnonzero(arr == _QUOTE)
+        open_at, two_quotes = _two_quotes(quote_at, begin, end)
+        name_length = open_at - begin - 2
+        fast = (
+            two_quotes
+            & (name_length >= 1)
+            & (name_length < _NAME_WINDOW)
+            & (last == _CLOSE)
+            & (arr[close_at] == _QUOTE)
+            & (arr[open_at - 1] == SPACE)
+        )
+        # A wanted name's pattern counts only where its quote is the line's first.
+        pattern &= open_at == begin + _NAME_LENGTH[index] + 2
     if escapes:
         odd = np.zeros(lines.count + 1, dtype=bool)
         odd[np.searchsorted(lines.starts, np.flatnonzero(arr == _BACKSLASH), side="right") - 1] = True
         fast &= ~odd[tag_lines]
     value_start, value_end = open_at + 1, close_at
-
-    # The name's bytes as two words (zero past its length): a multiplicative hash finds the
-    # candidate in TAGS, the words confirm it.
-    # One 16-byte gather per line gives both words (and the bytes of other tags' names below).
-    window = windows(arr, begin + 1, _NAME_WINDOW)
-    words = window.view("<u8")
-    length = np.where(fast, name_length, 0)
-    low = words[:, 0] & _BYTE_MASKS.take(np.minimum(length, 8))
-    high = words[:, 1] & _BYTE_MASKS.take(np.clip(length - 8, 0, 8))
-    index = _SLOT_TAG[_slot(low)]
-    hit = fast & (_CANDIDATE_LOW[index] == low) & (_CANDIDATE_HIGH[index] == high)
+    hit = fast & pattern
     tag_of = np.where(hit, index, _UNWANTED)
     # Other tags must still be well-formed names (letters, digits, '_'; no blank).
     other = np.flatnonzero(fast & ~hit)
@@ -794,7 +779,14 @@ def _tags(
         names_ok = np.all(
             _NAME_BYTES[window[other]] | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]), axis=1
         )
-        fast[other[~names_ok]] = False
+        for j in other[~names_ok].tolist():
+            # A wanted name followed by NUL bytes ('Date\0') is read as that name, as the zero-padded
+            # name words always read it (its game is in error anyway: a NUL byte).
+            name = bytes(window[j, : name_length[j]]).rstrip(b"\0").decode("latin-1")
+            if len(name) < name_length[j] and name in _TAG_INDEX:
+                tag_of[j] = _TAG_INDEX[name]
+            else:
+                fast[j] = False
 
     slow_values: dict[int, str] = {}
     for j in np.flatnonzero(~fast).tolist():
@@ -860,10 +852,14 @@ def _move_facts(
     has_move = np.zeros(games, dtype=bool)
     if len(move_lines) == 0:
         return moves_known, has_move
-    with_moves, first = np.unique(move_game, return_index=True)
+    first = np.flatnonzero(np.diff(move_game, prepend=0))  # games are numbered in line order
+    with_moves = move_game[first]
     first_lines = move_lines[first]
-    openings = _string_views(lines, content[first_lines], lines.ends[first_lines] - content[first_lines])
-    quick = openings.str.contains(_OPENS_WITH_MOVE).to_numpy()
+    quick = _opens_with_move(lines.arr, content[first_lines])
+    other = np.flatnonzero(~quick)
+    if len(other):  # other spellings ('1.\te4', '12345678. e4', Unicode digits or blanks): the pattern itself
+        begin, end = content[first_lines[other]], lines.ends[first_lines[other]]
+        quick[other] = string_views(lines, begin, end - begin).str.contains(_OPENS_WITH_MOVE).to_numpy()
     has_move[with_moves[quick] - 1] = True
     unsure = with_moves[~quick]
     if len(unsure):
@@ -879,6 +875,31 @@ def _move_facts(
         )
         has_move[unsure - 1] = checked
     return moves_known, has_move
+
+
+_MOVE_LETTERS = np.zeros(256, dtype=bool)
+_MOVE_LETTERS[list(b"abcdefghKQRBNO")] = True
+_OPENING_WINDOW = 10
+
+
+def _opens_with_move(arr: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    r"""Whether the line at each start opens as '1. e4' or '12.Nf3': ASCII digits, '.', at most one blank, a
+    move's letter; True only where _OPENS_WITH_MOVE matches (False may still match it in another spelling).
+
+    A line's '\n' ends any such opening, so the window may run on into the next line.
+    """
+    window = windows(arr, starts, _OPENING_WINDOW)
+    digit = (window - np.uint8(48)) <= 9  # other bytes wrap around to 10 and more
+    digits = digit.argmin(axis=1)  # leading digits (0 when the whole window is digits: not matched)
+    rows = np.arange(len(starts))
+    after = window[rows, np.minimum(digits + 1, _OPENING_WINDOW - 1)]
+    then = window[rows, np.minimum(digits + 2, _OPENING_WINDOW - 1)]
+    return (
+        (digits >= 1)
+        & (digits <= _OPENING_WINDOW - 3)
+        & (window[rows, digits] == ord("."))
+        & (_MOVE_LETTERS[after] | ((after == SPACE) & _MOVE_LETTERS[then]))
+    )
 
 
 def _preamble(
