@@ -222,3 +222,37 @@ def test_a_store_that_fails_to_read_raises_instead_of_quarantining():
         for name in ("GER/2024-01/x.pgn.zst", "GER/2024-01/x.pgn"):
             with pytest.raises(StorageReadError):
                 read_dump(source, name, "GER", "2024-01")
+
+
+@pytest.mark.parametrize("chunk_bytes", [64, 300, 1200])
+def test_pieces_read_in_place_equal_padded_copies(monkeypatch, chunk_bytes):
+    """A large file's pieces are read where they lie: the next piece's bytes after them (quotes, escapes, braces,
+    ';' and NUL bytes) change nothing against reading each piece from a zero-padded copy.
+    """
+    odd = '[Event "Say \\"hi\\""]\n[Site "{x;"]\n[White "a\\\\b"]\n[Result "1-0"]\n\n{ ; } 1. e4 1-0\n\n'
+    data = (_pgn(30, seed=3).decode() + odd + _pgn(20, seed=4).decode() + odd).encode()
+    data = data.replace(b'[Black "Player, 5"]', b'[Black "Play\x00er"]')
+    monkeypatch.setattr(pgn, "CHUNK_BYTES", chunk_bytes)
+    in_place = _read(data)
+    copied: list[int] = []
+
+    def copy(source, begin, end):
+        copied.append(end - begin)
+        return pgn.byte_lines(memoryview(source)[begin:end])
+
+    monkeypatch.setattr(pgn, "lines_in", copy)
+    assert _read(data).equals(in_place, null_equal=True)
+    assert len(copied) > 3
+
+
+def test_lines_in_reads_in_place_only_with_room_after():
+    from pipeline.formats.scan import PADDING, lines_in
+
+    text = b"[a]\n\n" * 40
+    inside = lines_in(text, 0, 20)
+    assert inside.source is text and inside.text_length == 20 and inside.count == 8
+    assert not inside.holds(b"]\n\n[a]\n\n[a]\n\n[a]\n\n[a]\n")  # the bytes after the text are not its own
+    at_end = lines_in(text, len(text) - 10, len(text))  # no PADDING bytes after: a zero-padded copy
+    assert at_end.source is not text and bytes(at_end.arr[10:]) == bytes(PADDING)
+    unfinished = lines_in(text, 0, 18)  # no final newline: a copy that supplies it
+    assert unfinished.source is not text and unfinished.text_length == 19

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 import numpy as np
@@ -31,6 +32,7 @@ from pipeline.formats.scan import (
     ByteLines,
     byte_lines,
     leading_digits,
+    lines_in,
     parse_digits,
     parse_ymd,
     string_views,
@@ -83,6 +85,7 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 _BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # the first k bytes of a word
+_ONE_BYTES = np.uint64(0x0101010101010101)
 
 
 def _pattern_words(pattern: bytes) -> tuple[int, int, int, int]:
@@ -156,12 +159,12 @@ def parse_pgn_stream(blocks: Iterable[bytes], event_key: str) -> pl.DataFrame:
 
 
 def _parse_pieces(
-    pieces: Iterable[tuple[bytes | memoryview | ByteLines, np.ndarray, np.ndarray]],
+    pieces: Iterable[tuple[ByteLines | Callable[[], ByteLines], np.ndarray, np.ndarray]],
     event_keys: list[str],
     compact: bool = False,
 ) -> pl.DataFrame:
-    """The records of the files `event_keys` names, scanned piece by piece (see _pieces; a piece may come as its
-    ByteLines already).
+    """The records of the files `event_keys` names, scanned piece by piece (see _pieces): a piece comes as its
+    ByteLines, or as what makes them when they are needed.
     """
     files_count = len(event_keys)
     parts: list[pl.DataFrame] = []
@@ -170,10 +173,10 @@ def _parse_pieces(
     lines_before = np.zeros(files_count, dtype=np.int64)
     games_before = np.zeros(files_count, dtype=np.int64)
     for buffer, files, byte_starts in pieces:
-        lines = buffer if isinstance(buffer, ByteLines) else byte_lines(buffer)
+        lines = buffer if isinstance(buffer, ByteLines) else buffer()
         del buffer
         segments = _Segments(files, byte_starts, lines_before[files], games_before[files])
-        games, preamble = _scan(lines, segments, escapes=b"\\" in lines.padded)  # the padding holds no backslash
+        games, preamble = _scan(lines, segments, escapes=lines.holds(b"\\"))
         lines_before[files] += np.diff(np.searchsorted(lines.starts, byte_starts), append=lines.count)
         games_before += np.bincount(games["file"].to_numpy(), minlength=files_count)
         parts.append(_own_strings(games) if compact else games)
@@ -250,11 +253,14 @@ def _next_cut(buffer: bytearray, start: int, final: bool) -> tuple[int | None, i
     return None, max(start, len(buffer) - 2)
 
 
-def _pieces(texts: list[bytes]) -> list[tuple[bytes | memoryview, np.ndarray, np.ndarray]]:
-    """(bytes, file indexes, byte offsets) to scan: small files end to end up to CHUNK_BYTES, larger ones in pieces.
+def _pieces(texts: list[bytes]) -> list[tuple[Callable[[], ByteLines], np.ndarray, np.ndarray]]:
+    """(what makes its ByteLines, file indexes, byte offsets) to scan: small files end to end up to CHUNK_BYTES,
+    larger ones in pieces.
 
     Every file of a joint piece ends with a newline, so no line runs on into the next file. Empty
-    texts have no lines, so no records, and get no piece.
+    texts have no lines, so no records, and get no piece. A large file's pieces are read in place
+    (lines_in: its bytes after a piece pad it), all but the last, which is copied; small files are
+    joined with the padding after them, so no piece's text is copied twice.
     """
     groups: list[list[int]] = []
     size = CHUNK_BYTES  # full: the next file opens a group
@@ -270,18 +276,19 @@ def _pieces(texts: list[bytes]) -> list[tuple[bytes | memoryview, np.ndarray, np
             size = 0
         groups[-1].append(index)
         size += len(text) + 1
-    pieces: list[tuple[bytes | memoryview, np.ndarray, np.ndarray]] = []
+    pieces: list[tuple[Callable[[], ByteLines], np.ndarray, np.ndarray]] = []
     for group in groups:
         text = texts[group[0]]
         if len(text) > CHUNK_BYTES:
-            view = memoryview(text)
             pieces.extend(
-                (view[begin:end], np.array(group), np.zeros(1, dtype=np.int64)) for begin, end in _chunk_bounds(text)
+                (partial(lines_in, text, begin, end), np.array(group), np.zeros(1, dtype=np.int64))
+                for begin, end in _chunk_bounds(text)
             )
             continue
         parts = [texts[index] if texts[index].endswith(b"\n") else texts[index] + b"\n" for index in group]
         offsets = np.cumsum([0] + [len(part) for part in parts[:-1]])
-        pieces.append((b"".join(parts), np.array(group), offsets))
+        joined = b"".join([*parts, bytes(PADDING)])
+        pieces.append((partial(lines_in, joined, 0, len(joined) - PADDING), np.array(group), offsets))
     return pieces
 
 
@@ -344,23 +351,31 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     tagish = ~blank & (first_content == _OPEN) & (arr[content + 1] != _PERCENT)
     escape = first == _PERCENT
 
-    segment = np.searchsorted(segments.byte_start, starts, side="right") - 1
     segment_first = np.searchsorted(starts, segments.byte_start)
+    # One file from the piece's first byte (a large file's piece, or a lone small file): no search.
+    single = len(segments.byte_start) == 1 and segments.byte_start[0] == 0
+    if single:
+        segment = np.zeros(lines.count, dtype=np.intp)
+    else:
+        segment = np.searchsorted(segments.byte_start, starts, side="right") - 1
     unclosed: np.ndarray | None = None
-    if b"{" in lines.padded:  # a line that starts inside a {comment} is part of it, never a tag line
+    if lines.holds(b"{"):  # a line that starts inside a {comment} is part of it, never a tag line
         in_comment, unclosed = _comment_lines(lines, content, tagish, escape, segments.byte_start)
         tagish &= ~in_comment
     movetext = ~blank & ~tagish & ~escape
     # 0-based line number of every line within its file.
-    file_line = np.arange(lines.count) - (segment_first - segments.line_offset)[segment]
+    if single:
+        file_line = np.arange(lines.count, dtype=np.int64) + int(segments.line_offset[0] - segment_first[0])
+    else:
+        file_line = np.arange(lines.count) - (segment_first - segments.line_offset)[segment]
 
     tag_lines = np.flatnonzero(tagish)
     tag_of, value_start, value_end, slow_values = _tags(
         lines, tag_lines, content[tag_lines], ends[tag_lines].copy(), escapes
     )
-    game = _game_numbers(tagish, tag_lines, tag_of, segment, segment_first)
+    game = _game_numbers(tagish, tag_lines, tag_of, None if single else segment, segment_first)
     games = int(game.max(initial=0))
-    preamble = _preamble(lines, game, blank, escape, file_line, segments.file[segment])
+    preamble = _preamble(lines, game, blank, escape, file_line, segments.file, segment)
     if games == 0:
         return _empty_games(), preamble
 
@@ -383,7 +398,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
                     f"comment '{{' on line {file_line[line] + 1} is never closed (read as ending with its line)"
                 )
     # A NUL byte spoils the game whose lines hold it, not the file (the zero padding is no NUL of the text).
-    if lines.padded.find(b"\x00", 0, len(lines.padded) - PADDING) != -1:
+    if lines.holds(b"\x00"):
         nul_lines = np.unique(np.searchsorted(starts, np.flatnonzero(arr[: len(arr) - PADDING] == 0), side="right") - 1)
         for line in nul_lines[game[nul_lines] > 0].tolist():
             errors.setdefault(int(game[line]) - 1, []).append(
@@ -485,7 +500,7 @@ def _comment_lines(
     keep = ~escape[line_of] & ~tag_shaped[line_of]
     braces, line_of = braces[keep], line_of[keep]
     semicolons = np.zeros(0, dtype=np.int64)
-    if b";" in lines.padded:
+    if lines.holds(b";"):
         semicolons = np.flatnonzero(body == _SEMICOLON)
         semicolon_line = np.searchsorted(starts, semicolons, side="right") - 1
         keep = ~escape[semicolon_line] & ~tag_shaped[semicolon_line]
@@ -534,13 +549,13 @@ def _comment_lines(
 
 
 def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> np.ndarray:
-    """(games, len(TAGS)) index of the first tag line of each wanted tag in each game, -1 when absent.
+    """(len(TAGS), games) index of the first tag line of each wanted tag in each game, -1 when absent.
 
     A repeated tag does not overwrite the first one. Repeats are rare, so the table is filled in one
     assignment and only the cells that several lines competed for are settled with a minimum.
     """
     rows = np.flatnonzero(tag_of >= 0)
-    cell = (tag_game[rows] - 1) * len(TAGS) + tag_of[rows]
+    cell = tag_of[rows] * games + (tag_game[rows] - 1)
     table = np.full(games * len(TAGS), -1, dtype=np.int64)
     table[cell] = rows
     lost = table[cell] != rows
@@ -548,7 +563,7 @@ def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> np.ndar
         contested = np.isin(cell, np.unique(cell[lost]))
         table[cell[contested]] = np.iinfo(np.int64).max
         np.minimum.at(table, cell[contested], rows[contested])
-    return table.reshape(games, len(TAGS))
+    return table.reshape(len(TAGS), games)
 
 
 def _first_values(
@@ -565,11 +580,9 @@ def _first_values(
     slow: list[dict[int, str]] = [{} for _ in TAGS]
     if slow_values:
         keys = np.fromiter(slow_values, dtype=np.int64, count=len(slow_values))
-        for g, index in zip(*np.nonzero(present & np.isin(first_rows, keys)), strict=True):
-            slow[index][int(g)] = slow_values[int(first_rows[g, index])]
-            start[g, index] = length[g, index] = 0
-    # One tag's values contiguous (each column is read many times).
-    start, length, present = (np.ascontiguousarray(table.T) for table in (start, length, present))
+        for index, g in zip(*np.nonzero(present & np.isin(first_rows, keys)), strict=True):
+            slow[index][int(g)] = slow_values[int(first_rows[index, g])]
+            start[index, g] = length[index, g] = 0
     return {tag: _TagValues(start[index], length[index], present[index], slow[index]) for index, tag in enumerate(TAGS)}
 
 
@@ -744,7 +757,7 @@ def _tags(
     # are the lines' first quotes. Otherwise each line's quotes are found and counted.
     if (
         len(tag_lines)
-        and np.count_nonzero(arr == _QUOTE) == 2 * len(tag_lines)  # the padding holds no quote
+        and np.count_nonzero(arr[: lines.text_length] == _QUOTE) == 2 * len(tag_lines)
         and (name_length >= 0).all()
         and (open_at < close_at).all()
         and (arr[open_at] == _QUOTE).all()
@@ -753,7 +766,7 @@ def _tags(
         # The blank before the first quote and the closing quote are known to be there.
         fast = (name_length >= 1) & (name_length < _NAME_WINDOW) & (last == _CLOSE)
     else:
-        quote_at = np.flatnonzero(arr == _QUOTE)
+        quote_at = np.flatnonzero(arr[: lines.text_length] == _QUOTE)
         open_at, two_quotes = _two_quotes(quote_at, begin, end)
         name_length = open_at - begin - 2
         fast = (
@@ -768,7 +781,8 @@ def _tags(
         pattern &= open_at == begin + _NAME_LENGTH[index] + 2
     if escapes:
         odd = np.zeros(lines.count + 1, dtype=bool)
-        odd[np.searchsorted(lines.starts, np.flatnonzero(arr == _BACKSLASH), side="right") - 1] = True
+        backslashes = np.flatnonzero(arr[: lines.text_length] == _BACKSLASH)
+        odd[np.searchsorted(lines.starts, backslashes, side="right") - 1] = True
         fast &= ~odd[tag_lines]
     value_start, value_end = open_at + 1, close_at
     hit = fast & pattern
@@ -776,8 +790,12 @@ def _tags(
     # Other tags must still be well-formed names (letters, digits, '_'; no blank).
     other = np.flatnonzero(fast & ~hit)
     if len(other):
-        names_ok = np.all(
-            _NAME_BYTES[window[other]] | (np.arange(_NAME_WINDOW)[None, :] >= name_length[other, None]), axis=1
+        # Every byte of the name a name byte: its flags (0/1 bytes) read 8 at a time, those past the name masked.
+        flags = _NAME_BYTES.view(np.uint8)[window[other]].view("<u8")
+        length = name_length[other]
+        low_mask, high_mask = _BYTE_MASKS.take(np.clip(length, 0, 8)), _BYTE_MASKS.take(np.clip(length - 8, 0, 8))
+        names_ok = ((flags[:, 0] & low_mask) == (_ONE_BYTES & low_mask)) & (
+            (flags[:, 1] & high_mask) == (_ONE_BYTES & high_mask)
         )
         for j in other[~names_ok].tolist():
             # A wanted name followed by NUL bytes ('Date\0') is read as that name, as the zero-padded
@@ -810,28 +828,32 @@ def _two_quotes(quote_at: np.ndarray, begin: np.ndarray, end: np.ndarray) -> tup
 
 
 def _game_numbers(
-    tagish: np.ndarray, tag_lines: np.ndarray, tag_of: np.ndarray, segment: np.ndarray, segment_first: np.ndarray
+    tagish: np.ndarray,
+    tag_lines: np.ndarray,
+    tag_of: np.ndarray,
+    segment: np.ndarray | None,
+    segment_first: np.ndarray,
 ) -> np.ndarray:
     """Game number of every line in the piece, counted across its files (0 before a file's first game).
 
     A game starts where a tag section starts; a second Event tag inside one section (games whose
     tag sections touch without movetext or a blank line between them) starts another game. A
     file's first line starts a section even when the previous file ended inside a tag section.
+    segment: each line's file in the piece, None when it holds one file from its first line.
     """
     count = len(tagish)
     if len(tag_lines) == 0:
         return np.zeros(count, dtype=np.int64)
-    is_event = np.zeros(count, dtype=bool)
-    is_event[tag_lines[tag_of == _EVENT]] = True
-    section_start = tagish & ~np.concatenate([[False], tagish[:-1]])
-    section_start[segment_first] = tagish[segment_first]
-    section = np.cumsum(section_start)
-    events_so_far = np.cumsum(is_event)
-    section_first = np.flatnonzero(section_start)
-    before_section = events_so_far[section_first] - is_event[section_first]
-    in_section = events_so_far - np.where(section > 0, before_section[np.maximum(section - 1, 0)], 0)
-    starts_game = section_start | (is_event & (in_section > 1))
+    starts_game = tagish.copy()
+    starts_game[1:] &= ~tagish[:-1]
+    starts_game[segment_first] = tagish[segment_first]  # section starts so far
+    # An Event line starts a game when the Event line before it is in the same section.
+    events = tag_lines[tag_of == _EVENT]
+    event_section = np.searchsorted(np.flatnonzero(starts_game), events, side="right")
+    starts_game[events[1:][event_section[1:] == event_section[:-1]]] = True
     game = np.cumsum(starts_game)
+    if segment is None:  # the first line is the file's: lines before its first game have game 0 already
+        return game
     # Lines of a file before its first game (its preamble) belong to no game, not the previous file's last.
     games_before_segment = game[segment_first] - starts_game[segment_first]
     return np.where(game > games_before_segment[segment], game, 0)
@@ -903,7 +925,13 @@ def _opens_with_move(arr: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def _preamble(
-    lines: ByteLines, game: np.ndarray, blank: np.ndarray, escape: np.ndarray, file_line: np.ndarray, file: np.ndarray
+    lines: ByteLines,
+    game: np.ndarray,
+    blank: np.ndarray,
+    escape: np.ndarray,
+    file_line: np.ndarray,
+    segment_file: np.ndarray,
+    segment: np.ndarray,
 ) -> pl.DataFrame | None:
     """Text before a file's first tag section (or in a file with no tags at all) is reported, never dropped.
 
@@ -913,7 +941,7 @@ def _preamble(
     before = np.flatnonzero((game == 0) & ~blank & ~escape)
     if len(before) == 0:
         return None
-    files, first, counts = np.unique(file[before], return_index=True, return_counts=True)
+    files, first, counts = np.unique(segment_file[segment[before]], return_index=True, return_counts=True)
     shown = [
         before[begin : begin + min(count, 20)].tolist()
         for begin, count in zip(first.tolist(), counts.tolist(), strict=True)

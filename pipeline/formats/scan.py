@@ -16,10 +16,15 @@ _VIEW_INLINE = 12  # Arrow string views keep strings of up to 12 bytes inline, l
 
 @dataclass
 class ByteLines:
-    """A text (UTF-8, LF line ends) with the offsets of its lines; `arr` is the padded byte array."""
+    """A text (UTF-8, LF line ends) with the offsets of its lines; `arr` is the text and PADDING bytes after it.
 
-    padded: bytearray  # the text, a final '\n' if it lacked one, then PADDING zero bytes
-    buffer: pa.Buffer  # the same bytes for Arrow string views
+    The bytes after the text are zeros (byte_lines), or the bytes that follow it in a larger text
+    (lines_in): only windows that begin inside the text read them, and never use them.
+    """
+
+    source: bytes | bytearray  # holds the text at [begin, begin + len(arr) - PADDING)
+    begin: int
+    buffer: pa.Buffer  # arr's bytes for Arrow string views
     arr: np.ndarray
     starts: np.ndarray  # int64 offset of each line's first byte
     ends: np.ndarray  # int64 offset just past each line's last byte (the '\n' excluded)
@@ -27,6 +32,14 @@ class ByteLines:
     @property
     def count(self) -> int:
         return len(self.starts)
+
+    @property
+    def text_length(self) -> int:
+        return len(self.arr) - PADDING
+
+    def holds(self, pattern: bytes) -> bool:
+        """Whether the text (not what follows it) holds `pattern`."""
+        return self.source.find(pattern, self.begin, self.begin + self.text_length) != -1
 
     def text(self, index: int) -> str:
         """One line as text (for the rare lines the vectorised paths leave to Python)."""
@@ -41,14 +54,26 @@ def byte_lines(data: bytes | memoryview) -> ByteLines:
     padded[: len(data)] = data
     if not ends_line:
         padded[len(data)] = NEWLINE
-    arr = np.frombuffer(padded, dtype=np.uint8)
-    text_length = len(padded) - PADDING
-    newlines = np.flatnonzero(arr[:text_length] == NEWLINE)
+    return _lines(padded, 0, memoryview(padded))
+
+
+def lines_in(source: bytes, begin: int, end: int) -> ByteLines:
+    r"""The lines of source[begin:end], without copying them when they end with '\n' and PADDING more bytes
+    follow them in `source` (the lines then keep `source` alive); else byte_lines of a copy.
+    """
+    if begin < end and end + PADDING <= len(source) and source[end - 1] == NEWLINE:
+        return _lines(source, begin, memoryview(source)[begin : end + PADDING])
+    return byte_lines(memoryview(source)[begin:end])
+
+
+def _lines(source: bytes | bytearray, begin: int, view: memoryview) -> ByteLines:
+    arr = np.frombuffer(view, dtype=np.uint8)
+    newlines = np.flatnonzero(arr[: len(arr) - PADDING] == NEWLINE)
     starts = np.empty(len(newlines), dtype=np.int64)
     if len(newlines):
         starts[0] = 0
         starts[1:] = newlines[:-1] + 1
-    return ByteLines(padded, pa.py_buffer(padded), arr, starts, newlines.astype(np.int64))
+    return ByteLines(source, begin, pa.py_buffer(view), arr, starts, newlines.astype(np.int64, copy=False))
 
 
 def windows(arr: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
@@ -82,7 +107,7 @@ def string_views(lines: ByteLines, starts: np.ndarray, lengths: np.ndarray) -> p
     """A Polars String Series of the byte ranges [start, start + length), without copying the text.
 
     Builds Arrow string views (16 bytes each: the length, then the bytes inline when they fit in
-    12, else a 4-byte prefix, buffer 0 and the offset) that point into the padded text buffer.
+    12, else a 4-byte prefix, buffer 0 and the offset) that point into the text buffer (arr's bytes).
     Ranges must start and end on UTF-8 character boundaries.
     """
     n = len(starts)
