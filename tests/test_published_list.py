@@ -13,17 +13,24 @@ import numpy as np
 import polars as pl
 import pytest
 
+from pipeline.formats import fide_list
 from pipeline.formats.fide_list import LAYOUTS, WIDTHS, parse_fide_list
 from pipeline.reports.published_list import (
+    NAME_ORDER,
     PUBLISHED_COLUMNS,
+    fide_list_month,
     published_csv,
     published_html,
+    published_html_bytes,
     published_list,
     published_list_key,
     published_registry,
     published_txt,
+    published_txt_bytes,
+    ranked_registry,
     write_published_month,
 )
+from pipeline.validate import LOCAL_ID_BASE
 from schemas import Players, PublishedList, RatingList
 from schemas.util import conform, empty_frame
 from tests.screenshots import CHROMIUM, CHROMIUM_ARGS
@@ -503,6 +510,237 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
             assert blocked == []  # the page asked for nothing beyond itself
         finally:
             browser.close()
+
+
+# -- the fast writers give the bytes of the plain ones ------------------------------------------------
+
+# Names to trip a writer: CSV quoting, HTML and script text, JSON escapes, control characters (the TXT
+# turns them into blanks), blanks around or alone (empty cells), wide and combining characters, a name
+# longer than the TXT column, and equal names (the id decides their order).
+TRICKY_NAMES = [
+    HOSTILE_NAME,
+    'Quote "q", Comma',
+    '"Start, quoted"',
+    "  Ørsted,\nJosé  ",
+    "Tab,\tand\rreturn\x00nul\x7fdel",
+    "Line\u2028sep,\u0085next\u2029para",
+    "   ",
+    "",
+    "名字, 中文",
+    "Zoë & <b>bold</b> -->",
+    "Cafe\u0301, combining",
+    "Back\\slash, \\u003c",
+    "Emoji, 🏆♞",
+    "\u00a0Nbsp, edge\u00a0",
+    "Wolfeschlegelsteinhausenbergerdorff-Hubert, Alexander Maximilian Friedrich Ü",
+    "Smith, Anna",
+    "Smith, Anna",
+    " Smith, Anna",
+    "smith, anna",
+]
+
+
+def reference_published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> pl.DataFrame:
+    """published_list as first written (one join, then Polars sorting the three columns, the name as text)."""
+    known = pl.DataFrame(
+        schema={
+            "player_id": pl.Int64,
+            "name": pl.Utf8,
+            "federation": pl.Utf8,
+            "title": pl.Utf8,
+            "sex": pl.Utf8,
+            "registry_birth_year": pl.Int32,
+        }
+    )
+    if registry is not None and registry.height:
+        blank_is_null = [
+            pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c).str.strip_chars()).alias(c)
+            for c in ("name", "federation", "title", "sex")
+        ]
+        known = registry.select(
+            "player_id", *blank_is_null, pl.col("birth_year").cast(pl.Int32).alias("registry_birth_year")
+        ).unique("player_id", keep="first", maintain_order=True)
+    frame = rating_list.join(known, on="player_id", how="left").with_columns(
+        pl.col("player_id").alias("id"), pl.coalesce("registry_birth_year", "birth_year").alias("birth_year")
+    )
+    frame = frame.sort(["rating", "name", "id"], descending=[True, False, False], nulls_last=True)
+    return conform(frame, PublishedList)
+
+
+def reference_fide_list(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> str:
+    """FIDE's per-type list as the first writer made it (before fide_list_bytes): the reference the files must equal.
+
+    `players`: player_id, name, federation, sex, title, birth_year, rating, games, k, inactive, in the
+    order to print (any may be null but player_id). `list_month` (YYYY-MM) is the date of the list,
+    the heading of its rating column. Like FIDE's per-type lists, unrated players are left out. Women
+    (sex F) carry the flag w, inactive players i. Text fields are cut to leave one blank before the
+    next column; a number too wide for its column raises ValueError rather than shift the line.
+    """
+    fields = LAYOUTS["B"]
+    width = {field: end - start for field, (start, end) in fields.items()}
+    headings = dict(fide_list._LAYOUT_B_HEADINGS, rating=fide_list.list_month_token(list_month))
+    header = "".join(headings[field].ljust(width[field]) for field in fields).rstrip()
+
+    def text(column: str, field: str) -> pl.Expr:
+        cleaned = pl.col(column).cast(pl.Utf8).str.replace_all(fide_list._CONTROL_CHARACTERS, " ").str.strip_chars()
+        return cleaned.fill_null("").str.slice(0, width[field] - 1)
+
+    def number(column: str, unknown: str = "") -> pl.Expr:
+        return pl.col(column).cast(pl.Utf8).fill_null(unknown)
+
+    title = text("title", "title")
+    birth = (
+        pl.when(pl.col("birth_year").is_between(1000, 9999))
+        .then(pl.col("birth_year").cast(pl.Utf8))
+        .otherwise(pl.lit("0000"))
+    )
+    flag = pl.concat_str(
+        pl.when(pl.col("sex") == "F").then(pl.lit("w")).otherwise(pl.lit("")),
+        pl.when(pl.col("inactive").fill_null(False)).then(pl.lit("i")).otherwise(pl.lit("")),
+    )
+    cells = {
+        "player_id": number("player_id"),
+        "name": text("name", "name"),
+        "federation": text("federation", "federation"),
+        "sex": text("sex", "sex"),
+        "title": title,
+        "women_title": pl.when(title.is_in(fide_list.WOMEN_TITLES)).then(title).otherwise(pl.lit("")),
+        "other_titles": pl.lit(""),
+        "foa_title": pl.lit(""),
+        "rating": number("rating"),
+        "games": number("games", "0"),
+        "k": number("k"),
+        "birth": birth,
+        "flag": flag,
+    }
+    rows = players.filter(pl.col("rating").is_not_null()).select([expr.alias(field) for field, expr in cells.items()])
+    widest = rows.select(pl.all().str.len_chars().max()).row(0, named=True) if rows.height else {}
+    for field, longest in widest.items():
+        if longest is not None and longest > width[field]:
+            raise ValueError(
+                f"a {field} value of {longest} characters does not fit FIDE's {width[field]}-character column"
+            )
+    lines = rows.select(pl.concat_str([pl.col(field).str.pad_end(width[field]) for field in fields]).alias("line"))[
+        "line"
+    ]
+    body = lines.str.join(line_end).item() if rows.height else ""
+    return header + line_end + (body + line_end if body else "")
+
+
+def reference_files(published: pl.DataFrame, month: str) -> tuple[bytes, bytes]:
+    """The CSV and the TXT as first written: Polars' CSV as a string, the first TXT writer's text, both encoded."""
+    csv = conform(published, PublishedList).write_csv(null_value="").encode("utf-8")
+    fide_ids = published.filter(pl.col("id") < LOCAL_ID_BASE).rename({"id": "player_id"})
+    return csv, reference_fide_list(fide_ids, fide_list_month(month)).encode("utf-8")
+
+
+def tricky_list(players: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """big_list with TRICKY_NAMES, titles and blanks in the registry, local ids, rating ties, unknown birth years."""
+    rng = np.random.default_rng(seed)
+    frame, known = big_list(players, seed=seed)
+    local = rng.random(players) < 0.02  # players known by name only: in the CSV and HTML, not in the TXT
+    frame = frame.with_columns(
+        pl.when(pl.Series(local)).then(pl.col("player_id") + LOCAL_ID_BASE).otherwise(pl.col("player_id")),
+        # Few ratings, so that many players share one and the names (then the ids) decide.
+        (pl.col("rating") // 50 * 50).cast(pl.Int32),
+        pl.when(pl.Series(rng.random(players) < 0.1)).then(None).otherwise(pl.col("birth_year")).alias("birth_year"),
+        pl.when(pl.Series(rng.random(players) < 0.1)).then(None).otherwise(pl.col("k")).alias("k"),
+    )
+    ids = frame["player_id"].to_numpy()
+    tricky = rng.random(known.height) < 0.05
+    known = known.with_columns(
+        pl.Series("player_id", ids[10:]),  # big_list's registry is its list's ids but the first ten
+        pl.when(pl.Series(tricky))
+        .then(pl.Series(np.array(TRICKY_NAMES, dtype=object)[rng.integers(0, len(TRICKY_NAMES), known.height)]))
+        .otherwise(pl.col("name"))
+        .alias("name"),
+        pl.Series(
+            np.array(["GM", "WGM", "IM", "WIM", "wf", " FM ", "", None], dtype=object)[rng.integers(0, 8, known.height)]
+        ).alias("title"),
+        pl.when(pl.Series(rng.random(known.height) < 0.03))
+        .then(pl.lit(" "))
+        .otherwise(pl.col("federation"))
+        .alias("federation"),
+        pl.when(pl.Series(rng.random(known.height) < 0.5))
+        .then(pl.Series(ids[10:]) % 90 + 1930)
+        .cast(pl.Int32)
+        .alias("birth_year"),
+    )
+    return frame, known
+
+
+@pytest.mark.parametrize(("players", "seed"), [(3_000, 1), (3_000, 2), (60_000, 3)])
+def test_the_fast_writers_give_the_files_of_the_plain_ones(players: int, seed: int) -> None:
+    frame, known = tricky_list(players, seed)
+    reference = reference_published_list(frame, known)
+    ranked = ranked_registry(known)
+    # The same rows in the same order, whether the names are ranked beforehand or sorted as text.
+    assert published_list(frame, known).equals(reference)
+    assert published_list(frame, ranked).equals(reference)
+    assert reference["name"].is_in(["Smith, Anna"]).sum() > 1 and reference["id"].ge(LOCAL_ID_BASE).any()
+    csv, txt = reference_files(reference, "2024-03")
+    assert published_csv(reference) == csv
+    assert published_txt_bytes(reference, "2024-03") == txt and published_txt(reference, "2024-03") == txt.decode()
+    assert (
+        published_html_bytes(reference, "actual", "2024-03") == published_html(reference, "actual", "2024-03").encode()
+    )
+    # And without any control character (the TXT writer then skips replacing them).
+    calm = reference.filter(~pl.col("name").fill_null("").str.contains(r"[\x00-\x1f\x7f\u0085\u2028\u2029]"))
+    assert (
+        calm.height < reference.height and published_txt_bytes(calm, "2024-03") == reference_files(calm, "2024-03")[1]
+    )
+    names = set(pl.read_csv(csv, infer_schema=False)["name"])
+    for name in ('Quote "q", Comma', "Zoë & <b>bold</b> -->", "名字, 中文"):  # the tricky names made it to the files
+        assert name in names and name.encode() in txt
+
+
+def test_published_registry_ranks_give_the_text_order_and_duplicates_fall_back(
+    small: tuple[pl.DataFrame, pl.DataFrame],
+) -> None:
+    players, known = small
+    ranked = ranked_registry(known)
+    assert published_list(players, ranked).equals(reference_published_list(players, known))
+    # A player registered twice: the first row names them, as the plain join would.
+    twice = pl.concat([ranked, ranked.filter(pl.col("player_id") == 20).with_columns(name=pl.lit("Aaa, Second"))])
+    assert published_list(players, twice).equals(reference_published_list(players, twice.drop(NAME_ORDER)))
+    assert published_list(players, twice.head(0)).equals(reference_published_list(players, None))
+
+
+def test_txt_refusals_are_the_plain_writers(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    players, known = small
+    for column, value in (("games", 10_000), ("games", -1000), ("k", 1000), ("rating", 1_000_000)):
+        wide = reference_published_list(players, known).with_columns(
+            pl.when(pl.col("id") == 10).then(value).otherwise(pl.col(column)).cast(pl.Int32).alias(column)
+        )
+        with pytest.raises(ValueError) as plain:
+            reference_files(wide, "2024-03")
+        with pytest.raises(ValueError, match=str(plain.value)):
+            published_txt_bytes(wide, "2024-03")
+
+
+def test_publishing_a_900k_month_writes_each_file_once(tmp_path: Path) -> None:
+    """A FIDE-size month: the files as the plain writers make them, each written once."""
+    from pipeline.scenarios import Scenario
+    from pipeline.storage import ObjectStore
+
+    frame, known = tricky_list(900_000, seed=5)
+    registry = ranked_registry(known)
+    store = ObjectStore(str(tmp_path))
+    writes: list[str] = []
+    write_bytes = store.write_bytes
+    store.write_bytes = lambda data, *parts: writes.append(parts[-1]) or write_bytes(data, *parts)  # type: ignore[method-assign]
+    started = time.process_time()
+    write_published_month(
+        store, Scenario(name="actual", description="", rules="fide-2024"), "2024-03", frame, registry, lambda *_: None
+    )
+    seconds = time.process_time() - started
+    keys = [published_list_key("actual", "2024-03", ext) for ext in ("csv", "txt", "html")]
+    assert sorted(writes) == sorted(keys)  # made side by side, each written once
+    reference = reference_published_list(frame, known)
+    csv, txt = reference_files(reference, "2024-03")
+    assert store.read_bytes(keys[0]) == csv and store.read_bytes(keys[1]) == txt
+    assert store.read_bytes(keys[2]) == published_html(reference, "actual", "2024-03").encode()
+    assert seconds < 20, f"publishing 900,000 players took {seconds:.1f} s of CPU"  # ~2.5 s on 2 cores
 
 
 # -- the published files of a month, and the registry naming them -----------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass
 
@@ -416,37 +417,48 @@ def list_month_token(list_month: str) -> str:
     return f"{_MONTH_TOKENS[month - 1]}{year % 100:02d}"
 
 
-def format_fide_list(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> str:
-    """The rated players as FIDE's current per-type list (layout B, e.g. standard_rating_list.txt).
+_TXT_FIELDS = LAYOUTS["B"]
+_TXT_WIDTH = {field: end - start for field, (start, end) in _TXT_FIELDS.items()}
+# The numbers checked against their column (the text columns are cut to fit).
+_TXT_NUMBERS = {"player_id": "player_id", "rating": "rating", "games": "games", "k": "k"}
+
+
+def fide_list_bytes(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> bytes:
+    """The rated players as FIDE's current per-type list (layout B, e.g. standard_rating_list.txt), UTF-8 encoded.
 
     `players`: player_id, name, federation, sex, title, birth_year, rating, games, k, inactive, in the
     order to print (any may be null but player_id). `list_month` (YYYY-MM) is the date of the list,
     the heading of its rating column. Like FIDE's per-type lists, unrated players are left out. Women
     (sex F) carry the flag w, inactive players i. Text fields are cut to leave one blank before the
-    next column; a number too wide for its column raises ValueError rather than shift the line.
+    next column; a number too wide for its column raises ValueError rather than shift the line (read
+    from the numbers' range, not every cell's length). Polars writes the lines in one pass.
     """
-    fields = LAYOUTS["B"]
-    width = {field: end - start for field, (start, end) in fields.items()}
+    width = _TXT_WIDTH
     headings = dict(_LAYOUT_B_HEADINGS, rating=list_month_token(list_month))
-    header = "".join(headings[field].ljust(width[field]) for field in fields).rstrip()
+    header = "".join(headings[field].ljust(width[field]) for field in _TXT_FIELDS).rstrip()
+    rows = players.filter(pl.col("rating").is_not_null())
+    for field, column in _TXT_NUMBERS.items():
+        low, high = -(10 ** (width[field] - 1)) + 1, 10 ** width[field] - 1  # what fits the column
+        least, most = rows.select(
+            pl.col(column).min().fill_null(0).alias("least"), pl.col(column).max().fill_null(0).alias("most")
+        ).row(0)
+        if least < low or most > high:
+            longest = rows.select(pl.col(column).cast(pl.Utf8).str.len_chars().max()).item()
+            raise ValueError(
+                f"a {field} value of {longest} characters does not fit FIDE's {width[field]}-character column"
+            )
 
     def text(column: str, field: str) -> pl.Expr:
-        cleaned = pl.col(column).cast(pl.Utf8).str.replace_all(_CONTROL_CHARACTERS, " ").str.strip_chars()
-        return cleaned.fill_null("").str.slice(0, width[field] - 1)
+        cleaned = pl.col(column)
+        # Names seldom hold a control character: one search of the whole column spares replacing in every cell.
+        if rows[column].str.join("").str.contains(_CONTROL_CHARACTERS).any():
+            cleaned = cleaned.str.replace_all(_CONTROL_CHARACTERS, " ")
+        return cleaned.str.strip_chars().fill_null("").str.slice(0, width[field] - 1)
 
     def number(column: str, unknown: str = "") -> pl.Expr:
         return pl.col(column).cast(pl.Utf8).fill_null(unknown)
 
     title = text("title", "title")
-    birth = (
-        pl.when(pl.col("birth_year").is_between(1000, 9999))
-        .then(pl.col("birth_year").cast(pl.Utf8))
-        .otherwise(pl.lit("0000"))
-    )
-    flag = pl.concat_str(
-        pl.when(pl.col("sex") == "F").then(pl.lit("w")).otherwise(pl.lit("")),
-        pl.when(pl.col("inactive").fill_null(False)).then(pl.lit("i")).otherwise(pl.lit("")),
-    )
     cells = {
         "player_id": number("player_id"),
         "name": text("name", "name"),
@@ -459,18 +471,24 @@ def format_fide_list(players: pl.DataFrame, list_month: str, line_end: str = "\r
         "rating": number("rating"),
         "games": number("games", "0"),
         "k": number("k"),
-        "birth": birth,
-        "flag": flag,
+        "birth": pl.when(pl.col("birth_year").is_between(1000, 9999))
+        .then(pl.col("birth_year").cast(pl.Utf8))
+        .otherwise(pl.lit("0000")),
+        "flag": pl.concat_str(
+            pl.when(pl.col("sex") == "F").then(pl.lit("w")).otherwise(pl.lit("")),
+            pl.when(pl.col("inactive").fill_null(False)).then(pl.lit("i")).otherwise(pl.lit("")),
+        ),
     }
-    rows = players.filter(pl.col("rating").is_not_null()).select([expr.alias(field) for field, expr in cells.items()])
-    widest = rows.select(pl.all().str.len_chars().max()).row(0, named=True) if rows.height else {}
-    for field, longest in widest.items():
-        if longest is not None and longest > width[field]:
-            raise ValueError(
-                f"a {field} value of {longest} characters does not fit FIDE's {width[field]}-character column"
-            )
-    lines = rows.select(pl.concat_str([pl.col(field).str.pad_end(width[field]) for field in fields]).alias("line"))[
-        "line"
-    ]
-    body = lines.str.join(line_end).item() if rows.height else ""
-    return header + line_end + (body + line_end if body else "")
+    line = pl.concat_str([expr.str.pad_end(width[field]) for field, expr in cells.items()]).alias("line")
+    buffer = io.BytesIO()
+    buffer.write((header + line_end).encode("utf-8"))
+    # One text column, never quoted: write_csv writes each line as it is, each followed by line_end.
+    rows.lazy().select(line).collect().write_csv(
+        buffer, include_header=False, quote_style="never", line_terminator=line_end
+    )
+    return buffer.getvalue()
+
+
+def format_fide_list(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> str:
+    """fide_list_bytes as text."""
+    return fide_list_bytes(players, list_month, line_end).decode("utf-8")

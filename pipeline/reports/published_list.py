@@ -5,14 +5,16 @@ page.
 from __future__ import annotations
 
 import calendar
+import io
 import json
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 
 import pandera.polars as pa
 import polars as pl
 
-from pipeline.formats.fide_list import format_fide_list
+from pipeline.formats.fide_list import fide_list_bytes
 from pipeline.ingest import read_players
 from pipeline.monthly import table_key
 from pipeline.months import add_months, month_range, parse_month
@@ -27,6 +29,8 @@ PUBLISHED_COLUMNS = list(polars_schema(PublishedList))
 # Text columns the page sends once as a sorted dictionary plus one small index per row.
 DICTIONARY_COLUMNS = ("federation", "title", "sex")
 FLAG_COLUMNS = ("inactive", "delisted", "newly_rated")
+# Files of a month made at once (write_published_month).
+PUBLISH_THREADS = 3
 
 
 def published_list_key(scenario_key: str, month: str, extension: str) -> str:
@@ -40,6 +44,9 @@ def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> 
 
     `registry` (Players rows) may be None, empty or miss players: their registry cells stay empty.
     The birth year is the registry's, else the list's own. Sorted by rating (unrated last), name, id.
+    A registry made by ranked_registry (published_registry's) has its cells cleaned already and ranks each
+    name (NAME_ORDER): the list is then put in order by one integer per player before the names join it,
+    the same order several times faster.
     """
     known = pl.DataFrame(
         schema={
@@ -49,31 +56,99 @@ def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> 
             "title": pl.Utf8,
             "sex": pl.Utf8,
             "registry_birth_year": pl.Int32,
+            NAME_ORDER: pl.UInt32,
         }
     )
+    ranked = registry is not None and NAME_ORDER in registry.columns
     if registry is not None and registry.height:
         # An empty registry cell (e.g. a FIDE list without a federation) is unknown, not a value.
-        blank_is_null = [
-            pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c).str.strip_chars()).alias(c)
-            for c in ("name", "federation", "title", "sex")
-        ]
+        cells = [pl.col(c) if ranked else _blank_is_null(pl.col(c)).alias(c) for c in REGISTRY_CELLS]
+        order = pl.col(NAME_ORDER) if ranked else pl.lit(None, dtype=pl.UInt32)
         known = registry.select(
-            "player_id", *blank_is_null, pl.col("birth_year").cast(pl.Int32).alias("registry_birth_year")
+            "player_id",
+            *cells,
+            pl.col("birth_year").cast(pl.Int32).alias("registry_birth_year"),
+            order.cast(pl.UInt32).alias(NAME_ORDER),
         )
-        known = known.unique("player_id", keep="first", maintain_order=True)
-    frame = rating_list.join(known, on="player_id", how="left").with_columns(
-        pl.col("player_id").alias("id"),
-        pl.coalesce("registry_birth_year", "birth_year").alias("birth_year"),
+    # Only the columns the list publishes (not e.g. its pending games), so that reordering copies little.
+    listed = rating_list.select([c for c in rating_list.columns if c in _FROM_THE_LIST])
+    if ranked:
+        ranks = listed.select("player_id", "rating").join(
+            known.select("player_id", NAME_ORDER), on="player_id", how="left", maintain_order="left"
+        )
+        key = _reading_order_key(ranks) if ranks.height == listed.height else None  # else an id is registered twice
+        if key is not None:
+            in_order = listed[key.arg_sort()].join(known, on="player_id", how="left", maintain_order="left")
+            return _published_columns(in_order)
+    known = known.unique("player_id", keep="first", maintain_order=True)
+    frame = _published_columns(listed.join(known, on="player_id", how="left"))
+    return frame.sort(["rating", "name", "id"], descending=[True, False, False], nulls_last=True)
+
+
+# The rating list's columns a published list shows (the registry gives the others).
+_FROM_THE_LIST = {"player_id", *polars_schema(PublishedList)}
+
+
+def _published_columns(joined: pl.DataFrame) -> pl.DataFrame:
+    """The PublishedList columns of a rating list joined with the registry: the id, the registry's birth year else the
+    list's, each column in its type.
+    """
+    sources = {"id": pl.col("player_id"), "birth_year": pl.coalesce("registry_birth_year", "birth_year")}
+    return joined.select(
+        sources.get(name, pl.col(name)).cast(dtype).alias(name) for name, dtype in polars_schema(PublishedList).items()
     )
-    frame = frame.sort(["rating", "name", "id"], descending=[True, False, False], nulls_last=True)
-    return conform(frame, PublishedList)
+
+
+def _reading_order_key(ranks: pl.DataFrame) -> pl.Series | None:
+    """One UInt64 per row (player_id, rating, NAME_ORDER) that sorts like (rating descending, name, id), unrated and
+    unnamed last; None when the three ranks do not fit 64 bits together.
+
+    Packs the dense rank of the rating, NAME_ORDER and the rank of the id: Polars sorts one integer
+    column in a tenth of the time it takes for the three columns, a text among them.
+    """
+    packed = ranks.select(
+        pl.col("rating").rank("dense", descending=True).fill_null(pl.col("rating").n_unique() + 1).alias("rating"),
+        pl.col(NAME_ORDER).fill_null(pl.col(NAME_ORDER).max().fill_null(0) + 1).alias("name"),
+        pl.col("player_id").rank("ordinal").alias("id"),
+    )
+    largest = packed.select(pl.all().max().fill_null(0)).row(0, named=True)
+    bits = {column: int(value).bit_length() for column, value in largest.items()}
+    if sum(bits.values()) > 64:
+        return None
+    return packed.select(
+        (
+            pl.col("rating").cast(pl.UInt64) * pl.lit(2 ** (bits["name"] + bits["id"]), dtype=pl.UInt64)
+            + pl.col("name").cast(pl.UInt64) * pl.lit(2 ** bits["id"], dtype=pl.UInt64)
+            + pl.col("id").cast(pl.UInt64)
+        ).alias("key")
+    ).to_series()
+
+
+def ranked_registry(players: pl.DataFrame) -> pl.DataFrame:
+    """Players rows made ready for many months' lists (published_list): the registry's text cells without surrounding
+    blanks, null when nothing is left, and NAME_ORDER, each name's dense rank (equal names, equal ranks; no name,
+    null).
+    """
+    cleaned = players.with_columns(_blank_is_null(pl.col(c)).alias(c) for c in REGISTRY_CELLS)
+    return cleaned.with_columns(pl.col("name").rank("dense").cast(pl.UInt32).alias(NAME_ORDER))
+
+
+def _blank_is_null(text: pl.Expr) -> pl.Expr:
+    """The text without surrounding blanks, null when nothing is left."""
+    return pl.when(text.str.strip_chars() != "").then(text.str.strip_chars())
+
+
+# The registry's cells that name a player; and each name's rank among the registry's names (ranked_registry).
+REGISTRY_CELLS = ("name", "federation", "title", "sex")
+NAME_ORDER = "name_order"
 
 
 def published_registry(store: ObjectStore, first_month: str, last_month: str) -> pl.DataFrame:
     """Players rows naming the lists up to `last_month`: the registry as of `last_month`, then the players it does not
     hold as the dumps name them (players_named_in_dumps of the identity reports of first_month..last_month).
 
-    Read once for a run; `registered` lets each month keep only the players known by then.
+    Read once for a run, and ranked (ranked_registry): cleaned once, and each month sorts names by their
+    rank instead of as text. `registered` lets each month keep only the players known by then.
     """
     columns = ["month", "status", "name", "player_id", "records"]
     identities = [
@@ -86,7 +161,7 @@ def published_registry(store: ObjectStore, first_month: str, last_month: str) ->
         registry = pl.concat([registry, players_named_in_dumps(pl.concat(identities))]).unique(
             "player_id", keep="first", maintain_order=True
         )
-    return registry
+    return ranked_registry(registry)
 
 
 def write_published_month(
@@ -104,15 +179,22 @@ def write_published_month(
     """
     published = published_list(rating_list, registry.filter(pl.col("registered") <= month))
     check(PublishedList, published, f"{scenario.name}/published_list {month}")
-    paths = {}
-    for extension, data in (
-        ("csv", published_csv(published)),
-        ("txt", published_txt(published, month).encode("utf-8")),
-        ("html", published_html(published, scenario.name, month).encode("utf-8")),
-    ):
+    renderers: dict[str, Callable[[], bytes]] = {
+        "csv": lambda: published_csv(published),
+        "txt": lambda: published_txt_bytes(published, month),
+        "html": lambda: published_html_bytes(published, scenario.name, month),
+    }
+
+    def render_and_write(extension: str) -> str:
         target = published_list_key(scenario.name, month, extension)
-        store.write_bytes(data, target)
-        paths[f"{extension}_path"] = redact_url(store.url(target))
+        store.write_bytes(renderers[extension](), target)
+        return redact_url(store.url(target))
+
+    # The three files side by side: Polars releases the GIL, so a second core does not sit idle. Each
+    # file is written as soon as it is made, its bytes then dropped (a 900,000-player TXT is 100 MB).
+    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS, thread_name_prefix="publish") as pool:
+        written = {extension: pool.submit(render_and_write, extension) for extension in renderers}
+        paths = {f"{extension}_path": future.result() for extension, future in written.items()}
     return {
         "players": published.height,
         "rated_players": published.filter(pl.col("rating").is_not_null()).height,
@@ -123,7 +205,9 @@ def write_published_month(
 
 def published_csv(published: pl.DataFrame) -> bytes:
     """The list as UTF-8 CSV, header first, nulls as empty cells, booleans as true/false."""
-    return conform(published, PublishedList).write_csv(null_value="").encode("utf-8")
+    buffer = io.BytesIO()
+    conform(published, PublishedList).write_csv(buffer, null_value="")
+    return buffer.getvalue()
 
 
 def published_txt(published: pl.DataFrame, month: str) -> str:
@@ -132,8 +216,13 @@ def published_txt(published: pl.DataFrame, month: str) -> str:
     Players known by name only (local ids, pipeline.validate.LOCAL_ID_BASE and above) have no FIDE id
     to write: they are in the CSV and the HTML page, not in FIDE's format.
     """
-    fide_ids = published.filter(pl.col("id") < LOCAL_ID_BASE)
-    return format_fide_list(fide_ids.rename({"id": "player_id"}), fide_list_month(month))
+    return published_txt_bytes(published, month).decode("utf-8")
+
+
+def published_txt_bytes(published: pl.DataFrame, month: str) -> bytes:
+    """published_txt's file, as UTF-8 bytes (pipeline.formats.fide_list, written without a Python string of it)."""
+    fide_ids = published.filter(pl.col("id") < LOCAL_ID_BASE).rename({"id": "player_id"})
+    return fide_list_bytes(fide_ids, fide_list_month(month))
 
 
 def fide_list_month(month: str) -> str:
@@ -152,7 +241,12 @@ def _script_json(value: object | str) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _columnar_json(published: pl.DataFrame) -> tuple[str, dict[str, list[str]]]:
+def _script_json_bytes(data: bytes) -> bytes:
+    """_script_json of UTF-8 JSON bytes (the bytes of '<', '>' and '&' appear in UTF-8 only as those characters)."""
+    return data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+
+
+def _columnar_json(published: pl.DataFrame) -> tuple[bytes, dict[str, list[str]]]:
     """One JSON object of column arrays (text columns with few values as indexes into sorted dictionaries)."""
     dictionaries = {column: sorted(published[column].drop_nulls().unique().to_list()) for column in DICTIONARY_COLUMNS}
     encoded = published.select(
@@ -170,8 +264,9 @@ def _columnar_json(published: pl.DataFrame) -> tuple[str, dict[str, list[str]]]:
         *[pl.col(c).cast(pl.Int8) for c in FLAG_COLUMNS],
     )
     # One row of list columns serialises as {"id":[...],"name":[...],...}: one vectorised pass, no Python per row.
-    text = encoded.select(pl.all().implode()).write_json()
-    return text[1:-1], dictionaries
+    buffer = io.BytesIO()
+    encoded.select(pl.all().implode()).write_json(buffer)
+    return buffer.getvalue()[1:-1], dictionaries
 
 
 def published_html(published: pl.DataFrame, scenario: str, month: str) -> str:
@@ -180,6 +275,11 @@ def published_html(published: pl.DataFrame, scenario: str, month: str) -> str:
     Works from file:// (no network, no server); links to the CSV and TXT beside it. Names reach the
     page only as JSON data and are shown with textContent, so no name can inject markup or script.
     """
+    return published_html_bytes(published, scenario, month).decode("utf-8")
+
+
+def published_html_bytes(published: pl.DataFrame, scenario: str, month: str) -> bytes:
+    """published_html's page as UTF-8 bytes, the list's data never held as a Python string."""
     published = conform(published, PublishedList)
     data, dictionaries = _columnar_json(published)
     rated = published.filter(pl.col("rating").is_not_null()).height
@@ -195,13 +295,12 @@ def published_html(published: pl.DataFrame, scenario: str, month: str) -> str:
     files = " · ".join(
         f'<a href="{escape(month)}.{ext}">{label}</a>' for ext, label in (("csv", "CSV"), ("txt", "FIDE TXT"))
     )
-    return PAGE.format(
-        title=escape(title),
-        summary=summary,
-        files=files,
-        data=_script_json(data),
-        dictionaries=_script_json(dictionaries),
+    marker = "<!--data-->"  # no text of the page can spell it: its '<' would be escaped
+    page = PAGE.format(
+        title=escape(title), summary=summary, files=files, data=marker, dictionaries=_script_json(dictionaries)
     )
+    before, after = page.split(marker)
+    return b"".join((before.encode("utf-8"), _script_json_bytes(data), after.encode("utf-8")))
 
 
 PAGE = """<!DOCTYPE html>
