@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
@@ -11,6 +10,7 @@ import pandera.errors
 import pandera.polars as pa
 import polars as pl
 
+from pipeline.month_report import Counts
 from pipeline.scenarios import Scenario
 from pipeline.versions import code_version
 
@@ -78,10 +78,10 @@ def table_attributes(
     }
 
 
-def counts_table(counts: Mapping[str, int], key: str, value: str = "rows") -> dg.TableMetadataValue:
-    """A two-column table (e.g. month -> rows, reason -> records) for the UI."""
-    schema = dg.TableSchema(columns=[dg.TableColumn(key, "string"), dg.TableColumn(value, "int")])
-    records = [dg.TableRecord({key: str(k), value: int(v)}) for k, v in counts.items()]
+def counts_table(counts: Counts) -> dg.TableMetadataValue:
+    """A two-column table (e.g. reason -> records) for the UI."""
+    schema = dg.TableSchema(columns=[dg.TableColumn(counts.key, "string"), dg.TableColumn(counts.value, "int")])
+    records = [dg.TableRecord({counts.key: str(k), counts.value: int(v)}) for k, v in counts.counts.items()]
     return dg.MetadataValue.table(records=records, schema=schema)
 
 

@@ -8,12 +8,12 @@ import dagster as dg
 import polars as pl
 
 from assets.checks import CheckedTable, stage_checks
-from assets.metadata import table_attributes, validate
+from assets.metadata import table_attributes
 from assets.partitions import PREVIOUS_MONTH
-from assets.storage import ObjectStoreResource, stored_month_metadata
+from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline import progress
 from pipeline.chain import MissingMonth, chain_tables, games_or_empty, month_figures, rate_months
-from pipeline.monthly import MonthlyFrames, write_tables
+from pipeline.monthly import MonthlyFrames
 from pipeline.scenarios import MAX_PERIOD_MONTHS, Scenario
 
 
@@ -79,7 +79,7 @@ def build_rating_defs(
         games_of = games_or_empty(games)
 
         selected = [table.name for table in tables if keys[table.name] in context.selected_asset_keys]
-        stored = [(keys[t.name].path, t.model) if t.name in selected else None for t in tables]
+        stored = [(keys[t.name], t.model) if t.name in selected else None for t in tables]
 
         def one_month(month: str) -> tuple[pl.DataFrame, ...]:
             frames = rate_month(month, games_of)
@@ -89,15 +89,9 @@ def build_rating_defs(
             progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))
             return frames
 
-        def written(index: int, month: str, key: str, rows: int) -> None:
-            asset_key = keys[tables[index].name]
-            metadata = stored_month_metadata(object_store, asset_key, key, rows)
-            context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=month)
-
         frames = ((month, one_month(month)) for month in months)
-        write_tables(object_store, stored, months, frames, validate, written)
-        for name in selected:
-            yield dg.MaterializeResult(asset_key=keys[name])
+        write_month_tables(context, object_store, stored, months, frames)
+        yield from (dg.MaterializeResult(asset_key=keys[name]) for name in selected)
 
     checks = stage_checks(
         rate.node_def.name,

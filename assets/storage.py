@@ -4,14 +4,14 @@ and month, range outputs streamed, column lineage for the UI).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import dagster as dg
 import polars as pl
 from pydantic import Field
 
 from assets.metadata import Metadata, validate
-from pipeline.monthly import MonthlyFrames, MonthStream, Table, table_key, write_months
+from pipeline.monthly import Model, MonthlyFrames, MonthStream, Table, table_key, write_months, write_tables
 from pipeline.storage import ObjectStore, redact_url, store_root_from_env
 from schemas.lineage import COLUMN_LINEAGE, SHARED_TABLES
 
@@ -57,6 +57,26 @@ def stored_month_metadata(store: ObjectStore, asset_key: dg.AssetKey, key: str, 
     if lineage is not None:
         metadata["dagster/column_lineage"] = lineage
     return metadata
+
+
+def write_month_tables(
+    context: dg.AssetExecutionContext,
+    store: ObjectStore,
+    tables: Sequence[tuple[dg.AssetKey, Model] | None],
+    months: Sequence[str],
+    frames: Iterable[tuple[str, tuple[pl.DataFrame, ...]]],
+) -> None:
+    """A multi-asset step's tables (key and model, or None: not stored) written month by month as they are made
+    (pipeline.monthly.write_tables), each month's rows, path and lineage on that month's materialization.
+    """
+
+    def written(index: int, month: str, key: str, rows: int) -> None:
+        asset_key = tables[index][0]  # type: ignore[index]  # only stored tables are written
+        metadata = stored_month_metadata(store, asset_key, key, rows)
+        context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=month)
+
+    stored = [(table[0].path, table[1]) if table else None for table in tables]
+    write_tables(store, stored, months, frames, validate, written)
 
 
 class ParquetIOManager(dg.ConfigurableIOManager):

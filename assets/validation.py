@@ -2,71 +2,57 @@
 (pipeline.validate.MonthValidator), with each month's figures (pipeline.month_report) as metadata.
 """
 
+from collections.abc import Iterator
+
 import dagster as dg
 import polars as pl
 
 from assets.metadata import counts_table, table_attributes
-from assets.storage import ObjectStoreResource
+from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline import progress
-from pipeline.month_report import identity_statuses, quarantine_figures
-from pipeline.monthly import MonthlyFrames, MonthStream, split_stream
+from pipeline.month_report import Counts, validation_figures
+from pipeline.monthly import MonthlyFrames
 from pipeline.validate import MonthValidator
 from schemas import Games, Identity, Quarantine
 
 GROUP = "validate"
 
 
+# The validate step's tables, in the order a month's frames come.
+VALIDATED = {"games": Games, "quarantine": Quarantine, "identity": Identity}
+
+
 def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.AssetsDefinition]:
+    # The three tables of a month are written together as they are made: none waits for a whole range.
     @dg.multi_asset(
         name="validate_games",
         group_name=GROUP,
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"raw_games": dg.AssetIn("raw_games")},
-        outs={
-            "games": dg.AssetOut(**table_attributes(Games, "validate")),
-            "quarantine": dg.AssetOut(**table_attributes(Quarantine, "validate")),
-            "identity": dg.AssetOut(**table_attributes(Identity, "validate")),
-        },
+        outs={name: dg.AssetOut(**table_attributes(model, "validate")) for name, model in VALIDATED.items()},
     )
     def validate_games(
         context: dg.AssetExecutionContext, store: ObjectStoreResource, raw_games: MonthlyFrames
-    ) -> tuple[MonthStream, MonthStream, MonthStream]:
+    ) -> Iterator[dg.MaterializeResult]:
         months = list(context.partition_keys)
-        validate_month = MonthValidator(store.store(), months)
+        object_store = store.store()
+        validate_month = MonthValidator(object_store, months)
 
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
             raw = raw_games[month]
             games, quarantine, identities = validate_month(month, raw)
-            figures = quarantine_figures(raw.height, quarantine)
-            if figures.warning:
-                context.log.warning(f"{month}: {figures.warning}")
-            context.add_asset_metadata(
-                {"games": games.height, "raw_records": raw.height}, asset_key="games", partition_key=month
-            )
-            context.add_asset_metadata(
-                {
-                    "quarantined": figures.quarantined,
-                    "quarantined_share": round(figures.share, 4),
-                    **({"warning": figures.warning} if figures.warning else {}),
-                    "by_reason": counts_table(figures.by_reason, "reason", "records"),
-                    "by_file": counts_table(figures.by_file, "file", "records"),
-                    # One number per reason as well, so the UI can plot each across months.
-                    **{f"reason/{code}": n for code, n in figures.by_reason.items()},
-                },
-                asset_key="quarantine",
-                partition_key=month,
-            )
-            statuses = identity_statuses(identities)
-            context.add_asset_metadata(
-                {"players": identities.height, **{f"status/{code}": n for code, n in statuses.items()}},
-                asset_key="identity",
-                partition_key=month,
-            )
+            figures = validation_figures(raw.height, games, quarantine, identities)
+            if "warning" in figures["quarantine"]:
+                context.log.warning(f"{month}: {figures['quarantine']['warning']}")
+            for table, values in figures.items():
+                metadata = {k: counts_table(v) if isinstance(v, Counts) else v for k, v in values.items()}
+                context.add_asset_metadata(metadata, asset_key=table, partition_key=month)
             progress.report("validate", month, months.index(month) + 1, len(months))
             return games, quarantine, identities
 
-        games, quarantine, identity = split_stream(months, one_month, models=[Games, Quarantine, Identity])
-        return games, quarantine, identity
+        tables = [(dg.AssetKey(name), model) for name, model in VALIDATED.items()]
+        write_month_tables(context, object_store, tables, months, ((month, one_month(month)) for month in months))
+        yield from (dg.MaterializeResult(asset_key=name) for name in VALIDATED)
 
     return [validate_games]

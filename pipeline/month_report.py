@@ -58,3 +58,37 @@ def quarantine_figures(raw_records: int, quarantine: pl.DataFrame) -> Quarantine
 def identity_statuses(identities: pl.DataFrame) -> dict[str, int]:
     """Identity rows (players) per status, by status name."""
     return dict(identities.group_by("status").agg(pl.len()).sort("status").iter_rows())
+
+
+class Counts(NamedTuple):
+    """Counts by value, for a two-column table in the UI: the value's heading, the count's heading, the counts."""
+
+    key: str
+    value: str
+    counts: dict[str, int]
+
+
+Figure = int | float | str | Counts
+
+
+def validation_figures(
+    raw_records: int, games: pl.DataFrame, quarantine: pl.DataFrame, identities: pl.DataFrame
+) -> dict[str, dict[str, Figure]]:
+    """What the UI shows of a validated month, by table: the games, the quarantine (with its warning when most
+    records are quarantined) and the identity report. One number per reason and per status as well, so the UI can
+    plot each across months.
+    """
+    quarantined = quarantine_figures(raw_records, quarantine)
+    statuses = identity_statuses(identities)
+    return {
+        "games": {"games": games.height, "raw_records": raw_records},
+        "quarantine": {
+            "quarantined": quarantined.quarantined,
+            "quarantined_share": round(quarantined.share, 4),
+            **({"warning": quarantined.warning} if quarantined.warning else {}),
+            "by_reason": Counts("reason", "records", quarantined.by_reason),
+            "by_file": Counts("file", "records", quarantined.by_file),
+            **{f"reason/{code}": n for code, n in quarantined.by_reason.items()},
+        },
+        "identity": {"players": identities.height, **{f"status/{code}": n for code, n in statuses.items()}},
+    }

@@ -57,37 +57,6 @@ def stream_months(
     return MonthStream(model, pairs())
 
 
-def split_stream(
-    months: Sequence[str], compute: Callable[[str], tuple[pl.DataFrame, ...]], models: Sequence[Model]
-) -> tuple[MonthStream, ...]:
-    """One MonthStream per output of a step that makes several tables at once, computing each month once.
-
-    Dagster stores a multi_asset's outputs one after the other, so whichever output is written first
-    drives the computation and the months of the other outputs wait in a buffer until their turn.
-    """
-    pending = iter(months)
-    buffers: list[deque[tuple[str, pl.DataFrame]]] = [deque() for _ in models]
-
-    def advance() -> bool:
-        month = next(pending, None)
-        if month is None:
-            return False
-        frames = compute(month)
-        if len(frames) != len(models):
-            raise ValueError(f"expected {len(models)} frames for {month}, got {len(frames)}")
-        for buffer, frame in zip(buffers, frames, strict=True):
-            buffer.append((month, frame))
-        return True
-
-    def side(index: int) -> Iterator[tuple[str, pl.DataFrame]]:
-        while True:
-            if not buffers[index] and not advance():
-                return
-            yield buffers[index].popleft()
-
-    return tuple(MonthStream(model, side(i)) for i, model in enumerate(models))
-
-
 class MonthlyFrames(Mapping[str, pl.DataFrame]):
     """Read-only month -> DataFrame view of a table's stored months; each month is read on access."""
 

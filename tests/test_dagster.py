@@ -21,7 +21,7 @@ from assets.partitions import monthly_partitions
 from assets.storage import ObjectStoreResource, ParquetIOManager
 from pipeline import progress
 from pipeline.invariants import QUARANTINE_SHARE, RECONCILIATION, reconcile
-from pipeline.monthly import MonthlyFrames, MonthStream, Table, split_stream, table_key
+from pipeline.monthly import MonthlyFrames, MonthStream, Table, table_key
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore, redact_url
 from schemas import Games, Quarantine
@@ -314,20 +314,6 @@ def test_monthly_frames_reads_on_access_and_names_missing_months(store_root: str
         frames["2023-12"]
     with pytest.raises(TypeError):
         frames["2024-03"] = pl.DataFrame()  # read-only
-
-
-def test_split_stream_computes_each_month_once_in_any_consumption_order() -> None:
-    computed: list[str] = []
-
-    def compute(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-        computed.append(month)
-        return pl.DataFrame({"a": [month]}), pl.DataFrame({"b": [month]})
-
-    first, second = split_stream(["2024-01", "2024-02", "2024-03"], compute, models=[Numbers, Totals])
-    assert (first.model, second.model) == (Numbers, Totals)
-    assert [m for m, _ in second] == ["2024-01", "2024-02", "2024-03"]  # the later output drives
-    assert [f["a"][0] for _, f in first] == ["2024-01", "2024-02", "2024-03"]
-    assert computed == ["2024-01", "2024-02", "2024-03"]
 
 
 def test_metadata_never_carries_credentials(store_root: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -620,3 +620,18 @@ def test_column_lineage_names_only_columns_the_schemas_have():
         for sources in lineage.values():
             assert all(column in columns[upstream] for upstream, column in sources), (table, sources)
     assert set(COLUMN_LINEAGE["games"]) == columns["games"]  # every validated column says where it comes from
+
+
+def test_validation_figures_say_per_table_what_the_ui_shows_of_a_month():
+    from pipeline.month_report import Counts, validation_figures
+
+    quarantine = pl.DataFrame({"reason": ["unplayed", "unplayed", "duplicate"], "source_file": ["a", "b", "b"]})
+    identities = pl.DataFrame({"status": ["new", "matched_by_name", "new"]})
+    figures = validation_figures(4, pl.DataFrame({"game_id": [1]}), quarantine, identities)
+    assert figures["games"] == {"games": 1, "raw_records": 4}
+    assert figures["quarantine"]["quarantined"] == 3 and figures["quarantine"]["quarantined_share"] == 0.75
+    assert str(figures["quarantine"]["warning"]).startswith("3 of 4 records (75%) quarantined")
+    assert figures["quarantine"]["by_reason"] == Counts("reason", "records", {"unplayed": 2, "duplicate": 1})
+    assert figures["quarantine"]["reason/duplicate"] == 1
+    assert figures["identity"] == {"players": 3, "status/matched_by_name": 1, "status/new": 2}
+    assert "warning" not in validation_figures(8, pl.DataFrame(), quarantine, identities)["quarantine"]

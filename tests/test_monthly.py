@@ -9,7 +9,6 @@ import pytest
 from pipeline.chain import MissingMonth, chain_tables, month_figures, previous_list
 from pipeline.monthly import (
     MonthStream,
-    split_stream,
     stream_months,
     table_key,
     write_months,
@@ -68,17 +67,7 @@ def test_write_months_checks_every_frame_and_names_the_missing_month(tmp_path: P
         write_months(store, ["a"], extra, ["2024-01"], no_check, print)
 
 
-def test_streams_carry_their_model_and_compute_each_month_once() -> None:
-    computed: list[str] = []
-
-    def compute(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-        computed.append(month)
-        return pl.DataFrame({"n": [1]}), pl.DataFrame({"n": [2]})
-
-    lists, games = split_stream(MONTHS[:2], compute, models=[RatingList, RatedGames])
-    assert (lists.model, games.model) == (RatingList, RatedGames)
-    assert [m for m, _ in games] == MONTHS[:2] and [m for m, _ in lists] == MONTHS[:2]
-    assert computed == MONTHS[:2]
+def test_a_stream_carries_its_model_and_reports_each_month() -> None:
     reported: list[tuple[str, int]] = []
     stream = stream_months(
         Counts, MONTHS[:3], lambda m: pl.DataFrame({"n": [int(m[-1])]}), lambda m, done: reported.append((m, done))
