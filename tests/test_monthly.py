@@ -93,7 +93,7 @@ def test_a_chain_refuses_to_start_after_a_missing_month(tmp_path: Path) -> None:
         previous_list(store, Scenario(name="plain", rules="fide-2024"), "2024-03", "2024-01")
 
 
-def test_list_figures_are_what_an_officer_checks_first() -> None:
+def test_month_figures_show_first_what_an_officer_checks() -> None:
     frame = pl.DataFrame({"rating": [1500, None, 2100], "newly_rated": [True, False, False]})
     figures = month_figures({"rating_list": frame, "rated_games": pl.DataFrame({"game_id": [1, 2]})}, "fide-2024")
     assert figures["rated_games"] == {"games": 2} and "system_state" not in figures
