@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -43,8 +42,8 @@ from pipeline.reports import (
 from pipeline.reports.crosstable_html import shade
 from schemas import RatedGames, RatingList
 from schemas.util import conform
+from tests.screenshots import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM = shutil.which("chromium")
 CHROMIUM_TIMEOUT_S = 90
 ROW = re.compile(r"<tr[\s>]")
 
@@ -315,19 +314,8 @@ def test_accuracy_markdown_and_comparison(games: pl.DataFrame) -> None:
 
 
 def run_chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    command = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-        *args,
-    ]
+    assert CHROMIUM is not None  # the tests that call it skip without Chromium
+    command = [CHROMIUM, "--headless", *CHROMIUM_ARGS, f"--user-data-dir={tmp_path / 'chromium-profile'}", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S, check=True)
 
 
