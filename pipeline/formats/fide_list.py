@@ -487,8 +487,3 @@ def fide_list_bytes(players: pl.DataFrame, list_month: str, line_end: str = "\r\
         buffer, include_header=False, quote_style="never", line_terminator=line_end
     )
     return buffer.getvalue()
-
-
-def format_fide_list(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> str:
-    """fide_list_bytes as text."""
-    return fide_list_bytes(players, list_month, line_end).decode("utf-8")
