@@ -17,7 +17,7 @@ import dagster as dg
 from assets.definitions import ALL_MONTHS_JOB, build_defs
 from pipeline import progress
 from pipeline.automation import range_tags
-from pipeline.landing import LandingEntry, landing_versions
+from pipeline.landing import LandingEntry, dump_bytes, landing_versions
 from pipeline.run_report import (
     checks_passed,
     closing_lines,
@@ -123,6 +123,7 @@ def execute_stage(
 
     Called in this process or in a worker process (then `reporter` forwards progress to the parent).
     """
+    first, last = stage.months or (first, last)
     if reporter is not None:
         progress.install(reporter)
     with warnings.catch_warnings():
@@ -165,8 +166,8 @@ def run_store(
 ) -> dict[str, Any]:
     """`ratings run`: rate an existing landing zone's months and print what happened.
 
-    One Dagster run by default; with more `workers`, a run of the shared tables, then one run per
-    scenario, `workers` side by side in their own processes, then the comparison. Never
+    One Dagster run by default; with more `workers`, runs of the shared tables over consecutive months, then one
+    run per scenario, each wave `workers` side by side in their own processes, then the comparison. Never
     writes into raw/. Months default to the first..last month holding dumps. The summary lists
     quarantined records by reason and by file, months mostly quarantined, how players were identified,
     and where the lists are; `success` is False when the run failed or rated no game at all.
@@ -185,7 +186,7 @@ def run_store(
             print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
         remove_interrupted_writes(plan.store, out)
         observe_landing_zone(instance, plan.store, plan.entries, plan.months)
-        waves = stages(list(plan.scenarios), workers)
+        waves = stages(list(plan.scenarios), workers, plan.months, dump_bytes(plan.entries, plan.months))
         run_args = (plan.months[0], plan.months[-1], plan.root, scenarios_file, home)
         outcomes = run_waves(waves, execute_stage, run_args, workers)
     finally:

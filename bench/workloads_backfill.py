@@ -121,6 +121,8 @@ def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
 
 WORKLOADS = {
     "backfill-fide": lambda: backfill(["actual"]),
+    # The same with two worker processes: the shared tables in two runs of months side by side.
+    "backfill-fide-2-workers": lambda: backfill(["actual"], workers=2),
     "backfill-fide-4-scenarios": lambda: backfill(FOUR_SCENARIOS, workers=2),
     "backfill-fide-4-scenarios-one-run": lambda: backfill(FOUR_SCENARIOS, workers=1),
 }

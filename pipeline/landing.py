@@ -7,6 +7,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipeline.months import MONTH_PATTERN
@@ -135,6 +136,16 @@ def inventory(store: ObjectStore) -> list[LandingEntry]:
     ]
     stamps = {store.relative(path): f"{info.get('size')} {file_stamp(info)}" for path, info in found.items()}
     return sorted((_stamped(entry, stamps.get(entry.key, "")) for entry in entries), key=lambda entry: entry.key)
+
+
+def dump_bytes(entries: Sequence[LandingEntry], months: Sequence[str]) -> list[int]:
+    """The bytes of each month's entries, in `months` order (from their stamps, 'size ...'; none: 0)."""
+    sizes = dict.fromkeys(months, 0)
+    for entry in entries:
+        size = entry.stamp.split(" ", 1)[0]
+        if entry.month in sizes and size.isdigit():
+            sizes[entry.month] += int(size)
+    return list(sizes.values())
 
 
 def _stamped(entry: LandingEntry, stamp: str) -> LandingEntry:

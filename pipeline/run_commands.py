@@ -25,8 +25,8 @@ def add_workers_option(command: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="scenario chains rated side by side, each in its own process and Dagster run (default 1: "
-        "everything in one run)",
+        help="worker processes: the shared tables in N runs of consecutive months side by side, then the "
+        "scenario chains N at a time, each in its own process and Dagster run (default 1: everything in one run)",
     )
 
 

@@ -200,9 +200,11 @@ def checks_passed(evaluations: Iterable[tuple[str, bool]]) -> dict[str, bool]:
 def runs_summary(
     plan: RunPlan, outcomes: Sequence[Mapping[str, Any]], runs_planned: int, run_seconds: float, dagster_home: str
 ) -> dict[str, Any]:
-    """run_summary of the Dagster runs of a `ratings run`, the shared tables' run first, each outcome its `run_id`,
+    """run_summary of the Dagster runs of a `ratings run`, the shared tables' runs first, each outcome its `run_id`,
     `success`, `checks` (name -> passed) and `failed_steps` (step -> cause); a run that never started failed.
+    Reconciliation passed when it passed in every run that checked it (the shared tables' runs).
     """
+    reconciled = [outcome["checks"][RECONCILIATION] for outcome in outcomes if RECONCILIATION in outcome["checks"]]
     summary = run_summary(
         plan.store,
         plan.months,
@@ -210,7 +212,7 @@ def runs_summary(
         plan.scenarios,
         run_succeeded=len(outcomes) == runs_planned and all(o["success"] for o in outcomes),
         run_id=outcomes[0]["run_id"],
-        reconciliation_passed=outcomes[0]["checks"].get(RECONCILIATION),
+        reconciliation_passed=all(reconciled) if reconciled else None,
         failed_steps={step: cause for o in outcomes for step, cause in o["failed_steps"].items()},
         run_seconds=run_seconds,
         dagster_home=dagster_home,

@@ -1,11 +1,15 @@
-"""`ratings run` as waves of runs: the shared tables, the scenarios side by side in worker processes, the comparison."""
+"""`ratings run` as waves of runs: the shared tables by month ranges and the scenarios side by side in worker
+processes, then the comparison.
+"""
 
 from __future__ import annotations
 
 import multiprocessing
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 from pipeline import progress
@@ -15,28 +19,62 @@ COMPARISON_GROUPS = ("reports", "evaluation")
 
 
 class Stage(NamedTuple):
-    """One run of `ratings run`: a name (its `ratings/stage` tag) and the asset groups it selects (none: all)."""
+    """One run of `ratings run`: a name (its `ratings/stage` tag), the asset groups it selects (none: all) and its
+    first and last month (None: every month of the `ratings run`).
+    """
 
     name: str
     groups: tuple[str, ...]
+    months: tuple[str, str] | None = None
 
 
-# One run unless asked for more: on the 2-core machine two scenario chains side by side took as long
-# as one after the other (the demo: 360 s either way; docs/operations.md, section 7).
+# One run unless asked for more: one run already keeps about 1.4 of the 2 cores busy (Polars' threads,
+# the Parquet writer), so a second process adds little (docs/performance.md, "Side by side").
 DEFAULT_WORKERS = 1
 
 
-def stages(scenarios: Sequence[str], workers: int) -> list[list[Stage]]:
-    """The runs in waves: one run of everything with one worker; else the shared tables, then each scenario's chain
-    in its own run (`workers` at a time: chains are independent), then what compares them.
+def stages(
+    scenarios: Sequence[str], workers: int, months: Sequence[str] = (), weights: Sequence[int] = ()
+) -> list[list[Stage]]:
+    """The runs in waves: one run of everything with one worker; else the shared tables in `workers` runs of
+    consecutive months (months are independent there; `weights`, e.g. each month's dump bytes, balance them),
+    then each scenario's chain in its own run (`workers` at a time: chains are independent), then what compares them.
     """
     if workers <= 1:
         return [[Stage("all", ())]]
+    ranges = month_ranges(months, weights or [1] * len(months), workers)
+    shared = [Stage("shared", SHARED_GROUPS, first_last) for first_last in ranges] if len(ranges) > 1 else []
     return [
-        [Stage("shared", SHARED_GROUPS)],
+        shared or [Stage("shared", SHARED_GROUPS)],
         [Stage(name, (name,)) for name in scenarios],
         [Stage("comparison", COMPARISON_GROUPS)],
     ]
+
+
+def month_ranges(months: Sequence[str], weights: Sequence[int], parts: int) -> list[tuple[str, str]]:
+    """`months` (in order) cut into at most `parts` runs of consecutive months of about equal total weight.
+
+    Each cut falls at the month boundary nearest its equal share of the total; no range is empty. Weights
+    that are all zero count each month as one.
+    """
+    if len(months) != len(weights):
+        raise ValueError(f"{len(months)} months but {len(weights)} weights")
+    if not months:
+        return []
+    counted = [max(weight, 0) for weight in weights]
+    running = list(accumulate(counted if any(counted) else [1] * len(months)))
+    ends: list[int] = []  # the index of each range's last month but the final one's
+    for part in range(1, parts):
+        share = running[-1] * part / parts
+        end = bisect_left(running, share)
+        if end > 0 and share - running[end - 1] < running[end] - share:
+            end -= 1
+        end = max(end, ends[-1] + 1 if ends else 0)
+        if end >= len(months) - 1:
+            break
+        ends.append(end)
+    starts = [0, *(end + 1 for end in ends)]
+    return [(months[start], months[end]) for start, end in zip(starts, [*ends, len(months) - 1], strict=True)]
 
 
 class QueueReporter:

@@ -20,8 +20,10 @@ from assets.definitions import build_resources
 from assets.partitions import monthly_partitions
 from assets.storage import ObjectStoreResource, ParquetIOManager
 from pipeline import progress
+from pipeline.automation import RANGE_END_TAG, RANGE_START_TAG
 from pipeline.invariants import QUARANTINE_SHARE, RECONCILIATION, reconcile
 from pipeline.monthly import MonthlyFrames, MonthStream, Table, table_key
+from pipeline.months import add_months
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore, redact_url
 from schemas import Games, Quarantine
@@ -738,14 +740,20 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     assert all(count > 0 for count in summary["rated_players"].values())
     assert "Demo done" in out.getvalue()
     instance = dg.DagsterInstance.from_config(str(tmp_path / "home"))
-    # The shared tables, one run per scenario (two at a time), the comparison: all of the named job.
+    # The shared tables in two runs of consecutive months side by side, one run per scenario (two at a time),
+    # the comparison: all of the named job.
     runs = instance.get_runs()
     assert sorted(run.tags["ratings/stage"] for run in runs) == sorted(
-        ["shared", "comparison", "actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson"]
+        ["shared", "shared", "comparison", "actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson"]
     )
+    shared = sorted(
+        (run.tags[RANGE_START_TAG], run.tags[RANGE_END_TAG]) for run in runs if run.tags["ratings/stage"] == "shared"
+    )
+    assert shared[0][0] == TINY_START and shared[1][1] == TINY_END
+    assert shared[1][0] == add_months(shared[0][1], 1)  # consecutive, no month twice or left out
     assert {(run.job_name, run.status) for run in runs} == {("all_months", dg.DagsterRunStatus.SUCCESS)}
     assert set(summary["run_ids"]) == {run.run_id for run in runs}
-    assert "8 runs of all_months" in out.getvalue()
+    assert "9 runs of all_months" in out.getvalue()
     # One run for everything (--workers 1) writes the same bytes.
     one_run = tmp_path / "one-run"
     shutil.copytree(tiny_landing_zone, one_run / "raw")

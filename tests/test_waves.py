@@ -2,7 +2,8 @@
 
 import os
 
-from pipeline.waves import DEFAULT_WORKERS, Stage, run_waves, stages
+from pipeline.landing import LandingEntry, dump_bytes
+from pipeline.waves import DEFAULT_WORKERS, Stage, month_ranges, run_waves, stages
 
 
 def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> None:
@@ -12,7 +13,40 @@ def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> Non
         [Stage("actual", ("actual",)), Stage("glicko2", ("glicko2",))],
         [Stage("comparison", ("reports", "evaluation"))],
     ]
-    assert DEFAULT_WORKERS == 1  # one run unless asked: side by side measured no faster on 2 cores
+    assert DEFAULT_WORKERS == 1  # one run unless asked: side by side measured little faster on 2 cores
+
+
+def test_more_workers_split_the_shared_tables_into_runs_of_consecutive_months_balanced_by_bytes() -> None:
+    months = ["2024-01", "2024-02", "2024-03", "2024-04"]
+    assert stages(["actual"], workers=2, months=months, weights=[10, 10, 10, 10])[0] == [
+        Stage("shared", ("ingest", "validate"), ("2024-01", "2024-02")),
+        Stage("shared", ("ingest", "validate"), ("2024-03", "2024-04")),
+    ]
+    # Later months hold more games: the cut moves back so that each run reads about as many bytes.
+    assert month_ranges(months, [1, 1, 1, 9], 2) == [("2024-01", "2024-03"), ("2024-04", "2024-04")]
+    assert month_ranges(months, [9, 1, 1, 1], 2) == [("2024-01", "2024-01"), ("2024-02", "2024-04")]
+    assert month_ranges(months, [0, 0, 0, 0], 3) == [
+        ("2024-01", "2024-01"),
+        ("2024-02", "2024-03"),
+        ("2024-04", "2024-04"),
+    ]
+    assert month_ranges(months[:1], [5], 2) == [("2024-01", "2024-01")]
+    assert month_ranges(months[:2], [5, 5], 4) == [("2024-01", "2024-01"), ("2024-02", "2024-02")]
+    assert month_ranges([], [], 2) == []
+    # One month, or no months given: one shared run over the whole `ratings run`.
+    assert stages(["actual"], workers=2, months=months[:1])[0] == [Stage("shared", ("ingest", "validate"))]
+    assert stages(["actual"], workers=2)[0] == [Stage("shared", ("ingest", "validate"))]
+
+
+def test_dump_bytes_add_up_each_months_entries_from_their_stamps() -> None:
+    entries = [
+        LandingEntry("raw/ENG/2024-01/a.pgn", "dump", "ENG", "2024-01", stamp="100 1700000000"),
+        LandingEntry("raw/GER/2024-01/b.trf", "dump", "GER", "2024-01", stamp="50 1700000000"),
+        LandingEntry("raw/GER/2024-03/c.trf", "dump", "GER", "2024-03", stamp="7 etag"),
+        LandingEntry("raw/readme.txt", "unplaced", problem="not in a month folder", stamp="9 1"),
+        LandingEntry("raw/GER/2024-02/d.trf", "dump", "GER", "2024-02"),  # no stamp: counted as nothing
+    ]
+    assert dump_bytes(entries, ["2024-01", "2024-02", "2024-03"]) == [150, 0, 7]
 
 
 def outcome_in_process(stage: Stage, fail: str, reporter: object) -> dict:
