@@ -70,8 +70,10 @@ def write_month_tables(
     (pipeline.monthly.write_tables), each month's rows, path and lineage on that month's materialization.
     """
 
+    stored_keys = {index: table[0] for index, table in enumerate(tables) if table is not None}
+
     def written(index: int, month: str, key: str, rows: int) -> None:
-        asset_key = tables[index][0]  # type: ignore[index]  # only stored tables are written
+        asset_key = stored_keys[index]  # write_tables reports stored tables only
         metadata = stored_month_metadata(store, asset_key, key, rows)
         context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=month)
 
