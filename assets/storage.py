@@ -69,7 +69,6 @@ def write_month_tables(
     """A multi-asset step's tables (key and model, or None: not stored) written month by month as they are made
     (pipeline.monthly.write_tables), each month's rows, path and lineage on that month's materialization.
     """
-
     stored_keys = {index: table[0] for index, table in enumerate(tables) if table is not None}
 
     def written(index: int, month: str, key: str, rows: int) -> None:

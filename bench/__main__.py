@@ -42,6 +42,8 @@ def discover() -> dict[str, str]:
 def describe(result: dict) -> str:
     if "error" in result:
         return f"{result['workload']:24} ERROR {result['error']}"
+    if "skipped" in result:
+        return f"{result['workload']:24} SKIPPED: {result['skipped']}"
     rate = ""
     if result.get("items") and result.get("seconds"):
         rate = f"  {result['items'] / result['seconds']:>12,.0f} {result.get('unit', 'items')}/s"

@@ -70,8 +70,23 @@ class TreePeak:
 FOUR_SCENARIOS = ["actual", "sonas_2017", "sonas_2002", "elo_480"]
 
 
+# What one scenario's 204 months write (the published lists are 14.2 GB of it), and the shared tables.
+SCENARIO_BYTES, SHARED_BYTES = 16 * 10**9, 3 * 10**9
+
+
+def disk_shortfall(scenarios: int, folder: str) -> str | None:
+    """Why the backfill of `scenarios` cannot run in `folder` (too little free disk), or None when it can."""
+    needed, free = SHARED_BYTES + scenarios * SCENARIO_BYTES, shutil.disk_usage(folder).free
+    if free >= needed:
+        return None
+    return f"needs about {needed / 1e9:.0f} GB free under {folder}, {free / 1e9:.0f} GB available"
+
+
 def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
-    """All months of the fide-scale history through `ratings run` (its runs, workers and checks) for the scenarios."""
+    """All months of the fide-scale history through `ratings run` (its runs, workers and checks) for the scenarios.
+
+    Skipped, saying why, where the disk cannot hold what it writes (a full disk would fail it half way).
+    """
     import io
 
     import polars as pl
@@ -80,6 +95,9 @@ def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
     from assets.runs import run_store
     from pipeline.scenarios import default_scenarios_path
 
+    shortfall = disk_shortfall(len(scenario_names), tempfile.gettempdir())
+    if shortfall is not None:
+        return {"skipped": shortfall}
     landing = fide_landing_zone()
     root = Path(tempfile.mkdtemp(prefix="bench-backfill-"))
     # Hard links: the landing zone refuses symbolic links (they could point anywhere), not regular files.
