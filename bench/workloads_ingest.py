@@ -1,4 +1,6 @@
-"""Ingest workloads: reading generated PGN and TRF dumps of at least a million games (input written untimed)."""
+"""Ingest workloads: reading generated PGN and TRF dumps of a million games, and many small CSV and Parquet tables
+(input written untimed).
+"""
 
 from __future__ import annotations
 
@@ -200,4 +202,44 @@ def ingest_trf() -> dict:
     return _ingest(write_trf, "GER")
 
 
-WORKLOADS = {"ingest-pgn": ingest_pgn, "ingest-pgn-zst": ingest_pgn_zst, "ingest-trf": ingest_trf}
+# -- CSV and Parquet -------------------------------------------------------------------------------
+TABLE_FILES, TABLE_GAMES_PER_FILE = 2_000, 50  # a federation that uploads one small table per tournament
+
+
+def write_tables(
+    folder: Path, files: int = TABLE_FILES, games: int = TABLE_GAMES_PER_FILE, seed: int = 13
+) -> list[Path]:
+    """Small game tables, half CSV and half Parquet, with the columns a federation's export usually has."""
+    rng = np.random.default_rng(seed)
+    paths = []
+    for file in range(files):
+        table = pl.DataFrame(
+            {
+                "event_id": [f"tournament-{file}"] * games,
+                "date": [f"2024-03-{day:02d}" for day in rng.integers(1, 29, games)],
+                "round": rng.integers(1, 10, games),
+                "white_id": rng.integers(1_000_000, 40_000_000, games),
+                "black_id": rng.integers(1_000_000, 40_000_000, games),
+                "result": np.array(["1-0", "0-1", "1/2-1/2"])[rng.integers(0, 3, games)],
+                "white_rating": rng.integers(1400, 2700, games),
+                "black_rating": rng.integers(1400, 2700, games),
+                "time_control": ["classical"] * games,
+            }
+        )
+        path = folder / f"tournament-{file:04d}.{'csv' if file % 2 else 'parquet'}"
+        table.write_csv(path) if file % 2 else table.write_parquet(path)
+        paths.append(path)
+    return paths
+
+
+def ingest_small_tables() -> dict:
+    """100,000 games in 2,000 small CSV and Parquet files (50 games each), read as one month."""
+    return _ingest(write_tables, "NOR")
+
+
+WORKLOADS = {
+    "ingest-pgn": ingest_pgn,
+    "ingest-pgn-zst": ingest_pgn_zst,
+    "ingest-trf": ingest_trf,
+    "ingest-small-tables": ingest_small_tables,
+}

@@ -27,7 +27,7 @@ SEED_LIST_FILE = "seed_list.csv"
 # Dumps are independent; threads overlap object-store latency with parsing (Polars releases the GIL).
 READ_WORKERS = 8
 # Formats read_dumps parses many files at once (one vectorised pass per batch instead of per file).
-BATCHED_FORMATS = ("trf", "pgn")
+BATCHED_FORMATS = ("trf", "pgn", "csv", "parquet")
 
 PLAYER_COLUMN_ALIASES = {
     "id": "player_id",
@@ -117,8 +117,8 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
         )
         for federation, key in keys
     ]
-    # TRF and PGN files are parsed together in batches (a month holds hundreds of small ones); the
-    # other dumps file by file, overlapping in threads.
+    # TRF, PGN, CSV and Parquet files are parsed together in batches (a month holds hundreds of small
+    # ones); the other dumps (streamed .pgn.zst, unknown types) file by file, overlapping in threads.
     batched = [index for index, (_, name, _) in enumerate(dumps) if detect_format(name) in BATCHED_FORMATS]
     others = sorted(set(range(len(dumps))) - set(batched))
     frames: list[pl.DataFrame | None] = [None] * len(dumps)

@@ -256,3 +256,43 @@ def test_nothing_from_a_file_reaches_the_terminal_raw(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "\x1b" not in out + err and "\x07" not in out + err
     assert "evil\\x1b[2J.pgn: line 1: WhiteFideId '1\\x1b[31m' is not a number (an id is written in digits only)" in err
+
+
+def test_csv_and_parquet_dumps_read_together_equal_each_read_alone():
+    """A month's CSV and Parquet dumps are parsed in one batch: every file's rows are what it gives alone."""
+    names = [name for name in CORPUS if name.startswith(("csv_", "parquet_"))]
+    sink = io.BytesIO()
+    pl.DataFrame({"white_id": [7, -1], "black_id": ["8", "x"], "result": [b"1-0", b"\xff"]}).write_parquet(sink)
+    dumps = [((MALFORMED / name).read_bytes(), f"GER/2024-01/{name}", "GER") for name in names]
+    dumps += [
+        (b"white_id,black_id,result,round\n1,2,1-0,1\n3,4\n5,6,0-1,r2\n", "GER/2024-01/ragged.csv", "GER"),
+        (b"white_id,result\n1,1-0\n", "GER/2024-01/no-black.csv", "GER"),
+        (sink.getvalue(), "GER/2024-01/binary.parquet", "GER"),
+        (b"", "GER/2024-01/empty.csv", "GER"),
+    ]
+    together = read_dumps(dumps, "2024-01")
+    for dump, frame in zip(dumps, together, strict=True):
+        assert frame.equals(read_dump(*dump, "2024-01")), dump[1]
+    ragged = together[-4]  # ragged.csv
+    assert ragged["source_line"].to_list() == [2, 3, 4]
+    assert ragged["parse_error"].to_list() == [None, "expected 4 fields, found 2", "round 'r2' is not a number"]
+
+
+def test_a_failing_table_batch_falls_back_to_its_files(monkeypatch):
+    import pipeline.formats as formats
+
+    real = formats.table_records
+
+    def failing(files, event_keys):
+        if any("boom" in key for key in event_keys):
+            raise ValueError("cannot parse")
+        return real(files, event_keys)
+
+    monkeypatch.setattr(formats, "table_records", failing)
+    good = b"white_id,black_id,result\n1,2,1-0\n3,4,0-1\n"
+    frames = read_dumps(
+        [(good, "GER/2024-01/a.csv", "GER"), (good, "GER/2024-01/boom.csv", "GER"), (good, "GER/2024-01/c.csv", "GER")],
+        "2024-01",
+    )
+    assert [frame.height for frame in frames] == [2, 1, 2]
+    assert frames[1]["parse_error"].to_list() == ["could not be read: ValueError: cannot parse"]

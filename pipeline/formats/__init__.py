@@ -17,7 +17,6 @@ from pipeline.formats.common import (
     decompress_dump,
     event_key,
     finish_batch,
-    finish_records,
     preview,
     strip_compression,
     unreadable_record,
@@ -25,7 +24,7 @@ from pipeline.formats.common import (
 )
 from pipeline.formats.compressed import NotStreamable, read_pgn_zst
 from pipeline.formats.pgn import parse_pgn_batch
-from pipeline.formats.tabular import parse_csv, parse_parquet
+from pipeline.formats.tabular import TableCells, csv_cells, parquet_cells, table_records
 from pipeline.formats.trf import is_trf_text, parse_trf_batch
 
 #: Extension (after any .gz/.zst) -> format code in RawGames.format. '.txt' is TRF when it looks like TRF.
@@ -35,8 +34,10 @@ UNKNOWN_FORMAT = "unknown"
 TRF_BATCH_CHARACTERS = 64 << 20
 # PGN bytes parsed in one batch (scanned in CHUNK_BYTES pieces, typed and finished together).
 PGN_BATCH_BYTES = 64 << 20
-#: A batch's texts: decoded TRF text, or PGN as UTF-8 bytes with LF line ends.
-Text = TypeVar("Text", str, bytes)
+# CSV and Parquet rows whose values are parsed in one batch (each file is split into cells alone).
+TABLE_BATCH_ROWS = 500_000
+#: A batch's items: decoded TRF text, PGN as UTF-8 bytes with LF line ends, or a CSV or Parquet file's cells.
+Text = TypeVar("Text", str, bytes, TableCells)
 
 __all__ = ["EXTENSION_FORMATS", "UNKNOWN_FORMAT", "DumpFile", "detect_format", "read_dump", "read_dumps"]
 
@@ -85,6 +86,7 @@ def read_dumps(
     detected: list[str | None] = [None] * len(dumps)
     trf: list[tuple[int, str]] = []  # (dump index, decoded text)
     pgn: list[tuple[int, bytes]] = []  # (dump index, UTF-8 LF bytes)
+    tables: dict[str, list[tuple[int, TableCells]]] = {"csv": [], "parquet": []}  # format -> (dump index, cells)
     trailing: dict[int, tuple[str, int]] = {}  # dump index -> (problem after the gzip stream, line it is reported on)
     sources: list[bytes | DumpFile] = [source for source, _, _ in dumps]  # a DumpFile gives way to its bytes once read
     for index, (_, name, federation) in enumerate(dumps):
@@ -123,8 +125,8 @@ def read_dumps(
                 lf_bytes, detected[index] = utf8_lf_bytes_detected(content)  # per file: encodings differ between files
                 pgn.append((index, lf_bytes))
                 continue
-            records, detected[index] = _parse_other(content, name, fmt)
-            results[index] = finish_records(records, name, federation, month, fmt)
+            cells, detected[index] = _table_cells(content, fmt)
+            tables[fmt].append((index, cells))
         except StorageReadError:
             raise
         except DumpTooLarge as problem:
@@ -145,6 +147,9 @@ def read_dumps(
         _read_batch(batch, read, month, "trf", results, _trf_records)
     for pgn_batch in _batches(pgn, PGN_BATCH_BYTES):
         _read_batch(pgn_batch, read, month, "pgn", results, _pgn_records)
+    for fmt, cells_of in tables.items():
+        for table_batch in _batches(cells_of, TABLE_BATCH_ROWS):
+            _read_batch(table_batch, read, month, fmt, results, _table_records)
     for index, (trailing_problem, line) in trailing.items():
         _, name, federation = read[index]
         extra = unreadable_record(
@@ -229,7 +234,7 @@ def _read_batch(
 
 def _split_batch(
     records: pl.DataFrame,
-    batch: Sequence[tuple[int, str | bytes]],
+    batch: Sequence[tuple[int, object]],
     dumps: list[tuple[bytes, str, str]],
     month: str,
     fmt: str,
@@ -247,25 +252,31 @@ def _split_batch(
         results[index] = by_file[(position,)] if (position,) in by_file else finished.clear()
 
 
-def _parse_other(content: bytes, name: str, fmt: str) -> tuple[pl.DataFrame, str | None]:
-    """(records, text encoding) of a CSV or Parquet dump (raises UnreadableDump for content that is not one)."""
-    key = event_key(name)
+def _table_records(batch: list[tuple[int, TableCells]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
+    return table_records([cells for _, cells in batch], [event_key(dumps[index][1]) for index, _ in batch])
+
+
+def _table_cells(content: bytes, fmt: str) -> tuple[TableCells, str | None]:
+    """(cells, text encoding) of a CSV or Parquet dump (raises UnreadableDump for content that is not one)."""
     if fmt == "parquet":
-        return parse_parquet(content, key), None
+        return parquet_cells(content), None
     if not content or content.isspace():  # isspace stops at the first other byte; strip would copy the file
         raise UnreadableDump("empty file")
     text, encoding = decode_text_detected(content)
-    return parse_csv(text, key), encoding
+    return csv_cells(text), encoding
 
 
 def _batches(texts: list[tuple[int, Text]], limit: int) -> list[list[tuple[int, Text]]]:
-    """Consecutive groups of texts of at most `limit` characters or bytes (a larger text is a group of its own)."""
+    """Consecutive groups of texts of at most `limit` characters or bytes, or cells of at most `limit` rows (a larger
+    item is a group of its own).
+    """
     batches: list[list[tuple[int, Text]]] = []
     size = 0
     for item in texts:
-        if not batches or size + len(item[1]) > limit:
+        length = item[1].rows if isinstance(item[1], TableCells) else len(item[1])
+        if not batches or size + length > limit:
             batches.append([])
             size = 0
         batches[-1].append(item)
-        size += len(item[1])
+        size += length
     return batches

@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from collections.abc import Set
+from collections.abc import Sequence, Set
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -66,8 +67,23 @@ _INTEGERS = {
 }
 
 
-def parse_csv(text: str, event_key: str) -> pl.DataFrame:
-    """Records of a CSV games file (position = data row number; source_line = physical line)."""
+@dataclass(frozen=True)
+class TableCells:
+    """A CSV or Parquet file read as text cells, before its values are parsed (table_records parses many at once)."""
+
+    cells: pl.DataFrame  # the rows that are records: a text column per file column, source_line, raw_text
+    ragged: pl.DataFrame  # rows that are not (wrong field count, NUL byte): source_line, raw_text, parse_error
+    header_line: int  # a record's position is its source_line minus this
+    trimmed: frozenset[str] = frozenset()  # columns whose cells are known not blank or padded
+    extra_errors: pl.Series | None = None  # per row of `cells`, problems met while reading (binary cells), or null
+
+    @property
+    def rows(self) -> int:
+        return self.cells.height + self.ragged.height
+
+
+def csv_cells(text: str) -> TableCells:
+    """The cells of a CSV games file (position = data row number; source_line = physical line)."""
     # Files without quotes (what generators write) are split by Polars; quoted ones need the csv module.
     split = _split_plain if '"' not in text else _split_quoted
     header_line, cells, ragged = split(text)
@@ -87,12 +103,46 @@ def parse_csv(text: str, event_key: str) -> pl.DataFrame:
     if missing and cells.is_empty() and ragged.is_empty():
         # A lone line that is no games header (e.g. 'junk') would otherwise leave no record at all.
         raise UnreadableDump(f"line {header_line}: not a games header (missing {', '.join(missing)})")
-    records = _records(cells, event_key)
-    if ragged.height:
-        records = pl.concat(
-            [records, ragged.with_columns(pl.lit(event_key).alias("event_id"))], how="diagonal_relaxed"
-        ).sort("source_line")
-    return records.with_columns((pl.col("source_line") - header_line).cast(pl.Utf8).alias("position"))
+    return TableCells(cells, ragged, header_line)
+
+
+def table_records(files: Sequence[TableCells], event_keys: Sequence[str]) -> pl.DataFrame:
+    """Records of CSV or Parquet files, `file` indexing `files`: the values of all of them parsed in one pass.
+
+    A month holds many small files; parsing each alone cost a few milliseconds of fixed work per file.
+    """
+    tagged = [
+        table.cells.with_columns(
+            pl.lit(index, dtype=pl.Int32).alias("file"),
+            pl.lit(event_key, dtype=pl.Utf8).alias("_event_key"),
+            pl.lit(table.header_line, dtype=pl.Int64).alias("_header_line"),
+            pl.lit(_missing_required(table.cells), dtype=pl.Utf8).alias("_missing"),
+            table.extra_errors.alias("_extra_errors")
+            if table.extra_errors is not None
+            else pl.lit(None, dtype=pl.Utf8).alias("_extra_errors"),
+        )
+        for index, (table, event_key) in enumerate(zip(files, event_keys, strict=True))
+    ]
+    trimmed = frozenset.intersection(*(table.trimmed for table in files)) if files else frozenset()
+    records = _records(pl.concat(tagged, how="diagonal"), trimmed)
+    ragged = [
+        table.ragged.with_columns(
+            pl.lit(index, dtype=pl.Int32).alias("file"),
+            pl.lit(event_key, dtype=pl.Utf8).alias("event_id"),
+            pl.lit(table.header_line, dtype=pl.Int64).alias("_header_line"),
+        )
+        for index, (table, event_key) in enumerate(zip(files, event_keys, strict=True))
+        if table.ragged.height
+    ]
+    if ragged:
+        records = pl.concat([records, *ragged], how="diagonal_relaxed").sort("file", "source_line", maintain_order=True)
+    position = (pl.col("source_line") - pl.col("_header_line")).cast(pl.Utf8).alias("position")
+    return records.with_columns(position).drop("_header_line")
+
+
+def _missing_required(cells: pl.DataFrame) -> str | None:
+    missing = [name for name in REQUIRED if name not in cells.columns]
+    return f"missing required column(s): {', '.join(missing)}" if missing else None
 
 
 NUL_PROBLEM = "row holds a NUL byte (binary data)"
@@ -173,8 +223,8 @@ def _split_quoted(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     return header_line, cells, bad
 
 
-def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:
-    """Records of a Parquet games file (source_line = 1-based row number).
+def parquet_cells(data: bytes) -> TableCells:
+    """The cells of a Parquet games file (source_line = 1-based row number).
 
     Columns the pipeline does not use are ignored whatever their type (lists, structs, maps,
     durations, binary data); a used column of a type that holds no text or number is a problem of
@@ -222,16 +272,20 @@ def parse_parquet(data: bytes, event_key: str) -> pl.DataFrame:
             {"source_line": pl.int_range(1, table.height + 1, dtype=pl.Int64, eager=True), "raw_text": raw_text}
         )
     )
-    records = _records(cells, event_key, trimmed)
-    for name in invalid_text:  # binary cells that are not UTF-8 text: the row's problem, not a missing value
-        bad = table[name].is_not_null() & as_text[name].is_null()
-        records = records.with_columns(
-            pl.when(pl.Series(bad))
-            .then(join_errors(pl.col("parse_error"), pl.lit(f"{name} is binary data, not UTF-8 text")))
-            .otherwise(pl.col("parse_error"))
-            .alias("parse_error")
-        )
-    return records.with_columns(pl.col("source_line").cast(pl.Utf8).alias("position"))
+    # Binary cells that are not UTF-8 text: the row's problem, not a missing value.
+    extra_errors = None
+    if invalid_text:
+        extra_errors = pl.select(
+            join_errors(
+                *[
+                    pl.when(pl.Series(table[name].is_not_null() & as_text[name].is_null())).then(
+                        pl.lit(f"{name} is binary data, not UTF-8 text")
+                    )
+                    for name in invalid_text
+                ]
+            )
+        ).to_series()
+    return TableCells(cells, pl.DataFrame(schema=_RAGGED_SCHEMA), 0, frozenset(trimmed), extra_errors)
 
 
 def _parquet_text(column: pl.Series) -> pl.Series:
@@ -305,11 +359,10 @@ def _column_names(names: list[str]) -> list[str]:
     return result
 
 
-def _records(cells: pl.DataFrame, event_key: str, trimmed: Set[str] = frozenset()) -> pl.DataFrame:
-    """Typed record columns from text cells, with one error message per bad cell (`trimmed`: cells known not blank or
-    padded).
+def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFrame:
+    """Typed record columns from text cells (tagged by table_records), with one error message per bad cell
+    (`trimmed`: cells known not blank or padded).
     """
-    missing_required = [name for name in REQUIRED if name not in cells.columns]
     cells = cells.with_columns(
         [pl.lit(None, dtype=pl.Utf8).alias(name) for name in REQUIRED + OPTIONAL if name not in cells.columns]
     ).with_columns([blank_to_null(pl.col(name)).alias(name) for name in REQUIRED + OPTIONAL if name not in trimmed])
@@ -333,9 +386,7 @@ def _records(cells: pl.DataFrame, event_key: str, trimmed: Set[str] = frozenset(
     )
     base, increment = pl.col("_tc_base_seconds"), pl.col("_tc_increment_seconds")
     errors = [
-        pl.lit(f"missing required column(s): {', '.join(missing_required)}")
-        if missing_required
-        else pl.lit(None, pl.Utf8),
+        pl.col("_missing"),
         *[
             (
                 id_error(pl.col(name), name, pl.col(f"_{name}"))
@@ -355,12 +406,15 @@ def _records(cells: pl.DataFrame, event_key: str, trimmed: Set[str] = frozenset(
                 "time_control {} is not one of {}", quoted(pl.col("time_control")), pl.lit(", ".join(TIME_CONTROLS))
             )
         ),
+        pl.col("_extra_errors"),
     ]
     return cells.select(
+        "file",
+        "_header_line",
         "source_line",
         "raw_text",
         join_errors(*errors).alias("parse_error"),
-        pl.col("event_id").fill_null(pl.lit(event_key)).alias("event_id"),
+        pl.col("event_id").fill_null(pl.col("_event_key")).alias("event_id"),
         event_start.alias("event_start"),
         date.alias("date"),
         pl.col("_round").alias("round"),
