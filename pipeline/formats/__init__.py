@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import polars as pl
@@ -34,8 +35,9 @@ UNKNOWN_FORMAT = "unknown"
 TRF_BATCH_CHARACTERS = 64 << 20
 # PGN bytes parsed in one batch (scanned in CHUNK_BYTES pieces, typed and finished together).
 PGN_BATCH_BYTES = 64 << 20
-# CSV and Parquet rows whose values are parsed in one batch (each file is split into cells alone).
+# CSV and Parquet rows whose values are parsed in one batch (each file is split into cells alone, in threads).
 TABLE_BATCH_ROWS = 500_000
+TABLE_CELL_THREADS = 4
 #: A batch's items: decoded TRF text, PGN as UTF-8 bytes with LF line ends, or a CSV or Parquet file's cells.
 Text = TypeVar("Text", str, bytes, TableCells)
 
@@ -86,6 +88,7 @@ def read_dumps(
     detected: list[str | None] = [None] * len(dumps)
     trf: list[tuple[int, str]] = []  # (dump index, decoded text)
     pgn: list[tuple[int, bytes]] = []  # (dump index, UTF-8 LF bytes)
+    table_contents: list[tuple[int, bytes, str]] = []  # (dump index, content, 'csv' or 'parquet')
     tables: dict[str, list[tuple[int, TableCells]]] = {"csv": [], "parquet": []}  # format -> (dump index, cells)
     trailing: dict[int, tuple[str, int]] = {}  # dump index -> (problem after the gzip stream, line it is reported on)
     sources: list[bytes | DumpFile] = [source for source, _, _ in dumps]  # a DumpFile gives way to its bytes once read
@@ -125,8 +128,7 @@ def read_dumps(
                 lf_bytes, detected[index] = utf8_lf_bytes_detected(content)  # per file: encodings differ between files
                 pgn.append((index, lf_bytes))
                 continue
-            cells, detected[index] = _table_cells(content, fmt)
-            tables[fmt].append((index, cells))
+            table_contents.append((index, content, fmt))  # split into cells below, several files at a time
         except StorageReadError:
             raise
         except DumpTooLarge as problem:
@@ -138,6 +140,16 @@ def read_dumps(
             results[index] = unreadable_record(
                 name, federation, month, fmt, unexpected(error), _preview(sources[index])
             )
+    # Splitting a table into cells is mostly Polars, which releases the GIL: large files overlap in threads.
+    with ThreadPoolExecutor(max_workers=max(1, min(TABLE_CELL_THREADS, len(table_contents)))) as pool:
+        split = pool.map(lambda item: _cells_or_problem(item[1], item[2], dumps[item[0]][1]), table_contents)
+        for (index, _, fmt), (cells, encoding, why) in zip(table_contents, split, strict=True):
+            if cells is None:
+                _, name, federation = dumps[index]
+                results[index] = unreadable_record(name, federation, month, fmt, why, _preview(sources[index]))
+            else:
+                detected[index] = encoding
+                tables[fmt].append((index, cells))
     # Every dump that reaches a batch was read whole above: the batches see bytes only.
     read = [
         (source if isinstance(source, bytes) else b"", name, federation)
@@ -254,6 +266,19 @@ def _split_batch(
 
 def _table_records(batch: list[tuple[int, TableCells]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
     return table_records([cells for _, cells in batch], [event_key(dumps[index][1]) for index, _ in batch])
+
+
+def _cells_or_problem(content: bytes, fmt: str, name: str) -> tuple[TableCells | None, str | None, str]:
+    """(cells, text encoding, '') of a CSV or Parquet dump, or (None, None, why it cannot be read)."""
+    try:
+        cells, encoding = _table_cells(content, fmt)
+        return cells, encoding, ""
+    except DumpTooLarge as problem:
+        return None, None, f"{name}: {problem}"
+    except UnreadableDump as problem:
+        return None, None, str(problem)
+    except Exception as error:  # a bug or a library failure on odd content: this file's problem, not the run's
+        return None, None, unexpected(error)
 
 
 def _table_cells(content: bytes, fmt: str) -> tuple[TableCells, str | None]:
