@@ -258,8 +258,12 @@ def test_nothing_from_a_file_reaches_the_terminal_raw(tmp_path, capsys):
     assert "evil\\x1b[2J.pgn: line 1: WhiteFideId '1\\x1b[31m' is not a number (an id is written in digits only)" in err
 
 
-def test_csv_and_parquet_dumps_read_together_equal_each_read_alone():
-    """A month's CSV and Parquet dumps are parsed in one batch: every file's rows are what it gives alone."""
+@pytest.mark.parametrize("batch_bytes", [64 << 20, 1])  # one batch, or a batch per file
+def test_csv_and_parquet_dumps_read_together_equal_each_read_alone(monkeypatch, batch_bytes):
+    """A month's CSV and Parquet dumps are parsed in batches: every file's rows are what it gives alone."""
+    import pipeline.formats as formats
+
+    monkeypatch.setattr(formats, "TABLE_BATCH_BYTES", batch_bytes)
     names = [name for name in CORPUS if name.startswith(("csv_", "parquet_"))]
     sink = io.BytesIO()
     pl.DataFrame({"white_id": [7, -1], "black_id": ["8", "x"], "result": [b"1-0", b"\xff"]}).write_parquet(sink)

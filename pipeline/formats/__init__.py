@@ -35,11 +35,13 @@ UNKNOWN_FORMAT = "unknown"
 TRF_BATCH_CHARACTERS = 64 << 20
 # PGN bytes parsed in one batch (scanned in CHUNK_BYTES pieces, typed and finished together).
 PGN_BATCH_BYTES = 64 << 20
-# CSV and Parquet rows whose values are parsed in one batch (each file is split into cells alone, in threads).
-TABLE_BATCH_ROWS = 500_000
+# CSV and Parquet bytes parsed in one batch (each file is split into text cells alone, in threads).
+TABLE_BATCH_BYTES = 64 << 20
 TABLE_CELL_THREADS = 4
-#: A batch's items: decoded TRF text, PGN as UTF-8 bytes with LF line ends, or a CSV or Parquet file's cells.
+#: A parsed batch's items: decoded TRF text, PGN as UTF-8 bytes with LF line ends, or a CSV or Parquet file's cells.
 Text = TypeVar("Text", str, bytes, TableCells)
+#: What is cut into batches by its length: text, or a dump's bytes.
+Raw = TypeVar("Raw", str, bytes)
 
 __all__ = ["EXTENSION_FORMATS", "UNKNOWN_FORMAT", "DumpFile", "detect_format", "read_dump", "read_dumps"]
 
@@ -88,8 +90,7 @@ def read_dumps(
     detected: list[str | None] = [None] * len(dumps)
     trf: list[tuple[int, str]] = []  # (dump index, decoded text)
     pgn: list[tuple[int, bytes]] = []  # (dump index, UTF-8 LF bytes)
-    table_contents: list[tuple[int, bytes, str]] = []  # (dump index, content, 'csv' or 'parquet')
-    tables: dict[str, list[tuple[int, TableCells]]] = {"csv": [], "parquet": []}  # format -> (dump index, cells)
+    table_contents: list[tuple[int, bytes]] = []  # (dump index, content) of CSV and Parquet dumps
     trailing: dict[int, tuple[str, int]] = {}  # dump index -> (problem after the gzip stream, line it is reported on)
     sources: list[bytes | DumpFile] = [source for source, _, _ in dumps]  # a DumpFile gives way to its bytes once read
     for index, (_, name, federation) in enumerate(dumps):
@@ -128,7 +129,7 @@ def read_dumps(
                 lf_bytes, detected[index] = utf8_lf_bytes_detected(content)  # per file: encodings differ between files
                 pgn.append((index, lf_bytes))
                 continue
-            table_contents.append((index, content, fmt))  # split into cells below, several files at a time
+            table_contents.append((index, content))  # split into cells below, several files at a time
         except StorageReadError:
             raise
         except DumpTooLarge as problem:
@@ -140,16 +141,6 @@ def read_dumps(
             results[index] = unreadable_record(
                 name, federation, month, fmt, unexpected(error), _preview(sources[index])
             )
-    # Splitting a table into cells is mostly Polars, which releases the GIL: large files overlap in threads.
-    with ThreadPoolExecutor(max_workers=max(1, min(TABLE_CELL_THREADS, len(table_contents)))) as pool:
-        split = pool.map(lambda item: _cells_or_problem(item[1], item[2], dumps[item[0]][1]), table_contents)
-        for (index, _, fmt), (cells, encoding, why) in zip(table_contents, split, strict=True):
-            if cells is None:
-                _, name, federation = dumps[index]
-                results[index] = unreadable_record(name, federation, month, fmt, why, _preview(sources[index]))
-            else:
-                detected[index] = encoding
-                tables[fmt].append((index, cells))
     # Every dump that reaches a batch was read whole above: the batches see bytes only.
     read = [
         (source if isinstance(source, bytes) else b"", name, federation)
@@ -159,9 +150,14 @@ def read_dumps(
         _read_batch(batch, read, month, "trf", results, _trf_records)
     for pgn_batch in _batches(pgn, PGN_BATCH_BYTES):
         _read_batch(pgn_batch, read, month, "pgn", results, _pgn_records)
-    for fmt, cells_of in tables.items():
-        for table_batch in _batches(cells_of, TABLE_BATCH_ROWS):
-            _read_batch(table_batch, read, month, fmt, results, _table_records)
+    # A batch's cells are made and parsed before the next batch's: the text cells of a month's large tables are
+    # never all held at once.
+    for contents_batch in _batches(table_contents, TABLE_BATCH_BYTES):
+        cells_batch = _split_tables(contents_batch, dumps, month, results, detected, sources)
+        for fmt in ("csv", "parquet"):
+            cells_of = [(index, cells) for index, cells in cells_batch if detect_format(dumps[index][1]) == fmt]
+            if cells_of:
+                _read_batch(cells_of, read, month, fmt, results, _table_records)
     for index, (trailing_problem, line) in trailing.items():
         _, name, federation = read[index]
         extra = unreadable_record(
@@ -264,14 +260,39 @@ def _split_batch(
         results[index] = by_file[(position,)] if (position,) in by_file else finished.clear()
 
 
+def _split_tables(
+    contents: list[tuple[int, bytes]],
+    dumps: Sequence[tuple[bytes | DumpFile, str, str]],
+    month: str,
+    results: list[pl.DataFrame | None],
+    detected: list[str | None],
+    sources: list[bytes | DumpFile],
+) -> list[tuple[int, TableCells]]:
+    """The cells of CSV or Parquet dumps, split in threads (mostly Polars, which releases the GIL, so large files
+    overlap); a dump that cannot be split gets its unreadable record in `results` instead.
+    """
+    cells_batch: list[tuple[int, TableCells]] = []
+    with ThreadPoolExecutor(max_workers=max(1, min(TABLE_CELL_THREADS, len(contents)))) as pool:
+        split = pool.map(lambda item: _cells_or_problem(item[1], dumps[item[0]][1]), contents)
+        for (index, _), (cells, encoding, why) in zip(contents, split, strict=True):
+            if cells is None:
+                _, name, federation = dumps[index]
+                fmt = detect_format(name)
+                results[index] = unreadable_record(name, federation, month, fmt, why, _preview(sources[index]))
+            else:
+                detected[index] = encoding
+                cells_batch.append((index, cells))
+    return cells_batch
+
+
 def _table_records(batch: list[tuple[int, TableCells]], dumps: list[tuple[bytes, str, str]]) -> pl.DataFrame:
     return table_records([cells for _, cells in batch], [event_key(dumps[index][1]) for index, _ in batch])
 
 
-def _cells_or_problem(content: bytes, fmt: str, name: str) -> tuple[TableCells | None, str | None, str]:
+def _cells_or_problem(content: bytes, name: str) -> tuple[TableCells | None, str | None, str]:
     """(cells, text encoding, '') of a CSV or Parquet dump, or (None, None, why it cannot be read)."""
     try:
-        cells, encoding = _table_cells(content, fmt)
+        cells, encoding = _table_cells(content, detect_format(name))
         return cells, encoding, ""
     except DumpTooLarge as problem:
         return None, None, f"{name}: {problem}"
@@ -291,17 +312,14 @@ def _table_cells(content: bytes, fmt: str) -> tuple[TableCells, str | None]:
     return csv_cells(text), encoding
 
 
-def _batches(texts: list[tuple[int, Text]], limit: int) -> list[list[tuple[int, Text]]]:
-    """Consecutive groups of texts of at most `limit` characters or bytes, or cells of at most `limit` rows (a larger
-    item is a group of its own).
-    """
-    batches: list[list[tuple[int, Text]]] = []
+def _batches(texts: list[tuple[int, Raw]], limit: int) -> list[list[tuple[int, Raw]]]:
+    """Consecutive groups of texts of at most `limit` characters or bytes (a larger text is a group of its own)."""
+    batches: list[list[tuple[int, Raw]]] = []
     size = 0
     for item in texts:
-        length = item[1].rows if isinstance(item[1], TableCells) else len(item[1])
-        if not batches or size + length > limit:
+        if not batches or size + len(item[1]) > limit:
             batches.append([])
             size = 0
         batches[-1].append(item)
-        size += length
+        size += len(item[1])
     return batches

@@ -78,10 +78,6 @@ class TableCells:
     trimmed: frozenset[str] = frozenset()  # columns whose cells are known not blank or padded
     extra_errors: pl.Series | None = None  # per row of `cells`, problems met while reading (binary cells), or null
 
-    @property
-    def rows(self) -> int:
-        return self.cells.height + self.ragged.height
-
 
 def csv_cells(text: str) -> TableCells:
     """The cells of a CSV games file (position = data row number; source_line = physical line)."""
