@@ -597,10 +597,10 @@ def test_the_instance_template_is_valid_with_telemetry_off_and_secrets_only_from
 ) -> None:
     settings = yaml.safe_load(INSTANCE_YAML.read_text())
     assert settings["telemetry"] == {"enabled": False}
-    assert "storage" not in settings  # SQLite under $DAGSTER_HOME by default
+    assert "storage" not in settings  # SQLite under $DAGSTER_HOME by default, connections kept open
     shutil.copyfile(INSTANCE_YAML, tmp_path / "dagster.yaml")
     instance = dg.DagsterInstance.from_config(str(tmp_path))
-    assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+    assert type(instance.run_storage).__name__ == "PooledSqliteRunStorage"
     assert instance.run_retries_enabled and instance.run_retries_max_retries == 2
     assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 1
     database = postgres_block()["storage"]["postgres"]["postgres_db"]

@@ -1,0 +1,120 @@
+"""The shipped Dagster instance: Dagster's SQLite files and schema, with connections kept open."""
+
+import multiprocessing
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+from dagster._core.instance.ref import InstanceRef
+
+from assets import instance as instance_module
+from assets.runs import INSTANCE_YAML
+
+MONTHS = dg.StaticPartitionsDefinition(["2024-01", "2024-02", "2024-03"])
+
+
+@dg.asset(partitions_def=MONTHS, check_specs=[dg.AssetCheckSpec("positive", asset="numbers")])
+def numbers(context: dg.AssetExecutionContext):
+    yield dg.Output(len(context.partition_key))
+    yield dg.AssetCheckResult(check_name="positive", passed=True)
+
+
+def shipped_instance(home: Path) -> dg.DagsterInstance:
+    home.mkdir(exist_ok=True)
+    shutil.copyfile(INSTANCE_YAML, home / "dagster.yaml")
+    return dg.DagsterInstance.from_config(str(home))
+
+
+def stock_instance(home: Path, config_dir: Path) -> dg.DagsterInstance:
+    """Dagster's own SQLite instance on the same files: the shipped settings without the instance class."""
+    settings = yaml.safe_load(Path(INSTANCE_YAML).read_text())
+    del settings["instance_class"]
+    config_dir.mkdir()
+    (config_dir / "dagster.yaml").write_text(yaml.safe_dump(settings))
+    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home), config_dir=str(config_dir)))
+
+
+def materialize_month(instance: dg.DagsterInstance, month: str) -> str:
+    result = dg.materialize([numbers], partition_key=month, instance=instance)
+    assert result.success
+    return result.run_id
+
+
+def test_runs_land_in_dagsters_own_files_and_stock_dagster_reads_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    instance = shipped_instance(home)
+    assert type(instance).__name__ == "RatingsInstance"
+    assert type(instance.event_log_storage).__name__ == "PooledSqliteEventLogStorage"
+    run_ids = [materialize_month(instance, month) for month in ("2024-01", "2024-02")]
+    instance.dispose()
+
+    assert (home / "history" / "runs.db").is_file()
+    assert (home / "history" / "runs" / "index.db").is_file()
+    assert all((home / "history" / "runs" / f"{run_id}.db").is_file() for run_id in run_ids)
+    stock = stock_instance(home, tmp_path / "stock")
+    assert type(stock.run_storage).__name__ == "SqliteRunStorage"
+    assert sorted(run.run_id for run in stock.get_runs()) == sorted(run_ids)
+    records = stock.fetch_materializations(dg.AssetKey("numbers"), limit=10).records
+    assert sorted(record.partition_key for record in records) == ["2024-01", "2024-02"]
+    checks = stock.event_log_storage.get_asset_check_execution_history(
+        dg.AssetCheckKey(dg.AssetKey("numbers"), "positive"), limit=10
+    )
+    assert len(checks) == 2
+    # And the other way round: the pooled instance reads what stock Dagster wrote.
+    stock_run = materialize_month(stock, "2024-03")
+    stock.dispose()
+    again = shipped_instance(home)
+    assert stock_run in {run.run_id for run in again.get_runs()}
+    assert again.get_latest_materialization_event(dg.AssetKey("numbers")) is not None
+
+
+def test_a_database_connection_is_reused_and_its_commits_skip_the_flush_in_wal(tmp_path: Path) -> None:
+    storage = shipped_instance(tmp_path / "home").event_log_storage
+    with storage.index_connection() as conn:
+        first = conn.connection.dbapi_connection
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL (Dagster's default: 2, FULL)
+    with storage.index_connection() as conn:
+        assert conn.connection.dbapi_connection is first
+
+
+def test_only_the_last_databases_used_stay_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(instance_module, "OPEN_EVENT_LOG_SHARDS", 2)
+    instance = shipped_instance(tmp_path / "home")
+    run_ids = [materialize_month(instance, month) for month in MONTHS.get_partition_keys()]
+    open_shards = list(instance.event_log_storage._shard_engines)  # type: ignore[attr-defined]
+    assert len(open_shards) == 2 and "index" in open_shards
+    # A closed run's database opens again on demand.
+    assert instance.get_run_stats(run_ids[0]).steps_succeeded == 1
+
+
+def test_wiping_the_instance_closes_its_files_first(tmp_path: Path) -> None:
+    instance = shipped_instance(tmp_path / "home")
+    materialize_month(instance, "2024-01")
+    instance.wipe()
+    assert instance.get_runs() == []
+    run_id = materialize_month(instance, "2024-02")
+    assert [run.run_id for run in instance.get_runs()] == [run_id]
+
+
+def _child_reads_and_writes(instance: dg.DagsterInstance, queue: multiprocessing.Queue) -> None:
+    runs = len(instance.get_runs())
+    instance.report_runless_asset_event(dg.AssetMaterialization("from_the_child"))
+    queue.put(runs)
+
+
+def test_a_forked_process_opens_its_own_connections(tmp_path: Path) -> None:
+    instance = shipped_instance(tmp_path / "home")
+    materialize_month(instance, "2024-01")
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_child_reads_and_writes, args=(instance, queue))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == 1
+    # The parent's pooled connections still work, and see what the child wrote.
+    assert instance.get_latest_materialization_event(dg.AssetKey("from_the_child")) is not None
+    assert materialize_month(instance, "2024-02") in {run.run_id for run in instance.get_runs()}
