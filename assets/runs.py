@@ -2,6 +2,7 @@
 job. What they decide and say without Dagster is pipeline.run_report.
 """
 
+import gc
 import logging
 import os
 import shutil
@@ -9,7 +10,8 @@ import socket
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 import dagster as dg
@@ -116,6 +118,25 @@ def run_demo(
     return run_store(root, dagster_home=dagster_home, out=out, title="Demo", workers=workers)
 
 
+@contextmanager
+def _young_garbage_collected() -> Iterator[None]:
+    """Within the block, Python's full garbage collections look only at objects made inside it, so they run often.
+
+    Frames and arrays caught in reference cycles are freed only by a full collection, which Python
+    runs only once the objects surviving since the last one number a quarter of all long-lived
+    objects, and the definitions and Dagster's machinery are hundreds of thousands. A run that
+    allocates few Python objects (the instance no longer opens a database per event) then held the
+    garbage of whole steps: the 204-month backfill with --workers 2 peaked at 2.8 GB instead of 2.2 GB.
+    Frozen, the objects alive before the run leave that count until the block ends.
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def execute_stage(
     stage: Stage, first: str, last: str, root: str, scenarios_file: str | None, home: str, reporter: Any
 ) -> dict[str, Any]:
@@ -135,13 +156,15 @@ def execute_stage(
         everything = dg.AssetSelection.groups(*stage.groups) if stage.groups else dg.AssetSelection.all()
         selection = everything - dg.AssetSelection.assets("landing_zone")  # observed by run_store instead
         # The named job, not an ad-hoc one: every run shows under `all_months` and can be re-executed.
-        result = job.execute_in_process(
-            instance=dg.DagsterInstance.from_config(home),
-            tags={**range_tags(first, last), **_runner_tags(), STAGE_TAG: stage.name},
-            run_config=QUIET_DAGSTER,
-            raise_on_error=False,
-            asset_selection=list(selection.resolve(defs.resolve_asset_graph())),
-        )
+        # Disposed after the run: the instance keeps its database connections open (assets/instance.py).
+        with dg.DagsterInstance.from_config(home) as instance, _young_garbage_collected():
+            result = job.execute_in_process(
+                instance=instance,
+                tags={**range_tags(first, last), **_runner_tags(), STAGE_TAG: stage.name},
+                run_config=QUIET_DAGSTER,
+                raise_on_error=False,
+                asset_selection=list(selection.resolve(defs.resolve_asset_graph())),
+            )
     return {
         "run_id": result.run_id,
         "success": result.success,
@@ -181,11 +204,11 @@ def run_store(
     started = time.monotonic()
     previous_reporter = progress.install(progress.ConsoleProgress())
     try:
-        instance = dg.DagsterInstance.from_config(home)
-        for run_id in heal_orphaned_runs(instance):
-            print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
-        remove_interrupted_writes(plan.store, out)
-        observe_landing_zone(instance, plan.store, plan.entries, plan.months)
+        with dg.DagsterInstance.from_config(home) as instance:
+            for run_id in heal_orphaned_runs(instance):
+                print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
+            remove_interrupted_writes(plan.store, out)
+            observe_landing_zone(instance, plan.store, plan.entries, plan.months)
         waves = stages(list(plan.scenarios), workers, plan.months, dump_bytes(plan.entries, plan.months))
         run_args = (plan.months[0], plan.months[-1], plan.root, scenarios_file, home)
         outcomes = run_waves(waves, execute_stage, run_args, workers)
