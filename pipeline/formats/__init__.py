@@ -78,9 +78,10 @@ def read_dumps(
 ) -> list[pl.DataFrame]:
     """RawGames rows of many dumps (bytes or DumpFile, name, federation) of one month, in the same order.
 
-    TRF and PGN files are parsed together in batches (a month holds thousands of small tournament
-    files); CSV and Parquet file by file. One bad file never stops the others: what cannot be read,
-    even through an unexpected error, becomes that file's unreadable record (a DumpFile the store
+    The files of each format are parsed together in batches (a month holds thousands of small
+    tournament files); CSV and Parquet files are first split into cells one by one. One bad file
+    never stops the others: what cannot be read, even through an unexpected error, becomes that
+    file's unreadable record (a DumpFile the store
     fails to read raises StorageReadError instead). `encodings`, when given, is filled with each
     dump's text encoding ('utf-8', 'windows-1252', ...; None for Parquet and for files that could not
     be read), one entry per dump. A .pgn.zst given as a DumpFile is decompressed and parsed as it is
@@ -90,7 +91,7 @@ def read_dumps(
     detected: list[str | None] = [None] * len(dumps)
     trf: list[tuple[int, str]] = []  # (dump index, decoded text)
     pgn: list[tuple[int, bytes]] = []  # (dump index, UTF-8 LF bytes)
-    table_contents: list[tuple[int, bytes]] = []  # (dump index, content) of CSV and Parquet dumps
+    tables: dict[str, list[tuple[int, bytes]]] = {"csv": [], "parquet": []}  # format -> (dump index, content)
     trailing: dict[int, tuple[str, int]] = {}  # dump index -> (problem after the gzip stream, line it is reported on)
     sources: list[bytes | DumpFile] = [source for source, _, _ in dumps]  # a DumpFile gives way to its bytes once read
     for index, (_, name, federation) in enumerate(dumps):
@@ -129,18 +130,12 @@ def read_dumps(
                 lf_bytes, detected[index] = utf8_lf_bytes_detected(content)  # per file: encodings differ between files
                 pgn.append((index, lf_bytes))
                 continue
-            table_contents.append((index, content))  # split into cells below, several files at a time
+            tables[fmt].append((index, content))  # split into cells below, several files at a time
         except StorageReadError:
             raise
-        except DumpTooLarge as problem:
-            problem_text = f"{name}: {problem}"
-            results[index] = unreadable_record(name, federation, month, fmt, problem_text, _preview(sources[index]))
-        except UnreadableDump as problem:
-            results[index] = unreadable_record(name, federation, month, fmt, str(problem), _preview(sources[index]))
-        except Exception as error:  # a bug or a library failure on odd content: this file's problem, not the run's
-            results[index] = unreadable_record(
-                name, federation, month, fmt, unexpected(error), _preview(sources[index])
-            )
+        except Exception as error:  # see _unreadable_because
+            why = _unreadable_because(error, name)
+            results[index] = unreadable_record(name, federation, month, fmt, why, _preview(sources[index]))
     # Every dump that reaches a batch was read whole above: the batches see bytes only.
     read = [
         (source if isinstance(source, bytes) else b"", name, federation)
@@ -152,12 +147,11 @@ def read_dumps(
         _read_batch(pgn_batch, read, month, "pgn", results, _pgn_records)
     # A batch's cells are made and parsed before the next batch's: the text cells of a month's large tables are
     # never all held at once.
-    for contents_batch in _batches(table_contents, TABLE_BATCH_BYTES):
-        cells_batch = _split_tables(contents_batch, dumps, month, results, detected, sources)
-        for fmt in ("csv", "parquet"):
-            cells_of = [(index, cells) for index, cells in cells_batch if detect_format(dumps[index][1]) == fmt]
-            if cells_of:
-                _read_batch(cells_of, read, month, fmt, results, _table_records)
+    for fmt, contents in tables.items():
+        for contents_batch in _batches(contents, TABLE_BATCH_BYTES):
+            cells_batch = _split_tables(contents_batch, fmt, dumps, month, results, detected, sources)
+            if cells_batch:
+                _read_batch(cells_batch, read, month, fmt, results, _table_records)
     for index, (trailing_problem, line) in trailing.items():
         _, name, federation = read[index]
         extra = unreadable_record(
@@ -262,22 +256,22 @@ def _split_batch(
 
 def _split_tables(
     contents: list[tuple[int, bytes]],
+    fmt: str,
     dumps: Sequence[tuple[bytes | DumpFile, str, str]],
     month: str,
     results: list[pl.DataFrame | None],
     detected: list[str | None],
     sources: list[bytes | DumpFile],
 ) -> list[tuple[int, TableCells]]:
-    """The cells of CSV or Parquet dumps, split in threads (mostly Polars, which releases the GIL, so large files
-    overlap); a dump that cannot be split gets its unreadable record in `results` instead.
+    """The cells of `fmt` (CSV or Parquet) dumps, split in threads (mostly Polars, which releases the GIL, so large
+    files overlap); a dump that cannot be split gets its unreadable record in `results` instead.
     """
     cells_batch: list[tuple[int, TableCells]] = []
     with ThreadPoolExecutor(max_workers=max(1, min(TABLE_CELL_THREADS, len(contents)))) as pool:
-        split = pool.map(lambda item: _cells_or_problem(item[1], dumps[item[0]][1]), contents)
+        split = pool.map(lambda item: _cells_or_problem(item[1], fmt, dumps[item[0]][1]), contents)
         for (index, _), (cells, encoding, why) in zip(contents, split, strict=True):
             if cells is None:
                 _, name, federation = dumps[index]
-                fmt = detect_format(name)
                 results[index] = unreadable_record(name, federation, month, fmt, why, _preview(sources[index]))
             else:
                 detected[index] = encoding
@@ -289,17 +283,24 @@ def _table_records(batch: list[tuple[int, TableCells]], dumps: list[tuple[bytes,
     return table_records([cells for _, cells in batch], [event_key(dumps[index][1]) for index, _ in batch])
 
 
-def _cells_or_problem(content: bytes, name: str) -> tuple[TableCells | None, str | None, str]:
+def _cells_or_problem(content: bytes, fmt: str, name: str) -> tuple[TableCells | None, str | None, str]:
     """(cells, text encoding, '') of a CSV or Parquet dump, or (None, None, why it cannot be read)."""
     try:
-        cells, encoding = _table_cells(content, detect_format(name))
+        cells, encoding = _table_cells(content, fmt)
         return cells, encoding, ""
-    except DumpTooLarge as problem:
-        return None, None, f"{name}: {problem}"
-    except UnreadableDump as problem:
-        return None, None, str(problem)
-    except Exception as error:  # a bug or a library failure on odd content: this file's problem, not the run's
-        return None, None, unexpected(error)
+    except Exception as error:  # see _unreadable_because
+        return None, None, _unreadable_because(error, name)
+
+
+def _unreadable_because(error: Exception, name: str) -> str:
+    """Why a dump cannot be read, for its unreadable record. Any exception counts: a bug or a library failure on odd
+    content is this file's problem, not the run's.
+    """
+    if isinstance(error, DumpTooLarge):
+        return f"{name}: {error}"
+    if isinstance(error, UnreadableDump):
+        return str(error)
+    return unexpected(error)
 
 
 def _table_cells(content: bytes, fmt: str) -> tuple[TableCells, str | None]:
