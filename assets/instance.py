@@ -29,7 +29,12 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventL
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
-from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+from dagster._core.storage.sqlite_storage import (
+    DagsterSqliteStorage,
+    _event_logs_directory,
+    _runs_directory,
+    _schedule_directory,
+)
 from dagster._serdes import ConfigurableClassData
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
@@ -138,9 +143,10 @@ class PooledSqliteStorage(DagsterSqliteStorage):
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         self.base_dir = base_dir
-        self._run_storage = PooledSqliteRunStorage.from_local(os.path.join(base_dir, "history", ""))
-        self._event_log_storage = PooledSqliteEventLogStorage(os.path.join(base_dir, "history", "runs", ""))
-        self._schedule_storage = SqliteScheduleStorage.from_local(os.path.join(base_dir, "schedules"))
+        # Dagster's own layout of the files under the instance directory, so that the stock classes find them.
+        self._run_storage = PooledSqliteRunStorage.from_local(_runs_directory(base_dir))
+        self._event_log_storage = PooledSqliteEventLogStorage(_event_logs_directory(base_dir))
+        self._schedule_storage = SqliteScheduleStorage.from_local(_schedule_directory(base_dir))
         self._inst_data = inst_data
         super(DagsterSqliteStorage, self).__init__()
 
