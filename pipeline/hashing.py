@@ -28,9 +28,3 @@ def stable_hash(texts: pl.Series) -> pl.Series:
             byte = data[offsets[rows] + position].astype(np.uint64)
             hashes[rows] = (hashes[rows] ^ byte) * _FNV_PRIME
     return pl.Series(texts.name, hashes, dtype=pl.UInt64)
-
-
-def stable_hash_expr_frame(frame: pl.DataFrame, key: pl.Expr, name: str) -> pl.DataFrame:
-    """Add column `name` holding stable_hash of the string expression `key`."""
-    keys = frame.select(key.alias(name)).to_series()
-    return frame.with_columns(stable_hash(keys).alias(name))

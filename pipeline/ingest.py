@@ -79,13 +79,6 @@ def _streamed(name: str) -> bool:
     return compression == "zst" and detect_format(inner) == "pgn"
 
 
-def month_dump_keys(store: ObjectStore, month: str, entries: list[LandingEntry] | None = None) -> list[tuple[str, str]]:
-    """(federation, key) of every dump under raw/<federation>/<month>/, players excluded, sorted."""
-    parse_month(month)
-    entries = inventory(store) if entries is None else entries
-    return [(entry.federation, entry.key) for entry in month_entries(entries, month) if entry.kind == DUMP]
-
-
 def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | None = None) -> pl.DataFrame:
     """RawGames rows for every dump under raw/<federation>/<month>/ (all federations except 'players').
 
@@ -279,7 +272,7 @@ def _listed_file(store: ObjectStore, key: str) -> DumpFile:
 def _registry_keys(store: ObjectStore) -> dict[str, list[str]]:
     """Month -> keys of the regular files in raw/players/<month>/ (links and special files are never read), sorted."""
     keys: dict[str, list[str]] = {}
-    for entry in inventory(store):
+    for entry in inventory(store, REGISTRY_FOLDER):  # not the federations' dumps: thousands of files a month
         if entry.kind == REGISTRY and entry.month is not None:
             keys.setdefault(entry.month, []).append(entry.key)
     return dict(sorted(keys.items()))

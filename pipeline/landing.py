@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipeline.months import MONTH_PATTERN
-from pipeline.storage import ObjectStore, file_stamp
+from pipeline.storage import ObjectStore
 
 # The landing zone as the UI describes it (assets/ingest.py), kept beside the layout it describes.
 LANDING_DESCRIPTION = """The federations' raw dumps as received: `raw/<federation>/<YYYY-MM>/<file>` in the object \
@@ -126,16 +126,15 @@ def classify(key: str, is_file: bool = True, what: str = "") -> LandingEntry:
     return LandingEntry(key, DUMP, federation, month)
 
 
-def inventory(store: ObjectStore) -> list[LandingEntry]:
-    """Every entry under raw/, sorted by key: one listing, nothing opened, links and special files never followed."""
+def inventory(store: ObjectStore, folder: str | None = None) -> list[LandingEntry]:
+    """Every entry under raw/ (or only under raw/<folder>/), sorted by key: one listing, nothing opened, links and
+    special files never followed.
+    """
+    below = (RAW,) if folder is None else (RAW, folder)
     if store.is_local:
-        return sorted(_local_entries(store), key=lambda entry: entry.key)
-    found = store.fs.find(store.path(RAW), detail=True)
-    entries = [
-        classify(store.relative(path)) for path, info in found.items() if info.get("type", "file") != "directory"
-    ]
-    stamps = {store.relative(path): f"{info.get('size')} {file_stamp(info)}" for path, info in found.items()}
-    return sorted((_stamped(entry, stamps.get(entry.key, "")) for entry in entries), key=lambda entry: entry.key)
+        return sorted(_local_entries(store, below), key=lambda entry: entry.key)
+    stamps = store.list_stamps(*below)
+    return sorted((_stamped(classify(key), stamp) for key, stamp in stamps.items()), key=lambda entry: entry.key)
 
 
 def dump_bytes(entries: Sequence[LandingEntry], months: Sequence[str]) -> list[int]:
@@ -152,11 +151,11 @@ def _stamped(entry: LandingEntry, stamp: str) -> LandingEntry:
     return LandingEntry(entry.key, entry.kind, entry.federation, entry.month, entry.problem, stamp)
 
 
-def _local_entries(store: ObjectStore) -> list[LandingEntry]:
-    """os.scandir without following links: a symlink (to a folder, outside the store, dangling) or a FIFO is an entry,
-    not a path.
+def _local_entries(store: ObjectStore, below: tuple[str, ...]) -> list[LandingEntry]:
+    """os.scandir of the folder `below` names, without following links: a symlink (to a folder, outside the store,
+    dangling) or a FIFO is an entry, not a path.
     """
-    top = os.path.join(store.base, RAW)
+    top = os.path.join(store.base, *below)
     if not os.path.isdir(top) or os.path.islink(top):
         return []
     entries: list[LandingEntry] = []

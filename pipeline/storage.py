@@ -7,7 +7,6 @@ import os
 import posixpath
 import re
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -293,9 +292,6 @@ class ObjectStore:
 
     def write_text(self, text: str, *parts: str) -> str:
         return self.write_bytes(text.encode("utf-8"), *parts)
-
-    def iter_files(self, *parts: str) -> Iterator[str]:
-        yield from self.list_files(*parts)
 
     # -- layout --------------------------------------------------------------------------------
     @staticmethod

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-import pandera.errors
-import pandera.polars as pa
 import polars as pl
 
 # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating.
@@ -248,47 +246,6 @@ def reconcile(raw: pl.DataFrame, games: pl.DataFrame, quarantine: pl.DataFrame) 
         .drop("_unmatched")
         .sort("source_file")
     )
-
-
-def schema_failures(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.DataFrame:
-    """The rows of `frame` that break the Pandera model, one row per (row, failed check), for asset checks.
-
-    Columns: row (0-based index in frame, null for table-level failures such as a missing column),
-    column, check, failure_case, then the frame's own columns of that row (null for table-level
-    failures). Empty when the frame is valid.
-    """
-    try:
-        model.validate(frame, lazy=True)
-        cases = None
-    except pandera.errors.SchemaErrors as errors:
-        cases = errors.failure_cases
-    except pandera.errors.SchemaError as error:  # non-lazy paths (e.g. dataframe-level dtype coercion)
-        cases = pl.DataFrame(
-            {
-                "index": [None],
-                "column": [getattr(error.schema, "name", None)],
-                "check": [str(error.check)],
-                "failure_case": [str(error)],
-            }
-        )
-    described = pl.DataFrame(schema={"row": pl.Int64, "column": pl.Utf8, "check": pl.Utf8, "failure_case": pl.Utf8})
-    if cases is None or cases.height == 0:
-        return pl.concat([described, frame.clear()], how="horizontal")
-    described = pl.DataFrame(
-        {
-            "row": pl.Series(cases["index"].to_list(), dtype=pl.Int64)
-            if "index" in cases.columns
-            else [None] * cases.height,
-            "column": cases["column"].cast(pl.Utf8) if "column" in cases.columns else [None] * cases.height,
-            "check": cases["check"].cast(pl.Utf8) if "check" in cases.columns else [None] * cases.height,
-            "failure_case": cases["failure_case"].cast(pl.Utf8)
-            if "failure_case" in cases.columns
-            else [None] * cases.height,
-        },
-        schema=described.schema,
-    )
-    rows = frame.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64))
-    return described.join(rows, on="row", how="left", maintain_order="left")
 
 
 def _with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:

@@ -7,6 +7,7 @@ import shutil
 from datetime import date
 from pathlib import Path
 
+import pandera.errors
 import polars as pl
 import pytest
 
@@ -353,19 +354,18 @@ def test_reconcile_per_file(month_split):
     assert not reconcile(raw, games, swapped).filter(pl.col("source_file") == quarantine["source_file"][1])["ok"].item()
 
 
-def test_schema_failures_return_the_failing_rows(month_split):
-    from pipeline.validate import schema_failures
-
+def test_the_games_model_names_the_failing_rows_and_checks(month_split):
     _, games, _ = month_split
-    assert schema_failures(games, Games).height == 0
+    Games.validate(games, lazy=True)
     broken = games.with_columns(
         pl.when(pl.int_range(pl.len()) == 2).then(pl.col("white_id")).otherwise(pl.col("black_id")).alias("black_id"),
         pl.when(pl.int_range(pl.len()) == 5).then(pl.lit(0.25)).otherwise(pl.col("white_score")).alias("white_score"),
     )
-    failures = schema_failures(broken, Games)
-    assert sorted(failures["row"].drop_nulls().unique().to_list()) == [2, 5]
+    with pytest.raises(pandera.errors.SchemaErrors) as raised:
+        Games.validate(broken, lazy=True)
+    failures = raised.value.failure_cases
+    assert sorted(failures["index"].drop_nulls().unique().to_list()) == [2, 5]
     assert {"no_self_play", "isin([0.0, 0.5, 1.0])"} <= set(failures["check"].to_list())
-    assert failures.filter(pl.col("row") == 5)["game_id"].item() == games["game_id"][5]
 
 
 def test_without_registry_ids_are_known_and_the_month_is_the_files_own():

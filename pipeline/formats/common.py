@@ -515,11 +515,6 @@ _DMY = re.compile(r"(\d{1,2})\D{1,3}(\d{1,2})\D{1,3}(\d{4})")
 _YY_MM_DD = re.compile(r"^(\d{2})\D(\d{1,2})\D(\d{1,2})$")
 
 
-def parse_free_date(text: str | None) -> date | None:
-    """'2024/01/05', '2024.01.05', '28. 07. 2005', '05/01/2024' (day first) or TRF '24/01/05' -> date."""
-    return parse_free_date_checked(text)[0]
-
-
 def parse_free_date_checked(text: str | None) -> tuple[date | None, bool]:
     """(date, impossible): `impossible` is True when the text holds a date that does not exist ('2024/02/30')."""
     if not text:
@@ -633,11 +628,6 @@ def _fnv_state(prefix: str) -> np.uint64:
     return state
 
 
-def prefixed_stable_hash(prefix: str, suffixes: pl.Series) -> pl.Series:
-    """stable_hash(prefix + suffix) for every suffix, with the shared prefix hashed once."""
-    return continue_stable_hash(np.full(len(suffixes), _fnv_state(prefix), dtype=np.uint64), suffixes)
-
-
 def continue_stable_hash(states: np.ndarray, suffixes: pl.Series) -> pl.Series:
     """Continue FNV-1a from per-row states over each suffix's bytes (equal to stable_hash of prefix + suffix).
 
@@ -681,17 +671,6 @@ def unreadable_record(
     )
     return finish_records(
         record.with_columns(pl.lit(event_key(source_file)).alias("event_id")), source_file, federation, month, fmt
-    )
-
-
-def with_record_error(records: pl.DataFrame, condition: pl.Expr, message: pl.Expr | str) -> pl.DataFrame:
-    """Add `message` to the parse_error of the records where `condition` holds."""
-    message = pl.lit(message) if isinstance(message, str) else message
-    return records.with_columns(
-        pl.when(condition)
-        .then(join_errors(pl.col("parse_error"), message))
-        .otherwise(pl.col("parse_error"))
-        .alias("parse_error")
     )
 
 
