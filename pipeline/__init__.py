@@ -2,6 +2,6 @@
 
 from pipeline.malloc import limit_malloc_arenas
 
-# Every process that runs the pipeline imports this package first (the CLI, Dagster's run and step workers, the
-# `--workers` processes), before its threads allocate: see pipeline.malloc.
+# Every process that runs the pipeline imports this package (the CLI, Dagster's webserver, daemon, run and step
+# workers, the `--workers` processes), most before they start threads: see pipeline.malloc.
 limit_malloc_arenas()

@@ -16,10 +16,11 @@ _M_ARENA_MAX = -8  # mallopt's parameter number for the arena limit (glibc's mal
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     """Cap the process's malloc arenas (glibc's mallopt); whether it was done.
 
-    Not done where the environment sets MALLOC_ARENA_MAX (glibc applied that already) or the C
-    library has no mallopt (macOS, other libcs).
+    Arenas made before the call stay; later threads share the capped ones. Not done where the
+    environment sets MALLOC_ARENA_MAX (glibc applied that already) or the C library is not glibc
+    (macOS, musl: their allocators have no such arenas, and mallopt's numbers differ).
     """
-    if "MALLOC_ARENA_MAX" in os.environ:
+    if "MALLOC_ARENA_MAX" in os.environ or not _is_glibc():
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt
@@ -27,3 +28,10 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_ARENA_MAX, arenas))
+
+
+def _is_glibc() -> bool:
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION") is not None  # 'glibc 2.36'; no such name elsewhere
+    except (ValueError, OSError, AttributeError):
+        return False
