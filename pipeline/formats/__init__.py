@@ -81,8 +81,8 @@ def read_dumps(
     The files of each format are parsed together in batches (a month holds thousands of small
     tournament files); CSV and Parquet files are first split into cells one by one. One bad file
     never stops the others: what cannot be read, even through an unexpected error, becomes that
-    file's unreadable record (a DumpFile the store
-    fails to read raises StorageReadError instead). `encodings`, when given, is filled with each
+    file's unreadable record (a DumpFile the store fails to read raises StorageReadError instead).
+    `encodings`, when given, is filled with each
     dump's text encoding ('utf-8', 'windows-1252', ...; None for Parquet and for files that could not
     be read), one entry per dump. A .pgn.zst given as a DumpFile is decompressed and parsed as it is
     read; every other DumpFile is read whole first.
