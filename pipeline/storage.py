@@ -7,7 +7,9 @@ import os
 import posixpath
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import BinaryIO
 from urllib.parse import urlsplit
 
 import fsspec
@@ -201,6 +203,14 @@ class ObjectStore:
 
     def write_bytes(self, data: bytes, *parts: str) -> str:
         """Write atomically: readers see the old object or the new one, never a partial one."""
+        return self.write_with(lambda handle: handle.write(data), *parts)
+
+    def write_with(self, write: Callable[[BinaryIO], object], *parts: str) -> str:
+        """Write atomically what `write` writes into the binary handle it is given.
+
+        Locally the bytes go straight into a temporary file, never held whole in memory (a month's
+        published lists are 160 MB); on S3 they are gathered, then sent in one PUT.
+        """
         target = self.path(*parts)
         if self.is_local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -209,7 +219,7 @@ class ObjectStore:
             tmp = f"{target}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex}"
             try:
                 with open(tmp, "wb") as handle:
-                    handle.write(data)
+                    write(handle)
                     handle.flush()
                     os.fsync(handle.fileno())
                 os.replace(tmp, target)
@@ -219,7 +229,9 @@ class ObjectStore:
         else:
             # An object-store PUT is atomic: the object appears whole or not at all. s3fs switches to a
             # multipart upload above 100 MB, which is atomic too (visible only once completed).
-            self.fs.pipe_file(target, data)
+            buffer = io.BytesIO()
+            write(buffer)
+            self.fs.pipe_file(target, buffer.getvalue())
         return target
 
     def remove(self, *parts: str) -> None:
@@ -249,9 +261,7 @@ class ObjectStore:
     # -- tables --------------------------------------------------------------------------------
     def write_parquet(self, frame: pl.DataFrame, *parts: str) -> str:
         """Parquet bytes that depend only on the frame (same frame, same bytes), written atomically."""
-        buffer = io.BytesIO()
-        frame.write_parquet(buffer, compression="zstd", statistics=True)
-        return self.write_bytes(buffer.getvalue(), *parts)
+        return self.write_with(lambda handle: frame.write_parquet(handle, compression="zstd", statistics=True), *parts)
 
     def read_parquet(self, *parts: str, columns: list[str] | None = None) -> pl.DataFrame:
         """A stored table, optionally only some columns (on S3 only those columns' bytes are fetched)."""

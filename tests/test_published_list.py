@@ -5,8 +5,12 @@ asset.
 from __future__ import annotations
 
 import io
+import json
+import re
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import dagster as dg
 import numpy as np
@@ -355,6 +359,26 @@ def test_html_states_the_list_and_embeds_names_only_as_data(small: tuple[pl.Data
     assert page.count("</script>") == 3  # the two data blocks and the page's own script
     assert 'href="2024-12.csv"' in page and 'href="2024-12.txt"' in page
     assert "http://" not in page and "https://" not in page  # nothing to fetch: the page works from file://
+
+
+def test_html_data_is_the_list_column_by_column(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+    """The page's data (written a column at a time) decodes to every row of the list, hostile names included."""
+    players, known = small
+    known = pl.concat([known, registry([{"player_id": 50, "name": HOSTILE_NAME, "federation": "USA", "sex": "F"}])])
+    published = published_list(players, known)
+    page = published_html(published, "actual", "2024-12")
+    data = json.loads(re.search(r'id="list-data">(.*?)</script>', page, re.S).group(1))  # type: ignore[union-attr]
+    dictionaries = json.loads(re.search(r'id="list-dictionaries">(.*?)</script>', page, re.S).group(1))  # type: ignore[union-attr]
+    assert list(data) == ["id", "name", "federation", "title", "sex", "birth_year", "rating", "change", "games", "k",
+                          "inactive", "delisted", "newly_rated"]  # fmt: skip
+    decoded = {
+        column: [None if i is None else dictionaries[column][i] for i in values] if column in dictionaries else values
+        for column, values in data.items()
+    }
+    flags = ("inactive", "delisted", "newly_rated")
+    expected = published.select(*(pl.col(c).cast(pl.Int8) if c in flags else pl.col(c) for c in data))
+    assert decoded == expected.to_dict(as_series=False)
+    assert HOSTILE_NAME in decoded["name"]
 
 
 def big_list(players: int, seed: int = 3) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -726,20 +750,44 @@ def test_publishing_a_900k_month_writes_each_file_once(tmp_path: Path) -> None:
     frame, known = tricky_list(900_000, seed=5)
     registry = ranked_registry(known)
     store = ObjectStore(str(tmp_path))
-    writes: list[str] = []
-    write_bytes = store.write_bytes
-    store.write_bytes = lambda data, *parts: writes.append(parts[-1]) or write_bytes(data, *parts)  # type: ignore[method-assign]
+    largest_write: dict[str, int] = {}  # each file written: the most bytes handed over at once
+    write_with = store.write_with
+
+    def recording_write_with(write: Callable[[BinaryIO], object], *parts: str) -> str:
+        key = parts[-1]
+        assert key not in largest_write, f"{key} written twice"
+        largest_write[key] = 0
+
+        class Recorded(io.RawIOBase):
+            def __init__(self, handle: BinaryIO) -> None:
+                self.handle = handle
+
+            def writable(self) -> bool:
+                return True
+
+            def write(self, data) -> int:  # type: ignore[no-untyped-def, override]
+                largest_write[key] = max(largest_write[key], len(data))
+                return self.handle.write(data)
+
+        return write_with(lambda handle: write(Recorded(handle)), *parts)  # type: ignore[arg-type]
+
+    store.write_with = recording_write_with  # type: ignore[method-assign]
     started = time.process_time()
     write_published_month(
         store, Scenario(name="actual", description="", rules="fide-2024"), "2024-03", frame, registry, lambda *_: None
     )
     seconds = time.process_time() - started
     keys = [published_list_key("actual", "2024-03", ext) for ext in ("csv", "txt", "html")]
-    assert sorted(writes) == sorted(keys)  # made side by side, each written once
+    assert sorted(largest_write) == sorted(keys)  # made side by side, each written once
     reference = reference_published_list(frame, known)
     csv, txt = reference_files(reference, "2024-03")
     assert store.read_bytes(keys[0]) == csv and store.read_bytes(keys[1]) == txt
-    assert store.read_bytes(keys[2]) == published_html(reference, "actual", "2024-03").encode()
+    html = published_html(reference, "actual", "2024-03").encode()
+    assert store.read_bytes(keys[2]) == html
+    # The CSV and the TXT reach the file piece by piece, never held whole in memory; the page a column at a time
+    # (its names are the largest, about a third of it).
+    assert largest_write[keys[0]] < len(csv) / 10 and largest_write[keys[1]] < len(txt) / 10, largest_write
+    assert largest_write[keys[2]] < len(html) / 2, largest_write
     assert seconds < 20, f"publishing 900,000 players took {seconds:.1f} s of CPU"  # ~2.5 s on 2 cores
 
 

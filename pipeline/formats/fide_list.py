@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import polars as pl
 
@@ -424,14 +425,23 @@ _TXT_NUMBERS = {"player_id": "player_id", "rating": "rating", "games": "games", 
 
 
 def fide_list_bytes(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> bytes:
-    """The rated players as FIDE's current per-type list (layout B, e.g. standard_rating_list.txt), UTF-8 encoded.
+    """write_fide_list's file as bytes."""
+    buffer = io.BytesIO()
+    write_fide_list(players, list_month, buffer, line_end)
+    return buffer.getvalue()
+
+
+def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, line_end: str = "\r\n") -> None:
+    """The rated players as FIDE's current per-type list (layout B, e.g. standard_rating_list.txt), UTF-8 encoded
+    into `handle`.
 
     `players`: player_id, name, federation, sex, title, birth_year, rating, games, k, inactive, in the
     order to print (any may be null but player_id). `list_month` (YYYY-MM) is the date of the list,
     the heading of its rating column. Like FIDE's per-type lists, unrated players are left out. Women
     (sex F) carry the flag w, inactive players i. Text fields are cut to leave one blank before the
     next column; a number too wide for its column raises ValueError rather than shift the line (read
-    from the numbers' range, not every cell's length). Polars writes the lines in one pass.
+    from the numbers' range, not every cell's length). Polars makes and writes the lines in one streaming pass, so
+    the file's text is never held whole.
     """
     width = _TXT_WIDTH
     headings = dict(_LAYOUT_B_HEADINGS, rating=list_month_token(list_month))
@@ -480,10 +490,7 @@ def fide_list_bytes(players: pl.DataFrame, list_month: str, line_end: str = "\r\
         ),
     }
     line = pl.concat_str([expr.str.pad_end(width[field]) for field, expr in cells.items()]).alias("line")
-    buffer = io.BytesIO()
-    buffer.write((header + line_end).encode("utf-8"))
-    # One text column, never quoted: write_csv writes each line as it is, each followed by line_end.
-    rows.lazy().select(line).collect().write_csv(
-        buffer, include_header=False, quote_style="never", line_terminator=line_end
-    )
-    return buffer.getvalue()
+    handle.write((header + line_end).encode("utf-8"))
+    handle.flush()  # Polars writes the lines through the handle's file descriptor where it has one
+    # One text column, never quoted: each line is written as it is, each followed by line_end.
+    rows.lazy().select(line).sink_csv(handle, include_header=False, quote_style="never", line_terminator=line_end)

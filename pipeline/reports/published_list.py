@@ -10,11 +10,12 @@ import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from html import escape
+from typing import BinaryIO
 
 import pandera.polars as pa
 import polars as pl
 
-from pipeline.formats.fide_list import fide_list_bytes
+from pipeline.formats.fide_list import write_fide_list
 from pipeline.ingest import read_players
 from pipeline.monthly import table_key
 from pipeline.months import add_months, month_range, parse_month
@@ -80,7 +81,7 @@ def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> 
         if key is not None:
             in_order = listed[key.arg_sort()].join(known, on="player_id", how="left", maintain_order="left")
             return _published_columns(in_order)
-    known = known.unique("player_id", keep="first", maintain_order=True)
+    known = known.filter(pl.col("player_id").is_first_distinct())
     frame = _published_columns(listed.join(known, on="player_id", how="left"))
     return frame.sort(["rating", "name", "id"], descending=[True, False, False], nulls_last=True)
 
@@ -158,8 +159,8 @@ def published_registry(store: ObjectStore, first_month: str, last_month: str) ->
     ]
     registry = read_players(store, last_month)
     if identities:
-        registry = pl.concat([registry, players_named_in_dumps(pl.concat(identities))]).unique(
-            "player_id", keep="first", maintain_order=True
+        registry = pl.concat([registry, players_named_in_dumps(pl.concat(identities))]).filter(
+            pl.col("player_id").is_first_distinct()
         )
     return ranked_registry(registry)
 
@@ -179,21 +180,21 @@ def write_published_month(
     """
     published = published_list(rating_list, registry.filter(pl.col("registered") <= month))
     check(PublishedList, published, f"{scenario.name}/published_list {month}")
-    renderers: dict[str, Callable[[], bytes]] = {
-        "csv": lambda: published_csv(published),
-        "txt": lambda: published_txt_bytes(published, month),
-        "html": lambda: published_html_bytes(published, scenario.name, month),
+    writers: dict[str, Callable[[BinaryIO], None]] = {
+        "csv": lambda handle: write_published_csv(published, handle),
+        "txt": lambda handle: write_published_txt(published, month, handle),
+        "html": lambda handle: write_published_html(published, scenario.name, month, handle),
     }
 
     def render_and_write(extension: str) -> str:
         target = published_list_key(scenario.name, month, extension)
-        store.write_bytes(renderers[extension](), target)
+        store.write_with(writers[extension], target)
         return redact_url(store.url(target))
 
     # The three files side by side: Polars releases the GIL, so a second core does not sit idle. Each
-    # file is written as soon as it is made, its bytes then dropped (a 900,000-player TXT is 100 MB).
+    # file goes to the store as it is made, never held whole (a 900,000-player TXT is 100 MB).
     with ThreadPoolExecutor(max_workers=PUBLISH_THREADS, thread_name_prefix="publish") as pool:
-        written = {extension: pool.submit(render_and_write, extension) for extension in renderers}
+        written = {extension: pool.submit(render_and_write, extension) for extension in writers}
         paths = {f"{extension}_path": future.result() for extension, future in written.items()}
     return {
         "players": published.height,
@@ -204,10 +205,15 @@ def write_published_month(
 
 
 def published_csv(published: pl.DataFrame) -> bytes:
-    """The list as UTF-8 CSV, header first, nulls as empty cells, booleans as true/false."""
+    """write_published_csv's file as bytes."""
     buffer = io.BytesIO()
-    conform(published, PublishedList).write_csv(buffer, null_value="")
+    write_published_csv(published, buffer)
     return buffer.getvalue()
+
+
+def write_published_csv(published: pl.DataFrame, handle: BinaryIO) -> None:
+    """The list as UTF-8 CSV into `handle`, header first, nulls as empty cells, booleans as true/false."""
+    conform(published, PublishedList).write_csv(handle, null_value="")
 
 
 def published_txt(published: pl.DataFrame, month: str) -> str:
@@ -220,9 +226,16 @@ def published_txt(published: pl.DataFrame, month: str) -> str:
 
 
 def published_txt_bytes(published: pl.DataFrame, month: str) -> bytes:
-    """published_txt's file, as UTF-8 bytes (pipeline.formats.fide_list, written without a Python string of it)."""
+    """published_txt's file, as UTF-8 bytes."""
+    buffer = io.BytesIO()
+    write_published_txt(published, month, buffer)
+    return buffer.getvalue()
+
+
+def write_published_txt(published: pl.DataFrame, month: str, handle: BinaryIO) -> None:
+    """published_txt's file into `handle` (pipeline.formats.fide_list, written without a Python string of it)."""
     fide_ids = published.filter(pl.col("id") < LOCAL_ID_BASE).rename({"id": "player_id"})
-    return fide_list_bytes(fide_ids, fide_list_month(month))
+    write_fide_list(fide_ids, fide_list_month(month), handle)
 
 
 def fide_list_month(month: str) -> str:
@@ -246,9 +259,19 @@ def _script_json_bytes(data: bytes) -> bytes:
     return data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
 
 
-def _columnar_json(published: pl.DataFrame) -> tuple[bytes, dict[str, list[str]]]:
-    """One JSON object of column arrays (text columns with few values as indexes into sorted dictionaries)."""
-    dictionaries = {column: sorted(published[column].drop_nulls().unique().to_list()) for column in DICTIONARY_COLUMNS}
+def _dictionaries(published: pl.DataFrame) -> dict[str, list[str]]:
+    """The sorted values of each dictionary column: the page sends each row's index into them."""
+    return {column: sorted(published[column].drop_nulls().unique().to_list()) for column in DICTIONARY_COLUMNS}
+
+
+def _write_columnar_json(published: pl.DataFrame, dictionaries: dict[str, list[str]], handle: BinaryIO) -> None:
+    """One JSON object of column arrays into `handle` (text columns with few values as indexes into `dictionaries`),
+    safe inside <script> (_script_json_bytes).
+
+    A one-row frame of list columns serialises as [{"id":[...],"name":[...],...}]: one vectorised pass,
+    no Python per row. It is made a column at a time, so only the largest column's text is held, not
+    the whole object (44 MB for a 737,000-player list).
+    """
     encoded = published.select(
         "id",
         "name",
@@ -263,10 +286,15 @@ def _columnar_json(published: pl.DataFrame) -> tuple[bytes, dict[str, list[str]]
         "k",
         *[pl.col(c).cast(pl.Int8) for c in FLAG_COLUMNS],
     )
-    # One row of list columns serialises as {"id":[...],"name":[...],...}: one vectorised pass, no Python per row.
-    buffer = io.BytesIO()
-    encoded.select(pl.all().implode()).write_json(buffer)
-    return buffer.getvalue()[1:-1], dictionaries
+    handle.write(b"{")
+    for number, column in enumerate(encoded.columns):
+        buffer = io.BytesIO()
+        encoded.select(pl.col(column).implode()).write_json(buffer)
+        member = _script_json_bytes(buffer.getvalue())  # [{"<column>":[...]}]
+        del buffer
+        handle.write(b"," if number else b"")
+        handle.write(memoryview(member)[2:-2])
+    handle.write(b"}")
 
 
 def published_html(published: pl.DataFrame, scenario: str, month: str) -> str:
@@ -279,9 +307,18 @@ def published_html(published: pl.DataFrame, scenario: str, month: str) -> str:
 
 
 def published_html_bytes(published: pl.DataFrame, scenario: str, month: str) -> bytes:
-    """published_html's page as UTF-8 bytes, the list's data never held as a Python string."""
+    """published_html's page as UTF-8 bytes."""
+    buffer = io.BytesIO()
+    write_published_html(published, scenario, month, buffer)
+    return buffer.getvalue()
+
+
+def write_published_html(published: pl.DataFrame, scenario: str, month: str, handle: BinaryIO) -> None:
+    """published_html's page into `handle`; the list's data is never held as a Python string, nor whole (a column at a
+    time).
+    """
     published = conform(published, PublishedList)
-    data, dictionaries = _columnar_json(published)
+    dictionaries = _dictionaries(published)
     rated = published.filter(pl.col("rating").is_not_null()).height
     fide_month = month_label(fide_list_month(month))
     title = f"Rating list {month}, scenario {scenario}"
@@ -300,7 +337,9 @@ def published_html_bytes(published: pl.DataFrame, scenario: str, month: str) -> 
         title=escape(title), summary=summary, files=files, data=marker, dictionaries=_script_json(dictionaries)
     )
     before, after = page.split(marker)
-    return b"".join((before.encode("utf-8"), _script_json_bytes(data), after.encode("utf-8")))
+    handle.write(before.encode("utf-8"))
+    _write_columnar_json(published, dictionaries, handle)
+    handle.write(after.encode("utf-8"))
 
 
 PAGE = """<!DOCTYPE html>
