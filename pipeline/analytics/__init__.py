@@ -10,7 +10,12 @@ from pipeline.analytics.curves import (
     combine_score_curves,
     score_curve,
 )
-from pipeline.analytics.distribution import january_lists, rating_distribution, rating_distributions
+from pipeline.analytics.distribution import (
+    DISTRIBUTION_COLUMNS,
+    january_lists,
+    rating_distribution,
+    rating_distributions,
+)
 from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.windows import (
     SONAS_WINDOWS,
@@ -45,6 +50,7 @@ __all__ = [
     "performance_ratings",
     "predicted_sides",
     "predictive_accuracy",
+    "DISTRIBUTION_COLUMNS",
     "rating_distribution",
     "rating_distributions",
     "score_curve",

@@ -9,6 +9,9 @@ import polars as pl
 from schemas.rating_distribution import RatingDistribution
 from schemas.util import conform, empty_frame
 
+# What rating_distribution reads of a list: a caller reading stored lists need not load their other columns.
+DISTRIBUTION_COLUMNS = ["rating", "inactive"]
+
 
 def rating_distribution(
     rating_list: pl.DataFrame,
