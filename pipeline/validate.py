@@ -500,7 +500,7 @@ def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
     )
     return conform(
         named.sort(["month", "records"], descending=[True, True])
-        .unique("player_id", keep="first", maintain_order=True)
+        .filter(pl.col("player_id").is_first_distinct())
         .select(
             "player_id",
             name_key(pl.col("name")).alias("name"),
