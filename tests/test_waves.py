@@ -63,5 +63,6 @@ def test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest() 
     pids = {o["stage"]: o["pid"] for o in done}
     assert pids["shared"] == pids["comparison"] == os.getpid()  # a wave of one runs here
     assert os.getpid() not in {pids["a"], pids["b"], pids["c"]}
+    assert len({pids["a"], pids["b"], pids["c"]}) == 3  # each chain in a fresh process, two at a time
     stopped = run_waves(waves, outcome_in_process, ("b",), workers=2)
     assert [o["stage"] for o in stopped] == ["shared", "a", "b", "c"]  # no comparison after a failed scenario
