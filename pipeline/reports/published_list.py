@@ -289,11 +289,10 @@ def _write_columnar_json(published: pl.DataFrame, dictionaries: dict[str, list[s
     handle.write(b"{")
     for number, column in enumerate(encoded.columns):
         buffer = io.BytesIO()
-        encoded.select(pl.col(column).implode()).write_json(buffer)
-        member = _script_json_bytes(buffer.getvalue())  # [{"<column>":[...]}]
-        del buffer
-        handle.write(b"," if number else b"")
-        handle.write(memoryview(member)[2:-2])
+        encoded.select(pl.col(column).implode()).write_json(buffer)  # [{"<column>":[...]}]
+        if number:
+            handle.write(b",")
+        handle.write(memoryview(_script_json_bytes(buffer.getvalue()))[2:-2])
     handle.write(b"}")
 
 
