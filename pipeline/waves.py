@@ -97,7 +97,8 @@ def run_waves(
     waves: list[list[Stage]], execute: Callable[..., dict[str, Any]], args: tuple, workers: int
 ) -> list[dict[str, Any]]:
     """execute(stage, *args, reporter) for every stage, wave after wave, a wave's stages `workers` at a time in
-    spawned worker processes (`execute` must pickle); nothing after a wave with an outcome not `success`.
+    spawned worker processes, a fresh one per stage (`execute` must pickle); nothing after a wave with an outcome
+    not `success`.
     """
     outcomes: list[dict[str, Any]] = []
     for wave in waves:

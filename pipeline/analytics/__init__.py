@@ -31,6 +31,7 @@ from pipeline.analytics.windows import (
 
 __all__ = [
     "DEFAULT_BAND_PAIRS",
+    "DISTRIBUTION_COLUMNS",
     "SONAS_WINDOWS",
     "BandPair",
     "PeriodWindow",
@@ -50,7 +51,6 @@ __all__ = [
     "performance_ratings",
     "predicted_sides",
     "predictive_accuracy",
-    "DISTRIBUTION_COLUMNS",
     "rating_distribution",
     "rating_distributions",
     "score_curve",
