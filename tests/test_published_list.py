@@ -592,7 +592,7 @@ def reference_published_list(rating_list: pl.DataFrame, registry: pl.DataFrame |
 
 
 def reference_fide_list(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> str:
-    """FIDE's per-type list as the first writer made it (before fide_list_bytes): the reference the files must equal.
+    """FIDE's per-type list as the first writer made it (before write_fide_list): the reference the files must equal.
 
     `players`: player_id, name, federation, sex, title, birth_year, rating, games, k, inactive, in the
     order to print (any may be null but player_id). `list_month` (YYYY-MM) is the date of the list,

@@ -82,10 +82,9 @@ def read_dumps(
     tournament files); CSV and Parquet files are first split into cells one by one. One bad file
     never stops the others: what cannot be read, even through an unexpected error, becomes that
     file's unreadable record (a DumpFile the store fails to read raises StorageReadError instead).
-    `encodings`, when given, is filled with each
-    dump's text encoding ('utf-8', 'windows-1252', ...; None for Parquet and for files that could not
-    be read), one entry per dump. A .pgn.zst given as a DumpFile is decompressed and parsed as it is
-    read; every other DumpFile is read whole first.
+    `encodings`, when given, is filled with each dump's text encoding ('utf-8', 'windows-1252', ...;
+    None for Parquet and for files that could not be read), one entry per dump. A .pgn.zst given as a
+    DumpFile is decompressed and parsed as it is read; every other DumpFile is read whole first.
     """
     results: list[pl.DataFrame | None] = [None] * len(dumps)
     detected: list[str | None] = [None] * len(dumps)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -422,13 +421,6 @@ _TXT_FIELDS = LAYOUTS["B"]
 _TXT_WIDTH = {field: end - start for field, (start, end) in _TXT_FIELDS.items()}
 # The numbers checked against their column (the text columns are cut to fit).
 _TXT_NUMBERS = {"player_id": "player_id", "rating": "rating", "games": "games", "k": "k"}
-
-
-def fide_list_bytes(players: pl.DataFrame, list_month: str, line_end: str = "\r\n") -> bytes:
-    """write_fide_list's file as bytes."""
-    buffer = io.BytesIO()
-    write_fide_list(players, list_month, buffer, line_end)
-    return buffer.getvalue()
 
 
 def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, line_end: str = "\r\n") -> None:
