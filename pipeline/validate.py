@@ -69,9 +69,10 @@ def split_month(
     rating_implausible.
 
     players: the registry (may be empty): an id in a dump identifies its player whether registered or
-    not (see _resolve_players). seen_keys: game_keys() of the games of earlier months; a game among
-    them is a duplicate here (a tournament reported again in a later month). check_month=False skips
-    date_outside_month (a loose file's month is its own).
+    not (see _resolve_players); a registry used for many months carries its names' keys
+    (with_name_keys), else they are computed here. seen_keys: game_keys() of the games of earlier
+    months; a game among them is a duplicate here (a tournament reported again in a later month).
+    check_month=False skips date_outside_month (a loose file's month is its own).
     """
     month_start, next_month_start = first_day(month), first_day(add_months(month, 1))
     # "First copy" = earliest by file stem, then line: a resubmission's name usually extends the
@@ -312,6 +313,16 @@ def name_key(name: pl.Expr) -> pl.Expr:
     return name.str.strip_chars().str.replace_all(r"\s+", " ").str.replace_all(r"\s*,\s*", ", ")
 
 
+# The registry's names in name_key form: a column a run's registry carries so that each month does not
+# normalise its 900,000 names again (with_name_keys).
+NAME_KEY = "_name"
+
+
+def with_name_keys(players: pl.DataFrame) -> pl.DataFrame:
+    """`players` with NAME_KEY (name_key of name), computed only when it does not carry it already."""
+    return players if NAME_KEY in players.columns else players.with_columns(name_key(pl.col("name")).alias(NAME_KEY))
+
+
 def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     """_white/_black: the id the record is rated under, _<side>_status (schemas.identity) and a problem text.
 
@@ -321,7 +332,7 @@ def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame
     A record without an id is matched by name against the registry and the month's own (name, id) pairs.
     """
     registered = players["player_id"].cast(pl.Int64).implode()
-    registry_names = players.select(pl.col("name"), pl.col("player_id").cast(pl.Int64))
+    registry_names = with_name_keys(players).select(pl.col(NAME_KEY), pl.col("player_id").cast(pl.Int64))
     name_only = frame.select(
         (
             (pl.col("white_id").is_null() & pl.col("white_name").is_not_null())
@@ -338,6 +349,7 @@ def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame
             )
             .filter(pl.col("name").is_not_null() & pl.col("player_id").is_not_null())
             .unique()
+            .select(name_key(pl.col("name")).alias(NAME_KEY), pl.col("player_id"))
         )
         everyone = pl.concat([registry_names, dump_names])
     else:
@@ -440,27 +452,19 @@ def _local_ids(frame: pl.DataFrame, name: pl.Expr, needed: pl.Expr) -> pl.Series
 def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     """Per wanted row (_row, _raw_name): the first id with that name and how many distinct ids share it (null: none).
 
-    `players` holds (name, player_id) pairs, possibly several per id. Normalising every known name
-    costs more than the rest of a month's validation, so the candidates are first narrowed to names
-    containing a wanted surname: normalisation only changes blanks, so a name equal to a wanted one
-    after it contains the wanted name's first word.
+    `players` holds (NAME_KEY, player_id) pairs, possibly several per id, in registry order.
     """
-    wanted = wanted.with_columns(name_key(pl.col("_raw_name")).alias("_name"))
+    wanted = wanted.with_columns(name_key(pl.col("_raw_name")).alias(NAME_KEY))
     schema: dict[str, PolarsDataType] = {"_row": wanted["_row"].dtype, "_name_id": pl.Int64, "_name_matches": pl.UInt32}
     if wanted.is_empty():
         return pl.DataFrame(schema=schema)
-    first_words = wanted["_name"].str.extract(r"^([^ ,]+)", 1)
-    if first_words.null_count():  # a name that starts with a comma: no word to narrow by
-        candidates = players
-    else:
-        candidates = players.filter(pl.col("name").str.contains_any(first_words.unique().to_list()))
-    candidates = candidates.select(name_key(pl.col("name")).alias("_name"), pl.col("player_id").cast(pl.Int64))
     by_name = (
-        candidates.unique(maintain_order=True)
-        .group_by("_name", maintain_order=True)
+        players.filter(pl.col(NAME_KEY).is_in(wanted[NAME_KEY].implode()))
+        .unique(maintain_order=True)
+        .group_by(NAME_KEY, maintain_order=True)
         .agg(pl.col("player_id").first().alias("_name_id"), pl.len().cast(pl.UInt32).alias("_name_matches"))
     )
-    return wanted.join(by_name, on="_name", how="inner").select(*schema)
+    return wanted.join(by_name, on=NAME_KEY, how="inner").select(*schema)
 
 
 def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
@@ -525,7 +529,7 @@ class MonthValidator:
     """
 
     def __init__(self, store: ObjectStore, months: Sequence[str]):
-        self._registry = read_players(store, months[-1])
+        self._registry = with_name_keys(read_players(store, months[-1]))
         # Undated games of the stored months before the run, by month; each validated month is added.
         before = month_range(add_months(months[0], -UNDATED_WINDOW_MONTHS), add_months(months[0], -1))
         self._undated: dict[str, pl.DataFrame] = {

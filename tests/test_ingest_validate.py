@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.ingest import read_file, read_month, read_players, read_seed_list
 from pipeline.storage import ObjectStore
-from pipeline.validate import LOCAL_ID_BASE, local_id, split_games, split_month
+from pipeline.validate import LOCAL_ID_BASE, NAME_KEY, local_id, split_games, split_month, with_name_keys
 from schemas import QUARANTINE_REASONS, Games, Players, Quarantine, RawGames
 from schemas.identity import Identity
 
@@ -245,6 +245,11 @@ def test_players_without_id_are_matched_by_name_whatever_the_spacing():
     # ', Nobody' matches nobody: a new player, rated under a local id made from the name.
     (nobody,) = games.filter(pl.col("round") == 3)["white_id"].to_list()
     assert nobody >= LOCAL_ID_BASE and nobody == local_id(pl.Series([",   Nobody"]))[0]
+    # A run's registry carries its names' keys, made once (MonthValidator): the same split.
+    keyed = with_name_keys(players)
+    assert keyed[NAME_KEY].to_list() == ["Kovacs, Anna", "Lee, Min", "Smith, John", "Smith, John", "Kovacsova, Anna"]
+    keyed_games, keyed_quarantine = split_games(raw, keyed, MONTH)
+    assert keyed_games.equals(games) and keyed_quarantine.equals(quarantine)
 
 
 def test_empty_month():
