@@ -254,6 +254,50 @@ class TestTabular:
         assert (quoted["tc_base_seconds"], quoted["tc_increment_seconds"], quoted["time_control"]) == (600, 5, "rapid")
         assert records.filter(pl.col("source_line") == 2).row(0, named=True)["white_rating"] == 2000
 
+    def test_quoted_names_blank_and_ragged_rows(self):
+        csv = (
+            b'white_id,black_id,result,"white_name"\r\n'
+            b'1001,1002,1-0,"Kovacs, Anna"\r\n'
+            b'"",  ,"",\r\n'  # blank cells only: not a record
+            b'1003,1004,0-1,"Lee, Min",extra\r\n'
+            b'1005,1006,"1/2-1/2",""\r\n'
+        )
+        records = read("names.csv", csv)
+        assert records.select("source_line", "white_name", "result", "parse_error").rows() == [
+            (2, "Kovacs, Anna", "1-0", None),
+            (4, None, None, "expected 4 fields, found 5"),
+            (5, None, "1/2-1/2", None),
+        ]
+        assert records["raw_text"][0] == '1001,1002,1-0,"Kovacs, Anna"'
+
+    def test_simple_quoted_files_split_as_the_csv_module_splits_them(self):
+        """Files whose quotes only wrap whole fields are split by Polars: the same cells, rows and errors."""
+        import random
+
+        from pipeline.formats import tabular
+
+        values = ["a", "Smith, John", " x ", "", " ", "\t", "½-½", "\u00a0", "\u2028", "é", ",", '"', 'a"b', '"q" ']
+        columns = ["white_id", "black_id", "result", "event_id", "date", "round", "white_name"]
+        rng = random.Random(17)
+        by_polars = 0
+        for _ in range(1500):
+            header = rng.sample(columns, rng.randint(1, 5))
+            lines = [",".join(f'"{name}"' if rng.random() < 0.3 else name for name in header)]
+            for _ in range(rng.randint(0, 8)):
+                fields = rng.choices(values, k=len(header) if rng.random() < 0.7 else rng.randint(1, 7))
+                lines.append(",".join(f'"{v}"' if rng.random() < 0.4 and '"' not in v else v for v in fields))
+            ending = rng.choice(["\n", "\r\n", "\r"])
+            text = ending.join(lines) + ending
+            if '"' not in text:
+                continue
+            expected = tabular._split_by_csv_module(text)
+            simple = tabular._split_simple_quoted(tabular._numbered_lines(text))
+            split = tabular._split_quoted(text)
+            by_polars += simple is not None
+            assert split[0] == expected[0], text
+            assert split[1].equals(expected[1]) and split[2].equals(expected[2]), text
+        assert by_polars > 200  # the rest hold a quote inside a field: the csv module splits them
+
     def test_missing_required_column(self):
         records = read("short.csv", b"white_id,black_id\n1001,1002\n1003,1004\n")
         assert records["parse_error"].to_list() == ["missing required column(s): result"] * 2

@@ -81,7 +81,8 @@ class TableCells:
 
 def csv_cells(text: str) -> TableCells:
     """The cells of a CSV games file (position = data row number; source_line = physical line)."""
-    # Files without quotes (what generators write) are split by Polars; quoted ones need the csv module.
+    # Files without quotes are split by Polars, and so are files whose quotes only wrap whole fields (what
+    # spreadsheets and generators write around 'Last, First'); other quoted files need the csv module.
     split = _split_plain if '"' not in text else _split_quoted
     header_line, cells, ragged = split(text)
     if "\x00" in text:  # a NUL byte spoils its row, not the file
@@ -160,10 +161,7 @@ _RAGGED_SCHEMA = {"source_line": pl.Int64, "raw_text": pl.Utf8, "parse_error": p
 
 def _split_plain(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     """(header line, text cells of well-formed rows, ragged rows) of a CSV without quote characters."""
-    lines = pl.DataFrame({"raw_text": split_lines(text)}, schema={"raw_text": pl.Utf8}).with_row_index(
-        "source_line", offset=1
-    )
-    lines = lines.with_columns(pl.col("source_line").cast(pl.Int64)).filter(
+    lines = _numbered_lines(text).filter(
         pl.col("raw_text").str.replace_all(",", "").str.strip_chars() != ""  # blank lines are not records
     )
     if lines.is_empty():
@@ -185,8 +183,72 @@ def _split_plain(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     return header_line, cells, ragged
 
 
+# A field whose quotes (if any) wrap it whole, with no quote inside: a line of such fields is "simple", and Polars'
+# CSV reader and Python's csv module read it alike, so it needs no Python per row.
+_SIMPLE_FIELD = r'(?:"[^"]*"|[^",]*)'
+_SIMPLE_LINE = f"^{_SIMPLE_FIELD}(?:,{_SIMPLE_FIELD})*$"
+_QUOTED_FIELD = r'"[^"]*"'
+# Fields that are blank (the csv module's cell.strip() == ""), quoted or not, and nothing else.
+_BLANK_LINE = r'^(?:"\s*"|\s*)(?:,(?:"\s*"|\s*))*$'
+# str.strip() strips these, Polars' strip_chars does not (they are not Unicode white space); with NUL, they send a
+# file to the csv module.
+_CSV_MODULE_ONLY = ("\x00", "\x1c", "\x1d", "\x1e", "\x1f")
+
+
 def _split_quoted(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
-    """Like _split_plain, with Python's csv module for quoted fields (which may span lines)."""
+    """Like _split_plain for a CSV with quotes: by Polars when every line is simple, else by the csv module."""
+    split = None if any(c in text for c in _CSV_MODULE_ONLY) else _split_simple_quoted(_numbered_lines(text))
+    return split if split is not None else _split_by_csv_module(text)
+
+
+def _numbered_lines(text: str) -> pl.DataFrame:
+    lines = pl.DataFrame({"raw_text": split_lines(text)}, schema={"raw_text": pl.Utf8}).with_row_index(
+        "source_line", offset=1
+    )
+    return lines.with_columns(pl.col("source_line").cast(pl.Int64))
+
+
+def _split_simple_quoted(lines: pl.DataFrame) -> tuple[int, pl.DataFrame, pl.DataFrame] | None:
+    """_split_quoted by Polars; None when a line is not simple (_SIMPLE_LINE)."""
+    lines = lines.filter(~pl.col("raw_text").str.contains(_BLANK_LINE))
+    if lines.is_empty():
+        raise UnreadableDump("CSV file has no header row")
+    header_line, header_text = lines.row(0)
+    if not pl.select(pl.lit(header_text).str.contains(_SIMPLE_LINE)).item():
+        return None
+    (row,) = csv.reader([header_text])
+    _check_duplicates(row, _column_names(row))
+    header = _column_names(row)
+    # One pattern finds the rows of exactly len(header) simple fields, most of a file; only the others are
+    # looked at again, to be counted (simple) or handed to the csv module (not simple).
+    rows = lines.slice(1)
+    well_formed = pl.col("raw_text").str.contains(f"^{_SIMPLE_FIELD}{f',{_SIMPLE_FIELD}' * (len(header) - 1)}$")
+    good, others = rows.filter(well_formed), rows.filter(~well_formed)
+    if not others["raw_text"].str.contains(_SIMPLE_LINE).all():
+        return None
+    schema = {name: pl.Utf8 for name in header}
+    fields = (
+        pl.read_csv(
+            io.BytesIO(good["raw_text"].str.join("\n").item().encode()),
+            has_header=False,
+            schema=schema,
+            quote_char='"',
+            empty_string_is_null=False,
+        )
+        if good.height
+        else pl.DataFrame(schema=schema)
+    )
+    found = pl.col("raw_text").str.replace_all(_QUOTED_FIELD, "").str.count_matches(",", literal=True) + 1
+    ragged = others.select(
+        "source_line",
+        "raw_text",
+        pl.format("expected {} fields, found {}", pl.lit(len(header)), found).alias("parse_error"),
+    )
+    return header_line, fields.with_columns(good["source_line"], good["raw_text"]), ragged
+
+
+def _split_by_csv_module(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
+    """_split_quoted by Python's csv module: quoted fields may hold quotes and span lines."""
     lines = split_lines(text)
     reader = csv.reader(io.StringIO(text, newline=""))
     header: list[str] | None = None
