@@ -57,6 +57,8 @@ def describe(result: dict) -> str:
             f" against the yardstick's {result['yardstick_cpu_seconds']:.2f} s:"
             f" {result['cpu_ratio']}x"
         )
+    if "cores_busy" in result:
+        extra += f"  CPU {result['cpu_seconds']:,.1f} s ({result['cores_busy']} cores busy)"
     if "peak_tree_rss_mb" in result:
         extra += f"  (with its worker processes: peak {result['peak_tree_rss_mb']:,} MB, {result['runs']} runs)"
     return f"{result['workload']:24} {result['seconds']:8.2f} s{rate}  peak {result['peak_rss_mb']:,.0f} MB{extra}"

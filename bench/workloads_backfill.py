@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import shutil
 import tempfile
 import threading
@@ -43,6 +44,12 @@ def tree_rss_bytes(pid: int) -> int:
         except (OSError, ValueError):
             continue
     return total
+
+
+def _cpu_seconds() -> float:
+    """User and system CPU of this process and of its ended worker processes (all threads)."""
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 class TreePeak:
@@ -108,6 +115,7 @@ def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
     warnings.simplefilter("ignore")
     logging.getLogger("dagster").setLevel(logging.WARNING)
     try:
+        cpu_before = _cpu_seconds()
         with TreePeak() as memory:
             summary, seconds = timed(
                 lambda: run_store(
@@ -120,11 +128,14 @@ def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
                     workers=workers,
                 )
             )
+        cpu = _cpu_seconds() - cpu_before
         games = sum(
             pl.scan_parquet(str(p)).select(pl.len()).collect().item() for p in (root / "games").glob("*.parquet")
         )
         return {
             "seconds": round(seconds, 1),
+            "cpu_seconds": round(cpu, 1),
+            "cores_busy": round(cpu / seconds, 2),
             "items": games,
             "unit": "games",
             "months": summary["months"],
