@@ -1,4 +1,4 @@
-"""`make bench`'s own behaviour: a backfill the disk cannot hold is skipped with its reason, not started."""
+"""`make bench`'s own behaviour: a backfill too large for the disk is skipped saying why; a backfill says its CPU."""
 
 from pathlib import Path
 
@@ -17,3 +17,31 @@ def test_a_backfill_the_disk_cannot_hold_is_skipped_saying_why(tmp_path: Path, m
     assert workloads_backfill.disk_shortfall(4, str(tmp_path)) is None
     line = describe({"workload": "backfill-fide-4-scenarios", "skipped": reason})
     assert "SKIPPED: needs about" in line and "ERROR" not in line
+
+
+def test_a_backfill_line_says_its_cpu_and_how_many_cores_it_kept_busy() -> None:
+    line = describe(
+        {
+            "workload": "backfill-fide",
+            "seconds": 300.0,
+            "cpu_seconds": 450.0,
+            "cores_busy": 1.5,
+            "items": 21_867_136,
+            "unit": "games",
+            "runs": 1,
+            "peak_tree_rss_mb": 1300,
+            "peak_rss_mb": 1290.0,
+        }
+    )
+    assert "CPU 450.0 s (1.5 cores busy)" in line and "72,890 games/s" in line
+
+
+def test_cpu_seconds_count_the_ended_worker_processes_too() -> None:
+    import multiprocessing
+
+    before = workloads_backfill._cpu_seconds()
+    worker = multiprocessing.get_context("spawn").Process(target=sum, args=(range(80_000_000),))
+    worker.start()
+    worker.join()
+    # The worker's own CPU (about a second of summing) is counted once it has ended.
+    assert workloads_backfill._cpu_seconds() - before > 0.3
