@@ -13,6 +13,7 @@ from itertools import accumulate
 from typing import Any, NamedTuple
 
 from pipeline import progress
+from pipeline.malloc import polars_returning_freed_memory_in_children
 
 SHARED_GROUPS = ("ingest", "validate")
 COMPARISON_GROUPS = ("reports", "evaluation")
@@ -111,8 +112,12 @@ def run_waves(
                 forwarder = threading.Thread(target=_forward_progress, args=(messages,), daemon=True)
                 forwarder.start()
                 # A fresh process per stage: a process that ran one scenario's chain keeps what its allocators
-                # hold (about 150 MB at the fide scale), and the next chain would start from there.
-                with ProcessPoolExecutor(min(workers, len(wave)), mp_context=context, max_tasks_per_child=1) as pool:
+                # hold (about 150 MB at the fide scale), and the next chain would start from there. Side by side,
+                # their peaks add up: they give freed memory back as Polars would.
+                with (
+                    polars_returning_freed_memory_in_children(),
+                    ProcessPoolExecutor(min(workers, len(wave)), mp_context=context, max_tasks_per_child=1) as pool,
+                ):
                     futures = [pool.submit(execute, stage, *args, QueueReporter(messages)) for stage in wave]
                     done = [future.result() for future in futures]
                 messages.put(None)

@@ -1,4 +1,4 @@
-"""pipeline.malloc: a process that imports the pipeline keeps few malloc arenas, unless its environment chose."""
+"""pipeline.malloc: a process importing the pipeline keeps few malloc arenas and Polars' freed memory, unless told."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.malloc import MALLOC_ARENAS, limit_malloc_arenas
+from pipeline import malloc
+from pipeline.malloc import (
+    MALLOC_ARENAS,
+    POLARS_ALLOCATOR_VARIABLE,
+    POLARS_KEEPS_FREED_MEMORY,
+    POLARS_RETURNS_FREED_MEMORY,
+    limit_malloc_arenas,
+    polars_returning_freed_memory_in_children,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc arenas are glibc's")
@@ -56,3 +64,53 @@ def test_an_arena_limit_in_the_environment_is_left_to_glibc(monkeypatch: pytest.
     assert arenas("pipeline", {"MALLOC_ARENA_MAX": "3"}) == 3
     monkeypatch.setenv("MALLOC_ARENA_MAX", "3")
     assert limit_malloc_arenas() is False
+
+
+# Polars makes and drops 320 MB twice, waiting long enough between for its allocator to give freed pages back; the
+# page faults of the loop say whether they were given back (and faulted in again) or kept for reuse.
+POLARS_CHURNING = r"""
+import resource, sys, time
+if sys.argv[1] == "pipeline":
+    import pipeline
+import polars as pl
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(2):
+    frame = pl.select(x=pl.int_range(20_000_000)).with_columns(y=pl.col("x") * 2)
+    del frame
+    time.sleep(0.8)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults, os.environ.get("_RJEM_MALLOC_CONF"))
+""".replace("import resource,", "import os, resource,")
+
+
+def page_faults(imports: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    environment = {k: v for k, v in os.environ.items() if k != POLARS_ALLOCATOR_VARIABLE} | (env or {})
+    result = subprocess.run(
+        [sys.executable, "-c", POLARS_CHURNING, imports],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=environment,
+    )
+    faults, setting = result.stdout.split()
+    return int(faults), setting
+
+
+def test_importing_the_pipeline_first_keeps_polars_freed_memory_for_reuse() -> None:
+    kept, setting = page_faults("pipeline")
+    returned, _ = page_faults("pipeline", {POLARS_ALLOCATOR_VARIABLE: POLARS_RETURNS_FREED_MEMORY})
+    assert setting.endswith(POLARS_KEEPS_FREED_MEMORY)  # after Polars' own, which it puts first
+    assert kept < 0.7 * returned  # 320 MB is 80,000 pages: faulted in once (kept), or again after the pause
+    # A setting in the environment is the user's: left alone (and passed on to child processes).
+    assert page_faults("pipeline", {POLARS_ALLOCATOR_VARIABLE: "dirty_decay_ms:0"})[1].endswith(",dirty_decay_ms:0")
+
+
+def test_processes_side_by_side_start_with_polars_own_setting_then_the_users(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"dirty_decay_ms:500,{POLARS_KEEPS_FREED_MEMORY}")
+    monkeypatch.setattr(malloc, "_CHOSEN", None)
+    with polars_returning_freed_memory_in_children():
+        assert os.environ[POLARS_ALLOCATOR_VARIABLE] == POLARS_RETURNS_FREED_MEMORY
+    assert os.environ[POLARS_ALLOCATOR_VARIABLE] == f"dirty_decay_ms:500,{POLARS_KEEPS_FREED_MEMORY}"
+    monkeypatch.setattr(malloc, "_CHOSEN", "narenas:1")
+    with polars_returning_freed_memory_in_children():
+        assert os.environ[POLARS_ALLOCATOR_VARIABLE] == f"{POLARS_RETURNS_FREED_MEMORY},narenas:1"
