@@ -112,10 +112,10 @@ def conforms(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> bool:
             # As the backend calls it: with the Polars dtype, which its Polars engine types accept.
             if column.dtype is not None and not column.dtype.check(schema[column.name], data):  # type: ignore[arg-type]
                 return False
-            present = pl.col(column.name).is_not_null()
-            if schema[column.name] in (pl.Float32, pl.Float64):
-                present &= pl.col(column.name).is_not_nan()
             if not column.nullable:
+                present = pl.col(column.name).is_not_null()
+                if schema[column.name] in (pl.Float32, pl.Float64):  # Pandera counts NaN as missing in floats
+                    present &= pl.col(column.name).is_not_nan()
                 answers.append(lazy.select(present.all().alias(f"present {number}")))
             if column.unique:
                 answers.append(lazy.select(pl.col(column.name).is_duplicated().any().not_().alias(f"unique {number}")))

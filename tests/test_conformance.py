@@ -156,11 +156,6 @@ def test_a_model_using_what_one_query_does_not_reproduce_goes_to_pandera() -> No
     ],
 )
 def test_frame_checks_reduce_as_pandera_reduces_them(check: Callable, values: list, passes: bool) -> None:
-    model = pa.DataFrameSchema(
-        {"a": pa.Column(pl.Int64, nullable=True), "b": pa.Column(pl.Int64, nullable=True)},
-        checks=[pa.Check(check)],
-    )
-
     class Model(pa.DataFrameModel):
         a: pl.Int64 = pa.Field(nullable=True)
         b: pl.Int64 = pa.Field(nullable=True)
@@ -173,4 +168,3 @@ def test_frame_checks_reduce_as_pandera_reduces_them(check: Callable, values: li
     frame = pl.DataFrame(values, schema={"a": pl.Int64, "b": pl.Int64}, orient="row")
     assert pandera_passes(Model, frame) == passes
     assert conforms(Model, frame) == passes
-    del model

@@ -99,6 +99,8 @@ def _registry_rows(player_ids: pl.Series, registry_ids: pl.Series) -> pl.Series 
     """Each player's row in the registry (null where unregistered), found by binary search; None unless the registry's
     ids ascend strictly (ranked_registry sorts them; a registry with an id twice takes the join).
     """
+    if registry_ids.null_count():
+        return None
     registered = registry_ids.to_numpy()
     if (registered[1:] <= registered[:-1]).any():
         return None
