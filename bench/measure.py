@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import resource
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
+
+
+def cpu_seconds(children: bool = False) -> float:
+    """User and system CPU of this process, all threads, and with `children` that of its ended child processes too
+    (a run's worker processes): games per CPU-second is the one-core throughput.
+    """
+    usages = [resource.getrusage(resource.RUSAGE_SELF)]
+    if children:
+        usages.append(resource.getrusage(resource.RUSAGE_CHILDREN))
+    return sum(usage.ru_utime + usage.ru_stime for usage in usages)
 
 
 def timed(function: Callable[[], Any]) -> tuple[Any, float]:

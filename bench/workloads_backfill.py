@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
 import shutil
 import tempfile
 import threading
 import warnings
 from pathlib import Path
 
-from bench.measure import timed
+from bench.measure import cpu_seconds, timed
 
 # The fide-scale landing zone is generated once (about 100 s, 0.8 GB) and reused by later runs.
 CACHE = Path(os.environ.get("RATINGS_BENCH_CACHE", Path(__file__).resolve().parent / ".cache")) / "fide"
@@ -44,12 +43,6 @@ def tree_rss_bytes(pid: int) -> int:
         except (OSError, ValueError):
             continue
     return total
-
-
-def _cpu_seconds() -> float:
-    """User and system CPU of this process and of its ended worker processes (all threads)."""
-    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 class TreePeak:
@@ -115,7 +108,7 @@ def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
     warnings.simplefilter("ignore")
     logging.getLogger("dagster").setLevel(logging.WARNING)
     try:
-        cpu_before = _cpu_seconds()
+        cpu_before = cpu_seconds(children=True)
         with TreePeak() as memory:
             summary, seconds = timed(
                 lambda: run_store(
@@ -128,7 +121,7 @@ def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
                     workers=workers,
                 )
             )
-        cpu = _cpu_seconds() - cpu_before
+        cpu = cpu_seconds(children=True) - cpu_before
         games = sum(
             pl.scan_parquet(str(p)).select(pl.len()).collect().item() for p in (root / "games").glob("*.parquet")
         )

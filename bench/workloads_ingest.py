@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import resource
 import tempfile
 import time
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from bench.measure import cpu_seconds
 from pipeline.formats import DumpFile, read_dumps
 
 GAMES = 1_000_000
@@ -20,22 +20,16 @@ TRF_PLAYERS, TRF_ROUNDS = 100, 9  # a typical weekend open: 450 games per file
 MONTH = "2024-03"
 
 
-def _cpu_seconds() -> float:
-    """CPU time of this process, all threads: games per CPU-second is the one-core throughput."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _timed_read(paths: list[Path], federation: str) -> tuple[pl.DataFrame, float, float]:
     """Read the files (bytes from disk, then parse), returning (records, wall seconds, CPU seconds).
 
     A .pgn.zst is handed over as a DumpFile, as ingest.read_month does: decompressed and parsed as it
     is read from disk, never held whole.
     """
-    wall, cpu = time.perf_counter(), _cpu_seconds()
+    wall, cpu = time.perf_counter(), cpu_seconds()
     dumps = [(_source(path), f"{federation}/{MONTH}/{path.name}", federation) for path in paths]
     records = pl.concat(read_dumps(dumps, MONTH))
-    return records, time.perf_counter() - wall, _cpu_seconds() - cpu
+    return records, time.perf_counter() - wall, cpu_seconds() - cpu
 
 
 def _source(path: Path) -> bytes | DumpFile:

@@ -13,7 +13,6 @@ refuse.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 import pandera.polars as pa
@@ -21,31 +20,12 @@ import polars as pl
 from pandera.api.checks import Check
 from pandera.api.polars.types import PolarsData
 from pandera.constants import CHECK_OUTPUT_KEY
-from pandera.dtypes import DataType
-
-
-@dataclass(frozen=True)
-class _Column:
-    name: str
-    dtype: DataType | None  # None: any dtype
-    nullable: bool
-    unique: bool
-    checks: tuple[Check, ...]
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What `conforms` checks of a model (None from _plan: the model uses what this does not reproduce)."""
-
-    columns: tuple[_Column, ...]
-    strict: bool
-    checks: tuple[Check, ...]
 
 
 @cache
-def _plan(model: type[pa.DataFrameModel]) -> _Plan | None:
+def _schema(model: type[pa.DataFrameModel]) -> pa.DataFrameSchema | None:
+    """The model's schema, or None when it uses what `conforms` does not reproduce."""
     schema = model.to_schema()
-    parsers = list(getattr(schema, "parsers", None) or [])
     if (
         schema.coerce
         or schema.strict not in (True, False)  # "filter" drops columns: Pandera's output differs from its input
@@ -53,12 +33,11 @@ def _plan(model: type[pa.DataFrameModel]) -> _Plan | None:
         or schema.unique
         or schema.add_missing_columns
         or schema.drop_invalid_rows
-        or parsers
+        or getattr(schema, "parsers", None)
         or any(check.groupby is not None for check in schema.checks)
     ):
         return None
-    columns = []
-    for name, column in schema.columns.items():
+    for column in schema.columns.values():
         if (
             column.coerce
             or column.regex
@@ -69,8 +48,7 @@ def _plan(model: type[pa.DataFrameModel]) -> _Plan | None:
             or any(check.groupby is not None for check in column.checks)
         ):
             return None
-        columns.append(_Column(name, column.dtype, column.nullable, column.unique, tuple(column.checks)))
-    return _Plan(tuple(columns), schema.strict is True, tuple(schema.checks))
+    return schema
 
 
 def _check_passed(check: Check, data: PolarsData, name: str) -> pl.LazyFrame | bool:
@@ -96,36 +74,36 @@ def conforms(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> bool:
     """True when Pandera's model.validate(frame) would pass and return the frame's data unchanged; False when it may
     not (then ask Pandera, which says why or finds that it does pass).
     """
-    plan = _plan(model)
-    if plan is None:
+    model_schema = _schema(model)
+    if model_schema is None:
         return False
     schema = frame.schema
-    if plan.strict and any(name not in {c.name for c in plan.columns} for name in schema):
+    if model_schema.strict is True and any(name not in model_schema.columns for name in schema):
         return False
     lazy = frame.lazy()
     answers: list[pl.LazyFrame] = []
     try:
-        for number, column in enumerate(plan.columns):
-            if column.name not in schema:
+        for number, (name, column) in enumerate(model_schema.columns.items()):
+            if name not in schema:
                 return False
-            data = PolarsData(lazy, column.name)
+            data = PolarsData(lazy, name)
             # As the backend calls it: with the Polars dtype, which its Polars engine types accept.
-            if column.dtype is not None and not column.dtype.check(schema[column.name], data):  # type: ignore[arg-type]
+            if column.dtype is not None and not column.dtype.check(schema[name], data):
                 return False
             if not column.nullable:
-                present = pl.col(column.name).is_not_null()
-                if schema[column.name] in (pl.Float32, pl.Float64):  # Pandera counts NaN as missing in floats
-                    present &= pl.col(column.name).is_not_nan()
+                present = pl.col(name).is_not_null()
+                if schema[name] in (pl.Float32, pl.Float64):  # Pandera counts NaN as missing in floats
+                    present &= pl.col(name).is_not_nan()
                 answers.append(lazy.select(present.all().alias(f"present {number}")))
             if column.unique:
-                answers.append(lazy.select(pl.col(column.name).is_duplicated().any().not_().alias(f"unique {number}")))
+                answers.append(lazy.select(pl.col(name).is_duplicated().any().not_().alias(f"unique {number}")))
             for index, check in enumerate(column.checks):
                 answer = _check_passed(check, data, f"check {number}.{index}")
                 if answer is False:
                     return False
                 if answer is not True:
                     answers.append(answer)
-        for index, check in enumerate(plan.checks):
+        for index, check in enumerate(model_schema.checks):
             answer = _check_passed(check, PolarsData(lazy, "*"), f"frame check {index}")
             if answer is False:
                 return False

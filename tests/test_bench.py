@@ -6,6 +6,7 @@ import pytest
 
 from bench import workloads_backfill
 from bench.__main__ import describe
+from bench.measure import cpu_seconds
 
 
 def test_a_backfill_the_disk_cannot_hold_is_skipped_saying_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,9 +40,9 @@ def test_a_backfill_line_says_its_cpu_and_how_many_cores_it_kept_busy() -> None:
 def test_cpu_seconds_count_the_ended_worker_processes_too() -> None:
     import multiprocessing
 
-    before = workloads_backfill._cpu_seconds()
+    before = cpu_seconds(children=True)
     worker = multiprocessing.get_context("spawn").Process(target=sum, args=(range(80_000_000),))
     worker.start()
     worker.join()
     # The worker's own CPU (about a second of summing) is counted once it has ended.
-    assert workloads_backfill._cpu_seconds() - before > 0.3
+    assert cpu_seconds(children=True) - before > 0.3

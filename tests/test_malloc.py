@@ -42,17 +42,16 @@ ctypes.CDLL(None).malloc_stats()
 """
 
 
-def arenas(imports: str, env: dict[str, str] | None = None) -> int:
-    environment = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"} | (env or {})
-    result = subprocess.run(
-        [sys.executable, "-c", THREADS_ALLOCATING, imports],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env=environment,
+def run_script(script: str, imports: str, variable: str, env: dict[str, str] | None) -> subprocess.CompletedProcess:
+    """The script in a fresh Python, importing the pipeline or not, with `variable` only as `env` sets it."""
+    environment = {k: v for k, v in os.environ.items() if k != variable} | (env or {})
+    return subprocess.run(
+        [sys.executable, "-c", script, imports], capture_output=True, text=True, check=True, cwd=ROOT, env=environment
     )
-    return result.stderr.count("Arena ")
+
+
+def arenas(imports: str, env: dict[str, str] | None = None) -> int:
+    return run_script(THREADS_ALLOCATING, imports, "MALLOC_ARENA_MAX", env).stderr.count("Arena ")
 
 
 def test_importing_the_pipeline_caps_the_malloc_arenas() -> None:
@@ -69,7 +68,7 @@ def test_an_arena_limit_in_the_environment_is_left_to_glibc(monkeypatch: pytest.
 # Polars makes and drops 320 MB twice, waiting long enough between for its allocator to give freed pages back; the
 # page faults of the loop say whether they were given back (and faulted in again) or kept for reuse.
 POLARS_CHURNING = r"""
-import resource, sys, time
+import os, resource, sys, time
 if sys.argv[1] == "pipeline":
     import pipeline
 import polars as pl
@@ -79,20 +78,11 @@ for _ in range(2):
     del frame
     time.sleep(0.8)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults, os.environ.get("_RJEM_MALLOC_CONF"))
-""".replace("import resource,", "import os, resource,")
+"""
 
 
 def page_faults(imports: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    environment = {k: v for k, v in os.environ.items() if k != POLARS_ALLOCATOR_VARIABLE} | (env or {})
-    result = subprocess.run(
-        [sys.executable, "-c", POLARS_CHURNING, imports],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env=environment,
-    )
-    faults, setting = result.stdout.split()
+    faults, setting = run_script(POLARS_CHURNING, imports, POLARS_ALLOCATOR_VARIABLE, env).stdout.split()
     return int(faults), setting
 
 
