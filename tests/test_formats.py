@@ -473,6 +473,19 @@ class TestPgnScanner:
         assert records["parse_error"][1] == 'malformed tag line 12: [Event "x"] [Result "0-1"]'
         assert records["event_id"][2] == 'GER/2024-01/odd#Quote "inside" value'
 
+    def test_spellings_of_none_are_null_without_an_error(self):
+        """'', '0', '?', '-' (blank-padded too) mean no id / unrated; other text is read or is its game's error."""
+        game = '[Event "E"]\n[Result "1-0"]\n[WhiteFideId "{0}"]\n[WhiteElo "{0}"]\n\n1. e4 1-0\n\n'
+        spellings = ["", "0", "?", "-", " 0 ", " ", "00", "-5", "abc", "2100"]
+        records = read("none.pgn", "".join(game.format(s) for s in spellings).encode()).sort("source_line")
+        assert records["white_id"].to_list() == [None] * 6 + [0, None, None, 2100]
+        assert records["white_rating"].to_list() == [None] * 6 + [0, -5, None, 2100]
+        assert records["parse_error"].to_list() == [None] * 7 + [
+            "WhiteFideId '-5' is not a number (an id is written in digits only)",
+            "WhiteFideId 'abc' is not a number (an id is written in digits only); WhiteElo 'abc' is not a number",
+            None,
+        ]
+
     def test_numbers_dates_and_rounds_from_bytes(self):
         text = "".join(
             f'[Event "E"]\n[Round "{rnd}"]\n[Date "{day}"]\n[WhiteFideId "{wid}"]\n'
@@ -888,6 +901,47 @@ def test_realdata_rapid_lists_parse_completely(name, players, period):
 
 
 # -- byte-level helpers ----------------------------------------------------------------------------
+_UTF8_CASES = [
+    (b"", True),
+    ("Müller, Zoë 😀".encode(), True),
+    (b"\xed\xa0\x80", False),  # a surrogate
+    (b"\xc0\x80", False),  # an overlong NUL
+    (b"\xe0\x80\x80", False),  # overlong
+    (b"\xf4\x90\x80\x80", False),  # beyond U+10FFFF
+    (b"\xf8\x88\x80\x80\x80", False),  # five bytes
+    (b"caf\xe9", False),  # Latin-1
+    (b"\xc3", False),  # cut short
+    (b"\x80", False),  # a lone continuation byte
+]
+
+
+@pytest.mark.parametrize(("data", "valid"), _UTF8_CASES)
+def test_is_utf8_judges_as_pythons_decoder(data, valid):
+    from pipeline.formats.common import Utf8Stream, is_utf8
+
+    assert is_utf8(data) is valid
+    for cut in range(len(data) + 1):  # the stream judges the same wherever a block ends
+        stream = Utf8Stream()
+        assert (stream.feed(data[:cut]) and stream.feed(data[cut:]) and stream.finished()) is valid
+
+
+def test_is_utf8_agrees_with_pythons_decoder_on_random_bytes():
+    import random
+
+    from pipeline.formats.common import is_utf8
+
+    rng = random.Random(11)
+    pieces = [case for case, _ in _UTF8_CASES] + [b"a", b"\n", "é".encode(), "€".encode()]
+    for _ in range(20_000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        try:
+            data.decode("utf-8")
+            decodes = True
+        except UnicodeDecodeError:
+            decodes = False
+        assert is_utf8(data) is decodes, data
+
+
 def test_scan_helpers():
     import numpy as np
 

@@ -15,7 +15,6 @@ held whole either.
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -27,6 +26,7 @@ from pipeline.formats.common import (
     DumpTooLarge,
     StorageReadError,
     UnreadableDump,
+    Utf8Stream,
     _too_large,
     _utf16_codec,
     line_cap_message,
@@ -135,7 +135,7 @@ class _Text:
         self.size = 0
         self.all_space = True
         self.binary = False
-        self.decoder: codecs.IncrementalDecoder | None = None
+        self.utf8: Utf8Stream | None = None
         self.finished = False
 
     @property
@@ -164,8 +164,8 @@ class _Text:
         text = self._text(carry)
         if text:
             yield text
-        if self.decoder is not None and not self._skipping():
-            self._validate(b"", final=True)
+        if self.utf8 is not None and not self._skipping() and not self.utf8.finished():
+            raise NotStreamable("not UTF-8")
         self.finished = True
 
     def _count(self, block: bytes) -> None:
@@ -191,19 +191,17 @@ class _Text:
     def _text(self, block: bytes) -> bytes:
         if self._skipping():
             return b""
-        if not block.isascii() or (self.decoder is not None and self.decoder.getstate()[0]):
+        if not block.isascii() or (self.utf8 is not None and self.utf8.pending):
             self._validate(block)
         if b"\r" in block:
             block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         return block
 
-    def _validate(self, block: bytes, final: bool = False) -> None:
-        if self.decoder is None:
-            self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        try:
-            self.decoder.decode(block, final)
-        except UnicodeDecodeError as error:
-            raise NotStreamable("not UTF-8") from error
+    def _validate(self, block: bytes) -> None:
+        if self.utf8 is None:
+            self.utf8 = Utf8Stream()
+        if not self.utf8.feed(block):
+            raise NotStreamable("not UTF-8")
 
     def finish(self) -> None:
         """Raise the file's problem, if it has one (the stream has been read to its end)."""

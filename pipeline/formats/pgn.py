@@ -59,6 +59,9 @@ T = TypeVar("T")
 _TAG_INDEX = {tag: index for index, tag in enumerate(TAGS)}
 _EVENT = _TAG_INDEX["Event"]
 _MISSING = ["", "?", "-", "0"]  # how PGN exports spell "no id" / "unrated" (the Olympiad file uses Elo "0")
+_MISSING_BYTE = np.zeros(256, dtype=bool)
+_MISSING_BYTE[[ord(spelling) for spelling in _MISSING if len(spelling) == 1]] = True
+assert "" in _MISSING and all(len(spelling) <= 1 for spelling in _MISSING), "spellings _int_values settles by bytes"
 
 # Large files are scanned in pieces cut at game starts: the per-line arrays of a few MB stay in
 # the CPU caches (4 MB pieces read about 20 % faster than 32 MB ones, and memory stays flat).
@@ -476,7 +479,8 @@ def _changes(arr: np.ndarray, values: _TagValues) -> np.ndarray:
 def _comment_lines(
     lines: ByteLines, content: np.ndarray, tagish: np.ndarray, escape: np.ndarray, segment_starts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """(lines whose first character lies inside a {comment}, lines holding a '{' never closed in their file or None).
+    """(tag-like lines whose first character lies inside a {comment}, lines holding a '{' never closed in their file or
+    None).
 
     PGN comments run from '{' to the next '}' (they do not nest) or from ';' to the end of the
     line; '%' lines are skipped, and braces inside a tag line's value are text. A position is inside
@@ -544,7 +548,10 @@ def _comment_lines(
         _, first = np.unique(segment_of[open_at_end], return_index=True)
         unclosed = np.searchsorted(starts, events[live][open_at_end][first], side="right") - 1
         active[live[open_at_end]] = False
-    in_comment = inside(content)
+    # Only a line that looks like a tag line can change by being inside a comment.
+    candidates = np.flatnonzero(tagish)
+    in_comment = np.zeros(len(content), dtype=bool)
+    in_comment[candidates] = inside(content[candidates])
     return in_comment, unclosed
 
 
@@ -631,7 +638,11 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
     for g in values.slow:
         ok[g] = False
     result = pl.Series(number).set(pl.Series(~ok), None) if not ok.all() else pl.Series(number)
-    odd = np.flatnonzero(values.present & ~ok)  # '0', '?', '', ' 1850 ', '1850.0', 'abc', escaped values
+    # The one-byte spellings of "none" ('', '0', '?', '-') are settled here: only other text goes to Polars.
+    missing = (values.length == 0) | ((values.length == 1) & _MISSING_BYTE[lines.arr[values.start]])
+    if values.slow:
+        missing[list(values.slow)] = False  # their text is in `slow`, not at start
+    odd = np.flatnonzero(values.present & ~ok & ~missing)  # ' 1850 ', '1850.0', 'abc', escaped values
     if len(odd):
         text = blank_to_null(pl.col("text"))
         present = text.is_not_null() & ~text.is_in(_MISSING)
