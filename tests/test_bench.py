@@ -46,3 +46,19 @@ def test_cpu_seconds_count_the_ended_worker_processes_too() -> None:
     worker.join()
     # The worker's own CPU (about a second of summing) is counted once it has ended.
     assert cpu_seconds(children=True) - before > 0.3
+
+
+def test_the_database_shaped_pgn_workload_reads_as_real_exports_do(tmp_path: Path) -> None:
+    """ingest-pgn-full's files: every game a valid record, UTF-8 names kept, comments skipped, empty Elo unrated."""
+    import polars as pl
+
+    from bench.workloads_ingest import _timed_read, write_pgn_full
+
+    paths = write_pgn_full(tmp_path, games=4_000)
+    text = paths[0].read_text(encoding="utf-8")
+    assert "{" in text and not text.isascii() and text.count("\n") > 4_000 // len(paths) * 22  # 17 tags, movetext
+    records, _, _ = _timed_read(paths, "ENG")
+    assert records.height == 4_000 and records["parse_error"].null_count() == 4_000
+    assert records["white_name"].str.contains("ü|á|ć|Ø|ó|ë").any()
+    unrated = records["white_rating"].null_count() / records.height
+    assert 0.05 < unrated < 0.15 and records.filter(pl.col("white_id").is_null()).height == 0
