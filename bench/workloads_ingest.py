@@ -113,7 +113,9 @@ def ingest_pgn() -> dict:
 
 
 # A game's moves as a database export writes them: wrapped at 79 columns, a few with comments.
-_OPENING = "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7"
+_OPENING = (
+    "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7"
+)
 _MIDDLE = " 11. g4 b5 12. g5 b4 13. Ne2 Ne8 14. f4 a5 15. f5 a4 16. Nbd4 exd4 17. Nxd4 b3 18. Kb1 bxc2+ 19. Nxc2 Bb3"
 _COMMENT = " {White has the initiative, but Black's queenside counterplay comes first.}"
 
