@@ -942,6 +942,27 @@ def test_is_utf8_agrees_with_pythons_decoder_on_random_bytes():
         assert is_utf8(data) is decodes, data
 
 
+def test_parse_digits_agrees_with_python_on_every_two_bytes_and_random_fields():
+    import random
+
+    import numpy as np
+
+    from pipeline.formats.scan import parse_digits
+
+    rng = random.Random(5)
+    near_digits = [0x00, 0x20, 0x2E, 0x2F, 0x30, 0x31, 0x39, 0x3A, 0x7F, 0x80, 0x89, 0x8A, 0xB0, 0xC9, 0xFF]
+    fields = [bytes([a, b]) for a in range(256) for b in range(256)]
+    fields += [bytes(rng.choice(near_digits) for _ in range(rng.randint(0, 9))) for _ in range(50_000)]
+    fields += [bytes(rng.choice(b"0123456789") for _ in range(rng.randint(0, 17))) for _ in range(20_000)]
+    lengths = np.array([len(field) for field in fields], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]]).astype(np.int64)
+    arr = np.frombuffer(b"|".join(fields) + bytes(64), dtype=np.uint8)
+    value, ok = parse_digits(arr, starts, lengths)
+    expected = [1 <= len(field) <= 15 and all(0x30 <= byte <= 0x39 for byte in field) for field in fields]
+    assert ok.tolist() == expected
+    assert value.tolist() == [int(field) if good else 0 for field, good in zip(fields, expected, strict=True)]
+
+
 def test_scan_helpers():
     import numpy as np
 

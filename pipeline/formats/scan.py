@@ -129,6 +129,8 @@ _DIGIT_PAIRS = np.uint64(0x00FF00FF00FF00FF)
 _DIGIT_QUADS = np.uint64(0x0000FFFF0000FFFF)
 _DIGIT_OCTETS = np.uint64(0x00000000FFFFFFFF)
 _WORD_DIGITS = 8  # values of up to 8 digits are read as one word
+_ABOVE_NINE = np.uint64(0x7676767676767676)  # 0x80 - 10 in every byte
+_TOP_BITS = np.uint64(0x8080808080808080)
 
 
 def parse_digits(
@@ -144,14 +146,14 @@ def parse_digits(
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
     short = np.clip(lengths, 0, _WORD_DIGITS)
-    word = windows(arr, starts, _WORD_DIGITS).view("<u8")[:, 0] & _BYTE_MASKS.take(short)
-    digits = word - (_ASCII_ZEROS & _BYTE_MASKS.take(short))  # no borrow when every byte is a digit
-    inside = np.arange(_WORD_DIGITS)[None, :] < short[:, None]
-    ok = (
-        (lengths >= 1)
-        & (lengths <= min(max_digits, _WORD_DIGITS))
-        & ~np.any(inside & (digits.view(np.uint8).reshape(n, _WORD_DIGITS) > 9), axis=1)
-    )
+    mask = _BYTE_MASKS.take(short)
+    word = windows(arr, starts, _WORD_DIGITS).view("<u8")[:, 0] & mask
+    digits = word - (_ASCII_ZEROS & mask)  # no borrow when every byte is a digit
+    # A byte above 9 gets its top bit set by adding 0x76 (or had it already). Carries and borrows between
+    # bytes start only at a byte that is no digit, which is flagged itself, so the word's answer stands.
+    with np.errstate(over="ignore"):
+        not_digit = ((digits + _ABOVE_NINE) | digits) & _TOP_BITS & mask
+    ok = (lengths >= 1) & (lengths <= min(max_digits, _WORD_DIGITS)) & (not_digit == 0)
     with np.errstate(over="ignore"):
         value = digits << (np.uint64(8) * (np.uint64(8) - np.maximum(short, 1).astype(np.uint64)))
         value = ((value * np.uint64(10)) + (value >> np.uint64(8))) & _DIGIT_PAIRS
