@@ -963,6 +963,43 @@ def test_parse_digits_agrees_with_python_on_every_two_bytes_and_random_fields():
     assert value.tolist() == [int(field) if good else 0 for field, good in zip(fields, expected, strict=True)]
 
 
+def test_parse_ymd_agrees_with_the_calendar():
+    import random
+    from datetime import date, timedelta
+
+    import numpy as np
+
+    from pipeline.formats.scan import parse_ymd
+
+    rng = random.Random(9)
+    texts = [
+        f"{y:04d}.{m:02d}.{d:02d}"
+        for y in (1000, 1900, 1970, 2000, 2023, 2024, 9999)
+        for m in range(14)
+        for d in range(33)
+    ]
+    texts += [
+        f"{rng.randint(0, 9999):04d}{rng.choice('.-/:')}{rng.randint(0, 13):02d}{rng.choice('.-/')}{rng.randint(0, 32):02d}"
+        for _ in range(20_000)
+    ]
+    texts += ["2024.1.5", "????.??.??", "2024.03.1x", "2024.03.011", ""]
+    fields = [text.encode() for text in texts]
+    lengths = np.array([len(field) for field in fields], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]]).astype(np.int64)
+    days, ok = parse_ymd(np.frombuffer(b"|".join(fields) + bytes(64), dtype=np.uint8), starts, lengths)
+
+    def calendar_day(text: str) -> int | None:
+        if len(text) != 10 or text[4] != text[7] or text[4] not in ".-/" or int(text[:4]) < 1000:
+            return None
+        try:
+            return (date(int(text[:4]), int(text[5:7]), int(text[8:])) - date(1970, 1, 1)) // timedelta(days=1)
+        except ValueError:
+            return None
+
+    expected = [calendar_day(text) if text.replace(text[4:5] or ".", "").isdigit() else None for text in texts]
+    assert [int(day) if good else None for day, good in zip(days, ok, strict=True)] == expected
+
+
 def test_scan_helpers():
     import numpy as np
 

@@ -562,10 +562,10 @@ def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> np.ndar
     assignment and only the cells that several lines competed for are settled with a minimum.
     """
     rows = np.flatnonzero(tag_of >= 0)
-    cell = tag_of[rows] * games + (tag_game[rows] - 1)
+    cell = tag_of.take(rows) * games + (tag_game.take(rows) - 1)
     table = np.full(games * len(TAGS), -1, dtype=np.int64)
     table[cell] = rows
-    lost = table[cell] != rows
+    lost = table.take(cell) != rows
     if lost.any():
         contested = np.isin(cell, np.unique(cell[lost]))
         table[cell[contested]] = np.iinfo(np.int64).max
@@ -580,8 +580,8 @@ def _first_values(
     present = first_rows >= 0
     rows = np.where(present, first_rows, 0)
     if len(value_start):
-        start = np.where(present, value_start[rows], 0)
-        length = np.where(present, value_end[rows] - start, 0)
+        start = np.where(present, value_start.take(rows), 0)
+        length = np.where(present, value_end.take(rows) - start, 0)
     else:
         start = length = np.zeros(first_rows.shape, dtype=np.int64)
     slow: list[dict[int, str]] = [{} for _ in TAGS]
@@ -740,7 +740,7 @@ def _tags(
     goes through a regular expression line by line, which real files rarely need.
     """
     arr = lines.arr
-    last = arr[end - 1]
+    last = arr.take(end - 1)
     for j in np.flatnonzero((last == SPACE) | (last == TAB)).tolist():  # rare: blanks after ']'
         end[j] = begin[j] + len(bytes(arr[begin[j] : end[j]]).rstrip(b" \t"))
         last[j] = arr[end[j] - 1]
@@ -750,13 +750,13 @@ def _tags(
     window = windows(arr, begin + 1, _NAME_WINDOW)
     words = window.view("<u8")
     low, high = words[:, 0], words[:, 1]
-    index = _SLOT_TAG[_slot(low)]
-    pattern = ((low & _PATTERN_MASK_LOW[index]) == _PATTERN_LOW[index]) & (
-        (high & _PATTERN_MASK_HIGH[index]) == _PATTERN_HIGH[index]
+    index = _SLOT_TAG.take(_slot(low))
+    pattern = ((low & _PATTERN_MASK_LOW.take(index)) == _PATTERN_LOW.take(index)) & (
+        (high & _PATTERN_MASK_HIGH.take(index)) == _PATTERN_HIGH.take(index)
     )
     # Where each line's first quote would be: after its wanted name and the blank, or after the first
     # blank in the window (other tags); -1 when no blank is there (no name of < 16 bytes).
-    name_length = _NAME_LENGTH[index]
+    name_length = _NAME_LENGTH.take(index)
     other = np.flatnonzero(~pattern)
     if len(other):
         blanks = window[other] == SPACE
@@ -771,8 +771,8 @@ def _tags(
         and np.count_nonzero(arr[: lines.text_length] == _QUOTE) == 2 * len(tag_lines)
         and (name_length >= 0).all()
         and (open_at < close_at).all()
-        and (arr[open_at] == _QUOTE).all()
-        and (arr[close_at] == _QUOTE).all()
+        and (arr.take(open_at) == _QUOTE).all()
+        and (arr.take(close_at) == _QUOTE).all()
     ):
         # The blank before the first quote and the closing quote are known to be there.
         fast = (name_length >= 1) & (name_length < _NAME_WINDOW) & (last == _CLOSE)
@@ -802,7 +802,7 @@ def _tags(
     other = np.flatnonzero(fast & ~hit)
     if len(other):
         # Every byte of the name a name byte: its flags (0/1 bytes) read 8 at a time, those past the name masked.
-        flags = _NAME_BYTES.view(np.uint8)[window[other]].view("<u8")
+        flags = _NAME_BYTES.view(np.uint8).take(window[other]).view("<u8")
         length = name_length[other]
         low_mask, high_mask = _BYTE_MASKS.take(np.clip(length, 0, 8)), _BYTE_MASKS.take(np.clip(length - 8, 0, 8))
         names_ok = ((flags[:, 0] & low_mask) == (_ONE_BYTES & low_mask)) & (
