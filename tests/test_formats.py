@@ -979,7 +979,8 @@ def test_parse_ymd_agrees_with_the_calendar():
         for d in range(33)
     ]
     texts += [
-        f"{rng.randint(0, 9999):04d}{rng.choice('.-/:')}{rng.randint(0, 13):02d}{rng.choice('.-/')}{rng.randint(0, 32):02d}"
+        f"{rng.randint(0, 9999):04d}{rng.choice('.-/:')}{rng.randint(0, 13):02d}"
+        f"{rng.choice('.-/')}{rng.randint(0, 32):02d}"
         for _ in range(20_000)
     ]
     texts += ["2024.1.5", "????.??.??", "2024.03.1x", "2024.03.011", ""]
