@@ -944,10 +944,11 @@ def test_is_utf8_agrees_with_pythons_decoder_on_random_bytes():
 
 def test_parse_digits_agrees_with_python_on_every_two_bytes_and_random_fields():
     import random
+    import re
 
     import numpy as np
 
-    from pipeline.formats.scan import parse_digits
+    from pipeline.formats.scan import leading_digits, parse_digits
 
     rng = random.Random(5)
     near_digits = [0x00, 0x20, 0x2E, 0x2F, 0x30, 0x31, 0x39, 0x3A, 0x7F, 0x80, 0x89, 0x8A, 0xB0, 0xC9, 0xFF]
@@ -961,6 +962,11 @@ def test_parse_digits_agrees_with_python_on_every_two_bytes_and_random_fields():
     expected = [1 <= len(field) <= 15 and all(0x30 <= byte <= 0x39 for byte in field) for field in fields]
     assert ok.tolist() == expected
     assert value.tolist() == [int(field) if good else 0 for field, good in zip(fields, expected, strict=True)]
+    for max_digits in (3, 6, 8):  # the digits a field starts with ('3.12' -> 3), at most max_digits
+        value, ok = leading_digits(arr, starts, lengths, max_digits)
+        leading = [re.match(rb"[0-9]*", field[:max_digits]).group() for field in fields]  # type: ignore[union-attr]
+        assert ok.tolist() == [bool(digits) for digits in leading]
+        assert value.tolist() == [int(digits or b"0") for digits in leading]
 
 
 def test_parse_ymd_agrees_with_the_calendar():

@@ -463,9 +463,14 @@ def _changes(arr: np.ndarray, values: _TagValues) -> np.ndarray:
     rows = np.flatnonzero(same & present[1:]) + 1  # both written, as long: compare 16 bytes at a time
     offset = 0
     while len(rows):
-        width = np.minimum(length[rows] - offset, 16)
-        low, high = words16(arr, start[rows] + offset, width)
-        previous_low, previous_high = words16(arr, start[rows - 1] + offset, width)
+        if offset == 0:  # each game's first 16 bytes once, compared with the previous game's
+            every_low, every_high = words16(arr, start, np.minimum(length, 16))
+            low, high = every_low.take(rows), every_high.take(rows)
+            previous_low, previous_high = every_low.take(rows - 1), every_high.take(rows - 1)
+        else:
+            width = np.minimum(length[rows] - offset, 16)
+            low, high = words16(arr, start[rows] + offset, width)
+            previous_low, previous_high = words16(arr, start[rows - 1] + offset, width)
         equal = (low == previous_low) & (high == previous_high)
         same[rows[~equal] - 1] = False
         rows = rows[equal & (length[rows] > offset + 16)]
@@ -610,8 +615,8 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
         position = {int(g): i for i, g in enumerate(rows.tolist())}
         fixes = {position[g]: text for g, text in values.slow.items() if g in position}
     if trim:
-        edges = lines.arr[np.stack([starts, starts + np.maximum(lengths, 1) - 1])]
-        blank_edge = ((edges == SPACE) | (edges == TAB)).any(axis=0)
+        first, last = lines.arr.take(starts), lines.arr.take(starts + np.maximum(lengths, 1) - 1)
+        blank_edge = (first == SPACE) | (first == TAB) | (last == SPACE) | (last == TAB)
         for i in np.flatnonzero(present & ((lengths == 0) | blank_edge)).tolist():
             fixes.setdefault(i, bytes(lines.arr[starts[i] : starts[i] + lengths[i]]).decode("utf-8"))
         fixes = {i: (text.strip(" \t") or None) if text is not None else None for i, text in fixes.items()}

@@ -154,17 +154,22 @@ def parse_digits(
     with np.errstate(over="ignore"):
         not_digit = ((digits + _ABOVE_NINE) | digits) & _TOP_BITS & mask
     ok = (lengths >= 1) & (lengths <= min(max_digits, _WORD_DIGITS)) & (not_digit == 0)
-    with np.errstate(over="ignore"):
-        value = digits << (np.uint64(8) * (np.uint64(8) - np.maximum(short, 1).astype(np.uint64)))
-        value = ((value * np.uint64(10)) + (value >> np.uint64(8))) & _DIGIT_PAIRS
-        value = ((value * np.uint64(100)) + (value >> np.uint64(16))) & _DIGIT_QUADS
-        value = ((value * np.uint64(10000)) + (value >> np.uint64(32))) & _DIGIT_OCTETS
-    value = np.where(ok, value.astype(np.int64), 0)
+    value = np.where(ok, _word_value(digits, short), 0)
     if max_digits > _WORD_DIGITS:
         longer = np.flatnonzero(lengths > _WORD_DIGITS)
         if len(longer):
             value[longer], ok[longer] = _parse_digits_by_position(arr, starts[longer], lengths[longer], max_digits)
     return value, ok
+
+
+def _word_value(digits: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The number whose `count` (1-8) digits are the low bytes of each word (digit values, first digit lowest)."""
+    with np.errstate(over="ignore"):
+        value = digits << (np.uint64(8) * (np.uint64(8) - np.maximum(count, 1).astype(np.uint64)))
+        value = ((value * np.uint64(10)) + (value >> np.uint64(8))) & _DIGIT_PAIRS
+        value = ((value * np.uint64(100)) + (value >> np.uint64(16))) & _DIGIT_QUADS
+        value = ((value * np.uint64(10000)) + (value >> np.uint64(32))) & _DIGIT_OCTETS
+    return value.astype(np.int64)
 
 
 def _parse_digits_by_position(
@@ -185,18 +190,23 @@ def _parse_digits_by_position(
 def leading_digits(
     arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray, max_digits: int = 6
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(value, ok) of the digits a field starts with ('3.12' -> 3); ok is False when it starts otherwise."""
+    """(value, ok) of the digits a field starts with ('3.12' -> 3), at most max_digits (<= 8) of them; ok is False
+    when it starts otherwise.
+
+    One word per field: its bytes that are no digit, or past the field or max_digits, are flagged as parse_digits
+    flags them; the digits run up to the lowest flag (borrows and carries reach only the bytes after it).
+    """
     n = len(starts)
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
-    digits = windows(arr, starts, max_digits).astype(np.int64) - 48
-    is_digit = (digits >= 0) & (digits <= 9) & (np.arange(max_digits)[None, :] < lengths[:, None])
-    # Digits run until the first non-digit: a running AND along the row.
-    running = np.logical_and.accumulate(is_digit, axis=1)
-    value = np.zeros(n, dtype=np.int64)
-    for position in range(max_digits):
-        value = np.where(running[:, position], value * 10 + digits[:, position], value)
-    return value, running[:, 0]
+    readable = _BYTE_MASKS.take(np.clip(lengths, 0, min(max_digits, _WORD_DIGITS)))
+    with np.errstate(over="ignore"):
+        digits = windows(arr, starts, _WORD_DIGITS).view("<u8")[:, 0] - _ASCII_ZEROS
+        flags = (((digits + _ABOVE_NINE) | digits) | ~readable) & _TOP_BITS
+        below_lowest_flag = (flags & (~flags + np.uint64(1))) - np.uint64(1)  # all ones when nothing is flagged
+    count = (np.bitwise_count(below_lowest_flag) // 8).astype(np.int64)
+    ok = count >= 1
+    return np.where(ok, _word_value(digits & _BYTE_MASKS.take(count), count), 0), ok
 
 
 def parse_ymd(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
