@@ -31,6 +31,7 @@ from pipeline.formats.scan import (
     TAB,
     ByteLines,
     byte_lines,
+    digit_run,
     leading_digits,
     lines_in,
     parse_digits,
@@ -415,9 +416,11 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     day = _date_values(lines, values["Date"], "Date", errors)
     event_start = _date_values(lines, values["EventDate"], "EventDate", errors)
     moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
-    # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run).
+    # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run). _records reads
+    # those columns only there, so only there are they made (a run's other games hold null).
     file_starts = np.ones(games, dtype=bool)
     file_starts[1:] = game_segment[1:] != game_segment[:-1]
+    run_starts = {tag: _changes(arr, values[tag]) | file_starts for tag in ("Event", "TimeControl", "Termination")}
     frame = pl.DataFrame(
         {
             "file": pl.Series(segments.file[game_segment], dtype=pl.Int32),
@@ -425,7 +428,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "position": pl.Series(position, dtype=pl.Int64).cast(pl.Utf8),
             "raw_text": string_views(lines, starts[first_line], ends[last_tag] - starts[first_line]),
             "parse_error": _error_column(errors, games),
-            "Event": _strings(lines, values["Event"], trim=True),
+            "Event": _at_run_starts(lines, values["Event"], run_starts["Event"], trim=True),
             "date": day,
             "event_start": event_start,
             "round": _round_values(lines, values["Round"]),
@@ -434,16 +437,13 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "white_name": _strings(lines, values["White"], trim=True),
             "black_name": _strings(lines, values["Black"], trim=True),
             "Result": result,
-            "TimeControl": _strings(lines, values["TimeControl"]),
-            "Termination": _strings(lines, values["Termination"]),
+            "TimeControl": _at_run_starts(lines, values["TimeControl"], run_starts["TimeControl"]),
+            "Termination": _at_run_starts(lines, values["Termination"], run_starts["Termination"]),
             "white_rating": white_elo.cast(pl.Int32),
             "black_rating": black_elo.cast(pl.Int32),
             "moves_known": moves_known,
             "has_move": has_move,
-            **{
-                f"_new_{tag}": _changes(arr, values[tag]) | file_starts
-                for tag in ("Event", "TimeControl", "Termination")
-            },
+            **{f"_new_{tag}": new for tag, new in run_starts.items()},
         }
     )
     return frame, preamble
@@ -633,6 +633,15 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
     return column.set(pl.Series(~present), None)
 
 
+def _at_run_starts(lines: ByteLines, values: _TagValues, run_start: np.ndarray, trim: bool = False) -> pl.Series:
+    """_strings of the games that start a run of equal values (run_start), null for the others."""
+    heads = np.flatnonzero(run_start)
+    head_values = _strings(lines, values, heads, trim=trim)
+    # Gathered from [null, head values...]: 0 for a game inside a run, k for the run's k-th head.
+    at = np.where(run_start, np.cumsum(run_start), 0)
+    return pl.concat([pl.Series([None], dtype=pl.Utf8), head_values.cast(pl.Utf8)]).gather(at)
+
+
 def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]) -> pl.Series:
     """Id / Elo tags: digits are read from the bytes; 'missing' spellings are null; other text is an error."""
     number, ok = parse_digits(lines.arr, values.start, values.length)
@@ -644,10 +653,12 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
         ok[g] = False
     result = pl.Series(number).set(pl.Series(~ok), None) if not ok.all() else pl.Series(number)
     # The one-byte spellings of "none" ('', '0', '?', '-') are settled here: only other text goes to Polars.
-    missing = (values.length == 0) | ((values.length == 1) & _MISSING_BYTE[lines.arr[values.start]])
+    odd = np.flatnonzero(values.present & ~ok)
+    length = values.length.take(odd)
+    missing = (length == 0) | ((length == 1) & _MISSING_BYTE.take(lines.arr.take(values.start.take(odd))))
     if values.slow:
-        missing[list(values.slow)] = False  # their text is in `slow`, not at start
-    odd = np.flatnonzero(values.present & ~ok & ~missing)  # ' 1850 ', '1850.0', 'abc', escaped values
+        missing &= ~np.isin(odd, list(values.slow))  # their text is in `slow`, not at start
+    odd = odd[~missing]  # ' 1850 ', '1850.0', 'abc', escaped values
     if len(odd):
         text = blank_to_null(pl.col("text"))
         present = text.is_not_null() & ~text.is_in(_MISSING)
@@ -917,26 +928,22 @@ def _move_facts(
 
 _MOVE_LETTERS = np.zeros(256, dtype=bool)
 _MOVE_LETTERS[list(b"abcdefghKQRBNO")] = True
-_OPENING_WINDOW = 10
+_MOST_MOVE_NUMBER_DIGITS = 7
 
 
 def _opens_with_move(arr: np.ndarray, starts: np.ndarray) -> np.ndarray:
     r"""Whether the line at each start opens as '1. e4' or '12.Nf3': ASCII digits, '.', at most one blank, a
     move's letter; True only where _OPENS_WITH_MOVE matches (False may still match it in another spelling).
 
-    A line's '\n' ends any such opening, so the window may run on into the next line.
+    A line's '\n' ends any such opening, so the bytes read may run on into the next line.
     """
-    window = windows(arr, starts, _OPENING_WINDOW)
-    digit = (window - np.uint8(48)) <= 9  # other bytes wrap around to 10 and more
-    digits = digit.argmin(axis=1)  # leading digits (0 when the whole window is digits: not matched)
-    rows = np.arange(len(starts))
-    after = window[rows, np.minimum(digits + 1, _OPENING_WINDOW - 1)]
-    then = window[rows, np.minimum(digits + 2, _OPENING_WINDOW - 1)]
+    _, digits = digit_run(arr, starts)
+    after = arr.take(starts + digits + 1)
     return (
         (digits >= 1)
-        & (digits <= _OPENING_WINDOW - 3)
-        & (window[rows, digits] == ord("."))
-        & (_MOVE_LETTERS[after] | ((after == SPACE) & _MOVE_LETTERS[then]))
+        & (digits <= _MOST_MOVE_NUMBER_DIGITS)
+        & (arr.take(starts + digits) == ord("."))
+        & (_MOVE_LETTERS.take(after) | ((after == SPACE) & _MOVE_LETTERS.take(arr.take(starts + digits + 2))))
     )
 
 

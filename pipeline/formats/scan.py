@@ -196,17 +196,22 @@ def leading_digits(
     One word per field: its bytes that are no digit, or past the field or max_digits, are flagged as parse_digits
     flags them; the digits run up to the lowest flag (borrows and carries reach only the bytes after it).
     """
-    n = len(starts)
-    if n == 0:
+    if len(starts) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
-    readable = _BYTE_MASKS.take(np.clip(lengths, 0, min(max_digits, _WORD_DIGITS)))
-    with np.errstate(over="ignore"):
-        digits = windows(arr, starts, _WORD_DIGITS).view("<u8")[:, 0] - _ASCII_ZEROS
-        flags = (((digits + _ABOVE_NINE) | digits) | ~readable) & _TOP_BITS
-        below_lowest_flag = (flags & (~flags + np.uint64(1))) - np.uint64(1)  # all ones when nothing is flagged
-    count = (np.bitwise_count(below_lowest_flag) // 8).astype(np.int64)
+    digits, count = digit_run(arr, starts, np.clip(lengths, 0, min(max_digits, _WORD_DIGITS)))
     ok = count >= 1
     return np.where(ok, _word_value(digits & _BYTE_MASKS.take(count), count), 0), ok
+
+
+def digit_run(
+    arr: np.ndarray, starts: np.ndarray, readable: np.ndarray | int = _WORD_DIGITS
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the 8 bytes at each start less '0' each, as a word; how many digits they open with, at most `readable`)."""
+    with np.errstate(over="ignore"):
+        digits = windows(arr, starts, _WORD_DIGITS).view("<u8")[:, 0] - _ASCII_ZEROS
+        flags = (((digits + _ABOVE_NINE) | digits) | ~_BYTE_MASKS.take(readable)) & _TOP_BITS
+        below_lowest_flag = (flags & (~flags + np.uint64(1))) - np.uint64(1)  # all ones when nothing is flagged
+    return digits, (np.bitwise_count(below_lowest_flag) // 8).astype(np.int64)
 
 
 def parse_ymd(arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
