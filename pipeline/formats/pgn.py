@@ -375,7 +375,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
 
     tag_lines = np.flatnonzero(tagish)
     tag_of, value_start, value_end, slow_values = _tags(
-        lines, tag_lines, content[tag_lines], ends[tag_lines].copy(), escapes
+        lines, tag_lines, content.take(tag_lines), ends.take(tag_lines), escapes
     )
     game = _game_numbers(tagish, tag_lines, tag_of, None if single else segment, segment_first)
     games = int(game.max(initial=0))
@@ -387,8 +387,8 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     game_segment = segment[first_line]
     # Game number within its file: games count on from the file's earlier pieces.
     position = np.arange(games) - np.searchsorted(game_segment, game_segment) + 1 + segments.game_offset[game_segment]
-    tag_game = game[tag_lines]
-    last_tag = tag_lines[np.searchsorted(tag_game, np.arange(1, games + 1), side="right") - 1]
+    tag_game = game.take(tag_lines)
+    last_tag = tag_lines.take(np.searchsorted(tag_game, np.arange(1, games + 1), side="right") - 1)
     values = _first_values(_first_rows(tag_of, tag_game, games), value_start, value_end, slow_values)
     errors: dict[int, list[str]] = {}
     malformed_at = np.flatnonzero(tag_of == _MALFORMED)
