@@ -89,11 +89,17 @@ def write_pgn(folder: Path, games: int = GAMES, files: int = PGN_FILES, seed: in
             "black_elo",
             "result",
         ).alias("game")
-    ).with_columns((pl.int_range(pl.len()) * files // pl.len()).alias("file"))
+    )
+    return _write_pgn_files(text["game"], folder, files, "export")
+
+
+def _write_pgn_files(games: pl.Series, folder: Path, files: int, name: str) -> list[Path]:
+    """The games' texts in order, cut into `files` files of about equal size: <folder>/<name>-<k>.pgn, UTF-8."""
+    parts = pl.DataFrame({"game": games}).with_columns((pl.int_range(pl.len()) * files // pl.len()).alias("file"))
     paths = []
-    for (file,), part in text.partition_by("file", as_dict=True, maintain_order=True).items():
-        path = folder / f"export-{file}.pgn"
-        path.write_text(part["game"].str.join("").item())
+    for (file,), part in parts.partition_by("file", as_dict=True, maintain_order=True).items():
+        path = folder / f"{name}-{file}.pgn"
+        path.write_text(part["game"].str.join("").item(), encoding="utf-8")
         paths.append(path)
     return paths
 
@@ -184,13 +190,8 @@ def write_pgn_full(folder: Path, games: int = GAMES // 2, files: int = PGN_FILES
             "moves",
             "result",
         ).alias("game")
-    ).with_columns((pl.int_range(pl.len()) * files // pl.len()).alias("file"))
-    paths = []
-    for (file,), part in text.partition_by("file", as_dict=True, maintain_order=True).items():
-        path = folder / f"database-{file}.pgn"
-        path.write_text(part["game"].str.join("").item(), encoding="utf-8")
-        paths.append(path)
-    return paths
+    )
+    return _write_pgn_files(text["game"], folder, files, "database")
 
 
 def ingest_pgn_full() -> dict:
