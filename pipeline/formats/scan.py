@@ -149,17 +149,24 @@ def parse_digits(
     mask = _BYTE_MASKS.take(short)
     word = windows(arr, starts, _WORD_DIGITS).view("<u8")[:, 0] & mask
     digits = word - (_ASCII_ZEROS & mask)  # no borrow when every byte is a digit
-    # A byte above 9 gets its top bit set by adding 0x76 (or had it already). Carries and borrows between
-    # bytes start only at a byte that is no digit, which is flagged itself, so the word's answer stands.
-    with np.errstate(over="ignore"):
-        not_digit = ((digits + _ABOVE_NINE) | digits) & _TOP_BITS & mask
-    ok = (lengths >= 1) & (lengths <= min(max_digits, _WORD_DIGITS)) & (not_digit == 0)
+    ok = (lengths >= 1) & (lengths <= min(max_digits, _WORD_DIGITS)) & ((_not_digits(digits) & mask) == 0)
     value = np.where(ok, _word_value(digits, short), 0)
     if max_digits > _WORD_DIGITS:
         longer = np.flatnonzero(lengths > _WORD_DIGITS)
         if len(longer):
             value[longer], ok[longer] = _parse_digits_by_position(arr, starts[longer], lengths[longer], max_digits)
     return value, ok
+
+
+def _not_digits(digits: np.ndarray) -> np.ndarray:
+    """The top bit of every byte of the words (bytes less '0') that is no digit.
+
+    A byte above 9 gets its top bit set by adding 0x76 (or had it already). Carries and borrows between
+    bytes start only at a byte that is no digit, which is flagged itself, so the bytes before the lowest
+    flag are read right.
+    """
+    with np.errstate(over="ignore"):
+        return ((digits + _ABOVE_NINE) | digits) & _TOP_BITS
 
 
 def _word_value(digits: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -193,8 +200,8 @@ def leading_digits(
     """(value, ok) of the digits a field starts with ('3.12' -> 3), at most max_digits (<= 8) of them; ok is False
     when it starts otherwise.
 
-    One word per field: its bytes that are no digit, or past the field or max_digits, are flagged as parse_digits
-    flags them; the digits run up to the lowest flag (borrows and carries reach only the bytes after it).
+    One word per field: its bytes that are no digit (_not_digits), or past the field or max_digits, are flagged;
+    the digits run up to the lowest flag.
     """
     if len(starts) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
@@ -209,7 +216,7 @@ def digit_run(
     """(the 8 bytes at each start less '0' each, as a word; how many digits they open with, at most `readable`)."""
     with np.errstate(over="ignore"):
         digits = windows(arr, starts, _WORD_DIGITS).view("<u8")[:, 0] - _ASCII_ZEROS
-        flags = (((digits + _ABOVE_NINE) | digits) | ~_BYTE_MASKS.take(readable)) & _TOP_BITS
+        flags = _not_digits(digits) | (~_BYTE_MASKS.take(readable) & _TOP_BITS)
         below_lowest_flag = (flags & (~flags + np.uint64(1))) - np.uint64(1)  # all ones when nothing is flagged
     return digits, (np.bitwise_count(below_lowest_flag) // 8).astype(np.int64)
 
