@@ -81,7 +81,27 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         # Set before Dagster's constructor, which already writes to the index database.
         self._shard_engines: OrderedDict[str, Engine] = OrderedDict()
+        self._tables_present: set[str] = set()
+        self._asset_key_columns_present: set[str] = set()
         super().__init__(base_dir, inst_data=inst_data)
+
+    # Dagster asks the index database about its own schema for every check result and asset event (does the
+    # checks table exist, has the asset-key table a column), building a new engine for each table question:
+    # about 0.6 ms of CPU an event, some 4 s of the 204-month backfill. A table or column once there stays
+    # (migrations add them; wipe forgets), so only what is present is remembered; an absent one is asked again.
+    def has_table(self, table_name: str) -> bool:
+        if table_name not in self._tables_present:
+            if not super().has_table(table_name):
+                return False
+            self._tables_present.add(table_name)
+        return True
+
+    def _has_asset_key_col_on_connection(self, conn: Connection, column_name: str) -> bool:
+        if column_name not in self._asset_key_columns_present:
+            if not super()._has_asset_key_col_on_connection(conn, column_name):
+                return False
+            self._asset_key_columns_present.add(column_name)
+        return True
 
     @classmethod
     def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]) -> Any:
@@ -109,6 +129,8 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
 
     def wipe(self) -> None:
         self._close_engines()  # wipe deletes the run databases' files
+        self._tables_present.clear()
+        self._asset_key_columns_present.clear()
         super().wipe()
 
     def dispose(self) -> None:

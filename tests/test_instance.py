@@ -118,3 +118,29 @@ def test_a_forked_process_opens_its_own_connections(tmp_path: Path) -> None:
     # The parent's pooled connections still work, and see what the child wrote.
     assert instance.get_latest_materialization_event(dg.AssetKey("from_the_child")) is not None
     assert materialize_month(instance, "2024-02") in {run.run_id for run in instance.get_runs()}
+
+
+def test_the_schema_questions_of_each_event_are_asked_once_and_absent_tables_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+
+    asked: list[str] = []
+    dagsters_answer = SqliteEventLogStorage.has_table
+    monkeypatch.setattr(
+        SqliteEventLogStorage, "has_table", lambda self, name: asked.append(name) or dagsters_answer(self, name)
+    )
+    instance = shipped_instance(tmp_path / "home")
+    run_ids = [materialize_month(instance, month) for month in ("2024-01", "2024-02")]
+    # Each asset event and check result asks; Dagster's own storage was asked once per table.
+    assert sorted(asked) == ["asset_check_executions", "asset_event_tags"]
+    storage = instance.event_log_storage
+    assert not storage.has_table("no_such_table") and not storage.has_table("no_such_table")
+    assert asked.count("no_such_table") == 2  # an absent table is asked each time: a migration may add it
+    # The events landed with the answers remembered: the materializations and their check results.
+    assert instance.get_latest_materialization_event(dg.AssetKey("numbers")).run_id == run_ids[-1]
+    history = storage.get_asset_check_execution_history(dg.AssetCheckKey(dg.AssetKey("numbers"), "positive"), limit=5)
+    assert sorted(execution.run_id for execution in history) == sorted(run_ids)
+    instance.wipe()  # forgets the answers: the tables are made anew
+    materialize_month(instance, "2024-03")
+    assert asked.count("asset_event_tags") == 2
