@@ -718,6 +718,41 @@ def test_the_fast_writers_give_the_files_of_the_plain_ones(players: int, seed: i
         assert name in names and name.encode() in txt
 
 
+@pytest.mark.parametrize(
+    ("column", "dtype", "values"),
+    [
+        ("k", pl.Int8, [-99, 0, 99, None]),  # a narrow type whose range would overflow it when shifted
+        ("k", pl.UInt16, [0, 40, 999]),
+        ("games", pl.Int64, [-999, 0, 9_999, None]),
+        ("rating", pl.Int32, [0, 999_999, -99_999, None]),  # wider than a table of the range: looked up by hash
+        ("birth_year", pl.Int64, [None, 999, 1_000, 9_999, 10_000, -(2**40), 2**40]),
+        ("birth_year", pl.Int16, [1950, None, 2010]),
+    ],
+)
+def test_txt_numbers_looked_up_per_value_are_the_plain_writers(column: str, dtype: pl.DataType, values: list) -> None:
+    rows = len(values)
+    players = pl.DataFrame(
+        {
+            "player_id": range(1, rows + 1),
+            "name": ["Smith, Anna"] * rows,
+            "federation": (["ENG", None, " FRA "] * rows)[:rows],
+            "sex": (["F", "M", None] * rows)[:rows],
+            "title": (["WGM", None, "GM"] * rows)[:rows],
+            "birth_year": [1980] * rows,
+            "rating": [2000] * rows,
+            "games": [3] * rows,
+            "k": [20] * rows,
+            "inactive": ([True, None, False] * rows)[:rows],
+        }
+    )
+    players = players.with_columns(pl.Series(column, values, dtype=dtype))
+    if column == "rating":
+        players = players.with_columns(pl.col("rating").fill_null(2000))  # the unrated are not listed
+    buffer = io.BytesIO()
+    fide_list.write_fide_list(players, "2024-04", buffer)
+    assert buffer.getvalue().decode() == reference_fide_list(players, "2024-04")
+
+
 def test_published_registry_ranks_give_the_text_order_and_duplicates_fall_back(
     small: tuple[pl.DataFrame, pl.DataFrame],
 ) -> None:
