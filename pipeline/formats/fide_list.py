@@ -421,7 +421,7 @@ _TXT_FIELDS = LAYOUTS["B"]
 _TXT_WIDTH = {field: end - start for field, (start, end) in _TXT_FIELDS.items()}
 # The numbers checked against their column (the text columns are cut to fit).
 _TXT_NUMBERS = {"player_id": "player_id", "rating": "rating", "games": "games", "k": "k"}
-# A column of numbers spanning fewer values is written through a table of its range (write_fide_list.per_value).
+# A column of numbers spanning fewer values is written through a table of its range (_per_value).
 _NUMBER_TABLE_ROWS = 100_000
 
 
@@ -462,48 +462,60 @@ def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, li
     def number(column: str, unknown: str = "") -> pl.Expr:
         return pl.col(column).cast(pl.Utf8).fill_null(unknown)
 
-    def per_value(column: str, cell: pl.Expr) -> pl.Expr:
-        """`cell` made once for each value of `column`, then looked up for every row: the same text, made a few
-        hundred times rather than once a player (federations, titles, sex, ratings, games, K, birth years).
-        Numbers are looked up by position in a table of their range, other values by hashing.
-        """
-        values = rows[column]
-        least, most = (values.min(), values.max()) if values.dtype.is_integer() else (None, None)
-        if isinstance(least, int) and isinstance(most, int) and most - least < _NUMBER_TABLE_ROWS:
-            texts = pl.DataFrame({column: pl.int_range(least, most + 1, eager=True).cast(values.dtype)}).select(cell)
-            unknown = pl.DataFrame({column: [None]}, schema={column: values.dtype}).select(cell).item()
-            # Shifted as Int64: in its own type (Int8 from -99 to 99, say) the position could overflow.
-            return pl.lit(texts.to_series()).gather(pl.col(column).cast(pl.Int64) - least).fill_null(unknown)
-        distinct = rows.select(pl.col(column).unique())
-        return pl.col(column).replace_strict(distinct[column], distinct.select(cell).to_series(), return_dtype=pl.Utf8)
-
-    def padded(field: str, cell: pl.Expr) -> pl.Expr:
-        return cell.str.pad_end(width[field])
-
     title = text("title", "title")
-    women_title = pl.when(title.is_in(WOMEN_TITLES)).then(title).otherwise(pl.lit(""))
-    birth = pl.when(pl.col("birth_year").is_between(1000, 9999)).then(pl.col("birth_year").cast(pl.Utf8))
-    # The flag column's four texts (w: a woman, i: inactive), picked by a number per row.
-    flags = pl.Series([(women + inactive).ljust(width["flag"]) for women in ("", "w") for inactive in ("", "i")])
     woman, inactive = pl.col("sex").eq("F").fill_null(False), pl.col("inactive").fill_null(False)
-    flag = woman.cast(pl.UInt8) * 2 + inactive.cast(pl.UInt8)
-    cells = [
-        padded("player_id", number("player_id")),
-        padded("name", text("name", "name")),
-        per_value("federation", padded("federation", text("federation", "federation"))),
-        per_value("sex", padded("sex", text("sex", "sex"))),
-        per_value("title", padded("title", title)),
-        per_value("title", padded("women_title", women_title)),
-        pl.lit(" " * (width["other_titles"] + width["foa_title"])),
-        *[
-            per_value(column, padded(field, number(column, unknown)))
-            for field, column, unknown in (("rating", "rating", ""), ("games", "games", "0"), ("k", "k", ""))
-        ],
-        per_value("birth_year", padded("birth", birth.otherwise(pl.lit("0000")))),
-        pl.lit(flags).gather(flag),
-    ]
-    line = pl.concat_str(cells).alias("line")
+    cells = {  # each field's text before padding
+        "player_id": number("player_id"),
+        "name": text("name", "name"),
+        "federation": text("federation", "federation"),
+        "sex": text("sex", "sex"),
+        "title": title,
+        "women_title": pl.when(title.is_in(WOMEN_TITLES)).then(title).otherwise(pl.lit("")),
+        "other_titles": pl.lit(""),
+        "foa_title": pl.lit(""),
+        "rating": number("rating"),
+        "games": number("games", "0"),
+        "k": number("k"),
+        "birth": pl.when(pl.col("birth_year").is_between(1000, 9999))
+        .then(pl.col("birth_year").cast(pl.Utf8))
+        .otherwise(pl.lit("0000")),
+        # w: a woman, i: inactive; the four texts picked by a number per row.
+        "flag": pl.lit(pl.Series(["", "i", "w", "wi"])).gather(woman.cast(pl.UInt8) * 2 + inactive.cast(pl.UInt8)),
+    }
+    # Fields whose text follows from one column of few values: made once per value, looked up per row.
+    by_value = {
+        "federation": "federation",
+        "sex": "sex",
+        "title": "title",
+        "women_title": "title",
+        "rating": "rating",
+        "games": "games",
+        "k": "k",
+        "birth": "birth_year",
+    }
+
+    def cell(field: str) -> pl.Expr:
+        padded = cells[field].str.pad_end(width[field])
+        return _per_value(rows, by_value[field], padded) if field in by_value else padded
+
+    line = pl.concat_str([cell(field) for field in _TXT_FIELDS]).alias("line")
     handle.write((header + line_end).encode("utf-8"))
     handle.flush()  # Polars writes the lines through the handle's file descriptor where it has one
     # One text column, never quoted: each line is written as it is, each followed by line_end.
     rows.lazy().select(line).sink_csv(handle, include_header=False, quote_style="never", line_terminator=line_end)
+
+
+def _per_value(rows: pl.DataFrame, column: str, cell: pl.Expr) -> pl.Expr:
+    """`cell` (an expression of `column` alone) made once for each value of `column`, then looked up for every row:
+    the same text, made a few hundred times rather than once a player (federations, titles, ratings, K, birth years).
+    Numbers are looked up by position in a table of their range, other values by hashing.
+    """
+    values = rows[column]
+    least, most = (values.min(), values.max()) if values.dtype.is_integer() else (None, None)
+    if isinstance(least, int) and isinstance(most, int) and most - least < _NUMBER_TABLE_ROWS:
+        texts = pl.DataFrame({column: pl.int_range(least, most + 1, eager=True).cast(values.dtype)}).select(cell)
+        unknown = pl.DataFrame({column: [None]}, schema={column: values.dtype}).select(cell).item()
+        # Shifted as Int64: in its own type (Int8 from -99 to 99, say) the position could overflow.
+        return pl.lit(texts.to_series()).gather(pl.col(column).cast(pl.Int64) - least).fill_null(unknown)
+    distinct = rows.select(pl.col(column).unique())
+    return pl.col(column).replace_strict(distinct[column], distinct.select(cell).to_series(), return_dtype=pl.Utf8)
