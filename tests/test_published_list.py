@@ -735,7 +735,7 @@ def test_txt_numbers_looked_up_per_value_are_the_plain_writers(column: str, dtyp
         {
             "player_id": range(1, rows + 1),
             "name": ["Smith, Anna"] * rows,
-            "federation": (["ENG", None, " FRA "] * rows)[:rows],
+            "federation": (["ENG", None, " F\x1fR "] * rows)[:rows],  # a control character: cleaned per value
             "sex": (["F", "M", None] * rows)[:rows],
             "title": (["WGM", None, "GM"] * rows)[:rows],
             "birth_year": [1980] * rows,

@@ -452,10 +452,23 @@ def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, li
                 f"a {field} value of {longest} characters does not fit FIDE's {width[field]}-character column"
             )
 
+    # Fields whose text follows from one column of few values: made once per value, looked up per row.
+    by_value = {
+        "federation": "federation",
+        "sex": "sex",
+        "title": "title",
+        "women_title": "title",
+        "rating": "rating",
+        "games": "games",
+        "k": "k",
+        "birth": "birth_year",
+    }
+
     def text(column: str, field: str) -> pl.Expr:
         cleaned = pl.col(column)
         # Names seldom hold a control character: one search of the whole column spares replacing in every cell.
-        if rows[column].str.join("").str.contains(_CONTROL_CHARACTERS).any():
+        # A field written per value is cleaned in its few distinct values only, without the search.
+        if field in by_value or rows[column].str.join("").str.contains(_CONTROL_CHARACTERS).any():
             cleaned = cleaned.str.replace_all(_CONTROL_CHARACTERS, " ")
         return cleaned.str.strip_chars().fill_null("").str.slice(0, width[field] - 1)
 
@@ -481,17 +494,6 @@ def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, li
         .otherwise(pl.lit("0000")),
         # w: a woman, i: inactive; the four texts picked by a number per row.
         "flag": pl.lit(pl.Series(["", "i", "w", "wi"])).gather(woman.cast(pl.UInt8) * 2 + inactive.cast(pl.UInt8)),
-    }
-    # Fields whose text follows from one column of few values: made once per value, looked up per row.
-    by_value = {
-        "federation": "federation",
-        "sex": "sex",
-        "title": "title",
-        "women_title": "title",
-        "rating": "rating",
-        "games": "games",
-        "k": "k",
-        "birth": "birth_year",
     }
 
     def cell(field: str) -> pl.Expr:
