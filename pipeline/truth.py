@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from pipeline.analytics.common import in_order_mean, in_order_std, in_order_sum
+
 #: Where the generator writes the true strengths, in the store; real federation data has none.
 TRUTH_KEY = "truth/strength.parquet"
 BAND_WIDTH = 100
@@ -114,12 +116,12 @@ def rating_error_vs_truth(
         rated.group_by(band_floor.alias("band_floor"), maintain_order=True)
         .agg(
             pl.len().cast(pl.Int64).alias("players"),
-            pl.col("rating").mean().alias("mean_rating"),
-            pl.col("strength").mean().alias("mean_strength"),
-            pl.col("offset").mean().alias("mean_offset"),
-            pl.col("offset").std().alias("sd_offset"),
-            pl.col("offset").sum().alias("_sum"),
-            (pl.col("offset") ** 2).sum().alias("_sumsq"),
+            in_order_mean(pl.col("rating")).alias("mean_rating"),
+            in_order_mean(pl.col("strength")).alias("mean_strength"),
+            in_order_mean(pl.col("offset")).alias("mean_offset"),
+            in_order_std(pl.col("offset")).alias("sd_offset"),
+            in_order_sum(pl.col("offset")).alias("_sum"),
+            in_order_sum(pl.col("offset") ** 2).alias("_sumsq"),
         )
         .sort("band_floor")
     )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from pipeline.analytics.common import in_order_sum
 from schemas.accuracy import Accuracy
 from schemas.accuracy_comparison import AccuracyComparison
 from schemas.util import conform
@@ -63,7 +64,7 @@ def predictive_accuracy(
     per_player = (
         predicted_sides(games)
         .group_by("player_id")
-        .agg(error=pl.col("score").sum() - pl.col("expected").sum())
+        .agg(error=in_order_sum(pl.col("score")) - in_order_sum(pl.col("expected")))
         .sort("player_id")  # a fixed summation order, so that a rerun writes identical bytes
         .select(
             players=pl.len().cast(pl.Int64),
@@ -137,9 +138,9 @@ def compare_accuracy(accuracy: pl.DataFrame, baseline: str | None = "actual") ->
         months=pl.len().cast(pl.Int64),
         player_months=pl.col("players").sum().cast(pl.Int64),
         games=pl.col("games").sum().cast(pl.Int64),
-        total_abs_error=pl.col("total_abs_error").sum(),
-        sum_squared_error=pl.col("sum_squared_error").sum(),
-        deviance_sum=pl.col("deviance_sum").sum(),
+        total_abs_error=in_order_sum(pl.col("total_abs_error")),
+        sum_squared_error=in_order_sum(pl.col("sum_squared_error")),
+        deviance_sum=in_order_sum(pl.col("deviance_sum")),
     )
     pooled = _with_metrics(pooled, "player_months", "games").with_columns(baseline=pl.lit(baseline, dtype=pl.Utf8))
     if baseline is None:

@@ -31,6 +31,29 @@ def with_percentages(frame: pl.DataFrame) -> pl.DataFrame:
 SUM_COLUMNS = ("games", "score", "expected")
 
 
+# Polars' group-by adds a group's floats in an order that varies from run to run (its threads merge partial
+# sums), and the last bits vary with it. Adding each group's values as one list, in the rows' order, makes a
+# rerun write the same bytes.
+def in_order_sum(values: pl.Expr) -> pl.Expr:
+    """The group's sum of `values`, added in the rows' order."""
+    return values.implode().list.sum()
+
+
+def in_order_mean(values: pl.Expr) -> pl.Expr:
+    """The group's mean of `values` (nulls left out), added in the rows' order."""
+    return values.implode().list.mean()
+
+
+def in_order_std(values: pl.Expr) -> pl.Expr:
+    """The group's sample standard deviation of `values`, added in the rows' order."""
+    return values.implode().list.std()
+
+
+def game_totals() -> list[pl.Expr]:
+    """Each group's games, score and expected (SUM_COLUMNS) from its rows of one game side each."""
+    return [pl.len().cast(pl.Int64).alias("games"), in_order_sum(pl.col("score")), in_order_sum(pl.col("expected"))]
+
+
 def resum(frames: list[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
     """Add up games/score/expected of several partial tables by `keys` and recompute the percentages.
 
@@ -39,6 +62,6 @@ def resum(frames: list[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
     """
     stacked = pl.concat([frame.select(*keys, *SUM_COLUMNS) for frame in frames])
     summed = stacked.group_by(keys).agg(
-        pl.col("games").sum().cast(pl.Int64), pl.col("score").sum(), pl.col("expected").sum()
+        pl.col("games").sum().cast(pl.Int64), in_order_sum(pl.col("score")), in_order_sum(pl.col("expected"))
     )
     return with_percentages(summed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.analytics.common import counted_for_both_sides, resum, with_percentages
+from pipeline.analytics.common import counted_for_both_sides, game_totals, resum, with_percentages
 from schemas.crosstable import Crosstable
 from schemas.util import conform, empty_frame
 
@@ -70,7 +70,7 @@ def summary_crosstable(
     if sides.height == 0:
         return empty_frame(Crosstable)
 
-    totals = [pl.len().cast(pl.Int64).alias("games"), pl.col("score").sum(), pl.col("expected").sum()]
+    totals = game_totals()
     cells = sides.group_by("band_low", "opponent_band_low").agg(totals)
     summaries = sides.group_by("band_low").agg(totals).with_columns(opponent_band_low=pl.lit(None, dtype=pl.Int32))
     table = pl.concat([cells, summaries.select(cells.columns)]).pipe(with_percentages)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from pipeline.analytics.common import counted_for_both_sides, resum, with_percentages
+from pipeline.analytics.common import counted_for_both_sides, game_totals, resum, with_percentages
 from schemas.band_trend import BandTrend
 from schemas.score_curve import ScoreCurve
 from schemas.util import conform, empty_frame
@@ -56,9 +56,7 @@ def score_curve(
         score=favourite_score.cast(pl.Float64),
         expected=favourite_expected.cast(pl.Float64),
     )
-    binned = per_game.group_by("bin_low").agg(
-        pl.len().cast(pl.Int64).alias("games"), pl.col("score").sum(), pl.col("expected").sum()
-    )
+    binned = per_game.group_by("bin_low").agg(game_totals())
     return _labelled_curve(with_percentages(binned), period, bin_width, max_advantage)
 
 
@@ -142,9 +140,7 @@ def band_trend(rated_games: pl.DataFrame, pairs: Sequence[BandPair] = DEFAULT_BA
             score=pl.when(white_is_band).then(pl.col("white_score")).otherwise(1.0 - pl.col("white_score")),
             expected=pl.when(white_is_band).then(pl.col("white_expected")).otherwise(pl.col("black_expected")),
         )
-        yearly = sides.group_by("period").agg(
-            pl.len().cast(pl.Int64).alias("games"), pl.col("score").sum(), pl.col("expected").sum()
-        )
+        yearly = sides.group_by("period").agg(game_totals())
         parts.append(
             yearly.with_columns(
                 pair=pl.lit(pair.label),

@@ -8,6 +8,8 @@ import sys
 
 import polars as pl
 
+from pipeline.analytics.common import in_order_mean
+
 
 def favourite_gap_by_year(rated_games: pl.LazyFrame) -> pl.DataFrame:
     """Per year: games between different ratings rated for both sides, and 100 x (favourite's mean score - mean
@@ -29,7 +31,7 @@ def favourite_gap_by_year(rated_games: pl.LazyFrame) -> pl.DataFrame:
             .alias("expected"),
         )
         .group_by("year")
-        .agg(games=pl.len(), gap_pct=100 * (pl.col("score").mean() - pl.col("expected").mean()))
+        .agg(games=pl.len(), gap_pct=100 * (in_order_mean(pl.col("score")) - in_order_mean(pl.col("expected"))))
         .sort("year")
         .collect()
     )
