@@ -32,7 +32,7 @@ def build_analytics_defs(partitions: dg.PartitionsDefinition, scenario: Scenario
             table_of = analysis.prepare(store.store(), scenario)
 
             def one_month(month: str):
-                table = table_of(month_tables[month], month)
+                table = table_of(month_tables.read(month, analysis.columns), month)
                 figures = analysis.figures(table)
                 if figures:
                     metadata = {

@@ -9,7 +9,7 @@ from assets.ratings import chain_key
 from assets.storage import ObjectStoreResource
 from pipeline import progress
 from pipeline.monthly import MonthlyFrames
-from pipeline.reports.published_list import published_registry, write_published_month
+from pipeline.reports.published_list import PUBLISHED_FROM_THE_LIST, published_registry, write_published_month
 from pipeline.scenarios import Scenario
 from schemas import PublishedList
 
@@ -36,7 +36,9 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         registry = published_registry(object_store, first_partition, months[-1])
         largest = 0
         for done, month in enumerate(months, start=1):
-            figures = write_published_month(object_store, scenario, month, rating_list[month], registry, validate)
+            figures = write_published_month(
+                object_store, scenario, month, rating_list.read(month, PUBLISHED_FROM_THE_LIST), registry, validate
+            )
             context.add_asset_metadata(dict(figures), partition_key=month)
             largest = max(largest, int(figures["players"]))
             progress.report(f"publish {scenario.name}", month, done, len(months))

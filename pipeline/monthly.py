@@ -66,6 +66,10 @@ class MonthlyFrames(Mapping[str, pl.DataFrame]):
         self._months = list(months)
 
     def __getitem__(self, month: str) -> pl.DataFrame:
+        return self.read(month)
+
+    def read(self, month: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """The stored month, only `columns` when given."""
         if month not in self._months:
             raise KeyError(month)
         key = table_key(self._path, month)
@@ -74,7 +78,7 @@ class MonthlyFrames(Mapping[str, pl.DataFrame]):
                 f"{'/'.join(self._path)} has no stored partition {month} ({redact_url(self._store.url(key))}); "
                 f"materialize {'/'.join(self._path)} for {month} first"
             )
-        return self._store.read_parquet(key)
+        return self._store.read_parquet(key, columns=None if columns is None else list(columns))
 
     def __contains__(self, month: object) -> bool:
         return month in self._months

@@ -34,6 +34,8 @@ class MonthlyAnalysis:
     # What computes a month (from the month's `reads` frame), made once per run: it may read the store.
     prepare: Callable[[ObjectStore, Scenario], MonthTable]
     figures: Callable[[pl.DataFrame], Figures]
+    # The columns of `reads` it uses, when they are few (a rating list's pending games cost most of its reading).
+    columns: tuple[str, ...] | None = None
 
 
 def _crosstable_figures(table: pl.DataFrame) -> Figures:
@@ -80,5 +82,5 @@ MONTHLY_ANALYSES = (
         lambda store, scenario: lambda games, month: predictive_accuracy(games, month, scenario.name),
         lambda row: {"preview": accuracy_markdown(row)},
     ),
-    MonthlyAnalysis("truth_error", TruthError, "rating_list", _truth_error, _truth_figures),
+    MonthlyAnalysis("truth_error", TruthError, "rating_list", _truth_error, _truth_figures, ("player_id", "rating")),
 )

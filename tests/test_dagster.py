@@ -306,12 +306,15 @@ def test_io_manager_refuses_incomplete_or_ambiguous_range_outputs(store_root: st
 
 def test_monthly_frames_reads_on_access_and_names_missing_months(store_root: str) -> None:
     store = ObjectStore(store_root)
-    store.write_parquet(pl.DataFrame({"x": [1]}), table_key(["games"], "2024-01"))
+    store.write_parquet(pl.DataFrame({"x": [1], "y": ["a"]}), table_key(["games"], "2024-01"))
     frames = MonthlyFrames(store, ["games"], ["2024-01", "2024-02"])
     assert len(frames) == 2 and list(frames) == ["2024-01", "2024-02"] and "2024-02" in frames
-    assert frames["2024-01"]["x"].to_list() == [1]
+    assert frames["2024-01"]["x"].to_list() == [1] and frames["2024-01"].columns == ["x", "y"]
+    assert frames.read("2024-01", ("y",)).columns == ["y"]  # only the columns asked for
     with pytest.raises(FileNotFoundError, match="2024-02"):
         frames["2024-02"]
+    with pytest.raises(FileNotFoundError, match="2024-02"):
+        frames.read("2024-02", ("x",))
     with pytest.raises(KeyError):
         frames["2023-12"]
     with pytest.raises(TypeError):

@@ -22,6 +22,7 @@ from pipeline.formats.fide_list import LAYOUTS, WIDTHS, parse_fide_list
 from pipeline.reports.published_list import (
     NAME_ORDER,
     PUBLISHED_COLUMNS,
+    _published,
     fide_list_month,
     published_csv,
     published_html,
@@ -33,6 +34,7 @@ from pipeline.reports.published_list import (
     published_txt_bytes,
     ranked_registry,
     write_published_month,
+    write_published_txt,
 )
 from pipeline.validate import LOCAL_ID_BASE
 from schemas import Players, PublishedList, RatingList
@@ -716,6 +718,33 @@ def test_the_fast_writers_give_the_files_of_the_plain_ones(players: int, seed: i
     names = set(pl.read_csv(csv, infer_schema=False)["name"])
     for name in ('Quote "q", Comma', "Zoë & <b>bold</b> -->", "名字, 中文"):  # the tricky names made it to the files
         assert name in names and name.encode() in txt
+
+
+def test_the_ranked_registrys_identity_text_is_the_start_of_each_txt_line() -> None:
+    """ranked_registry makes each player's id, name, federation, sex and titles as the TXT writes them, once: the
+    month's TXT takes them from there, and makes its own only for the players the registry does not name.
+    """
+    frame, known = tricky_list(3_000, seed=11)
+    published, identity = _published(frame, ranked_registry(known))
+    assert identity is not None and published.equals(reference_published_list(frame, known))
+    txt = reference_files(published, "2024-03")[1].decode().split("\r\n")[1:-1]
+    written = published.with_columns(identity.alias("identity")).filter(
+        pl.col("id") < LOCAL_ID_BASE, pl.col("rating").is_not_null()
+    )
+    assert len(txt) == written.height
+    named = [line[:113] for line, text in zip(txt, written["identity"], strict=True) if text is not None]
+    assert named == written["identity"].drop_nulls().to_list() and len(named) > 2_000
+    unregistered = ~published["id"].is_in(known["player_id"].to_list())
+    assert identity.is_null().to_list() == unregistered.to_list() and unregistered.sum() >= 5
+    buffer = io.BytesIO()
+    write_published_txt(published, "2024-03", buffer, identity)
+    assert buffer.getvalue().decode().split("\r\n")[1:-1] == txt
+    # Where given, the identity text is what the line starts with: the writer does not make it again.
+    marked = identity.str.replace(r"^.", "X")
+    buffer = io.BytesIO()
+    write_published_txt(published, "2024-03", buffer, marked)
+    changed = [a != b for a, b in zip(buffer.getvalue().decode().split("\r\n")[1:-1], txt, strict=True)]
+    assert sum(changed) == len(named)
 
 
 @pytest.mark.parametrize(

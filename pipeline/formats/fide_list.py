@@ -423,6 +423,22 @@ _TXT_WIDTH = {field: end - start for field, (start, end) in _TXT_FIELDS.items()}
 _TXT_NUMBERS = {"player_id": "player_id", "rating": "rating", "games": "games", "k": "k"}
 # A column of numbers spanning fewer values is written through a table of its range (_per_value).
 _NUMBER_TABLE_ROWS = 100_000
+# Fields whose text follows from one column of few values: made once per value, looked up per row (_per_value).
+_BY_VALUE = {
+    "federation": "federation",
+    "sex": "sex",
+    "title": "title",
+    "women_title": "title",
+    "rating": "rating",
+    "games": "games",
+    "k": "k",
+    "birth": "birth_year",
+}
+# The fields that say who a player is, the same in every month's list (fide_identity_text), and the month's own.
+_IDENTITY_FIELDS = ["player_id", "name", "federation", "sex", "title", "women_title", "other_titles", "foa_title"]
+_AFTER_IDENTITY = [field for field in _TXT_FIELDS if field not in _IDENTITY_FIELDS]
+# write_fide_list's optional column of fide_identity_text.
+FIDE_IDENTITY = "fide_identity"
 
 
 def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, line_end: str = "\r\n") -> None:
@@ -436,6 +452,9 @@ def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, li
     next column; a number too wide for its column raises ValueError rather than shift the line (read
     from the numbers' range, not every cell's length). Polars makes and writes the lines in one streaming pass, so
     the file's text is never held whole.
+
+    `players` may also carry FIDE_IDENTITY, fide_identity_text's text of its players, made once for many lists
+    of the same players: where it is not null, the fields it holds are not made again.
     """
     width = _TXT_WIDTH
     headings = dict(_LAYOUT_B_HEADINGS, rating=list_month_token(list_month))
@@ -451,60 +470,77 @@ def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, li
             raise ValueError(
                 f"a {field} value of {longest} characters does not fit FIDE's {width[field]}-character column"
             )
+    if FIDE_IDENTITY in rows.columns:
+        identity = rows[FIDE_IDENTITY]
+        if identity.null_count():
+            missing = identity.is_null()
+            identity = identity.scatter(missing.arg_true(), fide_identity_text(rows.filter(missing)))
+        cells = [pl.lit(identity), *_line_cells(rows, _AFTER_IDENTITY)]
+    else:
+        cells = _line_cells(rows, list(_TXT_FIELDS))
+    handle.write((header + line_end).encode("utf-8"))
+    handle.flush()  # Polars writes the lines through the handle's file descriptor where it has one
+    # One text column, never quoted: each line is written as it is, each followed by line_end.
+    line = pl.concat_str(cells).alias("line")
+    rows.lazy().select(line).sink_csv(handle, include_header=False, quote_style="never", line_terminator=line_end)
 
-    # Fields whose text follows from one column of few values: made once per value, looked up per row.
-    by_value = {
-        "federation": "federation",
-        "sex": "sex",
-        "title": "title",
-        "women_title": "title",
-        "rating": "rating",
-        "games": "games",
-        "k": "k",
-        "birth": "birth_year",
-    }
+
+def fide_identity_text(players: pl.DataFrame) -> pl.Series:
+    """The text of layout B's fields that say who each player is (id, name, federation, sex, titles: the first 113
+    characters of the line), as write_fide_list writes them. Made once, it serves every month's list of the same
+    players (their FIDE_IDENTITY column); the columns are write_fide_list's.
+    """
+    return players.select(pl.concat_str(_line_cells(players, _IDENTITY_FIELDS)).alias(FIDE_IDENTITY)).to_series()
+
+
+def _line_cells(rows: pl.DataFrame, fields: list[str]) -> list[pl.Expr]:
+    """The padded text of `fields` (layout B's) for each of `rows`: write_fide_list's players."""
+    width = _TXT_WIDTH
 
     def text(column: str, field: str) -> pl.Expr:
         cleaned = pl.col(column)
         # Names seldom hold a control character: one search of the whole column spares replacing in every cell.
         # A field written per value is cleaned in its few distinct values only, without the search.
-        if field in by_value or rows[column].str.join("").str.contains(_CONTROL_CHARACTERS).any():
+        if field in _BY_VALUE or rows[column].str.join("").str.contains(_CONTROL_CHARACTERS).any():
             cleaned = cleaned.str.replace_all(_CONTROL_CHARACTERS, " ")
         return cleaned.str.strip_chars().fill_null("").str.slice(0, width[field] - 1)
 
     def number(column: str, unknown: str = "") -> pl.Expr:
         return pl.col(column).cast(pl.Utf8).fill_null(unknown)
 
-    title = text("title", "title")
-    woman, inactive = pl.col("sex").eq("F").fill_null(False), pl.col("inactive").fill_null(False)
-    cells = {  # each field's text before padding
-        "player_id": number("player_id"),
-        "name": text("name", "name"),
-        "federation": text("federation", "federation"),
-        "sex": text("sex", "sex"),
-        "title": title,
-        "women_title": pl.when(title.is_in(WOMEN_TITLES)).then(title).otherwise(pl.lit("")),
-        "other_titles": pl.lit(""),
-        "foa_title": pl.lit(""),
-        "rating": number("rating"),
-        "games": number("games", "0"),
-        "k": number("k"),
-        "birth": pl.when(pl.col("birth_year").is_between(1000, 9999))
-        .then(pl.col("birth_year").cast(pl.Utf8))
-        .otherwise(pl.lit("0000")),
-        # w: a woman, i: inactive; the four texts picked by a number per row.
-        "flag": pl.lit(pl.Series(["", "i", "w", "wi"])).gather(woman.cast(pl.UInt8) * 2 + inactive.cast(pl.UInt8)),
+    def women_title() -> pl.Expr:
+        title = text("title", "title")
+        return pl.when(title.is_in(WOMEN_TITLES)).then(title).otherwise(pl.lit(""))
+
+    def flag() -> pl.Expr:  # w: a woman, i: inactive; the four texts picked by a number per row
+        woman, inactive = pl.col("sex").eq("F").fill_null(False), pl.col("inactive").fill_null(False)
+        return pl.lit(pl.Series(["", "i", "w", "wi"])).gather(woman.cast(pl.UInt8) * 2 + inactive.cast(pl.UInt8))
+
+    made = {  # each field's text before padding, made only for the fields asked for
+        "player_id": lambda: number("player_id"),
+        "name": lambda: text("name", "name"),
+        "federation": lambda: text("federation", "federation"),
+        "sex": lambda: text("sex", "sex"),
+        "title": lambda: text("title", "title"),
+        "women_title": women_title,
+        "other_titles": lambda: pl.lit(""),
+        "foa_title": lambda: pl.lit(""),
+        "rating": lambda: number("rating"),
+        "games": lambda: number("games", "0"),
+        "k": lambda: number("k"),
+        "birth": lambda: (
+            pl.when(pl.col("birth_year").is_between(1000, 9999))
+            .then(pl.col("birth_year").cast(pl.Utf8))
+            .otherwise(pl.lit("0000"))
+        ),
+        "flag": flag,
     }
 
     def cell(field: str) -> pl.Expr:
-        padded = cells[field].str.pad_end(width[field])
-        return _per_value(rows, by_value[field], padded) if field in by_value else padded
+        padded = made[field]().str.pad_end(width[field])
+        return _per_value(rows, _BY_VALUE[field], padded) if field in _BY_VALUE else padded
 
-    line = pl.concat_str([cell(field) for field in _TXT_FIELDS]).alias("line")
-    handle.write((header + line_end).encode("utf-8"))
-    handle.flush()  # Polars writes the lines through the handle's file descriptor where it has one
-    # One text column, never quoted: each line is written as it is, each followed by line_end.
-    rows.lazy().select(line).sink_csv(handle, include_header=False, quote_style="never", line_terminator=line_end)
+    return [cell(field) for field in fields]
 
 
 def _per_value(rows: pl.DataFrame, column: str, cell: pl.Expr) -> pl.Expr:
