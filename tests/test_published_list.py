@@ -782,7 +782,7 @@ def test_txt_numbers_looked_up_per_value_are_the_plain_writers(column: str, dtyp
     assert buffer.getvalue().decode() == reference_fide_list(players, "2024-04")
 
 
-def test_published_registry_ranks_give_the_text_order_and_duplicates_fall_back(
+def test_published_registry_places_give_the_text_order_and_duplicates_fall_back(
     small: tuple[pl.DataFrame, pl.DataFrame],
 ) -> None:
     players, known = small
@@ -792,6 +792,10 @@ def test_published_registry_ranks_give_the_text_order_and_duplicates_fall_back(
     twice = pl.concat([ranked, ranked.filter(pl.col("player_id") == 20).with_columns(name=pl.lit("Aaa, Second"))])
     assert published_list(players, twice).equals(reference_published_list(players, twice.drop(NAME_ORDER)))
     assert published_list(players, twice.head(0)).equals(reference_published_list(players, None))
+    # A player listed twice: both rows published, as the plain join would (no row may take another's place).
+    doubled = pl.concat([players, players.filter(pl.col("player_id") == 10)])
+    assert published_list(doubled, ranked).height == 6
+    assert published_list(doubled, ranked).equals(reference_published_list(doubled, known))
 
 
 def test_txt_refusals_are_the_plain_writers(small: tuple[pl.DataFrame, pl.DataFrame]) -> None:

@@ -79,9 +79,10 @@ def _published(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> tupl
     rows = _registry_rows(listed["player_id"], known["player_id"]) if ranked and known.height else None
     if rows is not None:  # the registry's row of each player by position, not by a join (about half the time)
         order = _reading_order(listed["player_id"], listed["rating"], known[NAME_ORDER].gather(rows))
-        found = known.drop("player_id", NAME_ORDER).select(pl.all().gather(rows.gather(order)))
-        frame = _published_columns(pl.concat([listed[order], found.drop(FIDE_IDENTITY)], how="horizontal"))
-        return frame, found[FIDE_IDENTITY]
+        if order is not None:
+            found = known.drop("player_id", NAME_ORDER).select(pl.all().gather(rows.gather(order)))
+            frame = _published_columns(pl.concat([listed[order], found.drop(FIDE_IDENTITY)], how="horizontal"))
+            return frame, found[FIDE_IDENTITY]
     known = known.filter(pl.col("player_id").is_first_distinct())
     frame = _published_columns(listed.join(known, on="player_id", how="left"))
     return frame.sort(["rating", "name", "id"], descending=[True, False, False], nulls_last=True), None
@@ -119,9 +120,9 @@ def _published_columns(joined: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _reading_order(player_ids: pl.Series, ratings: pl.Series, name_places: pl.Series) -> pl.Series:
+def _reading_order(player_ids: pl.Series, ratings: pl.Series, name_places: pl.Series) -> pl.Series | None:
     """The rows in reading order, rating descending (unrated last), then name, then id (unnamed last), given each
-    row's NAME_ORDER (distinct where not null).
+    row's NAME_ORDER; None when two rows have the same (a player listed twice), which the join orders instead.
 
     The named rows are put in name order by placing each at its NAME_ORDER, the unnamed follow by id, then a stable
     sort on the rating alone (a radix sort of 16-bit keys): no comparison of names, nor of 64-bit keys.
@@ -130,9 +131,12 @@ def _reading_order(player_ids: pl.Series, ratings: pl.Series, name_places: pl.Se
     places = name_places.to_numpy()[named].astype(np.int64)
     slots = np.full(int(places.max(initial=-1)) + 1, -1, dtype=np.int64)
     slots[places] = np.flatnonzero(named)
+    placed = slots[slots >= 0]
+    if len(placed) < len(places):
+        return None
     unnamed = np.flatnonzero(~named)
     unnamed = unnamed[np.argsort(player_ids.to_numpy()[unnamed], kind="stable")]
-    by_name = np.concatenate([slots[slots >= 0], unnamed])
+    by_name = np.concatenate([placed, unnamed])
     highest, lowest = ratings.max(), ratings.min()
     if not isinstance(highest, int) or not isinstance(lowest, int):  # nobody rated: the name order stands
         return pl.Series(by_name, dtype=pl.Int64)
