@@ -1,4 +1,4 @@
-"""Helpers shared by the analyses: which games count, and sums turned into percentages."""
+"""Helpers shared by the analyses: which games count, group sums in the rows' order, sums turned into percentages."""
 
 from __future__ import annotations
 
