@@ -168,3 +168,15 @@ def test_frame_checks_reduce_as_pandera_reduces_them(check: Callable, values: li
     frame = pl.DataFrame(values, schema={"a": pl.Int64, "b": pl.Int64}, orient="row")
     assert pandera_passes(Model, frame) == passes
     assert conforms(Model, frame) == passes
+
+
+def test_ids_in_order_are_unique_without_hashing_and_a_repeat_is_still_found(real_tables: dict) -> None:
+    """A strictly ascending id column is known unique from one pass; any repeat, in order or not, still fails."""
+    players = real_tables[RatingList].sort("player_id")
+    assert players.height > 100 and conforms(RatingList, players)
+    ids = players["player_id"]
+    neighbour = players.with_columns(ids.scatter(80, ids[79]))  # equal to the row before: no longer strictly ascending
+    far = players.with_columns(ids.scatter(10, ids[90])).sort("player_id", descending=True)  # out of order and repeated
+    shuffled = players.sample(fraction=1.0, shuffle=True, seed=3)  # unique, not in order
+    for frame, passes in ((neighbour, False), (far, False), (shuffled, True)):
+        assert conforms(RatingList, frame) == passes == pandera_passes(RatingList, frame)
