@@ -76,7 +76,11 @@ def _ascends_strictly(values: pl.Series) -> bool:
     """
     if not values.dtype.is_integer() or values.null_count():
         return False
-    return bool((values.head(64).diff().drop_nulls() > 0).all() and (values.diff().drop_nulls() > 0).all())
+
+    def ascends(part: pl.Series) -> bool:  # compared, not subtracted: a difference of UInt64 ids can overflow
+        return part.len() < 2 or bool((part.slice(1) > part.slice(0, part.len() - 1)).all())
+
+    return ascends(values.head(64)) and ascends(values)
 
 
 def conforms(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> bool:

@@ -180,3 +180,6 @@ def test_ids_in_order_are_unique_without_hashing_and_a_repeat_is_still_found(rea
     shuffled = players.sample(fraction=1.0, shuffle=True, seed=3)  # unique, not in order
     for frame, passes in ((neighbour, False), (far, False), (shuffled, True)):
         assert conforms(RatingList, frame) == passes == pandera_passes(RatingList, frame)
+    # Hashed UInt64 ids whose differences overflow: 0 comes back after three rising steps of a third of 2**64.
+    games = real_tables[Games].head(4).with_columns(pl.Series("game_id", [0, 6 * 10**18, 12 * 10**18, 0], pl.UInt64))
+    assert not conforms(Games, games) and not pandera_passes(Games, games)
