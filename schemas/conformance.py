@@ -70,7 +70,7 @@ def _check_passed(check: Check, data: PolarsData, name: str) -> pl.LazyFrame | b
     return output.select(holds.all().alias(name))
 
 
-def _ascends_strictly(values: pl.Series) -> bool:
+def ascends_strictly(values: pl.Series) -> bool:
     """Whether each value is above the one before, so that all are distinct: a list kept in id order is then known
     unique in one pass (1 ms for 737,000 ids) rather than by hashing them (25-35 ms). Its first values decide first.
     """
@@ -108,7 +108,7 @@ def conforms(model: type[pa.DataFrameModel], frame: pl.DataFrame) -> bool:
                 if schema[name] in (pl.Float32, pl.Float64):  # Pandera counts NaN as missing in floats
                     present &= pl.col(name).is_not_nan()
                 answers.append(lazy.select(present.all().alias(f"present {number}")))
-            if column.unique and not _ascends_strictly(frame[name]):
+            if column.unique and not ascends_strictly(frame[name]):
                 answers.append(lazy.select((pl.col(name).n_unique() == pl.len()).alias(f"unique {number}")))
             for index, check in enumerate(column.checks):
                 answer = _check_passed(check, data, f"check {number}.{index}")

@@ -23,6 +23,7 @@ from pipeline.months import add_months, month_range, parse_month
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore, redact_url
 from pipeline.validate import LOCAL_ID_BASE, players_named_in_dumps
+from schemas.conformance import ascends_strictly
 from schemas.published_list import PublishedList
 from schemas.rating_list import RatingList
 from schemas.util import conform, polars_schema
@@ -92,11 +93,9 @@ def _registry_rows(player_ids: pl.Series, registry_ids: pl.Series) -> pl.Series 
     """Each player's row in the registry (null where unregistered), found by binary search; None unless the registry's
     ids ascend strictly (ranked_registry sorts them; a registry with an id twice takes the join).
     """
-    if registry_ids.null_count():
+    if not ascends_strictly(registry_ids):
         return None
     registered = registry_ids.to_numpy()
-    if (registered[1:] <= registered[:-1]).any():
-        return None
     wanted = player_ids.to_numpy()
     rows = np.searchsorted(registered, wanted)
     found = rows < len(registered)
