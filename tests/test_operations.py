@@ -43,6 +43,7 @@ from pipeline.invariants import (
     conservation_problems,
     continuity_problems,
     duplicate_ids,
+    in_id_order,
     floor_offenders,
     schema_problems,
 )
@@ -164,6 +165,9 @@ def test_schema_check_names_the_month_and_the_column(rated_tiny: SimpleNamespace
 def test_duplicates_and_floor_offenders_are_found() -> None:
     frame = pl.DataFrame({"player_id": [1, 2, 2, 3, 3, 3]})
     assert duplicate_ids(frame, "player_id") == [2, 3]
+    # Ids in strictly ascending order are unique without hashing; a repeat out of order is still found.
+    assert duplicate_ids(pl.DataFrame({"player_id": [1, 2, 5, 9]}), "player_id") == []
+    assert duplicate_ids(pl.DataFrame({"player_id": [1, 3, 2, 3]}), "player_id") == [3]
     rating_list = pl.DataFrame(
         {
             "player_id": [1, 2, 3, 4],
@@ -190,6 +194,14 @@ def test_continuity_catches_vanished_players_silent_unrating_and_unexplained_mov
         rating=pl.when(pl.col("player_id") == c).then(pl.col("rating") + 1).otherwise(pl.col("rating"))
     )
     assert "previous + change" in " ".join(continuity_problems(previous, moved))
+
+    # Lists in id order are joined as sorted (merged), with the same findings; a list out of order is not flagged.
+    for variant in (current, current.filter(pl.col("player_id") != a), unrated, moved):
+        assert continuity_problems(in_id_order(previous), in_id_order(variant)) == continuity_problems(previous, variant)
+    assert in_id_order(current)["player_id"].flags["SORTED_ASC"]
+    shuffled = current.sample(fraction=1.0, shuffle=True, seed=3)
+    assert not in_id_order(shuffled)["player_id"].flags["SORTED_ASC"]
+    assert continuity_problems(in_id_order(previous), in_id_order(shuffled)) == []
 
 
 def test_list_checks_read_the_store_again_on_every_run(rated_tiny: SimpleNamespace, tmp_path: Path) -> None:
