@@ -282,6 +282,19 @@ def test_csv_and_parquet_dumps_read_together_equal_each_read_alone(monkeypatch, 
     assert ragged["parse_error"].to_list() == [None, "expected 4 fields, found 2", "round 'r2' is not a number"]
 
 
+def test_a_month_of_every_format_read_together_equals_each_file_read_alone():
+    """TRF and PGN dumps are parsed in one thread while the month's CSV and Parquet dumps are in another: each file's
+    rows stay its own, in the month's order.
+    """
+    names = [name for name in CORPUS if name.startswith(("trf_", "pgn_", "csv_", "parquet_"))]
+    assert {name.split("_")[0] for name in names} == {"trf", "pgn", "csv", "parquet"}
+    dumps = [((MALFORMED / name).read_bytes(), f"GER/2024-01/{name}", "GER") for name in names]
+    together = read_dumps(dumps, "2024-01")
+    assert len(together) == len(dumps)
+    for dump, frame in zip(dumps, together, strict=True):
+        assert frame.equals(read_dump(*dump, "2024-01")), dump[1]
+
+
 def test_a_failing_table_batch_falls_back_to_its_files(monkeypatch):
     import pipeline.formats as formats
 

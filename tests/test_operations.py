@@ -43,8 +43,8 @@ from pipeline.invariants import (
     conservation_problems,
     continuity_problems,
     duplicate_ids,
-    in_id_order,
     floor_offenders,
+    in_id_order,
     schema_problems,
 )
 from pipeline.landing import landing_month, landing_versions
@@ -197,7 +197,8 @@ def test_continuity_catches_vanished_players_silent_unrating_and_unexplained_mov
 
     # Lists in id order are joined as sorted (merged), with the same findings; a list out of order is not flagged.
     for variant in (current, current.filter(pl.col("player_id") != a), unrated, moved):
-        assert continuity_problems(in_id_order(previous), in_id_order(variant)) == continuity_problems(previous, variant)
+        merged = continuity_problems(in_id_order(previous), in_id_order(variant))
+        assert merged == continuity_problems(previous, variant)
     assert in_id_order(current)["player_id"].flags["SORTED_ASC"]
     shuffled = current.sample(fraction=1.0, shuffle=True, seed=3)
     assert not in_id_order(shuffled)["player_id"].flags["SORTED_ASC"]
