@@ -1,11 +1,29 @@
-"""Text from dumps made safe to print: control characters (terminal escapes, bidi overrides) shown, not obeyed."""
+"""Text from dumps made safe to print and to publish: control characters and bidi overrides dropped or shown."""
 
 from __future__ import annotations
 
 import re
 
-# C0 and C1 controls, DEL, and the bidi marks and overrides that can make a line read backwards.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+import polars as pl
+
+# C0 and C1 controls, DEL, the line and paragraph separators, and the bidi marks, embeddings, overrides and isolates
+# (U+061C, U+200E/F, U+202A-E, U+2066-9) that make a line read backwards.
+CONTROL_OR_BIDI = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+# The ones that separate words (tab, line ends, form feed, the information separators, NEL, LS, PS): published as a
+# blank, so that "Ørsted,\nJosé" still reads as two words; every other one is dropped (a bidi mark is invisible).
+_BREAKS = "[\t\n\x0b\x0c\r\x1c-\x1f\x85\u2028\u2029]"
+# What makes a spreadsheet evaluate a cell when it comes first: OWASP's "CSV Injection"
+# (https://owasp.org/www-community/attacks/CSV_Injection: =, +, -, @, tab 0x09, carriage return 0x0D, line feed
+# 0x0A), and the full-width ＝ ＋ － ＠ that some spreadsheets read as their ASCII twins. Blanks before one do not
+# make it safe to every reader, so they count as the start too.
+_FORMULA_CHARACTERS = "=+\\-@\t\r\n\uff1d\uff0b\uff0d\uff20"
+_FORMULA_START = f"^([ ]*[{_FORMULA_CHARACTERS}])"
+# OWASP's same page: a field separator inside the text can start a new cell. The CSV writer quotes commas, but a
+# spreadsheet in a locale that separates with ';' splits the line there, quotes or not.
+_FORMULA_AFTER_SEMICOLON = f";([ ]*[{_FORMULA_CHARACTERS}])"
+
+_UNPRINTABLE = re.compile(CONTROL_OR_BIDI)
+_BREAK = re.compile(_BREAKS)
 
 
 def escape_text(text: str) -> str:
@@ -13,3 +31,55 @@ def escape_text(text: str) -> str:
     return _UNPRINTABLE.sub(
         lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
     )
+
+
+def printable_text(text: str) -> str:
+    """`text` as published on a page: controls that separate words become a blank, the other controls and bidi
+    marks are dropped; text without any is returned unchanged.
+    """
+    return _UNPRINTABLE.sub("", _BREAK.sub(" ", text))
+
+
+def printable(text: pl.Expr) -> pl.Expr:
+    """printable_text in Polars: the expression's text with word-separating controls as a blank, the others dropped."""
+    return text.str.replace_all(_BREAKS, " ").str.replace_all(CONTROL_OR_BIDI, "")
+
+
+def holds_control(column: pl.Series) -> bool:
+    """Whether any cell of a text column holds a control character or bidi mark (one search of the column)."""
+    return bool(column.str.contains(CONTROL_OR_BIDI).any())
+
+
+def published_text(column: pl.Series, *, spreadsheet: bool = False) -> pl.Series:
+    """A text column as it is published: printable (no control character or bidi mark), and with `spreadsheet`
+    (a CSV) each cell a spreadsheet would evaluate as a formula prefixed with a single quote, as OWASP advises
+    (see _FORMULA_CHARACTERS), and each ';' that would start such a cell followed by one.
+
+    The column is searched once for each (not a Python call per cell), and only a column that holds such a cell
+    is rewritten: ordinary text comes back as it came, the same bytes.
+    """
+    if holds_control(column):
+        column = column.to_frame().select(printable(pl.col(column.name))).to_series()
+    if not spreadsheet:
+        return column
+    if column.str.contains(_FORMULA_START).any():
+        column = column.str.replace(_FORMULA_START, "'$1")
+    if column.str.contains(";", literal=True).any() and column.str.contains(_FORMULA_AFTER_SEMICOLON).any():
+        column = column.str.replace_all(_FORMULA_AFTER_SEMICOLON, ";'$1")
+    return column
+
+
+def spreadsheet_formulas(column: pl.Series) -> pl.Series:
+    """Whether a spreadsheet would evaluate each cell of a printable text column (published_text would change it
+    with `spreadsheet`); false for a null.
+    """
+    found = column.str.contains(_FORMULA_START)
+    if column.str.contains(";", literal=True).any():
+        found = found | column.str.contains(_FORMULA_AFTER_SEMICOLON)
+    return found.fill_null(False)
+
+
+def published_text_columns(frame: pl.DataFrame, *, spreadsheet: bool = False) -> pl.DataFrame:
+    """`frame` with each text column as published_text makes it; numbers (a change of -12, say) stay numbers."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    return frame.with_columns(published_text(frame[name], spreadsheet=spreadsheet) for name in text)

@@ -9,6 +9,7 @@ from typing import BinaryIO
 import polars as pl
 
 from pipeline.formats.common import UnreadableDump, decode_text, parse_int, quoted, split_lines
+from pipeline.text import holds_control, printable
 from schemas.fide_list import FideList
 from schemas.util import conform, polars_schema
 
@@ -407,8 +408,6 @@ _LAYOUT_B_HEADINGS = {
 }
 WOMEN_TITLES = ("WGM", "WIM", "WFM", "WCM", "wg", "wm", "wf", "wc")
 _MONTH_TOKENS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
-# Anything that would break a fixed-width line (line ends, tabs, other control characters).
-_CONTROL_CHARACTERS = r"[\x00-\x1f\x7f\u0085\u2028\u2029]"
 
 
 def list_month_token(list_month: str) -> str:
@@ -498,11 +497,12 @@ def _line_cells(rows: pl.DataFrame, fields: list[str]) -> list[pl.Expr]:
     width = _TXT_WIDTH
 
     def text(column: str, field: str) -> pl.Expr:
+        # Published text (pipeline.text.printable): a line end or tab would break the fixed-width line, a bidi
+        # override would make it read backwards. Names seldom hold one: one search of the whole column spares
+        # replacing in every cell. A field written per value is cleaned in its few distinct values only.
         cleaned = pl.col(column)
-        # Names seldom hold a control character: one search of the whole column spares replacing in every cell.
-        # A field written per value is cleaned in its few distinct values only, without the search.
-        if field in _BY_VALUE or rows[column].str.join("").str.contains(_CONTROL_CHARACTERS).any():
-            cleaned = cleaned.str.replace_all(_CONTROL_CHARACTERS, " ")
+        if field in _BY_VALUE or holds_control(rows[column]):
+            cleaned = printable(cleaned)
         return cleaned.str.strip_chars().fill_null("").str.slice(0, width[field] - 1)
 
     def number(column: str, unknown: str = "") -> pl.Expr:

@@ -6,6 +6,8 @@ from html import escape
 
 import polars as pl
 
+from pipeline.text import printable_text
+
 BASE_CSS = """
 body { font: 14px/1.4 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif; color: #222;
        margin: 24px; background: #fff; }
@@ -32,10 +34,17 @@ nav { margin-bottom: 12px; }
 GAMES_META = "report-games"
 
 
+def html_text(text: str) -> str:
+    """`text` as a page shows it: printable (pipeline.text: a bidi override in a name from a dump would reorder what
+    the reader sees, escaped or not), then escaped for HTML.
+    """
+    return escape(printable_text(text))
+
+
 def html_page(
     title: str, body: str, extra_css: str = "", back_href: str | None = None, games: int | None = None
 ) -> str:
-    """A complete UTF-8 HTML document; `body` is trusted HTML built by this package, `title` is escaped.
+    """A complete UTF-8 HTML document; `body` is trusted HTML built by this package, `title` is text (html_text).
 
     `back_href` (relative) adds a link back to the report index, so pages work opened from disk.
     `games` (the games the page rests on) is stated in a `report-games` meta tag, which the index
@@ -47,7 +56,7 @@ def html_page(
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"{games_meta}<title>{escape(title)}</title>\n<style>{BASE_CSS}{extra_css}</style>\n</head>\n"
+        f"{games_meta}<title>{html_text(title)}</title>\n<style>{BASE_CSS}{extra_css}</style>\n</head>\n"
         f"<body>\n{nav}{body}\n</body>\n</html>\n"
     )
 
@@ -63,19 +72,19 @@ def _format_value(value: object, float_digits: int) -> str:
 
 
 def frame_table_html(frame: pl.DataFrame, caption: str = "", float_digits: int = 3) -> str:
-    """A frame as an HTML <table> (numbers right-aligned, nulls as a dash); every value escaped."""
+    """A frame as an HTML <table> (numbers right-aligned, nulls as a dash); every value as text (html_text)."""
     numeric = {name for name, dtype in frame.schema.items() if dtype.is_numeric()}
-    header = "".join(f'<th scope="col">{escape(name)}</th>' for name in frame.columns)
+    header = "".join(f'<th scope="col">{html_text(name)}</th>' for name in frame.columns)
     rows = []
     for row in frame.iter_rows():
         cells = "".join(
-            f'<td class="num">{escape(_format_value(value, float_digits))}</td>'
+            f'<td class="num">{html_text(_format_value(value, float_digits))}</td>'
             if name in numeric
-            else f"<td>{escape(_format_value(value, float_digits))}</td>"
+            else f"<td>{html_text(_format_value(value, float_digits))}</td>"
             for name, value in zip(frame.columns, row, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")
-    caption_html = f"<caption>{escape(caption)}</caption>" if caption else ""
+    caption_html = f"<caption>{html_text(caption)}</caption>" if caption else ""
     return f"<table>{caption_html}<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
@@ -87,5 +96,5 @@ def render_table_page(
     back_href: str | None = None,
 ) -> str:
     """A page showing one frame as a table, e.g. the accuracy comparison or a curve's data."""
-    body = f"<h1>{escape(title)}</h1>\n" + frame_table_html(frame, caption, float_digits)
+    body = f"<h1>{html_text(title)}</h1>\n" + frame_table_html(frame, caption, float_digits)
     return html_page(title, body, back_href=back_href)

@@ -338,7 +338,7 @@ def render_text(report: PlayerReport) -> str:
 def render_html(report: PlayerReport) -> str:
     """A self-contained page: history table and chart (PNG inline as base64), the month's calculation, performance."""
     from pipeline.reports.charts import plot_rating_history
-    from pipeline.reports.page import frame_table_html, html_page
+    from pipeline.reports.page import frame_table_html, html_page, html_text
 
     title = f"Player {report.player_id}" + (f" {report.name}" if report.name else "")
     png = plot_rating_history(report.history, report.scenarios, title=f"Rating history of {report.player_id}")
@@ -362,7 +362,7 @@ def render_html(report: PlayerReport) -> str:
     performance = _performance_rows(report).with_columns(pl.col("FIDE Ra+dp", "algorithm of 400").cast(pl.Utf8))
     body = "\n".join(
         [
-            f"<h1>{escape(title)}</h1>",
+            f"<h1>{html_text(title)}</h1>",
             (
                 f'<p class="meta">Scenarios: {escape(", ".join(report.scenarios))}. Calculation: '
                 f"{escape(report.month)} under {escape(report.scenario)}.</p>"

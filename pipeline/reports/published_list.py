@@ -22,6 +22,7 @@ from pipeline.monthly import table_key
 from pipeline.months import add_months, month_range, parse_month
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore, redact_url
+from pipeline.text import holds_control, printable, published_text_columns, spreadsheet_formulas
 from pipeline.validate import LOCAL_ID_BASE, players_named_in_dumps
 from schemas.conformance import ascends_strictly
 from schemas.published_list import PublishedList
@@ -72,9 +73,9 @@ def _published(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> tupl
     ranked = registry is not None and all(column in registry.columns for column in _RANKED)
     if registry is not None and registry.height:
         # An empty registry cell (e.g. a FIDE list without a federation) is unknown, not a value.
-        cells = [pl.col(c) if ranked else _blank_is_null(pl.col(c)).alias(c) for c in REGISTRY_CELLS]
+        cells = registry.select(REGISTRY_CELLS) if ranked else _registry_cells(registry)
         birth_year = pl.col("birth_year").cast(pl.Int32).alias("registry_birth_year")
-        known = registry.select("player_id", *cells, birth_year, *(_RANKED if ranked else ()))
+        known = registry.select("player_id", birth_year, *(_RANKED if ranked else ())).with_columns(cells.get_columns())
     # Only the columns the list publishes (not e.g. its pending games), so that reordering copies little.
     listed = rating_list.select([c for c in rating_list.columns if c in _FROM_THE_LIST])
     rows = _registry_rows(listed["player_id"], known["player_id"]) if ranked and known.height else None
@@ -146,11 +147,14 @@ def _reading_order(player_ids: pl.Series, ratings: pl.Series, name_places: pl.Se
 
 
 def ranked_registry(players: pl.DataFrame) -> pl.DataFrame:
-    """Players rows made ready for many months' lists (published_list): the registry's text cells without surrounding
-    blanks, null when nothing is left; NAME_ORDER, each named row's place in (name, id) order (null without a
-    name); and FIDE_IDENTITY, the text the FIDE TXT writes for who the player is (fide_identity_text).
+    """Players rows made ready for many months' lists (published_list): the registry's text cells as published
+    (_registry_cells); NAME_ORDER, each named row's place in (name, id) order (null without a name); FIDE_IDENTITY,
+    the text the FIDE TXT writes for who the player is (fide_identity_text); and SPREADSHEET_FORMULA, whether a
+    spreadsheet would evaluate one of the row's cells (the CSV neutralises those, pipeline.text.published_text).
     """
-    cleaned = players.with_columns(_blank_is_null(pl.col(c)).alias(c) for c in REGISTRY_CELLS)
+    cleaned = players.with_columns(_registry_cells(players).get_columns())
+    # Searched in the registry's own order, before sorting scatters its text in memory (three times slower).
+    cleaned = cleaned.with_columns(_spreadsheet_formulas(cleaned))
     # In id order (an id's registrations keep theirs), so that each month finds its players by position.
     in_id_order = cleaned.sort("player_id", maintain_order=True)
     by_name = in_id_order.select(pl.arg_sort_by("name", "player_id", maintain_order=True)).to_series().to_numpy()
@@ -162,9 +166,27 @@ def ranked_registry(players: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _registry_cells(registry: pl.DataFrame) -> pl.DataFrame:
+    """The registry's text cells (REGISTRY_CELLS) as every published file shows them: printable (no control
+    character or bidi mark: pipeline.text), without surrounding blanks, null when nothing is left. Each column is
+    searched for controls once; only one that holds some is rewritten.
+    """
+    cells = registry.select(REGISTRY_CELLS)
+    cells = cells.with_columns(printable(pl.col(c)) for c in REGISTRY_CELLS if holds_control(cells[c]))
+    return cells.select(_blank_is_null(pl.col(c)).alias(c) for c in REGISTRY_CELLS)
+
+
 def _blank_is_null(text: pl.Expr) -> pl.Expr:
     """The text without surrounding blanks, null when nothing is left."""
     return pl.when(text.str.strip_chars() != "").then(text.str.strip_chars())
+
+
+def _spreadsheet_formulas(registry: pl.DataFrame) -> pl.Series:
+    """SPREADSHEET_FORMULA of each registry row (its cells printable already): whether the CSV must neutralise one
+    of its cells. Searched once a run, so that a month's CSV searches only the marked players' text.
+    """
+    marks = [spreadsheet_formulas(registry[c]) for c in REGISTRY_CELLS]
+    return pl.select(pl.any_horizontal(marks).alias(SPREADSHEET_FORMULA)).to_series()
 
 
 # The registry's cells that name a player; each name's place in the registry's (name, id) order and the TXT's
@@ -172,6 +194,8 @@ def _blank_is_null(text: pl.Expr) -> pl.Expr:
 REGISTRY_CELLS = ("name", "federation", "title", "sex")
 NAME_ORDER = "name_order"
 _RANKED = (NAME_ORDER, FIDE_IDENTITY)
+# ranked_registry's mark of a row with a cell a spreadsheet would evaluate.
+SPREADSHEET_FORMULA = "spreadsheet_formula"
 
 
 def published_registry(store: ObjectStore, first_month: str, last_month: str) -> pl.DataFrame:
@@ -208,12 +232,18 @@ def write_published_month(
 
     `registry` is published_registry's: only the players registered by `month` name the list.
     """
-    published, identity = _published(rating_list, registry.filter(pl.col("registered") <= month))
+    registered = registry.filter(pl.col("registered") <= month)
+    published, identity = _published(rating_list, registered)
     check(PublishedList, published, f"{scenario.name}/published_list {month}")
+    # The list's text is its registry's cells, printable already (_registry_cells); ranked_registry marked the few
+    # players a spreadsheet would evaluate. The CSV and the page need not search 700,000 names again.
+    suspects = (
+        registered.filter(SPREADSHEET_FORMULA)["player_id"] if SPREADSHEET_FORMULA in registered.columns else None
+    )
     writers: dict[str, Callable[[BinaryIO], None]] = {
-        "csv": lambda handle: write_published_csv(published, handle),
+        "csv": lambda handle: write_published_csv(published, handle, suspects=suspects),
         "txt": lambda handle: write_published_txt(published, month, handle, identity),
-        "html": lambda handle: write_published_html(published, scenario.name, month, handle),
+        "html": lambda handle: write_published_html(published, scenario.name, month, handle, checked=True),
     }
 
     def render_and_write(extension: str) -> str:
@@ -241,9 +271,26 @@ def published_csv(published: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def write_published_csv(published: pl.DataFrame, handle: BinaryIO) -> None:
-    """The list as UTF-8 CSV into `handle`, header first, nulls as empty cells, booleans as true/false."""
-    conform(published, PublishedList).write_csv(handle, null_value="")
+def write_published_csv(published: pl.DataFrame, handle: BinaryIO, *, suspects: pl.Series | None = None) -> None:
+    """The list as UTF-8 CSV into `handle`, header first, nulls as empty cells, booleans as true/false.
+
+    Its text cells are inert (pipeline.text.published_text): no control character or bidi mark, and a single quote
+    before a cell a spreadsheet would evaluate (OWASP's "CSV Injection"); numbers stay numbers. `suspects`: the ids
+    of the only players whose text may need it, where the caller knows them (write_published_month, its text
+    printable already): only their rows are searched, not every row.
+    """
+    published = conform(published, PublishedList)
+    if suspects is None:
+        published = published_text_columns(published, spreadsheet=True)
+    elif len(suspects):
+        rows = published["id"].is_in(suspects.implode()).arg_true()
+        if len(rows):
+            made = published_text_columns(published[rows], spreadsheet=True)
+            # scatter into a copy: the frame is the TXT's and the page's too, written beside this file.
+            published = published.with_columns(
+                published[c].clone().scatter(rows, made[c]) for c in made.columns if made[c].dtype == pl.String
+            )
+    published.write_csv(handle, null_value="")
 
 
 def published_txt(published: pl.DataFrame, month: str) -> str:
@@ -348,11 +395,18 @@ def published_html_bytes(published: pl.DataFrame, scenario: str, month: str) -> 
     return buffer.getvalue()
 
 
-def write_published_html(published: pl.DataFrame, scenario: str, month: str, handle: BinaryIO) -> None:
+def write_published_html(
+    published: pl.DataFrame, scenario: str, month: str, handle: BinaryIO, *, checked: bool = False
+) -> None:
     """published_html's page into `handle`; the list's data is never held as a Python string, nor whole (a column at a
     time).
+
+    Its text is printable (pipeline.text.published_text): a bidi override in a name would reorder what the reader
+    sees, escaped or not. `checked`: the caller knows the text printable already (write_published_month).
     """
     published = conform(published, PublishedList)
+    if not checked:
+        published = published_text_columns(published)
     dictionaries = _dictionaries(published)
     rated = published.filter(pl.col("rating").is_not_null()).height
     fide_month = month_label(fide_list_month(month))
