@@ -19,6 +19,7 @@ import polars as pl
 
 from pipeline.formats import detect_format, read_dump, unexpected
 from pipeline.formats.common import (
+    READER_REASONS,
     UnreadableDump,
     check_line_count,
     decode_text,
@@ -164,9 +165,21 @@ def _dump_report(data: bytes, path: str, fmt: str) -> FileReport:
     month = _own_month(raw)
     raw = raw.with_columns(pl.lit(month).alias("month"))
     games, quarantine = split_games(raw, empty_frame(Players), month, check_month=False)
-    # A line can hold several records (a TRF player line: one per round): the text breaks the tie, so
-    # the listing is the same on every run.
-    problems = quarantine.filter(pl.col("reason") == "unparseable").sort("source_line", "detail").head(MAX_PROBLEMS)
+    # What is wrong with the file itself: unreadable records, and those a reader quarantined for a reason of its own
+    # (one FIDE id on two TRF lines, a PGN tag given twice with different values), named by their reason. A line
+    # can hold several records (a TRF player line: one per round): the text breaks the tie, so the listing is
+    # the same on every run.
+    problems = (
+        quarantine.filter(pl.col("reason").is_in(["unparseable", *READER_REASONS]))
+        .with_columns(
+            pl.when(pl.col("reason") == "unparseable")
+            .then(pl.col("detail"))
+            .otherwise(pl.format("{}: {}", pl.col("reason"), pl.col("detail")))
+            .alias("detail")
+        )
+        .sort("source_line", "detail")
+        .head(MAX_PROBLEMS)
+    )
     return FileReport(
         path,
         fmt,

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import polars as pl
 
+from pipeline.formats.common import READER_REASONS
+
 # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating.
 from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.hashing import stable_hash
@@ -63,7 +65,7 @@ def split_month(
     """RawGames -> Games, Quarantine and Identity rows; every raw row ends in exactly one of the first two.
 
     Checks, first match wins: misplaced and not_a_file (landing-zone entries that were not read),
-    unparseable, unplayed, unknown_player, self_play,
+    unparseable, unplayed, invalid_id (id_problems), unknown_player, self_play,
     result_out_of_domain, duplicate (of an earlier month's game), date_outside_month,
     duplicate (of a game earlier in this month: another dump, or the same tournament sent twice),
     rating_implausible.
@@ -79,9 +81,13 @@ def split_month(
     # original's ('open-a' -> 'open-a-resubmitted', 'open-a (2)'), so the original's stem sorts first.
     stem = pl.col("source_file").str.replace(r"(?i)(\.(trf|txt|pgn|csv|parquet))?(\.(gz|zst))?$", "")
     frame = raw.sort(stem, pl.col("source_file"), pl.col("source_line"), pl.col("record_id"))
+    frame = frame.with_columns(id_problems(pl.col("white_id"), pl.col("black_id")).alias("_id_problem"))
     frame = _resolve_players(frame, players)
-    # Only records that name players count in the identity report (not unreadable lines or byes).
-    identities = identity_report(frame.filter(pl.col("parse_error").is_null() & pl.col("unplayed").is_null()), month)
+    # Only records that name players count in the identity report (not unreadable lines, byes or ids that are none).
+    identities = identity_report(
+        frame.filter(pl.col("parse_error").is_null() & pl.col("_id_problem").is_null() & pl.col("unplayed").is_null()),
+        month,
+    )
 
     frame = frame.with_columns(
         pl.coalesce("event_start", "date", pl.lit(month_start)).alias("_event_start"),
@@ -89,17 +95,22 @@ def split_month(
     )
     game_day = pl.col("_game_day")
     outside = game_day.is_not_null() & ((game_day < month_start) | (game_day >= next_month_start)) & pl.lit(check_month)
-    refused = pl.col("parse_error").str.extract(f"^({MISPLACED}|{NOT_A_FILE}): ", 1)
+    # Landing-zone entries that were not read, and records a reader quarantined for a reason of its own
+    # (pipeline.formats.common.READER_REASONS): '<reason>: <detail>'.
+    refused = pl.col("parse_error").str.extract(f"^({'|'.join([MISPLACED, NOT_A_FILE, *READER_REASONS])}): ", 1)
     early = [
         # Landing-zone entries that were not read: the reason is the entry's kind, the detail where it belongs.
         (MISPLACED, refused == MISPLACED, pl.col("parse_error").str.strip_prefix(f"{MISPLACED}: ")),
         (NOT_A_FILE, refused == NOT_A_FILE, pl.col("parse_error").str.strip_prefix(f"{NOT_A_FILE}: ")),
+        *[(code, refused == code, pl.col("parse_error").str.strip_prefix(f"{code}: ")) for code in READER_REASONS],
         ("unparseable", pl.col("parse_error").is_not_null(), pl.col("parse_error")),
         (
             "unplayed",
             pl.col("unplayed").is_not_null(),
             pl.format("{} (result {})", pl.col("unplayed"), pl.col("result").fill_null("none")),
         ),
+        # After `unplayed`: exports write a bye's missing opponent as id 0, and a round not played rates nobody.
+        ("invalid_id", pl.col("_id_problem").is_not_null(), pl.col("_id_problem")),
         (
             "unknown_player",
             pl.col("_white").is_null() | pl.col("_black").is_null(),
@@ -309,8 +320,19 @@ def _rating_problem(side: str) -> pl.Expr:
 
 
 def name_key(name: pl.Expr) -> pl.Expr:
-    """Comparable form of 'Last, First': trimmed, single spaces, one space after the comma."""
-    return name.str.strip_chars().str.replace_all(r"\s+", " ").str.replace_all(r"\s*,\s*", ", ")
+    """Comparable form of 'Last, First': invisible characters dropped, Unicode NFC, trimmed, single spaces, one space
+    after the comma.
+
+    Invisible characters are Unicode's format characters (category Cf: zero-width space and joiners,
+    word joiner, BOM, soft hyphen, bidi controls): a name pasted from a web page or a word processor
+    carries them unseen, and they are dropped first so that what they separated can compose. NFC, not
+    NFKC: it makes 'é' written as one character or as 'e' and a combining accent one name, and leaves a
+    name already in NFC as it is, so the local ids (local_id) of the names seen so far stay the same;
+    NFKC would also fold compatibility characters (ligatures, full-width letters), changing the key,
+    and so the local id, of names written with them.
+    """
+    visible = name.str.replace_all(r"\p{Cf}", "").str.normalize("NFC")
+    return visible.str.strip_chars().str.replace_all(r"\s+", " ").str.replace_all(r"\s*,\s*", ", ")
 
 
 # The registry's names in name_key form: a column a run's registry carries so that each month does not
@@ -332,7 +354,13 @@ def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame
     A record without an id is matched by name against the registry and the month's own (name, id) pairs.
     """
     registered = players["player_id"].cast(pl.Int64).implode()
-    registry_names = with_name_keys(players).select(pl.col(NAME_KEY), pl.col("player_id").cast(pl.Int64))
+    # Only ids that can identify somebody are given to records by name (a registry's id 0 or a dump's 10^16
+    # would reach the games table through a name).
+    registry_names = (
+        with_name_keys(players)
+        .select(pl.col(NAME_KEY), pl.col("player_id").cast(pl.Int64))
+        .filter(is_valid_id(pl.col("player_id")))
+    )
     name_only = frame.select(
         (
             (pl.col("white_id").is_null() & pl.col("white_name").is_not_null())
@@ -347,7 +375,7 @@ def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame
                     for side in ("white", "black")
                 ]
             )
-            .filter(pl.col("name").is_not_null() & pl.col("player_id").is_not_null())
+            .filter(pl.col("name").is_not_null() & is_valid_id(pl.col("player_id")))
             .unique()
             .select(name_key(pl.col("name")).alias(NAME_KEY), pl.col("player_id"))
         )
@@ -427,6 +455,55 @@ def _resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame
 
 # Players known by name only get a local id from their name: above every FIDE id, stable across months.
 LOCAL_ID_BASE = 10**15
+# The largest id a dump may give a player. Real FIDE ids have up to 9 digits today (the largest in the real
+# files of ../shared/realdata, PGN FideId tags, are 653046340 and 569000166; the 2004 and 2013 lists hold
+# 7- and 8-digit ids), and FIDE's formats leave room to grow: TRF's id field (columns 58-68) is 11
+# characters "including 3 digits reserve", the rating lists' is 15 wide. 11 digits is the widest id a
+# FIDE file can carry in every layout, so a real id is never refused; above it, and up to the local ids,
+# an id is a mistake (a phone number, two ids run together, a spreadsheet's mangled number).
+MAX_FIDE_ID = 10**11 - 1
+
+
+def is_valid_id(player_id: pl.Expr) -> pl.Expr:
+    """Whether an id can be a player's id as a dump writes it: 1..MAX_FIDE_ID (null stays null)."""
+    return player_id.is_between(1, MAX_FIDE_ID)
+
+
+def id_problems(white_id: pl.Expr, black_id: pl.Expr) -> pl.Expr:
+    """Why the ids as read cannot identify players ('; '-joined, one per side), or null when both can (or are absent).
+
+    The one check of every format's ids (TRF, PGN, CSV, Parquet): the readers parse what is written and
+    this decides whether it can be an id, so that `ratings validate` and the pipeline agree. 0 and
+    negative ids, ids beyond MAX_FIDE_ID and ids in the local-id range (LOCAL_ID_BASE and above, which
+    the pipeline gives players known by name only; an id there would merge a dump's player with one of
+    them) are quarantined as invalid_id: none of them would survive the games table's ids > 0, or be
+    the player the dump means. A reader that reads '0' as "no id" (TRF's 0000, PGN's "0") gives null.
+    """
+    problems = []
+    for side, given in (("white", white_id), ("black", black_id)):
+        problems.append(
+            pl.when(given == 0)
+            .then(pl.lit(f"{side} id 0 is no player id (leave it empty when the player has none)"))
+            .when(given < 0)
+            .then(pl.format(f"{side} id {{}} is negative: a player id is a positive number", given))
+            .when(given >= LOCAL_ID_BASE)
+            .then(
+                pl.format(
+                    f"{side} id {{}} is in the local-id range (10^15 and above, the ids of players known by name "
+                    "only): no FIDE id",
+                    given,
+                )
+            )
+            .when(given > MAX_FIDE_ID)
+            .then(
+                pl.format(
+                    f"{side} id {{}} is beyond FIDE's id range (at most {len(str(MAX_FIDE_ID))} digits)",
+                    given,
+                )
+            )
+        )
+    joined = pl.concat_str(problems, separator="; ", ignore_nulls=True)
+    return pl.when(joined != "").then(joined)
 
 
 def _is_a_name(name: pl.Expr) -> pl.Expr:
@@ -487,6 +564,11 @@ def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
         pl.col("candidates").max(),
         pl.len().cast(pl.UInt32).alias("records"),
         pl.col("_where").first().alias("first_seen"),
+    )
+    # Spellings name_key merged (NFC and NFD, an invisible character, blanks) are rows of their own, as written;
+    # `spellings` says how many there are, since two of them may print alike.
+    report = report.with_columns(
+        pl.col("name").n_unique().over("player_id", name_key(pl.col("name"))).cast(pl.UInt32).alias("spellings")
     )
     return conform(report.with_columns(pl.lit(month).alias("month")), Identity).sort(
         "status", "name", "given_id", nulls_last=True

@@ -33,6 +33,14 @@ class Identity(pa.DataFrameModel):
     candidates: pl.UInt32 = pa.Field(ge=0, description="Players the name matches (registry and the month's dumps)")
     records: pl.UInt32 = pa.Field(ge=1, description="Records of the month that name this player this way")
     first_seen: pl.Utf8 = pa.Field(description="First record: '<source file>:<line>'")
+    spellings: pl.UInt32 = pa.Field(
+        ge=1,
+        description=(
+            "Spellings of this name, as written, the month's records use for this id; above 1, spellings that "
+            "differ only in Unicode form (NFC/NFD), invisible characters or blanks were merged into one player "
+            "(each spelling is a row, and may print alike)"
+        ),
+    )
 
     class Config:
         strict = True

@@ -22,6 +22,9 @@ QUARANTINE_REASONS = {
     "date_outside_month": "the game date is not in the dump's month",
     "duplicate": "the same game was already reported",
     "rating_implausible": "a stated rating is outside 1000-3000",
+    "invalid_id": "a player id that cannot be a FIDE id: 0, negative, beyond FIDE's range or in the local-id range",
+    "duplicate_player": "one FIDE id on two player lines of one tournament: the lines' games are not rated",
+    "conflicting_tags": "a PGN game repeats a tag with different values: which one holds is unknown",
 }
 
 

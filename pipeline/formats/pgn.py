@@ -15,7 +15,12 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.formats.common import (
+    BYE_FIRST_BYTES,
+    BYE_LAST_BYTES,
+    BYE_NAME_MAX_BYTES,
+    CONFLICTING_TAGS,
     blank_to_null,
+    bye_names,
     classify_time_control,
     date_error,
     parse_id,
@@ -389,8 +394,13 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     position = np.arange(games) - np.searchsorted(game_segment, game_segment) + 1 + segments.game_offset[game_segment]
     tag_game = game.take(tag_lines)
     last_tag = tag_lines.take(np.searchsorted(tag_game, np.arange(1, games + 1), side="right") - 1)
-    values = _first_values(_first_rows(tag_of, tag_game, games), value_start, value_end, slow_values)
+    first_rows, repeated = _first_rows(tag_of, tag_game, games)
+    values = _first_values(first_rows, value_start, value_end, slow_values)
     errors: dict[int, list[str]] = {}
+    if len(repeated):  # rare: a game gives a wanted tag more than once
+        _conflicting_tags(
+            lines, repeated, (tag_of, tag_game, tag_lines, file_line), (value_start, value_end), slow_values, errors
+        )
     malformed_at = np.flatnonzero(tag_of == _MALFORMED)
     malformed_games, first_malformed = np.unique(tag_game[malformed_at], return_index=True)
     for g, line in zip(malformed_games.tolist(), tag_lines[malformed_at[first_malformed]].tolist(), strict=True):
@@ -410,6 +420,13 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             )
     white_id = _int_values(lines, values["WhiteFideId"], "WhiteFideId", errors)
     black_id = _int_values(lines, values["BlackFideId"], "BlackFideId", errors)
+    white_name, white_bye = _names(lines, values["White"])
+    black_name, black_bye = _names(lines, values["Black"])
+    # A side written as a bye ('BYE', 'Half-point bye'...) without an id: the round was not played.
+    bye = np.zeros(games, dtype=bool)
+    for named, given in ((white_bye, white_id), (black_bye, black_id)):
+        if named.any():
+            bye |= named & given.is_null().to_numpy()
     white_elo = _int_values(lines, values["WhiteElo"], "WhiteElo", errors)
     black_elo = _int_values(lines, values["BlackElo"], "BlackElo", errors)
     result = _strings(lines, values["Result"], trim=True)
@@ -434,8 +451,8 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "round": _round_values(lines, values["Round"]),
             "white_id": white_id,
             "black_id": black_id,
-            "white_name": _strings(lines, values["White"], trim=True),
-            "black_name": _strings(lines, values["Black"], trim=True),
+            "white_name": white_name,
+            "black_name": black_name,
             "Result": result,
             "TimeControl": _at_run_starts(lines, values["TimeControl"], run_starts["TimeControl"]),
             "Termination": _at_run_starts(lines, values["Termination"], run_starts["Termination"]),
@@ -443,6 +460,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "black_rating": black_elo.cast(pl.Int32),
             "moves_known": moves_known,
             "has_move": has_move,
+            "_bye": bye,
             **{f"_new_{tag}": new for tag, new in run_starts.items()},
         }
     )
@@ -560,8 +578,9 @@ def _comment_lines(
     return in_comment, unclosed
 
 
-def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> np.ndarray:
-    """(len(TAGS), games) index of the first tag line of each wanted tag in each game, -1 when absent.
+def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> tuple[np.ndarray, np.ndarray]:
+    """((len(TAGS), games) index of the first tag line of each wanted tag in each game, -1 when absent; the tag lines
+    of the tags a game gives more than once, in line order).
 
     A repeated tag does not overwrite the first one. Repeats are rare, so the table is filled in one
     assignment and only the cells that several lines competed for are settled with a minimum.
@@ -571,11 +590,44 @@ def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> np.ndar
     table = np.full(games * len(TAGS), -1, dtype=np.int64)
     table[cell] = rows
     lost = table.take(cell) != rows
+    repeated = rows[:0]
     if lost.any():
         contested = np.isin(cell, np.unique(cell[lost]))
         table[cell[contested]] = np.iinfo(np.int64).max
         np.minimum.at(table, cell[contested], rows[contested])
-    return table.reshape(len(TAGS), games)
+        repeated = rows[contested]
+    return table.reshape(len(TAGS), games), repeated
+
+
+def _conflicting_tags(
+    lines: ByteLines,
+    repeated: np.ndarray,
+    where: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    value_range: tuple[np.ndarray, np.ndarray],
+    slow_values: dict[int, str],
+    errors: dict[int, list[str]],
+) -> None:
+    """A game that gives a wanted tag twice with different values ([Result "1-0"] and [Result "0-1"]) cannot be
+    read: which value holds is unknown. Its errors open with a conflicting_tags message naming each such tag
+    and its values with their lines; the same value given again is harmless.
+
+    repeated: the tag lines (indexes into tag_lines) of the repeated tags (_first_rows); where: (tag_of,
+    tag_game, tag_lines, file_line); value_range: (value_start, value_end). Python per repeated line only.
+    """
+    tag_of, tag_game, tag_lines, file_line = where
+    value_start, value_end = value_range
+    seen: dict[tuple[int, int], dict[str, int]] = {}  # (game, tag) -> value -> first line holding it
+    for j in repeated.tolist():
+        value = slow_values[j] if j in slow_values else lines.arr[value_start[j] : value_end[j]].tobytes().decode()
+        values = seen.setdefault((int(tag_game[j]), int(tag_of[j])), {})
+        values.setdefault(value.strip(" \t"), int(file_line[tag_lines[j]]) + 1)
+    conflicts: dict[int, list[str]] = {}
+    for (g, tag), values in seen.items():
+        if len(values) > 1:
+            written = " and ".join(f"'{value}' (line {line})" for value, line in values.items())
+            conflicts.setdefault(g - 1, []).append(f"{TAGS[tag]} is {written}")
+    for g, texts in conflicts.items():
+        errors.setdefault(g, []).insert(0, f"{CONFLICTING_TAGS}: {'; '.join(texts)}")
 
 
 def _first_values(
@@ -598,11 +650,18 @@ def _first_values(
     return {tag: _TagValues(start[index], length[index], present[index], slow[index]) for index, tag in enumerate(TAGS)}
 
 
-def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = None, trim: bool = False) -> pl.Series:
+def _strings(
+    lines: ByteLines,
+    values: _TagValues,
+    rows: np.ndarray | None = None,
+    trim: bool = False,
+    edges: tuple[np.ndarray, np.ndarray] | None = None,
+) -> pl.Series:
     """The values as strings (null where the tag is absent), for all games or the given rows.
 
     trim: strip surrounding blanks, and make empty values null. The bytes show which values need
-    it (usually none), so only those are touched.
+    it (usually none), so only those are touched. edges: the values' first and last bytes (_edges), when
+    at hand (all games only).
     """
     if rows is None:
         rows = np.arange(len(values.present))
@@ -615,7 +674,7 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
         position = {int(g): i for i, g in enumerate(rows.tolist())}
         fixes = {position[g]: text for g, text in values.slow.items() if g in position}
     if trim:
-        first, last = lines.arr.take(starts), lines.arr.take(starts + np.maximum(lengths, 1) - 1)
+        first, last = edges if edges is not None else _edges(lines, starts, lengths)
         blank_edge = (first == SPACE) | (first == TAB) | (last == SPACE) | (last == TAB)
         for i in np.flatnonzero(present & ((lengths == 0) | blank_edge)).tolist():
             fixes.setdefault(i, bytes(lines.arr[starts[i] : starts[i] + lengths[i]]).decode("utf-8"))
@@ -631,6 +690,46 @@ def _strings(lines: ByteLines, values: _TagValues, rows: np.ndarray | None = Non
     if not present.any():
         return _nulls(len(rows))
     return column.set(pl.Series(~present), None)
+
+
+def _edges(lines: ByteLines, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first and last byte of each value (of an empty value: the byte at its start, a quote)."""
+    return lines.arr.take(starts), lines.arr.take(starts + np.maximum(lengths, 1) - 1)
+
+
+_BLANK_BYTES = np.zeros(256, dtype=bool)
+_BLANK_BYTES[[SPACE, TAB]] = True
+_COMMA = ord(",")
+
+
+def _names(lines: ByteLines, values: _TagValues) -> tuple[pl.Series, np.ndarray]:
+    """The White or Black values (_strings, trimmed) and whether each is written as a bye (common.bye_names).
+
+    Every name's first and last bytes are read to trim it anyway: a bye spelling starts and ends with
+    few characters (common.BYE_FIRST_CHARACTERS) and holds no comma, so they rule out almost every real
+    name, and the spelling pattern runs on the others only. Running it on every name would cost several
+    per cent of the reader: names are views into the file (a cache miss each), and the pattern ignores case.
+    """
+    first, last = _edges(lines, values.start, values.length)
+    names = _strings(lines, values, trim=True, edges=(first, last))
+    may_be = (
+        values.present
+        & (values.length <= BYE_NAME_MAX_BYTES)
+        & (BYE_FIRST_BYTES.take(first) | _BLANK_BYTES.take(first))
+        & (BYE_LAST_BYTES.take(last) | _BLANK_BYTES.take(last))
+    )
+    rows = np.flatnonzero(may_be)
+    if len(rows):
+        # Nor has a spelling a comma, which 'Surname, Given' names have: read from the bytes (one gather).
+        window = windows(lines.arr, values.start.take(rows), BYE_NAME_MAX_BYTES)
+        inside = np.arange(BYE_NAME_MAX_BYTES) < values.length.take(rows)[:, None]
+        rows = rows[~((window == _COMMA) & inside).any(axis=1)]
+    if values.slow:  # escaped values: their bytes are not the text
+        rows = np.union1d(rows, np.fromiter(values.slow, dtype=np.int64, count=len(values.slow)))
+    bye = np.zeros(len(names), dtype=bool)
+    if len(rows):
+        bye[rows] = bye_names(names.gather(rows))
+    return names, bye
 
 
 def _at_run_starts(lines: ByteLines, values: _TagValues, run_start: np.ndarray, trim: bool = False) -> pl.Series:
@@ -1010,6 +1109,7 @@ def _empty_games() -> pl.DataFrame:
         "black_rating": pl.Int32,
         "moves_known": pl.Boolean,
         "has_move": pl.Boolean,
+        "_bye": pl.Boolean,
         **dict.fromkeys(_RUN_COLUMNS, pl.Boolean),
     }
     return pl.DataFrame(schema=schema)
@@ -1085,29 +1185,37 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
     event_key = pl.lit(pl.Series(event_keys, dtype=pl.Utf8)).gather(pl.col("file"))
     event_id = pl.concat_str(event_key, pl.col("_event_suffix")).alias("event_id")
     events = _per_run(games, "Event", {"_event_suffix": suffix}, keep=("file",), then=(event_id,))
+    termination = pl.col("Termination").str.to_lowercase().fill_null("")
+    # A bye has no opponent: some exports write it as [Termination "bye"] beside a Black of "?" (PGN-Standard
+    # issue 10), which would otherwise be an unknown player's game.
     forfeit = _per_run(
         games,
         "Termination",
-        {"_forfeit": pl.col("Termination").str.to_lowercase().fill_null("").str.contains("forfeit|unplayed")},
+        {
+            "_forfeit": termination.str.contains("forfeit|unplayed"),
+            "_bye_termination": termination.str.contains(r"\bbye\b"),
+        },
     )
     result = games.select(
         pl.when(pl.col("Result") == "½-½").then(pl.lit("1/2-1/2")).otherwise(pl.col("Result")).alias("result")
     ).to_series()
     # Without movetext (exports that strip moves, like the FWWRC file) the move count is unknown: assume
-    # played. unplayed: 'forfeit' (Termination says so, or a decisive result without a move), else
-    # 'under-one-move' without a move, else null; picked from the three by a code per game.
+    # played. unplayed: 'bye' (a side is written as a bye, or Termination says so), else 'forfeit' (Termination
+    # says so, or a decisive result without a move: a bye has one too, but there was nobody to forfeit), else
+    # 'under-one-move' without a move, else null; picked from the four by a code per game.
     no_moves = games["moves_known"].to_numpy() & ~games["has_move"].to_numpy()
     decisive = result.is_in(["1-0", "0-1", "0-0"]).fill_null(False).to_numpy()
     forfeited = forfeit["_forfeit"].to_numpy() | (no_moves & decisive)
-    code = np.where(forfeited, 1, np.where(no_moves, 2, 0))
-    unplayed = pl.Series("unplayed", [None, "forfeit", "under-one-move"], dtype=pl.Utf8).gather(code)
+    bye = games["_bye"].to_numpy() | forfeit["_bye_termination"].to_numpy()
+    code = np.where(bye, 3, np.where(forfeited, 1, np.where(no_moves, 2, 0)))
+    unplayed = pl.Series("unplayed", [None, "forfeit", "under-one-move", "bye"], dtype=pl.Utf8).gather(code)
     # No EventDate: the event started on its earliest game date in this file. Within a file the
     # suffix names the event (two files may share a key, so the file is part of the group).
     if games["event_start"].null_count():
         earliest = pl.col("date").min().over("file", events["_event_suffix"])
         games = games.with_columns(pl.coalesce(pl.col("event_start"), earliest).alias("event_start"))
     # One select (with_columns then drop would copy every column into one chunk).
-    dropped = {"Event", "Result", "TimeControl", "Termination", "moves_known", "has_move", *_RUN_COLUMNS}
+    dropped = {"Event", "Result", "TimeControl", "Termination", "moves_known", "has_move", "_bye", *_RUN_COLUMNS}
     return games.select(
         *(name for name in games.columns if name not in dropped),
         *time_control.get_columns(),

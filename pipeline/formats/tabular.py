@@ -5,24 +5,28 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pipeline.formats.common import (
     MAX_DECOMPRESSED_BYTES,
+    MAX_ROWS_PER_FILE,
     UnreadableDump,
     blank_to_null,
     classify_time_control,
-    id_error,
+    decoded_cap_message,
     int_error,
     join_errors,
-    parse_id,
     parse_int,
     parse_iso_date,
     quoted,
+    row_cap_message,
     split_lines,
 )
 from schemas.games import TIME_CONTROLS
@@ -294,20 +298,34 @@ def _split_by_csv_module(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     return header_line, cells, bad
 
 
-def parquet_cells(data: bytes) -> TableCells:
+def parquet_cells(data: bytes, max_rows: int | None = None, max_bytes: int | None = None) -> TableCells:
     """The cells of a Parquet games file (source_line = 1-based row number).
 
     Columns the pipeline does not use are ignored whatever their type (lists, structs, maps,
     durations, binary data); a used column of a type that holds no text or number is a problem of
     the whole file. Date and datetime columns are read as dates, whole floats as integers.
+
+    Bounded like a text dump: the first rows up to MAX_ROWS_PER_FILE and MAX_DECOMPRESSED_BYTES of
+    decoded values are read (the metadata says how many before any value is decoded, see
+    _parquet_rows_to_read; the text the rows make is measured before it is made), and the rows beyond
+    are one record whose problem names the cap. The rows read are rated: a cap cuts a file between two
+    rows, never inside one, as a text file's records are whole lines.
     """
+    # The caps are read when called, not when defined: a test lowers them on the module.
+    max_rows = MAX_ROWS_PER_FILE if max_rows is None else max_rows
+    max_bytes = MAX_DECOMPRESSED_BYTES if max_bytes is None else max_bytes
     try:
-        table = pl.read_parquet(io.BytesIO(data))
+        rows, to_read, beyond_cap = _parquet_rows_to_read(data, max_rows, max_bytes)
+        table = pl.read_parquet(io.BytesIO(data), n_rows=to_read)
     except Exception as error:  # any reader failure is a bad file, not a bug here
         raise UnreadableDump(f"not a readable Parquet file: {error}") from error
     names = _column_names(table.columns)
     _check_duplicates(table.columns, names)
     table = table.rename(dict(zip(table.columns, names, strict=True)))
+    text_rows = _rows_within_text_cap(table, max_bytes)
+    if text_rows < table.height:
+        table = table.head(text_rows)
+        beyond_cap = partial(decoded_cap_message, limit=max_bytes)
     used = set(REQUIRED + OPTIONAL)
     columns: list[pl.Series] = []
     invalid_text: list[str] = []
@@ -356,7 +374,88 @@ def parquet_cells(data: bytes) -> TableCells:
                 ]
             )
         ).to_series()
-    return TableCells(cells, pl.DataFrame(schema=_RAGGED_SCHEMA), 0, frozenset(trimmed), extra_errors)
+    excess = pl.DataFrame(schema=_RAGGED_SCHEMA)
+    if beyond_cap is not None and table.height < rows:
+        first = table.height + 1
+        excess = pl.DataFrame(
+            {"source_line": [first], "raw_text": [""], "parse_error": [beyond_cap(first, rows)]}, schema=_RAGGED_SCHEMA
+        )
+    return TableCells(cells, excess, 0, frozenset(trimmed), extra_errors)
+
+
+# Bytes a decoded value takes in memory, by Parquet physical type (text: a 16-byte view, its bytes counted apart).
+_DECODED_WIDTH = {"BOOLEAN": 1, "INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8, "BYTE_ARRAY": 16}
+# Characters a value other than text or an integer takes at most as text (a double: 24; a date: 10).
+_TEXT_WIDTH = 24
+
+
+def _parquet_rows_to_read(
+    data: bytes, max_rows: int, max_bytes: int
+) -> tuple[int, int, Callable[[int, int], str] | None]:
+    """(rows in the file, rows to read, the message maker of the cap that stops the reading, or None) from the
+    Parquet metadata alone, before any value is decoded.
+
+    A row group's decoded size is estimated per column from what the metadata states: its values
+    times the width of their type (dictionary and run-length encoding store a million equal values
+    in a few bytes), plus the uncompressed bytes of text columns. Row groups are taken whole while
+    both caps hold; the one that crosses a cap is read up to its share of what is left (rows are
+    assumed equally large within a group).
+    """
+    metadata = pq.read_metadata(pa.BufferReader(data))
+    schema = metadata.schema
+    widths = [
+        schema.column(i).length if schema.column(i).physical_type == "FIXED_LEN_BYTE_ARRAY" else None
+        for i in range(metadata.num_columns)
+    ]
+    rows_read, bytes_read = 0, 0
+    for group_index in range(metadata.num_row_groups):
+        group = metadata.row_group(group_index)
+        size = 0
+        for i in range(group.num_columns):
+            column = group.column(i)
+            width = widths[i] or _DECODED_WIDTH.get(column.physical_type, 16)
+            size += column.num_values * width
+            if column.physical_type == "BYTE_ARRAY":
+                size += column.total_uncompressed_size
+        if rows_read + group.num_rows <= max_rows and bytes_read + size <= max_bytes:
+            rows_read, bytes_read = rows_read + group.num_rows, bytes_read + size
+            continue
+        by_rows = max_rows - rows_read
+        by_bytes = (max_bytes - bytes_read) * group.num_rows // size if size else group.num_rows
+        if by_rows <= by_bytes:
+            return metadata.num_rows, rows_read + max(0, by_rows), partial(row_cap_message, limit=max_rows)
+        return metadata.num_rows, rows_read + max(0, by_bytes), partial(decoded_cap_message, limit=max_bytes)
+    return metadata.num_rows, rows_read, None
+
+
+def _rows_within_text_cap(table: pl.DataFrame, max_bytes: int) -> int:
+    """How many of the first rows make at most `max_bytes` of raw_text (their values as a CSV line: what a text
+    dump's cap counts), counted before any text is made: a dictionary-encoded column can repeat a megabyte-long
+    value in every row for a few bytes of file.
+    """
+    if table.is_empty() or table.width == 0:
+        return table.height
+    sizes = []
+    for name, dtype in table.schema.items():
+        column = pl.col(name)
+        if dtype == pl.Utf8:
+            sizes.append(column.str.len_bytes().cast(pl.UInt64).fill_null(0))
+        elif isinstance(dtype, (pl.Categorical, pl.Enum)):
+            sizes.append(column.cat.len_bytes().cast(pl.UInt64).fill_null(0))
+        elif dtype == pl.Binary:
+            sizes.append(column.bin.size().cast(pl.UInt64).fill_null(0))
+        elif isinstance(dtype, (pl.List, pl.Array, pl.Struct, pl.Object)) or dtype == pl.Duration:
+            continue  # never made text (_parquet_text leaves such columns out)
+        elif dtype.is_integer():  # its digits (and sign), without making the text: log10 of at most 2^64
+            magnitude = column.cast(pl.Float64).abs().clip(lower_bound=1.0).log10().floor() + 1
+            sizes.append((magnitude + (column < 0).cast(pl.Float64)).cast(pl.UInt64).fill_null(0))
+        else:
+            sizes.append(pl.repeat(_TEXT_WIDTH, pl.len(), dtype=pl.UInt64))
+    if not sizes:
+        return table.height
+    # A row's raw_text as a CSV line would be: its values, the commas and the line end (the cells repeat it once).
+    row_bytes = pl.sum_horizontal(sizes) + len(sizes)
+    return int(table.select((row_bytes.cum_sum() <= max_bytes).sum()).item())
 
 
 def _parquet_text(column: pl.Series) -> pl.Series:
@@ -367,7 +466,9 @@ def _parquet_text(column: pl.Series) -> pl.Series:
     if dtype == pl.Datetime:
         column = column.dt.date()
     elif dtype.is_float():
-        whole = column.is_finite() & (column == column.round())
+        # Beyond Int64 a whole float stays a float's text ('1e+20'), which no integer column reads: a bad cell, not
+        # a missing one.
+        whole = column.is_finite() & (column == column.round()) & (column.abs() < 2.0**63)
         return (
             pl.select(
                 pl.when(whole).then(column.cast(pl.Int64, strict=False).cast(pl.Utf8)).otherwise(column.cast(pl.Utf8))
@@ -430,6 +531,30 @@ def _column_names(names: list[str]) -> list[str]:
     return result
 
 
+# An id as a table writes it: digits, with a minus sign for a negative number (a Parquet integer column's -5, a
+# spreadsheet's). A negative id is read as the number it is and quarantined as invalid_id by the one id check
+# (pipeline.validate.id_problems); '+5', '1.5e7' and '4600003.0' are no ids.
+_ID_TEXT = r"^-?\d+$"
+
+
+def _parse_id(text: pl.Expr) -> pl.Expr:
+    """An id cell (stripped) -> Int64: digits with an optional minus sign; anything else, or too long a number, null."""
+    stripped = text.str.strip_chars()
+    # The cast reads digits with a sign; only '+' is refused here (cheaper than a pattern on every cell).
+    return pl.when(~stripped.str.starts_with("+")).then(stripped.cast(pl.Int64, strict=False))
+
+
+def _id_error(text: pl.Expr, label: str, parsed: pl.Expr) -> pl.Expr:
+    """Why a present id cell is no number (_parse_id), or null."""
+    digits = text.str.strip_chars().str.contains(_ID_TEXT)
+    return (
+        pl.when(text.is_not_null() & parsed.is_null() & digits)
+        .then(pl.format(f"{label} {{}} is too long a number for a player id", quoted(text)))
+        .when(text.is_not_null() & parsed.is_null())
+        .then(pl.format(f"{label} {{}} is not a number (an id is written in digits only)", quoted(text)))
+    )
+
+
 def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFrame:
     """Typed record columns from text cells (tagged by table_records), with one error message per bad cell
     (`trimmed`: cells known not blank or padded).
@@ -441,7 +566,7 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
     # of its own, which both the value and its error message read.
     cells = cells.with_columns(
         *[
-            (parse_id if name in _IDS else parse_int)(pl.col(name), dtype).alias(f"_{name}")
+            (_parse_id(pl.col(name)) if name in _IDS else parse_int(pl.col(name), dtype)).alias(f"_{name}")
             for name, dtype in _INTEGERS.items()
         ],
         parse_iso_date(pl.col("event_start")).alias("_event_start"),
@@ -460,7 +585,7 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
         pl.col("_missing"),
         *[
             (
-                id_error(pl.col(name), name, pl.col(f"_{name}"))
+                _id_error(pl.col(name), name, pl.col(f"_{name}"))
                 if name in _IDS
                 else int_error(pl.col(name), name, parsed=pl.col(f"_{name}"))
             )

@@ -14,7 +14,9 @@ import numpy as np
 import polars as pl
 
 from pipeline.formats.common import (
+    DUPLICATE_PLAYER,
     blank_to_null,
+    bye_names,
     classify_time_control,
     id_error,
     int_error,
@@ -310,7 +312,7 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
     )
     duplicated = pl.col("rank").is_not_null() & pl.col("rank").is_duplicated().over("file")
     too_long = pl.col("length") > MAX_LINE
-    return players.with_columns(
+    players = players.with_columns(
         # 0 / 0000 in the rating or id columns means "none" in the files seen in the wild.
         pl.when(pl.col("rating_value") > 0).then(pl.col("rating_value")).alias("rating"),
         pl.when(pl.col("id_value") > 0).then(pl.col("id_value")).alias("fide_id"),
@@ -335,6 +337,37 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
             id_error(pl.col("id_text"), "FIDE id (columns 58-68)", pl.col("id_value")),
         ).alias("line_error"),
     )
+    # A line named as a bye ('spielfrei', 'BYE') without an id is a dummy some programs pair the odd player
+    # against: its pairings are byes (common.BYE_NAME_PATTERNS), one test per line, not per round.
+    dummy = bye_names(players["name"]) & players["fide_id"].is_null().to_numpy()
+    return players.with_columns(_duplicate_ids(players), pl.Series("bye_line", dummy))
+
+
+def _duplicate_ids(players: pl.DataFrame) -> pl.Series:
+    """duplicate_id: on a usable 001 line whose FIDE id another usable line of its file holds too, which lines
+    hold it ('FIDE id 4100018 is on 001 lines 5 (rank 1) and 9 (rank 5)'); null on the others.
+
+    Both lines' pairings would rate one player twice a round, with two ratings: neither line can be
+    trusted, so their games are quarantined (see _pairing_records). Lines whose rank is unusable pair
+    nobody and do not count.
+    """
+    usable_id = pl.when(pl.col("rank_ok")).then(pl.col("fide_id"))
+    twice = players.select(
+        (usable_id.is_not_null() & usable_id.is_duplicated().over("file")).fill_null(False)
+    ).to_series()
+    column = pl.Series("duplicate_id", [None], dtype=pl.Utf8).new_from_index(0, players.height)
+    if not twice.any():
+        return column
+    # Rare: the message is built for the lines that share an id only.
+    shared = players.filter(twice).with_row_index("_order")
+    lines = (
+        shared.sort("line_no")
+        .group_by("file", "fide_id", maintain_order=True)
+        .agg(pl.format("{} (rank {})", pl.col("line_no"), pl.col("rank")).str.join(" and ").alias("_lines"))
+    )
+    messages = shared.join(lines, on=["file", "fide_id"], how="left").sort("_order")
+    text = messages.select(pl.format("FIDE id {} is on 001 lines {}", pl.col("fide_id"), pl.col("_lines")))
+    return column.scatter(np.flatnonzero(twice.to_numpy()), text.to_series())
 
 
 def _rounds(players: pl.DataFrame, headers: list[TrfHeader]) -> pl.DataFrame:
@@ -498,7 +531,19 @@ def _cells(players: pl.DataFrame, rounds: pl.DataFrame, cut: pl.DataFrame | None
     # At least one (possibly empty) slice, so that an event without rounds still has every column.
     longest = players["rounds"].max()  # Int32: an int, or None when there is no player or no round count
     most = max(1, longest if isinstance(longest, int) else 0)
-    columns = ["file", "player_row", "line_no", "text", "rank", "name", "rating", "fide_id", "line_error"]
+    columns = [
+        "file",
+        "player_row",
+        "line_no",
+        "text",
+        "rank",
+        "name",
+        "rating",
+        "fide_id",
+        "line_error",
+        "duplicate_id",
+        "bye_line",
+    ]
     per_round = [
         players.filter(pl.col("rounds") >= r).select(
             *columns,
@@ -649,6 +694,8 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
         "rating": "p_rating",
         "fide_id": "p_fide_id",
         "line_error": "p_line_error",
+        "duplicate_id": "p_duplicate_id",
+        "bye_line": "p_bye_line",
     }
     partner_cell = paired["partner_cell"]
     has_partner = partner_cell.is_not_null()
@@ -740,10 +787,18 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
         .otherwise(white_code.replace_strict(WHITE_VIEW, default=None))
     )
     unplayed = (
-        pl.when(own.is_in(FORFEIT_CODES))
+        pl.when(pl.col("bye_line") | pl.col("p_bye_line").fill_null(False))
+        .then(pl.lit("bye"))
+        .when(own.is_in(FORFEIT_CODES))
         .then(pl.lit("forfeit"))
         .when(own.is_in(UNDER_ONE_MOVE_CODES))
         .then(pl.lit("under-one-move"))
+    )
+    # A side whose FIDE id is on another line too makes the pairing a duplicate_player record (the reason first,
+    # then the lines holding each id; one message when both sides are lines of the same id).
+    duplicate = join_errors(
+        pl.col("duplicate_id"),
+        pl.when(pl.col("p_duplicate_id") != pl.col("duplicate_id").fill_null("")).then(pl.col("p_duplicate_id")),
     )
     return emitted.select(
         "file",
@@ -751,7 +806,12 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
         pl.col("round").cast(pl.Utf8).alias("position"),
         pl.col("round"),
         _raw_cell_text(pl.col("rank"), pl.col("cell"), pl.col("opponent"), pl.col("p_cell")).alias("raw_text"),
-        join_errors(pl.col("disagreement"), pl.col("line_error"), pl.col("p_line_error")).alias("parse_error"),
+        join_errors(
+            pl.when(duplicate.is_not_null()).then(pl.format(f"{DUPLICATE_PLAYER}: {{}}", duplicate)),
+            pl.col("disagreement"),
+            pl.col("line_error"),
+            pl.col("p_line_error"),
+        ).alias("parse_error"),
         white_id.alias("white_id"),
         black_id.alias("black_id"),
         white_name.alias("white_name"),
