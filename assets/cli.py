@@ -7,21 +7,33 @@ import os
 import sys
 
 from pipeline import cli
-from pipeline.run_commands import add_run_commands, ui_command
+from pipeline.run_commands import add_run_commands, exposed_ui_warning, ui_command
 from pipeline.storage import redact_url, store_root_from_env
+from pipeline.store_lock import EXIT_LOCKED, StoreLocked
+from pipeline.text import escape_text
 
 
 def command_run(args: argparse.Namespace) -> int:
     from assets.runs import run_store  # Dagster loads only for the commands that need it
 
-    summary = run_store(args.store, args.first, args.last, args.scenarios, args.dagster_home, workers=args.workers)
+    try:
+        summary = run_store(
+            args.store, args.first, args.last, args.scenarios, args.dagster_home, workers=args.workers, wait=args.wait
+        )
+    except StoreLocked as locked:  # not an error of this run: a scheduler should try again later
+        print(f"ratings run: {escape_text(str(locked))}", file=sys.stderr)
+        return EXIT_LOCKED
     return 0 if summary["success"] else 1
 
 
 def command_demo(args: argparse.Namespace) -> int:
     from assets.runs import run_demo
 
-    summary = run_demo(args.store, args.dagster_home, generate_data=args.generate, workers=args.workers)
+    try:
+        summary = run_demo(args.store, args.dagster_home, generate_data=args.generate, workers=args.workers)
+    except StoreLocked as locked:
+        print(f"ratings demo: {escape_text(str(locked))}", file=sys.stderr)
+        return EXIT_LOCKED
     return 0 if summary["success"] else 1
 
 
@@ -31,6 +43,9 @@ def command_ui(args: argparse.Namespace) -> int:
 
     store = args.store or store_root_from_env()
     command, environment = ui_command(store, instance_home(args.dagster_home), args.host, args.port)
+    warning = exposed_ui_warning(args.host)
+    if warning:
+        print(warning, file=sys.stderr)
     print(f"Dagster UI for {redact_url(store)} on http://{args.host}:{args.port} (Ctrl-C stops it)", file=sys.stderr)
     os.execve(command[0], command, environment)  # the UI replaces this process: Ctrl-C goes straight to it
 

@@ -25,6 +25,7 @@ from pipeline.landing import inventory, months_held
 from pipeline.scenarios import Scenario, load_scenarios
 from pipeline.settings import Settings
 from pipeline.storage import ObjectStore, store_root_from_env
+from pipeline.store_lock import store_tag
 from schemas import Games, Identity, Quarantine, RawGames
 
 ALL_MONTHS_JOB = "all_months"
@@ -122,6 +123,8 @@ def build_defs(
         description=(
             "Ingest, validate, rate and analyse the selected months (a range runs as one run, months in order)."
         ),
+        # Every run of the job names its store: dagster.yaml's tag limit lets one run per store at a time.
+        tags=store_tag(ObjectStore(root or store_root_from_env())),
     )
     return dg.Definitions(
         # The landing zone is a source (the federations' files, not ours to own): added after the shared attributes.

@@ -19,8 +19,11 @@ import dagster as dg
 from assets.definitions import ALL_MONTHS_JOB, build_defs
 from pipeline import progress
 from pipeline.automation import range_tags
+from pipeline.invariants import LIST_CONTINUITY
 from pipeline.landing import LandingEntry, dump_bytes, landing_versions
+from pipeline.months import add_months
 from pipeline.run_report import (
+    RunPlan,
     checks_passed,
     closing_lines,
     generate_demo,
@@ -28,9 +31,18 @@ from pipeline.run_report import (
     plan_run,
     remove_interrupted_writes,
     runs_summary,
+    stale_continuity,
 )
 from pipeline.scenarios import load_scenarios
-from pipeline.storage import ObjectStore, process_alive, redact_url, store_root_from_env
+from pipeline.storage import (
+    UNREACHABLE_ERRORS,
+    ObjectStore,
+    fault_line,
+    process_alive,
+    redact_url,
+    store_root_from_env,
+)
+from pipeline.store_lock import store_lock
 from pipeline.waves import DEFAULT_WORKERS, Stage, run_waves, stages
 
 DEFAULT_DAGSTER_HOME = ".dagster_home"
@@ -96,6 +108,23 @@ def _root_cause(error: Any) -> str:
     return ((error.message if error is not None else "").strip().splitlines() or [""])[0]
 
 
+def _store_fault(error: Any) -> str | None:
+    """The line naming the path and cause of the store fault a step failed on (pipeline.storage.StoreFault, an
+    unreachable store), None when it failed otherwise.
+    """
+    while error is not None:
+        name = getattr(error, "cls_name", None) or ""
+        first = ((getattr(error, "message", "") or "").strip().splitlines() or [""])[0]
+        prefix, _, rest = first.partition(": ")
+        first = rest if rest and prefix.rsplit(".", 1)[-1] == name else first
+        if name == "StoreFault":
+            return first
+        if name in UNREACHABLE_ERRORS:
+            return f"object store unreachable: {UNREACHABLE_ERRORS[name]} ({first})"
+        error = getattr(error, "cause", None) or getattr(error, "context", None)
+    return None
+
+
 # Run config keeping Dagster's console logger to warnings and errors: the progress line says the rest.
 QUIET_DAGSTER = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -138,10 +167,20 @@ def _young_garbage_collected() -> Iterator[None]:
 
 
 def execute_stage(
-    stage: Stage, first: str, last: str, root: str, scenarios_file: str | None, home: str, reporter: Any
+    stage: Stage,
+    first: str,
+    last: str,
+    partition_range: tuple[str, str],
+    root: str,
+    scenarios_file: str | None,
+    home: str,
+    reporter: Any,
 ) -> dict[str, Any]:
     """One run of the `all_months` job over `stage`'s assets (and their checks); what the summary needs of it.
 
+    The definitions' partitions are the store's months (`partition_range`: from the chain's start, as
+    the UI's are): the run materializes first..last, its first month continues the stored list of the
+    month before unless it is the chain's start, and pages over every month read all the stored ones.
     Called in this process or in a worker process (then `reporter` forwards progress to the parent).
     """
     first, last = stage.months or (first, last)
@@ -151,7 +190,7 @@ def execute_stage(
         # Beta/preview notices about backfill policies and partitioned checks are not news to a user.
         warnings.simplefilter("ignore")
         logging.getLogger("dagster").setLevel(logging.WARNING)
-        defs = build_defs(first, last, root=root, scenarios=load_scenarios(scenarios_file))
+        defs = build_defs(*partition_range, root=root, scenarios=load_scenarios(scenarios_file))
         job = defs.resolve_job_def(ALL_MONTHS_JOB)
         everything = dg.AssetSelection.groups(*stage.groups) if stage.groups else dg.AssetSelection.all()
         selection = everything - dg.AssetSelection.assets("landing_zone")  # observed by run_store instead
@@ -170,14 +209,40 @@ def execute_stage(
         "success": result.success,
         "checks": checks_passed((e.check_name, e.passed) for e in result.get_asset_check_evaluations()),
         "failed_steps": {
-            event.step_key: _root_cause(event.step_failure_data.error)
+            event.step_key: _store_fault(event.step_failure_data.error) or _root_cause(event.step_failure_data.error)
             for event in result.all_events
             if event.event_type_value == "STEP_FAILURE"
         },
+        "faults": [
+            fault
+            for event in result.all_events
+            if event.event_type_value == "STEP_FAILURE" and (fault := _store_fault(event.step_failure_data.error))
+        ],
     }
 
 
 def run_store(
+    root: str | None = None,
+    first_month: str | None = None,
+    last_month: str | None = None,
+    scenarios_file: str | None = None,
+    dagster_home: str | None = None,
+    out: TextIO | None = None,
+    title: str = "Run",
+    workers: int | None = None,
+    wait: bool = False,
+) -> dict[str, Any]:
+    """_rate_store under the store's lock, from before the plan to after the summary: one writer per store.
+
+    pipeline.store_lock.StoreLocked when another run holds it, unless `wait`. Worker processes belong to this
+    run: the lock is this process's for the whole run.
+    """
+    out = out or sys.stdout
+    with store_lock(ObjectStore(root or store_root_from_env()), wait=wait, out=out):
+        return _rate_store(root, first_month, last_month, scenarios_file, dagster_home, out, title, workers)
+
+
+def _rate_store(
     root: str | None = None,
     first_month: str | None = None,
     last_month: str | None = None,
@@ -199,10 +264,15 @@ def run_store(
     plan = plan_run(root, first_month, last_month, scenarios_file)
     home = instance_home(dagster_home)
     print(opening_line(plan.months, redact_url(plan.store.url()), plan.scenarios, home), file=out, flush=True)
+    for note in plan.notes:
+        print(f"  {note}", file=out, flush=True)
 
     workers = DEFAULT_WORKERS if workers is None else workers
     started = time.monotonic()
     previous_reporter = progress.install(progress.ConsoleProgress())
+    outcomes: list[dict[str, Any]] = []
+    waves: list[list[Stage]] = []
+    fault = None
     try:
         with dg.DagsterInstance.from_config(home) as instance:
             for run_id in heal_orphaned_runs(instance):
@@ -210,11 +280,47 @@ def run_store(
             remove_interrupted_writes(plan.store, out)
             observe_landing_zone(instance, plan.store, plan.entries, plan.months)
         waves = stages(list(plan.scenarios), workers, plan.months, dump_bytes(plan.entries, plan.months))
-        run_args = (plan.months[0], plan.months[-1], plan.root, scenarios_file, home)
+        run_args = (plan.months[0], plan.months[-1], plan.partition_range, plan.root, scenarios_file, home)
         outcomes = run_waves(waves, execute_stage, run_args, workers)
+    except Exception as error:  # the store failed outside any step: still summarise, naming where and why
+        fault = fault_line(plan.store.url(), error)
+        if fault is None:
+            raise
     finally:
         progress.install(previous_reporter)
 
-    summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home)
+    summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home, fault)
+    if summary["stale_after"]:
+        with dg.DagsterInstance.from_config(home) as instance:
+            mark_stale_lists(instance, plan, summary["stale_after"])
     print(closing_lines(summary, plan.scenarios, title), file=out, flush=True)
     return summary
+
+
+def mark_stale_lists(instance: dg.DagsterInstance, plan: RunPlan, stale: dict[str, list[str]]) -> None:
+    """Record in the UI that each scenario's stored lists after the run's last month were rated from a list the run
+    replaced: the list_continuity check of the month after, evaluated against the new list (failed when it no
+    longer continues it), naming every later month and the command that re-rates them.
+
+    Dagster by itself marks only that month's list unsynced (its upstream, the month before, is newer);
+    the months after it are stale as well, and the check's metadata says so.
+    """
+    last = plan.months[-1]
+    command = f"ratings run --store {redact_url(plan.store.url())} --from {add_months(last, 1)}"
+    for name, months in stale.items():
+        problems = stale_continuity(plan.store, plan.scenarios[name], last)
+        instance.report_runless_asset_event(
+            dg.AssetCheckEvaluation(
+                asset_key=dg.AssetKey([plan.scenarios[name].name, "rating_list"]),
+                check_name=LIST_CONTINUITY,
+                passed=not problems,
+                partition=months[0],
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={
+                    "stale_months": f"{months[0]}..{months[-1]} ({len(months)})",
+                    "rated_from": f"the list of {last} that a later run replaced",
+                    "bring_up_to_date": command,
+                    **({"problems": "\n".join(problems)} if problems else {}),
+                },
+            )
+        )

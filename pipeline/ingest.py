@@ -169,6 +169,16 @@ def read_seed_list(store: ObjectStore) -> pl.DataFrame | None:
     return None
 
 
+def seed_list_month(store: ObjectStore) -> str | None:
+    """The month folder raw/players/<M>/ that read_seed_list reads its seed list from (the list in force from M), or
+    None without one. Only the files' names are looked at.
+    """
+    for month, keys in _registry_keys(store).items():
+        if _find_file(keys, SEED_LIST_FILE) is not None or any(_is_fide_list_name(key) for key in keys):
+            return month
+    return None
+
+
 def fide_list_registry_rows(players: pl.DataFrame, month: str) -> pl.DataFrame:
     """Players rows of a parsed FIDE list; lists without a sex column give F for the 'w' flag, else M."""
     sex_from_flag = pl.when(pl.col("flag").fill_null("").str.contains("w")).then(pl.lit("F")).otherwise(pl.lit("M"))
@@ -279,13 +289,18 @@ def _registry_keys(store: ObjectStore) -> dict[str, list[str]]:
     return dict(sorted(keys.items()))
 
 
+def _is_fide_list_name(key: str) -> bool:
+    """A registry key read as a FIDE rating-list file: a .txt, also compressed."""
+    return strip_compression(posixpath.basename(key))[0].lower().endswith(".txt")
+
+
 def _fide_lists(store: ObjectStore, keys: list[str]) -> list[FideListFile]:
     """The FIDE rating-list files (.txt, also compressed) among one month's registry keys, parsed, sorted by name."""
     lists = []
     for key in keys:
-        inner, compression = strip_compression(posixpath.basename(key))
-        if not inner.lower().endswith(".txt"):
+        if not _is_fide_list_name(key):
             continue
+        inner, compression = strip_compression(posixpath.basename(key))
         try:
             lists.append(parse_fide_list(decompress(_read_listed(store, key), compression), inner))
         except UnreadableDump as problem:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import datetime
 import hashlib
 import os
 import re
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipeline.months import MONTH_PATTERN
+from pipeline.settings import Settings
 from pipeline.storage import ObjectStore
 
 # The landing zone as the UI describes it (assets/ingest.py), kept beside the layout it describes.
@@ -67,15 +69,50 @@ def lenient_month(name: str) -> str | None:
     return f"{year:04d}-{month:02d}" if 1 <= month <= 12 and 1900 <= year <= 2999 else None
 
 
-def classify(key: str, is_file: bool = True, what: str = "") -> LandingEntry:
-    """Place one key under raw/ ('raw/GER/2024-01/open.trf'); `what` names a non-file ('a symbolic link')."""
+def month_bounds(today: datetime.date | None = None) -> tuple[str, str]:
+    """(earliest, latest) month a dump's folder may name: RATINGS_EARLIEST_MONTH, and the current month (UTC).
+
+    Games cannot have been played in a month that has not begun; the current month itself may
+    already hold the dumps of its first events.
+    """
+    earliest = Settings.one_from_env("earliest_month")
+    assert isinstance(earliest, str)  # a validated 'YYYY-MM'
+    now = today or datetime.datetime.now(datetime.UTC).date()
+    return earliest, f"{now.year:04d}-{now.month:02d}"
+
+
+def _out_of_bounds(month: str, bounds: tuple[str, str]) -> str | None:
+    """Why a month folder names no month to rate (before the earliest month, or in the future), else None."""
+    earliest, latest = bounds
+    if month < earliest:
+        return (
+            f"month folder {month} is before {earliest}, the earliest month rated (RATINGS_EARLIEST_MONTH): "
+            f"a typo? move the file to the month its games were played"
+        )
+    if month > latest:
+        return (
+            f"month folder {month} is in the future (today is in {latest}): move the file to the month its games "
+            f"were played"
+        )
+    return None
+
+
+def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, str] | None = None) -> LandingEntry:
+    """Place one key under raw/ ('raw/GER/2024-01/open.trf'); `what` names a non-file ('a symbolic link').
+
+    `bounds` (default month_bounds()) are the earliest and latest month a dump's folder may name: one
+    outside them is misplaced and accounted in no month, so a stray folder cannot add months to a run.
+    """
     parts = key.split("/")[1:]
+    bounds = bounds or month_bounds()
     if not is_file:
         month = (
             parts[1]
             if len(parts) >= 3 and MONTH_PATTERN.match(parts[1])
             else (lenient_month(parts[1]) if len(parts) >= 3 else None)
         )
+        if month is not None and parts[0] != REGISTRY_FOLDER and _out_of_bounds(month, bounds):
+            month = None
         return LandingEntry(
             key,
             NOT_A_FILE,
@@ -96,6 +133,9 @@ def classify(key: str, is_file: bool = True, what: str = "") -> LandingEntry:
         )
     federation, folder = parts[0], parts[1]
     month = folder if MONTH_PATTERN.match(folder) else lenient_month(folder)
+    beyond = _out_of_bounds(month, bounds) if month is not None and federation != REGISTRY_FOLDER else None
+    if beyond:
+        return LandingEntry(key, MISPLACED, federation, None, f"{beyond}: not read")
     if month is None:
         return LandingEntry(
             key,
@@ -131,10 +171,13 @@ def inventory(store: ObjectStore, folder: str | None = None) -> list[LandingEntr
     special files never followed.
     """
     below = (RAW,) if folder is None else (RAW, folder)
+    bounds = month_bounds()
     if store.is_local:
-        return sorted(_local_entries(store, below), key=lambda entry: entry.key)
+        return sorted(_local_entries(store, below, bounds), key=lambda entry: entry.key)
     stamps = store.list_stamps(*below)
-    return sorted((_stamped(classify(key), stamp) for key, stamp in stamps.items()), key=lambda entry: entry.key)
+    return sorted(
+        (_stamped(classify(key, bounds=bounds), stamp) for key, stamp in stamps.items()), key=lambda entry: entry.key
+    )
 
 
 def dump_bytes(entries: Sequence[LandingEntry], months: Sequence[str]) -> list[int]:
@@ -151,7 +194,7 @@ def _stamped(entry: LandingEntry, stamp: str) -> LandingEntry:
     return LandingEntry(entry.key, entry.kind, entry.federation, entry.month, entry.problem, stamp)
 
 
-def _local_entries(store: ObjectStore, below: tuple[str, ...]) -> list[LandingEntry]:
+def _local_entries(store: ObjectStore, below: tuple[str, ...], bounds: tuple[str, str]) -> list[LandingEntry]:
     """os.scandir of the folder `below` names, without following links: a symlink (to a folder, outside the store,
     dangling) or a FIFO is an entry, not a path.
     """
@@ -169,12 +212,12 @@ def _local_entries(store: ObjectStore, below: tuple[str, ...]) -> list[LandingEn
                 if stat.S_ISDIR(info.st_mode):
                     pending.append(item.path)
                 elif stat.S_ISREG(info.st_mode):
-                    entries.append(_stamped(classify(key), f"{info.st_size} {info.st_mtime_ns}"))
+                    entries.append(_stamped(classify(key, bounds=bounds), f"{info.st_size} {info.st_mtime_ns}"))
                 else:
                     what = (
                         "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a special file (FIFO, device or socket)"
                     )
-                    entries.append(classify(key, is_file=False, what=what))
+                    entries.append(classify(key, is_file=False, what=what, bounds=bounds))
     return entries
 
 

@@ -19,6 +19,20 @@ def ui_command(store: str, dagster_home: str, host: str, port: int) -> tuple[lis
     return [dagster, "dev", "--host", host, "--port", str(port), "-m", "assets.definitions"], environment
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def exposed_ui_warning(host: str) -> str | None:
+    """What `ratings ui` says before listening on `host` when that address is reachable from other machines."""
+    if host in LOOPBACK_HOSTS or host.startswith("127."):
+        return None
+    return (
+        f"WARNING: the UI will listen on {host}, which other machines can reach, and it has no login: anyone who "
+        "can reach that address can launch runs, wipe materializations and delete runs. Use 127.0.0.1 with an SSH "
+        "tunnel, or a reverse proxy that authenticates (docs/operations.md, Security)."
+    )
+
+
 def add_workers_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--workers",
@@ -62,6 +76,12 @@ def add_run_commands(
         "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
     )
     add_workers_option(run)
+    run.add_argument(
+        "--wait",
+        action="store_true",
+        help="when another run holds the store's lock, wait for it to finish instead of refusing "
+        "(refused runs exit with 75, 'try again later')",
+    )
     run.set_defaults(handler=run_handler)
 
     demo = commands.add_parser(

@@ -12,14 +12,15 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from pipeline.chain import MissingMonth, chain_continues
 from pipeline.generator import DEFAULT_DEMO, generate
-from pipeline.invariants import RECONCILIATION, mostly_quarantined, read_month, stored_rows
+from pipeline.invariants import RECONCILIATION, continuity_problems, mostly_quarantined, read_month, stored_rows
 from pipeline.landing import LandingEntry, inventory, months_held, unplaced
 from pipeline.monthly import table_key
-from pipeline.months import month_range, parse_month
+from pipeline.months import add_months, month_index, month_range, parse_month
 from pipeline.scenarios import Scenario, load_scenarios
-from pipeline.settings import DEFAULT_STORE
-from pipeline.storage import ObjectStore, redact_url, store_root_from_env
+from pipeline.settings import DEFAULT_STORE, Settings
+from pipeline.storage import ObjectStore, fault_line, redact_url, store_root_from_env
 from pipeline.text import escape_text
 
 SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
@@ -89,35 +90,100 @@ def require_landing_zone(store: ObjectStore) -> None:
         raise StoreError(f"{redact_url(store.url())} has no landing zone (no raw/ folder).\n{LANDING_ZONE_HELP}")
 
 
-def months_to_rate(held: Sequence[str], first_month: str | None, last_month: str | None, where: str) -> list[str]:
-    """The months of a run: --from..--to, each defaulting to the first or last month holding dumps (`held`).
+# Held months further apart than this are named in the run's plan: a federation reports every month,
+# so a year without dumps is more likely a misnamed folder than a quiet year.
+GAP_MONTHS_NAMED = 12
+# A default range (no --from/--to) with more months without dumps than this is refused: ten years of
+# nothing is a stray folder (1975-01 beside 2024's dumps), and rating it writes hundreds of empty lists.
+MAX_EMPTY_MONTHS = 120
 
-    A month that is not YYYY-MM raises ValueError; no dumps to default from, or --from after --to, StoreError.
+
+def months_to_rate(
+    held: Sequence[str], first_month: str | None, last_month: str | None, where: str, stored_last: str | None = None
+) -> list[str]:
+    """The months of a run: --from..--to, --from defaulting to the first month holding dumps (`held`), --to to the
+    last month holding dumps or, when later, the last month with a stored list (`stored_last`): a run from M
+    re-rates the chain through its end.
+
+    A month that is not YYYY-MM raises ValueError; no dumps to default from, --from after --to, or a default range
+    mostly without dumps (more than MAX_EMPTY_MONTHS), StoreError.
     """
     for month in (first_month, last_month):
         if month is not None:
             parse_month(month)
     if not held and (first_month is None or last_month is None):
         raise StoreError(f"{where}/raw holds no dumps in month folders.\n{LANDING_ZONE_HELP}")
-    first, last = first_month or held[0], last_month or held[-1]
+    first = first_month or held[0]
+    # Without --from the run rates what the landing zone holds; from a month on, the chain to its end.
+    last = last_month or (max(held[-1], stored_last or held[-1]) if first_month else held[-1])
     if first > last:
         raise StoreError(f"--from {first} is after --to {last}")
-    return month_range(first, last)
+    months = month_range(first, last)
+    empty = len(months) - len(set(held) & set(months))
+    if (first_month is None or last_month is None) and empty > MAX_EMPTY_MONTHS:
+        gaps = "; ".join(held_gaps(held, first, last)[:3])
+        raise StoreError(
+            f"{first}..{last} is {len(months)} months, {empty} of them without dumps ({gaps}): a stray month "
+            f"folder? Move it, or give both --from and --to to rate that range anyway"
+        )
+    return months
+
+
+def held_gaps(held: Sequence[str], first: str, last: str) -> list[str]:
+    """The stretches of more than GAP_MONTHS_NAMED months without dumps between held months of first..last."""
+    within = sorted(month for month in set(held) if first <= month <= last)
+    gaps = []
+    for before, after in zip(within, within[1:], strict=False):
+        empty = month_index(after) - month_index(before) - 1
+        if empty > GAP_MONTHS_NAMED:
+            gaps.append(f"no dumps for {empty} months between {before} and {after}")
+    return gaps
+
+
+def chain_start(held: Sequence[str], first_month: str) -> str:
+    """The month every scenario's chain starts from the seed list: the setting RATINGS_FIRST_MONTH, else the landing
+    zone's first month, or the run's first month when that is earlier. Every other month continues the stored
+    list of the month before, whatever range a run rates (the UI's partitions start at the same month).
+    """
+    first_partition, _ = Settings.from_env().months_for(list(held))
+    return min(first_partition, first_month)
+
+
+def last_stored_list(store: ObjectStore, scenarios: Mapping[str, Scenario]) -> str | None:
+    """The latest month any scenario has a stored list of, or None (one listing per scenario)."""
+    months = [
+        key.rsplit("/", 1)[-1].removesuffix(".parquet")
+        for scenario in scenarios.values()
+        for key in store.list_files(scenario.name, "rating_list")
+        if key.endswith(".parquet")
+    ]
+    return max(months) if months else None
 
 
 @dataclass(frozen=True)
 class RunPlan:
-    """What a `ratings run` rates: the store, its landing zone's one listing, the months and the scenarios."""
+    """What a `ratings run` rates: the store, its landing zone's one listing, the months, the scenarios, the month the
+    chains start from the seed list, and what the plan warns of.
+    """
 
     root: str
     store: ObjectStore
     entries: list[LandingEntry]
     months: list[str]
     scenarios: dict[str, Scenario]
+    partition_range: tuple[str, str] = ("", "")
+    notes: tuple[str, ...] = ()
+
+    @property
+    def chain_start(self) -> str:
+        """The month the chains start from the seed list (the first partition)."""
+        return self.partition_range[0]
 
 
 def plan_run(root: str | None, first_month: str | None, last_month: str | None, scenarios_file: str | None) -> RunPlan:
-    """The plan of a run over the store at `root` (default: the settings' store), refused without a landing zone.
+    """The plan of a run over the store at `root` (default: the settings' store), refused without a landing zone,
+    or (StoreError, before anything is written) when a scenario's stored chain cannot be continued from the month
+    before the run.
 
     One listing of the landing zone serves the months, the observations and the closing summary.
     """
@@ -125,8 +191,47 @@ def plan_run(root: str | None, first_month: str | None, last_month: str | None, 
     store = ObjectStore(root)
     require_landing_zone(store)
     entries = inventory(store)
-    months = months_to_rate(months_held(entries), first_month, last_month, redact_url(store.url()))
-    return RunPlan(root, store, entries, months, load_scenarios(scenarios_file))
+    scenarios = load_scenarios(scenarios_file)
+    held = months_held(entries)
+    stored_last = last_stored_list(store, scenarios)
+    months = months_to_rate(held, first_month, last_month, redact_url(store.url()), stored_last)
+    start = chain_start(held, months[0])
+    # The store's months, of which the run rates months: pages over every month read them all.
+    partition_range = (start, max(months[-1], held[-1] if held else months[-1], stored_last or months[-1]))
+    for scenario in scenarios.values():
+        try:
+            chain_continues(store, scenario, months[0], start)
+        except MissingMonth as missing:
+            raise StoreError(f"scenario {scenario.name}: {missing}") from None
+    notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
+    return RunPlan(root, store, entries, months, scenarios, partition_range, notes)
+
+
+def stale_after(store: ObjectStore, scenarios: Mapping[str, Scenario], last_month: str) -> dict[str, list[str]]:
+    """Scenario -> its stored lists after `last_month`: rated from the list a run up to `last_month` has replaced,
+    so stale until the chain is re-rated from the month after (one listing per scenario).
+    """
+    stale = {}
+    for name, scenario in scenarios.items():
+        later = sorted(
+            month
+            for key in store.list_files(scenario.name, "rating_list")
+            if key.endswith(".parquet") and (month := key.rsplit("/", 1)[-1].removesuffix(".parquet")) > last_month
+        )
+        if later:
+            stale[name] = later
+    return stale
+
+
+def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) -> list[str]:
+    """How the stored list of the month after `last_month` fails to continue the list a run just wrote for
+    `last_month` (the list_continuity check's findings; empty when it still continues it, or is not stored).
+    """
+    path = [scenario.name, "rating_list"]
+    previous, following = read_month(store, path, last_month), read_month(store, path, add_months(last_month, 1))
+    if previous is None or following is None:
+        return []
+    return continuity_problems(previous, following)
 
 
 def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:
@@ -168,9 +273,18 @@ def run_summary(
     dagster_home: str,
 ) -> dict[str, Any]:
     """The summary of a finished run (closing_lines prints it): `success` is False when the run failed or rated
-    no game at all.
+    no game at all. A store that fails while the summary reads it (full disk, outage) leaves its figures empty
+    and `fault` naming why, so the summary is still printed.
     """
-    outcome = run_outcome(store, months, entries)
+    try:
+        outcome = run_outcome(store, months, entries)
+        rated = rated_players(store, scenarios, months[-1])
+        fault = None
+    except Exception as error:
+        fault = fault_line(store.url(), error, "reading")
+        if fault is None:
+            raise
+        outcome, rated = run_outcome(ObjectStore(store.root), [], entries), {}
     return {
         "success": run_succeeded and outcome["games"] > 0,
         "run_succeeded": run_succeeded,
@@ -180,7 +294,9 @@ def run_summary(
         "last_month": months[-1],
         "scenarios": list(scenarios),
         **outcome,
-        "rated_players": rated_players(store, scenarios, months[-1]),
+        "rated_players": rated,
+        # Only when the summary could not read the store: what failed, and where.
+        **({"fault": fault, "unreadable": fault} if fault else {}),
         "reconciliation_passed": reconciliation_passed,
         "failed_steps": failed_steps,
         "run_seconds": round(run_seconds, 1),
@@ -198,11 +314,17 @@ def checks_passed(evaluations: Iterable[tuple[str, bool]]) -> dict[str, bool]:
 
 
 def runs_summary(
-    plan: RunPlan, outcomes: Sequence[Mapping[str, Any]], runs_planned: int, run_seconds: float, dagster_home: str
+    plan: RunPlan,
+    outcomes: Sequence[Mapping[str, Any]],
+    runs_planned: int,
+    run_seconds: float,
+    dagster_home: str,
+    fault: str | None = None,
 ) -> dict[str, Any]:
     """run_summary of the Dagster runs of a `ratings run`, the shared tables' runs first, each outcome its `run_id`,
     `success`, `checks` (name -> passed) and `failed_steps` (step -> cause); a run that never started failed.
-    Reconciliation passed when it passed in every run that checked it (the shared tables' runs).
+    Reconciliation passed when it passed in every run that checked it (the shared tables' runs). `fault` names
+    a store fault that stopped the runs outside any step; else the first step that failed on one names it.
     """
     reconciled = [outcome["checks"][RECONCILIATION] for outcome in outcomes if RECONCILIATION in outcome["checks"]]
     summary = run_summary(
@@ -210,14 +332,16 @@ def runs_summary(
         plan.months,
         plan.entries,
         plan.scenarios,
-        run_succeeded=len(outcomes) == runs_planned and all(o["success"] for o in outcomes),
-        run_id=outcomes[0]["run_id"],
+        run_succeeded=fault is None and len(outcomes) == runs_planned and all(o["success"] for o in outcomes),
+        run_id=outcomes[0]["run_id"] if outcomes else "(none started)",
         reconciliation_passed=all(reconciled) if reconciled else None,
         failed_steps={step: cause for o in outcomes for step, cause in o["failed_steps"].items()},
         run_seconds=run_seconds,
         dagster_home=dagster_home,
     )
     summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    summary["fault"] = fault or next((f for o in outcomes for f in o.get("faults", [])), None) or summary.get("fault")
+    summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, plan.scenarios, plan.months[-1])
     return summary
 
 
@@ -290,8 +414,19 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(f"  WARNING: {warning}")
     if summary["mostly_quarantined_months"]:
         lines.append("  (a registry or a month folder may be missing; the reasons are in quarantine/<YYYY-MM>.parquet)")
-    if summary["games"] == 0:
+    if summary.get("unreadable"):
+        unreadable = escape_text(summary["unreadable"])
+        lines.append(f"  the figures above are missing: the store could not be read ({unreadable})")
+    elif summary["games"] == 0:
         lines.append("  no game was rated: every record was quarantined, or the months hold no dumps")
+    stale = summary.get("stale_after", {})
+    if stale:
+        later = sorted({month for months in stale.values() for month in months})
+        lines.append(
+            f"  WARNING: the stored lists after {last} ({later[0]}..{later[-1]}, scenarios {', '.join(stale)}) were "
+            f"rated from the lists this run replaced and are stale; bring them up to date with "
+            f"`ratings run --store {where} --from {add_months(last, 1)}`"
+        )
     if summary["rated_players"]:
         lines.append(
             f"  rated players on the {last} list: "
@@ -311,4 +446,7 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         f"  reports: {where}/reports/index.html",
         f"  UI: ratings ui --store {where} --dagster-home {summary['dagster_home']} (then http://127.0.0.1:3000)",
     ]
+    if summary.get("fault"):
+        # Last, where a person looks first: what stopped the run and where (the figures above may be empty).
+        lines.append(f"{title} stopped by a store fault: {escape_text(summary['fault'])}")
     return "\n".join(lines)

@@ -14,6 +14,9 @@ from pipeline.months import parse_month
 from pipeline.rules import RulesError
 
 DEFAULT_FIRST_MONTH = "2015-01"
+# FIDE adopted Elo's system in 1970 and published its first list in 1971: a month folder before this is
+# far more likely a typo (1900-01, 0202-01) than a dump. Historical research sets RATINGS_EARLIEST_MONTH.
+DEFAULT_EARLIEST_MONTH = "1970-01"
 DEFAULT_STORE = "./data"
 
 # Environment variable -> Settings field. The names are part of the interface (README, Configuration).
@@ -21,6 +24,7 @@ ENVIRONMENT = {
     "RATINGS_STORE": "store",
     "RATINGS_FIRST_MONTH": "first_month",
     "RATINGS_LAST_MONTH": "last_month",
+    "RATINGS_EARLIEST_MONTH": "earliest_month",
     "RATINGS_SCENARIOS": "scenarios",
     "RATINGS_AUTOMATION": "automation",
     "RATINGS_SCHEDULE_DAY": "schedule_day",
@@ -52,6 +56,13 @@ class Settings(BaseModel):
     last_month: str | None = Field(
         default=None,
         description="Last monthly partition (default: the landing zone's last month; open-ended with automation on)",
+    )
+    earliest_month: str = Field(
+        default=DEFAULT_EARLIEST_MONTH,
+        description=(
+            "Earliest month a landing-zone folder may name: a folder before it (or after the current month) is "
+            "misplaced, not a month to rate"
+        ),
     )
     scenarios: str | None = Field(default=None, description="Scenarios YAML (default: pipeline/scenarios.yaml)")
     automation: Literal["on", "off"] = Field(
@@ -89,7 +100,7 @@ class Settings(BaseModel):
             raise ValueError(f"expected a whole number from {low} to {high}")
         return number
 
-    @field_validator("first_month", "last_month")
+    @field_validator("first_month", "last_month", "earliest_month")
     @classmethod
     def _a_month(cls, value: str | None) -> str | None:
         if value is not None:

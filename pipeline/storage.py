@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import posixpath
@@ -37,6 +38,77 @@ def process_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+# Errors that mean the store itself failed (not the data): named in one line with the path and the cause.
+_FAULT_ERRNOS = (
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EIO,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.ECONNREFUSED,
+    errno.ECONNRESET,
+    errno.ETIMEDOUT,
+    errno.EHOSTUNREACH,
+    errno.ENETUNREACH,
+)
+# Polars and other Rust code report an OS error in their message only, as "... (os error 28)".
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+# Class names of the errors an unreachable object store raises (botocore, aiohttp, asyncio), by name: Dagster
+# hands the CLI its errors as names and messages, and pipeline/ must not import what s3fs happens to use.
+UNREACHABLE_ERRORS = {
+    "EndpointConnectionError": "connection failed",
+    "ConnectTimeoutError": "connection timed out",
+    "ReadTimeoutError": "read timed out",
+    "ConnectionClosedError": "connection closed",
+    "ClientConnectorError": "connection failed",
+    "ServerDisconnectedError": "server disconnected",
+    "ConnectionRefusedError": "connection refused",
+    "TimeoutError": "timed out",
+}
+
+
+class StoreFault(OSError):
+    """A read or write the store failed (full disk, I/O error, denied, unreachable), its message naming the cause
+    and the redacted path or URL in one line.
+    """
+
+
+def fault_cause(error: BaseException) -> str | None:
+    """What made the store fail, in a few words (ENOSPC, connection refused, ...), from `error` or the errors it
+    was raised from; None when `error` is not a store fault.
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, StoreFault):
+            return str(seen)
+        number = seen.errno if isinstance(seen, OSError) else None
+        if number is None and (match := _RUST_OS_ERROR.search(str(seen))):
+            number = int(match.group(1))
+        if number in _FAULT_ERRNOS:
+            return f"{os.strerror(number)} ({errno.errorcode[number]})"
+        if type(seen).__name__ in UNREACHABLE_ERRORS:
+            return f"object store unreachable: {UNREACHABLE_ERRORS[type(seen).__name__]}"
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def fault_line(where: str, error: BaseException, doing: str = "at") -> str | None:
+    """'<cause> <doing> <where>' for a store fault (where redacted), else None."""
+    cause = fault_cause(error)
+    if cause is None:
+        return None
+    if isinstance(error, StoreFault):
+        return cause
+    seen: BaseException | None = error
+    while seen is not None:  # an error naming its own file knows better where it happened
+        if isinstance(seen, OSError) and isinstance(seen.filename, str):
+            where = seen.filename
+            break
+        seen = seen.__cause__ or seen.__context__
+    return f"{cause} {doing} {redact_url(where)}"
 
 
 def store_root_from_env() -> str:
@@ -212,6 +284,17 @@ class ObjectStore:
         published lists are 160 MB); on S3 they are gathered, then sent in one PUT.
         """
         target = self.path(*parts)
+        try:
+            self._write_with(write, target)
+        except Exception as error:
+            # A full disk or an unreachable store must say where: an OSError of write() names no file.
+            line = fault_line(self.url(*parts), error, "writing")
+            if line is None or isinstance(error, StoreFault):
+                raise
+            raise StoreFault(line) from error
+        return target
+
+    def _write_with(self, write: Callable[[BinaryIO], object], target: str) -> None:
         if self.is_local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             # The writer's pid in the name tells a later run whether the writer is gone (see
@@ -232,7 +315,6 @@ class ObjectStore:
             buffer = io.BytesIO()
             write(buffer)
             self.fs.pipe_file(target, buffer.getvalue())
-        return target
 
     def remove(self, *parts: str) -> None:
         """Delete one file (no error when it is already gone)."""

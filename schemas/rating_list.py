@@ -47,7 +47,13 @@ class RatingList(pa.DataFrameModel):
     newly_rated: pl.Boolean = pa.Field(description="Received a first rating this period")
     birth_year: pl.Int32 = pa.Field(nullable=True, description="Year of birth (junior K)")
     ever_2400: pl.Boolean = pa.Field(description="A published rating has reached 2400 (K 10 for good)")
-    last_played: pl.Utf8 = pa.Field(nullable=True, description="Last month with a rated game (YYYY-MM)")
+    last_played: pl.Utf8 = pa.Field(
+        nullable=True,
+        description=(
+            "Last month with a rated game (YYYY-MM); for a seeded player who has not played since, the month before "
+            "the seed list's, from which the inactivity clock runs"
+        ),
+    )
     pending_games: pl.Int32 = pa.Field(ge=0, description="Unrated player: pooled games against rated opponents")
     pending_since: pl.Utf8 = pa.Field(nullable=True, description="Unrated player: first month of the pool")
     pending: Annotated[pl.List, POOL_ENTRY] = pa.Field(

@@ -89,7 +89,8 @@ def test_chain_tables_say_what_a_chain_stores_and_carries() -> None:
 
 def test_a_chain_refuses_to_start_after_a_missing_month(tmp_path: Path) -> None:
     store = ObjectStore(str(tmp_path))
-    with pytest.raises(MissingMonth, match="plain/rating_list for 2024-02 is missing, so 2024-03 cannot be rated"):
+    missing = r"plain/rating_list for 2024-02 is missing \(.*2024-02.parquet\), so 2024-03 cannot be rated"
+    with pytest.raises(MissingMonth, match=missing):
         previous_list(store, Scenario(name="plain", rules="fide-2024"), "2024-03", "2024-01")
 
 

@@ -1,0 +1,251 @@
+"""The chain's start is the store's: a run of any range continues the stored lists, refuses a broken one, and a
+seeded player's inactivity clock runs from the seed list; stray month folders add no months to a run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from assets.cli import main
+from pipeline.chain import MissingMonth, chain_continues, previous_list, rate_months, seeded_list
+from pipeline.landing import MISPLACED, classify, inventory, months_held
+from pipeline.run_report import StoreError, held_gaps, months_to_rate, plan_run
+from pipeline.scenarios import Scenario
+from pipeline.storage import ObjectStore
+from schemas import Games
+from schemas.util import empty_frame
+
+SCENARIOS = """scenarios:
+  actual:
+    description: FIDE's regulations as they were
+    rules: fide-historical
+  glicko2:
+    description: a rating system, whose state is carried too
+    system: glicko2
+"""
+OUTPUTS = (".parquet", ".csv", ".txt", ".html")
+
+
+@pytest.fixture(scope="module")
+def rated_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Five generated months rated whole once (the reference), and the scenarios file."""
+    from pipeline.generator import generate
+
+    root = tmp_path_factory.mktemp("chain")
+    scenarios = root / "scenarios.yaml"
+    scenarios.write_text(SCENARIOS)
+    generate(str(root / "full"), seed=3, players=400, start="2024-01", end="2024-05")
+    assert _run(root / "full", scenarios, root / "home") == 0
+    return root / "full", scenarios
+
+
+def _run(store: Path, scenarios: Path, home: Path, *extra: str) -> int:
+    return main(["run", "--store", str(store), "--scenarios", str(scenarios), "--dagster-home", str(home), *extra])
+
+
+def _outputs(store: Path) -> dict[str, bytes]:
+    """Every output file of the store (not the landing zone, not the generator's truth), by key."""
+    found = {}
+    for folder, _, names in os.walk(store):
+        for name in names:
+            key = os.path.relpath(os.path.join(folder, name), store)
+            if name.endswith(OUTPUTS) and key.split(os.sep)[0] not in ("raw", "truth"):
+                found[key] = Path(folder, name).read_bytes()
+    return found
+
+
+def _copy(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target)
+    return target
+
+
+def test_one_month_rerun_writes_what_the_full_run_wrote(rated_store, tmp_path: Path, capsys) -> None:
+    full, scenarios = rated_store
+    reference = _outputs(full)
+    for month in ("2024-01", "2024-03", "2024-05"):
+        store = _copy(full, tmp_path / month)
+        assert _run(store, scenarios, tmp_path / "home", "--from", month, "--to", month) == 0
+        out = capsys.readouterr().out
+        rerun = _outputs(store)
+        assert rerun.keys() == reference.keys()
+        changed = sorted(key for key in reference if rerun[key] != reference[key])
+        assert changed == [], f"--from {month} --to {month} changed {changed[:5]}"
+        # The months after it were rated from the list it replaced: the summary names them and the command.
+        if month != "2024-05":
+            assert "are stale" in out and f"--from {month[:5]}{int(month[5:]) + 1:02d}`" in out
+        else:
+            assert "are stale" not in out
+
+
+def test_a_missing_truncated_or_foreign_list_before_the_run_stops_it_before_anything_is_written(
+    rated_store, tmp_path: Path, capsys
+) -> None:
+    full, scenarios = rated_store
+    store = _copy(full, tmp_path / "store")
+    before = store / "actual" / "rating_list" / "2024-02.parquet"
+    intact = before.read_bytes()
+    stamps = {key: os.stat(store / key).st_mtime_ns for key in _outputs(store)}
+    breakages = {
+        "is missing": lambda: before.unlink(),
+        "cannot be read": lambda: before.write_bytes(intact[: len(intact) // 2]),
+        "names month 2024-04 in last_played": lambda: shutil.copyfile(
+            store / "actual" / "rating_list" / "2024-04.parquet", before
+        ),
+        "does not pass the RatingList model": lambda: shutil.copyfile(
+            store / "glicko2" / "rating_list" / "2024-02.parquet", before
+        ),
+    }
+    for problem, breaking in breakages.items():
+        breaking()
+        assert _run(store, scenarios, tmp_path / "home", "--from", "2024-03", "--to", "2024-03") == 2
+        err = capsys.readouterr().err
+        assert f"actual/rating_list for 2024-02 {problem}" in err, err
+        assert f"ratings run --store {store} --from 2024-02" in err
+        after = {key: os.stat(store / key).st_mtime_ns for key in _outputs(store) if key in stamps}
+        assert {k: v for k, v in after.items() if not k.endswith("2024-02.parquet")} == {
+            k: v for k, v in stamps.items() if not k.endswith("2024-02.parquet")
+        }, "a refused run wrote"
+        before.write_bytes(intact)
+    # The system's carried state is checked too.
+    state = store / "glicko2" / "system_state" / "2024-02.parquet"
+    state.unlink()
+    assert _run(store, scenarios, tmp_path / "home", "--from", "2024-03", "--to", "2024-03") == 2
+    assert "glicko2/system_state for 2024-02 is missing" in capsys.readouterr().err
+
+
+def test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_corrected_dumps_gives(
+    rated_store, tmp_path: Path, capsys
+) -> None:
+    full, scenarios = rated_store
+    store = _copy(full, tmp_path / "store")
+    corrected = _correct_one_result(store, "2024-03")
+    fresh = tmp_path / "fresh"
+    shutil.copytree(store / "raw", fresh / "raw")
+    shutil.copytree(store / "truth", fresh / "truth")
+
+    assert _run(store, scenarios, tmp_path / "home", "--from", "2024-03") == 0
+    assert "rating 5 months" not in capsys.readouterr().out.lower()
+    assert _run(fresh, scenarios, tmp_path / "home2") == 0
+    rerated, reference = _outputs(store), _outputs(fresh)
+    assert sorted(key for key in reference if rerated.get(key) != reference[key]) == []
+    # The correction did change the chain: March on is not the original's.
+    assert (store / "actual/rating_list/2024-03.parquet").read_bytes() != (
+        full / "actual/rating_list/2024-03.parquet"
+    ).read_bytes(), f"the corrected game {corrected} changed nothing"
+
+
+def _correct_one_result(store: Path, month: str) -> list[str]:
+    """Turn the first decisive game between two FIDE ids of the month's CSV dump around; the row changed."""
+    path = sorted((store / "raw").glob(f"*/{month}/*.csv"))[0]
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    header = rows[0]
+    result, white, black = header.index("result"), header.index("white_id"), header.index("black_id")
+    row = next(r for r in rows[1:] if r[result] == "1-0" and r[white] and r[black])
+    row[result] = "0-1"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    path.write_text(out.getvalue())
+    return row
+
+
+# -- the seeded player's inactivity clock (pure) -----------------------------------------------------
+
+
+def test_a_seeded_player_who_never_plays_is_inactive_a_year_after_the_seed_list(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    store.write_text(
+        "player_id,rating,games_total\n4100001,2500,300\n4100002,2100,80\n4100003,1900,40\n4100004,,\n",
+        "raw/players/2023-01/seed_list.csv",
+    )
+    store.write_text("player_id,inactive\n", "raw/GER/2023-01/empty.csv")  # a landing zone
+    scenario = Scenario(name="actual", rules="fide-2014")
+    rate = rate_months(store, scenario, months := [f"2023-{m:02d}" for m in range(1, 13)] + ["2024-01"], "2023-01")
+    flags = {}
+    for month in months:
+        rating_list, _ = rate(month, lambda _month: empty_frame(Games))
+        flags[month] = dict(rating_list.select("player_id", "inactive").iter_rows())
+    # The seed (raw/players/2023-01/) is the list in force from January 2023: its players played by December 2022
+    # at the latest, so a year without a game makes them inactive on the list after December 2023.
+    assert flags["2023-11"][4100001] is False
+    assert all(flags["2023-12"][player] for player in (4100001, 4100002, 4100003))
+    assert flags["2023-12"][4100004] is False  # unrated: no inactivity flag to carry
+
+
+def test_seeded_list_keeps_the_seeds_own_flags_and_dates() -> None:
+    seed = pl.DataFrame(
+        {
+            "player_id": [1, 2, 3],
+            "rating": [2000, 2100, None],
+            "inactive": [False, True, False],
+            "last_played": [None, None, None],
+        },
+        schema_overrides={"last_played": pl.Utf8, "rating": pl.Int32},
+    )
+    listed = seeded_list(seed, "2003-12")
+    assert listed.select("player_id", "inactive", "last_played").rows() == [
+        (1, False, "2003-12"),  # the clock starts at the seed's date
+        (2, True, None),  # flagged inactive by the seed: stays so until they play
+        (3, False, None),  # unrated
+    ]
+
+
+def test_previous_list_at_the_chain_start_is_the_seed_and_after_it_the_stored_list(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    store.write_text("player_id,rating\n7,1800\n", "raw/players/2024-01/seed_list.csv")
+    scenario = Scenario(name="actual", rules="fide-2014")
+    assert previous_list(store, scenario, "2024-01", "2024-01")["player_id"].to_list() == [7]
+    with pytest.raises(MissingMonth, match="actual/rating_list for 2024-02 is missing"):
+        previous_list(store, scenario, "2024-03", "2024-01")
+    chain_continues(store, scenario, "2024-01", "2024-01")  # the chain's start needs no stored list
+    with pytest.raises(MissingMonth, match=r"--store .* --from 2024-01"):
+        chain_continues(store, scenario, "2024-02", "2024-01")
+
+
+# -- the range is sane ------------------------------------------------------------------------------
+
+
+def test_month_folders_before_the_earliest_month_or_in_the_future_are_misplaced() -> None:
+    bounds = ("1970-01", "2026-11")
+    for key in ("raw/RED/1900-01/a.pgn", "raw/RED/2099-12/a.pgn", "raw/RED/2026-12/a.pgn"):
+        entry = classify(key, bounds=bounds)
+        assert entry.kind == MISPLACED and entry.month is None, key
+        assert "not read" in entry.problem
+    assert "before 1970-01" in classify("raw/RED/1900-01/a.pgn", bounds=bounds).problem
+    assert "in the future" in classify("raw/RED/2099-12/a.pgn", bounds=bounds).problem
+    assert classify("raw/RED/2026-11/a.pgn", bounds=bounds).month == "2026-11"  # the current month is held
+    assert classify("raw/players/1960-01/seed_list.csv", bounds=bounds).month == "1960-01"  # a registry is no dump
+
+
+def test_a_stray_month_folder_adds_no_months_to_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = ObjectStore(str(tmp_path))
+    for month in ("2024-01", "2024-02"):
+        store.write_text('[White "A"]\n', f"raw/GER/{month}/a.pgn")
+    store.write_text('[White "A"]\n', "raw/RED/1900-01/stray.pgn")
+    store.write_text('[White "A"]\n', "raw/RED/2099-12/stray.pgn")
+    assert months_held(inventory(store)) == ["2024-01", "2024-02"]
+    plan = plan_run(str(tmp_path), None, None, None)
+    assert plan.months == ["2024-01", "2024-02"] and plan.chain_start == "2024-01"
+    # RATINGS_EARLIEST_MONTH moves the bound: a historian's 1900 is a month then, and the run's range needs asking.
+    monkeypatch.setenv("RATINGS_EARLIEST_MONTH", "1850-01")
+    assert months_held(inventory(store))[0] == "1900-01"
+    with pytest.raises(StoreError, match=r"1900-01\.\.2024-02 is 1490 months, 1487 of them without dumps"):
+        plan_run(str(tmp_path), None, None, None)
+    assert len(plan_run(str(tmp_path), "1900-01", "2024-02", None).months) == 1490  # asked for explicitly
+
+
+def test_gaps_of_more_than_a_year_are_named() -> None:
+    held = ["2020-01", "2020-02", "2022-03", "2022-04"]
+    assert held_gaps(held, "2020-01", "2022-04") == ["no dumps for 24 months between 2020-02 and 2022-03"]
+    assert held_gaps(held, "2022-03", "2022-04") == []
+    assert months_to_rate(held, None, None, "store")[-1] == "2022-04"  # named, not refused
+    # From a month on, a run re-rates through the last stored list unless --to says otherwise.
+    assert months_to_rate(held, "2022-03", None, "store", stored_last="2022-06")[-1] == "2022-06"
+    assert months_to_rate(held, "2022-03", "2022-03", "store", stored_last="2022-06") == ["2022-03"]
+    assert months_to_rate(held, None, None, "store", stored_last="2022-06")[-1] == "2022-04"
