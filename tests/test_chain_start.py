@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+import dagster as dg
 import polars as pl
 import pytest
 
@@ -78,8 +79,24 @@ def test_one_month_rerun_writes_what_the_full_run_wrote(rated_store, tmp_path: P
         changed = sorted(key for key in reference if rerun[key] != reference[key])
         assert changed == [], f"--from {month} --to {month} changed {changed[:5]}"
         # The months after it were rated from the list it replaced: the summary names them and the command.
+        following = f"{month[:5]}{int(month[5:]) + 1:02d}"
         if month != "2024-05":
-            assert "are stale" in out and f"--from {month[:5]}{int(month[5:]) + 1:02d}`" in out
+            assert "are stale" in out and f"--from {following}`" in out
+            # The UI shows it too: the month after's list_continuity, evaluated against the new list, names them.
+            with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+                records = instance.get_event_records(
+                    dg.EventRecordsFilter(dg.DagsterEventType.ASSET_CHECK_EVALUATION), limit=400, ascending=False
+                )
+            evaluations = [r.event_log_entry.dagster_event.event_specific_data for r in records]
+            stale = [
+                e
+                for e in evaluations
+                if e.asset_key == dg.AssetKey(["actual", "rating_list"])
+                and e.partition == following
+                and "stale_months" in e.metadata
+            ]
+            assert stale and stale[0].check_name == "list_continuity"
+            assert stale[0].metadata["stale_months"].value.startswith(following)
         else:
             assert "are stale" not in out
 
