@@ -232,36 +232,26 @@ def run_store(
     workers: int | None = None,
     wait: bool = False,
 ) -> dict[str, Any]:
-    """_rate_store under the store's lock, from before the plan to after the summary: one writer per store.
+    """`ratings run`: rate an existing landing zone's months and print what happened, under the store's lock from
+    before the plan to after the summary (one writer per store).
 
-    pipeline.store_lock.StoreLocked when another run holds it, unless `wait`. Worker processes belong to this
-    run: the lock is this process's for the whole run.
+    One Dagster run by default; with more `workers`, runs of the shared tables over consecutive months, then one
+    run per scenario, each wave `workers` side by side in their own processes (they belong to this run: the lock
+    is this process's for the whole run), then the comparison. Never writes into raw/. Months default to the
+    first..last month holding dumps. The summary lists quarantined records by reason and by file, months mostly
+    quarantined, how players were identified, and where the lists are; `success` is False when the run failed
+    or rated no game at all. pipeline.store_lock.StoreLocked when another run holds the lock, unless `wait`.
     """
     out = out or sys.stdout
     with store_lock(ObjectStore(root or store_root_from_env()), wait=wait, out=out):
-        return _rate_store(root, first_month, last_month, scenarios_file, dagster_home, out, title, workers)
+        plan = plan_run(root, first_month, last_month, scenarios_file)
+        return _rate_planned(plan, scenarios_file, dagster_home, out, title, workers)
 
 
-def _rate_store(
-    root: str | None = None,
-    first_month: str | None = None,
-    last_month: str | None = None,
-    scenarios_file: str | None = None,
-    dagster_home: str | None = None,
-    out: TextIO | None = None,
-    title: str = "Run",
-    workers: int | None = None,
+def _rate_planned(
+    plan: RunPlan, scenarios_file: str | None, dagster_home: str | None, out: TextIO, title: str, workers: int | None
 ) -> dict[str, Any]:
-    """`ratings run`: rate an existing landing zone's months and print what happened.
-
-    One Dagster run by default; with more `workers`, runs of the shared tables over consecutive months, then one
-    run per scenario, each wave `workers` side by side in their own processes, then the comparison. Never
-    writes into raw/. Months default to the first..last month holding dumps. The summary lists
-    quarantined records by reason and by file, months mostly quarantined, how players were identified,
-    and where the lists are; `success` is False when the run failed or rated no game at all.
-    """
-    out = out or sys.stdout
-    plan = plan_run(root, first_month, last_month, scenarios_file)
+    """run_store's runs of `plan` and its summary, the lock held."""
     home = instance_home(dagster_home)
     print(opening_line(plan.months, redact_url(plan.store.url()), plan.scenarios, home), file=out, flush=True)
     for note in plan.notes:

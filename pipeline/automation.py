@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+from pipeline.monthly import stored_table_months
 from pipeline.scenarios import Scenario
 from pipeline.storage import ObjectStore
 
@@ -71,7 +72,7 @@ def unrated_months(store: ObjectStore, list_paths: Iterable[str], months: Sequen
     """Months lacking the list of at least one chain; `list_paths` are the lists' table paths ('actual/rating_list')."""
     missing: set[str] = set()
     for path in list_paths:  # one listing per chain
-        stored = {key.rsplit("/", 1)[-1].removesuffix(".parquet") for key in store.list_files(path)}
+        stored = set(stored_table_months(store, path.split("/")))
         missing.update(m for m in months if m not in stored)
     return sorted(missing)
 

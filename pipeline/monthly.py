@@ -20,6 +20,15 @@ def table_key(asset_path: Sequence[str], month: str | None) -> str:
     return f"{base}.parquet" if month is None else ObjectStore.table_key(base, month)
 
 
+def stored_table_months(store: ObjectStore, asset_path: Sequence[str]) -> list[str]:
+    """The months a table has stored (its <table path>/<YYYY-MM>.parquet keys), sorted: one listing."""
+    return [
+        key.rsplit("/", 1)[-1].removesuffix(".parquet")
+        for key in store.list_files(*asset_path)
+        if key.endswith(".parquet")
+    ]
+
+
 class Table:
     """One unpartitioned table and the Pandera model it must match before it is stored."""
 

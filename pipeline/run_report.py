@@ -16,7 +16,7 @@ from pipeline.chain import MissingMonth, chain_continues
 from pipeline.generator import DEFAULT_DEMO, generate
 from pipeline.invariants import RECONCILIATION, continuity_problems, mostly_quarantined, read_month, stored_rows
 from pipeline.landing import LandingEntry, inventory, months_held, unplaced
-from pipeline.monthly import table_key
+from pipeline.monthly import stored_table_months, table_key
 from pipeline.months import add_months, month_index, month_range, parse_month
 from pipeline.scenarios import Scenario, load_scenarios
 from pipeline.settings import DEFAULT_STORE, Settings
@@ -151,13 +151,12 @@ def chain_start(held: Sequence[str], first_month: str) -> str:
 
 def last_stored_list(store: ObjectStore, scenarios: Mapping[str, Scenario]) -> str | None:
     """The latest month any scenario has a stored list of, or None (one listing per scenario)."""
-    months = [
-        key.rsplit("/", 1)[-1].removesuffix(".parquet")
-        for scenario in scenarios.values()
-        for key in store.list_files(scenario.name, "rating_list")
-        if key.endswith(".parquet")
-    ]
+    months = [month for scenario in scenarios.values() for month in stored_table_months(store, _list_path(scenario))]
     return max(months) if months else None
+
+
+def _list_path(scenario: Scenario) -> list[str]:
+    return [scenario.name, "rating_list"]
 
 
 @dataclass(frozen=True)
@@ -213,11 +212,7 @@ def stale_after(store: ObjectStore, scenarios: Mapping[str, Scenario], last_mont
     """
     stale = {}
     for name, scenario in scenarios.items():
-        later = sorted(
-            month
-            for key in store.list_files(scenario.name, "rating_list")
-            if key.endswith(".parquet") and (month := key.rsplit("/", 1)[-1].removesuffix(".parquet")) > last_month
-        )
+        later = [month for month in stored_table_months(store, _list_path(scenario)) if month > last_month]
         if later:
             stale[name] = later
     return stale
@@ -227,7 +222,7 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     """How the stored list of the month after `last_month` fails to continue the list a run just wrote for
     `last_month` (the list_continuity check's findings; empty when it still continues it, or is not stored).
     """
-    path = [scenario.name, "rating_list"]
+    path = _list_path(scenario)
     previous, following = read_month(store, path, last_month), read_month(store, path, add_months(last_month, 1))
     if previous is None or following is None:
         return []

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,22 @@ def tiny_store(tiny_landing_zone: Path, store_root: str) -> str:
     return store_root
 
 
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 600 KB tmpfs (a disk that fills mid-run), unmounted after the test; skipped where it cannot be mounted."""
+    mount_point = tmp_path / "small-disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount_point)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.decode().strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
+
+
 # The fast tier (`make test-fast`) is the pure code: a test is `integration` when it lives in a module
 # that runs Dagster, servers, a browser or the installed command, or uses a fixture that does.
 INTEGRATION_MODULES = {
@@ -61,6 +79,7 @@ INTEGRATION_FIXTURES = {
     "tiny_runs",
     "system_runs",
     "redis_server",
+    "small_disk",
 }
 INTEGRATION_TESTS = {
     "test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there",

@@ -558,17 +558,16 @@ def engine_chain(
     store: ObjectStore, months: list[str], previous: pl.DataFrame | None = None, rules: str = "fide-historical"
 ) -> pl.DataFrame:
     """The rating list after `months`, computed with the pure pipeline only (no Dagster)."""
-    from pipeline.chain import seeded_list
+    from pipeline.chain import seed_clock_month, seeded_list
     from pipeline.engine import rate_period
-    from pipeline.ingest import read_month, read_players, read_seed_list, seed_list_month
-    from pipeline.months import add_months
+    from pipeline.ingest import read_month, read_players, read_seed_list
     from pipeline.rules import resolve_rules
+    from pipeline.scenarios import Scenario
     from pipeline.validate import split_games
 
     if previous is None:
-        # The seed's rated players last played, at the latest, the month before the seed list's folder.
-        filed = seed_list_month(store)
-        previous = seeded_list(read_seed_list(store), add_months(min(filed or months[0], months[0]), -1))
+        clock = seed_clock_month(store, Scenario(name="by_hand", rules=rules), months[0])
+        previous = seeded_list(read_seed_list(store), clock)
     for month in months:
         players = read_players(store, month)
         games, _ = split_games(read_month(store, month), players, month)

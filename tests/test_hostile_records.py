@@ -37,6 +37,15 @@ def _parquet(frame: pl.DataFrame | pa.Table, **options) -> bytes:
     return sink.getvalue()
 
 
+def _registered(player_id: int, name: str) -> pl.DataFrame:
+    """A registry of one player of the GER federation, registered in MONTH."""
+    row = {"player_id": player_id, "name": name, "federation": "GER", "registered": MONTH}
+    return pl.DataFrame([row]).select(
+        pl.col(column).cast(dtype) if column in row else pl.lit(None, dtype).alias(column)
+        for column, dtype in NO_REGISTRY.schema.items()
+    )
+
+
 def _split(data: bytes, name: str, players: pl.DataFrame = NO_REGISTRY):
     raw = read_dump(data, f"GER/{MONTH}/{name}", "GER", MONTH)
     split = split_month(raw, players, MONTH)
@@ -136,18 +145,7 @@ def test_a_name_written_beside_an_impossible_id_does_not_lend_it_to_the_name_onl
     )
     _, split = _split(csv.encode(), "names.csv")
     assert split.games["white_id"].to_list() == [local_id(pl.Series(["Alpha, Anna"]))[0]]
-    registry = pl.DataFrame(
-        {
-            "player_id": [LOCAL_ID_BASE + 5],  # a registry row no FIDE id can be: never given by name
-            "name": ["Alpha, Anna"],
-            "federation": ["GER"],
-            "sex": [None],
-            "birth_year": [None],
-            "title": [None],
-            "registered": [MONTH],
-        },
-        schema=NO_REGISTRY.schema,
-    )
+    registry = _registered(LOCAL_ID_BASE + 5, "Alpha, Anna")  # a registry row no FIDE id can be: never given by name
     _, split = _split(csv.encode(), "names.csv", registry)
     assert split.games["white_id"].to_list() == [local_id(pl.Series(["Alpha, Anna"]))[0]]
 
@@ -310,18 +308,7 @@ def test_spellings_of_one_name_only_player_are_one_player_and_the_identity_repor
 
 
 def test_a_registry_name_matches_the_dumps_other_unicode_form():
-    registry = pl.DataFrame(
-        {
-            "player_id": [4600003],
-            "name": [unicodedata.normalize("NFD", NFC)],
-            "federation": ["GER"],
-            "sex": [None],
-            "birth_year": [None],
-            "title": [None],
-            "registered": [MONTH],
-        },
-        schema=NO_REGISTRY.schema,
-    )
+    registry = _registered(4600003, unicodedata.normalize("NFD", NFC))
     csv = f'round,white_name,white_id,black_id,result\n1,"{NFC}\u200b",,1002,1-0\n'
     _, split = _split(csv.encode("utf-8"), "registry.csv", registry)
     assert split.games["white_id"].to_list() == [4600003]

@@ -255,49 +255,37 @@ def test_a_killed_run_heals_and_its_rerun_writes_what_an_uninterrupted_run_write
 
 
 def test_a_full_disk_fails_the_run_in_one_line_and_the_rerun_after_freeing_space_equals_a_clean_run(
-    tiny_landing_zone: Path, tmp_path: Path, one_scenario: Path, capsys
+    tiny_landing_zone: Path, tmp_path: Path, small_disk: Path, one_scenario: Path, capsys
 ):
     """The store on a small tmpfs that fills mid-run: no partial file is left, and a rerun with room equals a clean
     run.
     """
     import subprocess
 
-    mount_point = tmp_path / "small-disk"
-    mount_point.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(mount_point)], capture_output=True
+    full, clean = small_disk / "store", tmp_path / "clean"
+    for root in (full, clean):
+        shutil.copytree(tiny_landing_zone, root / "raw")
+    assert (
+        main(["run", "--store", str(clean), "--scenarios", str(one_scenario), "--dagster-home", str(tmp_path / "h1")])
+        == 0
     )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here (needs root): {mounted.stderr.decode().strip()}")
-    try:
-        full, clean = mount_point / "store", tmp_path / "clean"
-        for root in (full, clean):
-            shutil.copytree(tiny_landing_zone, root / "raw")
-        assert (
-            main(
-                ["run", "--store", str(clean), "--scenarios", str(one_scenario), "--dagster-home", str(tmp_path / "h1")]
-            )
-            == 0
-        )
-        capsys.readouterr()
+    capsys.readouterr()
 
-        code, out, _ = run(full, one_scenario, tmp_path / "h2", capsys)
-        assert code == 1 and "No space left on device" in out and "Traceback" not in out
-        assert not list(full.rglob("*.tmp-*"))  # the failed write left nothing behind
-        subprocess.run(["mount", "-o", "remount,size=8m", str(mount_point)], check=True)
-        code, out, _ = run(full, one_scenario, tmp_path / "h2", capsys)
-        assert code == 0, out
+    code, out, _ = run(full, one_scenario, tmp_path / "h2", capsys)
+    assert code == 1 and "No space left on device" in out and "Traceback" not in out
+    assert not list(full.rglob("*.tmp-*"))  # the failed write left nothing behind
+    subprocess.run(["mount", "-o", "remount,size=8m", str(small_disk)], check=True)
+    code, out, _ = run(full, one_scenario, tmp_path / "h2", capsys)
+    assert code == 0, out
 
-        def outputs(root: Path) -> dict[str, bytes]:
-            return {
-                p.relative_to(root).as_posix(): p.read_bytes()
-                for p in sorted(root.rglob("*"))
-                if p.is_file() and not p.relative_to(root).as_posix().startswith("raw/")
-            }
+    def outputs(root: Path) -> dict[str, bytes]:
+        return {
+            p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.relative_to(root).as_posix().startswith("raw/")
+        }
 
-        assert outputs(full) == outputs(clean)
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
+    assert outputs(full) == outputs(clean)
 
 
 # -- what a run decides and says without Dagster (pipeline/run_report.py) ---------------------------
