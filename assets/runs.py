@@ -31,7 +31,6 @@ from pipeline.run_report import (
     plan_run,
     remove_interrupted_writes,
     runs_summary,
-    stale_continuity,
 )
 from pipeline.scenarios import load_scenarios
 from pipeline.storage import (
@@ -287,18 +286,18 @@ def _rate_planned(
     return summary
 
 
-def mark_stale_lists(instance: dg.DagsterInstance, plan: RunPlan, stale: dict[str, list[str]]) -> None:
+def mark_stale_lists(instance: dg.DagsterInstance, plan: RunPlan, stale: dict[str, dict[str, list[str]]]) -> None:
     """Record in the UI that each scenario's stored lists after the run's last month were rated from a list the run
-    replaced: the list_continuity check of the month after, evaluated against the new list (failed when it no
-    longer continues it), naming every later month and the command that re-rates them.
+    replaced (run_report.stale_after): the list_continuity check of the month after, evaluated against the new
+    list (failed when it no longer continues it), naming every later month and the command that re-rates them.
 
     Dagster by itself marks only that month's list unsynced (its upstream, the month before, is newer);
     the months after it are stale as well, and the check's metadata says so.
     """
     last = plan.months[-1]
     command = f"ratings run --store {redact_url(plan.store.url())} --from {add_months(last, 1)}"
-    for name, months in stale.items():
-        problems = stale_continuity(plan.store, plan.scenarios[name], last)
+    for name, lists in stale.items():
+        months, problems = lists["months"], lists["problems"]
         instance.report_runless_asset_event(
             dg.AssetCheckEvaluation(
                 asset_key=dg.AssetKey([plan.scenarios[name].name, "rating_list"]),

@@ -206,15 +206,18 @@ def plan_run(root: str | None, first_month: str | None, last_month: str | None, 
     return RunPlan(root, store, entries, months, scenarios, partition_range, notes)
 
 
-def stale_after(store: ObjectStore, scenarios: Mapping[str, Scenario], last_month: str) -> dict[str, list[str]]:
-    """Scenario -> its stored lists after `last_month`: rated from the list a run up to `last_month` has replaced,
-    so stale until the chain is re-rated from the month after (one listing per scenario).
+def stale_after(
+    store: ObjectStore, scenarios: Mapping[str, Scenario], last_month: str
+) -> dict[str, dict[str, list[str]]]:
+    """Scenario -> its stored lists after `last_month` (`months`), rated from the list a run up to `last_month` has
+    replaced, so stale until the chain is re-rated from the month after, and how the first of them no longer
+    continues the new list (`problems`, the list_continuity findings; empty when it still does by rating).
     """
     stale = {}
     for name, scenario in scenarios.items():
         later = [month for month in stored_table_months(store, _list_path(scenario)) if month > last_month]
         if later:
-            stale[name] = later
+            stale[name] = {"months": later, "problems": stale_continuity(store, scenario, last_month)}
     return stale
 
 
@@ -416,11 +419,18 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append("  no game was rated: every record was quarantined, or the months hold no dumps")
     stale = summary.get("stale_after", {})
     if stale:
-        later = sorted({month for months in stale.values() for month in months})
+        later = sorted({month for lists in stale.values() for month in lists["months"]})
+        following = add_months(last, 1)
+        broken = [name for name, lists in stale.items() if lists["problems"]]
+        state = (
+            f"are stale (the {following} list no longer continues the new {last} list in {', '.join(broken)})"
+            if broken
+            else f"may be stale (the {following} list still continues the new {last} list by rating)"
+        )
         lines.append(
             f"  WARNING: the stored lists after {last} ({later[0]}..{later[-1]}, scenarios {', '.join(stale)}) were "
-            f"rated from the lists this run replaced and are stale; bring them up to date with "
-            f"`ratings run --store {where} --from {add_months(last, 1)}`"
+            f"rated from the lists this run replaced and {state}; bring them up to date with "
+            f"`ratings run --store {where} --from {following}`"
         )
     if summary["rated_players"]:
         lines.append(

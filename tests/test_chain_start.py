@@ -81,7 +81,8 @@ def test_one_month_rerun_writes_what_the_full_run_wrote(rated_store, tmp_path: P
         # The months after it were rated from the list it replaced: the summary names them and the command.
         following = f"{month[:5]}{int(month[5:]) + 1:02d}"
         if month != "2024-05":
-            assert "are stale" in out and f"--from {following}`" in out
+            # The month was re-rated from unchanged dumps: the next list still continues it, but was not re-rated.
+            assert f"may be stale (the {following} list still continues" in out and f"--from {following}`" in out
             # The UI shows it too: the month after's list_continuity, evaluated against the new list, names them.
             with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:
                 records = instance.get_event_records(
@@ -98,7 +99,7 @@ def test_one_month_rerun_writes_what_the_full_run_wrote(rated_store, tmp_path: P
             assert stale and stale[0].check_name == "list_continuity"
             assert stale[0].metadata["stale_months"].value.startswith(following)
         else:
-            assert "are stale" not in out
+            assert "stale" not in out
 
 
 def test_a_missing_truncated_or_foreign_list_before_the_run_stops_it_before_anything_is_written(
@@ -147,8 +148,13 @@ def test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_correc
     shutil.copytree(store / "raw", fresh / "raw")
     shutil.copytree(store / "truth", fresh / "truth")
 
-    assert _run(store, scenarios, tmp_path / "home", "--from", "2024-03") == 0
-    assert "rating 5 months" not in capsys.readouterr().out.lower()
+    # Re-rated alone, the corrected month leaves the lists after it stale, and the summary says how to mend them.
+    assert _run(store, scenarios, tmp_path / "home", "--from", "2024-03", "--to", "2024-03") == 0
+    out = capsys.readouterr().out
+    assert "are stale (the 2024-04 list no longer continues the new 2024-03 list in actual" in out
+    assert f"`ratings run --store {store} --from 2024-04`" in out
+    assert _run(store, scenarios, tmp_path / "home", "--from", "2024-04") == 0
+    assert "stale" not in capsys.readouterr().out
     assert _run(fresh, scenarios, tmp_path / "home2") == 0
     rerated, reference = _outputs(store), _outputs(fresh)
     assert sorted(key for key in reference if rerated.get(key) != reference[key]) == []
