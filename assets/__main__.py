@@ -1,5 +1,5 @@
 """`python -m assets` runs the whole `ratings` command line (the installed `ratings` script)."""
 
-from assets.cli import main
+from assets.runtime.cli import main
 
 raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Unattended operation: the monthly schedule and the landing-zone sensor that re-rates corrected months.
 
-What they request is decided in pipeline.automation; when they run comes from pipeline.settings.Settings.
+What they request is decided in pipeline.operations.automation; when they run comes from pipeline.settings.Settings.
 """
 
 from datetime import datetime
@@ -8,7 +8,9 @@ from datetime import datetime
 import dagster as dg
 
 from assets.storage import ObjectStoreResource
-from pipeline.automation import (
+from pipeline.ingest.landing import landing_versions
+from pipeline.months import add_months, month_of
+from pipeline.operations.automation import (
     SCHEDULE_DESCRIPTION,
     SENSOR_DESCRIPTION,
     decode_cursor,
@@ -18,10 +20,8 @@ from pipeline.automation import (
     sensor_run,
     unrated_months,
 )
-from pipeline.automation import range_tags as range_tags  # re-exported: runs and tests tag ranges with it
-from pipeline.landing import landing_versions
-from pipeline.months import add_months, month_of
-from pipeline.scenarios import Scenario
+from pipeline.operations.automation import range_tags as range_tags  # re-exported: runs and tests tag ranges with it
+from pipeline.scenarios.model import Scenario
 from pipeline.settings import Settings
 
 SCHEDULE_NAME = "monthly_rating_list"

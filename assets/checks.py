@@ -8,7 +8,7 @@ import pandera.polars as pa
 
 from assets.metadata import Metadata
 from assets.storage import ObjectStoreResource
-from pipeline.invariants import (
+from pipeline.invariants.checks import (
     CHECK_DESCRIPTIONS,
     FLOOR_RESPECTED,
     LIST_CONTINUITY,
@@ -23,8 +23,8 @@ from pipeline.invariants import (
     problems_by_month,
     schema_problems,
 )
-from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore
 from schemas.util import polars_schema
 
 # Failing months listed in a check's metadata at most; the count says how many there were.
@@ -36,7 +36,7 @@ DUPLICATE_CHECKS = {"game_id": NO_DUPLICATE_GAMES, "player_id": NO_DUPLICATE_PLA
 @dataclass(frozen=True)
 class CheckedTable:
     """A partitioned Parquet table a step writes: its key, its Pandera model, the column unique within a month, and
-    the store-wide checks that guard it (pipeline.invariants.STORE_CHECKS).
+    the store-wide checks that guard it (pipeline.invariants.checks.STORE_CHECKS).
     """
 
     key: dg.AssetKey

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import dagster as dg
 
-from assets.analytics import build_analytics_defs
+from assets.analyse import build_analytics_defs
 from assets.automation import build_landing_sensor, build_monthly_schedule
 from assets.checks import CheckedTable, stage_checks
 from assets.evaluation import build_evaluation_assets
@@ -15,17 +15,17 @@ from assets.executors import executor_def
 from assets.ingest import build_ingest_assets, build_landing_asset
 from assets.metadata import OWNERS
 from assets.partitions import monthly_partitions
-from assets.published import build_published_assets
-from assets.ratings import build_rating_defs
-from assets.reports import build_cross_scenario_assets, build_report_assets
+from assets.publish import build_published_assets
+from assets.rate import build_rating_defs
+from assets.report import build_cross_scenario_assets, build_report_assets
 from assets.storage import ObjectStoreResource, ParquetIOManager
-from assets.validation import build_validation_assets
-from pipeline.invariants import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
-from pipeline.landing import inventory, months_held
-from pipeline.scenarios import Scenario, load_scenarios
+from assets.validate import build_validation_assets
+from pipeline.ingest.landing import inventory, months_held
+from pipeline.invariants.checks import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
+from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import Settings
-from pipeline.storage import ObjectStore, store_root_from_env
-from pipeline.store_lock import store_tag
+from pipeline.store.lock import store_tag
+from pipeline.store.object_store import ObjectStore, store_root_from_env
 from schemas import Games, Identity, Quarantine, RawGames
 
 ALL_MONTHS_JOB = "all_months"
@@ -89,7 +89,7 @@ def build_defs(
     settings: Settings | None = None,
 ) -> dg.Definitions:
     """Definitions for months first_month..last_month (open-ended without last_month), store at root (default
-    from env), one rating chain per scenario (default: $RATINGS_SCENARIOS, else pipeline/scenarios.yaml).
+    from env), one rating chain per scenario (default: $RATINGS_SCENARIOS, else pipeline/scenarios/scenarios.yaml).
     """
     partitions = monthly_partitions(first_month, last_month)
     scenarios = scenarios if scenarios is not None else load_scenarios()

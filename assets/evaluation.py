@@ -1,18 +1,18 @@
 """Evaluate stage: every scenario's rule set or system on one train/test split of the store's games, as a leaderboard
-(pipeline.scenario_evaluation).
+(pipeline.evaluation.scenarios).
 """
 
 import dagster as dg
 
 from assets.metadata import KINDS, table_attributes
-from assets.ratings import chain_key
+from assets.rate import chain_key
 from assets.storage import ObjectStoreResource
-from pipeline.chain import chain_tables
-from pipeline.monthly import Table
+from pipeline.evaluation.scenarios import DEFAULT_TEST_MONTHS, caption, evaluate_stored, stored_split, write_leaderboard
 from pipeline.reports.markdown import leaderboard_markdown
-from pipeline.scenario_evaluation import DEFAULT_TEST_MONTHS, caption, evaluate_stored, stored_split, write_leaderboard
-from pipeline.scenarios import Scenario
-from pipeline.storage import redact_url
+from pipeline.scenarios.chain import chain_tables
+from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import Table
+from pipeline.store.object_store import redact_url
 from schemas import Leaderboard
 from schemas.util import empty_frame
 

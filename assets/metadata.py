@@ -10,9 +10,9 @@ import pandera.errors
 import pandera.polars as pa
 import polars as pl
 
-from pipeline.month_report import Counts
-from pipeline.scenarios import Scenario
-from pipeline.versions import code_version
+from pipeline.operations.code_versions import code_version
+from pipeline.scenarios.model import Scenario
+from pipeline.validate.month_figures import Counts
 from schemas.conformance import validated
 
 KINDS = {"polars", "parquet"}

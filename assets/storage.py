@@ -11,8 +11,8 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import Metadata, validate
-from pipeline.monthly import Model, MonthlyFrames, MonthStream, Table, table_key, write_months, write_tables
-from pipeline.storage import ObjectStore, redact_url, store_root_from_env
+from pipeline.store.monthly import Model, MonthlyFrames, MonthStream, Table, table_key, write_months, write_tables
+from pipeline.store.object_store import ObjectStore, redact_url, store_root_from_env
 from schemas.lineage import COLUMN_LINEAGE, SHARED_TABLES
 
 ROOT_DESCRIPTION = (
@@ -67,7 +67,7 @@ def write_month_tables(
     frames: Iterable[tuple[str, tuple[pl.DataFrame, ...]]],
 ) -> None:
     """A multi-asset step's tables (key and model, or None: not stored) written month by month as they are made
-    (pipeline.monthly.write_tables), each month's rows, path and lineage on that month's materialization.
+    (pipeline.store.monthly.write_tables), each month's rows, path and lineage on that month's materialization.
     """
     stored_keys = {index: table[0] for index, table in enumerate(tables) if table is not None}
 

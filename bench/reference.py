@@ -1,6 +1,6 @@
 """A straightforward per-game implementation of the same rules in plain Python: the benchmark's yardstick.
 
-It reads the same RuleSet and produces the same list as pipeline.engine.rate_period, one game and
+It reads the same RuleSet and produces the same list as pipeline.engine.period.rate_period, one game and
 one player at a time, the way a rating officer's spreadsheet or a textbook would. It exists to
 measure the engine's speed-up side by side, and as an independent check of its results
 (tests/test_reference.py).
@@ -14,8 +14,8 @@ from collections import defaultdict
 import polars as pl
 
 from pipeline.months import add_months, month_index, parse_month
-from pipeline.rules import RuleSet
-from pipeline.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS
+from pipeline.rules.model import RuleSet
+from pipeline.rules.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS
 
 
 def expected_hundredths(rules: RuleSet, diff: int, is_white: bool) -> float:

@@ -92,8 +92,8 @@ def backfill(scenario_names: list[str], workers: int | None = None) -> dict:
     import polars as pl
     import yaml
 
-    from assets.runs import run_store
-    from pipeline.scenarios import default_scenarios_path
+    from assets.runtime.runs import run_store
+    from pipeline.scenarios.model import default_scenarios_path
 
     shortfall = disk_shortfall(len(scenario_names), tempfile.gettempdir())
     if shortfall is not None:

@@ -10,10 +10,10 @@ import numpy as np
 import polars as pl
 
 from bench.measure import repeated
-from pipeline.engine import normalize_games, normalize_list, rate_period
+from pipeline.engine.period import normalize_games, normalize_list, rate_period
 from pipeline.months import add_months
-from pipeline.rules import load_rules
-from pipeline.tables import PD_HIGHER_HUNDREDTHS
+from pipeline.rules.model import load_rules
+from pipeline.rules.tables import PD_HIGHER_HUNDREDTHS
 
 FIDE_PLAYERS, FIDE_GAMES = 500_000, 200_000
 ENGINE_RUNS, REFERENCE_RUNS = 7, 2

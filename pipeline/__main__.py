@@ -1,5 +1,5 @@
 """`python -m pipeline` runs the `ratings` command line."""
 
-from pipeline.cli import main
+from pipeline.cli.commands import main
 
 raise SystemExit(main())

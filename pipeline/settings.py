@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic.fields import FieldInfo
 
 from pipeline.months import parse_month
-from pipeline.rules import RulesError
+from pipeline.rules.model import RulesError
 
 DEFAULT_FIRST_MONTH = "2015-01"
 # FIDE adopted Elo's system in 1970 and published its first list in 1971: a month folder before this is
@@ -64,7 +64,9 @@ class Settings(BaseModel):
             "misplaced, not a month to rate"
         ),
     )
-    scenarios: str | None = Field(default=None, description="Scenarios YAML (default: pipeline/scenarios.yaml)")
+    scenarios: str | None = Field(
+        default=None, description="Scenarios YAML (default: pipeline/scenarios/scenarios.yaml)"
+    )
     automation: Literal["on", "off"] = Field(
         default="off", description="on: the monthly schedule and the landing-zone sensor start running"
     )

@@ -12,7 +12,7 @@ class Leaderboard(pa.DataFrameModel):
     Train: every stored month but the last `test_months` (12 by default, at most half the months); each
     scenario's chain as stored up to the last training month (`train_to`) is frozen (its list, and a
     system's state). Test: every game of the test months is predicted from the frozen ratings
-    (pipeline/evaluation.py's metrics): Kaggle 2011 capped log10 deviance, PlayerRatings' bdev, Kaggle
+    (pipeline/evaluation/protocol.py's metrics): Kaggle 2011 capped log10 deviance, PlayerRatings' bdev, Kaggle
     2010 player-month RMSE and Sonas's mean absolute error, all over the common games (every scenario
     predicts both sides of them), so rows compare on equal terms. Lower is better for each metric. Also
     written to `reports/evaluation/leaderboard.html`, linked from `reports/index.html`.

@@ -34,7 +34,7 @@ def rate(source: Path, store: Path, first: str, last: str, scenarios: str | None
     """`ratings run` over `store` with the code in `source`, in a fresh Dagster instance."""
     environment = {**os.environ, "PYTHONPATH": str(source), "DAGSTER_DISABLE_TELEMETRY": "1"}
     environment.pop("RATINGS_SCENARIOS", None)
-    command = [sys.executable, "-c", "from assets.cli import main; raise SystemExit(main())", "run"]
+    command = [sys.executable, "-m", "assets", "run"]
     command += ["--store", str(store), "--from", first, "--to", last, "--dagster-home", str(store.parent / "home")]
     command += ["--scenarios", scenarios] if scenarios else []
     done = subprocess.run(command, cwd=source, env=environment, capture_output=True, text=True)

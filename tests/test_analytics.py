@@ -29,7 +29,7 @@ from pipeline.analytics import (
     summary_crosstable,
     years_of,
 )
-from pipeline.engine import compress
+from pipeline.engine.period import compress
 from schemas import (
     Accuracy,
     AccuracyComparison,
@@ -414,12 +414,12 @@ def test_favourite_gap_by_year_counts_only_games_rated_for_both_sides():
 
 
 def test_each_monthly_analysis_computes_its_model_and_says_what_the_ui_shows(tmp_path) -> None:
-    """The analyses an asset runs per month (pipeline.monthly_analyses): each frame matches its model, each figure
+    """The analyses an asset runs per month (pipeline.analytics.monthly): each frame matches its model, each figure
     is a number or Markdown text, and a store without ground truth gives an empty truth_error table.
     """
-    from pipeline.monthly_analyses import MARKDOWN_FIGURES, MONTHLY_ANALYSES
-    from pipeline.scenarios import Scenario
-    from pipeline.storage import ObjectStore
+    from pipeline.analytics.monthly import MARKDOWN_FIGURES, MONTHLY_ANALYSES
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.object_store import ObjectStore
 
     games = rated_games([(1, 2, 2100, 1900, 1.0, 0.76, 0.24), (3, 4, 1500, None, 0.5, 0.5, None)])
     rating_list = pl.DataFrame({"player_id": [1, 2], "rating": [2105, 1895]})

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.automation import (
+from pipeline.ingest.landing import DIGEST_LENGTH, inventory, landing_versions
+from pipeline.operations.automation import (
     CHANGED_MONTHS_TAG,
     CURSOR_VERSION,
     RANGE_END_TAG,
@@ -21,10 +22,9 @@ from pipeline.automation import (
     short_months,
     unrated_months,
 )
-from pipeline.landing import DIGEST_LENGTH, inventory, landing_versions
-from pipeline.rules import RulesError
+from pipeline.rules.model import RulesError
 from pipeline.settings import Settings
-from pipeline.storage import ObjectStore
+from pipeline.store.object_store import ObjectStore
 
 
 def landing(tmp_path: Path) -> ObjectStore:
@@ -101,7 +101,7 @@ def test_range_tags_and_short_month_lists() -> None:
 
 
 def test_list_paths_are_each_scenarios_rating_list() -> None:
-    from pipeline.scenarios import Scenario
+    from pipeline.scenarios.model import Scenario
 
     scenarios = {name: Scenario(name=name, description=name, rules="fide-2014") for name in ("actual", "elo-k32")}
     assert list_paths(scenarios) == ["actual/rating_list", "elo_k32/rating_list"]

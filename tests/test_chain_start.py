@@ -14,12 +14,12 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from assets.cli import main
-from pipeline.chain import MissingMonth, chain_continues, previous_list, rate_months, seeded_list
-from pipeline.landing import MISPLACED, classify, inventory, months_held
-from pipeline.run_report import StoreError, held_gaps, months_to_rate, plan_run
-from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
+from assets.runtime.cli import main
+from pipeline.ingest.landing import MISPLACED, classify, inventory, months_held
+from pipeline.operations.run_plan import StoreError, held_gaps, months_to_rate, plan_run
+from pipeline.scenarios.chain import MissingMonth, chain_continues, previous_list, rate_months, seeded_list
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore
 from schemas import Games
 from schemas.util import empty_frame
 

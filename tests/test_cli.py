@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.engine import rate_period
-from pipeline.rules import load_rules
+from pipeline.engine.period import rate_period
+from pipeline.rules.model import load_rules
 
 
 def ratings(*args: str) -> subprocess.CompletedProcess:
@@ -225,7 +225,7 @@ def test_rules_command_lists_presets():
 def test_run_demo_and_ui_options_reach_their_handlers() -> None:
     import argparse
 
-    from pipeline.run_commands import add_run_commands
+    from pipeline.cli.run_options import add_run_commands
 
     parser = argparse.ArgumentParser()
     commands = parser.add_subparsers(dest="command", required=True)

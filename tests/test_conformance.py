@@ -12,11 +12,11 @@ import polars as pl
 import pytest
 
 import schemas
-from pipeline.engine import normalize_list, rate_period
-from pipeline.ingest import read_month, read_players, read_seed_list
-from pipeline.rules import resolve_rules
-from pipeline.storage import ObjectStore
-from pipeline.validate import split_games
+from pipeline.engine.period import normalize_list, rate_period
+from pipeline.ingest.read import read_month, read_players, read_seed_list
+from pipeline.rules.model import resolve_rules
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.split import split_games
 from schemas import Games, Quarantine, RatedGames, RatingList, RawGames, SystemRatingList
 from schemas.conformance import conforms, validated
 from schemas.util import empty_frame

@@ -19,13 +19,13 @@ from assets.checks import CheckedTable, stage_checks
 from assets.definitions import build_resources
 from assets.partitions import monthly_partitions
 from assets.storage import ObjectStoreResource, ParquetIOManager
-from pipeline import progress
-from pipeline.automation import RANGE_END_TAG, RANGE_START_TAG
-from pipeline.invariants import QUARANTINE_SHARE, RECONCILIATION, reconcile
-from pipeline.monthly import MonthlyFrames, MonthStream, Table, table_key
+from pipeline.invariants.checks import QUARANTINE_SHARE, RECONCILIATION, reconcile
 from pipeline.months import add_months
-from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore, redact_url
+from pipeline.operations import progress
+from pipeline.operations.automation import RANGE_END_TAG, RANGE_START_TAG
+from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import MonthlyFrames, MonthStream, Table, table_key
+from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import Games, Quarantine
 
 # The months conftest.tiny_landing_zone generates.
@@ -136,7 +136,7 @@ def test_settings_months_come_from_the_environment_else_from_the_landing_zone() 
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_variable(variable: str, value: str, message: str) -> None:
-    from pipeline.rules import RulesError
+    from pipeline.rules.model import RulesError
     from pipeline.settings import Settings
 
     with pytest.raises(RulesError, match="bad setting") as refused:
@@ -558,12 +558,12 @@ def engine_chain(
     store: ObjectStore, months: list[str], previous: pl.DataFrame | None = None, rules: str = "fide-historical"
 ) -> pl.DataFrame:
     """The rating list after `months`, computed with the pure pipeline only (no Dagster)."""
-    from pipeline.chain import seed_clock_month, seeded_list
-    from pipeline.engine import rate_period
-    from pipeline.ingest import read_month, read_players, read_seed_list
-    from pipeline.rules import resolve_rules
-    from pipeline.scenarios import Scenario
-    from pipeline.validate import split_games
+    from pipeline.engine.period import rate_period
+    from pipeline.ingest.read import read_month, read_players, read_seed_list
+    from pipeline.rules.model import resolve_rules
+    from pipeline.scenarios.chain import seed_clock_month, seeded_list
+    from pipeline.scenarios.model import Scenario
+    from pipeline.validate.split import split_games
 
     if previous is None:
         clock = seed_clock_month(store, Scenario(name="by_hand", rules=rules), months[0])
@@ -728,7 +728,7 @@ def test_a_month_after_a_gap_fails_naming_the_missing_month(tiny_store: str) -> 
 def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     tiny_store: str, tiny_landing_zone: Path, tmp_path: Path
 ) -> None:
-    from assets.runs import run_demo, run_store
+    from assets.runtime.runs import run_demo, run_store
 
     out = io.StringIO()
     summary = run_demo(tiny_store, dagster_home=str(tmp_path / "home"), out=out, workers=2)

@@ -17,10 +17,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.cli import main
-from pipeline.file_report import report_file, report_files
+from pipeline.cli.commands import main
 from pipeline.formats import read_dump, read_dumps
 from pipeline.formats.common import DumpTooLarge, decompress_dump
+from pipeline.validate.file_report import report_file, report_files
 from schemas.raw_games import RawGames
 
 MALFORMED = Path(__file__).resolve().parent / "data" / "malformed"
@@ -206,7 +206,7 @@ def test_impossible_trf_start_date_spoils_the_event():
 
 # -- one file never stops the others -----------------------------------------------------------------
 def test_an_unexpected_error_stays_in_its_file(monkeypatch):
-    import pipeline.file_report as file_report
+    import pipeline.validate.file_report as file_report
 
     real = file_report._dump_report
 

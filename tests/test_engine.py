@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.engine import EngineInputError, rate_period
-from pipeline.rules import load_rules, resolve_rules
-from pipeline.tables import DP_BY_PERCENT, expected_hundredths
+from pipeline.engine.period import EngineInputError, rate_period
+from pipeline.rules.model import load_rules, resolve_rules
+from pipeline.rules.tables import DP_BY_PERCENT, expected_hundredths
 from schemas import RatedGames, RatingList
 from schemas.rating_list import POOL_ENTRY
 
@@ -424,7 +424,7 @@ def test_each_newcomer_pools_only_their_own_results():
 
 
 def test_positions_by_table_and_by_hash_agree_with_a_search():
-    from pipeline.engine import _positions
+    from pipeline.engine.period import _positions
 
     rng = np.random.default_rng(5)
     for ids in (np.arange(100, 5_100, dtype=np.int64), np.unique(rng.integers(1, 10**12, 5_000))):  # dense; far apart
@@ -440,7 +440,7 @@ def test_newcomers_merged_mid_list_pools_left_and_ids_far_apart_match_the_refere
     from polars.testing import assert_frame_equal
 
     from bench.reference import rate_period_reference
-    from pipeline.engine import normalize_games, normalize_list
+    from pipeline.engine.period import normalize_games, normalize_list
 
     rng = np.random.default_rng(11)
     listed_ids = np.unique(np.concatenate([rng.integers(1_000_000, 9_999_999, 300), rng.integers(10**11, 10**12, 300)]))
@@ -519,7 +519,7 @@ def _rule_values(expr: pl.Expr, frame: pl.DataFrame) -> np.ndarray:
 
 @pytest.mark.parametrize("name", ["fide-2024", "elo-32", "sonas-2002", "fide-2025-10"])
 def test_expected_score_numpy_equals_the_rule_on_every_difference(name):
-    from pipeline.regulations import _expected_score_numpy, expected_score
+    from pipeline.rules.regulations import _expected_score_numpy, expected_score
 
     rules = load_rules(name)
     d = np.arange(-1200, 1201, dtype=np.int32)
@@ -535,7 +535,7 @@ def test_expected_score_numpy_equals_the_rule_on_every_difference(name):
 
 
 def test_table_8_1_2_by_signed_difference_is_every_row_of_the_table():
-    from pipeline.regulations import _expected_score_numpy
+    from pipeline.rules.regulations import _expected_score_numpy
 
     d = np.arange(-2000, 2001, dtype=np.int32)
     looked_up = _expected_score_numpy(load_rules("fide-2024"), d, np.ones(len(d), dtype=bool))
@@ -544,7 +544,7 @@ def test_table_8_1_2_by_signed_difference_is_every_row_of_the_table():
 
 @pytest.mark.parametrize("name", ["fide-2024", "fide-2025-10", "elo-32", "fide-2008"])
 def test_rating_difference_numpy_equals_the_rule(name):
-    from pipeline.regulations import _rating_difference_numpy, rating_difference
+    from pipeline.rules.regulations import _rating_difference_numpy, rating_difference
 
     rules = load_rules(name)
     own, opponent = (
@@ -604,7 +604,7 @@ def _numpy_state(frame: pl.DataFrame) -> dict[str, np.ndarray]:
     "name", ["fide-2024", "fide-2014", "fide-2012", "fide-2009", "fide-2008", "sonas-2002", "elo-32"]
 )
 def test_k_numpy_twins_equal_the_rules_on_every_player_state(name):
-    from pipeline.regulations import (
+    from pipeline.rules.regulations import (
         _development_coefficient_numpy,
         _k_from_previous_list_numpy,
         _k_times_games_cap_numpy,
@@ -639,7 +639,7 @@ def test_k_numpy_twins_equal_the_rules_on_every_player_state(name):
 
 
 def test_rounding_and_floor_numpy_twins_equal_the_rules():
-    from pipeline.regulations import _below_floor_numpy, _round_half_away_numpy, below_floor, round_half_away
+    from pipeline.rules.regulations import _below_floor_numpy, _round_half_away_numpy, below_floor, round_half_away
 
     x = np.concatenate([np.arange(-2000, 2001) / 4.0, np.random.default_rng(3).normal(0, 30, 10_000)])
     assert np.array_equal(_round_half_away_numpy(x), _rule_values(round_half_away(pl.col("x")), pl.DataFrame({"x": x})))
@@ -652,7 +652,7 @@ def test_rounding_and_floor_numpy_twins_equal_the_rules():
 
 @pytest.mark.parametrize("name", ["fide-2024", "fide-2014", "fide-2009"])
 def test_initial_rating_numpy_equals_the_rule(name):
-    from pipeline.regulations import _initial_rating_numpy, initial_rating
+    from pipeline.rules.regulations import _initial_rating_numpy, initial_rating
 
     rng = np.random.default_rng(7)
     n = np.concatenate([np.arange(0, 40), rng.integers(0, 60, 5_000)])
@@ -667,7 +667,7 @@ def test_initial_rating_numpy_equals_the_rule(name):
 
 @pytest.mark.parametrize("name", ["fide-2024", "sonas-2002"])
 def test_game_weight_numpy_equals_the_rule(name):
-    from pipeline.regulations import _game_weight_numpy, game_weight
+    from pipeline.rules.regulations import _game_weight_numpy, game_weight
 
     rng = np.random.default_rng(2)
     games = pl.DataFrame(
@@ -687,9 +687,9 @@ def test_game_weight_numpy_equals_the_rule(name):
 
 
 def test_list_columns_survive_the_trip_through_arrays():
-    from pipeline.engine import normalize_list
-    from pipeline.engine_arrays import Listed, Strings, number_series
-    from pipeline.engine_unrated import pending_column
+    from pipeline.engine.arrays import Listed, Strings, number_series
+    from pipeline.engine.period import normalize_list
+    from pipeline.engine.unrated import pending_column
 
     pools = [[], [{"month": "2024-01", "games": 2, "points_x2": 3, "opponent_rating_sum": 3500}], [], []]
     pools[3] = [

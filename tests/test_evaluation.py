@@ -1,5 +1,5 @@
-"""`ratings evaluate` / `ratings tune` (pipeline/evaluation.py): metrics by hand, the train/test split, Kaggle columns,
-the CLI, real games.
+"""`ratings evaluate` / `ratings tune` (pipeline/evaluation/protocol.py): metrics by hand, the train/test split,
+Kaggle columns, the CLI, real games.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.cli import main
-from pipeline.evaluation import evaluate, load_system_rules, parse_grid, read_games, tune
+from pipeline.cli.commands import main
+from pipeline.evaluation.protocol import evaluate, load_system_rules, parse_grid, read_games, tune
 
 KAGGLE = Path("/work/shared/realdata/kaggle2011-followup/followup_secondary_training.csv.gz")
 
@@ -248,7 +248,7 @@ def test_kaggle_followup_numbers_are_sane():
     assert seconds < 10
 
 
-# -- the leaderboard of a store's scenarios (pipeline/scenario_evaluation.py) ------------------------
+# -- the leaderboard of a store's scenarios (pipeline/evaluation/scenarios.py) ------------------------
 
 
 def stored_games(month: str, pairs: list[tuple[int, int, float]]) -> pl.DataFrame:
@@ -289,10 +289,10 @@ def stored_games(month: str, pairs: list[tuple[int, int, float]]) -> pl.DataFram
 @pytest.fixture
 def rated_store(tmp_path: Path):
     """Three stored months of games and of one rule-set scenario's lists (every list: three rated players)."""
-    from pipeline.engine import normalize_list
-    from pipeline.monthly import table_key
-    from pipeline.scenarios import Scenario
-    from pipeline.storage import ObjectStore
+    from pipeline.engine.period import normalize_list
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
 
     store = ObjectStore(str(tmp_path / "store"))
     rating_list = normalize_list(pl.DataFrame({"player_id": [101, 102, 103, 104], "rating": [2000, 1800, 1600, None]}))
@@ -305,8 +305,8 @@ def rated_store(tmp_path: Path):
 
 
 def test_stored_split_uses_the_months_every_scenario_has_a_list_of(rated_store) -> None:
-    from pipeline.monthly import table_key
-    from pipeline.scenario_evaluation import stored_split
+    from pipeline.evaluation.scenarios import stored_split
+    from pipeline.store.monthly import table_key
 
     store, scenarios = rated_store
     months = ["2023-12", "2024-01", "2024-02", "2024-03", "2024-04"]
@@ -319,8 +319,8 @@ def test_stored_split_uses_the_months_every_scenario_has_a_list_of(rated_store) 
 
 
 def test_evaluate_stored_freezes_the_last_training_list_and_writes_the_page(rated_store) -> None:
+    from pipeline.evaluation.scenarios import LEADERBOARD_DATA, Split, caption, evaluate_stored, write_leaderboard
     from pipeline.reports import REPORTS_PREFIX
-    from pipeline.scenario_evaluation import LEADERBOARD_DATA, Split, caption, evaluate_stored, write_leaderboard
     from schemas import Leaderboard
 
     store, scenarios = rated_store

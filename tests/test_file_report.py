@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
-from pipeline.file_report import report_file
+from pipeline.cli.commands import main
+from pipeline.validate.file_report import report_file
 from schemas.quarantine import QUARANTINE_REASONS
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -119,7 +119,7 @@ def test_duplicated_tournament_across_two_dumps(tmp_path):
     import polars as pl
 
     from pipeline.formats import read_dumps
-    from pipeline.validate import split_games
+    from pipeline.validate.split import split_games
     from schemas import Players
     from schemas.util import empty_frame
 

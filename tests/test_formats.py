@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.formats import detect_format
-from pipeline.ingest import read_file
+from pipeline.ingest.read import read_file
 from schemas.raw_games import RawGames
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -14,16 +14,16 @@ import numpy as np
 import polars as pl
 import pytest
 
+from pipeline.analytics.truth import rating_error_vs_truth
 from pipeline.generator import DEFAULT_DEMO, SCALES, GenerationSummary, config, generate, resolve_scale, simulate
 from pipeline.generator.dumps import CSV_COLUMNS, DUPLICATE_SUFFIX, REGISTRY_COLUMNS, mistype_ids
 from pipeline.generator.events import TEAM
 from pipeline.generator.pairing import round_robin_template, white_scores
 from pipeline.generator.population import initial_count
-from pipeline.ingest import read_file, read_month, read_players
+from pipeline.ingest.read import read_file, read_month, read_players
 from pipeline.months import month_index, month_range
-from pipeline.storage import ObjectStore
-from pipeline.truth import rating_error_vs_truth
-from pipeline.validate import split_games
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.split import split_games
 
 SMALL = dict(seed=11, players=600, start="2020-01", end="2020-06")
 TRF_RESULT_CODES = set("1=0+-HFUZ ")
@@ -213,9 +213,8 @@ def test_another_seed_gives_other_data(small, tmp_path):
 
 
 def test_generator_does_not_import_dagster():
-    code = (
-        "import sys, pipeline.generator, pipeline.generator.experiment, pipeline.truth; print('dagster' in sys.modules)"
-    )
+    modules = "pipeline.generator, pipeline.generator.experiment, pipeline.analytics.truth"
+    code = f"import sys, {modules}; print('dagster' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

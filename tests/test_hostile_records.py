@@ -13,13 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import pipeline.formats.tabular as tabular
-from pipeline.file_report import report_file
 from pipeline.formats import read_dump
 from pipeline.formats.tabular import _parquet_rows_to_read, parquet_cells
 from pipeline.hashing import stable_hash
-from pipeline.ingest import read_month
-from pipeline.storage import ObjectStore
-from pipeline.validate import LOCAL_ID_BASE, MAX_FIDE_ID, MonthValidator, local_id, name_key, split_month
+from pipeline.ingest.read import read_month
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.file_report import report_file
+from pipeline.validate.split import LOCAL_ID_BASE, MAX_FIDE_ID, MonthValidator, local_id, name_key, split_month
 from schemas import Games, Players, Quarantine
 from schemas.identity import Identity
 from schemas.util import empty_frame

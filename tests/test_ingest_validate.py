@@ -11,9 +11,9 @@ import pandera.errors
 import polars as pl
 import pytest
 
-from pipeline.ingest import read_file, read_month, read_players, read_seed_list
-from pipeline.storage import ObjectStore
-from pipeline.validate import LOCAL_ID_BASE, NAME_KEY, local_id, split_games, split_month, with_name_keys
+from pipeline.ingest.read import read_file, read_month, read_players, read_seed_list
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.split import LOCAL_ID_BASE, NAME_KEY, local_id, split_games, split_month, with_name_keys
 from schemas import QUARANTINE_REASONS, Games, Players, Quarantine, RawGames
 from schemas.identity import Identity
 
@@ -127,7 +127,7 @@ def test_read_seed_list(store, tmp_path):
 
 
 def test_seed_list_k_is_read_as_published():
-    from pipeline.ingest import registry_table, seed_rows
+    from pipeline.ingest.read import registry_table, seed_rows
 
     seed = seed_rows(registry_table(b"player_id,rating,games_total,k\n1,2390,,10\n2,1500,3,\n"))
     assert seed.select("player_id", "games_total", "k").rows() == [(1, None, 10), (2, 3, None)]
@@ -319,7 +319,7 @@ def test_generated_months_reconcile(tiny_landing_zone):
 
 # -- duplicates across months, reconciliation per file, schema failures ----------------------------
 def test_a_tournament_reported_again_in_a_later_month_is_a_duplicate(tmp_path):
-    from pipeline.validate import game_keys
+    from pipeline.validate.split import game_keys
 
     for key in ["raw/GER/2024-01/tiny.trf", "raw/GER/2024-02/tiny-sent-again.trf"]:
         (tmp_path / key).parent.mkdir(parents=True, exist_ok=True)
@@ -343,7 +343,7 @@ def test_a_tournament_reported_again_in_a_later_month_is_a_duplicate(tmp_path):
 
 
 def test_reconcile_per_file(month_split):
-    from pipeline.validate import reconcile
+    from pipeline.validate.split import reconcile
 
     raw, games, quarantine = month_split
     per_file = reconcile(raw, games, quarantine)
@@ -428,7 +428,7 @@ def test_fide_list_files_register_players_and_seed_the_first_list(tmp_path):
         (3001, 2205, None, False, None, True),
         (3002, 2100, None, False, None, True),
     ]
-    from pipeline.engine import normalize_list
+    from pipeline.engine.period import normalize_list
 
     assert normalize_list(seed).height == 3
 
@@ -446,7 +446,7 @@ def test_realdata_fide_list_as_seed_list(tmp_path):
 
 
 def test_registry_problems_name_the_rows_that_register_nobody():
-    from pipeline.ingest import registry_problems, registry_table
+    from pipeline.ingest.read import registry_problems, registry_table
 
     table = registry_table(b'player_id,name\n1001,"A, A"\n,"No Id"\nx12,"Bad"\n1001,"Again"\n')
     assert registry_problems(table).select("source_line", "reason", "detail").rows() == [
@@ -504,7 +504,7 @@ def test_identity_report_says_how_each_player_was_identified():
     assert ("new", "Alpha, Anna") not in statuses
 
 
-# -- a run's months in order, and what each month reports (pipeline/validate.py, pipeline/month_report.py) ------
+# -- a run's months in order, and what each month reports (pipeline/validate/split.py, month_figures.py)
 
 UNDATED_PGN = (
     '[Event "Club league"]\n[Round "3"]\n[White "Alpha, Anna"]\n[Black "Beta, Bernd"]\n[Result "1-0"]\n'
@@ -513,8 +513,8 @@ UNDATED_PGN = (
 
 
 def test_month_validator_remembers_undated_games_for_a_year_from_the_store_and_the_run(tmp_path):
-    from pipeline.monthly import table_key
-    from pipeline.validate import UNDATED_WINDOW_MONTHS, MonthValidator
+    from pipeline.store.monthly import table_key
+    from pipeline.validate.split import UNDATED_WINDOW_MONTHS, MonthValidator
 
     store = ObjectStore(str(tmp_path))
     months = ["2023-01", "2024-01", "2024-02", "2025-01"]
@@ -540,7 +540,7 @@ def test_month_validator_remembers_undated_games_for_a_year_from_the_store_and_t
 
 
 def test_month_validator_names_players_registered_by_the_month_only(tmp_path):
-    from pipeline.validate import MonthValidator
+    from pipeline.validate.split import MonthValidator
 
     store = ObjectStore(str(tmp_path))
     csv = 'event_id,white_id,black_id,white_name,black_name,result,date\nleague,,,"Alpha, Anna","Beta, Bernd",1-0,{}\n'
@@ -557,7 +557,7 @@ def test_month_validator_names_players_registered_by_the_month_only(tmp_path):
 
 
 def test_raw_figures_count_records_unreadable_ones_federations_and_files(month_split):
-    from pipeline.month_report import raw_figures
+    from pipeline.validate.month_figures import raw_figures
 
     raw, _, _ = month_split
     figures = raw_figures(raw)
@@ -572,7 +572,7 @@ def test_raw_figures_count_records_unreadable_ones_federations_and_files(month_s
 
 
 def test_quarantine_figures_count_by_reason_and_file_and_warn_when_most_is_quarantined(month_split):
-    from pipeline.month_report import MAX_FILES_LISTED, quarantine_figures
+    from pipeline.validate.month_figures import MAX_FILES_LISTED, quarantine_figures
 
     raw, games, quarantine = month_split
     figures = quarantine_figures(raw.height, quarantine)
@@ -600,7 +600,7 @@ def test_quarantine_figures_count_by_reason_and_file_and_warn_when_most_is_quara
 
 
 def test_identity_statuses_count_players_per_status_by_name():
-    from pipeline.month_report import identity_statuses
+    from pipeline.validate.month_figures import identity_statuses
 
     identities = pl.DataFrame({"status": ["new", "matched_by_name", "new", "ambiguous"], "name": list("abcd")})
     assert list(identity_statuses(identities).items()) == [("ambiguous", 1), ("matched_by_name", 1), ("new", 2)]
@@ -628,7 +628,7 @@ def test_column_lineage_names_only_columns_the_schemas_have():
 
 
 def test_validation_figures_say_per_table_what_the_ui_shows_of_a_month():
-    from pipeline.month_report import Counts, validation_figures
+    from pipeline.validate.month_figures import Counts, validation_figures
 
     quarantine = pl.DataFrame({"reason": ["unplayed", "unplayed", "duplicate"], "source_file": ["a", "b", "b"]})
     identities = pl.DataFrame({"status": ["new", "matched_by_name", "new"]})

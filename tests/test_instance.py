@@ -9,8 +9,8 @@ import pytest
 import yaml
 from dagster._core.instance.ref import InstanceRef
 
-from assets import instance as instance_module
-from assets.runs import INSTANCE_YAML
+from assets.runtime import instance as instance_module
+from assets.runtime.runs import INSTANCE_YAML
 
 MONTHS = dg.StaticPartitionsDefinition(["2024-01", "2024-02", "2024-03"])
 

@@ -4,17 +4,17 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.engine import normalize_list, rate_period
-from pipeline.invariants import (
+from pipeline.engine.period import normalize_list, rate_period
+from pipeline.invariants.checks import (
     LIST_COLUMNS,
     chain_problems,
     duplicate_problems,
     mostly_quarantined,
     stored_rows,
 )
-from pipeline.monthly import table_key
-from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
+from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import table_key
+from pipeline.store.object_store import ObjectStore
 
 PLAIN = Scenario(name="plain", description="FIDE's regulations, no events", rules="fide-2024")
 LIST_PATH, GAMES_PATH = ["plain", "rating_list"], ["plain", "rated_games"]

@@ -10,10 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.cli import main, read_period_games
-from pipeline.engine import normalize_list, rate_period
-from pipeline.ingest import registry_table, seed_rows
-from pipeline.rules import load_rules
+from pipeline.cli.commands import main, read_period_games
+from pipeline.engine.period import normalize_list, rate_period
+from pipeline.ingest.read import registry_table, seed_rows
+from pipeline.rules.model import load_rules
 
 
 def player(frame: pl.DataFrame, player_id: int) -> dict:

@@ -11,10 +11,19 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.ingest import read_month
-from pipeline.landing import DUMP, MISPLACED, NOT_A_FILE, classify, inventory, lenient_month, months_held, unplaced
-from pipeline.storage import ObjectStore
-from pipeline.validate import split_games
+from pipeline.ingest.landing import (
+    DUMP,
+    MISPLACED,
+    NOT_A_FILE,
+    classify,
+    inventory,
+    lenient_month,
+    months_held,
+    unplaced,
+)
+from pipeline.ingest.read import read_month
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.split import split_games
 from schemas import Players, empty_frame
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -137,7 +146,7 @@ def test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there(tmp_pa
 
     from assets.automation import range_tags
     from assets.definitions import build_defs
-    from pipeline.scenarios import Scenario
+    from pipeline.scenarios.model import Scenario
 
     for month in ("2024-01", "2024-03"):
         folder = tmp_path / "raw" / "GER" / month

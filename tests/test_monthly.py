@@ -6,16 +6,16 @@ import pandera.polars as pa
 import polars as pl
 import pytest
 
-from pipeline.chain import MissingMonth, chain_tables, month_figures, previous_list
-from pipeline.monthly import (
+from pipeline.scenarios.chain import MissingMonth, chain_tables, month_figures, previous_list
+from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import (
     MonthStream,
     stream_months,
     table_key,
     write_months,
     write_tables,
 )
-from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
+from pipeline.store.object_store import ObjectStore
 from schemas import RatedGames, RatingList, SystemRatingList
 
 MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04"]

@@ -17,18 +17,8 @@ import yaml
 from assets.automation import SCHEDULE_NAME, SENSOR_NAME, build_landing_sensor, build_monthly_schedule
 from assets.partitions import monthly_partitions
 from assets.storage import ObjectStoreResource
-from pipeline import progress
-from pipeline.automation import (
-    CHANGED_MONTHS_TAG,
-    RANGE_END_TAG,
-    RANGE_START_TAG,
-    changed_months,
-    decode_cursor,
-    encode_cursor,
-    range_tags,
-    rerate_start,
-)
-from pipeline.invariants import (
+from pipeline.ingest.landing import landing_month, landing_versions
+from pipeline.invariants.checks import (
     FLOOR_RESPECTED,
     LANDING_ZONE_LAYOUT,
     LIST_COLUMNS,
@@ -47,12 +37,22 @@ from pipeline.invariants import (
     in_id_order,
     schema_problems,
 )
-from pipeline.landing import landing_month, landing_versions
-from pipeline.monthly import table_key
-from pipeline.rules import load_rules, preset_names, resolve_rules
-from pipeline.scenarios import Scenario
+from pipeline.operations import progress
+from pipeline.operations.automation import (
+    CHANGED_MONTHS_TAG,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    changed_months,
+    decode_cursor,
+    encode_cursor,
+    range_tags,
+    rerate_start,
+)
+from pipeline.rules.model import load_rules, preset_names, resolve_rules
+from pipeline.scenarios.model import Scenario
 from pipeline.settings import Settings
-from pipeline.storage import ObjectStore
+from pipeline.store.monthly import table_key
+from pipeline.store.object_store import ObjectStore
 from schemas import RatingList
 from schemas.util import polars_schema
 from tests.conftest import TINY_END, TINY_START
@@ -60,7 +60,7 @@ from tests.servers import BUCKET, assert_same_tables, copy_tree, stored_objects,
 
 PLAIN = Scenario(name="plain", description="FIDE's regulations, no events", rules="fide-historical")
 MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04"]
-INSTANCE_YAML = Path(__file__).resolve().parents[1] / "assets" / "dagster.yaml"
+INSTANCE_YAML = Path(__file__).resolve().parents[1] / "assets" / "runtime" / "dagster.yaml"
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
@@ -341,7 +341,7 @@ def synthetic_month(players: int = 3000, games: int = 4000, seed: int = 3) -> tu
 
 @pytest.mark.parametrize("preset", [p for p in preset_names() if p != "fide-historical"])
 def test_the_list_checks_hold_under_every_rule_set(preset: str) -> None:
-    from pipeline.engine import normalize_list, rate_period
+    from pipeline.engine.period import normalize_list, rate_period
 
     previous, games = synthetic_month()
     previous = normalize_list(previous)
@@ -355,7 +355,7 @@ def test_the_list_checks_hold_under_every_rule_set(preset: str) -> None:
 
 
 def test_a_failing_blocking_check_stops_everything_downstream(tiny_store: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pipeline.chain as chain
+    import pipeline.scenarios.chain as chain
 
     rate = chain.rate_scenario_month
 
@@ -599,7 +599,7 @@ def test_corrupted_and_truncated_dumps_are_quarantined_and_the_run_continues(tin
 
 
 def postgres_block() -> dict:
-    """The commented PostgreSQL storage block of assets/dagster.yaml, uncommented."""
+    """The commented PostgreSQL storage block of assets/runtime/dagster.yaml, uncommented."""
     text = INSTANCE_YAML.read_text()
     block = text.split("# >>> postgres\n", 1)[1].split("# <<< postgres", 1)[0]
     return yaml.safe_load("\n".join(line.removeprefix("# ") for line in block.splitlines()))

@@ -11,8 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.cli import main
-from pipeline.file_report import report_file
+from pipeline.cli.commands import main
 from pipeline.formats import read_dump
 from pipeline.formats.common import (
     BYE_FIRST_BYTES,
@@ -20,9 +19,10 @@ from pipeline.formats.common import (
     BYE_NAME_MAX_BYTES,
     bye_names,
 )
-from pipeline.ingest import read_month
-from pipeline.storage import ObjectStore
-from pipeline.validate import LOCAL_ID_BASE, MonthValidator, players_named_in_dumps, reconcile
+from pipeline.ingest.read import read_month
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.file_report import report_file
+from pipeline.validate.split import LOCAL_ID_BASE, MonthValidator, players_named_in_dumps, reconcile
 from schemas.quarantine import QUARANTINE_REASONS
 
 MONTH = "2024-03"

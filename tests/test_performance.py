@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from pipeline.analytics.performance import performance_by, performance_ratings
-from pipeline.cli import main
+from pipeline.cli.commands import main
 from schemas.performance import Performance
 from schemas.rated_games import RatedGames
 from schemas.util import polars_schema

@@ -154,8 +154,8 @@ def test_zst_from_the_object_store_is_never_held_whole(tmp_path):
     import os
     import tracemalloc
 
-    from pipeline.ingest import read_month
-    from pipeline.storage import ObjectStore
+    from pipeline.ingest.read import read_month
+    from pipeline.store.object_store import ObjectStore
 
     # Games with long incompressible comments: about 36 MB compressed, 48 MB of text.
     comments = base64.b64encode(os.urandom(36 << 20)).decode()
@@ -183,7 +183,7 @@ def test_zst_from_the_object_store_is_never_held_whole(tmp_path):
 
 def test_read_file_streams_a_zst_path_or_handle_and_falls_back_for_other_encodings(tmp_path):
     from pipeline.formats import DumpFile
-    from pipeline.ingest import read_file
+    from pipeline.ingest.read import read_file
 
     name = "GER/2024-01/x.pgn.zst"
     for content in (_pgn(30), '[Event "Café"]\n[Result "1-0"]\n\n1. e4 1-0\n'.encode("cp1252")):

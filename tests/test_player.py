@@ -12,10 +12,10 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipeline.cli import main
-from pipeline.reports.player import month_games, period_change, player_report, render_html
-from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
+from pipeline.cli.commands import main
+from pipeline.publish.player_card import month_games, period_change, player_report, render_html
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore
 from schemas.performance import Performance
 
 FIRST, LAST = "2024-01", "2024-02"  # two of the tiny landing zone's months keep this fast
@@ -96,7 +96,7 @@ def test_per_game_changes_sum_to_the_list_change_for_many_players(store: SimpleN
 
 
 def test_performance_of_the_month_by_hand(store: SimpleNamespace) -> None:
-    from pipeline.tables import DP_BY_PERCENT  # table 8.1.1 as data
+    from pipeline.rules.tables import DP_BY_PERCENT  # table 8.1.1 as data
 
     rated = pl.read_parquet(Path(store.root) / "actual" / "rated_games" / f"{LAST}.parquet")
     ratings, scores = [], []

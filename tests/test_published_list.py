@@ -19,7 +19,7 @@ import pytest
 
 from pipeline.formats import fide_list
 from pipeline.formats.fide_list import LAYOUTS, WIDTHS, parse_fide_list
-from pipeline.reports.published_list import (
+from pipeline.publish.lists import (
     NAME_ORDER,
     PUBLISHED_COLUMNS,
     _published,
@@ -37,7 +37,7 @@ from pipeline.reports.published_list import (
     write_published_txt,
 )
 from pipeline.text import printable
-from pipeline.validate import LOCAL_ID_BASE
+from pipeline.validate.split import LOCAL_ID_BASE
 from schemas import Players, PublishedList, RatingList
 from schemas.util import conform, empty_frame
 from tests.screenshots import CHROMIUM, CHROMIUM_ARGS
@@ -818,8 +818,8 @@ def test_txt_refusals_are_the_plain_writers(small: tuple[pl.DataFrame, pl.DataFr
 
 def test_publishing_a_900k_month_writes_each_file_once(tmp_path: Path) -> None:
     """A FIDE-size month: the files as the plain writers make them, each written once."""
-    from pipeline.scenarios import Scenario
-    from pipeline.storage import ObjectStore
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.object_store import ObjectStore
 
     frame, known = tricky_list(900_000, seed=5)
     registry = ranked_registry(known)
@@ -869,8 +869,8 @@ def test_publishing_a_900k_month_writes_each_file_once(tmp_path: Path) -> None:
 
 
 def test_published_registry_adds_the_players_the_dumps_name_after_the_registry(tmp_path: Path) -> None:
-    from pipeline.monthly import table_key
-    from pipeline.storage import ObjectStore
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
 
     store = ObjectStore(str(tmp_path))
     store.write_text('player_id,name\n10,"Zeta, Anna"\n', "raw/players/2024-01/players.csv")
@@ -907,8 +907,8 @@ def test_published_registry_adds_the_players_the_dumps_name_after_the_registry(t
 def test_write_published_month_checks_then_writes_three_files_and_says_what_it_wrote(
     tmp_path: Path, small: tuple[pl.DataFrame, pl.DataFrame]
 ) -> None:
-    from pipeline.scenarios import Scenario
-    from pipeline.storage import ObjectStore
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.object_store import ObjectStore
 
     players, known = small
     known = known.with_columns(
@@ -947,9 +947,9 @@ def test_write_published_month_checks_then_writes_three_files_and_says_what_it_w
 def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_store: str) -> None:
     from assets.automation import range_tags
     from assets.definitions import build_defs
-    from pipeline.monthly import table_key
-    from pipeline.scenarios import Scenario
-    from pipeline.storage import ObjectStore
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
     from tests.conftest import TINY_END, TINY_START
 
     scenarios = {

@@ -12,9 +12,7 @@ import polars as pl
 import pytest
 
 from pipeline.formats.fide_list import parse_fide_list
-from pipeline.reports.page import frame_table_html, render_table_page
-from pipeline.reports.player import PlayerReport, render_html
-from pipeline.reports.published_list import (
+from pipeline.publish.lists import (
     SPREADSHEET_FORMULA,
     _published,
     published_csv,
@@ -24,8 +22,10 @@ from pipeline.reports.published_list import (
     ranked_registry,
     write_published_month,
 )
-from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
+from pipeline.publish.player_card import PlayerReport, render_html
+from pipeline.reports.page import frame_table_html, render_table_page
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore
 from pipeline.text import escape_text, printable_text, published_text
 from tests.test_published_list import rating_list, registry
 

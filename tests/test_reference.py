@@ -5,11 +5,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from bench.reference import rate_period_reference
-from pipeline.engine import normalize_games, normalize_list, rate_period
-from pipeline.ingest import read_month, read_players, read_seed_list
-from pipeline.rules import load_rules
-from pipeline.storage import ObjectStore
-from pipeline.validate import split_games
+from pipeline.engine.period import normalize_games, normalize_list, rate_period
+from pipeline.ingest.read import read_month, read_players, read_seed_list
+from pipeline.rules.model import load_rules
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.split import split_games
 
 
 @pytest.fixture(scope="module")

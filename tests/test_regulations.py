@@ -1,5 +1,5 @@
-"""One home for every rule: the RuleSet's knobs are read by pipeline/regulations.py only, each described, each clause
-documented.
+"""One home for every rule: the RuleSet's knobs are read by pipeline/rules/regulations.py only, each described, each
+clause documented.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline import regulations
-from pipeline.rules import InitialRating, KPolicy, RuleSet, load_rules
+from pipeline.rules import regulations
+from pipeline.rules.model import InitialRating, KPolicy, RuleSet, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 # Knobs of the rating arithmetic (name, list frequency and inactivity are bookkeeping the engine does).
@@ -31,7 +31,7 @@ RULE_KNOBS = (
     "weights_by_minutes",
 )
 # Files that may name a knob: its model, its one home, and the generated docs that describe it.
-ALLOWED = {"pipeline/rules.py", "pipeline/regulations.py", "pipeline/rules_doc.py"}
+ALLOWED = {"pipeline/rules/model.py", "pipeline/rules/regulations.py", "pipeline/rules/doc.py"}
 
 
 @pytest.mark.parametrize("model", [RuleSet, KPolicy, InitialRating])

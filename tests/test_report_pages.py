@@ -41,8 +41,8 @@ from pipeline.reports.writer import (
     write_report_index,
     write_scenario_reports,
 )
-from pipeline.scenarios import Scenario
-from pipeline.storage import ObjectStore
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore
 from schemas import Accuracy
 from schemas.util import conform
 from tests.test_reports import rating_list_of, run_chromium, synthetic_rated_games

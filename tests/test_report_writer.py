@@ -5,7 +5,7 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.analytics import predictive_accuracy, summary_crosstable
-from pipeline.engine import normalize_list
+from pipeline.engine.period import normalize_list
 from pipeline.reports import REPORTS_PREFIX
 from pipeline.reports.writer import (
     list_before_and_after,
@@ -15,8 +15,8 @@ from pipeline.reports.writer import (
     write_report_index,
     write_scenario_reports,
 )
-from pipeline.scenarios import Compression, Event, Scenario, rate_scenario_month
-from pipeline.storage import ObjectStore
+from pipeline.scenarios.model import Compression, Event, Scenario, rate_scenario_month
+from pipeline.store.object_store import ObjectStore
 
 # The list of December is FIDE's January list; the compression is applied after February.
 MONTHS = ["2023-12", "2024-01", "2024-02"]

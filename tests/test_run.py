@@ -8,10 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from assets.cli import main
-from pipeline.run_report import may_generate
-from pipeline.storage import ObjectStore
-from pipeline.validate import LOCAL_ID_BASE
+from assets.runtime.cli import main
+from pipeline.operations.run_plan import may_generate
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.split import LOCAL_ID_BASE
 from tests.test_cli import ratings
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
@@ -168,7 +168,7 @@ def test_a_run_whose_process_was_killed_is_marked_failed(tmp_path: Path):
     import dagster as dg
     from dagster._core.storage.dagster_run import DagsterRun
 
-    from assets.runs import HOST_TAG, PID_TAG, heal_orphaned_runs
+    from assets.runtime.runs import HOST_TAG, PID_TAG, heal_orphaned_runs
 
     with dg.DagsterInstance.ephemeral() as instance:
         host = socket.gethostname()
@@ -288,11 +288,11 @@ def test_a_full_disk_fails_the_run_in_one_line_and_the_rerun_after_freeing_space
     assert outputs(full) == outputs(clean)
 
 
-# -- what a run decides and says without Dagster (pipeline/run_report.py) ---------------------------
+# -- what a run decides and says without Dagster (pipeline/operations/run_plan.py) ---------------------------
 
 
 def test_months_to_rate_default_to_the_landing_zone_and_are_checked() -> None:
-    from pipeline.run_report import StoreError, months_to_rate
+    from pipeline.operations.run_plan import StoreError, months_to_rate
 
     held = ["2024-01", "2024-03"]
     assert months_to_rate(held, None, None, "store") == ["2024-01", "2024-02", "2024-03"]
@@ -307,7 +307,7 @@ def test_months_to_rate_default_to_the_landing_zone_and_are_checked() -> None:
 
 
 def test_require_landing_zone_refuses_a_store_without_raw(tmp_path: Path) -> None:
-    from pipeline.run_report import LANDING_ZONE_HELP, StoreError, require_landing_zone
+    from pipeline.operations.run_plan import LANDING_ZONE_HELP, StoreError, require_landing_zone
 
     store = ObjectStore(str(tmp_path / "store"))
     with pytest.raises(StoreError) as refused:
@@ -320,7 +320,7 @@ def test_require_landing_zone_refuses_a_store_without_raw(tmp_path: Path) -> Non
 def test_generate_demo_refuses_a_store_that_is_not_empty_and_leaves_a_landing_zone_alone(tmp_path: Path) -> None:
     import io
 
-    from pipeline.run_report import StoreError, generate_demo
+    from pipeline.operations.run_plan import StoreError, generate_demo
 
     busy = tmp_path / "busy"
     (busy / "reports").mkdir(parents=True)
@@ -334,7 +334,7 @@ def test_generate_demo_refuses_a_store_that_is_not_empty_and_leaves_a_landing_zo
 
 
 def test_a_check_passed_only_when_every_evaluation_of_it_passed() -> None:
-    from pipeline.run_report import checks_passed
+    from pipeline.operations.run_plan import checks_passed
 
     evaluations = [("schema", True), ("reconciliation", True), ("schema", False), ("reconciliation", True)]
     assert checks_passed(evaluations) == {"schema": False, "reconciliation": True}
@@ -342,9 +342,9 @@ def test_a_check_passed_only_when_every_evaluation_of_it_passed() -> None:
 
 
 def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
-    from pipeline.monthly import table_key
-    from pipeline.run_report import closing_lines, opening_line, rated_players, run_summary
-    from pipeline.scenarios import Scenario
+    from pipeline.operations.run_plan import closing_lines, opening_line, rated_players, run_summary
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.monthly import table_key
 
     store = ObjectStore(str(tmp_path / "store"))
     scenarios = {

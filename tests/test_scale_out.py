@@ -21,12 +21,12 @@ import yaml
 
 from assets.automation import range_tags
 from assets.definitions import ALL_MONTHS_JOB, build_defs
-from assets.ratings import chain_key
-from pipeline.monthly import table_key
+from assets.rate import chain_key
 from pipeline.months import month_range
-from pipeline.scenarios import load_scenarios
+from pipeline.scenarios.model import load_scenarios
 from pipeline.settings import celery_config
-from pipeline.storage import ObjectStore
+from pipeline.store.monthly import table_key
+from pipeline.store.object_store import ObjectStore
 from tests.servers import RedisServer, stored_objects
 
 pytest.importorskip("dagster_celery", reason="dagster-celery is not installed (test extras: pip install -e '.[test]')")
@@ -108,7 +108,7 @@ def stop(processes: list[subprocess.Popen]) -> None:
 
 def test_the_executor_is_in_process_unless_ratings_executor_names_another() -> None:
     from assets.executors import executor_def
-    from pipeline.rules import RulesError
+    from pipeline.rules.model import RulesError
     from pipeline.settings import Settings
 
     assert executor_def(Settings.from_env({})) is dg.in_process_executor
@@ -141,7 +141,7 @@ def celery_deployment(
     home.mkdir()
     # One event-log database for every run, made here before any worker starts: with SQLite's default
     # of one file per run, the two workers writing the same run's first events may both create it.
-    # (A real deployment shares PostgreSQL: assets/dagster.yaml.)
+    # (A real deployment shares PostgreSQL: assets/runtime/dagster.yaml.)
     event_log = {
         "module": "dagster._core.storage.event_log",
         "class": "ConsolidatedSqliteEventLogStorage",

@@ -8,9 +8,9 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipeline.engine import compress, normalize_list, rate_period
-from pipeline.rules import RulesError, load_rules, preset_names, resolve_rules
-from pipeline.scenarios import Scenario, load_scenarios, rate_scenario_month
+from pipeline.engine.period import compress, normalize_list, rate_period
+from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_rules
+from pipeline.scenarios.model import Scenario, load_scenarios, rate_scenario_month
 
 EMPTY_GAMES = pl.DataFrame(schema={"white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64})
 
@@ -263,8 +263,8 @@ def test_bad_scenario_files_name_the_problem(tmp_path: Path):
 def test_two_scenarios_diverge_exactly_from_the_switch_month(tmp_path: Path):
     from assets.definitions import build_defs
     from pipeline.generator import generate
-    from pipeline.monthly import table_key
-    from pipeline.storage import ObjectStore
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
 
     root = str(tmp_path / "store")
     generate(root, seed=3, players=500, start="2016-06", end="2017-06")
@@ -299,8 +299,8 @@ def test_two_scenarios_diverge_exactly_from_the_switch_month(tmp_path: Path):
 def test_the_historical_regime_replays_2008_to_2024_in_one_run(tmp_path: Path):
     from assets.definitions import build_defs
     from pipeline.generator import generate
-    from pipeline.monthly import table_key
-    from pipeline.storage import ObjectStore
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
 
     root = str(tmp_path / "store")
     generate(root, seed=5, players=1200, start="2008-01", end="2024-12")
@@ -339,7 +339,7 @@ def test_the_historical_regime_replays_2008_to_2024_in_one_run(tmp_path: Path):
 
 
 def test_docs_rules_md_is_current():
-    from pipeline.rules_doc import render
+    from pipeline.rules.doc import render
 
     docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
-    assert docs.read_text() == render(), "regenerate with: python -m pipeline.rules_doc > docs/rules.md"
+    assert docs.read_text() == render(), "regenerate with: python -m pipeline.rules.doc > docs/rules.md"

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipeline.storage import ObjectStore, safe_part
+from pipeline.store.object_store import ObjectStore, safe_part
 from tests.conftest import TINY_END, TINY_START
 from tests.servers import BUCKET, FAKE_KEY_ID, FAKE_SECRET, copy_tree
 
@@ -21,7 +21,7 @@ def run_everything(root: str, raise_on_error: bool = True) -> tuple[dg.ExecuteIn
     """Materialize every asset of the tiny months into root; the result and everything the run recorded."""
     from assets.automation import range_tags
     from assets.definitions import build_defs
-    from pipeline.scenarios import Scenario
+    from pipeline.scenarios.model import Scenario
 
     defs = build_defs(
         TINY_START, TINY_END, root=root, scenarios={"plain": Scenario(name="plain", rules="fide-historical")}
@@ -80,8 +80,8 @@ def test_credentials_never_appear_in_events_logs_metadata_or_errors(
 
 
 def test_the_ui_listens_on_loopback_only() -> None:
-    from assets.cli import add_dagster_commands
-    from pipeline.cli import build_parser
+    from assets.runtime.cli import add_dagster_commands
+    from pipeline.cli.commands import build_parser
 
     makefile = (ROOT / "Makefile").read_text()
     ui_recipe = makefile.split("\nui:", 1)[1].split("\n\n", 1)[0]

@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 
 from assets.automation import range_tags
 from assets.storage import ObjectStoreResource
-from pipeline.storage import ObjectStore, polars_s3_options, store_root_from_env
+from pipeline.store.object_store import ObjectStore, polars_s3_options, store_root_from_env
 from tests.conftest import TINY_END, TINY_START
 from tests.servers import BUCKET, CountingProxy, assert_same_tables, copy_tree, s3_environment, stored_objects, tables
 
@@ -187,7 +187,7 @@ def materialize_tiny(
     root: str, tags: dict[str, str] | None = None, partition_key: str | None = None
 ) -> dg.ExecuteInProcessResult:
     from assets.definitions import build_defs
-    from pipeline.scenarios import Scenario
+    from pipeline.scenarios.model import Scenario
 
     defs = build_defs(TINY_START, TINY_END, root=root, scenarios={"plain": Scenario(**PLAIN_SCENARIO)})
     return dg.materialize(

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.run_commands import exposed_ui_warning
-from pipeline.storage import ObjectStore, StoreFault, fault_line
-from pipeline.store_lock import EXIT_LOCKED, LOCK_KEY, STORE_TAG, StoreLock, StoreLocked, store_lock, store_tag
+from pipeline.cli.run_options import exposed_ui_warning
+from pipeline.store.lock import EXIT_LOCKED, LOCK_KEY, STORE_TAG, StoreLock, StoreLocked, store_lock, store_tag
+from pipeline.store.object_store import ObjectStore, StoreFault, fault_line
 
 ROOT = Path(__file__).resolve().parents[1]
 HOLD = (
     "import sys, time\n"
-    "from pipeline.storage import ObjectStore\n"
-    "from pipeline.store_lock import store_lock\n"
+    "from pipeline.store.object_store import ObjectStore\n"
+    "from pipeline.store.lock import store_lock\n"
     "with store_lock(ObjectStore(sys.argv[1])):\n"
     "    print('held', flush=True)\n"
     "    time.sleep(float(sys.argv[2]))\n"
@@ -147,7 +147,7 @@ def test_runs_of_a_store_carry_its_tag_and_the_shipped_instance_allows_one_per_s
     from dagster._utils.tags import TagConcurrencyLimitsCounter
 
     from assets.definitions import ALL_MONTHS_JOB, build_defs
-    from assets.runs import INSTANCE_YAML
+    from assets.runtime.runs import INSTANCE_YAML
 
     tag = store_tag(ObjectStore(str(tmp_path / "a")))
     assert build_defs("2024-01", "2024-02", root=str(tmp_path / "a")).resolve_job_def(ALL_MONTHS_JOB).tags == tag
@@ -171,7 +171,7 @@ def test_runs_of_a_store_carry_its_tag_and_the_shipped_instance_allows_one_per_s
 def test_a_full_disk_names_the_file_and_the_cause_and_the_summary_still_prints(
     tiny_landing_zone: Path, tmp_path: Path, small_disk: Path, capsys
 ) -> None:
-    from assets.cli import main
+    from assets.runtime.cli import main
 
     shutil.copytree(tiny_landing_zone, small_disk / "raw")
     scenarios = tmp_path / "scenarios.yaml"

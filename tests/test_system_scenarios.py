@@ -12,13 +12,13 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from assets.automation import range_tags
-from pipeline.ingest import read_seed_list
-from pipeline.monthly import table_key
+from pipeline.ingest.read import read_seed_list
 from pipeline.months import add_months, month_index
-from pipeline.rules import RulesError
-from pipeline.scenarios import Scenario, load_scenarios
-from pipeline.storage import ObjectStore
-from pipeline.system_scenarios import rate_system_month, seed_state
+from pipeline.rules.model import RulesError
+from pipeline.scenarios.model import Scenario, load_scenarios
+from pipeline.scenarios.system_step import rate_system_month, seed_state
+from pipeline.store.monthly import table_key
+from pipeline.store.object_store import ObjectStore
 from pipeline.systems import rate_period
 
 TINY_START, TINY_END = "2024-01", "2024-04"
@@ -108,7 +108,7 @@ def test_seed_players_start_at_their_rating_with_the_initial_deviation() -> None
 
 def test_an_idle_player_keeps_the_list_rating_and_deviation_grows_when_he_plays_again() -> None:
     seed = pl.DataFrame({"player_id": [1, 2], "rating": [2000, 2000]})
-    from pipeline.engine import normalize_list
+    from pipeline.engine.period import normalize_list
 
     previous, state = normalize_list(seed), seed_state(GLICKO2, seed, "2024-01")
     game = {

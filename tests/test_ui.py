@@ -28,7 +28,7 @@ def graphql(url: str, query: str, variables: dict | None = None) -> dict:
 @pytest.fixture(scope="module")
 def webserver(tmp_path_factory: pytest.TempPathFactory):
     """Demo data for three months materialized into a persistent instance, then the webserver over it."""
-    from assets.runs import run_demo
+    from assets.runtime.runs import run_demo
     from pipeline.generator import generate
 
     base = tmp_path_factory.mktemp("ui")

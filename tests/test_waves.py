@@ -2,8 +2,8 @@
 
 import os
 
-from pipeline.landing import LandingEntry, dump_bytes
-from pipeline.waves import DEFAULT_WORKERS, Stage, month_ranges, run_waves, stages
+from pipeline.ingest.landing import LandingEntry, dump_bytes
+from pipeline.operations.waves import DEFAULT_WORKERS, Stage, month_ranges, run_waves, stages
 
 
 def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.tables import DP_BY_PERCENT
+from pipeline.rules.tables import DP_BY_PERCENT
 from schemas.performance import Performance
 from schemas.util import conform
 
@@ -121,10 +121,10 @@ def file_performance(path: str) -> pl.DataFrame:
     rated opponent are listed with games 0 and null figures. Raises InputFileError for a file that
     cannot be read or holds no readable record.
     """
-    from pipeline.file_report import sniff_format
     from pipeline.formats import read_dump
-    from pipeline.tabular_io import InputFileError
-    from pipeline.validate import LOCAL_ID_BASE, split_month
+    from pipeline.formats.table_files import InputFileError
+    from pipeline.validate.file_report import sniff_format
+    from pipeline.validate.split import LOCAL_ID_BASE, split_month
     from schemas.players import Players
     from schemas.util import empty_frame
 

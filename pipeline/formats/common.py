@@ -602,7 +602,7 @@ def parse_free_date_checked(text: str | None) -> tuple[date | None, bool]:
 
 # -- byes written as an opponent, reasons a reader settles -----------------------------------------
 # Quarantine reasons a reader decides itself (schemas.quarantine): a record whose parse_error reads
-# '<reason>: <detail>' is quarantined under that reason, not as unparseable (pipeline.validate).
+# '<reason>: <detail>' is quarantined under that reason, not as unparseable (pipeline.validate.split).
 DUPLICATE_PLAYER = "duplicate_player"  # TRF: one FIDE id on two 001 lines of a file
 CONFLICTING_TAGS = "conflicting_tags"  # PGN: a tag given twice in a game with different values
 READER_REASONS = (DUPLICATE_PLAYER, CONFLICTING_TAGS)

@@ -533,7 +533,7 @@ def _column_names(names: list[str]) -> list[str]:
 
 # An id as a table writes it: digits, with a minus sign for a negative number (a Parquet integer column's -5, a
 # spreadsheet's). A negative id is read as the number it is and quarantined as invalid_id by the one id check
-# (pipeline.validate.id_problems); '+5', '1.5e7' and '4600003.0' are no ids.
+# (pipeline.validate.split.id_problems); '+5', '1.5e7' and '4600003.0' are no ids.
 _ID_TEXT = r"^-?\d+$"
 
 

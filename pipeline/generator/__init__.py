@@ -1,7 +1,7 @@
 """Synthetic federation generator: seeded, deterministic raw dumps with a known true strength per player and month.
 
 `generate(out, seed, players, start, end, scale=...)` simulates a population of players over the
-months start..end (inclusive) and writes, through `pipeline.storage.ObjectStore(out)` only:
+months start..end (inclusive) and writes, through `pipeline.store.object_store.ObjectStore(out)` only:
 
 - `raw/<FED>/<YYYY-MM>/<event_id>.trf`    one FIDE TRF16 file per event hosted by a TRF federation
                                           (team events carry TRF16 `013` team records);
@@ -68,7 +68,7 @@ from pipeline.generator.events import TEAM, EventNamer, Schedule, build_schedule
 from pipeline.generator.pairing import Crosstable, pair_and_play
 from pipeline.generator.population import Population, build_population
 from pipeline.months import month_index, month_range
-from pipeline.storage import ObjectStore
+from pipeline.store.object_store import ObjectStore
 
 __all__ = [
     "DEFAULT_DEMO",

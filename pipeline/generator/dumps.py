@@ -17,7 +17,7 @@ from pipeline.generator.frames import RESULT_TEXT, games_frame
 from pipeline.generator.pairing import BLACK, WHITE, Crosstable
 from pipeline.generator.population import Population
 from pipeline.months import month_from_index
-from pipeline.storage import ObjectStore
+from pipeline.store.object_store import ObjectStore
 
 # PGN writes forfeits with an ordinary result and a Termination tag; CSV/Parquet with +- / -+.
 _PGN_RESULT = {**RESULT_TEXT, ord("+"): "1-0", ord("-"): "0-1"}

@@ -4,7 +4,7 @@ deflation per year.
     python -m pipeline.generator.experiment --scale medium --json medium.json   # ~40 s; fide: ~7 min
 
 Simulates the world of `generate` in memory (no files), then rates every month with
-`pipeline.engine.rate_period` under each scenario, from the generator's seed list:
+`pipeline.engine.period.rate_period` under each scenario, from the generator's seed list:
 
 - `fide-2014`: FIDE's 2014-era rules throughout (K 40/20/10, floor 1000, plus-score initial ratings);
 - `reformed-2017`: the same until 2016-12; period 2017-01 is rated under them and its list then
@@ -15,7 +15,7 @@ Only classical games are rated (both rule sets give rapid and blitz weight 0), a
 the clean ones validation would keep (no forfeits, typos, duplicates). Reported per calendar year:
 the favourite's actual minus expected score over rated games (expected from the rule set's
 table, incl. the 400-point rule), the same for 1400-1599 underdogs against 2000-2199 favourites,
-and from each December list the error against the true strengths (`pipeline.truth`).
+and from each December list the error against the true strengths (`pipeline.analytics.truth`).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from pipeline.engine import compress, normalize_list, rate_period
+from pipeline.analytics.truth import rating_error_vs_truth
+from pipeline.engine.period import compress, normalize_list, rate_period
 from pipeline.generator import config, simulate
 from pipeline.generator.frames import engine_games, games_frame
-from pipeline.rules import RuleSet, load_rules
-from pipeline.truth import rating_error_vs_truth
+from pipeline.rules.model import RuleSet, load_rules
 
 TRUTH_BANDS = ("1200-1299", "1600-1699", "2000-2099", "2400-2499")
 
@@ -237,7 +237,11 @@ def markdown(report: dict) -> str:
                 f"{band:+.1f} % ({row['band_games']:,})" if band is not None else "-",
             ]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "December lists against the truth (`pipeline.truth.rating_error_vs_truth`; Elo points):", ""]
+    lines += [
+        "",
+        "December lists against the truth (`pipeline.analytics.truth.rating_error_vs_truth`; Elo points):",
+        "",
+    ]
     head = [
         "month",
         "rated players",

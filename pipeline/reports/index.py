@@ -10,7 +10,7 @@ from html import escape
 from urllib.parse import quote, urlsplit
 
 from pipeline.reports.page import html_page
-from pipeline.storage import safe_part
+from pipeline.store.object_store import safe_part
 
 REPORTS_PREFIX = "reports"
 INDEX_NAME = "index.html"

@@ -44,12 +44,12 @@ from pipeline.reports.index import (
     report_path,
 )
 from pipeline.reports.markdown import crosstable_markdown
-from pipeline.scenarios import Scenario, rate_scenario_month
-from pipeline.storage import TEMP_MARK, ObjectStore, redact_url
+from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.store.object_store import TEMP_MARK, ObjectStore, redact_url
 from schemas import Games
 from schemas.util import empty_frame
 
-# The report assets as the UI describes them (assets/reports.py), beside the writers of what they describe.
+# The report assets as the UI describes them (assets/report.py), beside the writers of what they describe.
 REPORTS_DESCRIPTION = """Pages and charts of scenario `{name}` under `reports/{name}/` in the object store.
 
 Summary crosstables per calendar year and per window (HTML laid out like Sonas's tables, plus the

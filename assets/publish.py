@@ -1,0 +1,53 @@
+"""Publish stage, per scenario: each month's rating list as CSV, FIDE TXT and a searchable HTML page under lists/
+(pipeline.publish.lists).
+"""
+
+import dagster as dg
+
+from assets.metadata import table_attributes, validate
+from assets.rate import chain_key
+from assets.storage import ObjectStoreResource
+from pipeline.operations import progress
+from pipeline.publish.lists import PUBLISHED_FROM_THE_LIST, published_registry, write_published_month
+from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import MonthlyFrames
+from schemas import PublishedList
+
+
+def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
+    key = scenario.name
+
+    @dg.asset(
+        key=[key, "published_list"],
+        group_name=key,
+        partitions_def=partitions,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        ins={"rating_list": dg.AssetIn(chain_key(scenario, "rating_list"))},
+        # The CSV's columns; the files are written here, not through the Parquet IO manager.
+        **table_attributes(PublishedList, "publish", scenario, kinds={"csv", "html", "txt"}),
+    )
+    def published_list_files(
+        context: dg.AssetExecutionContext, store: ObjectStoreResource, rating_list: MonthlyFrames
+    ) -> dg.MaterializeResult:
+        months = list(context.partition_keys)
+        first_partition = partitions.get_first_partition_key()
+        assert first_partition is not None  # a run has partitions, so the definition has a first one
+        object_store = store.store()
+        registry = published_registry(object_store, first_partition, months[-1])
+        largest = 0
+        for done, month in enumerate(months, start=1):
+            figures = write_published_month(
+                object_store, scenario, month, rating_list.read(month, PUBLISHED_FROM_THE_LIST), registry, validate
+            )
+            context.add_asset_metadata(dict(figures), partition_key=month)
+            largest = max(largest, int(figures["players"]))
+            progress.report(f"publish {scenario.name}", month, done, len(months))
+        # Run-wide figures go to the run's log: result metadata would land on every month of the run.
+        if len(months) > 1:
+            context.log.info(
+                f"{key}/published_list: {len(months)} months {months[0]}..{months[-1]}, "
+                f"{largest:,} players on the largest list"
+            )
+        return dg.MaterializeResult()
+
+    return [published_list_files]

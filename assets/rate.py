@@ -1,0 +1,102 @@
+"""Rate stage, one chain per scenario (pipeline.scenarios.chain): the monthly list, the per-game calculation and,
+for a rating system, its state, with the checks of these tables.
+"""
+
+from collections.abc import Iterator
+
+import dagster as dg
+import polars as pl
+
+from assets.checks import CheckedTable, stage_checks
+from assets.metadata import table_attributes
+from assets.partitions import PREVIOUS_MONTH
+from assets.storage import ObjectStoreResource, write_month_tables
+from pipeline.operations import progress
+from pipeline.scenarios.chain import MissingMonth, chain_tables, games_or_empty, month_figures, rate_months
+from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
+from pipeline.store.monthly import MonthlyFrames
+
+
+def period_games_mapping() -> dg.TimeWindowPartitionMapping:
+    """A list month rates the games of the months since the previous list (quarterly before July 2009)."""
+    return dg.TimeWindowPartitionMapping(
+        start_offset=-(MAX_PERIOD_MONTHS - 1), end_offset=0, allow_nonexistent_upstream_partitions=True
+    )
+
+
+def chain_key(scenario: Scenario, table: str) -> dg.AssetKey:
+    """The key of a table of the scenario's chain (pipeline.scenarios.chain.chain_tables): `<scenario>/<table>`."""
+    return dg.AssetKey([scenario.name, table])
+
+
+def build_rating_defs(
+    partitions: dg.PartitionsDefinition, scenario: Scenario, list_freshness: dg.FreshnessPolicy | None = None
+) -> dg.Definitions:
+    """The scenario's chain as one step writing its tables month by month, and the checks of those tables; the list
+    is expected by `list_freshness` (when the monthly schedule rates the month just closed).
+    """
+    first_partition = partitions.get_first_partition_key()
+    tables = chain_tables(scenario)
+    keys = {table.name: chain_key(scenario, table.name) for table in tables}
+
+    # Each month's tables are written as they are made (none waits for a whole range), and a subset
+    # such as the list alone is a valid selection: the month is computed whole, the rest not stored.
+    @dg.multi_asset(
+        name=f"rate_{scenario.name}",
+        can_subset=True,
+        group_name=scenario.name,
+        partitions_def=partitions,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        # A rule set's list month rates the games since its previous list; a system rates each month alone.
+        ins={"games": dg.AssetIn("games", partition_mapping=None if scenario.is_system else period_games_mapping())},
+        # Lineage of the self-dependencies only. The previous month is read from the store, not loaded
+        # as an input: in a range run the IO manager would try to load months not yet written.
+        deps=[dg.AssetDep(keys[table.name], partition_mapping=PREVIOUS_MONTH) for table in tables if table.carried],
+        outs={
+            table.name: dg.AssetOut(
+                key=keys[table.name],
+                # The scenario's own definition is part of its code: editing it in the YAML marks its chain stale.
+                **table_attributes(table.model, "rate", scenario, scenario.model_dump_json()),
+                freshness_policy=list_freshness if table.name == "rating_list" else None,
+                is_required=False,  # a subset stores only what was selected
+            )
+            for table in tables
+        },
+    )
+    def rate(
+        context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames
+    ) -> Iterator[dg.MaterializeResult]:
+        months = list(context.partition_keys)
+        assert first_partition is not None  # a run has partitions, so the definition has a first one
+        object_store = store.store()
+        try:
+            rate_month = rate_months(object_store, scenario, months, first_partition)
+        except MissingMonth as missing:
+            raise dg.Failure(
+                description=str(missing),
+                metadata={"missing_month": missing.missing_month, "expected_at": missing.location},
+            ) from None
+        games_of = games_or_empty(games)
+
+        selected = [table.name for table in tables if keys[table.name] in context.selected_asset_keys]
+        stored = [(keys[t.name], t.model) if t.name in selected else None for t in tables]
+
+        def one_month(month: str) -> tuple[pl.DataFrame, ...]:
+            frames = rate_month(month, games_of)
+            figures = month_figures(dict(zip(keys, frames, strict=True)), scenario.rules_name(month))
+            for name in selected:
+                context.add_asset_metadata(figures[name], asset_key=keys[name], partition_key=month)
+            progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))
+            return frames
+
+        frames = ((month, one_month(month)) for month in months)
+        write_month_tables(context, object_store, stored, months, frames)
+        yield from (dg.MaterializeResult(asset_key=keys[name]) for name in selected)
+
+    checks = stage_checks(
+        rate.node_def.name,
+        partitions,
+        [CheckedTable(keys[table.name], table.model, table.unique) for table in tables],
+        chain=(scenario, keys["rating_list"], keys["rated_games"]),
+    )
+    return dg.Definitions(assets=[rate], asset_checks=[checks])

@@ -1,0 +1,103 @@
+"""Report stage: each scenario's pages and charts, the scenario comparison and the index (written by
+pipeline.reports.writer).
+"""
+
+import dagster as dg
+
+from assets.rate import chain_key
+from assets.storage import ObjectStoreResource
+from pipeline.operations.code_versions import code_version
+from pipeline.reports import INDEX_NAME, REPORTS_PREFIX, accuracy_comparison_markdown
+from pipeline.reports.writer import (
+    COMPARISON_DESCRIPTION,
+    INDEX_DESCRIPTION,
+    REPORTS_DESCRIPTION,
+    report_figures,
+    stored_accuracy,
+    stored_months,
+    write_accuracy_comparison,
+    write_report_index,
+    write_scenario_reports,
+)
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import redact_url
+
+ALL_MONTHS = dg.AllPartitionMapping()
+
+
+def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
+    """The scenario's report pages (its monthly analyses are built by assets.analyse)."""
+    key = scenario.name
+
+    @dg.asset(
+        key=[key, "reports"],
+        group_name=key,
+        kinds={"html", "png", "parquet"},
+        tags={"stage": "report"},
+        code_version=code_version("analyse", scenario.model_dump_json()),
+        deps=[
+            dg.AssetDep(dg.AssetKey([key, "crosstable"]), partition_mapping=ALL_MONTHS),
+            dg.AssetDep(chain_key(scenario, "rated_games"), partition_mapping=ALL_MONTHS),
+            dg.AssetDep(chain_key(scenario, "rating_list"), partition_mapping=ALL_MONTHS),
+        ],
+        description=REPORTS_DESCRIPTION.format(name=scenario.name),
+    )
+    def reports(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
+        object_store = store.store()
+        months = stored_months(object_store, [key, "crosstable"], partitions.get_partition_keys())
+        if not months:
+            raise dg.Failure(f"no stored {key}/crosstable month: materialize the scenario's months first")
+        written = write_scenario_reports(object_store, scenario, months)
+        figures, markdown = report_figures(object_store, scenario, months, written)
+        return dg.MaterializeResult(metadata={**figures, **{k: dg.MetadataValue.md(v) for k, v in markdown.items()}})
+
+    return [reports]
+
+
+def build_cross_scenario_assets(
+    partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]
+) -> list[dg.AssetsDefinition]:
+    accuracy_keys = [dg.AssetKey([s.name, "accuracy"]) for s in scenarios.values()]
+    report_keys = [dg.AssetKey([s.name, "reports"]) for s in scenarios.values()]
+    baseline = "actual" if "actual" in scenarios else None
+
+    @dg.asset(
+        name="accuracy_comparison",
+        group_name="reports",
+        kinds={"html", "png", "parquet"},
+        tags={"stage": "report"},
+        code_version=code_version("analyse"),
+        deps=[dg.AssetDep(k, partition_mapping=ALL_MONTHS) for k in accuracy_keys],
+        description=COMPARISON_DESCRIPTION,
+    )
+    def accuracy_comparison(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
+        object_store = store.store()
+        monthly = stored_accuracy(object_store, list(scenarios), partitions.get_partition_keys())
+        if monthly is None:
+            raise dg.Failure("no stored accuracy month in any scenario")
+        comparison = write_accuracy_comparison(object_store, monthly, baseline, stored=list(scenarios))
+        return dg.MaterializeResult(
+            metadata={
+                "preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),
+                "scenarios": comparison.height,
+            }
+        )
+
+    @dg.asset(
+        name="report_index",
+        group_name="reports",
+        kinds={"html"},
+        tags={"stage": "report"},
+        code_version=code_version("analyse"),
+        # The evaluation leaderboard's page is linked too.
+        deps=[*report_keys, "accuracy_comparison", dg.AssetKey(["evaluation", "leaderboard"])],
+        description=INDEX_DESCRIPTION,
+    )
+    def report_index(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
+        object_store = store.store()
+        entries = write_report_index(object_store)
+        return dg.MaterializeResult(
+            metadata={"links": len(entries), "path": redact_url(object_store.url(REPORTS_PREFIX, INDEX_NAME))}
+        )
+
+    return [accuracy_comparison, report_index]

@@ -1,0 +1,1 @@
+"""Running Dagster from the `ratings` command: the run, the demo, the UI and the instance."""

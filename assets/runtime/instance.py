@@ -1,0 +1,192 @@
+"""The Dagster instance of `assets/runtime/dagster.yaml`: Dagster's SQLite storage, with its connections kept open.
+
+Dagster's SQLite run and event-log storages build a new SQLAlchemy engine, open the database file and
+dispose of it again for every statement batch, and commit with a disk flush each time: about 5 ms
+of CPU for every event a run records. A FIDE-scale backfill records about 10,000 (planned and
+stored materializations, per-month check results), so the storage cost more CPU than rating the
+players. The classes here are the same storages, same files and same schema (the UI, `dagster dev`
+and Dagster's own CLI read them as usual), with one pooled engine per database file, kept for the
+life of the process: about 1.4 ms an event.
+
+`RatingsInstance` exists only to make these storages the default from the instance directory, as
+Dagster's own SQLite default is (`config_defaults`), so that a `storage:` block in dagster.yaml
+(PostgreSQL) still replaces them.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import dagster as dg
+import yaml
+from dagster._core.instance.ref import InstanceRef
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from dagster._core.storage.sqlite_storage import (
+    DagsterSqliteStorage,
+    _event_logs_directory,
+    _runs_directory,
+    _schedule_directory,
+)
+from dagster._serdes import ConfigurableClassData
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, Engine
+
+# Event-log databases whose engines a process keeps open: one per run (the UI reads many runs), plus
+# the cross-run index. Older ones are closed.
+OPEN_EVENT_LOG_SHARDS = 16
+
+_ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def _forget_parent_connections() -> None:
+    """In a forked child, drop the parent's pooled connections without closing them (SQLite's rule for fork)."""
+    for engine in list(_ENGINES):
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_parent_connections)
+
+
+def _skip_commit_flush_in_wal(dbapi_connection: Any, _record: Any) -> None:
+    # In WAL mode, synchronous=NORMAL cannot corrupt the database: it only skips the flush of each
+    # commit, so a power cut (not a crash of the process) may lose the last events. Dagster makes its
+    # databases WAL; one still in rollback mode keeps Dagster's full flush.
+    (journal_mode,) = dbapi_connection.execute("PRAGMA journal_mode").fetchone()
+    if str(journal_mode).lower() == "wal":
+        dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+
+
+def pooled_sqlite_engine(conn_string: str) -> Engine:
+    """An engine for one SQLite file whose connections stay open between uses (any thread may use them)."""
+    engine = create_engine(
+        conn_string,
+        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
+    )
+    event.listen(engine, "connect", _skip_commit_flush_in_wal)
+    _ENGINES.add(engine)
+    return engine
+
+
+class PooledSqliteEventLogStorage(SqliteEventLogStorage):
+    """Dagster's run-sharded SQLite event log, with the engines of the last databases used kept open."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        # Set before Dagster's constructor, which already writes to the index database.
+        self._shard_engines: OrderedDict[str, Engine] = OrderedDict()
+        self._tables_present: set[str] = set()
+        self._asset_key_columns_present: set[str] = set()
+        super().__init__(base_dir, inst_data=inst_data)
+
+    # Dagster asks the index database about its own schema for every check result and asset event (does the
+    # checks table exist, has the asset-key table a column), building a new engine for each table question:
+    # about 0.6 ms of CPU an event, some 4 s of the 204-month backfill. A table or column once there stays
+    # (migrations add them; wipe forgets), so only what is present is remembered; an absent one is asked again.
+    def has_table(self, table_name: str) -> bool:
+        if table_name not in self._tables_present:
+            if not super().has_table(table_name):
+                return False
+            self._tables_present.add(table_name)
+        return True
+
+    def _has_asset_key_col_on_connection(self, conn: Connection, column_name: str) -> bool:
+        if column_name not in self._asset_key_columns_present:
+            if not super()._has_asset_key_col_on_connection(conn, column_name):
+                return False
+            self._asset_key_columns_present.add(column_name)
+        return True
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]) -> Any:
+        return cls(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[Connection]:
+        # Dagster's lock makes one connection at a time per storage, as in its own _connect.
+        with self._db_lock:
+            engine = self._shard_engines.pop(shard, None) or pooled_sqlite_engine(self.conn_string_for_shard(shard))
+            if shard not in self._initialized_dbs:
+                self._initdb(engine)
+                self._initialized_dbs.add(shard)
+                engine.dispose()  # connections made before _initdb switched the file to WAL
+            self._shard_engines[shard] = engine
+            while len(self._shard_engines) > OPEN_EVENT_LOG_SHARDS:
+                self._shard_engines.popitem(last=False)[1].dispose()
+            with engine.connect() as conn, conn.begin():
+                yield conn
+
+    def _close_engines(self) -> None:
+        with self._db_lock:
+            while self._shard_engines:
+                self._shard_engines.popitem()[1].dispose()
+
+    def wipe(self) -> None:
+        self._close_engines()  # wipe deletes the run databases' files
+        self._tables_present.clear()
+        self._asset_key_columns_present.clear()
+        super().wipe()
+
+    def dispose(self) -> None:
+        super().dispose()
+        self._close_engines()
+
+
+class PooledSqliteRunStorage(SqliteRunStorage):
+    """Dagster's SQLite run storage with one engine whose connections stay open."""
+
+    def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None):
+        self._engine = pooled_sqlite_engine(conn_string)
+        super().__init__(conn_string, inst_data=inst_data)
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]) -> Any:
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        # No lock: Dagster nests these connections (a query inside a transaction); the pool hands out another.
+        with self._engine.connect() as conn, conn.begin():
+            yield conn
+
+    def dispose(self) -> None:
+        super().dispose()
+        self._engine.dispose()
+
+
+class PooledSqliteStorage(DagsterSqliteStorage):
+    """Dagster's SQLite storage layout under one directory (runs, event logs, schedules), with pooled connections."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        self.base_dir = base_dir
+        # Dagster's own layout of the files under the instance directory, so that the stock classes find them.
+        self._run_storage = PooledSqliteRunStorage.from_local(_runs_directory(base_dir))
+        self._event_log_storage = PooledSqliteEventLogStorage(_event_logs_directory(base_dir))
+        self._schedule_storage = SqliteScheduleStorage.from_local(_schedule_directory(base_dir))
+        self._inst_data = inst_data
+        super(DagsterSqliteStorage, self).__init__()
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]) -> Any:
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+
+class RatingsInstance(dg.DagsterInstance):
+    """A Dagster instance whose default storage is `PooledSqliteStorage` in the instance directory."""
+
+    @classmethod
+    def config_schema(cls) -> dict[str, Any]:
+        return {}
+
+    @staticmethod
+    def config_defaults(base_dir: str) -> Mapping[str, ConfigurableClassData | None]:
+        storage = ConfigurableClassData(
+            __name__, PooledSqliteStorage.__name__, yaml.dump({"base_dir": base_dir}, default_flow_style=False)
+        )
+        return {**InstanceRef.config_defaults(base_dir), "storage": storage}

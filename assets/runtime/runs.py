@@ -1,0 +1,315 @@
+"""`ratings run` and `ratings demo` in Dagster: heal orphaned runs, observe the landing zone, run the `all_months`
+job. What they decide and say without Dagster is pipeline.operations.run_plan.
+"""
+
+import gc
+import logging
+import os
+import shutil
+import socket
+import sys
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+import dagster as dg
+
+from assets.definitions import ALL_MONTHS_JOB, build_defs
+from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions
+from pipeline.invariants.checks import LIST_CONTINUITY
+from pipeline.months import add_months
+from pipeline.operations import progress
+from pipeline.operations.automation import range_tags
+from pipeline.operations.run_plan import (
+    RunPlan,
+    checks_passed,
+    closing_lines,
+    generate_demo,
+    opening_line,
+    plan_run,
+    remove_interrupted_writes,
+    runs_summary,
+)
+from pipeline.operations.waves import DEFAULT_WORKERS, Stage, run_waves, stages
+from pipeline.scenarios.model import load_scenarios
+from pipeline.store.lock import store_lock
+from pipeline.store.object_store import (
+    UNREACHABLE_ERRORS,
+    ObjectStore,
+    fault_line,
+    process_alive,
+    redact_url,
+    store_root_from_env,
+)
+
+DEFAULT_DAGSTER_HOME = ".dagster_home"
+# Instance settings shipped with the project (telemetry off); `make ui` installs the same file.
+INSTANCE_YAML = os.path.join(os.path.dirname(__file__), "dagster.yaml")
+PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
+
+
+def instance_home(dagster_home: str | None) -> str:
+    """The Dagster instance directory ($DAGSTER_HOME, else ./.dagster_home), made, with the shipped dagster.yaml."""
+    home = os.path.abspath(dagster_home or os.environ.get("DAGSTER_HOME") or DEFAULT_DAGSTER_HOME)
+    os.makedirs(home, exist_ok=True)
+    if os.path.isfile(INSTANCE_YAML) and not os.path.exists(os.path.join(home, "dagster.yaml")):
+        shutil.copyfile(INSTANCE_YAML, os.path.join(home, "dagster.yaml"))
+    return home
+
+
+def _runner_tags() -> dict[str, str]:
+    """Tags naming the process that executes a CLI run in-process, so a later run can tell it was orphaned."""
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+
+
+def heal_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Mark failed the unfinished runs that an earlier CLI process of this machine left behind when it was killed.
+
+    A run executed in-process stays STARTED for ever once its process dies, and with one run at a
+    time (the shipped dagster.yaml) every queued run would wait behind it. Returns the healed run ids.
+    """
+    unfinished = [dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.NOT_STARTED]
+    healed = []
+    for run in instance.get_runs(filters=dg.RunsFilter(statuses=unfinished, tags={HOST_TAG: socket.gethostname()})):
+        pid = run.tags.get(PID_TAG, "")
+        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
+            instance.report_run_failed(run, f"the process that ran it (pid {pid}) ended without finishing it")
+            healed.append(run.run_id)
+    return healed
+
+
+def observe_landing_zone(
+    instance: dg.DagsterInstance, store: ObjectStore, entries: list[LandingEntry], months: Sequence[str]
+) -> None:
+    """Record the landing zone's data version of each month of the run, as observing `landing_zone` in the UI does.
+
+    An observable source asset is not executed by a job run; without this the UI would say
+    "Never observed" and could not tell which months' dumps changed after the run.
+    """
+    fingerprints = landing_versions(store, entries).dumps
+    for month in months:
+        instance.report_runless_asset_event(
+            dg.AssetObservation(
+                asset_key="landing_zone",
+                partition=month,
+                # Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
+                tags={"dagster/data_version": fingerprints.get(month, "empty")},
+            )
+        )
+
+
+def _root_cause(error: Any) -> str:
+    """The first line of the innermost error Dagster wrapped (the user's exception, not the step wrapper)."""
+    while error is not None and getattr(error, "cause", None) is not None:
+        error = error.cause
+    return ((error.message if error is not None else "").strip().splitlines() or [""])[0]
+
+
+def _store_fault(error: Any) -> str | None:
+    """The line naming the path and cause of the store fault a step failed on (pipeline.store.object_store.StoreFault,
+    an unreachable store), None when it failed otherwise.
+    """
+    while error is not None:
+        name = getattr(error, "cls_name", None) or ""
+        first = ((getattr(error, "message", "") or "").strip().splitlines() or [""])[0]
+        prefix, _, rest = first.partition(": ")
+        first = rest if rest and prefix.rsplit(".", 1)[-1] == name else first
+        if name == "StoreFault":
+            return first
+        if name in UNREACHABLE_ERRORS:
+            return f"object store unreachable: {UNREACHABLE_ERRORS[name]} ({first})"
+        error = getattr(error, "cause", None) or getattr(error, "context", None)
+    return None
+
+
+# Run config keeping Dagster's console logger to warnings and errors: the progress line says the rest.
+QUIET_DAGSTER = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def run_demo(
+    root: str | None = None,
+    dagster_home: str | None = None,
+    out: TextIO | None = None,
+    generate_data: bool = False,
+    workers: int | None = None,
+) -> dict[str, Any]:
+    """`ratings demo`: generate DEFAULT_DEMO where allowed (pipeline.operations.run_plan.generate_demo), then
+    run_store over every month.
+
+    root defaults to $RATINGS_STORE, else ./data; dagster_home to $DAGSTER_HOME, else ./.dagster_home.
+    """
+    out = out or sys.stdout
+    root = root or store_root_from_env()
+    generate_demo(root, explicit=generate_data, out=out)
+    return run_store(root, dagster_home=dagster_home, out=out, title="Demo", workers=workers)
+
+
+@contextmanager
+def _young_garbage_collected() -> Iterator[None]:
+    """Within the block, Python's full garbage collections look only at objects made inside it, so they run often.
+
+    Frames and arrays caught in reference cycles are freed only by a full collection, which Python
+    runs only once the objects surviving since the last one number a quarter of all long-lived
+    objects, and the definitions and Dagster's machinery are hundreds of thousands. A run that
+    allocates few Python objects (the instance no longer opens a database per event) then held the
+    garbage of whole steps: the 204-month backfill with --workers 2 peaked at 2.8 GB instead of 2.2 GB.
+    Frozen, the objects alive before the run leave that count until the block ends.
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def execute_stage(
+    stage: Stage,
+    first: str,
+    last: str,
+    partition_range: tuple[str, str],
+    root: str,
+    scenarios_file: str | None,
+    home: str,
+    reporter: Any,
+) -> dict[str, Any]:
+    """One run of the `all_months` job over `stage`'s assets (and their checks); what the summary needs of it.
+
+    The definitions' partitions are the store's months (`partition_range`: from the chain's start, as
+    the UI's are): the run materializes first..last, its first month continues the stored list of the
+    month before unless it is the chain's start, and pages over every month read all the stored ones.
+    Called in this process or in a worker process (then `reporter` forwards progress to the parent).
+    """
+    first, last = stage.months or (first, last)
+    if reporter is not None:
+        progress.install(reporter)
+    with warnings.catch_warnings():
+        # Beta/preview notices about backfill policies and partitioned checks are not news to a user.
+        warnings.simplefilter("ignore")
+        logging.getLogger("dagster").setLevel(logging.WARNING)
+        defs = build_defs(*partition_range, root=root, scenarios=load_scenarios(scenarios_file))
+        job = defs.resolve_job_def(ALL_MONTHS_JOB)
+        everything = dg.AssetSelection.groups(*stage.groups) if stage.groups else dg.AssetSelection.all()
+        selection = everything - dg.AssetSelection.assets("landing_zone")  # observed by run_store instead
+        # The named job, not an ad-hoc one: every run shows under `all_months` and can be re-executed.
+        # Disposed after the run: the instance keeps its database connections open (assets/runtime/instance.py).
+        with dg.DagsterInstance.from_config(home) as instance, _young_garbage_collected():
+            result = job.execute_in_process(
+                instance=instance,
+                tags={**range_tags(first, last), **_runner_tags(), STAGE_TAG: stage.name},
+                run_config=QUIET_DAGSTER,
+                raise_on_error=False,
+                asset_selection=list(selection.resolve(defs.resolve_asset_graph())),
+            )
+    return {
+        "run_id": result.run_id,
+        "success": result.success,
+        "checks": checks_passed((e.check_name, e.passed) for e in result.get_asset_check_evaluations()),
+        "failed_steps": {
+            event.step_key: _store_fault(event.step_failure_data.error) or _root_cause(event.step_failure_data.error)
+            for event in result.all_events
+            if event.event_type_value == "STEP_FAILURE"
+        },
+        "faults": [
+            fault
+            for event in result.all_events
+            if event.event_type_value == "STEP_FAILURE" and (fault := _store_fault(event.step_failure_data.error))
+        ],
+    }
+
+
+def run_store(
+    root: str | None = None,
+    first_month: str | None = None,
+    last_month: str | None = None,
+    scenarios_file: str | None = None,
+    dagster_home: str | None = None,
+    out: TextIO | None = None,
+    title: str = "Run",
+    workers: int | None = None,
+    wait: bool = False,
+) -> dict[str, Any]:
+    """`ratings run`: rate an existing landing zone's months and print what happened, under the store's lock from
+    before the plan to after the summary (one writer per store).
+
+    One Dagster run by default; with more `workers`, runs of the shared tables over consecutive months, then one
+    run per scenario, each wave `workers` side by side in their own processes (they belong to this run: the lock
+    is this process's for the whole run), then the comparison. Never writes into raw/. Months default to the
+    first..last month holding dumps. The summary lists quarantined records by reason and by file, months mostly
+    quarantined, how players were identified, and where the lists are; `success` is False when the run failed
+    or rated no game at all. pipeline.store.lock.StoreLocked when another run holds the lock, unless `wait`.
+    """
+    out = out or sys.stdout
+    with store_lock(ObjectStore(root or store_root_from_env()), wait=wait, out=out):
+        plan = plan_run(root, first_month, last_month, scenarios_file)
+        return _rate_planned(plan, scenarios_file, dagster_home, out, title, workers)
+
+
+def _rate_planned(
+    plan: RunPlan, scenarios_file: str | None, dagster_home: str | None, out: TextIO, title: str, workers: int | None
+) -> dict[str, Any]:
+    """run_store's runs of `plan` and its summary, the lock held."""
+    home = instance_home(dagster_home)
+    print(opening_line(plan.months, redact_url(plan.store.url()), plan.scenarios, home), file=out, flush=True)
+    for note in plan.notes:
+        print(f"  {note}", file=out, flush=True)
+
+    workers = DEFAULT_WORKERS if workers is None else workers
+    started = time.monotonic()
+    previous_reporter = progress.install(progress.ConsoleProgress())
+    outcomes: list[dict[str, Any]] = []
+    waves: list[list[Stage]] = []
+    fault = None
+    try:
+        with dg.DagsterInstance.from_config(home) as instance:
+            for run_id in heal_orphaned_runs(instance):
+                print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
+            remove_interrupted_writes(plan.store, out)
+            observe_landing_zone(instance, plan.store, plan.entries, plan.months)
+        waves = stages(list(plan.scenarios), workers, plan.months, dump_bytes(plan.entries, plan.months))
+        run_args = (plan.months[0], plan.months[-1], plan.partition_range, plan.root, scenarios_file, home)
+        outcomes = run_waves(waves, execute_stage, run_args, workers)
+    except Exception as error:  # the store failed outside any step: still summarise, naming where and why
+        fault = fault_line(plan.store.url(), error)
+        if fault is None:
+            raise
+    finally:
+        progress.install(previous_reporter)
+
+    summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home, fault)
+    if summary["stale_after"]:
+        with dg.DagsterInstance.from_config(home) as instance:
+            mark_stale_lists(instance, plan, summary["stale_after"])
+    print(closing_lines(summary, plan.scenarios, title), file=out, flush=True)
+    return summary
+
+
+def mark_stale_lists(instance: dg.DagsterInstance, plan: RunPlan, stale: dict[str, dict[str, list[str]]]) -> None:
+    """Record in the UI that each scenario's stored lists after the run's last month were rated from a list the run
+    replaced (run_report.stale_after): the list_continuity check of the month after, evaluated against the new
+    list (failed when it no longer continues it), naming every later month and the command that re-rates them.
+
+    Dagster by itself marks only that month's list unsynced (its upstream, the month before, is newer);
+    the months after it are stale as well, and the check's metadata says so.
+    """
+    last = plan.months[-1]
+    command = f"ratings run --store {redact_url(plan.store.url())} --from {add_months(last, 1)}"
+    for name, lists in stale.items():
+        months, problems = lists["months"], lists["problems"]
+        instance.report_runless_asset_event(
+            dg.AssetCheckEvaluation(
+                asset_key=dg.AssetKey([plan.scenarios[name].name, "rating_list"]),
+                check_name=LIST_CONTINUITY,
+                passed=not problems,
+                partition=months[0],
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={
+                    "stale_months": f"{months[0]}..{months[-1]} ({len(months)})",
+                    "rated_from": f"the list of {last} that a later run replaced",
+                    "bring_up_to_date": command,
+                    **({"problems": "\n".join(problems)} if problems else {}),
+                },
+            )
+        )

@@ -1,0 +1,86 @@
+"""A scenario's monthly analyses: what each computes from a month's table, and the figures the UI shows of it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandera.polars as pa
+import polars as pl
+
+from pipeline.analytics import predictive_accuracy, summary_crosstable
+from pipeline.analytics.performance import performance_ratings
+from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
+from pipeline.reports import accuracy_markdown, crosstable_markdown
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore
+from schemas import Accuracy, Crosstable, Performance, TruthError
+from schemas.util import empty_frame
+
+#: Figures whose text is Markdown (a table the UI renders).
+MARKDOWN_FIGURES = frozenset({"preview"})
+
+MonthTable = Callable[[pl.DataFrame, str], pl.DataFrame]
+Figures = dict[str, int | float | str]
+
+
+@dataclass(frozen=True)
+class MonthlyAnalysis:
+    """One analysis: its table under the scenario, its model, the table it reads, and how a month is computed."""
+
+    table: str
+    model: type[pa.DataFrameModel]
+    reads: str  # rated_games or rating_list, of the same scenario
+    # What computes a month (from the month's `reads` frame), made once per run: it may read the store.
+    prepare: Callable[[ObjectStore, Scenario], MonthTable]
+    figures: Callable[[pl.DataFrame], Figures]
+    # The columns of `reads` it uses, when they are few (a rating list's pending games cost most of its reading).
+    columns: tuple[str, ...] | None = None
+
+
+def _crosstable_figures(table: pl.DataFrame) -> Figures:
+    summaries = table.filter(pl.col("opponent_band") == "all")
+    if not summaries.height:
+        return {"bands": 0, "games_counted": 0, "preview": "no game counted for both sides"}
+    return {
+        "bands": summaries.height,
+        "games_counted": int(summaries["games"].sum()) // 2,
+        "preview": crosstable_markdown(table),
+    }
+
+
+def _performance_figures(table: pl.DataFrame) -> Figures:
+    events = table.filter(pl.col("scope") == "event")
+    return {"players": table.height - events.height, "events": events["event_id"].n_unique()}
+
+
+def _truth_error(store: ObjectStore, scenario: Scenario) -> MonthTable:
+    if not store.exists(TRUTH_KEY):  # real federation data: there is no ground truth to compare with
+        return lambda rating_list, month: empty_frame(TruthError)
+    truth = store.scan_parquet(TRUTH_KEY)
+    return lambda rating_list, month: rating_error_vs_truth(rating_list, truth, month)
+
+
+def _truth_figures(table: pl.DataFrame) -> Figures:
+    overall = table.filter(pl.col("band") == "all")
+    if not overall.height:
+        return {}
+    return {name: float(overall[name][0] or 0.0) for name in ("pair_error_mean", "pair_error_rms", "slope")}
+
+
+MONTHLY_ANALYSES = (
+    MonthlyAnalysis(
+        "crosstable", Crosstable, "rated_games", lambda store, scenario: summary_crosstable, _crosstable_figures
+    ),
+    MonthlyAnalysis(
+        "performance", Performance, "rated_games", lambda store, scenario: performance_ratings, _performance_figures
+    ),
+    MonthlyAnalysis(
+        "accuracy",
+        Accuracy,
+        "rated_games",
+        lambda store, scenario: lambda games, month: predictive_accuracy(games, month, scenario.name),
+        lambda row: {"preview": accuracy_markdown(row)},
+    ),
+    MonthlyAnalysis("truth_error", TruthError, "rating_list", _truth_error, _truth_figures, ("player_id", "rating")),
+)

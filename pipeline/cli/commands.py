@@ -1,0 +1,534 @@
+"""The `ratings` commands (pure code): rate a period, validate files, performance, player, evaluate, rules, generate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.engine.period import EngineInputError, compress, normalize_list, rate_period
+from pipeline.formats.common import classify_time_control, parse_clock
+from pipeline.formats.table_files import InputFileError, converted, decode_pending, read_table, write_table
+from pipeline.generator.config import SCALES
+from pipeline.months import first_day, parse_month
+from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_rules, schedule_of
+from pipeline.text import escape_text
+from schemas.rating_list import POOL_ENTRY, RatingList
+from schemas.util import polars_schema
+
+RESULT_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5}
+TIME_CONTROL_CLASSES = ("classical", "modern", "rapid", "blitz")
+GAMES_COLUMNS = ("event_id", "white_id", "black_id", "result", "white_rating", "black_rating", "date", "time_control")
+DEBUG_ENV = "RATINGS_DEBUG"
+
+
+class UsageError(ValueError):
+    """Bad arguments; printed without a traceback."""
+
+
+# -- rate-period -------------------------------------------------------------------------------
+
+
+def warn_unknown_columns(path: str, columns: list[str], known) -> None:
+    """One line on stderr naming the columns rate-period does not read (a misspelt name is otherwise silent)."""
+    unknown = [name for name in columns if name not in known]
+    if unknown:
+        print(f"ratings rate-period: warning: {path}: ignoring unknown column(s) {', '.join(unknown)}", file=sys.stderr)
+
+
+def read_previous_list(path: str) -> pl.DataFrame:
+    """PREV: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400 (or a full list)."""
+    frame = decode_pending(read_table(path, "previous list"))
+    warn_unknown_columns(path, frame.columns, polars_schema(RatingList))
+    if "player_id" not in frame.columns:
+        raise InputFileError(f"{path}: previous list needs a player_id column (has: {', '.join(frame.columns)})")
+    columns = []
+    for name, dtype in polars_schema(RatingList).items():
+        if name not in frame.columns or frame.schema[name] != pl.Utf8 or dtype in (pl.Utf8, pl.List(POOL_ENTRY)):
+            continue
+        if dtype == pl.Boolean:
+            columns.append(
+                frame[name].str.strip_chars().str.to_lowercase().is_in(["true", "1", "yes", "y"]).alias(name)
+            )
+        else:
+            columns.append(converted(frame, name, dtype, path, "previous list"))
+    frame = frame.with_columns(columns)
+    missing_ids = frame["player_id"].is_null()
+    if missing_ids.any():
+        raise InputFileError(f"{path}: line {int(missing_ids.arg_true()[0]) + 2}: previous list row has no player_id")
+    duplicates = frame.filter(pl.col("player_id").is_duplicated())["player_id"].unique().sort()
+    if len(duplicates):
+        raise InputFileError(f"{path}: previous list has duplicate player_id values: {duplicates.head(5).to_list()}")
+    return frame
+
+
+def read_period_games(path: str, month: str) -> pl.DataFrame:
+    """GAMES: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control."""
+    frame = read_table(path, "games")
+    warn_unknown_columns(path, frame.columns, GAMES_COLUMNS)
+    required = ["event_id", "white_id", "black_id", "result"]
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InputFileError(
+            f"{path}: games file lacks required column(s) {', '.join(missing)} (has: {', '.join(frame.columns)})"
+        )
+    result_text = frame["result"].cast(pl.Utf8).str.strip_chars()
+    unknown = result_text.is_null() | ~result_text.is_in(list(RESULT_SCORES))
+    if unknown.any():
+        index = int(unknown.arg_true()[0])
+        raise InputFileError(f"{path}: line {index + 2}: result {frame['result'][index]!r} is not 1-0, 0-1 or 1/2-1/2")
+    games = pl.DataFrame(
+        {
+            "game_id": pl.Series(range(frame.height), dtype=pl.UInt64),
+            "event_id": frame["event_id"].cast(pl.Utf8).fill_null(""),
+            "white_id": converted(frame, "white_id", pl.Int64, path, "games"),
+            "black_id": converted(frame, "black_id", pl.Int64, path, "games"),
+            "white_score": result_text.replace_strict(RESULT_SCORES, return_dtype=pl.Float64),
+        }
+    )
+    for column in ("white_id", "black_id"):
+        if games[column].is_null().any():
+            raise InputFileError(f"{path}: line {int(games[column].is_null().arg_true()[0]) + 2}: {column} is empty")
+    for source, target in (("white_rating", "white_rating_used"), ("black_rating", "black_rating_used")):
+        if source in frame.columns:
+            games = games.with_columns(converted(frame, source, pl.Int32, path, "games").alias(target))
+    if "time_control" in frame.columns:
+        games = games.with_columns(period_time_controls(frame["time_control"], path))
+    if "date" in frame.columns:
+        dates = (
+            frame["date"]
+            .cast(pl.Utf8)
+            .str.strip_chars()
+            .str.replace_all(r"\.", "-")
+            .str.to_date("%Y-%m-%d", strict=False)
+        )
+        bad = frame["date"].is_not_null() & (frame["date"].cast(pl.Utf8).str.strip_chars() != "") & dates.is_null()
+        if bad.any():
+            index = int(bad.arg_true()[0])
+            raise InputFileError(f"{path}: line {index + 2}: date {frame['date'][index]!r} is not YYYY-MM-DD")
+        # The event starts on its first game's date; the list in force then is the one given as PREV.
+        games = (
+            games.with_columns(dates.alias("date"))
+            .with_columns(event_start=pl.col("date").min().over("event_id").fill_null(first_day(month)))
+            .drop("date")
+        )
+    self_play = games["white_id"] == games["black_id"]
+    if self_play.any():
+        raise InputFileError(
+            f"{path}: line {int(self_play.arg_true()[0]) + 2}: white_id and black_id are the same player"
+        )
+    return games
+
+
+def period_time_controls(column: pl.Series, path: str) -> pl.DataFrame:
+    """time_control, tc_base_seconds, tc_increment_seconds from a class or a clock, per game.
+
+    A class (classical, modern, rapid, blitz) is kept as given. A clock ('90+30', '5400+30', '90',
+    '40/90+30:30+30', '90 min + 30 s') fills the engine's clock columns (formats.common.parse_clock:
+    a unit-less base up to 150 is minutes, above it seconds) and its class is FIDE's for that
+    clock (formats.common.classify_time_control), so rule sets that weight by minutes use them.
+    An empty cell is classical.
+    """
+    stripped = pl.col("text").str.strip_chars()
+    frame = pl.DataFrame({"text": column.cast(pl.Utf8)}).select(pl.when(stripped != "").then(stripped).alias("text"))
+    named = pl.col("text").str.to_lowercase()
+    base, increment = parse_clock(pl.col("text"))
+    is_class = named.is_in(list(TIME_CONTROL_CLASSES))
+    parsed = frame.with_columns(
+        tc_base_seconds=pl.when(~is_class).then(base),
+        tc_increment_seconds=pl.when(~is_class).then(increment),
+    ).with_columns(
+        time_control=pl.when(pl.col("text").is_null())
+        .then(pl.lit("classical"))
+        .when(is_class)
+        .then(named)
+        .otherwise(classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"))),
+    )
+    clock_seconds = pl.col("tc_base_seconds") + pl.col("tc_increment_seconds").fill_null(0)
+    bad = parsed.select(pl.col("text").is_not_null() & ~is_class & (clock_seconds.is_null() | (clock_seconds <= 0)))[
+        "text"
+    ]
+    if bad.any():
+        index = int(bad.arg_true()[0])
+        raise InputFileError(
+            f"{path}: line {index + 2}: time_control {column[index]!r} is not {', '.join(TIME_CONTROL_CLASSES)} "
+            "or a clock such as 90+30 (minutes + seconds a move), 5400+30 (seconds + seconds) or 90 (minutes)"
+        )
+    return parsed.select("time_control", "tc_base_seconds", "tc_increment_seconds")
+
+
+def command_rate_period(args: argparse.Namespace) -> int:
+    parse_month(args.month)
+    rules = resolve_rules(args.rules, args.month, tuple(args.set or ()))
+    previous = normalize_list(read_previous_list(args.list))
+    games = read_period_games(args.games, args.month)
+    result = rate_period(previous, games, rules, args.month)
+    new_list = compress(result.rating_list) if args.compress else result.rating_list
+    write_table(new_list, args.out)
+    rated = new_list.filter(pl.col("rating").is_not_null())
+    print(
+        f"{args.month} rated under {rules.name}{' + compression' if args.compress else ''}: "
+        f"{games.height:,} games, {new_list.height:,} players ({rated.height:,} rated, "
+        f"{new_list['newly_rated'].sum():,} newly rated, {new_list['delisted'].sum():,} delisted) -> {args.out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+# -- generate / demo / rules -------------------------------------------------------------------
+
+
+def command_generate(args: argparse.Namespace) -> int:
+    from pipeline.generator import generate
+
+    for month in (args.start, args.end):
+        if month is not None:
+            parse_month(month)
+    started = time.perf_counter()
+    summary = generate(args.out, seed=args.seed, players=args.players, start=args.start, end=args.end, scale=args.scale)
+    print(
+        f"generated {summary.games:,} games of {summary.players:,} players over {summary.months} months "
+        f"({', '.join(summary.federations)}) in {summary.files:,} files under {summary.root} "
+        f"in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def command_rules(args: argparse.Namespace) -> int:
+    if not args.name:
+        for name in preset_names():
+            schedule = schedule_of(name)
+            if schedule:
+                print(
+                    f"{name:16} schedule: "
+                    + ", ".join(
+                        f"{start} {rules}" + (f" ({', '.join(sets)})" if sets else "")
+                        for start, rules, sets in schedule
+                    )
+                )
+            else:
+                print(f"{name:16} {load_rules(name).description}")
+        return 0
+    print(load_rules(args.name, tuple(args.set or ())).model_dump_json(indent=2))
+    return 0
+
+
+# -- validate ----------------------------------------------------------------------------------
+
+
+def command_validate(args: argparse.Namespace) -> int:
+    """Per file: format, records, rated games, players, quarantine by reason; exit 1 only if nothing was readable."""
+    from pipeline.validate.file_report import report_files
+
+    reports = report_files(args.files)
+    for report in reports:
+        # Problems name file and line; with --json they go to stderr so that stdout stays one JSON object.
+        for problem in report.problems:
+            print(f"{report.path}: {problem}", file=sys.stderr)
+        if not args.json:
+            print(report.summary())
+    if args.json:
+        print(json.dumps({"files": [report.as_json() for report in reports]}))
+    if not any(report.readable for report in reports):
+        print("ratings validate: error: no file could be read", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- performance / player ----------------------------------------------------------------------
+
+
+def command_performance(args: argparse.Namespace) -> int:
+    """Performance ratings of one tournament file, from the ratings the file states."""
+    from pipeline.analytics.performance import file_performance, file_performance_json, file_performance_text
+
+    table = file_performance(args.file)
+    print(json.dumps(file_performance_json(table)) if args.json else file_performance_text(table, args.file))
+    return 0
+
+
+def command_player(args: argparse.Namespace) -> int:
+    """One player's history under every scenario, a month's calculation and performance; optionally as HTML."""
+    from pipeline.publish.player_card import player_report, render_html, render_text
+    from pipeline.store.object_store import ObjectStore
+
+    if args.month is not None:
+        parse_month(args.month)
+    report = player_report(ObjectStore(args.store) if args.store else ObjectStore(), args.id, args.scenario, args.month)
+    print(render_text(report))
+    if args.html:
+        Path(args.html).write_text(render_html(report), encoding="utf-8")
+        print(f"wrote {args.html}")
+    return 0
+
+
+# -- evaluate / tune (rating systems beside FIDE's Elo: pipeline/systems, pipeline/evaluation) -
+
+
+def command_evaluate(args: argparse.Namespace) -> int:
+    """Rate --games up to --train-to with one system, freeze, predict the test months, print the metrics."""
+    from pipeline.evaluation.protocol import evaluate, evaluation_text, load_system_rules, read_games
+
+    rules = load_system_rules(args.rules, tuple(args.set or ()), args.init)
+    games = read_games(args.games)
+    test_games = read_games(args.test) if args.test else None
+    outcome = evaluate(games, args.train_to, args.test_from, args.test_to, rules, test_games)
+    print(json.dumps(outcome) if args.json else evaluation_text(outcome))
+    return 0
+
+
+def command_tune(args: argparse.Namespace) -> int:
+    """A grid search over named parameters on one train/validation split, best first."""
+    from pipeline.evaluation.protocol import leaderboard_text, parse_grid, read_games, tune
+
+    games = read_games(args.games)
+    test_games = read_games(args.test) if args.test else None
+    outcome = tune(
+        games,
+        args.train_to,
+        args.test_from,
+        args.test_to,
+        args.rules,
+        parse_grid(args.grid or ()),
+        tuple(args.set or ()),
+        args.init,
+        args.metric,
+        test_games,
+    )
+    if args.top is not None:
+        outcome["results"] = outcome["results"][: args.top]
+    print(json.dumps(outcome) if args.json else leaderboard_text(outcome))
+    return 0
+
+
+# -- entry point -------------------------------------------------------------------------------
+
+
+def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | None = None) -> argparse.ArgumentParser:
+    """The commands of pure code; `more_commands` adds others (assets.runtime.cli adds run and demo: Dagster)."""
+    parser = argparse.ArgumentParser(
+        prog="ratings", description="FIDE-style monthly rating lists from federation game dumps."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    if more_commands is not None:
+        more_commands(commands)
+
+    rate = commands.add_parser("rate-period", help="rate one period from files (CSV or Parquet by extension)")
+    rate.add_argument("--rules", required=True, help="preset name (see `ratings rules`) or a rule-set YAML file")
+    rate.add_argument("--month", required=True, help="rating period YYYY-MM")
+    rate.add_argument(
+        "--list",
+        required=True,
+        help="previous list: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400",
+    )
+    rate.add_argument(
+        "--games",
+        required=True,
+        help="games: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control",
+    )
+    rate.add_argument("--out", required=True, help="new list (.csv or .parquet)")
+    rate.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a rule-set key, e.g. --set k.standard=24 (repeatable)",
+    )
+    rate.add_argument(
+        "--compress", action="store_true", help="apply the one-time compression below 2000 after the period"
+    )
+    rate.set_defaults(handler=command_rate_period)
+
+    gen = commands.add_parser("generate", help="write a synthetic federation's raw dumps (deterministic)")
+    gen.add_argument("--out", required=True, help="object-store root to write raw/ and truth/ under")
+    gen.add_argument(
+        "--scale",
+        choices=sorted(SCALES),
+        default="small",
+        help="preset: small (the demo: 30,000 players, 2015-2024), medium, fide (2008-2024 at the real pool's size)",
+    )
+    gen.add_argument("--seed", type=int, default=None, help="random seed (default: the preset's)")
+    gen.add_argument("--players", type=int, default=None, help="players over the whole span (default: the preset's)")
+    gen.add_argument("--start", default=None, help="first month YYYY-MM (default: the preset's)")
+    gen.add_argument("--end", default=None, help="last month YYYY-MM (default: the preset's)")
+    gen.set_defaults(handler=command_generate)
+
+    validate = commands.add_parser(
+        "validate",
+        help="read dumps, registries or FIDE list files and report format, records, games, players and quarantine",
+        description=(
+            "Validate loose files (no registry: any FIDE id present counts as known; a dump's month is its own)."
+        ),
+    )
+    validate.add_argument(
+        "files", nargs="+", metavar="FILE", help="TRF, PGN, CSV, Parquet (.gz/.zst too), players CSV or FIDE list TXT"
+    )
+    validate.add_argument(
+        "--json",
+        action="store_true",
+        help=(
+            'print one JSON object: {"files": [{"path", "format", "records", "games", "players", "quarantined", '
+            '"encoding"}]}'
+        ),
+    )
+    validate.set_defaults(handler=command_validate)
+
+    performance = commands.add_parser(
+        "performance",
+        help="performance ratings (FIDE's Ra + dp and the algorithm of 400) of one TRF or PGN file",
+        description="Per player: games against opponents with a rating stated in the file, score, average opponent, "
+        "FIDE's performance (Ra + dp, table 8.1.1) and the algorithm of 400. Unplayed games do not count.",
+    )
+    performance.add_argument("file", metavar="FILE", help="a TRF or PGN file (CSV and Parquet dumps work too)")
+    performance.add_argument(
+        "--json",
+        action="store_true",
+        help=(
+            'print one JSON object: {"players": [{"id", "name", "games", "score", "average_opponent", '
+            '"performance_fide", "performance_400"}]}'
+        ),
+    )
+    performance.set_defaults(handler=command_performance)
+
+    player = commands.add_parser(
+        "player",
+        help="one player from the store: rating history under every scenario, a month's calculation, performance",
+        description="Reads <store>/<scenario>/rating_list and rated_games (only the player's rows).",
+    )
+    player.add_argument("id", type=int, metavar="ID", help="FIDE id (or local id) of the player")
+    player.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
+    player.add_argument(
+        "--scenario", default=None, help="scenario of the calculation (default: actual if stored, else the first)"
+    )
+    player.add_argument(
+        "--month",
+        default=None,
+        metavar="YYYY-MM",
+        help="month of the calculation (default: the latest month the player played)",
+    )
+    player.add_argument(
+        "--html", default=None, metavar="FILE", help="also write a self-contained HTML page with a chart of the history"
+    )
+    player.set_defaults(handler=command_player)
+
+    protocol = argparse.ArgumentParser(add_help=False)
+    protocol.add_argument(
+        "--games",
+        required=True,
+        metavar="FILE",
+        help="games (CSV or Parquet, also .gz): month (YYYY-MM or an integer period), white_id, black_id, "
+        "white_score (1, 0.5, 0) or result (1-0, 0-1, 1/2-1/2), optional colour_known, event_id; "
+        "Kaggle's MonthID, Player1, Player2, Player1Score too (colours unknown)",
+    )
+    protocol.add_argument(
+        "--train-to",
+        required=True,
+        metavar="PERIOD",
+        help="last period rated (YYYY-MM or integer, as the file writes it)",
+    )
+    protocol.add_argument(
+        "--test-from", required=True, metavar="PERIOD", help="first period predicted (after --train-to)"
+    )
+    protocol.add_argument("--test-to", required=True, metavar="PERIOD", help="last period predicted")
+    protocol.add_argument(
+        "--rules",
+        required=True,
+        metavar="NAME|FILE.yaml",
+        help=(
+            "a system (elo, glicko, glicko2, stephenson, uscf), a preset (playerratings-glicko...) or a YAML "
+            "file with system: NAME and parameters"
+        ),
+    )
+    protocol.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a parameter, e.g. --set k=27 --set white_advantage=30 (repeatable)",
+    )
+    protocol.add_argument(
+        "--init",
+        type=float,
+        default=None,
+        metavar="RATING",
+        help="everybody's initial rating (default: the rules' init_rating, else 2200)",
+    )
+    protocol.add_argument(
+        "--test", default=None, metavar="FILE", help="predict this file's games in the test periods instead of --games'"
+    )
+    protocol.add_argument("--json", action="store_true", help="print one JSON object")
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        parents=[protocol],
+        help="train/test a rating system on a game file (Kaggle RMSE, log10 deviance, PlayerRatings bdev)",
+        description=(
+            "Rate every period up to --train-to from --init for every player, freeze the ratings, predict every test "
+            "game and score the predictions: player_month_rmse (Kaggle 2010), deviance_log10 (Kaggle 2011, "
+            "predictions clipped to [0.01, 0.99]) and bdev (PlayerRatings, 100 = coin flip). No White advantage "
+            "applies to a game whose colours are unknown."
+        ),
+    )
+    evaluate.set_defaults(handler=command_evaluate)
+
+    tune_parser = commands.add_parser(
+        "tune",
+        parents=[protocol],
+        help="grid-search a rating system's parameters on a validation window and print the leaderboard",
+        description=(
+            "Every combination of the --grid values is trained up to --train-to and scored on --test-from..--test-to."
+        ),
+    )
+    tune_parser.add_argument(
+        "--grid",
+        action="append",
+        metavar="KEY=V1,V2,...",
+        help="values to try for a parameter, e.g. --grid c=10,15,20 (repeatable)",
+    )
+    tune_parser.add_argument(
+        "--metric",
+        default="deviance_log10",
+        choices=["deviance_log10", "player_month_rmse", "bdev", "mean_abs_error"],
+        help="what the leaderboard is sorted by, lowest first (default deviance_log10)",
+    )
+    tune_parser.add_argument("--top", type=int, default=None, metavar="N", help="print only the N best settings")
+    tune_parser.set_defaults(handler=command_tune)
+
+    rules = commands.add_parser("rules", help="list the rule-set presets, or show one with its values")
+    rules.add_argument("name", nargs="?")
+    rules.add_argument("--set", action="append", metavar="KEY=VALUE")
+    rules.set_defaults(handler=command_rules)
+    return parser
+
+
+def main(
+    argv: list[str] | None = None, more_commands: Callable[[argparse._SubParsersAction], None] | None = None
+) -> int:
+    args = build_parser(more_commands).parse_args(argv)
+    try:
+        return args.handler(args)
+    except BrokenPipeError:  # the reader went away (`ratings ... | head`): nothing more to say to it
+        sys.stderr.close()
+        return 0
+    except (InputFileError, RulesError, EngineInputError, UsageError, ValueError, OSError) as exc:
+        print(f"ratings {args.command}: error: {escape_text(str(exc))}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a store or library failure: one line for a person, the traceback on request
+        if os.environ.get(DEBUG_ENV):
+            raise
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        print(
+            f"ratings {args.command}: error: {type(exc).__name__}: {escape_text(first_line)} "
+            f"(set {DEBUG_ENV}=1 to see the traceback)",
+            file=sys.stderr,
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

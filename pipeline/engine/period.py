@@ -1,0 +1,633 @@
+"""Rating engine for one period: the previous list plus the month's games give the new list (NumPy on the players'
+positions, vectorised).
+
+Every rule is a function of pipeline/rules/regulations.py, under its clause; the engine only composes them
+over a period: per game dR = score - PD, summed over the period, times K (reduced so that K x n <=
+the cap), rounded once, 0.5 away from zero; pools and first ratings for unrated players
+(pipeline/engine/unrated.py). The list's columns are read into NumPy arrays once and the next list
+is built from arrays (pipeline/engine/arrays.py); the rules run on arrays through their NumPy twins
+in pipeline/rules/regulations.py, and through Polars where a rule needs players and events told apart
+(the 2022 once-per-event 400-point rule, rounding per event) or floating-point formulas other than
+table 8.1.2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from pipeline.engine.arrays import (
+    Listed,
+    Strings,
+    bool_series,
+    bools,
+    inline_view,
+    number_series,
+    numbers,
+)
+from pipeline.engine.unrated import UnratedPeriod, UnratedSides, pending_column, unrated_period
+from pipeline.months import add_months, first_day, parse_month
+from pipeline.rules.model import RuleSet
+from pipeline.rules.regulations import (
+    _below_floor_numpy,
+    _development_coefficient_numpy,
+    _expected_score_numpy,
+    _game_weight_numpy,
+    _k_from_previous_list_numpy,
+    _k_times_games_cap_numpy,
+    _rating_difference_numpy,
+    _round_half_away_numpy,
+    events_matter,
+    k_ten_for_good,
+    once_per_event_cap,
+    rating_difference,
+    round_half_away,
+)
+from schemas.rated_games import RatedGames
+from schemas.rating_list import POOL_ENTRY, RatingList
+from schemas.util import conform, polars_schema
+
+LIST_SCHEMA = polars_schema(RatingList)
+RATED_GAMES_SCHEMA = polars_schema(RatedGames)
+
+
+class EngineInputError(ValueError):
+    """The previous list or the games cannot be rated as given; the message says what is wrong."""
+
+
+@dataclass(frozen=True)
+class PeriodResult:
+    """The new list and the per-game calculation it rests on."""
+
+    rating_list: pl.DataFrame
+    rated_games: pl.DataFrame
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.DataFrame:
+    """A full RatingList frame from a partial one (a seed list, or rate-period's PREV file).
+
+    Only player_id is required; a missing rating means unrated, a missing ever_2400 is derived
+    from the rating, a missing k is derived from the rule set when the period is rated, a missing
+    games_total is unknown for a rated player (established: K is not the newcomer's) and 0 for an
+    unrated one.
+    """
+    del month  # the list carries no month of its own; kept for call-site symmetry
+    if frame is None:
+        return pl.DataFrame(schema=LIST_SCHEMA)
+    if "player_id" not in frame.columns:
+        raise EngineInputError("the rating list has no player_id column")
+    present = set(frame.columns)
+    defaults: dict[str, pl.Expr] = {
+        "change": pl.lit(None),
+        "k": pl.lit(None),
+        "k_used": pl.lit(None),
+        "games": pl.lit(0),
+        "games_total": pl.when(pl.col("rating").is_null()).then(pl.lit(0)).otherwise(pl.lit(None)),
+        "inactive": pl.lit(False),
+        "delisted": pl.lit(False),
+        "newly_rated": pl.lit(False),
+        "birth_year": pl.lit(None),
+        "ever_2400": pl.lit(False),
+        "last_played": pl.lit(None),
+        "pending_games": pl.lit(0),
+        "pending_since": pl.lit(None),
+        "pending": pl.lit([], dtype=pl.List(POOL_ENTRY)),
+    }
+    out = frame.with_columns(pl.col("player_id").cast(pl.Int64, strict=False))
+    rating = pl.col("rating").cast(pl.Int32, strict=False) if "rating" in present else pl.lit(None, dtype=pl.Int32)
+    out = out.with_columns(rating.alias("rating"))
+    out = out.with_columns([expr.alias(name) for name, expr in defaults.items() if name not in present])
+    out = out.with_columns(
+        pl.col("ever_2400").cast(pl.Boolean, strict=False).fill_null(False)
+        | (pl.col("rating") >= 2400).fill_null(False),
+        # An empty games_total is unknown: established (null) for a rated player, 0 for an unrated one.
+        pl.when(pl.col("rating").is_null())
+        .then(pl.col("games_total").fill_null(0))
+        .otherwise(pl.col("games_total"))
+        .alias("games_total"),
+        pl.col("games").cast(pl.Int32, strict=False).fill_null(0),
+        pl.col("pending_games").cast(pl.Int32, strict=False).fill_null(0),
+        *(
+            pl.col(flag).cast(pl.Boolean, strict=False).fill_null(False)
+            for flag in ("inactive", "delisted", "newly_rated")
+        ),
+    )
+    if out["player_id"].null_count():
+        raise EngineInputError(f"the rating list has {out['player_id'].null_count()} rows without a valid player_id")
+    duplicated = out.filter(pl.col("player_id").is_duplicated())["player_id"].unique().sort()
+    if len(duplicated):
+        raise EngineInputError(f"the rating list has duplicate player_id values: {duplicated.head(5).to_list()}")
+    return conform(out, RatingList).sort("player_id")
+
+
+def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
+    """The columns the engine reads, with defaults for the optional ones."""
+    required = {"white_id", "black_id", "white_score"}
+    missing = required - set(games.columns)
+    if missing:
+        raise EngineInputError(f"games lack required columns: {sorted(missing)}")
+    start = first_day(month)
+    optional: dict[str, pl.Expr] = {
+        "game_id": pl.int_range(pl.len(), dtype=pl.UInt64),
+        "event_id": pl.lit("event"),
+        "event_start": pl.lit(start, dtype=pl.Date),
+        "time_control": pl.lit("classical"),
+        "white_rating_used": pl.lit(None, dtype=pl.Int32),
+        "black_rating_used": pl.lit(None, dtype=pl.Int32),
+        "tc_base_seconds": pl.lit(None, dtype=pl.Int32),
+        "tc_increment_seconds": pl.lit(None, dtype=pl.Int32),
+    }
+    out = games.with_columns([expr.alias(name) for name, expr in optional.items() if name not in games.columns])
+    out = out.select(
+        pl.col("game_id").cast(pl.UInt64),
+        pl.col("event_id").cast(pl.Utf8).fill_null("event"),
+        pl.col("event_start").cast(pl.Date).fill_null(start),
+        pl.col("white_id").cast(pl.Int64),
+        pl.col("black_id").cast(pl.Int64),
+        pl.col("white_score").cast(pl.Float64),
+        pl.col("time_control").cast(pl.Utf8).fill_null("classical"),
+        pl.col("white_rating_used").cast(pl.Int32),
+        pl.col("black_rating_used").cast(pl.Int32),
+        pl.col("tc_base_seconds").cast(pl.Int32),
+        pl.col("tc_increment_seconds").cast(pl.Int32),
+    )
+    bad_scores = out.filter(~pl.col("white_score").is_in([0.0, 0.5, 1.0]) | pl.col("white_score").is_null()).height
+    if bad_scores:
+        raise EngineInputError(f"{bad_scores} games have a white_score other than 1, 0.5 or 0")
+    if out.filter(pl.col("white_id").is_null() | pl.col("black_id").is_null()).height:
+        raise EngineInputError("some games have no white_id or black_id")
+    return out
+
+
+# -- where the players are: positions on the list ---------------------------------------------------
+# The list is kept in player_id order, so a player's row is a position; a month's work is gathers and
+# scatters on the positions of the players in its games (and of the unrated players holding a pool),
+# not joins of the games to the whole list and a sort of the whole list afterwards.
+
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _positions(ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Row of each query id on the list (`ids` strictly increasing), -1 for ids not on it."""
+    n = len(ids)
+    if n == 0 or len(queries) == 0:
+        return np.full(len(queries), -1, dtype=np.int64)
+    low, span = int(ids[0]), int(ids[-1]) - int(ids[0]) + 1
+    if span > 8 * n + 1024:
+        return _hashed_positions(ids, queries)
+    # Ids close together (a federation's block, a synthetic list): a direct table, one gather per query; no table
+    # when the ids are consecutive (strictly increasing over a span of n: the row is the id's offset).
+    offset = queries - low
+    inside = (offset >= 0) & (offset < span)
+    every = bool(inside.all())
+    if span == n:
+        return offset if every else np.where(inside, offset, -1)
+    table = np.full(span, -1, dtype=np.int32 if n < 2**31 else np.int64)
+    table[ids - low] = np.arange(n, dtype=table.dtype)
+    found = table[offset if every else np.where(inside, offset, 0)].astype(np.int64)
+    return found if every else np.where(inside, found, -1)
+
+
+def _hash_slots(keys: np.ndarray, bits: int) -> np.ndarray:
+    # Fibonacci hashing: FIDE ids come in federation blocks with regular gaps, which would pile up
+    # in the low bits; the multiply spreads them (uint64 arithmetic wraps, as intended).
+    return ((keys.astype(np.uint64) * _FIBONACCI) >> np.uint64(64 - bits)).astype(np.int64)
+
+
+def _hashed_positions(ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """_positions for ids spread far apart: an open-addressing hash table, filled and probed a round at a time.
+
+    np.searchsorted costs a cache miss per halving (75 ms for a month's 400,000 sides on a
+    500,000-player list); the table, at most half full, needs about 1.5 probes per id.
+    """
+    n = len(ids)
+    bits = max((2 * n - 1).bit_length(), 1)
+    mask = (1 << bits) - 1
+    table = np.full(1 << bits, -1, dtype=np.int64)
+    slot = _hash_slots(ids, bits)
+    waiting = np.arange(n)
+    while waiting.size:
+        wanted = slot[waiting]
+        free = table[wanted] < 0
+        candidates = waiting[free]
+        table[wanted[free]] = candidates  # of several ids wanting one free slot, one wins
+        won = table[slot[candidates]] == candidates
+        waiting = np.concatenate([waiting[~free], candidates[~won]])
+        slot[waiting] = (slot[waiting] + 1) & mask
+    out = np.full(len(queries), -1, dtype=np.int64)
+    probe = _hash_slots(queries, bits)
+    waiting = np.arange(len(queries))
+    while waiting.size:
+        held = table[probe[waiting]]
+        occupied = held >= 0
+        hit = occupied & (ids[np.where(occupied, held, 0)] == queries[waiting])
+        out[waiting[hit]] = held[hit]
+        waiting = waiting[occupied & ~hit]
+        probe[waiting] = (probe[waiting] + 1) & mask
+    return out
+
+
+def _in_id_order(rating_list: pl.DataFrame) -> pl.DataFrame:
+    ids = rating_list["player_id"].to_numpy()
+    return rating_list if bool(np.all(ids[1:] > ids[:-1])) else rating_list.sort("player_id")
+
+
+def _with_newcomers(listed: Listed, side_ids: np.ndarray, players: pl.DataFrame | None) -> tuple[Listed, np.ndarray]:
+    """(the list with this period's new players inserted in player_id order, the list row of each side)."""
+    ids = listed.ids
+    side_pos = _positions(ids, side_ids)
+    unknown = side_pos < 0
+    if not unknown.any():
+        return listed, side_pos
+    new_ids = np.unique(side_ids[unknown])
+    newcomers = Listed.read(_newcomers(pl.DataFrame({"player_id": new_ids}), players))
+    # A merge of two sorted id arrays: each old row moves down by the newcomers before it.
+    old_to = np.arange(len(ids)) + np.searchsorted(new_ids, ids)
+    new_to = np.searchsorted(ids, new_ids) + np.arange(len(new_ids))
+    order = np.empty(len(ids) + len(new_ids), dtype=np.int64)
+    order[old_to] = np.arange(len(ids))
+    order[new_to] = len(ids) + np.arange(len(new_ids))
+    moved = np.empty_like(side_pos)
+    moved[~unknown] = old_to[side_pos[~unknown]]
+    moved[unknown] = new_to[np.searchsorted(new_ids, side_ids[unknown])]
+    return listed.merged(newcomers, order), moved
+
+
+# -- the period ---------------------------------------------------------------------------------
+
+# Polars divides a float column by a literal as a product with its reciprocal; the engine's arithmetic does the same,
+# so that every value is the one the relational engine computed, to the last bit.
+_HUNDREDTH = 1.0 / 100.0
+
+
+@dataclass
+class _Sides:
+    """The month's games seen from each side: white sides are rows 0..G-1, black sides G..2G-1, in game order."""
+
+    games: pl.DataFrame
+    position: np.ndarray  # the player's list row
+    player_rated: np.ndarray  # the player is rated on the list in force
+    own: np.ndarray  # rating used (the source's, else the list's), int32
+    opponent: np.ndarray
+    opponent_known: np.ndarray
+    white_used: tuple[np.ndarray, np.ndarray]  # (values, known) per game, for the per-game table
+    black_used: tuple[np.ndarray, np.ndarray]
+    score: np.ndarray
+    weight: np.ndarray  # per game
+    counts: np.ndarray  # against a rated opponent (§8.3.1), in a rated time control
+
+    @classmethod
+    def of(cls, games: pl.DataFrame, listed: Listed, side_pos: np.ndarray, rules: RuleSet) -> _Sides:
+        count = games.height
+        list_rating, list_rated = listed.rating[side_pos], listed.rated[side_pos]
+
+        def used(column: str, sides: slice) -> tuple[np.ndarray, np.ndarray]:
+            source, source_known = numbers(games[column])
+            if source_known is None:
+                return source.copy(), np.ones(count, dtype=bool)
+            if not source_known.any():
+                return list_rating[sides], list_rated[sides]
+            known = source_known | list_rated[sides]
+            return list_rating[sides] + source_known * (source - list_rating[sides]), known
+
+        white_used, black_used = (
+            used("white_rating_used", slice(0, count)),
+            used("black_rating_used", slice(count, None)),
+        )
+        weight = _game_weight_numpy(rules, games)
+        white_score = games["white_score"].to_numpy()
+        opponent_known = np.concatenate([black_used[1], white_used[1]])
+        return cls(
+            games=games,
+            position=side_pos,
+            player_rated=list_rated,
+            own=np.concatenate([white_used[0], black_used[0]]),
+            opponent=np.concatenate([black_used[0], white_used[0]]),
+            opponent_known=opponent_known,
+            white_used=white_used,
+            black_used=black_used,
+            score=np.concatenate([white_score, 1.0 - white_score]),
+            weight=weight,
+            counts=np.tile(weight > 0, 2) & opponent_known,
+        )
+
+    def game_of(self, side: np.ndarray) -> np.ndarray:
+        return side - self.games.height * (side >= self.games.height)
+
+
+@dataclass
+class _RatedPeriod:
+    """Rated players' counting sides (in summation order) and the players who played (§8.3)."""
+
+    side: np.ndarray
+    expected_h: np.ndarray  # hundredths
+    played: np.ndarray  # list rows, increasing
+    games: np.ndarray  # n, int32
+    k_used: np.ndarray
+    change: np.ndarray
+    rating: np.ndarray  # after the change
+    delisted: np.ndarray
+    games_total: np.ndarray
+
+
+def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _RatedPeriod:
+    side = np.flatnonzero(sides.player_rated & sides.counts)
+    per_event: pl.DataFrame | None = None
+    if events_matter(rules):
+        # The once-per-event 400-point rule and rounding per event need each side's player and event.
+        game = sides.game_of(side)
+        rows = pl.DataFrame(
+            {
+                "side_row": side,
+                "player_id": listed.ids[sides.position[side]],
+                "event_id": sides.games["event_id"].gather(game),
+                "game_id": sides.games["game_id"].gather(game),
+                "own_rating": pl.Series(sides.own[side], dtype=pl.Int32),
+                "opponent_rating": pl.Series(sides.opponent[side], dtype=pl.Int32),
+            }
+        )
+        rows = once_per_event_cap(rows.with_columns(d=rating_difference(rules)), rules)
+        side, d = rows["side_row"].to_numpy(), rows["d"].to_numpy()
+        per_event = rows.select("event_id")
+    else:
+        d = _rating_difference_numpy(rules, sides.own[side], sides.opponent[side])
+    expected_h = _expected_score_numpy(rules, d, side < sides.games.height)
+    delta_h = (sides.score[side] * 100.0 - expected_h) * sides.weight[sides.game_of(side)]
+    position = sides.position[side]
+    games_n = np.bincount(position, minlength=listed.size)
+    delta = np.bincount(position, weights=delta_h, minlength=listed.size)
+    played = np.flatnonzero(games_n > 0)
+    n = games_n[played].astype(np.int32)
+    k_start = _k_from_previous_list_numpy(
+        rules.k,
+        year,
+        listed.k[played],
+        listed.k_known[played],
+        rating=listed.rating[played],
+        rated=listed.rated[played],
+        games_total=listed.games_total[played],
+        games_total_known=listed.games_total_known[played],
+        birth_year=listed.birth_year[played],
+        birth_year_known=listed.birth_year_known[played],
+        ever_2400=listed.ever_2400[played],
+    )
+    k_used = _k_times_games_cap_numpy(k_start, n, rules)
+    if rules.rounding == "per-period":
+        # x / 100.0 as Polars evaluates it (round_half_away's callers): times the reciprocal, bit for bit.
+        change = _round_half_away_numpy(k_used.astype(np.float64) * delta[played] * _HUNDREDTH)
+    else:
+        assert per_event is not None
+        change = _changes_rounded_per_event(per_event, position, delta_h, played, k_used)
+    updated = listed.rating[played] + change
+    delisted = _below_floor_numpy(updated, rules)
+    return _RatedPeriod(
+        side=side,
+        expected_h=expected_h,
+        played=played,
+        games=n,
+        k_used=k_used,
+        change=change,
+        rating=updated,
+        delisted=delisted,
+        games_total=listed.games_total[played] + n,
+    )
+
+
+def _changes_rounded_per_event(
+    events: pl.DataFrame, position: np.ndarray, delta_h: np.ndarray, played: np.ndarray, k_used: np.ndarray
+) -> np.ndarray:
+    """§8.3.4's one known exception: the change rounded per event, then summed (`events`: each side's event_id)."""
+    rows = events.with_columns(pos=pl.Series(position), delta_h=pl.Series(delta_h))
+    per_event = (
+        rows.group_by("pos", "event_id")
+        .agg(delta_h=pl.col("delta_h").sum())
+        .join(pl.DataFrame({"pos": played, "k_used": pl.Series(k_used, dtype=pl.Int16)}), on="pos")
+        .with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
+        .group_by("pos")
+        .agg(pl.col("change").sum().cast(pl.Int32))
+    )
+    return (
+        pl.DataFrame({"pos": played})
+        .join(per_event, on="pos", how="left", maintain_order="left")["change"]
+        .to_numpy()
+        .astype(np.int32)
+    )
+
+
+def rate_period(
+    previous: pl.DataFrame | None,
+    games: pl.DataFrame,
+    rules: RuleSet,
+    month: str,
+    players: pl.DataFrame | None = None,
+) -> PeriodResult:
+    """Rate one period: `previous` is the list in force before `month`, `games` the month's rated games.
+
+    `players` (optional, columns player_id and birth_year) supplies birth years for players new to the list.
+    Most of a list does not play in a given month: only the players in its games and the unrated
+    players holding a pool (which may expire) go through the rules, rated (§8.3) and unrated (§8.2)
+    separately; everybody else only has the period's columns reset. The list stays in player_id
+    order, so the players of the month are found by position, their results are summed per position
+    and written back at it; newcomers are merged in at their places. The columns are NumPy arrays
+    meanwhile (pipeline/engine/arrays.py).
+    """
+    year = parse_month(month)[0]
+    prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
+    prev = _in_id_order(k_ten_for_good(prev, rules.k))
+    game_rows = normalize_games(games, month)
+    side_ids = np.concatenate([game_rows["white_id"].to_numpy(), game_rows["black_id"].to_numpy()])
+    listed, side_pos = _with_newcomers(Listed.read(prev), side_ids, players)
+    size = listed.size
+    sides = _Sides.of(game_rows, listed, side_pos, rules)
+
+    # Rated players (§8.3).
+    rated = _rated_period(sides, listed, rules, year)
+
+    # Unrated players (§8.2): those in the games and those holding a pool, whose entries may expire.
+    in_games = np.zeros(size, dtype=bool)
+    in_games[side_pos] = True
+    holds_pool = (listed.pool_end > listed.pool_start) | (listed.pending_games > 0)
+    unrated_pos = np.flatnonzero(~listed.rated & (in_games | holds_pool))
+    unrated_side = np.flatnonzero(~sides.player_rated & sides.counts)
+    number = np.zeros(size, dtype=np.int64)  # each unrated player's number among them, by list row
+    number[unrated_pos] = np.arange(len(unrated_pos))
+    unrated = unrated_period(
+        listed,
+        unrated_pos,
+        UnratedSides(
+            owner=number[side_pos[unrated_side]],
+            points_x2=(sides.score[unrated_side] * 2).astype(np.int64),
+            opponent_rating=sides.opponent[unrated_side].astype(np.int64),
+            game=sides.game_of(unrated_side),
+            games=game_rows,
+        ),
+        rules,
+        month,
+    )
+    new_list = _next_list(listed, rated, unrated_pos, unrated, rules, month)
+    return PeriodResult(rating_list=new_list, rated_games=_rated_games_table(sides, rated, month))
+
+
+def _next_list(
+    listed: Listed, rated: _RatedPeriod, unrated_pos: np.ndarray, unrated: UnratedPeriod, rules: RuleSet, month: str
+) -> pl.DataFrame:
+    """The new list: the period's columns reset for everybody, then the results written at their rows."""
+    size, played = listed.size, rated.played
+    rating, has_rating = listed.rating.copy(), listed.rated.copy()
+    rating[played], has_rating[played] = rated.rating * ~rated.delisted, ~rated.delisted
+    rating[unrated_pos], has_rating[unrated_pos] = unrated.rating, unrated.published
+    change, change_known = np.zeros(size, dtype=np.int32), listed.rated.copy()
+    change[played] = rated.change
+    k_used, k_used_known = np.zeros(size, dtype=np.int16), np.zeros(size, dtype=bool)
+    k_used[played], k_used_known[played] = rated.k_used, True
+    games = np.zeros(size, dtype=np.int32)
+    games[played], games[unrated_pos] = rated.games, unrated.games
+    games_total, games_total_known = listed.games_total.copy(), listed.games_total_known.copy()
+    games_total[played] = rated.games_total
+    before = listed.games_total[unrated_pos]
+    games_total[unrated_pos] = before + unrated.published * (unrated.games_total - before)
+    games_total_known[unrated_pos] |= unrated.published
+    delisted = np.zeros(size, dtype=bool)
+    delisted[played] = rated.delisted
+    newly_rated = np.zeros(size, dtype=bool)
+    newly_rated[unrated_pos] = unrated.published
+    ever_2400 = listed.ever_2400 | (has_rating & (rating >= 2400))
+
+    stored = listed.last_played
+    last_played = Strings(stored.views.copy(), stored.valid.copy(), stored.buffers)
+    now = np.concatenate([played, unrated_pos[unrated.played]])
+    last_played.views[now], last_played.valid[now] = inline_view(month), True
+    last_played_series = last_played.series("last_played")
+    last_active = add_months(month, -rules.inactive_after_months)  # 'YYYY-MM' strings sort like the months
+    long_ago = bools((last_played_series <= last_active).fill_null(False))[0]
+    inactive = (last_played.valid & long_ago) | (~last_played.valid & listed.inactive)
+
+    pending_games = listed.pending_games * ~listed.rated
+    pending_games[unrated_pos] = unrated.pending_games
+    pending_since = Strings.missing(size)
+    pending_since.buffers = unrated.pending_since.buffers
+    pending_since.views[unrated_pos] = unrated.pending_since.views
+    pending_since.valid[unrated_pos] = unrated.pending_since.valid
+
+    # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
+    k = _development_coefficient_numpy(
+        rules.k,
+        parse_month(add_months(month, 1))[0],
+        rating=rating,
+        rated=has_rating,
+        games_total=games_total,
+        games_total_known=games_total_known,
+        birth_year=listed.birth_year,
+        birth_year_known=listed.birth_year_known,
+        ever_2400=ever_2400,
+    )
+    new_list = pl.DataFrame(
+        [
+            listed.id_series.alias("player_id"),
+            number_series("rating", rating, has_rating),
+            number_series("change", change, change_known),
+            number_series("k", k),
+            number_series("k_used", k_used, k_used_known),
+            number_series("games", games),
+            number_series("games_total", games_total, games_total_known),
+            bool_series("inactive", inactive),
+            bool_series("delisted", delisted),
+            bool_series("newly_rated", newly_rated),
+            listed.birth_series.alias("birth_year"),
+            bool_series("ever_2400", ever_2400),
+            last_played_series,
+            number_series("pending_games", pending_games),
+            pending_since.series("pending_since"),
+            pending_column(size, unrated_pos, unrated.pool_sizes, unrated.pool_entries),
+        ]
+    )
+    return conform(new_list, RatingList)
+
+
+def _newcomers(ids: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
+    """List rows for players seen for the first time (column player_id): everyone in a game joins the list, unrated."""
+    if players is not None and "birth_year" in players.columns and ids.height:
+        births = players.select(pl.col("player_id").cast(pl.Int64), pl.col("birth_year").cast(pl.Int32, strict=False))
+        births = births.join(ids, on="player_id", how="semi").unique("player_id", keep="first")
+        ids = ids.join(births, on="player_id", how="left")
+    return normalize_list(ids)
+
+
+# Columns the schema declares without missing values: a full list with one missing there goes through normalize_list.
+_NEVER_MISSING = ("player_id", "games", "inactive", "delisted", "newly_rated", "ever_2400", "pending_games", "pending")
+
+
+def _is_full_list(frame: pl.DataFrame) -> bool:
+    return dict(frame.schema) == dict(LIST_SCHEMA) and not any(frame[name].null_count() for name in _NEVER_MISSING)
+
+
+def _rated_games_table(sides: _Sides, rated: _RatedPeriod, month: str) -> pl.DataFrame:
+    # Each counted side's expectation goes back to its side row: white sides first, then black, in game order.
+    games = sides.games
+    count = games.height
+    expected = np.zeros(2 * count, dtype=np.float64)
+    expected_known = np.zeros(2 * count, dtype=bool)
+    expected[rated.side], expected_known[rated.side] = rated.expected_h * _HUNDREDTH, True
+    table = pl.DataFrame(
+        [
+            games["game_id"],
+            Strings(np.tile(inline_view(month), count), np.ones(count, dtype=bool), []).series("month"),
+            games["event_id"],
+            games["white_id"],
+            games["black_id"],
+            games["white_score"],
+            games["time_control"],
+            number_series("white_rating_used", *sides.white_used),
+            number_series("black_rating_used", *sides.black_used),
+            number_series("white_expected", expected[:count], expected_known[:count]),
+            number_series("black_expected", expected[count:], expected_known[count:]),
+            number_series("weight", sides.weight),
+        ]
+    )
+    table = conform(table, RatedGames)
+    game_ids = table["game_id"].to_numpy()
+    # Games usually arrive in game_id order: the sort is then skipped (only when strictly increasing, so nothing can
+    # move).
+    return table if bool(np.all(game_ids[1:] > game_ids[:-1])) else table.sort("game_id")
+
+
+def compress(
+    rating_list: pl.DataFrame, threshold: int = 2000, factor: float = 0.4, fresh_start: bool = True
+) -> pl.DataFrame:
+    """The one-time compression of March 2024 (docs/regulations.md): R + round(0.4 x (2000 - R)) below 2000.
+
+    Applied after a period's regular calculation to every rated player, active or not, newcomers
+    included. 0.4 x (2000 - R) is rounded to the nearest integer, halves away from zero [U: the
+    reference marks FIDE's rounding as unverified]. Nobody passes 2000 and the order is kept.
+    With `fresh_start` (the 2024 reform), unrated players' pooled results from before it are discarded.
+    """
+    below = pl.col("rating").is_not_null() & (pl.col("rating") < threshold)
+    uplift = round_half_away((threshold - pl.col("rating")).cast(pl.Float64) * factor)
+    compressed = rating_list.with_columns(
+        change=pl.when(below).then(pl.col("change").fill_null(0) + uplift).otherwise(pl.col("change")).cast(pl.Int32),
+        rating=pl.when(below).then(pl.col("rating") + uplift).otherwise(pl.col("rating")).cast(pl.Int32),
+    )
+    if not fresh_start:
+        return compressed
+    unrated = pl.col("rating").is_null()
+    return compressed.with_columns(
+        pending=pl.when(unrated).then(pl.lit([], dtype=pl.List(POOL_ENTRY))).otherwise(pl.col("pending")),
+        pending_games=pl.when(unrated).then(pl.lit(0, dtype=pl.Int32)).otherwise(pl.col("pending_games")),
+        pending_since=pl.when(unrated).then(pl.lit(None, dtype=pl.Utf8)).otherwise(pl.col("pending_since")),
+    )
+
+
+def carry_forward(rating_list: pl.DataFrame) -> pl.DataFrame:
+    """The list of a month in which no list was published (before July 2012): ratings unchanged."""
+    return rating_list.with_columns(
+        change=pl.when(pl.col("rating").is_not_null()).then(pl.lit(0, dtype=pl.Int32)),
+        k_used=pl.lit(None, dtype=pl.Int16),
+        games=pl.lit(0, dtype=pl.Int32),
+        delisted=pl.lit(False),
+        newly_rated=pl.lit(False),
+    )

@@ -1,0 +1,1 @@
+"""Train/test evaluation of rating systems and scenarios, and tuning."""

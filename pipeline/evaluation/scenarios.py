@@ -1,0 +1,206 @@
+"""Every scenario on one train/test split of the store's own games: freeze each chain at the end of training, predict
+the test months, score; the leaderboard's page and data file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
+
+import polars as pl
+
+from pipeline.evaluation.protocol import prediction_metrics
+from pipeline.reports import REPORTS_PREFIX
+from pipeline.reports.page import render_table_page
+from pipeline.reports.writer import store_report, stored_months
+from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.store.monthly import table_key
+from pipeline.store.object_store import ObjectStore
+from pipeline.systems import predict
+from schemas.games import Games
+from schemas.leaderboard import Leaderboard
+from schemas.util import conform, empty_frame
+
+#: Test on the last twelve months by default (a year of lists); fewer when the store holds under two years.
+DEFAULT_TEST_MONTHS = 12
+LEADERBOARD_PAGE = "evaluation/leaderboard.html"  # under reports/, like the data file
+LEADERBOARD_DATA = "evaluation/leaderboard.parquet"
+PREDICTION_COLUMNS = ["game_id", "month", "white_id", "black_id", "white_score", "white_expected", "black_expected"]
+
+
+class Split(NamedTuple):
+    train: list[str]
+    test: list[str]
+
+
+def split_months(months: list[str], test_months: int = DEFAULT_TEST_MONTHS) -> Split:
+    """The last `test_months` months are the test, the ones before the training; at most half the months are test."""
+    if len(months) < 2:
+        raise ValueError(
+            f"an evaluation needs at least two stored months (one to train, one to test), found {len(months)}"
+        )
+    if test_months < 1:
+        raise ValueError("test_months must be at least 1")
+    n = min(test_months, len(months) // 2)
+    return Split(months[:-n], months[-n:])
+
+
+def test_predictions(
+    scenario: Scenario,
+    frozen_list: pl.DataFrame,
+    frozen_state: pl.DataFrame | None,
+    games_of: Callable[[str], pl.DataFrame],
+    test: list[str],
+) -> pl.DataFrame:
+    """Every test game with the expected scores of the list (or system state) frozen at the end of training.
+
+    A rule set predicts a game for a side exactly as its per-game table would with that list in force
+    (rated players, rated time controls, its expectancy and 400-point rule); a system predicts every
+    game of the time controls it rates, a player it has not seen at its initial values.
+    """
+    parts = []
+    for month in test:
+        games = games_of(month)
+        if scenario.is_system:
+            assert frozen_state is not None, "a system scenario is predicted from its frozen system state"
+            rules = scenario.system_rules()
+            rated = games.filter(pl.col("time_control").is_in(list(scenario.rated_time_controls())))
+            expected = predict(rules.system, frozen_state, rated, rules.params)
+            part = rated.with_columns(
+                pl.col("game_id").cast(pl.UInt64),
+                month=pl.lit(month),
+                white_expected=expected,
+                black_expected=1.0 - expected,
+            )
+        else:
+            # The scenario's own month, but from the frozen list: only the per-game expectations are kept.
+            part = rate_scenario_month(scenario, frozen_list, games_of, month).rated_games
+        parts.append(part.select(PREDICTION_COLUMNS))
+    return pl.concat(parts) if parts else pl.DataFrame(schema={c: pl.Float64 for c in PREDICTION_COLUMNS})
+
+
+def leaderboard(
+    scenarios: Mapping[str, Scenario],
+    predictions: Mapping[str, pl.DataFrame],
+    split: Split,
+    train_games: int,
+    test_games: int,
+) -> pl.DataFrame:
+    """One Leaderboard row per scenario, scored on the games every scenario predicts for both sides, best deviance
+    first.
+    """
+    both = {
+        name: frame.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
+        for name, frame in predictions.items()
+    }
+    common = None
+    for frame in both.values():
+        ids = frame.select("game_id")
+        common = ids if common is None else common.join(ids, on="game_id", how="semi")
+    rows = []
+    for name, frame in both.items():
+        assert common is not None  # set by the loop above, over these same frames
+        scenario = scenarios[name]
+        shared = frame.join(common, on="game_id", how="semi").sort("game_id")
+        metrics = (
+            prediction_metrics(shared.drop("game_id"))
+            if shared.height
+            else {
+                "player_months": 0,
+                "player_month_rmse": None,
+                "mean_abs_error": None,
+                "deviance_log10": None,
+                "bdev": None,
+            }
+        )
+        rows.append(
+            {
+                "scenario": name,
+                "kind": "system" if scenario.is_system else "rule set",
+                "setting": setting_of(scenario, split.test),
+                "train_from": split.train[0],
+                "train_to": split.train[-1],
+                "train_games": train_games,
+                "test_from": split.test[0],
+                "test_to": split.test[-1],
+                "test_games": test_games,
+                "predicted_games": frame.height,
+                "common_games": shared.height,
+                **{
+                    k: metrics[k]
+                    for k in ("player_months", "deviance_log10", "bdev", "player_month_rmse", "mean_abs_error")
+                },
+            }
+        )
+    table = pl.DataFrame(rows, infer_schema_length=None).sort("deviance_log10", "scenario", nulls_last=True)
+    return conform(table.with_row_index("rank", offset=1), Leaderboard)
+
+
+def setting_of(scenario: Scenario, test: list[str]) -> str:
+    if scenario.is_system:
+        rules = scenario.system_rules()
+        params = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in rules.settings().items())
+        return f"{rules.system.name}: {params}; {', '.join(scenario.rated_time_controls())}"
+    return ", ".join(dict.fromkeys(scenario.rules_name(m) for m in test))
+
+
+def caption(table: pl.DataFrame) -> str:
+    """The split and the game counts, said once above the table."""
+    if table.height == 0:
+        return "No scenario to evaluate."
+    first = table.row(0, named=True)
+    return (
+        f"Trained on {first['train_from']}..{first['train_to']} ({first['train_games']:,} validated games: "
+        f"each scenario's stored chain up to {first['train_to']}), then frozen; tested on "
+        f"{first['test_from']}..{first['test_to']} ({first['test_games']:,} games, of which "
+        f"{first['common_games']:,} are predicted for both sides by every scenario and scored). Lower is better "
+        "for every metric; ranked by deviance_log10."
+    )
+
+
+def stored_split(
+    store: ObjectStore, scenarios: Mapping[str, Scenario], months: Sequence[str], test_months: int = DEFAULT_TEST_MONTHS
+) -> Split:
+    """The split of the `months` whose games and every scenario's list are stored (split_months: ValueError when
+    fewer than two are).
+    """
+    held = stored_months(store, ["games"], months)
+    for scenario in scenarios.values():
+        lists = set(stored_months(store, [scenario.name, "rating_list"], held))
+        held = [m for m in held if m in lists]
+    return split_months(held, test_months)
+
+
+def evaluate_stored(store: ObjectStore, scenarios: Mapping[str, Scenario], split: Split) -> pl.DataFrame:
+    """The Leaderboard of the stored chains: each frozen at the split's last training month, predicting its test
+    months' stored games.
+    """
+    cache: dict[str, pl.DataFrame] = {}
+
+    def games_of(month: str) -> pl.DataFrame:
+        if month not in cache:
+            key = table_key(["games"], month)
+            cache[month] = store.read_parquet(key) if store.exists(key) else empty_frame(Games)
+        return cache[month]
+
+    train_to = split.train[-1]
+    predictions = {}
+    for name, scenario in scenarios.items():
+        frozen_list = store.read_parquet(table_key([scenario.name, "rating_list"], train_to))
+        frozen_state = (
+            store.read_parquet(table_key([scenario.name, "system_state"], train_to)) if scenario.is_system else None
+        )
+        predictions[name] = test_predictions(scenario, frozen_list, frozen_state, games_of, split.test)
+    train_games = sum(store.parquet_rows(table_key(["games"], m)) for m in split.train)
+    test_games = sum(games_of(m).height for m in split.test)
+    return leaderboard(scenarios, predictions, split, train_games, test_games)
+
+
+def write_leaderboard(store: ObjectStore, table: pl.DataFrame) -> str:
+    """The leaderboard's data file and page under reports/; returns the page's key."""
+    store_report(store, LEADERBOARD_DATA, table)
+    page = render_table_page(
+        table, "Scenarios on held-out months", caption=caption(table), float_digits=6, back_href="../index.html"
+    )
+    store_report(store, LEADERBOARD_PAGE, page)
+    return f"{REPORTS_PREFIX}/{LEADERBOARD_PAGE}"

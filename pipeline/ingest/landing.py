@@ -1,0 +1,312 @@
+"""The landing zone's inventory: every entry under raw/ placed, misplaced or refused, and its versions per month."""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pipeline.months import MONTH_PATTERN
+from pipeline.settings import Settings
+from pipeline.store.object_store import ObjectStore
+
+# The landing zone as the UI describes it (assets/ingest.py), kept beside the layout it describes.
+LANDING_DESCRIPTION = """The federations' raw dumps as received: `raw/<federation>/<YYYY-MM>/<file>` in the object \
+store.
+
+Never modified by the pipeline. Observing it records one data version per month (from the dumps'
+keys, sizes and etags/modification times), so that a late correction to an old month marks that
+month's raw_games, and everything rated after it, as stale in the UI."""
+
+RAW = "raw"
+REGISTRY_FOLDER = "players"
+# A federation folder name: what safe_part accepts (a letter or digit first; letters, digits, . _ = + -).
+FEDERATION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]*$")
+# Entry kinds: a dump of a month, a registry or seed-list file, and entries that are not read.
+DUMP, REGISTRY, MISPLACED, NOT_A_FILE = "dump", "registry", "misplaced", "not_a_file"
+
+_MONTH_NAMES = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
+_MONTH_NAMES.update({name.lower(): number for number, name in enumerate(calendar.month_abbr) if name})
+_NUMERIC_MONTH = re.compile(r"^(\d{4})[-_. ]?(\d{1,2})$")
+_NAMED_MONTH = re.compile(r"^(?:([A-Za-z]+)[-_. ]?(\d{4})|(\d{4})[-_. ]?([A-Za-z]+))$")
+
+
+@dataclass(frozen=True)
+class LandingEntry:
+    """One entry under raw/: where it is, what it is, and for entries that are not read, why and where they belong.
+
+    `month` is the rating period the entry is accounted in: its folder's month, or for a month folder
+    with an unusual name ('2024-1', 'Jan2024') the month that name means. Misplaced entries without any
+    month (a file directly under raw/ or raw/<FED>/) have none: the landing-zone check reports them.
+    """
+
+    key: str
+    kind: str
+    federation: str = ""
+    month: str | None = None
+    problem: str = ""
+    stamp: str = ""
+
+
+def lenient_month(name: str) -> str | None:
+    """The YYYY-MM an unusual month folder name means ('2024-1', '2024_02', '202402', 'Jan2024', '2024-January'), else
+    None.
+    """
+    numeric = _NUMERIC_MONTH.match(name.strip())
+    if numeric:
+        year, month = int(numeric.group(1)), int(numeric.group(2))
+    else:
+        named = _NAMED_MONTH.match(name.strip())
+        if not named:
+            return None
+        word, year_text = (named.group(1), named.group(2)) if named.group(1) else (named.group(4), named.group(3))
+        month, year = _MONTH_NAMES.get(word.lower(), 0), int(year_text)
+    return f"{year:04d}-{month:02d}" if 1 <= month <= 12 and 1900 <= year <= 2999 else None
+
+
+def month_bounds(today: datetime.date | None = None) -> tuple[str, str]:
+    """(earliest, latest) month a dump's folder may name: RATINGS_EARLIEST_MONTH, and the current month (UTC).
+
+    Games cannot have been played in a month that has not begun; the current month itself may
+    already hold the dumps of its first events.
+    """
+    earliest = Settings.one_from_env("earliest_month")
+    assert isinstance(earliest, str)  # a validated 'YYYY-MM'
+    now = today or datetime.datetime.now(datetime.UTC).date()
+    return earliest, f"{now.year:04d}-{now.month:02d}"
+
+
+def _out_of_bounds(month: str, bounds: tuple[str, str]) -> str | None:
+    """Why a month folder names no month to rate (before the earliest month, or in the future), else None."""
+    earliest, latest = bounds
+    if month < earliest:
+        return (
+            f"month folder {month} is before {earliest}, the earliest month rated (RATINGS_EARLIEST_MONTH): "
+            f"a typo? move the file to the month its games were played"
+        )
+    if month > latest:
+        return (
+            f"month folder {month} is in the future (today is in {latest}): move the file to the month its games "
+            f"were played"
+        )
+    return None
+
+
+def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, str] | None = None) -> LandingEntry:
+    """Place one key under raw/ ('raw/GER/2024-01/open.trf'); `what` names a non-file ('a symbolic link').
+
+    `bounds` (default month_bounds()) are the earliest and latest month a dump's folder may name: one
+    outside them is misplaced and accounted in no month, so a stray folder cannot add months to a run.
+    """
+    parts = key.split("/")[1:]
+    bounds = bounds or month_bounds()
+    if not is_file:
+        month = (
+            parts[1]
+            if len(parts) >= 3 and MONTH_PATTERN.match(parts[1])
+            else (lenient_month(parts[1]) if len(parts) >= 3 else None)
+        )
+        if month is not None and parts[0] != REGISTRY_FOLDER and _out_of_bounds(month, bounds):
+            month = None
+        return LandingEntry(
+            key,
+            NOT_A_FILE,
+            parts[0] if len(parts) >= 2 else "",
+            month,
+            f"{what} is not read (only regular files are): copy the file itself into the landing zone",
+        )
+    if len(parts) < 3:
+        where = "raw/" if len(parts) == 1 else f"raw/{parts[0]}/"
+        fed = "<FED>" if len(parts) == 1 or parts[0] == REGISTRY_FOLDER else parts[0]
+        folder = "players" if len(parts) == 2 and parts[0] == REGISTRY_FOLDER else fed
+        return LandingEntry(
+            key,
+            MISPLACED,
+            parts[0] if len(parts) == 2 else "",
+            None,
+            f"a file directly under {where} is not read: move it to raw/{folder}/<YYYY-MM>/",
+        )
+    federation, folder = parts[0], parts[1]
+    month = folder if MONTH_PATTERN.match(folder) else lenient_month(folder)
+    beyond = _out_of_bounds(month, bounds) if month is not None and federation != REGISTRY_FOLDER else None
+    if beyond:
+        return LandingEntry(key, MISPLACED, federation, None, f"{beyond}: not read")
+    if month is None:
+        return LandingEntry(
+            key,
+            MISPLACED,
+            federation,
+            None,
+            f"folder {folder!r} is not a month: move the file to raw/{federation}/<YYYY-MM>/",
+        )
+    if month != folder:
+        return LandingEntry(
+            key,
+            MISPLACED,
+            federation,
+            month,
+            f"folder {folder!r} is not written YYYY-MM: move the file to raw/{federation}/{month}/",
+        )
+    if federation == REGISTRY_FOLDER:
+        return LandingEntry(key, REGISTRY, "", month)
+    if not FEDERATION_PATTERN.match(federation):
+        return LandingEntry(
+            key,
+            MISPLACED,
+            federation,
+            month,
+            f"federation folder {federation!r} is not a federation code (a letter or digit first, then "
+            f"letters, digits, . _ = + -): move the file to raw/<FED>/{month}/",
+        )
+    return LandingEntry(key, DUMP, federation, month)
+
+
+def inventory(store: ObjectStore, folder: str | None = None) -> list[LandingEntry]:
+    """Every entry under raw/ (or only under raw/<folder>/), sorted by key: one listing, nothing opened, links and
+    special files never followed.
+    """
+    below = (RAW,) if folder is None else (RAW, folder)
+    bounds = month_bounds()
+    if store.is_local:
+        return sorted(_local_entries(store, below, bounds), key=lambda entry: entry.key)
+    stamps = store.list_stamps(*below)
+    return sorted(
+        (_stamped(classify(key, bounds=bounds), stamp) for key, stamp in stamps.items()), key=lambda entry: entry.key
+    )
+
+
+def dump_bytes(entries: Sequence[LandingEntry], months: Sequence[str]) -> list[int]:
+    """The bytes of each month's entries, in `months` order (from their stamps, 'size ...'; none: 0)."""
+    sizes = dict.fromkeys(months, 0)
+    for entry in entries:
+        size = entry.stamp.split(" ", 1)[0]
+        if entry.month in sizes and size.isdigit():
+            sizes[entry.month] += int(size)
+    return list(sizes.values())
+
+
+def _stamped(entry: LandingEntry, stamp: str) -> LandingEntry:
+    return LandingEntry(entry.key, entry.kind, entry.federation, entry.month, entry.problem, stamp)
+
+
+def _local_entries(store: ObjectStore, below: tuple[str, ...], bounds: tuple[str, str]) -> list[LandingEntry]:
+    """os.scandir of the folder `below` names, without following links: a symlink (to a folder, outside the store,
+    dangling) or a FIFO is an entry, not a path.
+    """
+    top = os.path.join(store.base, *below)
+    if not os.path.isdir(top) or os.path.islink(top):
+        return []
+    entries: list[LandingEntry] = []
+    pending = [top]
+    while pending:
+        folder = pending.pop()
+        with os.scandir(folder) as listing:
+            for item in listing:
+                key = os.path.relpath(item.path, store.base).replace(os.sep, "/")
+                info = item.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(item.path)
+                elif stat.S_ISREG(info.st_mode):
+                    entries.append(_stamped(classify(key, bounds=bounds), f"{info.st_size} {info.st_mtime_ns}"))
+                else:
+                    what = (
+                        "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a special file (FIFO, device or socket)"
+                    )
+                    entries.append(classify(key, is_file=False, what=what, bounds=bounds))
+    return entries
+
+
+def refusal(entry: LandingEntry) -> str:
+    """The parse_error of the record that stands for an entry that is not read: '<kind>: <problem>'."""
+    return f"{entry.kind}: {entry.problem}"
+
+
+def month_entries(entries: list[LandingEntry], month: str) -> list[LandingEntry]:
+    """The entries accounted in `month` (the registry's excluded): dumps to read, and entries to quarantine."""
+    return [entry for entry in entries if entry.month == month and entry.kind != REGISTRY]
+
+
+def months_held(entries: list[LandingEntry]) -> list[str]:
+    """Months with at least one dump or quarantined entry (the registry's months excluded), sorted."""
+    return sorted({entry.month for entry in entries if entry.month is not None and entry.kind != REGISTRY})
+
+
+def unplaced(entries: list[LandingEntry]) -> list[LandingEntry]:
+    """Entries no month accounts for (files directly under raw/ or raw/<FED>/, folders that are no month)."""
+    return [entry for entry in entries if entry.month is None]
+
+
+# Hex digits of a landing-zone digest: the data versions the UI has recorded since the first release are this long.
+DIGEST_LENGTH = 16
+
+
+def _digest(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()[:DIGEST_LENGTH]
+
+
+@dataclass(frozen=True)
+class LandingVersions:
+    """Digests of the landing zone per month, from one inventory: what each month holds, and the registry.
+
+    `dumps[M]` covers every entry accounted in M (dumps, and entries quarantined there), the registry
+    excluded: it is the data version of the month's raw_games. `registry[M]` covers the files of
+    raw/players/M/, which every month from M on reads.
+    """
+
+    dumps: dict[str, str]
+    registry: dict[str, str]
+
+    def rerate_fingerprints(self, first_month: str, last_month: str) -> dict[str, str]:
+        """Month -> digest of everything whose change calls for re-rating from it, months first..last only.
+
+        A month's dumps and the registry files of its folder; registry folders before `first_month`
+        count in the first month (see landing_month). A re-rate from M covers every later month, so
+        a registry change is seen by all the months that read it.
+        """
+        parts: dict[str, list[str]] = {}
+        for month, digest in self.dumps.items():
+            if first_month <= month <= last_month:
+                parts.setdefault(month, []).append(f"dumps\t{digest}")
+        for month, digest in self.registry.items():
+            affected = max(month, first_month)
+            if affected <= last_month:
+                parts.setdefault(affected, []).append(f"registry {month}\t{digest}")
+        return {month: _digest(lines) for month, lines in sorted(parts.items())}
+
+
+def landing_versions(store: ObjectStore, entries: list[LandingEntry] | None = None) -> LandingVersions:
+    """The digests of every month's entries and registry files (keys, sizes and etags/mtimes), from one listing.
+
+    `entries`: the store's inventory when the caller already listed it.
+    """
+    dumps: dict[str, list[str]] = {}
+    registry: dict[str, list[str]] = {}
+    for entry in inventory(store) if entries is None else entries:
+        if entry.month is not None:
+            (registry if entry.kind == REGISTRY else dumps).setdefault(entry.month, []).append(
+                f"{entry.key}\t{entry.stamp}"
+            )
+    return LandingVersions(
+        {month: _digest(lines) for month, lines in sorted(dumps.items())},
+        {month: _digest(lines) for month, lines in sorted(registry.items())},
+    )
+
+
+def landing_month(key: str, first_month: str) -> str | None:
+    """The first rating period a landing-zone file affects, or None for files no month accounts for.
+
+    A file accounted in month M (a dump, or an entry quarantined there) affects M; a registry file in
+    raw/players/<M>/ affects M and later (a month sees the players registered up to it), so one before
+    the first partition affects the first. Dumps of months before the first partition are never ingested.
+    """
+    entry = classify(key)
+    if entry.month is None:
+        return None
+    if entry.kind == REGISTRY:
+        return max(entry.month, first_month)
+    return entry.month if entry.month >= first_month else None

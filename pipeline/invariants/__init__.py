@@ -1,0 +1,1 @@
+"""The invariants the asset checks verify, as plain functions over a store or frames."""

@@ -1,0 +1,1 @@
+"""Running the pipeline: run plans, waves, the sensor's decisions, code versions, progress."""

@@ -1,0 +1,144 @@
+"""What unattended runs rate: the sensor's cursor of landing-zone fingerprints, changed and unrated months, the start
+month, and the run the schedule or the sensor requests (its key and tags).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import stored_table_months
+from pipeline.store.object_store import ObjectStore
+
+# The schedule and the sensor as the UI describes them (assets/automation.py), beside what decides their runs.
+SCHEDULE_DESCRIPTION = """Rates the month just closed, on day {day} of each month at {hour:02d}:00 ({timezone}).
+
+When an earlier month of the chain has no list yet (a failed or missed month), the run starts there
+instead. RATINGS_SCHEDULE_DAY, RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
+
+SENSOR_DESCRIPTION = """Re-rates from the earliest month whose files under raw/ (dumps or registry) changed.
+
+The cursor keeps each month's fingerprint (its files' keys, sizes and ETags or modification times);
+a new, replaced or removed file in month M requests one range run from M to the last month. The
+first evaluation only rates months that have no list yet."""
+
+# Version 2: fingerprints from pipeline.ingest.landing.LandingVersions.rerate_fingerprints (one inventory for
+# the UI's data versions and the sensor). Version 1 digested another listing (20 hex digits), so its
+# months can never equal today's: decode_cursor reads it as no cursor, and the first tick after the
+# upgrade rates only months without a list, as every first tick does, instead of re-rating the chain.
+CURSOR_VERSION = 2
+# Dagster's tags that make one run cover a range of partitions (every asset has a single-run backfill policy).
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+TRIGGER_TAG = "ratings/trigger"
+CHANGED_MONTHS_TAG = "ratings/changed_months"
+MONTHS_NAMED = 12  # months a tag or a log line names before it only counts the rest
+
+
+class RunPlan(NamedTuple):
+    """A run the schedule or the sensor requests: its key (Dagster requests a key once), its tags, what to log."""
+
+    run_key: str
+    tags: dict[str, str]
+    note: str = ""
+
+
+def range_tags(first_month: str, last_month: str) -> dict[str, str]:
+    """Run tags that make one run cover first_month..last_month (every asset has a single-run backfill policy)."""
+    return {RANGE_START_TAG: first_month, RANGE_END_TAG: last_month}
+
+
+def short_months(months: list[str]) -> str:
+    """The months comma-separated, the first MONTHS_NAMED of them and a count when there are more."""
+    if len(months) <= MONTHS_NAMED:
+        return ",".join(months)
+    return f"{','.join(months[:MONTHS_NAMED])},... ({len(months)} months)"
+
+
+def list_paths(scenarios: Mapping[str, Scenario]) -> list[str]:
+    """The table path of every scenario's rating list ('actual/rating_list'), for unrated_months."""
+    return [f"{scenario.name}/rating_list" for scenario in scenarios.values()]
+
+
+def changed_months(previous: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
+    """Months whose fingerprint appeared, changed or disappeared, sorted."""
+    return sorted(m for m in set(previous) | set(current) if previous.get(m) != current.get(m))
+
+
+def unrated_months(store: ObjectStore, list_paths: Iterable[str], months: Sequence[str]) -> list[str]:
+    """Months lacking the list of at least one chain; `list_paths` are the lists' table paths ('actual/rating_list')."""
+    missing: set[str] = set()
+    for path in list_paths:  # one listing per chain
+        stored = set(stored_table_months(store, path.split("/")))
+        missing.update(m for m in months if m not in stored)
+    return sorted(missing)
+
+
+def rerate_start(changed: list[str], unrated: list[str], first_tick: bool) -> str | None:
+    """The first month to re-rate: the earliest change, or earlier when the chain has a gap before it.
+
+    On the first tick (no cursor) only months without a list are rated: existing outputs are trusted.
+    """
+    if first_tick:
+        return unrated[0] if unrated else None
+    if not changed:
+        return None
+    start = changed[0]
+    gaps = [m for m in unrated if m < start]
+    return gaps[0] if gaps else start
+
+
+def encode_cursor(fingerprints: Mapping[str, str]) -> str:
+    return json.dumps({"version": CURSOR_VERSION, "months": dict(sorted(fingerprints.items()))}, separators=(",", ":"))
+
+
+def decode_cursor(cursor: str | None) -> dict[str, str] | None:
+    """The fingerprints of the last evaluation; None on the first one, or when the cursor is of another version."""
+    if not cursor:
+        return None
+    try:
+        document = json.loads(cursor)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(document, dict) or document.get("version") != CURSOR_VERSION:
+        return None
+    months = document.get("months")
+    return {str(k): str(v) for k, v in months.items()} if isinstance(months, dict) else None
+
+
+def scheduled_run(month: str, months: Sequence[str], unrated: Callable[[], Sequence[str]]) -> RunPlan | str:
+    """The schedule's run for `month` (the month just closed), from the earliest unrated month before it when the
+    chain has a gap; a skip reason when `month` is not a partition. `unrated` lists the store, only when needed.
+    """
+    if month not in months:
+        return f"{month} is not a partition ({months[0] if months else '-'}..{months[-1] if months else '-'})"
+    earlier_gaps = [m for m in unrated() if m < month]
+    start = earlier_gaps[0] if earlier_gaps else month
+    return RunPlan(f"monthly-{month}", {**range_tags(start, month), TRIGGER_TAG: "schedule"})
+
+
+def sensor_run(
+    previous: Mapping[str, str] | None, current: Mapping[str, str], unrated: list[str], last_month: str
+) -> RunPlan | str:
+    """The sensor's run re-rating from the earliest new or corrected month (or gap) to `last_month`, else why not.
+
+    `previous` is the last evaluation's fingerprints (None on the first one), `current` this one's.
+    The run key digests the new cursor, so the same landing zone never requests the same range twice.
+    """
+    changed = changed_months(previous or {}, current)
+    start = rerate_start(changed, unrated, previous is None)
+    if start is None:
+        if previous is not None:
+            return "no month has changed"
+        return f"fingerprinted {len(current)} month(s); every list exists"
+    digest = hashlib.sha256(encode_cursor(current).encode()).hexdigest()[:12]
+    tags = {
+        **range_tags(start, last_month),
+        TRIGGER_TAG: "landing_zone",
+        CHANGED_MONTHS_TAG: short_months(changed) or "none",
+    }
+    note = f"re-rating {start}..{last_month}: changed months {short_months(changed) or 'none'}"
+    return RunPlan(f"rerate-{start}-{last_month}-{digest}", tags, note)

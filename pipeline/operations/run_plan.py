@@ -1,0 +1,457 @@
+"""What a run of `ratings run`/`ratings demo` does around Dagster and says: where it may generate, which months it
+rates, what the stored tables show, the closing summary.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import polars as pl
+
+from pipeline.generator import DEFAULT_DEMO, generate
+from pipeline.ingest.landing import LandingEntry, inventory, months_held, unplaced
+from pipeline.invariants.checks import RECONCILIATION, continuity_problems, mostly_quarantined, read_month, stored_rows
+from pipeline.months import add_months, month_index, month_range, parse_month
+from pipeline.scenarios.chain import MissingMonth, chain_continues
+from pipeline.scenarios.model import Scenario, load_scenarios
+from pipeline.settings import DEFAULT_STORE, Settings
+from pipeline.store.monthly import stored_table_months, table_key
+from pipeline.store.object_store import ObjectStore, fault_line, redact_url, store_root_from_env
+from pipeline.text import escape_text
+
+SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
+
+
+LANDING_ZONE_HELP = """A landing zone is a folder raw/ in the store:
+  raw/<FED>/<YYYY-MM>/<dump>     the month's dumps (TRF, PGN, CSV, Parquet; .gz/.zst too), e.g. raw/GER/2024-01/open.trf
+  raw/players/<YYYY-MM>/...       optional: players.csv and seed_list.csv, or a FIDE rating list (.txt)
+See the README, "Rating your own federation's files"."""
+
+
+class StoreError(ValueError):
+    """The store cannot be rated or generated into as asked; printed as one line, without a traceback."""
+
+
+def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
+    """None when the demo data may be generated into `store` (which has no raw/), else why not.
+
+    Without --generate only into a local store that is the default one or an existing empty folder:
+    a mistyped --store path (or bucket) must not fill with a synthetic federation.
+    """
+    if explicit:
+        return None
+    if not store.is_local:
+        return (
+            f"{redact_url(store.url())} has no raw/ landing zone; `ratings demo` generates synthetic data only "
+            f"into a local store unless you add --generate"
+        )
+    if os.path.isdir(store.base) and not os.listdir(store.base):
+        return None
+    if os.path.abspath(root) == os.path.abspath(DEFAULT_STORE) and not os.path.exists(store.base):
+        return None
+    state = "holds other files" if os.path.exists(store.base) else "does not exist"
+    return (
+        f"{store.base} {state} and has no raw/ landing zone: not generating the demo data there "
+        f"(add --generate to do it anyway, or use `ratings run` to rate your own dumps)"
+    )
+
+
+def generate_demo(root: str, explicit: bool, out: TextIO) -> None:
+    """`ratings demo`'s data: DEFAULT_DEMO generated into `root` when it has no raw/ and may_generate allows it.
+
+    StoreError when it may not; says on `out` what it generates and what it generated.
+    """
+    store = ObjectStore(root)
+    if store.exists("raw"):
+        return
+    refusal = may_generate(store, root, explicit=explicit)
+    if refusal:
+        raise StoreError(refusal)
+    where = redact_url(store.url())
+    started = time.monotonic()
+    print(f"No landing zone at {where}/raw: generating the default data set {DEFAULT_DEMO} ...", file=out, flush=True)
+    summary = generate(root, **DEFAULT_DEMO)
+    print(
+        f"Generated {summary.games:,} games of {summary.players:,} players over {summary.months} months "
+        f"({summary.files:,} files, federations {', '.join(map(str, summary.federations))}) "
+        f"in {time.monotonic() - started:.0f}s",
+        file=out,
+        flush=True,
+    )
+
+
+def require_landing_zone(store: ObjectStore) -> None:
+    """StoreError unless the store has a raw/ folder: `ratings run` never rates (or generates) elsewhere."""
+    if not store.exists("raw"):
+        raise StoreError(f"{redact_url(store.url())} has no landing zone (no raw/ folder).\n{LANDING_ZONE_HELP}")
+
+
+# Held months further apart than this are named in the run's plan: a federation reports every month,
+# so a year without dumps is more likely a misnamed folder than a quiet year.
+GAP_MONTHS_NAMED = 12
+# A default range (no --from/--to) with more months without dumps than this is refused: ten years of
+# nothing is a stray folder (1975-01 beside 2024's dumps), and rating it writes hundreds of empty lists.
+MAX_EMPTY_MONTHS = 120
+
+
+def months_to_rate(
+    held: Sequence[str], first_month: str | None, last_month: str | None, where: str, stored_last: str | None = None
+) -> list[str]:
+    """The months of a run: --from..--to, --from defaulting to the first month holding dumps (`held`), --to to the
+    last month holding dumps or, when later, the last month with a stored list (`stored_last`): a run from M
+    re-rates the chain through its end.
+
+    A month that is not YYYY-MM raises ValueError; no dumps to default from, --from after --to, or a default range
+    mostly without dumps (more than MAX_EMPTY_MONTHS), StoreError.
+    """
+    for month in (first_month, last_month):
+        if month is not None:
+            parse_month(month)
+    if not held and (first_month is None or last_month is None):
+        raise StoreError(f"{where}/raw holds no dumps in month folders.\n{LANDING_ZONE_HELP}")
+    first = first_month or held[0]
+    # Without --from the run rates what the landing zone holds; from a month on, the chain to its end.
+    last = last_month or (max(held[-1], stored_last or held[-1]) if first_month else held[-1])
+    if first > last:
+        raise StoreError(f"--from {first} is after --to {last}")
+    months = month_range(first, last)
+    empty = len(months) - len(set(held) & set(months))
+    if (first_month is None or last_month is None) and empty > MAX_EMPTY_MONTHS:
+        gaps = "; ".join(held_gaps(held, first, last)[:3])
+        raise StoreError(
+            f"{first}..{last} is {len(months)} months, {empty} of them without dumps ({gaps}): a stray month "
+            f"folder? Move it, or give both --from and --to to rate that range anyway"
+        )
+    return months
+
+
+def held_gaps(held: Sequence[str], first: str, last: str) -> list[str]:
+    """The stretches of more than GAP_MONTHS_NAMED months without dumps between held months of first..last."""
+    within = sorted(month for month in set(held) if first <= month <= last)
+    gaps = []
+    for before, after in zip(within, within[1:], strict=False):
+        empty = month_index(after) - month_index(before) - 1
+        if empty > GAP_MONTHS_NAMED:
+            gaps.append(f"no dumps for {empty} months between {before} and {after}")
+    return gaps
+
+
+def chain_start(held: Sequence[str], first_month: str) -> str:
+    """The month every scenario's chain starts from the seed list: the setting RATINGS_FIRST_MONTH, else the landing
+    zone's first month, or the run's first month when that is earlier. Every other month continues the stored
+    list of the month before, whatever range a run rates (the UI's partitions start at the same month).
+    """
+    first_partition, _ = Settings.from_env().months_for(list(held))
+    return min(first_partition, first_month)
+
+
+def last_stored_list(store: ObjectStore, scenarios: Mapping[str, Scenario]) -> str | None:
+    """The latest month any scenario has a stored list of, or None (one listing per scenario)."""
+    months = [month for scenario in scenarios.values() for month in stored_table_months(store, _list_path(scenario))]
+    return max(months) if months else None
+
+
+def _list_path(scenario: Scenario) -> list[str]:
+    return [scenario.name, "rating_list"]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a `ratings run` rates: the store, its landing zone's one listing, the months, the scenarios, the month the
+    chains start from the seed list, and what the plan warns of.
+    """
+
+    root: str
+    store: ObjectStore
+    entries: list[LandingEntry]
+    months: list[str]
+    scenarios: dict[str, Scenario]
+    partition_range: tuple[str, str] = ("", "")
+    notes: tuple[str, ...] = ()
+
+    @property
+    def chain_start(self) -> str:
+        """The month the chains start from the seed list (the first partition)."""
+        return self.partition_range[0]
+
+
+def plan_run(root: str | None, first_month: str | None, last_month: str | None, scenarios_file: str | None) -> RunPlan:
+    """The plan of a run over the store at `root` (default: the settings' store), refused without a landing zone,
+    or (StoreError, before anything is written) when a scenario's stored chain cannot be continued from the month
+    before the run.
+
+    One listing of the landing zone serves the months, the observations and the closing summary.
+    """
+    root = root or store_root_from_env()
+    store = ObjectStore(root)
+    require_landing_zone(store)
+    entries = inventory(store)
+    scenarios = load_scenarios(scenarios_file)
+    held = months_held(entries)
+    stored_last = last_stored_list(store, scenarios)
+    months = months_to_rate(held, first_month, last_month, redact_url(store.url()), stored_last)
+    start = chain_start(held, months[0])
+    # The store's months, of which the run rates months: pages over every month read them all.
+    partition_range = (start, max(months[-1], held[-1] if held else months[-1], stored_last or months[-1]))
+    for scenario in scenarios.values():
+        try:
+            chain_continues(store, scenario, months[0], start)
+        except MissingMonth as missing:
+            raise StoreError(f"scenario {scenario.name}: {missing}") from None
+    notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
+    return RunPlan(root, store, entries, months, scenarios, partition_range, notes)
+
+
+def stale_after(
+    store: ObjectStore, scenarios: Mapping[str, Scenario], last_month: str
+) -> dict[str, dict[str, list[str]]]:
+    """Scenario -> its stored lists after `last_month` (`months`), rated from the list a run up to `last_month` has
+    replaced, so stale until the chain is re-rated from the month after, and how the first of them no longer
+    continues the new list (`problems`, the list_continuity findings; empty when it still does by rating).
+    """
+    stale = {}
+    for name, scenario in scenarios.items():
+        later = [month for month in stored_table_months(store, _list_path(scenario)) if month > last_month]
+        if later:
+            stale[name] = {"months": later, "problems": stale_continuity(store, scenario, last_month)}
+    return stale
+
+
+def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) -> list[str]:
+    """How the stored list of the month after `last_month` fails to continue the list a run just wrote for
+    `last_month` (the list_continuity check's findings; empty when it still continues it, or is not stored).
+    """
+    path = _list_path(scenario)
+    previous, following = read_month(store, path, last_month), read_month(store, path, add_months(last_month, 1))
+    if previous is None or following is None:
+        return []
+    return continuity_problems(previous, following)
+
+
+def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:
+    """Remove the temporary files that killed writers left behind, and say so."""
+    removed = store.remove_orphaned_temp_files()
+    if removed:
+        print(f"Removed {removed} temporary file(s) left by interrupted writes", file=out, flush=True)
+
+
+def opening_line(months: Sequence[str], where: str, scenarios: Mapping[str, Scenario], home: str) -> str:
+    """What a run says before it starts."""
+    return (
+        f"Rating {len(months)} months {months[0]}..{months[-1]} of {where} under {len(scenarios)} scenarios "
+        f"({', '.join(scenarios)}) in one Dagster run (instance {home}) ..."
+    )
+
+
+def rated_players(store: ObjectStore, scenarios: Mapping[str, Scenario], month: str) -> dict[str, int]:
+    """Rated players on each scenario's stored list of `month` (a scenario without that list is left out)."""
+    rated: dict[str, int] = {}
+    for name, scenario in scenarios.items():
+        key = table_key([scenario.name, "rating_list"], month)
+        if store.exists(key):
+            rated[name] = store.read_parquet(key, columns=["rating"]).filter(pl.col("rating").is_not_null()).height
+    return rated
+
+
+def run_summary(
+    store: ObjectStore,
+    months: Sequence[str],
+    entries: list[LandingEntry],
+    scenarios: Mapping[str, Scenario],
+    *,
+    run_succeeded: bool,
+    run_id: str,
+    reconciliation_passed: bool | None,
+    failed_steps: Mapping[str | None, str],
+    run_seconds: float,
+    dagster_home: str,
+) -> dict[str, Any]:
+    """The summary of a finished run (closing_lines prints it): `success` is False when the run failed or rated
+    no game at all. A store that fails while the summary reads it (full disk, outage) leaves its figures empty
+    and `fault` naming why, so the summary is still printed.
+    """
+    try:
+        outcome = run_outcome(store, months, entries)
+        rated = rated_players(store, scenarios, months[-1])
+        fault = None
+    except Exception as error:
+        fault = fault_line(store.url(), error, "reading")
+        if fault is None:
+            raise
+        outcome, rated = run_outcome(ObjectStore(store.root), [], entries), {}
+    return {
+        "success": run_succeeded and outcome["games"] > 0,
+        "run_succeeded": run_succeeded,
+        "run_id": run_id,
+        "months": len(months),
+        "first_month": months[0],
+        "last_month": months[-1],
+        "scenarios": list(scenarios),
+        **outcome,
+        "rated_players": rated,
+        # Only when the summary could not read the store: what failed, and where.
+        **({"fault": fault, "unreadable": fault} if fault else {}),
+        "reconciliation_passed": reconciliation_passed,
+        "failed_steps": failed_steps,
+        "run_seconds": round(run_seconds, 1),
+        "store": redact_url(store.url()),
+        "dagster_home": dagster_home,
+    }
+
+
+def checks_passed(evaluations: Iterable[tuple[str, bool]]) -> dict[str, bool]:
+    """Each check's name -> whether every evaluation of it passed (one per month of a run, and the range's)."""
+    passed: dict[str, bool] = {}
+    for name, ok in evaluations:
+        passed[name] = passed.get(name, True) and ok
+    return passed
+
+
+def runs_summary(
+    plan: RunPlan,
+    outcomes: Sequence[Mapping[str, Any]],
+    runs_planned: int,
+    run_seconds: float,
+    dagster_home: str,
+    fault: str | None = None,
+) -> dict[str, Any]:
+    """run_summary of the Dagster runs of a `ratings run`, the shared tables' runs first, each outcome its `run_id`,
+    `success`, `checks` (name -> passed) and `failed_steps` (step -> cause); a run that never started failed.
+    Reconciliation passed when it passed in every run that checked it (the shared tables' runs). `fault` names
+    a store fault that stopped the runs outside any step; else the first step that failed on one names it.
+    """
+    reconciled = [outcome["checks"][RECONCILIATION] for outcome in outcomes if RECONCILIATION in outcome["checks"]]
+    summary = run_summary(
+        plan.store,
+        plan.months,
+        plan.entries,
+        plan.scenarios,
+        run_succeeded=fault is None and len(outcomes) == runs_planned and all(o["success"] for o in outcomes),
+        run_id=outcomes[0]["run_id"] if outcomes else "(none started)",
+        reconciliation_passed=all(reconciled) if reconciled else None,
+        failed_steps={step: cause for o in outcomes for step, cause in o["failed_steps"].items()},
+        run_seconds=run_seconds,
+        dagster_home=dagster_home,
+    )
+    summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    summary["fault"] = fault or next((f for o in outcomes for f in o.get("faults", [])), None) or summary.get("fault")
+    summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, plan.scenarios, plan.months[-1])
+    return summary
+
+
+def _stored(store: ObjectStore, table: str, months: Sequence[str], schema: pl.Schema) -> pl.DataFrame:
+    """The `schema` columns of a table's stored months as one frame (empty, with those columns, when none is stored)."""
+    frames = [frame for month in months if (frame := read_month(store, [table], month, list(schema))) is not None]
+    return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+
+
+def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[LandingEntry]) -> dict[str, Any]:
+    """What the stored tables of `months` say: games, quarantine by reason and file, mostly-quarantined months,
+    identities.
+    """
+    games = sum(stored_rows(store, "games", month) or 0 for month in months)
+    quarantine_frame = _stored(store, "quarantine", months, pl.Schema({"reason": pl.Utf8, "source_file": pl.Utf8}))
+    identity_frame = _stored(store, "identity", months, pl.Schema({"status": pl.Utf8, "records": pl.UInt32}))
+
+    def counted(frame: pl.DataFrame, column: str) -> dict[str, int]:
+        return dict(frame.group_by(column).len().sort("len", column, descending=[True, False]).iter_rows())
+
+    return {
+        "games": games,
+        "quarantined": quarantine_frame.height,
+        "quarantined_by_reason": counted(quarantine_frame, "reason"),
+        "quarantined_by_file": counted(quarantine_frame, "source_file"),
+        "mostly_quarantined_months": mostly_quarantined(store, months),
+        "players_by_identity": dict(identity_frame.group_by("status").len().sort("status").iter_rows()),
+        "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(entries)],
+    }
+
+
+def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str) -> str:
+    """The summary a person reads at the end of a run: what was rated, what was not and why, where it is."""
+    where, first, last = summary["store"], summary["first_month"], summary["last_month"]
+    if not summary["run_succeeded"]:
+        status = "FAILED (see the run in the Dagster UI)"
+    elif summary["games"] == 0:
+        status = "FAILED: no game was rated"
+    else:
+        status = "done"
+    reconciliation = {True: "passed", False: "FAILED", None: "not run"}[summary["reconciliation_passed"]]
+    lines = [
+        f"{title} {status}: {summary['months']} months {first}..{last}, scenarios {', '.join(scenarios)}",
+        f"  games rated: {summary['games']:,}   quarantined records: {summary['quarantined']:,}   "
+        f"reconciliation: {reconciliation}",
+    ]
+    for step, message in summary["failed_steps"].items():
+        lines.append(f"  step {step} failed: {escape_text(message)}")
+    if summary["quarantined_by_reason"]:
+        lines.append(
+            "  quarantined by reason: " + ", ".join(f"{r} {n:,}" for r, n in summary["quarantined_by_reason"].items())
+        )
+        files = list(summary["quarantined_by_file"].items())
+        lines.append(
+            "  quarantined by file: "
+            + ", ".join(f"{escape_text(f)} {n:,}" for f, n in files[:SUMMARY_FILES])
+            + (f" and {len(files) - SUMMARY_FILES} more files" if len(files) > SUMMARY_FILES else "")
+        )
+    identities = summary["players_by_identity"]
+    if identities:
+        lines.append(
+            "  players not identified by a registered id (see identity/<YYYY-MM>.parquet): "
+            + ", ".join(f"{status} {n:,}" for status, n in identities.items())
+        )
+    for problem in summary["unplaced_files"][:SUMMARY_FILES]:
+        lines.append(f"  WARNING: not read: {escape_text(problem)}")
+    if len(summary["unplaced_files"]) > SUMMARY_FILES:
+        lines.append(f"  WARNING: ... and {len(summary['unplaced_files']) - SUMMARY_FILES} more files not read")
+    for warning in summary["mostly_quarantined_months"][:SUMMARY_FILES]:
+        lines.append(f"  WARNING: {warning}")
+    if summary["mostly_quarantined_months"]:
+        lines.append("  (a registry or a month folder may be missing; the reasons are in quarantine/<YYYY-MM>.parquet)")
+    if summary.get("unreadable"):
+        unreadable = escape_text(summary["unreadable"])
+        lines.append(f"  the figures above are missing: the store could not be read ({unreadable})")
+    elif summary["games"] == 0:
+        lines.append("  no game was rated: every record was quarantined, or the months hold no dumps")
+    stale = summary.get("stale_after", {})
+    if stale:
+        later = sorted({month for lists in stale.values() for month in lists["months"]})
+        following = add_months(last, 1)
+        broken = [name for name, lists in stale.items() if lists["problems"]]
+        state = (
+            f"are stale (the {following} list no longer continues the new {last} list in {', '.join(broken)})"
+            if broken
+            else f"may be stale (the {following} list still continues the new {last} list by rating)"
+        )
+        lines.append(
+            f"  WARNING: the stored lists after {last} ({later[0]}..{later[-1]}, scenarios {', '.join(stale)}) were "
+            f"rated from the lists this run replaced and {state}; bring them up to date with "
+            f"`ratings run --store {where} --from {following}`"
+        )
+    if summary["rated_players"]:
+        lines.append(
+            f"  rated players on the {last} list: "
+            + ", ".join(f"{n} {c:,}" for n, c in summary["rated_players"].items())
+        )
+    lines += [
+        (
+            f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s"
+            if len(summary.get("run_ids", [])) <= 1
+            else f"  {len(summary['run_ids'])} runs of all_months (shared tables, one per scenario, comparison) "
+            f"took {summary['run_seconds']:.0f}s"
+        ),
+        (
+            f"  lists: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html; tables: "
+            f"{where}/<scenario>/<table>/<YYYY-MM>.parquet"
+        ),
+        f"  reports: {where}/reports/index.html",
+        f"  UI: ratings ui --store {where} --dagster-home {summary['dagster_home']} (then http://127.0.0.1:3000)",
+    ]
+    if summary.get("fault"):
+        # Last, where a person looks first: what stopped the run and where (the figures above may be empty).
+        lines.append(f"{title} stopped by a store fault: {escape_text(summary['fault'])}")
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""`ratings run` as waves of runs: the shared tables by month ranges and the scenarios side by side in worker
+processes, then the comparison.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from itertools import accumulate
+from typing import Any, NamedTuple
+
+from pipeline.malloc import polars_returning_freed_memory_in_children
+from pipeline.operations import progress
+
+SHARED_GROUPS = ("ingest", "validate")
+COMPARISON_GROUPS = ("reports", "evaluation")
+
+
+class Stage(NamedTuple):
+    """One run of `ratings run`: a name (its `ratings/stage` tag), the asset groups it selects (none: all) and its
+    first and last month (None: every month of the `ratings run`).
+    """
+
+    name: str
+    groups: tuple[str, ...]
+    months: tuple[str, str] | None = None
+
+
+# One run unless asked for more: one run already keeps about 1.4 of the 2 cores busy (Polars' threads,
+# the Parquet writer), so a second process adds little (docs/performance.md, "Side by side").
+DEFAULT_WORKERS = 1
+
+
+def stages(
+    scenarios: Sequence[str], workers: int, months: Sequence[str] = (), weights: Sequence[int] = ()
+) -> list[list[Stage]]:
+    """The runs in waves: one run of everything with one worker; else the shared tables in `workers` runs of
+    consecutive months (months are independent there; `weights`, e.g. each month's dump bytes, balance them),
+    then each scenario's chain in its own run (`workers` at a time: chains are independent), then what compares them.
+    """
+    if workers <= 1:
+        return [[Stage("all", ())]]
+    ranges = month_ranges(months, weights or [1] * len(months), workers)
+    shared = [Stage("shared", SHARED_GROUPS, first_last) for first_last in ranges] if len(ranges) > 1 else []
+    return [
+        shared or [Stage("shared", SHARED_GROUPS)],
+        [Stage(name, (name,)) for name in scenarios],
+        [Stage("comparison", COMPARISON_GROUPS)],
+    ]
+
+
+def month_ranges(months: Sequence[str], weights: Sequence[int], parts: int) -> list[tuple[str, str]]:
+    """`months` (in order) cut into at most `parts` runs of consecutive months of about equal total weight.
+
+    Each cut falls at the month boundary nearest its equal share of the total; no range is empty. Weights
+    that are all zero count each month as one.
+    """
+    if len(months) != len(weights):
+        raise ValueError(f"{len(months)} months but {len(weights)} weights")
+    if not months:
+        return []
+    counted = [max(weight, 0) for weight in weights]
+    running = list(accumulate(counted if any(counted) else [1] * len(months)))
+    ends: list[int] = []  # the index of each range's last month but the final one's
+    for part in range(1, parts):
+        share = running[-1] * part / parts
+        end = bisect_left(running, share)
+        if end > 0 and share - running[end - 1] < running[end] - share:
+            end -= 1
+        end = max(end, ends[-1] + 1 if ends else 0)
+        if end >= len(months) - 1:
+            break
+        ends.append(end)
+    starts = [0, *(end + 1 for end in ends)]
+    return [(months[start], months[end]) for start, end in zip(starts, [*ends, len(months) - 1], strict=True)]
+
+
+class QueueReporter:
+    """A progress reporter for a worker process: sends each report to the parent (picklable, unlike a lambda)."""
+
+    def __init__(self, messages: Any):
+        self.messages = messages
+
+    def __call__(self, step: str, month: str, done: int, total: int) -> None:
+        self.messages.put((step, month, done, total))
+
+
+def _forward_progress(messages: Any) -> None:
+    """Render in this process the progress the worker processes send (one console line, not several)."""
+    while (message := messages.get()) is not None:
+        progress.report(*message)
+
+
+def run_waves(
+    waves: list[list[Stage]], execute: Callable[..., dict[str, Any]], args: tuple, workers: int
+) -> list[dict[str, Any]]:
+    """execute(stage, *args, reporter) for every stage, wave after wave, a wave's stages `workers` at a time in
+    spawned worker processes, a fresh one per stage (`execute` must pickle); nothing after a wave with an outcome
+    not `success`.
+    """
+    outcomes: list[dict[str, Any]] = []
+    for wave in waves:
+        if len(wave) == 1 or workers <= 1:
+            done = [execute(stage, *args, None) for stage in wave]
+        else:
+            context = multiprocessing.get_context("spawn")  # no forked Polars thread pools
+            with context.Manager() as manager:
+                messages = manager.Queue()
+                forwarder = threading.Thread(target=_forward_progress, args=(messages,), daemon=True)
+                forwarder.start()
+                # A fresh process per stage: a process that ran one scenario's chain keeps what its allocators
+                # hold (about 150 MB at the fide scale), and the next chain would start from there. Side by side,
+                # their peaks add up: they give freed memory back as Polars would.
+                with (
+                    polars_returning_freed_memory_in_children(),
+                    ProcessPoolExecutor(min(workers, len(wave)), mp_context=context, max_tasks_per_child=1) as pool,
+                ):
+                    futures = [pool.submit(execute, stage, *args, QueueReporter(messages)) for stage in wave]
+                    done = [future.result() for future in futures]
+                messages.put(None)
+                forwarder.join()
+        outcomes += done
+        if not all(outcome["success"] for outcome in done):
+            break
+    return outcomes

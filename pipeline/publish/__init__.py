@@ -1,0 +1,1 @@
+"""What people read of a month: the published rating list and the player card."""

@@ -1,0 +1,625 @@
+"""The published rating list of a month: the list with the registry's names, as CSV, FIDE TXT and a searchable HTML
+page.
+"""
+
+from __future__ import annotations
+
+import calendar
+import io
+import json
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from html import escape
+from typing import BinaryIO
+
+import numpy as np
+import pandera.polars as pa
+import polars as pl
+
+from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_list
+from pipeline.ingest.read import read_players
+from pipeline.months import add_months, month_range, parse_month
+from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import table_key
+from pipeline.store.object_store import ObjectStore, redact_url
+from pipeline.text import holds_control, printable, published_text_columns, spreadsheet_formulas
+from pipeline.validate.split import LOCAL_ID_BASE, players_named_in_dumps
+from schemas.conformance import ascends_strictly
+from schemas.published_list import PublishedList
+from schemas.rating_list import RatingList
+from schemas.util import conform, polars_schema
+
+LISTS_PREFIX = "lists"
+PUBLISHED_COLUMNS = list(polars_schema(PublishedList))
+# Text columns the page sends once as a sorted dictionary plus one small index per row.
+DICTIONARY_COLUMNS = ("federation", "title", "sex")
+FLAG_COLUMNS = ("inactive", "delisted", "newly_rated")
+# Files of a month made at once (write_published_month).
+PUBLISH_THREADS = 3
+
+
+def published_list_key(scenario_key: str, month: str, extension: str) -> str:
+    """Object-store key of one published file: lists/<scenario>/<YYYY-MM>.<csv|txt|html>."""
+    parse_month(month)
+    return f"{LISTS_PREFIX}/{scenario_key}/{month}.{extension}"
+
+
+def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> pl.DataFrame:
+    """PublishedList rows: every player of `rating_list`, with name, federation, title and sex from `registry`.
+
+    `registry` (Players rows) may be None, empty or miss players: their registry cells stay empty.
+    The birth year is the registry's, else the list's own. Sorted by rating (unrated last), name, id.
+    A registry made by ranked_registry (published_registry's) has its cells cleaned already, places each
+    name (NAME_ORDER) and is in id order: each player's registry row is then found by position, not joined,
+    and the list put in order without comparing names.
+    """
+    return _published(rating_list, registry)[0]
+
+
+def _published(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> tuple[pl.DataFrame, pl.Series | None]:
+    """published_list's rows, and the FIDE TXT's identity text of each (FIDE_IDENTITY: null for a player the
+    registry does not name) where the registry is ranked_registry's; else None.
+    """
+    known = pl.DataFrame(
+        schema={
+            "player_id": pl.Int64,
+            "name": pl.Utf8,
+            "federation": pl.Utf8,
+            "title": pl.Utf8,
+            "sex": pl.Utf8,
+            "registry_birth_year": pl.Int32,
+        }
+    )
+    ranked = registry is not None and all(column in registry.columns for column in _RANKED)
+    if registry is not None and registry.height:
+        # An empty registry cell (e.g. a FIDE list without a federation) is unknown, not a value.
+        cells = registry.select(REGISTRY_CELLS) if ranked else _registry_cells(registry)
+        birth_year = pl.col("birth_year").cast(pl.Int32).alias("registry_birth_year")
+        known = registry.select("player_id", birth_year, *(_RANKED if ranked else ())).with_columns(cells.get_columns())
+    # Only the columns the list publishes (not e.g. its pending games), so that reordering copies little.
+    listed = rating_list.select([c for c in rating_list.columns if c in _FROM_THE_LIST])
+    rows = _registry_rows(listed["player_id"], known["player_id"]) if ranked and known.height else None
+    if rows is not None:  # the registry's row of each player by position, not by a join (about half the time)
+        order = _reading_order(listed["player_id"], listed["rating"], known[NAME_ORDER].gather(rows))
+        if order is not None:
+            found = known.drop("player_id", NAME_ORDER).select(pl.all().gather(rows.gather(order)))
+            frame = _published_columns(pl.concat([listed[order], found.drop(FIDE_IDENTITY)], how="horizontal"))
+            return frame, found[FIDE_IDENTITY]
+    known = known.filter(pl.col("player_id").is_first_distinct())
+    frame = _published_columns(listed.join(known, on="player_id", how="left"))
+    return frame.sort(["rating", "name", "id"], descending=[True, False, False], nulls_last=True), None
+
+
+def _registry_rows(player_ids: pl.Series, registry_ids: pl.Series) -> pl.Series | None:
+    """Each player's row in the registry (null where unregistered), found by binary search; None unless the registry's
+    ids ascend strictly (ranked_registry sorts them; a registry with an id twice takes the join).
+    """
+    if not ascends_strictly(registry_ids):
+        return None
+    registered = registry_ids.to_numpy()
+    wanted = player_ids.to_numpy()
+    rows = np.searchsorted(registered, wanted)
+    found = rows < len(registered)
+    found[found] = registered[rows[found]] == wanted[found]
+    return pl.Series(rows, dtype=pl.Int64).set(pl.Series(~found), None)
+
+
+# The rating list's columns a published list shows (the registry gives the others).
+_FROM_THE_LIST = {"player_id", *polars_schema(PublishedList)}
+# What publishing reads of a stored rating list (not its pending games, most of the cost of reading it whole).
+PUBLISHED_FROM_THE_LIST = tuple(column for column in polars_schema(RatingList) if column in _FROM_THE_LIST)
+
+
+def _published_columns(joined: pl.DataFrame) -> pl.DataFrame:
+    """The PublishedList columns of a rating list joined with the registry: the id, the registry's birth year else the
+    list's, each column in its type.
+    """
+    sources = {"id": pl.col("player_id"), "birth_year": pl.coalesce("registry_birth_year", "birth_year")}
+    return joined.select(
+        sources.get(name, pl.col(name)).cast(dtype).alias(name) for name, dtype in polars_schema(PublishedList).items()
+    )
+
+
+def _reading_order(player_ids: pl.Series, ratings: pl.Series, name_places: pl.Series) -> pl.Series | None:
+    """The rows in reading order, rating descending (unrated last), then name, then id (unnamed last), given each
+    row's NAME_ORDER; None when two rows have the same (a player listed twice), which the join orders instead.
+
+    The named rows are put in name order by placing each at its NAME_ORDER, the unnamed follow by id, then a stable
+    sort on the rating alone (a radix sort of 16-bit keys): no comparison of names, nor of 64-bit keys.
+    """
+    named = name_places.is_not_null().to_numpy()
+    places = name_places.to_numpy()[named].astype(np.int64)
+    slots = np.full(int(places.max(initial=-1)) + 1, -1, dtype=np.int64)
+    slots[places] = np.flatnonzero(named)
+    placed = slots[slots >= 0]
+    if len(placed) < len(places):
+        return None
+    unnamed = np.flatnonzero(~named)
+    unnamed = unnamed[np.argsort(player_ids.to_numpy()[unnamed], kind="stable")]
+    by_name = np.concatenate([placed, unnamed])
+    highest, lowest = ratings.max(), ratings.min()
+    if not isinstance(highest, int) or not isinstance(lowest, int):  # nobody rated: the name order stands
+        return pl.Series(by_name, dtype=pl.Int64)
+    # Distance below the highest rating, the unrated one further: 16 bits for any real range of ratings.
+    below = highest - ratings.cast(pl.Int64).fill_null(lowest - 1).to_numpy()[by_name]
+    key = below.astype(np.uint16) if highest - lowest < np.iinfo(np.uint16).max else below
+    return pl.Series(by_name[np.argsort(key, kind="stable")], dtype=pl.Int64)
+
+
+def ranked_registry(players: pl.DataFrame) -> pl.DataFrame:
+    """Players rows made ready for many months' lists (published_list): the registry's text cells as published
+    (_registry_cells); NAME_ORDER, each named row's place in (name, id) order (null without a name); FIDE_IDENTITY,
+    the text the FIDE TXT writes for who the player is (fide_identity_text); and SPREADSHEET_FORMULA, whether a
+    spreadsheet would evaluate one of the row's cells (the CSV neutralises those, pipeline.text.published_text).
+    """
+    cleaned = players.with_columns(_registry_cells(players).get_columns())
+    # Searched in the registry's own order, before sorting scatters its text in memory (three times slower).
+    cleaned = cleaned.with_columns(_spreadsheet_formulas(cleaned))
+    # In id order (an id's registrations keep theirs), so that each month finds its players by position.
+    in_id_order = cleaned.sort("player_id", maintain_order=True)
+    by_name = in_id_order.select(pl.arg_sort_by("name", "player_id", maintain_order=True)).to_series().to_numpy()
+    places = np.empty(len(by_name), dtype=np.uint32)
+    places[by_name] = np.arange(len(by_name), dtype=np.uint32)
+    return in_id_order.with_columns(
+        pl.when(pl.col("name").is_not_null()).then(pl.Series(places)).alias(NAME_ORDER),
+        fide_identity_text(in_id_order),
+    )
+
+
+def _registry_cells(registry: pl.DataFrame) -> pl.DataFrame:
+    """The registry's text cells (REGISTRY_CELLS) as every published file shows them: printable (no control
+    character or bidi mark: pipeline.text), without surrounding blanks, null when nothing is left. Each column is
+    searched for controls once; only one that holds some is rewritten.
+    """
+    cells = registry.select(REGISTRY_CELLS)
+    cells = cells.with_columns(printable(pl.col(c)) for c in REGISTRY_CELLS if holds_control(cells[c]))
+    return cells.select(_blank_is_null(pl.col(c)).alias(c) for c in REGISTRY_CELLS)
+
+
+def _blank_is_null(text: pl.Expr) -> pl.Expr:
+    """The text without surrounding blanks, null when nothing is left."""
+    return pl.when(text.str.strip_chars() != "").then(text.str.strip_chars())
+
+
+def _spreadsheet_formulas(registry: pl.DataFrame) -> pl.Series:
+    """SPREADSHEET_FORMULA of each registry row (its cells printable already): whether the CSV must neutralise one
+    of its cells. Searched once a run, so that a month's CSV searches only the marked players' text.
+    """
+    marks = [spreadsheet_formulas(registry[c]) for c in REGISTRY_CELLS]
+    return pl.select(pl.any_horizontal(marks).alias(SPREADSHEET_FORMULA)).to_series()
+
+
+# The registry's cells that name a player; each name's place in the registry's (name, id) order and the TXT's
+# text of who each player is (ranked_registry).
+REGISTRY_CELLS = ("name", "federation", "title", "sex")
+NAME_ORDER = "name_order"
+_RANKED = (NAME_ORDER, FIDE_IDENTITY)
+# ranked_registry's mark of a row with a cell a spreadsheet would evaluate.
+SPREADSHEET_FORMULA = "spreadsheet_formula"
+
+
+def published_registry(store: ObjectStore, first_month: str, last_month: str) -> pl.DataFrame:
+    """Players rows naming the lists up to `last_month`: the registry as of `last_month`, then the players it does not
+    hold as the dumps name them (players_named_in_dumps of the identity reports of first_month..last_month).
+
+    Read once for a run, and ranked (ranked_registry): cleaned once, and each month sorts names by their
+    rank instead of as text. `registered` lets each month keep only the players known by then.
+    """
+    columns = ["month", "status", "name", "player_id", "records"]
+    identities = [
+        store.read_parquet(table_key(["identity"], month), columns=columns)
+        for month in month_range(first_month, last_month)
+        if store.exists(table_key(["identity"], month))
+    ]
+    registry = read_players(store, last_month)
+    if identities:
+        registry = pl.concat([registry, players_named_in_dumps(pl.concat(identities))]).filter(
+            pl.col("player_id").is_first_distinct()
+        )
+    return ranked_registry(registry)
+
+
+def write_published_month(
+    store: ObjectStore,
+    scenario: Scenario,
+    month: str,
+    rating_list: pl.DataFrame,
+    registry: pl.DataFrame,
+    check: Callable[[type[pa.DataFrameModel], pl.DataFrame, str], object],
+) -> Mapping[str, int | str]:
+    """The month's published list as CSV, TXT and HTML under lists/<scenario>/, after check(PublishedList, list,
+    what); returns its figures (players, rated, unregistered) and the three files' locations.
+
+    `registry` is published_registry's: only the players registered by `month` name the list.
+    """
+    registered = registry.filter(pl.col("registered") <= month)
+    published, identity = _published(rating_list, registered)
+    check(PublishedList, published, f"{scenario.name}/published_list {month}")
+    # The list's text is its registry's cells, printable already (_registry_cells); ranked_registry marked the few
+    # players a spreadsheet would evaluate. The CSV and the page need not search 700,000 names again.
+    suspects = (
+        registered.filter(SPREADSHEET_FORMULA)["player_id"] if SPREADSHEET_FORMULA in registered.columns else None
+    )
+    writers: dict[str, Callable[[BinaryIO], None]] = {
+        "csv": lambda handle: write_published_csv(published, handle, suspects=suspects),
+        "txt": lambda handle: write_published_txt(published, month, handle, identity),
+        "html": lambda handle: write_published_html(published, scenario.name, month, handle, checked=True),
+    }
+
+    def render_and_write(extension: str) -> str:
+        target = published_list_key(scenario.name, month, extension)
+        store.write_with(writers[extension], target)
+        return redact_url(store.url(target))
+
+    # The three files side by side: Polars releases the GIL, so a second core does not sit idle. Each
+    # file goes to the store as it is made, never held whole (a 900,000-player TXT is 100 MB).
+    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS, thread_name_prefix="publish") as pool:
+        written = {extension: pool.submit(render_and_write, extension) for extension in writers}
+        paths = {f"{extension}_path": future.result() for extension, future in written.items()}
+    return {
+        "players": published.height,
+        "rated_players": published.filter(pl.col("rating").is_not_null()).height,
+        "unregistered_players": published.filter(pl.col("name").is_null()).height,
+        **paths,
+    }
+
+
+def published_csv(published: pl.DataFrame) -> bytes:
+    """write_published_csv's file as bytes."""
+    buffer = io.BytesIO()
+    write_published_csv(published, buffer)
+    return buffer.getvalue()
+
+
+def write_published_csv(published: pl.DataFrame, handle: BinaryIO, *, suspects: pl.Series | None = None) -> None:
+    """The list as UTF-8 CSV into `handle`, header first, nulls as empty cells, booleans as true/false.
+
+    Its text cells are inert (pipeline.text.published_text): no control character or bidi mark, and a single quote
+    before a cell a spreadsheet would evaluate (OWASP's "CSV Injection"); numbers stay numbers. `suspects`: the ids
+    of the only players whose text may need it, where the caller knows them (write_published_month, its text
+    printable already): only their rows are searched, not every row.
+    """
+    published = conform(published, PublishedList)
+    if suspects is None:
+        published = published_text_columns(published, spreadsheet=True)
+    elif len(suspects):
+        rows = published["id"].is_in(suspects.implode()).arg_true()
+        if len(rows):
+            made = published_text_columns(published[rows], spreadsheet=True)
+            # scatter into a copy: the frame is the TXT's and the page's too, written beside this file.
+            published = published.with_columns(
+                published[c].clone().scatter(rows, made[c]) for c in made.columns if made[c].dtype == pl.String
+            )
+    published.write_csv(handle, null_value="")
+
+
+def published_txt(published: pl.DataFrame, month: str) -> str:
+    """The rated players with a FIDE id in FIDE's per-type TXT layout, headed with the date of FIDE's list (M -> M+1).
+
+    Players known by name only (local ids, pipeline.validate.split.LOCAL_ID_BASE and above) have no FIDE id
+    to write: they are in the CSV and the HTML page, not in FIDE's format.
+    """
+    return published_txt_bytes(published, month).decode("utf-8")
+
+
+def published_txt_bytes(published: pl.DataFrame, month: str) -> bytes:
+    """published_txt's file, as UTF-8 bytes."""
+    buffer = io.BytesIO()
+    write_published_txt(published, month, buffer)
+    return buffer.getvalue()
+
+
+def write_published_txt(
+    published: pl.DataFrame, month: str, handle: BinaryIO, identity: pl.Series | None = None
+) -> None:
+    """published_txt's file into `handle` (pipeline.formats.fide_list, written without a Python string of it).
+
+    `identity`: the TXT's text of who each player is, where known beforehand (ranked_registry's FIDE_IDENTITY).
+    """
+    players = published if identity is None else published.with_columns(identity.alias(FIDE_IDENTITY))
+    fide_ids = players.filter(pl.col("id") < LOCAL_ID_BASE).rename({"id": "player_id"})
+    write_fide_list(fide_ids, fide_list_month(month), handle)
+
+
+def fide_list_month(month: str) -> str:
+    """Period M's list is FIDE's list of the 1st of M+1 (README 'Months are rating periods')."""
+    return add_months(month, 1)
+
+
+def month_label(month: str) -> str:
+    year, number = parse_month(month)
+    return f"{calendar.month_name[number]} {year}"
+
+
+def _script_json(value: object | str) -> str:
+    """JSON that is safe inside <script>: no '<', '>' or '&' can close the element or open a comment."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _script_json_bytes(data: bytes) -> bytes:
+    """_script_json of UTF-8 JSON bytes (the bytes of '<', '>' and '&' appear in UTF-8 only as those characters)."""
+    return data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+
+
+def _dictionaries(published: pl.DataFrame) -> dict[str, list[str]]:
+    """The sorted values of each dictionary column: the page sends each row's index into them."""
+    return {column: sorted(published[column].drop_nulls().unique().to_list()) for column in DICTIONARY_COLUMNS}
+
+
+def _write_columnar_json(published: pl.DataFrame, dictionaries: dict[str, list[str]], handle: BinaryIO) -> None:
+    """One JSON object of column arrays into `handle` (text columns with few values as indexes into `dictionaries`),
+    safe inside <script> (_script_json_bytes).
+
+    A one-row frame of list columns serialises as [{"id":[...],"name":[...],...}]: one vectorised pass,
+    no Python per row. It is made a column at a time, so only the largest column's text is held, not
+    the whole object (44 MB for a 737,000-player list).
+    """
+    encoded = published.select(
+        "id",
+        "name",
+        *[
+            pl.col(c).cast(pl.Enum(values)).to_physical().cast(pl.Int32).alias(c)  # the value's place in `values`
+            for c, values in dictionaries.items()
+        ],
+        "birth_year",
+        "rating",
+        "change",
+        "games",
+        "k",
+        *[pl.col(c).cast(pl.Int8) for c in FLAG_COLUMNS],
+    )
+    handle.write(b"{")
+    for number, column in enumerate(encoded.columns):
+        buffer = io.BytesIO()
+        encoded.select(pl.col(column).implode()).write_json(buffer)  # [{"<column>":[...]}]
+        if number:
+            handle.write(b",")
+        handle.write(memoryview(_script_json_bytes(buffer.getvalue()))[2:-2])
+    handle.write(b"}")
+
+
+def published_html(published: pl.DataFrame, scenario: str, month: str) -> str:
+    """A self-contained page of the list: sortable, searchable, rendering only the rows in view (fast at 500k rows).
+
+    Works from file:// (no network, no server); links to the CSV and TXT beside it. Names reach the
+    page only as JSON data and are shown with textContent, so no name can inject markup or script.
+    """
+    return published_html_bytes(published, scenario, month).decode("utf-8")
+
+
+def published_html_bytes(published: pl.DataFrame, scenario: str, month: str) -> bytes:
+    """published_html's page as UTF-8 bytes."""
+    buffer = io.BytesIO()
+    write_published_html(published, scenario, month, buffer)
+    return buffer.getvalue()
+
+
+def write_published_html(
+    published: pl.DataFrame, scenario: str, month: str, handle: BinaryIO, *, checked: bool = False
+) -> None:
+    """published_html's page into `handle`; the list's data is never held as a Python string, nor whole (a column at a
+    time).
+
+    Its text is printable (pipeline.text.published_text): a bidi override in a name would reorder what the reader
+    sees, escaped or not. `checked`: the caller knows the text printable already (write_published_month).
+    """
+    published = conform(published, PublishedList)
+    if not checked:
+        published = published_text_columns(published)
+    dictionaries = _dictionaries(published)
+    rated = published.filter(pl.col("rating").is_not_null()).height
+    fide_month = month_label(fide_list_month(month))
+    title = f"Rating list {month}, scenario {scenario}"
+    summary = (
+        f"Scenario <b>{escape(scenario)}</b>, rating period <b>{escape(month_label(month))}</b> ({escape(month)}): "
+        f"the list after the period's games, i.e. FIDE's list of <b>1 {escape(fide_month)}</b>. "
+        f"<b>{published.height:,}</b> players, <b>{rated:,}</b> rated "
+        f"({int(published['newly_rated'].sum()):,} newly rated, {int(published['inactive'].sum()):,} inactive, "
+        f"{int(published['delisted'].sum()):,} delisted)."
+    )
+    files = " · ".join(
+        f'<a href="{escape(month)}.{ext}">{label}</a>' for ext, label in (("csv", "CSV"), ("txt", "FIDE TXT"))
+    )
+    marker = "<!--data-->"  # no text of the page can spell it: its '<' would be escaped
+    page = PAGE.format(
+        title=escape(title), summary=summary, files=files, data=marker, dictionaries=_script_json(dictionaries)
+    )
+    before, after = page.split(marker)
+    handle.write(before.encode("utf-8"))
+    _write_columnar_json(published, dictionaries, handle)
+    handle.write(after.encode("utf-8"))
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font: 14px/1.4 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif; color: #222;
+       margin: 16px 24px; }}
+h1 {{ font-size: 20px; margin: 0 0 4px; }}
+p.meta {{ color: #444; margin: 0 0 10px; }}
+.bar {{ display: flex; gap: 16px; align-items: center; margin-bottom: 8px; }}
+#search {{ font: inherit; padding: 4px 8px; width: 320px; }}
+#viewport {{ height: calc(100vh - 170px); min-height: 240px; overflow-y: auto; border: 1px solid #d0d0d0; }}
+table {{ border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1000px; }}
+th, td {{ padding: 0 8px; height: 24px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+         border-bottom: 1px solid #eee; }}
+thead th {{ position: sticky; top: 0; background: #f2f2f2; font-weight: 600; text-align: left; cursor: pointer;
+           user-select: none; border-bottom: 1px solid #ccc; z-index: 1; }}
+thead th[aria-sort="ascending"]::after {{ content: " \\25B2"; }}
+thead th[aria-sort="descending"]::after {{ content: " \\25BC"; }}
+td.num, th.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
+tr.pad td {{ padding: 0; border: 0; height: auto; }}
+tbody tr:nth-child(even) td {{ background: #fafafa; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<p class="meta">{summary}</p>
+<div class="bar">
+<input id="search" type="search" placeholder="Search a name or a FIDE id" aria-label="Search a name or a FIDE id"
+       autocomplete="off">
+<span id="status" role="status"></span>
+<span>Download: {files}</span>
+</div>
+<div id="viewport"><table>
+<colgroup id="cols"></colgroup>
+<thead><tr id="head"></tr></thead>
+<tbody id="rows"></tbody>
+</table></div>
+<script type="application/json" id="list-data">{data}</script>
+<script type="application/json" id="list-dictionaries">{dictionaries}</script>
+<script>
+"use strict";
+(function () {{
+  const D = JSON.parse(document.getElementById("list-data").textContent);
+  const DICT = JSON.parse(document.getElementById("list-dictionaries").textContent);
+  const N = D.id.length, ROW = 24, MAX_PX = 8000000;
+  const yes = (v) => (v ? "yes" : "");
+  // key, heading, width (px), numeric?, first sort direction (-1 = descending), display
+  const COLUMNS = [
+    ["id", "FIDE id", 100, true, 1, String],
+    ["name", "Name", 260, false, 1, (v) => v],
+    ["federation", "Fed", 56, false, 1, (v) => DICT.federation[v]],
+    ["title", "Title", 56, false, 1, (v) => DICT.title[v]],
+    ["sex", "Sex", 44, false, 1, (v) => DICT.sex[v]],
+    ["birth_year", "Born", 60, true, 1, String],
+    ["rating", "Rating", 70, true, -1, String],
+    ["change", "Change", 70, true, -1, (v) => (v > 0 ? "+" + v : String(v))],
+    ["games", "Games", 64, true, -1, String],
+    ["k", "K", 44, true, -1, String],
+    ["inactive", "Inactive", 70, false, -1, yes],
+    ["delisted", "Delisted", 70, false, -1, yes],
+    ["newly_rated", "New", 50, false, -1, yes],
+  ];
+  const base = new Int32Array(N);
+  for (let i = 0; i < N; i++) base[i] = i;  // the embedded order: rating, then name, then id
+  let sorted = base, view = base, sortKey = "rating", sortDir = -1, query = "";
+  let namesFolded = null, idsText = null;
+
+  const head = document.getElementById("head"), cols = document.getElementById("cols");
+  COLUMNS.forEach(([key, label, width, numeric, first]) => {{
+    const col = document.createElement("col");
+    col.style.width = width + "px";
+    cols.appendChild(col);
+    const th = document.createElement("th");
+    th.textContent = label;
+    th.dataset.key = key;
+    th.scope = "col";
+    if (numeric) th.className = "num";
+    th.addEventListener("click", () => sortBy(key, key === sortKey ? -sortDir : first));
+    head.appendChild(th);
+  }});
+
+  function sortBy(key, dir) {{
+    const v = D[key];
+    const idx = base.slice();
+    if (key !== "rating" || dir !== -1) {{
+      // Ties keep the embedded order (a-b), and empty cells go last in either direction.
+      idx.sort((a, b) => {{
+        const x = v[a], y = v[b];
+        if (x === y) return a - b;
+        if (x === null) return 1;
+        if (y === null) return -1;
+        return (x < y ? -dir : dir);
+      }});
+    }}
+    sorted = idx; sortKey = key; sortDir = dir;
+    for (const th of head.children)
+      th.setAttribute("aria-sort", th.dataset.key === key ? (dir > 0 ? "ascending" : "descending") : "none");
+    filter();
+  }}
+
+  function fold(text) {{
+    return text.normalize("NFD").replace(/[\\u0300-\\u036f]/g, "").toLowerCase();
+  }}
+
+  function filter() {{
+    const q = fold(query.trim());
+    if (!q) {{
+      view = sorted;
+    }} else {{
+      if (namesFolded === null) {{
+        namesFolded = D.name.map((n) => (n === null ? "" : fold(n)));
+        idsText = D.id.map(String);
+      }}
+      const digits = /^\\d+$/.test(q);
+      const out = new Int32Array(sorted.length);
+      let n = 0;
+      for (let j = 0; j < sorted.length; j++) {{
+        const i = sorted[j];
+        if (namesFolded[i].includes(q) || (digits && idsText[i].startsWith(q))) out[n++] = i;
+      }}
+      view = out.subarray(0, n);
+    }}
+    document.getElementById("status").textContent =
+      (q ? view.length.toLocaleString("en") + " of " : "") + N.toLocaleString("en") + " players";
+    viewport.scrollTop = 0;
+    render();
+  }}
+
+  const viewport = document.getElementById("viewport"), body = document.getElementById("rows");
+  function render() {{
+    const total = view.length;
+    const full = total * ROW, height = Math.min(full, MAX_PX);
+    const visible = Math.ceil(viewport.clientHeight / ROW) + 2;
+    let first, top;
+    if (full <= MAX_PX) {{
+      first = Math.floor(viewport.scrollTop / ROW);
+      top = first * ROW;
+    }} else {{
+      // Browsers cap an element's height: beyond MAX_PX the scrollbar maps proportionally to rows.
+      const ratio = viewport.scrollTop / Math.max(1, height - viewport.clientHeight);
+      first = Math.round(Math.min(1, ratio) * Math.max(0, total - visible + 2));
+      top = viewport.scrollTop;
+    }}
+    first = Math.max(0, Math.min(first, Math.max(0, total - 1)));
+    const last = Math.min(total, first + visible);
+    const frag = document.createDocumentFragment();
+    const pad = (px) => {{
+      const tr = document.createElement("tr");
+      tr.className = "pad";
+      const td = document.createElement("td");
+      td.colSpan = COLUMNS.length;
+      td.style.height = px + "px";
+      tr.appendChild(td);
+      return tr;
+    }};
+    frag.appendChild(pad(Math.min(top, Math.max(0, height - (last - first) * ROW))));
+    for (let j = first; j < last; j++) {{
+      const i = view[j];
+      const tr = document.createElement("tr");
+      for (const [key, , , numeric, , show] of COLUMNS) {{
+        const td = document.createElement("td");
+        const value = D[key][i];
+        td.textContent = value === null ? "" : show(value);
+        if (numeric) td.className = "num";
+        tr.appendChild(td);
+      }}
+      frag.appendChild(tr);
+    }}
+    frag.appendChild(pad(Math.max(0, height - top - (last - first) * ROW)));
+    body.replaceChildren(frag);
+  }}
+
+  let scheduled = false;
+  viewport.addEventListener("scroll", () => {{
+    if (!scheduled) {{ scheduled = true; requestAnimationFrame(() => {{ scheduled = false; render(); }}); }}
+  }});
+  window.addEventListener("resize", render);
+  let timer = 0;
+  document.getElementById("search").addEventListener("input", (event) => {{
+    clearTimeout(timer);
+    timer = setTimeout(() => {{ query = event.target.value; filter(); }}, 120);
+  }});
+  sortBy("rating", -1);
+  document.body.dataset.ready = "1";
+}})();
+</script>
+</body>
+</html>
+"""

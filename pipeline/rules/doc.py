@@ -1,0 +1,168 @@
+"""Renders docs/rules.md: one table of every preset's parameters, with each preset's sources (python -m
+pipeline.rules.doc).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pipeline.rules.model import RuleSet, load_rules, preset_names, schedule_of
+from pipeline.rules.regulations import describe_rating_difference
+
+PRESET_ORDER = [
+    "fide-2008",
+    "fide-2009",
+    "fide-2012",
+    "fide-2014",
+    "fide-2017",
+    "fide-2022",
+    "fide-2024",
+    "fide-2025-10",
+    "sonas-2002",
+    "elo-32",
+]
+
+
+def _k(rules: RuleSet) -> str:
+    k = rules.k
+    if k.kind == "constant":
+        return str(k.value)
+    junior = f", junior {k.junior} < {k.junior_below}" if k.junior is not None else ""
+    return f"{k.newcomer} (< {k.newcomer_until_games} games){junior} / {k.standard} / {k.elite} (once {k.elite_from})"
+
+
+def _junior_clause(rules: RuleSet) -> str:
+    k = rules.k
+    if k.kind == "constant" or k.junior is None:
+        return "-"
+    return (
+        f"to end of year of {k.junior_until_age}th birthday"
+        if k.junior_end_of_year
+        else f"to {k.junior_until_age}th birthday"
+    )
+
+
+def _expectancy(rules: RuleSet) -> str:
+    if rules.expectancy == "fide-table":
+        return "table 8.1.2"
+    if rules.expectancy == "logistic":
+        return f"logistic, scale {rules.scale:g}"
+    if rules.expectancy == "elo-davidson":
+        return f"Elo-Davidson, kappa {rules.kappa:g}"
+    low, high = rules.sonas_clamp
+    return f"{rules.sonas_intercept} + {rules.sonas_slope} D, D in [{low}, {high}]"
+
+
+def _initial(rules: RuleSet) -> str:
+    i = rules.initial
+    if i.formula == "plus-score":
+        text = f"Ra, +{i.plus_score_per_half_point:g} per half point over 50 %, dp below"
+    else:
+        text = f"Ra + dp with {i.hypothetical_games} draws vs {i.hypothetical_rating}"
+    if i.max_rating:
+        text += f", max {i.max_rating}"
+    return f"{text}; >= {i.min_games} games in {i.pool_months} months"
+
+
+def _weights(rules: RuleSet) -> str:
+    text = ", ".join(f"{name} {weight:g}" for name, weight in rules.weights.items())
+    if rules.weights_by_minutes:
+        text += "; by minutes to move 40: " + ", ".join(f"{m:g}' {w:g}" for m, w in rules.weights_by_minutes)
+    return text
+
+
+ROWS = [
+    ("expected score", _expectancy),
+    ("K: newcomer / standard / elite", _k),
+    ("junior K until", _junior_clause),
+    ("K x n cap", lambda r: str(r.k_games_cap) if r.k_games_cap else "-"),
+    ("400-point rule", describe_rating_difference),
+    ("floor", lambda r: str(r.floor) if r.floor else "-"),
+    ("first rating", _initial),
+    ("zero first event disregarded", lambda r: "yes" if r.initial.disregard_zero_first_event else "no"),
+    ("lists", lambda r: "monthly" if r.list_months is None else "months " + ", ".join(map(str, r.list_months))),
+    ("rounding", lambda r: r.rounding),
+    ("inactive after", lambda r: f"{r.inactive_after_months} months"),
+    ("game weights", _weights),
+]
+
+
+def render() -> str:
+    presets = [name for name in PRESET_ORDER if name in preset_names()]
+    presets += [n for n in preset_names() if n not in presets and schedule_of(n) is None]
+    rules = {name: load_rules(name) for name in presets}
+    lines = [
+        "# Rule-set presets",
+        "",
+        "Generated from `pipeline/rules/presets/*.yaml` by `python -m pipeline.rules.doc > docs/rules.md`",
+        "(a test keeps it current). Sources per preset are below the table; `[U]` marks a value the",
+        "reference could not verify, chosen and documented here and in the preset's YAML comments.",
+        "",
+        "| parameter | " + " | ".join(presets) + " |",
+        "|---" * (len(presets) + 1) + "|",
+    ]
+    for label, render_value in ROWS:
+        lines.append(f"| {label} | " + " | ".join(render_value(rules[name]) for name in presets) + " |")
+    lines += ["", "## Sources", ""]
+    for name in presets:
+        lines.append(f"- **{name}**: {rules[name].description}. Source: {rules[name].source}.")
+    lines += ["", "## Schedules", ""]
+    for name in preset_names():
+        schedule = schedule_of(name)
+        if schedule:
+            lines.append(
+                f"**{name}** (period = month of the games; its list is FIDE's list of the 1st of the next month):"
+            )
+            lines.append("")
+            lines.append("| from period | rules | overrides |")
+            lines.append("|---|---|---|")
+            lines += [f"| {start} | {rules_name} | {', '.join(sets) or '-'} |" for start, rules_name, sets in schedule]
+            lines.append("")
+    lines += [
+        "## K and the list a period starts from",
+        "",
+        "A list's `k` is the K of the next period (FIDE's convention). Every list that enters the engine",
+        "(a seed list, a FIDE list file, `rate-period --list`, the previous period's list) is read the same way",
+        "(`pipeline/rules/regulations.py`: `development_coefficient`, `k_ten_for_good`, `k_from_previous_list`):",
+        "",
+        '- **An empty `games_total` means established.** FIDE B.02 2024 §8.3.3 gives K 40 to a player "new',
+        '  to the rating list until they have completed events with at least 30 games"; a rated player whose',
+        "  count the list does not give is not new: K 20 (or junior 40, or elite 10), never the newcomer's 40.",
+        "  An unrated player's empty count is 0.",
+        "- **A list K equal to the elite K means 2400 was reached.** FIDE B.02 2024 §8.3.3 (2014 and 2022",
+        "  texts alike): \"K = 10 once a player's published rating has reached 2400 and remains at that level",
+        '  subsequently, even if the rating drops below 2400". A player listed with K 10 below 2400 keeps',
+        "  K 10 in every later period (`ever_2400` is set). Only for a tiered policy whose elite K differs",
+        "  from its other tiers.",
+        "- **A constant-K rule set uses its own K** (`sonas-2002` 24, `elo-32` 32), whatever K the list states:",
+        "  that K was set under other rules.",
+        (
+            "- **A tiered (FIDE) policy honours the list's K** for the period (docs/regulations.md, K from the "
+            'list: "take K from'
+        ),
+        '  the previous list"), before the K x n <= 700 reduction; the policy decides only where the list',
+        "  gives none, and for the next list's K.",
+        "",
+        "## Choices where the sources are silent",
+        "",
+        "| question | choice |",
+        "|---|---|",
+        "| floor before July 2009 | 1400 [U] (lowered in steps in the 2000s; 1200 from July 2009) |",
+        "| newcomer pooling before 2014 | 26 months [U] (2003 text: the same and next 7 periods) |",
+        "| per-event newcomer conditions before 2014 (3 rated opponents, 1 point) | not modelled [U] |",
+        "| newcomer bonus after K 30 (2011) | 12.5 per half point kept [U] |",
+        "| floor 1200 -> 1000 | with monthly lists, July 2012 [U] |",
+        "| K x n <= 700 | from July 2017 with the 2017 regulations [U: 'since September 2017'] |",
+        "| junior clause 2017-2021 | the 2014 wording [U] |",
+        "| rounding before 2024 | once per period [U] |",
+        "| p to hundredths for table 8.1.1 at .xx5 | half up [U] |",
+        "| compression rounding | 0.4 x (2000 - R) to the nearest integer, halves away from zero [U] |",
+        "| closing dates (7 days, later 3 days before the list) | games count in the month they are played |",
+        "| months without a list before July 2012 | list carried unchanged; games rated on the next list |",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())

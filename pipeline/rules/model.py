@@ -1,0 +1,314 @@
+"""Rule sets as data: the model, the YAML presets in pipeline/rules/presets/, overrides, and dated schedules."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pipeline.months import month_index, parse_month
+
+PRESET_PACKAGE = "pipeline.rules.presets"
+
+
+class RulesError(ValueError):
+    """A rule set could not be found, parsed or validated; the message says which and why."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class KPolicy(_Frozen):
+    """Development coefficient K by player state (FIDE §8.3.3; regulations.development_coefficient), or a constant."""
+
+    kind: Literal["fide", "constant"] = Field(
+        "fide", description="fide: K by the player's state (the tiers below); constant: one K for all"
+    )
+    value: int | None = Field(None, description="K for every player when kind is constant")
+    newcomer: int = Field(
+        40, description="K of a player new to the list (§8.3.3: 40 since 2014, 30 from July 2011, 25 before)"
+    )
+    newcomer_until_games: int = Field(30, description="games after which a player is no longer a newcomer")
+    junior: int | None = Field(40, description="K of a junior below junior_below (null: no junior tier, before 2014)")
+    junior_until_age: int = Field(18, description="age up to which a player is a junior")
+    junior_end_of_year: bool = Field(
+        True, description="junior until the end of the year of that birthday (2022+), else until the birthday"
+    )
+    junior_below: int = Field(2300, description="juniors rated at or above this have the standard K")
+    standard: int = Field(20, description="K of an established player under elite_from")
+    elite: int = Field(10, description="K once a published rating has reached elite_from, for good")
+    elite_from: int = Field(2400, description="rating that, once published, gives the elite K for good")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _constant_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return {"kind": "constant", "value": int(data)}
+        return data
+
+    @model_validator(mode="after")
+    def _constant_needs_value(self) -> KPolicy:
+        if self.kind == "constant" and self.value is None:
+            raise ValueError("k.kind 'constant' needs k.value")
+        return self
+
+
+class InitialRating(_Frozen):
+    """How an unrated player's first rating is computed (FIDE §8.2 and §7.1.4; regulations.initial_rating)."""
+
+    min_games: int = Field(
+        5, ge=1, description="games against rated opponents a first rating needs (§7.1.4: 5 since 2014, 9 before)"
+    )
+    pool_months: int = Field(26, description="months over which a newcomer's results are pooled (§7.1.4)")
+    formula: Literal["plus-score", "hypothetical-draws"] = Field(
+        "plus-score",
+        description="plus-score: Ra + 20 per half point over 50 %, dp below (2014-2022); hypothetical-draws: "
+        "Ra + dp with two draws against 1800 (2024, §8.2.2-8.2.3)",
+    )
+    plus_score_per_half_point: float = Field(
+        20.0, description="points per half point over 50 % (plus-score; 12.5 before 2014)"
+    )
+    hypothetical_games: int = Field(2, description="hypothetical drawn games added (hypothetical-draws)")
+    hypothetical_rating: int = Field(1800, description="rating of the hypothetical opponents (hypothetical-draws)")
+    max_rating: int | None = Field(None, description="highest first rating (2200 in 2024; null: none)")
+    disregard_zero_first_event: bool = Field(
+        True, description="a zero score in the player's first event is disregarded (§8.2.1)"
+    )
+
+
+class RuleSet(_Frozen):
+    """Every knob of a rating system; presets differ only in these values (docs/regulations.md).
+
+    Each knob is read by one function of pipeline/rules/regulations.py, named in its description.
+    """
+
+    name: str = Field(description="preset or file name")
+    description: str = Field("", description="one line saying what the rule set is")
+    source: str = Field("", description="where its values come from")
+    expectancy: Literal["fide-table", "logistic", "sonas-linear", "elo-davidson"] = Field(
+        "fide-table",
+        description=(
+            "expected score model (regulations.expected_score): table 8.1.2, logistic, Sonas 2002 linear, Elo-Davidson"
+        ),
+    )
+    scale: float = Field(400.0, description="logistic and Elo-Davidson scale (400; 480 per Sonas 2011)")
+    kappa: float = Field(2.0, description="Elo-Davidson draw parameter (2 = logistic)")
+    sonas_intercept: float = Field(0.541767, description="Sonas 2002: White's expected score at equal ratings")
+    sonas_slope: float = Field(0.001164, description="Sonas 2002: expected score per rating point of difference")
+    sonas_clamp: tuple[int, int] = Field(
+        (-460, 390), description="Sonas 2002: range the White-minus-Black difference is clamped to"
+    )
+    k: KPolicy = Field(
+        KPolicy(), description="development coefficient K (regulations.development_coefficient, k_from_previous_list)"
+    )
+    k_games_cap: int | None = Field(
+        None, description="K x n cap, 700 from 2017 (regulations.k_times_games_cap); null: none"
+    )
+    cap_difference: int | None = Field(
+        400, description="the 400-point rule's difference (350 before July 2009; regulations.rating_difference)"
+    )
+    cap_mode: Literal["off", "every-game", "once-per-event", "exempt-top"] = Field(
+        "every-game",
+        description="when the 400-point rule applies: every game, once per event (2022), every game but not for "
+        "players rated cap_exempt_from+ (October 2025), or off",
+    )
+    cap_exempt_from: int | None = Field(
+        None, description="rating from which the 400-point rule does not apply (2650; exempt-top)"
+    )
+    floor: int | None = Field(
+        None, description="lowest published rating; below it a player becomes unrated (regulations.below_floor)"
+    )
+    initial: InitialRating = Field(
+        InitialRating(), description="first ratings of unrated players (regulations.initial_rating)"
+    )
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"classical": 1.0, "modern": 1.0, "rapid": 0.0, "blitz": 0.0},
+        description="weight of a game's change by time-control class; 0: not rated (regulations.game_weight)",
+    )
+    weights_by_minutes: tuple[tuple[float, float], ...] | None = Field(
+        None, description="Sonas 2002: [minutes to move 40, weight] points, interpolated, when the clock is known"
+    )
+    rounding: Literal["per-period", "per-event"] = Field(
+        "per-period",
+        description="when the change is rounded: once per period (§8.3.4) or per event (regulations.round_half_away)",
+    )
+    inactive_after_months: int = Field(
+        12, description="months without a rated game after which a player is flagged inactive (§7.2.2)"
+    )
+    list_months: tuple[int, ...] | None = Field(
+        None,
+        description="months FIDE published a list (quarterly before July 2009, bimonthly to June 2012); null: monthly",
+    )
+
+    @field_validator("cap_mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RuleSet:
+        if self.cap_mode == "exempt-top" and self.cap_exempt_from is None:
+            raise ValueError("cap_mode 'exempt-top' needs cap_exempt_from (e.g. 2650)")
+        if self.cap_mode != "off" and self.cap_difference is None:
+            raise ValueError(f"cap_mode {self.cap_mode!r} needs cap_difference (e.g. 400)")
+        if self.list_months is not None and (not self.list_months or not all(1 <= m <= 12 for m in self.list_months)):
+            raise ValueError("list_months must be months 1-12 (the months FIDE published a list), or null for monthly")
+        if self.weights_by_minutes is not None and sorted(self.weights_by_minutes) != list(self.weights_by_minutes):
+            raise ValueError("weights_by_minutes must be [minutes, weight] pairs in increasing minutes")
+        return self
+
+    def publishes_list_after(self, month: str) -> bool:
+        """Whether period `month` ends with a new list (FIDE's list of the 1st of the next month).
+
+        Before July 2012 FIDE published quarterly, then every two months: ratings changed only then.
+        """
+        if self.list_months is None:
+            return True
+        return parse_month(month)[1] % 12 + 1 in self.list_months
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets and schedules."""
+    return sorted(
+        p.name[: -len(".yaml")] for p in resources.files(PRESET_PACKAGE).iterdir() if p.name.endswith(".yaml")
+    )
+
+
+def _read_document(name_or_path: str) -> tuple[dict[str, Any], str]:
+    path = Path(name_or_path)
+    if name_or_path.endswith((".yaml", ".yml")) or path.is_file():
+        if not path.is_file():
+            raise RulesError(f"rule-set file not found: {name_or_path}")
+        text, origin = path.read_text(encoding="utf-8"), str(path)
+    else:
+        resource = resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml"
+        if not resource.is_file():
+            raise RulesError(
+                f"unknown rule set {name_or_path!r}; presets: {', '.join(preset_names())}, or a path to a .yaml file"
+            )
+        text, origin = resource.read_text(encoding="utf-8"), f"preset {name_or_path}"
+    try:
+        document = copy.deepcopy(_parsed_yaml(text))  # callers edit their copy
+    except yaml.YAMLError as exc:
+        raise RulesError(f"{origin}: not valid YAML: {exc}") from exc
+    if not isinstance(document, dict):
+        raise RulesError(f"{origin}: expected a mapping of rule-set keys")
+    return document, origin
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_yaml(text: str) -> Any:
+    """YAML parsed once per distinct text: keyed by content, so an edited file is parsed again."""
+    return yaml.safe_load(text) or {}
+
+
+def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _resolved_document(name_or_path: str, seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], str]:
+    if name_or_path in seen:
+        raise RulesError(f"rule sets extend each other in a cycle: {' -> '.join((*seen, name_or_path))}")
+    document, origin = _read_document(name_or_path)
+    parent = document.pop("extends", None)
+    if parent is None:
+        return document, origin
+    base, _ = _resolved_document(str(parent), (*seen, name_or_path))
+    base.pop("name", None)
+    return _merge(base, document), origin
+
+
+def parse_override(assignment: str) -> tuple[list[str], Any]:
+    """'k.standard=24' -> (['k', 'standard'], 24); the value is read as YAML (numbers, null, true...)."""
+    key, sep, raw = assignment.partition("=")
+    if not sep or not key.strip():
+        raise RulesError(f"--set expects key=value, got {assignment!r}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        raise RulesError(f"--set {assignment!r}: value is not valid YAML: {exc}") from exc
+    return [part.strip() for part in key.split(".")], value
+
+
+def apply_overrides(document: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Apply dotted key=value assignments; `k.standard=24` on a constant K turns it into a mapping."""
+    result = copy.deepcopy(document)
+    for assignment in overrides:
+        path, value = parse_override(assignment)
+        node = result
+        for part in path[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {"kind": "constant", "value": child} if part == "k" and child is not None else {}
+                node[part] = child
+            node = child
+        node[path[-1]] = value
+    return result
+
+
+def load_rules(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> RuleSet:
+    """A preset name (e.g. 'fide-2024') or a YAML file path, with optional key=value overrides."""
+    document, origin = _resolved_document(name_or_path)
+    if "schedule" in document:
+        raise RulesError(f"{origin} is a schedule of rule sets by month; use resolve_rules(name, month)")
+    document = apply_overrides(document, tuple(overrides))
+    try:
+        return RuleSet.model_validate(document)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
+        raise RulesError(f"{origin}: invalid rule set: {problems}") from None
+
+
+def schedule_of(name_or_path: str) -> list[tuple[str, str, tuple[str, ...]]] | None:
+    """[(from_month, rule_set_name, overrides), ...] sorted, when name_or_path is a schedule; else None.
+
+    An entry may carry `set: {key: value}` overrides (dotted keys), e.g. K 30 for newcomers from July 2011.
+    """
+    document, origin = _resolved_document(name_or_path)
+    entries = document.get("schedule")
+    if entries is None:
+        return None
+    try:
+        triples = sorted(
+            (str(e["from"]), str(e["rules"]), tuple(f"{k}={_yaml_scalar(v)}" for k, v in (e.get("set") or {}).items()))
+            for e in entries
+        )
+        for month, _, _ in triples:
+            parse_month(month)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RulesError(f"{origin}: schedule entries need 'from: YYYY-MM' and 'rules: NAME' ({exc})") from None
+    return triples
+
+
+def _yaml_scalar(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+
+
+def resolve_rules(name_or_path: str, month: str, overrides: list[str] | tuple[str, ...] = ()) -> RuleSet:
+    """The rule set in force for rating period `month`: a plain rule set, or the schedule's entry for it.
+
+    Months before a schedule's first entry use the first entry. Schedules may name other schedules.
+    """
+    schedule = schedule_of(name_or_path)
+    if schedule is None:
+        return load_rules(name_or_path, overrides)
+    chosen, entry_overrides = schedule[0][1], schedule[0][2]
+    for start, rules_name, sets in schedule:
+        if month_index(start) <= month_index(month):
+            chosen, entry_overrides = rules_name, sets
+    return resolve_rules(chosen, month, (*entry_overrides, *overrides))

@@ -1,0 +1,1 @@
+"""Scenarios: the model, the scenarios file, the chain of lists and a system scenario's month."""

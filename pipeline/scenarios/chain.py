@@ -1,0 +1,226 @@
+"""A scenario's chain of lists month after month: where it starts, what a month carries on, what it stores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import pandera.polars as pa
+import polars as pl
+
+from pipeline.engine.period import normalize_list
+from pipeline.ingest.read import read_players, read_seed_list, seed_list_month
+from pipeline.months import add_months
+from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.scenarios.system_step import rate_system_month, seed_state
+from pipeline.store.monthly import table_key
+from pipeline.store.object_store import ObjectStore, redact_url
+from schemas import Games, RatedGames, RatingList, SystemRatingList
+from schemas.conformance import conforms
+from schemas.util import empty_frame, polars_schema
+
+
+class ChainTable(NamedTuple):
+    """One table a scenario's chain stores every month."""
+
+    name: str
+    model: type[pa.DataFrameModel]
+    unique: str | None  # the column no value may repeat in within a month
+    carried: bool = False  # month M starts from this table's month M-1
+
+
+def chain_tables(scenario: Scenario) -> list[ChainTable]:
+    """The tables the chain writes, in the order a month's outputs are stored (the carried state before the games)."""
+    if scenario.is_system:
+        return [
+            ChainTable("rating_list", SystemRatingList, "player_id", carried=True),
+            ChainTable("system_state", scenario.system_rules().system.state_model, None, carried=True),
+            ChainTable("rated_games", RatedGames, "game_id"),
+        ]
+    return [
+        ChainTable("rating_list", RatingList, "player_id", carried=True),
+        ChainTable("rated_games", RatedGames, "game_id"),
+    ]
+
+
+class MissingMonth(LookupError):
+    """The stored table of the month before the first month of a run is missing, unreadable or not this chain's: the
+    chain cannot continue from it.
+    """
+
+    def __init__(
+        self, table: str, month: str, before: str, location: str, problem: str = "is missing", store_url: str = ""
+    ):
+        store_option = f"--store {store_url} " if store_url else ""
+        super().__init__(
+            f"{table} for {before} {problem} ({location}), so {month} cannot be rated (the list for {month} is the "
+            f"list for {before} plus {month}'s games). Rebuild it with `ratings run {store_option}--from {before}` "
+            f"(or a range starting earlier), then rate {month}."
+        )
+        self.missing_month, self.location, self.problem = before, location, problem
+
+
+def read_scenario_seed(store: ObjectStore, scenario: Scenario) -> pl.DataFrame | None:
+    """The scenario's own seed list (a CSV or Parquet key in the store), else the landing zone's."""
+    if scenario.seed_list is None:
+        return read_seed_list(store)
+    with store.open(scenario.seed_list) as handle:
+        data = handle.read()
+    if scenario.seed_list.endswith(".parquet"):
+        return pl.read_parquet(data)
+    return pl.read_csv(data, schema_overrides={"player_id": pl.Int64, "rating": pl.Int32})
+
+
+def seed_clock_month(store: ObjectStore, scenario: Scenario, chain_start: str) -> str:
+    """The month a seeded player's inactivity clock runs from, as if they had last played in it.
+
+    A seed list in raw/players/<M>/ is the list in force from M, so its players played at the latest
+    in M-1; the scenario's own seed list, and the landing zone's filed after the chain's start, are the
+    list in force before the chain's first month.
+    """
+    filed = seed_list_month(store) if scenario.seed_list is None else None
+    return add_months(min(filed, chain_start) if filed is not None else chain_start, -1)
+
+
+def seeded_list(seed: pl.DataFrame | None, clock_month: str) -> pl.DataFrame:
+    """The seed as a full list, each rated player's inactivity clock started at `clock_month`.
+
+    FIDE flags a player inactive after a year without a rated game (rules.inactive_after_months). A
+    seed list carries no game dates, so a seeded player who never plays would stay as active as the
+    seed says for ever; counting from the seed list's date makes them inactive a year after it, as
+    FIDE's lists do. A player the seed already flags inactive keeps the flag (no last_played: the flag
+    holds until they play). A seed's own last_played, where it has one, is kept.
+    """
+    if seed is None:
+        return empty_frame(RatingList)
+    listed = normalize_list(seed)
+    starts_clock = pl.col("last_played").is_null() & pl.col("rating").is_not_null() & pl.col("inactive").not_()
+    return listed.with_columns(
+        pl.when(starts_clock).then(pl.lit(clock_month)).otherwise(pl.col("last_played")).alias("last_played")
+    )
+
+
+def _stored_month_before(
+    store: ObjectStore, path: Sequence[str], month: str, model: type[pa.DataFrameModel]
+) -> pl.DataFrame:
+    """The stored table of M-1, refused (MissingMonth) when it is missing, unreadable, or not a table of this chain."""
+    before = add_months(month, -1)
+    key = table_key(path, before)
+    where, root = redact_url(store.url(key)), redact_url(store.url())
+
+    def refused(problem: str) -> MissingMonth:
+        return MissingMonth("/".join(path), month, before, where, problem, root)
+
+    if not store.exists(key):
+        raise refused("is missing")
+    try:
+        frame = store.read_parquet(key)
+    except Exception as error:  # a truncated or overwritten file: pyarrow's and Polars' errors differ by version
+        raise refused(f"cannot be read ({type(error).__name__})") from None
+    problem = foreign_table_problem(frame, model, before)
+    if problem:
+        raise refused(problem)
+    return frame
+
+
+def foreign_table_problem(frame: pl.DataFrame, model: type[pa.DataFrameModel], month: str) -> str | None:
+    """Why a stored month of a chain table cannot be the one the chain wrote for `month`, else None.
+
+    It must have the model's columns and pass its checks (a list of another kind of scenario, or
+    another table, does not), and a list may name no month after its own (a later month's list copied
+    over it does).
+    """
+    missing = [column for column in polars_schema(model) if column not in frame.columns]
+    if missing:
+        return f"is not a {model.__name__} table (no column {', '.join(missing[:3])})"
+    if not conforms(model, frame):
+        return f"does not pass the {model.__name__} model's checks"
+    for column in ("last_played", "pending_since"):
+        if column in frame.columns:
+            latest = frame[column].max()
+            if isinstance(latest, str) and latest > month:
+                return f"names month {latest} in {column}, after its own month: it is another month's table"
+    return None
+
+
+def previous_list(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> pl.DataFrame:
+    """The list in force before `month`: the seed list at the chain's start, else the stored list of M-1."""
+    if month == chain_start:
+        return seeded_list(read_scenario_seed(store, scenario), seed_clock_month(store, scenario, chain_start))
+    model = SystemRatingList if scenario.is_system else RatingList
+    return _stored_month_before(store, [scenario.name, "rating_list"], month, model)
+
+
+def previous_state(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> pl.DataFrame:
+    """A system's state before `month`: from the seed list at the chain's start, else the stored state of M-1."""
+    if month == chain_start:
+        return seed_state(scenario, previous_list(store, scenario, month, chain_start), month)
+    model = scenario.system_rules().system.state_model
+    return _stored_month_before(store, [scenario.name, "system_state"], month, model)
+
+
+def chain_continues(store: ObjectStore, scenario: Scenario, first_month: str, chain_start: str) -> None:
+    """Check, before anything is written, that a run from `first_month` can continue the scenario's stored chain:
+    MissingMonth naming the table of the month before when it is missing, unreadable or foreign.
+    """
+    if first_month <= chain_start:
+        return
+    previous_list(store, scenario, first_month, chain_start)
+    if scenario.is_system:
+        previous_state(store, scenario, first_month, chain_start)
+
+
+def month_figures(frames: Mapping[str, pl.DataFrame], rules_name: str) -> dict[str, dict[str, Any]]:
+    """What the UI shows of a month of each chain table (by name). Of the list, what a rating officer checks first:
+    size, rated players, newcomers, games, range and the rules it was rated under.
+    """
+    rating_list, rated_games = frames["rating_list"], frames["rated_games"]
+    rated = rating_list.filter(pl.col("rating").is_not_null())
+    low, high = rated["rating"].min(), rated["rating"].max()
+    figures: dict[str, dict[str, Any]] = {
+        "rating_list": {
+            "players": rating_list.height,
+            "rated_players": rated.height,
+            "newly_rated": int(rating_list["newly_rated"].sum()),
+            "games": rated_games.height,
+            "rating_range": f"{low!s}-{high!s}" if rated.height else "no rated players",
+            "rules": rules_name,
+        },
+        "rated_games": {"games": rated_games.height},
+    }
+    if "system_state" in frames:
+        figures["system_state"] = {"players": frames["system_state"].height}
+    return figures
+
+
+def rate_months(
+    store: ObjectStore, scenario: Scenario, months: Sequence[str], chain_start: str
+) -> Callable[[str, Callable[[str], pl.DataFrame]], tuple[pl.DataFrame, ...]]:
+    """A function rating the run's months in order, each from the one before, returning chain_tables' frames.
+
+    `chain_start` is the store's first month (the first partition), where the chain starts from the
+    seed list; any later month continues the stored list of the month before, which is read (or
+    refused with MissingMonth) before anything is rated, so a gap fails before any month is written.
+    The registry is read once: a month sees the players registered up to it (birth years of newcomers).
+    """
+    carried = {"list": previous_list(store, scenario, months[0], chain_start)}
+    if scenario.is_system:
+        carried["state"] = previous_state(store, scenario, months[0], chain_start)
+    registry = read_players(store, months[-1])
+
+    def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
+        players = registry.filter(pl.col("registered") <= month)
+        if scenario.is_system:
+            system = rate_system_month(scenario, carried["list"], carried["state"], games_of(month), month, players)
+            carried.update(list=system.rating_list, state=system.state)
+            return system.rating_list, system.state, system.rated_games
+        result = rate_scenario_month(scenario, carried["list"], games_of, month, players=players)
+        carried["list"] = result.rating_list
+        return result.rating_list, result.rated_games
+
+    return rate
+
+
+def games_or_empty(games: Any) -> Callable[[str], pl.DataFrame]:
+    """Month -> validated games; months before the first partition have none (nothing was ingested for them)."""
+    return lambda month: games[month] if month in games else empty_frame(Games)

@@ -1,0 +1,246 @@
+"""Scenarios: a rule-set schedule plus one-time events (or a rating system), and the chain step that rates one month of
+one scenario.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import yaml
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pipeline.engine.period import PeriodResult, carry_forward, compress, rate_period
+from pipeline.evaluation.protocol import SystemRules
+from pipeline.months import add_months, month_index, parse_month
+from pipeline.rules.model import RulesError, RuleSet, _Frozen, _yaml_scalar, resolve_rules
+from pipeline.settings import Settings
+from pipeline.systems import get_system, system_names
+from schemas.games import TIME_CONTROLS
+
+# One name everywhere: tables, Dagster groups (which allow no dash), reports, lists and the CLI.
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: Longest rating period that list frequency can produce (quarterly lists before July 2009).
+MAX_PERIOD_MONTHS = 3
+#: The time controls a system scenario rates unless it says otherwise: FIDE's standard list.
+STANDARD_TIME_CONTROLS = ("classical", "modern")
+
+
+class Compression(_Frozen):
+    """R + round(factor x (threshold - R)) for rated players below threshold (docs/regulations.md)."""
+
+    threshold: int = 2000
+    factor: float = 0.4
+    fresh_start: bool = True
+
+
+def _checked_month(value: str) -> str:
+    parse_month(value)
+    return value
+
+
+#: A 'YYYY-MM' rating period, checked when a scenario file is read.
+Month = Annotated[str, AfterValidator(_checked_month)]
+
+
+class Event(_Frozen):
+    """A one-time change applied to the list of period `after`, after its regular calculation."""
+
+    after: Month
+    compress: Compression | None = None
+
+
+class Switch(_Frozen):
+    """From period `from_` on, rate under `rules` (a preset, schedule or YAML path) with `set` overrides."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    from_: Month = Field(alias="from")
+    rules: str
+    set: dict[str, Any] = Field(default_factory=dict)
+
+
+class Scenario(_Frozen):
+    """One what-if: its own chain of lists from the same validated games.
+
+    Either `rules` (a FIDE-style rule set, preset, schedule or YAML path, with `set` overrides, a
+    `schedule` of switches and one-time `events`) or `system` (a rating system of pipeline/systems,
+    with `set` its parameters and `time_controls` the classes it rates, one period per month).
+    """
+
+    name: str
+    description: str = ""
+    rules: str | None = None
+    system: str | None = None
+    set: dict[str, Any] = Field(default_factory=dict)
+    schedule: tuple[Switch, ...] = ()
+    events: tuple[Event, ...] = ()
+    seed_list: str | None = None
+    time_controls: tuple[str, ...] | None = None
+
+    @model_validator(mode="after")
+    def _rules_or_system(self) -> Scenario:
+        if (self.rules is None) == (self.system is None):
+            raise ValueError(
+                f"give either 'rules' (a rule set) or 'system' (a rating system: {', '.join(system_names())})"
+            )
+        if self.system is not None:
+            # A system's state is not a FIDE list: switching rule sets or compressing it has no meaning.
+            for key in ("schedule", "events"):
+                if getattr(self, key):
+                    raise ValueError(
+                        f"{key}: only a rule-set scenario has {key}; system {self.system!r} rates every month alike"
+                    )
+        elif self.time_controls is not None:
+            raise ValueError("time_controls: only a system scenario has it (a rule set weighs time controls itself)")
+        return self
+
+    @field_validator("time_controls")
+    @classmethod
+    def _time_controls(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        unknown = sorted(set(value or ()) - set(TIME_CONTROLS))
+        if unknown:
+            raise ValueError(f"unknown time control(s) {', '.join(unknown)}; known: {', '.join(TIME_CONTROLS)}")
+        return value
+
+    @field_validator("system")
+    @classmethod
+    def _system(cls, value: str | None) -> str | None:
+        if value is not None:
+            get_system(value)  # ValueError naming the systems
+        return value
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = canonical_name(value)
+            if not _NAME.match(value):
+                raise ValueError(f"scenario name {value!r} must be lower-case letters, digits and underscores")
+        return value
+
+    @property
+    def is_system(self) -> bool:
+        return self.system is not None
+
+    def system_rules(self) -> SystemRules:
+        """The system and its parameters (`set`); RulesError naming the key when a parameter is wrong."""
+        if self.system is None:
+            raise RulesError(f"scenario {self.name!r} rates with rule sets, not a rating system")
+        system = get_system(self.system)
+        try:
+            params = system.params.model_validate(self.set)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"set.{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()
+            )
+            known = ", ".join(sorted(f.alias or n for n, f in system.params.model_fields.items()))
+            raise RulesError(f"{problems} ({system.name} parameters: {known})") from None
+        return SystemRules(self.name, system, params)
+
+    def rated_time_controls(self) -> tuple[str, ...]:
+        return self.time_controls if self.time_controls is not None else STANDARD_TIME_CONTROLS
+
+    def rules_name(self, month: str) -> str:
+        """What rates period `month`, as the lists' metadata and report pages name it."""
+        if self.system is not None:
+            return self.system_rules().system.name
+        return self.rules_for(month).name
+
+    def rules_for(self, month: str) -> RuleSet:
+        """The rule set this scenario rates period `month` under."""
+        if self.rules is None:
+            raise RulesError(f"scenario {self.name!r} is rated by system {self.system!r}, not a rule set")
+        base, overrides = self.rules, dict(self.set)
+        for switch in sorted(self.schedule, key=lambda s: s.from_):
+            if month_index(switch.from_) <= month_index(month):
+                base, overrides = switch.rules, {**self.set, **switch.set}
+        return resolve_rules(base, month, tuple(f"{k}={_yaml_scalar(v)}" for k, v in overrides.items()))
+
+    def events_after(self, month: str) -> list[Event]:
+        return [event for event in self.events if event.after == month]
+
+    def period_months(self, month: str) -> list[str]:
+        """The months whose games the list of `month` rates: earlier months without a list, then `month`."""
+        months = [month]
+        if self.system is not None:
+            return months  # one period per month
+        earlier = add_months(month, -1)
+        while len(months) < MAX_PERIOD_MONTHS and not self.rules_for(earlier).publishes_list_after(earlier):
+            months.insert(0, earlier)
+            earlier = add_months(earlier, -1)
+        return months
+
+
+def canonical_name(name: str) -> str:
+    """A scenario's one spelling: a dash, as in older files and the CLI ('sonas-2017'), is an underscore."""
+    return name.strip().replace("-", "_")
+
+
+def default_scenarios_path() -> str:
+    """The scenarios file the settings name ($RATINGS_SCENARIOS), else the shipped pipeline/scenarios/scenarios.yaml."""
+    return str(Settings.one_from_env("scenarios") or resources.files("pipeline.scenarios") / "scenarios.yaml")
+
+
+def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
+    """Scenarios by name from a YAML file (default: $RATINGS_SCENARIOS, else pipeline/scenarios/scenarios.yaml)."""
+    path = path or default_scenarios_path()
+    try:
+        document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise RulesError(f"{path}: cannot read scenarios: {exc}") from None
+    entries = document.get("scenarios") if isinstance(document, dict) else None
+    if not isinstance(entries, dict) or not entries:
+        raise RulesError(f"{path}: expected a 'scenarios:' mapping of name -> scenario")
+    scenarios: dict[str, Scenario] = {}
+    for name, body in entries.items():
+        try:
+            scenario = Scenario.model_validate({"name": name, **(body or {})})
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
+            raise RulesError(f"{path}: scenario {name!r}: {problems}") from None
+        try:
+            # Fail now, not mid-backfill, on an unknown rule set or a wrong system parameter.
+            scenario.system_rules() if scenario.is_system else scenario.rules_for("2000-01")
+        except RulesError as exc:
+            raise RulesError(f"{path}: scenario {name!r}: {exc}") from None
+        scenarios[name] = scenario
+    names = [s.name for s in scenarios.values()]
+    if len(set(names)) != len(names):
+        raise RulesError(f"{path}: scenario names collide once dashes become underscores: {sorted(names)}")
+    return {scenario.name: scenario for scenario in scenarios.values()}
+
+
+def rate_scenario_month(
+    scenario: Scenario,
+    previous: pl.DataFrame,
+    games_of: Callable[[str], pl.DataFrame],
+    month: str,
+    players: pl.DataFrame | None = None,
+) -> PeriodResult:
+    """Period `month` of a scenario: the regular calculation (or none, in a month without a list), then events.
+
+    The per-game table always covers the month's own games with the ratings in force, so monthly
+    crosstables and accuracy figures exist in every month; the list changes only when one is published.
+    """
+    rules = scenario.rules_for(month)
+    if rules.publishes_list_after(month):
+        months = scenario.period_months(month)
+        games = pl.concat([games_of(m) for m in months], how="diagonal_relaxed") if len(months) > 1 else games_of(month)
+        result = rate_period(previous, games, rules, month, players=players)
+        rated_games = result.rated_games
+        if len(months) > 1:
+            own = games_of(month).select(pl.col("game_id").cast(pl.UInt64))
+            rated_games = rated_games.join(own, on="game_id", how="semi")
+        rating_list = result.rating_list
+    else:
+        result = rate_period(previous, games_of(month), rules, month, players=players)
+        rating_list, rated_games = carry_forward(previous), result.rated_games
+    for event in scenario.events_after(month):
+        if event.compress is not None:
+            spec = event.compress
+            rating_list = compress(rating_list, spec.threshold, spec.factor, spec.fresh_start)
+    return PeriodResult(rating_list=rating_list, rated_games=rated_games)

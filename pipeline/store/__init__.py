@@ -1,0 +1,1 @@
+"""The object store: atomic writes, its one-writer lock, and monthly tables between stages."""

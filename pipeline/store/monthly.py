@@ -1,0 +1,188 @@
+"""Monthly tables as stages hand them over: stored months read on demand, computed months streamed with their model."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pandera.polars as pa
+import polars as pl
+
+from pipeline.store.object_store import ObjectStore, redact_url
+
+Model = type[pa.DataFrameModel]
+
+
+def table_key(asset_path: Sequence[str], month: str | None) -> str:
+    """Object-store key of a table's month: <table path>/<YYYY-MM>.parquet, or <table path>.parquet unpartitioned."""
+    base = "/".join(asset_path)
+    return f"{base}.parquet" if month is None else ObjectStore.table_key(base, month)
+
+
+def stored_table_months(store: ObjectStore, asset_path: Sequence[str]) -> list[str]:
+    """The months a table has stored (its <table path>/<YYYY-MM>.parquet keys), sorted: one listing."""
+    return [
+        key.rsplit("/", 1)[-1].removesuffix(".parquet")
+        for key in store.list_files(*asset_path)
+        if key.endswith(".parquet")
+    ]
+
+
+class Table:
+    """One unpartitioned table and the Pandera model it must match before it is stored."""
+
+    def __init__(self, model: Model, frame: pl.DataFrame):
+        self.model = model
+        self.frame = frame
+
+
+class MonthStream:
+    """(month, frame) pairs of one table, the Pandera model they must match, written one by one as they come.
+
+    A plain generator cannot be returned from an asset: Dagster would iterate it as the asset's own
+    event stream. Wrapping it lets a range run compute, write and drop one month at a time.
+    """
+
+    def __init__(self, model: Model, pairs: Iterable[tuple[str, pl.DataFrame]] | Mapping[str, pl.DataFrame]):
+        self.model = model
+        self._pairs = pairs.items() if isinstance(pairs, Mapping) else pairs
+
+    def __iter__(self) -> Iterator[tuple[str, pl.DataFrame]]:
+        return iter(self._pairs)
+
+
+def stream_months(
+    model: Model, months: Sequence[str], compute: Callable[[str], pl.DataFrame], report: Callable[[str, int], None]
+) -> MonthStream:
+    """compute(month) for each month in order, as a MonthStream; report(month, done) after each."""
+
+    def pairs() -> Iterator[tuple[str, pl.DataFrame]]:
+        for done, month in enumerate(months, start=1):
+            frame = compute(month)
+            report(month, done)
+            yield month, frame
+
+    return MonthStream(model, pairs())
+
+
+class MonthlyFrames(Mapping[str, pl.DataFrame]):
+    """Read-only month -> DataFrame view of a table's stored months; each month is read on access."""
+
+    def __init__(self, store: ObjectStore, asset_path: Sequence[str], months: Sequence[str]):
+        self._store = store
+        self._path = list(asset_path)
+        self._months = list(months)
+
+    def __getitem__(self, month: str) -> pl.DataFrame:
+        return self.read(month)
+
+    def read(self, month: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """The stored month, only `columns` when given."""
+        if month not in self._months:
+            raise KeyError(month)
+        key = table_key(self._path, month)
+        if not self._store.exists(key):
+            raise FileNotFoundError(
+                f"{'/'.join(self._path)} has no stored partition {month} ({redact_url(self._store.url(key))}); "
+                f"materialize {'/'.join(self._path)} for {month} first"
+            )
+        return self._store.read_parquet(key, columns=None if columns is None else list(columns))
+
+    def __contains__(self, month: object) -> bool:
+        return month in self._months
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._months)
+
+    def __len__(self) -> int:
+        return len(self._months)
+
+    def __repr__(self) -> str:
+        span = f"{self._months[0]}..{self._months[-1]}" if self._months else "no months"
+        return f"MonthlyFrames({'/'.join(self._path)}, {span})"
+
+
+# Months computed but not yet written, per table: enough to overlap writing with computing.
+MAX_PENDING_WRITES = 1
+
+
+def write_months(
+    store: ObjectStore,
+    path: Sequence[str],
+    stream: MonthStream,
+    months: Sequence[str],
+    check: Callable[[Model, pl.DataFrame, str], object],
+    written: Callable[[str, str, int], None],
+) -> dict[str, int]:
+    """Store each month of `stream` under `path` (see write_tables); written(month, key, rows) after each."""
+    return write_tables(
+        store,
+        [(path, stream.model)],
+        months,
+        ((month, (frame,)) for month, frame in stream),
+        check,
+        lambda _, month, key, rows: written(month, key, rows),
+    )[0]
+
+
+def write_tables(
+    store: ObjectStore,
+    tables: Sequence[tuple[Sequence[str], Model] | None],
+    months: Sequence[str],
+    frames: Iterable[tuple[str, tuple[pl.DataFrame, ...]]],
+    check: Callable[[Model, pl.DataFrame, str], object],
+    written: Callable[[int, str, str, int], None],
+) -> list[dict[str, int]]:
+    """Store each month's frames as they come, one per table ((path, model), or None: not stored), after
+    check(model, frame, what); written(table index, month, key, rows) after each. Returns month -> rows per table.
+
+    Month M is checked, compressed and written in a thread while month M+1 is computed (Polars
+    releases the GIL); at most MAX_PENDING_WRITES months wait, so memory stays flat whatever the range.
+    Exactly `months` must come, each once.
+    """
+    rows: list[dict[str, int]] = [{} for _ in tables]
+    pending: deque[list[tuple[int, str, str, int, Future]]] = deque()
+
+    def check_and_write(model: Model, frame: pl.DataFrame, key: str, what: str) -> None:
+        check(model, frame, what)
+        store.write_parquet(frame, key)
+
+    def finish_oldest() -> None:
+        for index, month, key, height, write in pending.popleft():
+            write.result()  # re-raises the write's error, if any
+            written(index, month, key, height)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet-writer") as writer:
+        try:
+            for month, month_frames in frames:
+                writes = []
+                for index, (table, frame) in enumerate(zip(tables, month_frames, strict=True)):
+                    if table is None:
+                        continue
+                    path, model = table
+                    name = "/".join(path)
+                    if month not in months:
+                        raise ValueError(
+                            f"{name}: month {month} is not in this run's partitions {months[0]}..{months[-1]}"
+                        )
+                    if month in rows[index]:
+                        raise ValueError(f"{name}: month {month} produced twice")
+                    if not isinstance(frame, pl.DataFrame):
+                        raise TypeError(f"{name} {month}: expected a DataFrame, got {type(frame).__name__}")
+                    key = table_key(path, month)
+                    write = writer.submit(check_and_write, model, frame, key, f"{name} {month}")
+                    writes.append((index, month, key, frame.height, write))
+                    rows[index][month] = frame.height
+                pending.append(writes)
+                while len(pending) > MAX_PENDING_WRITES:
+                    finish_oldest()
+        finally:
+            # Also when a later month fails: the writes already started finish before the step ends.
+            while pending:
+                finish_oldest()
+    for table, table_rows in zip(tables, rows, strict=True):
+        missing = [m for m in months if m not in table_rows]
+        if table is not None and missing:
+            raise ValueError(f"{'/'.join(table[0])} produced nothing for {', '.join(missing)}")
+    return rows
