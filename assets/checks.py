@@ -8,7 +8,7 @@ import pandera.polars as pa
 
 from assets.metadata import Metadata
 from assets.storage import ObjectStoreResource
-from pipeline.invariants.checks import (
+from pipeline.invariants.catalog import (
     CHECK_DESCRIPTIONS,
     FLOOR_RESPECTED,
     LIST_CONTINUITY,
@@ -16,13 +16,11 @@ from pipeline.invariants.checks import (
     NO_DUPLICATE_PLAYERS,
     POINTS_CONSERVED,
     SCHEMA,
-    STORE_CHECKS,
-    ChainPass,
     MonthProblems,
-    duplicate_problems,
-    problems_by_month,
-    schema_problems,
 )
+from pipeline.invariants.chain import ChainPass
+from pipeline.invariants.store_checks import STORE_CHECKS, problems_by_month
+from pipeline.invariants.tables import duplicate_problems, schema_problems
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
 from schemas.util import polars_schema
@@ -36,7 +34,7 @@ DUPLICATE_CHECKS = {"game_id": NO_DUPLICATE_GAMES, "player_id": NO_DUPLICATE_PLA
 @dataclass(frozen=True)
 class CheckedTable:
     """A partitioned Parquet table a step writes: its key, its Pandera model, the column unique within a month, and
-    the store-wide checks that guard it (pipeline.invariants.checks.STORE_CHECKS).
+    the store-wide checks that guard it (pipeline.invariants.store_checks.STORE_CHECKS).
     """
 
     key: dg.AssetKey

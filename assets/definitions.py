@@ -21,7 +21,7 @@ from assets.report import build_cross_scenario_assets, build_report_assets
 from assets.storage import ObjectStoreResource, ParquetIOManager
 from assets.validate import build_validation_assets
 from pipeline.ingest.landing import inventory, months_held
-from pipeline.invariants.checks import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
+from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import Settings
 from pipeline.store.lock import store_tag

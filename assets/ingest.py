@@ -1,5 +1,5 @@
 """Ingest stage: the landing zone (observed: a data version per month) and its raw dumps of each month as one
-raw_games table (pipeline.ingest.read).
+raw_games table (pipeline.ingest.dumps).
 """
 
 import dagster as dg
@@ -7,8 +7,8 @@ import polars as pl
 
 from assets.metadata import table_attributes
 from assets.storage import ObjectStoreResource
+from pipeline.ingest.dumps import read_month
 from pipeline.ingest.landing import LANDING_DESCRIPTION, inventory, landing_versions
-from pipeline.ingest.read import read_month
 from pipeline.operations import progress
 from pipeline.store.monthly import MonthStream, stream_months
 from pipeline.validate.month_figures import raw_figures

@@ -38,7 +38,7 @@ def k_factor(rules: RuleSet, player: dict, year: int) -> int:
     if policy.kind == "constant":
         return policy.value
     rating = player["rating"]
-    if player["ever_2400"] or (rating is not None and rating >= policy.elite_from):
+    if reached_elite(rules, player):
         return policy.elite
     birth_year = player["birth_year"]
     if policy.junior is not None and birth_year is not None:
@@ -59,8 +59,14 @@ def k_at_start(rules: RuleSet, player: dict, year: int) -> int:
     return player["k"]
 
 
+def reached_elite(rules: RuleSet, player: dict) -> bool:
+    """FIDE §8.3.3: K 10 for good once a published rating has reached elite_from (2400); `ever_2400` keeps it."""
+    rating = player["rating"]
+    return bool(player["ever_2400"]) or (rating is not None and rating >= rules.k.elite_from)
+
+
 def list_k_means_ever_2400(rules: RuleSet, player: dict) -> bool:
-    """FIDE §8.3.3: K 10 stays once 2400 was reached, so a listed elite K means 2400 was reached."""
+    """FIDE §8.3.3: K 10 stays once elite_from (2400) was reached, so a listed elite K means it was reached."""
     policy = rules.k
     if policy.kind == "constant" or policy.elite in (policy.newcomer, policy.standard, policy.junior):
         return False
@@ -111,7 +117,9 @@ def rate_period_reference(previous: pl.DataFrame, games: pl.DataFrame, rules: Ru
     """The new list, computed game by game; `previous` is a full RatingList frame, `games` as the engine reads them."""
     players = {row["player_id"]: dict(row) for row in previous.iter_rows(named=True)}
     for p in players.values():
-        p["ever_2400"] = p["ever_2400"] or list_k_means_ever_2400(rules, p)
+        # Every list is read under the rule set: a rating at elite_from, or a listed elite K (a seed list states
+        # only what its file says).
+        p["ever_2400"] = reached_elite(rules, p) or list_k_means_ever_2400(rules, p)
     for row in games.iter_rows(named=True):
         for pid in (row["white_id"], row["black_id"]):
             if pid not in players:
@@ -249,7 +257,7 @@ def rate_period_reference(previous: pl.DataFrame, games: pl.DataFrame, rules: Ru
             games=games_out,
             delisted=delisted,
             newly_rated=published,
-            ever_2400=p["ever_2400"] or (p["rating"] is not None and p["rating"] >= 2400),
+            ever_2400=reached_elite(rules, p),
             pending=pool if keep_pool else [],
             pending_games=sum(e["games"] for e in pool) if keep_pool else 0,
             pending_since=min(e["month"] for e in pool) if keep_pool and pool else None,

@@ -11,7 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic.fields import FieldInfo
 
 from pipeline.months import parse_month
-from pipeline.rules.model import RulesError
+
+
+class SettingsError(ValueError):
+    """A RATINGS_* variable is wrong; the message names the variable and why."""
+
 
 DEFAULT_FIRST_MONTH = "2015-01"
 # FIDE adopted Elo's system in 1970 and published its first list in 1971: a month folder before this is
@@ -127,7 +131,7 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Settings from RATINGS_* variables (empty means unset); RulesError naming the variable when one is wrong."""
+        """Settings from RATINGS_* variables (empty means unset); SettingsError naming a wrong variable."""
         environ = os.environ if environ is None else environ
         values = {field: environ[name].strip() for name, field in ENVIRONMENT.items() if environ.get(name, "").strip()}
         try:
@@ -141,7 +145,7 @@ class Settings(BaseModel):
                 else str(e["msg"]).removeprefix("Value error, ")  # a rule across settings (model validator)
                 for e in error.errors()
             )
-            raise RulesError(f"bad setting: {problems}") from None
+            raise SettingsError(f"bad setting: {problems}") from None
 
     @classmethod
     def one_from_env(cls, field: str, environ: Mapping[str, str] | None = None) -> object:

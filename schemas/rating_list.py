@@ -46,7 +46,9 @@ class RatingList(pa.DataFrameModel):
     delisted: pl.Boolean = pa.Field(description="Fell below the floor this period and became unrated")
     newly_rated: pl.Boolean = pa.Field(description="Received a first rating this period")
     birth_year: pl.Int32 = pa.Field(nullable=True, description="Year of birth (junior K)")
-    ever_2400: pl.Boolean = pa.Field(description="A published rating has reached 2400 (K 10 for good)")
+    ever_2400: pl.Boolean = pa.Field(
+        description="A published rating has reached the rule set's k.elite_from (FIDE: 2400), so K 10 for good"
+    )
     last_played: pl.Utf8 = pa.Field(
         nullable=True,
         description=(

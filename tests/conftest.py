@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 TINY_START, TINY_END = "2024-01", "2024-04"
+_GUARD = pytest.StashKey[tuple[pytest.MonkeyPatch, list[str]]]()
 
 
 @pytest.fixture
@@ -55,10 +57,13 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 # The fast tier (`make test-fast`) is the pure code: a test is `integration` when it lives in a module
-# that runs Dagster, servers, a browser or the installed command, or uses a fixture that does.
+# that runs Dagster, servers, a browser or the installed command, uses a fixture that does, or is named
+# below (a test that starts a process, a browser or a Dagster instance in an otherwise pure module).
+# The guard after pytest_collection_modifyitems fails a fast-tier test that starts any of them.
 INTEGRATION_MODULES = {
     "test_cli",
     "test_dagster",
+    "test_instance",  # Dagster's SQLite instance, materializations, a forked process
     "test_operations",
     "test_player",
     "test_published_list",
@@ -87,6 +92,22 @@ INTEGRATION_TESTS = {
     "test_two_scenarios_diverge_exactly_from_the_switch_month",
     "test_rate_period_compress_flag_is_the_same_compression",
     "test_importing_the_pipeline_first_keeps_polars_freed_memory_for_reuse",  # two processes, pausing for the allocator
+    "test_importing_the_pipeline_caps_the_malloc_arenas",  # a fresh interpreter
+    "test_an_arena_limit_in_the_environment_is_left_to_glibc",  # a fresh interpreter
+    "test_generator_does_not_import_dagster",  # a fresh interpreter
+    "test_cpu_seconds_count_the_ended_worker_processes_too",  # a worker process
+    "test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest",  # worker processes
+    "test_a_second_process_is_refused_with_who_holds_the_lock_then_takes_over_once_it_is_killed",  # a holder process
+    "test_wait_waits_for_the_holder_to_finish",  # a holder process
+    # headless chromium
+    "test_crosstable_actual_and_expected_are_visible_without_hover_and_in_print",
+    "test_the_index_links_no_empty_page",
+    "test_score_curve_page_states_windows_months_and_games_per_bin",
+    "test_accuracy_page_compares_on_common_games_in_plain_words",
+    # test_chain_start's rated_store fixture: `ratings run` on five months, with Dagster's instance
+    "test_one_month_rerun_writes_what_the_full_run_wrote",
+    "test_a_missing_truncated_or_foreign_list_before_the_run_stops_it_before_anything_is_written",
+    "test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_corrected_dumps_gives",
 }
 
 
@@ -99,6 +120,93 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or item.originalname in INTEGRATION_TESTS
         ):
             item.add_marker(pytest.mark.integration)
+
+
+# The fast tier is enforced, not just declared: while a test that is neither `integration` nor `slow` runs
+# (its fixtures of every scope included), starting a process, a Dagster instance or a listening socket fails it.
+class FastTierViolation(pytest.fail.Exception):
+    """Raised where a fast-tier test starts what only an integration test may (a BaseException, not caught by
+    the code under test's `except Exception`).
+    """
+
+
+def _in_fast_tier(item: pytest.Item) -> bool:
+    return item.get_closest_marker("integration") is None and item.get_closest_marker("slow") is None
+
+
+def _refuse(item: pytest.Item, what: str, started: list[str]) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        detail = f"{what}{': ' + _describe(args) if args else ''}"
+        started.append(detail)
+        raise FastTierViolation(
+            f"{item.nodeid} started {detail} in the fast tier (make test-fast): mark it integration "
+            f"(tests/conftest.py: INTEGRATION_MODULES, INTEGRATION_FIXTURES or INTEGRATION_TESTS)",
+            pytrace=True,
+        )
+
+    return refuse
+
+
+def _describe(args: tuple[Any, ...]) -> str:
+    """The command of a Popen._execute_child call (its first argument after self), else nothing more."""
+    command = args[1] if len(args) > 1 else None
+    if isinstance(command, (list, tuple)):
+        return " ".join(str(part) for part in command)[:200]
+    return str(command)[:200] if isinstance(command, (str, bytes)) else type(args[0]).__name__
+
+
+def _guard(item: pytest.Item, monkeypatch: pytest.MonkeyPatch, started: list[str]) -> None:
+    import multiprocessing.process
+    import os
+    import socket
+
+    from dagster._core.instance import DagsterInstance
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", _refuse(item, "a subprocess (subprocess.Popen)", started))
+    monkeypatch.setattr(
+        multiprocessing.process.BaseProcess, "start", _refuse(item, "a process (multiprocessing)", started)
+    )
+    for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
+        if hasattr(os, name):
+            monkeypatch.setattr(os, name, _refuse(item, f"a process (os.{name})", started))
+    monkeypatch.setattr(socket.socket, "listen", _refuse(item, "a server (socket.listen)", started))
+    # DagsterInstance.ephemeral/get/local_temp/from_config, instance_for_test and dg.materialize all construct one.
+    monkeypatch.setattr(DagsterInstance, "__init__", _refuse(item, "a Dagster instance (DagsterInstance)", started))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """The guard goes on before the test's fixtures are set up: module- and session-scoped ones included,
+    which an autouse fixture would only see after they had started.
+    """
+    if _in_fast_tier(item):
+        monkeypatch, started = pytest.MonkeyPatch(), []
+        item.stash[_GUARD] = (monkeypatch, started)  # first: undone at teardown even if _guard fails half-way
+        _guard(item, monkeypatch, started)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    outcome = yield
+    guard = item.stash.get(_GUARD, None)
+    if guard is not None and guard[1] and outcome.excinfo is None:
+        # Started off the test's thread (where the raise did not reach the test), or swallowed on the way up.
+        outcome.force_exception(
+            FastTierViolation(
+                f"{item.nodeid} started {guard[1][0]} in the fast tier (make test-fast): mark it integration",
+                pytrace=False,
+            )
+        )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    guard = item.stash.get(_GUARD, None)
+    if guard is not None:
+        guard[0].undo()  # teardown (a server fixture stopping its process) runs unguarded
+        del item.stash[_GUARD]
+    yield
 
 
 # Servers for the operations tests (SeaweedFS S3 with a moto fallback, PostgreSQL, Redis): each starts only

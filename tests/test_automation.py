@@ -11,7 +11,7 @@ from pipeline.operations.automation import (
     RANGE_END_TAG,
     RANGE_START_TAG,
     TRIGGER_TAG,
-    RunPlan,
+    RunRequestPlan,
     decode_cursor,
     encode_cursor,
     list_paths,
@@ -22,8 +22,7 @@ from pipeline.operations.automation import (
     short_months,
     unrated_months,
 )
-from pipeline.rules.model import RulesError
-from pipeline.settings import Settings
+from pipeline.settings import Settings, SettingsError
 from pipeline.store.object_store import ObjectStore
 
 
@@ -116,10 +115,10 @@ def test_the_schedule_rates_the_month_just_closed_from_the_earliest_gap_before_i
     assert scheduled_run("2024-04", months, never) == "2024-04 is not a partition (2024-01..2024-03)"
     assert scheduled_run("2024-04", [], never) == "2024-04 is not a partition (-..-)"
     plan = scheduled_run("2024-03", months, lambda: [])
-    assert plan == RunPlan("monthly-2024-03", {**range_tags("2024-03", "2024-03"), TRIGGER_TAG: "schedule"})
+    assert plan == RunRequestPlan("monthly-2024-03", {**range_tags("2024-03", "2024-03"), TRIGGER_TAG: "schedule"})
     # February never got its list (a failed run): the run starts there; a gap after the month is not its business.
     plan = scheduled_run("2024-03", months + ["2024-04"], lambda: ["2024-02", "2024-04"])
-    assert isinstance(plan, RunPlan) and plan.run_key == "monthly-2024-03"
+    assert isinstance(plan, RunRequestPlan) and plan.run_key == "monthly-2024-03"
     assert (plan.tags[RANGE_START_TAG], plan.tags[RANGE_END_TAG]) == ("2024-02", "2024-03")
 
 
@@ -129,11 +128,11 @@ def test_the_sensor_rerates_from_the_earliest_change_and_says_why_when_it_does_n
     assert sensor_run(before, before, [], "2024-03") == "no month has changed"
     # First tick: only the months without a list, whatever the fingerprints.
     first = sensor_run(None, before, ["2024-03"], "2024-03")
-    assert isinstance(first, RunPlan) and first.tags[CHANGED_MONTHS_TAG] == "2024-01,2024-02,2024-03"
+    assert isinstance(first, RunRequestPlan) and first.tags[CHANGED_MONTHS_TAG] == "2024-01,2024-02,2024-03"
     assert first.tags[RANGE_START_TAG] == "2024-03"
     after = {**before, "2024-02": "B"}
     plan = sensor_run(before, after, [], "2024-03")
-    assert isinstance(plan, RunPlan)
+    assert isinstance(plan, RunRequestPlan)
     assert plan.tags == {
         RANGE_START_TAG: "2024-02",
         RANGE_END_TAG: "2024-03",
@@ -144,10 +143,10 @@ def test_the_sensor_rerates_from_the_earliest_change_and_says_why_when_it_does_n
     # The key names the range and digests the new cursor: the same change is requested once, another one again.
     assert plan.run_key.startswith("rerate-2024-02-2024-03-") and plan == sensor_run(before, after, [], "2024-03")
     other = sensor_run(before, {**before, "2024-02": "C"}, [], "2024-03")
-    assert isinstance(other, RunPlan) and other.run_key != plan.run_key
+    assert isinstance(other, RunRequestPlan) and other.run_key != plan.run_key
     # A gap before the change: the run starts at the gap.
     gap = sensor_run(before, after, ["2024-01"], "2024-03")
-    assert isinstance(gap, RunPlan) and gap.tags[RANGE_START_TAG] == "2024-01"
+    assert isinstance(gap, RunRequestPlan) and gap.tags[RANGE_START_TAG] == "2024-01"
 
 
 # -- the settings they run by ----------------------------------------------------------------------
@@ -186,6 +185,6 @@ def test_automation_settings_come_from_the_environment_with_their_defaults() -> 
 def test_a_bad_automation_setting_names_the_variable_the_value_and_the_range(
     variable: str, value: str, allowed: str
 ) -> None:
-    with pytest.raises(RulesError) as refused:
+    with pytest.raises(SettingsError) as refused:
         Settings.from_env({variable: value})
     assert str(refused.value) == f"bad setting: {variable}={value!r}: expected a whole number {allowed}"

@@ -84,18 +84,11 @@ def test_one_month_rerun_writes_what_the_full_run_wrote(rated_store, tmp_path: P
             # The month was re-rated from unchanged dumps: the next list still continues it, but was not re-rated.
             assert f"may be stale (the {following} list still continues" in out and f"--from {following}`" in out
             # The UI shows it too: the month after's list_continuity, evaluated against the new list, names them.
+            check = dg.AssetCheckKey(dg.AssetKey(["actual", "rating_list"]), "list_continuity")
             with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:
-                records = instance.get_event_records(
-                    dg.EventRecordsFilter(dg.DagsterEventType.ASSET_CHECK_EVALUATION), limit=400, ascending=False
-                )
-            evaluations = [r.event_log_entry.dagster_event.event_specific_data for r in records]
-            stale = [
-                e
-                for e in evaluations
-                if e.asset_key == dg.AssetKey(["actual", "rating_list"])
-                and e.partition == following
-                and "stale_months" in e.metadata
-            ]
+                history = instance.event_log_storage.get_asset_check_execution_history(check, limit=400)
+            evaluations = [r.evaluation for r in history if isinstance(r.evaluation, dg.AssetCheckEvaluation)]
+            stale = [e for e in evaluations if e.partition == following and "stale_months" in e.metadata]
             assert stale and stale[0].check_name == "list_continuity"
             assert stale[0].metadata["stale_months"].value.startswith(following)
         else:

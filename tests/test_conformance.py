@@ -13,7 +13,8 @@ import pytest
 
 import schemas
 from pipeline.engine.period import normalize_list, rate_period
-from pipeline.ingest.read import read_month, read_players, read_seed_list
+from pipeline.ingest.dumps import read_month
+from pipeline.ingest.registry import read_players, read_seed_list
 from pipeline.rules.model import resolve_rules
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.split import split_games

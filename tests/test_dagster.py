@@ -19,7 +19,8 @@ from assets.checks import CheckedTable, stage_checks
 from assets.definitions import build_resources
 from assets.partitions import monthly_partitions
 from assets.storage import ObjectStoreResource, ParquetIOManager
-from pipeline.invariants.checks import QUARANTINE_SHARE, RECONCILIATION, reconcile
+from pipeline.invariants.catalog import QUARANTINE_SHARE, RECONCILIATION
+from pipeline.invariants.store_checks import reconcile_months
 from pipeline.months import add_months
 from pipeline.operations import progress
 from pipeline.operations.automation import RANGE_END_TAG, RANGE_START_TAG
@@ -136,10 +137,9 @@ def test_settings_months_come_from_the_environment_else_from_the_landing_zone() 
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_variable(variable: str, value: str, message: str) -> None:
-    from pipeline.rules.model import RulesError
-    from pipeline.settings import Settings
+    from pipeline.settings import Settings, SettingsError
 
-    with pytest.raises(RulesError, match="bad setting") as refused:
+    with pytest.raises(SettingsError, match="bad setting") as refused:
         Settings.from_env({variable: value})
     assert message in str(refused.value) and "\n" not in str(refused.value)
 
@@ -359,7 +359,7 @@ def write_counts(store: ObjectStore, counts: dict[str, tuple[int, int, int]], fi
 def test_reconcile_lists_failing_and_missing_months(store_root: str) -> None:
     store = ObjectStore(store_root)
     write_counts(store, {"2024-01": (5, 4, 1), "2024-02": (5, 3, 1)})
-    failing, totals = reconcile(store, ["2024-01", "2024-02", "2024-03"])
+    failing, totals = reconcile_months(store, ["2024-01", "2024-02", "2024-03"])
     assert failing == [
         "2024-02: raw 5 != games 3 + quarantine 1",
         "2024-02 GER/dump.trf: 5 records, 3 games + 1 quarantined",
@@ -386,7 +386,7 @@ def test_reconcile_names_the_file_whose_records_were_swapped(store_root: str) ->
     )
     store.write_parquet(raw, table_key(["raw_games"], "2024-01"))
     store.write_parquet(quarantine, table_key(["quarantine"], "2024-01"))
-    failing, totals = reconcile(store, ["2024-01"])
+    failing, totals = reconcile_months(store, ["2024-01"])
     assert failing == ["2024-01 ENG/b.pgn: 2 records, the record ids differ"]
     assert totals["files"] == 2
 
@@ -559,7 +559,8 @@ def engine_chain(
 ) -> pl.DataFrame:
     """The rating list after `months`, computed with the pure pipeline only (no Dagster)."""
     from pipeline.engine.period import rate_period
-    from pipeline.ingest.read import read_month, read_players, read_seed_list
+    from pipeline.ingest.dumps import read_month
+    from pipeline.ingest.registry import read_players, read_seed_list
     from pipeline.rules.model import resolve_rules
     from pipeline.scenarios.chain import seed_clock_month, seeded_list
     from pipeline.scenarios.model import Scenario

@@ -19,7 +19,8 @@ import pytest
 
 from pipeline.cli.commands import main
 from pipeline.formats import read_dump, read_dumps
-from pipeline.formats.common import DumpTooLarge, decompress_dump
+from pipeline.formats.common import DumpTooLarge
+from pipeline.formats.decoding import decompress_dump
 from pipeline.validate.file_report import report_file, report_files
 from schemas.raw_games import RawGames
 

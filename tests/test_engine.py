@@ -638,6 +638,74 @@ def test_k_numpy_twins_equal_the_rules_on_every_player_state(name):
         )
 
 
+@pytest.mark.parametrize("elite_from", [2400, 2300, 2650])
+def test_reached_elite_numpy_equals_the_rule_on_every_player_state(elite_from):
+    from pipeline.rules.regulations import _reached_elite_numpy, reached_elite
+
+    policy = load_rules("fide-2024", [f"k.elite_from={elite_from}"]).k
+    states = _player_states()
+    state = _numpy_state(states)
+    assert np.array_equal(
+        _reached_elite_numpy(policy, state["ever_2400"], state["rating"], state["rated"]),
+        _rule_values(reached_elite(policy), states),
+    )
+
+
+@pytest.mark.parametrize("name", ["fide-2024", "fide-2009"])
+def test_newcomer_clause_numpy_twins_equal_the_rules(name):
+    from datetime import date, timedelta
+
+    from pipeline.months import add_months
+    from pipeline.rules.regulations import (
+        _disregarded_first_event_numpy,
+        _enough_games_for_first_rating_numpy,
+        _in_pool_window_numpy,
+        _inactive_numpy,
+        disregarded_first_event,
+        enough_games_for_first_rating,
+        in_pool_window,
+        inactive,
+    )
+
+    rng = np.random.default_rng(11)
+    months = pl.Series("month", [add_months("2021-01", int(i)) for i in rng.integers(0, 48, 2_000)] + [None])
+    for pool_months in (1, 12, 26):
+        rules = load_rules(name, [f"initial.pool_months={pool_months}", "inactive_after_months=7"])
+        for month in ("2022-06", "2023-01", "2024-12"):
+            window = _rule_values(in_pool_window(rules, month), months.to_frame())
+            assert np.array_equal(_in_pool_window_numpy(rules, month, months), window)
+            last_played = months.alias("last_played")
+            # The rule is null where nobody played (the list's flag holds); the twin says False there.
+            expected = _rule_values(inactive(rules, month).fill_null(False), last_played.to_frame())
+            assert np.array_equal(_inactive_numpy(rules, month, last_played), expected)
+    n_pool = np.arange(0, 20)
+    assert np.array_equal(
+        _enough_games_for_first_rating_numpy(n_pool, load_rules(name)),
+        _rule_values(enough_games_for_first_rating(pl.col("n"), load_rules(name)), pl.DataFrame({"n": n_pool})),
+    )
+    # Newcomers' games: a few events each, starting on a few days (ties by id), scores mostly 0 to hit the clause.
+    size = 5_000
+    games = pl.DataFrame(
+        {
+            "player_id": rng.integers(0, 800, size),
+            "event_id": [f"e{i}" for i in rng.integers(0, 30, size)],
+            "event_start": [date(2024, 5, 1) + timedelta(days=int(d)) for d in rng.integers(0, 4, size)],
+            "points_x2": rng.choice([0, 0, 0, 1, 2], size),
+        }
+    )
+    for disregard in (True, False):
+        rules = load_rules(name, [f"initial.disregard_zero_first_event={str(disregard).lower()}"])
+        twin = _disregarded_first_event_numpy(
+            rules,
+            games["player_id"].to_numpy(),
+            games["event_id"],
+            games["event_start"],
+            games["points_x2"].to_numpy(),
+        )
+        assert np.array_equal(twin, _rule_values(disregarded_first_event(rules), games))
+        assert twin.any() == disregard
+
+
 def test_rounding_and_floor_numpy_twins_equal_the_rules():
     from pipeline.rules.regulations import _below_floor_numpy, _round_half_away_numpy, below_floor, round_half_away
 

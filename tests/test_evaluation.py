@@ -14,7 +14,9 @@ import polars as pl
 import pytest
 
 from pipeline.cli.commands import main
-from pipeline.evaluation.protocol import evaluate, load_system_rules, parse_grid, read_games, tune
+from pipeline.evaluation.games_file import read_games
+from pipeline.evaluation.protocol import evaluate, parse_grid, tune
+from pipeline.systems.config import load_system_rules
 
 KAGGLE = Path("/work/shared/realdata/kaggle2011-followup/followup_secondary_training.csv.gz")
 

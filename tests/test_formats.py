@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.formats import detect_format
-from pipeline.ingest.read import read_file
+from pipeline.ingest.dumps import read_file
 from schemas.raw_games import RawGames
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -916,7 +916,7 @@ _UTF8_CASES = [
 
 @pytest.mark.parametrize(("data", "valid"), _UTF8_CASES)
 def test_is_utf8_judges_as_pythons_decoder(data, valid):
-    from pipeline.formats.common import Utf8Stream, is_utf8
+    from pipeline.formats.decoding import Utf8Stream, is_utf8
 
     assert is_utf8(data) is valid
     for cut in range(len(data) + 1):  # the stream judges the same wherever a block ends
@@ -927,7 +927,7 @@ def test_is_utf8_judges_as_pythons_decoder(data, valid):
 def test_is_utf8_agrees_with_pythons_decoder_on_random_bytes():
     import random
 
-    from pipeline.formats.common import is_utf8
+    from pipeline.formats.decoding import is_utf8
 
     rng = random.Random(11)
     pieces = [case for case, _ in _UTF8_CASES] + [b"a", b"\n", "é".encode(), "€".encode()]

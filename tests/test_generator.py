@@ -20,7 +20,8 @@ from pipeline.generator.dumps import CSV_COLUMNS, DUPLICATE_SUFFIX, REGISTRY_COL
 from pipeline.generator.events import TEAM
 from pipeline.generator.pairing import round_robin_template, white_scores
 from pipeline.generator.population import initial_count
-from pipeline.ingest.read import read_file, read_month, read_players
+from pipeline.ingest.dumps import read_file, read_month
+from pipeline.ingest.registry import read_players
 from pipeline.months import month_index, month_range
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.split import split_games

@@ -16,10 +16,11 @@ import pipeline.formats.tabular as tabular
 from pipeline.formats import read_dump
 from pipeline.formats.tabular import _parquet_rows_to_read, parquet_cells
 from pipeline.hashing import stable_hash
-from pipeline.ingest.read import read_month
+from pipeline.ingest.dumps import read_month
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.file_report import report_file
-from pipeline.validate.split import LOCAL_ID_BASE, MAX_FIDE_ID, MonthValidator, local_id, name_key, split_month
+from pipeline.validate.identity import LOCAL_ID_BASE, MAX_FIDE_ID, local_id, name_key
+from pipeline.validate.split import MonthValidator, split_month
 from schemas import Games, Players, Quarantine
 from schemas.identity import Identity
 from schemas.util import empty_frame

@@ -11,9 +11,11 @@ import pandera.errors
 import polars as pl
 import pytest
 
-from pipeline.ingest.read import read_file, read_month, read_players, read_seed_list
+from pipeline.ingest.dumps import read_file, read_month
+from pipeline.ingest.registry import read_players, read_seed_list
 from pipeline.store.object_store import ObjectStore
-from pipeline.validate.split import LOCAL_ID_BASE, NAME_KEY, local_id, split_games, split_month, with_name_keys
+from pipeline.validate.identity import LOCAL_ID_BASE, NAME_KEY, local_id, with_name_keys
+from pipeline.validate.split import split_games, split_month
 from schemas import QUARANTINE_REASONS, Games, Players, Quarantine, RawGames
 from schemas.identity import Identity
 
@@ -120,14 +122,14 @@ def test_read_seed_list(store, tmp_path):
     # The file has no k column: no published K, the rule set decides.
     assert seed.rows() == [
         (1001, 2410, 120, 1990, True, None),
-        (1002, 2100, 80, 1991, False, None),
+        (1002, 2100, 80, 1991, None, None),
         (1003, None, 0, 1992, False, None),
     ]
     assert read_seed_list(ObjectStore(str(tmp_path))) is None
 
 
 def test_seed_list_k_is_read_as_published():
-    from pipeline.ingest.read import registry_table, seed_rows
+    from pipeline.ingest.registry import registry_table, seed_rows
 
     seed = seed_rows(registry_table(b"player_id,rating,games_total,k\n1,2390,,10\n2,1500,3,\n"))
     assert seed.select("player_id", "games_total", "k").rows() == [(1, None, 10), (2, 3, None)]
@@ -319,7 +321,7 @@ def test_generated_months_reconcile(tiny_landing_zone):
 
 # -- duplicates across months, reconciliation per file, schema failures ----------------------------
 def test_a_tournament_reported_again_in_a_later_month_is_a_duplicate(tmp_path):
-    from pipeline.validate.split import game_keys
+    from pipeline.validate.duplicates import game_keys
 
     for key in ["raw/GER/2024-01/tiny.trf", "raw/GER/2024-02/tiny-sent-again.trf"]:
         (tmp_path / key).parent.mkdir(parents=True, exist_ok=True)
@@ -343,20 +345,21 @@ def test_a_tournament_reported_again_in_a_later_month_is_a_duplicate(tmp_path):
 
 
 def test_reconcile_per_file(month_split):
-    from pipeline.validate.split import reconcile
+    from pipeline.validate.split import reconcile_files
 
     raw, games, quarantine = month_split
-    per_file = reconcile(raw, games, quarantine)
+    per_file = reconcile_files(raw, games, quarantine)
     assert per_file.columns == ["source_file", "records", "games", "quarantined", "ok"]
     assert per_file["ok"].all() and per_file["records"].sum() == EXPECTED_RAW
     assert per_file.filter(pl.col("source_file") == "GER/2024-01/tiny.trf").select(
         "records", "games", "quarantined"
     ).row(0) == (10, 5, 5)
-    lost = reconcile(raw, games.filter(pl.col("source_file") != "ENG/2024-01/games.pgn"), quarantine)
+    lost = reconcile_files(raw, games.filter(pl.col("source_file") != "ENG/2024-01/games.pgn"), quarantine)
     assert lost.filter(~pl.col("ok"))["source_file"].to_list() == ["ENG/2024-01/games.pgn"]
     # Same counts but a record counted twice and another missing: still not ok.
     swapped = pl.concat([quarantine.slice(0, 1), quarantine.slice(2)]).vstack(quarantine.slice(0, 1))
-    assert not reconcile(raw, games, swapped).filter(pl.col("source_file") == quarantine["source_file"][1])["ok"].item()
+    checked = reconcile_files(raw, games, swapped)
+    assert not checked.filter(pl.col("source_file") == quarantine["source_file"][1])["ok"].item()
 
 
 def test_the_games_model_names_the_failing_rows_and_checks(month_split):
@@ -424,9 +427,9 @@ def test_fide_list_files_register_players_and_seed_the_first_list(tmp_path):
     assert 1005 in rows  # from the 2024-01 players.csv
     seed = read_seed_list(store)
     assert seed.select("player_id", "rating", "games_total", "ever_2400", "k", "inactive").rows() == [
-        (1001, 2410, None, True, None, False),
-        (3001, 2205, None, False, None, True),
-        (3002, 2100, None, False, None, True),
+        (1001, 2410, None, None, None, False),
+        (3001, 2205, None, None, None, True),
+        (3002, 2100, None, None, None, True),
     ]
     from pipeline.engine.period import normalize_list
 
@@ -446,7 +449,7 @@ def test_realdata_fide_list_as_seed_list(tmp_path):
 
 
 def test_registry_problems_name_the_rows_that_register_nobody():
-    from pipeline.ingest.read import registry_problems, registry_table
+    from pipeline.ingest.registry import registry_problems, registry_table
 
     table = registry_table(b'player_id,name\n1001,"A, A"\n,"No Id"\nx12,"Bad"\n1001,"Again"\n')
     assert registry_problems(table).select("source_line", "reason", "detail").rows() == [
@@ -514,7 +517,8 @@ UNDATED_PGN = (
 
 def test_month_validator_remembers_undated_games_for_a_year_from_the_store_and_the_run(tmp_path):
     from pipeline.store.monthly import table_key
-    from pipeline.validate.split import UNDATED_WINDOW_MONTHS, MonthValidator
+    from pipeline.validate.duplicates import UNDATED_WINDOW_MONTHS
+    from pipeline.validate.split import MonthValidator
 
     store = ObjectStore(str(tmp_path))
     months = ["2023-01", "2024-01", "2024-02", "2025-01"]

@@ -5,15 +5,11 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.engine.period import normalize_list, rate_period
-from pipeline.invariants.checks import (
-    LIST_COLUMNS,
-    chain_problems,
-    duplicate_problems,
-    mostly_quarantined,
-    stored_rows,
-)
+from pipeline.invariants.chain import LIST_COLUMNS, chain_problems
+from pipeline.invariants.store_checks import mostly_quarantined
+from pipeline.invariants.tables import duplicate_problems
 from pipeline.scenarios.model import Scenario
-from pipeline.store.monthly import table_key
+from pipeline.store.monthly import stored_rows, table_key
 from pipeline.store.object_store import ObjectStore
 
 PLAIN = Scenario(name="plain", description="FIDE's regulations, no events", rules="fide-2024")

@@ -10,9 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.cli.commands import main, read_period_games
+from pipeline.cli.commands import main
+from pipeline.cli.period_files import read_period_games
 from pipeline.engine.period import normalize_list, rate_period
-from pipeline.ingest.read import registry_table, seed_rows
+from pipeline.ingest.registry import registry_table, seed_rows
 from pipeline.rules.model import load_rules
 
 
@@ -81,6 +82,44 @@ def test_list_k_10_below_2400_stays_10_under_a_tiered_policy(tmp_path: Path):
         "2024-06",
     ).rating_list
     assert player(later, 1)["k"] == 10
+
+
+def rate_period_cli(tmp_path: Path, previous: Path, games: str, month: str, *options: str) -> Path:
+    """`ratings rate-period` on `previous` and the games text; the new list's path."""
+    (tmp_path / f"{month}-games.csv").write_text("event_id,white_id,black_id,result\n" + games)
+    out = tmp_path / f"{month}.csv"
+    arguments = ["rate-period", "--rules", "fide-2024", "--month", month, "--list", str(previous)]
+    arguments += ["--games", str(tmp_path / f"{month}-games.csv"), "--out", str(out), *options]
+    assert main(arguments) == 0
+    return out
+
+
+def test_elite_from_2300_keeps_k_10_after_a_drop_below_it_over_two_chained_periods(tmp_path: Path):
+    """Issue 33: `--set k.elite_from=2300`, a player listed at 2350 without a K column (K 10), drops to 2290 and
+    keeps K 10 on the next list and in the period after it.
+    """
+    (tmp_path / "april.csv").write_text(
+        "player_id,rating,games_total,birth_year\n1,2350,300,1980\n2,2350,300,1980\n3,2290,300,1980\n"
+    )
+    elite_2300 = ("--set", "k.elite_from=2300")
+    may = rate_period_cli(tmp_path, tmp_path / "april.csv", "e,1,2,0-1\n" * 12, "2024-05", *elite_2300)
+    new = pl.read_csv(may)
+    # Player 1: 2350 >= 2300, K 10; 12 losses at D 0 (PD .50 each): 10 x (0 - 6) = -60 -> 2290, below 2300, and
+    # the next list's K is still 10 (it reached 2300). Player 2: 10 x (12 - 6) = +60 -> 2410.
+    assert (player(new, 1)["k_used"], player(new, 1)["rating"], player(new, 1)["k"]) == (10, 2290, 10)
+    assert player(new, 1)["ever_2400"] is True
+    assert (player(new, 2)["rating"], player(new, 3)["k"]) == (2410, 20)  # player 3: 2290, never 2300: K 20
+    june = pl.read_csv(rate_period_cli(tmp_path, may, "f,1,3,1-0\n", "2024-06", *elite_2300))
+    # Player 1 (2290, K 10 on the list) beats player 3 (2290, K 20) at D 0: 10 x .50 = +5 -> 2295; 20 x -.50 = -10.
+    assert (player(june, 1)["k_used"], player(june, 1)["rating"], player(june, 1)["k"]) == (10, 2295, 10)
+    assert (player(june, 3)["k_used"], player(june, 3)["rating"]) == (20, 2280)
+    # Under the default elite_from 2400 the same May gives player 1 K 20 (2350 < 2400): 20 x -6 = -120 -> 2230.
+    default = pl.read_csv(rate_period_cli(tmp_path, tmp_path / "april.csv", "e,1,2,0-1\n" * 12, "2024-05"))
+    assert (player(default, 1)["k_used"], player(default, 1)["rating"], player(default, 1)["ever_2400"]) == (
+        20,
+        2230,
+        False,
+    )
 
 
 def test_constant_k_rule_set_uses_its_own_k_not_the_lists():

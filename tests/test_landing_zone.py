@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from pipeline.ingest.dumps import read_month
 from pipeline.ingest.landing import (
     DUMP,
     MISPLACED,
@@ -21,7 +22,6 @@ from pipeline.ingest.landing import (
     months_held,
     unplaced,
 )
-from pipeline.ingest.read import read_month
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.split import split_games
 from schemas import Players, empty_frame

@@ -18,25 +18,26 @@ from assets.automation import SCHEDULE_NAME, SENSOR_NAME, build_landing_sensor, 
 from assets.partitions import monthly_partitions
 from assets.storage import ObjectStoreResource
 from pipeline.ingest.landing import landing_month, landing_versions
-from pipeline.invariants.checks import (
+from pipeline.invariants.catalog import (
     FLOOR_RESPECTED,
     LANDING_ZONE_LAYOUT,
-    LIST_COLUMNS,
     LIST_CONTINUITY,
     NO_DUPLICATE_GAMES,
     NO_DUPLICATE_PLAYERS,
     POINTS_CONSERVED,
     QUARANTINE_SHARE,
-    RATED_GAMES_COLUMNS,
     RECONCILIATION,
     SCHEMA,
+)
+from pipeline.invariants.chain import (
+    LIST_COLUMNS,
+    RATED_GAMES_COLUMNS,
     conservation_problems,
     continuity_problems,
-    duplicate_ids,
     floor_offenders,
     in_id_order,
-    schema_problems,
 )
+from pipeline.invariants.tables import duplicate_ids, schema_problems
 from pipeline.operations import progress
 from pipeline.operations.automation import (
     CHANGED_MONTHS_TAG,

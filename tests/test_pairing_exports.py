@@ -13,16 +13,12 @@ import pytest
 
 from pipeline.cli.commands import main
 from pipeline.formats import read_dump
-from pipeline.formats.common import (
-    BYE_FIRST_BYTES,
-    BYE_LAST_BYTES,
-    BYE_NAME_MAX_BYTES,
-    bye_names,
-)
-from pipeline.ingest.read import read_month
+from pipeline.formats.byes import BYE_FIRST_BYTES, BYE_LAST_BYTES, BYE_NAME_MAX_BYTES, bye_names
+from pipeline.ingest.dumps import read_month
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.file_report import report_file
-from pipeline.validate.split import LOCAL_ID_BASE, MonthValidator, players_named_in_dumps, reconcile
+from pipeline.validate.identity import LOCAL_ID_BASE, players_named_in_dumps
+from pipeline.validate.split import MonthValidator, reconcile_files
 from schemas.quarantine import QUARANTINE_REASONS
 
 MONTH = "2024-03"
@@ -197,7 +193,7 @@ def records_of(frame: pl.DataFrame, name: str) -> pl.DataFrame:
 
 def test_every_record_is_one_game_or_one_quarantined_record(month):
     raw, games, quarantine, _ = month
-    checked = reconcile(raw, games, quarantine)
+    checked = reconcile_files(raw, games, quarantine)
     assert checked["ok"].all() and checked["records"].sum() == raw.height == games.height + quarantine.height
     assert set(quarantine["reason"]) <= set(QUARANTINE_REASONS)
 

@@ -11,7 +11,7 @@ import pytest
 import pipeline.formats.compressed as compressed
 import pipeline.formats.pgn as pgn
 from pipeline.formats import read_dump
-from pipeline.formats.common import utf8_lf_bytes
+from pipeline.formats.decoding import utf8_lf_bytes
 
 GAME = (
     '[Event "Open {0}"]\n[Site "Town"]\n[Date "2024.03.{1:02d}"]\n[Round "{2}.1"]\n[White "Müller, {0}"]\n'
@@ -154,7 +154,7 @@ def test_zst_from_the_object_store_is_never_held_whole(tmp_path):
     import os
     import tracemalloc
 
-    from pipeline.ingest.read import read_month
+    from pipeline.ingest.dumps import read_month
     from pipeline.store.object_store import ObjectStore
 
     # Games with long incompressible comments: about 36 MB compressed, 48 MB of text.
@@ -183,7 +183,7 @@ def test_zst_from_the_object_store_is_never_held_whole(tmp_path):
 
 def test_read_file_streams_a_zst_path_or_handle_and_falls_back_for_other_encodings(tmp_path):
     from pipeline.formats import DumpFile
-    from pipeline.ingest.read import read_file
+    from pipeline.ingest.dumps import read_file
 
     name = "GER/2024-01/x.pgn.zst"
     for content in (_pgn(30), '[Event "Café"]\n[Result "1-0"]\n\n1. e4 1-0\n'.encode("cp1252")):

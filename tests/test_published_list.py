@@ -37,7 +37,7 @@ from pipeline.publish.lists import (
     write_published_txt,
 )
 from pipeline.text import printable
-from pipeline.validate.split import LOCAL_ID_BASE
+from pipeline.validate.identity import LOCAL_ID_BASE
 from schemas import Players, PublishedList, RatingList
 from schemas.util import conform, empty_frame
 from tests.screenshots import CHROMIUM, CHROMIUM_ARGS

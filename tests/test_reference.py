@@ -6,7 +6,8 @@ from polars.testing import assert_frame_equal
 
 from bench.reference import rate_period_reference
 from pipeline.engine.period import normalize_games, normalize_list, rate_period
-from pipeline.ingest.read import read_month, read_players, read_seed_list
+from pipeline.ingest.dumps import read_month
+from pipeline.ingest.registry import read_players, read_seed_list
 from pipeline.rules.model import load_rules
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.split import split_games
@@ -57,6 +58,30 @@ def test_reference_and_engine_agree_on_a_list_that_states_k(months_of_games, rul
     listed_10 = seed.filter((pl.col("k") == 10) & ~pl.col("ever_2400")).select("player_id")
     kept = engine_list.join(listed_10, on="player_id").filter(pl.col("rating") < 2400)
     assert kept.height > 0 and kept["k"].unique().to_list() == [rules.k.value if rules.k.kind == "constant" else 10]
+
+
+def test_reference_and_engine_agree_under_another_elite_threshold(months_of_games):
+    """`k.elite_from` is the K policy's knob everywhere: K 10 for good from it, on a seed list that states nothing.
+
+    Thresholds: 2300, and the seed rating of the player who loses most in the first month (so that a player who
+    reached it drops below it).
+    """
+    seed, games = months_of_games
+    seed = seed.with_columns(ever_2400=pl.lit(False))  # as a seed list without the column is read
+    first = next(iter(games))
+    january = rate_period(seed, games[first], load_rules("fide-2024"), first).rating_list
+    loser = january.filter(pl.col("change") == pl.col("change").min())["player_id"][0]
+    loser_seed_rating = seed.filter(pl.col("player_id") == loser)["rating"][0]
+    for elite_from in (2300, loser_seed_rating):
+        rules = load_rules("fide-2024", [f"k.elite_from={elite_from}"])
+        engine_list = reference_list = seed
+        for month, month_games in games.items():
+            engine_list = rate_period(engine_list, month_games, rules, month).rating_list
+            reference_list = rate_period_reference(reference_list, normalize_games(month_games, month), rules, month)
+            assert_frame_equal(engine_list, reference_list, check_exact=True), (elite_from, month)
+    # The case under test happened: players who reached elite_from and dropped below it keep K 10.
+    dropped = engine_list.filter(pl.col("ever_2400") & (pl.col("rating") < loser_seed_rating))
+    assert loser in dropped["player_id"].to_list() and dropped["k"].unique().to_list() == [10]
 
 
 def test_pools_expire_for_players_who_stop_playing(months_of_games):

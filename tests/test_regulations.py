@@ -4,50 +4,184 @@ clause documented.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
 from pathlib import Path
 
 import polars as pl
 import pytest
+from pydantic import BaseModel
 
 from pipeline.rules import regulations
 from pipeline.rules.model import InitialRating, KPolicy, RuleSet, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
-# Knobs of the rating arithmetic (name, list frequency and inactivity are bookkeeping the engine does).
-RULE_KNOBS = (
-    "expectancy",
-    "scale",
-    "kappa",
-    "sonas_intercept",
-    "sonas_slope",
-    "sonas_clamp",
-    "k_games_cap",
-    "cap_difference",
-    "cap_mode",
-    "cap_exempt_from",
-    "floor",
-    "weights",
-    "weights_by_minutes",
-)
-# Files that may name a knob: its model, its one home, and the generated docs that describe it.
-ALLOWED = {"pipeline/rules/model.py", "pipeline/rules/regulations.py", "pipeline/rules/doc.py"}
+MODELS = (RuleSet, KPolicy, InitialRating)
 
 
-@pytest.mark.parametrize("model", [RuleSet, KPolicy, InitialRating])
+def leaf_knobs(model: type[BaseModel] = RuleSet, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every leaf field of a rule set as its path, e.g. ('k', 'elite_from'): a knob added to a model is listed."""
+    leaves: list[tuple[str, ...]] = []
+    for name, field in model.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            leaves += leaf_knobs(field.annotation, (*prefix, name))
+        else:
+            leaves.append((*prefix, name))
+    return leaves
+
+
+#: Leaf fields that are no rule: what a rule set is called and where its values come from (every report naming
+#: the rules reads them).
+NOT_KNOBS = {("name",), ("description",), ("source",)}
+KNOBS = [path for path in leaf_knobs() if path not in NOT_KNOBS]
+#: Files that may read every knob: the model (its validators; publishes_list_after, the list calendar), the knobs'
+#: one home, and the generated rule-set documentation (docs/rules.md), which describes each knob.
+HOMES = {"pipeline/rules/model.py", "pipeline/rules/regulations.py", "pipeline/rules/doc.py"}
+#: A knob read outside its home, and why. bench/reference.py is not scanned on purpose: the plain-Python
+#: reference implements every rule a second time, independently of regulations.py.
+READ_ELSEWHERE: dict[tuple[str, str], str] = {}
+#: The names the code base gives these objects where no annotation says what a name holds.
+CONVENTIONAL_NAMES: dict[str, type[BaseModel]] = {
+    "rules": RuleSet,
+    "rule_set": RuleSet,
+    "policy": KPolicy,
+    "initial": InitialRating,
+}
+RULE_SET_CALLS = {"load_rules", "resolve_rules", "rules_for"}  # calls that return a RuleSet
+
+
+def _model_named(annotation: ast.expr | None) -> type[BaseModel] | None:
+    text = ast.unparse(annotation) if annotation is not None else ""
+    return next((model for model in MODELS if re.search(rf"\b{model.__name__}\b", text)), None)
+
+
+def _model_of(node: ast.expr, names: dict[str, type[BaseModel] | None]) -> type[BaseModel] | None:
+    """The rule-set model an expression evaluates to, as far as names, annotations and attributes tell."""
+    if isinstance(node, ast.Name):
+        return names[node.id] if node.id in names else CONVENTIONAL_NAMES.get(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = _model_of(node.value, names)
+        if owner is None:
+            return CONVENTIONAL_NAMES.get(node.attr)  # self.rules, self.policy
+        field = owner.model_fields.get(node.attr)
+        nested = field.annotation if field is not None else None
+        return nested if isinstance(nested, type) and issubclass(nested, BaseModel) else None
+    if isinstance(node, ast.Call):
+        function = node.func
+        name = function.id if isinstance(function, ast.Name) else getattr(function, "attr", None)
+        return RuleSet if name in RULE_SET_CALLS else None
+    return None
+
+
+def knob_reads(source: str) -> set[str]:
+    """The knobs (dotted paths, e.g. 'k.elite_from') a module's source reads: attribute accesses of a knob's name on
+    an expression that is a RuleSet, KPolicy or InitialRating (by annotation, assignment, its model's fields, a
+    call of RULE_SET_CALLS, or a CONVENTIONAL_NAMES name).
+    """
+    tree = ast.parse(source)
+    names: dict[str, type[BaseModel] | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                if argument.annotation is not None:
+                    names[argument.arg] = _model_named(argument.annotation)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names[node.target.id] = _model_named(node.annotation)
+    assignments = [node for node in ast.walk(tree) if isinstance(node, ast.Assign)]
+    for _ in range(3):  # a name assigned from a name assigned from a rule set
+        for node in assignments:
+            assigned = _model_of(node.value, names)
+            for target in node.targets:
+                if isinstance(target, ast.Name) and assigned is not None:
+                    names[target.id] = assigned
+    owned: dict[tuple[type[BaseModel], str], str] = {}
+    for path in KNOBS:
+        owner: type[BaseModel] = RuleSet
+        for part in path[:-1]:
+            owner = owner.model_fields[part].annotation  # type: ignore[assignment]
+        owned[owner, path[-1]] = ".".join(path)
+    return {
+        owned[model, node.attr]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and (model := _model_of(node.value, names)) is not None
+        and (model, node.attr) in owned
+    }
+
+
+@pytest.mark.parametrize("model", MODELS)
 def test_every_rule_set_field_says_what_it_is(model):
     assert [name for name, field in model.model_fields.items() if not field.description] == []
 
 
+def test_the_guard_covers_every_leaf_knob_of_a_rule_set():
+    assert len(KNOBS) >= 35
+    assert {"k.elite_from", "initial.pool_months", "initial.min_games", "initial.disregard_zero_first_event"} <= {
+        ".".join(path) for path in KNOBS
+    }
+    assert {path[-1] for path in NOT_KNOBS} <= set(RuleSet.model_fields)
+
+
+def test_the_guard_finds_a_knob_however_it_is_reached():
+    source = """
+def f(rules: RuleSet, p: KPolicy, params, entry, scenario):
+    initial = rules.initial
+    window = initial.pool_months
+    k = rules.k
+    cap = k.elite_from + p.standard + load_rules("x").floor + scenario.rules_for(m).initial.min_games
+    other = params.scale + entry.kind + np.floor(x) + policy.newcomer
+    return rules.rounding, (lambda r: r.expectancy)
+"""
+    assert knob_reads(source) == {
+        "initial.pool_months",
+        "k.elite_from",
+        "k.standard",
+        "floor",
+        "initial.min_games",
+        "k.newcomer",
+        "rounding",
+    }
+
+
 def test_the_rule_knobs_are_read_in_one_place():
-    readers = {}
-    for path in sorted((ROOT / "pipeline").rglob("*.py")) + sorted((ROOT / "assets").rglob("*.py")):
-        relative = path.relative_to(ROOT).as_posix()
-        text = path.read_text(encoding="utf-8")
-        for knob in RULE_KNOBS:
-            if relative not in ALLOWED and re.search(rf"\brules\.{knob}\b", text):
-                readers.setdefault(knob, []).append(relative)
-    assert readers == {}
+    readers: dict[tuple[str, str], str] = {}
+    for folder in ("pipeline", "assets", "schemas"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative not in HOMES:
+                for knob in knob_reads(path.read_text(encoding="utf-8")):
+                    readers[relative, knob] = READ_ELSEWHERE.get((relative, knob), "")
+    assert {reader for reader, reason in readers.items() if not reason} == set(), (
+        "a rule-set knob is read outside pipeline/rules/regulations.py: give the clause a function there"
+    )
+    assert set(READ_ELSEWHERE) <= set(readers), "READ_ELSEWHERE names a read that is gone: drop it"
+
+
+def test_docs_regulations_md_names_only_what_exists():
+    """Every backticked `module.function` in docs/regulations.md resolves under pipeline (or is a knob's path, or a
+    file that exists).
+    """
+    knob_paths = {".".join(path) for path in KNOBS}
+    named = set(re.findall(r"`([^`\s]+)`", (ROOT / "docs" / "regulations.md").read_text(encoding="utf-8")))
+    objects = sorted(name for name in named if "." in name and "/" not in name and name not in knob_paths)
+    assert len(objects) >= 25
+    for name in objects:
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                found: object = importlib.import_module(".".join(["pipeline", *parts[:cut]]))
+                break
+            except ModuleNotFoundError:
+                continue
+        else:
+            raise AssertionError(f"docs/regulations.md names {name}: no module pipeline.{parts[0]}")
+        for attribute in parts[cut:]:
+            assert hasattr(found, attribute), f"docs/regulations.md names {name}: no {attribute}"
+            found = getattr(found, attribute)
+    for name in (name for name in named if "/" in name):
+        assert list(ROOT.glob(name)), f"docs/regulations.md names {name}, which does not exist"
 
 
 def test_every_function_of_the_regulations_names_its_source():
@@ -130,3 +264,112 @@ def test_floor_1400_in_2024_none_for_plain_elo():
     assert ratings.select(regulations.below_floor(pl.col("rating"), load_rules("elo-32")).alias("x"))[
         "x"
     ].to_list() == [False]
+
+
+#: Where the number 2400 may stand in code: the K policy's default elite_from, and the generator's synthetic FIDE
+#: world (its seed list states ever_2400 as FIDE's lists would).
+LITERAL_2400 = {"pipeline/rules/model.py", "pipeline/generator/population.py"}
+
+
+def test_the_elite_threshold_is_the_k_policys_knob_not_a_literal():
+    found = set()
+    for folder in ("pipeline", "assets", "schemas"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            if any(isinstance(node, ast.Constant) and node.value == 2400 for node in ast.walk(tree)):
+                found.add(path.relative_to(ROOT).as_posix())
+    assert found == LITERAL_2400
+
+
+# -- §8.3.3: K 10 for good from elite_from -------------------------------------------------------------
+
+
+def test_reached_elite_reads_elite_from_and_keeps_it():
+    lists = frame(
+        rating=pl.Series([2350, 2290, 2290, None, 2400], dtype=pl.Int32),
+        ever_2400=[False, False, True, None, False],
+    )
+    fide = load_rules("fide-2024").k
+    lowered = load_rules("fide-2024", ["k.elite_from=2300"]).k
+    assert lists.select(regulations.reached_elite(fide))["ever_2400"].to_list() == [False, False, True, False, True]
+    assert lists.select(regulations.reached_elite(lowered))["ever_2400"].to_list() == [True, False, True, False, True]
+    # The K of the period follows: 2350 under elite_from 2300 is K 10; 2290 that reached it once stays K 10.
+    lists = lists.with_columns(games_total=pl.lit(100), birth_year=pl.lit(1980))
+    assert lists.select(regulations.development_coefficient(lowered, 2024).alias("k"))["k"].to_list() == [
+        10,
+        20,
+        10,
+        20,
+        10,
+    ]
+
+
+def test_a_list_entering_the_engine_is_read_under_the_rule_sets_threshold():
+    seed = frame(
+        player_id=[1, 2, 3],
+        rating=pl.Series([2350, 2350, 2390], dtype=pl.Int32),
+        ever_2400=[False, False, False],
+        k=pl.Series([None, None, 10], dtype=pl.Int16),
+    )
+    assert regulations.k_ten_for_good(seed, load_rules("fide-2024").k)["ever_2400"].to_list() == [False, False, True]
+    lowered = load_rules("fide-2024", ["k.elite_from=2300"]).k
+    assert regulations.k_ten_for_good(seed, lowered)["ever_2400"].to_list() == [True, True, True]
+
+
+# -- §7.1.4 and §8.2.1: the newcomer's pool -------------------------------------------------------------
+
+
+def test_pool_window_26_months_this_one_included():
+    entries = frame(month=["2022-03", "2022-04", "2024-05", None])
+    # May 2024 and the 25 months before it: April 2022 to May 2024.
+    window = regulations.in_pool_window(load_rules("fide-2024"), "2024-05")
+    assert entries.select(window)["month"].to_list() == [False, True, True, False]
+    short = regulations.in_pool_window(load_rules("fide-2024", ["initial.pool_months=1"]), "2024-05")
+    assert entries.select(short)["month"].to_list() == [False, False, True, False]
+
+
+def test_first_rating_needs_5_games_since_2014_and_9_before():
+    pools = frame(n=[4, 5, 8, 9])
+    assert pools.select(regulations.enough_games_for_first_rating(pl.col("n"), load_rules("fide-2024")))[
+        "n"
+    ].to_list() == [False, True, True, True]
+    assert pools.select(regulations.enough_games_for_first_rating(pl.col("n"), load_rules("fide-2009")))[
+        "n"
+    ].to_list() == [False, False, False, True]
+
+
+def test_a_zero_in_the_first_event_only_is_disregarded():
+    from datetime import date
+
+    games = frame(
+        player_id=[1, 1, 1, 2, 2, 3, 3, 4, 4],
+        # Player 1: 0/2 in A (first), 1 point in B. Player 2: a point in A (first), a zero in B counts.
+        # Player 3: A and B start together, A is first by id; 0 in A. Player 4: B starts first, scores 0 there.
+        event_id=["A", "A", "B", "A", "B", "B", "A", "A", "B"],
+        event_start=[date(2024, 5, 1)] * 7 + [date(2024, 5, 9), date(2024, 5, 2)],
+        points_x2=[0, 0, 2, 1, 0, 2, 0, 2, 0],
+    )
+    assert games.select(regulations.disregarded_first_event(load_rules("fide-2024")).alias("x"))["x"].to_list() == [
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        True,
+        False,
+        True,
+    ]
+    off = load_rules("fide-2024", ["initial.disregard_zero_first_event=false"])
+    assert not games.select(regulations.disregarded_first_event(off).alias("x"))["x"].any()
+
+
+def test_inactive_after_12_months_without_a_rated_game():
+    lists = frame(last_played=["2023-05", "2023-06", "2024-05", None])
+    # On the list of period May 2024: last played May 2023 or earlier.
+    assert lists.select(regulations.inactive(load_rules("fide-2024"), "2024-05"))["last_played"].to_list() == [
+        True,
+        False,
+        False,
+        None,
+    ]

@@ -11,7 +11,7 @@ import pytest
 from assets.runtime.cli import main
 from pipeline.operations.run_plan import may_generate
 from pipeline.store.object_store import ObjectStore
-from pipeline.validate.split import LOCAL_ID_BASE
+from pipeline.validate.identity import LOCAL_ID_BASE
 from tests.test_cli import ratings
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"

@@ -108,8 +108,7 @@ def stop(processes: list[subprocess.Popen]) -> None:
 
 def test_the_executor_is_in_process_unless_ratings_executor_names_another() -> None:
     from assets.executors import executor_def
-    from pipeline.rules.model import RulesError
-    from pipeline.settings import Settings
+    from pipeline.settings import Settings, SettingsError
 
     assert executor_def(Settings.from_env({})) is dg.in_process_executor
     assert executor_def(Settings.from_env({"RATINGS_EXECUTOR": "multiprocess"})) is dg.multiprocess_executor
@@ -125,9 +124,9 @@ def test_the_executor_is_in_process_unless_ratings_executor_names_another() -> N
             executor_def(k8s)
     else:
         assert executor_def(k8s).name == "k8s"
-    with pytest.raises(RulesError, match="RATINGS_CELERY_BROKER"):
+    with pytest.raises(SettingsError, match="RATINGS_CELERY_BROKER"):
         Settings.from_env({"RATINGS_EXECUTOR": "celery"})
-    with pytest.raises(RulesError, match="RATINGS_EXECUTOR='celery-k8s'"):
+    with pytest.raises(SettingsError, match="RATINGS_EXECUTOR='celery-k8s'"):
         Settings.from_env({"RATINGS_EXECUTOR": "celery-k8s"})
 
 

@@ -257,6 +257,69 @@ def test_bad_scenario_files_name_the_problem(tmp_path: Path):
         load_scenarios(str(path))
 
 
+def elite_2300_seed() -> pl.DataFrame:
+    """A seed list as the landing zone gives it (no K, no ever_2400): players 1 and 2 at 2350, player 3 at 2290."""
+    from pipeline.ingest.registry import registry_table, seed_rows
+    from pipeline.scenarios.chain import seeded_list
+
+    seed = seed_rows(
+        registry_table(b"player_id,rating,games_total,birth_year\n1,2350,300,1980\n2,2350,300,1980\n3,2290,300,1980\n")
+    )
+    return seeded_list(seed, "2024-04")
+
+
+def games_frame(white: list[int], black: list[int], white_score: list[float]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"game_id": range(len(white)), "white_id": white, "black_id": black, "white_score": white_score},
+        schema_overrides={"game_id": pl.UInt64},
+    )
+
+
+def test_a_scenario_with_elite_from_2300_keeps_k_10_after_a_drop_below_it():
+    """Issue 33, through a scenario: `set: {k.elite_from: 2300}`, rated over two months from a seed list."""
+    scenario = Scenario(name="elite_2300", rules="fide-2024", set={"k.elite_from": 2300})
+    games = {"2024-05": games_frame([1] * 12, [2] * 12, [0.0] * 12), "2024-06": games_frame([1], [3], [1.0])}
+    may = rate_scenario_month(scenario, elite_2300_seed(), games.__getitem__, "2024-05").rating_list
+    # Player 1: 2350 >= 2300, K 10; 12 losses at D 0: 10 x (0 - 6) = -60 -> 2290; still K 10 on the list.
+    assert (row(may, 1)["k_used"], row(may, 1)["rating"], row(may, 1)["k"], row(may, 1)["ever_2400"]) == (
+        10,
+        2290,
+        10,
+        True,
+    )
+    june = rate_scenario_month(scenario, may, games.__getitem__, "2024-06").rating_list
+    # Player 1 (K 10) beats player 3 (2290, never 2300: K 20) at D 0: +5 -> 2295 and -10 -> 2280.
+    assert (row(june, 1)["k_used"], row(june, 1)["rating"], row(june, 1)["k"]) == (10, 2295, 10)
+    assert (row(june, 3)["k_used"], row(june, 3)["rating"]) == (20, 2280)
+
+
+def test_a_list_carried_through_a_month_without_a_list_is_read_under_the_scenarios_threshold():
+    # 2008: quarterly lists, none on 1 June; the seed list states no ever_2400.
+    games = {"2008-05": games_frame([1], [2], [1.0])}
+    for elite_from, reached in ((2300, [True, True, False]), (2400, [False, False, False])):
+        scenario = Scenario(name="q", rules="fide-2008", set={"k.elite_from": elite_from})
+        carried = rate_scenario_month(scenario, elite_2300_seed(), games.__getitem__, "2008-05").rating_list
+        assert carried["rating"].to_list() == [2350, 2350, 2290]  # no list: unchanged
+        assert carried["ever_2400"].to_list() == reached
+
+
+def test_rules_for_is_resolved_once_per_scenario_and_month(tmp_path: Path):
+    scenario = Scenario(name="s", rules="fide-historical", set={"k.elite_from": 2300})
+    first = scenario.rules_for("2010-05")
+    assert scenario.rules_for("2010-05") is first and first.name == "fide-2009"
+    assert Scenario(name="t", rules="fide-historical", set={"k.elite_from": 2300}).rules_for("2010-05") is first
+    assert scenario.rules_for("2024-05").name == "fide-2024"
+    changed = scenario.model_copy(update={"set": {"k.elite_from": 2350}})
+    assert changed.rules_for("2010-05").k.elite_from == 2350 and scenario.rules_for("2010-05").k.elite_from == 2300
+    # A rule-set file named by its path is read again on every call: an edit is seen.
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\nextends: fide-2024\nk: {elite_from: 2300}\n")
+    from_file = Scenario(name="f", rules=str(path))
+    assert from_file.rules_for("2024-05").k.elite_from == 2300
+    path.write_text("name: mine\nextends: fide-2024\nk: {elite_from: 2350}\n")
+    assert from_file.rules_for("2024-05").k.elite_from == 2350
+
+
 # -- two scenarios side by side in Dagster -------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 """Scenarios rated by a rating system (pipeline/systems): scenario-file validation, and a system chain in Dagster
-against rate_period by hand.
+against rate_system_period by hand.
 """
 
 import shutil
@@ -12,14 +12,14 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from assets.automation import range_tags
-from pipeline.ingest.read import read_seed_list
+from pipeline.ingest.registry import read_seed_list
 from pipeline.months import add_months, month_index
 from pipeline.rules.model import RulesError
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
-from pipeline.systems import rate_period
+from pipeline.systems import rate_system_period
 
 TINY_START, TINY_END = "2024-01", "2024-04"
 GLICKO2 = Scenario(name="g2", description="Glicko-2, tau 0.5", system="glicko2", set={"tau": 0.5, "init_rd": 250})
@@ -106,6 +106,30 @@ def test_seed_players_start_at_their_rating_with_the_initial_deviation() -> None
     ]
 
 
+def test_a_system_list_says_ever_2400_for_a_seed_player_who_reached_it_and_dropped() -> None:
+    """A system has no K: its list's ever_2400 keeps FIDE's meaning (reached 2400), also from a seed list that
+    states nothing (regulations.reached_elite under the default K policy).
+    """
+    from pipeline.engine.period import normalize_list
+
+    seed = pl.DataFrame({"player_id": [1, 2], "rating": [2405, 2395]})
+    previous, state = normalize_list(seed), seed_state(GLICKO2, seed, "2024-01")
+    assert previous["ever_2400"].to_list() == [False, False]  # the seed list says nothing
+    games = pl.DataFrame(
+        {
+            "game_id": [1],
+            "event_id": ["e"],
+            "white_id": [1],
+            "black_id": [2],
+            "white_score": [0.0],
+            "time_control": ["classical"],
+        }
+    )
+    rating_list = rate_system_month(GLICKO2, previous, state, games, "2024-01").rating_list
+    assert rating_list["rating"][0] < 2400 < rating_list["rating"][1]
+    assert rating_list["ever_2400"].to_list() == [True, True]
+
+
 def test_an_idle_player_keeps_the_list_rating_and_deviation_grows_when_he_plays_again() -> None:
     seed = pl.DataFrame({"player_id": [1, 2], "rating": [2000, 2000]})
     from pipeline.engine.period import normalize_list
@@ -125,11 +149,11 @@ def test_an_idle_player_keeps_the_list_rating_and_deviation_grows_when_he_plays_
         previous, state = result.rating_list, result.state
         if month == "2024-02":
             assert result.rating_list["change"].to_list() == [0, 0] and result.rating_list["games"].to_list() == [0, 0]
-    # By hand: period 1, then period 3 (the idle month 2 grows phi^2 by sigma^2 inside rate_period).
+    # By hand: period 1, then period 3 (the idle month 2 grows phi^2 by sigma^2 inside rate_system_period).
     system, params = GLICKO2.system_rules().system, GLICKO2.system_rules().params
     by_hand = seed_state(GLICKO2, seed, "2024-01")
     for month in ("2024-01", "2024-03"):
-        by_hand = rate_period(system, by_hand, pl.DataFrame(game), params, month_index(month)).state
+        by_hand = rate_system_period(system, by_hand, pl.DataFrame(game), params, month_index(month)).state
     assert_frame_equal(state, by_hand)
 
 
@@ -152,7 +176,7 @@ def system_runs(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactor
 
 
 def by_hand(store: ObjectStore, scenario: Scenario, months: list[str]) -> list[pl.DataFrame]:
-    """The system's state after each month: pipeline.systems.rate_period on the stored validated games, nothing else."""
+    """The system's state after each month: systems.rate_system_period on the stored validated games, nothing else."""
     rules = scenario.system_rules()
     system, params = rules.system, rules.params
     seed = read_seed_list(store)
@@ -181,7 +205,7 @@ def by_hand(store: ObjectStore, scenario: Scenario, months: list[str]) -> list[p
         games = store.read_parquet(table_key(["games"], month)).filter(
             pl.col("time_control").is_in(["classical", "modern"])
         )
-        state = rate_period(system, state, games, params, month_index(month)).state
+        state = rate_system_period(system, state, games, params, month_index(month)).state
         states.append(state)
     return states
 

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.systems import REGISTRY, empty_state, get_system, predict, rate_period
+from pipeline.systems import REGISTRY, empty_state, get_system, predict, rate_system_period
 from pipeline.systems.glicko2 import new_volatility
 from schemas.system_state import SystemState
 
@@ -55,7 +55,7 @@ PAPER_PLAYERS = [
 def test_glicko_reproduces_glickmans_example():
     glicko = get_system("glicko")
     # c = 0: the example starts from the pre-period RDs (Step 1 already applied).
-    result = rate_period(glicko, state_of("glicko", PAPER_PLAYERS), PAPER_GAMES, glicko.params(c=0), 1)
+    result = rate_system_period(glicko, state_of("glicko", PAPER_PLAYERS), PAPER_GAMES, glicko.params(c=0), 1)
     assert rating_of(result.state, 1) == pytest.approx(1464, abs=0.5)  # "= 1500 - 36 = 1464"
     assert rating_of(result.state, 1, "deviation") == pytest.approx(151.4, abs=0.05)  # "sqrt(22918.9) = 151.4"
     SystemState.validate(result.state)
@@ -86,7 +86,7 @@ def test_glicko_step1_grows_the_deviation_with_idle_periods():
     )
     # Player 1 idle for periods 1-4: RD = min(sqrt(100^2 + 50^2 x 5), 350) = 150 before period 5's games;
     # player 2 played in period 4: sqrt(100^2 + 50^2). A draw between equals leaves the ratings alone.
-    result = rate_period(
+    result = rate_system_period(
         glicko, state, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [0.5]}), params, 5
     )
     for player, pre_rd, opp_rd in ((1, 150.0, math.hypot(100, 50)), (2, math.hypot(100, 50), 150.0)):
@@ -100,7 +100,7 @@ def test_glicko_step1_grows_the_deviation_with_idle_periods():
 def test_glicko2_reproduces_glickmans_example():
     glicko2 = get_system("glicko2")
     players = [{**row, "volatility": 0.06} for row in PAPER_PLAYERS]
-    result = rate_period(glicko2, state_of("glicko2", players), PAPER_GAMES, glicko2.params(tau=0.5), 1)
+    result = rate_system_period(glicko2, state_of("glicko2", players), PAPER_GAMES, glicko2.params(tau=0.5), 1)
     assert rating_of(result.state, 1) == pytest.approx(1464.06, abs=0.01)
     assert rating_of(result.state, 1, "deviation") == pytest.approx(151.52, abs=0.01)
     assert rating_of(result.state, 1, "volatility") == pytest.approx(
@@ -139,7 +139,9 @@ def test_glicko2_matches_the_glicko2_package():
         }
     )
     glicko2 = get_system("glicko2")
-    ours = rate_period(glicko2, state_of("glicko2", players), games, glicko2.params(tau=0.5, rd_max=10_000), 1).state
+    ours = rate_system_period(
+        glicko2, state_of("glicko2", players), games, glicko2.params(tau=0.5, rd_max=10_000), 1
+    ).state
     by_id = {p["player_id"]: p for p in players}
     for player in by_id:
         opponents, outcomes = [], []
@@ -169,7 +171,7 @@ def test_elo_white_advantage_in_prediction_and_update(known: bool):
     elo = get_system("elo")
     params = elo.params(k=20, white_advantage=30, init_rating=2200)
     games = pl.DataFrame({**ONE_GAME, "colour_known": [known]})
-    result = rate_period(elo, empty_state(elo), games, params, 1)
+    result = rate_system_period(elo, empty_state(elo), games, params, 1)
     # Equal ratings: White expects 1 / (1 + 10^(-30/400)) with colours known, a coin flip otherwise.
     white_expected = 1 / (1 + 10 ** (-30 / 400)) if known else 0.5
     assert result.games["white_expected"][0] == pytest.approx(white_expected, rel=1e-12)
@@ -184,7 +186,7 @@ def test_glicko_white_advantage_enters_the_update():
         "glicko",
         [{"player_id": 1, "rating": 1600.0, "deviation": 120.0}, {"player_id": 2, "rating": 1600.0, "deviation": 80.0}],
     )
-    result = rate_period(glicko, state, pl.DataFrame(ONE_GAME), params, 1)
+    result = rate_system_period(glicko, state, pl.DataFrame(ONE_GAME), params, 1)
     g_black = 1 / math.sqrt(1 + 3 * Q**2 * 80**2 / math.pi**2)
     e_white = 1 / (1 + 10 ** (-g_black * 40 / 400))
     variance = 1 / (1 / 120**2 + Q**2 * g_black**2 * e_white * (1 - e_white))
@@ -192,7 +194,7 @@ def test_glicko_white_advantage_enters_the_update():
     # The prediction uses both deviations (Glicko's expected outcome) and the same advantage.
     g_both = 1 / math.sqrt(1 + 3 * Q**2 * (120**2 + 80**2) / math.pi**2)
     assert result.games["white_expected"][0] == pytest.approx(1 / (1 + 10 ** (-g_both * 40 / 400)), rel=1e-12)
-    unknown = rate_period(glicko, state, pl.DataFrame({**ONE_GAME, "colour_known": [False]}), params, 1)
+    unknown = rate_system_period(glicko, state, pl.DataFrame({**ONE_GAME, "colour_known": [False]}), params, 1)
     assert rating_of(unknown.state, 1) == pytest.approx(1600.0)  # a draw between equals, no advantage: no change
 
 
@@ -203,7 +205,7 @@ def test_stephenson_update_by_hand():
         "stephenson",
         [{"player_id": 1, "rating": 2200.0, "deviation": 100.0}, {"player_id": 2, "rating": 2400.0, "deviation": 60.0}],
     )
-    result = rate_period(
+    result = rate_system_period(
         steph, state, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [1.0]}), params, 1
     )
     # Appendix: v = v + c t (c = 100, t = 1); v* = (1/(v + h m) + d)^-1 (h = 25, m = 1);
@@ -222,8 +224,8 @@ def test_stephenson_without_h_b_lambda_is_glicko():
         {"white_id": [1, 2, 3, 4, 5, 1], "black_id": [2, 3, 4, 5, 1, 3], "white_score": [1.0, 0.5, 0.0, 1.0, 0.5, 0.0]}
     )
     glicko, steph = get_system("glicko"), get_system("stephenson")
-    a = rate_period(glicko, state_of("glicko", players), games, glicko.params(c=12), 3).state
-    b = rate_period(
+    a = rate_system_period(glicko, state_of("glicko", players), games, glicko.params(c=12), 3).state
+    b = rate_system_period(
         steph, state_of("stephenson", players), games, steph.params(cval=12, hval=0, bval=0, **{"lambda": 0}), 3
     ).state
     assert np.allclose(a["rating"].to_numpy(), b["rating"].to_numpy(), rtol=0, atol=1e-9)
@@ -236,7 +238,7 @@ def test_uscf_k_from_effective_games():
         {"player_id": i, "rating": 1700.0, "games": 80} for i in range(2, 6)
     ]
     games = pl.DataFrame({"white_id": [1, 1, 1, 1], "black_id": [2, 3, 4, 5], "white_score": [1.0, 1.0, 1.0, 0.0]})
-    result = rate_period(uscf, state_of("uscf", players), games, uscf.params(), 1)
+    result = rate_system_period(uscf, state_of("uscf", players), games, uscf.params(), 1)
     # N* = 50 / sqrt(1 + (2200 - 1700)^2 / 100000) = 26.73 < N = 30; K = 800 / (26.73 + 4); 3 points against 2 expected.
     k = 800 / (50 / math.sqrt(3.5) + 4)
     assert rating_of(result.state, 1) == pytest.approx(1700 + k * (3 - 2), rel=1e-12)
@@ -244,7 +246,7 @@ def test_uscf_k_from_effective_games():
     high = state_of(
         "uscf", [{"player_id": 1, "rating": 2300.0, "games": 80}, {"player_id": 2, "rating": 2300.0, "games": 80}]
     )
-    result = rate_period(
+    result = rate_system_period(
         uscf, high, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [1.0]}), uscf.params(), 1
     )
     assert rating_of(result.state, 1) == pytest.approx(2300 + 800 / 51 * 0.5, rel=1e-12)
@@ -256,7 +258,7 @@ def test_uscf_absolute_floor():
     # rating 110 - 400 is held at min(100 + 4 x 0 + 2 x 0 + 1 event with 3+ games, 150) = 101.
     params = uscf.params(init_rating=110)
     games = pl.DataFrame({"white_id": [1, 1, 1], "black_id": [2, 3, 4], "white_score": [0.0, 0.0, 0.0]})
-    result = rate_period(uscf, empty_state(uscf), games, params, 1)
+    result = rate_system_period(uscf, empty_state(uscf), games, params, 1)
     assert rating_of(result.state, 1) == pytest.approx(101.0)
     assert rating_of(result.state, 1, "events_3plus") == 1
     # Winners: 110 + 800 x 0.5 = 510, above their floor of 100 + 4 = 104 (one win, no 3-game event).
@@ -281,7 +283,7 @@ def test_uscf_peak_floor(peak: float, games: int, floor: float | None):
         {"player_id": 1, "rating": rating, "games": games, "peak": peak, "wins": 30, "draws": 10, "events_3plus": 9},
         {"player_id": 2, "rating": rating, "games": 100, "peak": rating},
     ]
-    result = rate_period(
+    result = rate_system_period(
         uscf,
         state_of("uscf", players),
         pl.DataFrame({"white_id": [1] * 4, "black_id": [2] * 4, "white_score": [0.0] * 4}),
@@ -303,8 +305,8 @@ def test_registry_and_state_columns():
     for name in REGISTRY:
         system = get_system(name)
         assert set(system.state_columns) <= {"rating", "deviation", "volatility", *system.extra_state}
-        state = rate_period(system, empty_state(system), games, system.params(), 7).state
+        state = rate_system_period(system, empty_state(system), games, system.params(), 7).state
         SystemState.validate(state)
         assert state["games"].to_list() == [2, 2, 2] and state["last_period"].to_list() == [7, 7, 7]
         with pytest.raises(ValueError, match="not after"):
-            rate_period(system, state, games, system.params(), 7)
+            rate_system_period(system, state, games, system.params(), 7)

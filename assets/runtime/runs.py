@@ -18,7 +18,7 @@ import dagster as dg
 
 from assets.definitions import ALL_MONTHS_JOB, build_defs
 from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions
-from pipeline.invariants.checks import LIST_CONTINUITY
+from pipeline.invariants.catalog import LIST_CONTINUITY
 from pipeline.months import add_months
 from pipeline.operations import progress
 from pipeline.operations.automation import range_tags

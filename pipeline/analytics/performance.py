@@ -124,7 +124,8 @@ def file_performance(path: str) -> pl.DataFrame:
     from pipeline.formats import read_dump
     from pipeline.formats.table_files import InputFileError
     from pipeline.validate.file_report import sniff_format
-    from pipeline.validate.split import LOCAL_ID_BASE, split_month
+    from pipeline.validate.identity import LOCAL_ID_BASE
+    from pipeline.validate.split import split_month
     from schemas.players import Players
     from schemas.util import empty_frame
 

@@ -12,19 +12,14 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline.cli.period_files import read_period_games, read_previous_list
 from pipeline.engine.period import EngineInputError, compress, normalize_list, rate_period
-from pipeline.formats.common import classify_time_control, parse_clock
-from pipeline.formats.table_files import InputFileError, converted, decode_pending, read_table, write_table
+from pipeline.formats.table_files import InputFileError, write_table
 from pipeline.generator.config import SCALES
-from pipeline.months import first_day, parse_month
+from pipeline.months import parse_month
 from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_rules, schedule_of
 from pipeline.text import escape_text
-from schemas.rating_list import POOL_ENTRY, RatingList
-from schemas.util import polars_schema
 
-RESULT_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5}
-TIME_CONTROL_CLASSES = ("classical", "modern", "rapid", "blitz")
-GAMES_COLUMNS = ("event_id", "white_id", "black_id", "result", "white_rating", "black_rating", "date", "time_control")
 DEBUG_ENV = "RATINGS_DEBUG"
 
 
@@ -33,134 +28,6 @@ class UsageError(ValueError):
 
 
 # -- rate-period -------------------------------------------------------------------------------
-
-
-def warn_unknown_columns(path: str, columns: list[str], known) -> None:
-    """One line on stderr naming the columns rate-period does not read (a misspelt name is otherwise silent)."""
-    unknown = [name for name in columns if name not in known]
-    if unknown:
-        print(f"ratings rate-period: warning: {path}: ignoring unknown column(s) {', '.join(unknown)}", file=sys.stderr)
-
-
-def read_previous_list(path: str) -> pl.DataFrame:
-    """PREV: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400 (or a full list)."""
-    frame = decode_pending(read_table(path, "previous list"))
-    warn_unknown_columns(path, frame.columns, polars_schema(RatingList))
-    if "player_id" not in frame.columns:
-        raise InputFileError(f"{path}: previous list needs a player_id column (has: {', '.join(frame.columns)})")
-    columns = []
-    for name, dtype in polars_schema(RatingList).items():
-        if name not in frame.columns or frame.schema[name] != pl.Utf8 or dtype in (pl.Utf8, pl.List(POOL_ENTRY)):
-            continue
-        if dtype == pl.Boolean:
-            columns.append(
-                frame[name].str.strip_chars().str.to_lowercase().is_in(["true", "1", "yes", "y"]).alias(name)
-            )
-        else:
-            columns.append(converted(frame, name, dtype, path, "previous list"))
-    frame = frame.with_columns(columns)
-    missing_ids = frame["player_id"].is_null()
-    if missing_ids.any():
-        raise InputFileError(f"{path}: line {int(missing_ids.arg_true()[0]) + 2}: previous list row has no player_id")
-    duplicates = frame.filter(pl.col("player_id").is_duplicated())["player_id"].unique().sort()
-    if len(duplicates):
-        raise InputFileError(f"{path}: previous list has duplicate player_id values: {duplicates.head(5).to_list()}")
-    return frame
-
-
-def read_period_games(path: str, month: str) -> pl.DataFrame:
-    """GAMES: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control."""
-    frame = read_table(path, "games")
-    warn_unknown_columns(path, frame.columns, GAMES_COLUMNS)
-    required = ["event_id", "white_id", "black_id", "result"]
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise InputFileError(
-            f"{path}: games file lacks required column(s) {', '.join(missing)} (has: {', '.join(frame.columns)})"
-        )
-    result_text = frame["result"].cast(pl.Utf8).str.strip_chars()
-    unknown = result_text.is_null() | ~result_text.is_in(list(RESULT_SCORES))
-    if unknown.any():
-        index = int(unknown.arg_true()[0])
-        raise InputFileError(f"{path}: line {index + 2}: result {frame['result'][index]!r} is not 1-0, 0-1 or 1/2-1/2")
-    games = pl.DataFrame(
-        {
-            "game_id": pl.Series(range(frame.height), dtype=pl.UInt64),
-            "event_id": frame["event_id"].cast(pl.Utf8).fill_null(""),
-            "white_id": converted(frame, "white_id", pl.Int64, path, "games"),
-            "black_id": converted(frame, "black_id", pl.Int64, path, "games"),
-            "white_score": result_text.replace_strict(RESULT_SCORES, return_dtype=pl.Float64),
-        }
-    )
-    for column in ("white_id", "black_id"):
-        if games[column].is_null().any():
-            raise InputFileError(f"{path}: line {int(games[column].is_null().arg_true()[0]) + 2}: {column} is empty")
-    for source, target in (("white_rating", "white_rating_used"), ("black_rating", "black_rating_used")):
-        if source in frame.columns:
-            games = games.with_columns(converted(frame, source, pl.Int32, path, "games").alias(target))
-    if "time_control" in frame.columns:
-        games = games.with_columns(period_time_controls(frame["time_control"], path))
-    if "date" in frame.columns:
-        dates = (
-            frame["date"]
-            .cast(pl.Utf8)
-            .str.strip_chars()
-            .str.replace_all(r"\.", "-")
-            .str.to_date("%Y-%m-%d", strict=False)
-        )
-        bad = frame["date"].is_not_null() & (frame["date"].cast(pl.Utf8).str.strip_chars() != "") & dates.is_null()
-        if bad.any():
-            index = int(bad.arg_true()[0])
-            raise InputFileError(f"{path}: line {index + 2}: date {frame['date'][index]!r} is not YYYY-MM-DD")
-        # The event starts on its first game's date; the list in force then is the one given as PREV.
-        games = (
-            games.with_columns(dates.alias("date"))
-            .with_columns(event_start=pl.col("date").min().over("event_id").fill_null(first_day(month)))
-            .drop("date")
-        )
-    self_play = games["white_id"] == games["black_id"]
-    if self_play.any():
-        raise InputFileError(
-            f"{path}: line {int(self_play.arg_true()[0]) + 2}: white_id and black_id are the same player"
-        )
-    return games
-
-
-def period_time_controls(column: pl.Series, path: str) -> pl.DataFrame:
-    """time_control, tc_base_seconds, tc_increment_seconds from a class or a clock, per game.
-
-    A class (classical, modern, rapid, blitz) is kept as given. A clock ('90+30', '5400+30', '90',
-    '40/90+30:30+30', '90 min + 30 s') fills the engine's clock columns (formats.common.parse_clock:
-    a unit-less base up to 150 is minutes, above it seconds) and its class is FIDE's for that
-    clock (formats.common.classify_time_control), so rule sets that weight by minutes use them.
-    An empty cell is classical.
-    """
-    stripped = pl.col("text").str.strip_chars()
-    frame = pl.DataFrame({"text": column.cast(pl.Utf8)}).select(pl.when(stripped != "").then(stripped).alias("text"))
-    named = pl.col("text").str.to_lowercase()
-    base, increment = parse_clock(pl.col("text"))
-    is_class = named.is_in(list(TIME_CONTROL_CLASSES))
-    parsed = frame.with_columns(
-        tc_base_seconds=pl.when(~is_class).then(base),
-        tc_increment_seconds=pl.when(~is_class).then(increment),
-    ).with_columns(
-        time_control=pl.when(pl.col("text").is_null())
-        .then(pl.lit("classical"))
-        .when(is_class)
-        .then(named)
-        .otherwise(classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"))),
-    )
-    clock_seconds = pl.col("tc_base_seconds") + pl.col("tc_increment_seconds").fill_null(0)
-    bad = parsed.select(pl.col("text").is_not_null() & ~is_class & (clock_seconds.is_null() | (clock_seconds <= 0)))[
-        "text"
-    ]
-    if bad.any():
-        index = int(bad.arg_true()[0])
-        raise InputFileError(
-            f"{path}: line {index + 2}: time_control {column[index]!r} is not {', '.join(TIME_CONTROL_CLASSES)} "
-            "or a clock such as 90+30 (minutes + seconds a move), 5400+30 (seconds + seconds) or 90 (minutes)"
-        )
-    return parsed.select("time_control", "tc_base_seconds", "tc_increment_seconds")
 
 
 def command_rate_period(args: argparse.Namespace) -> int:
@@ -274,7 +141,9 @@ def command_player(args: argparse.Namespace) -> int:
 
 def command_evaluate(args: argparse.Namespace) -> int:
     """Rate --games up to --train-to with one system, freeze, predict the test months, print the metrics."""
-    from pipeline.evaluation.protocol import evaluate, evaluation_text, load_system_rules, read_games
+    from pipeline.evaluation.games_file import read_games
+    from pipeline.evaluation.protocol import evaluate, evaluation_text
+    from pipeline.systems.config import load_system_rules
 
     rules = load_system_rules(args.rules, tuple(args.set or ()), args.init)
     games = read_games(args.games)
@@ -286,7 +155,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
 
 def command_tune(args: argparse.Namespace) -> int:
     """A grid search over named parameters on one train/validation split, best first."""
-    from pipeline.evaluation.protocol import leaderboard_text, parse_grid, read_games, tune
+    from pipeline.evaluation.games_file import read_games
+    from pipeline.evaluation.protocol import leaderboard_text, parse_grid, tune
 
     games = read_games(args.games)
     test_games = read_games(args.test) if args.test else None

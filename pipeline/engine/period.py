@@ -22,7 +22,6 @@ from pipeline.engine.arrays import (
     Listed,
     Strings,
     bool_series,
-    bools,
     inline_view,
     number_series,
     numbers,
@@ -35,15 +34,19 @@ from pipeline.rules.regulations import (
     _development_coefficient_numpy,
     _expected_score_numpy,
     _game_weight_numpy,
+    _inactive_numpy,
     _k_from_previous_list_numpy,
     _k_times_games_cap_numpy,
     _rating_difference_numpy,
+    _reached_elite_numpy,
     _round_half_away_numpy,
     events_matter,
     k_ten_for_good,
     once_per_event_cap,
     rating_difference,
+    reached_elite,
     round_half_away,
+    rounds_per_event,
 )
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, RatingList
@@ -71,10 +74,11 @@ class PeriodResult:
 def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.DataFrame:
     """A full RatingList frame from a partial one (a seed list, or rate-period's PREV file).
 
-    Only player_id is required; a missing rating means unrated, a missing ever_2400 is derived
-    from the rating, a missing k is derived from the rule set when the period is rated, a missing
-    games_total is unknown for a rated player (established: K is not the newcomer's) and 0 for an
-    unrated one.
+    Only player_id is required; a missing rating means unrated, a missing ever_2400 is False (what
+    the list states: the rule set that rates the list adds the players whose rating has reached its
+    elite_from, regulations.k_ten_for_good), a missing k is derived from the rule set when the period
+    is rated, a missing games_total is unknown for a rated player (established: K is not the
+    newcomer's) and 0 for an unrated one.
     """
     del month  # the list carries no month of its own; kept for call-site symmetry
     if frame is None:
@@ -103,8 +107,7 @@ def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.D
     out = out.with_columns(rating.alias("rating"))
     out = out.with_columns([expr.alias(name) for name, expr in defaults.items() if name not in present])
     out = out.with_columns(
-        pl.col("ever_2400").cast(pl.Boolean, strict=False).fill_null(False)
-        | (pl.col("rating") >= 2400).fill_null(False),
+        pl.col("ever_2400").cast(pl.Boolean, strict=False).fill_null(False),
         # An empty games_total is unknown: established (null) for a rated player, 0 for an unrated one.
         pl.when(pl.col("rating").is_null())
         .then(pl.col("games_total").fill_null(0))
@@ -377,7 +380,7 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         ever_2400=listed.ever_2400[played],
     )
     k_used = _k_times_games_cap_numpy(k_start, n, rules)
-    if rules.rounding == "per-period":
+    if not rounds_per_event(rules):
         # x / 100.0 as Polars evaluates it (round_half_away's callers): times the reciprocal, bit for bit.
         change = _round_half_away_numpy(k_used.astype(np.float64) * delta[played] * _HUNDREDTH)
     else:
@@ -496,16 +499,15 @@ def _next_list(
     delisted[played] = rated.delisted
     newly_rated = np.zeros(size, dtype=bool)
     newly_rated[unrated_pos] = unrated.published
-    ever_2400 = listed.ever_2400 | (has_rating & (rating >= 2400))
+    ever_2400 = _reached_elite_numpy(rules.k, listed.ever_2400, rating, has_rating)
 
     stored = listed.last_played
     last_played = Strings(stored.views.copy(), stored.valid.copy(), stored.buffers)
     now = np.concatenate([played, unrated_pos[unrated.played]])
     last_played.views[now], last_played.valid[now] = inline_view(month), True
     last_played_series = last_played.series("last_played")
-    last_active = add_months(month, -rules.inactive_after_months)  # 'YYYY-MM' strings sort like the months
-    long_ago = bools((last_played_series <= last_active).fill_null(False))[0]
-    inactive = (last_played.valid & long_ago) | (~last_played.valid & listed.inactive)
+    # §7.2.2 (regulations.inactive); a player who never played keeps the flag the list gave (a seed list's).
+    inactive = _inactive_numpy(rules, month, last_played_series) | (~last_played.valid & listed.inactive)
 
     pending_games = listed.pending_games * ~listed.rated
     pending_games[unrated_pos] = unrated.pending_games
@@ -622,9 +624,13 @@ def compress(
     )
 
 
-def carry_forward(rating_list: pl.DataFrame) -> pl.DataFrame:
-    """The list of a month in which no list was published (before July 2012): ratings unchanged."""
+def carry_forward(rating_list: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """The list of a month in which no list was published (before July 2012): ratings unchanged.
+
+    `ever_2400` is the rule set's (regulations.reached_elite): a seed list states only what its file says.
+    """
     return rating_list.with_columns(
+        ever_2400=reached_elite(rules.k),
         change=pl.when(pl.col("rating").is_not_null()).then(pl.lit(0, dtype=pl.Int32)),
         k_used=pl.lit(None, dtype=pl.Int16),
         games=pl.lit(0, dtype=pl.Int32),

@@ -1,5 +1,6 @@
-"""The unrated players' period (§8.2): their results pooled over `pool_months`, and a first rating once a pool is
-large enough. NumPy on the players' positions; the rules are those of pipeline/rules/regulations.py.
+"""The unrated players' period (§8.2, §7.1.4): their results pooled over the pool window, and a first rating once a
+pool is large enough. NumPy on the players' positions; the rules (the pool window, the minimum games, the zero
+first event, the first rating and the floor) are those of pipeline/rules/regulations.py.
 
 The players are those unrated on the list in force who played this period or hold a pool (whose
 entries may expire), numbered 0..U-1 in list order (`owner` of a side or a pool entry).
@@ -14,9 +15,14 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.engine.arrays import VIEW, Listed, PoolEntries, Strings, inline_view, number_arrow, ranges
-from pipeline.months import add_months
 from pipeline.rules.model import RuleSet
-from pipeline.rules.regulations import _below_floor_numpy, _initial_rating_numpy
+from pipeline.rules.regulations import (
+    _below_floor_numpy,
+    _disregarded_first_event_numpy,
+    _enough_games_for_first_rating_numpy,
+    _in_pool_window_numpy,
+    _initial_rating_numpy,
+)
 
 
 @dataclass
@@ -53,28 +59,17 @@ def _results(sides: UnratedSides, debuted: np.ndarray, rules: RuleSet) -> tuple[
     played = games > 0
     points_x2 = np.bincount(owner, weights=sides.points_x2, minlength=players).astype(np.int64)
     opponent_sum = np.bincount(owner, weights=sides.opponent_rating, minlength=players).astype(np.int64)
-    if not rules.initial.disregard_zero_first_event:
-        return played, games, points_x2, opponent_sum
-    # §8.2.1: a zero score in the player's very first event is disregarded. The first event is the one of the side
-    # earliest by (event start, event id): the event whose earliest start comes first, ties by event id.
+    # §8.2.1 (regulations.disregarded_first_event), for the players without an earlier game: their sides only.
     fresh = np.flatnonzero(~debuted[owner])
     if not len(fresh):
         return played, games, points_x2, opponent_sum
     fresh_games = sides.games.select("event_id", "event_start").gather(sides.game[fresh])
-    events = fresh_games["event_id"]
-    code = events.cast(pl.Enum(events.unique().sort())).to_physical().to_numpy().astype(np.int64)
-    start = fresh_games["event_start"].to_physical().to_numpy()
     who = owner[fresh]
-    order = np.lexsort((code, start, who))
-    leads = order[np.concatenate([[True], who[order][1:] != who[order][:-1]])]
-    first_event = np.full(players, -1, dtype=np.int64)
-    first_event[who[leads]] = code[leads]
-    in_first = code == first_event[who]
-    first_points = np.bincount(who[in_first], weights=sides.points_x2[fresh][in_first], minlength=players)
-    dropped = np.zeros(players, dtype=bool)
-    dropped[who[leads]] = True
-    dropped &= first_points == 0
-    gone = in_first & dropped[who]
+    gone = _disregarded_first_event_numpy(
+        rules, who, fresh_games["event_id"], fresh_games["event_start"], sides.points_x2[fresh]
+    )
+    if not gone.any():
+        return played, games, points_x2, opponent_sum
     games = games - np.bincount(who[gone], minlength=players)
     opponent_sum = opponent_sum - np.bincount(
         who[gone], weights=sides.opponent_rating[fresh][gone], minlength=players
@@ -90,17 +85,14 @@ def unrated_period(
     debuted = listed.last_played.valid[positions] | (listed.pending_games[positions] > 0)
     played, games, points_x2, opponent_sum = _results(sides, debuted, rules)
 
-    # Pools: the entries of the last `pool_months` periods, then this period's (entries without games go too).
-    window_start = add_months(month, 1 - rules.initial.pool_months)  # YYYY-MM strings sort like the months
+    # Pools: the entries of the pool window (§7.1.4), then this period's (entries without games go too).
     entry, entry_owner = ranges(listed.pool_start[positions], listed.pool_end[positions])
     stored = listed.entries
-    recent = (
-        Strings(stored.month.views[entry], stored.month.valid[entry], stored.month.buffers).series("month")
-        >= window_start
-    )
-    kept = recent.fill_null(False).to_numpy() & stored.games_valid[entry] & (stored.games[entry] > 0)
+    entry_months = Strings(stored.month.views[entry], stored.month.valid[entry], stored.month.buffers)
+    recent = _in_pool_window_numpy(rules, month, entry_months.series("month"))
+    kept = recent & stored.games_valid[entry] & (stored.games[entry] > 0)
     entry, entry_owner = entry[kept], entry_owner[kept]
-    this_kept = (games > 0) & (month >= window_start)
+    this_kept = (games > 0) & _in_pool_window_numpy(rules, month, pl.Series([month]))[0]
 
     def total(values: np.ndarray, this: np.ndarray) -> np.ndarray:
         earlier = np.bincount(entry_owner, weights=values[entry], minlength=players).astype(np.int64)
@@ -110,7 +102,7 @@ def unrated_period(
     first_rating = _initial_rating_numpy(
         rules, n_pool, total(stored.points_x2, points_x2), total(stored.opponent_rating_sum, opponent_sum)
     )
-    published = (n_pool >= rules.initial.min_games) & ~_below_floor_numpy(first_rating, rules)
+    published = _enough_games_for_first_rating_numpy(n_pool, rules) & ~_below_floor_numpy(first_rating, rules)
 
     # The new pools, of the players still unrated: their kept entries in stored order, then this period's.
     keep = ~published

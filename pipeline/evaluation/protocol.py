@@ -1,235 +1,22 @@
-"""The train/test protocol for rating systems: read a game file, rate up to a period, predict the test games, score,
-tune.
-"""
+"""The train/test protocol for rating systems: rate up to a period, predict the test games, score, tune."""
 
 from __future__ import annotations
 
-import copy
-import gzip
-import io
 import itertools
 import math
 import time
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
-from pydantic import ValidationError
 
 from pipeline.analytics.accuracy import compare_accuracy, predictive_accuracy
-from pipeline.cli.commands import RESULT_SCORES
-from pipeline.formats.table_files import InputFileError
-from pipeline.months import MONTH_PATTERN, month_index
+from pipeline.evaluation.games_file import parse_period
 from pipeline.rules.model import parse_override
-from pipeline.systems import RatingSystem, SystemParams, empty_state, get_system, predict, rate_period, system_names
+from pipeline.systems import empty_state, predict, rate_system_period
+from pipeline.systems.config import SystemRules, load_system_rules
 
-PRESET_PACKAGE = "pipeline.systems.presets"
-DEFAULT_INIT = 2200.0
-#: The Kaggle 2011 files' own column names; their Player1 is not necessarily White.
-KAGGLE_ALIASES = {"MonthID": "month", "Player1": "white_id", "Player2": "black_id", "Player1Score": "white_score"}
 METRICS = ("deviance_log10", "player_month_rmse", "bdev", "mean_abs_error")
 MAX_GRID = 500
-TRUE_TEXT = ("true", "1", "yes", "y", "t")
-FALSE_TEXT = ("false", "0", "no", "n", "f")
-
-
-# -- rules -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SystemRules:
-    """A system with its parameters, under the name the user gave (preset, file or system)."""
-
-    name: str
-    system: RatingSystem
-    params: SystemParams
-
-    def settings(self) -> dict[str, Any]:
-        return self.params.model_dump(by_alias=True)
-
-
-def preset_names() -> list[str]:
-    return sorted(
-        p.name[: -len(".yaml")] for p in resources.files(PRESET_PACKAGE).iterdir() if p.name.endswith(".yaml")
-    )
-
-
-def rules_document(name_or_path: str) -> dict[str, Any]:
-    """{'system': ..., parameters...} from a YAML file, a preset, or a bare system name (its defaults)."""
-    path = Path(name_or_path)
-    if name_or_path.endswith((".yaml", ".yml")) or path.is_file():
-        if not path.is_file():
-            raise ValueError(f"rules file not found: {name_or_path}")
-        text, origin = path.read_text(encoding="utf-8"), str(path)
-    elif (resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml").is_file():
-        text, origin = (
-            (resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml").read_text(encoding="utf-8"),
-            f"preset {name_or_path}",
-        )
-    else:
-        get_system(name_or_path)  # raises, naming the systems, when it is none
-        return {"system": name_or_path, "name": name_or_path}
-    try:
-        document = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{origin}: not valid YAML: {exc}") from None
-    if not isinstance(document, dict) or "system" not in document:
-        raise ValueError(
-            f"{origin}: expected a mapping with 'system: NAME' ({', '.join(system_names())}) and its parameters"
-        )
-    document.setdefault("name", path.stem if origin == str(path) else name_or_path)
-    return document
-
-
-def load_system_rules(
-    name_or_path: str,
-    overrides: list[str] | tuple[str, ...] = (),
-    init: float | None = None,
-    values: dict[str, Any] | None = None,
-) -> SystemRules:
-    """The system and parameters of `--rules`, then `--init`, then `--set key=value` overrides, then `values` (a grid
-    point).
-
-    Everybody starts at `init` when given; otherwise at the document's `init_rating`, or at 2200
-    (the protocol's default, PlayerRatings' too) when the document does not set one.
-    """
-    document = copy.deepcopy(rules_document(name_or_path))
-    system = get_system(str(document.pop("system")))
-    name = str(document.pop("name"))
-    for key in ("description", "source"):
-        document.pop(key, None)
-    if init is not None:
-        document["init_rating"] = init
-    document.setdefault("init_rating", DEFAULT_INIT)
-    for assignment in overrides:
-        path, value = parse_override(assignment)
-        if len(path) != 1:
-            raise ValueError(f"--set {assignment!r}: system parameters are flat names, e.g. c=15")
-        document[path[0]] = value
-    document.update(values or {})
-    try:
-        params = system.params.model_validate(document)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
-        known = ", ".join(sorted(f.alias or n for n, f in system.params.model_fields.items()))
-        raise ValueError(f"{name}: invalid {system.name} parameters: {problems} (parameters: {known})") from None
-    return SystemRules(name, system, params)
-
-
-# -- games -------------------------------------------------------------------------------------
-
-
-def parse_period(text: str) -> int:
-    """A period as the games file writes it: YYYY-MM (-> month index) or an integer (Kaggle's MonthID)."""
-    text = str(text).strip()
-    if MONTH_PATTERN.match(text):
-        return month_index(text)
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"period {text!r} is neither YYYY-MM nor an integer") from None
-
-
-def _read_any(path: Path) -> pl.DataFrame:
-    name = path.name.lower()
-    compressed = name.endswith(".gz")
-    base = name[:-3] if compressed else name
-    try:
-        data: Any = path
-        if compressed:
-            with gzip.open(path) as stream:
-                data = io.BytesIO(stream.read())
-        if base.endswith(".parquet"):
-            return pl.read_parquet(data)
-        if base.endswith((".csv", ".txt")):
-            return pl.read_csv(data, infer_schema=False)
-    except (pl.exceptions.PolarsError, OSError, EOFError) as exc:
-        raise InputFileError(f"{path}: cannot read games: {exc}") from None
-    raise InputFileError(f"{path}: games must be .csv or .parquet (optionally .gz)")
-
-
-def _bad_line(path: Path, mask: pl.Series, frame: pl.DataFrame, column: str, problem: str) -> InputFileError:
-    index = int(mask.arg_true()[0])
-    return InputFileError(f"{path}: line {index + 2}: {column} {frame[column][index]!r} {problem}")
-
-
-def read_games(path: str | Path) -> pl.DataFrame:
-    """GAMES as the protocol reads them: period (Int64), month (the label as written), white_id, black_id,
-    white_score, colour_known, and event_id when given.
-
-    Columns: `month` (YYYY-MM or an integer period), `white_id`, `black_id`, and `white_score`
-    (1, 0.5, 0) or `result` (1-0, 0-1, 1/2-1/2); optional `colour_known` (default true) and
-    `event_id`. The Kaggle 2011 names `MonthID`, `Player1`, `Player2`, `Player1Score` are accepted;
-    such a file's colours are unknown unless it has a `colour_known` column.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise InputFileError(f"{path}: games file not found")
-    frame = _read_any(path)
-    kaggle = any(alias in frame.columns for alias in KAGGLE_ALIASES)
-    frame = frame.rename({a: c for a, c in KAGGLE_ALIASES.items() if a in frame.columns and c not in frame.columns})
-    score_column = "white_score" if "white_score" in frame.columns else "result"
-    missing = [c for c in ("month", "white_id", "black_id", score_column) if c not in frame.columns]
-    if missing:
-        raise InputFileError(
-            f"{path}: games lack column(s) {', '.join(missing)} (need month, white_id, black_id and white_score or "
-            f"result; has: {', '.join(frame.columns)})"
-        )
-    text = {c: frame[c].cast(pl.Utf8).str.strip_chars() for c in ("month", "white_id", "black_id", score_column)}
-    months = text["month"]
-    is_month = months.str.contains(MONTH_PATTERN.pattern)
-    as_int = months.cast(pl.Int64, strict=False)
-    bad = months.is_null() | (~is_month.fill_null(False) & as_int.is_null())
-    if bad.any():
-        raise _bad_line(path, bad, frame, "month", "is neither YYYY-MM nor an integer period")
-    year_month = (
-        months.str.extract(r"^(\d{4})-(\d{2})$", 1).cast(pl.Int64, strict=False) * 12
-        + months.str.extract(r"^(\d{4})-(\d{2})$", 2).cast(pl.Int64, strict=False)
-        - 1
-    )
-    period = pl.select(pl.when(is_month).then(year_month).otherwise(as_int)).to_series()
-    ids = {}
-    for column in ("white_id", "black_id"):
-        ids[column] = text[column].cast(pl.Int64, strict=False)
-        if ids[column].is_null().any():
-            raise _bad_line(path, ids[column].is_null(), frame, column, "is not a whole-number player id")
-    if score_column == "white_score":
-        score = text["white_score"].cast(pl.Float64, strict=False)
-        bad = score.is_null() | ~score.is_in([0.0, 0.5, 1.0])
-        if bad.any():
-            raise _bad_line(path, bad, frame, "white_score", "is not 1, 0.5 or 0")
-    else:
-        bad = text["result"].is_null() | ~text["result"].is_in(list(RESULT_SCORES))
-        if bad.any():
-            raise _bad_line(path, bad, frame, "result", "is not 1-0, 0-1 or 1/2-1/2")
-        score = text["result"].replace_strict(RESULT_SCORES, return_dtype=pl.Float64)
-    if "colour_known" in frame.columns:
-        flag = frame["colour_known"].cast(pl.Utf8).str.strip_chars().str.to_lowercase()
-        bad = flag.is_not_null() & ~flag.is_in([*TRUE_TEXT, *FALSE_TEXT, ""])
-        if bad.any():
-            raise _bad_line(path, bad, frame, "colour_known", "is not true or false")
-        colour_known = ~flag.is_in(list(FALSE_TEXT))
-    else:
-        colour_known = pl.Series([not kaggle] * frame.height, dtype=pl.Boolean)
-    games = pl.DataFrame(
-        {
-            "period": period,
-            "month": months,
-            "white_id": ids["white_id"],
-            "black_id": ids["black_id"],
-            "white_score": score,
-            "colour_known": colour_known,
-        }
-    )
-    if "event_id" in frame.columns:
-        games = games.with_columns(event_id=frame["event_id"].cast(pl.Utf8))
-    self_play = games["white_id"] == games["black_id"]
-    if self_play.any():
-        raise _bad_line(path, self_play, frame, "white_id", "plays himself (white_id equals black_id)")
-    return games
 
 
 # -- rating and predicting ---------------------------------------------------------------------
@@ -239,7 +26,7 @@ def rate_history(rules: SystemRules, games: pl.DataFrame) -> pl.DataFrame:
     """The state after rating `games` period by period (ascending), everybody starting from the initial values."""
     state = empty_state(rules.system)
     for (period,), part in games.sort("period", maintain_order=True).group_by("period", maintain_order=True):
-        state = rate_period(rules.system, state, part, rules.params, int(period)).state
+        state = rate_system_period(rules.system, state, part, rules.params, int(period)).state
     return state
 
 

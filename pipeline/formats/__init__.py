@@ -13,17 +13,14 @@ from pipeline.formats.common import (
     DumpTooLarge,
     StorageReadError,
     UnreadableDump,
-    check_line_count,
-    decode_text_detected,
-    decompress_dump,
     event_key,
     finish_batch,
     preview,
     strip_compression,
     unreadable_record,
-    utf8_lf_bytes_detected,
 )
 from pipeline.formats.compressed import NotStreamable, read_pgn_zst
+from pipeline.formats.decoding import check_line_count, decode_text_detected, decompress_dump, utf8_lf_bytes_detected
 from pipeline.formats.pgn import parse_pgn_batch
 from pipeline.formats.tabular import TableCells, csv_cells, parquet_cells, table_records
 from pipeline.formats.trf import is_trf_text, parse_trf_batch

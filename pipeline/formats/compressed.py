@@ -1,15 +1,15 @@
 """Streaming reads of compressed PGN dumps: a .pgn.zst is decompressed and parsed block by block.
 
-The in-memory path (common.decompress_dump, then the batch reader) holds the whole decompressed
+The in-memory path (decoding.decompress_dump, then the batch reader) holds the whole decompressed
 file; this one holds one block of it and the PGN piece being filled (pgn.stream_pieces), with the
 same caps and the same outcome: the same records, and the same single record with the same reason
 for a file beyond MAX_DECOMPRESSED_BYTES or MAX_LINES_PER_FILE, a corrupt stream, an empty or a
 binary file. Files that are not UTF-8 (or are UTF-16) need whole-file decisions about their encoding
-(common.utf8_lf_bytes_detected): for them the stream reports NotStreamable, and the caller falls
+(decoding.utf8_lf_bytes_detected): for them the stream reports NotStreamable, and the caller falls
 back to the in-memory path, which is what they got before (and reads the whole file).
 
 The compressed file itself is read as the stream goes when the caller passes a file object (a
-common.DumpFile from ingest.read_month or read_file, opened with ObjectStore.open): then it is never
+common.DumpFile from ingest.dumps.read_month or read_file, opened with ObjectStore.open): then it is never
 held whole either.
 """
 
@@ -20,12 +20,10 @@ from typing import BinaryIO
 
 import polars as pl
 
-from pipeline.formats.common import (
+from pipeline.formats.common import DumpTooLarge, StorageReadError, UnreadableDump
+from pipeline.formats.decoding import (
     MAX_DECOMPRESSED_BYTES,
     MAX_LINES_PER_FILE,
-    DumpTooLarge,
-    StorageReadError,
-    UnreadableDump,
     Utf8Stream,
     _too_large,
     _utf16_codec,
@@ -47,14 +45,14 @@ class NotStreamable(Exception):
 
 def zstd_blocks(source: bytes | BinaryIO, limit: int | None = None) -> Iterator[bytes]:
     """The decompressed content of a zstd stream in blocks; DumpTooLarge past `limit` bytes (default
-    MAX_DECOMPRESSED_BYTES), UnreadableDump when the stream is corrupt (the messages of common.decompress_dump).
+    MAX_DECOMPRESSED_BYTES), UnreadableDump when the stream is corrupt (the messages of decoding.decompress_dump).
 
     `source` is the compressed bytes or a binary file object, read sequentially as the blocks are
     taken (only the codec's buffer of it is held) and left open: whoever opened it closes it.
     """
     limit = MAX_DECOMPRESSED_BYTES if limit is None else limit
     try:
-        import zstandard  # optional: preferred when installed, as in common._zstd_decompress
+        import zstandard  # optional: preferred when installed, as in decoding._zstd_decompress
     except ImportError:
         zstandard = None
     total = 0

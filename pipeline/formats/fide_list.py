@@ -8,7 +8,9 @@ from typing import BinaryIO
 
 import polars as pl
 
-from pipeline.formats.common import UnreadableDump, decode_text, parse_int, quoted, split_lines
+from pipeline.formats.common import UnreadableDump
+from pipeline.formats.decoding import decode_text, split_lines
+from pipeline.formats.fields import parse_int, quoted
 from pipeline.text import holds_control, printable
 from schemas.fide_list import FideList
 from schemas.util import conform, polars_schema

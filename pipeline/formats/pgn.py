@@ -14,13 +14,11 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from pipeline.formats.common import (
-    BYE_FIRST_BYTES,
-    BYE_LAST_BYTES,
-    BYE_NAME_MAX_BYTES,
-    CONFLICTING_TAGS,
+from pipeline.formats.byes import BYE_FIRST_BYTES, BYE_LAST_BYTES, BYE_NAME_MAX_BYTES, bye_names
+from pipeline.formats.common import CONFLICTING_TAGS
+from pipeline.formats.decoding import utf8_lf_bytes
+from pipeline.formats.fields import (
     blank_to_null,
-    bye_names,
     classify_time_control,
     date_error,
     parse_id,
@@ -28,7 +26,6 @@ from pipeline.formats.common import (
     parse_iso_date,
     parse_time_control,
     quoted,
-    utf8_lf_bytes,
 )
 from pipeline.formats.scan import (
     PADDING,
@@ -703,10 +700,10 @@ _COMMA = ord(",")
 
 
 def _names(lines: ByteLines, values: _TagValues) -> tuple[pl.Series, np.ndarray]:
-    """The White or Black values (_strings, trimmed) and whether each is written as a bye (common.bye_names).
+    """The White or Black values (_strings, trimmed) and whether each is written as a bye (byes.bye_names).
 
     Every name's first and last bytes are read to trim it anyway: a bye spelling starts and ends with
-    few characters (common.BYE_FIRST_CHARACTERS) and holds no comma, so they rule out almost every real
+    few characters (byes.BYE_FIRST_CHARACTERS) and holds no comma, so they rule out almost every real
     name, and the spelling pattern runs on the others only. Running it on every name would cost several
     per cent of the reader: names are views into the file (a cache miss each), and the pattern ignores case.
     """

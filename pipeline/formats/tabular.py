@@ -14,20 +14,22 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.formats.common import (
+from pipeline.formats.common import UnreadableDump
+from pipeline.formats.decoding import (
     MAX_DECOMPRESSED_BYTES,
     MAX_ROWS_PER_FILE,
-    UnreadableDump,
+    decoded_cap_message,
+    row_cap_message,
+    split_lines,
+)
+from pipeline.formats.fields import (
     blank_to_null,
     classify_time_control,
-    decoded_cap_message,
     int_error,
     join_errors,
     parse_int,
     parse_iso_date,
     quoted,
-    row_cap_message,
-    split_lines,
 )
 from schemas.games import TIME_CONTROLS
 
@@ -533,7 +535,7 @@ def _column_names(names: list[str]) -> list[str]:
 
 # An id as a table writes it: digits, with a minus sign for a negative number (a Parquet integer column's -5, a
 # spreadsheet's). A negative id is read as the number it is and quarantined as invalid_id by the one id check
-# (pipeline.validate.split.id_problems); '+5', '1.5e7' and '4600003.0' are no ids.
+# (pipeline.validate.identity.id_problems); '+5', '1.5e7' and '4600003.0' are no ids.
 _ID_TEXT = r"^-?\d+$"
 
 

@@ -13,10 +13,11 @@ from datetime import date
 import numpy as np
 import polars as pl
 
-from pipeline.formats.common import (
-    DUPLICATE_PLAYER,
+from pipeline.formats.byes import bye_names
+from pipeline.formats.common import DUPLICATE_PLAYER
+from pipeline.formats.decoding import split_lines
+from pipeline.formats.fields import (
     blank_to_null,
-    bye_names,
     classify_time_control,
     id_error,
     int_error,
@@ -26,7 +27,6 @@ from pipeline.formats.common import (
     parse_int,
     parse_time_control,
     quoted,
-    split_lines,
 )
 
 # 0-based offsets of the fixed 001 columns (the FIDE document counts from 1, inclusive).
@@ -338,7 +338,7 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
         ).alias("line_error"),
     )
     # A line named as a bye ('spielfrei', 'BYE') without an id is a dummy some programs pair the odd player
-    # against: its pairings are byes (common.BYE_NAME_PATTERNS), one test per line, not per round.
+    # against: its pairings are byes (byes.BYE_NAME_PATTERNS), one test per line, not per round.
     dummy = bye_names(players["name"]) & players["fide_id"].is_null().to_numpy()
     return players.with_columns(_duplicate_ids(players), pl.Series("bye_line", dummy))
 

@@ -38,7 +38,7 @@ CHANGED_MONTHS_TAG = "ratings/changed_months"
 MONTHS_NAMED = 12  # months a tag or a log line names before it only counts the rest
 
 
-class RunPlan(NamedTuple):
+class RunRequestPlan(NamedTuple):
     """A run the schedule or the sensor requests: its key (Dagster requests a key once), its tags, what to log."""
 
     run_key: str
@@ -109,7 +109,7 @@ def decode_cursor(cursor: str | None) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in months.items()} if isinstance(months, dict) else None
 
 
-def scheduled_run(month: str, months: Sequence[str], unrated: Callable[[], Sequence[str]]) -> RunPlan | str:
+def scheduled_run(month: str, months: Sequence[str], unrated: Callable[[], Sequence[str]]) -> RunRequestPlan | str:
     """The schedule's run for `month` (the month just closed), from the earliest unrated month before it when the
     chain has a gap; a skip reason when `month` is not a partition. `unrated` lists the store, only when needed.
     """
@@ -117,12 +117,12 @@ def scheduled_run(month: str, months: Sequence[str], unrated: Callable[[], Seque
         return f"{month} is not a partition ({months[0] if months else '-'}..{months[-1] if months else '-'})"
     earlier_gaps = [m for m in unrated() if m < month]
     start = earlier_gaps[0] if earlier_gaps else month
-    return RunPlan(f"monthly-{month}", {**range_tags(start, month), TRIGGER_TAG: "schedule"})
+    return RunRequestPlan(f"monthly-{month}", {**range_tags(start, month), TRIGGER_TAG: "schedule"})
 
 
 def sensor_run(
     previous: Mapping[str, str] | None, current: Mapping[str, str], unrated: list[str], last_month: str
-) -> RunPlan | str:
+) -> RunRequestPlan | str:
     """The sensor's run re-rating from the earliest new or corrected month (or gap) to `last_month`, else why not.
 
     `previous` is the last evaluation's fingerprints (None on the first one), `current` this one's.
@@ -141,4 +141,4 @@ def sensor_run(
         CHANGED_MONTHS_TAG: short_months(changed) or "none",
     }
     note = f"re-rating {start}..{last_month}: changed months {short_months(changed) or 'none'}"
-    return RunPlan(f"rerate-{start}-{last_month}-{digest}", tags, note)
+    return RunRequestPlan(f"rerate-{start}-{last_month}-{digest}", tags, note)

@@ -9,35 +9,66 @@ from pathlib import Path
 import pipeline
 
 _PIPELINE = Path(pipeline.__file__).resolve().parent
-_SCHEMAS = _PIPELINE.parent / "schemas"
+_ROOT = _PIPELINE.parent
 
-# Which sources decide each stage's output (the schemas decide the columns of every table).
-STAGE_SOURCES = {
-    "ingest": ["formats/*.py", "ingest/read.py", "hashing.py", "ingest/landing.py"],
-    "validate": ["validate/split.py", "hashing.py", "validate/month_figures.py"],
-    "rate": [
-        "engine/*.py",
-        "rules/regulations.py",
-        "rules/model.py",
-        "rules/tables.py",
-        "scenarios/model.py",
-        "scenarios/chain.py",
-        "scenarios/system_step.py",
-        "systems/*.py",
-        "rules/presets/*.yaml",
-    ],
-    "analyse": ["analytics/*.py", "reports/*.py"],
-    "publish": ["publish/lists.py", "formats/fide_list.py", "ingest/read.py"],
+#: The top-level leaves of pipeline/ every stage runs (months, the record hashes, text escaping, the settings).
+LEAF_MODULES = ("months.py", "hashing.py", "text.py", "settings.py")
+#: The folders of pipeline/ whose code decides each stage's output, beside LEAF_MODULES and schemas/ (the columns of
+#: every table). Whole folders, so a module added to one is hashed without a list to keep; tests/test_layout.py
+#: checks that they hold the import closure of each stage's asset modules. The registry and the seed list (ingest/,
+#: read with formats/) feed every rating chain.
+STAGE_SOURCES: dict[str, tuple[str, ...]] = {
+    "ingest": ("ingest", "formats", "store", "validate"),
+    "validate": ("validate", "ingest", "formats", "store"),
+    "rate": ("engine", "rules", "scenarios", "systems", "ingest", "formats", "store"),
+    "analyse": (
+        "analytics",
+        "reports",
+        "evaluation",
+        "engine",
+        "rules",
+        "scenarios",
+        "systems",
+        "ingest",
+        "formats",
+        "store",
+        "validate",
+    ),
+    "publish": ("publish", "engine", "rules", "scenarios", "systems", "ingest", "formats", "store", "validate"),
 }
+
+
+def _is_source(path: Path) -> bool:
+    """A module, or a preset a rule set or system is read from; not the scenarios file (each scenario's definition
+    goes into its own assets' versions, so adding a scenario leaves the others' alone), nor compiled caches.
+    """
+    if "__pycache__" in path.parts:
+        return False
+    return path.suffix == ".py" or (path.suffix == ".yaml" and path.parent.name == "presets")
+
+
+@cache
+def stage_files(stage: str) -> tuple[Path, ...]:
+    """The files hashed into a stage's code version: its folders' sources, the leaves and schemas/, sorted."""
+    if stage not in STAGE_SOURCES:
+        raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_SOURCES)}")
+    files = {path for folder in STAGE_SOURCES[stage] for path in (_PIPELINE / folder).rglob("*") if _is_source(path)}
+    files |= {_PIPELINE / name for name in LEAF_MODULES}
+    files |= {path for path in (_ROOT / "schemas").rglob("*.py") if _is_source(path)}
+    return tuple(sorted(files, key=lambda path: path.relative_to(_ROOT).as_posix()))
+
+
+@cache
+def _sources_digest(stage: str) -> bytes:
+    """One hash over the stage's files: each one's path from the project root (a move is a change) and its bytes."""
+    digest = hashlib.sha256()
+    for path in stage_files(stage):
+        digest.update(path.relative_to(_ROOT).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.digest()
 
 
 @cache
 def code_version(stage: str, extra: str = "") -> str:
     """First 12 hex digits of a hash over the stage's source files (and `extra`, e.g. a scenario's definition)."""
-    digest = hashlib.sha256(extra.encode())
-    files = sorted(p for pattern in STAGE_SOURCES[stage] for p in _PIPELINE.glob(pattern))
-    files += sorted(_SCHEMAS.glob("*.py"))
-    for path in files:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
+    return hashlib.sha256(_sources_digest(stage) + extra.encode()).hexdigest()[:12]

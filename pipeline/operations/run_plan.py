@@ -14,12 +14,14 @@ import polars as pl
 
 from pipeline.generator import DEFAULT_DEMO, generate
 from pipeline.ingest.landing import LandingEntry, inventory, months_held, unplaced
-from pipeline.invariants.checks import RECONCILIATION, continuity_problems, mostly_quarantined, read_month, stored_rows
+from pipeline.invariants.catalog import RECONCILIATION
+from pipeline.invariants.chain import continuity_problems
+from pipeline.invariants.store_checks import mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import DEFAULT_STORE, Settings
-from pipeline.store.monthly import stored_table_months, table_key
+from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, fault_line, redact_url, store_root_from_env
 from pipeline.text import escape_text
 
@@ -226,7 +228,10 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     `last_month` (the list_continuity check's findings; empty when it still continues it, or is not stored).
     """
     path = _list_path(scenario)
-    previous, following = read_month(store, path, last_month), read_month(store, path, add_months(last_month, 1))
+    previous, following = (
+        read_stored_month(store, path, last_month),
+        read_stored_month(store, path, add_months(last_month, 1)),
+    )
     if previous is None or following is None:
         return []
     return continuity_problems(previous, following)
@@ -345,7 +350,9 @@ def runs_summary(
 
 def _stored(store: ObjectStore, table: str, months: Sequence[str], schema: pl.Schema) -> pl.DataFrame:
     """The `schema` columns of a table's stored months as one frame (empty, with those columns, when none is stored)."""
-    frames = [frame for month in months if (frame := read_month(store, [table], month, list(schema))) is not None]
+    frames = [
+        frame for month in months if (frame := read_stored_month(store, [table], month, list(schema))) is not None
+    ]
     return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
 
 

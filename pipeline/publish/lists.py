@@ -17,13 +17,13 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_list
-from pipeline.ingest.read import read_players
+from pipeline.ingest.registry import read_players
 from pipeline.months import add_months, month_range, parse_month
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import holds_control, printable, published_text_columns, spreadsheet_formulas
-from pipeline.validate.split import LOCAL_ID_BASE, players_named_in_dumps
+from pipeline.validate.identity import LOCAL_ID_BASE, players_named_in_dumps
 from schemas.conformance import ascends_strictly
 from schemas.published_list import PublishedList
 from schemas.rating_list import RatingList
@@ -296,7 +296,7 @@ def write_published_csv(published: pl.DataFrame, handle: BinaryIO, *, suspects: 
 def published_txt(published: pl.DataFrame, month: str) -> str:
     """The rated players with a FIDE id in FIDE's per-type TXT layout, headed with the date of FIDE's list (M -> M+1).
 
-    Players known by name only (local ids, pipeline.validate.split.LOCAL_ID_BASE and above) have no FIDE id
+    Players known by name only (local ids, pipeline.validate.identity.LOCAL_ID_BASE and above) have no FIDE id
     to write: they are in the CSV and the HTML page, not in FIDE's format.
     """
     return published_txt_bytes(published, month).decode("utf-8")

@@ -235,7 +235,7 @@ def _names(store: ObjectStore, month: str) -> pl.DataFrame:
     """player_id, name: the registry in force in `month`, else the name the month's dumps wrote (identity table)."""
     frames = []
     if store.exists(RAW, REGISTRY_FOLDER):
-        from pipeline.ingest.read import read_players
+        from pipeline.ingest.registry import read_players
 
         frames.append(read_players(store, month).select("player_id", "name"))
     key = ObjectStore.table_key(IDENTITY, month)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from pipeline.months import add_months
 from pipeline.rules.model import KPolicy, RuleSet
 from pipeline.rules.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DIFFERENCE
 
@@ -90,9 +91,9 @@ def once_per_event_cap(rows: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
 
 def events_matter(rules: RuleSet) -> bool:
     """Whether a player's games must be told apart by event: the 2022 edition's once-per-event 400-point
-    rule (§8.3.1, once_per_event_cap) or rounding per event (`rounding`, §8.3.4's one known exception).
+    rule (§8.3.1, once_per_event_cap) or rounding per event (rounds_per_event, §8.3.4's one known exception).
     """
-    return rules.cap_mode == "once-per-event" or rules.rounding == "per-event"
+    return rules.cap_mode == "once-per-event" or rounds_per_event(rules)
 
 
 def cap_may_be_one_sided(rules: RuleSet) -> pl.Expr:
@@ -209,11 +210,30 @@ def _game_weight_numpy(rules: RuleSet, games: pl.DataFrame) -> np.ndarray:
 # 30 for newcomers from July 2011.) A list's K column is the K of the period that follows it.
 
 
+def reached_elite(policy: KPolicy, rating: str = "rating") -> pl.Expr:
+    """§8.3.3: "K = 10 once a player's published rating has reached 2400 and remains at that level subsequently,
+    even if the rating drops below 2400" (2024; the 2014 and 2022 texts alike): whether the player has reached
+    the elite threshold `elite_from` (2400 in every preset), for good.
+
+    From the columns ever_2400 (reached it on an earlier list) and `rating` (the published rating now;
+    null: unrated). The list column keeps FIDE's name `ever_2400`, stored on every list; it means
+    "reached the rule set's elite threshold (`elite_from`)", 2400 unless a rule set says otherwise. This
+    is the one place the threshold is read: the K of a period (development_coefficient), every list
+    that enters the engine (k_ten_for_good) and every list the engine or a rating system writes.
+    """
+    return pl.col("ever_2400").fill_null(False) | (pl.col(rating) >= policy.elite_from).fill_null(False)
+
+
+def _reached_elite_numpy(policy: KPolicy, ever_2400: np.ndarray, rating: np.ndarray, rated: np.ndarray) -> np.ndarray:
+    """reached_elite on NumPy arrays: ever_2400 and rated (bool), rating (any value where not rated)."""
+    return ever_2400 | (rated & (rating >= policy.elite_from))
+
+
 def development_coefficient(policy: KPolicy, year: int) -> pl.Expr:
     """K for a period of `year` from the columns rating, games_total, birth_year, ever_2400 (or the constant K)."""
     if policy.kind == "constant":
         return pl.lit(policy.value, dtype=pl.Int16)
-    elite = (pl.col("ever_2400") | (pl.col("rating") >= policy.elite_from)).fill_null(False)
+    elite = reached_elite(policy)
     junior = pl.lit(False)
     if policy.junior is not None:
         last_junior_year = pl.col("birth_year") + policy.junior_until_age
@@ -261,7 +281,7 @@ def _development_coefficient_numpy(
         young = (year <= last_junior_year) if policy.junior_end_of_year else (year < last_junior_year)
         young &= birth_year_known & (rating * rated < policy.junior_below)  # a missing rating counts as 0
         k = k + young.astype(np.int16) * (np.int16(policy.junior) - k)
-    elite = ever_2400 | (rated & (rating >= policy.elite_from))
+    elite = _reached_elite_numpy(policy, ever_2400, rating, rated)
     return k + elite.astype(np.int16) * (np.int16(policy.elite) - k)
 
 
@@ -275,16 +295,18 @@ def _list_k_tells_elite(policy: KPolicy) -> bool:
 def k_ten_for_good(rating_list: pl.DataFrame, policy: KPolicy) -> pl.DataFrame:
     """§8.3.3: "K = 10 once a player's published rating has reached 2400 ... even if the rating drops below 2400."
 
-    A list K equal to the elite K of a tiered policy therefore means the player has reached 2400 once
-    (FIDE's own published lists show players below 2400 with K 10): `ever_2400` is set, so the elite K
-    stays in force in every later period. Only when the elite K is distinct from the policy's other
-    tiers (10 against 15/20/25/30/40 in every FIDE edition); a constant K says nothing. Applied to
-    every list that enters the engine (seed lists, rate-period's PREV, a previous period's list).
+    Applied to every list that enters the engine (seed lists, rate-period's PREV, a previous period's
+    list): `ever_2400` is set where the list's rating has reached `elite_from` (reached_elite; a list
+    read without a rule set, such as a seed list, states only what its file says), and where the list
+    K is the elite K of a tiered policy, which means the player has reached the threshold once (FIDE's
+    own published lists show players below 2400 with K 10). The elite K then stays in force in every
+    later period. The list K counts only when the elite K is distinct from the policy's other tiers
+    (10 against 15/20/25/30/40 in every FIDE edition); a constant K says nothing.
     """
-    if not _list_k_tells_elite(policy) or "k" not in rating_list.columns:
-        return rating_list
-    listed_elite = (pl.col("k") == policy.elite).fill_null(False)
-    return rating_list.with_columns(ever_2400=pl.col("ever_2400").fill_null(False) | listed_elite)
+    elite = reached_elite(policy)
+    if _list_k_tells_elite(policy) and "k" in rating_list.columns:
+        elite = elite | (pl.col("k") == policy.elite).fill_null(False)
+    return rating_list.with_columns(ever_2400=elite)
 
 
 def k_from_previous_list(policy: KPolicy, year: int) -> pl.Expr:
@@ -345,6 +367,16 @@ def _round_half_away_numpy(x: np.ndarray) -> np.ndarray:
     return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(np.int32)
 
 
+def rounds_per_event(rules: RuleSet) -> bool:
+    """Whether the change is rounded per event and then summed (`rounding: per-event`), not once per period.
+
+    §8.3.4 (2024) rounds the change "for a Rating Period" once; FIDE's published calculations agree in 13
+    of 14 periods where the two ways differ, the one unexplained exception (F-P02) matching rounding per
+    tournament. No written rule is known before 2024 [U]: every preset rounds once per period.
+    """
+    return rules.rounding == "per-event"
+
+
 # -- §7.1.4 and §7.2.1: the floor ----------------------------------------------------------------
 
 
@@ -366,7 +398,104 @@ def has_floor(rules: RuleSet) -> bool:
     return rules.floor is not None
 
 
-# -- §8.2: the first rating of an unrated player --------------------------------------------------
+# -- §7.2.2: inactivity ---------------------------------------------------------------------------
+# A player who plays no rated game for one year becomes inactive (the list's flag i), and is active again
+# on the list after their next rated game (2024; the 2014 text alike). An inactive player's rating still
+# counts for their opponents: the flag changes no rating.
+
+
+def inactive(rules: RuleSet, month: str) -> pl.Expr:
+    """Whether the list of period `month` flags a player inactive, from the column last_played (YYYY-MM, the
+    last period with a rated game): `inactive_after_months` (12) or more periods without one. Null where the
+    player never played (the list's earlier flag holds: a seed list's, until they play).
+    """
+    return pl.col("last_played") <= add_months(month, -rules.inactive_after_months)  # YYYY-MM sorts as months
+
+
+def _inactive_numpy(rules: RuleSet, month: str, last_played: pl.Series) -> np.ndarray:
+    """The rule `inactive` on a last_played column (Utf8 or string views): a bool array, False where never played."""
+    return (last_played <= add_months(month, -rules.inactive_after_months)).fill_null(False).to_numpy()
+
+
+# -- §8.2 and §7.1.4: the first rating of an unrated player -------------------------------------------
+# 2024, in our words: a player new to the list gets a published rating only after at least 5 games
+# against rated opponents (§7.1.4); the results of tournaments in consecutive rating periods of not more
+# than 26 months are pooled (§7.1.4); a zero score in an unrated player's first event is disregarded
+# (§8.2.1). The 2014 and 2022 texts alike; before July 2014, 9 games. The 2003 handbook pooled the same
+# and the next 7 periods (quarterly lists), asked for 3 rated opponents in an event and disregarded a
+# score of 0 or 1/2; the presets keep 26 months and a zero, and do not model the per-event conditions [U].
+# Only games against rated opponents in a rated time control reach these rules (the counting games of
+# §8.3.1).
+
+
+def in_pool_window(rules: RuleSet, month: str) -> pl.Expr:
+    """§7.1.4: whether a pool entry (column month, YYYY-MM: the period of its results) still counts on the list of
+    period `month`: the last `pool_months` (26) periods, this one included. Older entries are dropped from
+    the pool; an entry without a month does not count.
+    """
+    return (pl.col("month") >= _pool_window_start(rules, month)).fill_null(False)
+
+
+def _pool_window_start(rules: RuleSet, month: str) -> str:
+    """The first period of the pool window of period `month`."""
+    return add_months(month, 1 - rules.initial.pool_months)  # YYYY-MM strings sort like the months
+
+
+def _in_pool_window_numpy(rules: RuleSet, month: str, entry_months: pl.Series) -> np.ndarray:
+    """in_pool_window on a column of pool entries' months (Utf8 or string views): a bool array."""
+    return (entry_months >= _pool_window_start(rules, month)).fill_null(False).to_numpy()
+
+
+def enough_games_for_first_rating(n_pool: pl.Expr, rules: RuleSet) -> pl.Expr:
+    """§7.1.4: whether a pool of `n_pool` games against rated opponents is large enough for a first rating:
+    at least `min_games` (5 since July 2014, 9 before). The rating is then published if it reaches the floor
+    (below_floor).
+    """
+    return n_pool >= rules.initial.min_games
+
+
+def _enough_games_for_first_rating_numpy(n_pool: np.ndarray, rules: RuleSet) -> np.ndarray:
+    """enough_games_for_first_rating on an integer array: bool."""
+    return n_pool >= rules.initial.min_games
+
+
+def disregarded_first_event(rules: RuleSet) -> pl.Expr:
+    """§8.2.1: a zero score in an unrated player's first event is disregarded: True for the games disregarded
+    (`disregard_zero_first_event`; every edition).
+
+    Evaluated on the counting games of unrated players without any earlier rated game (no pool, no
+    period played), one row per game with the columns player_id, event_id, event_start and points_x2
+    (the player's half points). The first event is the player's event that started first, ties by
+    event_id; its games are disregarded when the player scored nothing in it. Only the very first
+    event: a zero in a later one counts.
+    """
+    if not rules.initial.disregard_zero_first_event:
+        return pl.lit(False)
+    first_event = pl.col("event_id").sort_by("event_start", "event_id").first().over("player_id")
+    in_first = pl.col("event_id") == first_event
+    points_in_first = pl.when(in_first).then(pl.col("points_x2")).otherwise(0).sum().over("player_id")
+    return in_first & (points_in_first == 0)
+
+
+def _disregarded_first_event_numpy(
+    rules: RuleSet, player: np.ndarray, event: pl.Series, event_start: pl.Series, points_x2: np.ndarray
+) -> np.ndarray:
+    """disregarded_first_event on the games' arrays (player: any integer id, event: event_id, event_start: Date,
+    points_x2: int): a bool array, one sort of the games and no per-player Python.
+    """
+    if not rules.initial.disregard_zero_first_event or not len(player):
+        return np.zeros(len(player), dtype=bool)
+    # Event ids as integers in event_id order, so that (start, code) orders the events as (start, event_id).
+    code = event.cast(pl.Enum(event.unique().sort())).to_physical().to_numpy().astype(np.int64)
+    start = event_start.to_physical().to_numpy()
+    order = np.lexsort((code, start, player))
+    leads = order[np.concatenate([[True], player[order][1:] != player[order][:-1]])]  # each player's first game
+    players, who = np.unique(player, return_inverse=True)
+    first_event = np.empty(len(players), dtype=np.int64)
+    first_event[who[leads]] = code[leads]
+    in_first = code == first_event[who]
+    first_points = np.bincount(who[in_first], weights=points_x2[in_first], minlength=len(players))
+    return in_first & (first_points == 0)[who]
 
 
 def initial_rating(rules: RuleSet) -> pl.Expr:

@@ -9,7 +9,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.engine.period import normalize_list
-from pipeline.ingest.read import read_players, read_seed_list, seed_list_month
+from pipeline.ingest.registry import read_players, read_seed_list, seed_list_month
 from pipeline.months import add_months
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.scenarios.system_step import rate_system_month, seed_state

@@ -15,11 +15,11 @@ import yaml
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.engine.period import PeriodResult, carry_forward, compress, rate_period
-from pipeline.evaluation.protocol import SystemRules
 from pipeline.months import add_months, month_index, parse_month
 from pipeline.rules.model import RulesError, RuleSet, _Frozen, _yaml_scalar, resolve_rules
 from pipeline.settings import Settings
 from pipeline.systems import get_system, system_names
+from pipeline.systems.config import SystemRules
 from schemas.games import TIME_CONTROLS
 
 # One name everywhere: tables, Dagster groups (which allow no dash), reports, lists and the CLI.
@@ -151,9 +151,27 @@ class Scenario(_Frozen):
         return self.rules_for(month).name
 
     def rules_for(self, month: str) -> RuleSet:
-        """The rule set this scenario rates period `month` under."""
+        """The rule set this scenario rates period `month` under, resolved once per scenario and month.
+
+        Resolving reads and merges up to 11 YAML documents and validates the model (about 1 ms), and a
+        chain asks several times a month. The shipped presets are package data, fixed for the process; a
+        scenario naming a rule-set file by its path resolves it on every call (the file may be edited).
+        """
         if self.rules is None:
             raise RulesError(f"scenario {self.name!r} is rated by system {self.system!r}, not a rule set")
+        # Keyed by what the rule set depends on (a scenario, holding dicts, is not hashable).
+        key = (self.model_dump_json(include={"rules", "set", "schedule"}), month)
+        rules = _RESOLVED.get(key)
+        if rules is None:
+            rules = self._resolved_rules(month)
+            if not any(_names_a_file(name) for name in (self.rules, *(switch.rules for switch in self.schedule))):
+                if len(_RESOLVED) >= _RESOLVED_LIMIT:
+                    _RESOLVED.clear()
+                _RESOLVED[key] = rules
+        return rules
+
+    def _resolved_rules(self, month: str) -> RuleSet:
+        assert self.rules is not None
         base, overrides = self.rules, dict(self.set)
         for switch in sorted(self.schedule, key=lambda s: s.from_):
             if month_index(switch.from_) <= month_index(month):
@@ -173,6 +191,16 @@ class Scenario(_Frozen):
             months.insert(0, earlier)
             earlier = add_months(earlier, -1)
         return months
+
+
+#: Scenario.rules_for's rule sets by (the scenario's rules, set and schedule as JSON, month).
+_RESOLVED: dict[tuple[str, str], RuleSet] = {}
+_RESOLVED_LIMIT = 4096  # scenarios x months of a long run; cleared when full
+
+
+def _names_a_file(name: str) -> bool:
+    """Whether a rule-set name is read from a file rather than a shipped preset (as rules.model._read_document)."""
+    return name.endswith((".yaml", ".yml")) or Path(name).is_file()
 
 
 def canonical_name(name: str) -> str:
@@ -238,7 +266,7 @@ def rate_scenario_month(
         rating_list = result.rating_list
     else:
         result = rate_period(previous, games_of(month), rules, month, players=players)
-        rating_list, rated_games = carry_forward(previous), result.rated_games
+        rating_list, rated_games = carry_forward(previous, rules), result.rated_games
     for event in scenario.events_after(month):
         if event.compress is not None:
             spec = event.compress

@@ -10,14 +10,19 @@ import polars as pl
 
 from pipeline.engine.period import round_half_away
 from pipeline.months import add_months, month_index
+from pipeline.rules.model import KPolicy
+from pipeline.rules.regulations import reached_elite
 from pipeline.scenarios.model import Scenario
-from pipeline.systems import empty_state, rate_period
+from pipeline.systems import empty_state, rate_system_period
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, SystemRatingList
 from schemas.util import conform, polars_schema
 
 #: The published rating is a whole number in RatingList's range; a system's scale is unbounded.
 RATING_MIN, RATING_MAX = 0, 4000
+#: A rating system has no K: its list's `ever_2400` keeps the column's FIDE meaning, under the default K policy
+#: (elite_from 2400, as every FIDE preset).
+FIDE_K = KPolicy()
 
 
 class SystemMonth(NamedTuple):
@@ -76,7 +81,7 @@ def rate_system_month(
     month: str,
     players: pl.DataFrame | None = None,
 ) -> SystemMonth:
-    """Month `month` of a system scenario: `pipeline.systems.rate_period` on the month's games of the rated time
+    """Month `month` of a system scenario: `pipeline.systems.rate_system_period` on the month's games of the rated time
     controls.
 
     `previous_list` is the list in force before the month (a SystemRatingList, or the seed list as a
@@ -88,7 +93,7 @@ def rate_system_month(
     rules = scenario.system_rules()
     rated = pl.col("time_control").is_in(list(scenario.rated_time_controls()))
     to_rate = games.filter(rated)
-    result = rate_period(rules.system, state, to_rate, rules.params, period_of(month))
+    result = rate_system_period(rules.system, state, to_rate, rules.params, period_of(month))
     new_state = result.state.select(list(rules.system.state_schema()))
     rated_games = _rated_games(games, to_rate, result.games, state, rules, month)
     rating_list = _rating_list(previous_list, state, new_state, to_rate, month, players)
@@ -143,6 +148,8 @@ def _rating_list(
     month: str,
     players: pl.DataFrame | None,
 ) -> pl.DataFrame:
+    # The list in force read as the engine reads a list (a seed list states only what its file says).
+    previous = previous.with_columns(ever_2400=reached_elite(FIDE_K))
     sides = pl.concat([to_rate.select(player_id="white_id"), to_rate.select(player_id="black_id")])
     played = sides.group_by("player_id").agg(games=pl.len().cast(pl.Int32))
     deviation = pl.col("deviation") if "deviation" in new_state.columns else pl.lit(None, dtype=pl.Float64)
@@ -184,7 +191,7 @@ def _rating_list(
         delisted=pl.lit(False),
         newly_rated=pl.col("rating").is_null() & pl.col("new_rating").is_not_null(),
         birth_year=pl.coalesce("birth_year", "registry_birth_year"),
-        ever_2400=pl.col("ever_2400").fill_null(False) | (pl.col("new_rating") >= 2400).fill_null(False),
+        ever_2400=reached_elite(FIDE_K, rating="new_rating"),
         last_played=pl.when(games > 0).then(pl.lit(month)).otherwise(pl.col("last_played")),
         pending_games=pl.lit(0, dtype=pl.Int32),
         pending_since=pl.lit(None, dtype=pl.Utf8),

@@ -29,6 +29,22 @@ def stored_table_months(store: ObjectStore, asset_path: Sequence[str]) -> list[s
     ]
 
 
+def read_stored_month(
+    store: ObjectStore, asset_path: Sequence[str], month: str, columns: list[str] | None = None
+) -> pl.DataFrame | None:
+    """A stored month of a table (only `columns` when given), or None when it is not stored."""
+    key = table_key(asset_path, month)
+    return store.read_parquet(key, columns=columns) if store.exists(key) else None
+
+
+def stored_rows(store: ObjectStore, asset: str, month: str) -> int | None:
+    """Row count of a stored month from the Parquet footer (no data read); None when it is missing."""
+    key = table_key([asset], month)
+    if not store.exists(key):
+        return None
+    return store.parquet_rows(key)
+
+
 class Table:
     """One unpartitioned table and the Pandera model it must match before it is stored."""
 

@@ -4,7 +4,8 @@ expectations.
 A system is one module of this package defining `SYSTEM`, a `RatingSystem`: its parameter model,
 the state columns it keeps, a new player's initial values, its expectancy (White's predicted score)
 and its period update. `REGISTRY` maps names to modules (data, not branches): adding a system is
-one module and one line there, and touches no other system.
+one module and one line there, and touches no other system. A system with its parameters, from a
+preset, a YAML file or a bare name, is a `config.SystemRules`.
 
 Everything works on a whole period at once with Polars: games become one row per (game, side),
 quantities are summed per player with `group_by`; no Python loop runs over games or players.
@@ -234,7 +235,7 @@ def game_sides(games: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([white, black])
 
 
-def rate_period(
+def rate_system_period(
     system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, params: SystemParams, period: int
 ) -> PeriodResult:
     """Rate one period: every game in it is simultaneous (the systems' rating period), all players at once.

@@ -18,19 +18,11 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.formats import detect_format, read_dump, unexpected
-from pipeline.formats.common import (
-    READER_REASONS,
-    UnreadableDump,
-    check_line_count,
-    decode_text,
-    decode_text_detected,
-    decompress,
-    decompress_head,
-    strip_compression,
-)
+from pipeline.formats.common import READER_REASONS, UnreadableDump, strip_compression
+from pipeline.formats.decoding import check_line_count, decode_text, decode_text_detected, decompress, decompress_head
 from pipeline.formats.fide_list import detect_layout, parse_fide_list
 from pipeline.formats.trf import PLAYER_TAG, is_trf_text
-from pipeline.ingest.read import registry_problems, registry_table
+from pipeline.ingest.registry import registry_problems, registry_table
 from pipeline.text import escape_text
 from pipeline.validate.split import split_games
 from schemas.players import Players
@@ -186,7 +178,7 @@ def _dump_report(data: bytes, path: str, fmt: str) -> FileReport:
         records=raw.height,
         games=games.height,
         players=_trf_players(data, path) if fmt == "trf" else 0,
-        quarantined=_counts(quarantine["reason"]),
+        quarantined=_reason_counts(quarantine["reason"]),
         problems=[f"line {line}: {detail}" for line, detail in problems.select("source_line", "detail").iter_rows()],
         # Nothing could be read when no record could be (a binary or empty file, a PGN without games...).
         readable=raw["parse_error"].null_count() > 0,
@@ -225,7 +217,7 @@ def _fide_list_report(data: bytes, path: str) -> FileReport:
         FIDE_LIST_PREFIX + fide_list.layout,
         records=fide_list.records,
         players=fide_list.players.height,
-        quarantined=_counts(rejected["reason"]),
+        quarantined=_reason_counts(rejected["reason"]),
         problems=[
             f"line {line}: {detail}"
             for line, detail in rejected.head(MAX_PROBLEMS).select("source_line", "detail").iter_rows()
@@ -259,7 +251,7 @@ def _registry_report(data: bytes, path: str, fmt: str) -> FileReport:
         fmt,
         records=table.height,
         players=table.height - problems.height,
-        quarantined=_counts(problems["reason"]),
+        quarantined=_reason_counts(problems["reason"]),
         problems=[
             f"line {line}: {detail}"
             for line, detail in problems.head(MAX_PROBLEMS).select("source_line", "detail").iter_rows()
@@ -277,6 +269,6 @@ def _encoding(content: bytes) -> str | None:
         return None
 
 
-def _counts(reasons: pl.Series) -> dict[str, int]:
+def _reason_counts(reasons: pl.Series) -> dict[str, int]:
     """Reason -> records, most frequent first."""
     return dict(Counter(reasons.to_list()).most_common())

@@ -24,7 +24,7 @@ def raw_figures(raw: pl.DataFrame) -> dict[str, int]:
     }
 
 
-def _counts(frame: pl.DataFrame, column: str) -> pl.DataFrame:
+def _value_counts(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     """Rows per value of `column`, most first, ties by value."""
     return frame.group_by(column).len().sort("len", column, descending=[True, False])
 
@@ -41,7 +41,7 @@ class QuarantineFigures(NamedTuple):
 
 def quarantine_figures(raw_records: int, quarantine: pl.DataFrame) -> QuarantineFigures:
     """The figures of a month's Quarantine rows out of `raw_records` raw records."""
-    by_reason = dict(_counts(quarantine, "reason").iter_rows())
+    by_reason = dict(_value_counts(quarantine, "reason").iter_rows())
     share = quarantine.height / raw_records if raw_records else 0.0
     warning = (
         (
@@ -51,7 +51,7 @@ def quarantine_figures(raw_records: int, quarantine: pl.DataFrame) -> Quarantine
         if share > QUARANTINE_WARNING_SHARE
         else ""
     )
-    by_file = dict(_counts(quarantine, "source_file").head(MAX_FILES_LISTED).iter_rows())
+    by_file = dict(_value_counts(quarantine, "source_file").head(MAX_FILES_LISTED).iter_rows())
     return QuarantineFigures(quarantine.height, share, by_reason, by_file, warning)
 
 

@@ -1,33 +1,22 @@
-"""The invariants the asset checks verify, as plain functions over an ObjectStore or frames (no Dagster)."""
+"""The invariants of a scenario's chain of lists: the floor, each list carrying the last forward, points conserved."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import polars as pl
 
-from pipeline.ingest.landing import inventory, unplaced
+from pipeline.invariants.catalog import MonthProblems
 from pipeline.months import add_months
 from pipeline.rules.model import RuleSet
-from pipeline.rules.regulations import below_floor, cap_may_be_one_sided, has_floor
+from pipeline.rules.regulations import below_floor, cap_may_be_one_sided, has_floor, rounds_per_event
 from pipeline.scenarios.chain import previous_list
 from pipeline.scenarios.model import Scenario
-from pipeline.store.monthly import table_key
+from pipeline.store.monthly import read_stored_month
 from pipeline.store.object_store import ObjectStore
-from pipeline.validate.month_figures import QUARANTINE_WARNING_SHARE
-from pipeline.validate.split import reconcile as reconcile_files
 from schemas.conformance import ascends_strictly
 
-# Footers are tiny: fetch many at once so a 200-month check on S3 is not 200 sequential round trips.
-FOOTER_READ_THREADS = 16
-# What the per-file reconciliation reads of each month's tables.
-RECONCILED_COLUMNS = {
-    "raw_games": ["source_file", "record_id"],
-    "games": ["source_file", "game_id"],
-    "quarantine": ["source_file", "record_id"],
-}
 # Expected scores are stored as hundredths / 100 in float64; identities hold to far better than this.
 FLOAT_TOLERANCE = 1e-6
 LIST_COLUMNS = ["player_id", "rating", "change", "k_used", "games", "delisted", "newly_rated"]
@@ -45,87 +34,6 @@ RATED_GAMES_COLUMNS = [
 ]
 
 
-# -- the checks that verify these invariants, and what each asserts (the UI shows the text) --------------
-
-RECONCILIATION = "reconciliation"
-LANDING_ZONE_LAYOUT = "landing_zone_layout"
-QUARANTINE_SHARE = "quarantine_share"
-SCHEMA = "schema"
-NO_DUPLICATE_GAMES = "no_duplicate_games"
-NO_DUPLICATE_PLAYERS = "no_duplicate_players"
-FLOOR_RESPECTED = "floor_respected"
-LIST_CONTINUITY = "list_continuity"
-POINTS_CONSERVED = "rating_points_conserved"
-
-CHECK_DESCRIPTIONS = {
-    RECONCILIATION: """raw_games rows = games rows + quarantine rows, for every month of the run and every \
-source file.
-
-Per file, by record id: every raw record is exactly one game or one quarantined record. Nothing is
-lost between the landing zone and the validated tables. Blocking: a failing month stops
-the rating of the run.""",
-    LANDING_ZONE_LAYOUT: """Every file under raw/ is read or accounted for in a month.
-
-Files in a month folder that are not read (misplaced, links, special files) are quarantined in that
-month; this check lists the files no month accounts for (directly under raw/ or raw/<FED>/, or in a
-folder that is no month), with where they belong. A warning: the dumps in place are rated all the same.""",
-    QUARANTINE_SHARE: """At most half of a month's raw records are quarantined.
-
-More usually means a missing registry, a dump in the wrong month folder or an export in another
-layout, not a federation's bad month. A warning, not blocking: every record is still accounted for
-(the reconciliation check), and the month's reasons are in its quarantine metadata.""",
-    SCHEMA: """The stored Parquet file of every month of the run has exactly the columns and types of \
-`{model}`.
-
-Read from each file's footer (no data), so it also catches files written by another version of the
-pipeline or by hand. Blocking: a table with the wrong shape never feeds the next stage.""",
-    NO_DUPLICATE_GAMES: "No game_id occurs twice in a month (duplicate submissions are quarantined, not rated "
-    "twice). Blocking.",
-    NO_DUPLICATE_PLAYERS: "No player_id occurs twice on a month's list. Blocking.",
-    FLOOR_RESPECTED: """No player whose rating was calculated this period is published below the rule set's floor.
-
-The floor is the one of the rule set the scenario rates the month under (Scenario.rules_for). Only
-players with games > 0 (or a first rating) are checked: a list legitimately carries untouched ratings
-below a floor introduced later until those players play again. Blocking.""",
-    LIST_CONTINUITY: """List M is list M-1 carried forward: nobody disappears, nobody loses a rating without the \
-delisted flag,
-and every rating on both lists moved by exactly its `change` (rating_M = rating_M-1 + change_M).
-
-For the first month of the partitions, M-1 is the seed list the chain started from. Blocking.""",
-    POINTS_CONSERVED: """Rating points are conserved in games between rated players, and the list rests on \
-exactly these games.
-
-For each month, from rated_games and the month's list:
-1. zero-sum expectation: every game rated for both sides has white_expected + black_expected = 1, so
-   the two sides' (score - expected) sum to 0. This holds for every expectancy model (FIDE table,
-   logistic, Elo-Davidson, Sonas-linear) whenever the 400-point rule treats both sides alike; games
-   where it may not (once-per-event capping, or the exemption of players rated 2650+) with a rating
-   difference above the cap are left out;
-2. conservation: over the games whose two players had the same K this period (k_used on the list),
-   the rating points exchanged before rounding, K x weight x (score - expected) summed over both
-   sides, add up to 0;
-3. the list rests on these games: for every player rated before the period, `games` on the list is
-   the number of games counted for them in rated_games, and `change` is K x sum(weight x (score -
-   expected)) rounded as the rule set says (within 0.5, or 0.5 per event when rounding per event).
-   Skipped for months whose list also rates earlier months' games (quarterly lists before 2009) or
-   after a one-time event (the 2024 compression adds to `change`).
-It fails on a game counted twice or for one side only, a wrong K, a one-sided 400-point rule, or a
-list not computed from the stored per-game table. Blocking: crosstables and reports wait for it.""",
-}
-
-
-@dataclass(frozen=True)
-class MonthProblems:
-    """The outcome of one check over the months of a run: what failed, and numbers for the UI."""
-
-    problems: list[str]
-    stats: dict[str, int | float | str]
-
-    @property
-    def passed(self) -> bool:
-        return not self.problems
-
-
 @dataclass(frozen=True)
 class ChainProblems:
     """The three invariants of one scenario's chain of lists, from one pass over the months."""
@@ -133,14 +41,6 @@ class ChainProblems:
     floor: MonthProblems
     continuity: MonthProblems
     conservation: MonthProblems
-
-
-def read_month(
-    store: ObjectStore, asset_path: Sequence[str], month: str, columns: list[str] | None = None
-) -> pl.DataFrame | None:
-    """A stored month of a table (only `columns` when given), or None when it is not stored."""
-    key = table_key(asset_path, month)
-    return store.read_parquet(key, columns=columns) if store.exists(key) else None
 
 
 def in_id_order(rating_list: pl.DataFrame | None) -> pl.DataFrame | None:
@@ -151,168 +51,6 @@ def in_id_order(rating_list: pl.DataFrame | None) -> pl.DataFrame | None:
     if rating_list is None or not ascends_strictly(rating_list["player_id"]):
         return rating_list
     return rating_list.with_columns(pl.col("player_id").set_sorted())
-
-
-# -- reconciliation ----------------------------------------------------------------------------
-
-
-def stored_rows(store: ObjectStore, asset: str, month: str) -> int | None:
-    """Row count of a stored month from the Parquet footer (no data read); None when it is missing."""
-    key = table_key([asset], month)
-    if not store.exists(key):
-        return None
-    return store.parquet_rows(key)
-
-
-def reconcile(store: ObjectStore, months: list[str]) -> tuple[list[str], dict[str, int]]:
-    """(failing months and files with their counts, totals) for the stored raw_games / games / quarantine.
-
-    Per month, then per source file by record id (pipeline.validate.split.reconcile): every raw record of
-    every file is exactly one game or one quarantined record. Each table is read once, two columns.
-    """
-    failing: list[str] = []
-    totals = {"raw_games": 0, "games": 0, "quarantine": 0, "files": 0}
-    for month in months:
-        stored = {asset: read_month(store, [asset], month, columns) for asset, columns in RECONCILED_COLUMNS.items()}
-        tables = {asset: table for asset, table in stored.items() if table is not None}
-        if len(tables) < len(stored):
-            missing = ", ".join(asset for asset, table in stored.items() if table is None)
-            failing.append(f"{month}: not stored ({missing})")
-            continue
-        counts = {asset: table.height for asset, table in tables.items()}
-        for asset, n in counts.items():
-            totals[asset] += n
-        if counts["raw_games"] != counts["games"] + counts["quarantine"]:
-            failing.append(
-                f"{month}: raw {counts['raw_games']} != games {counts['games']} + quarantine {counts['quarantine']}"
-            )
-        per_file = reconcile_files(tables["raw_games"], tables["games"], tables["quarantine"])
-        totals["files"] += per_file.height
-        for file, records, games, quarantined in (
-            per_file.filter(~pl.col("ok")).select("source_file", "records", "games", "quarantined").iter_rows()
-        ):
-            counted = (
-                "the record ids differ"
-                if records == games + quarantined
-                else f"{games} games + {quarantined} quarantined"
-            )
-            failing.append(f"{month} {file}: {records} records, {counted}")
-    return failing, totals
-
-
-def mostly_quarantined(store: ObjectStore, months: Sequence[str], share: float = QUARANTINE_WARNING_SHARE) -> list[str]:
-    """'<month>: q of n records (p%) quarantined' for the months whose quarantine exceeds `share` of the records."""
-    found = []
-    for month in months:
-        records, quarantined = stored_rows(store, "raw_games", month), stored_rows(store, "quarantine", month)
-        if records and quarantined is not None and quarantined > share * records:
-            found.append(f"{month}: {quarantined:,} of {records:,} records ({quarantined / records:.0%}) quarantined")
-    return found
-
-
-def reconciliation_problems(store: ObjectStore, months: list[str]) -> MonthProblems:
-    """The reconciliation check: failing months and files (reconcile), and the rows and files it counted."""
-    failing, totals = reconcile(store, months)
-    rows = {f"{asset}_rows": totals[asset] for asset in RECONCILED_COLUMNS}
-    return MonthProblems(failing, {"source_files_checked": totals["files"], **rows})
-
-
-def quarantine_share_problems(store: ObjectStore, months: list[str]) -> MonthProblems:
-    """The quarantine-share check: the months more than half quarantined."""
-    found = mostly_quarantined(store, months)
-    return MonthProblems(found, {"mostly_quarantined_months": len(found)})
-
-
-def landing_layout_problems(store: ObjectStore, months: list[str]) -> MonthProblems:
-    """The landing-zone layout check: the files under raw/ that no month accounts for (the same for every month)."""
-    found = [f"{entry.key}: {entry.problem}" for entry in unplaced(inventory(store))]
-    return MonthProblems(found, {"unplaced_files": len(found)})
-
-
-@dataclass(frozen=True)
-class StoreCheck:
-    """A check over the whole store for the months of a run, declared on the table it guards."""
-
-    evaluate: Callable[[ObjectStore, list[str]], MonthProblems]
-    reads: tuple[str, ...] = ()  # the other tables it reads
-    # A warning's months are rated all the same: the dumps in place, every record accounted for.
-    warning: bool = False
-
-
-STORE_CHECKS = {
-    RECONCILIATION: StoreCheck(reconciliation_problems, reads=("raw_games", "quarantine")),
-    LANDING_ZONE_LAYOUT: StoreCheck(landing_layout_problems, warning=True),
-    QUARANTINE_SHARE: StoreCheck(quarantine_share_problems, reads=("raw_games",), warning=True),
-}
-
-
-def problems_by_month(problems: Sequence[str], months: Sequence[str]) -> dict[str, list[str]]:
-    """Each month's problems: those whose text starts with the month ('2024-02: ...'), and those naming no month
-    (a whole-store problem fails every month).
-    """
-    store_wide = [p for p in problems if not any(p.startswith(month) for month in months)]
-    return {month: [p for p in problems if p.startswith(month)] + store_wide for month in months}
-
-
-# -- per table ---------------------------------------------------------------------------------
-
-
-def schema_problems(
-    store: ObjectStore, asset_path: Sequence[str], expected: pl.Schema, months: Sequence[str]
-) -> MonthProblems:
-    """Months whose stored file is missing or whose footer schema differs from `expected` (names, order, types)."""
-
-    def footer(month: str) -> dict[str, pl.DataType] | None:
-        key = table_key(asset_path, month)
-        return store.parquet_schema(key) if store.exists(key) else None
-
-    with ThreadPoolExecutor(max_workers=min(FOOTER_READ_THREADS, max(1, len(months)))) as pool:
-        footers = list(pool.map(footer, months))
-    problems = []
-    want = list(expected.items())
-    for month, found in zip(months, footers, strict=True):
-        if found is None:
-            problems.append(f"{month}: not stored")
-        elif list(found.items()) != want:
-            missing = [n for n in expected if n not in found]
-            extra = [n for n in found if n not in expected]
-            retyped = [f"{n} {found[n]} (want {t})" for n, t in want if n in found and found[n] != t]
-            detail = "; ".join(
-                part
-                for part in (
-                    f"missing {', '.join(missing)}" if missing else "",
-                    f"unexpected {', '.join(extra)}" if extra else "",
-                    f"types {', '.join(retyped)}" if retyped else "",
-                    "column order" if not (missing or extra or retyped) else "",
-                )
-                if part
-            )
-            problems.append(f"{month}: {detail}")
-    return MonthProblems(problems, {"columns": len(want)})
-
-
-def duplicate_ids(frame: pl.DataFrame, column: str) -> list:
-    """Values of `column` that occur more than once, sorted."""
-    if ascends_strictly(frame[column]):  # a list in id order: known unique without hashing 737,000 ids
-        return []
-    return sorted(frame.group_by(column).len().filter(pl.col("len") > 1)[column].to_list())
-
-
-def duplicate_problems(
-    store: ObjectStore, asset_path: Sequence[str], column: str, months: Sequence[str]
-) -> MonthProblems:
-    """Months whose stored table is missing or holds a value of `column` more than once."""
-    problems, rows = [], 0
-    for month in months:
-        frame = read_month(store, asset_path, month, [column])
-        if frame is None:
-            problems.append(f"{month}: not stored")
-            continue
-        rows += frame.height
-        twice = duplicate_ids(frame, column)
-        if twice:
-            problems.append(f"{month}: {len(twice)} duplicate {column}(s), e.g. {twice[:5]}")
-    return MonthProblems(problems, {"rows": rows})
 
 
 def floor_offenders(rating_list: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
@@ -444,7 +182,7 @@ def _change_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, rules
             f"{miscounted.height} player(s) whose list games differ from rated_games, e.g. (id, list, games) {sample}"
         )
     played = joined.filter(pl.col("counted") > 0)
-    slack = 0.5 * (pl.col("events") if rules.rounding == "per-event" else pl.lit(1)) + FLOAT_TOLERANCE
+    slack = 0.5 * (pl.col("events") if rounds_per_event(rules) else pl.lit(1)) + FLOAT_TOLERANCE
     off = played.filter(
         pl.col("k_used").is_null()
         | pl.col("change").is_null()
@@ -505,9 +243,6 @@ def system_conservation_problems(
     return MonthProblems(problems, stats)
 
 
-# -- per scenario chain ------------------------------------------------------------------------
-
-
 def _add_stats(totals: dict[str, float], stats: dict[str, int | float | str]) -> None:
     """Add a month's `stats` to the run's `totals`, key by key (the keys of `totals`: counts and point sums)."""
     for name in totals:
@@ -544,12 +279,12 @@ def chain_problems(
     }
     previous: pl.DataFrame | None = None
     for month in months:
-        current = in_id_order(read_month(store, list_path, month, LIST_COLUMNS))
+        current = in_id_order(read_stored_month(store, list_path, month, LIST_COLUMNS))
         if previous is None:  # first month of the run (or after a missing one): read the list before it
             if month == first_partition:
                 previous = in_id_order(list_before_first().select(LIST_COLUMNS))
             else:
-                previous = in_id_order(read_month(store, list_path, add_months(month, -1), LIST_COLUMNS))
+                previous = in_id_order(read_stored_month(store, list_path, add_months(month, -1), LIST_COLUMNS))
         if current is None:
             for problems in (floor_problems, continuity, conservation):
                 problems.append(f"{month}: not stored")
@@ -578,7 +313,7 @@ def chain_problems(
             carried += previous.height
             continuity.extend(f"{month}: {problem}" for problem in continuity_problems(previous, current))
 
-        games = read_month(store, games_path, month, RATED_GAMES_COLUMNS)
+        games = read_stored_month(store, games_path, month, RATED_GAMES_COLUMNS)
         if games is None:
             conservation.append(f"{month}: not stored")
         elif rules is None:

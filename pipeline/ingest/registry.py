@@ -1,42 +1,29 @@
-"""Read the landing zone (raw/<federation>/<month>/ dumps and raw/players/) into RawGames and Players frames."""
+"""The registry and the seed list under raw/players/: players.csv, seed_list.csv or FIDE rating-list files."""
 
 from __future__ import annotations
 
 import io
-import os
 import posixpath
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import BinaryIO, cast
 
 import polars as pl
 
-from pipeline.formats import UNKNOWN_FORMAT, DumpFile, detect_format, read_dump, read_dumps
-from pipeline.formats.common import UnreadableDump, decode_text, decompress, strip_compression, unreadable_record
+from pipeline.formats.common import UnreadableDump, strip_compression
+from pipeline.formats.decoding import decode_text, decompress
 from pipeline.formats.fide_list import FideListFile, parse_fide_list
+from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
-    DUMP,
-    RAW,
     REGISTRY,
     REGISTRY_FOLDER,
-    LandingEntry,
     inventory,
-    month_entries,
-    refusal,
 )
-from pipeline.months import parse_month
 from pipeline.store.object_store import ObjectStore
 from schemas.players import Players
-from schemas.raw_games import RawGames
 from schemas.util import conform, empty_frame
 
 PLAYERS_FOLDER = REGISTRY_FOLDER
 PLAYERS_FILE = "players.csv"
 SEED_LIST_FILE = "seed_list.csv"
-# Dumps are independent; threads overlap object-store latency with parsing (Polars releases the GIL).
-READ_WORKERS = 8
-# Formats read_dumps parses many files at once (one vectorised pass per batch instead of per file).
-BATCHED_FORMATS = ("trf", "pgn", "csv", "parquet")
+
 
 PLAYER_COLUMN_ALIASES = {
     "id": "player_id",
@@ -48,90 +35,6 @@ PLAYER_COLUMN_ALIASES = {
 SEX_SPELLINGS = {"M": "M", "F": "F", "W": "F"}  # TRF and FIDE lists write women as 'w' or 'f'
 # Title codes of the 2001-2012 lists -> today's; others (such as 'h' and 'wh') are kept as written.
 OLD_TITLE_CODES = {"g": "GM", "m": "IM", "f": "FM", "c": "CM", "wg": "WGM", "wm": "WIM", "wf": "WFM", "wc": "WCM"}
-
-
-def read_file(
-    path_or_bytes: str | os.PathLike | bytes | BinaryIO, name: str, federation: str, month: str
-) -> pl.DataFrame:
-    """RawGames rows of one dump (format from the extension of `name`; .gz/.zst read transparently).
-
-    `name` is the dump's key relative to raw/, e.g. 'GER/2024-01/open-a.trf': it becomes
-    source_file, and without its extensions the default event_id.
-    """
-    data: bytes | DumpFile
-    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        data = bytes(path_or_bytes)
-    elif hasattr(path_or_bytes, "read"):  # an open binary file, e.g. from ObjectStore.open
-        handle = cast(BinaryIO, path_or_bytes)
-        if _streamed(name) and handle.seekable():
-            # Read as it is decompressed, never whole; the caller's handle stays open (a fallback re-reads it).
-            start = handle.tell()
-
-            def rewound() -> BinaryIO:
-                handle.seek(start)
-                return handle
-
-            data = DumpFile(rewound, closes=False)
-        else:
-            data = handle.read()
-    elif _streamed(name):
-        path = Path(path_or_bytes)
-        data = DumpFile(lambda: path.open("rb"))
-    else:
-        data = Path(path_or_bytes).read_bytes()
-    return read_dump(data, name, federation, month)
-
-
-def _streamed(name: str) -> bool:
-    """Dumps read_dumps decompresses and parses as a stream from a DumpFile (a .pgn.zst), never reading them whole."""
-    inner, compression = strip_compression(name)
-    return compression == "zst" and detect_format(inner) == "pgn"
-
-
-def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | None = None) -> pl.DataFrame:
-    """RawGames rows for every dump under raw/<federation>/<month>/ (all federations except 'players').
-
-    Entries of the month that are not read (a misplaced file, a link, a FIFO) become one record each,
-    whose parse_error says what it is and where a file belongs. `entries`: the landing zone's
-    inventory when the caller already has it (a range run lists the landing zone once).
-    """
-    parse_month(month)
-    entries = month_entries(inventory(store) if entries is None else entries, month)
-    keys = [(entry.federation, entry.key) for entry in entries if entry.kind == DUMP]
-    refused = [
-        unreadable_record(_relative_to_raw(entry.key), entry.federation, month, UNKNOWN_FORMAT, refusal(entry))
-        for entry in entries
-        if entry.kind != DUMP
-    ]
-    if not keys:
-        return pl.concat(refused, how="vertical") if refused else empty_frame(RawGames)
-    # A .pgn.zst is decompressed and parsed straight from the store as it is read (DumpFile): never
-    # held whole, compressed or not. Every other dump is read whole, in threads.
-    read_whole = [(federation, key) for federation, key in keys if not _streamed(key)]
-    with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(read_whole)))) as pool:
-        whole = pool.map(lambda federation_key: _read_listed(store, federation_key[1]), read_whole)
-        contents = dict(zip(read_whole, whole, strict=True))
-    dumps: list[tuple[bytes | DumpFile, str, str]] = [
-        (
-            contents[federation, key] if (federation, key) in contents else _listed_file(store, key),
-            _relative_to_raw(key),
-            federation,
-        )
-        for federation, key in keys
-    ]
-    # TRF, PGN, CSV and Parquet files are parsed together in batches (a month holds hundreds of small
-    # ones); the other dumps (streamed .pgn.zst, unknown types) file by file, overlapping in threads.
-    batched = [index for index, (_, name, _) in enumerate(dumps) if detect_format(name) in BATCHED_FORMATS]
-    others = sorted(set(range(len(dumps))) - set(batched))
-    frames: list[pl.DataFrame | None] = [None] * len(dumps)
-    for index, frame in zip(batched, read_dumps([dumps[index] for index in batched], month), strict=True):
-        frames[index] = frame
-    with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(others)))) as pool:
-        for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others), strict=True):
-            frames[index] = frame
-    read = [frame for frame in frames if frame is not None]
-    assert len(read) == len(dumps)  # `batched` and `others` together cover every dump
-    return pl.concat([*read, *refused], how="vertical")
 
 
 def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
@@ -163,10 +66,11 @@ def read_seed_list(store: ObjectStore) -> pl.DataFrame | None:
     `seed_list.csv` wins; otherwise a FIDE rating-list file (layouts A-F) of that month serves.
     Columns: player_id Int64, rating Int32 (null = unrated), games_total Int32 (empty or missing:
     null for rated players, whose game count is unknown, so they count as established; 0 for
-    unrated players; a FIDE list never gives it), birth_year Int32, ever_2400 Boolean (missing ->
-    rating >= 2400; for a FIDE list, the best the single list can tell; the engine also reads a
-    list K of 10 as reached 2400, regulations.k_ten_for_good); from a FIDE list also k
-    (Int16) and inactive (flag i).
+    unrated players; a FIDE list never gives it), birth_year Int32, ever_2400 Boolean (as the file
+    states it, null where it does not, and always for a FIDE list: no rule set is known here, so
+    whether a rating has reached the elite threshold is decided by the rule set that rates the list,
+    from the rating and its k.elite_from, and a list K of 10 means it was reached,
+    regulations.k_ten_for_good); from a FIDE list also k (Int16) and inactive (flag i).
     """
     for keys in _registry_keys(store).values():
         key = _find_file(keys, SEED_LIST_FILE)
@@ -212,7 +116,8 @@ def fide_list_seed_rows(fide_list: FideListFile) -> pl.DataFrame:
         rating.alias("rating"),
         pl.when(rating.is_null()).then(pl.lit(0, dtype=pl.Int32)).alias("games_total"),
         "birth_year",
-        (rating.fill_null(0) >= 2400).alias("ever_2400"),
+        # The list does not say (regulations.k_ten_for_good reads the rating and the K under the rule set).
+        pl.lit(None, dtype=pl.Boolean).alias("ever_2400"),
         pl.col(f"{kind}_k").alias("k"),
         "inactive",
     )
@@ -260,35 +165,6 @@ def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# -- helpers ---------------------------------------------------------------------------------------
-def _relative_to_raw(key: str) -> str:
-    return key[len(RAW) + 1 :] if key.startswith(RAW + "/") else key
-
-
-def _read_listed(store: ObjectStore, key: str) -> bytes:
-    """Bytes of a key that came from the store's own listing.
-
-    ObjectStore.path rejects names such as 'Open A (final).trf' to keep writes safe; a listed key
-    cannot escape the store, so such names are read through the filesystem directly.
-    """
-    try:
-        return store.read_bytes(key)
-    except ValueError:
-        return store.fs.cat_file(posixpath.join(store.base.replace(os.sep, "/"), key))
-
-
-def _listed_file(store: ObjectStore, key: str) -> DumpFile:
-    """A listed key as a DumpFile, opened from the store when it is read (see _read_listed for the names)."""
-
-    def opener() -> BinaryIO:
-        try:
-            return store.open(key)
-        except ValueError:  # a name ObjectStore.path refuses for writes; a listed key cannot escape the store
-            return store.fs.open(posixpath.join(store.base.replace(os.sep, "/"), key), "rb")
-
-    return DumpFile(opener)
-
-
 def _registry_keys(store: ObjectStore) -> dict[str, list[str]]:
     """Month -> keys of the regular files in raw/players/<month>/ (links and special files are never read), sorted."""
     keys: dict[str, list[str]] = {}
@@ -311,7 +187,7 @@ def _fide_lists(store: ObjectStore, keys: list[str]) -> list[FideListFile]:
             continue
         inner, compression = strip_compression(posixpath.basename(key))
         try:
-            lists.append(parse_fide_list(decompress(_read_listed(store, key), compression), inner))
+            lists.append(parse_fide_list(decompress(read_listed(store, key), compression), inner))
         except UnreadableDump as problem:
             raise ValueError(f"player list file {key} is unreadable: {problem}") from problem
     return lists
@@ -330,7 +206,7 @@ def _read_table(store: ObjectStore, key: str) -> pl.DataFrame:
     """A registry CSV as text columns with lower-case names (types are fixed by the caller)."""
     _, compression = strip_compression(key)
     try:
-        return registry_table(decompress(_read_listed(store, key), compression))
+        return registry_table(decompress(read_listed(store, key), compression))
     except UnreadableDump as problem:
         raise ValueError(f"player registry file {key} is unreadable: {problem}") from problem
 
@@ -386,13 +262,12 @@ def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
         # player, 0 for an unrated one.
         pl.when(rating.is_null()).then(games_total.fill_null(0)).otherwise(games_total).alias("games_total"),
         _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False).alias("birth_year"),
-        pl.coalesce(
-            pl.when(ever.is_in(["true", "1", "yes", "y", "t"]))
-            .then(True)
-            .when(ever.is_in(["false", "0", "no", "n", "f"]))
-            .then(False),
-            rating.fill_null(0) >= 2400,
-        ).alias("ever_2400"),
+        # As stated; null where the file does not say (regulations.k_ten_for_good decides under the rule set).
+        pl.when(ever.is_in(["true", "1", "yes", "y", "t"]))
+        .then(True)
+        .when(ever.is_in(["false", "0", "no", "n", "f"]))
+        .then(False)
+        .alias("ever_2400"),
         # The K the list published (optional): a tiered policy honours it, see regulations.k_from_previous_list.
         _text(table, "k").cast(pl.Int16, strict=False).alias("k"),
     ).filter(pl.col("player_id").is_not_null())

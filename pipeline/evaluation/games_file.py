@@ -1,0 +1,129 @@
+"""The games file of `ratings evaluate` and `tune`: CSV, Parquet or Kaggle 2011 columns; errors name the line."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.formats.table_files import InputFileError
+from pipeline.months import MONTH_PATTERN, month_index
+from schemas.games import RESULT_SCORES
+
+#: The Kaggle 2011 files' own column names; their Player1 is not necessarily White.
+KAGGLE_ALIASES = {"MonthID": "month", "Player1": "white_id", "Player2": "black_id", "Player1Score": "white_score"}
+TRUE_TEXT = ("true", "1", "yes", "y", "t")
+FALSE_TEXT = ("false", "0", "no", "n", "f")
+
+
+def parse_period(text: str) -> int:
+    """A period as the games file writes it: YYYY-MM (-> month index) or an integer (Kaggle's MonthID)."""
+    text = str(text).strip()
+    if MONTH_PATTERN.match(text):
+        return month_index(text)
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"period {text!r} is neither YYYY-MM nor an integer") from None
+
+
+def _read_any(path: Path) -> pl.DataFrame:
+    name = path.name.lower()
+    compressed = name.endswith(".gz")
+    base = name[:-3] if compressed else name
+    try:
+        data: Any = path
+        if compressed:
+            with gzip.open(path) as stream:
+                data = io.BytesIO(stream.read())
+        if base.endswith(".parquet"):
+            return pl.read_parquet(data)
+        if base.endswith((".csv", ".txt")):
+            return pl.read_csv(data, infer_schema=False)
+    except (pl.exceptions.PolarsError, OSError, EOFError) as exc:
+        raise InputFileError(f"{path}: cannot read games: {exc}") from None
+    raise InputFileError(f"{path}: games must be .csv or .parquet (optionally .gz)")
+
+
+def _bad_line(path: Path, mask: pl.Series, frame: pl.DataFrame, column: str, problem: str) -> InputFileError:
+    index = int(mask.arg_true()[0])
+    return InputFileError(f"{path}: line {index + 2}: {column} {frame[column][index]!r} {problem}")
+
+
+def read_games(path: str | Path) -> pl.DataFrame:
+    """GAMES as the protocol reads them: period (Int64), month (the label as written), white_id, black_id,
+    white_score, colour_known, and event_id when given.
+
+    Columns: `month` (YYYY-MM or an integer period), `white_id`, `black_id`, and `white_score`
+    (1, 0.5, 0) or `result` (1-0, 0-1, 1/2-1/2); optional `colour_known` (default true) and
+    `event_id`. The Kaggle 2011 names `MonthID`, `Player1`, `Player2`, `Player1Score` are accepted;
+    such a file's colours are unknown unless it has a `colour_known` column.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(f"{path}: games file not found")
+    frame = _read_any(path)
+    kaggle = any(alias in frame.columns for alias in KAGGLE_ALIASES)
+    frame = frame.rename({a: c for a, c in KAGGLE_ALIASES.items() if a in frame.columns and c not in frame.columns})
+    score_column = "white_score" if "white_score" in frame.columns else "result"
+    missing = [c for c in ("month", "white_id", "black_id", score_column) if c not in frame.columns]
+    if missing:
+        raise InputFileError(
+            f"{path}: games lack column(s) {', '.join(missing)} (need month, white_id, black_id and white_score or "
+            f"result; has: {', '.join(frame.columns)})"
+        )
+    text = {c: frame[c].cast(pl.Utf8).str.strip_chars() for c in ("month", "white_id", "black_id", score_column)}
+    months = text["month"]
+    is_month = months.str.contains(MONTH_PATTERN.pattern)
+    as_int = months.cast(pl.Int64, strict=False)
+    bad = months.is_null() | (~is_month.fill_null(False) & as_int.is_null())
+    if bad.any():
+        raise _bad_line(path, bad, frame, "month", "is neither YYYY-MM nor an integer period")
+    year_month = (
+        months.str.extract(r"^(\d{4})-(\d{2})$", 1).cast(pl.Int64, strict=False) * 12
+        + months.str.extract(r"^(\d{4})-(\d{2})$", 2).cast(pl.Int64, strict=False)
+        - 1
+    )
+    period = pl.select(pl.when(is_month).then(year_month).otherwise(as_int)).to_series()
+    ids = {}
+    for column in ("white_id", "black_id"):
+        ids[column] = text[column].cast(pl.Int64, strict=False)
+        if ids[column].is_null().any():
+            raise _bad_line(path, ids[column].is_null(), frame, column, "is not a whole-number player id")
+    if score_column == "white_score":
+        score = text["white_score"].cast(pl.Float64, strict=False)
+        bad = score.is_null() | ~score.is_in([0.0, 0.5, 1.0])
+        if bad.any():
+            raise _bad_line(path, bad, frame, "white_score", "is not 1, 0.5 or 0")
+    else:
+        bad = text["result"].is_null() | ~text["result"].is_in(list(RESULT_SCORES))
+        if bad.any():
+            raise _bad_line(path, bad, frame, "result", "is not 1-0, 0-1 or 1/2-1/2")
+        score = text["result"].replace_strict(RESULT_SCORES, return_dtype=pl.Float64)
+    if "colour_known" in frame.columns:
+        flag = frame["colour_known"].cast(pl.Utf8).str.strip_chars().str.to_lowercase()
+        bad = flag.is_not_null() & ~flag.is_in([*TRUE_TEXT, *FALSE_TEXT, ""])
+        if bad.any():
+            raise _bad_line(path, bad, frame, "colour_known", "is not true or false")
+        colour_known = ~flag.is_in(list(FALSE_TEXT))
+    else:
+        colour_known = pl.Series([not kaggle] * frame.height, dtype=pl.Boolean)
+    games = pl.DataFrame(
+        {
+            "period": period,
+            "month": months,
+            "white_id": ids["white_id"],
+            "black_id": ids["black_id"],
+            "white_score": score,
+            "colour_known": colour_known,
+        }
+    )
+    if "event_id" in frame.columns:
+        games = games.with_columns(event_id=frame["event_id"].cast(pl.Utf8))
+    self_play = games["white_id"] == games["black_id"]
+    if self_play.any():
+        raise _bad_line(path, self_play, frame, "white_id", "plays himself (white_id equals black_id)")
+    return games

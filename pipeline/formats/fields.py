@@ -1,0 +1,162 @@
+"""Fields of a dump as Polars expressions: integers, ids, dates, results' errors, time controls, clocks."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
+
+# FIDE B.02 2024, rapid and blitz chapter (docs/regulations.md): time counted as base + 60 x increment;
+# blitz "more than 3 and at most 10 minutes", rapid "more than 10 and less than 60 minutes"; standard
+# from 60 minutes (§1.1, the minimum playing time). Controls of 3 minutes or less count as blitz here.
+BLITZ_UP_TO_SECONDS = 10 * 60
+RAPID_BELOW_SECONDS = 60 * 60
+# A clock written without units ('90+30', '90', '40/90+30') has its base in minutes up to this value
+# and in seconds above it ('5400+30', as PGN writes it); the increment is always in seconds. No FIDE
+# standard control has a base above 150 minutes. Bases of 60-150 are ambiguous ('120+2': a 2-hour
+# game or 2-minute blitz) and are read as minutes: a base of 2.5 minutes or less is mostly bullet,
+# which FIDE does not rate (blitz needs more than 3 minutes for 60 moves). Units ('2 min + 2 s') win.
+CLOCK_MINUTES_UP_TO = 150
+
+
+# -- field parsing (expressions) -------------------------------------------------------------------
+def blank_to_null(expr: pl.Expr) -> pl.Expr:
+    """Strip a text cell; empty means missing."""
+    stripped = expr.cast(pl.Utf8).str.strip_chars()
+    return pl.when(stripped == "").then(None).otherwise(stripped)
+
+
+def parse_int(text: pl.Expr, dtype: PolarsDataType = pl.Int64) -> pl.Expr:
+    """Whole numbers written in digits (a sign, and '.0' as float columns print '1850.0', allowed) -> integer;
+    anything else (exponents such as '2e3', fractions, words) -> null.
+    """
+    stripped = text.cast(pl.Utf8).str.strip_chars()
+    whole_float = stripped.str.extract(r"^([+-]?\d+)\.0*$", 1)
+    return pl.coalesce(stripped.cast(dtype, strict=False), whole_float.cast(dtype, strict=False))
+
+
+def parse_id(text: pl.Expr, dtype: PolarsDataType = pl.Int64) -> pl.Expr:
+    """Ids and ranks: digits only, as written (surrounding blanks allowed); '1.5e7', '-5', '+5', '12.0' -> null."""
+    stripped = text.cast(pl.Utf8).str.strip_chars()
+    signed = stripped.str.starts_with("+") | stripped.str.starts_with("-")
+    return pl.when(~signed).then(stripped.cast(dtype, strict=False))
+
+
+def int_error(text: pl.Expr, label: str, dtype: PolarsDataType = pl.Int64, parsed: pl.Expr | None = None) -> pl.Expr:
+    """Error message when a present cell does not parse as an integer, else null (`parsed`: parse_int(text, dtype), if
+    at hand).
+    """
+    bad = text.is_not_null() & (parse_int(text, dtype) if parsed is None else parsed).is_null()
+    return pl.when(bad).then(pl.format(f"{label} {{}} is not a number", quoted(text)))
+
+
+def id_error(text: pl.Expr, label: str, parsed: pl.Expr) -> pl.Expr:
+    """Error message when a present id cell is not written in digits only, else null (`parsed`: parse_id(text))."""
+    bad = text.is_not_null() & parsed.is_null()
+    return pl.when(bad).then(pl.format(f"{label} {{}} is not a number (an id is written in digits only)", quoted(text)))
+
+
+def quoted(text: pl.Expr) -> pl.Expr:
+    return pl.concat_str([pl.lit("'"), text, pl.lit("'")])
+
+
+def parse_iso_date(text: pl.Expr) -> pl.Expr:
+    """YYYY-MM-DD, YYYY.MM.DD or YYYY/MM/DD -> Date; unknown parts such as '??' and impossible dates -> null."""
+    dashed = text.str.replace_all(".", "-", literal=True).str.replace_all("/", "-", literal=True)
+    # A four-digit year first: '10.01.2024' must not be read as the year 10.
+    return pl.when(dashed.str.contains(r"^\d{4}-\d{1,2}-\d{1,2}$")).then(dashed.str.to_date("%Y-%m-%d", strict=False))
+
+
+# PGN writes unknown date parts as '??' ('2024.??.??', '????.??.??'): unknown, not wrong.
+PGN_UNKNOWN_DATE = r"^(?:\d{4}|\?{4})[.\-/](?:\d{2}|\?{2})[.\-/](?:\d{2}|\?{2})$"
+
+
+def date_error(text: pl.Expr, parsed: pl.Expr, label: str, unknown_allowed: bool = False) -> pl.Expr:
+    """'<label> '<value>' is not a date' when a present value is not a valid date (PGN's '??' parts allowed)."""
+    bad = text.is_not_null() & parsed.is_null()
+    if unknown_allowed:
+        bad = bad & ~(text.str.contains(PGN_UNKNOWN_DATE) & text.str.contains("?", literal=True))
+    return pl.when(bad).then(pl.format(f"{label} {{}} is not a date", quoted(text)))
+
+
+def join_errors(*messages: pl.Expr) -> pl.Expr:
+    """'; '-joined non-null messages, or null when there are none."""
+    joined = pl.concat_str(list(messages), separator="; ", ignore_nulls=True)
+    return pl.when(joined == "").then(None).otherwise(joined)
+
+
+# -- time controls ---------------------------------------------------------------------------------
+def classify_time_control(base_seconds: pl.Expr, increment_seconds: pl.Expr) -> pl.Expr:
+    """Classical / rapid / blitz from the time for 60 moves (base + 60 x increment, FIDE's count); null if unknown."""
+    total = base_seconds + 60 * increment_seconds.fill_null(0)
+    return (
+        pl.when(base_seconds.is_null())
+        .then(None)
+        .when(total <= BLITZ_UP_TO_SECONDS)
+        .then(pl.lit("blitz"))
+        .when(total < RAPID_BELOW_SECONDS)
+        .then(pl.lit("rapid"))
+        .otherwise(pl.lit("classical"))
+    )
+
+
+def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """(base seconds, increment seconds) from PGN/TRF-2026 forms or common free text.
+
+    '5400+30', '40/5400+30:1800+30' (first period counts), '900', and free text such as
+    '15 min. + 10 s. per move' or '90 minutes + 30 seconds'.
+    """
+    structured = text.str.extract_groups(r"^\s*(?:\d+/)?(\d+)(?:\+(\d+))?\s*(?::.*)?$")
+    free = text.str.extract_groups(r"(?i)(\d+)\s*(?:min|minutes|')\S*(?:.*?\+\s*(\d+)\s*(?:s|sec|seconds|\"))?")
+    base = pl.coalesce(
+        structured.struct.field("1").cast(pl.Int32, strict=False),
+        free.struct.field("1").cast(pl.Int32, strict=False) * 60,
+    )
+    increment = (
+        pl.when(structured.struct.field("1").is_not_null())
+        .then(structured.struct.field("2").cast(pl.Int32, strict=False).fill_null(0))
+        .when(free.struct.field("1").is_not_null())
+        .then(free.struct.field("2").cast(pl.Int32, strict=False).fill_null(0))
+    )
+    return base, increment
+
+
+def parse_clock(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """(base seconds, increment seconds) of a clock a person typed: parse_time_control's forms, where a
+    unit-less base up to CLOCK_MINUTES_UP_TO is minutes ('90+30' = '5400+30'; '90' = 90 minutes).
+    """
+    base, increment = parse_time_control(text)
+    unitless = ~text.str.contains(r"[^\d\s+/:]")
+    in_minutes = unitless & (base <= CLOCK_MINUTES_UP_TO)
+    return pl.when(in_minutes).then(base * 60).otherwise(base), increment
+
+
+# -- free-text dates (one value per file, so plain Python) ------------------------------------------
+_YMD = re.compile(r"(\d{4})\D{1,3}(\d{1,2})\D{1,3}(\d{1,2})")
+_DMY = re.compile(r"(\d{1,2})\D{1,3}(\d{1,2})\D{1,3}(\d{4})")
+_YY_MM_DD = re.compile(r"^(\d{2})\D(\d{1,2})\D(\d{1,2})$")
+
+
+def parse_free_date_checked(text: str | None) -> tuple[date | None, bool]:
+    """(date, impossible): `impossible` is True when the text holds a date that does not exist ('2024/02/30')."""
+    if not text:
+        return None, False
+    text = text.strip()
+    for pattern, order in ((_YMD, "ymd"), (_DMY, "dmy"), (_YY_MM_DD, "yy")):
+        match = pattern.search(text)
+        if not match:
+            continue
+        a, b, c = (int(g) for g in match.groups())
+        year, month, day = (
+            (a, b, c) if order == "ymd" else (c, b, a) if order == "dmy" else (2000 + a if a < 70 else 1900 + a, b, c)
+        )
+        try:
+            return date(year, month, day), False
+        except ValueError:
+            return None, True
+    return None, False

@@ -1,0 +1,144 @@
+"""A month's dumps read into RawGames: every entry of raw/<federation>/<YYYY-MM>/ read, or quarantined whole."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import BinaryIO, cast
+
+import polars as pl
+
+from pipeline.formats import UNKNOWN_FORMAT, DumpFile, detect_format, read_dump, read_dumps
+from pipeline.formats.common import strip_compression, unreadable_record
+from pipeline.ingest.landing import (
+    DUMP,
+    RAW,
+    LandingEntry,
+    inventory,
+    month_entries,
+    refusal,
+)
+from pipeline.months import parse_month
+from pipeline.store.object_store import ObjectStore
+from schemas.raw_games import RawGames
+from schemas.util import empty_frame
+
+# Dumps are independent; threads overlap object-store latency with parsing (Polars releases the GIL).
+READ_WORKERS = 8
+# Formats read_dumps parses many files at once (one vectorised pass per batch instead of per file).
+BATCHED_FORMATS = ("trf", "pgn", "csv", "parquet")
+
+
+def read_file(
+    path_or_bytes: str | os.PathLike | bytes | BinaryIO, name: str, federation: str, month: str
+) -> pl.DataFrame:
+    """RawGames rows of one dump (format from the extension of `name`; .gz/.zst read transparently).
+
+    `name` is the dump's key relative to raw/, e.g. 'GER/2024-01/open-a.trf': it becomes
+    source_file, and without its extensions the default event_id.
+    """
+    data: bytes | DumpFile
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        data = bytes(path_or_bytes)
+    elif hasattr(path_or_bytes, "read"):  # an open binary file, e.g. from ObjectStore.open
+        handle = cast(BinaryIO, path_or_bytes)
+        if _streamed(name) and handle.seekable():
+            # Read as it is decompressed, never whole; the caller's handle stays open (a fallback re-reads it).
+            start = handle.tell()
+
+            def rewound() -> BinaryIO:
+                handle.seek(start)
+                return handle
+
+            data = DumpFile(rewound, closes=False)
+        else:
+            data = handle.read()
+    elif _streamed(name):
+        path = Path(path_or_bytes)
+        data = DumpFile(lambda: path.open("rb"))
+    else:
+        data = Path(path_or_bytes).read_bytes()
+    return read_dump(data, name, federation, month)
+
+
+def _streamed(name: str) -> bool:
+    """Dumps read_dumps decompresses and parses as a stream from a DumpFile (a .pgn.zst), never reading them whole."""
+    inner, compression = strip_compression(name)
+    return compression == "zst" and detect_format(inner) == "pgn"
+
+
+def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | None = None) -> pl.DataFrame:
+    """RawGames rows for every dump under raw/<federation>/<month>/ (all federations except 'players').
+
+    Entries of the month that are not read (a misplaced file, a link, a FIFO) become one record each,
+    whose parse_error says what it is and where a file belongs. `entries`: the landing zone's
+    inventory when the caller already has it (a range run lists the landing zone once).
+    """
+    parse_month(month)
+    entries = month_entries(inventory(store) if entries is None else entries, month)
+    keys = [(entry.federation, entry.key) for entry in entries if entry.kind == DUMP]
+    refused = [
+        unreadable_record(_relative_to_raw(entry.key), entry.federation, month, UNKNOWN_FORMAT, refusal(entry))
+        for entry in entries
+        if entry.kind != DUMP
+    ]
+    if not keys:
+        return pl.concat(refused, how="vertical") if refused else empty_frame(RawGames)
+    # A .pgn.zst is decompressed and parsed straight from the store as it is read (DumpFile): never
+    # held whole, compressed or not. Every other dump is read whole, in threads.
+    read_whole = [(federation, key) for federation, key in keys if not _streamed(key)]
+    with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(read_whole)))) as pool:
+        whole = pool.map(lambda federation_key: read_listed(store, federation_key[1]), read_whole)
+        contents = dict(zip(read_whole, whole, strict=True))
+    dumps: list[tuple[bytes | DumpFile, str, str]] = [
+        (
+            contents[federation, key] if (federation, key) in contents else _listed_file(store, key),
+            _relative_to_raw(key),
+            federation,
+        )
+        for federation, key in keys
+    ]
+    # TRF, PGN, CSV and Parquet files are parsed together in batches (a month holds hundreds of small
+    # ones); the other dumps (streamed .pgn.zst, unknown types) file by file, overlapping in threads.
+    batched = [index for index, (_, name, _) in enumerate(dumps) if detect_format(name) in BATCHED_FORMATS]
+    others = sorted(set(range(len(dumps))) - set(batched))
+    frames: list[pl.DataFrame | None] = [None] * len(dumps)
+    for index, frame in zip(batched, read_dumps([dumps[index] for index in batched], month), strict=True):
+        frames[index] = frame
+    with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(others)))) as pool:
+        for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others), strict=True):
+            frames[index] = frame
+    read = [frame for frame in frames if frame is not None]
+    assert len(read) == len(dumps)  # `batched` and `others` together cover every dump
+    return pl.concat([*read, *refused], how="vertical")
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _relative_to_raw(key: str) -> str:
+    return key[len(RAW) + 1 :] if key.startswith(RAW + "/") else key
+
+
+def read_listed(store: ObjectStore, key: str) -> bytes:
+    """Bytes of a key that came from the store's own listing.
+
+    ObjectStore.path rejects names such as 'Open A (final).trf' to keep writes safe; a listed key
+    cannot escape the store, so such names are read through the filesystem directly.
+    """
+    try:
+        return store.read_bytes(key)
+    except ValueError:
+        return store.fs.cat_file(posixpath.join(store.base.replace(os.sep, "/"), key))
+
+
+def _listed_file(store: ObjectStore, key: str) -> DumpFile:
+    """A listed key as a DumpFile, opened from the store when it is read (see _read_listed for the names)."""
+
+    def opener() -> BinaryIO:
+        try:
+            return store.open(key)
+        except ValueError:  # a name ObjectStore.path refuses for writes; a listed key cannot escape the store
+            return store.fs.open(posixpath.join(store.base.replace(os.sep, "/"), key), "rb")
+
+    return DumpFile(opener)

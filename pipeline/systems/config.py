@@ -1,0 +1,101 @@
+"""A rating system's configuration: the system and its parameters from a preset, a YAML file or a bare system name."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from pipeline.rules.model import parse_override
+from pipeline.systems import RatingSystem, SystemParams, get_system, system_names
+
+#: The systems' YAML presets (pipeline/systems/presets/; the rule sets' are pipeline.rules.model.PRESET_PACKAGE).
+PRESET_PACKAGE = "pipeline.systems.presets"
+#: Everybody's initial rating when neither `--init` nor the document sets one (the protocol's, PlayerRatings' too).
+DEFAULT_INIT = 2200.0
+
+
+@dataclass(frozen=True)
+class SystemRules:
+    """A system with its parameters, under the name the user gave (preset, file or system)."""
+
+    name: str
+    system: RatingSystem
+    params: SystemParams
+
+    def settings(self) -> dict[str, Any]:
+        return self.params.model_dump(by_alias=True)
+
+
+def system_preset_names() -> list[str]:
+    """The systems' presets (`--rules NAME` of `ratings evaluate`), by name."""
+    return sorted(
+        p.name[: -len(".yaml")] for p in resources.files(PRESET_PACKAGE).iterdir() if p.name.endswith(".yaml")
+    )
+
+
+def rules_document(name_or_path: str) -> dict[str, Any]:
+    """{'system': ..., parameters...} from a YAML file, a preset, or a bare system name (its defaults)."""
+    path = Path(name_or_path)
+    if name_or_path.endswith((".yaml", ".yml")) or path.is_file():
+        if not path.is_file():
+            raise ValueError(f"rules file not found: {name_or_path}")
+        text, origin = path.read_text(encoding="utf-8"), str(path)
+    elif (resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml").is_file():
+        text, origin = (
+            (resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml").read_text(encoding="utf-8"),
+            f"preset {name_or_path}",
+        )
+    else:
+        get_system(name_or_path)  # raises, naming the systems, when it is none
+        return {"system": name_or_path, "name": name_or_path}
+    try:
+        document = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{origin}: not valid YAML: {exc}") from None
+    if not isinstance(document, dict) or "system" not in document:
+        raise ValueError(
+            f"{origin}: expected a mapping with 'system: NAME' ({', '.join(system_names())}) and its parameters"
+        )
+    document.setdefault("name", path.stem if origin == str(path) else name_or_path)
+    return document
+
+
+def load_system_rules(
+    name_or_path: str,
+    overrides: list[str] | tuple[str, ...] = (),
+    init: float | None = None,
+    values: dict[str, Any] | None = None,
+) -> SystemRules:
+    """The system and parameters of `--rules`, then `--init`, then `--set key=value` overrides, then `values` (a grid
+    point).
+
+    Everybody starts at `init` when given; otherwise at the document's `init_rating`, or at 2200
+    (the protocol's default, PlayerRatings' too) when the document does not set one.
+    """
+    document = copy.deepcopy(rules_document(name_or_path))
+    system = get_system(str(document.pop("system")))
+    name = str(document.pop("name"))
+    for key in ("description", "source"):
+        document.pop(key, None)
+    if init is not None:
+        document["init_rating"] = init
+    document.setdefault("init_rating", DEFAULT_INIT)
+    for assignment in overrides:
+        path, value = parse_override(assignment)
+        if len(path) != 1:
+            raise ValueError(f"--set {assignment!r}: system parameters are flat names, e.g. c=15")
+        document[path[0]] = value
+    document.update(values or {})
+    try:
+        params = system.params.model_validate(document)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
+        known = ", ".join(sorted(f.alias or n for n, f in system.params.model_fields.items()))
+        raise ValueError(f"{name}: invalid {system.name} parameters: {problems} (parameters: {known})") from None
+    return SystemRules(name, system, params)

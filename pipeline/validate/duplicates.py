@@ -1,0 +1,91 @@
+"""The same game reported twice: within a month (another dump, a file sent again) or in an earlier month."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from schemas.games import RESULTS
+
+# The same game reported twice: a tournament file submitted again, or the same game in two dumps.
+DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result"]
+
+GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "white_score"]
+
+
+def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
+    """The day and event parts of GAME_KEY: a dated game is keyed by its event's start, an undated one by its event.
+
+    An undated game (no game date, no event start) is filed under the 1st of whichever month it was
+    sent in, so the same game sent in two months has two days: its event id is what stays the same.
+    """
+    undated = date.is_null()
+    # Event ids are '<dump key>#<event name>' when the dump names its events: the name is what two months share.
+    named = event.str.replace(r"^.*?#", "")
+    return [pl.when(~undated).then(day).alias("event_start"), pl.when(undated).then(named).alias("event_id")]
+
+
+def game_keys(games: pl.DataFrame) -> pl.DataFrame:
+    """What identifies each validated game across months (for split_games' seen_keys), with where it was seen.
+
+    Columns: the GAME_KEY columns and first_seen ('<month> <source file>:<line>'); one row per key.
+    """
+    return games.select(
+        *_key_columns(pl.col("event_start"), pl.col("date"), pl.col("event_id")),
+        *GAME_KEY[2:],
+        pl.format("{} {}:{}", pl.col("month"), pl.col("source_file"), pl.col("source_line")).alias("first_seen"),
+    ).unique(GAME_KEY, keep="first", maintain_order=True)
+
+
+def undated_game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """game_keys() of the games without a date: the only ones the month check cannot catch when sent again later."""
+    return game_keys(games.lazy().filter(pl.col("date").is_null()).collect())
+
+
+def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None) -> pl.DataFrame:
+    """_seen_before: where an earlier month already reported this game (null when none did)."""
+    if seen_keys is None or seen_keys.is_empty():
+        return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_seen_before"))
+    keys = frame.select(
+        *_key_columns(pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file"))),
+        pl.col("_white").alias("white_id"),
+        pl.col("_black").alias("black_id"),
+        pl.col("round").cast(pl.Int32),
+        pl.col("result").replace_strict(RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
+    )
+    seen = seen_keys.select(
+        pl.col("event_start").cast(pl.Date),
+        pl.col("event_id").cast(pl.Utf8),
+        pl.col("white_id").cast(pl.Int64),
+        pl.col("black_id").cast(pl.Int64),
+        pl.col("round").cast(pl.Int32),
+        pl.col("white_score").cast(pl.Float64),
+        pl.col("first_seen").cast(pl.Utf8),
+    ).unique(GAME_KEY, keep="first")
+    found = keys.join(seen, on=GAME_KEY, how="left", nulls_equal=True, maintain_order="left")["first_seen"]
+    return frame.with_columns(found.alias("_seen_before"))
+
+
+def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
+    """_first_copy: for a later copy of a game in this month, where its first copy is ('<file>:<line>'); else null.
+
+    Only records that passed every earlier check compete for "first copy", in the frame's order.
+    Copies are rare, so the text is built for their keys only, not for every record of the month.
+    """
+    candidate = pl.col("_reason").is_null()
+    later = candidate & ~pl.struct(*DUPLICATE_KEY).is_first_distinct().over(candidate)
+    frame = frame.with_columns(later.alias("_later_copy"))
+    copied = frame.filter(pl.col("_later_copy")).select(DUPLICATE_KEY).unique()
+    firsts = (
+        frame.filter(candidate & ~pl.col("_later_copy"))
+        .join(copied, on=DUPLICATE_KEY, how="semi", nulls_equal=True)
+        .select(*DUPLICATE_KEY, pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"))
+    )
+    return (
+        frame.join(firsts, on=DUPLICATE_KEY, how="left", nulls_equal=True, maintain_order="left")
+        .with_columns(pl.when(pl.col("_later_copy")).then(pl.col("_first_copy")).alias("_first_copy"))
+        .drop("_later_copy")
+    )
+
+
+# How far back an undated game sent again counts as a duplicate (a dated one is caught by its date).
+UNDATED_WINDOW_MONTHS = 12

@@ -1,0 +1,299 @@
+"""Who a record's players are: ids checked, names normalised and matched against the registry, local ids, the identity
+report.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from pipeline.hashing import stable_hash
+from schemas.identity import Identity
+from schemas.players import Players
+from schemas.util import conform
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
+
+
+def name_key(name: pl.Expr) -> pl.Expr:
+    """Comparable form of 'Last, First': invisible characters dropped, Unicode NFC, trimmed, single spaces, one space
+    after the comma.
+
+    Invisible characters are Unicode's format characters (category Cf: zero-width space and joiners,
+    word joiner, BOM, soft hyphen, bidi controls): a name pasted from a web page or a word processor
+    carries them unseen, and they are dropped first so that what they separated can compose. NFC, not
+    NFKC: it makes 'é' written as one character or as 'e' and a combining accent one name, and leaves a
+    name already in NFC as it is, so the local ids (local_id) of the names seen so far stay the same;
+    NFKC would also fold compatibility characters (ligatures, full-width letters), changing the key,
+    and so the local id, of names written with them.
+    """
+    visible = name.str.replace_all(r"\p{Cf}", "").str.normalize("NFC")
+    return visible.str.strip_chars().str.replace_all(r"\s+", " ").str.replace_all(r"\s*,\s*", ", ")
+
+
+# The registry's names in name_key form: a column a run's registry carries so that each month does not
+# normalise its 900,000 names again (with_name_keys).
+NAME_KEY = "_name"
+
+
+def with_name_keys(players: pl.DataFrame) -> pl.DataFrame:
+    """`players` with NAME_KEY (name_key of name), computed only when it does not carry it already."""
+    return players if NAME_KEY in players.columns else players.with_columns(name_key(pl.col("name")).alias(NAME_KEY))
+
+
+def resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+    """_white/_black: the id the record is rated under, _<side>_status (schemas.identity) and a problem text.
+
+    An id written in the dump identifies the player, registered or not: the registry adds names,
+    federations and titles, and identifies records that carry a name only. The one exception is an
+    unregistered id whose name the registry holds under another id: a mistyped id, not a new player.
+    A record without an id is matched by name against the registry and the month's own (name, id) pairs.
+    """
+    registered = players["player_id"].cast(pl.Int64).implode()
+    # Only ids that can identify somebody are given to records by name (a registry's id 0 or a dump's 10^16
+    # would reach the games table through a name).
+    registry_names = (
+        with_name_keys(players)
+        .select(pl.col(NAME_KEY), pl.col("player_id").cast(pl.Int64))
+        .filter(is_valid_id(pl.col("player_id")))
+    )
+    name_only = frame.select(
+        (
+            (pl.col("white_id").is_null() & pl.col("white_name").is_not_null())
+            | (pl.col("black_id").is_null() & pl.col("black_name").is_not_null())
+        ).any()
+    ).item()
+    if name_only:  # most months have none: the month's (name, id) pairs are gathered only when needed
+        dump_names = (
+            pl.concat(
+                [
+                    frame.select(pl.col(f"{side}_name").alias("name"), pl.col(f"{side}_id").alias("player_id"))
+                    for side in ("white", "black")
+                ]
+            )
+            .filter(pl.col("name").is_not_null() & is_valid_id(pl.col("player_id")))
+            .unique()
+            .select(name_key(pl.col("name")).alias(NAME_KEY), pl.col("player_id"))
+        )
+        everyone = pl.concat([registry_names, dump_names])
+    else:
+        everyone = registry_names
+    frame = frame.with_row_index("_row")
+    for side in ("white", "black"):
+        given, name = pl.col(f"{side}_id"), pl.col(f"{side}_name")
+        frame = frame.with_columns(given.is_in(registered).fill_null(False).alias("_registered"))
+        frame = frame.with_columns(_local_ids(frame, name, given.is_null() & _is_a_name(name)))
+        # Names are looked up only for the (few) records that need it, not for the whole month.
+        by_name = _name_matches(
+            frame.filter(given.is_null() & name.is_not_null()).select("_row", name.alias("_raw_name")), everyone
+        )
+        mistyped = (
+            (
+                _name_matches(
+                    frame.filter(given.is_not_null() & ~pl.col("_registered") & name.is_not_null()).select(
+                        "_row", name.alias("_raw_name")
+                    ),
+                    registry_names,
+                ).select("_row", pl.col("_name_id").alias("_registered_as"))
+            )
+            if players.height
+            else pl.DataFrame(schema={"_row": pl.UInt32, "_registered_as": pl.Int64})
+        )
+        frame = (
+            frame.join(by_name, on="_row", how="left", maintain_order="left")
+            .join(mistyped, on="_row", how="left", maintain_order="left")
+            .with_columns(
+                pl.when(given.is_not_null() & pl.col("_registered"))
+                .then(pl.lit("registered"))
+                .when(given.is_not_null() & pl.col("_registered_as").is_null())
+                .then(pl.lit("new"))
+                .when(given.is_not_null())
+                .then(pl.lit("id_mismatch"))
+                .when(pl.col("_name_matches") == 1)
+                .then(pl.lit("matched_by_name"))
+                .when(pl.col("_name_matches") > 1)
+                .then(pl.lit("ambiguous"))
+                .when(_is_a_name(name))
+                .then(pl.lit("new_name"))
+                .otherwise(pl.lit("unmatched"))
+                .alias(f"_{side}_status"),
+                pl.col("_name_matches").fill_null(0).alias(f"_{side}_candidates"),
+            )
+            .with_columns(
+                pl.when(pl.col(f"_{side}_status").is_in(["registered", "new"]))
+                .then(given)
+                .when(pl.col(f"_{side}_status") == "matched_by_name")
+                .then(pl.col("_name_id"))
+                .when(pl.col(f"_{side}_status") == "new_name")
+                .then(pl.col("_local_id"))
+                .alias(f"_{side}"),
+                pl.when(pl.col(f"_{side}_status") == "id_mismatch")
+                .then(
+                    pl.format(
+                        f"{side} id {{}} is not registered, and '{{}}' is registered as {{}} (a mistyped id?)",
+                        given,
+                        name,
+                        pl.col("_registered_as"),
+                    )
+                )
+                .when(pl.col(f"_{side}_status") == "unmatched")
+                .then(pl.format(f"{side} has neither id nor name (name as written: '{{}}')", name.fill_null("")))
+                .when(pl.col(f"_{side}_status") == "ambiguous")
+                .then(
+                    pl.format(f"{side} has no id and name '{{}}' matches {{}} players", name, pl.col("_name_matches"))
+                )
+                .alias(f"_{side}_problem"),
+            )
+            .drop("_name_id", "_name_matches", "_registered", "_registered_as", "_local_id")
+        )
+    return frame.drop("_row")
+
+
+# Players known by name only get a local id from their name: above every FIDE id, stable across months.
+LOCAL_ID_BASE = 10**15
+# The largest id a dump may give a player. Real FIDE ids have up to 9 digits today (the largest in the real
+# files of ../shared/realdata, PGN FideId tags, are 653046340 and 569000166; the 2004 and 2013 lists hold
+# 7- and 8-digit ids), and FIDE's formats leave room to grow: TRF's id field (columns 58-68) is 11
+# characters "including 3 digits reserve", the rating lists' is 15 wide. 11 digits is the widest id a
+# FIDE file can carry in every layout, so a real id is never refused; above it, and up to the local ids,
+# an id is a mistake (a phone number, two ids run together, a spreadsheet's mangled number).
+MAX_FIDE_ID = 10**11 - 1
+
+
+def is_valid_id(player_id: pl.Expr) -> pl.Expr:
+    """Whether an id can be a player's id as a dump writes it: 1..MAX_FIDE_ID (null stays null)."""
+    return player_id.is_between(1, MAX_FIDE_ID)
+
+
+def id_problems(white_id: pl.Expr, black_id: pl.Expr) -> pl.Expr:
+    """Why the ids as read cannot identify players ('; '-joined, one per side), or null when both can (or are absent).
+
+    The one check of every format's ids (TRF, PGN, CSV, Parquet): the readers parse what is written and
+    this decides whether it can be an id, so that `ratings validate` and the pipeline agree. 0 and
+    negative ids, ids beyond MAX_FIDE_ID and ids in the local-id range (LOCAL_ID_BASE and above, which
+    the pipeline gives players known by name only; an id there would merge a dump's player with one of
+    them) are quarantined as invalid_id: none of them would survive the games table's ids > 0, or be
+    the player the dump means. A reader that reads '0' as "no id" (TRF's 0000, PGN's "0") gives null.
+    """
+    problems = []
+    for side, given in (("white", white_id), ("black", black_id)):
+        problems.append(
+            pl.when(given == 0)
+            .then(pl.lit(f"{side} id 0 is no player id (leave it empty when the player has none)"))
+            .when(given < 0)
+            .then(pl.format(f"{side} id {{}} is negative: a player id is a positive number", given))
+            .when(given >= LOCAL_ID_BASE)
+            .then(
+                pl.format(
+                    f"{side} id {{}} is in the local-id range (10^15 and above, the ids of players known by name "
+                    "only): no FIDE id",
+                    given,
+                )
+            )
+            .when(given > MAX_FIDE_ID)
+            .then(
+                pl.format(
+                    f"{side} id {{}} is beyond FIDE's id range (at most {len(str(MAX_FIDE_ID))} digits)",
+                    given,
+                )
+            )
+        )
+    joined = pl.concat_str(problems, separator="; ", ignore_nulls=True)
+    return pl.when(joined != "").then(joined)
+
+
+def _is_a_name(name: pl.Expr) -> pl.Expr:
+    """A written name that can identify somebody: it holds a letter ('?', '-' or '' name nobody)."""
+    return name.str.contains(r"\p{L}").fill_null(False)
+
+
+def local_id(names: pl.Series) -> pl.Series:
+    """The local id of each name (normalised first): LOCAL_ID_BASE + a stable hash, so equal names get equal ids."""
+    keys = names.to_frame("name").select(name_key(pl.col("name"))).to_series()
+    return (stable_hash(keys) % LOCAL_ID_BASE).cast(pl.Int64) + LOCAL_ID_BASE
+
+
+def _local_ids(frame: pl.DataFrame, name: pl.Expr, needed: pl.Expr) -> pl.Series:
+    """_local_id: the local id of the rows where `needed` holds (null elsewhere); hashed only for those rows."""
+    rows = frame.select(pl.col("_row"), name.alias("_n"), needed.alias("_needed")).filter(pl.col("_needed"))
+    ids = pl.Series("_local_id", [None] * frame.height, dtype=pl.Int64)
+    if rows.height:
+        ids = ids.scatter(rows["_row"], local_id(rows["_n"]))
+    return ids
+
+
+def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+    """Per wanted row (_row, _raw_name): the first id with that name and how many distinct ids share it (null: none).
+
+    `players` holds (NAME_KEY, player_id) pairs, possibly several per id, in registry order.
+    """
+    wanted = wanted.with_columns(name_key(pl.col("_raw_name")).alias(NAME_KEY))
+    schema: dict[str, PolarsDataType] = {"_row": wanted["_row"].dtype, "_name_id": pl.Int64, "_name_matches": pl.UInt32}
+    if wanted.is_empty():
+        return pl.DataFrame(schema=schema)
+    by_name = (
+        players.filter(pl.col(NAME_KEY).is_in(wanted[NAME_KEY].implode()))
+        .unique(maintain_order=True)
+        .group_by(NAME_KEY, maintain_order=True)
+        .agg(pl.col("player_id").first().alias("_name_id"), pl.len().cast(pl.UInt32).alias("_name_matches"))
+    )
+    return wanted.join(by_name, on=NAME_KEY, how="inner").select(*schema)
+
+
+def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
+    """schemas.Identity rows of a resolved month frame (both sides; registered ids are not listed)."""
+    # Registered ids are most of a month: they are dropped before any text is built.
+    sides = pl.concat(
+        [
+            frame.filter(pl.col(f"_{side}_status") != "registered").select(
+                pl.col(f"_{side}_status").alias("status"),
+                pl.col(f"{side}_name").alias("name"),
+                pl.col(f"{side}_id").alias("given_id"),
+                pl.col(f"_{side}").alias("player_id"),
+                pl.col(f"_{side}_candidates").alias("candidates"),
+                pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_where"),
+            )
+            for side in ("white", "black")
+        ]
+    )
+    report = sides.group_by("status", "name", "given_id", "player_id", maintain_order=True).agg(
+        pl.col("candidates").max(),
+        pl.len().cast(pl.UInt32).alias("records"),
+        pl.col("_where").first().alias("first_seen"),
+    )
+    # Spellings name_key merged (NFC and NFD, an invisible character, blanks) are rows of their own, as written;
+    # `spellings` says how many there are, since two of them may print alike.
+    report = report.with_columns(
+        pl.col("name").n_unique().over("player_id", name_key(pl.col("name"))).cast(pl.UInt32).alias("spellings")
+    )
+    return conform(report.with_columns(pl.lit(month).alias("month")), Identity).sort(
+        "status", "name", "given_id", nulls_last=True
+    )
+
+
+def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
+    """Players rows (name only) for the ids identities rated without a registry entry: new ids and local ids.
+
+    The name is the one written in the dumps (the latest month's, then the most records); federation,
+    sex, title and birth year stay unknown. `registered` is the month the name was seen.
+    """
+    named = identities.filter(
+        pl.col("status").is_in(["new", "new_name"]) & pl.col("player_id").is_not_null() & pl.col("name").is_not_null()
+    )
+    return conform(
+        named.sort(["month", "records"], descending=[True, True])
+        .filter(pl.col("player_id").is_first_distinct())
+        .select(
+            "player_id",
+            name_key(pl.col("name")).alias("name"),
+            pl.lit("").alias("federation"),
+            pl.lit(None, dtype=pl.Utf8).alias("sex"),
+            pl.lit(None, dtype=pl.Int32).alias("birth_year"),
+            pl.lit(None, dtype=pl.Utf8).alias("title"),
+            pl.col("month").alias("registered"),
+        )
+        .sort("player_id"),
+        Players,
+    )
