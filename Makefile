@@ -64,7 +64,9 @@ test-fast: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
-# The store's months and scenarios, on 127.0.0.1 (PORT=3001 make ui for another port).
+# `dg dev` over the demo's store (./data, or $RATINGS_STORE) and the instance `make run` writes ($DAGSTER_HOME,
+# exported above): the demo's months, scenarios and runs only (`ratings run --store DIR` without DAGSTER_HOME keeps
+# its runs in DIR/.dagster). On 127.0.0.1; PORT=3001 make ui for another port.
 PORT ?= 3000
 ui: $(STAMP)
 	$(BIN)/ratings ui --port $(PORT)

@@ -6,6 +6,11 @@ from dataclasses import dataclass
 import dagster as dg
 import pandera.polars as pa
 
+# Not exported by dagster: the materialization an evaluation verified (AssetCheckEvaluation's target).
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData as Target,
+)
+
 from assets.metadata import Metadata
 from assets.storage import ObjectStoreResource
 from pipeline.invariants.catalog import (
@@ -123,33 +128,63 @@ def _chain_checks(
     ]
 
 
+def month_targets(instance: dg.DagsterInstance, key: dg.AssetKey, months: Iterable[str]) -> dict[str, Target]:
+    """Each month's latest materialization of `key`: what an evaluation of that month verifies (its target).
+
+    The UI counts a month's check as passed or failed only while its latest evaluation targets the
+    month's latest materialization; an evaluation without a target reads as never run (Missing).
+    """
+    latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, set(months))
+    if not latest:
+        return {}
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
+    ).records
+    return {
+        record.partition_key: Target(run_id=record.run_id, storage_id=record.storage_id, timestamp=record.timestamp)
+        for record in records
+        if record.partition_key is not None
+    }
+
+
 def _evaluations(
     context: dg.AssetCheckExecutionContext, spec: dg.AssetCheckSpec, months: list[str], outcome: MonthProblems
-) -> Iterable[dg.AssetCheckEvaluation | dg.AssetCheckResult]:
-    """One evaluation per month of a range run, so the UI shows each month passed or failed, then the range's result.
+) -> Iterable[dg.AssetCheckEvaluation | dg.AssetCheckResult | dg.Output]:
+    """What a check verified, month by month, as the UI reads it: each month passed or failed, against that month's
+    latest materialization.
 
-    A range step's own result carries no partition: without the months the UI lists every month of
-    the range as skipped.
+    A step of one partition (a run of one month launched from the UI) yields its result, which Dagster
+    records for that month. A range step's own result would carry no partition (the UI would list the
+    months as skipped or missing), so a range step records one evaluation per month, with its target;
+    over several months, then the range's result (no partition: the run's figures), else the step's output.
     """
     severity = dg.AssetCheckSeverity.ERROR if spec.blocking else dg.AssetCheckSeverity.WARN
-    if len(months) > 1:  # a single-month step's result is that month's
-        for month, own in problems_by_month(outcome.problems, months).items():
-            yield dg.AssetCheckEvaluation(
-                asset_key=spec.asset_key,
-                check_name=spec.name,
-                passed=not own,
-                partition=month,
-                severity=severity,
-                blocking=spec.blocking,
-                metadata={"problems": _listed(own)} if own else {"month": month},
-            )
     metadata: Metadata = {"months_checked": len(months), "first_month": months[0], "last_month": months[-1]}
     metadata.update(outcome.stats)
     if outcome.problems:
         metadata.update(problems=_listed(outcome.problems), problem_count=len(outcome.problems))
-    yield dg.AssetCheckResult(
+    result = dg.AssetCheckResult(
         asset_key=spec.asset_key, check_name=spec.name, passed=outcome.passed, metadata=metadata, severity=severity
     )
+    if context.has_partition_key:
+        yield result
+        return
+    targets = month_targets(context.instance, spec.asset_key, months)
+    for month, own in problems_by_month(outcome.problems, months).items():
+        yield dg.AssetCheckEvaluation(
+            asset_key=spec.asset_key,
+            check_name=spec.name,
+            passed=not own,
+            partition=month,
+            severity=severity,
+            blocking=spec.blocking,
+            metadata=metadata if len(months) == 1 else ({"problems": _listed(own)} if own else {"month": month}),
+            target_materialization_data=targets.get(month),
+        )
+    if len(months) > 1:
+        yield result
+    else:  # the check's output, which the steps a blocking check guards wait for
+        yield dg.Output(None, output_name=context.job_def.asset_layer.get_op_output_name(spec.key))
 
 
 def stage_checks(
@@ -180,10 +215,6 @@ def stage_checks(
         object_store = store.store()
         for key in sorted(context.selected_asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
             check = by_key[key]
-            for event in _evaluations(context, check.spec, months, check.evaluate(object_store, months)):
-                if isinstance(event, dg.AssetCheckResult):
-                    yield event
-                else:  # Dagster's log_event takes it, though its UserEvent annotation leaves it out
-                    context.op_execution_context.log_event(event)  # type: ignore[arg-type]
+            yield from _evaluations(context, check.spec, months, check.evaluate(object_store, months))
 
     return table_checks

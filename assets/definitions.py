@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from datetime import timedelta
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import dagster as dg
 
@@ -22,6 +23,7 @@ from assets.storage import ObjectStoreResource, ParquetIOManager
 from assets.validate import build_validation_assets
 from pipeline.ingest.landing import inventory, months_held
 from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
+from pipeline.months import add_months, month_of
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import Settings
 from pipeline.store.lock import store_tag
@@ -37,12 +39,28 @@ def build_resources(root: str | None = None) -> dict[str, ObjectStoreResource | 
     return {"store": store, "io_manager": ParquetIOManager(store=store)}
 
 
-def list_freshness(settings: Settings) -> dg.FreshnessPolicy:
-    """The list of the month just closed is due by the end of the day the monthly schedule rates it.
+def month_just_closed(settings: Settings, now: datetime | None = None) -> str:
+    """The month before the current one in the schedule's time zone: the month whose list is due next."""
+    today = (now or datetime.now(ZoneInfo(settings.schedule_timezone))).astimezone(ZoneInfo(settings.schedule_timezone))
+    return add_months(month_of(today.date()), -1)
+
+
+def list_freshness(
+    settings: Settings, partitions: dg.PartitionsDefinition, now: datetime | None = None
+) -> dg.FreshnessPolicy | None:
+    """The list of the month just closed is due by the end of the day the monthly schedule rates it; None when that
+    month is not one of the list's months.
 
     The month closes on the 1st; the schedule runs on RATINGS_SCHEDULE_DAY, so a list materialized
     between the 1st and the end of that day is on time, and one older than the 1st is late after it.
+    Dagster judges the policy by the list's latest materialization, whatever its month. It says
+    something of the month just closed only where that month is a partition (its dumps have landed,
+    or automation keeps the months open to it): there the monthly run rates it. A store whose months
+    end earlier (the demo) has no list due, and re-rating an old month would read "Passing".
     """
+    last = partitions.get_last_partition_key()
+    if last is None or last < month_just_closed(settings, now):
+        return None
     day = settings.schedule_day
     return dg.FreshnessPolicy.cron(
         deadline_cron=f"59 23 {day} * *",
@@ -56,7 +74,7 @@ def build_scenario_defs(
 ) -> dg.Definitions:
     """One scenario: its chain, analyses, report pages and published lists, each stage with the checks of its tables."""
     return dg.Definitions.merge(
-        build_rating_defs(partitions, scenario, list_freshness(settings or Settings())),
+        build_rating_defs(partitions, scenario, list_freshness(settings or Settings(), partitions)),
         build_analytics_defs(partitions, scenario),
         dg.Definitions(
             assets=[*build_report_assets(partitions, scenario), *build_published_assets(partitions, scenario)]

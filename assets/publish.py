@@ -8,7 +8,7 @@ from assets.metadata import table_attributes, validate
 from assets.rate import chain_key
 from assets.storage import ObjectStoreResource
 from pipeline.operations import progress
-from pipeline.publish.lists import PUBLISHED_FROM_THE_LIST, published_registry, write_published_month
+from pipeline.publish.lists import PUBLISHED_FROM_THE_LIST, published_registries, write_published_month
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import MonthlyFrames
 from schemas import PublishedList
@@ -33,12 +33,11 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         first_partition = partitions.get_first_partition_key()
         assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
-        registry = published_registry(object_store, first_partition, months[-1])
+        registry_of = published_registries(object_store, first_partition, months[-1])
         largest = 0
         for done, month in enumerate(months, start=1):
-            figures = write_published_month(
-                object_store, scenario, month, rating_list.read(month, PUBLISHED_FROM_THE_LIST), registry, validate
-            )
+            listed = rating_list.read(month, PUBLISHED_FROM_THE_LIST)
+            figures = write_published_month(object_store, scenario, month, listed, registry_of(month), validate)
             context.add_asset_metadata(dict(figures), partition_key=month)
             largest = max(largest, int(figures["players"]))
             progress.report(f"publish {scenario.name}", month, done, len(months))

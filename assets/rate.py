@@ -12,7 +12,7 @@ from assets.metadata import table_attributes
 from assets.partitions import PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
-from pipeline.scenarios.chain import MissingMonth, chain_tables, games_or_empty, month_figures, rate_months
+from pipeline.scenarios.chain import ChainTable, MissingMonth, chain_tables, games_or_empty, month_figures, rate_months
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
 from pipeline.store.monthly import MonthlyFrames
 
@@ -29,6 +29,17 @@ def chain_key(scenario: Scenario, table: str) -> dg.AssetKey:
     return dg.AssetKey([scenario.name, table])
 
 
+def _dependency_order(tables: list[ChainTable]) -> list[str]:
+    """The chain's table names, each after the other tables it is computed from (ChainTable.reads)."""
+    order: list[str] = []
+    while len(order) < len(tables):
+        ready = [t.name for t in tables if t.name not in order and set(t.reads) - {t.name} <= set(order)]
+        if not ready:
+            raise ValueError(f"the chain's tables read each other: {[(t.name, t.reads) for t in tables]}")
+        order += ready
+    return order
+
+
 def build_rating_defs(
     partitions: dg.PartitionsDefinition, scenario: Scenario, list_freshness: dg.FreshnessPolicy | None = None
 ) -> dg.Definitions:
@@ -37,7 +48,26 @@ def build_rating_defs(
     """
     first_partition = partitions.get_first_partition_key()
     tables = chain_tables(scenario)
+    dependency_order = _dependency_order(tables)
     keys = {table.name: chain_key(scenario, table.name) for table in tables}
+
+    # A rule set's list month rates the games since its previous list; a system rates each month alone.
+    games_mapping = None if scenario.is_system else period_games_mapping()
+
+    def spec(table: ChainTable) -> dg.AssetSpec:
+        # Each table's own lineage: the month's games and the tables of the month before it is computed from
+        # (ChainTable.reads), so the graph has self-dependencies but no cycle between two tables of the chain.
+        # The previous month is read from the store, not loaded as an input: in a range run the IO manager
+        # would try to load months not yet written.
+        before = [dg.AssetDep(keys[read], partition_mapping=PREVIOUS_MONTH) for read in table.reads]
+        return dg.AssetSpec(
+            keys[table.name],
+            deps=[dg.AssetDep("games", partition_mapping=games_mapping), *before],
+            # The scenario's own definition is part of its code: editing it in the YAML marks its chain stale.
+            **table_attributes(table.model, "rate", scenario, scenario.model_dump_json()),
+            freshness_policy=list_freshness if table.name == "rating_list" else None,
+            skippable=True,  # a subset stores only what was selected
+        )
 
     # Each month's tables are written as they are made (none waits for a whole range), and a subset
     # such as the list alone is a valid selection: the month is computed whole, the rest not stored.
@@ -47,21 +77,8 @@ def build_rating_defs(
         group_name=scenario.name,
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
-        # A rule set's list month rates the games since its previous list; a system rates each month alone.
-        ins={"games": dg.AssetIn("games", partition_mapping=None if scenario.is_system else period_games_mapping())},
-        # Lineage of the self-dependencies only. The previous month is read from the store, not loaded
-        # as an input: in a range run the IO manager would try to load months not yet written.
-        deps=[dg.AssetDep(keys[table.name], partition_mapping=PREVIOUS_MONTH) for table in tables if table.carried],
-        outs={
-            table.name: dg.AssetOut(
-                key=keys[table.name],
-                # The scenario's own definition is part of its code: editing it in the YAML marks its chain stale.
-                **table_attributes(table.model, "rate", scenario, scenario.model_dump_json()),
-                freshness_policy=list_freshness if table.name == "rating_list" else None,
-                is_required=False,  # a subset stores only what was selected
-            )
-            for table in tables
-        },
+        ins={"games": dg.AssetIn("games")},  # its partition mapping is the dependency's (in each spec)
+        specs=[spec(table) for table in tables],
     )
     def rate(
         context: dg.AssetExecutionContext, store: ObjectStoreResource, games: MonthlyFrames
@@ -91,7 +108,8 @@ def build_rating_defs(
 
         frames = ((month, one_month(month)) for month in months)
         write_month_tables(context, object_store, stored, months, frames)
-        yield from (dg.MaterializeResult(asset_key=keys[name]) for name in selected)
+        # Dagster takes a multi-asset's results in the order of its tables' dependencies (the state before the list).
+        yield from (dg.MaterializeResult(asset_key=keys[name]) for name in dependency_order if name in selected)
 
     checks = stage_checks(
         rate.node_def.name,

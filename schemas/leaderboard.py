@@ -18,7 +18,9 @@ class Leaderboard(pa.DataFrameModel):
     written to `reports/evaluation/leaderboard.html`, linked from `reports/index.html`.
     """
 
-    rank: pl.Int64 = pa.Field(ge=1, description="Order by deviance_log10, best (lowest) first")
+    rank: pl.Int64 = pa.Field(
+        ge=1, nullable=True, description="Order by deviance_log10, best (lowest) first; empty: no metric, not ranked"
+    )
     scenario: pl.Utf8 = pa.Field(unique=True, description="Scenario name")
     kind: pl.Utf8 = pa.Field(
         isin=["rule set", "system"], description="Rated by FIDE-style rule sets or by a rating system"

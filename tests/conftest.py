@@ -68,10 +68,12 @@ INTEGRATION_MODULES = {
     "test_player",
     "test_published_list",
     "test_run",
+    "test_run_summary",
     "test_scale_out",
     "test_security",
     "test_storage_s3",
     "test_ui",
+    "test_ui_checks",
 }
 INTEGRATION_FIXTURES = {
     "tiny_store",

@@ -103,12 +103,16 @@ def test_read_month_without_dumps(store):
     assert empty.height == 0 and empty.columns == list(RawGames.to_schema().columns)
 
 
-def test_read_players_first_registration_wins(store):
+def test_read_players_registered_from_the_first_folder_named_by_the_newest(store):
     players = read_players(store, MONTH)
     Players.validate(players)
     assert players.height == 9  # 8 in 2023-12, one new in 2024-01; 2024-02 is in the future
     alpha = players.filter(pl.col("player_id") == 1001).row(0, named=True)
-    assert (alpha["name"], alpha["registered"], alpha["title"]) == ("Alpha, Anna", "2023-12", "GM")
+    # 2024-01's players.csv renames her: the newest folder names her from 2024-01, registered since 2023-12.
+    assert (alpha["name"], alpha["registered"], alpha["title"]) == ("Alpha-Renamed, Anna", "2023-12", "GM")
+    december = read_players(store, "2023-12").filter(pl.col("player_id") == 1001)
+    assert december["name"].to_list() == ["Alpha, Anna"]
+    assert players["player_id"].to_list()[:2] == [1001, 1002]  # in the order of first registration
     assert players.filter(pl.col("player_id") == 1005)["registered"].to_list() == ["2024-01"]
     assert players.filter(pl.col("player_id") == 1004)["sex"].to_list() == ["F"]  # 'w' in the file
     assert players.filter(pl.col("player_id") == 2002)["birth_year"].to_list() == [None]

@@ -1,5 +1,6 @@
-"""`ratings player`: history under every scenario, a month's calculation that adds up to the list's change, HTML
-page.
+"""`ratings player`: history under every scenario (the months with activity), a list's calculation that adds up to the
+list's change in every era (a quarterly list rates three months of games), a player found by name (local ids too),
+the HTML card the lists link to.
 """
 
 from __future__ import annotations
@@ -13,9 +14,24 @@ import polars as pl
 import pytest
 
 from pipeline.cli.commands import main
-from pipeline.publish.player_card import month_games, period_change, player_report, render_html
+from pipeline.publish import player_card
+from pipeline.publish.lists import PLAYER_CARD_LINK
+from pipeline.publish.player_card import (
+    AmbiguousPlayerError,
+    active_months,
+    chart_title,
+    find_players,
+    month_games,
+    period_change,
+    player_page_key,
+    player_report,
+    render_html,
+    render_text,
+    resolve_player,
+)
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
+from pipeline.validate.identity import LOCAL_ID_BASE
 from schemas.performance import Performance
 
 FIRST, LAST = "2024-01", "2024-02"  # two of the tiny landing zone's months keep this fast
@@ -24,39 +40,60 @@ SCENARIOS = {
     "elo-32": Scenario(name="elo-32", description="plain Elo, K 32", rules="elo-32"),
 }
 NO_NAMES = pl.DataFrame(schema={"player_id": pl.Int64, "name": pl.Utf8})
+LOCAL_NAME = "Localson, Lukas"  # a player the dumps name without an id: a local id
 
 
-@pytest.fixture(scope="module")
-def store(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    """Lists, rated games and performance of both scenarios for 2024-01..02, materialized through Dagster."""
+def materialize(root: Path, first: str, last: str, scenarios: dict[str, Scenario]) -> None:
+    """Lists, rated games and performance of `scenarios` for first..last, materialized through Dagster."""
     from assets.automation import range_tags
     from assets.definitions import build_defs
 
-    root = tmp_path_factory.mktemp("player") / "store"
-    shutil.copytree(tiny_landing_zone, root / "raw")
-    defs = build_defs(FIRST, LAST, root=str(root), scenarios=SCENARIOS)
+    defs = build_defs(first, last, root=str(root), scenarios=scenarios)
     keys = defs.resolve_asset_graph().get_all_asset_keys()
     wanted = [key for key in keys if key.path[-1] in ("rating_list", "rated_games", "performance")]
     selection = dg.AssetSelection.assets(*wanted).upstream().required_multi_asset_neighbors()
     result = dg.materialize(
-        list(defs.assets),
-        resources=defs.resources,
-        selection=selection,
-        tags=range_tags(FIRST, LAST),
+        list(defs.assets), resources=defs.resources, selection=selection, tags=range_tags(first, last)
     )
     assert result.success
+
+
+def name_only_games(registered: pl.DataFrame) -> str:
+    """A PGN of two games of LOCAL_NAME, written without an id, against two registered players."""
+    games = []
+    for round_, (opponent, name) in enumerate(registered.select("player_id", "name").head(2).iter_rows(), start=1):
+        games.append(
+            f'[Event "Club night"]\n[Site "Leeds"]\n[Date "2024.02.2{round_}"]\n[Round "{round_}"]\n'
+            f'[White "{LOCAL_NAME}"]\n[Black "{name}"]\n[BlackFideId "{opponent}"]\n[WhiteTitle "FM"]\n'
+            f'[Result "1-0"]\n[TimeControl "5400+30"]\n\n1. e4 e5 1-0\n'
+        )
+    return "\n".join(games)
+
+
+@pytest.fixture(scope="module")
+def store(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """Lists, rated games and performance of both scenarios for 2024-01..02, materialized through Dagster; the
+    landing zone also holds two games of a player the dumps name without an id.
+    """
+    root = tmp_path_factory.mktemp("player") / "store"
+    shutil.copytree(tiny_landing_zone, root / "raw")
+    registered = pl.read_csv(root / "raw" / "players" / FIRST / "players.csv")
+    (root / "raw" / "ENG" / LAST / "club-night.pgn").write_text(name_only_games(registered), encoding="utf-8")
+    materialize(root, FIRST, LAST, SCENARIOS)
     object_store = ObjectStore(str(root))
     rating_list = object_store.read_parquet(f"actual/rating_list/{LAST}.parquet")
     # A player rated before the month who played several games in it, with a non-zero change.
     busy = rating_list.filter(pl.col("change").is_not_null() & (pl.col("change") != 0) & (pl.col("games") >= 3))
     player = int(busy.sort("games", "player_id", descending=[True, False])["player_id"][0])
-    return SimpleNamespace(root=str(root), store=object_store, player=player, rating_list=rating_list)
+    return SimpleNamespace(
+        root=str(root), store=object_store, player=player, rating_list=rating_list, registered=registered
+    )
 
 
 def test_history_has_one_column_per_scenario(store: SimpleNamespace) -> None:
-    report = player_report(store.store, store.player)
+    report = player_report(store.store, store.player, all_months=True)
     assert report.scenarios == ["actual", "elo_32"] and report.scenario == "actual"
-    assert report.history.columns == ["month", "actual", "elo_32", "games"]
+    assert report.history.columns == ["month", "actual", "elo_32", "games", "flags"]
     assert report.history["month"].to_list() == [FIRST, LAST]
     for scenario in ("actual", "elo_32"):
         for month in (FIRST, LAST):
@@ -148,6 +185,120 @@ def test_cli_text_and_html(store: SimpleNamespace, tmp_path: Path, capsys: pytes
     assert str(store.player) in page and "data:image/png;base64," in page and page.startswith("<!DOCTYPE html>")
 
 
+def test_cli_html_without_a_file_writes_the_card_the_lists_link_to(
+    store: SimpleNamespace, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["player", str(store.player), "--store", store.root, "--html"]) == 0
+    card = Path(store.root) / player_page_key(store.player)
+    assert capsys.readouterr().out.rstrip().endswith(f"wrote {card}")
+    # The link of the player's row on any list page (lists/<scenario>/<YYYY-MM>.html) is this file.
+    linked = Path(store.root) / "lists" / "actual" / PLAYER_CARD_LINK.replace("<id>", str(store.player))
+    assert linked.resolve() == card.resolve()
+    page = card.read_text(encoding="utf-8")
+    assert f'href="../lists/actual/{LAST}.html"' in page and f"ratings player {store.player} --html" in page
+
+
+def test_a_player_is_found_by_name_and_a_local_id_too(store: SimpleNamespace, capsys: pytest.CaptureFixture) -> None:
+    row = store.rating_list.filter(pl.col("player_id") == store.player)
+    name = store.registered.filter(pl.col("player_id") == store.player)["name"][0]
+    assert row.height and resolve_player(store.store, name) == store.player
+    last, first = name.split(", ")
+    # Blanks, case, the comma and the order of the words aside.
+    assert resolve_player(store.store, f"  {first.upper()}   {last.lower()} ") == store.player
+    local = resolve_player(store.store, "lukas localson")
+    assert local >= LOCAL_ID_BASE and len(str(local)) == 16
+    assert local in store.store.read_parquet(f"actual/rating_list/{LAST}.parquet")["player_id"].to_list()
+    report = player_report(store.store, local)
+    assert report.name == LOCAL_NAME and report.games.height == 2
+    assert main(["player", "Localson,", "Lukas", "--store", store.root]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Player {local}  {LOCAL_NAME} (no FIDE id: a local id given by name)")
+    assert resolve_player(store.store, str(store.player)) == store.player  # digits are an id
+
+
+def test_a_name_several_players_hold_lists_them_and_stops(
+    store: SimpleNamespace, capsys: pytest.CaptureFixture
+) -> None:
+    listed = store.rating_list["player_id"].implode()
+    surnames = (
+        store.registered.filter(pl.col("player_id").is_in(listed))
+        .with_columns(pl.col("name").str.split(", ").list.first().alias("surname"))
+        .group_by("surname")
+        .agg("player_id")
+        .filter(pl.col("player_id").list.len() >= 2)
+        .sort("surname")
+    )
+    surname, ids = surnames.row(0)
+    with pytest.raises(AmbiguousPlayerError) as ambiguous:
+        resolve_player(store.store, surname)
+    assert sorted(ambiguous.value.matches["player_id"]) == sorted(ids)
+    assert main(["player", surname, "--store", store.root]) == 1
+    captured = capsys.readouterr()
+    assert all(str(player) in captured.out for player in ids)
+    assert f"{len(ids)} players match '{surname}'" in captured.err and captured.err.count("\n") == 1
+    assert main(["player", "Nobody, Nemo", "--store", store.root]) == 2
+    assert "no player on the stored lists is named 'Nobody, Nemo'" in capsys.readouterr().err
+    assert find_players(store.store, "nemo nobody").is_empty()
+
+
+def test_the_chart_is_titled_with_the_name_and_the_history_reads_one_scan_per_scenario(
+    store: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pipeline.reports.charts as charts
+
+    scans = []
+    scan_parquet = pl.scan_parquet
+
+    def counted(source, *args, **kwargs):  # noqa: ANN001, ANN202
+        scans.append(source)
+        return scan_parquet(source, *args, **kwargs)
+
+    monkeypatch.setattr(player_card.pl, "scan_parquet", counted)
+    rows = player_card.rating_history(store.store, store.player, player_card.stored_months(store.store))
+    assert len(scans) == 2 and all(len(files) == 2 for files in scans)  # one scan of both months per scenario
+    assert rows.height == 4  # the player's row of each list, and nothing else
+    monkeypatch.undo()
+    report = player_report(store.store, store.player)
+    titles = []
+    plot = charts.plot_rating_history
+    monkeypatch.setattr(charts, "plot_rating_history", lambda *a, **k: titles.append(k["title"]) or plot(*a, **k))
+    render_html(report)
+    assert titles == [f"Rating history of {report.name}"] and report.name
+    # A '$' in a name is text, not Matplotlib's mathtext, and the name is printable.
+    report.name = "Cash $x^2$ and $5\u202e, Eve"
+    assert chart_title(report) == "Rating history of Cash \\$x^2\\$ and \\$5, Eve"
+    render_html(report)
+
+
+def test_only_months_with_activity_are_shown_unless_asked() -> None:
+    def month(m: str, rating, change=0, games=0, inactive=False, delisted=False, new=False) -> dict:  # noqa: ANN001
+        return {"scenario": "actual", "month": m, "rating": rating, "change": change, "k_used": None,
+                "games": games, "inactive": inactive, "delisted": delisted, "newly_rated": new}  # fmt: skip
+
+    rows = pl.DataFrame(
+        [
+            month("2024-01", None, None),  # first appearance
+            month("2024-02", None, None),
+            month("2024-03", 1500, None, games=5, new=True),  # first rating
+            month("2024-04", 1500),
+            month("2024-05", 1510, 10, games=3),
+            month("2024-06", 1510),
+            month("2025-06", 1510, inactive=True),  # flagged inactive
+            month("2025-07", 1510, inactive=True),
+            month("2025-08", None, None, delisted=True),
+            month("2025-09", None, None),
+        ]
+    )
+    assert active_months(rows).to_list() == ["2024-01", "2024-03", "2024-05", "2025-06", "2025-08"]
+    # Another scenario's activity counts too.
+    other = rows.with_columns(scenario=pl.lit("glicko2"), change=pl.lit(0), rating=pl.lit(1600), games=pl.lit(0))
+    moved = pl.concat(
+        [rows, other.with_columns(games=pl.when(pl.col("month") == "2024-04").then(2).otherwise(0))],
+        how="vertical_relaxed",
+    )
+    assert "2024-04" in active_months(moved).to_list()
+
+
 def test_html_escapes_names(store: SimpleNamespace) -> None:
     report = player_report(store.store, store.player)
     report.name = "<script>alert(1)</script>"
@@ -173,3 +324,66 @@ def test_cli_errors_are_one_line_exit_2(store: SimpleNamespace, capsys: pytest.C
 def test_cli_store_without_lists(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["player", "4600003", "--store", str(tmp_path)]) == 2
     assert "no rating list in the store" in capsys.readouterr().err
+
+
+# -- a quarterly era: the list of March 2008 rates January to March ---------------------------------
+
+QUARTER = ["2008-01", "2008-02", "2008-03"]
+
+
+@pytest.fixture(scope="module")
+def quarterly(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """A federation's first quarter of 2008 rated under FIDE's regulations of the time (quarterly lists: the list of
+    1 April 2008 is period 2008-03's, and rates the games of January, February and March).
+    """
+    from pipeline.generator import generate
+
+    root = tmp_path_factory.mktemp("quarterly") / "store"
+    generate(str(root), seed=4, players=300, start=QUARTER[0], end=QUARTER[-1])
+    scenarios = {"actual": Scenario(name="actual", description="FIDE's regulations", rules="fide-historical")}
+    materialize(root, QUARTER[0], QUARTER[-1], scenarios)
+    store = ObjectStore(str(root))
+    rated = pl.concat([store.read_parquet(f"actual/rated_games/{m}.parquet") for m in QUARTER])
+    sides = pl.concat([rated.select("month", pl.col(side).alias("player_id")) for side in ("white_id", "black_id")])
+    played = sides.group_by("player_id").agg(pl.col("month").n_unique().alias("months"), pl.len().alias("played"))
+    listed = store.read_parquet(f"actual/rating_list/{QUARTER[-1]}.parquet")
+    changed = listed.filter(pl.col("change").is_not_null() & (pl.col("change") != 0) & (pl.col("games") > 0))
+    return SimpleNamespace(
+        root=str(root), store=store, scenarios=scenarios, listed=listed, changed=changed.join(played, on="player_id")
+    )
+
+
+def test_a_quarterly_list_shows_the_games_of_every_month_it_rates(quarterly: SimpleNamespace) -> None:
+    # The lists of January and February carry the ratings forward: no game changes a rating before March's list.
+    for month in QUARTER[:2]:
+        carried = quarterly.store.read_parquet(f"actual/rating_list/{month}.parquet")
+        assert carried["k_used"].null_count() == carried.height and carried["games"].sum() == 0
+    early = quarterly.changed.filter(pl.col("months") >= 2).sort("played", "player_id", descending=[True, False])
+    assert early.height >= 5
+    for scenarios in (quarterly.scenarios, {}):  # told by the scenario, or by the stored lists
+        for row in early.head(5).iter_rows(named=True):
+            report = player_report(quarterly.store, row["player_id"], scenarios=scenarios)
+            assert report.month == QUARTER[-1] and report.period == QUARTER, row
+            assert report.games.height == row["played"] and report.games["month"].n_unique() == row["months"]
+            assert report.games.filter(pl.col("change").is_not_null()).height == row["games"]
+            assert report.rounded_change == row["change"], row
+    text = render_text(player_report(quarterly.store, int(early["player_id"][0]), scenarios=quarterly.scenarios))
+    assert "Calculation for the list of 2008-03 under actual: rating period 2008-01..2008-03" in text
+    assert "No game changed a rating" not in text and "equal to the list's change" in text
+
+
+def test_every_changed_rating_of_a_quarterly_list_adds_up(quarterly: SimpleNamespace) -> None:
+    for row in quarterly.changed.sort("player_id").head(30).iter_rows(named=True):
+        report = player_report(quarterly.store, row["player_id"], "actual", QUARTER[-1], scenarios=quarterly.scenarios)
+        assert report.rounded_change == row["change"], row
+
+
+def test_a_month_without_a_list_says_which_list_rates_its_games(quarterly: SimpleNamespace) -> None:
+    player = int(quarterly.changed.filter(pl.col("months") >= 2)["player_id"][0])
+    report = player_report(quarterly.store, player, month=QUARTER[0], scenarios=quarterly.scenarios)
+    assert not report.list_published and report.next_list == QUARTER[-1] and report.total_change is None
+    text = render_text(report)
+    assert f"Games of {QUARTER[0]} under actual" in text
+    assert f"No list was published after {QUARTER[0]} under actual: its games are rated on the list of 2008-03" in text
+    inferred = player_report(quarterly.store, player, month=QUARTER[0], scenarios={})
+    assert not inferred.list_published and inferred.games.equals(report.games)

@@ -29,10 +29,13 @@ from pipeline.publish.lists import (
     published_html_bytes,
     published_list,
     published_list_key,
-    published_registry,
+    published_registries,
     published_txt,
     published_txt_bytes,
     ranked_registry,
+    stored_txt_left_out,
+    txt_left_out,
+    with_delisted_previous_ratings,
     write_published_month,
     write_published_txt,
 )
@@ -57,6 +60,8 @@ EXPECTED_COLUMNS = [
     "inactive",
     "delisted",
     "newly_rated",
+    "rank",
+    "previous_rating",
 ]
 HOSTILE_NAME = '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2">, Eve'
 
@@ -164,8 +169,13 @@ def test_csv_columns_order_and_values(small: tuple[pl.DataFrame, pl.DataFrame]) 
         "inactive": "false",
         "delisted": "false",
         "newly_rated": "false",
+        "rank": "1",
+        "previous_rating": "2438",  # 2450 - 12
     }
     assert row["20"]["birth_year"] == "2009" and row["20"]["newly_rated"] == "true" and row["20"]["k"] == "40"
+    # Equal ratings share a place; the inactive and the unrated have none. A first rating has no previous one.
+    assert [row[i]["rank"] for i in ("30", "20", "50", "40")] == ["2", "2", None, None]
+    assert [row[i]["previous_rating"] for i in ("30", "20", "50", "40")] == ["2109", None, None, None]
     assert row["30"]["federation"] is None and row["30"]["name"] == "Alpha, Dora"  # a blank registry cell stays empty
     # Not in the registry: the registry's cells are empty, the list's own values are all there.
     assert {c: row["50"][c] for c in ("name", "federation", "title", "sex")} == dict.fromkeys(
@@ -372,8 +382,8 @@ def test_html_data_is_the_list_column_by_column(small: tuple[pl.DataFrame, pl.Da
     page = published_html(published, "actual", "2024-12")
     data = json.loads(re.search(r'id="list-data">(.*?)</script>', page, re.S).group(1))  # type: ignore[union-attr]
     dictionaries = json.loads(re.search(r'id="list-dictionaries">(.*?)</script>', page, re.S).group(1))  # type: ignore[union-attr]
-    assert list(data) == ["id", "name", "federation", "title", "sex", "birth_year", "rating", "change", "games", "k",
-                          "inactive", "delisted", "newly_rated"]  # fmt: skip
+    assert list(data) == ["id", "name", "federation", "title", "sex", "birth_year", "rating", "previous_rating",
+                          "change", "games", "k", "inactive", "delisted", "newly_rated"]  # fmt: skip
     decoded = {
         column: [None if i is None else dictionaries[column][i] for i in values] if column in dictionaries else values
         for column, values in data.items()
@@ -461,6 +471,10 @@ def big_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFra
     return page, published
 
 
+# The page's columns: Rank, FIDE id, Name, Fed, Title, Sex, Born, Rating, Previous, Change, Games, K and the flags.
+RANK, ID, NAME, FEDERATION, SEX, BORN, RATING, PREVIOUS = 0, 1, 2, 3, 5, 6, 7, 8
+
+
 def cells(page, row: int) -> list[str]:
     return page.locator("#rows tr:not(.pad)").nth(row).locator("td").all_inner_texts()
 
@@ -493,9 +507,10 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
             shown = page.locator("#rows tr:not(.pad)")
             assert 10 <= shown.count() < 100  # only the rows in view exist in the DOM
             top = [cells(page, i) for i in range(5)]
-            assert [int(r[0]) for r in top] == rated["id"].head(5).to_list()
+            assert [int(r[ID]) for r in top] == rated["id"].head(5).to_list()
+            assert [r[RANK] for r in top] == ["" if r is None else str(r) for r in rated["rank"].head(5)]
             assert (
-                [int(r[6]) for r in top]
+                [int(r[RATING]) for r in top]
                 == rated["rating"].head(5).to_list()
                 == sorted(rated["rating"].head(5), reverse=True)
             )
@@ -506,12 +521,12 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
 
             # Rating header: ascending (lowest first, unrated still last), then back to descending.
             page.locator("th", has_text="Rating").click()
-            low = [int(cells(page, i)[6]) for i in range(5)]
+            low = [int(cells(page, i)[RATING]) for i in range(5)]
             assert low == sorted(low) and low[0] == rated["rating"].min()
             page.locator("th", has_text="Rating").click()
-            assert int(cells(page, 0)[0]) == rated["id"][0]
+            assert int(cells(page, 0)[ID]) == rated["id"][0]
             page.locator("th", has_text="Name").click()
-            names = [cells(page, i)[1] for i in range(5)]
+            names = [cells(page, i)[NAME] for i in range(5)]
             assert names == sorted(names) and names[0] == published["name"].drop_nulls().min()
 
             # Search by (part of) a name, then by an id.
@@ -520,21 +535,118 @@ def test_html_500k_rows_in_chromium(big_page: tuple[Path, pl.DataFrame]) -> None
             search.fill(target["name"].split(",")[0])
             page.wait_for_function("document.getElementById('status').textContent.includes(' of ')")
             found = [cells(page, i) for i in range(page.locator("#rows tr:not(.pad)").count())]
-            assert [str(target["id"]), target["name"]] in [row[:2] for row in found]
+            assert [str(target["id"]), target["name"]] in [row[ID : NAME + 1] for row in found]
             search.fill(str(target["id"]))
-            page.wait_for_function(f"document.querySelector('#rows tr:not(.pad) td')?.textContent === '{target['id']}'")
-            assert cells(page, 0)[1] == target["name"]
+            page.wait_for_function(
+                f"document.querySelector('#rows tr:not(.pad) td:nth-child(2)')?.textContent === '{target['id']}'"
+            )
+            assert cells(page, 0)[NAME] == target["name"]
 
             # The hostile name is found and shown as text, and nothing ran.
             search.fill("window.pwned")
             # Wait for the new result itself: the id search before it also left '1 of ...' in the status.
             page.wait_for_function(
-                "document.querySelector('#rows tr:not(.pad) td:nth-child(2)')?.textContent.includes('window.pwned')"
+                "document.querySelector('#rows tr:not(.pad) td:nth-child(3)')?.textContent.includes('window.pwned')"
             )
             assert page.locator("#status").inner_text().startswith("1 of")
-            assert cells(page, 0)[1] == HOSTILE_NAME
+            assert cells(page, 0)[NAME] == HOSTILE_NAME
             assert page.evaluate("window.pwned === undefined") and page.locator("#rows img").count() == 0
             assert blocked == []  # the page asked for nothing beyond itself
+        finally:
+            browser.close()
+
+
+def test_html_filters_rank_previous_rating_and_card_links_in_chromium(tmp_path: Path) -> None:
+    """The page's filters keep the players a rating officer asks for, ranks them among themselves as the CSV ranks the
+    whole list, shows the previous rating, and links each player to players/<id>.html in the store.
+    """
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (Debian package 'chromium'; `make test` installs it where it can)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    frame, known = big_list(3_000, seed=7)
+    published = published_list(frame, known)
+    root = tmp_path / "store"
+    path = root / "lists" / "actual" / "2024-03.html"  # FIDE's list of 1 April 2024: ages count from 2024
+    path.parent.mkdir(parents=True)
+    path.write_text(published_html(published, "actual", "2024-03"), encoding="utf-8")
+    top = published.row(0, named=True)
+    (root / "players").mkdir()
+    (root / "players" / f"{top['id']}.html").write_text("<title>the card</title>", encoding="utf-8")
+
+    def expected_ranks(kept: pl.DataFrame) -> list[int | None]:
+        rank = pl.when(pl.col("rating").is_not_null() & ~pl.col("inactive")).then(pl.col("rating"))
+        return kept.select(rank.rank("min", descending=True).cast(pl.Int32))["rating"].to_list()
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 900})
+            page.goto(path.as_uri())
+            page.wait_for_selector("body[data-ready='1']")
+
+            def shown(rows: int = 8) -> list[list[str]]:
+                return [cells(page, i) for i in range(min(rows, page.locator("#rows tr:not(.pad)").count()))]
+
+            def status_after(change) -> str:  # noqa: ANN001
+                before = page.locator("#status").inner_text()
+                change()
+                page.wait_for_function(f"document.getElementById('status').textContent !== {json.dumps(before)}")
+                return page.locator("#status").inner_text()
+
+            # Unfiltered: the CSV's rank and previous rating.
+            first = shown()
+            assert [row[RANK] for row in first] == ["" if r is None else str(r) for r in published["rank"].head(8)]
+            previous = published["previous_rating"].head(8)
+            assert [row[PREVIOUS] for row in first] == ["" if r is None else str(r) for r in previous]
+            assert published["previous_rating"].drop_nulls().len() > 2_000
+
+            # A federation: only its players, ranked among themselves.
+            nor = published.filter(pl.col("federation") == "NOR")
+            assert status_after(lambda: page.select_option("#f-federation", label="NOR")).startswith(
+                f"{nor.height:,} of 3,000"
+            )
+            rows = shown()
+            assert {row[FEDERATION] for row in rows} == {"NOR"}
+            assert [row[RANK] for row in rows] == ["" if r is None else str(r) for r in expected_ranks(nor)[:8]]
+            # Then women only, then juniors (U20: born 2004 or later), then born 1980..1985.
+            women = nor.filter(pl.col("sex") == "F")
+            assert status_after(lambda: page.select_option("#f-sex", label="F")).startswith(f"{women.height:,} of")
+            juniors = women.filter(pl.col("birth_year") >= 2004)
+            assert status_after(lambda: page.select_option("#f-age", value="u20")).startswith(f"{juniors.height:,} of")
+            assert all(int(row[BORN]) >= 2004 and row[SEX] == "F" for row in shown())
+            assert [row[RANK] for row in shown()] == ["" if r is None else str(r) for r in expected_ranks(juniors)[:8]]
+            assert status_after(lambda: page.select_option("#f-age", value="")).startswith(f"{women.height:,} of")
+            since = women.filter(pl.col("birth_year") >= 1980)
+            assert status_after(lambda: page.fill("#f-born-from", "1980")).startswith(f"{since.height:,} of")
+            born = women.filter(pl.col("birth_year").is_between(1980, 1985))
+            assert status_after(lambda: page.fill("#f-born-to", "1985")).startswith(f"{born.height:,} of")
+            assert all(1980 <= int(row[BORN]) <= 1985 for row in shown())
+            # The inactive: rated, flagged, and no rank.
+            page.click("#f-clear")
+            inactive = published.filter(pl.col("rating").is_not_null() & pl.col("inactive"))
+            assert status_after(lambda: page.select_option("#f-activity", value="inactive")).startswith(
+                f"{inactive.height:,} of"
+            )
+            assert {(row[RANK], row[12]) for row in shown()} == {("", "yes")}
+            # Sorting by rank among the active of one federation: 1 first.
+            page.click("#f-clear")
+            page.select_option("#f-activity", value="active")
+            page.select_option("#f-federation", label="GER")
+            page.locator("th", has_text="Rank").click()
+            ranks = [int(row[RANK]) for row in shown()]
+            assert ranks == sorted(ranks) and ranks[0] == 1
+
+            # Each player links to their card in the store's players/ folder; the link opens it.
+            page.click("#f-clear")
+            page.locator("th", has_text="Rating").click()
+            page.wait_for_function(
+                f"document.querySelector('#rows tr:not(.pad) td:nth-child(2)')?.textContent === '{top['id']}'"
+            )
+            name_link = page.locator("#rows tr:not(.pad)").first.locator("td").nth(NAME).locator("a")
+            assert name_link.get_attribute("href") == f"../../players/{top['id']}.html"
+            name_link.click()
+            page.wait_for_load_state()
+            assert page.url == (root / "players" / f"{top['id']}.html").as_uri() and page.title() == "the card"
         finally:
             browser.close()
 
@@ -597,6 +709,20 @@ def reference_published_list(
         pl.col("player_id").alias("id"), pl.coalesce("registry_birth_year", "birth_year").alias("birth_year")
     )
     frame = frame.sort(["rating", "name", "id"], descending=[True, False, False], nulls_last=True)
+    # Rank: 1 + the rated active players rated higher; the previous rating: rating - change but for a first rating.
+    ranked = frame.filter(pl.col("rating").is_not_null() & ~pl.col("inactive"))
+    higher = (
+        ranked.group_by("rating")
+        .len()
+        .sort("rating", descending=True)
+        .select("rating", (pl.col("len").cum_sum() - pl.col("len") + 1).cast(pl.Int32).alias("rank"))
+    )
+    frame = frame.join(higher, on="rating", how="left", maintain_order="left").with_columns(
+        rank=pl.when(pl.col("rating").is_not_null() & ~pl.col("inactive")).then(pl.col("rank")),
+        previous_rating=pl.when(pl.col("change").is_not_null() & ~pl.col("newly_rated"))
+        .then(pl.col("rating") - pl.col("change"))
+        .cast(pl.Int32),
+    )
     return conform(frame, PublishedList)
 
 
@@ -894,14 +1020,27 @@ def test_published_registry_adds_the_players_the_dumps_name_after_the_registry(t
         table_key(["identity"], "2024-01"),
     )
     store.write_parquet(identity("2024-02", [("new", "New, Nina", 30)]), table_key(["identity"], "2024-02"))
-    found = published_registry(store, "2024-01", "2024-02")
+    found = published_registries(store, "2024-01", "2024-02")("2024-02")
     # The registry's own name wins; a player the dumps name counts from the month they named them.
     assert found.select("player_id", "name", "registered").rows() == [
         (10, "Zeta, Anna", "2024-01"),
         (30, "New, Nina", "2024-02"),
         (10**15 + 1, "Local, Lou", "2024-01"),
     ]
-    assert published_registry(store, "2024-02", "2024-02")["player_id"].to_list() == [10, 30]
+    assert published_registries(store, "2024-02", "2024-02")("2024-02")["player_id"].to_list() == [10, 30]
+
+
+def test_each_month_is_named_by_the_registry_in_force_then_whatever_months_a_run_publishes(tmp_path: Path) -> None:
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text('player_id,name,title\n10,"Zeta, Anna",\n', "raw/players/2024-01/players.csv")
+    store.write_text('player_id,name,title\n10,"Zeta-Neu, Anna",WFM\n', "raw/players/2024-03/players.csv")
+    whole_run = published_registries(store, "2024-01", "2024-04")
+    assert whole_run("2024-02").select("name", "title").row(0) == ("Zeta, Anna", None)
+    assert whole_run("2024-03").select("name", "title").row(0) == ("Zeta-Neu, Anna", "WFM")
+    # February published alone (a one-month rerun) is named as the whole run named it.
+    assert published_registries(store, "2024-02", "2024-02")("2024-02").equals(whole_run("2024-02"))
 
 
 def test_write_published_month_checks_then_writes_three_files_and_says_what_it_wrote(
@@ -927,6 +1066,8 @@ def test_write_published_month_checks_then_writes_three_files_and_says_what_it_w
         "players": 5,
         "rated_players": 4,
         "unregistered_players": 2,
+        "txt_players": 4,
+        "txt_left_out": 0,
         **{f"{ext}_path": store.url(published_list_key("elo_k32", "2024-02", ext)) for ext in ("csv", "txt", "html")},
     }
     assert store.read_bytes("lists/elo_k32/2024-02.csv") == published_csv(expected)
@@ -939,6 +1080,46 @@ def test_write_published_month_checks_then_writes_three_files_and_says_what_it_w
     with pytest.raises(ValueError, match="2024-03"):
         write_published_month(store, scenario, "2024-03", players, known, refuse)
     assert not store.exists("lists/elo_k32/2024-03.csv")  # checked before anything is written
+
+
+def test_the_txt_leaves_out_the_rated_players_without_a_fide_id_and_says_how_many(tmp_path: Path) -> None:
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.object_store import ObjectStore
+
+    frame, known = tricky_list(3_000, seed=4)
+    published = published_list(frame, known)
+    without_id = published.filter(pl.col("rating").is_not_null() & (pl.col("id") >= LOCAL_ID_BASE)).height
+    assert without_id > 20 and txt_left_out(published) == without_id
+    txt = parse_fide_list(published_txt_bytes(published, "2024-03"), "2024-03.txt")
+    assert txt.players.height + txt.rejected.height == published["rating"].drop_nulls().len() - without_id
+    store = ObjectStore(str(tmp_path))
+    store.write_parquet(frame, "actual/rating_list/2024-03.parquet")
+    assert stored_txt_left_out(store, "actual", "2024-03") == without_id
+    figures = write_published_month(
+        store, Scenario(name="actual", description="", rules="fide-2024"), "2024-03", frame, known, lambda *_: None
+    )
+    assert figures["txt_left_out"] == without_id
+    assert figures["txt_players"] == published["rating"].drop_nulls().len() - without_id
+
+
+def test_a_delisted_players_previous_rating_is_the_stored_list_before(tmp_path: Path) -> None:
+    from pipeline.store.object_store import ObjectStore
+
+    before = rating_list([{"player_id": 1, "rating": 1405, "change": -3}, {"player_id": 2, "rating": 1500}])
+    now = rating_list(
+        [
+            {"player_id": 1, "rating": None, "change": None, "delisted": True},
+            {"player_id": 2, "rating": 1510, "change": 10},
+        ]
+    )
+    published = published_list(now, None)
+    assert published["previous_rating"].to_list() == [1500, None]  # rating - change; the delisted: not from this list
+    store = ObjectStore(str(tmp_path))
+    assert with_delisted_previous_ratings(published, store, "actual", "2024-03").equals(published)  # nothing stored
+    store.write_parquet(before, "actual/rating_list/2024-02.parquet")
+    filled = with_delisted_previous_ratings(published, store, "actual", "2024-03")
+    assert filled["id"].to_list() == [2, 1] and filled["previous_rating"].to_list() == [1500, 1405]
+    assert filled.drop("previous_rating").equals(published.drop("previous_rating"))
 
 
 # -- Dagster -------------------------------------------------------------------------------------

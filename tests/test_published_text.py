@@ -22,7 +22,7 @@ from pipeline.publish.lists import (
     ranked_registry,
     write_published_month,
 )
-from pipeline.publish.player_card import PlayerReport, render_html
+from pipeline.publish.player_card import AmbiguousPlayerError, PlayerReport, matches_text, render_html, render_text
 from pipeline.reports.page import frame_table_html, render_table_page
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
@@ -191,7 +191,15 @@ def test_report_pages_and_player_page_drop_bidi_and_controls() -> None:
     assert not CONTROL_OR_BIDI.search(table) and "Evilgnp.exe, Mallory[2J &lt;b&gt;x&lt;/b&gt;" in table
     page = render_table_page(pl.DataFrame({"name": [name]}), f"Title{RLO}")
     assert not unprintable(page) and "<b>x</b>" not in page
-    report = PlayerReport(
+    html = render_html(hostile_report(name))
+    assert not unprintable(html)
+    assert "Player 7 Evilgnp.exe, Mallory[2J &lt;b&gt;x&lt;/b&gt;" in html and "Open2024" in html and "=1, Opp" in html
+    assert "(&lt;i&gt;GER, GM, born 1990)" in html
+
+
+def hostile_report(name: str) -> PlayerReport:
+    """A player card whose name, federation, event and opponent hold controls, a bidi override and markup."""
+    return PlayerReport(
         player_id=7,
         name=name,
         scenarios=["actual"],
@@ -229,10 +237,37 @@ def test_report_pages_and_player_page_drop_bidi_and_controls() -> None:
         ),
         total_change=7.2,
         rounded_change=7,
+        details={"federation": f"<i>{RLO}GER", "title": "GM", "birth_year": 1990},
     )
-    html = render_html(report)
-    assert not unprintable(html)
-    assert "Player 7 Evilgnp.exe, Mallory[2J &lt;b&gt;x&lt;/b&gt;" in html and "Open2024" in html and "=1, Opp" in html
+
+
+def test_player_text_and_a_names_matches_show_controls_escaped() -> None:
+    r"""In a terminal a control character or bidi override of a name is written out (\x1b), never sent."""
+    text = render_text(hostile_report(f"Evil{RLO}gnp.exe{PDF}, Mallory\x1b[2J"))
+    assert not unprintable(text)
+    assert "Player 7  Evil\\u202egnp.exe\\u202c, Mallory\\x1b[2J (<i>\\u202eGER, GM, born 1990)" in text
+    assert "Open\\u202e2024" in text and "\\u202e=1, Opp\\x07" in text
+    matches = pl.DataFrame(
+        {
+            "player_id": [1, 2],
+            "name": [f"{RLO}Smith, Ann\x1b", "Smith, Bob"],
+            "federation": ["\x07ENG", None],
+            "birth_year": [1990, None],
+        }  # fmt: skip
+    )
+    listed = matches_text(AmbiguousPlayerError(f"smith{RLO}", matches))
+    assert not unprintable(listed) and "\\u202eSmith, Ann\\x1b  (\\x07ENG, 1990)" in listed
+    assert not unprintable(str(AmbiguousPlayerError(f"smith{RLO}", matches)))
+
+
+def test_the_list_pages_script_writes_no_markup() -> None:
+    """The page builds its rows, links and filter options with textContent and DOM nodes: no markup from data."""
+    players, known = hostile_list()
+    page = published_html(published_list(players, known), "actual", "2024-03")
+    script = page[page.rindex("<script>") :]
+    assert "innerHTML" not in script and "insertAdjacentHTML" not in script and "document.write" not in script
+    # A link's address is made of the player's id, a number, only.
+    assert "a.href = card(D.id[i]);" in script and '"../../players/" + id + ".html"' in script
 
 
 def test_printable_text_and_escape_text_agree_on_what_is_unprintable() -> None:

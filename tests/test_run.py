@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -59,7 +64,7 @@ def test_example1_with_a_fide_list_is_rated_and_named(tmp_path: Path, one_scenar
     assert code == 0, out
     games = ObjectStore(str(store)).read_parquet(f"games/{MONTH}.parquet")
     assert games.height == expected == 970
-    assert f"games rated: {expected:,}" in out and "quarantined by reason: unplayed 32" in out
+    assert f"games validated: {expected:,}" in out and "quarantined by reason: unplayed 32" in out
     # The FIDE list seeds the pool: Vasquez (3400042) is on the April 2004 list, so he is rated after July 2005.
     rating_list = ObjectStore(str(store)).read_parquet(f"actual/rating_list/{MONTH}.parquet")
     vasquez = rating_list.filter(pl.col("player_id") == 3400042)
@@ -342,6 +347,7 @@ def test_a_check_passed_only_when_every_evaluation_of_it_passed() -> None:
 
 
 def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
+    from pipeline.operations.run_counts import GAME_OUTCOMES
     from pipeline.operations.run_plan import closing_lines, opening_line, rated_players, run_summary
     from pipeline.scenarios.model import Scenario
     from pipeline.store.monthly import table_key
@@ -350,14 +356,17 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
     scenarios = {
         name: Scenario(name=name, description=name, rules="fide-2014") for name in ("actual", "elo-k32", "missing")
     }
-    games = pl.DataFrame({"game_id": [1, 2, 3]})
+    games = pl.DataFrame({"game_id": [1, 2, 3], "white_id": [10, 11, 12], "black_id": [11, 10, 13]})
     store.write_parquet(games, table_key(["games"], "2024-01"))
     store.write_parquet(games.head(1), table_key(["games"], "2024-02"))
     quarantine = pl.DataFrame({"reason": ["unplayed", "duplicate", "unplayed"], "source_file": ["a", "b", "b"]})
     store.write_parquet(quarantine, table_key(["quarantine"], "2024-02"))
-    store.write_parquet(pl.DataFrame({"rating": [2000, None, 1500]}), table_key(["actual", "rating_list"], "2024-02"))
-    store.write_parquet(pl.DataFrame({"rating": [None, 1400]}), table_key(["elo_k32", "rating_list"], "2024-02"))
-    store.write_parquet(pl.DataFrame({"rating": [1, 2, 3]}), table_key(["elo_k32", "rating_list"], "2024-01"))
+    listed = pl.DataFrame({"player_id": [1, 2, 10**15], "rating": [2000, None, 1500]})
+    store.write_parquet(listed, table_key(["actual", "rating_list"], "2024-02"))
+    listed = pl.DataFrame({"player_id": [1, 2], "rating": [None, 1400]})
+    store.write_parquet(listed, table_key(["elo_k32", "rating_list"], "2024-02"))
+    listed = pl.DataFrame({"player_id": [1, 2, 3], "rating": [1, 2, 3]})
+    store.write_parquet(listed, table_key(["elo_k32", "rating_list"], "2024-01"))
     months = ["2024-01", "2024-02"]
     assert rated_players(store, scenarios, "2024-02") == {"actual": 2, "elo-k32": 1}
     assert opening_line(months, "here", scenarios, "home") == (
@@ -389,9 +398,12 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
         "quarantined_by_reason": {"unplayed": 2, "duplicate": 1},
         "quarantined_by_file": {"b": 2, "a": 1},
         "mostly_quarantined_months": [],
+        "players": 4,
         "players_by_identity": {},
         "unplaced_files": [],
         "rated_players": {"actual": 2, "elo-k32": 1},
+        "game_outcomes": {name: dict.fromkeys(GAME_OUTCOMES, 0) for name in scenarios},
+        "left_out_of_txt": {"actual": 1},
         "reconciliation_passed": None,
         "failed_steps": {},
         "run_seconds": 12.3,
@@ -400,6 +412,7 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
     }
     assert summary == expected and list(summary) == list(expected)  # the order callers see, too
     assert "rated players on the 2024-02 list: actual 2, elo-k32 1" in closing_lines(summary, scenarios, "Run")
+    assert "rated players left out of the 2024-02 FIDE TXT (no FIDE id" in closing_lines(summary, scenarios, "Run")
     # A run that rated no game is not a success, whatever Dagster says.
     store.fs.rm(store.path("games"), recursive=True)
     empty = run_summary(
@@ -415,3 +428,139 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
         dagster_home="home",
     )
     assert (empty["success"], empty["run_succeeded"], empty["games"]) == (False, True, 0)
+
+
+# -- what a run says from its first second, and the README's commands as written ---------------------------------
+
+
+def test_run_and_demo_say_where_they_go_before_the_pipeline_loads(tmp_path: Path, monkeypatch, capsys) -> None:
+    from pipeline.cli.run_options import starting_line
+
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    store = tmp_path / "mystore"
+    assert starting_line(["run", "--store", str(store), "--from", "2024-01"]) == (
+        f"Run over {store} (Dagster instance {store / '.dagster'}, the store's own): loading the pipeline ..."
+    )
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "env-home"))
+    line = starting_line(["demo", "--store", str(store), "--dagster-home", str(tmp_path / "h")])
+    assert (
+        line
+        == f"Demo over {store} (Dagster instance {tmp_path / 'h'}, given by --dagster-home): loading the pipeline ..."
+    )
+    assert f"Dagster instance {tmp_path / 'env-home'}, from $DAGSTER_HOME" in str(
+        starting_line(["run", "--store", str(store)])
+    )
+    # Nothing for other commands, for help, for options the parser refuses (it says why, once), or a store URL
+    # holding credentials (refused without echoing them).
+    for argv in (["validate", "x.trf"], ["run", "--help"], ["run", "--workers", "many"], ["ui"], []):
+        assert starting_line(argv) is None
+    assert starting_line(["run", "--store", "s3://KEY:SECRET@chess/ger"]) is None
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_fresh_ratings_process_says_its_first_line_before_dagster_loads(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from assets.runtime.cli import main; from pipeline.cli.run_options import starting_line; "
+        f"print(starting_line(['run', '--store', {str(tmp_path)!r}])); "
+        "print(sorted(m for m in ('dagster', 'assets.definitions', 'pipeline.cli.commands') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    line, loaded = done.stdout.splitlines()
+    assert line.startswith(f"Run over {tmp_path} (Dagster instance") and loaded == "[]"
+
+
+def test_the_plan_says_it_lists_the_landing_zone_and_how_far_a_long_listing_got(tmp_path: Path) -> None:
+    import io
+
+    from pipeline.ingest.landing import inventory
+    from pipeline.operations.run_plan import ListingProgress, plan_run
+
+    for month in ("2024-01", "2024-02"):
+        folder = tmp_path / "raw" / "GER" / month
+        folder.mkdir(parents=True)
+        (folder / "games.csv").write_text(
+            "event_id,date,round,white_id,black_id,result\ne,2024-01-10,1,1001,1002,1-0\n"
+        )
+    out = io.StringIO()
+    plan_run(str(tmp_path), None, None, None, out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == f"Listing the landing zone {tmp_path / 'raw'} ..."
+    assert len(lines) == 2 and lines[1].startswith("  2 files listed in ") and lines[1].endswith(" s (2 months)")
+    # A listing that lasts: a line every `every` seconds with the files found so far.
+    slow = io.StringIO()
+    inventory(ObjectStore(str(tmp_path)), listed=ListingProgress(slow, every=0.0))
+    assert "  ... 2 files listed so far (" in slow.getvalue()
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def readme_section(title: str) -> str:
+    return (REPO / "README.md").read_text().split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def as_written(command: str) -> str:
+    """A README command without its optional parts ([--from 2024-01] ...)."""
+    return re.sub(r"\s*\[[^\]]*\]", "", command).strip()
+
+
+def user_shell(home: Path) -> Callable[[str], subprocess.CompletedProcess]:
+    """A bash in the clone, as a user's shell: HOME=home, no RATINGS_* and no DAGSTER_HOME set."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RATINGS_") and k != "DAGSTER_HOME"}
+    environment["HOME"] = str(home)
+
+    def shell(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["bash", "-c", command], cwd=REPO, env=environment, capture_output=True, text=True, timeout=900
+        )
+
+    return shell
+
+
+def test_the_readme_s_commands_for_your_own_files_run_as_written(tmp_path: Path) -> None:
+    from pipeline.generator import generate
+
+    home = tmp_path / "home"
+    generate(str(home / "mystore"), seed=1, players=200, start="2024-01", end="2024-02")
+    section = readme_section("Rating your own federation's files")
+    validate = re.search(r"`(\.venv/bin/ratings validate [^`]+)`", section)
+    run = [line.strip() for line in section.splitlines() if line.strip().startswith(".venv/bin/ratings run ")]
+    published = re.search(r"`(~/mystore/lists/<scenario>/<YYYY-MM>\.csv)`", section)
+    assert validate and run and published
+    shell = user_shell(home)
+
+    checked = shell(validate.group(1))
+    assert checked.returncode == 0 and "ger-2024-01" in checked.stdout, checked.stdout + checked.stderr
+    rated = shell(as_written(run[0]))
+    assert rated.returncode == 0, rated.stdout + rated.stderr
+    store = home / "mystore"
+    assert rated.stdout.splitlines()[:2] == [
+        f"Run over {store} (Dagster instance {store / '.dagster'}, the store's own): loading the pipeline ...",
+        f"Listing the landing zone {store / 'raw'} ...",
+    ]
+    listed = published.group(1).replace("~", str(home)).replace("<scenario>", "actual").replace("<YYYY-MM>", "2024-02")
+    assert Path(listed).is_file() and (store / ".dagster" / "dagster.yaml").is_file()
+    assert not (REPO / "mystore").exists()  # nothing inside the clone
+
+
+def test_the_readme_s_check_before_it_lands_runs_as_written(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    incoming = home / "incoming"
+    incoming.mkdir(parents=True)
+    shutil.copyfile(realdata("example1.trf"), incoming / "event.trf")
+    shutil.copyfile(realdata("pgn", "202204southend.pgn"), incoming / "games.pgn")
+    shutil.copyfile(realdata("fide-lists-2004", "JAN04FRL.TXT"), incoming / "JAN04FRL.TXT")
+    command = re.search(
+        r"```bash\n(\.venv/bin/ratings validate [^\n]+)\n```", readme_section("Checking a file before it lands")
+    )
+    assert command
+    shell = user_shell(home)
+    assert shell(as_written(command.group(1))).returncode == 0
+    answer = shell(command.group(1).replace("[--json]", "--json"))
+    assert answer.returncode == 0, answer.stderr
+    files = json.loads(answer.stdout)["files"]
+    assert [Path(entry["path"]).name for entry in files] == ["event.trf", "games.pgn", "JAN04FRL.TXT"]
+    assert all(entry["records"] > 0 for entry in files)

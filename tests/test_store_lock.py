@@ -184,7 +184,7 @@ def test_a_full_disk_names_the_file_and_the_cause_and_the_summary_still_prints(
     last = out.strip().splitlines()[-1]
     assert last.startswith("Run stopped by a store fault: No space left on device (ENOSPC) writing "), last
     assert str(small_disk) in last and "Traceback" not in out
-    assert "Run FAILED" in out and "games rated:" in out  # the closing summary
+    assert "Run FAILED" in out and "games validated:" in out  # the closing summary
     assert not (small_disk / LOCK_KEY).exists()  # released although the disk is full
 
 

@@ -6,15 +6,15 @@ import argparse
 import os
 import sys
 
-from pipeline.cli import commands as cli
-from pipeline.cli.run_options import add_run_commands, exposed_ui_warning, ui_command
-from pipeline.store.lock import EXIT_LOCKED, StoreLocked
-from pipeline.store.object_store import redact_url, store_root_from_env
-from pipeline.text import escape_text
+from pipeline.cli.run_options import add_run_commands, exposed_ui_warning, instance_dir, starting_line, ui_command
+
+# Nothing heavier at import: `ratings run` prints its first line (main) before the pipeline and Dagster load.
 
 
 def command_run(args: argparse.Namespace) -> int:
     from assets.runtime.runs import run_store  # Dagster loads only for the commands that need it
+    from pipeline.store.lock import EXIT_LOCKED, StoreLocked
+    from pipeline.text import escape_text
 
     try:
         summary = run_store(
@@ -28,6 +28,8 @@ def command_run(args: argparse.Namespace) -> int:
 
 def command_demo(args: argparse.Namespace) -> int:
     from assets.runtime.runs import run_demo
+    from pipeline.store.lock import EXIT_LOCKED, StoreLocked
+    from pipeline.text import escape_text
 
     try:
         summary = run_demo(args.store, args.dagster_home, generate_data=args.generate, workers=args.workers)
@@ -37,16 +39,49 @@ def command_demo(args: argparse.Namespace) -> int:
     return 0 if summary["success"] else 1
 
 
-def command_ui(args: argparse.Namespace) -> int:
-    """`dagster dev` over the store: the definitions read the store's months and scenarios, nothing to export."""
-    from assets.runtime.runs import instance_home
+def ui_target(store_root: str, dagster_home: str | None) -> tuple[str, str, str]:
+    """(store, instance directory, where the directory came from) of `ratings ui --store store_root`: the store as
+    the definitions read it (absolute for a local folder, whatever directory `dg dev` runs in) and its instance
+    (pipeline.cli.run_options.instance_dir), nothing made. ValueError for a local store folder that does not exist:
+    its UI would show nothing, and its own instance would make the folder.
+    """
+    from pipeline.store.object_store import ObjectStore, redact_url
 
-    store = args.store or store_root_from_env()
-    command, environment = ui_command(store, instance_home(args.dagster_home), args.host, args.port)
+    store = ObjectStore(store_root)
+    if store.is_local and not os.path.isdir(store.base):
+        raise ValueError(
+            f"{store.base} does not exist: no store to show (rate one first: `ratings run --store DIR`, or "
+            "`make run` for the demo)"
+        )
+    where = redact_url(store.url())
+    home, source = instance_dir(dagster_home, where)
+    return (store.base if store.is_local else store.url()), home, source
+
+
+def command_ui(args: argparse.Namespace) -> int:
+    """`dg dev` over the store and its instance: the definitions read the store's months and scenarios, nothing to
+    export. Says first when the instance also holds other stores' runs.
+    """
+    import dagster as dg
+
+    from assets.runtime.instance import instance_home, instance_notes
+    from pipeline.store.object_store import redact_url, store_root_from_env
+
+    store, home, source = ui_target(args.store or store_root_from_env(), args.dagster_home)
+    instance_home(args.dagster_home, redact_url(store))  # made, with the shipped dagster.yaml
+    with dg.DagsterInstance.from_config(home) as instance:
+        for note in instance_notes(instance, home, source, redact_url(store)):
+            print(note, file=sys.stderr)
+    command, environment = ui_command(store, home, args.host, args.port)
     warning = exposed_ui_warning(args.host)
     if warning:
         print(warning, file=sys.stderr)
-    print(f"Dagster UI for {redact_url(store)} on http://{args.host}:{args.port} (Ctrl-C stops it)", file=sys.stderr)
+    print(
+        f"Dagster UI for {redact_url(store)} (instance {home}, {source}) on http://{args.host}:{args.port} "
+        "(Ctrl-C stops it)",
+        file=sys.stderr,
+        flush=True,
+    )
     os.execve(command[0], command, environment)  # the UI replaces this process: Ctrl-C goes straight to it
 
 
@@ -56,4 +91,11 @@ def add_dagster_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return cli.main(argv, more_commands=add_dagster_commands)
+    arguments = sys.argv[1:] if argv is None else argv
+    # `run` and `demo` say where they are going before the seconds of loading the pipeline and Dagster.
+    first = starting_line(arguments)
+    if first:
+        print(first, flush=True)
+    from pipeline.cli import commands as cli
+
+    return cli.main(arguments, more_commands=add_dagster_commands)

@@ -1,4 +1,8 @@
-"""The Dagster instance of `assets/runtime/dagster.yaml`: Dagster's SQLite storage, with its connections kept open.
+"""The Dagster instance of `assets/runtime/dagster.yaml`: which directory a store's runs go to, and Dagster's SQLite
+storage, with its connections kept open.
+
+Each store has its own instance unless one is named (pipeline.cli.run_options.instance_dir: `--dagster-home`, else
+$DAGSTER_HOME, else `<store>/.dagster`), so that the UI over a store shows its runs and materializations only.
 
 Dagster's SQLite run and event-log storages build a new SQLAlchemy engine, open the database file and
 dispose of it again for every statement batch, and commit with a disk flush each time: about 5 ms
@@ -16,6 +20,7 @@ Dagster's own SQLite default is (`config_defaults`), so that a `storage:` block 
 from __future__ import annotations
 
 import os
+import shutil
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
@@ -38,6 +43,61 @@ from dagster._core.storage.sqlite_storage import (
 from dagster._serdes import ConfigurableClassData
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
+
+from pipeline.cli.run_options import FROM_ENVIRONMENT, FROM_OPTION, FROM_STORE, instance_dir, store_instance_dir
+from pipeline.store.lock import STORE_TAG
+
+# Instance settings shipped with the project (telemetry off), copied into an instance directory that has none.
+INSTANCE_YAML = os.path.join(os.path.dirname(__file__), "dagster.yaml")
+
+
+def instance_home(dagster_home: str | None, store_url: str) -> str:
+    """The Dagster instance directory of the store at `store_url` (redacted; absolute for a local store), made, with
+    the shipped dagster.yaml when it has none: `dagster_home`, else $DAGSTER_HOME, else the store's own.
+    """
+    home, _ = instance_dir(dagster_home, store_url)
+    os.makedirs(home, exist_ok=True)
+    if os.path.isfile(INSTANCE_YAML) and not os.path.exists(os.path.join(home, "dagster.yaml")):
+        shutil.copyfile(INSTANCE_YAML, os.path.join(home, "dagster.yaml"))
+    return home
+
+
+def other_stores(instance: dg.DagsterInstance, store_url: str) -> list[str]:
+    """The stores other than `store_url` whose runs the instance holds (by the runs' ratings/store tag), sorted.
+
+    An instance shared by several stores shows their materializations of the same assets as one history.
+    """
+    values = {
+        value for key, found in instance.get_run_tags(tag_keys=[STORE_TAG]) if key == STORE_TAG for value in found
+    }
+    return sorted(values - {store_url})
+
+
+def instance_notes(instance: dg.DagsterInstance, home: str, source: str, store_url: str, shown: int = 3) -> list[str]:
+    """What a command over the store at `store_url` says of the instance it uses (`home`, from `source`): that it
+    also holds other stores' runs (an instance is never shared silently), and that the store's own instance
+    exists elsewhere (its earlier runs are there, not in `home`).
+    """
+    notes = []
+    others = other_stores(instance, store_url)
+    if others:
+        named = ", ".join(others[:shown]) + (f" and {len(others) - shown} more" if len(others) > shown else "")
+        remedy = {
+            FROM_ENVIRONMENT: "unset DAGSTER_HOME to give each store its own instance",
+            FROM_OPTION: "without --dagster-home each store has its own instance",
+        }.get(source, "the store was moved or copied with its instance")
+        notes.append(
+            f"NOTE: the Dagster instance {home} ({source}) also holds the runs of {named}: the UI over it shows "
+            f"their runs and materializations beside this store's ({remedy})"
+        )
+    own = store_instance_dir(store_url)
+    if source != FROM_STORE and os.path.isdir(own) and os.path.abspath(home) != own:
+        notes.append(
+            f"NOTE: the store's own Dagster instance {own} holds its runs without --dagster-home and DAGSTER_HOME; "
+            f"this command uses {home} ({source})"
+        )
+    return notes
+
 
 # Event-log databases whose engines a process keeps open: one per run (the UI reads many runs), plus
 # the cross-run index. Older ones are closed.

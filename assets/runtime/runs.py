@@ -5,7 +5,6 @@ job. What they decide and say without Dagster is pipeline.operations.run_plan.
 import gc
 import logging
 import os
-import shutil
 import socket
 import sys
 import time
@@ -16,7 +15,11 @@ from typing import Any, TextIO
 
 import dagster as dg
 
+from assets.checks import month_targets
 from assets.definitions import ALL_MONTHS_JOB, build_defs
+from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
+from assets.runtime.instance import instance_home, instance_notes
+from pipeline.cli.run_options import instance_dir
 from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions
 from pipeline.invariants.catalog import LIST_CONTINUITY
 from pipeline.months import add_months
@@ -44,19 +47,7 @@ from pipeline.store.object_store import (
     store_root_from_env,
 )
 
-DEFAULT_DAGSTER_HOME = ".dagster_home"
-# Instance settings shipped with the project (telemetry off); `make ui` installs the same file.
-INSTANCE_YAML = os.path.join(os.path.dirname(__file__), "dagster.yaml")
 PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
-
-
-def instance_home(dagster_home: str | None) -> str:
-    """The Dagster instance directory ($DAGSTER_HOME, else ./.dagster_home), made, with the shipped dagster.yaml."""
-    home = os.path.abspath(dagster_home or os.environ.get("DAGSTER_HOME") or DEFAULT_DAGSTER_HOME)
-    os.makedirs(home, exist_ok=True)
-    if os.path.isfile(INSTANCE_YAML) and not os.path.exists(os.path.join(home, "dagster.yaml")):
-        shutil.copyfile(INSTANCE_YAML, os.path.join(home, "dagster.yaml"))
-    return home
 
 
 def _runner_tags() -> dict[str, str]:
@@ -138,7 +129,8 @@ def run_demo(
     """`ratings demo`: generate DEFAULT_DEMO where allowed (pipeline.operations.run_plan.generate_demo), then
     run_store over every month.
 
-    root defaults to $RATINGS_STORE, else ./data; dagster_home to $DAGSTER_HOME, else ./.dagster_home.
+    root defaults to $RATINGS_STORE, else ./data; dagster_home to $DAGSTER_HOME, else the store's own instance
+    (assets.runtime.instance.instance_home).
     """
     out = out or sys.stdout
     root = root or store_root_from_env()
@@ -243,7 +235,7 @@ def run_store(
     """
     out = out or sys.stdout
     with store_lock(ObjectStore(root or store_root_from_env()), wait=wait, out=out):
-        plan = plan_run(root, first_month, last_month, scenarios_file)
+        plan = plan_run(root, first_month, last_month, scenarios_file, out=out)
         return _rate_planned(plan, scenarios_file, dagster_home, out, title, workers)
 
 
@@ -251,8 +243,9 @@ def _rate_planned(
     plan: RunPlan, scenarios_file: str | None, dagster_home: str | None, out: TextIO, title: str, workers: int | None
 ) -> dict[str, Any]:
     """run_store's runs of `plan` and its summary, the lock held."""
-    home = instance_home(dagster_home)
-    print(opening_line(plan.months, redact_url(plan.store.url()), plan.scenarios, home), file=out, flush=True)
+    where = redact_url(plan.store.url())
+    home, source = instance_home(dagster_home, where), instance_dir(dagster_home, where)[1]
+    print(opening_line(plan.months, where, plan.scenarios, home), file=out, flush=True)
     for note in plan.notes:
         print(f"  {note}", file=out, flush=True)
 
@@ -264,6 +257,8 @@ def _rate_planned(
     fault = None
     try:
         with dg.DagsterInstance.from_config(home) as instance:
+            for note in instance_notes(instance, home, source, where):
+                print(f"  {note}", file=out, flush=True)
             for run_id in heal_orphaned_runs(instance):
                 print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
             remove_interrupted_writes(plan.store, out)
@@ -298,12 +293,15 @@ def mark_stale_lists(instance: dg.DagsterInstance, plan: RunPlan, stale: dict[st
     command = f"ratings run --store {redact_url(plan.store.url())} --from {add_months(last, 1)}"
     for name, lists in stale.items():
         months, problems = lists["months"], lists["problems"]
+        key = dg.AssetKey([plan.scenarios[name].name, "rating_list"])
         instance.report_runless_asset_event(
             dg.AssetCheckEvaluation(
-                asset_key=dg.AssetKey([plan.scenarios[name].name, "rating_list"]),
+                asset_key=key,
                 check_name=LIST_CONTINUITY,
                 passed=not problems,
                 partition=months[0],
+                # The month's stored list is what it verified: the UI counts the evaluation for that month.
+                target_materialization_data=month_targets(instance, key, [months[0]]).get(months[0]),
                 severity=dg.AssetCheckSeverity.WARN,
                 metadata={
                     "stale_months": f"{months[0]}..{months[-1]} ({len(months)})",

@@ -121,16 +121,44 @@ def command_performance(args: argparse.Namespace) -> int:
     return 0
 
 
+# `ratings player --html` without a file: the card goes to the store's players/<id>.html, where the lists link.
+STORE_CARD = "<store>"
+
+
 def command_player(args: argparse.Namespace) -> int:
-    """One player's history under every scenario, a month's calculation and performance; optionally as HTML."""
-    from pipeline.publish.player_card import player_report, render_html, render_text
-    from pipeline.store.object_store import ObjectStore
+    """One player (by id or name) under every scenario, a list's calculation and performance; optionally as HTML.
+
+    A name several players hold lists them (id, name, federation, birth year) and exits 1.
+    """
+    from pipeline.publish.player_card import (
+        AmbiguousPlayerError,
+        matches_text,
+        player_page_key,
+        player_report,
+        render_html,
+        render_text,
+        resolve_player,
+    )
+    from pipeline.scenarios.model import load_scenarios
+    from pipeline.store.object_store import ObjectStore, redact_url
 
     if args.month is not None:
         parse_month(args.month)
-    report = player_report(ObjectStore(args.store) if args.store else ObjectStore(), args.id, args.scenario, args.month)
+    store = ObjectStore(args.store) if args.store else ObjectStore()
+    try:
+        player_id = resolve_player(store, " ".join(args.player))
+    except AmbiguousPlayerError as ambiguous:
+        print(matches_text(ambiguous))
+        print(f"ratings player: {ambiguous}", file=sys.stderr)
+        return 1
+    scenarios = load_scenarios(args.scenarios) if args.scenarios else None
+    report = player_report(store, player_id, args.scenario, args.month, all_months=args.all_months, scenarios=scenarios)
     print(render_text(report))
-    if args.html:
+    if args.html == STORE_CARD:
+        key = player_page_key(player_id)
+        store.write_text(render_html(report, in_store=True), key)
+        print(f"wrote {redact_url(store.url(key))}")
+    elif args.html:
         Path(args.html).write_text(render_html(report), encoding="utf-8")
         print(f"wrote {args.html}")
     return 0
@@ -268,10 +296,19 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
 
     player = commands.add_parser(
         "player",
-        help="one player from the store: rating history under every scenario, a month's calculation, performance",
-        description="Reads <store>/<scenario>/rating_list and rated_games (only the player's rows).",
+        help="one player from the store (by id or name): rating history under every scenario, a list's calculation",
+        description=(
+            "Reads <store>/<scenario>/rating_list and rated_games (only the player's rows). A name is looked up in the "
+            "registry and the names the dumps wrote (blanks, case and accents aside; every word of it must be in the "
+            "name); when several players hold it they are listed with their ids."
+        ),
     )
-    player.add_argument("id", type=int, metavar="ID", help="FIDE id (or local id) of the player")
+    player.add_argument(
+        "player",
+        nargs="+",
+        metavar="NAME|ID",
+        help="FIDE id or local id, or the player's name ('Carlsen, Magnus', 'Magnus Carlsen', 'carlsen')",
+    )
     player.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
     player.add_argument(
         "--scenario", default=None, help="scenario of the calculation (default: actual if stored, else the first)"
@@ -280,10 +317,28 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "--month",
         default=None,
         metavar="YYYY-MM",
-        help="month of the calculation (default: the latest month the player played)",
+        help="list of the calculation (default: the latest list on which the player had rated games)",
     )
     player.add_argument(
-        "--html", default=None, metavar="FILE", help="also write a self-contained HTML page with a chart of the history"
+        "--all-months",
+        action="store_true",
+        help="show every month of the history (default: months with games, a rating change or a flag, and the latest)",
+    )
+    player.add_argument(
+        "--scenarios",
+        default=None,
+        metavar="FILE",
+        help="scenarios YAML the store was rated with, for which months each list rates "
+        "(default: $RATINGS_SCENARIOS or the shipped one)",
+    )
+    player.add_argument(
+        "--html",
+        nargs="?",
+        const=STORE_CARD,
+        default=None,
+        metavar="FILE",
+        help="also write a self-contained HTML page with a chart of the history; without FILE it goes to "
+        "<store>/players/<id>.html, the card the HTML lists link to",
     )
     player.set_defaults(handler=command_player)
 

@@ -1,22 +1,122 @@
 """The options of `ratings run`, `ratings demo` and `ratings ui`: an interface (scripts call them). The commands run
 Dagster, so assets/runtime/cli.py gives the handlers; pipeline/cli/commands.py has the commands of pure code.
+
+Also the default of their `--dagster-home`: which Dagster instance a store's runs go to (instance_dir).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import re
 import sys
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 Handler = Callable[[argparse.Namespace], int]
 
+# A local store's own Dagster instance: a folder in the store's root, beside raw/ and the tables. A dot name, so
+# no table, report or landing-zone key can be it (pipeline.store.object_store.safe_part refuses dot names), and
+# inventories, which read only raw/, never see it.
+INSTANCE_FOLDER = ".dagster"
+# An object store's own instance: a local folder per store, under $XDG_STATE_HOME (default ~/.local/state).
+STATE_FOLDER = ("chess-ratings", "instances")
+# Where the instance directory came from, as the commands say it.
+FROM_OPTION, FROM_ENVIRONMENT, FROM_STORE = "given by --dagster-home", "from $DAGSTER_HOME", "the store's own"
+
+
+def store_instance_dir(store_url: str, environ: Mapping[str, str] | None = None) -> str:
+    """The directory of a store's own Dagster instance: `<store>/.dagster` for a local store (`store_url` is its
+    absolute path), else a local folder named after the store's URL (redacted, never credentials) and S3 endpoint:
+    `$XDG_STATE_HOME/chess-ratings/instances/<scheme>-<bucket>-<prefix>-<digest>`.
+
+    An object store's instance cannot live in the bucket (SQLite needs a local file); keying it by URL and endpoint
+    keeps two stores apart, and the same store finds the same instance from any working directory.
+    """
+    environ = os.environ if environ is None else environ
+    if "://" not in store_url:
+        return os.path.join(os.path.abspath(store_url), INSTANCE_FOLDER)
+    endpoint = environ.get("AWS_ENDPOINT_URL_S3") or environ.get("AWS_ENDPOINT_URL") or ""
+    from pipeline.store.object_store import redact_url  # not at import: the store's libraries load slowly
+
+    digest = hashlib.sha256(f"{redact_url(store_url)}\n{redact_url(endpoint)}".encode()).hexdigest()[:10]
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", redact_url(store_url).replace("://", "-")).strip("-.")[:60]
+    state = environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, *STATE_FOLDER, f"{readable}-{digest}")
+
+
+def instance_dir(dagster_home: str | None, store_url: str, environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(directory, where it came from) of the Dagster instance a command over the store at `store_url` uses.
+
+    In order: `--dagster-home`; else $DAGSTER_HOME (Dagster's own variable: the daemon, `dg dev` and a deployment
+    share the instance it names; the Makefile sets it to ./.dagster_home for `make run` and `make ui`); else the
+    store's own (store_instance_dir), so that two stores never share an instance unless asked to.
+    """
+    environ = os.environ if environ is None else environ
+    if dagster_home:
+        return os.path.abspath(dagster_home), FROM_OPTION
+    if environ.get("DAGSTER_HOME"):
+        return os.path.abspath(environ["DAGSTER_HOME"]), FROM_ENVIRONMENT
+    return store_instance_dir(store_url, environ), FROM_STORE
+
+
+def project_root() -> Path | None:
+    """The source tree the project runs from (editable install): the folder of pyproject.toml with [tool.dg]."""
+    root = Path(__file__).resolve().parents[2]
+    pyproject = root / "pyproject.toml"
+    try:
+        return root if "[tool.dg]" in pyproject.read_text(encoding="utf-8") else None
+    except OSError:
+        return None
+
 
 def ui_command(store: str, dagster_home: str, host: str, port: int) -> tuple[list[str], dict[str, str]]:
-    """The `dagster dev` command line and environment of `ratings ui`: the store and instance passed, telemetry off."""
+    """The `dg dev` command line and environment of `ratings ui`: the store and its instance passed, telemetry off.
+
+    From the project's source tree `dg dev` loads the project as `dg check defs` does ([tool.dg] in
+    pyproject.toml: code location `chess_ratings`); an installed copy without it names the module instead. `store`
+    is absolute for a local store: `dg dev` runs from the project's folder.
+    """
     environment = {**os.environ, "RATINGS_STORE": store, "DAGSTER_HOME": dagster_home, "DAGSTER_DISABLE_TELEMETRY": "1"}
-    dagster = os.path.join(os.path.dirname(sys.executable), "dagster")
-    return [dagster, "dev", "--host", host, "--port", str(port), "-m", "assets.definitions"], environment
+    if sys.prefix != sys.base_prefix:  # dg compares the project's .venv with the active one, and says so otherwise
+        environment["VIRTUAL_ENV"] = sys.prefix
+    dg = os.path.join(os.path.dirname(sys.executable), "dg")
+    root = project_root()
+    target = ["--target-path", str(root)] if root else ["-m", "assets.definitions"]
+    return [dg, "dev", *target, "--host", host, "--port", str(port)], environment
+
+
+def starting_line(argv: Sequence[str]) -> str | None:
+    """What `ratings run` and `ratings demo` say at once, before the pipeline and Dagster load (seconds): the store,
+    its Dagster instance and where that came from. None for another command, for help, or for options the
+    command line parser will refuse (it says why).
+    """
+    if not argv or argv[0] not in ("run", "demo") or {"-h", "--help"} & set(argv):
+        return None
+    parser = _QuietParser(prog="ratings")
+    add_run_commands(parser.add_subparsers(dest="command"), _no_handler, _no_handler, _no_handler)
+    try:
+        args, _ = parser.parse_known_args(list(argv))
+        from pipeline.store.object_store import ObjectStore, redact_url, store_root_from_env
+
+        where = redact_url(ObjectStore(args.store or store_root_from_env()).url())
+    except Exception:  # a bad option or store: the command itself says what is wrong, and no line comes first
+        return None
+    home, source = instance_dir(args.dagster_home, where)
+    return f"{args.command.capitalize()} over {where} (Dagster instance {home}, {source}): loading the pipeline ..."
+
+
+class _QuietParser(argparse.ArgumentParser):
+    """A parser that raises on bad options instead of printing them and exiting (the real parser does that)."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        raise ValueError(message)
+
+
+def _no_handler(_args: argparse.Namespace) -> int:
+    return 0
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -31,6 +131,12 @@ def exposed_ui_warning(host: str) -> str | None:
         "can reach that address can launch runs, wipe materializations and delete runs. Use 127.0.0.1 with an SSH "
         "tunnel, or a reverse proxy that authenticates (docs/operations.md, Security)."
     )
+
+
+DAGSTER_HOME_HELP = (
+    "Dagster instance directory (default: $DAGSTER_HOME when set, else the store's own: <store>/.dagster for a "
+    "local store, ~/.local/state/chess-ratings/instances/<store> for S3)"
+)
 
 
 def add_workers_option(command: argparse.ArgumentParser) -> None:
@@ -72,9 +178,7 @@ def add_run_commands(
         metavar="FILE",
         help="scenarios YAML (default: $RATINGS_SCENARIOS or the shipped one)",
     )
-    run.add_argument(
-        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
-    )
+    run.add_argument("--dagster-home", default=None, metavar="DIR", help=DAGSTER_HOME_HELP)
     add_workers_option(run)
     run.add_argument(
         "--wait",
@@ -88,9 +192,7 @@ def add_run_commands(
         "demo", help="generate the default data set if absent and materialize every month through Dagster"
     )
     demo.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
-    demo.add_argument(
-        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
-    )
+    demo.add_argument("--dagster-home", default=None, metavar="DIR", help=DAGSTER_HOME_HELP)
     demo.add_argument(
         "--generate",
         action="store_true",
@@ -103,7 +205,10 @@ def add_run_commands(
     demo.set_defaults(handler=demo_handler)
 
     ui = commands.add_parser(
-        "ui", help="the Dagster UI over a store: its months and scenarios, its runs (http://127.0.0.1:3000)"
+        "ui",
+        help="the Dagster UI over a store: its months and scenarios, its runs (http://127.0.0.1:3000)",
+        description="`dg dev` over the store (its months and scenarios) and the store's Dagster instance (its runs "
+        "and materializations only, unless --dagster-home or $DAGSTER_HOME names a shared one).",
     )
     ui.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
     ui.add_argument("--port", type=int, default=3000, help="port (default 3000)")
@@ -112,7 +217,5 @@ def add_run_commands(
         default="127.0.0.1",
         help="address to listen on (default 127.0.0.1: this machine only; the UI has no login)",
     )
-    ui.add_argument(
-        "--dagster-home", default=None, help="Dagster instance directory (default: $DAGSTER_HOME or ./.dagster_home)"
-    )
+    ui.add_argument("--dagster-home", default=None, metavar="DIR", help=DAGSTER_HOME_HELP)
     ui.set_defaults(handler=ui_handler)

@@ -133,7 +133,11 @@ def leaderboard(
             }
         )
     table = pl.DataFrame(rows, infer_schema_length=None).sort("deviance_log10", "scenario", nulls_last=True)
-    return conform(table.with_row_index("rank", offset=1), Leaderboard)
+    # A scenario without a metric (no common test game) is not ranked: an order of empty cells would be made up.
+    ranked = table.with_row_index("rank", offset=1).with_columns(
+        pl.when(pl.col("deviance_log10").is_not_null()).then(pl.col("rank").cast(pl.Int64)).alias("rank")
+    )
+    return conform(ranked, Leaderboard)
 
 
 def setting_of(scenario: Scenario, test: list[str]) -> str:

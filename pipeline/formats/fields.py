@@ -72,6 +72,45 @@ def parse_iso_date(text: pl.Expr) -> pl.Expr:
     return pl.when(dashed.str.contains(r"^\d{4}-\d{1,2}-\d{1,2}$")).then(dashed.str.to_date("%Y-%m-%d", strict=False))
 
 
+# A games file's `month` column: YYYY-MM, or a month number as the Kaggle 2011 contest (Deloitte/FIDE Chess Rating
+# Challenge, FIDE's own games) numbers them, 1 = January 1999 (its MonthID). Numbers up to KAGGLE_LAST_MONTH_ID.
+KAGGLE_FIRST_YEAR = 1999
+KAGGLE_LAST_MONTH_ID = 1200  # December 2098
+
+
+def parse_month_cell(text: pl.Expr) -> pl.Expr:
+    """A month cell -> the Date of its first day: 'YYYY-MM', or a Kaggle MonthID (1 = 1999-01); anything else null."""
+    stripped = text.str.strip_chars()
+    year_month = stripped.str.extract_groups(r"^(\d{4})-(0[1-9]|1[0-2])$")
+    number = stripped.cast(pl.Int64, strict=False)
+    index = pl.when((number >= 1) & (number <= KAGGLE_LAST_MONTH_ID)).then(KAGGLE_FIRST_YEAR * 12 + number - 1)
+    return pl.coalesce(
+        pl.date(
+            year_month.struct.field("1").cast(pl.Int32, strict=False),
+            year_month.struct.field("2").cast(pl.Int8, strict=False),
+            1,
+        ),
+        pl.date((index // 12).cast(pl.Int32), (index % 12 + 1).cast(pl.Int8), 1),
+    )
+
+
+def month_cell_error(text: pl.Expr, parsed: pl.Expr) -> pl.Expr:
+    """Why a present month cell is no month (parse_month_cell), or null."""
+    return pl.when(text.is_not_null() & parsed.is_null()).then(
+        pl.format(
+            "month {} is neither YYYY-MM nor a Kaggle MonthID (a whole number from 1 = {}-01)",
+            quoted(text),
+            pl.lit(str(KAGGLE_FIRST_YEAR)),
+        )
+    )
+
+
+def parse_flag(text: pl.Expr, true_text: tuple[str, ...], false_text: tuple[str, ...]) -> pl.Expr:
+    """A yes/no cell -> Boolean (true_text / false_text, any case); anything else null."""
+    lowered = text.str.strip_chars().str.to_lowercase()
+    return pl.when(lowered.is_in(list(true_text))).then(True).when(lowered.is_in(list(false_text))).then(False)
+
+
 # PGN writes unknown date parts as '??' ('2024.??.??', '????.??.??'): unknown, not wrong.
 PGN_UNKNOWN_DATE = r"^(?:\d{4}|\?{4})[.\-/](?:\d{2}|\?{2})[.\-/](?:\d{2}|\?{2})$"
 

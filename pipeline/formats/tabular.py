@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import io
+import re
 import sys
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
@@ -27,17 +29,24 @@ from pipeline.formats.fields import (
     classify_time_control,
     int_error,
     join_errors,
+    month_cell_error,
+    parse_flag,
     parse_int,
     parse_iso_date,
+    parse_month_cell,
     quoted,
 )
 from schemas.games import TIME_CONTROLS
 
+# The columns of a games CSV or Parquet file (README, "Rating your own federation's files"): a file needs the two
+# ids and the result, written as `result` or as White's score (`white_score`, Kaggle's Player1Score).
 REQUIRED = ["white_id", "black_id", "result"]
+SCORE = "white_score"  # may stand for `result`
 OPTIONAL = [
     "event_id",
     "event_start",
     "date",
+    "month",
     "round",
     "time_control",
     "tc_base_seconds",
@@ -46,14 +55,23 @@ OPTIONAL = [
     "black_rating",
     "white_name",
     "black_name",
+    SCORE,
+    "colour_known",
 ]
-# Other spellings met in hand-made files (the rate-period GAMES layout says "ratings used").
+# Other spellings met in hand-made files (the rate-period GAMES layout says "ratings used"), and the Kaggle 2011
+# contest's names, which `ratings evaluate` reads too (pipeline.evaluation.games_file.KAGGLE_ALIASES): its Player1 is
+# not necessarily White, so such a file's colours are unknown unless it has a colour_known column.
 ALIASES = {
     "white_rating_used": "white_rating",
     "black_rating_used": "black_rating",
     "white": "white_name",
     "black": "black_name",
 }
+# Kaggle's names, as _canonical writes them; each stands for its column when the file does not also have that one.
+KAGGLE_ALIASES = {"monthid": "month", "player1": "white_id", "player2": "black_id", "player1score": SCORE}
+SCORE_RESULTS = {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}
+TRUE_TEXT = ("true", "1", "yes", "y", "t")
+FALSE_TEXT = ("false", "0", "no", "n", "f")
 RESULT_SPELLINGS = {"½-½": "1/2-1/2", "0.5-0.5": "1/2-1/2", "=": "1/2-1/2", "1:0": "1-0", "0:1": "0-1"}
 FORFEIT_RESULTS = ["+-", "-+", "--", "+:-", "-:+"]
 TIME_CONTROL_SPELLINGS = {"standard": "classical", "std": "classical"}
@@ -83,6 +101,7 @@ class TableCells:
     header_line: int  # a record's position is its source_line minus this
     trimmed: frozenset[str] = frozenset()  # columns whose cells are known not blank or padded
     extra_errors: pl.Series | None = None  # per row of `cells`, problems met while reading (binary cells), or null
+    kaggle: bool = False  # the header uses the Kaggle 2011 names: colours unknown unless a colour_known column says
 
 
 def csv_cells(text: str) -> TableCells:
@@ -103,11 +122,9 @@ def csv_cells(text: str) -> TableCells:
                 spoiled,
             ]
         )
-    missing = [name for name in REQUIRED if name not in cells.columns]
-    if missing and cells.is_empty() and ragged.is_empty():
-        # A lone line that is no games header (e.g. 'junk') would otherwise leave no record at all.
-        raise UnreadableDump(f"line {header_line}: not a games header (missing {', '.join(missing)})")
-    return TableCells(cells, ragged, header_line)
+    cells, kaggle = _with_kaggle_names(cells)
+    _check_header(header_names(cells), header_line)
+    return TableCells(cells, ragged, header_line, kaggle=kaggle)
 
 
 def table_records(files: Sequence[TableCells], event_keys: Sequence[str]) -> pl.DataFrame:
@@ -120,7 +137,7 @@ def table_records(files: Sequence[TableCells], event_keys: Sequence[str]) -> pl.
     per_file = {
         "_event_key": pl.Series(list(event_keys), dtype=pl.Utf8),
         "_header_line": pl.Series([table.header_line for table in files], dtype=pl.Int64),
-        "_missing": pl.Series([_missing_required(table.cells) for table in files], dtype=pl.Utf8),
+        "_colours_stated": pl.Series([not table.kaggle for table in files], dtype=pl.Boolean),
     }
     extra_errors = (
         pl.concat(
@@ -156,9 +173,53 @@ def table_records(files: Sequence[TableCells], event_keys: Sequence[str]) -> pl.
     return records.with_columns(position).drop("_header_line")
 
 
-def _missing_required(cells: pl.DataFrame) -> str | None:
-    missing = [name for name in REQUIRED if name not in cells.columns]
-    return f"missing required column(s): {', '.join(missing)}" if missing else None
+def header_names(cells: pl.DataFrame) -> list[str]:
+    """The file's column names as read (_column_names), without the columns the reader adds."""
+    return [name for name in cells.columns if name not in ("source_line", "raw_text")]
+
+
+def missing_columns(names: Sequence[str]) -> list[str]:
+    """The required columns a header lacks (`result` is there when `white_score` stands for it)."""
+    present = set(names) | ({"result"} if SCORE in names else set())
+    return [name for name in REQUIRED if name not in present]
+
+
+def _check_header(names: list[str], header_line: int) -> None:
+    """UnreadableDump when the header lacks a required column: the file's one problem, said once (not on every row),
+    naming what the header has, what it lacks and the spellings that come close.
+    """
+    missing = missing_columns(names)
+    if not missing:
+        return
+    where = "the header" if header_line <= 1 else f"the header (line {header_line})"
+    lacks = ", ".join("result (or white_score)" if name == "result" else name for name in missing)
+    unknown = [name for name in names if name not in REQUIRED + OPTIONAL]
+    close = []
+    for name in missing:
+        for wanted in [name, SCORE] if name == "result" else [name]:
+            found = difflib.get_close_matches(wanted, unknown, n=1, cutoff=0.7)
+            if found:
+                close.append(f"'{found[0]}' for {wanted}?")
+                break
+    if not any(any(character.isalpha() for character in name) for name in names):
+        hint = "; the first line holds no column names: a games file starts with a header row"
+    else:
+        hint = f"; {' '.join(close)}" if close else ""
+    raise UnreadableDump(
+        f"{where} has no column(s) {lacks}, so none of its rows is read (columns: {', '.join(names) or 'none'}{hint}; "
+        f"a games file needs white_id, black_id and result: README, 'Rating your own federation's files')"
+    )
+
+
+def _with_kaggle_names(cells: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
+    """(cells with Kaggle's columns under their names here, whether the file's colours are unknown by default: it uses
+    Kaggle's names and has no colour_known column).
+    """
+    kaggle = any(name in cells.columns for name in KAGGLE_ALIASES)
+    renamed = cells.rename(
+        {alias: name for alias, name in KAGGLE_ALIASES.items() if alias in cells.columns and name not in cells.columns}
+    )
+    return renamed, kaggle and "colour_known" not in cells.columns
 
 
 NUL_PROBLEM = "row holds a NUL byte (binary data)"
@@ -323,7 +384,8 @@ def parquet_cells(data: bytes, max_rows: int | None = None, max_bytes: int | Non
         raise UnreadableDump(f"not a readable Parquet file: {error}") from error
     names = _column_names(table.columns)
     _check_duplicates(table.columns, names)
-    table = table.rename(dict(zip(table.columns, names, strict=True)))
+    table, kaggle = _with_kaggle_names(table.rename(dict(zip(table.columns, names, strict=True))))
+    _check_header(table.columns, 1)
     text_rows = _rows_within_text_cap(table, max_bytes)
     if text_rows < table.height:
         table = table.head(text_rows)
@@ -382,7 +444,7 @@ def parquet_cells(data: bytes, max_rows: int | None = None, max_bytes: int | Non
         excess = pl.DataFrame(
             {"source_line": [first], "raw_text": [""], "parse_error": [beyond_cap(first, rows)]}, schema=_RAGGED_SCHEMA
         )
-    return TableCells(cells, excess, 0, frozenset(trimmed), extra_errors)
+    return TableCells(cells, excess, 0, frozenset(trimmed), extra_errors, kaggle)
 
 
 # Bytes a decoded value takes in memory, by Parquet physical type (text: a 16-byte view, its bytes counted apart).
@@ -516,8 +578,10 @@ def _check_duplicates(raw_names: list[str], names: list[str]) -> None:
 
 
 def _canonical(raw: str) -> str:
-    """A header cell's column name: lower-case, trimmed, aliases resolved."""
-    name = raw.strip().lstrip("\ufeff").strip().strip('"').lower()
+    """A header cell's column name: lower-case, trimmed, blanks and dashes inside as '_' ('White ID' is white_id),
+    aliases resolved.
+    """
+    name = re.sub(r"(?<=[a-z0-9])[\s-]+(?=[a-z])", "_", raw.strip().lstrip("\ufeff").strip().strip('"').strip().lower())
     return ALIASES.get(name, name)
 
 
@@ -573,18 +637,24 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
         ],
         parse_iso_date(pl.col("event_start")).alias("_event_start"),
         parse_iso_date(pl.col("date")).alias("_date"),
-        pl.col("result").replace(RESULT_SPELLINGS).alias("_result"),
+        parse_month_cell(pl.col("month")).alias("_month"),
+        pl.col("result").replace(RESULT_SPELLINGS).alias("_stated_result"),
+        pl.col(SCORE).cast(pl.Float64, strict=False).replace_strict(SCORE_RESULTS, default=None).alias("_score"),
         pl.col("time_control").str.to_lowercase().replace(TIME_CONTROL_SPELLINGS).alias("_time_control"),
+        parse_flag(pl.col("colour_known"), TRUE_TEXT, FALSE_TEXT).alias("_colour_known"),
     )
-    event_start, date, result, time_control = (
+    # White's score stands for a result the row does not state.
+    cells = cells.with_columns(pl.coalesce("_stated_result", "_score").alias("_result"))
+    event_start, date, result, time_control, month, score = (
         pl.col("_event_start"),
         pl.col("_date"),
         pl.col("_result"),
         pl.col("_time_control"),
+        pl.col("_month"),
+        pl.col("_score"),
     )
     base, increment = pl.col("_tc_base_seconds"), pl.col("_tc_increment_seconds")
     errors = [
-        pl.col("_missing"),
         *[
             (
                 _id_error(pl.col(name), name, pl.col(f"_{name}"))
@@ -598,6 +668,16 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
         ),
         pl.when(pl.col("date").is_not_null() & date.is_null()).then(
             pl.format("date {} is not a date", quoted(pl.col("date")))
+        ),
+        month_cell_error(pl.col("month"), month),
+        pl.when(pl.col(SCORE).is_not_null() & score.is_null()).then(
+            pl.format(f"{SCORE} {{}} is not 1, 0.5 or 0", quoted(pl.col(SCORE)))
+        ),
+        pl.when(
+            score.is_not_null() & pl.col("_stated_result").is_not_null() & (score != pl.col("_stated_result"))
+        ).then(pl.format(f"result {{}} and {SCORE} {{}} disagree", quoted(pl.col("result")), quoted(pl.col(SCORE)))),
+        pl.when(pl.col("colour_known").is_not_null() & pl.col("_colour_known").is_null()).then(
+            pl.format("colour_known {} is not true or false", quoted(pl.col("colour_known")))
         ),
         pl.when(time_control.is_not_null() & ~time_control.is_in(TIME_CONTROLS)).then(
             pl.format(
@@ -613,7 +693,9 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
         "raw_text",
         join_errors(*errors).alias("parse_error"),
         pl.col("event_id").fill_null(pl.col("_event_key")).alias("event_id"),
-        event_start.alias("event_start"),
+        # A month alone is the month the game was played: its first day is the event's start, the day the rating
+        # period is known by (a game of another month than its folder's is quarantined as date_outside_month).
+        pl.coalesce(event_start, month).alias("event_start"),
         date.alias("date"),
         pl.col("_round").alias("round"),
         pl.col("_white_id").alias("white_id"),
@@ -630,4 +712,10 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
         increment.alias("tc_increment_seconds"),
         pl.col("_white_rating").alias("white_rating"),
         pl.col("_black_rating").alias("black_rating"),
+        # Whether White is known to be the first player (Kaggle's Player1 need not be): as the file states it, else
+        # unknown for a file with Kaggle's names and known for any other.
+        pl.when(pl.col("colour_known").is_null())
+        .then(pl.col("_colours_stated"))
+        .otherwise(pl.col("_colour_known"))
+        .alias("colour_known"),
     )

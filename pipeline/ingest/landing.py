@@ -8,7 +8,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pipeline.months import MONTH_PATTERN
@@ -166,15 +166,22 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
     return LandingEntry(key, DUMP, federation, month)
 
 
-def inventory(store: ObjectStore, folder: str | None = None) -> list[LandingEntry]:
+def inventory(
+    store: ObjectStore, folder: str | None = None, listed: Callable[[int], None] | None = None
+) -> list[LandingEntry]:
     """Every entry under raw/ (or only under raw/<folder>/), sorted by key: one listing, nothing opened, links and
     special files never followed.
+
+    `listed` is told how many entries are listed so far, after each folder of a local store (an object store's
+    listing is one call: told once, at its end), so that a long listing can show progress.
     """
     below = (RAW,) if folder is None else (RAW, folder)
     bounds = month_bounds()
     if store.is_local:
-        return sorted(_local_entries(store, below, bounds), key=lambda entry: entry.key)
+        return sorted(_local_entries(store, below, bounds, listed), key=lambda entry: entry.key)
     stamps = store.list_stamps(*below)
+    if listed is not None:
+        listed(len(stamps))
     return sorted(
         (_stamped(classify(key, bounds=bounds), stamp) for key, stamp in stamps.items()), key=lambda entry: entry.key
     )
@@ -194,7 +201,9 @@ def _stamped(entry: LandingEntry, stamp: str) -> LandingEntry:
     return LandingEntry(entry.key, entry.kind, entry.federation, entry.month, entry.problem, stamp)
 
 
-def _local_entries(store: ObjectStore, below: tuple[str, ...], bounds: tuple[str, str]) -> list[LandingEntry]:
+def _local_entries(
+    store: ObjectStore, below: tuple[str, ...], bounds: tuple[str, str], listed: Callable[[int], None] | None = None
+) -> list[LandingEntry]:
     """os.scandir of the folder `below` names, without following links: a symlink (to a folder, outside the store,
     dangling) or a FIFO is an entry, not a path.
     """
@@ -218,6 +227,8 @@ def _local_entries(store: ObjectStore, below: tuple[str, ...], bounds: tuple[str
                         "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a special file (FIFO, device or socket)"
                     )
                     entries.append(classify(key, is_file=False, what=what, bounds=bounds))
+        if listed is not None:
+            listed(len(entries))
     return entries
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import posixpath
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
@@ -12,13 +13,16 @@ from pipeline.formats.decoding import decode_text, decompress
 from pipeline.formats.fide_list import FideListFile, parse_fide_list
 from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
+    RAW,
     REGISTRY,
     REGISTRY_FOLDER,
+    LandingEntry,
     inventory,
 )
+from pipeline.months import add_months
 from pipeline.store.object_store import ObjectStore
 from schemas.players import Players
-from schemas.util import conform, empty_frame
+from schemas.util import conform, empty_frame, polars_schema
 
 PLAYERS_FOLDER = REGISTRY_FOLDER
 PLAYERS_FILE = "players.csv"
@@ -37,31 +41,147 @@ SEX_SPELLINGS = {"M": "M", "F": "F", "W": "F"}  # TRF and FIDE lists write women
 OLD_TITLE_CODES = {"g": "GM", "m": "IM", "f": "FM", "c": "CM", "wg": "WGM", "wm": "WIM", "wf": "WFM", "wc": "WCM"}
 
 
+# Who a player is: each field is the newest raw/players/<M>/ folder's at or before a month that states it.
+IDENTITY_FIELDS = ("name", "federation", "sex", "birth_year", "title")
+# registry_history's column: the month folder a row was read from (it applies from that month on).
+SINCE = "since"
+# registry_in_force's column (with older_spellings): True on a row that only carries a name an earlier folder gave
+# the player, so that a dump still writing it is matched (pipeline.validate.identity.resolve_players).
+OLDER_SPELLING = "_older_spelling"
+
+
 def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
-    """Players rows from raw/players/<m>/ for every m <= up_to_month; first registration wins.
+    """Players rows of the registry in force in `up_to_month`: every raw/players/<m>/ for m <= up_to_month.
 
     A month folder holds players.csv (the registry) and/or FIDE rating-list files (.txt in the
-    layouts A-F, e.g. players_list_foa.txt or JAN04FRL.TXT): both register players. Rows without a
-    usable id register nobody (`registry_problems` lists them).
+    layouts A-F, e.g. players_list_foa.txt or JAN04FRL.TXT): both register players. A player is
+    `registered` from the first folder holding them; each identity field (IDENTITY_FIELDS) is the
+    newest folder's that states it (an empty cell, or a players.csv without the column, keeps the
+    older value). Within one folder players.csv comes before the FIDE lists (by name), and the first
+    row of an id wins. Rows without a usable id register nobody (`registry_problems` lists them).
+    Rows are in the order players were first registered.
     """
-    frames = []
+    return conform(registry_in_force(registry_history(store, up_to_month), up_to_month), Players)
+
+
+def registries_in_force(
+    store: ObjectStore, last_month: str, prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+) -> Callable[[str], pl.DataFrame]:
+    """Month (up to `last_month`) -> read_players of that month (passed through `prepare`), the folders read once and
+    each registry in force made once per folder (it changes only at a folder's month), not once per month.
+    """
+    history = registry_history(store, last_month)
+    folders = sorted(history[SINCE].unique().to_list())
+    made: dict[str | None, pl.DataFrame] = {}
+
+    def players_of(month: str) -> pl.DataFrame:
+        in_force = max((folder for folder in folders if folder <= month), default=None)
+        if in_force not in made:
+            players = conform(registry_in_force(history, month), Players)
+            made[in_force] = players if prepare is None else prepare(players)
+        return made[in_force]
+
+    return players_of
+
+
+def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
+    """Every version of every player's registry row from the folders raw/players/<m>/, m <= up_to_month, in folder
+    order: the Players columns (empty name and federation as null: not stated) and SINCE, the folder's month.
+
+    A folder's row is kept only where it registers a new player or states a field differently from
+    the registry in force before it, so a FIDE list filed every month adds its changes, not another
+    million rows. `registered` is the player's first folder. registry_in_force gives any month's registry.
+    """
+    versions: list[pl.DataFrame] = []
+    in_force: pl.DataFrame | None = None
     for month, keys in _registry_keys(store).items():
         if month > up_to_month:
             break
-        key = _find_file(keys, PLAYERS_FILE)
-        if key is not None:
-            frames.append(registry_rows(_read_table(store, key), month))
-        for fide_list in _fide_lists(store, keys):
-            frames.append(fide_list_registry_rows(fide_list.players, month))
+        rows = _folder_rows(store, keys, month)
+        if rows is None:
+            continue
+        if in_force is not None:
+            rows = _changed_rows(rows, in_force)
+            in_force = _latest_fields(pl.concat([in_force, rows.select(in_force.columns)]))
+        else:
+            in_force = rows.select("player_id", *IDENTITY_FIELDS)
+        versions.append(rows)
+    if not versions:
+        return empty_frame(Players).with_columns(pl.lit(None, dtype=pl.Utf8).alias(SINCE))
+    history = pl.concat(versions)
+    return history.with_columns(pl.col(SINCE).first().over("player_id").alias("registered")).select(
+        *polars_schema(Players), SINCE
+    )
+
+
+def registry_in_force(history: pl.DataFrame, month: str, older_spellings: bool = False) -> pl.DataFrame:
+    """The registry in force in `month` from registry_history's rows: one row per player registered by then, each
+    identity field the newest stated at or before `month`, in the order players were first registered.
+
+    Other columns the history carries (such as a name key, pipeline.validate.identity.NAME_KEY) follow
+    their row like the name does. With `older_spellings`, the names earlier folders gave a player and
+    the newest does not follow as rows of their own (player_id and the name's columns, OLDER_SPELLING
+    true), for matching a dump that still writes them.
+    """
+    rows = history.filter(pl.col(SINCE) <= month)
+    in_force = _latest_fields(rows.drop(SINCE)).with_columns(
+        pl.col("name").fill_null(""), pl.col("federation").fill_null("")
+    )
+    if not older_spellings:
+        return in_force
+    named = [column for column in history.columns if column == "name" or column.startswith("_")]
+    older = rows.select("player_id", *named).filter(pl.col("name").is_not_null()).unique(maintain_order=True)
+    older = older.join(in_force.select("player_id", "name"), on=["player_id", "name"], how="anti")
+    return pl.concat(
+        [
+            in_force.with_columns(pl.lit(False).alias(OLDER_SPELLING)),
+            older.with_columns(pl.lit(True).alias(OLDER_SPELLING)),
+        ],
+        how="diagonal",
+    )
+
+
+def _latest_fields(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per player_id (in first-seen order): `registered` the first, every other column the last non-null."""
+    others = [column for column in rows.columns if column not in ("player_id", "registered")]
+    first = [pl.col("registered").first()] if "registered" in rows.columns else []
+    return (
+        rows.group_by("player_id", maintain_order=True)
+        .agg(*[pl.col(column).drop_nulls().last() for column in others], *first)
+        .select(rows.columns)
+    )
+
+
+def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> pl.DataFrame | None:
+    """One folder's registry rows (players.csv, then the FIDE lists by name; the first row of an id wins), with
+    empty names and federations as null (not stated) and SINCE; None when the folder registers nobody.
+    """
+    frames = []
+    key = _find_file(keys, PLAYERS_FILE)
+    if key is not None:
+        frames.append(registry_rows(_read_table(store, key), month))
+    for fide_list in _fide_lists(store, keys):
+        frames.append(fide_list_registry_rows(fide_list.players, month))
     if not frames:
-        return empty_frame(Players)
+        return None
+    not_stated = [pl.when(pl.col(c) != "").then(pl.col(c)).alias(c) for c in ("name", "federation")]
     # is_first_distinct, not unique(keep="first"): the same rows, with a tenth of the memory (0.2 GB for 900,000).
-    players = pl.concat(frames, how="vertical").filter(pl.col("player_id").is_first_distinct())
-    return conform(players, Players)
+    rows = pl.concat(frames, how="vertical").filter(pl.col("player_id").is_first_distinct())
+    return rows.with_columns(*not_stated, pl.col("birth_year").cast(pl.Int32), pl.lit(month).alias(SINCE)).select(
+        "player_id", *IDENTITY_FIELDS, "registered", SINCE
+    )
 
 
-def read_seed_list(store: ObjectStore) -> pl.DataFrame | None:
-    """The seed list of the earliest raw/players/<m>/ that has one, or None.
+def _changed_rows(rows: pl.DataFrame, in_force: pl.DataFrame) -> pl.DataFrame:
+    """The rows of a folder that register a new player or state a field other than the registry in force says."""
+    before = in_force.with_columns(pl.lit(True).alias("_known"))
+    joined = rows.join(before, on="player_id", how="left", suffix="_before", maintain_order="left")
+    differs = [pl.col(f).is_not_null() & pl.col(f).ne_missing(pl.col(f"{f}_before")) for f in IDENTITY_FIELDS]
+    return joined.filter(pl.col("_known").is_null() | pl.any_horizontal(differs)).select(rows.columns)
+
+
+def read_seed_list(store: ObjectStore, chain_start: str | None = None) -> pl.DataFrame | None:
+    """The seed list: the list in force before `chain_start`, the month the chains start (_seed_folder), or None.
 
     `seed_list.csv` wins; otherwise a FIDE rating-list file (layouts A-F) of that month serves.
     Columns: player_id Int64, rating Int32 (null = unrated), games_total Int32 (empty or missing:
@@ -72,24 +192,146 @@ def read_seed_list(store: ObjectStore) -> pl.DataFrame | None:
     from the rating and its k.elite_from, and a list K of 10 means it was reached,
     regulations.k_ten_for_good); from a FIDE list also k (Int16) and inactive (flag i).
     """
-    for keys in _registry_keys(store).values():
-        key = _find_file(keys, SEED_LIST_FILE)
-        if key is not None:
-            return seed_rows(_read_table(store, key))
-        lists = _fide_lists(store, keys)
-        if lists:
-            return fide_list_seed_rows(lists[0])
-    return None
+    folder = _seed_folder(_registry_keys(store), chain_start)
+    if folder is None:
+        return None
+    key = _seed_file(folder[1])
+    assert key is not None  # _seed_folder picks folders that have one
+    return read_seed_file(store, key)
 
 
-def seed_list_month(store: ObjectStore) -> str | None:
+def read_seed_file(store: ObjectStore, key: str) -> pl.DataFrame:
+    """The seed rows of one file of raw/players/: a seed_list.csv, or a FIDE rating list (read_seed_list's columns)."""
+    if not _is_fide_list_name(key):
+        return seed_rows(_read_table(store, key))
+    return fide_list_seed_rows(_fide_lists(store, [key])[0])
+
+
+def later_seed_files(store: ObjectStore, chain_start: str) -> dict[str, str]:
+    """The lists filed after the chains' start: month M -> the key of raw/players/<M>/'s seed list or FIDE list (the
+    list in force from M), for every M after `chain_start`. Only the files' names are looked at.
+    """
+    return {
+        month: key
+        for month, keys in _registry_keys(store).items()
+        if month > chain_start and (key := _seed_file(keys)) is not None
+    }
+
+
+def seed_list_month(store: ObjectStore, chain_start: str | None = None) -> str | None:
     """The month folder raw/players/<M>/ that read_seed_list reads its seed list from (the list in force from M), or
     None without one. Only the files' names are looked at.
     """
-    for month, keys in _registry_keys(store).items():
-        if _find_file(keys, SEED_LIST_FILE) is not None or any(_is_fide_list_name(key) for key in keys):
-            return month
-    return None
+    folder = _seed_folder(_registry_keys(store), chain_start)
+    return None if folder is None else folder[0]
+
+
+def _seed_folder(registry_keys: dict[str, list[str]], chain_start: str | None) -> tuple[str, list[str]] | None:
+    """(month, keys) of the folder the seed list comes from: of the folders holding a seed_list.csv or a FIDE list,
+    the newest at or before `chain_start` (a list filed in M is the list in force before M's games), else the
+    earliest (a seed filed after the chain's start still starts it); the earliest when `chain_start` is None.
+    """
+    seeded = [(month, keys) for month, keys in registry_keys.items() if _seed_file(keys) is not None]
+    if not seeded:
+        return None
+    in_force = [folder for folder in seeded if chain_start is not None and folder[0] <= chain_start]
+    return in_force[-1] if in_force else seeded[0]
+
+
+def _seed_file(keys: list[str]) -> str | None:
+    """The key a folder's seed list is read from: seed_list.csv, else its first FIDE list by name, else None."""
+    return _find_file(keys, SEED_LIST_FILE) or next((key for key in keys if _is_fide_list_name(key)), None)
+
+
+def registry_plan(
+    store: ObjectStore,
+    months: Sequence[str],
+    chain_start: str | None = None,
+    entries: Sequence[LandingEntry] | None = None,
+) -> list[str]:
+    """What a run over `months` reads of raw/players/, one line each (file names only, nothing is opened): the seed
+    list the chains start from in `chain_start` (default: the first month), which registry files apply to which
+    months, and the files of raw/players/ that are not read. `entries`: the landing zone's inventory, when the
+    caller has it.
+
+    A folder applies from its month to the month before the next folder; in a month the newest folder
+    holding a player names them, the older ones give what it does not state (read_players).
+    """
+    if not months:
+        return []
+    start = chain_start or months[0]
+    folders = _registry_keys(store) if entries is None else _keys_by_month(entries)
+    lines = [_seed_line(folders, start, months[0])]
+    registering = {month: _registry_files(keys) for month, keys in folders.items()}
+    registering = {month: files for month, files in registering.items() if files}
+    if not registering:
+        lines.append(
+            "registry: none (raw/players/<YYYY-MM>/ holds no players.csv or FIDE list): players are the ids and "
+            "names the dumps write"
+        )
+    applies = sorted(registering)
+    first, last = months[0], months[-1]
+    if applies and first < applies[0]:
+        before = add_months(applies[0], -1)
+        lines.append(f"registry {first}..{min(before, last)}: none yet (the first applies from {applies[0]})")
+    for index, month in enumerate(applies):
+        until = add_months(applies[index + 1], -1) if index + 1 < len(applies) else last
+        span_first, span_last = max(month, first), min(until, last)
+        if month > last:
+            lines.append(f"registry from {month}: {', '.join(registering[month])} (after this run's months)")
+            continue
+        if span_first > span_last:
+            continue
+        older = applies[:index]
+        over = f", then {_folder_list(older)} for what it does not state" if older else ""
+        lines.append(f"registry {span_first}..{span_last}: {', '.join(registering[month])}{over}")
+    seed = _seed_folder(folders, start)
+    seed_key = _seed_file(seed[1]) if seed is not None else None
+    for month, keys in folders.items():
+        unread = [key for key in keys if key not in registering.get(month, []) and not _is_seed_csv(key)]
+        if unread:
+            lines.append(
+                f"not read: {', '.join(unread)} (a registry folder holds players.csv, seed_list.csv or FIDE .txt lists)"
+            )
+        later = _seed_file(keys) if month > start else None
+        if later is not None and later != seed_key:
+            lines.append(f"newcomers from {month}: {later}: its rated players on no list yet join at its rating")
+        other_seeds = [key for key in keys if _is_seed_csv(key) and key not in (seed_key, later)]
+        if other_seeds:
+            lines.append(f"not read: {', '.join(other_seeds)} (only the seed list the chains start from is read)")
+    return lines
+
+
+def _seed_line(folders: dict[str, list[str]], chain_start: str, first_month: str) -> str:
+    """The plan's line of the seed list: which file, and whether this run reads it."""
+    folder = _seed_folder(folders, chain_start)
+    if folder is None:
+        what = f"seed list: none: every player starts unrated in {chain_start}"
+    else:
+        month, keys = folder
+        key = _seed_file(keys)
+        kind = "a FIDE rating list" if key is not None and _is_fide_list_name(key) else "the seed list"
+        late = ", after the chains' first month" if month > chain_start else ""
+        what = f"seed list: {key} ({kind} filed for {month}{late}): the chains start from it in {chain_start}"
+    if first_month > chain_start:
+        return f"{what}; this run continues the stored lists of {add_months(first_month, -1)} instead"
+    return what
+
+
+def _registry_files(keys: list[str]) -> list[str]:
+    """A folder's keys that register players, in the order they are read: players.csv, then the FIDE lists."""
+    players = _find_file(keys, PLAYERS_FILE)
+    return ([players] if players is not None else []) + [key for key in keys if _is_fide_list_name(key)]
+
+
+def _is_seed_csv(key: str) -> bool:
+    return strip_compression(posixpath.basename(key))[0] == SEED_LIST_FILE
+
+
+def _folder_list(months: Sequence[str]) -> str:
+    """'raw/players/2004-01/' or 'raw/players/2004-01/ and 2 earlier folders', newest first."""
+    newest = f"{RAW}/{REGISTRY_FOLDER}/{months[-1]}/"
+    return newest if len(months) == 1 else f"{newest} and {len(months) - 1} earlier folder(s)"
 
 
 def fide_list_registry_rows(players: pl.DataFrame, month: str) -> pl.DataFrame:
@@ -167,11 +409,16 @@ def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
 
 def _registry_keys(store: ObjectStore) -> dict[str, list[str]]:
     """Month -> keys of the regular files in raw/players/<month>/ (links and special files are never read), sorted."""
+    return _keys_by_month(inventory(store, REGISTRY_FOLDER))  # not the federations' dumps: thousands of files a month
+
+
+def _keys_by_month(entries: Sequence[LandingEntry]) -> dict[str, list[str]]:
+    """Month -> the registry entries' keys of that month folder, sorted."""
     keys: dict[str, list[str]] = {}
-    for entry in inventory(store, REGISTRY_FOLDER):  # not the federations' dumps: thousands of files a month
+    for entry in entries:
         if entry.kind == REGISTRY and entry.month is not None:
             keys.setdefault(entry.month, []).append(entry.key)
-    return dict(sorted(keys.items()))
+    return {month: sorted(found) for month, found in sorted(keys.items())}
 
 
 def _is_fide_list_name(key: str) -> bool:

@@ -12,12 +12,16 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from pipeline.cli.run_options import store_instance_dir
 from pipeline.generator import DEFAULT_DEMO, generate
 from pipeline.ingest.landing import LandingEntry, inventory, months_held, unplaced
+from pipeline.ingest.registry import registry_plan
 from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
 from pipeline.invariants.store_checks import mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
+from pipeline.operations.run_counts import GAME_OUTCOMES, distinct_players, players_by_identity, scenario_game_outcomes
+from pipeline.publish.lists import TXT_LEFT_OUT_REASON, stored_txt_left_out
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import DEFAULT_STORE, Settings
@@ -181,19 +185,53 @@ class RunPlan:
         return self.partition_range[0]
 
 
-def plan_run(root: str | None, first_month: str | None, last_month: str | None, scenarios_file: str | None) -> RunPlan:
+# While the landing zone is listed, a line every this many seconds says how far the listing got.
+LISTING_PROGRESS_SECONDS = 5.0
+
+
+class ListingProgress:
+    """Tells `out` how many files the listing of the landing zone has found, every LISTING_PROGRESS_SECONDS."""
+
+    def __init__(self, out: TextIO, every: float = LISTING_PROGRESS_SECONDS):
+        self.out, self.every = out, every
+        self.started = self.last = time.monotonic()
+
+    def __call__(self, listed: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            print(f"  ... {listed:,} files listed so far ({now - self.started:.0f} s)", file=self.out, flush=True)
+
+
+def plan_run(
+    root: str | None,
+    first_month: str | None,
+    last_month: str | None,
+    scenarios_file: str | None,
+    out: TextIO | None = None,
+) -> RunPlan:
     """The plan of a run over the store at `root` (default: the settings' store), refused without a landing zone,
     or (StoreError, before anything is written) when a scenario's stored chain cannot be continued from the month
     before the run.
 
-    One listing of the landing zone serves the months, the observations and the closing summary.
+    One listing of the landing zone serves the months, the observations and the closing summary. With `out`, says
+    that it lists the landing zone, how far a long listing got, and what it found.
     """
     root = root or store_root_from_env()
     store = ObjectStore(root)
     require_landing_zone(store)
-    entries = inventory(store)
+    started = time.monotonic()
+    if out is not None:
+        print(f"Listing the landing zone {redact_url(store.url('raw'))} ...", file=out, flush=True)
+    entries = inventory(store, listed=ListingProgress(out) if out is not None else None)
     scenarios = load_scenarios(scenarios_file)
     held = months_held(entries)
+    if out is not None:
+        print(
+            f"  {len(entries):,} files listed in {time.monotonic() - started:.1f} s ({len(held)} months)",
+            file=out,
+            flush=True,
+        )
     stored_last = last_stored_list(store, scenarios)
     months = months_to_rate(held, first_month, last_month, redact_url(store.url()), stored_last)
     start = chain_start(held, months[0])
@@ -205,6 +243,8 @@ def plan_run(root: str | None, first_month: str | None, last_month: str | None, 
         except MissingMonth as missing:
             raise StoreError(f"scenario {scenario.name}: {missing}") from None
     notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
+    # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
+    notes += tuple(registry_plan(store, months, start, entries))
     return RunPlan(root, store, entries, months, scenarios, partition_range, notes)
 
 
@@ -247,7 +287,8 @@ def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:
 def opening_line(months: Sequence[str], where: str, scenarios: Mapping[str, Scenario], home: str) -> str:
     """What a run says before it starts."""
     return (
-        f"Rating {len(months)} months {months[0]}..{months[-1]} of {where} under {len(scenarios)} scenarios "
+        f"Rating {len(months)} month{'s' if len(months) != 1 else ''} {months[0]}..{months[-1]} of {where} "
+        f"under {len(scenarios)} scenarios "
         f"({', '.join(scenarios)}) in one Dagster run (instance {home}) ..."
     )
 
@@ -260,6 +301,18 @@ def rated_players(store: ObjectStore, scenarios: Mapping[str, Scenario], month: 
         if store.exists(key):
             rated[name] = store.read_parquet(key, columns=["rating"]).filter(pl.col("rating").is_not_null()).height
     return rated
+
+
+def left_out_of_txt(store: ObjectStore, scenarios: Mapping[str, Scenario], month: str) -> dict[str, int]:
+    """Rated players of each scenario's list of `month` the FIDE TXT leaves out (publish.lists.TXT_LEFT_OUT_REASON);
+    only the scenarios that leave some out.
+    """
+    counts = {
+        name: stored_txt_left_out(store, scenario.name, month)
+        for name, scenario in scenarios.items()
+        if store.exists(table_key([scenario.name, "rating_list"], month))
+    }
+    return {name: n for name, n in counts.items() if n}
 
 
 def run_summary(
@@ -282,12 +335,14 @@ def run_summary(
     try:
         outcome = run_outcome(store, months, entries)
         rated = rated_players(store, scenarios, months[-1])
+        outcomes = scenario_game_outcomes(store, scenarios, months)
+        left_out = left_out_of_txt(store, scenarios, months[-1])
         fault = None
     except Exception as error:
         fault = fault_line(store.url(), error, "reading")
         if fault is None:
             raise
-        outcome, rated = run_outcome(ObjectStore(store.root), [], entries), {}
+        outcome, rated, outcomes, left_out = run_outcome(ObjectStore(store.root), [], entries), {}, {}, {}
     return {
         "success": run_succeeded and outcome["games"] > 0,
         "run_succeeded": run_succeeded,
@@ -298,6 +353,8 @@ def run_summary(
         "scenarios": list(scenarios),
         **outcome,
         "rated_players": rated,
+        "game_outcomes": outcomes,
+        "left_out_of_txt": left_out,
         # Only when the summary could not read the store: what failed, and where.
         **({"fault": fault, "unreadable": fault} if fault else {}),
         "reconciliation_passed": reconciliation_passed,
@@ -343,6 +400,7 @@ def runs_summary(
         dagster_home=dagster_home,
     )
     summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    summary["registries"] = registry_plan(plan.store, plan.months, plan.chain_start, plan.entries)
     summary["fault"] = fault or next((f for o in outcomes for f in o.get("faults", [])), None) or summary.get("fault")
     summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, plan.scenarios, plan.months[-1])
     return summary
@@ -362,7 +420,9 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
     """
     games = sum(stored_rows(store, "games", month) or 0 for month in months)
     quarantine_frame = _stored(store, "quarantine", months, pl.Schema({"reason": pl.Utf8, "source_file": pl.Utf8}))
-    identity_frame = _stored(store, "identity", months, pl.Schema({"status": pl.Utf8, "records": pl.UInt32}))
+    identity_frame = _stored(
+        store, "identity", months, pl.Schema({"status": pl.Utf8, "player_id": pl.Int64, "name": pl.Utf8})
+    )
 
     def counted(frame: pl.DataFrame, column: str) -> dict[str, int]:
         return dict(frame.group_by(column).len().sort("len", column, descending=[True, False]).iter_rows())
@@ -373,7 +433,8 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
         "quarantined_by_reason": counted(quarantine_frame, "reason"),
         "quarantined_by_file": counted(quarantine_frame, "source_file"),
         "mostly_quarantined_months": mostly_quarantined(store, months),
-        "players_by_identity": dict(identity_frame.group_by("status").len().sort("status").iter_rows()),
+        "players": distinct_players(store, months),
+        "players_by_identity": players_by_identity(identity_frame),
         "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(entries)],
     }
 
@@ -390,7 +451,7 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
     reconciliation = {True: "passed", False: "FAILED", None: "not run"}[summary["reconciliation_passed"]]
     lines = [
         f"{title} {status}: {summary['months']} months {first}..{last}, scenarios {', '.join(scenarios)}",
-        f"  games rated: {summary['games']:,}   quarantined records: {summary['quarantined']:,}   "
+        f"  games validated: {summary['games']:,}   quarantined records: {summary['quarantined']:,}   "
         f"reconciliation: {reconciliation}",
     ]
     for step, message in summary["failed_steps"].items():
@@ -405,10 +466,19 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             + ", ".join(f"{escape_text(f)} {n:,}" for f, n in files[:SUMMARY_FILES])
             + (f" and {len(files) - SUMMARY_FILES} more files" if len(files) > SUMMARY_FILES else "")
         )
+    lines += [f"  {escape_text(line)}" for line in summary.get("registries", [])]
+    for name, counts in summary.get("game_outcomes", {}).items():
+        if any(counts.values()):
+            lines.append(
+                f"  {name}: the lists rest on {sum(counts.values()):,} games: "
+                + ", ".join(f"{counts[key]:,} {text}" for key, text in GAME_OUTCOMES.items() if counts[key])
+            )
     identities = summary["players_by_identity"]
+    if summary.get("players"):
+        lines.append(f"  players in the validated games: {summary['players']:,}")
     if identities:
         lines.append(
-            "  players not identified by a registered id (see identity/<YYYY-MM>.parquet): "
+            "  players not identified by a registered id, distinct (see identity/<YYYY-MM>.parquet): "
             + ", ".join(f"{status} {n:,}" for status, n in identities.items())
         )
     for problem in summary["unplaced_files"][:SUMMARY_FILES]:
@@ -444,6 +514,14 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             f"  rated players on the {last} list: "
             + ", ".join(f"{n} {c:,}" for n, c in summary["rated_players"].items())
         )
+    if summary.get("left_out_of_txt"):
+        lines.append(
+            f"  rated players left out of the {last} FIDE TXT ({TXT_LEFT_OUT_REASON}; in the CSV and HTML): "
+            + ", ".join(f"{n} {c:,}" for n, c in summary["left_out_of_txt"].items())
+        )
+    # The store's own instance is the one `ratings ui --store` opens; another is named.
+    own = summary["dagster_home"] == store_instance_dir(where)
+    ui_home = "" if own else f" --dagster-home {summary['dagster_home']}"
     lines += [
         (
             f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s"
@@ -456,7 +534,7 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             f"{where}/<scenario>/<table>/<YYYY-MM>.parquet"
         ),
         f"  reports: {where}/reports/index.html",
-        f"  UI: ratings ui --store {where} --dagster-home {summary['dagster_home']} (then http://127.0.0.1:3000)",
+        f"  UI: ratings ui --store {where}{ui_home} (then http://127.0.0.1:3000)",
     ]
     if summary.get("fault"):
         # Last, where a person looks first: what stopped the run and where (the figures above may be empty).

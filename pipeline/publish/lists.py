@@ -17,7 +17,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_list
-from pipeline.ingest.registry import read_players
+from pipeline.ingest.registry import registries_in_force
 from pipeline.months import add_months, month_range, parse_month
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import table_key
@@ -49,7 +49,7 @@ def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> 
 
     `registry` (Players rows) may be None, empty or miss players: their registry cells stay empty.
     The birth year is the registry's, else the list's own. Sorted by rating (unrated last), name, id.
-    A registry made by ranked_registry (published_registry's) has its cells cleaned already, places each
+    A registry made by ranked_registry (published_registries) has its cells cleaned already, places each
     name (NAME_ORDER) and is in id order: each player's registry row is then found by position, not joined,
     and the list put in order without comparing names.
     """
@@ -104,17 +104,29 @@ def _registry_rows(player_ids: pl.Series, registry_ids: pl.Series) -> pl.Series 
     return pl.Series(rows, dtype=pl.Int64).set(pl.Series(~found), None)
 
 
-# The rating list's columns a published list shows (the registry gives the others).
-_FROM_THE_LIST = {"player_id", *polars_schema(PublishedList)}
+# The players a list ranks: rated, without the inactive flag (FIDE's ranking leaves the inactive out).
+RANKED = pl.col("rating").is_not_null() & ~pl.col("inactive").fill_null(False)
+# Each ranked player's place by rating, equal ratings sharing the higher place (1, 2, 2, 4); the page's script
+# ranks the same way among the players its filters keep.
+RANK = pl.when(RANKED).then(pl.col("rating")).rank("min", descending=True)
+# The rating list's columns a published list shows (the registry gives the others, or they are made from these).
+_FROM_THE_LIST = {"player_id", *polars_schema(PublishedList)} - {"rank", "previous_rating"}
 # What publishing reads of a stored rating list (not its pending games, most of the cost of reading it whole).
 PUBLISHED_FROM_THE_LIST = tuple(column for column in polars_schema(RatingList) if column in _FROM_THE_LIST)
 
 
 def _published_columns(joined: pl.DataFrame) -> pl.DataFrame:
     """The PublishedList columns of a rating list joined with the registry: the id, the registry's birth year else the
-    list's, each column in its type.
+    list's, the rank (RANK) and the previous rating (rating - change), each column in its type.
     """
-    sources = {"id": pl.col("player_id"), "birth_year": pl.coalesce("registry_birth_year", "birth_year")}
+    sources = {
+        "id": pl.col("player_id"),
+        "birth_year": pl.coalesce("registry_birth_year", "birth_year"),
+        "rank": RANK,
+        "previous_rating": pl.when(pl.col("change").is_not_null() & ~pl.col("newly_rated").fill_null(False)).then(
+            pl.col("rating") - pl.col("change")
+        ),
+    }
     return joined.select(
         sources.get(name, pl.col(name)).cast(dtype).alias(name) for name, dtype in polars_schema(PublishedList).items()
     )
@@ -198,12 +210,15 @@ _RANKED = (NAME_ORDER, FIDE_IDENTITY)
 SPREADSHEET_FORMULA = "spreadsheet_formula"
 
 
-def published_registry(store: ObjectStore, first_month: str, last_month: str) -> pl.DataFrame:
-    """Players rows naming the lists up to `last_month`: the registry as of `last_month`, then the players it does not
-    hold as the dumps name them (players_named_in_dumps of the identity reports of first_month..last_month).
+def published_registries(store: ObjectStore, first_month: str, last_month: str) -> Callable[[str], pl.DataFrame]:
+    """Month -> the Players rows naming that month's list: the registry in force in the month (every raw/players/<M>/
+    folder applies from its month), then the players it does not hold as the dumps name them (players_named_in_dumps
+    of the identity reports of first_month..last_month).
 
-    Read once for a run, and ranked (ranked_registry): cleaned once, and each month sorts names by their
-    rank instead of as text. `registered` lets each month keep only the players known by then.
+    A month's list is named by the registry in force then, whatever months a run publishes, so a month published
+    alone writes the bytes a range run wrote. The registry is read once, and ranked (ranked_registry: cleaned
+    once, each month sorting names by rank instead of as text) once per folder, not once per month.
+    `registered` lets each month keep only the players known by then.
     """
     columns = ["month", "status", "name", "player_id", "records"]
     identities = [
@@ -211,12 +226,14 @@ def published_registry(store: ObjectStore, first_month: str, last_month: str) ->
         for month in month_range(first_month, last_month)
         if store.exists(table_key(["identity"], month))
     ]
-    registry = read_players(store, last_month)
-    if identities:
-        registry = pl.concat([registry, players_named_in_dumps(pl.concat(identities))]).filter(
-            pl.col("player_id").is_first_distinct()
-        )
-    return ranked_registry(registry)
+    named = players_named_in_dumps(pl.concat(identities)) if identities else None
+
+    def with_dump_names(registry: pl.DataFrame) -> pl.DataFrame:
+        if named is not None:
+            registry = pl.concat([registry, named]).filter(pl.col("player_id").is_first_distinct())
+        return ranked_registry(registry)
+
+    return registries_in_force(store, last_month, with_dump_names)
 
 
 def write_published_month(
@@ -230,10 +247,11 @@ def write_published_month(
     """The month's published list as CSV, TXT and HTML under lists/<scenario>/, after check(PublishedList, list,
     what); returns its figures (players, rated, unregistered) and the three files' locations.
 
-    `registry` is published_registry's: only the players registered by `month` name the list.
+    `registry` is published_registries' of the month: only the players registered by `month` name the list.
     """
     registered = registry.filter(pl.col("registered") <= month)
     published, identity = _published(rating_list, registered)
+    published = with_delisted_previous_ratings(published, store, scenario.name, month)
     check(PublishedList, published, f"{scenario.name}/published_list {month}")
     # The list's text is its registry's cells, printable already (_registry_cells); ranked_registry marked the few
     # players a spreadsheet would evaluate. The CSV and the page need not search 700,000 names again.
@@ -256,12 +274,39 @@ def write_published_month(
     with ThreadPoolExecutor(max_workers=PUBLISH_THREADS, thread_name_prefix="publish") as pool:
         written = {extension: pool.submit(render_and_write, extension) for extension in writers}
         paths = {f"{extension}_path": future.result() for extension, future in written.items()}
+    rated = published.filter(pl.col("rating").is_not_null()).height
+    left_out = txt_left_out(published)
     return {
         "players": published.height,
-        "rated_players": published.filter(pl.col("rating").is_not_null()).height,
+        "rated_players": rated,
         "unregistered_players": published.filter(pl.col("name").is_null()).height,
+        "txt_players": rated - left_out,
+        TXT_LEFT_OUT: left_out,
         **paths,
     }
+
+
+def with_delisted_previous_ratings(
+    published: pl.DataFrame, store: ObjectStore, scenario_key: str, month: str
+) -> pl.DataFrame:
+    """`published` with the previous rating of the players delisted this month (unrated now, so rating - change
+    cannot give it) read from the scenario's stored list of the month before, where it is stored.
+    """
+    delisted = published.filter(pl.col("delisted") & pl.col("previous_rating").is_null())["id"]
+    key = table_key([scenario_key, "rating_list"], add_months(month, -1))
+    if delisted.is_empty() or not store.exists(key):
+        return published
+    before = (
+        store.scan_parquet(key)
+        .filter(pl.col("player_id").is_in(delisted.implode()))
+        .select(pl.col("player_id").cast(pl.Int64).alias("id"), pl.col("rating").cast(pl.Int32).alias("_before"))
+        .collect()
+    )
+    return (
+        published.join(before, on="id", how="left", maintain_order="left")
+        .with_columns(pl.coalesce("previous_rating", "_before").alias("previous_rating"))
+        .drop("_before")
+    )
 
 
 def published_csv(published: pl.DataFrame) -> bytes:
@@ -321,6 +366,27 @@ def write_published_txt(
     write_fide_list(fide_ids, fide_list_month(month), handle)
 
 
+# write_published_month's figure: the rated players the FIDE TXT leaves out, and why (TXT_LEFT_OUT_REASON).
+TXT_LEFT_OUT = "txt_left_out"
+TXT_LEFT_OUT_REASON = "no FIDE id (identified by name only: a local id, 10^15 and above)"
+
+
+def txt_left_out(published: pl.DataFrame) -> int:
+    """The rated players of a published list (PublishedList rows) the FIDE TXT leaves out: those without a FIDE id
+    (local ids, TXT_LEFT_OUT_REASON). They are in the CSV and on the page; the unrated are in no FIDE TXT at all.
+    """
+    return published.filter(pl.col("rating").is_not_null() & (pl.col("id") >= LOCAL_ID_BASE)).height
+
+
+def stored_txt_left_out(store: ObjectStore, scenario_key: str, month: str) -> int:
+    """txt_left_out of the month's published TXT, counted on the scenario's stored rating list (only its id and
+    rating columns are read): what a run's summary says of each list.
+    """
+    listed = store.scan_parquet(table_key([scenario_key, "rating_list"], month))
+    rated = pl.col("rating").is_not_null() & (pl.col("player_id") >= LOCAL_ID_BASE)
+    return int(listed.select(rated.sum()).collect().item())
+
+
 def fide_list_month(month: str) -> str:
     """Period M's list is FIDE's list of the 1st of M+1 (README 'Months are rating periods')."""
     return add_months(month, 1)
@@ -364,6 +430,7 @@ def _write_columnar_json(published: pl.DataFrame, dictionaries: dict[str, list[s
         ],
         "birth_year",
         "rating",
+        "previous_rating",
         "change",
         "games",
         "k",
@@ -380,10 +447,13 @@ def _write_columnar_json(published: pl.DataFrame, dictionaries: dict[str, list[s
 
 
 def published_html(published: pl.DataFrame, scenario: str, month: str) -> str:
-    """A self-contained page of the list: sortable, searchable, rendering only the rows in view (fast at 500k rows).
+    """A self-contained page of the list: sortable, searchable, filtered by federation, sex, age band or birth years
+    and activity, ranked among the players the filters keep, rendering only the rows in view (fast at 500k rows).
 
-    Works from file:// (no network, no server); links to the CSV and TXT beside it. Names reach the
-    page only as JSON data and are shown with textContent, so no name can inject markup or script.
+    Works from file:// (no network, no server); links to the CSV and TXT beside it, and each player to their card,
+    PLAYER_CARD_LINK (the store's players/<id>.html, which `ratings player ID --html` writes: cards are made on
+    request, not with the list). Names reach the page only as JSON data and are shown with textContent, so no name
+    can inject markup or script.
     """
     return published_html_bytes(published, scenario, month).decode("utf-8")
 
@@ -423,13 +493,24 @@ def write_published_html(
     )
     marker = "<!--data-->"  # no text of the page can spell it: its '<' would be escaped
     page = PAGE.format(
-        title=escape(title), summary=summary, files=files, data=marker, dictionaries=_script_json(dictionaries)
+        title=escape(title),
+        summary=summary,
+        files=files,
+        data=marker,
+        dictionaries=_script_json(dictionaries),
+        list_year=parse_month(fide_list_month(month))[0],
+        u10=parse_month(fide_list_month(month))[0] - 10,
+        card=escape(PLAYER_CARD_LINK),
     )
     before, after = page.split(marker)
     handle.write(before.encode("utf-8"))
     _write_columnar_json(published, dictionaries, handle)
     handle.write(after.encode("utf-8"))
 
+
+# Where a list page (lists/<scenario>/<YYYY-MM>.html) links each player: the store's players/<id>.html
+# (pipeline.publish.player_card.player_page_key), written by `ratings player ID --html`.
+PLAYER_CARD_LINK = "../../players/<id>.html"
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -441,11 +522,14 @@ PAGE = """<!DOCTYPE html>
 body {{ font: 14px/1.4 -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif; color: #222;
        margin: 16px 24px; }}
 h1 {{ font-size: 20px; margin: 0 0 4px; }}
-p.meta {{ color: #444; margin: 0 0 10px; }}
-.bar {{ display: flex; gap: 16px; align-items: center; margin-bottom: 8px; }}
-#search {{ font: inherit; padding: 4px 8px; width: 320px; }}
-#viewport {{ height: calc(100vh - 170px); min-height: 240px; overflow-y: auto; border: 1px solid #d0d0d0; }}
-table {{ border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1000px; }}
+p.meta, p.note {{ color: #444; margin: 0 0 10px; }}
+.bar {{ display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; margin-bottom: 8px; }}
+.bar label {{ white-space: nowrap; }}
+.bar select, .bar input {{ font: inherit; padding: 2px 4px; }}
+.bar input[type=number] {{ width: 5.5em; }}
+#search {{ padding: 4px 8px; width: 320px; }}
+#viewport {{ height: calc(100vh - 210px); min-height: 240px; overflow-y: auto; border: 1px solid #d0d0d0; }}
+table {{ border-collapse: collapse; table-layout: fixed; width: 100%; min-width: 1180px; }}
 th, td {{ padding: 0 8px; height: 24px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
          border-bottom: 1px solid #eee; }}
 thead th {{ position: sticky; top: 0; background: #f2f2f2; font-weight: 600; text-align: left; cursor: pointer;
@@ -453,6 +537,8 @@ thead th {{ position: sticky; top: 0; background: #f2f2f2; font-weight: 600; tex
 thead th[aria-sort="ascending"]::after {{ content: " \\25B2"; }}
 thead th[aria-sort="descending"]::after {{ content: " \\25BC"; }}
 td.num, th.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
+td a {{ color: #1f5fa8; text-decoration: none; }}
+td a:hover {{ text-decoration: underline; }}
 tr.pad td {{ padding: 0; border: 0; height: auto; }}
 tbody tr:nth-child(even) td {{ background: #fafafa; }}
 </style>
@@ -466,6 +552,23 @@ tbody tr:nth-child(even) td {{ background: #fafafa; }}
 <span id="status" role="status"></span>
 <span>Download: {files}</span>
 </div>
+<div class="bar" id="filters">
+<label>Federation <select id="f-federation"><option value="">all</option></select></label>
+<label>Sex <select id="f-sex"><option value="">all</option></select></label>
+<label>Age <select id="f-age"><option value="">all</option></select></label>
+<label>Born from <input id="f-born-from" type="number" min="1800" max="2200" inputmode="numeric"></label>
+<label>to <input id="f-born-to" type="number" min="1800" max="2200" inputmode="numeric"></label>
+<label>Players <select id="f-activity">
+<option value="">all</option><option value="active">rated, active</option>
+<option value="inactive">rated, inactive</option><option value="unrated">unrated</option>
+<option value="new">newly rated</option>
+</select></label>
+<button id="f-clear" type="button">Clear filters</button>
+</div>
+<p class="note">Rank: place by rating among the rated active players the filters keep (equal ratings share a place;
+the search does not change it). Ages count from 1 January {list_year}, as FIDE's age categories do (U10: born {u10} or
+later). A player's name or id opens their card, <code>{card}</code> in the store, which
+<code>ratings player ID --html</code> writes (cards are made on request, not with the list).</p>
 <div id="viewport"><table>
 <colgroup id="cols"></colgroup>
 <thead><tr id="head"></tr></thead>
@@ -478,27 +581,33 @@ tbody tr:nth-child(even) td {{ background: #fafafa; }}
 (function () {{
   const D = JSON.parse(document.getElementById("list-data").textContent);
   const DICT = JSON.parse(document.getElementById("list-dictionaries").textContent);
+  const YEAR = {list_year};  // the year of the list's date: age categories count from its 1 January
   const N = D.id.length, ROW = 24, MAX_PX = 8000000;
   const yes = (v) => (v ? "yes" : "");
+  const RANK = new Array(N).fill(null);  // place among the rated active players the filters keep
+  const card = (id) => "../../players/" + id + ".html";
   // key, heading, width (px), numeric?, first sort direction (-1 = descending), display
   const COLUMNS = [
+    ["rank", "Rank", 58, true, 1, String],
     ["id", "FIDE id", 100, true, 1, String],
-    ["name", "Name", 260, false, 1, (v) => v],
-    ["federation", "Fed", 56, false, 1, (v) => DICT.federation[v]],
-    ["title", "Title", 56, false, 1, (v) => DICT.title[v]],
-    ["sex", "Sex", 44, false, 1, (v) => DICT.sex[v]],
-    ["birth_year", "Born", 60, true, 1, String],
-    ["rating", "Rating", 70, true, -1, String],
-    ["change", "Change", 70, true, -1, (v) => (v > 0 ? "+" + v : String(v))],
-    ["games", "Games", 64, true, -1, String],
-    ["k", "K", 44, true, -1, String],
-    ["inactive", "Inactive", 70, false, -1, yes],
-    ["delisted", "Delisted", 70, false, -1, yes],
-    ["newly_rated", "New", 50, false, -1, yes],
+    ["name", "Name", 250, false, 1, (v) => v],
+    ["federation", "Fed", 52, false, 1, (v) => DICT.federation[v]],
+    ["title", "Title", 52, false, 1, (v) => DICT.title[v]],
+    ["sex", "Sex", 42, false, 1, (v) => DICT.sex[v]],
+    ["birth_year", "Born", 56, true, 1, String],
+    ["rating", "Rating", 76, true, -1, String],
+    ["previous_rating", "Previous", 76, true, -1, String],
+    ["change", "Change", 68, true, -1, (v) => (v > 0 ? "+" + v : String(v))],
+    ["games", "Games", 62, true, -1, String],
+    ["k", "K", 42, true, -1, String],
+    ["inactive", "Inactive", 68, false, -1, yes],
+    ["delisted", "Delisted", 68, false, -1, yes],
+    ["newly_rated", "New", 48, false, -1, yes],
   ];
+  const values = (key) => (key === "rank" ? RANK : D[key]);
   const base = new Int32Array(N);
   for (let i = 0; i < N; i++) base[i] = i;  // the embedded order: rating, then name, then id
-  let sorted = base, view = base, sortKey = "rating", sortDir = -1, query = "";
+  let sorted = base, view = base, sortKey = "rating", sortDir = -1, query = "", kept = null;
   let namesFolded = null, idsText = null;
 
   const head = document.getElementById("head"), cols = document.getElementById("cols");
@@ -515,8 +624,58 @@ tbody tr:nth-child(even) td {{ background: #fafafa; }}
     head.appendChild(th);
   }});
 
+  const F = {{
+    federation: document.getElementById("f-federation"), sex: document.getElementById("f-sex"),
+    age: document.getElementById("f-age"), from: document.getElementById("f-born-from"),
+    to: document.getElementById("f-born-to"), activity: document.getElementById("f-activity"),
+  }};
+  function option(select, value, text) {{
+    const o = document.createElement("option");
+    o.value = value;
+    o.textContent = text;
+    select.appendChild(o);
+  }}
+  DICT.federation.forEach((code, index) => option(F.federation, String(index), code));
+  DICT.sex.forEach((code, index) => option(F.sex, String(index), code));
+  for (const n of [8, 10, 12, 14, 16, 18, 20]) option(F.age, "u" + n, "U" + n + " (born " + (YEAR - n) + " or later)");
+  for (const n of [50, 65]) option(F.age, "s" + n, n + "+ (born " + (YEAR - n) + " or earlier)");
+  option(F.age, "unknown", "birth year unknown");
+
+  // The filters' rows and the ranks among them; then the sort and the search.
+  function applyFilters() {{
+    const tests = [], born = D.birth_year;
+    const fed = F.federation.value, sex = F.sex.value, age = F.age.value, activity = F.activity.value;
+    const from = parseInt(F.from.value, 10), to = parseInt(F.to.value, 10);
+    if (fed !== "") {{ const v = Number(fed); tests.push((i) => D.federation[i] === v); }}
+    if (sex !== "") {{ const v = Number(sex); tests.push((i) => D.sex[i] === v); }}
+    const bornFrom = (low) => tests.push((i) => born[i] !== null && born[i] >= low);
+    const bornTo = (high) => tests.push((i) => born[i] !== null && born[i] <= high);
+    if (age === "unknown") tests.push((i) => born[i] === null);
+    else if (age[0] === "u") bornFrom(YEAR - Number(age.slice(1)));  // U10: born YEAR - 10 or later
+    else if (age[0] === "s") bornTo(YEAR - Number(age.slice(1)));  // 50+: born YEAR - 50 or earlier
+    if (!Number.isNaN(from)) bornFrom(from);
+    if (!Number.isNaN(to)) bornTo(to);
+    if (activity === "active") tests.push((i) => D.rating[i] !== null && !D.inactive[i]);
+    else if (activity === "inactive") tests.push((i) => D.rating[i] !== null && D.inactive[i] === 1);
+    else if (activity === "unrated") tests.push((i) => D.rating[i] === null);
+    else if (activity === "new") tests.push((i) => D.newly_rated[i] === 1);
+    kept = tests.length ? new Uint8Array(N) : null;
+    let place = 0, last = null, lastPlace = null;
+    for (let i = 0; i < N; i++) {{  // the embedded order: rating descending, so equal ratings are together
+      RANK[i] = null;
+      if (kept !== null) {{
+        if (!tests.every((test) => test(i))) continue;
+        kept[i] = 1;
+      }}
+      if (D.rating[i] === null || D.inactive[i]) continue;
+      place++;
+      if (D.rating[i] !== last) {{ last = D.rating[i]; lastPlace = place; }}
+      RANK[i] = lastPlace;
+    }}
+  }}
+
   function sortBy(key, dir) {{
-    const v = D[key];
+    const v = values(key);
     const idx = base.slice();
     if (key !== "rating" || dir !== -1) {{
       // Ties keep the embedded order (a-b), and empty cells go last in either direction.
@@ -540,10 +699,10 @@ tbody tr:nth-child(even) td {{ background: #fafafa; }}
 
   function filter() {{
     const q = fold(query.trim());
-    if (!q) {{
+    if (!q && kept === null) {{
       view = sorted;
     }} else {{
-      if (namesFolded === null) {{
+      if (q && namesFolded === null) {{
         namesFolded = D.name.map((n) => (n === null ? "" : fold(n)));
         idsText = D.id.map(String);
       }}
@@ -552,17 +711,31 @@ tbody tr:nth-child(even) td {{ background: #fafafa; }}
       let n = 0;
       for (let j = 0; j < sorted.length; j++) {{
         const i = sorted[j];
-        if (namesFolded[i].includes(q) || (digits && idsText[i].startsWith(q))) out[n++] = i;
+        if (kept !== null && !kept[i]) continue;
+        if (!q || namesFolded[i].includes(q) || (digits && idsText[i].startsWith(q))) out[n++] = i;
       }}
       view = out.subarray(0, n);
     }}
     document.getElementById("status").textContent =
-      (q ? view.length.toLocaleString("en") + " of " : "") + N.toLocaleString("en") + " players";
+      (view.length < N ? view.length.toLocaleString("en") + " of " : "") + N.toLocaleString("en") + " players";
     viewport.scrollTop = 0;
     render();
   }}
 
+  function refilter() {{
+    applyFilters();
+    if (sortKey === "rank") sortBy("rank", sortDir);
+    else filter();
+  }}
+
   const viewport = document.getElementById("viewport"), body = document.getElementById("rows");
+  function link(i, text) {{
+    const a = document.createElement("a");
+    a.href = card(D.id[i]);
+    a.title = "Player card (ratings player " + D.id[i] + " --html writes it)";
+    a.textContent = text;
+    return a;
+  }}
   function render() {{
     const total = view.length;
     const full = total * ROW, height = Math.min(full, MAX_PX);
@@ -595,8 +768,10 @@ tbody tr:nth-child(even) td {{ background: #fafafa; }}
       const tr = document.createElement("tr");
       for (const [key, , , numeric, , show] of COLUMNS) {{
         const td = document.createElement("td");
-        const value = D[key][i];
-        td.textContent = value === null ? "" : show(value);
+        const value = values(key)[i];
+        const text = value === null ? "" : show(value);
+        if (key === "id" || (key === "name" && value !== null)) td.appendChild(link(i, text));
+        else td.textContent = text;
         if (numeric) td.className = "num";
         tr.appendChild(td);
       }}
@@ -616,6 +791,16 @@ tbody tr:nth-child(even) td {{ background: #fafafa; }}
     clearTimeout(timer);
     timer = setTimeout(() => {{ query = event.target.value; filter(); }}, 120);
   }});
+  for (const control of Object.values(F)) control.addEventListener("change", refilter);
+  for (const control of [F.from, F.to]) control.addEventListener("input", () => {{
+    clearTimeout(timer);
+    timer = setTimeout(refilter, 300);
+  }});
+  document.getElementById("f-clear").addEventListener("click", () => {{
+    for (const control of Object.values(F)) control.value = "";
+    refilter();
+  }});
+  applyFilters();
   sortBy("rating", -1);
   document.body.dataset.ready = "1";
 }})();

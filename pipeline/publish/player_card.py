@@ -1,4 +1,4 @@
-"""One player from a store: rating history under every scenario, a month's calculation as FIDE shows it, performance
+"""One player from a store: rating history under every scenario, a list's calculation as FIDE shows it, performance
 ratings.
 
 The calculation repeats the engine's arithmetic on the stored `rated_games`: per game the change is
@@ -6,30 +6,67 @@ K x (score - expected) x weight, K being the list's `k_used` (K after the K x n 
 change is their sum rounded once to the nearest whole number, 0.5 away from zero (§8.3.4). For the
 rule sets that round per period (every preset) that is exactly the list's `change`; a rule set that
 rounds per event (`rounding: per-event`) rounds each event's sum instead, so the two may differ.
-Only the rows of the one player are read from each table (Polars scan + filter).
+A list rates the games of every month of its rating period: before July 2012 FIDE published a list only every
+three, then every two months (Scenario.period_months), so the list of March 2008 rates January to March.
+
+Only the rows of the one player are read: one Polars scan per scenario over the Parquet files of all its months,
+the filter on the player's id pushed down to the files, which Polars reads side by side.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from html import escape
 
 import polars as pl
 
 from pipeline.analytics.performance import performance_ratings
 from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
-from pipeline.scenarios.model import canonical_name
-from pipeline.store.object_store import ObjectStore
-from pipeline.text import escape_text
+from pipeline.months import add_months
+from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
+from pipeline.store.object_store import ObjectStore, polars_s3_options
+from pipeline.text import escape_text, printable_text
+from pipeline.validate.identity import LOCAL_ID_BASE, name_key
 
 DEFAULT_SCENARIO = "actual"
-RATING_LIST, RATED_GAMES, IDENTITY = "rating_list", "rated_games", "identity"
+RATING_LIST, RATED_GAMES, IDENTITY, SYSTEM_STATE = "rating_list", "rated_games", "identity", "system_state"
+# <store>/players/<id>.html: the player cards `ratings player ID --html` writes, which the HTML lists link to.
+PLAYER_PAGES = "players"
+# What the history reads of each stored list (only the player's row).
+HISTORY_COLUMNS = {
+    "rating": pl.Int32,
+    "change": pl.Int32,
+    "k_used": pl.Int16,
+    "games": pl.Int32,
+    "inactive": pl.Boolean,
+    "delisted": pl.Boolean,
+    "newly_rated": pl.Boolean,
+}
+# The file-name month scan_tables adds to each row (rated_games has a `month` column of its own).
+FILE_MONTH = "_file_month"
+# The identity statuses whose rows name the player the records were rated under (schemas.identity).
+NAMED_STATUSES = ("new", "new_name", "matched_by_name")
+# Matches listed when a name is ambiguous.
+MATCHES_SHOWN = 50
 
 
 class PlayerReportError(ValueError):
     """The store cannot answer for this player (no lists, unknown id or scenario, month not stored)."""
+
+
+class AmbiguousPlayerError(PlayerReportError):
+    """A name several players hold: `matches` lists them (player_id, name, federation, birth_year), by name."""
+
+    def __init__(self, query: str, matches: pl.DataFrame) -> None:
+        super().__init__(
+            f"{matches.height} players match {escape_text(query)!r}: run `ratings player ID` with one of their ids"
+        )
+        self.query = query
+        self.matches = matches
 
 
 @dataclass
@@ -40,94 +77,248 @@ class PlayerReport:
     name: str | None
     scenarios: list[str]  # every scenario of the store, in history column order
     scenario: str  # the scenario whose calculation is shown
-    month: str
-    history: pl.DataFrame  # month, one rating column per scenario, games (under `scenario`)
+    month: str  # the list whose calculation is shown (the list after this month's games)
+    history: pl.DataFrame  # the months shown: month, one rating column per scenario, games and flags under `scenario`
     list_row: dict  # the player's row of <scenario>/rating_list/<month>: rating, change, k_used, games
-    games: pl.DataFrame  # the month's games, one row each, with expected score and change
-    performance: pl.DataFrame  # Performance rows of the player for the month (scope month, then events)
+    games: pl.DataFrame  # the rating period's games, one row each, with expected score and change
+    performance: pl.DataFrame  # Performance rows of the player for the period (scope month, then events)
     total_change: float | None  # K x sum of (score - expected) x weight, unrounded; None when no game was rated
     rounded_change: int | None  # total_change rounded once, 0.5 away from zero
+    period: list[str] = field(default_factory=list)  # the months whose games the list rates (default: [month])
+    list_published: bool = True  # False: no list was published after `month` (its games count on a later list)
+    next_list: str | None = None  # where list_published is False: the month whose list rates `month`'s games
+    chart_history: pl.DataFrame | None = None  # every month (the chart's line); None: `history`
+    hidden_months: int = 0  # months of the history without activity, not shown
+    details: dict = field(default_factory=dict)  # federation, title, birth_year where the registry states them
+
+    def period_months(self) -> list[str]:
+        return self.period or [self.month]
+
+
+# -- reading the store -------------------------------------------------------------------------
+
+
+def stored_months(store: ObjectStore) -> dict[str, list[str]]:
+    """Scenario (asset-key prefix) -> the months of its stored rating lists, for every scenario with at least one:
+    `actual` first, then by name.
+    """
+    found = {name: _months(store, name) for name in store.list_dirs() if name != RAW}
+    return dict(
+        sorted(((k, v) for k, v in found.items() if v), key=lambda item: (item[0] != DEFAULT_SCENARIO, item[0]))
+    )
 
 
 def store_scenarios(store: ObjectStore) -> list[str]:
     """Scenarios (asset-key prefixes) with at least one stored rating list: `actual` first, then by name."""
-    found = [name for name in store.list_dirs() if name != RAW and _months(store, name)]
-    return sorted(found, key=lambda name: (name != DEFAULT_SCENARIO, name))
+    return list(stored_months(store))
 
 
-def _months(store: ObjectStore, scenario: str) -> list[str]:
-    prefix = f"{scenario}/{RATING_LIST}/"
+def _months(store: ObjectStore, scenario: str, table: str = RATING_LIST) -> list[str]:
+    prefix = f"{scenario}/{table}/"
     return sorted(
         key[len(prefix) : -len(".parquet")]
-        for key in store.list_files(scenario, RATING_LIST)
+        for key in store.list_files(scenario, table)
         if key.startswith(prefix) and key.endswith(".parquet") and "/" not in key[len(prefix) :]
     )
 
 
-def rating_history(store: ObjectStore, player_id: int, scenarios: list[str]) -> pl.DataFrame:
-    """scenario, month, rating, change, k_used, games of the player on every stored list (only that player's rows are
-    read).
+def scan_tables(store: ObjectStore, keys: Sequence[str]) -> pl.LazyFrame:
+    """The stored Parquet tables `keys` (at least one) as one LazyFrame with FILE_MONTH, each row's file's month.
+
+    One scan of many files, not one scan per file: a filter is pushed down to every file, which Polars reads side
+    by side (600 monthly lists: 0.3 s instead of 3 s). The first file's columns are the frame's: a column missing
+    from a later file is null there, one it has beyond them is left out.
+    """
+    options: dict = {"include_file_paths": FILE_MONTH, "missing_columns": "insert", "extra_columns": "ignore"}
+    if store.is_local:
+        scan = pl.scan_parquet([store.path(key) for key in keys], **options)
+    elif store.is_s3:
+        scan = pl.scan_parquet([store.url(key) for key in keys], storage_options=polars_s3_options(), **options)
+    else:  # another filesystem: one table at a time
+        return pl.concat(
+            [store.scan_parquet(key).with_columns(pl.lit(key).alias(FILE_MONTH)) for key in keys],
+            how="diagonal_relaxed",
+        ).with_columns(_file_month())
+    return scan.with_columns(_file_month())
+
+
+def _file_month() -> pl.Expr:
+    return pl.col(FILE_MONTH).str.extract(r"(\d{4}-\d{2})\.parquet$").alias(FILE_MONTH)
+
+
+def rating_history(store: ObjectStore, player_id: int, months: Mapping[str, Sequence[str]]) -> pl.DataFrame:
+    """scenario, month, rating, change, k_used, games and the flags of the player on every stored list of `months`
+    (scenario -> months; only that player's rows are read).
     """
     scans = [
-        store.scan_parquet(ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month))
+        scan_tables(store, [ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month) for month in stored])
         .filter(pl.col("player_id") == player_id)
         .select(
             pl.lit(scenario).alias("scenario"),
-            pl.lit(month).alias("month"),
-            pl.col("rating").cast(pl.Int32),
-            pl.col("change").cast(pl.Int32),
-            pl.col("k_used").cast(pl.Int16),
-            pl.col("games").cast(pl.Int32),
+            pl.col(FILE_MONTH).alias("month"),
+            *(pl.col(column).cast(dtype) for column, dtype in HISTORY_COLUMNS.items()),
         )
-        for scenario in scenarios
-        for month in _months(store, scenario)
+        for scenario, stored in months.items()
+        if stored
     ]
     if not scans:
-        return pl.DataFrame(
-            schema={
-                "scenario": pl.Utf8,
-                "month": pl.Utf8,
-                "rating": pl.Int32,
-                "change": pl.Int32,
-                "k_used": pl.Int16,
-                "games": pl.Int32,
-            }
-        )
-    # One collect: Polars reads the files in parallel.
+        return pl.DataFrame(schema={"scenario": pl.Utf8, "month": pl.Utf8, **HISTORY_COLUMNS})
+    # One collect: Polars reads every scenario's files side by side.
     return pl.concat(scans).collect().sort("month", "scenario")
 
 
+def active_months(rows: pl.DataFrame) -> pl.Series:
+    """The months of rating_history's `rows` with activity under any scenario: rated games, a rating change, a rating
+    that differs from the list before (a first rating, a delisting), or a flag set or changed (inactive, newly rated,
+    delisted). A player's first list counts as one (a first appearance).
+    """
+    before = {column: pl.col(column).shift(1).over("scenario") for column in ("rating", "inactive")}
+    moved = (
+        (pl.col("games").fill_null(0) > 0)
+        | (pl.col("change").fill_null(0) != 0)
+        | pl.col("rating").ne_missing(before["rating"])
+        | (pl.col("inactive").fill_null(False) != before["inactive"].fill_null(False))
+        | pl.col("delisted").fill_null(False)
+        | pl.col("newly_rated").fill_null(False)
+        | (pl.col("month") == pl.col("month").min().over("scenario"))
+    )
+    return rows.sort("scenario", "month").filter(moved)["month"].unique().sort()
+
+
+def _flags(row_inactive: pl.Expr, delisted: pl.Expr, newly_rated: pl.Expr) -> pl.Expr:
+    words = [
+        pl.when(newly_rated).then(pl.lit("newly rated")),
+        pl.when(row_inactive).then(pl.lit("inactive")),
+        pl.when(delisted).then(pl.lit("delisted")),
+    ]
+    return pl.concat_str(words, separator=", ", ignore_nulls=True).fill_null("")
+
+
 def history_table(rows: pl.DataFrame, scenarios: list[str], scenario: str) -> pl.DataFrame:
-    """month, one rating column per scenario (null: unrated or not on that list), games under `scenario`."""
-    months = rows.select("month").unique().sort("month")
-    table = months
+    """month, one rating column per scenario (null: unrated or not on that list), games and flags under `scenario`."""
+    table = rows.select("month").unique().sort("month")
     for name in scenarios:
         table = table.join(
             rows.filter(pl.col("scenario") == name).select("month", pl.col("rating").alias(name)),
             on="month",
             how="left",
         )
-    games = rows.filter(pl.col("scenario") == scenario).select("month", "games")
-    return table.join(games, on="month", how="left").sort("month")
+    own = rows.filter(pl.col("scenario") == scenario).select(
+        "month", "games", _flags(pl.col("inactive"), pl.col("delisted"), pl.col("newly_rated")).alias("flags")
+    )
+    return table.join(own, on="month", how="left").with_columns(pl.col("flags").fill_null("")).sort("month")
+
+
+def list_period(
+    store: ObjectStore, scenario_name: str, month: str, scenarios: Mapping[str, Scenario] | None = None
+) -> tuple[list[str], bool, str | None]:
+    """(the months whose games the list of `month` rates, whether a list was published after `month`, and where none
+    was the month whose list rates its games, when known).
+
+    A scenario of `scenarios` says it (Scenario.period_months; a rating system rates each month alone). For another
+    (a store rated with another scenarios file) the stored lists tell: a month after which no list was published
+    holds a list carried forward (no K used, no game rated: pipeline.engine.period.carry_forward), and such months
+    before a list belong to its period, up to MAX_PERIOD_MONTHS.
+    """
+    scenario = (scenarios or {}).get(scenario_name)
+    if scenario is not None and scenario.is_system:
+        return [month], True, None
+    if scenario is not None:
+        if not scenario.rules_for(month).publishes_list_after(month):
+            later = [add_months(month, n) for n in range(1, MAX_PERIOD_MONTHS)]
+            return [month], False, next((m for m in later if scenario.rules_for(m).publishes_list_after(m)), None)
+        months = scenario.period_months(month)
+    elif store.exists(scenario_name, SYSTEM_STATE):
+        return [month], True, None
+    elif _carried_forward(store, scenario_name, month):
+        return [month], False, None
+    else:
+        months = [month]
+        while len(months) < MAX_PERIOD_MONTHS and _carried_forward(store, scenario_name, add_months(months[0], -1)):
+            months.insert(0, add_months(months[0], -1))
+    # Months before the store's first have no games here (the seed list is the list in force before it).
+    stored = [m for m in months if store.exists(ObjectStore.table_key(f"{scenario_name}/{RATED_GAMES}", m))]
+    return stored or [month], True, None
+
+
+def _carried_forward(store: ObjectStore, scenario: str, month: str) -> bool:
+    """Whether the stored list of `month` is one carried forward (no K used and no rated game on it)."""
+    key = ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month)
+    if not store.exists(key):
+        return False
+    used = store.scan_parquet(key).select((pl.col("k_used").is_not_null() | (pl.col("games") > 0)).any())
+    return not used.collect().item()
+
+
+def _player_rated_games(store: ObjectStore, scenario: str, months: Sequence[str], player_id: int) -> pl.DataFrame:
+    keys = [ObjectStore.table_key(f"{scenario}/{RATED_GAMES}", month) for month in months]
+    missing = [month for month, key in zip(months, keys, strict=True) if not store.exists(key)]
+    if missing:
+        raise PlayerReportError(f"no {scenario} rated_games for {', '.join(missing)} in the store")
+    mine = (pl.col("white_id") == player_id) | (pl.col("black_id") == player_id)
+    return scan_tables(store, keys).filter(mine).drop(FILE_MONTH).collect()
+
+
+def _player_details(store: ObjectStore, month: str, months: Sequence[str], ids: pl.Series) -> pl.DataFrame:
+    """player_id, name, federation, title, birth_year of `ids`: the registry in force in `month`, else the name the
+    dumps of `months` wrote (identity tables).
+    """
+    schema = pl.Schema(
+        {"player_id": pl.Int64, "name": pl.Utf8, "federation": pl.Utf8, "title": pl.Utf8, "birth_year": pl.Int32}
+    )
+    frames = []
+    if store.exists(RAW, REGISTRY_FOLDER):
+        from pipeline.ingest.registry import read_players
+
+        frames.append(read_players(store, month).select(list(schema)))
+    identity = [ObjectStore.table_key(IDENTITY, m) for m in months if store.exists(ObjectStore.table_key(IDENTITY, m))]
+    if identity:
+        named = scan_tables(store, identity).filter(pl.col("player_id").is_in(ids.implode()))
+        frames.append(named.select("player_id", "name").drop_nulls().collect())
+    if not frames:
+        return pl.DataFrame(schema=schema)
+    found = pl.concat([f.filter(pl.col("player_id").is_in(ids.implode())) for f in frames], how="diagonal_relaxed")
+    return found.cast(schema).select(list(schema)).unique("player_id", keep="first", maintain_order=True)
+
+
+def _scenario_map(scenarios: Mapping[str, Scenario] | None) -> Mapping[str, Scenario]:
+    """`scenarios`, else the scenarios file the settings name (empty when it cannot be read)."""
+    if scenarios is not None:
+        return scenarios
+    from pipeline.rules.model import RulesError
+    from pipeline.scenarios.model import load_scenarios
+
+    try:
+        return load_scenarios()
+    except RulesError:
+        return {}
 
 
 def player_report(
-    store: ObjectStore, player_id: int, scenario: str | None = None, month: str | None = None
+    store: ObjectStore,
+    player_id: int,
+    scenario: str | None = None,
+    month: str | None = None,
+    *,
+    all_months: bool = False,
+    scenarios: Mapping[str, Scenario] | None = None,
 ) -> PlayerReport:
-    """The report of one player; default scenario `actual` (else the first), default month the latest they played."""
-    scenarios = store_scenarios(store)
-    if not scenarios:
+    """The report of one player; default scenario `actual` (else the first), default month the latest list on which
+    they had rated games. The history shows only the months with activity (active_months) and the latest list,
+    unless `all_months`. `scenarios` (default: the settings' scenarios file) says which months each list rates.
+    """
+    months = stored_months(store)
+    names = list(months)
+    if not names:
         raise PlayerReportError(f"{store.url()}: no rating list in the store (materialize some months first)")
     if scenario is not None:
         wanted = canonical_name(scenario)
-        if wanted not in scenarios:
-            raise PlayerReportError(
-                f"scenario {scenario!r} has no rating list in the store (has: {', '.join(scenarios)})"
-            )
+        if wanted not in names:
+            raise PlayerReportError(f"scenario {scenario!r} has no rating list in the store (has: {', '.join(names)})")
         scenario = wanted
     else:
-        scenario = scenarios[0]
-    rows = rating_history(store, player_id, scenarios)
+        scenario = names[0]
+    rows = rating_history(store, player_id, months)
     if rows.is_empty():
         raise PlayerReportError(f"player {player_id} is on no rating list of {store.url()}")
     own = rows.filter(pl.col("scenario") == scenario)
@@ -137,54 +328,65 @@ def player_report(
         if not isinstance(latest, str):  # a "YYYY-MM" text column: None when the player has no row
             raise PlayerReportError(f"player {player_id} is on no {scenario} rating list")
         month = latest
-    elif not store.exists(ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month)):
+    elif month not in months[scenario]:
         raise PlayerReportError(f"no {scenario} rating list for {month} in the store")
     list_rows = own.filter(pl.col("month") == month)
     if list_rows.is_empty():
         raise PlayerReportError(f"player {player_id} is not on the {scenario} rating list of {month}")
     list_row = list_rows.row(0, named=True)
-    names = _names(store, month)
-    player_games = _player_rated_games(store, scenario, month, player_id)
-    games = month_games(player_games, player_id, list_row["k_used"], names)
-    total, rounded = period_change(games, list_row["k_used"])
+    period, published, next_list = list_period(store, scenario, month, _scenario_map(scenarios))
+    player_games = _player_rated_games(store, scenario, period, player_id)
+    opponents = pl.concat([player_games["white_id"], player_games["black_id"], pl.Series([player_id])]).unique()
+    people = _player_details(store, month, period, opponents)
+    k_used = list_row["k_used"] if published else None
+    games = period_games(player_games, player_id, k_used, people.select("player_id", "name"))
+    total, rounded = period_change(games, k_used)
     performance = performance_ratings(player_games, month).filter(pl.col("player_id") == player_id)
+    full = history_table(rows, names, scenario)
+    if all_months:
+        shown = full
+    else:
+        kept = pl.concat([active_months(rows), full["month"].tail(1)]).unique()
+        shown = full.filter(pl.col("month").is_in(kept.implode()))
+    own_details = people.filter(pl.col("player_id") == player_id)
+    details = own_details.row(0, named=True) if own_details.height else {}
     return PlayerReport(
         player_id=player_id,
-        name=_name_of(names, player_id),
-        scenarios=scenarios,
+        name=details.get("name"),
+        scenarios=names,
         scenario=scenario,
         month=month,
-        history=history_table(rows, scenarios, scenario),
+        history=shown,
         list_row=list_row,
         games=games,
         performance=performance,
         total_change=total,
         rounded_change=rounded,
+        period=period,
+        list_published=published,
+        next_list=next_list,
+        chart_history=full,
+        hidden_months=full.height - shown.height,
+        details={k: details[k] for k in ("federation", "title", "birth_year") if details.get(k) not in (None, "")},
     )
 
 
-def _name_of(names: pl.DataFrame, player_id: int) -> str | None:
-    found = names.filter(pl.col("player_id") == player_id)["name"]
-    return found[0] if len(found) else None
-
-
-def _player_rated_games(store: ObjectStore, scenario: str, month: str, player_id: int) -> pl.DataFrame:
-    key = ObjectStore.table_key(f"{scenario}/{RATED_GAMES}", month)
-    if not store.exists(key):
-        raise PlayerReportError(f"no {scenario} rated_games for {month} in the store")
-    mine = (pl.col("white_id") == player_id) | (pl.col("black_id") == player_id)
-    return store.scan_parquet(key).filter(mine).collect()
-
-
 def month_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, names: pl.DataFrame) -> pl.DataFrame:
-    """The player's games among `rated_games` as FIDE's individual calculation lists them, in event and game order.
+    """The player's games among `rated_games` as FIDE's individual calculation lists them (period_games, one month)."""
+    return period_games(rated_games, player_id, k_used, names)
+
+
+def period_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, names: pl.DataFrame) -> pl.DataFrame:
+    """The player's games among `rated_games` (one or several months') as FIDE's individual calculation lists them,
+    in month, event and game order.
 
     change = K x (score - expected) x weight; null when the game does not count for the player (unrated
-    before the month, opponent without a rating, unrated time control).
+    before the period, opponent without a rating, unrated time control) or no list rates it yet (`k_used` None).
     """
     games = rated_games.filter((pl.col("white_id") == player_id) | (pl.col("black_id") == player_id))
     white = pl.col("white_id") == player_id
     table = games.select(
+        pl.col("month") if "month" in games.columns else pl.lit(None, dtype=pl.Utf8).alias("month"),
         "game_id",
         "event_id",
         pl.when(white).then(pl.lit("w")).otherwise(pl.lit("b")).alias("colour"),
@@ -205,6 +407,7 @@ def month_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, n
         table.join(names.rename({"player_id": "opponent_id", "name": "opponent_name"}), on="opponent_id", how="left")
         .with_columns(delta_h=delta_h, change=k * delta_h / 100.0)
         .select(
+            "month",
             "event_id",
             "game_id",
             "colour",
@@ -218,7 +421,7 @@ def month_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, n
             "delta_h",
             "change",
         )
-        .sort("event_id", "game_id")
+        .sort("month", "event_id", "game_id", nulls_last=True)
     )
 
 
@@ -231,21 +434,101 @@ def period_change(games: pl.DataFrame, k_used: int | None) -> tuple[float | None
     return total, int(math.copysign(math.floor(abs(total) + 0.5), total))
 
 
-def _names(store: ObjectStore, month: str) -> pl.DataFrame:
-    """player_id, name: the registry in force in `month`, else the name the month's dumps wrote (identity table)."""
-    frames = []
+# -- finding a player by name ------------------------------------------------------------------
+
+
+def _folded(name: pl.Expr) -> pl.Expr:
+    """A name as a search compares it: name_key's form, accents dropped, lower case."""
+    return name_key(name).str.normalize("NFKD").str.replace_all(r"\p{M}", "").str.to_lowercase()
+
+
+def player_names(store: ObjectStore, month: str) -> pl.DataFrame:
+    """player_id, name, federation, birth_year of every player a name can find: the registry in force in `month`,
+    then the names the dumps wrote for players the registry does not name (identity tables of every stored month:
+    unregistered FIDE ids and local ids), each (id, name) once.
+    """
+    schema = pl.Schema({"player_id": pl.Int64, "name": pl.Utf8, "federation": pl.Utf8, "birth_year": pl.Int32})
+    frames = [pl.DataFrame(schema=schema)]
     if store.exists(RAW, REGISTRY_FOLDER):
         from pipeline.ingest.registry import read_players
 
-        frames.append(read_players(store, month).select("player_id", "name"))
-    key = ObjectStore.table_key(IDENTITY, month)
-    if store.exists(key):
-        frames.append(store.read_parquet(key, columns=["player_id", "name"]).drop_nulls())
-    if not frames:
-        return pl.DataFrame(schema={"player_id": pl.Int64, "name": pl.Utf8})
-    return pl.concat([f.cast({"player_id": pl.Int64, "name": pl.Utf8}) for f in frames]).unique(
-        "player_id", keep="first", maintain_order=True
-    )
+        frames.append(read_players(store, month).select(list(schema)).cast(schema))
+    identity = [key for key in store.list_files(IDENTITY) if re.fullmatch(rf"{IDENTITY}/\d{{4}}-\d{{2}}\.parquet", key)]
+    if identity:
+        written = (
+            scan_tables(store, identity)
+            .filter(pl.col("status").is_in(NAMED_STATUSES) & pl.col("player_id").is_not_null())
+            .select(pl.col("player_id").cast(pl.Int64), pl.col("name").cast(pl.Utf8))
+            .unique()
+            .collect()
+        )
+        frames.append(written)
+    found = pl.concat(frames, how="diagonal_relaxed").filter(pl.col("name").is_not_null())
+    return found.unique(["player_id", "name"], keep="first", maintain_order=True)
+
+
+def find_players(store: ObjectStore, query: str) -> pl.DataFrame:
+    """The players of the store's lists whose name matches `query` (player_id, name, federation, birth_year; one row
+    a player, by name then id): those whose name is the query (blanks, the comma's spacing, Unicode forms, invisible
+    characters, accents and case aside), else those whose name holds every word of it ("carlsen", "Magnus Carlsen").
+    Only players on the latest list of the store's first scenario count (a registered player who never played has no
+    card).
+    """
+    months = stored_months(store)
+    if not months:
+        raise PlayerReportError(f"{store.url()}: no rating list in the store (materialize some months first)")
+    scenario, stored = next(iter(months.items()))
+    latest = stored[-1]
+    wanted = pl.select(_folded(pl.lit(query.strip()))).item() or ""
+    words = [word for word in re.split(r"[\s,]+", wanted) if word]
+    if not words:
+        raise PlayerReportError("give a player's name or id")
+    names = player_names(store, latest).with_columns(_folded(pl.col("name")).alias("_folded"))
+    matches = names.filter(pl.col("_folded") == wanted)
+    if matches.is_empty():
+        matches = names.filter(pl.all_horizontal(pl.col("_folded").str.contains(word, literal=True) for word in words))
+    if matches.height:
+        listed = (
+            store.scan_parquet(ObjectStore.table_key(f"{scenario}/{RATING_LIST}", latest))
+            .filter(pl.col("player_id").is_in(matches["player_id"].unique().implode()))
+            .select(pl.col("player_id").cast(pl.Int64))
+            .collect()
+        )
+        matches = matches.join(listed, on="player_id", how="semi")
+    return matches.unique("player_id", keep="first", maintain_order=True).drop("_folded").sort("name", "player_id")
+
+
+def resolve_player(store: ObjectStore, query: str) -> int:
+    """The id `query` gives (digits) or the one player whose name it is (find_players); AmbiguousPlayerError lists
+    the players when several match, PlayerReportError says when none does.
+    """
+    text = query.strip()
+    if text.isdigit():
+        return int(text)
+    matches = find_players(store, text)
+    if matches.is_empty():
+        raise PlayerReportError(f"no player on the stored lists is named {escape_text(text)!r}")
+    if matches.height > 1:
+        raise AmbiguousPlayerError(text, matches)
+    return int(matches["player_id"][0])
+
+
+def matches_text(error: AmbiguousPlayerError) -> str:
+    """The players of an ambiguous name, one a line (id, name, federation, birth year), names escaped."""
+    lines = []
+    for row in error.matches.head(MATCHES_SHOWN).iter_rows(named=True):
+        extra = ", ".join(str(row[c]) for c in ("federation", "birth_year") if row.get(c) not in (None, ""))
+        lines.append(
+            f"{row['player_id']:>16}  {escape_text(row['name'] or '')}" + (f"  ({escape_text(extra)})" if extra else "")
+        )
+    if error.matches.height > MATCHES_SHOWN:
+        lines.append(f"... and {error.matches.height - MATCHES_SHOWN:,} more: give more of the name")
+    return "\n".join(lines)
+
+
+def player_page_key(player_id: int) -> str:
+    """Where `ratings player ID --html` writes a player's card in the store, the page the HTML lists link to."""
+    return f"{PLAYER_PAGES}/{int(player_id)}.html"
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -265,15 +548,41 @@ def _result(score: float) -> str:
     return {1.0: "1", 0.5: "½", 0.0: "0"}.get(score, str(score))
 
 
+def _period_text(report: PlayerReport) -> str:
+    months = report.period_months()
+    return months[0] if len(months) == 1 else f"{months[0]}..{months[-1]}"
+
+
+def calculation_heading(report: PlayerReport) -> str:
+    months = report.period_months()
+    if not report.list_published:
+        return f"Games of {report.month} under {report.scenario}"
+    if len(months) == 1:
+        return f"Calculation for {report.month} under {report.scenario}"
+    return (
+        f"Calculation for the list of {report.month} under {report.scenario}: "
+        f"rating period {_period_text(report)} ({len(months)} months, one list)"
+    )
+
+
 def _summary_lines(report: PlayerReport) -> list[str]:
     row = report.list_row
+    if not report.list_published:
+        later = f"the list of {report.next_list}" if report.next_list else "the next list"
+        return [
+            f"No list was published after {report.month} under {report.scenario}: its games are rated on {later} "
+            f"(`--month {report.next_list}`), which rates them with the other games of its period."
+            if report.next_list
+            else f"No list was published after {report.month} under {report.scenario}: its games are rated on {later}.",
+        ]
     before = None if row["rating"] is None or row["change"] is None else row["rating"] - row["change"]
     lines = [
         f"Rating before {_fmt(before)}, K {_fmt(row['k_used'])}, rated games {_fmt(row['games'])}; "
         f"rating after {_fmt(row['rating'])}.",
     ]
+    what = "this month" if len(report.period_months()) == 1 else "in this rating period"
     if report.total_change is None:
-        lines.append("No game changed a rating this month (unrated before it, or no rated opponent).")
+        lines.append(f"No game changed a rating {what} (unrated before it, or no rated opponent).")
     else:
         agrees = "equal to" if report.rounded_change == row["change"] else "NOT equal to"
         lines.append(
@@ -284,9 +593,33 @@ def _summary_lines(report: PlayerReport) -> list[str]:
     return lines
 
 
+def _history_heading(report: PlayerReport) -> str:
+    heading = f"Rating history (the list after each month's games; games and flags under {report.scenario})"
+    if report.hidden_months:
+        heading += (
+            f": the months with activity and the latest list; {report.hidden_months} months without a game, a change "
+            "or a flag are not shown (`ratings player --all-months` shows them)"
+        )
+    return heading
+
+
+def _title(report: PlayerReport, clean: Callable[[str], str] = printable_text, gap: str = " ") -> str:
+    """'Player <id> <name> (federation, title, born <year>)', the registry's text made safe by `clean`."""
+    title = f"Player {report.player_id}"
+    if report.name:
+        title += f"{gap}{clean(report.name)}"
+    known = [clean(str(report.details[k])) for k in ("federation", "title") if k in report.details]
+    if "birth_year" in report.details:
+        known.append(f"born {report.details['birth_year']}")
+    if report.player_id >= LOCAL_ID_BASE:
+        known.append("no FIDE id: a local id given by name")
+    return title + (f" ({', '.join(known)})" if known else "")
+
+
 def _performance_rows(report: PlayerReport) -> pl.DataFrame:
+    whole = "(whole month)" if len(report.period_months()) == 1 else "(whole period)"
     return report.performance.select(
-        pl.coalesce("event_id", pl.lit("(whole month)")).alias("event"),
+        pl.coalesce("event_id", pl.lit(whole)).alias("event"),
         "games",
         "score",
         pl.col("average_opponent").round(1).alias("Ra"),
@@ -299,31 +632,34 @@ def _performance_rows(report: PlayerReport) -> pl.DataFrame:
 
 def render_text(report: PlayerReport) -> str:
     """The report for a terminal; names from files are escaped (no control characters reach the terminal)."""
-    title = f"Player {report.player_id}" + (f"  {escape_text(report.name)}" if report.name else "")
-    out = [title, "", f"Rating history (the list after each month's games; games: rated games under {report.scenario})"]
+    out = [_title(report, escape_text, gap="  "), "", _history_heading(report)]
     columns = ["month", *report.scenarios, "games"]
     widths = [max(7, len(c)) for c in columns]
-    out.append("  ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)))
+    out.append("  ".join([*(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)), "flags"]))
     for row in report.history.iter_rows(named=True):
-        out.append("  ".join(f"{_fmt(row[c]):>{w}}" for c, w in zip(columns, widths, strict=True)))
-    out += ["", f"Calculation for {report.month} under {report.scenario}", *_summary_lines(report), ""]
+        cells = [f"{_fmt(row[c]):>{w}}" for c, w in zip(columns, widths, strict=True)]
+        out.append("  ".join([*cells, row.get("flags") or ""]).rstrip())
+    out += ["", calculation_heading(report), *_summary_lines(report), ""]
+    several = _several_months(report.games)
     events = [escape_text(str(e)) for e in report.games["event_id"].to_list()] + [
         escape_text(str(e or "")) for e in report.performance["event_id"].to_list()
     ]
-    ew = min(40, max([len("(whole month)"), *map(len, events)]))
+    ew = min(40, max([len("(whole period)"), *map(len, events)]))
+    month_column = f"{'month':<8}" if several else ""
     header = (
-        f"{'event':<{ew}} {'opp id':>16}  {'opponent':<26} {'Ro':>5} {'opp':>5} {'res':>3} {'exp':>5} {'w':>4} "
-        f"{'change':>7}"
+        f"{month_column}{'event':<{ew}} {'opp id':>16}  {'opponent':<26} {'Ro':>5} {'opp':>5} {'res':>3} {'exp':>5} "
+        f"{'w':>4} {'change':>7}"
     )
     out.append(header)
     for g in report.games.iter_rows(named=True):
+        month_cell = f"{g['month'] or '':<8}" if several else ""
         out.append(
-            f"{escape_text(str(g['event_id']))[:ew]:<{ew}} {g['opponent_id']:>16}  "
+            f"{month_cell}{escape_text(str(g['event_id']))[:ew]:<{ew}} {g['opponent_id']:>16}  "
             f"{escape_text(g['opponent_name'] or '')[:26]:<26} "
             f"{_fmt(g['own_rating']):>5} {_fmt(g['opponent_rating']):>5} {_result(g['score']):>3} "
             f"{_fmt(g['expected'], '.2f'):>5} {_fmt(g['weight'], '.2f'):>4} {_signed(g['change'], 2):>7}"
         )
-    out += ["", f"Performance ratings, {report.month} (games against opponents with a rating used)"]
+    out += ["", f"Performance ratings, {_period_text(report)} (games against opponents with a rating used)"]
     perf = _performance_rows(report)
     if perf.is_empty():
         out.append("no game against an opponent with a rating")
@@ -335,19 +671,38 @@ def render_text(report: PlayerReport) -> str:
     return "\n".join(out)
 
 
-def render_html(report: PlayerReport) -> str:
-    """A self-contained page: history table and chart (PNG inline as base64), the month's calculation, performance."""
+def _several_months(games: pl.DataFrame) -> bool:
+    """Whether the games shown come from several months (then each game's month is shown)."""
+    return "month" in games.columns and games["month"].drop_nulls().n_unique() > 1
+
+
+def chart_title(report: PlayerReport) -> str:
+    """The chart's title: the player's name (printable, and a '$' kept as text, not read as Matplotlib's mathtext),
+    else the id.
+    """
+    who = printable_text(report.name).replace("$", r"\$") if report.name else str(report.player_id)
+    return f"Rating history of {who}"
+
+
+def render_html(report: PlayerReport, *, in_store: bool = False) -> str:
+    """A self-contained page: history table and chart (PNG inline as base64), the list's calculation, performance.
+
+    `in_store`: the page is the store's players/<id>.html (player_page_key), so it links to the published lists.
+    """
     from pipeline.reports.charts import plot_rating_history
     from pipeline.reports.page import frame_table_html, html_page, html_text
 
-    title = f"Player {report.player_id}" + (f" {report.name}" if report.name else "")
-    png = plot_rating_history(report.history, report.scenarios, title=f"Rating history of {report.player_id}")
+    title = _title(report)
+    chart_rows = report.chart_history if report.chart_history is not None else report.history
+    png = plot_rating_history(chart_rows, report.scenarios, title=chart_title(report))
     chart = (
         '<img alt="Rating history, one line per scenario" '
         f'src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
     )
     # Ids and ratings as text: the table would print numbers with thousands separators.
+    several = _several_months(report.games)
     games = report.games.select(
+        *(["month"] if several else []),
         "event_id",
         pl.col("opponent_id").cast(pl.Utf8),
         "opponent_name",
@@ -360,6 +715,14 @@ def render_html(report: PlayerReport) -> str:
     )
     history = report.history.with_columns(pl.col(report.scenarios).cast(pl.Utf8))
     performance = _performance_rows(report).with_columns(pl.col("FIDE Ra+dp", "algorithm of 400").cast(pl.Utf8))
+    links = ""
+    if in_store:
+        scenario, month = escape(report.scenario, quote=True), escape(report.month, quote=True)
+        links = (
+            f'<p class="meta">The list: <a href="../lists/{scenario}/{month}.html">{escape(report.scenario)} '
+            f"{escape(report.month)}</a>. Made by <code>ratings player {report.player_id} --html</code>; "
+            "run it again after new months are rated.</p>"
+        )
     body = "\n".join(
         [
             f"<h1>{html_text(title)}</h1>",
@@ -367,15 +730,14 @@ def render_html(report: PlayerReport) -> str:
                 f'<p class="meta">Scenarios: {escape(", ".join(report.scenarios))}. Calculation: '
                 f"{escape(report.month)} under {escape(report.scenario)}.</p>"
             ),
+            links,
             "<h2>Rating history</h2>",
             chart,
-            frame_table_html(
-                history, f"Rating on the list after each month's games; games under {report.scenario}", float_digits=0
-            ),
-            f"<h2>Calculation for {escape(report.month)} ({escape(report.scenario)})</h2>",
-            *(f"<p>{escape(line)}</p>" for line in _summary_lines(report)),
+            frame_table_html(history, _history_heading(report), float_digits=0),
+            f"<h2>{html_text(calculation_heading(report))}</h2>",
+            *(f"<p>{html_text(line)}</p>" for line in _summary_lines(report)),
             frame_table_html(games, "change = K x (score - expected) x weight", float_digits=2),
-            f"<h2>Performance ratings, {escape(report.month)}</h2>",
+            f"<h2>Performance ratings, {escape(_period_text(report))}</h2>",
             frame_table_html(
                 performance,
                 "FIDE: Ra + dp (table 8.1.1); algorithm of 400: (sum of ratings + 400 x (W - L)) / n",

@@ -9,7 +9,13 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.engine.period import normalize_list
-from pipeline.ingest.registry import read_players, read_seed_list, seed_list_month
+from pipeline.ingest.registry import (
+    later_seed_files,
+    read_seed_file,
+    read_seed_list,
+    registries_in_force,
+    seed_list_month,
+)
 from pipeline.months import add_months
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.scenarios.system_step import rate_system_month, seed_state
@@ -27,19 +33,28 @@ class ChainTable(NamedTuple):
     model: type[pa.DataFrameModel]
     unique: str | None  # the column no value may repeat in within a month
     carried: bool = False  # month M starts from this table's month M-1
+    # The chain tables whose month M-1 this table's month M is computed from (with M's games): its lineage. A
+    # system's state never reads the list, so the month-before dependencies draw no cycle between two tables.
+    reads: tuple[str, ...] = ()
 
 
 def chain_tables(scenario: Scenario) -> list[ChainTable]:
     """The tables the chain writes, in the order a month's outputs are stored (the carried state before the games)."""
     if scenario.is_system:
+        # The new state comes from the state alone; the list is the previous list updated with the new ratings;
+        # the games are predicted from the state before the month (pipeline.scenarios.system_step).
         return [
-            ChainTable("rating_list", SystemRatingList, "player_id", carried=True),
-            ChainTable("system_state", scenario.system_rules().system.state_model, None, carried=True),
-            ChainTable("rated_games", RatedGames, "game_id"),
+            ChainTable(
+                "rating_list", SystemRatingList, "player_id", carried=True, reads=("rating_list", "system_state")
+            ),
+            ChainTable(
+                "system_state", scenario.system_rules().system.state_model, None, carried=True, reads=("system_state",)
+            ),
+            ChainTable("rated_games", RatedGames, "game_id", reads=("system_state",)),
         ]
     return [
-        ChainTable("rating_list", RatingList, "player_id", carried=True),
-        ChainTable("rated_games", RatedGames, "game_id"),
+        ChainTable("rating_list", RatingList, "player_id", carried=True, reads=("rating_list",)),
+        ChainTable("rated_games", RatedGames, "game_id", reads=("rating_list",)),
     ]
 
 
@@ -60,10 +75,12 @@ class MissingMonth(LookupError):
         self.missing_month, self.location, self.problem = before, location, problem
 
 
-def read_scenario_seed(store: ObjectStore, scenario: Scenario) -> pl.DataFrame | None:
-    """The scenario's own seed list (a CSV or Parquet key in the store), else the landing zone's."""
+def read_scenario_seed(store: ObjectStore, scenario: Scenario, chain_start: str | None = None) -> pl.DataFrame | None:
+    """The scenario's own seed list (a CSV or Parquet key in the store), else the landing zone's: the list in force
+    before `chain_start` (registry.read_seed_list).
+    """
     if scenario.seed_list is None:
-        return read_seed_list(store)
+        return read_seed_list(store, chain_start)
     with store.open(scenario.seed_list) as handle:
         data = handle.read()
     if scenario.seed_list.endswith(".parquet"):
@@ -78,7 +95,7 @@ def seed_clock_month(store: ObjectStore, scenario: Scenario, chain_start: str) -
     in M-1; the scenario's own seed list, and the landing zone's filed after the chain's start, are the
     list in force before the chain's first month.
     """
-    filed = seed_list_month(store) if scenario.seed_list is None else None
+    filed = seed_list_month(store, chain_start) if scenario.seed_list is None else None
     return add_months(min(filed, chain_start) if filed is not None else chain_start, -1)
 
 
@@ -98,6 +115,30 @@ def seeded_list(seed: pl.DataFrame | None, clock_month: str) -> pl.DataFrame:
     return listed.with_columns(
         pl.when(starts_clock).then(pl.lit(clock_month)).otherwise(pl.col("last_played")).alias("last_played")
     )
+
+
+def with_later_list_newcomers(
+    carried: dict[str, pl.DataFrame], scenario: Scenario, later: pl.DataFrame, month: str
+) -> dict[str, pl.DataFrame]:
+    """The list (and a system's state) in force before `month` with the rated players of a list filed in `month` that
+    no list of the chain holds yet, each at that list's rating, as the seed list's players joined at the start.
+
+    A federation files FIDE's newer list in raw/players/<M>/: its newcomers were rated by events the federation's
+    dumps do not hold, so they join the chain where FIDE's list says they stand (their inactivity clock from
+    M-1), under every scenario alike. Players the chain already lists keep the chain's own rating.
+    """
+    previous = carried["list"]
+    rated = later.filter(pl.col("rating").is_not_null())
+    newcomers = rated.join(previous.select("player_id"), on="player_id", how="anti")
+    if newcomers.is_empty():
+        return carried
+    joined = seeded_list(newcomers, add_months(month, -1))
+    updated = {"list": pl.concat([previous, joined], how="diagonal_relaxed").select(previous.columns).sort("player_id")}
+    if "state" in carried:
+        state = carried["state"]
+        joined_state = seed_state(scenario, joined, month).select(state.columns)
+        updated["state"] = pl.concat([state, joined_state], how="vertical_relaxed").sort("player_id")
+    return updated
 
 
 def _stored_month_before(
@@ -146,7 +187,9 @@ def foreign_table_problem(frame: pl.DataFrame, model: type[pa.DataFrameModel], m
 def previous_list(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> pl.DataFrame:
     """The list in force before `month`: the seed list at the chain's start, else the stored list of M-1."""
     if month == chain_start:
-        return seeded_list(read_scenario_seed(store, scenario), seed_clock_month(store, scenario, chain_start))
+        return seeded_list(
+            read_scenario_seed(store, scenario, chain_start), seed_clock_month(store, scenario, chain_start)
+        )
     model = SystemRatingList if scenario.is_system else RatingList
     return _stored_month_before(store, [scenario.name, "rating_list"], month, model)
 
@@ -201,15 +244,19 @@ def rate_months(
     `chain_start` is the store's first month (the first partition), where the chain starts from the
     seed list; any later month continues the stored list of the month before, which is read (or
     refused with MissingMonth) before anything is rated, so a gap fails before any month is written.
-    The registry is read once: a month sees the players registered up to it (birth years of newcomers).
+    The registry is read once: a month sees the registry in force then (birth years of newcomers).
     """
     carried = {"list": previous_list(store, scenario, months[0], chain_start)}
     if scenario.is_system:
         carried["state"] = previous_state(store, scenario, months[0], chain_start)
-    registry = read_players(store, months[-1])
+    players_of = registries_in_force(store, months[-1])
+    later_lists = {month: key for month, key in later_seed_files(store, chain_start).items() if month in months}
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
-        players = registry.filter(pl.col("registered") <= month)
+        if month in later_lists and scenario.seed_list is None:
+            later = read_seed_file(store, later_lists[month])
+            carried.update(with_later_list_newcomers(carried, scenario, later, month))
+        players = players_of(month)
         if scenario.is_system:
             system = rate_system_month(scenario, carried["list"], carried["state"], games_of(month), month, players)
             carried.update(list=system.rating_list, state=system.state)

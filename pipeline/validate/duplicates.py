@@ -6,8 +6,14 @@ import polars as pl
 
 from schemas.games import RESULTS
 
-# The same game reported twice: a tournament file submitted again, or the same game in two dumps.
-DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result"]
+# The same game reported twice: a tournament file submitted again, or the same game in two dumps. _occurrence tells
+# apart the games of one pairing that a CSV or Parquet file shows to be separate (with_occurrences).
+DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result", "_occurrence"]
+# Files whose rows are games: a file without rounds can still show which of its repeated rows are separate games.
+TABLE_FORMATS = ("csv", "parquet")
+# The end of a copy's quarantine detail when the copy is a row of the same table file without a round (the per-file
+# warning, pipeline.validate.month_figures.file_warnings, finds them by it).
+UNTOLD_COPY = "cannot be told from a copy"
 
 GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "white_score"]
 
@@ -65,12 +71,54 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None) ->
     return frame.with_columns(found.alias("_seen_before"))
 
 
+def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
+    """_occurrence: which game of its pairing a record is, among the records of a CSV or Parquet file that give no
+    round (0 for every other record, and for the first such game).
+
+    A row of a table file is one game, but without a round two games of the same players with the
+    same result in the same month (and on the same day, when dated) have the same DUPLICATE_KEY. The
+    file's own structure tells them apart:
+    - rows that differ anywhere (blanks and quotes aside), e.g. in a game number or row id column such
+      as Kaggle's STID, or in a column the pipeline does not read, are separate games;
+    - identical rows are separate games when the two players meet with both colours in the file (a
+      match or a double round robin, colours alternating);
+    - other identical rows are copies: the later ones keep the first's occurrence, and so are
+      quarantined as its duplicates (with_first_copies says why: no round or date to tell them apart).
+    A copy of the whole file in another dump numbers its games alike, so its rows are duplicates of
+    this file's. Only records that passed every earlier check count, in the frame's (file) order.
+    """
+    untold = (
+        pl.col("_reason").is_null()
+        & pl.col("format").is_in(TABLE_FORMATS)
+        & pl.col("round").is_null()
+        & pl.col("_white").is_not_null()
+        & pl.col("_black").is_not_null()
+    )
+    pairing = [pl.col("source_file"), *[pl.col(c) for c in DUPLICATE_KEY if c != "_occurrence"]]
+    # Blanks around fields and quotes do not make a row another game.
+    text = pl.col("raw_text").str.replace_all(r'[\s"]', "")
+    players = [pl.min_horizontal("_white", "_black"), pl.max_horizontal("_white", "_black")]
+    frame = frame.with_columns(pl.int_range(pl.len()).alias("_index"), untold.alias("_untold"))
+    both_colours = pl.col("_white").n_unique().over(pl.col("source_file"), *players, pl.col("_untold")) > 1
+    first_of_text = pl.col("_index").min().over(*pairing, text, pl.col("_untold"))
+    occurrence = (
+        pl.when(~pl.col("_untold"))
+        .then(0)
+        .when(both_colours)
+        .then(pl.int_range(pl.len()).over(*pairing, pl.col("_untold")))
+        .otherwise(first_of_text.rank("dense").over(*pairing, pl.col("_untold")) - 1)
+    )
+    return frame.with_columns(occurrence.cast(pl.UInt32).alias("_occurrence")).drop("_index", "_untold")
+
+
 def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
     """_first_copy: for a later copy of a game in this month, where its first copy is ('<file>:<line>'); else null.
+    _copy_note: for a copy that repeats a row of its own table file without a round, why it is taken for a copy.
 
     Only records that passed every earlier check compete for "first copy", in the frame's order.
     Copies are rare, so the text is built for their keys only, not for every record of the month.
     """
+    frame = with_occurrences(frame)
     candidate = pl.col("_reason").is_null()
     later = candidate & ~pl.struct(*DUPLICATE_KEY).is_first_distinct().over(candidate)
     frame = frame.with_columns(later.alias("_later_copy"))
@@ -80,10 +128,31 @@ def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
         .join(copied, on=DUPLICATE_KEY, how="semi", nulls_equal=True)
         .select(*DUPLICATE_KEY, pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"))
     )
+    firsts = firsts.with_columns(pl.col("_first_copy").str.replace(r":\d+$", "").alias("_first_file"))
+    same_file = pl.col("_first_file") == pl.col("source_file")
+    no_round = pl.col("format").is_in(TABLE_FORMATS) & pl.col("round").is_null()
+    note = (
+        pl.when(pl.col("date").is_null())
+        .then(
+            pl.lit(
+                f": the file repeats this row and gives no round or date, so a second game of the same players "
+                f"{UNTOLD_COPY}; add a round (or game number) or a date column to have such games rated"
+            )
+        )
+        .otherwise(
+            pl.lit(
+                f": the file repeats this row on the same day and gives no round, so a second game of the same "
+                f"players {UNTOLD_COPY}; add a round (or game number) column to have such games rated"
+            )
+        )
+    )
     return (
         frame.join(firsts, on=DUPLICATE_KEY, how="left", nulls_equal=True, maintain_order="left")
-        .with_columns(pl.when(pl.col("_later_copy")).then(pl.col("_first_copy")).alias("_first_copy"))
-        .drop("_later_copy")
+        .with_columns(
+            pl.when(pl.col("_later_copy")).then(pl.col("_first_copy")).alias("_first_copy"),
+            pl.when(pl.col("_later_copy") & same_file & no_round).then(note).alias("_copy_note"),
+        )
+        .drop("_later_copy", "_first_file", "_occurrence")
     )
 
 

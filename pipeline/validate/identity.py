@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from pipeline.hashing import stable_hash
+from pipeline.ingest.registry import OLDER_SPELLING
 from schemas.identity import Identity
 from schemas.players import Players
 from schemas.util import conform
@@ -53,10 +54,14 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     """
     registered = players["player_id"].cast(pl.Int64).implode()
     # Only ids that can identify somebody are given to records by name (a registry's id 0 or a dump's 10^16
-    # would reach the games table through a name).
+    # would reach the games table through a name). A registry in force (pipeline.ingest.registry.registry_in_force)
+    # may also hold the names earlier folders gave its players (OLDER_SPELLING): tried only for names no player
+    # holds today, so a renamed player is still found under the old name, and a name given to another player
+    # since is that player's.
+    older = pl.col(OLDER_SPELLING) if OLDER_SPELLING in players.columns else pl.lit(False)
     registry_names = (
         with_name_keys(players)
-        .select(pl.col(NAME_KEY), pl.col("player_id").cast(pl.Int64))
+        .select(pl.col(NAME_KEY), pl.col("player_id").cast(pl.Int64), older.alias(OLDER_SPELLING))
         .filter(is_valid_id(pl.col("player_id")))
     )
     name_only = frame.select(
@@ -75,7 +80,7 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
             )
             .filter(pl.col("name").is_not_null() & is_valid_id(pl.col("player_id")))
             .unique()
-            .select(name_key(pl.col("name")).alias(NAME_KEY), pl.col("player_id"))
+            .select(name_key(pl.col("name")).alias(NAME_KEY), pl.col("player_id"), pl.lit(False).alias(OLDER_SPELLING))
         )
         everyone = pl.concat([registry_names, dump_names])
     else:
@@ -227,14 +232,21 @@ def _local_ids(frame: pl.DataFrame, name: pl.Expr, needed: pl.Expr) -> pl.Series
 def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     """Per wanted row (_row, _raw_name): the first id with that name and how many distinct ids share it (null: none).
 
-    `players` holds (NAME_KEY, player_id) pairs, possibly several per id, in registry order.
+    `players` holds (NAME_KEY, player_id, OLDER_SPELLING) pairs, possibly several per id, in registry order; the
+    older spellings are looked at only for names no other pair holds.
     """
     wanted = wanted.with_columns(name_key(pl.col("_raw_name")).alias(NAME_KEY))
     schema: dict[str, PolarsDataType] = {"_row": wanted["_row"].dtype, "_name_id": pl.Int64, "_name_matches": pl.UInt32}
     if wanted.is_empty():
         return pl.DataFrame(schema=schema)
+    candidates = players.filter(pl.col(NAME_KEY).is_in(wanted[NAME_KEY].implode())).select(
+        NAME_KEY, "player_id", OLDER_SPELLING
+    )
+    # A name held today hides the older spellings of it.
+    current = candidates.filter(~pl.col(OLDER_SPELLING))
+    candidates = candidates.filter(~pl.col(OLDER_SPELLING) | ~pl.col(NAME_KEY).is_in(current[NAME_KEY].implode()))
     by_name = (
-        players.filter(pl.col(NAME_KEY).is_in(wanted[NAME_KEY].implode()))
+        candidates.select(NAME_KEY, "player_id")
         .unique(maintain_order=True)
         .group_by(NAME_KEY, maintain_order=True)
         .agg(pl.col("player_id").first().alias("_name_id"), pl.len().cast(pl.UInt32).alias("_name_matches"))

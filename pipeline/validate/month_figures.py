@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import polars as pl
 
+from pipeline.validate.duplicates import UNTOLD_COPY
+
 # Above this share of a month's records in quarantine, the month's report carries a warning.
 QUARANTINE_WARNING_SHARE = 0.5
 MAX_FILES_LISTED = 20  # files named in a month's by-file counts
@@ -55,6 +57,27 @@ def quarantine_figures(raw_records: int, quarantine: pl.DataFrame) -> Quarantine
     return QuarantineFigures(quarantine.height, share, by_reason, by_file, warning)
 
 
+def file_warnings(quarantine: pl.DataFrame) -> list[str]:
+    """One warning per CSV or Parquet file, by name, whose identical rows without a round were taken for copies and
+    quarantined as duplicates (pipeline.validate.duplicates.with_occurrences): adding a round or date column fixes
+    all of them at once.
+    """
+    if "detail" not in quarantine.columns:
+        return []
+    copies = (
+        quarantine.filter((pl.col("reason") == "duplicate") & pl.col("detail").str.contains(UNTOLD_COPY, literal=True))
+        .group_by("source_file")
+        .agg(pl.len().alias("rows"), pl.col("detail").str.contains("no round or date", literal=True).any())
+        .sort("source_file")
+    )
+    return [
+        f"{file}: {rows:,} row(s) repeat an earlier row of the file and are quarantined as duplicate: without a "
+        f"round{' or date' if undated else ''} a second game of the same players {UNTOLD_COPY}; add a round (or "
+        f"game number){' or date' if undated else ''} column to have them rated"
+        for file, rows, undated in copies.iter_rows()
+    ]
+
+
 def identity_statuses(identities: pl.DataFrame) -> dict[str, int]:
     """Identity rows (players) per status, by status name."""
     return dict(identities.group_by("status").agg(pl.len()).sort("status").iter_rows())
@@ -79,6 +102,7 @@ def validation_figures(
     plot each across months.
     """
     quarantined = quarantine_figures(raw_records, quarantine)
+    warnings = file_warnings(quarantine)[:MAX_FILES_LISTED]
     statuses = identity_statuses(identities)
     return {
         "games": {"games": games.height, "raw_records": raw_records},
@@ -88,6 +112,7 @@ def validation_figures(
             **({"warning": quarantined.warning} if quarantined.warning else {}),
             "by_reason": Counts("reason", "records", quarantined.by_reason),
             "by_file": Counts("file", "records", quarantined.by_file),
+            **({"file_warnings": "\n".join(warnings)} if warnings else {}),
             **{f"reason/{code}": n for code, n in quarantined.by_reason.items()},
         },
         "identity": {"players": identities.height, **{f"status/{code}": n for code, n in statuses.items()}},

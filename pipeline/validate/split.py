@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -12,7 +13,7 @@ from pipeline.formats.common import READER_REASONS
 # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating.
 from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.ingest.landing import MISPLACED, NOT_A_FILE
-from pipeline.ingest.registry import read_players
+from pipeline.ingest.registry import SINCE, registry_history, registry_in_force
 from pipeline.months import add_months, first_day, month_range
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
@@ -128,14 +129,30 @@ def split_month(
         ),
         # Reported in an earlier month: a duplicate, even though its date is (usually) outside this month.
         ("duplicate", pl.col("_seen_before").is_not_null(), pl.format("same game as {}", pl.col("_seen_before"))),
-        ("date_outside_month", outside, pl.format("game date {} is not in {}", game_day.cast(pl.Utf8), pl.lit(month))),
+        (
+            "date_outside_month",
+            outside,
+            # An undated game's day is its event's start (a CSV's month column gives the month's first day).
+            pl.format(
+                "{} {} is not in {}",
+                pl.when(pl.col("date").is_null()).then(pl.lit("event start")).otherwise(pl.lit("game date")),
+                game_day.cast(pl.Utf8),
+                pl.lit(month),
+            ),
+        ),
     ]
     frame = with_earlier_reports(frame, seen_keys)
     frame = frame.with_columns(_first_match(early))
 
     frame = with_first_copies(frame)
     late = [
-        ("duplicate", pl.col("_first_copy").is_not_null(), pl.format("same game as {}", pl.col("_first_copy"))),
+        (
+            "duplicate",
+            pl.col("_first_copy").is_not_null(),
+            pl.concat_str(
+                [pl.format("same game as {}", pl.col("_first_copy")), pl.col("_copy_note")], ignore_nulls=True
+            ),
+        ),
         (
             "rating_implausible",
             _implausible("white_rating") | _implausible("black_rating"),
@@ -242,12 +259,17 @@ def reconcile_files(raw: pl.DataFrame, games: pl.DataFrame, quarantine: pl.DataF
 
 
 class MonthValidator:
-    """split_month over a run's months, called in order: the registry read once (a month sees the players registered
-    by then), and an undated game already reported in the UNDATED_WINDOW_MONTHS before a month a duplicate there.
+    """split_month over a run's months, called in order: the registry read once, each month given the registry in
+    force in it (registry_in_force: the players registered by then, each named by the newest folder at or before
+    it, with the names earlier folders gave them still matched), and an undated game already reported in the
+    UNDATED_WINDOW_MONTHS before a month a duplicate there.
     """
 
     def __init__(self, store: ObjectStore, months: Sequence[str]):
-        self._registry = with_name_keys(read_players(store, months[-1]))
+        # Every folder's rows up to the run's last month, their names normalised once (with_name_keys).
+        self._history = with_name_keys(registry_history(store, months[-1]))
+        self._folders = sorted(self._history[SINCE].unique().to_list())
+        self._in_force: tuple[str | None, pl.DataFrame] | None = None
         # Undated games of the stored months before the run, by month; each validated month is added.
         before = month_range(add_months(months[0], -UNDATED_WINDOW_MONTHS), add_months(months[0], -1))
         self._undated: dict[str, pl.DataFrame] = {
@@ -261,6 +283,14 @@ class MonthValidator:
         for earlier in [m for m in self._undated if m < window_start]:
             del self._undated[earlier]
         seen = pl.concat(self._undated.values()) if self._undated else None
-        split = split_month(raw, self._registry.filter(pl.col("registered") <= month), month, seen_keys=seen)
+        split = split_month(raw, self.registry(month), month, seen_keys=seen)
         self._undated[month] = undated_game_keys(split.games)
         return split
+
+    def registry(self, month: str) -> pl.DataFrame:
+        """The registry in force in `month`, made once per registry folder (the months up to the next share it)."""
+        held = bisect_right(self._folders, month)
+        folder = self._folders[held - 1] if held else None
+        if self._in_force is None or self._in_force[0] != folder:
+            self._in_force = (folder, registry_in_force(self._history, month, older_spellings=True))
+        return self._in_force[1]

@@ -1,0 +1,345 @@
+"""The registry in force each month: every raw/players/<M>/ folder applies from its month (the newest folder names a
+player, the first registers them), the seed list is the list in force before the chains start, and the run's plan says
+which files apply to which months. Real FIDE lists of 2004 from ../shared/realdata when it is there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline.formats.fide_list import parse_fide_list
+from pipeline.ingest.dumps import read_month
+from pipeline.ingest.registry import (
+    OLDER_SPELLING,
+    SINCE,
+    read_players,
+    read_seed_list,
+    registry_history,
+    registry_in_force,
+    registry_plan,
+    seed_list_month,
+)
+from pipeline.months import month_range
+from pipeline.publish.lists import published_list
+from pipeline.scenarios.chain import rate_months, seed_clock_month
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.identity import NAME_KEY
+from pipeline.validate.split import MonthValidator
+from schemas import Games, Players, empty_frame
+
+REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+LISTS_2004 = REALDATA / "fide-lists-2004"
+
+
+def _store(tmp_path: Path, files: dict[str, str]) -> ObjectStore:
+    store = ObjectStore(str(tmp_path))
+    for key, text in files.items():
+        store.write_text(text, key)
+    return store
+
+
+HEADER = "player_id,name,federation,sex,birth_year,title\n"
+FOLDERS = {
+    "raw/players/2024-01/players.csv": HEADER
+    + '1,"Alpha, Anna",GER,F,1990,WFM\n2,"Beta, Bernd",GER,M,1991,\n5,"Echo, Emma",AUT,F,,\n',
+    # March: Anna renamed and titled, her federation left empty (not stated); Bernd renamed to tell him from a new
+    # 'Beta, Bernd' (id 4); Carl new.
+    "raw/players/2024-03/players.csv": HEADER
+    + '1,"Alpha-Neu, Anna",,F,1990,WIM\n2,"Beta, Bernd Sr.",GER,M,1991,\n3,"Gamma, Carl",SUI,M,2001,\n'
+    + '4,"Beta, Bernd",GER,M,2005,\n5,"Echo, Emma",AUT,F,,\n',
+    # May: a registry without a title column names nobody's title.
+    "raw/players/2024-05/players.csv": "player_id,name,birth_year\n5,,1999\n",
+}
+
+
+def test_each_field_is_the_newest_folders_and_a_player_is_registered_from_the_first(tmp_path: Path) -> None:
+    store = _store(tmp_path, FOLDERS)
+    february, march, may = (read_players(store, month) for month in ("2024-02", "2024-03", "2024-05"))
+    for players in (february, march, may):
+        Players.validate(players)
+    rows = {
+        month: {row["player_id"]: row for row in frame.iter_rows(named=True)}
+        for month, frame in (("2024-02", february), ("2024-03", march), ("2024-05", may))
+    }
+    assert sorted(rows["2024-02"]) == [1, 2, 5] and sorted(rows["2024-03"]) == [1, 2, 3, 4, 5]
+    anna_feb, anna_mar = rows["2024-02"][1], rows["2024-03"][1]
+    assert (anna_feb["name"], anna_feb["title"], anna_feb["federation"]) == ("Alpha, Anna", "WFM", "GER")
+    # The newest folder wins for what it states; an empty cell keeps the older value.
+    assert (anna_mar["name"], anna_mar["title"], anna_mar["federation"]) == ("Alpha-Neu, Anna", "WIM", "GER")
+    assert anna_mar["registered"] == "2024-01" and rows["2024-03"][3]["registered"] == "2024-03"
+    # May's file states Emma's birth year only: her name, federation and sex stay March's.
+    emma = rows["2024-05"][5]
+    assert (emma["name"], emma["federation"], emma["sex"], emma["birth_year"]) == ("Echo, Emma", "AUT", "F", 1999)
+    assert rows["2024-05"][1]["title"] == "WIM"
+    # Players in the order they were first registered.
+    assert may["player_id"].to_list() == [1, 2, 5, 3, 4]
+
+
+def test_the_history_holds_each_folders_changes_only(tmp_path: Path) -> None:
+    history = registry_history(_store(tmp_path, FOLDERS), "2024-12")
+    # January's three; in March Anna and Bernd changed, Carl and the new Bernd are new, Emma is restated as she was.
+    assert history.select("player_id", SINCE).rows() == [
+        (1, "2024-01"),
+        (2, "2024-01"),
+        (5, "2024-01"),
+        (1, "2024-03"),
+        (2, "2024-03"),
+        (3, "2024-03"),
+        (4, "2024-03"),
+        (5, "2024-05"),
+    ]
+    assert registry_in_force(history, "2023-12").height == 0
+
+
+def test_each_month_is_validated_against_the_registry_in_force_then(tmp_path: Path) -> None:
+    files = dict(FOLDERS)
+    row = "event_id,round,white_id,black_id,white_name,black_name,result\n"
+    # Carl, by name only, before and after March registers him; Anna under her January name after March; 'Beta,
+    # Bernd' is Bernd (2) in February and the new player 4 from March, whose registry holds that name today.
+    games = (
+        '{0},1,,5,"Gamma, Carl","Echo, Emma",1-0\n'
+        '{0},2,,5,"Alpha, Anna","Echo, Emma",0-1\n'
+        '{0},3,,5,"Beta, Bernd","Echo, Emma",1-0\n'
+    )
+    for month in ("2024-02", "2024-03", "2024-04"):
+        files[f"raw/GER/{month}/games.csv"] = row + games.format(f"league {month}")
+    store = _store(tmp_path, files)
+    months = month_range("2024-02", "2024-04")
+    validate = MonthValidator(store, months)
+    white = {}
+    for month in months:
+        split = validate(month, read_month(store, month))
+        white[month] = split.games.sort("round")["white_id"].to_list()
+        statuses = dict(split.identities.select("name", "status").iter_rows())
+        assert statuses["Gamma, Carl"] == ("new_name" if month == "2024-02" else "matched_by_name")
+    assert white["2024-02"][1:] == [1, 2]
+    assert white["2024-03"][1:] == [1, 4] and white["2024-03"][0] == 3  # an older spelling still finds Anna
+    assert white["2024-04"] == white["2024-03"]
+    # The registry in force is made once per registry folder: April shares March's.
+    assert validate.registry("2024-04") is validate.registry("2024-03")
+    march = validate.registry("2024-03")
+    assert NAME_KEY in march.columns
+    assert march.filter(pl.col(OLDER_SPELLING))["name"].to_list() == ["Alpha, Anna", "Beta, Bernd"]
+
+
+def test_the_seed_list_is_the_list_in_force_when_the_chains_start(tmp_path: Path) -> None:
+    store = _store(
+        tmp_path,
+        {
+            "raw/players/2024-01/seed_list.csv": "player_id,rating\n1,2000\n",
+            "raw/players/2024-03/seed_list.csv": "player_id,rating\n1,2050\n3,1900\n",
+        },
+    )
+
+    def ratings(chain_start: str | None) -> list[int]:
+        seed = read_seed_list(store, chain_start)
+        assert seed is not None
+        return seed["rating"].to_list()
+
+    assert ratings(None) == [2000]  # the earliest, without a start
+    assert ratings("2024-02") == [2000]
+    assert ratings("2024-03") == [2050, 1900]
+    assert ratings("2023-06") == [2000]  # filed after the start: still the first
+    assert [seed_list_month(store, start) for start in ("2023-06", "2024-02", "2024-06")] == [
+        "2024-01",
+        "2024-01",
+        "2024-03",
+    ]
+    scenario = Scenario(name="actual", rules="fide-2014")
+    # The inactivity clock runs from the month before the list the chain starts from.
+    assert seed_clock_month(store, scenario, "2024-06") == "2024-02"
+    assert seed_clock_month(store, scenario, "2024-02") == "2023-12"
+    first = rate_months(store, scenario, ["2024-06"], "2024-06")
+    rating_list, _ = first("2024-06", lambda _month: empty_frame(Games))
+    assert dict(rating_list.select("player_id", "rating").iter_rows()) == {1: 2050, 3: 1900}
+
+
+def test_the_plan_says_which_files_apply_to_which_months(tmp_path: Path) -> None:
+    store = _store(
+        tmp_path,
+        {
+            **FOLDERS,
+            "raw/players/2024-03/notes.md": "x",
+            "raw/players/2024-01/seed_list.csv": "player_id,rating\n1,2000\n",
+        },
+    )
+    assert registry_plan(store, month_range("2023-12", "2024-04")) == [
+        "seed list: raw/players/2024-01/seed_list.csv (the seed list filed for 2024-01, after the chains' first "
+        "month): the chains start from it in 2023-12",
+        "registry 2023-12..2023-12: none yet (the first applies from 2024-01)",
+        "registry 2024-01..2024-02: raw/players/2024-01/players.csv",
+        "registry 2024-03..2024-04: raw/players/2024-03/players.csv, then raw/players/2024-01/ for what it does not "
+        "state",
+        "registry from 2024-05: raw/players/2024-05/players.csv (after this run's months)",
+        "not read: raw/players/2024-03/notes.md (a registry folder holds players.csv, seed_list.csv or FIDE .txt "
+        "lists)",
+    ]
+    later = registry_plan(store, ["2024-06"], chain_start="2024-01")
+    assert later[0].endswith("; this run continues the stored lists of 2024-05 instead")
+    assert later[1:] == [
+        "registry 2024-06..2024-06: raw/players/2024-05/players.csv, then raw/players/2024-03/ and 1 earlier "
+        "folder(s) for what it does not state",
+        "not read: raw/players/2024-03/notes.md (a registry folder holds players.csv, seed_list.csv or FIDE .txt "
+        "lists)",
+    ]
+    assert registry_plan(ObjectStore(str(tmp_path / "empty")), ["2024-01"]) == [
+        "seed list: none: every player starts unrated in 2024-01",
+        "registry: none (raw/players/<YYYY-MM>/ holds no players.csv or FIDE list): players are the ids and names the "
+        "dumps write",
+    ]
+
+
+# -- FIDE's lists of January and April 2004 ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lists_2004() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(January's players, April's players) as parsed from FIDE's files."""
+    if not LISTS_2004.is_dir():
+        pytest.skip(f"{LISTS_2004} is absent (shared/realdata not mounted)")
+    return tuple(  # type: ignore[return-value]
+        parse_fide_list((LISTS_2004 / name).read_bytes(), name).players for name in ("JAN04FRL.TXT", "APR04FRL.TXT")
+    )
+
+
+def _two_list_store(root: Path, dumps: dict[str, str] | None = None) -> ObjectStore:
+    for month, name in (("2004-01", "JAN04FRL.TXT"), ("2004-04", "APR04FRL.TXT")):
+        (root / "raw/players" / month).mkdir(parents=True)
+        shutil.copyfile(LISTS_2004 / name, root / "raw/players" / month / name)
+    store = ObjectStore(str(root))
+    for key, text in (dumps or {}).items():
+        store.write_text(text, key)
+    return store
+
+
+def test_april_2004s_newcomers_are_registered_from_april_and_its_corrections_apply_from_april(
+    lists_2004, tmp_path: Path
+) -> None:
+    january, april = lists_2004
+    newcomers = april.join(january, on="player_id", how="anti")
+    assert newcomers.height == 1_880
+    store = _two_list_store(tmp_path)
+    march, may = read_players(store, "2004-03"), read_players(store, "2004-05")
+    assert (march.height, may.height) == (january.height, january.height + 1_880)
+    assert may.filter(pl.col("registered") == "2004-04")["player_id"].sort().equals(newcomers["player_id"].sort())
+    # January wrote her title into her name (and WGM as her title); April corrected both.
+    olga = 14102463
+    assert march.filter(pl.col("player_id") == olga).select("name", "title").row(0) == ("Alexandrova, Olga (IM)", "WGM")
+    assert may.filter(pl.col("player_id") == olga).select("name", "title", "registered").row(0) == (
+        "Alexandrova, Olga",
+        "IM",
+        "2004-01",
+    )
+
+
+def test_the_later_lists_new_players_are_on_the_later_months_lists(lists_2004, tmp_path: Path) -> None:
+    """Two FIDE lists in two raw/players/ folders and dumps of 2004-02 and 2004-05: players new on April's list are
+    registered, named and identified by name from April on, and are on the lists that rate May's games named as
+    April's list names them (2004's lists were quarterly: the list after June rates April to June).
+    """
+    january, april = lists_2004
+    newcomers = april.join(january, on="player_id", how="anti").sort("player_id")
+    (by_id, _), (by_name, name) = newcomers.select("player_id", "name").rows()[:2]
+    opponent = january.sort("player_id")["player_id"][0]
+    header = "event_id,round,date,white_id,black_id,white_name,black_name,result\n"
+
+    def games(day: str) -> str:
+        return header + f'e,1,{day},{by_id},{opponent},,,1-0\ne,2,{day},,{opponent},"{name}",,0-1\n'
+
+    store = _two_list_store(
+        tmp_path,
+        {"raw/ENG/2004-02/games.csv": games("2004-02-10"), "raw/ENG/2004-05/games.csv": games("2004-05-10")},
+    )
+    months = month_range("2004-01", "2004-07")
+    validate = MonthValidator(store, months)
+    rate = rate_months(store, Scenario(name="actual", rules="fide-historical"), months, "2004-01")
+    validated: dict[str, pl.DataFrame] = {}
+    published = {}
+    for month in months:
+        split = validate(month, read_month(store, month))
+        validated[month] = split.games
+        statuses = dict(split.identities.select("name", "status").iter_rows())
+        if month in ("2004-02", "2004-05"):
+            # Written by name only: a new local player before April's list registers them, their FIDE id after.
+            assert statuses[name] == ("new_name" if month == "2004-02" else "matched_by_name")
+        rating_list, _ = rate(month, lambda games_month: validated.get(games_month, empty_frame(Games)))
+        published[month] = published_list(rating_list, read_players(store, month))
+    names = dict(april.filter(pl.col("player_id").is_in([by_id, by_name])).select("player_id", "name").iter_rows())
+    for month in ("2004-06", "2004-07"):
+        listed = published[month].filter(pl.col("id").is_in([by_id, by_name]))
+        assert dict(listed.select("id", "name").iter_rows()) == names
+        assert set(listed["federation"].to_list()) <= set(april["federation"].to_list())
+    # Every player April's list rates who is on no earlier list joins the chain at April's rating, played or not.
+    joined = newcomers.filter(pl.col("standard_rating").is_not_null() & ~pl.col("player_id").is_in([by_id, by_name]))
+    july = published["2004-07"].join(joined.select("player_id", "standard_rating"), left_on="id", right_on="player_id")
+    assert joined.height > 1000 and july.height == joined.height
+    assert (july["rating"] == july["standard_rating"]).all()
+    # Before April neither was registered: the one written by id is on the list unnamed, the other under a local id.
+    march = published["2004-03"]
+    assert march.filter(pl.col("id") == by_id)["name"].to_list() in ([None], [""])
+    assert march.filter(pl.col("id") == by_name).height == 0
+
+
+def test_a_chain_starting_after_the_later_list_starts_from_it(lists_2004, tmp_path: Path) -> None:
+    """FIDE's TRF example of July 2005 rated over both lists: the chains start from April's list, the list in force
+    before 2005-07, so all of April's newcomers are on the 2005-07 list.
+    """
+    trf = REALDATA / "example1.trf"
+    if not trf.exists():
+        pytest.skip(f"{trf} is absent")
+    january, april = lists_2004
+    store = _two_list_store(tmp_path, {"raw/GER/2005-07/example1.trf": trf.read_text(encoding="latin-1")})
+    assert seed_list_month(store, "2005-07") == "2004-04"
+    assert registry_plan(store, ["2005-07"])[0] == (
+        "seed list: raw/players/2004-04/APR04FRL.TXT (a FIDE rating list filed for 2004-04): the chains start from "
+        "it in 2005-07"
+    )
+    validate = MonthValidator(store, ["2005-07"])
+    games = validate("2005-07", read_month(store, "2005-07")).games
+    assert games.height > 0
+    rate = rate_months(store, Scenario(name="actual", rules="fide-historical"), ["2005-07"], "2005-07")
+    rating_list, _ = rate("2005-07", lambda _month: games)
+    newcomers = april.join(january, on="player_id", how="anti")["player_id"]
+    assert newcomers.is_in(rating_list["player_id"].implode()).all()
+
+
+@pytest.mark.parametrize(
+    "scenario", [Scenario(name="actual", rules="fide-2024"), Scenario(name="glicko2", system="glicko2")]
+)
+def test_a_later_lists_rated_newcomers_join_the_chain_at_its_rating_from_its_month(
+    tmp_path: Path, scenario: Scenario
+) -> None:
+    """A seed list filed in a later month brings its rated players no list of the chain holds yet, at its rating,
+    from that month on (and into a system's state); a player the chain lists keeps the chain's rating.
+    """
+    seed = "player_id,rating,games_total,birth_year\n"
+    store = _store(
+        tmp_path,
+        {
+            "raw/players/2024-01/seed_list.csv": seed + "1,2000,50,1990\n2,1800,50,1991\n",
+            # March's list: 1 at another rating (the chain keeps its own), 3 new and rated, 4 new and unrated.
+            "raw/players/2024-03/seed_list.csv": seed + "1,2100,60,1990\n2,1800,50,1991\n3,1950,30,1995\n4,,0,2000\n",
+            "raw/ENG/2024-02/games.csv": "event_id,round,date,white_id,black_id,result\ne,1,2024-02-03,1,2,1-0\n",
+        },
+    )
+    months = month_range("2024-01", "2024-04")
+    validate = MonthValidator(store, months)
+    rate = rate_months(store, scenario, months, "2024-01")
+    lists = {}
+    for month in months:
+        games = validate(month, read_month(store, month)).games
+        validated = {month: games}
+        lists[month] = rate(month, lambda games_month, held=validated: held.get(games_month, empty_frame(Games)))
+    ratings = {month: dict(frames[0].select("player_id", "rating").iter_rows()) for month, frames in lists.items()}
+    assert 3 not in ratings["2024-02"] and ratings["2024-03"][3] == ratings["2024-04"][3] == 1950
+    assert 4 not in ratings["2024-04"]  # an unrated player of the later list is the registry's, not the list's
+    assert ratings["2024-03"][1] == ratings["2024-02"][1] != 2100  # the chain's own rating, moved by February's win
+    assert all(frames[0]["player_id"].is_sorted() for frames in lists.values())
+    if scenario.is_system:
+        state = lists["2024-04"][1]
+        assert 3 in state["player_id"].to_list() and state["player_id"].is_sorted()

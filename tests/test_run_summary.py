@@ -1,0 +1,133 @@
+"""The closing summary counts what happened: each scenario's games by what they did, distinct players by how they were
+identified; a test recounts them from the stored tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from assets.runtime.cli import main
+from pipeline.operations.run_counts import GAME_OUTCOMES, game_outcomes, players_by_identity
+from pipeline.scenarios.model import load_scenarios
+from pipeline.store.object_store import ObjectStore
+from pipeline.validate.identity import LOCAL_ID_BASE
+
+SCENARIOS = """scenarios:
+  actual:
+    description: FIDE's regulations as they were
+    rules: fide-historical
+  every_control:
+    description: every time control rated alike
+    rules: fide-2024
+    set: {weights.rapid: 1.0, weights.blitz: 1.0}
+  glicko2:
+    description: a rating system
+    system: glicko2
+"""
+MONTHS = ["2024-01", "2024-02", "2024-03"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
+    """Three generated months rated under three scenarios, and what the run printed."""
+    from pipeline.generator import generate
+
+    root = tmp_path_factory.mktemp("summary")
+    (root / "scenarios.yaml").write_text(SCENARIOS)
+    generate(str(root / "store"), seed=5, players=400, start=MONTHS[0], end=MONTHS[-1])
+    _add_a_newcomer_known_by_name(root / "store")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(
+            ["run", "--store", str(root / "store"), "--scenarios", str(root / "scenarios.yaml")]
+            + ["--dagster-home", str(root / "home")]
+        )
+    assert code == 0, printed.getvalue()
+    return root / "store", load_scenarios(str(root / "scenarios.yaml")), printed.getvalue()
+
+
+def _add_a_newcomer_known_by_name(store: Path) -> None:
+    """A PGN of the last month where a player written without a FIDE id draws six rated players: a first rating
+    under the 2024 rules, on a local id, so the FIDE TXT cannot list her.
+    """
+    seed = pl.read_csv(next((store / "raw" / "players").glob("*/seed_list.csv")))
+    opponents = seed.filter(pl.col("rating").is_between(1700, 2100))["player_id"].head(6).to_list()
+    games = [
+        f'[Event "Club night"]\n[Date "{MONTHS[-1].replace("-", ".")}.{day:02d}"]\n[Round "{day}"]\n'
+        f'[White "Newcomer, Nina"]\n[Black "Rated, Opponent {day}"]\n[BlackFideId "{opponent}"]\n'
+        f'[Result "1/2-1/2"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 1/2-1/2\n'
+        for day, opponent in enumerate(opponents, start=1)
+    ]
+    folder = store / "raw" / "ENG" / MONTHS[-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "club-night.pgn").write_text("\n".join(games))
+
+
+def _stored(store: Path, *path: str) -> pl.DataFrame:
+    return pl.concat([pl.read_parquet(store.joinpath(*path, f"{month}.parquet")) for month in MONTHS])
+
+
+def test_each_scenarios_games_are_counted_by_what_they_did_and_add_up(run) -> None:
+    store, scenarios, out = run
+    for name, scenario in scenarios.items():
+        rated = _stored(store, name, "rated_games")
+        # Recounted one condition at a time, in the order the categories are decided.
+        weightless = rated.filter(pl.col("weight") == 0)
+        weighted = rated.filter(pl.col("weight") != 0)
+        moved = weighted.filter(pl.col("white_expected").is_not_null() | pl.col("black_expected").is_not_null())
+        rest = weighted.filter(pl.col("white_expected").is_null() & pl.col("black_expected").is_null())
+        both_unrated = rest.filter(pl.col("white_rating_used").is_null() & pl.col("black_rating_used").is_null())
+        expected = {
+            "time_control_not_rated": weightless.height,
+            "moved_a_rating": moved.height,
+            "between_unrated_players": both_unrated.height,
+            "with_an_unrated_player": rest.height - both_unrated.height,
+        }
+        counted = game_outcomes(ObjectStore(str(store)), scenario, MONTHS)
+        assert counted == expected and sum(counted.values()) == rated.height
+        assert counted["moved_a_rating"] > 0
+        shown = ", ".join(f"{counted[key]:,} {text}" for key, text in GAME_OUTCOMES.items() if counted[key])
+        assert f"{name}: the lists rest on {rated.height:,} games: {shown}" in out
+    # The generated federation plays rapid and blitz: FIDE's standard rules rate none of it, the variant all of it.
+    actual = game_outcomes(ObjectStore(str(store)), scenarios["actual"], MONTHS)
+    every = game_outcomes(ObjectStore(str(store)), scenarios["every_control"], MONTHS)
+    assert actual["time_control_not_rated"] > 0 and every["time_control_not_rated"] == 0
+
+
+def test_players_are_counted_once_however_many_months_name_them(run) -> None:
+    store, _, out = run
+    games = _stored(store, "games")
+    players = pl.concat([games["white_id"], games["black_id"]]).n_unique()
+    assert f"players in the validated games: {players:,}" in out
+    identities = _stored(store, "identity")
+    by_status = players_by_identity(identities)
+    for status, frame in identities.group_by("status"):
+        ids = {row["player_id"] if row["player_id"] is not None else f"name:{row['name']}" for row in frame.to_dicts()}
+        assert by_status[status[0]] == len(ids)
+    if by_status:
+        assert "players not identified by a registered id, distinct" in out
+        assert ", ".join(f"{status} {n:,}" for status, n in by_status.items()) in out
+    # A player named in every month counts once: fewer players than identity rows wherever a player recurs.
+    assert sum(by_status.values()) <= identities.height
+
+
+def test_the_rated_players_the_fide_txt_leaves_out_are_counted_and_named(run) -> None:
+    store, scenarios, out = run
+    left = {}
+    for name in scenarios:
+        rated = pl.read_parquet(store / name / "rating_list" / f"{MONTHS[-1]}.parquet").filter(
+            pl.col("rating").is_not_null()
+        )
+        local = rated.filter(pl.col("player_id") >= LOCAL_ID_BASE)["player_id"].to_list()
+        txt = (store / "lists" / name / f"{MONTHS[-1]}.txt").read_text()
+        assert not [player for player in local if str(player) in txt]
+        if local:
+            left[name] = len(local)
+    assert left.get("every_control") == 1  # the newcomer, rated under the 2024 rules
+    shown = ", ".join(f"{name} {n:,}" for name, n in left.items())
+    assert f"rated players left out of the {MONTHS[-1]} FIDE TXT (no FIDE id" in out and f"): {shown}" in out
