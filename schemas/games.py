@@ -42,6 +42,10 @@ class Games(pa.DataFrameModel):
     black_rating_used: pl.Int32 = pa.Field(
         nullable=True, description="Black's rating stated by the source (list in force at event start)"
     )
+    colour_known: pl.Boolean = pa.Field(
+        nullable=True,
+        description="False when White is not known to be the first player: no White advantage (null: known)",
+    )
     source_file: pl.Utf8 = pa.Field(description="Dump the game came from, relative to raw/")
     source_line: pl.Int64 = pa.Field(ge=1, description="1-based line in that dump")
 

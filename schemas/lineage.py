@@ -21,6 +21,7 @@ COLUMN_LINEAGE: dict[str, dict[str, list[tuple[str, str]]]] = {
         "tc_increment_seconds": [("raw_games", "tc_increment_seconds")],
         "white_rating_used": [("raw_games", "white_rating")],
         "black_rating_used": [("raw_games", "black_rating")],
+        "colour_known": [("raw_games", "colour_known")],
         **{column: [("raw_games", source)] for column, source in _SAME.items()},
     },
     "quarantine": {

@@ -41,6 +41,18 @@ class RawGames(pa.DataFrameModel):
     tc_increment_seconds: pl.Int32 = pa.Field(nullable=True, description="Increment per move in seconds")
     white_rating: pl.Int32 = pa.Field(nullable=True, description="White's rating stated in the source")
     black_rating: pl.Int32 = pa.Field(nullable=True, description="Black's rating stated in the source")
+    colour_known: pl.Boolean = pa.Field(
+        nullable=True,
+        description="False when the source says White is not known to be the first player (null: known)",
+    )
+    white_title: pl.Utf8 = pa.Field(nullable=True, description="White's FIDE title stated in the source (GM, WIM, ...)")
+    black_title: pl.Utf8 = pa.Field(nullable=True, description="Black's FIDE title stated in the source (GM, WIM, ...)")
+    white_federation: pl.Utf8 = pa.Field(
+        nullable=True, description="White's three-letter FIDE federation stated in the source"
+    )
+    black_federation: pl.Utf8 = pa.Field(
+        nullable=True, description="Black's three-letter FIDE federation stated in the source"
+    )
 
     class Config:
         strict = True

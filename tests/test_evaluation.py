@@ -282,6 +282,7 @@ def stored_games(month: str, pairs: list[tuple[int, int, float]]) -> pl.DataFram
                 "black_rating_used": [None] * n,
                 "source_file": [f"GER/{month}/open.trf"] * n,
                 "source_line": list(range(1, n + 1)),
+                "colour_known": [None] * n,
             }
         ),
         Games,

@@ -43,6 +43,11 @@ RECORD_COLUMNS = [
     "tc_increment_seconds",
     "white_rating",
     "black_rating",
+    "colour_known",
+    "white_title",
+    "black_title",
+    "white_federation",
+    "black_federation",
 ]
 
 COMPRESSION_SUFFIXES = (".gz", ".zst")

@@ -24,6 +24,29 @@ RAPID_BELOW_SECONDS = 60 * 60
 CLOCK_MINUTES_UP_TO = 150
 
 
+# FIDE's title codes, as the pipeline writes them (players' `title`), and the codes older FIDE lists and TRF files
+# write in lowercase for them (the TRF 001 line's title columns: 'g' for GM, 'wg' for WGM, ...).
+TITLE_CODES = ("GM", "IM", "FM", "CM", "WGM", "WIM", "WFM", "WCM")
+OLD_TITLE_CODES = {"g": "GM", "m": "IM", "f": "FM", "c": "CM", "wg": "WGM", "wm": "WIM", "wf": "WFM", "wc": "WCM"}
+
+
+def title_code(text: pl.Expr) -> pl.Expr:
+    """A title as a dump states it ('GM', ' wg', 'im') -> its code (TITLE_CODES), else null (blank, 'NM', 'BOT')."""
+    trimmed = text.str.strip_chars()
+    upper = trimmed.str.to_uppercase()
+    return (
+        pl.when(upper.is_in(TITLE_CODES))
+        .then(upper)
+        .otherwise(trimmed.str.to_lowercase().replace_strict(OLD_TITLE_CODES, default=None, return_dtype=pl.Utf8))
+    )
+
+
+def federation_code(text: pl.Expr) -> pl.Expr:
+    """A federation as a dump states it -> its three-letter code in uppercase ('ger ' -> 'GER'), else null."""
+    upper = text.str.strip_chars().str.to_uppercase()
+    return pl.when(upper.str.contains(r"^[A-Z]{3}$")).then(upper)
+
+
 # -- field parsing (expressions) -------------------------------------------------------------------
 def blank_to_null(expr: pl.Expr) -> pl.Expr:
     """Strip a text cell; empty means missing."""

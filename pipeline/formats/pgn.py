@@ -26,6 +26,7 @@ from pipeline.formats.fields import (
     parse_iso_date,
     parse_time_control,
     quoted,
+    title_code,
 )
 from pipeline.formats.scan import (
     PADDING,
@@ -55,6 +56,8 @@ TAGS = [
     "BlackFideId",
     "WhiteElo",
     "BlackElo",
+    "WhiteTitle",
+    "BlackTitle",
     "TimeControl",
     "Termination",
 ]
@@ -117,7 +120,7 @@ _PATTERN_MASK_LOW[-1] = 0  # the never-matching candidate: (low & 0) is never 1
 _NAME_LENGTH = np.array([len(tag.encode()) for tag in TAGS] + [0], dtype=np.int64)
 _PREFIX_MASK = np.uint64((1 << 48) - 1)
 _HASH_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's finaliser constant: no two wanted names collide
-_HASH_BITS = 6
+_HASH_BITS = 7
 
 
 def _slot(low: np.ndarray) -> np.ndarray:
@@ -425,6 +428,14 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
         if named.any():
             bye |= named & given.is_null().to_numpy()
     white_elo = _int_values(lines, values["WhiteElo"], "WhiteElo", errors)
+    # Titles as codes (GM, WIM, ...; Lichess's NM, LM and BOT are no FIDE titles: null). PGN has no federation tag
+    # (WhiteTeam holds a country's or a club's name), so white_federation and black_federation stay null.
+    titles = pl.DataFrame(
+        {
+            "white": _strings(lines, values["WhiteTitle"], trim=True),
+            "black": _strings(lines, values["BlackTitle"], trim=True),
+        }
+    ).select(title_code(pl.col("white")).alias("white_title"), title_code(pl.col("black")).alias("black_title"))
     black_elo = _int_values(lines, values["BlackElo"], "BlackElo", errors)
     result = _strings(lines, values["Result"], trim=True)
     day = _date_values(lines, values["Date"], "Date", errors)
@@ -455,6 +466,8 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "Termination": _at_run_starts(lines, values["Termination"], run_starts["Termination"]),
             "white_rating": white_elo.cast(pl.Int32),
             "black_rating": black_elo.cast(pl.Int32),
+            "white_title": titles["white_title"],
+            "black_title": titles["black_title"],
             "moves_known": moves_known,
             "has_move": has_move,
             "_bye": bye,
@@ -1104,6 +1117,8 @@ def _empty_games() -> pl.DataFrame:
         "Termination": pl.Utf8,
         "white_rating": pl.Int32,
         "black_rating": pl.Int32,
+        "white_title": pl.Utf8,
+        "black_title": pl.Utf8,
         "moves_known": pl.Boolean,
         "has_move": pl.Boolean,
         "_bye": pl.Boolean,

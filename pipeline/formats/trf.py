@@ -19,6 +19,7 @@ from pipeline.formats.decoding import split_lines
 from pipeline.formats.fields import (
     blank_to_null,
     classify_time_control,
+    federation_code,
     id_error,
     int_error,
     join_errors,
@@ -27,12 +28,15 @@ from pipeline.formats.fields import (
     parse_int,
     parse_time_control,
     quoted,
+    title_code,
 )
 
 # 0-based offsets of the fixed 001 columns (the FIDE document counts from 1, inclusive).
 RANK = (4, 4)  # columns 5-8
+TITLE = (10, 3)  # columns 11-13: GM, WIM, ... (old files: g, wm, ...)
 NAME = (14, 33)  # columns 15-47
 RATING = (48, 4)  # columns 49-52
+FEDERATION = (53, 3)  # columns 54-56
 ID = (57, 11)  # columns 58-68
 FIRST_CELL = 91  # column 92: round 1's opponent rank
 CELL_STEP = 10  # each round adds 10 columns
@@ -296,9 +300,14 @@ def _field(start_length: tuple[int, int]) -> pl.Expr:
 
 
 def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
-    """Rank, name, rating and id of each 001 line, with a per-line error for unreadable fields."""
+    """Rank, name, rating, id, title and federation of each 001 line, with a per-line error for unreadable fields.
+
+    A title or federation that is no FIDE code is left null, not reported: the rating does not depend on them.
+    """
     players = players.with_columns(
         _field(RANK).alias("rank_text"),
+        title_code(pl.col("text").str.slice(*TITLE)).alias("title"),
+        federation_code(pl.col("text").str.slice(*FEDERATION)).alias("player_federation"),
         _field(NAME).alias("name"),
         _field(RATING).alias("rating_text"),
         _field(ID).alias("id_text"),
@@ -540,6 +549,8 @@ def _cells(players: pl.DataFrame, rounds: pl.DataFrame, cut: pl.DataFrame | None
         "name",
         "rating",
         "fide_id",
+        "title",
+        "player_federation",
         "line_error",
         "duplicate_id",
         "bye_line",
@@ -677,6 +688,8 @@ def _bye_records(cells: pl.DataFrame) -> pl.DataFrame:
         pl.col("fide_id").alias("white_id"),
         pl.col("name").alias("white_name"),
         pl.col("rating").alias("white_rating"),
+        pl.col("title").alias("white_title"),
+        pl.col("player_federation").alias("white_federation"),
         code.alias("result"),
         pl.when(pl.col("kind") != "bad").then(pl.lit("bye")).alias("unplayed"),
     )
@@ -693,6 +706,8 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
         "name": "p_name",
         "rating": "p_rating",
         "fide_id": "p_fide_id",
+        "title": "p_title",
+        "player_federation": "p_player_federation",
         "line_error": "p_line_error",
         "duplicate_id": "p_duplicate_id",
         "bye_line": "p_bye_line",
@@ -781,6 +796,8 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
     white_id, black_id = side("fide_id", "p_fide_id")
     white_name, black_name = side("name", "p_name")
     white_rating, black_rating = side("rating", "p_rating")
+    white_title, black_title = side("title", "p_title")
+    white_federation, black_federation = side("player_federation", "p_player_federation")
     result = (
         pl.when((own == "-") & (other == "-"))
         .then(pl.lit("--"))
@@ -818,6 +835,10 @@ def _pairing_records(cells: pl.DataFrame) -> pl.DataFrame:
         black_name.alias("black_name"),
         white_rating.alias("white_rating"),
         black_rating.alias("black_rating"),
+        white_title.alias("white_title"),
+        black_title.alias("black_title"),
+        white_federation.alias("white_federation"),
+        black_federation.alias("black_federation"),
         pl.when(pl.col("disagreement").is_null()).then(result).otherwise(blank_to_null(own)).alias("result"),
         pl.when(pl.col("disagreement").is_null()).then(unplayed).alias("unplayed"),
     )

@@ -11,6 +11,7 @@ import polars as pl
 from pipeline.formats.common import UnreadableDump, strip_compression
 from pipeline.formats.decoding import decode_text, decompress
 from pipeline.formats.fide_list import FideListFile, parse_fide_list
+from pipeline.formats.fields import OLD_TITLE_CODES
 from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
     RAW,
@@ -37,8 +38,8 @@ PLAYER_COLUMN_ALIASES = {
     "born": "birth_year",
 }
 SEX_SPELLINGS = {"M": "M", "F": "F", "W": "F"}  # TRF and FIDE lists write women as 'w' or 'f'
-# Title codes of the 2001-2012 lists -> today's; others (such as 'h' and 'wh') are kept as written.
-OLD_TITLE_CODES = {"g": "GM", "m": "IM", "f": "FM", "c": "CM", "wg": "WGM", "wm": "WIM", "wf": "WFM", "wc": "WCM"}
+# Title codes of the 2001-2012 lists -> today's (OLD_TITLE_CODES, imported above); others (such as 'h' and 'wh')
+# are kept as written.
 
 
 # Who a player is: each field is the newest raw/players/<M>/ folder's at or before a month that states it.

@@ -220,13 +220,12 @@ def published_registries(store: ObjectStore, first_month: str, last_month: str) 
     once, each month sorting names by rank instead of as text) once per folder, not once per month.
     `registered` lets each month keep only the players known by then.
     """
-    columns = ["month", "status", "name", "player_id", "records"]
     identities = [
-        store.read_parquet(table_key(["identity"], month), columns=columns)
+        _identity_columns(store.scan_parquet(table_key(["identity"], month)))
         for month in month_range(first_month, last_month)
         if store.exists(table_key(["identity"], month))
     ]
-    named = players_named_in_dumps(pl.concat(identities)) if identities else None
+    named = players_named_in_dumps(pl.concat(identities, how="diagonal_relaxed")) if identities else None
 
     def with_dump_names(registry: pl.DataFrame) -> pl.DataFrame:
         if named is not None:
@@ -234,6 +233,15 @@ def published_registries(store: ObjectStore, first_month: str, last_month: str) 
         return ranked_registry(registry)
 
     return registries_in_force(store, last_month, with_dump_names)
+
+
+def _identity_columns(identity: pl.LazyFrame) -> pl.DataFrame:
+    """The identity report's columns players_named_in_dumps reads (a report stored before federation and title were
+    added lacks those two: players_named_in_dumps leaves them unknown).
+    """
+    columns = ["month", "status", "name", "player_id", "records", "federation", "title"]
+    present = identity.collect_schema().names()
+    return identity.select([name for name in columns if name in present]).collect()
 
 
 def write_published_month(

@@ -266,6 +266,8 @@ def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
                 pl.col(f"_{side}").alias("player_id"),
                 pl.col(f"_{side}_candidates").alias("candidates"),
                 pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_where"),
+                pl.col(f"{side}_federation").alias("federation"),
+                pl.col(f"{side}_title").alias("title"),
             )
             for side in ("white", "black")
         ]
@@ -274,6 +276,7 @@ def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
         pl.col("candidates").max(),
         pl.len().cast(pl.UInt32).alias("records"),
         pl.col("_where").first().alias("first_seen"),
+        *[_most_frequent(column) for column in ("federation", "title")],
     )
     # Spellings name_key merged (NFC and NFD, an invisible character, blanks) are rows of their own, as written;
     # `spellings` says how many there are, since two of them may print alike.
@@ -285,25 +288,39 @@ def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
     )
 
 
-def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
-    """Players rows (name only) for the ids identities rated without a registry entry: new ids and local ids.
+def _most_frequent(column: str) -> pl.Expr:
+    """The value of `column` the most records of a group state (ties: the first in sort order), null when none does."""
+    values = pl.col(column).drop_nulls()
+    return values.mode().sort().first().alias(column)
 
-    The name is the one written in the dumps (the latest month's, then the most records); federation,
-    sex, title and birth year stay unknown. `registered` is the month the name was seen.
+
+def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
+    """Players rows for the ids identities rated without a registry entry: new ids and local ids.
+
+    The name is the one written in the dumps (the latest month's, then the most records); the federation and title
+    are the first the dumps state in that order ('' and null when none does); sex and birth year stay unknown.
+    `registered` is the month the name was seen. The registry's rows win over these (pipeline.publish.lists).
     """
-    named = identities.filter(
+    stated = [pl.lit(None, dtype=pl.Utf8).alias(name) for name in ("federation", "title") if name not in identities]
+    named = identities.with_columns(stated).filter(
         pl.col("status").is_in(["new", "new_name"]) & pl.col("player_id").is_not_null() & pl.col("name").is_not_null()
     )
     return conform(
         named.sort(["month", "records"], descending=[True, True])
-        .filter(pl.col("player_id").is_first_distinct())
+        .group_by("player_id", maintain_order=True)
+        .agg(
+            pl.col("name").first(),
+            pl.col("month").first(),
+            pl.col("federation").drop_nulls().first(),
+            pl.col("title").drop_nulls().first(),
+        )
         .select(
             "player_id",
             name_key(pl.col("name")).alias("name"),
-            pl.lit("").alias("federation"),
+            pl.col("federation").fill_null(""),
             pl.lit(None, dtype=pl.Utf8).alias("sex"),
             pl.lit(None, dtype=pl.Int32).alias("birth_year"),
-            pl.lit(None, dtype=pl.Utf8).alias("title"),
+            pl.col("title"),
             pl.col("month").alias("registered"),
         )
         .sort("player_id"),
