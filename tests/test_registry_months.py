@@ -343,3 +343,13 @@ def test_a_later_lists_rated_newcomers_join_the_chain_at_its_rating_from_its_mon
     if scenario.is_system:
         state = lists["2024-04"][1]
         assert 3 in state["player_id"].to_list() and state["player_id"].is_sorted()
+
+
+def test_a_registry_folder_every_month_is_named_first_and_last_with_how_many_between(tmp_path: Path) -> None:
+    months = month_range("2024-01", "2024-10")
+    folders = {f"raw/players/{m}/players.csv": HEADER + f'{i},"P{i}, X",GER,M,1990,\n' for i, m in enumerate(months, 1)}
+    store = _store(tmp_path, folders)
+    spans = [line for line in registry_plan(store, months) if line.startswith("registry")]
+    assert spans[0] == "registry 2024-01..2024-01: raw/players/2024-01/players.csv"
+    assert spans[1] == "registry: ... 8 more folders, each in force from its month to the next one's"
+    assert spans[2].startswith("registry 2024-10..2024-10: raw/players/2024-10/players.csv, then") and len(spans) == 3

@@ -244,6 +244,10 @@ def _seed_file(keys: list[str]) -> str | None:
     return _find_file(keys, SEED_LIST_FILE) or next((key for key in keys if _is_fide_list_name(key)), None)
 
 
+# Registry folders the plan names one by one; beyond, the first and the last, and how many in between.
+REGISTRY_SPANS_NAMED = 6
+
+
 def registry_plan(
     store: ObjectStore,
     months: Sequence[str],
@@ -286,6 +290,13 @@ def registry_plan(
         older = applies[:index]
         over = f", then {_folder_list(older)} for what it does not state" if older else ""
         lines.append(f"registry {span_first}..{span_last}: {', '.join(registering[month])}{over}")
+    spans = [line for line in lines if line.startswith("registry ") and ": none yet" not in line]
+    if len(spans) > REGISTRY_SPANS_NAMED:  # a folder every month: one line says it, not one per month
+        first_span, last_span = spans[0], spans[-1]
+        lines = [line for line in lines if line not in spans[1:-1]]
+        lines[lines.index(first_span) + 1 : lines.index(last_span)] = [
+            f"registry: ... {len(spans) - 2} more folders, each in force from its month to the next one's"
+        ]
     seed = _seed_folder(folders, start)
     seed_key = _seed_file(seed[1]) if seed is not None else None
     for month, keys in folders.items():
