@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import posixpath
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
 import polars as pl
@@ -69,18 +70,20 @@ def registries_in_force(
     store: ObjectStore, last_month: str, prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None
 ) -> Callable[[str], pl.DataFrame]:
     """Month (up to `last_month`) -> read_players of that month (passed through `prepare`), the folders read once and
-    each registry in force made once per folder (it changes only at a folder's month), not once per month.
+    each registry in force made once per folder (it changes only at a folder's month), not once per month. Asked in
+    month order, as runs rate and publish, only the registry in force is held (a FIDE list a month is a million rows
+    a month).
     """
     history = registry_history(store, last_month)
     folders = sorted(history[SINCE].unique().to_list())
-    made: dict[str | None, pl.DataFrame] = {}
+    held: list[tuple[str | None, pl.DataFrame]] = []
 
     def players_of(month: str) -> pl.DataFrame:
-        in_force = max((folder for folder in folders if folder <= month), default=None)
-        if in_force not in made:
+        in_force = folders[bisect_right(folders, month) - 1] if bisect_right(folders, month) else None
+        if not held or held[0][0] != in_force:
             players = conform(registry_in_force(history, month), Players)
-            made[in_force] = players if prepare is None else prepare(players)
-        return made[in_force]
+            held[:] = [(in_force, players if prepare is None else prepare(players))]
+        return held[0][1]
 
     return players_of
 
