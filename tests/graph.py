@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-import dagster as dg
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import dagster as dg
 
 
 def graph_of(defs: dg.Definitions) -> dict:
@@ -24,42 +28,49 @@ def cycles_between_assets(graph: dict) -> list[list[str]]:
     dependency on itself (its previous month) but refuses any such group with "Cycle detected". Empty when acyclic.
     """
     assets = graph["assets"]
-    deps = {key: [d for d in node["deps"] if d != key and d in assets] for key, node in assets.items()}
-    # Tarjan's strongly connected components, without recursion.
+    others = {key: [d for d in node["deps"] if d != key and d in assets] for key, node in assets.items()}
+    return strongly_connected(others)
+
+
+def strongly_connected(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The circles of a directed graph (node -> the nodes it points to): each group of nodes that reach one another
+    (more than one node, or one pointing to itself), its members sorted; Tarjan's algorithm, without recursion.
+    """
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
-    found: list[list[str]] = []
-    for root in sorted(deps):
+    groups: list[list[str]] = []
+    for root in sorted(graph):
         if root in index:
             continue
-        work = [(root, iter(deps[root]))]
+        work = [(root, iter(sorted(graph[root])))]
         index[root] = low[root] = len(index)
         stack.append(root)
         on_stack.add(root)
         while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is None:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph[successor]))))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            else:
                 work.pop()
                 if work:
                     low[work[-1][0]] = min(low[work[-1][0]], low[node])
                 if low[node] == index[node]:
-                    component = []
+                    group = []
                     while True:
                         member = stack.pop()
                         on_stack.discard(member)
-                        component.append(member)
+                        group.append(member)
                         if member == node:
                             break
-                    if len(component) > 1:
-                        found.append(sorted(component))
-            elif child not in index:
-                index[child] = low[child] = len(index)
-                stack.append(child)
-                on_stack.add(child)
-                work.append((child, iter(deps[child])))
-            elif child in on_stack:
-                low[node] = min(low[node], index[child])
-    return sorted(found)
+                    if len(group) > 1 or node in graph[node]:
+                        groups.append(sorted(group))
+    return sorted(groups)

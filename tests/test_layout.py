@@ -18,6 +18,7 @@ import pytest
 
 from pipeline.operations import code_versions
 from pipeline.operations.code_versions import STAGE_SOURCES, code_version, stage_files
+from tests.graph import strongly_connected
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("pipeline", "assets", "schemas")
@@ -135,47 +136,8 @@ def closure(starts: Iterable[str]) -> set[str]:
 
 
 def import_circles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
-    """One circle (a -> b -> ... -> a) through each group of modules that import each other (Tarjan's strongly
-    connected components, iteratively).
-    """
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, successors = work[-1]
-            for successor in successors:
-                if successor not in index:
-                    index[successor] = low[successor] = len(index)
-                    stack.append(successor)
-                    on_stack.add(successor)
-                    work.append((successor, iter(sorted(graph[successor]))))
-                    break
-                if successor in on_stack:
-                    low[node] = min(low[node], index[successor])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    group = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        group.append(member)
-                        if member == node:
-                            break
-                    if len(group) > 1 or node in graph[node]:
-                        groups.append(sorted(group))
-    return [_circle_through(graph, set(group)) for group in groups]
+    """One circle (a -> b -> ... -> a) through each group of modules that import each other."""
+    return [_circle_through(graph, set(group)) for group in strongly_connected(graph)]
 
 
 def _circle_through(graph: dict[str, frozenset[str]], group: set[str]) -> list[str]:
