@@ -67,25 +67,41 @@ def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
 
 
 def registries_in_force(
-    store: ObjectStore, last_month: str, prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+    history: pl.DataFrame,
+    *,
+    older_spellings: bool = False,
+    prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> Callable[[str], pl.DataFrame]:
-    """Month (up to `last_month`) -> read_players of that month (passed through `prepare`), the folders read once and
-    each registry in force made once per folder (it changes only at a folder's month), not once per month. Asked in
-    month order, as runs rate and publish, only the registry in force is held (a FIDE list a month is a million rows
-    a month).
+    """Month -> registry_in_force of that month (passed through `prepare`), from registry_history's rows: each made
+    once per folder (it changes only at a folder's month), not once per month. Asked in month order, as runs
+    validate, rate and publish, only the registry in force is held (a FIDE list a month is a million rows a month).
     """
-    history = registry_history(store, last_month)
     folders = sorted(history[SINCE].unique().to_list())
     held: list[tuple[str | None, pl.DataFrame]] = []
 
-    def players_of(month: str) -> pl.DataFrame:
-        in_force = folders[bisect_right(folders, month) - 1] if bisect_right(folders, month) else None
-        if not held or held[0][0] != in_force:
-            players = conform(registry_in_force(history, month), Players)
-            held[:] = [(in_force, players if prepare is None else prepare(players))]
+    def in_force(month: str) -> pl.DataFrame:
+        newer = bisect_right(folders, month)
+        folder = folders[newer - 1] if newer else None
+        if not held or held[0][0] != folder:
+            registry = registry_in_force(history, month, older_spellings)
+            held[:] = [(folder, registry if prepare is None else prepare(registry))]
         return held[0][1]
 
-    return players_of
+    return in_force
+
+
+def players_in_force(
+    store: ObjectStore, last_month: str, prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+) -> Callable[[str], pl.DataFrame]:
+    """Month (up to `last_month`) -> read_players of that month (passed through `prepare`): registries_in_force over
+    the store's folders, read once.
+    """
+
+    def as_players(registry: pl.DataFrame) -> pl.DataFrame:
+        players = conform(registry, Players)
+        return players if prepare is None else prepare(players)
+
+    return registries_in_force(registry_history(store, last_month), prepare=as_players)
 
 
 def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:

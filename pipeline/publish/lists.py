@@ -17,7 +17,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_list
-from pipeline.ingest.registry import registries_in_force
+from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months, month_range, parse_month
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import table_key
@@ -232,7 +232,7 @@ def published_registries(store: ObjectStore, first_month: str, last_month: str) 
             registry = pl.concat([registry, named]).filter(pl.col("player_id").is_first_distinct())
         return ranked_registry(registry)
 
-    return registries_in_force(store, last_month, with_dump_names)
+    return players_in_force(store, last_month, with_dump_names)
 
 
 def _identity_columns(identity: pl.LazyFrame) -> pl.DataFrame:

@@ -11,9 +11,9 @@ import polars as pl
 from pipeline.engine.period import normalize_list
 from pipeline.ingest.registry import (
     later_seed_files,
+    players_in_force,
     read_seed_file,
     read_seed_list,
-    registries_in_force,
     seed_list_month,
 )
 from pipeline.months import add_months
@@ -249,7 +249,7 @@ def rate_months(
     carried = {"list": previous_list(store, scenario, months[0], chain_start)}
     if scenario.is_system:
         carried["state"] = previous_state(store, scenario, months[0], chain_start)
-    players_of = registries_in_force(store, months[-1])
+    players_of = players_in_force(store, months[-1])
     later_lists = {month: key for month, key in later_seed_files(store, chain_start).items() if month in months}
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:

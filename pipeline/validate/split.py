@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -13,7 +12,7 @@ from pipeline.formats.common import READER_REASONS
 # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating.
 from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.ingest.landing import MISPLACED, NOT_A_FILE
-from pipeline.ingest.registry import SINCE, registry_history, registry_in_force
+from pipeline.ingest.registry import registries_in_force, registry_history
 from pipeline.months import add_months, first_day, month_range
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
@@ -266,10 +265,9 @@ class MonthValidator:
     """
 
     def __init__(self, store: ObjectStore, months: Sequence[str]):
-        # Every folder's rows up to the run's last month, their names normalised once (with_name_keys).
-        self._history = with_name_keys(registry_history(store, months[-1]))
-        self._folders = sorted(self._history[SINCE].unique().to_list())
-        self._in_force: tuple[str | None, pl.DataFrame] | None = None
+        # Every folder's rows up to the run's last month, their names normalised once (with_name_keys); the registry
+        # in force in a month, made once per registry folder (the months up to the next share it).
+        self.registry = registries_in_force(with_name_keys(registry_history(store, months[-1])), older_spellings=True)
         # Undated games of the stored months before the run, by month; each validated month is added.
         before = month_range(add_months(months[0], -UNDATED_WINDOW_MONTHS), add_months(months[0], -1))
         self._undated: dict[str, pl.DataFrame] = {
@@ -286,11 +284,3 @@ class MonthValidator:
         split = split_month(raw, self.registry(month), month, seen_keys=seen)
         self._undated[month] = undated_game_keys(split.games)
         return split
-
-    def registry(self, month: str) -> pl.DataFrame:
-        """The registry in force in `month`, made once per registry folder (the months up to the next share it)."""
-        held = bisect_right(self._folders, month)
-        folder = self._folders[held - 1] if held else None
-        if self._in_force is None or self._in_force[0] != folder:
-            self._in_force = (folder, registry_in_force(self._history, month, older_spellings=True))
-        return self._in_force[1]
