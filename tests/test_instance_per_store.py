@@ -20,16 +20,16 @@ from typing import Any
 
 import pytest
 
-from pipeline.cli.run_options import (
+from pipeline.cli.run_options import ui_command
+from pipeline.ingest.landing import inventory, months_held, unplaced
+from pipeline.operations.instance_dirs import (
     FROM_ENVIRONMENT,
     FROM_OPTION,
     FROM_STORE,
     INSTANCE_FOLDER,
     instance_dir,
     store_instance_dir,
-    ui_command,
 )
-from pipeline.ingest.landing import inventory, months_held, unplaced
 from pipeline.store.lock import STORE_TAG
 from pipeline.store.object_store import ObjectStore, safe_part
 

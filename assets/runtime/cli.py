@@ -6,7 +6,8 @@ import argparse
 import os
 import sys
 
-from pipeline.cli.run_options import add_run_commands, exposed_ui_warning, instance_dir, starting_line, ui_command
+from pipeline.cli.run_options import add_run_commands, exposed_ui_warning, starting_line, ui_command
+from pipeline.operations.instance_dirs import instance_dir
 
 # Nothing heavier at import: `ratings run` prints its first line (main) before the pipeline and Dagster load.
 
@@ -42,7 +43,7 @@ def command_demo(args: argparse.Namespace) -> int:
 def ui_target(store_root: str, dagster_home: str | None) -> tuple[str, str, str]:
     """(store, instance directory, where the directory came from) of `ratings ui --store store_root`: the store as
     the definitions read it (absolute for a local folder, whatever directory `dg dev` runs in) and its instance
-    (pipeline.cli.run_options.instance_dir), nothing made. ValueError for a local store folder that does not exist:
+    (operations.instance_dirs.instance_dir), nothing made. ValueError for a local store folder that does not exist:
     its UI would show nothing, and its own instance would make the folder.
     """
     from pipeline.store.object_store import ObjectStore, redact_url

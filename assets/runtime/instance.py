@@ -1,7 +1,7 @@
 """The Dagster instance of `assets/runtime/dagster.yaml`: which directory a store's runs go to, and Dagster's SQLite
 storage, with its connections kept open.
 
-Each store has its own instance unless one is named (pipeline.cli.run_options.instance_dir: `--dagster-home`, else
+Each store has its own instance unless one is named (operations.instance_dirs.instance_dir: `--dagster-home`, else
 $DAGSTER_HOME, else `<store>/.dagster`), so that the UI over a store shows its runs and materializations only.
 
 Dagster's SQLite run and event-log storages build a new SQLAlchemy engine, open the database file and
@@ -44,7 +44,13 @@ from dagster._serdes import ConfigurableClassData
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
 
-from pipeline.cli.run_options import FROM_ENVIRONMENT, FROM_OPTION, FROM_STORE, instance_dir, store_instance_dir
+from pipeline.operations.instance_dirs import (
+    FROM_ENVIRONMENT,
+    FROM_OPTION,
+    FROM_STORE,
+    instance_dir,
+    store_instance_dir,
+)
 from pipeline.store.lock import STORE_TAG
 
 # Instance settings shipped with the project (telemetry off), copied into an instance directory that has none.

@@ -19,12 +19,12 @@ from assets.checks import month_targets
 from assets.definitions import ALL_MONTHS_JOB, build_defs
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
-from pipeline.cli.run_options import instance_dir
 from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions
 from pipeline.invariants.catalog import LIST_CONTINUITY
 from pipeline.months import add_months
 from pipeline.operations import progress
 from pipeline.operations.automation import range_tags
+from pipeline.operations.instance_dirs import instance_dir
 from pipeline.operations.run_plan import (
     RunPlan,
     checks_passed,

@@ -12,7 +12,6 @@ from typing import Any, TextIO
 
 import polars as pl
 
-from pipeline.cli.run_options import store_instance_dir
 from pipeline.generator import DEFAULT_DEMO, generate
 from pipeline.ingest.landing import LandingEntry, inventory, months_held, unplaced
 from pipeline.ingest.registry import registry_plan
@@ -20,6 +19,7 @@ from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
 from pipeline.invariants.store_checks import mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
+from pipeline.operations.instance_dirs import store_instance_dir
 from pipeline.operations.run_counts import GAME_OUTCOMES, distinct_players, players_by_identity, scenario_game_outcomes
 from pipeline.publish.lists import TXT_LEFT_OUT_REASON, stored_txt_left_out
 from pipeline.scenarios.chain import MissingMonth, chain_continues
