@@ -13,6 +13,10 @@ from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import MonthlyFrames
 from schemas import PublishedList
 
+# The stage tag of the published lists (table_attributes' "publish" below): `ratings run` selects them by it
+# (assets.runtime.runs.stage_selection).
+PUBLISH_STAGE = "publish"
+
 
 def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
     key = scenario.name
@@ -30,10 +34,8 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         context: dg.AssetExecutionContext, store: ObjectStoreResource, rating_list: MonthlyFrames
     ) -> dg.MaterializeResult:
         months = list(context.partition_keys)
-        first_partition = partitions.get_first_partition_key()
-        assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
-        registry_of = published_registries(object_store, first_partition, months[-1])
+        registry_of = published_registries(object_store, months[-1])
         largest = 0
         for done, month in enumerate(months, start=1):
             listed = rating_list.read(month, PUBLISHED_FROM_THE_LIST)

@@ -59,6 +59,7 @@ def build_cross_scenario_assets(
 ) -> list[dg.AssetsDefinition]:
     accuracy_keys = [dg.AssetKey([s.name, "accuracy"]) for s in scenarios.values()]
     report_keys = [dg.AssetKey([s.name, "reports"]) for s in scenarios.values()]
+    list_keys = [dg.AssetKey([s.name, "published_list"]) for s in scenarios.values()]
     baseline = "actual" if "actual" in scenarios else None
 
     @dg.asset(
@@ -89,8 +90,13 @@ def build_cross_scenario_assets(
         kinds={"html"},
         tags={"stage": "report"},
         code_version=code_version("analyse"),
-        # The evaluation leaderboard's page is linked too.
-        deps=[*report_keys, "accuracy_comparison", dg.AssetKey(["evaluation", "leaderboard"])],
+        # The evaluation leaderboard's page is linked too, and the readable lists published so far.
+        deps=[
+            *report_keys,
+            "accuracy_comparison",
+            dg.AssetKey(["evaluation", "leaderboard"]),
+            *(dg.AssetDep(key, partition_mapping=ALL_MONTHS) for key in list_keys),
+        ],
         description=INDEX_DESCRIPTION,
     )
     def report_index(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:

@@ -57,11 +57,93 @@ def describe(result: dict) -> str:
             f" against the yardstick's {result['yardstick_cpu_seconds']:.2f} s:"
             f" {result['cpu_ratio']}x"
         )
+    if "playerratings_ratio" in result:
+        extra += (
+            f"  CPU {result['engine_cpu_seconds']:.2f} s against PlayerRatings {result['playerratings_version']}'s"
+            f" fide() {result['playerratings_cpu_seconds']:.2f} s: {result['playerratings_ratio']}x"
+        )
+    if "scheduled_month_cpu_seconds" in result:
+        extra += (
+            f"  then the last month alone: {result['scheduled_month_seconds']:.1f} s,"
+            f" CPU {result['scheduled_month_cpu_seconds']:.1f} s"
+            f" ({result['scheduled_month_share']:.1%} of the history's)"
+        )
     if "cores_busy" in result:
         extra += f"  CPU {result['cpu_seconds']:,.1f} s ({result['cores_busy']} cores busy)"
     if "peak_tree_rss_mb" in result:
         extra += f"  (with its worker processes: peak {result['peak_tree_rss_mb']:,} MB, {result['runs']} runs)"
     return f"{result['workload']:24} {result['seconds']:8.2f} s{rate}  peak {result['peak_rss_mb']:,.0f} MB{extra}"
+
+
+# The speed goals (docs/performance.md): (what, workload, its figure, or two workloads' figures divided, the bound, at
+# most or at least, how the figure prints). Each is measured in the one `make bench` run that prints it.
+GOALS = [
+    (
+        "4-scenario history CPU / one-scenario history CPU",
+        ("backfill-fide-4-scenarios", "cpu_seconds"),
+        ("backfill-fide", "cpu_seconds"),
+        2.0,
+        "max",
+        "{:.2f}",
+    ),
+    (
+        "scheduled month CPU / its history's CPU",
+        ("backfill-fide", "scheduled_month_share"),
+        None,
+        0.03,
+        "max",
+        "{:.1%}",
+    ),
+    (
+        "PlayerRatings fide() CPU / the engine's, same games",
+        ("engine-vs-playerratings", "playerratings_ratio"),
+        None,
+        15.0,
+        "min",
+        "{:.1f}x",
+    ),
+    (
+        "the engine's CPU / the bare yardstick's, same games",
+        ("engine-vs-yardstick", "cpu_ratio"),
+        None,
+        1.2,
+        "max",
+        "{:.2f}x",
+    ),
+    (
+        "peak memory of the 4-scenario history, GB",
+        ("backfill-fide-4-scenarios", "peak_tree_rss_mb"),
+        None,
+        2.5 * 1024,
+        "max",
+        "{:.0f} MB",
+    ),
+]
+
+
+def ratio_goals(by_name: dict[str, dict]) -> list[dict]:
+    """Each goal whose workloads ran (and were not skipped) in this run: the figure, the bound and whether it holds."""
+    goals = []
+    for what, (workload, figure), over, bound, kind, shown in GOALS:
+        found = by_name.get(workload, {})
+        value = found.get(figure)
+        if over is not None and value is not None:
+            below = by_name.get(over[0], {}).get(over[1])
+            value = value / below if below else None
+        if value is None:
+            continue
+        holds = value <= bound if kind == "max" else value >= bound
+        target = ("<= " if kind == "max" else ">= ") + shown.format(bound)
+        goals.append(
+            {
+                "goal": what,
+                "measured": shown.format(value),
+                "value": value,
+                "target": target,
+                "verdict": "holds" if holds else "MISSED",
+            }
+        )
+    return goals
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,8 +172,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         results.append(result)
         print(describe(result), flush=True)
+    goals = ratio_goals({result["workload"]: result for result in results})
+    if goals:
+        print("speed goals, measured side by side in this run:")
+        for goal in goals:
+            print(f"  {goal['goal']:58} {goal['measured']:>10}  goal {goal['target']:>8}  {goal['verdict']}")
     machine = {"python": platform.python_version(), "machine": platform.machine(), "cpus": __import__("os").cpu_count()}
-    RESULTS.write_text(json.dumps({"machine": machine, "results": results}, indent=2) + "\n")
+    RESULTS.write_text(json.dumps({"machine": machine, "results": results, "goals": goals}, indent=2) + "\n")
     print(f"results: {RESULTS}")
     return 0 if all("error" not in r for r in results) else 1
 

@@ -12,7 +12,7 @@ import polars as pl
 from bench.measure import repeated
 from pipeline.engine.period import normalize_games, normalize_list, rate_period
 from pipeline.months import add_months
-from pipeline.rules.model import load_rules
+from pipeline.rules.model import RuleSet, load_rules
 from pipeline.rules.tables import PD_HIGHER_HUNDREDTHS
 
 FIDE_PLAYERS, FIDE_GAMES = 500_000, 200_000
@@ -148,17 +148,14 @@ def yardstick_months(
     return normalize_list(previous), pairings
 
 
-def engine_vs_yardstick() -> dict:
-    """500,000 players, 200,000 games a month, 24 months, the same games through the engine (fide-2024) and the
-    yardstick.
-
-    CPU time (process time: every thread of the process) of the rating work only; building each
-    month's games frame is excluded for both. Each chain runs YARDSTICK_RUNS times, alternating, and
-    the best total of each is kept.
+def chain_months() -> tuple[
+    pl.DataFrame, list[tuple[np.ndarray, np.ndarray, np.ndarray]], list[str], list[pl.DataFrame]
+]:
+    """engine-vs-yardstick's workload: the starting list, each month's pairings as dense indices, the months and each
+    month's games as the engine reads them.
     """
     full_list, pairings = yardstick_months(FIDE_PLAYERS, FIDE_GAMES, YARDSTICK_MONTHS)
     ids = full_list["player_id"].to_numpy()
-    rules = load_rules("fide-2024")
     months = [add_months("2022-01", i) for i in range(YARDSTICK_MONTHS)]
     month_frames = [
         pl.DataFrame(
@@ -172,16 +169,35 @@ def engine_vs_yardstick() -> dict:
         )
         for w, b, s in pairings
     ]
-    start_rating = full_list["rating"].fill_null(1800).to_numpy().astype(np.int32)
+    return full_list, pairings, months, month_frames
 
-    def engine_chain() -> tuple[float, float, pl.DataFrame]:
-        rating_list, cpu, wall = full_list, 0.0, 0.0
-        for month, games in zip(months, month_frames, strict=True):
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            rating_list = rate_period(rating_list, games, rules, month).rating_list
-            cpu += time.process_time() - cpu0
-            wall += time.perf_counter() - wall0
-        return cpu, wall, rating_list
+
+def engine_chain(
+    full_list: pl.DataFrame, months: list[str], month_frames: list[pl.DataFrame], rules: RuleSet
+) -> tuple[float, float, pl.DataFrame]:
+    """The months through the engine from `full_list`: CPU and wall seconds of the rate_period calls alone, the last
+    list.
+    """
+    rating_list, cpu, wall = full_list, 0.0, 0.0
+    for month, games in zip(months, month_frames, strict=True):
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        rating_list = rate_period(rating_list, games, rules, month).rating_list
+        cpu += time.process_time() - cpu0
+        wall += time.perf_counter() - wall0
+    return cpu, wall, rating_list
+
+
+def engine_vs_yardstick() -> dict:
+    """500,000 players, 200,000 games a month, 24 months, the same games through the engine (fide-2024) and the
+    yardstick.
+
+    CPU time (process time: every thread of the process) of the rating work only; building each
+    month's games frame is excluded for both. Each chain runs YARDSTICK_RUNS times, alternating, and
+    the best total of each is kept.
+    """
+    full_list, pairings, months, month_frames = chain_months()
+    rules = load_rules("fide-2024")
+    start_rating = full_list["rating"].fill_null(1800).to_numpy().astype(np.int32)
 
     def yardstick_chain() -> tuple[float, float]:
         rating, k, cpu, wall = start_rating.copy(), np.full(len(start_rating), 20, dtype=np.int32), 0.0, 0.0
@@ -194,7 +210,7 @@ def engine_vs_yardstick() -> dict:
 
     engine_runs, yardstick_runs = [], []
     for _ in range(YARDSTICK_RUNS):
-        engine_runs.append(engine_chain()[:2])
+        engine_runs.append(engine_chain(full_list, months, month_frames, rules)[:2])
         yardstick_runs.append(yardstick_chain())
     engine_cpu, engine_wall = min(engine_runs)
     yard_cpu, yard_wall = min(yardstick_runs)

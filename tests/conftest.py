@@ -67,6 +67,7 @@ INTEGRATION_MODULES = {
     "test_operations",
     "test_player",
     "test_published_list",
+    "test_readable_lists",
     "test_run",
     "test_run_summary",
     "test_scale_out",

@@ -195,7 +195,19 @@ def test_cli_html_without_a_file_writes_the_card_the_lists_link_to(
     linked = Path(store.root) / "lists" / "actual" / PLAYER_CARD_LINK.replace("<id>", str(store.player))
     assert linked.resolve() == card.resolve()
     page = card.read_text(encoding="utf-8")
-    assert f'href="../lists/actual/{LAST}.html"' in page and f"ratings player {store.player} --html" in page
+    # No readable list of the month was published: the card says how to make it instead of linking nothing.
+    assert "../lists/" not in page and f"ratings player {store.player} --html" in page
+    assert f"ratings list --store {store.root} --scenario actual --month {LAST} --format html" in page
+    # Made (as `ratings run` publishes it, or on demand into the store's lists/), the card links it.
+    listed = Path(store.root) / "lists" / "actual" / f"{LAST}.html"
+    listed.parent.mkdir(parents=True, exist_ok=True)
+    assert main(["list", "--store", store.root, "--month", LAST, "--format", "html", "--out", str(listed)]) == 0
+    try:
+        assert main(["player", str(store.player), "--store", store.root, "--html"]) == 0
+        assert f"readable list of {LAST}: {listed}" in capsys.readouterr().out
+        assert f'href="../lists/actual/{LAST}.html"' in card.read_text(encoding="utf-8")
+    finally:
+        listed.unlink()
 
 
 def test_a_player_is_found_by_name_and_a_local_id_too(store: SimpleNamespace, capsys: pytest.CaptureFixture) -> None:

@@ -1020,14 +1020,20 @@ def test_published_registry_adds_the_players_the_dumps_name_after_the_registry(t
         table_key(["identity"], "2024-01"),
     )
     store.write_parquet(identity("2024-02", [("new", "New, Nina", 30)]), table_key(["identity"], "2024-02"))
-    found = published_registries(store, "2024-01", "2024-02")("2024-02")
-    # The registry's own name wins; a player the dumps name counts from the month they named them.
-    assert found.select("player_id", "name", "registered").rows() == [
+    store.write_parquet(identity("2024-03", [("new", "New-Later, Nina", 30)]), table_key(["identity"], "2024-03"))
+    named_by = published_registries(store, "2024-03")
+    # The registry's own name wins; a player the dumps name counts from the month they named them, under the name
+    # the dumps of that month and before give (a later month's new name is not known yet).
+    assert named_by("2024-02").select("player_id", "name", "registered").rows() == [
         (10, "Zeta, Anna", "2024-01"),
         (30, "New, Nina", "2024-02"),
+        (70, "Old, Olga", "2023-12"),
         (10**15 + 1, "Local, Lou", "2024-01"),
     ]
-    assert published_registries(store, "2024-02", "2024-02")("2024-02")["player_id"].to_list() == [10, 30]
+    assert named_by("2024-03").filter(pl.col("player_id") == 30)["name"].to_list() == ["New-Later, Nina"]
+    assert named_by("2024-01")["player_id"].to_list() == [10, 70, 10**15 + 1]
+    # A month named alone (`ratings list`) is named as the whole run named it, with the same name order.
+    assert published_registries(store, "2024-02")("2024-02").equals(named_by("2024-02"))
 
 
 def test_each_month_is_named_by_the_registry_in_force_then_whatever_months_a_run_publishes(tmp_path: Path) -> None:
@@ -1036,11 +1042,40 @@ def test_each_month_is_named_by_the_registry_in_force_then_whatever_months_a_run
     store = ObjectStore(str(tmp_path))
     store.write_text('player_id,name,title\n10,"Zeta, Anna",\n', "raw/players/2024-01/players.csv")
     store.write_text('player_id,name,title\n10,"Zeta-Neu, Anna",WFM\n', "raw/players/2024-03/players.csv")
-    whole_run = published_registries(store, "2024-01", "2024-04")
+    whole_run = published_registries(store, "2024-04")
     assert whole_run("2024-02").select("name", "title").row(0) == ("Zeta, Anna", None)
     assert whole_run("2024-03").select("name", "title").row(0) == ("Zeta-Neu, Anna", "WFM")
     # February published alone (a one-month rerun) is named as the whole run named it.
-    assert published_registries(store, "2024-02", "2024-02")("2024-02").equals(whole_run("2024-02"))
+    assert published_registries(store, "2024-02")("2024-02").equals(whole_run("2024-02"))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_players_added_to_a_ranked_registry_take_the_places_a_whole_ranking_gives(seed: int) -> None:
+    """_with_more_players places the dumps' names among the ranked registry's by binary search: the (name, id) order
+    it gives is the one ranking all of them together gives, equal names, unnamed rows and names that are prefixes of
+    others included.
+    """
+    from pipeline.publish.lists import NAME_ORDER, _name_keys, _prepared_rows, _with_more_players
+
+    rng = np.random.default_rng(seed)
+    names = ["Ab", "Ab c", "Ab, C", "Äb", "ab", "  ", None, "Zz", "Ab c"]
+
+    def players(ids: np.ndarray) -> pl.DataFrame:
+        chosen = [names[i] for i in rng.integers(0, len(names), len(ids))]
+        frame = pl.DataFrame({"player_id": ids, "name": chosen}, schema_overrides={"name": pl.Utf8})
+        unknown = [pl.lit(None).alias(c) for c in ("federation", "sex", "birth_year", "title")]
+        return conform(frame.with_columns(*unknown, pl.lit("2024-01").alias("registered")), Players)
+
+    ids = rng.permutation(np.arange(1, 200))
+    registry, more = players(ids[:150]), players(ids[150:] * 10**13)
+    ranked = ranked_registry(registry)
+    named = ranked.filter(pl.col(NAME_ORDER).is_not_null())
+    merged = _with_more_players(ranked, _name_keys(named).gather(named[NAME_ORDER].arg_sort()), _prepared_rows(more))
+    whole = ranked_registry(pl.concat([registry, more]))
+    assert merged.drop(NAME_ORDER).equals(whole.drop(NAME_ORDER).select(merged.drop(NAME_ORDER).columns))
+    in_order = merged.filter(pl.col(NAME_ORDER).is_not_null()).sort(NAME_ORDER)["player_id"]
+    assert in_order.equals(whole.filter(pl.col(NAME_ORDER).is_not_null()).sort(NAME_ORDER)["player_id"])
+    assert merged[NAME_ORDER].null_count() == whole[NAME_ORDER].null_count() > 0
 
 
 def test_write_published_month_checks_then_writes_three_files_and_says_what_it_wrote(

@@ -353,3 +353,80 @@ def test_a_registry_folder_every_month_is_named_first_and_last_with_how_many_bet
     assert spans[0] == "registry 2024-01..2024-01: raw/players/2024-01/players.csv"
     assert spans[1] == "registry: ... 8 more folders, each in force from its month to the next one's"
     assert spans[2].startswith("registry 2024-10..2024-10: raw/players/2024-10/players.csv, then") and len(spans) == 3
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_registry_walked_month_by_month_is_the_registry_in_force_made_from_the_history(seed: int) -> None:
+    """registries_in_force updates the registry in force from the folders since the month it made last: the same
+    frames registry_in_force makes from the whole history, with and without older spellings and name keys, asked in
+    month order, with months skipped, and again from an earlier month.
+    """
+    import numpy as np
+
+    from pipeline.ingest.registry import registries_in_force
+
+    rng = np.random.default_rng(seed)
+    names = ["Ann", "Bea", "Cid", None]
+    rows = []
+    for month in ["2024-01", "2024-02", "2024-04", "2024-05", "2024-07"]:
+        for player in rng.choice(np.arange(1, 40), size=int(rng.integers(0, 25)), replace=False):
+            rows.append(
+                {
+                    "player_id": int(player),
+                    "name": names[rng.integers(0, len(names))],
+                    "federation": [None, "GER", "ENG"][rng.integers(0, 3)],
+                    "sex": [None, "M", "F"][rng.integers(0, 3)],
+                    "birth_year": [None, 1990, 2001][rng.integers(0, 3)],
+                    "title": [None, "FM"][rng.integers(0, 2)],
+                    SINCE: month,
+                }
+            )
+    history = pl.DataFrame(rows, schema_overrides={"birth_year": pl.Int32}).with_columns(
+        pl.col(SINCE).first().over("player_id").alias("registered"),
+        pl.col("name").str.to_lowercase().alias("_key"),
+    )
+    months = ["2024-01", "2024-02", "2024-03", "2024-04", "2024-06", "2024-07", "2024-08"]
+    for older in (False, True):
+        walk = registries_in_force(history, older_spellings=older)
+        for month in [*months, "2024-02", "2024-05", "2024-07"]:
+            assert walk(month).equals(registry_in_force(history, month, older)), (older, month)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_history_keeps_a_folders_row_where_it_registers_or_restates_a_player(seed: int, tmp_path: Path) -> None:
+    """registry_history against the rule done by hand, folder by folder: a row is kept where the player is new or a
+    field it states differs from the newest the earlier folders stated (empty cells state nothing).
+    """
+    import numpy as np
+
+    from pipeline.ingest.registry import IDENTITY_FIELDS, _folder_rows, _registry_keys
+
+    rng = np.random.default_rng(seed)
+    store = ObjectStore(str(tmp_path))
+    values = {
+        "name": ["", "Ann, A", "Bea, B"],
+        "federation": ["", "GER", "ENG"],
+        "sex": ["", "M", "F"],
+        "birth_year": ["", "1990", "2001"],
+        "title": ["", "FM", "GM"],
+    }
+    for month in ("2024-01", "2024-02", "2024-04", "2024-05"):
+        players = rng.choice(np.arange(1, 30), size=int(rng.integers(1, 20)), replace=False)
+        lines = ["player_id," + ",".join(values)]
+        for player in players:
+            lines.append(f"{player}," + ",".join(options[rng.integers(0, 3)] for options in values.values()))
+        store.write_text("\n".join(lines) + "\n", f"raw/players/{month}/players.csv")
+    expected, in_force = [], {}
+    for month, keys in _registry_keys(store).items():
+        for row in _folder_rows(store, keys, month).iter_rows(named=True):
+            before = in_force.get(row["player_id"])
+            stated = {field: row[field] for field in IDENTITY_FIELDS if row[field] is not None}
+            if before is None or any(before.get(field) != value for field, value in stated.items()):
+                expected.append((row["player_id"], *(row[field] for field in IDENTITY_FIELDS), month))
+            in_force[row["player_id"]] = {**(before or {}), **stated}
+    history = registry_history(store, "2024-12")
+    assert history.select("player_id", *IDENTITY_FIELDS, SINCE).rows() == expected
+    first = {}
+    for player, *_, month in expected:
+        first.setdefault(player, month)
+    assert dict(zip(history["player_id"], history["registered"], strict=True)) == first

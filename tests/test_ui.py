@@ -59,7 +59,8 @@ def test_graphql_asset_graph_is_the_definitions_graph(webserver):
 def test_after_a_range_run_every_month_shows_its_checks_passed_and_the_run_is_reexecutable(webserver):
     url, _ = webserver
     runs = graphql(url, "{ runsOrError { ... on Runs { results { pipelineName status } } } }")["runsOrError"]["results"]
-    assert runs == [{"pipelineName": "all_months", "status": "SUCCESS"}]  # the named job: Re-execute works
+    # The named job (Re-execute works): the months, then the last month's readable lists with the comparison.
+    assert runs == [{"pipelineName": "all_months", "status": "SUCCESS"}] * 2
     query = """query ($key: AssetKeyInput!, $check: String!) {
         assetCheckExecutions(assetKey: $key, checkName: $check, limit: 50) {
             status partition evaluation { success } } }"""
@@ -76,6 +77,13 @@ def test_after_a_range_run_every_month_shows_its_checks_passed_and_the_run_is_re
     assert [node["partitionStats"] for node in stats] == [
         {"numMaterialized": 3, "numPartitions": 3, "numFailed": 0}
     ] * 2
+    # Which months have readable lists: the published lists' partitions, the last month's only after a run.
+    published = graphql(
+        url,
+        """{ assetNodes(assetKeys: [{path: ["actual", "published_list"]}]) {
+        partitionStats { numMaterialized numPartitions } } }""",
+    )["assetNodes"]
+    assert [node["partitionStats"] for node in published] == [{"numMaterialized": 1, "numPartitions": 3}]
 
 
 def test_graphql_one_materialization_per_month(webserver):

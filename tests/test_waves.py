@@ -66,3 +66,35 @@ def test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest() 
     assert len({pids["a"], pids["b"], pids["c"]}) == 3  # each chain in a fresh process, two at a time
     stopped = run_waves(waves, outcome_in_process, ("b",), workers=2)
     assert [o["stage"] for o in stopped] == ["shared", "a", "b", "c"]  # no comparison after a failed scenario
+
+
+MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04"]
+
+
+def test_a_run_publishing_some_months_leaves_the_lists_out_of_the_chains_and_publishes_with_the_comparison() -> None:
+    kept, left_out, added = "kept", "left_out", "added"
+    comparison = ("reports", "evaluation")
+    # Every month published (--publish all, or a one-month run): the runs as before.
+    assert stages(["a"], 1, MONTHS, published=MONTHS) == stages(["a"], 1, MONTHS) == [[Stage("all", ())]]
+    assert stages(["a"], 1, MONTHS[3:], published=MONTHS[3:]) == [[Stage("all", ())]]
+    # The last month: everything else first, then the lists with the comparison, so the index links them.
+    assert stages(["a"], 1, MONTHS, published=MONTHS[3:]) == [
+        [Stage("all", (), lists=left_out, left_out=comparison)],
+        [Stage("comparison", comparison, ("2024-04", "2024-04"), added)],
+    ]
+    # None: one run without them.
+    assert stages(["a"], 1, MONTHS, published=[]) == [[Stage("all", (), lists=left_out)]]
+    # Months published before, not next to the last: a run of their own for each stretch.
+    assert stages(["a", "b"], 2, MONTHS, published=["2024-01", "2024-03", "2024-04"])[1:] == [
+        [Stage("a", ("a",), lists=left_out), Stage("b", ("b",), lists=left_out)],
+        [Stage("publish", (), ("2024-01", "2024-01"), "only")],
+        [Stage("comparison", comparison, ("2024-03", "2024-04"), added)],
+    ]
+    assert stages(["a"], 2, MONTHS, published=MONTHS)[1] == [Stage("a", ("a",), lists=kept)]
+
+
+def test_consecutive_stretches() -> None:
+    from pipeline.operations.waves import consecutive_stretches
+
+    assert consecutive_stretches([]) == []
+    assert consecutive_stretches(["2023-12", "2024-01", "2024-03"]) == [("2023-12", "2024-01"), ("2024-03", "2024-03")]

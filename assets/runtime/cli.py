@@ -19,7 +19,14 @@ def command_run(args: argparse.Namespace) -> int:
 
     try:
         summary = run_store(
-            args.store, args.first, args.last, args.scenarios, args.dagster_home, workers=args.workers, wait=args.wait
+            args.store,
+            args.first,
+            args.last,
+            args.scenarios,
+            args.dagster_home,
+            workers=args.workers,
+            wait=args.wait,
+            publish=args.publish,
         )
     except StoreLocked as locked:  # not an error of this run: a scheduler should try again later
         print(f"ratings run: {escape_text(str(locked))}", file=sys.stderr)
@@ -33,7 +40,9 @@ def command_demo(args: argparse.Namespace) -> int:
     from pipeline.text import escape_text
 
     try:
-        summary = run_demo(args.store, args.dagster_home, generate_data=args.generate, workers=args.workers)
+        summary = run_demo(
+            args.store, args.dagster_home, generate_data=args.generate, workers=args.workers, publish=args.publish
+        )
     except StoreLocked as locked:
         print(f"ratings demo: {escape_text(str(locked))}", file=sys.stderr)
         return EXIT_LOCKED

@@ -17,6 +17,7 @@ import dagster as dg
 
 from assets.checks import month_targets
 from assets.definitions import ALL_MONTHS_JOB, build_defs
+from assets.publish import PUBLISH_STAGE
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
 from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions
@@ -26,6 +27,7 @@ from pipeline.operations import progress
 from pipeline.operations.automation import range_tags
 from pipeline.operations.instance_dirs import instance_dir
 from pipeline.operations.run_plan import (
+    PUBLISH_LAST,
     RunPlan,
     checks_passed,
     closing_lines,
@@ -35,7 +37,15 @@ from pipeline.operations.run_plan import (
     remove_interrupted_writes,
     runs_summary,
 )
-from pipeline.operations.waves import DEFAULT_WORKERS, Stage, run_waves, stages
+from pipeline.operations.waves import (
+    DEFAULT_WORKERS,
+    LISTS_ADDED,
+    LISTS_LEFT_OUT,
+    LISTS_ONLY,
+    Stage,
+    run_waves,
+    stages,
+)
 from pipeline.scenarios.model import load_scenarios
 from pipeline.store.lock import store_lock
 from pipeline.store.object_store import (
@@ -125,6 +135,7 @@ def run_demo(
     out: TextIO | None = None,
     generate_data: bool = False,
     workers: int | None = None,
+    publish: str = PUBLISH_LAST,
 ) -> dict[str, Any]:
     """`ratings demo`: generate DEFAULT_DEMO where allowed (pipeline.operations.run_plan.generate_demo), then
     run_store over every month.
@@ -135,7 +146,7 @@ def run_demo(
     out = out or sys.stdout
     root = root or store_root_from_env()
     generate_demo(root, explicit=generate_data, out=out)
-    return run_store(root, dagster_home=dagster_home, out=out, title="Demo", workers=workers)
+    return run_store(root, dagster_home=dagster_home, out=out, title="Demo", workers=workers, publish=publish)
 
 
 @contextmanager
@@ -155,6 +166,23 @@ def _young_garbage_collected() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def stage_selection(stage: Stage) -> dg.AssetSelection:
+    """The assets a stage's run materializes: its groups (all without), less the groups it leaves out, with, without
+    or beside the published lists as the stage says (pipeline.operations.waves.LISTS_*), never the landing zone.
+    """
+    selection: dg.AssetSelection = dg.AssetSelection.groups(*stage.groups) if stage.groups else dg.AssetSelection.all()
+    if stage.left_out:
+        selection -= dg.AssetSelection.groups(*stage.left_out)
+    published_lists = dg.AssetSelection.tag("stage", PUBLISH_STAGE)
+    if stage.lists == LISTS_ONLY:
+        return published_lists
+    if stage.lists == LISTS_LEFT_OUT:
+        selection -= published_lists
+    elif stage.lists == LISTS_ADDED:
+        selection |= published_lists
+    return selection - dg.AssetSelection.assets("landing_zone")  # observed by run_store instead
 
 
 def execute_stage(
@@ -183,8 +211,7 @@ def execute_stage(
         logging.getLogger("dagster").setLevel(logging.WARNING)
         defs = build_defs(*partition_range, root=root, scenarios=load_scenarios(scenarios_file))
         job = defs.resolve_job_def(ALL_MONTHS_JOB)
-        everything = dg.AssetSelection.groups(*stage.groups) if stage.groups else dg.AssetSelection.all()
-        selection = everything - dg.AssetSelection.assets("landing_zone")  # observed by run_store instead
+        selection = stage_selection(stage)
         # The named job, not an ad-hoc one: every run shows under `all_months` and can be re-executed.
         # Disposed after the run: the instance keeps its database connections open (assets/runtime/instance.py).
         with dg.DagsterInstance.from_config(home) as instance, _young_garbage_collected():
@@ -222,6 +249,7 @@ def run_store(
     title: str = "Run",
     workers: int | None = None,
     wait: bool = False,
+    publish: str = PUBLISH_LAST,
 ) -> dict[str, Any]:
     """`ratings run`: rate an existing landing zone's months and print what happened, under the store's lock from
     before the plan to after the summary (one writer per store).
@@ -235,7 +263,7 @@ def run_store(
     """
     out = out or sys.stdout
     with store_lock(ObjectStore(root or store_root_from_env()), wait=wait, out=out):
-        plan = plan_run(root, first_month, last_month, scenarios_file, out=out)
+        plan = plan_run(root, first_month, last_month, scenarios_file, out=out, publish=publish)
         return _rate_planned(plan, scenarios_file, dagster_home, out, title, workers)
 
 
@@ -245,7 +273,7 @@ def _rate_planned(
     """run_store's runs of `plan` and its summary, the lock held."""
     where = redact_url(plan.store.url())
     home, source = instance_home(dagster_home, where), instance_dir(dagster_home, where)[1]
-    print(opening_line(plan.months, where, plan.scenarios, home), file=out, flush=True)
+    print(opening_line(plan.months, where, plan.scenarios, home, plan.published), file=out, flush=True)
     for note in plan.notes:
         print(f"  {note}", file=out, flush=True)
 
@@ -263,7 +291,9 @@ def _rate_planned(
                 print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
             remove_interrupted_writes(plan.store, out)
             observe_landing_zone(instance, plan.store, plan.entries, plan.months)
-        waves = stages(list(plan.scenarios), workers, plan.months, dump_bytes(plan.entries, plan.months))
+        waves = stages(
+            list(plan.scenarios), workers, plan.months, dump_bytes(plan.entries, plan.months), list(plan.published)
+        )
         run_args = (plan.months[0], plan.months[-1], plan.partition_range, plan.root, scenarios_file, home)
         outcomes = run_waves(waves, execute_stage, run_args, workers)
     except Exception as error:  # the store failed outside any step: still summarise, naming where and why

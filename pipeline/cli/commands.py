@@ -1,4 +1,6 @@
-"""The `ratings` commands (pure code): rate a period, validate files, performance, player, evaluate, rules, generate."""
+"""The `ratings` commands of pure code: rate a period, validate files, performance, player, list, evaluate, rules,
+generate.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +23,11 @@ from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_r
 from pipeline.text import escape_text
 
 DEBUG_ENV = "RATINGS_DEBUG"
+
+
+# `ratings list --format`: pipeline.publish.lists.PUBLISHED_FORMATS, spelled here so that the parser loads no
+# publishing code (a test holds the two equal).
+LIST_FORMATS = ("csv", "txt", "html", "combined")
 
 
 class UsageError(ValueError):
@@ -130,6 +137,7 @@ def command_player(args: argparse.Namespace) -> int:
 
     A name several players hold lists them (id, name, federation, birth year) and exits 1.
     """
+    from pipeline.publish.lists import list_command, published_list_key
     from pipeline.publish.player_card import (
         AmbiguousPlayerError,
         matches_text,
@@ -154,13 +162,76 @@ def command_player(args: argparse.Namespace) -> int:
     scenarios = load_scenarios(args.scenarios) if args.scenarios else None
     report = player_report(store, player_id, args.scenario, args.month, all_months=args.all_months, scenarios=scenarios)
     print(render_text(report))
+    where = redact_url(store.url())
+    page = published_list_key(report.scenario, report.month, "html")
+    made_by = None if store.exists(page) else list_command(where, report.scenario, report.month)
+    if made_by is None:
+        print(f"readable list of {report.month}: {redact_url(store.url(page))}")
+    else:
+        print(f"no readable list of {report.month} stored; make it with: {made_by} --out {report.month}.html")
     if args.html == STORE_CARD:
         key = player_page_key(player_id)
-        store.write_text(render_html(report, in_store=True), key)
+        store.write_text(render_html(report, in_store=True, list_made_by=made_by), key)
         print(f"wrote {redact_url(store.url(key))}")
     elif args.html:
         Path(args.html).write_text(render_html(report), encoding="utf-8")
         print(f"wrote {args.html}")
+    return 0
+
+
+# -- list: any stored month's readable list, on demand ----------------------------------------
+
+
+def command_list(args: argparse.Namespace) -> int:
+    """One stored month's list as CSV, FIDE TXT, HTML or FIDE's combined layout, to standard output or --out: the bytes
+    publishing writes (pipeline.publish.lists.write_published_file), from the stored Parquet list.
+    """
+    from pipeline.publish.lists import stored_published_month, write_published_file
+    from pipeline.publish.player_card import stored_months
+    from pipeline.scenarios.model import canonical_name
+    from pipeline.store.object_store import ObjectStore, redact_url
+
+    store = ObjectStore(args.store) if args.store else ObjectStore()
+    where = redact_url(store.url())
+    if args.month is not None:
+        parse_month(args.month)
+    lists = stored_months(store)
+    if not lists:
+        print(
+            f"ratings list: {where} holds no rating list: rate it first (`ratings run --store {where}`)",
+            file=sys.stderr,
+        )
+        return 1
+    scenario = canonical_name(args.scenario) if args.scenario else next(iter(lists))
+    if scenario not in lists:
+        print(
+            f"ratings list: scenario {escape_text(args.scenario)!r} has no rating list in {where} "
+            f"(has: {', '.join(lists)})",
+            file=sys.stderr,
+        )
+        return 1
+    month = args.month or lists[scenario][-1]
+    if month not in lists[scenario]:
+        held = lists[scenario]
+        print(
+            f"ratings list: {scenario} has no stored list of {month} in {where} (it has {held[0]}..{held[-1]}, "
+            f"{len(held)} months): rate it first (`ratings run --store {where} --from {month} --to {month}`)",
+            file=sys.stderr,
+        )
+        return 1
+    made = stored_published_month(store, scenario, month)
+    if args.out:
+        target = Path(args.out)
+        # Whole or not at all: made beside the target, then renamed over it.
+        partial = target.with_name(f".{target.name}.partial")
+        with open(partial, "wb") as handle:
+            write_published_file(made, args.format, handle)
+        partial.replace(target)
+        print(f"wrote {target} ({scenario} {month}, {args.format}, {made.rows.height:,} players)", file=sys.stderr)
+    else:
+        sys.stdout.flush()
+        write_published_file(made, args.format, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
     return 0
 
 
@@ -341,6 +412,26 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "<store>/players/<id>.html, the card the HTML lists link to",
     )
     player.set_defaults(handler=command_player)
+
+    listing = commands.add_parser(
+        "list",
+        help="one stored month's rating list as CSV, FIDE TXT, HTML or FIDE's combined layout (any month, on demand)",
+        description=(
+            "Makes a month's readable list from the stored Parquet list "
+            "(<store>/<scenario>/rating_list/<YYYY-MM>.parquet) and the registry and dumps' names of that month: "
+            "the same bytes `ratings run` publishes under "
+            "<store>/lists/<scenario>/<YYYY-MM>.csv|txt|html (it publishes the last month of its range; --publish all "
+            "for every month). `combined` is FIDE's players_list_foa.txt layout, rapid and blitz columns blank."
+        ),
+    )
+    listing.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
+    listing.add_argument("--scenario", default=None, help="scenario (default: actual if stored, else the first)")
+    listing.add_argument(
+        "--month", default=None, metavar="YYYY-MM", help="rating period (default: the scenario's latest stored list)"
+    )
+    listing.add_argument("--format", default="csv", choices=LIST_FORMATS, help="csv (default), txt, html or combined")
+    listing.add_argument("--out", default=None, metavar="FILE", help="write to FILE (default: standard output)")
+    listing.set_defaults(handler=command_list)
 
     protocol = argparse.ArgumentParser(add_help=False)
     protocol.add_argument(

@@ -106,6 +106,17 @@ def add_workers_option(command: argparse.ArgumentParser) -> None:
     )
 
 
+def add_publish_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--publish",
+        choices=("last", "all", "none"),
+        default="last",
+        help="readable lists (CSV, FIDE TXT, HTML under <store>/lists/) of: the last month of the range, and again "
+        "the months of the range published before (last, the default); every month (all); none. Any month's list is "
+        "made on demand by `ratings list`",
+    )
+
+
 def add_run_commands(
     commands: argparse._SubParsersAction, run_handler: Handler, demo_handler: Handler, ui_handler: Handler
 ) -> None:
@@ -136,6 +147,7 @@ def add_run_commands(
     )
     run.add_argument("--dagster-home", default=None, metavar="DIR", help=DAGSTER_HOME_HELP)
     add_workers_option(run)
+    add_publish_option(run)
     run.add_argument(
         "--wait",
         action="store_true",
@@ -158,6 +170,7 @@ def add_run_commands(
         ),
     )
     add_workers_option(demo)
+    add_publish_option(demo)
     demo.set_defaults(handler=demo_handler)
 
     ui = commands.add_parser(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import BinaryIO
 
 import polars as pl
@@ -418,26 +420,49 @@ def list_month_token(list_month: str) -> str:
     return f"{_MONTH_TOKENS[month - 1]}{year % 100:02d}"
 
 
-_TXT_FIELDS = LAYOUTS["B"]
-_TXT_WIDTH = {field: end - start for field, (start, end) in _TXT_FIELDS.items()}
-# The numbers checked against their column (the text columns are cut to fit).
-_TXT_NUMBERS = {"player_id": "player_id", "rating": "rating", "games": "games", "k": "k"}
+# Each field's width in every layout.
+_FIELD_WIDTHS = {
+    layout: {field: end - start for field, (start, end) in fields.items()} for layout, fields in LAYOUTS.items()
+}
+# Header tokens of the combined layout A (reference 3.2), each at its column's first position, as in FIDE's file.
+_LAYOUT_A_HEADINGS = {
+    **{field: heading for field, heading in _LAYOUT_B_HEADINGS.items() if field in LAYOUTS["A"]},
+    "standard_rating": "SRtng",
+    "standard_games": "SGm",
+    "standard_k": "SK",
+    "rapid_rating": "RRtng",
+    "rapid_games": "RGm",
+    "rapid_k": "Rk",
+    "blitz_rating": "BRtng",
+    "blitz_games": "BGm",
+    "blitz_k": "BK",
+}
+# write_fide_combined_list's optional columns, the rapid and blitz lists' own.
+COMBINED_OPTIONAL = [f"{kind}_{part}" for kind in ("rapid", "blitz") for part in ("rating", "games", "k")]
+# The players' column written into each numeric field of a written layout, checked against its column (the text
+# columns are cut to fit). The combined list's standard fields hold write_fide_list's rating, games and k.
+_NUMBER_COLUMNS: dict[str, dict[str, str]] = {
+    "B": {"player_id": "player_id", "rating": "rating", "games": "games", "k": "k"},
+    "A": {"player_id": "player_id", "standard_rating": "rating", "standard_games": "games", "standard_k": "k"}
+    | {column: column for column in COMBINED_OPTIONAL},
+}
 # A column of numbers spanning fewer values is written through a table of its range (_per_value).
 _NUMBER_TABLE_ROWS = 100_000
 # Fields whose text follows from one column of few values: made once per value, looked up per row (_per_value).
 _BY_VALUE = {
-    "federation": "federation",
-    "sex": "sex",
-    "title": "title",
-    "women_title": "title",
-    "rating": "rating",
-    "games": "games",
-    "k": "k",
-    "birth": "birth_year",
+    layout: {
+        "federation": "federation",
+        "sex": "sex",
+        "title": "title",
+        "women_title": "title",
+        "birth": "birth_year",
+    }
+    | {field: column for field, column in numbers.items() if field != "player_id"}
+    for layout, numbers in _NUMBER_COLUMNS.items()
 }
 # The fields that say who a player is, the same in every month's list (fide_identity_text), and the month's own.
+# Layouts A and B share these columns, so one identity text serves both.
 _IDENTITY_FIELDS = ["player_id", "name", "federation", "sex", "title", "women_title", "other_titles", "foa_title"]
-_AFTER_IDENTITY = [field for field in _TXT_FIELDS if field not in _IDENTITY_FIELDS]
 # write_fide_list's optional column of fide_identity_text.
 FIDE_IDENTITY = "fide_identity"
 
@@ -457,11 +482,38 @@ def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, li
     `players` may also carry FIDE_IDENTITY, fide_identity_text's text of its players, made once for many lists
     of the same players: where it is not null, the fields it holds are not made again.
     """
-    width = _TXT_WIDTH
     headings = dict(_LAYOUT_B_HEADINGS, rating=list_month_token(list_month))
-    header = "".join(headings[field].ljust(width[field]) for field in _TXT_FIELDS).rstrip()
-    rows = players.filter(pl.col("rating").is_not_null())
-    for field, column in _TXT_NUMBERS.items():
+    _write_lines(players.filter(pl.col("rating").is_not_null()), "B", headings, handle, line_end)
+
+
+def write_fide_combined_list(players: pl.DataFrame, handle: BinaryIO, line_end: str = "\r\n") -> None:
+    """The players as FIDE's combined list (layout A, players_list_foa.txt: standard, rapid and blitz side by side,
+    162 characters a line), UTF-8 encoded into `handle`.
+
+    `players`: write_fide_list's columns (player_id, name, federation, sex, title, birth_year, rating, games, k,
+    inactive; optionally FIDE_IDENTITY), in the order to print, rating, games and k being the standard list's.
+    The optional COMBINED_OPTIONAL columns (rapid_rating, rapid_games, rapid_k, blitz_rating, blitz_games,
+    blitz_k) fill the rapid and blitz fields; absent or null, those are left blank. Unlike the per-type list,
+    every player given is listed, rated or not (FIDE's combined file lists the players of any of the three lists:
+    the caller chooses them).
+
+    The conventions are write_fide_list's: text cut to leave one blank before the next column and made printable,
+    a number too wide for its column a ValueError, numbers left-aligned at their column's start (as in FIDE's
+    file), the flag w (sex F), i (inactive) or wi. A rated player's unknown games count is 0; an unrated
+    player's games and K are blank, as the rating is. An unknown birth year is written 0000, as write_fide_list
+    writes it (FIDE's combined file is reported to write 0; the reader takes either). Streamed by Polars in one
+    pass, as write_fide_list is.
+    """
+    missing = [column for column in COMBINED_OPTIONAL if column not in players.columns]
+    rows = players.with_columns([pl.lit(None, dtype=pl.Int32).alias(column) for column in missing])
+    _write_lines(rows, "A", _LAYOUT_A_HEADINGS, handle, line_end)
+
+
+def _write_lines(rows: pl.DataFrame, layout: str, headings: dict[str, str], handle: BinaryIO, line_end: str) -> None:
+    """The header (`headings` at their columns) and one line of `layout` per row of `rows` into `handle`."""
+    fields, width = list(LAYOUTS[layout]), _FIELD_WIDTHS[layout]
+    header = "".join(headings[field].ljust(width[field]) for field in fields).rstrip()
+    for field, column in _NUMBER_COLUMNS[layout].items():
         low, high = -(10 ** (width[field] - 1)) + 1, 10 ** width[field] - 1  # what fits the column
         least, most = rows.select(
             pl.col(column).min().fill_null(0).alias("least"), pl.col(column).max().fill_null(0).alias("most")
@@ -476,9 +528,10 @@ def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, li
         if identity.null_count():
             missing = identity.is_null()
             identity = identity.scatter(missing.arg_true(), fide_identity_text(rows.filter(missing)))
-        cells = [pl.lit(identity), *_line_cells(rows, _AFTER_IDENTITY)]
+        after_identity = [field for field in fields if field not in _IDENTITY_FIELDS]
+        cells = [pl.lit(identity), *_line_cells(rows, after_identity, layout)]
     else:
-        cells = _line_cells(rows, list(_TXT_FIELDS))
+        cells = _line_cells(rows, fields, layout)
     handle.write((header + line_end).encode("utf-8"))
     handle.flush()  # Polars writes the lines through the handle's file descriptor where it has one
     # One text column, never quoted: each line is written as it is, each followed by line_end.
@@ -488,22 +541,24 @@ def write_fide_list(players: pl.DataFrame, list_month: str, handle: BinaryIO, li
 
 def fide_identity_text(players: pl.DataFrame) -> pl.Series:
     """The text of layout B's fields that say who each player is (id, name, federation, sex, titles: the first 113
-    characters of the line), as write_fide_list writes them. Made once, it serves every month's list of the same
-    players (their FIDE_IDENTITY column); the columns are write_fide_list's.
+    characters of the line, the same in layout A), as write_fide_list writes them. Made once, it serves every
+    month's list of the same players (their FIDE_IDENTITY column); the columns are write_fide_list's.
     """
     return players.select(pl.concat_str(_line_cells(players, _IDENTITY_FIELDS)).alias(FIDE_IDENTITY)).to_series()
 
 
-def _line_cells(rows: pl.DataFrame, fields: list[str]) -> list[pl.Expr]:
-    """The padded text of `fields` (layout B's) for each of `rows`: write_fide_list's players."""
-    width = _TXT_WIDTH
+def _line_cells(rows: pl.DataFrame, fields: list[str], layout: str = "B") -> list[pl.Expr]:
+    """The padded text of `fields` (the written `layout`'s: B or A) for each of `rows`: write_fide_list's players,
+    with write_fide_combined_list's rapid and blitz columns for layout A.
+    """
+    width, by_value, numbers = _FIELD_WIDTHS[layout], _BY_VALUE[layout], _NUMBER_COLUMNS[layout]
 
     def text(column: str, field: str) -> pl.Expr:
         # Published text (pipeline.text.printable): a line end or tab would break the fixed-width line, a bidi
         # override would make it read backwards. Names seldom hold one: one search of the whole column spares
         # replacing in every cell. A field written per value is cleaned in its few distinct values only.
         cleaned = pl.col(column)
-        if field in _BY_VALUE or holds_control(rows[column]):
+        if field in by_value or holds_control(rows[column]):
             cleaned = printable(cleaned)
         return cleaned.str.strip_chars().fill_null("").str.slice(0, width[field] - 1)
 
@@ -518,8 +573,7 @@ def _line_cells(rows: pl.DataFrame, fields: list[str]) -> list[pl.Expr]:
         woman, inactive = pl.col("sex").eq("F").fill_null(False), pl.col("inactive").fill_null(False)
         return pl.lit(pl.Series(["", "i", "w", "wi"])).gather(woman.cast(pl.UInt8) * 2 + inactive.cast(pl.UInt8))
 
-    made = {  # each field's text before padding, made only for the fields asked for
-        "player_id": lambda: number("player_id"),
+    made: dict[str, Callable[[], pl.Expr]] = {  # each field's text before padding, made only for the fields asked for
         "name": lambda: text("name", "name"),
         "federation": lambda: text("federation", "federation"),
         "sex": lambda: text("sex", "sex"),
@@ -527,20 +581,24 @@ def _line_cells(rows: pl.DataFrame, fields: list[str]) -> list[pl.Expr]:
         "women_title": women_title,
         "other_titles": lambda: pl.lit(""),
         "foa_title": lambda: pl.lit(""),
-        "rating": lambda: number("rating"),
-        "games": lambda: number("games", "0"),
-        "k": lambda: number("k"),
         "birth": lambda: (
             pl.when(pl.col("birth_year").is_between(1000, 9999))
             .then(pl.col("birth_year").cast(pl.Utf8))
             .otherwise(pl.lit("0000"))
         ),
         "flag": flag,
+        # A rated player's unknown games count is 0; a K or rating unknown is left blank.
+        **{field: partial(number, column, "0" if field.endswith("games") else "") for field, column in numbers.items()},
     }
 
     def cell(field: str) -> pl.Expr:
         padded = made[field]().str.pad_end(width[field])
-        return _per_value(rows, _BY_VALUE[field], padded) if field in _BY_VALUE else padded
+        written = _per_value(rows, by_value[field], padded) if field in by_value else padded
+        if field.endswith("games"):  # an unrated player's games are blank, as their rating (layout A only)
+            rating = numbers[field.removesuffix("games") + "rating"]
+            if rows[rating].null_count():
+                written = pl.when(pl.col(rating).is_null()).then(pl.lit(" " * width[field])).otherwise(written)
+        return written
 
     return [cell(field) for field in fields]
 

@@ -6,6 +6,7 @@ import io
 import posixpath
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, overload
 
 import polars as pl
 
@@ -66,42 +67,111 @@ def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     return conform(registry_in_force(registry_history(store, up_to_month), up_to_month), Players)
 
 
+# What registries_in_force hands out for a month: the registry itself, or what a caller makes of it once per folder.
+Prepared = TypeVar("Prepared")
+
+
+def _as_it_is(registry: pl.DataFrame) -> pl.DataFrame:
+    return registry
+
+
+@overload
+def registries_in_force(history: pl.DataFrame, *, older_spellings: bool = False) -> Callable[[str], pl.DataFrame]: ...
+@overload
+def registries_in_force(
+    history: pl.DataFrame, *, older_spellings: bool = False, prepare: Callable[[pl.DataFrame], Prepared]
+) -> Callable[[str], Prepared]: ...
 def registries_in_force(
     history: pl.DataFrame,
     *,
     older_spellings: bool = False,
-    prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
-) -> Callable[[str], pl.DataFrame]:
+    prepare: Callable[[pl.DataFrame], Any] = _as_it_is,
+) -> Callable[[str], Any]:
     """Month -> registry_in_force of that month (passed through `prepare`), from registry_history's rows: each made
     once per folder (it changes only at a folder's month), not once per month. Asked in month order, as runs
     validate, rate and publish, only the registry in force is held (a FIDE list a month is a million rows a month).
     """
     folders = sorted(history[SINCE].unique().to_list())
-    held: list[tuple[str | None, pl.DataFrame]] = []
+    walk = _RegistryWalk(history, older_spellings)
+    held: list[tuple[str | None, Any]] = []
 
-    def in_force(month: str) -> pl.DataFrame:
+    def in_force(month: str) -> Any:
         newer = bisect_right(folders, month)
         folder = folders[newer - 1] if newer else None
         if not held or held[0][0] != folder:
-            registry = registry_in_force(history, month, older_spellings)
-            held[:] = [(folder, registry if prepare is None else prepare(registry))]
+            held[:] = [(folder, prepare(walk.registry(month)))]
         return held[0][1]
 
     return in_force
 
 
+class _RegistryWalk:
+    """registry_in_force of month after month, each made from the one before: the registry in force is updated with
+    the rows of the folders since (a FIDE list filed every month changes a few thousand of its million players), not
+    made again from every folder before it. Asked for an earlier month, it starts again from the history.
+    """
+
+    def __init__(self, history: pl.DataFrame, older_spellings: bool):
+        self.history, self.older_spellings = history, older_spellings
+        self.month: str | None = None
+        self.latest: pl.DataFrame | None = None  # _latest_fields of the history's rows up to self.month
+        self.renamed: pl.DataFrame | None = None  # the name rows of players the history names more than one way
+
+    def registry(self, month: str) -> pl.DataFrame:
+        """registry_in_force(history, month, older_spellings), the same frame."""
+        history = self.history.drop(SINCE)
+        if self.latest is None or self.month is None or month < self.month:
+            self.latest = _latest_fields(history.filter(self.history[SINCE] <= month))
+        elif month > self.month:
+            since = self.history[SINCE]
+            self.latest = _updated(self.latest, history.filter((since > self.month) & (since <= month)))
+        self.month = month
+        in_force = self.latest.with_columns(pl.col("name").fill_null(""), pl.col("federation").fill_null(""))
+        if not self.older_spellings:
+            return in_force
+        return _with_older_spellings(in_force, self._renamed().filter(pl.col(SINCE) <= month).drop(SINCE))
+
+    def _renamed(self) -> pl.DataFrame:
+        """The history's name rows (player_id, SINCE, the name's columns) of the players it names more than one way:
+        only they can have a name the registry in force no longer gives them.
+        """
+        if self.renamed is None:
+            named = [column for column in self.history.columns if column == "name" or column.startswith("_")]
+            rows = self.history.select("player_id", SINCE, *named).filter(pl.col("name").is_not_null())
+            self.renamed = rows.filter(pl.col("name").n_unique().over("player_id") > 1)
+        return self.renamed
+
+
+def _with_older_spellings(in_force: pl.DataFrame, name_rows: pl.DataFrame) -> pl.DataFrame:
+    """`in_force` (OLDER_SPELLING false) and, as rows of their own (OLDER_SPELLING true), the names of `name_rows`
+    (player_id and the name's columns, in history order) the registry in force does not give their player.
+    """
+    older = name_rows.unique(maintain_order=True)
+    older = older.join(in_force.select("player_id", "name"), on=["player_id", "name"], how="anti")
+    return pl.concat(
+        [
+            in_force.with_columns(pl.lit(False).alias(OLDER_SPELLING)),
+            older.with_columns(pl.lit(True).alias(OLDER_SPELLING)),
+        ],
+        how="diagonal",
+    )
+
+
+@overload
+def players_in_force(store: ObjectStore, last_month: str) -> Callable[[str], pl.DataFrame]: ...
+@overload
 def players_in_force(
-    store: ObjectStore, last_month: str, prepare: Callable[[pl.DataFrame], pl.DataFrame] | None = None
-) -> Callable[[str], pl.DataFrame]:
+    store: ObjectStore, last_month: str, prepare: Callable[[pl.DataFrame], Prepared]
+) -> Callable[[str], Prepared]: ...
+def players_in_force(
+    store: ObjectStore, last_month: str, prepare: Callable[[pl.DataFrame], Any] = _as_it_is
+) -> Callable[[str], Any]:
     """Month (up to `last_month`) -> read_players of that month (passed through `prepare`): registries_in_force over
     the store's folders, read once.
     """
-
-    def as_players(registry: pl.DataFrame) -> pl.DataFrame:
-        players = conform(registry, Players)
-        return players if prepare is None else prepare(players)
-
-    return registries_in_force(registry_history(store, last_month), prepare=as_players)
+    return registries_in_force(
+        registry_history(store, last_month), prepare=lambda registry: prepare(conform(registry, Players))
+    )
 
 
 def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
@@ -111,27 +181,39 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     A folder's row is kept only where it registers a new player or states a field differently from
     the registry in force before it, so a FIDE list filed every month adds its changes, not another
     million rows. `registered` is the player's first folder. registry_in_force gives any month's registry.
+    The folders are read once a process for the same files (a run's validation, chains and lists each ask).
     """
-    versions: list[pl.DataFrame] = []
-    in_force: pl.DataFrame | None = None
-    for month, keys in _registry_keys(store).items():
-        if month > up_to_month:
-            break
-        rows = _folder_rows(store, keys, month)
-        if rows is None:
-            continue
-        if in_force is not None:
-            rows = _changed_rows(rows, in_force)
-            in_force = _latest_fields(pl.concat([in_force, rows.select(in_force.columns)]))
-        else:
-            in_force = rows.select("player_id", *IDENTITY_FIELDS)
-        versions.append(rows)
-    if not versions:
+    entries = inventory(store, REGISTRY_FOLDER)
+    folders = {month: keys for month, keys in _keys_by_month(entries).items() if month <= up_to_month}
+    read_keys = {key for keys in folders.values() for key in keys}
+    read = (store.url(), up_to_month, tuple((entry.key, entry.stamp) for entry in entries if entry.key in read_keys))
+    if _read_history and _read_history[0][0] == read:
+        return _read_history[0][1]
+    frames = [rows for month, keys in folders.items() if (rows := _folder_rows(store, keys, month)) is not None]
+    if not frames:
         return empty_frame(Players).with_columns(pl.lit(None, dtype=pl.Utf8).alias(SINCE))
-    history = pl.concat(versions)
-    return history.with_columns(pl.col(SINCE).first().over("player_id").alias("registered")).select(
-        *polars_schema(Players), SINCE
+    rows = pl.concat(frames).with_row_index("_row")
+    first = rows["player_id"].is_first_distinct()
+    # A later folder's row of a player is kept where it states a field other than the registry in force: the
+    # player's latest value stated in an earlier folder (a folder names a player once). Only the players several
+    # folders name are looked at: most are named once.
+    again = rows.filter(rows["player_id"].is_duplicated())
+    restated = [
+        pl.col(field).is_not_null() & pl.col(field).ne_missing(pl.col(field).shift(1).forward_fill().over("player_id"))
+        for field in IDENTITY_FIELDS
+    ]
+    changed = again.filter(pl.any_horizontal(restated))["_row"]
+    history = (
+        rows.filter(first | rows["_row"].is_in(changed.implode()))
+        .with_columns(pl.col(SINCE).first().over("player_id").alias("registered"))
+        .select(*polars_schema(Players), SINCE)
     )
+    _read_history[:] = [(read, history)]
+    return history
+
+
+# registry_history's last answer, with the store, month and files (their stamps) it was read from.
+_read_history: list[tuple[tuple, pl.DataFrame]] = []
 
 
 def registry_in_force(history: pl.DataFrame, month: str, older_spellings: bool = False) -> pl.DataFrame:
@@ -150,15 +232,7 @@ def registry_in_force(history: pl.DataFrame, month: str, older_spellings: bool =
     if not older_spellings:
         return in_force
     named = [column for column in history.columns if column == "name" or column.startswith("_")]
-    older = rows.select("player_id", *named).filter(pl.col("name").is_not_null()).unique(maintain_order=True)
-    older = older.join(in_force.select("player_id", "name"), on=["player_id", "name"], how="anti")
-    return pl.concat(
-        [
-            in_force.with_columns(pl.lit(False).alias(OLDER_SPELLING)),
-            older.with_columns(pl.lit(True).alias(OLDER_SPELLING)),
-        ],
-        how="diagonal",
-    )
+    return _with_older_spellings(in_force, rows.select("player_id", *named).filter(pl.col("name").is_not_null()))
 
 
 def _latest_fields(rows: pl.DataFrame) -> pl.DataFrame:
@@ -170,6 +244,18 @@ def _latest_fields(rows: pl.DataFrame) -> pl.DataFrame:
         .agg(*[pl.col(column).drop_nulls().last() for column in others], *first)
         .select(rows.columns)
     )
+
+
+def _updated(latest: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """_latest_fields of `latest`'s rows then `rows` (the same columns), made by updating `latest` (one row per player)
+    with what `rows` state and appending the players it does not hold, not by grouping every row again.
+    """
+    if rows.is_empty():
+        return latest
+    changes = _latest_fields(rows)
+    known = changes["player_id"].is_in(latest["player_id"].implode())
+    updated = latest.update(changes.filter(known), on="player_id", how="left", include_nulls=False)
+    return pl.concat([updated, changes.filter(~known)])
 
 
 def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> pl.DataFrame | None:
@@ -190,14 +276,6 @@ def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> pl.DataFram
     return rows.with_columns(*not_stated, pl.col("birth_year").cast(pl.Int32), pl.lit(month).alias(SINCE)).select(
         "player_id", *IDENTITY_FIELDS, "registered", SINCE
     )
-
-
-def _changed_rows(rows: pl.DataFrame, in_force: pl.DataFrame) -> pl.DataFrame:
-    """The rows of a folder that register a new player or state a field other than the registry in force says."""
-    before = in_force.with_columns(pl.lit(True).alias("_known"))
-    joined = rows.join(before, on="player_id", how="left", suffix="_before", maintain_order="left")
-    differs = [pl.col(f).is_not_null() & pl.col(f).ne_missing(pl.col(f"{f}_before")) for f in IDENTITY_FIELDS]
-    return joined.filter(pl.col("_known").is_null() | pl.any_horizontal(differs)).select(rows.columns)
 
 
 def read_seed_list(store: ObjectStore, chain_start: str | None = None) -> pl.DataFrame | None:

@@ -16,7 +16,7 @@ LEAF_MODULES = ("months.py", "hashing.py", "text.py", "settings.py")
 #: The folders of pipeline/ whose code decides each stage's output, beside LEAF_MODULES and schemas/ (the columns of
 #: every table). Whole folders, so a module added to one is hashed without a list to keep; tests/test_layout.py
 #: checks that they hold the import closure of each stage's asset modules. The registry and the seed list (ingest/,
-#: read with formats/) feed every rating chain.
+#: read with formats/) feed every rating chain; the report index links the published lists (publish/).
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "ingest": ("ingest", "formats", "store", "validate"),
     "validate": ("validate", "ingest", "formats", "store"),
@@ -24,6 +24,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "analyse": (
         "analytics",
         "reports",
+        "publish",
         "evaluation",
         "engine",
         "rules",

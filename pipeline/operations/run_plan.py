@@ -21,7 +21,8 @@ from pipeline.invariants.store_checks import mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
 from pipeline.operations.instance_dirs import store_instance_dir
 from pipeline.operations.run_counts import GAME_OUTCOMES, distinct_players, players_by_identity, scenario_game_outcomes
-from pipeline.publish.lists import TXT_LEFT_OUT_REASON, stored_txt_left_out
+from pipeline.operations.waves import consecutive_stretches
+from pipeline.publish.lists import TXT_LEFT_OUT_REASON, list_command, readable_list_months, stored_txt_left_out
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import DEFAULT_STORE, Settings
@@ -178,6 +179,9 @@ class RunPlan:
     scenarios: dict[str, Scenario]
     partition_range: tuple[str, str] = ("", "")
     notes: tuple[str, ...] = ()
+    # The months whose readable lists the run publishes (published_months), and those it leaves stale.
+    published: tuple[str, ...] = ()
+    unpublished_stale: tuple[str, ...] = ()
 
     @property
     def chain_start(self) -> str:
@@ -203,12 +207,39 @@ class ListingProgress:
             print(f"  ... {listed:,} files listed so far ({now - self.started:.0f} s)", file=self.out, flush=True)
 
 
+# `ratings run --publish`: which months' readable lists (CSV, TXT, HTML under lists/) a run makes. A rating officer
+# reads the list just rated and an analyst any month on demand (`ratings list`): every month's Parquet is stored.
+PUBLISH_LAST, PUBLISH_ALL, PUBLISH_NONE = "last", "all", "none"
+PUBLISH_CHOICES = (PUBLISH_LAST, PUBLISH_ALL, PUBLISH_NONE)
+
+
+def published_months(
+    store: ObjectStore, scenarios: Mapping[str, Scenario], months: Sequence[str], publish: str
+) -> tuple[list[str], list[str]]:
+    """The months of a run over `months` whose readable lists it publishes, and the months of the range whose stored
+    readable lists it leaves as they were, made from lists it replaces.
+
+    `last` publishes the last month, and again every month of the range already published (a rerun would
+    otherwise leave them showing the lists it replaced); `all` every month; `none` none.
+    """
+    if publish not in PUBLISH_CHOICES:
+        raise StoreError(f"--publish {publish!r}: one of {', '.join(PUBLISH_CHOICES)}")
+    wanted = set(months)
+    readable = {m for scenario in scenarios.values() for m in readable_list_months(store, scenario.name)} & wanted
+    if publish == PUBLISH_ALL:
+        return list(months), []
+    if publish == PUBLISH_NONE:
+        return [], sorted(readable)
+    return sorted(readable | {months[-1]}), []
+
+
 def plan_run(
     root: str | None,
     first_month: str | None,
     last_month: str | None,
     scenarios_file: str | None,
     out: TextIO | None = None,
+    publish: str = PUBLISH_LAST,
 ) -> RunPlan:
     """The plan of a run over the store at `root` (default: the settings' store), refused without a landing zone,
     or (StoreError, before anything is written) when a scenario's stored chain cannot be continued from the month
@@ -245,7 +276,8 @@ def plan_run(
     notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
     # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
     notes += tuple(registry_plan(store, months, start, entries))
-    return RunPlan(root, store, entries, months, scenarios, partition_range, notes)
+    published, stale = published_months(store, scenarios, months, publish)
+    return RunPlan(root, store, entries, months, scenarios, partition_range, notes, tuple(published), tuple(stale))
 
 
 def stale_after(
@@ -284,13 +316,31 @@ def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:
         print(f"Removed {removed} temporary file(s) left by interrupted writes", file=out, flush=True)
 
 
-def opening_line(months: Sequence[str], where: str, scenarios: Mapping[str, Scenario], home: str) -> str:
-    """What a run says before it starts."""
+def opening_line(
+    months: Sequence[str],
+    where: str,
+    scenarios: Mapping[str, Scenario],
+    home: str,
+    published: Sequence[str] | None = None,
+) -> str:
+    """What a run says before it starts: the months, the scenarios, the instance, and which months it publishes readable
+    lists of (`published`; None: not said).
+    """
+    lists = ""
+    if published is not None:
+        lists = f", readable lists of {_months_text(published)}" if published else ", no readable list"
     return (
         f"Rating {len(months)} month{'s' if len(months) != 1 else ''} {months[0]}..{months[-1]} of {where} "
         f"under {len(scenarios)} scenarios "
-        f"({', '.join(scenarios)}) in one Dagster run (instance {home}) ..."
+        f"({', '.join(scenarios)}){lists} (Dagster instance {home}) ..."
     )
+
+
+def _months_text(months: Sequence[str]) -> str:
+    """'2024-12', '2024-01..2024-12 (12 months)', or '2023-06, 2024-01..2024-12 (13 months)'."""
+    stretches = [first if first == last else f"{first}..{last}" for first, last in consecutive_stretches(months)]
+    shown = ", ".join(stretches[:4]) + (f" and {len(stretches) - 4} more" if len(stretches) > 4 else "")
+    return shown if len(months) == 1 else f"{shown} ({len(months)} months)"
 
 
 def rated_players(store: ObjectStore, scenarios: Mapping[str, Scenario], month: str) -> dict[str, int]:
@@ -400,6 +450,8 @@ def runs_summary(
         dagster_home=dagster_home,
     )
     summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    summary["published"] = list(plan.published)
+    summary["stale_readable_lists"] = list(plan.unpublished_stale)
     summary["registries"] = registry_plan(plan.store, plan.months, plan.chain_start, plan.entries)
     summary["fault"] = fault or next((f for o in outcomes for f in o.get("faults", [])), None) or summary.get("fault")
     summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, plan.scenarios, plan.months[-1])
@@ -437,6 +489,24 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
         "players_by_identity": players_by_identity(identity_frame),
         "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(entries)],
     }
+
+
+def readable_lists_lines(where: str, published: Sequence[str], stale: Sequence[str]) -> list[str]:
+    """Where a run's readable lists are, which months have them, and how to make any other month's."""
+    lines = (
+        [f"  readable lists of {_months_text(published)}: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html"]
+        if published
+        else ["  no readable list made (--publish none)"]
+    )
+    if stale:
+        lines.append(
+            f"  WARNING: the readable lists of {_months_text(stale)} under {where}/lists/ show the lists this run "
+            "replaced: make them again with `ratings list` or a run with --publish last or all"
+        )
+    lines.append(
+        f"  any month's list on demand: {list_command(where, '<scenario>', '<YYYY-MM>', 'csv|txt|html|combined')}"
+    )
+    return lines
 
 
 def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str) -> str:
@@ -526,13 +596,11 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         (
             f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s"
             if len(summary.get("run_ids", [])) <= 1
-            else f"  {len(summary['run_ids'])} runs of all_months (shared tables, one per scenario, comparison) "
-            f"took {summary['run_seconds']:.0f}s"
+            else f"  {len(summary['run_ids'])} runs of all_months took {summary['run_seconds']:.0f}s (the UI shows "
+            "each run's stage as its ratings/stage tag)"
         ),
-        (
-            f"  lists: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html; tables: "
-            f"{where}/<scenario>/<table>/<YYYY-MM>.parquet"
-        ),
+        *readable_lists_lines(where, summary.get("published", []), summary.get("stale_readable_lists", [])),
+        f"  tables: {where}/<scenario>/<table>/<YYYY-MM>.parquet",
         f"  reports: {where}/reports/index.html",
         f"  UI: ratings ui --store {where}{ui_home} (then http://127.0.0.1:3000)",
     ]

@@ -13,20 +13,29 @@ from itertools import accumulate
 from typing import Any, NamedTuple
 
 from pipeline.malloc import polars_returning_freed_memory_in_children
+from pipeline.months import add_months
 from pipeline.operations import progress
 
 SHARED_GROUPS = ("ingest", "validate")
 COMPARISON_GROUPS = ("reports", "evaluation")
 
 
+# What a stage does with the scenarios' published lists (the `publish` stage's assets): select them with the rest,
+# leave them out, select them beside the stage's groups, or select them alone.
+LISTS_KEPT, LISTS_LEFT_OUT, LISTS_ADDED, LISTS_ONLY = "kept", "left_out", "added", "only"
+
+
 class Stage(NamedTuple):
-    """One run of `ratings run`: a name (its `ratings/stage` tag), the asset groups it selects (none: all) and its
-    first and last month (None: every month of the `ratings run`).
+    """One run of `ratings run`: a name (its `ratings/stage` tag), the asset groups it selects (none: all), its first
+    and last month (None: every month of the `ratings run`), what it does with the published lists (LISTS_*), and
+    groups it leaves out.
     """
 
     name: str
     groups: tuple[str, ...]
     months: tuple[str, str] | None = None
+    lists: str = LISTS_KEPT
+    left_out: tuple[str, ...] = ()
 
 
 # One run unless asked for more: one run already keeps about 1.4 of the 2 cores busy (Polars' threads,
@@ -35,21 +44,52 @@ DEFAULT_WORKERS = 1
 
 
 def stages(
-    scenarios: Sequence[str], workers: int, months: Sequence[str] = (), weights: Sequence[int] = ()
+    scenarios: Sequence[str],
+    workers: int,
+    months: Sequence[str] = (),
+    weights: Sequence[int] = (),
+    published: Sequence[str] | None = None,
 ) -> list[list[Stage]]:
     """The runs in waves: one run of everything with one worker; else the shared tables in `workers` runs of
     consecutive months (months are independent there; `weights`, e.g. each month's dump bytes, balance them),
     then each scenario's chain in its own run (`workers` at a time: chains are independent), then what compares them.
+
+    `published`: the months whose readable lists the runs make (None: every month). Where that is not every month,
+    the chains leave the lists out and runs over the published months' stretches make them, the last of these
+    with the comparison, so that the report index links the lists just made.
     """
+    every = published is None or list(published) == list(months)
+    blocks = [] if every else consecutive_stretches(list(published or ()))
+    publishing = [[Stage("publish", (), block, LISTS_ONLY)] for block in blocks[:-1]]
+    closing = Stage("comparison", COMPARISON_GROUPS, blocks[-1], LISTS_ADDED) if blocks else None
     if workers <= 1:
-        return [[Stage("all", ())]]
+        if every:
+            return [[Stage("all", ())]]
+        if closing is None:
+            return [[Stage("all", (), lists=LISTS_LEFT_OUT)]]
+        return [[Stage("all", (), lists=LISTS_LEFT_OUT, left_out=COMPARISON_GROUPS)], *publishing, [closing]]
     ranges = month_ranges(months, weights or [1] * len(months), workers)
     shared = [Stage("shared", SHARED_GROUPS, first_last) for first_last in ranges] if len(ranges) > 1 else []
+    chains = [Stage(name, (name,), lists=LISTS_KEPT if every else LISTS_LEFT_OUT) for name in scenarios]
     return [
         shared or [Stage("shared", SHARED_GROUPS)],
-        [Stage(name, (name,)) for name in scenarios],
-        [Stage("comparison", COMPARISON_GROUPS)],
+        chains,
+        *publishing,
+        [closing or Stage("comparison", COMPARISON_GROUPS)],
     ]
+
+
+def consecutive_stretches(months: Sequence[str]) -> list[tuple[str, str]]:
+    """Sorted months as (first, last) runs of consecutive months: ['2024-01', '2024-02', '2024-05'] ->
+    [('2024-01', '2024-02'), ('2024-05', '2024-05')].
+    """
+    stretches: list[tuple[str, str]] = []
+    for month in months:
+        if stretches and add_months(stretches[-1][1], 1) == month:
+            stretches[-1] = (stretches[-1][0], month)
+        else:
+            stretches.append((month, month))
+    return stretches
 
 
 def month_ranges(months: Sequence[str], weights: Sequence[int], parts: int) -> list[tuple[str, str]]:

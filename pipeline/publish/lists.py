@@ -10,20 +10,20 @@ import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from html import escape
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 import pandera.polars as pa
 import polars as pl
 
-from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_list
+from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_combined_list, write_fide_list
 from pipeline.ingest.registry import players_in_force
-from pipeline.months import add_months, month_range, parse_month
+from pipeline.months import add_months, parse_month
 from pipeline.scenarios.model import Scenario
-from pipeline.store.monthly import table_key
+from pipeline.store.monthly import stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import holds_control, printable, published_text_columns, spreadsheet_formulas
-from pipeline.validate.identity import LOCAL_ID_BASE, players_named_in_dumps
+from pipeline.validate.identity import LOCAL_ID_BASE, dump_name_versions, named_as_of
 from schemas.conformance import ascends_strictly
 from schemas.published_list import PublishedList
 from schemas.rating_list import RatingList
@@ -42,6 +42,30 @@ def published_list_key(scenario_key: str, month: str, extension: str) -> str:
     """Object-store key of one published file: lists/<scenario>/<YYYY-MM>.<csv|txt|html>."""
     parse_month(month)
     return f"{LISTS_PREFIX}/{scenario_key}/{month}.{extension}"
+
+
+def readable_list_months(store: ObjectStore, scenario_key: str) -> list[str]:
+    """The months of the scenario's published files under lists/<scenario>/ (any of STORED_FORMATS), in order."""
+    prefix = f"{LISTS_PREFIX}/{scenario_key}/"
+    months = set()
+    for key in store.list_files(LISTS_PREFIX, scenario_key):
+        stem, _, extension = key[len(prefix) :].rpartition(".")
+        if key.startswith(prefix) and extension in STORED_FORMATS and _is_month(stem):
+            months.add(stem)
+    return sorted(months)
+
+
+def _is_month(text: str) -> bool:
+    try:
+        parse_month(text)
+    except ValueError:
+        return False
+    return True
+
+
+def list_command(store_url: str, scenario_key: str, month: str, file_format: str = "html") -> str:
+    """The command that makes a month's readable list on demand (`ratings list`)."""
+    return f"ratings list --store {store_url} --scenario {scenario_key} --month {month} --format {file_format}"
 
 
 def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> pl.DataFrame:
@@ -164,18 +188,60 @@ def ranked_registry(players: pl.DataFrame) -> pl.DataFrame:
     the text the FIDE TXT writes for who the player is (fide_identity_text); and SPREADSHEET_FORMULA, whether a
     spreadsheet would evaluate one of the row's cells (the CSV neutralises those, pipeline.text.published_text).
     """
+    in_id_order = _prepared_rows(players)
+    named = in_id_order["name"].is_not_null()
+    rows = named.arg_true().to_numpy()
+    by_name = in_id_order.filter(named).select(pl.arg_sort_by("name", "player_id", maintain_order=True))
+    places = np.zeros(in_id_order.height, dtype=np.uint32)
+    places[rows[by_name.to_series().to_numpy()]] = np.arange(len(rows), dtype=np.uint32)
+    return in_id_order.with_columns(pl.when(named).then(pl.Series(places)).alias(NAME_ORDER))
+
+
+def _prepared_rows(players: pl.DataFrame) -> pl.DataFrame:
+    """ranked_registry's rows but NAME_ORDER, in id order: what each row needs whatever other rows it is listed with."""
     cleaned = players.with_columns(_registry_cells(players).get_columns())
     # Searched in the registry's own order, before sorting scatters its text in memory (three times slower).
     cleaned = cleaned.with_columns(_spreadsheet_formulas(cleaned))
     # In id order (an id's registrations keep theirs), so that each month finds its players by position.
     in_id_order = cleaned.sort("player_id", maintain_order=True)
-    by_name = in_id_order.select(pl.arg_sort_by("name", "player_id", maintain_order=True)).to_series().to_numpy()
-    places = np.empty(len(by_name), dtype=np.uint32)
-    places[by_name] = np.arange(len(by_name), dtype=np.uint32)
-    return in_id_order.with_columns(
-        pl.when(pl.col("name").is_not_null()).then(pl.Series(places)).alias(NAME_ORDER),
-        fide_identity_text(in_id_order),
+    return in_id_order.with_columns(fide_identity_text(in_id_order))
+
+
+def _name_keys(ranked: pl.DataFrame) -> pl.Series:
+    """Each named row's (name, id) as one text that sorts as the pair does: the name (printable, so without the NUL
+    that follows it), NUL, the id in 20 digits (ids are positive).
+    """
+    return ranked.select(
+        pl.concat_str(pl.col("name"), pl.lit("\x00"), pl.col("player_id").cast(pl.Utf8).str.zfill(20))
+    ).to_series()
+
+
+def _with_more_players(registry: pl.DataFrame, sorted_keys: pl.Series, more: pl.DataFrame) -> pl.DataFrame:
+    """ranked_registry of `registry`'s players and `more`'s (ids it does not hold), from `registry` ranked already
+    (its named rows' _name_keys in NAME_ORDER: `sorted_keys`) and `more` prepared (_prepared_rows), without sorting
+    the registry's names again: each of `more`'s names is placed among them by binary search.
+    """
+    named = more.filter(pl.col("name").is_not_null())
+    keys = _name_keys(named)
+    order = keys.arg_sort()
+    # How many registry names sort before each added name, the added names in their own order.
+    before = sorted_keys.search_sorted(keys.gather(order), side="left").to_numpy().astype(np.int64)
+    added_places = pl.Series(np.empty(len(order), dtype=np.uint32))
+    added_places = added_places.scatter(order, before + np.arange(len(order)))
+    # The registry's places are 0, 1, ... among its named rows (ranked_registry): each moves past the added names
+    # that sort before it.
+    places = registry[NAME_ORDER].fill_null(0).to_numpy().astype(np.int64)
+    places += np.searchsorted(before, places, side="right")
+    registry_places = pl.Series(places, dtype=pl.UInt32).set(registry[NAME_ORDER].is_null(), None)
+    combined = pl.concat(
+        [
+            registry.with_columns(registry_places.alias(NAME_ORDER)),
+            named.with_columns(added_places.alias(NAME_ORDER)),
+            more.filter(pl.col("name").is_null()).with_columns(pl.lit(None, dtype=pl.UInt32).alias(NAME_ORDER)),
+        ],
+        how="diagonal_relaxed",
     )
+    return combined.sort("player_id", maintain_order=True)
 
 
 def _registry_cells(registry: pl.DataFrame) -> pl.DataFrame:
@@ -210,29 +276,41 @@ _RANKED = (NAME_ORDER, FIDE_IDENTITY)
 SPREADSHEET_FORMULA = "spreadsheet_formula"
 
 
-def published_registries(store: ObjectStore, first_month: str, last_month: str) -> Callable[[str], pl.DataFrame]:
-    """Month -> the Players rows naming that month's list: the registry in force in the month (every raw/players/<M>/
-    folder applies from its month), then the players it does not hold as the dumps name them (players_named_in_dumps
-    of the identity reports of first_month..last_month).
+def published_registries(store: ObjectStore, last_month: str) -> Callable[[str], pl.DataFrame]:
+    """Month (up to `last_month`) -> the Players rows naming that month's list, ranked (ranked_registry): the registry
+    in force in the month (every raw/players/<M>/ folder applies from its month), then the players it does not hold
+    as the dumps of that month and before name them (pipeline.validate.identity.dump_name_versions of every stored
+    identity report).
 
-    A month's list is named by the registry in force then, whatever months a run publishes, so a month published
-    alone writes the bytes a range run wrote. The registry is read once, and ranked (ranked_registry: cleaned
-    once, each month sorting names by rank instead of as text) once per folder, not once per month.
-    `registered` lets each month keep only the players known by then.
+    A month's list is named by what was known then, whatever months a run publishes and whatever was stored after:
+    a month published alone (`ratings list`) writes the bytes a range run wrote. The registry is read once and
+    ranked once per folder; the dumps' names are prepared once and placed among the registry's names each month.
     """
     identities = [
         _identity_columns(store.scan_parquet(table_key(["identity"], month)))
-        for month in month_range(first_month, last_month)
-        if store.exists(table_key(["identity"], month))
+        for month in stored_table_months(store, ["identity"])
+        if month <= last_month
     ]
-    named = players_named_in_dumps(pl.concat(identities, how="diagonal_relaxed")) if identities else None
+    versions = _prepared_rows(dump_name_versions(pl.concat(identities, how="diagonal_relaxed"))) if identities else None
+    if versions is not None:  # in version order again: _prepared_rows keeps each id's versions in order
+        versions = versions.sort("player_id", "registered", maintain_order=True)
 
-    def with_dump_names(registry: pl.DataFrame) -> pl.DataFrame:
-        if named is not None:
-            registry = pl.concat([registry, named]).filter(pl.col("player_id").is_first_distinct())
-        return ranked_registry(registry)
+    def ranked(registry: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
+        frame = ranked_registry(registry)
+        named = frame.filter(pl.col(NAME_ORDER).is_not_null())
+        return frame, _name_keys(named).gather(named[NAME_ORDER].arg_sort())
 
-    return players_in_force(store, last_month, with_dump_names)
+    registries = players_in_force(store, last_month, ranked)
+
+    def month_registry(month: str) -> pl.DataFrame:
+        registry, sorted_keys = registries(month)
+        if versions is None:
+            return registry
+        named = named_as_of(versions, month)
+        named = named.filter(~pl.col("player_id").is_in(registry["player_id"].implode()))
+        return _with_more_players(registry, sorted_keys, named) if named.height else registry
+
+    return month_registry
 
 
 def _identity_columns(identity: pl.LazyFrame) -> pl.DataFrame:
@@ -244,6 +322,60 @@ def _identity_columns(identity: pl.LazyFrame) -> pl.DataFrame:
     return identity.select([name for name in columns if name in present]).collect()
 
 
+class PublishedMonth(NamedTuple):
+    """A month's published list made ready for its files (published_month): the PublishedList rows, the FIDE TXT's
+    identity text of each (None: made by the TXT's writer), and the ids of the players whose text a spreadsheet
+    could evaluate (None: unknown, searched by the CSV's writer).
+    """
+
+    scenario: str
+    month: str
+    rows: pl.DataFrame
+    identity: pl.Series | None
+    suspects: pl.Series | None
+
+
+def published_month(
+    store: ObjectStore, scenario_key: str, month: str, rating_list: pl.DataFrame, registry: pl.DataFrame
+) -> PublishedMonth:
+    """The scenario's list of `month` (`rating_list`: at least PUBLISHED_FROM_THE_LIST) named by `registry`
+    (published_registries' of the month: only the players registered by `month` name the list), with the previous
+    rating of the players delisted this month read from the stored list of the month before.
+    """
+    registered = registry.filter(pl.col("registered") <= month)
+    rows, identity = _published(rating_list, registered)
+    rows = with_delisted_previous_ratings(rows, store, scenario_key, month)
+    # The list's text is its registry's cells, printable already (_registry_cells); ranked_registry marked the few
+    # players a spreadsheet would evaluate. The CSV and the page need not search 700,000 names again.
+    suspects = (
+        registered.filter(SPREADSHEET_FORMULA)["player_id"] if SPREADSHEET_FORMULA in registered.columns else None
+    )
+    return PublishedMonth(scenario_key, month, rows, identity, suspects)
+
+
+def write_published_file(month: PublishedMonth, file_format: str, handle: BinaryIO) -> None:
+    """One of PUBLISHED_FORMATS of the month's published list into `handle`: what publishing stores as
+    lists/<scenario>/<YYYY-MM>.<format> and `ratings list --format` prints, byte for byte.
+    """
+    rows = month.rows
+    if file_format == "csv":
+        write_published_csv(rows, handle, suspects=month.suspects)
+    elif file_format == "txt":
+        write_published_txt(rows, month.month, handle, month.identity)
+    elif file_format == "html":
+        # Its text is the registry's cells, made printable by _published (ranked_registry or _registry_cells).
+        write_published_html(rows, month.scenario, month.month, handle, checked=True)
+    elif file_format == "combined":
+        write_published_combined(rows, handle, month.identity)
+    else:
+        raise ValueError(f"unknown list format {file_format!r}: one of {', '.join(PUBLISHED_FORMATS)}")
+
+
+# The files publishing writes for a month, and every format `ratings list` makes.
+STORED_FORMATS = ("csv", "txt", "html")
+PUBLISHED_FORMATS = (*STORED_FORMATS, "combined")
+
+
 def write_published_month(
     store: ObjectStore,
     scenario: Scenario,
@@ -252,35 +384,23 @@ def write_published_month(
     registry: pl.DataFrame,
     check: Callable[[type[pa.DataFrameModel], pl.DataFrame, str], object],
 ) -> Mapping[str, int | str]:
-    """The month's published list as CSV, TXT and HTML under lists/<scenario>/, after check(PublishedList, list,
-    what); returns its figures (players, rated, unregistered) and the three files' locations.
-
-    `registry` is published_registries' of the month: only the players registered by `month` name the list.
+    """The month's published list (published_month) as CSV, TXT and HTML under lists/<scenario>/, after
+    check(PublishedList, list, what); returns its figures (players, rated, unregistered) and the three files'
+    locations.
     """
-    registered = registry.filter(pl.col("registered") <= month)
-    published, identity = _published(rating_list, registered)
-    published = with_delisted_previous_ratings(published, store, scenario.name, month)
+    made = published_month(store, scenario.name, month, rating_list, registry)
+    published = made.rows
     check(PublishedList, published, f"{scenario.name}/published_list {month}")
-    # The list's text is its registry's cells, printable already (_registry_cells); ranked_registry marked the few
-    # players a spreadsheet would evaluate. The CSV and the page need not search 700,000 names again.
-    suspects = (
-        registered.filter(SPREADSHEET_FORMULA)["player_id"] if SPREADSHEET_FORMULA in registered.columns else None
-    )
-    writers: dict[str, Callable[[BinaryIO], None]] = {
-        "csv": lambda handle: write_published_csv(published, handle, suspects=suspects),
-        "txt": lambda handle: write_published_txt(published, month, handle, identity),
-        "html": lambda handle: write_published_html(published, scenario.name, month, handle, checked=True),
-    }
 
     def render_and_write(extension: str) -> str:
         target = published_list_key(scenario.name, month, extension)
-        store.write_with(writers[extension], target)
+        store.write_with(lambda handle: write_published_file(made, extension, handle), target)
         return redact_url(store.url(target))
 
     # The three files side by side: Polars releases the GIL, so a second core does not sit idle. Each
     # file goes to the store as it is made, never held whole (a 900,000-player TXT is 100 MB).
     with ThreadPoolExecutor(max_workers=PUBLISH_THREADS, thread_name_prefix="publish") as pool:
-        written = {extension: pool.submit(render_and_write, extension) for extension in writers}
+        written = {extension: pool.submit(render_and_write, extension) for extension in STORED_FORMATS}
         paths = {f"{extension}_path": future.result() for extension, future in written.items()}
     rated = published.filter(pl.col("rating").is_not_null()).height
     left_out = txt_left_out(published)
@@ -292,6 +412,17 @@ def write_published_month(
         TXT_LEFT_OUT: left_out,
         **paths,
     }
+
+
+def stored_published_month(store: ObjectStore, scenario_key: str, month: str) -> PublishedMonth:
+    """published_month of the scenario's stored list of `month`, named as publishing names it: what `ratings list`
+    prints. pipeline.store.object_store raises FileNotFoundError where the month's list is not stored.
+    """
+    key = table_key([scenario_key, "rating_list"], month)
+    if not store.exists(key):
+        raise FileNotFoundError(f"no stored {scenario_key} list of {month} ({redact_url(store.url(key))})")
+    listed = store.read_parquet(key, columns=list(PUBLISHED_FROM_THE_LIST))
+    return published_month(store, scenario_key, month, listed, published_registries(store, month)(month))
 
 
 def with_delisted_previous_ratings(
@@ -372,6 +503,16 @@ def write_published_txt(
     players = published if identity is None else published.with_columns(identity.alias(FIDE_IDENTITY))
     fide_ids = players.filter(pl.col("id") < LOCAL_ID_BASE).rename({"id": "player_id"})
     write_fide_list(fide_ids, fide_list_month(month), handle)
+
+
+def write_published_combined(published: pl.DataFrame, handle: BinaryIO, identity: pl.Series | None = None) -> None:
+    """Every player of the list with a FIDE id in FIDE's combined layout (players_list_foa.txt: one line a player, the
+    standard, rapid and blitz ratings side by side; pipeline.formats.fide_list.write_fide_combined_list). FIDE's
+    combined file holds its registered players whether rated or not, so the unrated are in it too; the rapid and
+    blitz columns stay blank: the lists rate standard play only.
+    """
+    players = published if identity is None else published.with_columns(identity.alias(FIDE_IDENTITY))
+    write_fide_combined_list(players.filter(pl.col("id") < LOCAL_ID_BASE).rename({"id": "player_id"}), handle)
 
 
 # write_published_month's figure: the rated players the FIDE TXT leaves out, and why (TXT_LEFT_OUT_REASON).

@@ -28,7 +28,7 @@ from pipeline.analytics.performance import performance_ratings
 from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
 from pipeline.months import add_months
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
-from pipeline.store.object_store import ObjectStore, polars_s3_options
+from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
 from pipeline.validate.identity import LOCAL_ID_BASE, name_key
 
@@ -102,7 +102,8 @@ def stored_months(store: ObjectStore) -> dict[str, list[str]]:
     """Scenario (asset-key prefix) -> the months of its stored rating lists, for every scenario with at least one:
     `actual` first, then by name.
     """
-    found = {name: _months(store, name) for name in store.list_dirs() if name != RAW}
+    # Not raw/, nor a hidden folder such as the store's own Dagster instance (.dagster): no scenario's.
+    found = {name: _months(store, name) for name in store.list_dirs() if name != RAW and is_safe_part(name)}
     return dict(
         sorted(((k, v) for k, v in found.items() if v), key=lambda item: (item[0] != DEFAULT_SCENARIO, item[0]))
     )
@@ -684,10 +685,11 @@ def chart_title(report: PlayerReport) -> str:
     return f"Rating history of {who}"
 
 
-def render_html(report: PlayerReport, *, in_store: bool = False) -> str:
+def render_html(report: PlayerReport, *, in_store: bool = False, list_made_by: str | None = None) -> str:
     """A self-contained page: history table and chart (PNG inline as base64), the list's calculation, performance.
 
-    `in_store`: the page is the store's players/<id>.html (player_page_key), so it links to the published lists.
+    `in_store`: the page is the store's players/<id>.html (player_page_key), so it links to the published list of the
+    calculation's month, or, where that month has none (`list_made_by`: the command that makes it), says how to make it.
     """
     from pipeline.reports.charts import plot_rating_history
     from pipeline.reports.page import frame_table_html, html_page, html_text
@@ -718,9 +720,14 @@ def render_html(report: PlayerReport, *, in_store: bool = False) -> str:
     links = ""
     if in_store:
         scenario, month = escape(report.scenario, quote=True), escape(report.month, quote=True)
+        label = f"{escape(report.scenario)} {escape(report.month)}"
+        the_list = (
+            f'The list: <a href="../lists/{scenario}/{month}.html">{label}</a>.'
+            if list_made_by is None
+            else f"The list of {escape(report.month)} has no readable page yet: <code>{escape(list_made_by)}</code>."
+        )
         links = (
-            f'<p class="meta">The list: <a href="../lists/{scenario}/{month}.html">{escape(report.scenario)} '
-            f"{escape(report.month)}</a>. Made by <code>ratings player {report.player_id} --html</code>; "
+            f'<p class="meta">{the_list} Made by <code>ratings player {report.player_id} --html</code>; '
             "run it again after new months are rated.</p>"
         )
     body = "\n".join(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from urllib.parse import quote, urlsplit
@@ -101,9 +101,16 @@ def _scenario_title(scenario: str) -> str:
     return "All scenarios" if scenario == CROSS_SCENARIO else f"Scenario {scenario}"
 
 
-def render_index(entries: Iterable[ReportEntry], title: str = "Rating reports", note: str = "") -> str:
+def render_index(
+    entries: Iterable[ReportEntry],
+    title: str = "Rating reports",
+    note: str = "",
+    readable_lists: Mapping[str, Sequence[str]] | None = None,
+    list_command: str = "",
+) -> str:
     """The index page: a section per scenario (cross-scenario reports first), a row per period and a
-    column per report kind, each cell linking the page / chart / data of that report.
+    column per report kind, each cell linking the page / chart / data of that report; then the readable lists
+    (`readable_lists`: scenario -> the months published under lists/) and `list_command`, how to make the others.
     """
     entries = sorted(
         set(entries),
@@ -129,7 +136,11 @@ def render_index(entries: Iterable[ReportEntry], title: str = "Rating reports", 
             f'<h2 id="s{number}">{escape(_scenario_title(scenario))}</h2>\n'
             f'<table class="index"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
         )
+    if readable_lists is not None:
+        sections.append(_readable_lists_section(readable_lists, list_command))
     toc = "".join(f'<li><a href="#s{n}">{escape(_scenario_title(s))}</a></li>' for n, s in enumerate(scenarios))
+    if readable_lists is not None:
+        toc += '<li><a href="#lists">Readable lists</a></li>'
     summary = f"{len(entries):,} reports in {len(scenarios)} sections."
     body = (
         f"<h1>{escape(title)}</h1>\n"
@@ -138,3 +149,27 @@ def render_index(entries: Iterable[ReportEntry], title: str = "Rating reports", 
         f'<ul class="toc">{toc}</ul>\n' + ("\n".join(sections) if sections else "<p>No reports yet.</p>")
     )
     return html_page(title, body, INDEX_CSS)
+
+
+def _readable_lists_section(readable_lists: Mapping[str, Sequence[str]], list_command: str) -> str:
+    """The index's links to the published lists (lists/<scenario>/<YYYY-MM>.html|csv|txt, beside reports/) and the
+    command that makes any other month's.
+    """
+    rows = []
+    for scenario, months in readable_lists.items():
+        links = " ".join(
+            f"{escape(month)}: "
+            + " ".join(
+                f'<a href="{escape(quote(f"../lists/{scenario}/{month}.{extension}", safe="/._-+=~"), quote=True)}">'
+                f"{label}</a>"
+                for extension, label in (("html", "page"), ("csv", "CSV"), ("txt", "FIDE TXT"))
+            )
+            for month in months
+        )
+        rows.append(f'<tr><th scope="row">{escape(scenario)}</th><td>{links or "none"}</td></tr>')
+    other = f" Any other month's: <code>{escape(list_command)}</code>." if list_command else ""
+    return (
+        '<h2 id="lists">Readable lists</h2>\n'
+        f'<p class="meta">The months whose lists a run published (under lists/, beside reports/).{other}</p>\n'
+        f'<table class="index"><tbody>{"".join(rows)}</tbody></table>'
+    )

@@ -25,6 +25,7 @@ from pipeline.analytics import (
 )
 from pipeline.analytics.windows import PeriodWindow
 from pipeline.months import add_months
+from pipeline.publish.lists import LISTS_PREFIX, list_command, readable_list_months
 from pipeline.reports.accuracy_page import render_accuracy_page
 from pipeline.reports.chart_pages import render_band_trend_page, render_distribution_page, render_score_curves_page
 from pipeline.reports.charts import (
@@ -45,7 +46,7 @@ from pipeline.reports.index import (
 )
 from pipeline.reports.markdown import crosstable_markdown
 from pipeline.scenarios.model import Scenario, rate_scenario_month
-from pipeline.store.object_store import TEMP_MARK, ObjectStore, redact_url
+from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
 from schemas import Games
 from schemas.util import empty_frame
 
@@ -345,5 +346,16 @@ def write_report_index(store: ObjectStore) -> list[ReportEntry]:
             entries.append(
                 ReportEntry(scenario=parts[0], kind=parts[1].rsplit(".", 1)[0], period="latest", href=relative)
             )
-    store.write_text(render_index(entries, note=INDEX_NOTE), REPORTS_PREFIX, INDEX_NAME)
+    readable = {
+        name: months
+        for name in store.list_dirs(LISTS_PREFIX)
+        if is_safe_part(name) and (months := readable_list_months(store, name))
+    }
+    # The store's place is left out: the index's bytes are the same wherever the store is (and a URL can be private).
+    command = list_command("<this store>", "<scenario>", "<YYYY-MM>")
+    store.write_text(
+        render_index(entries, note=INDEX_NOTE, readable_lists=readable, list_command=command),
+        REPORTS_PREFIX,
+        INDEX_NAME,
+    )
     return entries

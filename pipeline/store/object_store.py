@@ -116,13 +116,18 @@ def store_root_from_env() -> str:
     return str(Settings.one_from_env("store"))
 
 
+def is_safe_part(part: str) -> bool:
+    """Whether safe_part takes `part` (a folder found in a listing, say, that a key may be made of)."""
+    return isinstance(part, str) and bool(_SAFE_PART.match(part))
+
+
 def safe_part(part: str) -> str:
     r"""Reject path parts that could leave the store prefix: '..', '/', '\', empty, hidden or '~' names.
 
     A part must start with a letter or digit and hold only letters, digits and . _ = + -, so neither
     '..' nor a separator of any platform can get through.
     """
-    if not isinstance(part, str) or not _SAFE_PART.match(part):
+    if not is_safe_part(part):
         raise ValueError(f"unsafe path component {part!r}")
     return part
 

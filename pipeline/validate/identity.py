@@ -294,35 +294,50 @@ def _most_frequent(column: str) -> pl.Expr:
     return values.mode().sort().first().alias(column)
 
 
-def players_named_in_dumps(identities: pl.DataFrame) -> pl.DataFrame:
-    """Players rows for the ids identities rated without a registry entry: new ids and local ids.
+def dump_name_versions(identities: pl.DataFrame) -> pl.DataFrame:
+    """Every version of how the dumps name the ids identities rated without a registry entry (new ids and local ids):
+    one row per player and month that names them, in (player_id, month) order, holding what a list of that month or
+    later names them by until a later month names them again (players_named_in_dumps).
 
-    The name is the one written in the dumps (the latest month's, then the most records); the federation and title
-    are the first the dumps state in that order ('' and null when none does); sex and birth year stay unknown.
-    `registered` is the month the name was seen. The registry's rows win over these (pipeline.publish.lists).
+    A month's name is the one the most of its records write (ties: the first in text order); the federation and
+    title are the most recent month's that states one (each month's from its most records), else '' and null. The
+    columns are the Players columns, `registered` being the month of the version.
     """
     stated = [pl.lit(None, dtype=pl.Utf8).alias(name) for name in ("federation", "title") if name not in identities]
     named = identities.with_columns(stated).filter(
         pl.col("status").is_in(["new", "new_name"]) & pl.col("player_id").is_not_null() & pl.col("name").is_not_null()
     )
+    by_records = named.sort(["player_id", "month", "records", "name"], descending=[False, False, True, False])
+    per_month = by_records.group_by("player_id", "month", maintain_order=True).agg(
+        pl.col("name").first(), pl.col("federation").drop_nulls().first(), pl.col("title").drop_nulls().first()
+    )
     return conform(
-        named.sort(["month", "records"], descending=[True, True])
-        .group_by("player_id", maintain_order=True)
-        .agg(
-            pl.col("name").first(),
-            pl.col("month").first(),
-            pl.col("federation").drop_nulls().first(),
-            pl.col("title").drop_nulls().first(),
-        )
-        .select(
+        per_month.select(
             "player_id",
             name_key(pl.col("name")).alias("name"),
-            pl.col("federation").fill_null(""),
+            pl.col("federation").forward_fill().over("player_id").fill_null(""),
             pl.lit(None, dtype=pl.Utf8).alias("sex"),
             pl.lit(None, dtype=pl.Int32).alias("birth_year"),
-            pl.col("title"),
+            pl.col("title").forward_fill().over("player_id"),
             pl.col("month").alias("registered"),
-        )
-        .sort("player_id"),
+        ),
         Players,
     )
+
+
+def named_as_of(versions: pl.DataFrame, month: str | None = None) -> pl.DataFrame:
+    """Players rows from dump_name_versions: each player's latest version of `month` or before (None: the latest),
+    in id order.
+    """
+    known = versions if month is None else versions.filter(pl.col("registered") <= month)
+    return known.filter(pl.col("player_id").is_last_distinct())
+
+
+def players_named_in_dumps(identities: pl.DataFrame, month: str | None = None) -> pl.DataFrame:
+    """Players rows for the ids identities rated without a registry entry (new ids and local ids), named as the dumps
+    of `month` and before name them (None: all of them; dump_name_versions): the name written in the dumps (the latest
+    month's, then the most records); the federation and title the latest the dumps state ('' and null when none
+    does); sex and birth year unknown. `registered` is the month the name was seen. The registry's rows win over these
+    (pipeline.publish.lists).
+    """
+    return named_as_of(dump_name_versions(identities), month)
