@@ -253,9 +253,13 @@ def _updated(latest: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     if rows.is_empty():
         return latest
     changes = _latest_fields(rows)
-    known = changes["player_id"].is_in(latest["player_id"].implode())
-    updated = latest.update(changes.filter(known), on="player_id", how="left", include_nulls=False)
-    return pl.concat([updated, changes.filter(~known)])
+    # Found from the few changed ids, not the million held: most folders only register new players.
+    held = latest["player_id"].is_in(changes["player_id"].implode())
+    if held.any():
+        known = changes["player_id"].is_in(latest.filter(held)["player_id"].implode())
+        latest = latest.update(changes.filter(known), on="player_id", how="left", include_nulls=False)
+        changes = changes.filter(~known)
+    return pl.concat([latest, changes])
 
 
 def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> pl.DataFrame | None:
