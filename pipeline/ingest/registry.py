@@ -183,10 +183,7 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     million rows. `registered` is the player's first folder. registry_in_force gives any month's registry.
     The folders are read once a process for the same files (a run's validation, chains and lists each ask).
     """
-    entries = inventory(store, REGISTRY_FOLDER)
-    folders = {month: keys for month, keys in _keys_by_month(entries).items() if month <= up_to_month}
-    read_keys = {key for keys in folders.values() for key in keys}
-    read = (store.url(), up_to_month, tuple((entry.key, entry.stamp) for entry in entries if entry.key in read_keys))
+    folders, read = _registry_reads(store, up_to_month)
     if _read_history and _read_history[0][0] == read:
         return _read_history[0][1]
     frames = [rows for month, keys in folders.items() if (rows := _folder_rows(store, keys, month)) is not None]
@@ -210,6 +207,22 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     )
     _read_history[:] = [(read, history)]
     return history
+
+
+def registry_files(store: ObjectStore, up_to_month: str) -> tuple:
+    """What registry_history of `up_to_month` reads, as a key that changes when any of it does: the store, the month,
+    and each registry file's key and stamp (size and modification time, or S3's ETag).
+    """
+    return _registry_reads(store, up_to_month)[1]
+
+
+def _registry_reads(store: ObjectStore, up_to_month: str) -> tuple[dict[str, list[str]], tuple]:
+    """The registry folders up to `up_to_month` (month -> keys) and registry_files' key of them."""
+    entries = inventory(store, REGISTRY_FOLDER)
+    folders = {month: keys for month, keys in _keys_by_month(entries).items() if month <= up_to_month}
+    read_keys = {key for keys in folders.values() for key in keys}
+    stamps = tuple((entry.key, entry.stamp) for entry in entries if entry.key in read_keys)
+    return folders, (store.url(), up_to_month, stamps)
 
 
 # registry_history's last answer, with the store, month and files (their stamps) it was read from.

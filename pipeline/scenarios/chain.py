@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import pandera.polars as pa
@@ -11,9 +11,10 @@ import polars as pl
 from pipeline.engine.period import normalize_list
 from pipeline.ingest.registry import (
     later_seed_files,
-    players_in_force,
     read_seed_file,
     read_seed_list,
+    registry_history,
+    registry_in_force,
     seed_list_month,
 )
 from pipeline.months import add_months
@@ -21,9 +22,9 @@ from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore, redact_url
-from schemas import Games, RatedGames, RatingList, SystemRatingList
+from schemas import Games, Players, RatedGames, RatingList, SystemRatingList
 from schemas.conformance import conforms
-from schemas.util import empty_frame, polars_schema
+from schemas.util import conform, empty_frame, polars_schema
 
 
 class ChainTable(NamedTuple):
@@ -244,19 +245,22 @@ def rate_months(
     `chain_start` is the store's first month (the first partition), where the chain starts from the
     seed list; any later month continues the stored list of the month before, which is read (or
     refused with MissingMonth) before anything is rated, so a gap fails before any month is written.
-    The registry is read once: a month sees the registry in force then (birth years of newcomers).
+    The registry's history is read once: a month sees the registry in force then (birth years of newcomers), made
+    for the month's players only.
     """
     carried = {"list": previous_list(store, scenario, months[0], chain_start)}
     if scenario.is_system:
         carried["state"] = previous_state(store, scenario, months[0], chain_start)
-    players_of = players_in_force(store, months[-1])
+    history = registry_history(store, months[-1])
     later_lists = {month: key for month, key in later_seed_files(store, chain_start).items() if month in months}
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
         if month in later_lists and scenario.seed_list is None:
             later = read_seed_file(store, later_lists[month])
             carried.update(with_later_list_newcomers(carried, scenario, later, month))
-        players = players_of(month)
+        read = {m: games_of(m) for m in scenario.months_read(month)}
+        games_of = _held_first(read, games_of)
+        players = _registered_players(history, read.values(), month)
         if scenario.is_system:
             system = rate_system_month(scenario, carried["list"], carried["state"], games_of(month), month, players)
             carried.update(list=system.rating_list, state=system.state)
@@ -266,6 +270,22 @@ def rate_months(
         return result.rating_list, result.rated_games
 
     return rate
+
+
+def _held_first(
+    held: dict[str, pl.DataFrame], games_of: Callable[[str], pl.DataFrame]
+) -> Callable[[str], pl.DataFrame]:
+    """games_of, answering the months of `held` from it (read once)."""
+    return lambda month: held[month] if month in held else games_of(month)
+
+
+def _registered_players(history: pl.DataFrame, games: Iterable[pl.DataFrame], month: str) -> pl.DataFrame:
+    """The registry in force in `month` (Players rows) of the players of `games` only: what the engine reads of it,
+    the birth years of the players new to the list, without making the registry of every registered player.
+    """
+    sides = [frame[side].cast(pl.Int64).alias("player_id") for frame in games for side in ("white_id", "black_id")]
+    rows = history.filter(pl.col("player_id").is_in(pl.concat(sides).implode()))
+    return conform(registry_in_force(rows, month), Players)
 
 
 def games_or_empty(games: Any) -> Callable[[str], pl.DataFrame]:

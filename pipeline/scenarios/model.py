@@ -181,6 +181,14 @@ class Scenario(_Frozen):
     def events_after(self, month: str) -> list[Event]:
         return [event for event in self.events if event.after == month]
 
+    def months_read(self, month: str) -> list[str]:
+        """The months whose games rate_scenario_month reads for `month`: the period's (period_months) where a list
+        is published after it, else the month's own (its per-game table).
+        """
+        if self.system is None and self.rules_for(month).publishes_list_after(month):
+            return self.period_months(month)
+        return [month]
+
     def period_months(self, month: str) -> list[str]:
         """The months whose games the list of `month` rates: earlier months without a list, then `month`."""
         months = [month]
@@ -256,7 +264,7 @@ def rate_scenario_month(
     """
     rules = scenario.rules_for(month)
     if rules.publishes_list_after(month):
-        months = scenario.period_months(month)
+        months = scenario.months_read(month)
         games = pl.concat([games_of(m) for m in months], how="diagonal_relaxed") if len(months) > 1 else games_of(month)
         result = rate_period(previous, games, rules, month, players=players)
         rated_games = result.rated_games
