@@ -209,15 +209,10 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     return history
 
 
-def registry_files(store: ObjectStore, up_to_month: str) -> tuple:
-    """What registry_history of `up_to_month` reads, as a key that changes when any of it does: the store, the month,
-    and each registry file's key and stamp (size and modification time, or S3's ETag).
-    """
-    return _registry_reads(store, up_to_month)[1]
-
-
 def _registry_reads(store: ObjectStore, up_to_month: str) -> tuple[dict[str, list[str]], tuple]:
-    """The registry folders up to `up_to_month` (month -> keys) and registry_files' key of them."""
+    """The registry folders up to `up_to_month` (month -> keys), and what they are read from as a key that changes
+    when any file does: the store, the month, and each file's key and stamp (size and mtime, or S3's ETag).
+    """
     entries = inventory(store, REGISTRY_FOLDER)
     folders = {month: keys for month, keys in _keys_by_month(entries).items() if month <= up_to_month}
     read_keys = {key for keys in folders.values() for key in keys}

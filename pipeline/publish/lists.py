@@ -17,7 +17,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_combined_list, write_fide_list
-from pipeline.ingest.registry import players_in_force, registry_files
+from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months, parse_month
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import stored_table_months, table_key
@@ -285,12 +285,7 @@ def published_registries(store: ObjectStore, last_month: str) -> Callable[[str],
     A month's list is named by what was known then, whatever months a run publishes and whatever was stored after:
     a month published alone (`ratings list`) writes the bytes a range run wrote. The registry is read once and
     ranked once per folder; the dumps' names are prepared once and placed among the registry's names each month.
-    The scenarios of a run, publishing the same months from the same files, share one (the last one made).
     """
-    identity_stamps = store.list_stamps("identity")
-    read = (registry_files(store, last_month), tuple(identity_stamps.items()))
-    if _made_registries and _made_registries[0][0] == read:
-        return _made_registries[0][1]
     identities = [
         _identity_columns(store.scan_parquet(table_key(["identity"], month)))
         for month in stored_table_months(store, ["identity"])
@@ -315,12 +310,7 @@ def published_registries(store: ObjectStore, last_month: str) -> Callable[[str],
         named = named.filter(~pl.col("player_id").is_in(registry["player_id"].implode()))
         return _with_more_players(registry, sorted_keys, named) if named.height else registry
 
-    _made_registries[:] = [(read, month_registry)]
     return month_registry
-
-
-# published_registries' last answer and the files it was made from (registry_files, the identity reports' stamps).
-_made_registries: list[tuple[tuple, Callable[[str], pl.DataFrame]]] = []
 
 
 def _identity_columns(identity: pl.LazyFrame) -> pl.DataFrame:
