@@ -156,3 +156,33 @@ def test_which_months_a_run_publishes(tmp_path: Path) -> None:
     assert PUBLISH_CHOICES == ("last", "all", "none")
     # The command line spells both choices without loading the publishing code: the same values.
     assert commands.LIST_FORMATS == PUBLISHED_FORMATS
+
+
+def test_the_summary_says_which_months_have_readable_lists_and_which_are_stale() -> None:
+    from pipeline.operations.run_plan import readable_lists_lines
+
+    lines = readable_lists_lines("/s", ["2024-01", "2024-02", "2024-04"], [])
+    assert (
+        lines[0]
+        == "  readable lists of 2024-01..2024-02, 2024-04 (3 months): /s/lists/<scenario>/<YYYY-MM>.csv|.txt|.html"
+    )
+    assert lines[-1].endswith(
+        "ratings list --store /s --scenario <scenario> --month <YYYY-MM> --format csv|txt|html|combined"
+    )
+    lines = readable_lists_lines("/s", [], ["2024-03"])
+    assert lines[0] == "  no readable list made (--publish none)"
+    assert lines[1].startswith(
+        "  WARNING: the readable lists of 2024-03 under /s/lists/ show the lists this run replaced"
+    )
+
+
+def test_a_reader_that_stops_early_ends_the_list_quietly(published_last: tuple) -> None:
+    """`ratings list ... | head -1`: the writer's broken pipe is no error (exit 0, nothing on standard error)."""
+    import subprocess
+    import sys
+
+    ratings = Path(sys.executable).with_name("ratings")
+    command = f"set -o pipefail; '{ratings}' list --store '{published_last[0]}' --format txt | head -1"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.startswith("ID Number")

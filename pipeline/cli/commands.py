@@ -230,8 +230,13 @@ def command_list(args: argparse.Namespace) -> int:
         print(f"wrote {target} ({scenario} {month}, {args.format}, {made.rows.height:,} players)", file=sys.stderr)
     else:
         sys.stdout.flush()
-        write_published_file(made, args.format, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+        try:
+            write_published_file(made, args.format, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+        except OSError as error:  # Polars' writers report a reader gone (`| head`) as an OSError of their own
+            if "Broken pipe" not in str(error):
+                raise
+            raise BrokenPipeError(str(error)) from None
     return 0
 
 
