@@ -14,7 +14,7 @@ import yaml
 
 from pipeline.cli import commands
 from pipeline.formats.fide_list import parse_fide_list
-from pipeline.operations.run_plan import PUBLISH_CHOICES, published_months
+from pipeline.operations.run_plan import published_months
 from pipeline.publish.lists import PUBLISHED_FORMATS, STORED_FORMATS, published_list_key, readable_list_months
 from pipeline.scenarios.model import default_scenarios_path, load_scenarios
 from pipeline.store.object_store import ObjectStore
@@ -153,7 +153,6 @@ def test_which_months_a_run_publishes(tmp_path: Path) -> None:
     assert published_months(store, scenarios, MONTHS, "last") == (["2024-01", "2024-03", "2024-04"], [])
     assert published_months(store, scenarios, MONTHS, "all") == (MONTHS, [])
     assert published_months(store, scenarios, MONTHS, "none") == ([], ["2024-01", "2024-03"])
-    assert PUBLISH_CHOICES == ("last", "all", "none")
     # The command line spells both choices without loading the publishing code: the same values.
     assert commands.LIST_FORMATS == PUBLISHED_FORMATS
 

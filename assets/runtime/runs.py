@@ -27,7 +27,6 @@ from pipeline.operations import progress
 from pipeline.operations.automation import range_tags
 from pipeline.operations.instance_dirs import instance_dir
 from pipeline.operations.run_plan import (
-    PUBLISH_LAST,
     RunPlan,
     checks_passed,
     closing_lines,
@@ -42,6 +41,7 @@ from pipeline.operations.waves import (
     LISTS_ADDED,
     LISTS_LEFT_OUT,
     LISTS_ONLY,
+    PUBLISH_LAST,
     Stage,
     run_waves,
     stages,

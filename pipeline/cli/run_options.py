@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pipeline.operations.instance_dirs import instance_dir
+from pipeline.operations.waves import PUBLISH_CHOICES, PUBLISH_LAST
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -109,8 +110,8 @@ def add_workers_option(command: argparse.ArgumentParser) -> None:
 def add_publish_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--publish",
-        choices=("last", "all", "none"),
-        default="last",
+        choices=PUBLISH_CHOICES,
+        default=PUBLISH_LAST,
         help="readable lists (CSV, FIDE TXT, HTML under <store>/lists/) of: the last month of the range, and again "
         "the months of the range published before (last, the default); every month (all); none. Any month's list is "
         "made on demand by `ratings list`",

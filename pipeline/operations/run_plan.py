@@ -21,7 +21,13 @@ from pipeline.invariants.store_checks import mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
 from pipeline.operations.instance_dirs import store_instance_dir
 from pipeline.operations.run_counts import GAME_OUTCOMES, distinct_players, players_by_identity, scenario_game_outcomes
-from pipeline.operations.waves import consecutive_stretches
+from pipeline.operations.waves import (
+    PUBLISH_ALL,
+    PUBLISH_CHOICES,
+    PUBLISH_LAST,
+    PUBLISH_NONE,
+    consecutive_stretches,
+)
 from pipeline.publish.lists import TXT_LEFT_OUT_REASON, list_command, readable_list_months, stored_txt_left_out
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
@@ -207,12 +213,6 @@ class ListingProgress:
             print(f"  ... {listed:,} files listed so far ({now - self.started:.0f} s)", file=self.out, flush=True)
 
 
-# `ratings run --publish`: which months' readable lists (CSV, TXT, HTML under lists/) a run makes. A rating officer
-# reads the list just rated and an analyst any month on demand (`ratings list`): every month's Parquet is stored.
-PUBLISH_LAST, PUBLISH_ALL, PUBLISH_NONE = "last", "all", "none"
-PUBLISH_CHOICES = (PUBLISH_LAST, PUBLISH_ALL, PUBLISH_NONE)
-
-
 def published_months(
     store: ObjectStore, scenarios: Mapping[str, Scenario], months: Sequence[str], publish: str
 ) -> tuple[list[str], list[str]]:
@@ -224,10 +224,10 @@ def published_months(
     """
     if publish not in PUBLISH_CHOICES:
         raise StoreError(f"--publish {publish!r}: one of {', '.join(PUBLISH_CHOICES)}")
-    wanted = set(months)
-    readable = {m for scenario in scenarios.values() for m in readable_list_months(store, scenario.name)} & wanted
     if publish == PUBLISH_ALL:
         return list(months), []
+    wanted = set(months)
+    readable = {m for scenario in scenarios.values() for m in readable_list_months(store, scenario.name)} & wanted
     if publish == PUBLISH_NONE:
         return [], sorted(readable)
     return sorted(readable | {months[-1]}), []

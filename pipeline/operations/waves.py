@@ -20,6 +20,11 @@ SHARED_GROUPS = ("ingest", "validate")
 COMPARISON_GROUPS = ("reports", "evaluation")
 
 
+# `ratings run --publish`: which months' readable lists (CSV, TXT, HTML under lists/) a run makes (run_plan.
+# published_months). A rating officer reads the list just rated and an analyst any month on demand (`ratings list`).
+PUBLISH_LAST, PUBLISH_ALL, PUBLISH_NONE = "last", "all", "none"
+PUBLISH_CHOICES = (PUBLISH_LAST, PUBLISH_ALL, PUBLISH_NONE)
+
 # What a stage does with the scenarios' published lists (the `publish` stage's assets): select them with the rest,
 # leave them out, select them beside the stage's groups, or select them alone.
 LISTS_KEPT, LISTS_LEFT_OUT, LISTS_ADDED, LISTS_ONLY = "kept", "left_out", "added", "only"
