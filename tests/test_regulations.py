@@ -31,9 +31,9 @@ def leaf_knobs(model: type[BaseModel] = RuleSet, prefix: tuple[str, ...] = ()) -
     return leaves
 
 
-#: Leaf fields that are no rule: what a rule set is called and where its values come from (every report naming
-#: the rules reads them).
-NOT_KNOBS = {("name",), ("description",), ("source",)}
+#: Leaf fields that are no rule: what a rule set is called, where its values come from (every report naming the
+#: rules reads them) and which list it rates (its games are the ones its weights rate).
+NOT_KNOBS = {("name",), ("description",), ("source",), ("list_type",)}
 KNOBS = [path for path in leaf_knobs() if path not in NOT_KNOBS]
 #: Files that may read every knob: the model (its validators; publishes_list_after, the list calendar), the knobs'
 #: one home, and the generated rule-set documentation (docs/rules.md), which describes each knob.

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.cli.period_files import read_period_games, read_previous_list
+from pipeline.cli.period_files import STANDARD_RATING, read_period_games, read_previous_list, standard_list_of
 from pipeline.engine.period import EngineInputError, compress, normalize_list, rate_period
 from pipeline.formats.table_files import InputFileError, write_table
 from pipeline.generator.config import SCALES
 from pipeline.months import parse_month
 from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_rules, schedule_of
+from pipeline.rules.regulations import seeds_from_standard
 from pipeline.text import escape_text
 
 DEBUG_ENV = "RATINGS_DEBUG"
@@ -28,6 +29,10 @@ DEBUG_ENV = "RATINGS_DEBUG"
 # `ratings list --format`: pipeline.publish.lists.PUBLISHED_FORMATS, spelled here so that the parser loads no
 # publishing code (a test holds the two equal).
 LIST_FORMATS = ("csv", "txt", "html", "combined")
+
+
+# The class of a game a rate-period games file states no time control for: the class of the list rated.
+LIST_CLASSES = {"standard": "classical", "rapid": "rapid", "blitz": "blitz"}
 
 
 class UsageError(ValueError):
@@ -40,9 +45,17 @@ class UsageError(ValueError):
 def command_rate_period(args: argparse.Namespace) -> int:
     parse_month(args.month)
     rules = resolve_rules(args.rules, args.month, tuple(args.set or ()))
-    previous = normalize_list(read_previous_list(args.list))
-    games = read_period_games(args.games, args.month)
-    result = rate_period(previous, games, rules, args.month)
+    given = read_previous_list(args.list)
+    standard = standard_list_of(given)
+    if standard is not None and not seeds_from_standard(rules):
+        print(
+            f"ratings rate-period: warning: {args.list}: column {STANDARD_RATING} is not used: {rules.name} rates "
+            f"the {rules.list_type} list, which no standard rating seeds",
+            file=sys.stderr,
+        )
+    previous = normalize_list(given.drop(STANDARD_RATING, strict=False))
+    games = read_period_games(args.games, args.month, default_class=LIST_CLASSES[rules.list_type])
+    result = rate_period(previous, games, rules, args.month, standard=standard)
     new_list = compress(result.rating_list) if args.compress else result.rating_list
     write_table(new_list, args.out)
     rated = new_list.filter(pl.col("rating").is_not_null())

@@ -23,10 +23,19 @@ def warn_unknown_columns(path: str, columns: list[str], known) -> None:
         print(f"ratings rate-period: warning: {path}: ignoring unknown column(s) {', '.join(unknown)}", file=sys.stderr)
 
 
+#: rate-period's PREV may give, for a rapid or blitz list, each player's standard rating: the starting rating of a
+#: player unrated on that list (regulations.seeded_from_standard).
+STANDARD_RATING = "standard_rating"
+
+
 def read_previous_list(path: str) -> pl.DataFrame:
-    """PREV: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400 (or a full list)."""
+    """PREV: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400 (or a full list),
+    and standard_rating for a rapid or blitz list.
+    """
     frame = decode_pending(read_table(path, "previous list"))
-    warn_unknown_columns(path, frame.columns, polars_schema(RatingList))
+    warn_unknown_columns(path, frame.columns, {**polars_schema(RatingList), STANDARD_RATING: pl.Int32})
+    if STANDARD_RATING in frame.columns and frame.schema[STANDARD_RATING] == pl.Utf8:
+        frame = frame.with_columns(converted(frame, STANDARD_RATING, pl.Int32, path, "previous list"))
     if "player_id" not in frame.columns:
         raise InputFileError(f"{path}: previous list needs a player_id column (has: {', '.join(frame.columns)})")
     columns = []
@@ -49,8 +58,12 @@ def read_previous_list(path: str) -> pl.DataFrame:
     return frame
 
 
-def read_period_games(path: str, month: str) -> pl.DataFrame:
-    """GAMES: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control."""
+def read_period_games(path: str, month: str, default_class: str = "classical") -> pl.DataFrame:
+    """GAMES: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control.
+
+    A game whose time control the file does not state is of `default_class` (the class of the list rated: a
+    rapid period's games file need not say that its games are rapid).
+    """
     frame = read_table(path, "games")
     warn_unknown_columns(path, frame.columns, GAMES_COLUMNS)
     required = ["event_id", "white_id", "black_id", "result"]
@@ -80,7 +93,9 @@ def read_period_games(path: str, month: str) -> pl.DataFrame:
         if source in frame.columns:
             games = games.with_columns(converted(frame, source, pl.Int32, path, "games").alias(target))
     if "time_control" in frame.columns:
-        games = games.with_columns(period_time_controls(frame["time_control"], path))
+        games = games.with_columns(period_time_controls(frame["time_control"], path, default_class))
+    else:
+        games = games.with_columns(time_control=pl.lit(default_class))
     if "date" in frame.columns:
         dates = (
             frame["date"]
@@ -107,14 +122,14 @@ def read_period_games(path: str, month: str) -> pl.DataFrame:
     return games
 
 
-def period_time_controls(column: pl.Series, path: str) -> pl.DataFrame:
+def period_time_controls(column: pl.Series, path: str, default_class: str = "classical") -> pl.DataFrame:
     """time_control, tc_base_seconds, tc_increment_seconds from a class or a clock, per game.
 
     A class (classical, modern, rapid, blitz) is kept as given. A clock ('90+30', '5400+30', '90',
     '40/90+30:30+30', '90 min + 30 s') fills the engine's clock columns (formats.fields.parse_clock:
     a unit-less base up to 150 is minutes, above it seconds) and its class is FIDE's for that
     clock (formats.fields.classify_time_control), so rule sets that weight by minutes use them.
-    An empty cell is classical.
+    An empty cell is `default_class`.
     """
     stripped = pl.col("text").str.strip_chars()
     frame = pl.DataFrame({"text": column.cast(pl.Utf8)}).select(pl.when(stripped != "").then(stripped).alias("text"))
@@ -126,7 +141,7 @@ def period_time_controls(column: pl.Series, path: str) -> pl.DataFrame:
         tc_increment_seconds=pl.when(~is_class).then(increment),
     ).with_columns(
         time_control=pl.when(pl.col("text").is_null())
-        .then(pl.lit("classical"))
+        .then(pl.lit(default_class))
         .when(is_class)
         .then(named)
         .otherwise(classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"))),
@@ -142,3 +157,13 @@ def period_time_controls(column: pl.Series, path: str) -> pl.DataFrame:
             "or a clock such as 90+30 (minutes + seconds a move), 5400+30 (seconds + seconds) or 90 (minutes)"
         )
     return parsed.select("time_control", "tc_base_seconds", "tc_increment_seconds")
+
+
+def standard_list_of(previous: pl.DataFrame) -> pl.DataFrame | None:
+    """The standard ratings PREV gives (player_id, rating, birth_year), or None when it gives none."""
+    if STANDARD_RATING not in previous.columns:
+        return None
+    birth_year = pl.col("birth_year") if "birth_year" in previous.columns else pl.lit(None, dtype=pl.Int32)
+    return previous.select(
+        "player_id", pl.col(STANDARD_RATING).cast(pl.Int32).alias("rating"), birth_year.alias("birth_year")
+    ).filter(pl.col("rating").is_not_null())

@@ -34,6 +34,7 @@ from pipeline.rules.regulations import (
     _development_coefficient_numpy,
     _expected_score_numpy,
     _game_weight_numpy,
+    _gap_not_rated_numpy,
     _inactive_numpy,
     _k_from_previous_list_numpy,
     _k_times_games_cap_numpy,
@@ -47,6 +48,7 @@ from pipeline.rules.regulations import (
     reached_elite,
     round_half_away,
     rounds_per_event,
+    seeded_from_standard,
 )
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, RatingList
@@ -303,6 +305,9 @@ class _Sides:
             used("black_rating_used", slice(count, None)),
         )
         weight = _game_weight_numpy(rules, games)
+        gap = _gap_not_rated_numpy(rules, *white_used, *black_used)
+        if gap.any():
+            weight = np.where(gap, 0.0, weight)
         white_score = games["white_score"].to_numpy()
         opponent_known = np.concatenate([black_used[1], white_used[1]])
         return cls(
@@ -428,10 +433,13 @@ def rate_period(
     rules: RuleSet,
     month: str,
     players: pl.DataFrame | None = None,
+    standard: pl.DataFrame | None = None,
 ) -> PeriodResult:
     """Rate one period: `previous` is the list in force before `month`, `games` the month's rated games.
 
     `players` (optional, columns player_id and birth_year) supplies birth years for players new to the list.
+    `standard` (optional, columns player_id, rating and birth_year) is the standard list in force, which seeds the
+    players unrated on a rapid or blitz list where the rule set says so (regulations.seeded_from_standard).
     Most of a list does not play in a given month: only the players in its games and the unrated
     players holding a pool (which may expire) go through the rules, rated (§8.3) and unrated (§8.2)
     separately; everybody else only has the period's columns reset. The list stays in player_id
@@ -441,8 +449,11 @@ def rate_period(
     """
     year = parse_month(month)[0]
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
-    prev = _in_id_order(k_ten_for_good(prev, rules.k))
     game_rows = normalize_games(games, month)
+    if standard is not None:
+        players_of_month = pl.concat([game_rows["white_id"], game_rows["black_id"]])
+        prev = with_seeds(prev, seeded_from_standard(rules, prev, standard, players_of_month))
+    prev = _in_id_order(k_ten_for_good(prev, rules.k))
     side_ids = np.concatenate([game_rows["white_id"].to_numpy(), game_rows["black_id"].to_numpy()])
     listed, side_pos = _with_newcomers(Listed.read(prev), side_ids, players)
     size = listed.size
@@ -474,6 +485,30 @@ def rate_period(
     )
     new_list = _next_list(listed, rated, unrated_pos, unrated, rules, month)
     return PeriodResult(rating_list=new_list, rated_games=_rated_games_table(sides, rated, month))
+
+
+def with_seeds(rating_list: pl.DataFrame, seeds: pl.DataFrame) -> pl.DataFrame:
+    """The full list with the seeded players (seeded_from_standard's rows) rated at their seed: a player already
+    on the list keeps its row but for its rating, its game count (0) and its pool of unrated games (dropped).
+    """
+    if not seeds.height:
+        return rating_list
+    on_list = rating_list.join(seeds.select("player_id"), on="player_id", how="semi")
+    updated = on_list.join(
+        seeds.select("player_id", pl.col("rating").alias("_seed"), pl.col("birth_year").alias("_seed_birth")),
+        on="player_id",
+    ).with_columns(
+        pl.col("_seed").alias("rating"),
+        pl.lit(0, dtype=pl.Int32).alias("games_total"),
+        pl.lit(0, dtype=pl.Int32).alias("pending_games"),
+        pl.lit(None, dtype=pl.Utf8).alias("pending_since"),
+        pl.lit([], dtype=pl.List(POOL_ENTRY)).alias("pending"),
+        pl.coalesce("birth_year", "_seed_birth").alias("birth_year"),
+    )
+    new_rows = normalize_list(seeds.join(on_list.select("player_id"), on="player_id", how="anti"))
+    rest = rating_list.join(seeds.select("player_id"), on="player_id", how="anti")
+    merged = pl.concat([rest, conform(updated.drop("_seed", "_seed_birth"), RatingList), new_rows], how="vertical")
+    return conform(merged.sort("player_id"), RatingList)
 
 
 def _next_list(

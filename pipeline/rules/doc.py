@@ -20,6 +20,11 @@ PRESET_ORDER = [
     "fide-2025-10",
     "sonas-2002",
     "elo-32",
+    *(
+        f"fide-{kind}-{era}"
+        for kind in ("rapid", "blitz")
+        for era in ("2012", "2014", "2017", "2022-10", "2024", "2024-12")
+    ),
 ]
 
 
@@ -84,6 +89,87 @@ ROWS = [
     ("rounding", lambda r: r.rounding),
     ("inactive after", lambda r: f"{r.inactive_after_months} months"),
     ("game weights", _weights),
+    ("seeded from the standard rating", lambda r: "yes" if r.seed_from_standard else "no"),
+    ("first event counts from", lambda r: f"{r.initial.first_event_min_points:g} point(s)"),
+    (
+        "not rated for a gap",
+        lambda r: (
+            f">= {r.gap_not_rated.difference} with a player > {r.gap_not_rated.above}" if r.gap_not_rated else "-"
+        ),
+    ),
+]
+
+
+def _table(names: list[str], rules: dict[str, RuleSet]) -> list[str]:
+    lines = ["| parameter | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for label, render_value in ROWS:
+        lines.append(f"| {label} | " + " | ".join(render_value(rules[name]) for name in names) + " |")
+    return lines
+
+
+# Each clause under its source and edition; [P] a FIDE text, [S] a secondary source, [U] not verified.
+RAPID_AND_BLITZ = [
+    "## Rapid and blitz: clauses and readings",
+    "",
+    "| clause | text | source | preset knob |",
+    "|---|---|---|---|",
+    '| start | "Tournaments commencing on or after 1st January 2012 may be registered"; first lists 1 July 2012, '
+    "monthly | FIDE news 5721 (16 Nov 2011) [P]; chess.com news [S] | schedules from 2012-01, "
+    "`list_months: [7]` until June 2012 |",
+    '| K 2012-2022 | "the K factor used will in all cases be 20"; "K = 20 for RAPID and BLITZ ratings all '
+    'players" | news 5721 [P]; the 2014-style K list [S]; real rapid lists of January and February 2013: K 20 on '
+    "all 23,566 rows | `k: 20` |",
+    "| K x n <= 700 | K 20, or the largest K with K x n <= 700 above 35 games (from the 2017 edition) | "
+    "chessexpress.blogspot.com (10 Nov 2021), scacchierando.it [S]; start date [U] | `k_games_cap: 700` from "
+    "2017-07 |",
+    "| K from 1 October 2022 | as the standard list: 40 / 20 / 10, juniors 40 | scacchierando.it, "
+    "vietnamchess.org.vn [S]; B.02 Rapid and Blitz 2024 §7.3.3 [P] | `fide-rapid-2022-10` |",
+    '| a standard rating seeds | "their initial rating on both of the new lists will be that rating" (2012); '
+    '"If an unrated player has a standard rating at the beginning of a rapid or blitz tournament, their standard '
+    'rating is used ... Such a player is considered to be rated" (2024 §7.2.1) | news 5721 [P]; B.02 Rapid and '
+    "Blitz 2024 §7.2.1 [P]; 2014-2022 texts [U], practice as 2012 (ecforum 2012, ssmanhem 2022) [S] | "
+    "`seed_from_standard` (regulations.seeded_from_standard) |",
+    '| first event | "score at least one point" in the first event (2012; the 2017-2021 text as read in 2021); '
+    'from March 2024 as standard: "If an unrated player scores zero in their first event this score is '
+    'disregarded" | englishchess.org.uk (2011), chessexpress (2021) [S]; B.02 Rapid and Blitz 2024 §7.2.2 [P] | '
+    "`initial.first_event_min_points` |",
+    "| first ratings | the standard rules of the time: 9 games until June 2014, 5 from July 2014; two draws "
+    "against 1800 and at most 2200 from March 2024 | englishchess (2011) [S]; B.02 Rapid and Blitz 2024 §6.1.4, "
+    "§7.2.3-7.2.5 [P] | `initial` as the standard preset of the era |",
+    '| rating difference | "same as currently used" (2012: the 400-point rule); "The maximum difference between '
+    'two players rating is 735, rather than 400" (2017-2021); 400 in every game, no 2650 exemption (2024) | '
+    "news 5721 [P]; chessexpress (2021) [S]; B.02 Rapid and Blitz 2024 §7.3.1 [P] | `cap_difference` |",
+    '| gap not rated | "Effective from 1 December 2024: Games played between players with a rating difference of '
+    "600 points or more shall not be rated if at least one of the players is rated above 2600 on the relevant "
+    'list." | B.02 Rapid and Blitz 2024 §7.3.1 [P] | `gap_not_rated` (regulations.gap_not_rated) |',
+    "| floor | 1200, then 1000 from July 2012; 1400 from March 2024 | englishchess (2011) [S]; B.02 Rapid and "
+    "Blitz 2024 §6.1.4 [P] | `floor` |",
+    "",
+    "Points the sources leave open, and the reading chosen:",
+    "",
+    "| question | reading chosen | why |",
+    "|---|---|---|",
+    "| 400 or 735 points, July 2014 - February 2024 | 400 until June 2017, 735 from July 2017 (no cap in effect: "
+    "table 8.1.2 gives 1.00 beyond 735) | the only explicit statement reads the 2017-2021 text; nothing is "
+    "known of the 2014 text |",
+    "| which standard list seeds | the standard list in force during the period (the list of the period before) | "
+    "2024 §7.2.1 names the rating at the tournament's beginning; the period's list in force is that rating for an "
+    "event within the month |",
+    "| a seeded player's K | a player with no games on the list: K 20 until September 2022, then the newcomer's "
+    "K 40 until 30 games | 2024 §7.2.1 says only that the player is considered rated [U] |",
+    "| a seeded player's pool of unrated games | dropped: the player is rated from the seed on | 2024 §7.2.1: "
+    '"7.2.2 to 7.2.5 below do not apply" |',
+    "| the 600-point rule: for whom | for both players (the game is not rated); 600 counts, 2600 does not; the "
+    'ratings used for the game | "Games ... shall not be rated"; "600 points or more"; "above 2600" |',
+    '| the 600-point rule: from when | games of the periods from December 2024 | "Effective from 1 December '
+    '2024"; the event-start reading would need the calendar of issue 36 |',
+    "| the one-time lift of 1 October 2022 (rapid and blitz more than 100 below standard raised to standard - 100) | "
+    "not applied by the presets | a one-time event of the list, reported by secondary sources only [S] |",
+    "| three rated opponents in the first event (2012) | not modelled, as for the standard list before 2014 | "
+    "englishchess (2011) [S] |",
+    "| 15 rapid / 30 blitz rounds a day; different playing times not rated | not checked | the dumps give "
+    "rounds and clocks per event, not per day and player |",
+    "",
 ]
 
 
@@ -98,12 +184,21 @@ def render() -> str:
         "(a test keeps it current). Sources per preset are below the table; `[U]` marks a value the",
         "reference could not verify, chosen and documented here and in the preset's YAML comments.",
         "",
-        "| parameter | " + " | ".join(presets) + " |",
-        "|---" * (len(presets) + 1) + "|",
+        "## The standard list",
+        "",
+        *_table([name for name in presets if rules[name].list_type == "standard"], rules),
+        "",
+        "## The rapid and blitz lists",
+        "",
+        "FIDE's rapid and blitz regulations rate both lists alike: each `fide-blitz-*` preset is its `fide-rapid-*`",
+        "namesake rating blitz games instead of rapid ones. The clauses, their sources and the readings chosen are",
+        'under "Rapid and blitz: clauses and readings" below.',
+        "",
+        *_table([name for name in presets if rules[name].list_type == "rapid"], rules),
+        "",
+        "## Sources",
+        "",
     ]
-    for label, render_value in ROWS:
-        lines.append(f"| {label} | " + " | ".join(render_value(rules[name]) for name in presets) + " |")
-    lines += ["", "## Sources", ""]
     for name in presets:
         lines.append(f"- **{name}**: {rules[name].description}. Source: {rules[name].source}.")
     lines += ["", "## Schedules", ""]
@@ -149,6 +244,7 @@ def render() -> str:
         '  the previous list"), before the K x n <= 700 reduction; the policy decides only where the list',
         "  gives none, and for the next list's K.",
         "",
+        *RAPID_AND_BLITZ,
         "## Choices where the sources are silent",
         "",
         "| question | choice |",

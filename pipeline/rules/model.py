@@ -78,8 +78,25 @@ class InitialRating(_Frozen):
     hypothetical_rating: int = Field(1800, description="rating of the hypothetical opponents (hypothetical-draws)")
     max_rating: int | None = Field(None, description="highest first rating (2200 in 2024; null: none)")
     disregard_zero_first_event: bool = Field(
-        True, description="a zero score in the player's first event is disregarded (§8.2.1)"
+        True, description="a first event scoring under first_event_min_points is disregarded (§8.2.1)"
     )
+    first_event_min_points: float = Field(
+        0.5,
+        ge=0.5,
+        description="points a first event needs to count (0.5: a zero is disregarded, §8.2.1; rapid and blitz "
+        "2012 - February 2024: 1 point)",
+    )
+
+
+class GapNotRated(_Frozen):
+    """Games not rated at all for a rating gap (B.02 Rapid and Blitz 2024 §7.3.1, from 1 December 2024)."""
+
+    difference: int = Field(600, description="rating difference from which the game is not rated (inclusive)")
+    above: int = Field(2600, description="when at least one player is rated above this (strictly)")
+
+
+#: The FIDE lists a rule set can rate: the standard list, and the rapid and blitz lists (monthly since July 2012).
+LIST_TYPES = ("standard", "rapid", "blitz")
 
 
 class RuleSet(_Frozen):
@@ -144,6 +161,17 @@ class RuleSet(_Frozen):
     list_months: tuple[int, ...] | None = Field(
         None,
         description="months FIDE published a list (quarterly before July 2009, bimonthly to June 2012); null: monthly",
+    )
+    list_type: Literal["standard", "rapid", "blitz"] = Field(
+        "standard", description="the FIDE list the rule set rates (its games are those its weights rate)"
+    )
+    seed_from_standard: bool = Field(
+        False,
+        description="a player unrated on this list who holds a standard rating starts from it "
+        "(regulations.seeded_from_standard; rapid and blitz since 2012)",
+    )
+    gap_not_rated: GapNotRated | None = Field(
+        None, description="games not rated for a rating gap (regulations.gap_not_rated; rapid and blitz, Dec 2024)"
     )
 
     @field_validator("cap_mode", mode="before")

@@ -201,6 +201,82 @@ def _game_weight_numpy(rules: RuleSet, games: pl.DataFrame) -> np.ndarray:
     return weight
 
 
+# -- Rapid and blitz: games not rated for a rating gap ------------------------------------------------
+# B.02 Rapid and Blitz Rating Regulations 2024, §7.3.1, second paragraph: "Effective from 1 December 2024:
+# Games played between players with a rating difference of 600 points or more shall not be rated if at least
+# one of the players is rated above 2600 on the relevant list." Reading chosen (docs/rules.md): the game is not
+# rated for either player (the subject is the game), 600 counts ("or more"), 2600 itself does not ("above"),
+# and the ratings are those used for the game (the list in force at the event's start).
+
+
+def gap_not_rated(rules: RuleSet) -> pl.Expr:
+    """True for the games `gap_not_rated` leaves unrated, from white_rating_used and black_rating_used (both
+    known: a game against a player without a rating has no gap).
+    """
+    gap = rules.gap_not_rated
+    if gap is None:
+        return pl.lit(False)
+    white, black = pl.col("white_rating_used"), pl.col("black_rating_used")
+    return (((white - black).abs() >= gap.difference) & (pl.max_horizontal(white, black) > gap.above)).fill_null(False)
+
+
+def _gap_not_rated_numpy(
+    rules: RuleSet, white: np.ndarray, white_known: np.ndarray, black: np.ndarray, black_known: np.ndarray
+) -> np.ndarray:
+    """gap_not_rated on the ratings used (int32) and whether each is known: a bool array, per game."""
+    gap = rules.gap_not_rated
+    if gap is None:
+        return np.zeros(len(white), dtype=bool)
+    white, black = white.astype(np.int64), black.astype(np.int64)
+    wide = (np.abs(white - black) >= gap.difference) & (np.maximum(white, black) > gap.above)
+    return white_known & black_known & wide
+
+
+# -- Rapid and blitz: an unrated player who holds a standard rating --------------------------------
+# FIDE news 5721 (16 November 2011), launching the rapid and blitz lists for events from 1 January 2012: "For
+# players with existing FIDE ratings, their initial rating on both of the new lists will be that rating." B.02
+# Rapid and Blitz 2024, §7.2.1: "If an unrated player has a standard rating at the beginning of a rapid or blitz
+# tournament, their standard rating is used for rating calculation. Such a player is considered to be rated, and
+# 7.2.2 to 7.2.5 below do not apply." Reading chosen (docs/rules.md): the standard list in force during the
+# period (the list of the period before), a seeded player's pool of unrated games is dropped, and the player
+# starts the list as one with no games on it (K of a newcomer to the list where the K policy has one).
+
+
+def seeds_from_standard(rules: RuleSet) -> bool:
+    """Whether a standard rating seeds the rule set's list (`seed_from_standard`)."""
+    return rules.seed_from_standard
+
+
+def seeded_from_standard(
+    rules: RuleSet, rating_list: pl.DataFrame, standard: pl.DataFrame, player_ids: pl.Series
+) -> pl.DataFrame:
+    """The rows of `rating_list` (a full RatingList) the standard list seeds: the players of `player_ids` unrated
+    on (or absent from) `rating_list` who are rated on `standard` (player_id, rating, optional birth_year), at
+    that rating, as partial list rows (player_id, rating, games_total 0, birth_year) for the engine to merge.
+    Empty when the rule set does not seed.
+    """
+    schema = {"player_id": pl.Int64, "rating": pl.Int32, "games_total": pl.Int32, "birth_year": pl.Int32}
+    if not seeds_from_standard(rules):
+        return pl.DataFrame(schema=schema)
+    wanted = pl.DataFrame({"player_id": player_ids.cast(pl.Int64)}).unique()
+    rated_here = rating_list.filter(pl.col("rating").is_not_null()).select("player_id")
+    births = (
+        pl.col("birth_year").cast(pl.Int32, strict=False)
+        if "birth_year" in standard.columns
+        else pl.lit(None, dtype=pl.Int32)
+    )
+    holders = standard.select(
+        pl.col("player_id").cast(pl.Int64), pl.col("rating").cast(pl.Int32, strict=False), births.alias("birth_year")
+    ).filter(pl.col("rating").is_not_null())
+    return (
+        holders.join(wanted, on="player_id", how="semi")
+        .join(rated_here, on="player_id", how="anti")
+        .unique("player_id", keep="first")
+        .select("player_id", "rating", pl.lit(0, dtype=pl.Int32).alias("games_total"), "birth_year")
+        .sort("player_id")
+    )
+
+
 # -- §8.3.3: the development coefficient K ----------------------------------------------------------
 # "K = 40 for a player new to the rating list until they have completed events with at least 30
 # games; K = 20 as long as a player's rating remains under 2400; K = 10 once a player's published
@@ -461,7 +537,9 @@ def _enough_games_for_first_rating_numpy(n_pool: np.ndarray, rules: RuleSet) -> 
 
 def disregarded_first_event(rules: RuleSet) -> pl.Expr:
     """§8.2.1: a zero score in an unrated player's first event is disregarded: True for the games disregarded
-    (`disregard_zero_first_event`; every edition).
+    (`disregard_zero_first_event`; every edition). The rapid and blitz lists asked more until February 2024: a
+    first event counts when it scores `first_event_min_points` (1: "score at least one point", FIDE news 5721 of
+    2011 as the English federation reported it; the 2017-2021 rapid and blitz regulations as read in 2021).
 
     Evaluated on the counting games of unrated players without any earlier rated game (no pool, no
     period played), one row per game with the columns player_id, event_id, event_start and points_x2
@@ -474,7 +552,12 @@ def disregarded_first_event(rules: RuleSet) -> pl.Expr:
     first_event = pl.col("event_id").sort_by("event_start", "event_id").first().over("player_id")
     in_first = pl.col("event_id") == first_event
     points_in_first = pl.when(in_first).then(pl.col("points_x2")).otherwise(0).sum().over("player_id")
-    return in_first & (points_in_first == 0)
+    return in_first & (points_in_first < _first_event_min_points_x2(rules))
+
+
+def _first_event_min_points_x2(rules: RuleSet) -> int:
+    """The half points a first event needs (1: anything but a zero)."""
+    return round(2 * rules.initial.first_event_min_points)
 
 
 def _disregarded_first_event_numpy(
@@ -495,7 +578,7 @@ def _disregarded_first_event_numpy(
     first_event[who[leads]] = code[leads]
     in_first = code == first_event[who]
     first_points = np.bincount(who[in_first], weights=points_x2[in_first], minlength=len(players))
-    return in_first & (first_points == 0)[who]
+    return in_first & (first_points < _first_event_min_points_x2(rules))[who]
 
 
 def initial_rating(rules: RuleSet) -> pl.Expr:

@@ -1,0 +1,200 @@
+"""FIDE's rapid and blitz rule sets (issue 35): each era's clauses as table tests, a standard rating seeding the
+list, the 600-point rule of December 2024, and `ratings rate-period` on a rapid period as an officer runs it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline.cli.commands import main
+from pipeline.engine.period import normalize_list, rate_period
+from pipeline.rules.model import load_rules, preset_names, resolve_rules
+from pipeline.rules.regulations import _gap_not_rated_numpy, gap_not_rated, seeded_from_standard
+
+ERAS = ("2012", "2014", "2017", "2022-10", "2024", "2024-12")
+
+
+# -- the schedules: which era rates which period ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("month", "preset", "k", "cap", "floor", "first_event_points"),
+    [
+        ("2012-03", "fide-rapid-2012", "constant 20", 400, 1200, 1.0),  # before the first list (1 July 2012)
+        ("2013-03", "fide-rapid-2012", "constant 20", 400, 1000, 1.0),
+        ("2015-06", "fide-rapid-2014", "constant 20", 400, 1000, 1.0),
+        ("2019-01", "fide-rapid-2017", "constant 20", 735, 1000, 1.0),
+        ("2023-01", "fide-rapid-2022-10", "fide 40/20/10", 735, 1000, 1.0),
+        ("2024-06", "fide-rapid-2024", "fide 40/20/10", 400, 1400, 0.5),
+        ("2025-11", "fide-rapid-2024-12", "fide 40/20/10", 400, 1400, 0.5),
+    ],
+)
+def test_the_rapid_schedule_by_period(month, preset, k, cap, floor, first_event_points):
+    rules = resolve_rules("fide-rapid-historical", month)
+    assert rules.name == preset
+    policy = f"constant {rules.k.value}" if rules.k.kind == "constant" else f"fide {rules.k.newcomer}/20/10"
+    assert (policy, rules.cap_difference, rules.floor) == (k, cap, floor)
+    assert rules.initial.first_event_min_points == first_event_points
+    assert rules.list_type == "rapid" and rules.seed_from_standard
+    assert rules.cap_mode == "every-game", "no 2650 exemption and no once-per-event cap for rapid and blitz"
+
+
+def test_the_first_rapid_list_rates_january_to_june_2012_together():
+    assert not resolve_rules("fide-rapid-historical", "2012-05").publishes_list_after("2012-05")
+    assert resolve_rules("fide-rapid-historical", "2012-06").publishes_list_after("2012-06")
+    assert resolve_rules("fide-rapid-historical", "2012-08").publishes_list_after("2012-08")
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_each_blitz_preset_is_its_rapid_namesake_for_blitz_games(era):
+    rapid, blitz = load_rules(f"fide-rapid-{era}"), load_rules(f"fide-blitz-{era}")
+    different = {"name", "description", "source", "list_type", "weights"}
+    assert rapid.model_dump(exclude=different) == blitz.model_dump(exclude=different)
+    assert (rapid.weights["rapid"], rapid.weights["blitz"], rapid.weights["classical"]) == (1.0, 0.0, 0.0)
+    assert (blitz.weights["rapid"], blitz.weights["blitz"], blitz.weights["classical"]) == (0.0, 1.0, 0.0)
+    assert blitz.list_type == "blitz"
+
+
+def test_ratings_rules_lists_the_rapid_and_blitz_presets(capsys):
+    names = set(preset_names())
+    assert {"fide-rapid-historical", "fide-blitz-historical"} <= names
+    assert {f"fide-{kind}-{era}" for kind in ("rapid", "blitz") for era in ERAS} <= names
+    assert main(["rules"]) == 0
+    listed = capsys.readouterr().out
+    assert "fide-blitz-historical" in listed and "fide-rapid-2024-12" in listed
+
+
+# -- the 600-point rule (B.02 Rapid and Blitz 2024 §7.3.1, from 1 December 2024) --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("white", "black", "not_rated"),
+    [
+        (2650, 2000, True),  # 650 apart, one above 2600
+        (2601, 2001, True),  # exactly 600 counts ("600 points or more")
+        (2601, 2002, False),  # 599 apart
+        (2600, 2000, False),  # 2600 is not "above 2600"
+        (2000, 2700, True),  # either colour
+        (2700, None, False),  # no rating: no gap
+    ],
+)
+def test_the_gap_rule_table(white, black, not_rated):
+    rules = load_rules("fide-rapid-2024-12")
+    frame = pl.DataFrame(
+        {"white_rating_used": [white], "black_rating_used": [black]},
+        schema={"white_rating_used": pl.Int32, "black_rating_used": pl.Int32},
+    )
+    assert frame.select(gap_not_rated(rules)).item() is not_rated
+    twin = _gap_not_rated_numpy(
+        rules,
+        np.array([white or 0], dtype=np.int32),
+        np.array([white is not None]),
+        np.array([black or 0], dtype=np.int32),
+        np.array([black is not None]),
+    )
+    assert bool(twin[0]) is not_rated
+    assert frame.select(gap_not_rated(load_rules("fide-rapid-2024"))).item() is False
+
+
+def test_a_game_over_the_gap_is_rated_for_neither_player():
+    previous = pl.DataFrame({"player_id": [1, 2, 3], "rating": [2650, 2000, 2300]})
+    games = pl.DataFrame(
+        {"white_id": [1, 1], "black_id": [2, 3], "white_score": [0.0, 1.0], "time_control": ["rapid", "rapid"]}
+    )
+    after = rate_period(previous, games, load_rules("fide-rapid-2024-12"), "2025-01").rating_list
+    changes = dict(zip(after["player_id"], after["change"], strict=True))
+    games_played = dict(zip(after["player_id"], after["games"], strict=True))
+    assert changes[2] == 0 and games_played[2] == 0, "the 650-point game is not rated for the lower player"
+    assert games_played[1] == 1, "the higher player's other game (350 apart) is rated"
+    before = rate_period(previous, games, load_rules("fide-rapid-2024"), "2024-11").rating_list
+    assert dict(zip(before["player_id"], before["games"], strict=True))[2] == 1, "rated before December 2024"
+
+
+# -- a standard rating seeds the list (FIDE news 5721; B.02 Rapid and Blitz 2024 §7.2.1) ----------------------
+
+
+def test_a_standard_rating_seeds_only_the_unrated_players_of_the_month():
+    rules = load_rules("fide-rapid-2012")
+    rapid = normalize_list(pl.DataFrame({"player_id": [1, 2], "rating": [2100, None]}))
+    standard = pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2200, 1900, 1700, 2500], "birth_year": [1990] * 4})
+    seeds = seeded_from_standard(rules, rapid, standard, pl.Series([1, 2, 3]))
+    assert seeds["player_id"].to_list() == [2, 3], "1 is rated on the rapid list; 4 did not play"
+    assert seeds["rating"].to_list() == [1900, 1700]
+    assert seeded_from_standard(load_rules("fide-2012"), rapid, standard, pl.Series([2, 3])).height == 0
+
+
+def test_a_seeded_player_is_rated_from_the_seed_and_drops_its_pool():
+    """Player 2 held a pool of unrated rapid games; a standard rating of 1900 makes it rated (§7.2.1: "7.2.2 to
+    7.2.5 below do not apply"); player 3 is new to the rapid list.
+    """
+    rules = load_rules("fide-rapid-2024")
+    pool_holder = rate_period(
+        normalize_list(pl.DataFrame({"player_id": [1], "rating": [1900]})),
+        pl.DataFrame({"white_id": [2], "black_id": [1], "white_score": [0.5], "time_control": ["rapid"]}),
+        rules,
+        "2024-05",
+    ).rating_list
+    assert pool_holder.filter(pl.col("player_id") == 2)["pending_games"].item() == 1
+    games = pl.DataFrame(
+        {"white_id": [2, 3], "black_id": [1, 1], "white_score": [1.0, 0.5], "time_control": ["rapid", "rapid"]}
+    )
+    standard = pl.DataFrame({"player_id": [2, 3], "rating": [1900, 1900], "birth_year": [1980, 2015]})
+    after = rate_period(pool_holder, games, rules, "2024-06", standard=standard).rating_list
+    rows = {row["player_id"]: row for row in after.iter_rows(named=True)}
+    # K 40: a seeded player has no games on the rapid list yet (the newcomer's K, docs/rules.md); 1 game each.
+    assert rows[2]["rating"] == 1900 + 20 and rows[2]["pending_games"] == 0 and rows[2]["games_total"] == 1
+    assert rows[3]["rating"] == 1900 and rows[3]["birth_year"] == 2015
+    assert not rows[2]["newly_rated"]
+
+
+# -- ratings rate-period on a rapid period (issue 35's hand cases) ---------------------------------------------
+
+
+def test_rate_period_rapid_2013_hand_cases(tmp_path: Path, capsys):
+    """K 20 for every player in 2013: a 2500 player (standard K would be 10) losing to a 2100 player gets -18 and
+    the winner +18; a player unrated in rapid with standard_rating 1850 beating an 1850 player ends at 1860. The
+    games file names no time control: a rapid period's games are rapid.
+    """
+    (tmp_path / "prev.csv").write_text(
+        "player_id,rating,standard_rating\n1,2500,2520\n2,2100,2050\n3,,1850\n4,1850,1900\n5,,\n"
+    )
+    (tmp_path / "games.csv").write_text("event_id,white_id,black_id,result\ne1,2,1,1-0\ne1,3,4,1-0\n")
+    out = tmp_path / "new.csv"
+    code = main(
+        [
+            "rate-period",
+            "--rules",
+            "fide-rapid-historical",
+            "--month",
+            "2013-03",
+            "--list",
+            str(tmp_path / "prev.csv"),
+            "--games",
+            str(tmp_path / "games.csv"),
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    new = pl.read_csv(out)
+    rating = dict(zip(new["player_id"], new["rating"], strict=True))
+    change = dict(zip(new["player_id"], new["change"], strict=True))
+    assert (change[1], change[2]) == (-18, 18)
+    assert (rating[1], rating[2], rating[3], rating[4]) == (2482, 2118, 1860, 1840)
+    assert rating[5] is None
+    assert "fide-rapid-2012" in capsys.readouterr().err
+
+
+def test_rate_period_says_when_standard_rating_is_not_used(tmp_path: Path, capsys):
+    (tmp_path / "prev.csv").write_text("player_id,rating,standard_rating\n1,2000,2000\n2,,1900\n")
+    (tmp_path / "games.csv").write_text("event_id,white_id,black_id,result\ne1,1,2,1-0\n")
+    out = tmp_path / "new.csv"
+    arguments = ["--month", "2024-05", "--list", str(tmp_path / "prev.csv"), "--games", str(tmp_path / "games.csv")]
+    assert main(["rate-period", "--rules", "fide-2024", *arguments, "--out", str(out)]) == 0
+    warning = capsys.readouterr().err
+    assert "standard_rating is not used" in warning and "standard list" in warning
+    assert pl.read_csv(out).filter(pl.col("player_id") == 2)["rating"].item() is None, "unrated in standard"
