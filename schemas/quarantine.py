@@ -19,6 +19,10 @@ QUARANTINE_REASONS = {
     ),
     "self_play": "white and black are the same player",
     "result_out_of_domain": "the result is not 1-0, 0-1 or 1/2-1/2",
+    "time_control_not_ratable": (
+        "the clock is too fast for FIDE rating in the game's era: blitz needs more than 3 minutes for 60 moves"
+        " (at least 5 before July 2014)"
+    ),
     "date_outside_month": "the game date is not in the dump's month",
     "duplicate": "the same game was already reported",
     "rating_implausible": "a stated rating is outside 1000-3000",

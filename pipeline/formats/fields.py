@@ -8,14 +8,11 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from pipeline.rules.time_controls import time_control_class
+
 if TYPE_CHECKING:
     from polars._typing import PolarsDataType
 
-# FIDE B.02 2024, rapid and blitz chapter (docs/regulations.md): time counted as base + 60 x increment;
-# blitz "more than 3 and at most 10 minutes", rapid "more than 10 and less than 60 minutes"; standard
-# from 60 minutes (§1.1, the minimum playing time). Controls of 3 minutes or less count as blitz here.
-BLITZ_UP_TO_SECONDS = 10 * 60
-RAPID_BELOW_SECONDS = 60 * 60
 # A clock written without units ('90+30', '90', '40/90+30') has its base in minutes up to this value
 # and in seconds above it ('5400+30', as PGN writes it); the increment is always in seconds. No FIDE
 # standard control has a base above 150 minutes. Bases of 60-150 are ambiguous ('120+2': a 2-hour
@@ -154,27 +151,22 @@ def join_errors(*messages: pl.Expr) -> pl.Expr:
 
 # -- time controls ---------------------------------------------------------------------------------
 def classify_time_control(base_seconds: pl.Expr, increment_seconds: pl.Expr) -> pl.Expr:
-    """Classical / rapid / blitz from the time for 60 moves (base + 60 x increment, FIDE's count); null if unknown."""
-    total = base_seconds + 60 * increment_seconds.fill_null(0)
-    return (
-        pl.when(base_seconds.is_null())
-        .then(None)
-        .when(total <= BLITZ_UP_TO_SECONDS)
-        .then(pl.lit("blitz"))
-        .when(total < RAPID_BELOW_SECONDS)
-        .then(pl.lit("rapid"))
-        .otherwise(pl.lit("classical"))
-    )
+    """Classical / rapid / blitz from the time for 60 moves (base + 60 x increment, FIDE's count); null if unknown.
+
+    Parse time knows no game day: the current era's boundaries (pipeline.rules.time_controls; controls at or
+    below blitz's minimum count as blitz here). Validation classes each game again by the era of its day.
+    """
+    return time_control_class(base_seconds, increment_seconds)
 
 
 def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(base seconds, increment seconds) from PGN/TRF-2026 forms or common free text.
 
     '5400+30', '40/5400+30:1800+30' (first period counts), '900', and free text such as
-    '15 min. + 10 s. per move' or '90 minutes + 30 seconds'.
+    '15 min. + 10 s. per move', '90 minutes + 30 seconds' or TRF16's "90'+30''".
     """
     structured = text.str.extract_groups(r"^\s*(?:\d+/)?(\d+)(?:\+(\d+))?\s*(?::.*)?$")
-    free = text.str.extract_groups(r"(?i)(\d+)\s*(?:min|minutes|')\S*(?:.*?\+\s*(\d+)\s*(?:s|sec|seconds|\"))?")
+    free = text.str.extract_groups(r"(?i)(\d+)\s*(?:min|minutes|')[^\s+]*(?:.*?\+\s*(\d+)\s*(?:s|sec|seconds|\"|''))?")
     base = pl.coalesce(
         structured.struct.field("1").cast(pl.Int32, strict=False),
         free.struct.field("1").cast(pl.Int32, strict=False) * 60,

@@ -23,6 +23,7 @@ from pipeline.formats.fields import (
     id_error,
     int_error,
     join_errors,
+    parse_clock,
     parse_free_date_checked,
     parse_id,
     parse_int,
@@ -91,7 +92,8 @@ class TrfHeader:
     start: date | None
     round_dates: list[date | None]
     rounds_tag: int
-    tc: tuple[int | None, int | None]  # base and increment seconds of tag 222
+    tc: tuple[int | None, int | None]  # base and increment seconds of tag 222, else of tag 122's text
+    declared: str | None = None  # the class tag 092 (type of tournament) names: rapid, blitz or classical
     start_error: str | None = None  # tag 042 holds a date that does not exist
     round_date_errors: dict[int, str] | None = None  # round -> the impossible date tag 132 gives it
 
@@ -159,8 +161,10 @@ def parse_trf_batch(texts: list[str], event_ids: list[str]) -> pl.DataFrame:
 
 # -- header ----------------------------------------------------------------------------------------
 def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
-    """Per file: the first of each tag that matters (042, 132, 142, XXR, 222), parsed in Python (a few per file)."""
-    tags = lines.filter(pl.col("text").str.contains(r"^(?:042|132|142|222|XXR)(?: |$)"))
+    """Per file: the first of each tag that matters (042, 092, 122, 132, 142, XXR, 222), parsed in Python (a few per
+    file).
+    """
+    tags = lines.filter(pl.col("text").str.contains(r"^(?:042|092|122|132|142|222|XXR)(?: |$)"))
     tags = tags.with_columns(pl.col("text").str.slice(0, 3).alias("tag")).unique(
         ["file", "tag"], keep="first", maintain_order=True
     )
@@ -178,9 +182,13 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
             match = re.match(r"\s*(\d+)", tags_of_file.get(key, "")[4:])
             if match:
                 rounds_tag = max(rounds_tag, min(int(match.group(1)), MAX_ROUNDS))
-        tc_text = tags_of_file.get("222", "")[4:].strip()
+        # TRF-2026's encoded time control (222, in seconds: '5400+30'), else TRF16's text as a person writes it (122:
+        # "90'+30''", '15 min + 10 sec', '90+30' in minutes).
+        encoded, typed = tags_of_file.get("222", "")[4:].strip(), tags_of_file.get("122", "")[4:].strip()
+        tc_text = f"222 {encoded}" if encoded else f"122 {typed}" if typed else ""
         if tc_text and tc_text not in time_controls:
-            base, increment = parse_time_control(pl.lit(tc_text))
+            parse = parse_time_control if encoded else parse_clock
+            base, increment = parse(pl.lit(encoded or typed))
             time_controls[tc_text] = tuple(pl.select(base, increment).row(0))
         headers.append(
             TrfHeader(
@@ -188,11 +196,25 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
                 round_dates=round_dates,
                 rounds_tag=rounds_tag,
                 tc=time_controls.get(tc_text, (None, None)),
+                declared=_declared_class(tags_of_file.get("092", "")[4:]),
                 start_error=f"event start '{start_text.strip()}' (tag 042) is not a date" if start_impossible else None,
                 round_date_errors=round_date_errors,
             )
         )
     return headers
+
+
+# A class named in tag 092 (type of tournament), e.g. "Individual: Swiss-System, Rapid".
+_DECLARED_CLASS = re.compile(r"(?i)\b(rapid|blitz|standard|classical)\b")
+
+
+def _declared_class(text: str) -> str | None:
+    """The class tag 092 names (standard is classical), or None."""
+    match = _DECLARED_CLASS.search(text)
+    if match is None:
+        return None
+    named = match.group(1).lower()
+    return "classical" if named == "standard" else named
 
 
 _DATE_TOKEN = re.compile(r"\d{2,4}[/.-]\d{1,2}[/.-]\d{1,2}")
@@ -246,6 +268,7 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
         ),
         pl.Series("tc_base_seconds", [header.tc[0] for header in headers], dtype=pl.Int32),
         pl.Series("tc_increment_seconds", [header.tc[1] for header in headers], dtype=pl.Int32),
+        pl.Series("_declared_class", [header.declared for header in headers], dtype=pl.Utf8),
     )
     records = (
         records.drop("event_id", strict=False)
@@ -270,12 +293,13 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
             .drop("_start_error")
         )
     records = records.drop("_date_error")
-    # TRF dumps are standard-rated events unless the TRF-2026 encoded time control (tag 222) says otherwise.
+    # TRF dumps are standard-rated events unless their clock (tag 222, else 122) or their type (092) says otherwise.
     return records.with_columns(
         classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"))
+        .fill_null(pl.col("_declared_class"))
         .fill_null("classical")
         .alias("time_control")
-    )
+    ).drop("_declared_class")
 
 
 def _no_player_records(lines: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:

@@ -16,10 +16,13 @@ LEAF_MODULES = ("months.py", "hashing.py", "text.py", "settings.py")
 #: The folders of pipeline/ whose code decides each stage's output, beside LEAF_MODULES and schemas/ (the columns of
 #: every table). Whole folders, so a module added to one is hashed without a list to keep; tests/test_layout.py
 #: checks that they hold the import closure of each stage's asset modules. The registry and the seed list (ingest/,
-#: read with formats/) feed every rating chain; the report index links the published lists (publish/).
+#: read with formats/) feed every rating chain; the report index links the published lists (publish/). A file
+#: entry is that module alone: the time-control classes by era (rules/time_controls.py) class the games read and
+#: validated, and the rule sets' presets beside them do not.
+TIME_CONTROL_RULES = ("rules/__init__.py", "rules/time_controls.py")
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
-    "ingest": ("ingest", "formats", "store", "validate"),
-    "validate": ("validate", "ingest", "formats", "store"),
+    "ingest": ("ingest", "formats", "store", "validate", *TIME_CONTROL_RULES),
+    "validate": ("validate", "ingest", "formats", "store", *TIME_CONTROL_RULES),
     "rate": ("engine", "rules", "scenarios", "systems", "ingest", "formats", "store"),
     "analyse": (
         "analytics",
@@ -53,7 +56,9 @@ def stage_files(stage: str) -> tuple[Path, ...]:
     """The files hashed into a stage's code version: its folders' sources, the leaves and schemas/, sorted."""
     if stage not in STAGE_SOURCES:
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_SOURCES)}")
-    files = {path for folder in STAGE_SOURCES[stage] for path in (_PIPELINE / folder).rglob("*") if _is_source(path)}
+    entries = [_PIPELINE / entry for entry in STAGE_SOURCES[stage]]
+    found = (path for entry in entries for path in ([entry] if entry.is_file() else entry.rglob("*")))
+    files = {path for path in found if _is_source(path)}
     files |= {_PIPELINE / name for name in LEAF_MODULES}
     files |= {path for path in (_ROOT / "schemas").rglob("*.py") if _is_source(path)}
     return tuple(sorted(files, key=lambda path: path.relative_to(_ROOT).as_posix()))

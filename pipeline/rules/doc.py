@@ -8,6 +8,7 @@ import sys
 
 from pipeline.rules.model import RuleSet, load_rules, preset_names, schedule_of
 from pipeline.rules.regulations import describe_rating_difference
+from pipeline.rules.time_controls import describe_time_control_eras
 
 PRESET_ORDER = [
     "fide-2008",
@@ -245,6 +246,8 @@ def render() -> str:
         "  gives none, and for the next list's K.",
         "",
         *RAPID_AND_BLITZ,
+        describe_time_control_eras(),
+        "",
         "## Choices where the sources are silent",
         "",
         "| question | choice |",

@@ -14,6 +14,7 @@ from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.ingest.landing import MISPLACED, NOT_A_FILE
 from pipeline.ingest.registry import registries_in_force, registry_history
 from pipeline.months import add_months, first_day, month_range
+from pipeline.rules.time_controls import not_ratable_detail, time_control_class
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.duplicates import (
@@ -66,9 +67,14 @@ def split_month(
 
     Checks, first match wins: misplaced and not_a_file (landing-zone entries that were not read),
     unparseable, unplayed, invalid_id (id_problems), unknown_player, self_play,
-    result_out_of_domain, duplicate (of an earlier month's game), date_outside_month,
-    duplicate (of a game earlier in this month: another dump, or the same tournament sent twice),
-    rating_implausible.
+    result_out_of_domain, duplicate (of an earlier month's game), time_control_not_ratable,
+    date_outside_month, duplicate (of a game earlier in this month: another dump, or the same
+    tournament sent twice), rating_implausible.
+
+    A game's time_control is FIDE's class for its clock in the era of its day (its date, else its
+    event's start; pipeline.rules.time_controls), whatever the dump or reader said, except that a
+    declared 'modern' stays 'modern' where the era says classical; without a clock, the class the
+    dump declares, else classical.
 
     players: the registry (may be empty): an id in a dump identifies its player whether registered or
     not (see _resolve_players); a registry used for many months carries its names' keys
@@ -92,6 +98,13 @@ def split_month(
     frame = frame.with_columns(
         pl.coalesce("event_start", "date", pl.lit(month_start)).alias("_event_start"),
         pl.coalesce("date", "event_start").alias("_game_day"),
+    )
+    # The clock's class and whether FIDE rates it, under the definitions in force on the game's day.
+    clock_day = pl.coalesce("_game_day", "_event_start")
+    base, increment = pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")
+    frame = frame.with_columns(
+        time_control_class(base, increment, clock_day).alias("_clock_class"),
+        not_ratable_detail(base, increment, clock_day).alias("_too_fast"),
     )
     game_day = pl.col("_game_day")
     outside = game_day.is_not_null() & ((game_day < month_start) | (game_day >= next_month_start)) & pl.lit(check_month)
@@ -128,6 +141,9 @@ def split_month(
         ),
         # Reported in an earlier month: a duplicate, even though its date is (usually) outside this month.
         ("duplicate", pl.col("_seen_before").is_not_null(), pl.format("same game as {}", pl.col("_seen_before"))),
+        # Before date_outside_month: a clock FIDE does not rate is rated in no month, so sending the game again
+        # in its own month would not help.
+        ("time_control_not_ratable", pl.col("_too_fast").is_not_null(), pl.col("_too_fast")),
         (
             "date_outside_month",
             outside,
@@ -168,7 +184,11 @@ def split_month(
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
         pl.col("result").replace_strict(RESULTS, return_dtype=pl.Float64).alias("white_score"),
-        pl.when(pl.col("time_control").is_in(TIME_CONTROLS))
+        pl.when((pl.col("time_control") == "modern") & (pl.col("_clock_class") == "classical"))
+        .then(pl.lit("modern"))
+        .when(pl.col("_clock_class").is_not_null())
+        .then(pl.col("_clock_class"))
+        .when(pl.col("time_control").is_in(TIME_CONTROLS))
         .then(pl.col("time_control"))
         .otherwise(pl.lit(DEFAULT_TIME_CONTROL))
         .alias("time_control"),
