@@ -24,7 +24,7 @@ from assets.validate import build_validation_assets
 from pipeline.ingest.landing import inventory, months_held
 from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
 from pipeline.months import add_months, month_of
-from pipeline.scenarios.model import Scenario, load_scenarios
+from pipeline.scenarios.model import Scenario, compared_scenarios, load_scenarios, standard_chain_of
 from pipeline.settings import Settings
 from pipeline.store.lock import store_tag
 from pipeline.store.object_store import ObjectStore, store_root_from_env
@@ -70,11 +70,16 @@ def list_freshness(
 
 
 def build_scenario_defs(
-    partitions: dg.PartitionsDefinition, scenario: Scenario, settings: Settings | None = None
+    partitions: dg.PartitionsDefinition,
+    scenario: Scenario,
+    settings: Settings | None = None,
+    standard_chain: Scenario | None = None,
 ) -> dg.Definitions:
-    """One scenario: its chain, analyses, report pages and published lists, each stage with the checks of its tables."""
+    """One scenario: its chain, analyses, report pages and published lists, each stage with the checks of its tables
+    (`standard_chain`: the scenario whose standard list seeds a rapid or blitz chain).
+    """
     return dg.Definitions.merge(
-        build_rating_defs(partitions, scenario, list_freshness(settings or Settings(), partitions)),
+        build_rating_defs(partitions, scenario, list_freshness(settings or Settings(), partitions), standard_chain),
         build_analytics_defs(partitions, scenario),
         dg.Definitions(
             assets=[*build_report_assets(partitions, scenario), *build_published_assets(partitions, scenario)]
@@ -118,11 +123,14 @@ def build_defs(
         warnings.filterwarnings("ignore", category=dg.PreviewWarning)
         pipeline_defs = dg.Definitions.merge(
             build_shared_defs(partitions),
-            *(build_scenario_defs(partitions, scenario, settings) for scenario in scenarios.values()),
+            *(
+                build_scenario_defs(partitions, scenario, settings, standard_chain_of(scenario, scenarios))
+                for scenario in scenarios.values()
+            ),
             dg.Definitions(
                 assets=[
                     *build_cross_scenario_assets(partitions, scenarios),
-                    *build_evaluation_assets(partitions, scenarios),
+                    *build_evaluation_assets(partitions, compared_scenarios(scenarios)),
                 ]
             ),
         )

@@ -41,10 +41,14 @@ def _dependency_order(tables: list[ChainTable]) -> list[str]:
 
 
 def build_rating_defs(
-    partitions: dg.PartitionsDefinition, scenario: Scenario, list_freshness: dg.FreshnessPolicy | None = None
+    partitions: dg.PartitionsDefinition,
+    scenario: Scenario,
+    list_freshness: dg.FreshnessPolicy | None = None,
+    standard_chain: Scenario | None = None,
 ) -> dg.Definitions:
     """The scenario's chain as one step writing its tables month by month, and the checks of those tables; the list
-    is expected by `list_freshness` (when the monthly schedule rates the month just closed).
+    is expected by `list_freshness` (when the monthly schedule rates the month just closed). A rapid or blitz chain
+    reads `standard_chain`'s list of the month before (Scenario.standard_chain): its lineage shows it.
     """
     first_partition = partitions.get_first_partition_key()
     tables = chain_tables(scenario)
@@ -60,6 +64,8 @@ def build_rating_defs(
         # The previous month is read from the store, not loaded as an input: in a range run the IO manager
         # would try to load months not yet written.
         before = [dg.AssetDep(keys[read], partition_mapping=PREVIOUS_MONTH) for read in table.reads]
+        if standard_chain is not None:
+            before.append(dg.AssetDep(chain_key(standard_chain, "rating_list"), partition_mapping=PREVIOUS_MONTH))
         return dg.AssetSpec(
             keys[table.name],
             deps=[dg.AssetDep("games", partition_mapping=games_mapping), *before],
@@ -87,7 +93,7 @@ def build_rating_defs(
         assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
         try:
-            rate_month = rate_months(object_store, scenario, months, first_partition)
+            rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain)
         except MissingMonth as missing:
             raise dg.Failure(
                 description=str(missing),

@@ -19,7 +19,7 @@ from pipeline.reports.writer import (
     write_report_index,
     write_scenario_reports,
 )
-from pipeline.scenarios.model import Scenario
+from pipeline.scenarios.model import Scenario, compared_scenarios
 from pipeline.store.object_store import redact_url
 
 ALL_MONTHS = dg.AllPartitionMapping()
@@ -57,7 +57,8 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
 def build_cross_scenario_assets(
     partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]
 ) -> list[dg.AssetsDefinition]:
-    accuracy_keys = [dg.AssetKey([s.name, "accuracy"]) for s in scenarios.values()]
+    compared = compared_scenarios(scenarios)
+    accuracy_keys = [dg.AssetKey([s.name, "accuracy"]) for s in compared.values()]
     report_keys = [dg.AssetKey([s.name, "reports"]) for s in scenarios.values()]
     list_keys = [dg.AssetKey([s.name, "published_list"]) for s in scenarios.values()]
     baseline = "actual" if "actual" in scenarios else None
@@ -73,10 +74,10 @@ def build_cross_scenario_assets(
     )
     def accuracy_comparison(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
         object_store = store.store()
-        monthly = stored_accuracy(object_store, list(scenarios), partitions.get_partition_keys())
+        monthly = stored_accuracy(object_store, list(compared), partitions.get_partition_keys())
         if monthly is None:
             raise dg.Failure("no stored accuracy month in any scenario")
-        comparison = write_accuracy_comparison(object_store, monthly, baseline, stored=list(scenarios))
+        comparison = write_accuracy_comparison(object_store, monthly, baseline, stored=list(compared))
         return dg.MaterializeResult(
             metadata={
                 "preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),

@@ -31,15 +31,24 @@ def fide_landing_zone() -> Path:
 
 
 def tree_rss_bytes(pid: int) -> int:
-    """Resident memory of a process and all its descendants, from /proc (0 where /proc is not readable)."""
-    total, pending = 0, [pid]
+    """Resident memory of a process and all its descendants, from /proc (0 where /proc is not readable).
+
+    A process's children are listed per thread (/proc/PID/task/TID/children): a process pool started by a thread
+    (concurrent.futures replaces a finished worker from its management thread) has children the main thread's list
+    does not show, so every thread's list is read.
+    """
+    total, pending, seen = 0, [pid], set()
     while pending:
         current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
         try:
             with open(f"/proc/{current}/statm") as statm:
                 total += int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-            with open(f"/proc/{current}/task/{current}/children") as children:
-                pending += [int(child) for child in children.read().split()]
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as children:
+                    pending += [int(child) for child in children.read().split()]
         except (OSError, ValueError):
             continue
     return total

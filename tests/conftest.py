@@ -73,6 +73,7 @@ INTEGRATION_MODULES = {
     "test_scale_out",
     "test_security",
     "test_storage_s3",
+    "test_three_lists",
     "test_ui",
     "test_ui_checks",
 }

@@ -126,7 +126,8 @@ class GraphNotDrawn(AssertionError):
 
 def drawn_nodes(page, timeout: int = 60_000) -> dict[str, str]:
     """The nodes the lineage graph on the page drew: each node's name (an asset, an asset of another group linked to,
-    a collapsed group) -> its text (an asset's: its status tags, name, 'Latest event...', 'Asset checks 4 / 4 Passed').
+    a collapsed group) -> its text (an asset's: its status tags, name, 'Latest event...', 'Asset checks 4 / 4 Passed';
+    the texts of the nodes sharing a name, joined by ' | ').
     GraphNotDrawn when Dagster shows its cycle error instead, or draws nothing.
     """
     drawn_or_refused = "document.querySelector('svg foreignObject')"
@@ -143,7 +144,12 @@ def drawn_nodes(page, timeout: int = 60_000) -> dict[str, str]:
         const name = label ? (label.getAttribute('data-tooltip') || label.getAttribute('title')) : '';
         return [name, (node.textContent || '').trim()];
     })"""
-    return dict(page.eval_on_selector_all("svg foreignObject", named))
+    # One name, several nodes: a group's own asset and another group's asset of the same name linked to it (a rapid
+    # list's rating_list beside the standard list's): their texts together, so the own node's is never lost.
+    nodes: dict[str, str] = {}
+    for name, text in page.eval_on_selector_all("svg foreignObject", named):
+        nodes[name] = f"{nodes[name]} | {text}" if name in nodes else text
+    return nodes
 
 
 def require_nodes(nodes: dict[str, str], names: list[str], where: str, drawn_as: str = "") -> None:
@@ -219,7 +225,7 @@ def verify_ui(url: str, months: int, checks: tuple[tuple[str, str], ...] = DEMO_
     groups = asset_groups(url)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page = browser.new_page(viewport={"width": 2400, "height": 1400})  # every node of a group in view
         for group, keys in groups.items():
             visit(page, f"{url}{group_path(url, group)}")
             nodes = drawn_nodes(page)

@@ -744,16 +744,22 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
         "elo_480",
         "glicko2",
         "stephenson",
+        "actual_rapid",
+        "actual_blitz",
     }
     assert all(count > 0 for count in summary["rated_players"].values())
     assert "Demo done" in out.getvalue()
     instance = dg.DagsterInstance.from_config(str(tmp_path / "home"))
-    # The shared tables in two runs of consecutive months side by side, one run per scenario (two at a time),
-    # the comparison: all of the named job.
+    # The shared tables in two runs of consecutive months side by side, one run per scenario (two at a time; the
+    # rapid and blitz chains, which read actual's lists, after the others), the comparison: all of the named job.
     runs = instance.get_runs()
+    chains = ["actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson"]
     assert sorted(run.tags["ratings/stage"] for run in runs) == sorted(
-        ["shared", "shared", "comparison", "actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson"]
+        ["shared", "shared", "comparison", *chains, "actual_rapid", "actual_blitz"]
     )
+    started = {run.tags["ratings/stage"]: instance.get_run_record_by_id(run.run_id).start_time for run in runs}
+    ended = {run.tags["ratings/stage"]: instance.get_run_record_by_id(run.run_id).end_time for run in runs}
+    assert min(started["actual_rapid"], started["actual_blitz"]) >= max(ended[name] for name in chains)
     shared = sorted(
         (run.tags[RANGE_START_TAG], run.tags[RANGE_END_TAG]) for run in runs if run.tags["ratings/stage"] == "shared"
     )
@@ -761,7 +767,7 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     assert shared[1][0] == add_months(shared[0][1], 1)  # consecutive, no month twice or left out
     assert {(run.job_name, run.status) for run in runs} == {("all_months", dg.DagsterRunStatus.SUCCESS)}
     assert set(summary["run_ids"]) == {run.run_id for run in runs}
-    assert "9 runs of all_months" in out.getvalue()
+    assert "11 runs of all_months" in out.getvalue()
     # One run for everything (--workers 1) writes the same bytes.
     one_run = tmp_path / "one-run"
     shutil.copytree(tiny_landing_zone, one_run / "raw")

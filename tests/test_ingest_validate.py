@@ -447,9 +447,10 @@ def test_realdata_fide_list_as_seed_list(tmp_path):
     (tmp_path / "raw/players/2013-01").mkdir(parents=True)
     shutil.copyfile(source, tmp_path / "raw/players/2013-01" / source.name)
     store = ObjectStore(str(tmp_path))
-    seed = read_seed_list(store)
+    seed = read_seed_list(store, list_type="rapid")
     assert seed.height == 11_098 and seed["rating"].null_count() == 0 and seed["k"].unique().to_list() == [20]
-    assert read_players(store, "2013-01").height == 11_098
+    assert read_seed_list(store) is None, "a rapid list seeds the rapid chain, not the standard one"
+    assert read_players(store, "2013-01").height == 11_098, "its players are registered all the same"
 
 
 def test_registry_problems_name_the_rows_that_register_nobody():

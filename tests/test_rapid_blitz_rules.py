@@ -198,3 +198,102 @@ def test_rate_period_says_when_standard_rating_is_not_used(tmp_path: Path, capsy
     warning = capsys.readouterr().err
     assert "standard_rating is not used" in warning and "standard list" in warning
     assert pl.read_csv(out).filter(pl.col("player_id") == 2)["rating"].item() is None, "unrated in standard"
+
+
+def test_continuity_lets_a_seeded_player_who_played_fall_below_the_floor():
+    """A player seeded at 1010 who loses below the floor is delisted without a rating on the rapid list before; a
+    player delisted without games, or on a list nobody seeds, is still a continuity problem.
+    """
+    from pipeline.invariants.chain import continuity_problems
+
+    previous = pl.DataFrame({"player_id": [1, 2], "rating": [2000, None], "change": [0, None], "delisted": [False] * 2})
+    current = pl.DataFrame(
+        {"player_id": [1, 2], "rating": [1990, None], "change": [-10, None], "delisted": [False, True], "games": [1, 1]}
+    )
+    assert continuity_problems(previous, current, seeded=True) == []
+    assert "delisted who were not rated before" in continuity_problems(previous, current)[0]
+    idle = current.with_columns(pl.Series("games", [1, 0]))
+    assert "delisted who were not rated before" in continuity_problems(previous, idle, seeded=True)[0]
+
+
+# -- seed lists per time control (raw/players/<M>/) -------------------------------------------------------------
+
+
+def test_a_seed_list_csv_seeds_each_list_from_its_own_columns():
+    from pipeline.ingest.registry import seed_rows
+
+    table = pl.DataFrame(
+        {
+            "player_id": ["1", "2", "3"],
+            "rating": ["2100", "1900", ""],
+            "k": ["20", "20", ""],
+            "rapid_rating": ["2050", "", "1700"],
+            "rapid_k": ["20", "", "40"],
+            "blitz_rating": ["", "1950", ""],
+        }
+    )
+    standard, rapid, blitz = (seed_rows(table, kind) for kind in ("standard", "rapid", "blitz"))
+    assert standard["rating"].to_list() == [2100, 1900, None]
+    assert rapid["rating"].to_list() == [2050, None, 1700] and rapid["k"].to_list() == [20, None, 40]
+    assert blitz["rating"].to_list() == [None, 1950, None] and blitz["k"].to_list() == [None, None, None]
+
+
+def test_each_chain_takes_its_own_fide_list_of_a_month_folder():
+    from pipeline.ingest.registry import _seed_file
+
+    folder = "raw/players/2013-01/"
+    keys = [folder + name for name in ("blitz_jan13frl.txt", "players_list_foa.txt", "rapid_jan13frl.txt.gz")]
+    assert _seed_file(keys, "standard") == folder + "players_list_foa.txt"
+    assert _seed_file(keys, "rapid") == folder + "rapid_jan13frl.txt.gz"
+    assert _seed_file(keys, "blitz") == folder + "blitz_jan13frl.txt"
+    # A combined list alone seeds all three (its rapid and blitz fields); a seed_list.csv wins over any list.
+    assert _seed_file([folder + "players_list_foa.txt"], "blitz") == folder + "players_list_foa.txt"
+    assert _seed_file([*keys, folder + "seed_list.csv"], "rapid") == folder + "seed_list.csv"
+
+
+def test_a_fide_combined_list_seeds_the_rapid_and_blitz_chains_with_their_own_ratings():
+    import io
+
+    from pipeline.formats.fide_list import parse_fide_list, write_fide_combined_list
+    from pipeline.ingest.registry import fide_list_seed_rows
+
+    players = pl.DataFrame(
+        {
+            "player_id": [100, 200],
+            "name": ["Alpha, Ann", "Beta, Bob"],
+            "federation": ["ENG", "GER"],
+            "sex": ["F", "M"],
+            "title": [None, "GM"],
+            "birth_year": [1990, 1980],
+            "rating": [2100, 2500],
+            "games": [3, 0],
+            "k": [20, 10],
+            "inactive": [False, False],
+            "rapid_rating": [2050, None],
+            "rapid_games": [5, None],
+            "rapid_k": [20, None],
+            "blitz_rating": [None, 2600],
+            "blitz_games": [None, 9],
+            "blitz_k": [None, 20],
+        }
+    )
+    handle = io.BytesIO()
+    write_fide_combined_list(players, handle)
+    parsed = parse_fide_list(handle.getvalue(), "players_list_foa.txt")
+    rows = {kind: fide_list_seed_rows(parsed, kind).sort("player_id") for kind in ("standard", "rapid", "blitz")}
+    assert rows["standard"]["rating"].to_list() == [2100, 2500]
+    assert rows["rapid"]["rating"].to_list() == [2050, None] and rows["rapid"]["k"].to_list() == [20, None]
+    assert rows["blitz"]["rating"].to_list() == [None, 2600]
+
+
+def test_fides_real_rapid_list_of_january_2013_seeds_the_rapid_chain():
+    from pipeline.formats.fide_list import parse_fide_list
+    from pipeline.ingest.registry import fide_list_seed_rows
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "fide-lists-2013-rapid" / "rapid_jan13frl.txt"
+    if not path.exists():
+        pytest.skip(f"{path} is absent (shared/realdata not mounted)")
+    rows = fide_list_seed_rows(parse_fide_list(path.read_bytes(), path.name), "rapid")
+    assert rows.height == 11_098 and rows["rating"].null_count() == 0
+    assert set(rows["k"].to_list()) == {20}, "K 20 for every player of FIDE's 2013 rapid list"
+    assert rows["rating"].min() >= 1000

@@ -98,3 +98,13 @@ def test_consecutive_stretches() -> None:
 
     assert consecutive_stretches([]) == []
     assert consecutive_stretches(["2023-12", "2024-01", "2024-03"]) == [("2023-12", "2024-01"), ("2024-03", "2024-03")]
+
+
+def test_a_chain_seeded_by_another_chains_list_runs_in_a_wave_after_it() -> None:
+    waves = stages(
+        ["actual", "actual_rapid", "glicko2", "actual_blitz"], workers=2, seeded=["actual_rapid", "actual_blitz"]
+    )
+    chains = [[stage.name for stage in wave] for wave in waves[1:-1]]
+    assert chains == [["actual", "glicko2"], ["actual_rapid", "actual_blitz"]]
+    # One worker: one run, where Dagster orders the steps by their lineage.
+    assert stages(["actual", "actual_rapid"], workers=1, seeded=["actual_rapid"]) == [[Stage("all", ())]]

@@ -292,7 +292,12 @@ def _rate_planned(
             remove_interrupted_writes(plan.store, out)
             observe_landing_zone(instance, plan.store, plan.entries, plan.months)
         waves = stages(
-            list(plan.scenarios), workers, plan.months, dump_bytes(plan.entries, plan.months), list(plan.published)
+            list(plan.scenarios),
+            workers,
+            plan.months,
+            dump_bytes(plan.entries, plan.months),
+            list(plan.published),
+            seeded=[name for name, scenario in plan.scenarios.items() if scenario.standard_chain],
         )
         run_args = (plan.months[0], plan.months[-1], plan.partition_range, plan.root, scenarios_file, home)
         outcomes = run_waves(waves, execute_stage, run_args, workers)

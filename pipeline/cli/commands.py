@@ -19,7 +19,7 @@ from pipeline.engine.period import EngineInputError, compress, normalize_list, r
 from pipeline.formats.table_files import InputFileError, write_table
 from pipeline.generator.config import SCALES
 from pipeline.months import parse_month
-from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_rules, schedule_of
+from pipeline.rules.model import LIST_CLASSES, RulesError, load_rules, preset_names, resolve_rules, schedule_of
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.text import escape_text
 
@@ -29,10 +29,6 @@ DEBUG_ENV = "RATINGS_DEBUG"
 # `ratings list --format`: pipeline.publish.lists.PUBLISHED_FORMATS, spelled here so that the parser loads no
 # publishing code (a test holds the two equal).
 LIST_FORMATS = ("csv", "txt", "html", "combined")
-
-
-# The class of a game a rate-period games file states no time control for: the class of the list rated.
-LIST_CLASSES = {"standard": "classical", "rapid": "rapid", "blitz": "blitz"}
 
 
 class UsageError(ValueError):
@@ -54,6 +50,7 @@ def command_rate_period(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     previous = normalize_list(given.drop(STANDARD_RATING, strict=False))
+    # A game the file states no time control for is of the class of the list rated.
     games = read_period_games(args.games, args.month, default_class=LIST_CLASSES[rules.list_type])
     result = rate_period(previous, games, rules, args.month, standard=standard)
     new_list = compress(result.rating_list) if args.compress else result.rating_list
@@ -90,18 +87,20 @@ def command_generate(args: argparse.Namespace) -> int:
 
 def command_rules(args: argparse.Namespace) -> int:
     if not args.name:
-        for name in preset_names():
+        names = preset_names()
+        width = max(map(len, names)) + 1
+        for name in names:
             schedule = schedule_of(name)
             if schedule:
                 print(
-                    f"{name:16} schedule: "
+                    f"{name:{width}} schedule: "
                     + ", ".join(
                         f"{start} {rules}" + (f" ({', '.join(sets)})" if sets else "")
                         for start, rules, sets in schedule
                     )
                 )
             else:
-                print(f"{name:16} {load_rules(name).description}")
+                print(f"{name:{width}} {load_rules(name).description}")
         return 0
     print(load_rules(args.name, tuple(args.set or ())).model_dump_json(indent=2))
     return 0
@@ -195,11 +194,20 @@ def command_player(args: argparse.Namespace) -> int:
 # -- list: any stored month's readable list, on demand ----------------------------------------
 
 
+def combined_partners(scenario: str, scenarios_file: str | None) -> dict[str, str]:
+    """The rapid and blitz chains scenario `scenario`'s standard list seeds, by the scenarios file (none where the
+    file does not name the scenario).
+    """
+    from pipeline.scenarios.model import load_scenarios, seeded_lists
+
+    return seeded_lists(load_scenarios(scenarios_file), scenario)
+
+
 def command_list(args: argparse.Namespace) -> int:
     """One stored month's list as CSV, FIDE TXT, HTML or FIDE's combined layout, to standard output or --out: the bytes
     publishing writes (pipeline.publish.lists.write_published_file), from the stored Parquet list.
     """
-    from pipeline.publish.lists import stored_published_month, write_published_file
+    from pipeline.publish.lists import stored_combined_month, stored_published_month, write_published_file
     from pipeline.publish.player_card import stored_months
     from pipeline.scenarios.model import canonical_name
     from pipeline.store.object_store import ObjectStore, redact_url
@@ -232,7 +240,10 @@ def command_list(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    made = stored_published_month(store, scenario, month)
+    if args.format == "combined":
+        made = stored_combined_month(store, scenario, month, combined_partners(scenario, args.scenarios))
+    else:
+        made = stored_published_month(store, scenario, month)
     if args.out:
         target = Path(args.out)
         # Whole or not at all: made beside the target, then renamed over it.
@@ -439,7 +450,8 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
             "(<store>/<scenario>/rating_list/<YYYY-MM>.parquet) and the registry and dumps' names of that month: "
             "the same bytes `ratings run` publishes under "
             "<store>/lists/<scenario>/<YYYY-MM>.csv|txt|html (it publishes the last month of its range; --publish all "
-            "for every month). `combined` is FIDE's players_list_foa.txt layout, rapid and blitz columns blank."
+            "for every month). `combined` is FIDE's players_list_foa.txt layout: the standard list with the rapid "
+            "and blitz lists its ratings seed (the scenarios file's standard_chain), every player of any of the three."
         ),
     )
     listing.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
@@ -449,6 +461,13 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     )
     listing.add_argument("--format", default="csv", choices=LIST_FORMATS, help="csv (default), txt, html or combined")
     listing.add_argument("--out", default=None, metavar="FILE", help="write to FILE (default: standard output)")
+    listing.add_argument(
+        "--scenarios",
+        default=None,
+        metavar="FILE",
+        help="scenarios YAML the store was rated with, for the rapid and blitz lists of --format combined "
+        "(default: $RATINGS_SCENARIOS or the shipped one)",
+    )
     listing.set_defaults(handler=command_list)
 
     protocol = argparse.ArgumentParser(add_help=False)

@@ -451,7 +451,9 @@ def rate_period(
     prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
     game_rows = normalize_games(games, month)
     if standard is not None:
-        players_of_month = pl.concat([game_rows["white_id"], game_rows["black_id"]])
+        # The players of the games the list rates (a blitz game seeds nobody on the rapid list).
+        rated_here = game_rows.filter(pl.Series(_game_weight_numpy(rules, game_rows) > 0))
+        players_of_month = pl.concat([rated_here["white_id"], rated_here["black_id"]])
         prev = with_seeds(prev, seeded_from_standard(rules, prev, standard, players_of_month))
     prev = _in_id_order(k_ten_for_good(prev, rules.k))
     side_ids = np.concatenate([game_rows["white_id"].to_numpy(), game_rows["black_id"].to_numpy()])

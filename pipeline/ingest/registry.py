@@ -12,7 +12,7 @@ import polars as pl
 
 from pipeline.formats.common import UnreadableDump, strip_compression
 from pipeline.formats.decoding import decode_text, decompress
-from pipeline.formats.fide_list import FideListFile, parse_fide_list
+from pipeline.formats.fide_list import FideListFile, parse_fide_list, rating_type_of
 from pipeline.formats.fields import OLD_TITLE_CODES
 from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
@@ -290,8 +290,12 @@ def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> pl.DataFram
     )
 
 
-def read_seed_list(store: ObjectStore, chain_start: str | None = None) -> pl.DataFrame | None:
-    """The seed list: the list in force before `chain_start`, the month the chains start (_seed_folder), or None.
+def read_seed_list(
+    store: ObjectStore, chain_start: str | None = None, list_type: str = "standard"
+) -> pl.DataFrame | None:
+    """The seed list: the list in force before `chain_start`, the month the chains start (_seed_folder), or None;
+    of the `list_type` list (standard, rapid or blitz: the rapid and blitz columns of a seed_list.csv or a FIDE
+    combined list, or a FIDE list of that type).
 
     `seed_list.csv` wins; otherwise a FIDE rating-list file (layouts A-F) of that month serves.
     Columns: player_id Int64, rating Int32 (null = unrated), games_total Int32 (empty or missing:
@@ -302,55 +306,65 @@ def read_seed_list(store: ObjectStore, chain_start: str | None = None) -> pl.Dat
     from the rating and its k.elite_from, and a list K of 10 means it was reached,
     regulations.k_ten_for_good); from a FIDE list also k (Int16) and inactive (flag i).
     """
-    folder = _seed_folder(_registry_keys(store), chain_start)
+    folder = _seed_folder(_registry_keys(store), chain_start, list_type)
     if folder is None:
         return None
-    key = _seed_file(folder[1])
+    key = _seed_file(folder[1], list_type)
     assert key is not None  # _seed_folder picks folders that have one
-    return read_seed_file(store, key)
+    return read_seed_file(store, key, list_type)
 
 
-def read_seed_file(store: ObjectStore, key: str) -> pl.DataFrame:
-    """The seed rows of one file of raw/players/: a seed_list.csv, or a FIDE rating list (read_seed_list's columns)."""
+def read_seed_file(store: ObjectStore, key: str, list_type: str = "standard") -> pl.DataFrame:
+    """The seed rows of one file of raw/players/ for the `list_type` list: a seed_list.csv, or a FIDE rating list
+    (read_seed_list's columns).
+    """
     if not _is_fide_list_name(key):
-        return seed_rows(_read_table(store, key))
-    return fide_list_seed_rows(_fide_lists(store, [key])[0])
+        return seed_rows(_read_table(store, key), list_type)
+    return fide_list_seed_rows(_fide_lists(store, [key])[0], list_type)
 
 
-def later_seed_files(store: ObjectStore, chain_start: str) -> dict[str, str]:
+def later_seed_files(store: ObjectStore, chain_start: str, list_type: str = "standard") -> dict[str, str]:
     """The lists filed after the chains' start: month M -> the key of raw/players/<M>/'s seed list or FIDE list (the
     list in force from M), for every M after `chain_start`. Only the files' names are looked at.
     """
     return {
         month: key
         for month, keys in _registry_keys(store).items()
-        if month > chain_start and (key := _seed_file(keys)) is not None
+        if month > chain_start and (key := _seed_file(keys, list_type)) is not None
     }
 
 
-def seed_list_month(store: ObjectStore, chain_start: str | None = None) -> str | None:
+def seed_list_month(store: ObjectStore, chain_start: str | None = None, list_type: str = "standard") -> str | None:
     """The month folder raw/players/<M>/ that read_seed_list reads its seed list from (the list in force from M), or
     None without one. Only the files' names are looked at.
     """
-    folder = _seed_folder(_registry_keys(store), chain_start)
+    folder = _seed_folder(_registry_keys(store), chain_start, list_type)
     return None if folder is None else folder[0]
 
 
-def _seed_folder(registry_keys: dict[str, list[str]], chain_start: str | None) -> tuple[str, list[str]] | None:
+def _seed_folder(
+    registry_keys: dict[str, list[str]], chain_start: str | None, list_type: str = "standard"
+) -> tuple[str, list[str]] | None:
     """(month, keys) of the folder the seed list comes from: of the folders holding a seed_list.csv or a FIDE list,
     the newest at or before `chain_start` (a list filed in M is the list in force before M's games), else the
     earliest (a seed filed after the chain's start still starts it); the earliest when `chain_start` is None.
     """
-    seeded = [(month, keys) for month, keys in registry_keys.items() if _seed_file(keys) is not None]
+    seeded = [(month, keys) for month, keys in registry_keys.items() if _seed_file(keys, list_type) is not None]
     if not seeded:
         return None
     in_force = [folder for folder in seeded if chain_start is not None and folder[0] <= chain_start]
     return in_force[-1] if in_force else seeded[0]
 
 
-def _seed_file(keys: list[str]) -> str | None:
-    """The key a folder's seed list is read from: seed_list.csv, else its first FIDE list by name, else None."""
-    return _find_file(keys, SEED_LIST_FILE) or next((key for key in keys if _is_fide_list_name(key)), None)
+def _seed_file(keys: list[str], list_type: str = "standard") -> str | None:
+    """The key a folder's seed list of the `list_type` list is read from: seed_list.csv, else its first FIDE list of
+    that type by name (rapid_..., blitz_...: fide_list.rating_type_of), else its first standard or combined FIDE list
+    (a combined list holds the rapid and blitz ratings too), else None.
+    """
+    fide_lists = [key for key in keys if _is_fide_list_name(key)]
+    typed = [key for key in fide_lists if rating_type_of(key) == list_type]
+    standard = [key for key in fide_lists if rating_type_of(key) == "standard"]
+    return _find_file(keys, SEED_LIST_FILE) or next(iter(typed or standard), None)
 
 
 # Registry folders the plan names one by one; beyond, the first and the last, and how many in between.
@@ -470,9 +484,11 @@ def fide_list_registry_rows(players: pl.DataFrame, month: str) -> pl.DataFrame:
     )
 
 
-def fide_list_seed_rows(fide_list: FideListFile) -> pl.DataFrame:
-    """The seed-list columns from a parsed FIDE list, rated in the list's own rating type."""
-    kind = fide_list.rating_type
+def fide_list_seed_rows(fide_list: FideListFile, list_type: str = "standard") -> pl.DataFrame:
+    """The seed-list columns from a parsed FIDE list for the `list_type` list: a per-type list's own ratings, a
+    combined list's ratings of that type.
+    """
+    kind = fide_list.rating_type if fide_list.rating_type != "standard" else list_type
     rating = pl.col(f"{kind}_rating")
     return fide_list.players.select(
         "player_id",
@@ -616,12 +632,14 @@ def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
     return rows.filter(pl.col("player_id").is_not_null() & (pl.col("player_id") > 0))
 
 
-def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
+def seed_rows(table: pl.DataFrame, list_type: str = "standard") -> pl.DataFrame:
     """The seed-list columns of a seed_list.csv (text columns, lower-case names): player_id, rating, games_total,
-    birth_year, ever_2400, k.
+    birth_year, ever_2400, k. For the rapid or blitz list, rating and k are the file's rapid_rating and rapid_k (or
+    blitz_rating and blitz_k), and its games_total (the standard list's) is not read.
     """
-    rating = _text(table, "rating").cast(pl.Float64, strict=False).round().cast(pl.Int32)
-    games_total = _text(table, "games_total").cast(pl.Int32, strict=False)
+    prefix = "" if list_type == "standard" else f"{list_type}_"
+    rating = _text(table, f"{prefix}rating").cast(pl.Float64, strict=False).round().cast(pl.Int32)
+    games_total = _text(table, "games_total" if not prefix else f"{prefix}games_total").cast(pl.Int32, strict=False)
     ever = _text(table, "ever_2400").str.to_lowercase()
     return table.select(
         _text(table, "player_id").cast(pl.Int64, strict=False).alias("player_id"),
@@ -637,5 +655,5 @@ def seed_rows(table: pl.DataFrame) -> pl.DataFrame:
         .then(False)
         .alias("ever_2400"),
         # The K the list published (optional): a tiered policy honours it, see regulations.k_from_previous_list.
-        _text(table, "k").cast(pl.Int16, strict=False).alias("k"),
+        _text(table, f"{prefix}k").cast(pl.Int16, strict=False).alias("k"),
     ).filter(pl.col("player_id").is_not_null())

@@ -10,7 +10,13 @@ import polars as pl
 from pipeline.invariants.catalog import MonthProblems
 from pipeline.months import add_months
 from pipeline.rules.model import RuleSet
-from pipeline.rules.regulations import below_floor, cap_may_be_one_sided, has_floor, rounds_per_event
+from pipeline.rules.regulations import (
+    below_floor,
+    cap_may_be_one_sided,
+    has_floor,
+    rounds_per_event,
+    seeds_from_standard,
+)
 from pipeline.scenarios.chain import previous_list
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import read_stored_month
@@ -59,8 +65,13 @@ def floor_offenders(rating_list: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
     return rating_list.filter(rated_now & pl.col("rating").is_not_null() & below_floor(pl.col("rating"), rules))
 
 
-def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame) -> list[str]:
-    """How list `current` fails to be `previous` carried forward (empty when it is)."""
+def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame, seeded: bool = False) -> list[str]:
+    """How list `current` fails to be `previous` carried forward (empty when it is).
+
+    `seeded`: the list starts unrated players from another list's rating (a rapid or blitz list, from the standard
+    list: regulations.seeds_from_standard), so a player who played this month may fall below the floor, and be
+    delisted, without a rating on the list before.
+    """
     joined = previous.select("player_id", prev_rating="rating").join(
         current.select("player_id", "rating", "change", "delisted"), on="player_id", how="left", coalesce=True
     )
@@ -81,9 +92,8 @@ def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame) -> list[s
         problems.append(
             f"{moved.height} rating(s) differ from previous + change, e.g. (id, before, change, after) {sample}"
         )
-    wrongly_delisted = current.filter(pl.col("delisted")).join(
-        previous.filter(pl.col("rating").is_not_null()), on="player_id", how="anti"
-    )
+    delisted = current.filter(pl.col("delisted") & ~(pl.col("games") > 0) if seeded else pl.col("delisted"))
+    wrongly_delisted = delisted.join(previous.filter(pl.col("rating").is_not_null()), on="player_id", how="anti")
     if wrongly_delisted.height:
         problems.append(
             f"{wrongly_delisted.height} player(s) delisted who were not rated before, e.g. "
@@ -311,7 +321,8 @@ def chain_problems(
             continuity.append(f"{month}: the list of {add_months(month, -1)} is not stored")
         else:
             carried += previous.height
-            continuity.extend(f"{month}: {problem}" for problem in continuity_problems(previous, current))
+            seeded = rules is not None and seeds_from_standard(rules)
+            continuity.extend(f"{month}: {problem}" for problem in continuity_problems(previous, current, seeded))
 
         games = read_stored_month(store, games_path, month, RATED_GAMES_COLUMNS)
         if games is None:

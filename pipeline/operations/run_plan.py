@@ -29,6 +29,7 @@ from pipeline.operations.waves import (
     consecutive_stretches,
 )
 from pipeline.publish.lists import TXT_LEFT_OUT_REASON, list_command, readable_list_months, stored_txt_left_out
+from pipeline.rules.regulations import seeds_from_standard
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import DEFAULT_STORE, Settings
@@ -306,7 +307,8 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     )
     if previous is None or following is None:
         return []
-    return continuity_problems(previous, following)
+    seeded = not scenario.is_system and seeds_from_standard(scenario.rules_for(add_months(last_month, 1)))
+    return continuity_problems(previous, following, seeded)
 
 
 def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:

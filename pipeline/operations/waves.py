@@ -54,6 +54,7 @@ def stages(
     months: Sequence[str] = (),
     weights: Sequence[int] = (),
     published: Sequence[str] | None = None,
+    seeded: Sequence[str] = (),
 ) -> list[list[Stage]]:
     """The runs in waves: one run of everything with one worker; else the shared tables in `workers` runs of
     consecutive months (months are independent there; `weights`, e.g. each month's dump bytes, balance them),
@@ -61,7 +62,9 @@ def stages(
 
     `published`: the months whose readable lists the runs make (None: every month). Where that is not every month,
     the chains leave the lists out and runs over the published months' stretches make them, the last of these
-    with the comparison, so that the report index links the lists just made.
+    with the comparison, so that the report index links the lists just made. `seeded`: the scenarios whose month
+    reads another chain's list (a rapid or blitz list seeded by a standard list): their chains run in a wave after
+    the others.
     """
     every = published is None or list(published) == list(months)
     blocks = [] if every else consecutive_stretches(list(published or ()))
@@ -76,9 +79,12 @@ def stages(
     ranges = month_ranges(months, weights or [1] * len(months), workers)
     shared = [Stage("shared", SHARED_GROUPS, first_last) for first_last in ranges] if len(ranges) > 1 else []
     chains = [Stage(name, (name,), lists=LISTS_KEPT if every else LISTS_LEFT_OUT) for name in scenarios]
+    chain_waves = [
+        wave for wave in ([c for c in chains if c.name not in seeded], [c for c in chains if c.name in seeded]) if wave
+    ]
     return [
         shared or [Stage("shared", SHARED_GROUPS)],
-        chains,
+        *chain_waves,
         *publishing,
         [closing or Stage("comparison", COMPARISON_GROUPS)],
     ]

@@ -425,6 +425,56 @@ def stored_published_month(store: ObjectStore, scenario_key: str, month: str) ->
     return published_month(store, scenario_key, month, listed, published_registries(store, month)(month))
 
 
+def stored_combined_month(
+    store: ObjectStore, scenario_key: str, month: str, partners: Mapping[str, str]
+) -> PublishedMonth:
+    """stored_published_month of the standard list, with the rapid and blitz ratings of `partners` (list type ->
+    scenario: the chains its standard list seeds, Scenario.standard_chain) of the same month beside it, for FIDE's
+    combined layout: every player of any of the three lists, a player of the rapid or blitz list only unrated in
+    the standard columns. The rows keep the standard list's order, the players it does not hold placed among its
+    unrated by name and id. A partner without a stored list of the month leaves its columns blank.
+    """
+    standard = stored_published_month(store, scenario_key, month)
+    registry = None
+    rows = standard.rows if standard.identity is None else standard.rows.with_columns(standard.identity)
+    extra_ratings = []
+    for kind, partner in partners.items():
+        key = table_key([partner, "rating_list"], month)
+        if not store.exists(key):
+            continue
+        if registry is None:
+            registry = published_registries(store, month)(month)
+        listed = store.read_parquet(key, columns=list(PUBLISHED_FROM_THE_LIST))
+        made = published_month(store, partner, month, listed, registry)
+        partner_rows = made.rows if made.identity is None else made.rows.with_columns(made.identity)
+        if FIDE_IDENTITY in rows.columns and FIDE_IDENTITY not in partner_rows.columns:
+            partner_rows = partner_rows.with_columns(pl.lit(None, dtype=pl.String).alias(FIDE_IDENTITY))
+        extra_ratings.append(
+            partner_rows.select(
+                "id",
+                pl.col("rating").alias(f"{kind}_rating"),
+                pl.col("games").alias(f"{kind}_games"),
+                pl.col("k").alias(f"{kind}_k"),
+            )
+        )
+        only_here = partner_rows.join(rows.select("id"), on="id", how="anti").with_columns(
+            *(
+                pl.lit(None, dtype=rows.schema[c]).alias(c)
+                for c in ("rating", "games", "k", "change", "rank", "previous_rating")
+                if c in rows.columns
+            ),
+            pl.lit(False).alias("inactive"),
+        )
+        if only_here.height:
+            rated = rows.filter(pl.col("rating").is_not_null())
+            unrated = pl.concat([rows.filter(pl.col("rating").is_null()), only_here.select(rows.columns)])
+            rows = pl.concat([rated, unrated.sort("name", "id", nulls_last=True)])
+    for ratings in extra_ratings:
+        rows = rows.join(ratings, on="id", how="left", maintain_order="left")
+    identity = rows[FIDE_IDENTITY] if FIDE_IDENTITY in rows.columns else None
+    return PublishedMonth(scenario_key, month, rows.drop(FIDE_IDENTITY, strict=False), identity, standard.suspects)
+
+
 def with_delisted_previous_ratings(
     published: pl.DataFrame, store: ObjectStore, scenario_key: str, month: str
 ) -> pl.DataFrame:
@@ -508,8 +558,8 @@ def write_published_txt(
 def write_published_combined(published: pl.DataFrame, handle: BinaryIO, identity: pl.Series | None = None) -> None:
     """Every player of the list with a FIDE id in FIDE's combined layout (players_list_foa.txt: one line a player, the
     standard, rapid and blitz ratings side by side; pipeline.formats.fide_list.write_fide_combined_list). FIDE's
-    combined file holds its registered players whether rated or not, so the unrated are in it too; the rapid and
-    blitz columns stay blank: the lists rate standard play only.
+    combined file holds its registered players whether rated or not, so the unrated are in it too. The rapid and
+    blitz fields are the rows' rapid_* and blitz_* columns where they carry them (stored_combined_month), else blank.
     """
     players = published if identity is None else published.with_columns(identity.alias(FIDE_IDENTITY))
     write_fide_combined_list(players.filter(pl.col("id") < LOCAL_ID_BASE).rename({"id": "player_id"}), handle)

@@ -81,7 +81,7 @@ def read_scenario_seed(store: ObjectStore, scenario: Scenario, chain_start: str 
     before `chain_start` (registry.read_seed_list).
     """
     if scenario.seed_list is None:
-        return read_seed_list(store, chain_start)
+        return read_seed_list(store, chain_start, scenario.list_type())
     with store.open(scenario.seed_list) as handle:
         data = handle.read()
     if scenario.seed_list.endswith(".parquet"):
@@ -96,7 +96,7 @@ def seed_clock_month(store: ObjectStore, scenario: Scenario, chain_start: str) -
     in M-1; the scenario's own seed list, and the landing zone's filed after the chain's start, are the
     list in force before the chain's first month.
     """
-    filed = seed_list_month(store, chain_start) if scenario.seed_list is None else None
+    filed = seed_list_month(store, chain_start, scenario.list_type()) if scenario.seed_list is None else None
     return add_months(min(filed, chain_start) if filed is not None else chain_start, -1)
 
 
@@ -237,8 +237,32 @@ def month_figures(frames: Mapping[str, pl.DataFrame], rules_name: str) -> dict[s
     return figures
 
 
+def standard_in_force(
+    store: ObjectStore, standard_chain: Scenario, month: str, chain_start: str, players: pl.Series | None = None
+) -> pl.DataFrame:
+    """The standard list in force in `month` (the standard chain's list of the month before, its seed list at the
+    chain's start): player_id, rating and birth_year, of `players` only where given. MissingMonth when it is not
+    stored: the rapid or blitz month cannot be rated without it.
+    """
+    columns = ["player_id", "rating", "birth_year"]
+    if month == chain_start:
+        frame = previous_list(store, standard_chain, month, chain_start).select(columns)
+    else:
+        key = table_key([standard_chain.name, "rating_list"], add_months(month, -1))
+        if not store.exists(key):
+            _stored_month_before(store, [standard_chain.name, "rating_list"], month, RatingList)  # raises MissingMonth
+        frame = store.read_parquet(key, columns=columns)
+    if players is not None:
+        frame = frame.filter(pl.col("player_id").is_in(players.cast(pl.Int64).implode()))
+    return frame
+
+
 def rate_months(
-    store: ObjectStore, scenario: Scenario, months: Sequence[str], chain_start: str
+    store: ObjectStore,
+    scenario: Scenario,
+    months: Sequence[str],
+    chain_start: str,
+    standard_chain: Scenario | None = None,
 ) -> Callable[[str, Callable[[str], pl.DataFrame]], tuple[pl.DataFrame, ...]]:
     """A function rating the run's months in order, each from the one before, returning chain_tables' frames.
 
@@ -246,17 +270,23 @@ def rate_months(
     seed list; any later month continues the stored list of the month before, which is read (or
     refused with MissingMonth) before anything is rated, so a gap fails before any month is written.
     The registry's history is read once: a month sees the registry in force then (birth years of newcomers), made
-    for the month's players only.
+    for the month's players only. `standard_chain` (Scenario.standard_chain) is the scenario whose standard list in
+    force seeds a rapid or blitz month's unrated players; it must be stored for the month before each month.
     """
     carried = {"list": previous_list(store, scenario, months[0], chain_start)}
+    if standard_chain is not None:
+        standard_in_force(store, standard_chain, months[0], chain_start, pl.Series([], dtype=pl.Int64))
     if scenario.is_system:
         carried["state"] = previous_state(store, scenario, months[0], chain_start)
     history = registry_history(store, months[-1])
-    later_lists = {month: key for month, key in later_seed_files(store, chain_start).items() if month in months}
+    list_type = scenario.list_type()
+    later_lists = {
+        month: key for month, key in later_seed_files(store, chain_start, list_type).items() if month in months
+    }
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
         if month in later_lists and scenario.seed_list is None:
-            later = read_seed_file(store, later_lists[month])
+            later = read_seed_file(store, later_lists[month], list_type)
             carried.update(with_later_list_newcomers(carried, scenario, later, month))
         read = {m: games_of(m) for m in scenario.months_read(month)}
         games_of = _held_first(read, games_of)
@@ -265,7 +295,10 @@ def rate_months(
             system = rate_system_month(scenario, carried["list"], carried["state"], games_of(month), month, players)
             carried.update(list=system.rating_list, state=system.state)
             return system.rating_list, system.state, system.rated_games
-        result = rate_scenario_month(scenario, carried["list"], games_of, month, players=players)
+        standard = None
+        if standard_chain is not None:
+            standard = standard_in_force(store, standard_chain, month, chain_start, players_of(read.values()))
+        result = rate_scenario_month(scenario, carried["list"], games_of, month, players=players, standard=standard)
         carried["list"] = result.rating_list
         return result.rating_list, result.rated_games
 
@@ -279,12 +312,17 @@ def _held_first(
     return lambda month: held[month] if month in held else games_of(month)
 
 
+def players_of(games: Iterable[pl.DataFrame]) -> pl.Series:
+    """Every side's player id of `games` (repeats kept), as player_id."""
+    sides = [frame[side].cast(pl.Int64).alias("player_id") for frame in games for side in ("white_id", "black_id")]
+    return pl.concat(sides) if sides else pl.Series("player_id", [], dtype=pl.Int64)
+
+
 def _registered_players(history: pl.DataFrame, games: Iterable[pl.DataFrame], month: str) -> pl.DataFrame:
     """The registry in force in `month` (Players rows) of the players of `games` only: what the engine reads of it,
     the birth years of the players new to the list, without making the registry of every registered player.
     """
-    sides = [frame[side].cast(pl.Int64).alias("player_id") for frame in games for side in ("white_id", "black_id")]
-    rows = history.filter(pl.col("player_id").is_in(pl.concat(sides).implode()))
+    rows = history.filter(pl.col("player_id").is_in(players_of(games).implode()))
     return conform(registry_in_force(rows, month), Players)
 
 

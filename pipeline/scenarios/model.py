@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import polars as pl
 import yaml
@@ -26,6 +26,8 @@ from schemas.games import TIME_CONTROLS
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 #: Longest rating period that list frequency can produce (quarterly lists before July 2009).
 MAX_PERIOD_MONTHS = 3
+#: A month the scenario's list type is read at: a schedule's rule sets rate one list (load_scenarios checks).
+LIST_TYPE_MONTH = "2000-01"
 #: The time controls a system scenario rates unless it says otherwise: FIDE's standard list.
 STANDARD_TIME_CONTROLS = ("classical", "modern")
 
@@ -80,6 +82,12 @@ class Scenario(_Frozen):
     events: tuple[Event, ...] = ()
     seed_list: str | None = None
     time_controls: tuple[str, ...] | None = None
+    # The FIDE list the scenario rates (standard, rapid or blitz): its rule set's (list_type) unless given;
+    # a system's standard unless it rates only rapid or only blitz games.
+    rates: Literal["standard", "rapid", "blitz"] | None = None
+    # The scenario (of the same file) whose standard list seeds this list's unrated players, where the rule set
+    # seeds from the standard rating (rapid and blitz: regulations.seeded_from_standard).
+    standard_chain: str | None = None
 
     @model_validator(mode="after")
     def _rules_or_system(self) -> Scenario:
@@ -140,6 +148,17 @@ class Scenario(_Frozen):
             known = ", ".join(sorted(f.alias or n for n, f in system.params.model_fields.items()))
             raise RulesError(f"{problems} ({system.name} parameters: {known})") from None
         return SystemRules(self.name, system, params)
+
+    def list_type(self) -> str:
+        """The FIDE list the scenario rates: `rates` where given, else its rule set's, else standard for a system
+        unless it rates only rapid (or only blitz) games.
+        """
+        if self.rates is not None:
+            return self.rates
+        if self.system is None:
+            return self.rules_for(LIST_TYPE_MONTH).list_type
+        classes = set(self.rated_time_controls())
+        return next(iter(classes)) if classes in ({"rapid"}, {"blitz"}) else "standard"
 
     def rated_time_controls(self) -> tuple[str, ...]:
         return self.time_controls if self.time_controls is not None else STANDARD_TIME_CONTROLS
@@ -240,14 +259,78 @@ def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
             raise RulesError(f"{path}: scenario {name!r}: {problems}") from None
         try:
             # Fail now, not mid-backfill, on an unknown rule set or a wrong system parameter.
-            scenario.system_rules() if scenario.is_system else scenario.rules_for("2000-01")
+            scenario.system_rules() if scenario.is_system else scenario.rules_for(LIST_TYPE_MONTH)
+            _check_list_type(scenario)
         except RulesError as exc:
             raise RulesError(f"{path}: scenario {name!r}: {exc}") from None
         scenarios[name] = scenario
+    by_name = {scenario.name: scenario for scenario in scenarios.values()}
+    for scenario in scenarios.values():
+        problem = _standard_chain_problem(scenario, by_name)
+        if problem:
+            raise RulesError(f"{path}: scenario {scenario.name!r}: standard_chain: {problem}")
     names = [s.name for s in scenarios.values()]
     if len(set(names)) != len(names):
         raise RulesError(f"{path}: scenario names collide once dashes become underscores: {sorted(names)}")
     return {scenario.name: scenario for scenario in scenarios.values()}
+
+
+def compared_scenarios(scenarios: dict[str, Scenario]) -> dict[str, Scenario]:
+    """The scenarios the comparison and the leaderboard set side by side: those rating the list `actual` rates (else
+    the first scenario's). Scenarios of other lists predict other games: on the games every scenario rated, a rapid
+    list and a standard list have none in common.
+    """
+    if not scenarios:
+        return {}
+    baseline = scenarios.get("actual") or next(iter(scenarios.values()))
+    kind = baseline.list_type()
+    return {name: scenario for name, scenario in scenarios.items() if scenario.list_type() == kind}
+
+
+def seeded_lists(scenarios: dict[str, Scenario], standard: str) -> dict[str, str]:
+    """The rapid and blitz chains the standard list of scenario `standard` seeds: list type -> scenario name (the
+    combined list's partners).
+    """
+    return {
+        scenario.list_type(): scenario.name
+        for scenario in scenarios.values()
+        if scenario.standard_chain is not None and canonical_name(scenario.standard_chain) == standard
+    }
+
+
+def standard_chain_of(scenario: Scenario, scenarios: dict[str, Scenario]) -> Scenario | None:
+    """The scenario whose standard list seeds `scenario` (its standard_chain, of `scenarios`), or None."""
+    if scenario.standard_chain is None:
+        return None
+    return scenarios[canonical_name(scenario.standard_chain)]
+
+
+def _check_list_type(scenario: Scenario) -> None:
+    """RulesError where a rule-set scenario's switches rate different lists or contradict its `rates`."""
+    if scenario.is_system:
+        return
+    months = [LIST_TYPE_MONTH, *(switch.from_ for switch in scenario.schedule)]
+    kinds = {scenario.rules_for(month).list_type for month in months}
+    if len(kinds) > 1:
+        raise RulesError(f"its rule sets rate different lists ({', '.join(sorted(kinds))}): one scenario, one list")
+    if scenario.rates is not None and kinds != {scenario.rates}:
+        raise RulesError(f"rates: {scenario.rates}, but its rule sets rate the {kinds.pop()} list")
+
+
+def _standard_chain_problem(scenario: Scenario, scenarios: dict[str, Scenario]) -> str | None:
+    """Why the scenario's standard_chain cannot seed it (None when it can, or when it names none)."""
+    if scenario.standard_chain is None:
+        return None
+    chain = scenarios.get(canonical_name(scenario.standard_chain))
+    if chain is None:
+        return f"no scenario {scenario.standard_chain!r} in the file (scenarios: {', '.join(scenarios)})"
+    if chain.list_type() != "standard" or chain.is_system:
+        return f"{chain.name} does not rate the standard list with a rule set"
+    if scenario.list_type() == "standard":
+        return "a standard list is not seeded by another standard list"
+    if chain.standard_chain is not None:
+        return f"{chain.name} is itself seeded by {chain.standard_chain}"
+    return None
 
 
 def rate_scenario_month(
@@ -256,8 +339,12 @@ def rate_scenario_month(
     games_of: Callable[[str], pl.DataFrame],
     month: str,
     players: pl.DataFrame | None = None,
+    standard: pl.DataFrame | None = None,
 ) -> PeriodResult:
     """Period `month` of a scenario: the regular calculation (or none, in a month without a list), then events.
+
+    `standard`: the standard list in force in `month` (the list of the month before), for a rapid or blitz list
+    that it seeds (Scenario.standard_chain).
 
     The per-game table always covers the month's own games with the ratings in force, so monthly
     crosstables and accuracy figures exist in every month; the list changes only when one is published.
@@ -266,14 +353,14 @@ def rate_scenario_month(
     if rules.publishes_list_after(month):
         months = scenario.months_read(month)
         games = pl.concat([games_of(m) for m in months], how="diagonal_relaxed") if len(months) > 1 else games_of(month)
-        result = rate_period(previous, games, rules, month, players=players)
+        result = rate_period(previous, games, rules, month, players=players, standard=standard)
         rated_games = result.rated_games
         if len(months) > 1:
             own = games_of(month).select(pl.col("game_id").cast(pl.UInt64))
             rated_games = rated_games.join(own, on="game_id", how="semi")
         rating_list = result.rating_list
     else:
-        result = rate_period(previous, games_of(month), rules, month, players=players)
+        result = rate_period(previous, games_of(month), rules, month, players=players, standard=standard)
         rating_list, rated_games = carry_forward(previous, rules), result.rated_games
     for event in scenario.events_after(month):
         if event.compress is not None:
