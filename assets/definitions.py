@@ -24,7 +24,13 @@ from assets.validate import build_validation_assets
 from pipeline.ingest.landing import inventory, months_held
 from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
 from pipeline.months import add_months, month_of
-from pipeline.scenarios.model import Scenario, compared_scenarios, load_scenarios, standard_chain_of
+from pipeline.scenarios.model import (
+    Scenario,
+    compared_scenarios,
+    load_scenarios,
+    seeded_lists,
+    standard_chain_of,
+)
 from pipeline.settings import Settings
 from pipeline.store.lock import store_tag
 from pipeline.store.object_store import ObjectStore, store_root_from_env
@@ -74,15 +80,17 @@ def build_scenario_defs(
     scenario: Scenario,
     settings: Settings | None = None,
     standard_chain: Scenario | None = None,
+    partners: dict[str, Scenario] | None = None,
 ) -> dg.Definitions:
     """One scenario: its chain, analyses, report pages and published lists, each stage with the checks of its tables
-    (`standard_chain`: the scenario whose standard list seeds a rapid or blitz chain).
+    (`standard_chain`: the scenario whose standard list seeds a rapid or blitz chain; `partners`: the rapid and blitz
+    chains a standard one seeds, by list type, for FIDE's combined list).
     """
     return dg.Definitions.merge(
         build_rating_defs(partitions, scenario, list_freshness(settings or Settings(), partitions), standard_chain),
         build_analytics_defs(partitions, scenario),
         dg.Definitions(
-            assets=[*build_report_assets(partitions, scenario), *build_published_assets(partitions, scenario)]
+            assets=[*build_report_assets(partitions, scenario), *build_published_assets(partitions, scenario, partners)]
         ),
     )
 
@@ -124,7 +132,13 @@ def build_defs(
         pipeline_defs = dg.Definitions.merge(
             build_shared_defs(partitions),
             *(
-                build_scenario_defs(partitions, scenario, settings, standard_chain_of(scenario, scenarios))
+                build_scenario_defs(
+                    partitions,
+                    scenario,
+                    settings,
+                    standard_chain_of(scenario, scenarios),
+                    {kind: scenarios[name] for kind, name in seeded_lists(scenarios, scenario.name).items()},
+                )
                 for scenario in scenarios.values()
             ),
             dg.Definitions(

@@ -1,6 +1,8 @@
-"""Publish stage, per scenario: each month's rating list as CSV, FIDE TXT and a searchable HTML page under lists/
-(pipeline.publish.lists).
+"""Publish stage, per scenario: each month's rating list as CSV, FIDE TXT and a searchable HTML page under lists/, and
+FIDE's combined list of a standard list with the rapid and blitz lists it seeds (pipeline.publish.lists).
 """
+
+from collections.abc import Mapping
 
 import dagster as dg
 
@@ -8,7 +10,12 @@ from assets.metadata import table_attributes, validate
 from assets.rate import chain_key
 from assets.storage import ObjectStoreResource
 from pipeline.operations import progress
-from pipeline.publish.lists import PUBLISHED_FROM_THE_LIST, published_registries, write_published_month
+from pipeline.publish.lists import (
+    PUBLISHED_FROM_THE_LIST,
+    published_registries,
+    write_combined_month,
+    write_published_month,
+)
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import MonthlyFrames
 from schemas import PublishedList
@@ -18,8 +25,14 @@ from schemas import PublishedList
 PUBLISH_STAGE = "publish"
 
 
-def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
+def build_published_assets(
+    partitions: dg.PartitionsDefinition, scenario: Scenario, partners: Mapping[str, Scenario] | None = None
+) -> list[dg.AssetsDefinition]:
+    """The scenario's published lists; with `partners` (list type -> the rapid and blitz chains its standard list
+    seeds), FIDE's combined list of the three beside them each month (their lists of the month: its lineage).
+    """
     key = scenario.name
+    partners = dict(partners or {})
 
     @dg.asset(
         key=[key, "published_list"],
@@ -27,6 +40,7 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         partitions_def=partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"rating_list": dg.AssetIn(chain_key(scenario, "rating_list"))},
+        deps=[chain_key(partner, "rating_list") for partner in partners.values()],
         # The CSV's columns; the files are written here, not through the Parquet IO manager.
         **table_attributes(PublishedList, "publish", scenario, kinds={"csv", "html", "txt"}),
     )
@@ -40,6 +54,9 @@ def build_published_assets(partitions: dg.PartitionsDefinition, scenario: Scenar
         for done, month in enumerate(months, start=1):
             listed = rating_list.read(month, PUBLISHED_FROM_THE_LIST)
             figures = write_published_month(object_store, scenario, month, listed, registry_of(month), validate)
+            if partners:
+                names = {kind: partner.name for kind, partner in partners.items()}
+                figures = {**figures, "combined_path": write_combined_month(object_store, key, month, names)}
             context.add_asset_metadata(dict(figures), partition_key=month)
             largest = max(largest, int(figures["players"]))
             progress.report(f"publish {scenario.name}", month, done, len(months))

@@ -157,6 +157,9 @@ def test_the_combined_list_reads_back_to_the_three_lists(three_lists: Path, tmp_
     out = tmp_path / "players_list_foa.txt"
     arguments = ["list", "--store", str(three_lists), "--month", "2024-06", "--format", "combined", "--out", str(out)]
     assert main([*arguments, "--scenarios", str(three_lists.parent / "scenarios.yaml")]) == 0
+    # The run published the last month's combined list beside its per-list files: the same bytes.
+    assert out.read_bytes() == (three_lists / "lists" / "actual" / "2024-06.combined.txt").read_bytes()
+    assert not (three_lists / "lists" / "actual_rapid" / "2024-06.combined.txt").exists(), "the standard list's"
     read = parse_fide_list(out.read_bytes(), out.name).players
     rows = {row["player_id"]: row for row in read.iter_rows(named=True)}
     for scenario, kind in (("actual", "standard"), ("actual_rapid", "rapid"), ("actual_blitz", "blitz")):

@@ -61,9 +61,9 @@ def test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest() 
     done = run_waves(waves, outcome_in_process, ("none",), workers=2)
     assert [o["stage"] for o in done] == ["shared", "a", "b", "c", "comparison"]
     pids = {o["stage"]: o["pid"] for o in done}
-    assert pids["shared"] == pids["comparison"] == os.getpid()  # a wave of one runs here
-    assert os.getpid() not in {pids["a"], pids["b"], pids["c"]}
-    assert len({pids["a"], pids["b"], pids["c"]}) == 3  # each chain in a fresh process, two at a time
+    # Every stage in a fresh worker process, a wave of one too (the closing run's memory is given back as it goes).
+    assert os.getpid() not in set(pids.values())
+    assert len(set(pids.values())) == 5
     stopped = run_waves(waves, outcome_in_process, ("b",), workers=2)
     assert [o["stage"] for o in stopped] == ["shared", "a", "b", "c"]  # no comparison after a failed scenario
 

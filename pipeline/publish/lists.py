@@ -44,6 +44,20 @@ def published_list_key(scenario_key: str, month: str, extension: str) -> str:
     return f"{LISTS_PREFIX}/{scenario_key}/{month}.{extension}"
 
 
+#: The combined list's file beside a month's per-list files: lists/<scenario>/<YYYY-MM>.combined.txt.
+COMBINED_EXTENSION = "combined.txt"
+
+
+def write_combined_month(store: ObjectStore, scenario_key: str, month: str, partners: Mapping[str, str]) -> str:
+    """FIDE's combined list of the scenario's month with its rapid and blitz partners (stored_combined_month) under
+    lists/<scenario>/<YYYY-MM>.combined.txt: the bytes `ratings list --format combined` prints; returns its place.
+    """
+    made = stored_combined_month(store, scenario_key, month, partners)
+    target = published_list_key(scenario_key, month, COMBINED_EXTENSION)
+    store.write_with(lambda handle: write_published_file(made, "combined", handle), target)
+    return redact_url(store.url(target))
+
+
 def readable_list_months(store: ObjectStore, scenario_key: str) -> list[str]:
     """The months of the scenario's published files under lists/<scenario>/ (any of STORED_FORMATS), in order."""
     prefix = f"{LISTS_PREFIX}/{scenario_key}/"
