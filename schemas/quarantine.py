@@ -23,7 +23,10 @@ QUARANTINE_REASONS = {
         "the clock is too fast for FIDE rating in the game's era: blitz needs more than 3 minutes for 60 moves"
         " (at least 5 before July 2014)"
     ),
-    "date_outside_month": "the game date is not in the dump's month",
+    "date_outside_month": "the game date is not in the dump's month (stores validated before the reporting calendar)",
+    "future": "the game is dated after the month its dump was reported for",
+    "after_closing_date": "the tournament ended after the closing date of the month's list: a later month's",
+    "too_late": "reported after the third list since the tournament ended: not rated (FIDE B.02 §9.1)",
     "duplicate": "the same game was already reported",
     "rating_implausible": "a stated rating is outside 1000-3000",
     "invalid_id": "a player id that cannot be a FIDE id: 0, negative, beyond FIDE's range or in the local-id range",

@@ -68,6 +68,7 @@ INTEGRATION_MODULES = {
     "test_player",
     "test_published_list",
     "test_readable_lists",
+    "test_reporting_calendar",
     "test_run",
     "test_run_summary",
     "test_scale_out",

@@ -102,7 +102,7 @@ def test_kaggle_names_are_read_as_evaluate_reads_them():
         (10084, 38486, 0.5),
     ]
     assert quarantine.select("source_line", "reason", "detail").rows() == [
-        (5, "date_outside_month", "event start 2006-02-01 is not in 2006-01"),
+        (5, "future", "event starts 2006-02-01, after 2006-01: the month its dump was reported for"),
         (6, "unparseable", "white_score '2' is not 1, 0.5 or 0"),
     ]
     # Kaggle's Player1 need not be White: without a colour_known column such a file's colours are unknown.

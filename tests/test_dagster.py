@@ -570,10 +570,28 @@ def engine_chain(
     if previous is None:
         clock = seed_clock_month(store, Scenario(name="by_hand", rules=rules), months[0])
         previous = seeded_list(read_seed_list(store), clock)
+    lists = {add_months(months[0], -1): previous}
+
+    def list_of(month: str) -> pl.DataFrame:
+        # A tournament reported late is rated with the list in force at its start: the list of the month before.
+        if month not in lists:
+            lists[month] = store.read_parquet(table_key(["plain", "rating_list"], month))
+        return lists[month]
+
     for month in months:
         players = read_players(store, month)
         games, _ = split_games(read_month(store, month), players, month)
+        started = games["event_start"].dt.strftime("%Y-%m")
+        for start in sorted(set(started.to_list()) - {month}):
+            listed = list_of(add_months(start, -1)).select("player_id", "rating")
+            for side in ("white", "black"):
+                found = games.join(listed, left_on=f"{side}_id", right_on="player_id", how="left")["rating"]
+                earlier = (started == start) & games[f"{side}_rating_used"].is_null()
+                games = games.with_columns(
+                    pl.when(earlier).then(found).otherwise(pl.col(f"{side}_rating_used")).alias(f"{side}_rating_used")
+                )
         previous = rate_period(previous, games, resolve_rules(rules, month), month, players=players).rating_list
+        lists[month] = previous
     return previous
 
 

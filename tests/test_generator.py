@@ -46,12 +46,13 @@ EVENT = r"[a-z]{3}-\d{4}-\d{2}-\d{3}-[a-z0-9-]+"
 LAYOUT = re.compile(
     rf"^(raw/GER/\d{{4}}-\d{{2}}/{EVENT}\.trf"
     rf"|raw/ENG/\d{{4}}-\d{{2}}/{EVENT}\.pgn"
-    rf"|raw/NOR/\d{{4}}-\d{{2}}/games({DUPLICATE_SUFFIX}-{EVENT})?\.csv"
+    # games-<event>.csv: an event reported in another month than it was played (FIDE's calendar).
+    rf"|raw/NOR/\d{{4}}-\d{{2}}/games(-{EVENT}|{DUPLICATE_SUFFIX}-{EVENT})?\.csv"
     r"|raw/players/\d{4}-\d{2}/players\.csv"
     r"|raw/players/\d{4}-\d{2}/seed_list\.csv"
     r"|truth/strength\.parquet)$"
 )
-EXPECTED_REASONS = {"unplayed", "unknown_player", "date_outside_month", "duplicate"}
+EXPECTED_REASONS = {"unplayed", "unknown_player", "duplicate", "too_late", "after_closing_date"}
 
 
 def files_of(root: Path) -> dict[str, bytes]:

@@ -228,8 +228,9 @@ def test_the_era_is_the_games_day_else_its_events_start():
     june = split_csv(
         "2014-06",
         [
-            "e,2014-06-01,2014-06-30,1,1001,1002,1-0,,660,0",  # 11 min, 2012 rules: blitz
-            "e,2014-06-01,2014-06-30,2,1001,1003,1-0,,240,0",  # 4 min, 2012 rules: under 5, not ratable
+            # Ending by 28 June, the closing date of the list of 1 July (the calendar): rated in June.
+            "e,2014-06-01,2014-06-28,1,1001,1002,1-0,,660,0",  # 11 min, 2012 rules: blitz
+            "e,2014-06-01,2014-06-28,2,1001,1003,1-0,,240,0",  # 4 min, 2012 rules: under 5, not ratable
             "e,2014-06-01,,3,1002,1003,1-0,,900,0",  # no date: the event's start, 15 min: rapid
         ],
     )

@@ -111,6 +111,8 @@ class GenerationSummary:
     byes: int = 0  # round cells without an opponent (H, F, U, Z, blank)
     id_typos: int = 0
     dated_outside_month: int = 0
+    late_reports: int = 0  # tournaments filed one or two lists late (rated)
+    too_late_reports: int = 0  # filed after the third list since they ended (quarantined as too_late)
     duplicate_files: int = 0
     bytes_written: int = 0
     games_per_month: tuple[int, ...] = ()
@@ -242,6 +244,8 @@ def generate(
         byes=byes,
         id_typos=stats.id_typos,
         dated_outside_month=stats.dated_outside_month,
+        late_reports=stats.late_reports,
+        too_late_reports=stats.too_late_reports,
         duplicate_files=stats.duplicate_files,
         bytes_written=stats.bytes,
         games_per_month=tuple(int(c) for c in played_per_month),

@@ -156,3 +156,7 @@ FULL_POINT_BYE_EVENT_SHARE = 0.15  # events that give F instead of U to the odd 
 DUPLICATE_FILE_RATE = 0.01  # events submitted twice (TRF/PGN: another file name; CSV/Parquet: a resubmission file)
 ID_TYPO_RATE = 0.003  # CSV/Parquet games: one side's id mistyped (not in the registry)
 DATE_OUTSIDE_MONTH_RATE = 0.002  # CSV/Parquet/PGN games dated one month early
+# Tournaments filed for a later list than the first they could reach (FIDE's calendar, pipeline/rules/calendar.py):
+# one or two months late (rated: within the third list after the end), and a few three or four months late (too late).
+LATE_REPORT_RATE = 0.02
+TOO_LATE_REPORT_RATE = 0.002

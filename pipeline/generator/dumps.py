@@ -17,6 +17,7 @@ from pipeline.generator.frames import RESULT_TEXT, games_frame
 from pipeline.generator.pairing import BLACK, WHITE, Crosstable
 from pipeline.generator.population import Population
 from pipeline.months import month_from_index
+from pipeline.rules.calendar import reporting_windows
 from pipeline.store.object_store import ObjectStore
 
 # PGN writes forfeits with an ordinary result and a Termination tag; CSV/Parquet with +- / -+.
@@ -65,6 +66,8 @@ class DumpStats:
     duplicate_files: int = 0
     id_typos: int = 0
     dated_outside_month: int = 0
+    late_reports: int = 0  # tournaments filed one or two lists late (rated)
+    too_late_reports: int = 0  # filed after the third list since they ended (quarantined as too_late)
 
 
 class DumpWriter:
@@ -111,6 +114,7 @@ class DumpWriter:
         typo_white = rng.random(n_games) < 0.5
         opening = rng.integers(0, len(_OPENINGS), n_games)
         duplicate_event = rng.random(schedule.events) < C.DUPLICATE_FILE_RATE
+        self.report_month = self._report_months(rng, schedule)
         formats = np.array([f.dump_format for f in self.federations], dtype=object)[games["host"].to_numpy()]
         text_dated = np.isin(formats, ("pgn", "csv", "parquet"))
         tabular = np.isin(formats, ("csv", "parquet"))
@@ -141,9 +145,32 @@ class DumpWriter:
                 self._write_tabular(rng, months, schedule, hosted, f, duplicate_event)
         return games
 
+    def _report_months(self, rng: np.random.Generator, s: Schedule) -> np.ndarray:
+        """Each event's folder (a month number of the data set): the list period FIDE's calendar first allows
+        (pipeline.rules.calendar: its own month, or the next when it ended after its list's closing date), one or
+        two months later for a late report, three or four for one too late; never past the data set's last month
+        (an event of the last month ending after the closing date stays in it: a report filed too early).
+        """
+        rounds = s.rounds.astype(np.int64)
+        end_day = s.start_day + ((rounds - 1) * s.span_days) // rounds
+        absolute = self.first + s.month.astype(np.int64)
+        ends = pl.DataFrame({"year": absolute // 12, "month": absolute % 12 + 1, "day": end_day}).select(
+            pl.date("year", "month", "day").alias("end")
+        )
+        on_time = ends.select(reporting_windows(pl.col("end"))["folder"]).to_series().to_numpy() - self.first
+        late = rng.random(s.events) < C.LATE_REPORT_RATE
+        too_late = ~late & (rng.random(s.events) < C.TOO_LATE_REPORT_RATE)
+        delay = np.where(late, rng.integers(1, 3, s.events), 0) + np.where(too_late, rng.integers(3, 5, s.events), 0)
+        wanted = on_time + delay
+        last = self.months - 1
+        chosen = np.where(wanted <= last, wanted, np.where(on_time <= last, on_time, s.month)).astype(np.int64)
+        self.stats.late_reports += int((late & (wanted <= last)).sum())
+        self.stats.too_late_reports += int((too_late & (wanted <= last)).sum())
+        return chosen
+
     def _event_file(self, s: Schedule, event: int, extension: str, data: bytes, duplicate: bool) -> None:
         fed = self.federations[s.host[event]].code
-        month = self.labels[int(s.month[event])]
+        month = self.labels[int(self.report_month[event])]
         event_id = s.event_id[event]
         self._write(data, f"raw/{fed}/{month}/{event_id}{extension}")
         if duplicate:
@@ -350,7 +377,10 @@ class DumpWriter:
         f: int,
         duplicate_event: np.ndarray,
     ) -> None:
-        """One games file per month (played games and forfeits), plus a resubmission file per duplicated event."""
+        """One games file per month (played games and forfeits), plus a resubmission file per duplicated event; an
+        event reported in another month than it was played (_report_months) in a file of its own in that month's
+        folder.
+        """
         fed, fmt = self.federations[f].code, self.federations[f].dump_format
         white_id, black_id = games["white_id"].to_numpy().copy(), games["black_id"].to_numpy().copy()
         typo, typo_white = games["typo"].to_numpy(), games["typo_white"].to_numpy()
@@ -375,6 +405,13 @@ class DumpWriter:
             "white_rating",
             "black_rating",
         )
+        reported = self.report_month[rows["event"].to_numpy()]
+        moved = reported != rows["month"].to_numpy()
+        for event in np.unique(rows["event"].to_numpy()[moved]):
+            label = self.labels[int(self.report_month[event])]
+            event_rows = rows.filter(pl.col("event") == int(event)).select(CSV_COLUMNS)
+            self._write(self._table_bytes(event_rows, fmt), f"raw/{fed}/{label}/games-{s.event_id[event]}.{fmt}")
+        rows = rows.filter(pl.Series(~moved))
         by_month = rows.partition_by("month", as_dict=True, include_key=False)
         empty = rows.drop("month").clear()
         for m in months:

@@ -17,7 +17,9 @@ from pipeline.store.object_store import ObjectStore
 
 # The landing zone as the UI describes it (assets/ingest.py), kept beside the layout it describes.
 LANDING_DESCRIPTION = """The federations' raw dumps as received: `raw/<federation>/<YYYY-MM>/<file>` in the object \
-store.
+store. The month folder is the rating period the dumps were reported for (its list is FIDE's list of the 1st of the \
+next month): a tournament is filed under the month of the first list whose closing date it ended by, or up to the \
+third list after it ended (FIDE's calendar, docs/rules.md).
 
 Never modified by the pipeline. Observing it records one data version per month (from the dumps'
 keys, sizes and etags/modification times), so that a late correction to an old month marks that

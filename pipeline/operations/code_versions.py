@@ -17,9 +17,9 @@ LEAF_MODULES = ("months.py", "hashing.py", "text.py", "settings.py")
 #: every table). Whole folders, so a module added to one is hashed without a list to keep; tests/test_layout.py
 #: checks that they hold the import closure of each stage's asset modules. The registry and the seed list (ingest/,
 #: read with formats/) feed every rating chain; the report index links the published lists (publish/). A file
-#: entry is that module alone: the time-control classes by era (rules/time_controls.py) class the games read and
-#: validated, and the rule sets' presets beside them do not.
-TIME_CONTROL_RULES = ("rules/__init__.py", "rules/time_controls.py")
+#: entry is that module alone: the time-control classes and the reporting calendar by era (rules/time_controls.py,
+#: rules/calendar.py) decide the games read and validated, and the rule sets' presets beside them do not.
+TIME_CONTROL_RULES = ("rules/__init__.py", "rules/time_controls.py", "rules/calendar.py")
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "ingest": ("ingest", "formats", "store", "validate", *TIME_CONTROL_RULES),
     "validate": ("validate", "ingest", "formats", "store", *TIME_CONTROL_RULES),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 
+from pipeline.rules.calendar import describe_reporting_calendar
 from pipeline.rules.model import RuleSet, load_rules, preset_names, schedule_of
 from pipeline.rules.regulations import describe_rating_difference
 from pipeline.rules.time_controls import describe_time_control_eras
@@ -248,6 +249,7 @@ def render() -> str:
         *RAPID_AND_BLITZ,
         describe_time_control_eras(),
         "",
+        describe_reporting_calendar(),
         "## Choices where the sources are silent",
         "",
         "| question | choice |",
@@ -262,7 +264,7 @@ def render() -> str:
         "| rounding before 2024 | once per period [U] |",
         "| p to hundredths for table 8.1.1 at .xx5 | half up [U] |",
         "| compression rounding | 0.4 x (2000 - R) to the nearest integer, halves away from zero [U] |",
-        "| closing dates (7 days, later 3 days before the list) | games count in the month they are played |",
+        "| closing dates (7 days, later 3 days before the list) | the reporting calendar above |",
         "| months without a list before July 2012 | list carried unchanged; games rated on the next list |",
         "",
     ]

@@ -17,7 +17,7 @@ from pipeline.ingest.registry import (
     registry_in_force,
     seed_list_month,
 )
-from pipeline.months import add_months
+from pipeline.months import add_months, first_day
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.store.monthly import table_key
@@ -274,6 +274,8 @@ def rate_months(
     force seeds a rapid or blitz month's unrated players; it must be stored for the month before each month.
     """
     carried = {"list": previous_list(store, scenario, months[0], chain_start)}
+    # The lists of the months before, for the events started before their period (ListsInForce).
+    in_force = ListsInForce(store, scenario, chain_start, {add_months(months[0], -1): carried["list"]})
     if standard_chain is not None:
         standard_in_force(store, standard_chain, months[0], chain_start, pl.Series([], dtype=pl.Int64))
     if scenario.is_system:
@@ -289,6 +291,9 @@ def rate_months(
             later = read_seed_file(store, later_lists[month], list_type)
             carried.update(with_later_list_newcomers(carried, scenario, later, month))
         read = {m: games_of(m) for m in scenario.months_read(month)}
+        if not scenario.is_system:
+            first = min(read)
+            read = {m: in_force.ratings_at_start(frame, first) for m, frame in read.items()}
         games_of = _held_first(read, games_of)
         players = _registered_players(history, read.values(), month)
         if scenario.is_system:
@@ -300,9 +305,73 @@ def rate_months(
             standard = standard_in_force(store, standard_chain, month, chain_start, players_of(read.values()))
         result = rate_scenario_month(scenario, carried["list"], games_of, month, players=players, standard=standard)
         carried["list"] = result.rating_list
+        in_force.keep(month, result.rating_list)
         return result.rating_list, result.rated_games
 
     return rate
+
+
+class ListsInForce:
+    """The chain's lists of the last months, for the ratings of the list in force at an event's start.
+
+    B.02 2024 §9.1 lets a tournament be reported up to the third list after it ended (and one ending in the last days
+    of a month for the next list): such an event is rated in a later period than it started in, with the ratings of
+    the list in force at its start (FIDE's published calculations show it: an event of 31 October - 2 November 2025
+    rated in December used the October list). The list in force on a day is the chain's list of the month before the
+    day's month (a month without a published list carries the last one). The lists this run made are kept here (the
+    writer may not have stored them yet); earlier ones are read from the store, the seed list before the chain's
+    start.
+    """
+
+    #: Lists kept: the late window (third list after the end) and a long tournament's start before it.
+    KEPT = 6
+
+    def __init__(self, store: ObjectStore, scenario: Scenario, chain_start: str, lists: dict[str, pl.DataFrame]):
+        self.store, self.scenario, self.chain_start = store, scenario, chain_start
+        self.lists = {month: frame.select("player_id", "rating") for month, frame in lists.items()}
+
+    def keep(self, month: str, rating_list: pl.DataFrame) -> None:
+        self.lists[month] = rating_list.select("player_id", "rating")
+        for old in sorted(self.lists)[: -self.KEPT]:
+            del self.lists[old]
+
+    def ratings(self, month: str) -> pl.DataFrame:
+        """player_id, rating of the chain's list of `month` (the list in force through the month after it)."""
+        if month not in self.lists:
+            if month < self.chain_start:
+                frame = previous_list(self.store, self.scenario, self.chain_start, self.chain_start)
+            else:
+                frame = _stored_month_before(
+                    self.store, [self.scenario.name, "rating_list"], add_months(month, 1), RatingList
+                )
+            self.lists[month] = frame.select("player_id", "rating")
+        return self.lists[month]
+
+    def ratings_at_start(self, games: pl.DataFrame, period_start: str) -> pl.DataFrame:
+        """`games` with each side's rating used, where the dump states none, from the list in force at its event's
+        start, for the events started before `period_start` (the period's first month: later ones are rated with
+        the period's list in force, as always).
+        """
+        if games.is_empty() or "event_start" not in games.columns:
+            return games
+        before = games["event_start"] < first_day(period_start)
+        if not before.any():
+            return games
+        start_months = games.filter(before)["event_start"].dt.strftime("%Y-%m").unique().sort().to_list()
+        listed = pl.concat(
+            [self.ratings(add_months(start, -1)).with_columns(_start=pl.lit(start)) for start in start_months]
+        )
+        keyed = games.with_columns(
+            _start=pl.when(before).then(pl.col("event_start").dt.strftime("%Y-%m")),
+            _row=pl.int_range(pl.len()),
+        )
+        for side in ("white", "black"):
+            found = listed.rename({"player_id": f"{side}_id", "rating": f"_{side}_listed"})
+            keyed = keyed.join(found, on=[f"{side}_id", "_start"], how="left", maintain_order="left")
+            keyed = keyed.with_columns(
+                pl.coalesce(f"{side}_rating_used", f"_{side}_listed").alias(f"{side}_rating_used")
+            )
+        return keyed.sort("_row").select(games.columns)
 
 
 def _held_first(

@@ -14,6 +14,7 @@ from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.ingest.landing import MISPLACED, NOT_A_FILE
 from pipeline.ingest.registry import registries_in_force, registry_history
 from pipeline.months import add_months, first_day, month_range
+from pipeline.rules.calendar import REPORTING_REASONS, reporting_problems
 from pipeline.rules.time_controls import not_ratable_detail, time_control_class
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
@@ -68,8 +69,11 @@ def split_month(
     Checks, first match wins: misplaced and not_a_file (landing-zone entries that were not read),
     unparseable, unplayed, invalid_id (id_problems), unknown_player, self_play,
     result_out_of_domain, duplicate (of an earlier month's game), time_control_not_ratable,
-    date_outside_month, duplicate (of a game earlier in this month: another dump, or the same
-    tournament sent twice), rating_implausible.
+    future, after_closing_date and too_late (FIDE's reporting calendar, pipeline.rules.calendar: the
+    month folder is the list period the dumps were reported for; a tournament's games are rated in
+    a period from the first list whose closing date it ended by to the third list after it ended),
+    duplicate (of a game earlier in this month: another dump, or the same tournament sent twice),
+    rating_implausible.
 
     A game's time_control is FIDE's class for its clock in the era of its day (its date, else its
     event's start; pipeline.rules.time_controls), whatever the dump or reader said, except that a
@@ -80,9 +84,10 @@ def split_month(
     not (see _resolve_players); a registry used for many months carries its names' keys
     (with_name_keys), else they are computed here. seen_keys: game_keys() of the games of earlier
     months; a game among them is a duplicate here (a tournament reported again in a later month).
-    check_month=False skips date_outside_month (a loose file's month is its own).
+    check_month=False skips the reporting calendar (a loose file's month is its own). A tournament's end is
+    its last game's day in the month's dumps (per file and event), of the games dated by the month's end.
     """
-    month_start, next_month_start = first_day(month), first_day(add_months(month, 1))
+    month_start = first_day(month)
     # "First copy" = earliest by file stem, then line: a resubmission's name usually extends the
     # original's ('open-a' -> 'open-a-resubmitted', 'open-a (2)'), so the original's stem sorts first.
     stem = pl.col("source_file").str.replace(r"(?i)(\.(trf|txt|pgn|csv|parquet))?(\.(gz|zst))?$", "")
@@ -107,7 +112,15 @@ def split_month(
         not_ratable_detail(base, increment, clock_day).alias("_too_fast"),
     )
     game_day = pl.col("_game_day")
-    outside = game_day.is_not_null() & ((game_day < month_start) | (game_day >= next_month_start)) & pl.lit(check_month)
+    # A tournament's end is its last game in the month or before: a game dated after the month cannot have been
+    # reported for it (`future`), and one wrong date does not move a whole tournament to another list.
+    in_time = pl.when(game_day < pl.lit(first_day(add_months(month, 1)))).then(game_day)
+    event_end = in_time.max().over("source_file", pl.col("event_id").fill_null(pl.col("source_file")))
+    # An undated game's day is its event's start (a CSV's month column gives the month's first day).
+    day_is = pl.when(pl.col("date").is_null()).then(pl.lit("event starts")).otherwise(pl.lit("game dated"))
+    reported, reported_detail = reporting_problems(event_end, game_day, month, day_is)
+    if not check_month:
+        reported = pl.lit(None, dtype=pl.Utf8)
     # Landing-zone entries that were not read, and records a reader quarantined for a reason of its own
     # (pipeline.formats.common.READER_REASONS): '<reason>: <detail>'.
     refused = pl.col("parse_error").str.extract(f"^({'|'.join([MISPLACED, NOT_A_FILE, *READER_REASONS])}): ", 1)
@@ -141,20 +154,10 @@ def split_month(
         ),
         # Reported in an earlier month: a duplicate, even though its date is (usually) outside this month.
         ("duplicate", pl.col("_seen_before").is_not_null(), pl.format("same game as {}", pl.col("_seen_before"))),
-        # Before date_outside_month: a clock FIDE does not rate is rated in no month, so sending the game again
-        # in its own month would not help.
+        # Before the calendar: a clock FIDE does not rate is rated in no month, so filing the game elsewhere would not
+        # help.
         ("time_control_not_ratable", pl.col("_too_fast").is_not_null(), pl.col("_too_fast")),
-        (
-            "date_outside_month",
-            outside,
-            # An undated game's day is its event's start (a CSV's month column gives the month's first day).
-            pl.format(
-                "{} {} is not in {}",
-                pl.when(pl.col("date").is_null()).then(pl.lit("event start")).otherwise(pl.lit("game date")),
-                game_day.cast(pl.Utf8),
-                pl.lit(month),
-            ),
-        ),
+        *[(code, reported == code, reported_detail) for code in REPORTING_REASONS],
     ]
     frame = with_earlier_reports(frame, seen_keys)
     frame = frame.with_columns(_first_match(early))

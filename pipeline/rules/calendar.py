@@ -1,0 +1,284 @@
+"""FIDE's reporting calendar by era: on which lists a tournament may be rated, from its end date, as data and Polars
+expressions.
+
+The landing zone's month folder raw/<FED>/<YYYY-MM>/ is the rating period the dumps were reported for: period M's
+list is FIDE's list of the 1st of M+1 (or, before July 2012, the next list FIDE published after M). A tournament
+may be rated on the first list whose closing date it ended by, and reported late up to the third list after it
+ended; a report for an earlier list than that, or a later one, is quarantined with the clause it breaks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+import polars as pl
+
+from pipeline.months import add_months, first_day, month_index
+
+
+@dataclass(frozen=True)
+class ReportingEra:
+    """The calendar of the lists dated from `start` on: the months FIDE published a list (None: every month), the
+    closing date (a tournament ending less than `closing_days` before a list's date waits for the next list) and
+    the last list a late report may reach (the `late_lists`-th list dated after the tournament's end).
+    """
+
+    start: date
+    list_months: tuple[int, ...] | None
+    closing_days: int
+    late_lists: int
+    closing_clause: str  # cited where a tournament ended after a list's closing date
+    late_clause: str  # cited where a report came after the last list it could reach
+
+
+REPORTING_ERAS: tuple[ReportingEra, ...] = (
+    # Quarterly lists (1 January, April, July, October) until June 2009. The closing date and the late window of
+    # that time were not found [U]: the 2009 text's seven days and the 2024 text's third list are kept.
+    ReportingEra(date(1970, 1, 1), (1, 4, 7, 10), 7, 3, "closing date [U]", "late window [U]"),
+    # FIDE news 4059 (13 July 2009): six lists a year (January, March, May, July, September, November), "closing
+    # date 7 days before" (docs/regulations.md, the 2009-2012 row) [S]; the late window [U].
+    ReportingEra(date(2009, 7, 1), (1, 3, 5, 7, 9, 11), 7, 3, "FIDE news 4059 (2009)", "late window [U]"),
+    # Monthly lists from 1 July 2012; the 2014 text's closing date, 3 days before the list (§7.1x, kinabaluchess.com
+    # copy) [S]; the late window as in 2024 [U].
+    ReportingEra(date(2012, 7, 1), None, 3, 3, "the 2014 regulations [S]", "late window [U]"),
+    # B.02 2024 §7.1.3: "The closing date for tournaments for a list is 3 days before the date of the list"; §9.1:
+    # the report is uploaded in time for the list the tournament is registered for or, "if there are five days or
+    # less from the last day of the tournament to the end of the month, for the following list"; a report not in
+    # time for the third list after the tournament ends: "the tournament will not be rated".
+    ReportingEra(date(2024, 3, 1), None, 3, 3, "B.02 2024 §7.1.3", "B.02 2024 §9.1"),
+)
+
+#: The quarantine reasons of the calendar (reporting_problems), in the order they are tested.
+REPORTING_REASONS = ("future", "after_closing_date", "too_late")
+
+# Month indexes (month_index: year x 12 + month - 1) the lookup tables below cover; outside, the nearest end is used.
+_FIRST, _LAST = month_index("1970-01"), month_index("2100-12")
+
+
+def era_of_list(list_month: int) -> ReportingEra:
+    """The era of a list dated the 1st of month index `list_month`."""
+    year, month = divmod(list_month, 12)
+    day = date(year, month + 1, 1)
+    return next(era for era in reversed(REPORTING_ERAS) if day >= era.start)
+
+
+def _is_list_month(list_month: int) -> bool:
+    era = era_of_list(list_month)
+    return era.list_months is None or list_month % 12 + 1 in era.list_months
+
+
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], list[str]]:
+    """For every month index m of the span: the k-th list month after m (k = 1..3, lists dated the 1st of a month
+    after m's), the closing days of the list month, and the late lists of the era of that list.
+    """
+    months = np.arange(_FIRST, _LAST + 1)
+    listed = np.array([_is_list_month(int(m)) for m in months])
+    list_indexes = months[listed]
+    after = np.searchsorted(list_indexes, months, side="right")  # first list month > m
+    width = max(era.late_lists for era in REPORTING_ERAS) + 1
+    following = np.stack(
+        [list_indexes[np.minimum(after + k, len(list_indexes) - 1)] for k in range(width)], axis=1
+    ).astype(np.int32)
+    closing = np.array([era_of_list(int(m)).closing_days for m in months], dtype=np.int32)
+    late = np.array([era_of_list(int(m)).late_lists for m in months], dtype=np.int32)
+    closing_clauses = [era_of_list(int(m)).closing_clause for m in months]
+    late_clauses = [era_of_list(int(m)).late_clause for m in months]
+    return following, closing, late, closing_clauses, late_clauses
+
+
+_FOLLOWING, _CLOSING_DAYS, _LATE_LISTS, _CLOSING_CLAUSES, _LATE_CLAUSES = _tables()
+
+
+def list_of_period(month: str) -> int:
+    """The month index of the list period `month`'s games are rated on: the first list dated after the month."""
+    return int(_FOLLOWING[_position(month_index(month)), 0])
+
+
+def _position(index: int) -> int:
+    return min(max(index, _FIRST), _LAST) - _FIRST
+
+
+def _month_start(index: pl.Expr) -> pl.Expr:
+    """The 1st of month index `index` as a Date."""
+    return pl.date(index // 12, index % 12 + 1, 1)
+
+
+def _lookup(table: np.ndarray, index: pl.Expr) -> pl.Expr:
+    return pl.lit(pl.Series(table)).gather(index.clip(_FIRST, _LAST) - _FIRST)
+
+
+def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
+    """For a tournament ending on `event_end` (a Date): the month indexes of the first list it may be rated on (the
+    first list dated after it whose closing date it ended by: `first`), of the last (the late_lists-th list dated
+    after it: `last`), and the first list's closing date (`closing`), as expressions.
+    """
+    end_month = event_end.dt.year().cast(pl.Int32) * 12 + event_end.dt.month().cast(pl.Int32) - 1
+    position = end_month.clip(_FIRST, _LAST) - _FIRST
+    after = pl.lit(pl.Series(_FOLLOWING[:, 0])).gather(position)
+    second = pl.lit(pl.Series(_FOLLOWING[:, 1])).gather(position)
+    closing_days = _lookup(_CLOSING_DAYS, after)
+    closing = _month_start(after) - pl.duration(days=closing_days)
+    first = pl.when(event_end <= closing).then(after).otherwise(second)
+    late = _lookup(_LATE_LISTS, after)
+    following = pl.lit(pl.Series(_FOLLOWING.ravel())).gather(position * _FOLLOWING.shape[1] + late - 1)
+    # The earliest folder of the first list: the tournament's month, or the next when it ended after the closing.
+    folder = end_month + (event_end > closing).cast(pl.Int32)
+    return {
+        "first": first,
+        "last": following,
+        "closing": closing,
+        "folder": folder,
+        "closing_clause": _lookup_text(_CLOSING_CLAUSES, after),
+        "late_clause": _lookup_text(_LATE_CLAUSES, after),
+    }
+
+
+def _lookup_text(table: list[str], index: pl.Expr) -> pl.Expr:
+    return pl.lit(pl.Series(table, dtype=pl.Utf8)).gather(index.clip(_FIRST, _LAST) - _FIRST)
+
+
+def reporting_problems(
+    event_end: pl.Expr, game_day: pl.Expr, month: str, day_is: pl.Expr | None = None
+) -> tuple[pl.Expr, pl.Expr]:
+    """(reason, detail) of a game of a tournament ending on `event_end`, dated `game_day`, in the folder of period
+    `month`: `future` (dated after the month), `after_closing_date` (the tournament ended after the closing date of
+    the month's list: a later month's), `too_late` (the month's list is later than the third list after the
+    tournament ended), else nulls. Null dates pass. `day_is` names the day in the message ('game dated', the
+    default; 'event starts' for an undated game).
+    """
+    listed = list_of_period(month)
+    next_month_start = first_day(add_months(month, 1))
+    windows = reporting_windows(event_end)
+    list_label = _list_label(pl.lit(listed))
+    future = game_day.is_not_null() & (game_day >= pl.lit(next_month_start))
+    early = event_end.is_not_null() & (pl.lit(listed) < windows["first"])
+    late = event_end.is_not_null() & (pl.lit(listed) > windows["last"])
+    reason = (
+        pl.when(future)
+        .then(pl.lit("future"))
+        .when(early)
+        .then(pl.lit("after_closing_date"))
+        .when(late)
+        .then(pl.lit("too_late"))
+    )
+    detail = (
+        pl.when(future)
+        .then(
+            pl.format(
+                "{} {}, after {}: the month its dump was reported for",
+                day_is if day_is is not None else pl.lit("game dated"),
+                game_day,
+                pl.lit(month),
+            )
+        )
+        .when(early)
+        .then(
+            pl.format(
+                "the tournament ends {}, after the closing date of the list of {} ({}; {}): it is rated on the "
+                "list of {}, filed under {} or later",
+                event_end,
+                list_label,
+                windows["closing"],
+                windows["closing_clause"],
+                _list_label(windows["first"]),
+                _month_label(windows["folder"]),
+            )
+        )
+        .when(late)
+        .then(
+            pl.format(
+                "the tournament ended {}: the list of {} is after the third list since (of {}; {}): not rated",
+                event_end,
+                list_label,
+                _list_label(windows["last"]),
+                windows["late_clause"],
+            )
+        )
+    )
+    return reason, detail
+
+
+def _list_label(index: pl.Expr) -> pl.Expr:
+    """'1 February 2024' for a list dated the 1st of month index `index`."""
+    names = pl.lit(
+        pl.Series(
+            [
+                "January",
+                "February",
+                "March",
+                "April",
+                "May",
+                "June",
+                "July",
+                "August",
+                "September",
+                "October",
+                "November",
+                "December",
+            ]
+        )
+    )
+    return pl.format("1 {} {}", names.gather(index % 12), index // 12)
+
+
+def _month_label(index: pl.Expr) -> pl.Expr:
+    """'YYYY-MM' of month index `index`."""
+    return pl.format("{}-{}", index // 12, (index % 12 + 1).cast(pl.Utf8).str.zfill(2))
+
+
+def on_time_folder(event_end: date) -> str:
+    """The month folder a tournament ending on `event_end` is reported in on time: its own month, or the next when
+    it ended after the closing date of its month's list.
+    """
+    own = f"{event_end.year:04d}-{event_end.month:02d}"
+    first = pl.DataFrame({"end": [event_end]}).select(reporting_windows(pl.col("end"))["first"]).item()
+    return own if list_of_period(own) >= int(first) else add_months(own, 1)
+
+
+def describe_reporting_calendar() -> str:
+    """A Markdown section for docs/rules.md: the calendar's eras, the quarantine reasons and the readings chosen."""
+    lines = [
+        "## The reporting calendar",
+        "",
+        "Generated from `pipeline/rules/calendar.py`. The landing zone's month folder M is the rating period the dumps",
+        "were reported for: its list is the first list FIDE published after M (the 1st of M+1 since July 2012). A",
+        "tournament is rated from the first list whose closing date it ended by to the late-report limit, the n-th",
+        "list dated after its end. Its end is its last game's day in the folder's dumps (per file and event), of the",
+        "games dated by the month's end.",
+        "",
+        "| lists dated from | lists | closing date | late reports up to | sources |",
+        "|---|---|---|---|---|",
+    ]
+    for era in REPORTING_ERAS:
+        months = "monthly" if era.list_months is None else "months " + ", ".join(map(str, era.list_months))
+        lines.append(
+            f"| {era.start.isoformat()} | {months} | {era.closing_days} days before the list | the "
+            f"{_ORDINALS[era.late_lists]} list after the end | {era.closing_clause}; {era.late_clause} |"
+        )
+    lines += [
+        "",
+        "Validation quarantines a game as `future` (dated after its folder's month), `after_closing_date` (its",
+        "tournament ended after the closing date of the folder's list; the detail names the list it is rated on and",
+        "the first folder for it) or `too_late` (the folder's list is after the last list a late report may reach).",
+        "",
+        "| question | reading chosen |",
+        "|---|---|",
+        '| "the third list after the tournament ends" (B.02 2024 §9.1) | the lists dated after its end day, the '
+        "first of them counting even when the tournament ended after its closing date |",
+        "| the five-day carry-over (§9.1) | inside both windows: a tournament ending in a month's last five days may "
+        "be filed in its month (when it ended by the closing date) or the next; no folder is refused for it |",
+        "| a tournament's end | its last game in the folder's month or before: a game dated after the month is "
+        "`future` alone, so one wrong date does not move a whole tournament |",
+        "| closing dates and late windows before 2024 | 7 days from July 2009 (FIDE news 4059 [S]), 3 days from July "
+        "2012 (the 2014 text [S]); three lists in every era [U]; quarterly lists: 7 days [U] |",
+        "| the ratings of a tournament started before its period | the list in force at its start (the chain's "
+        "list of the month before the start month; before the chain's start, its seed list), where the dump states "
+        "none; K stays the period's [U: FIDE's K of that list] |",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth"}

@@ -1,0 +1,134 @@
+"""FIDE's reporting calendar (issue 36): the month folder is the list period the dumps were reported for. A
+tournament is rated from the first list whose closing date it ended by up to the third list after it ended, with
+the ratings of the list in force at its start; outside, its games are quarantined with the clause they break.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline.rules.calendar import on_time_folder, reporting_problems
+
+
+def _problem(event_end: date, month: str, game_day: date | None = None) -> tuple[str | None, str | None]:
+    reason, detail = reporting_problems(pl.lit(event_end), pl.lit(game_day or event_end), month)
+    return pl.select(reason.alias("reason"), detail.alias("detail")).row(0)
+
+
+# -- the windows' edges (B.02 2024 §7.1.3: closing date 3 days before the list; §9.1: the third list after the end) --
+
+
+@pytest.mark.parametrize(
+    ("event_end", "month", "reason"),
+    [
+        (date(2024, 1, 26), "2024-01", None),  # five days to the end of the month: its own month's list...
+        (date(2024, 1, 26), "2024-02", None),  # ... or the following one (§9.1)
+        (date(2024, 1, 27), "2024-02", None),
+        (date(2024, 1, 29), "2024-01", None),  # on the closing date of the list of 1 February
+        (date(2024, 1, 30), "2024-01", "after_closing_date"),  # after it: the list of 1 March
+        (date(2024, 1, 31), "2024-01", "after_closing_date"),  # the last day of the month
+        (date(2024, 1, 31), "2024-02", None),
+        (date(2024, 1, 28), "2024-03", None),  # the third list after the end (1 April): the last
+        (date(2024, 1, 28), "2024-04", "too_late"),  # the fourth (1 May): not rated
+        (date(2024, 1, 31), "2024-04", "too_late"),
+        (date(2024, 2, 28), "2024-02", "after_closing_date"),  # 2024 is a leap year: closing date 27 February
+        (date(2024, 2, 27), "2024-02", None),
+        (date(2024, 3, 2), "2024-02", "future"),  # dated after the month it was reported for
+        (date(2010, 2, 20), "2010-02", None),  # six lists a year, closing date 7 days before (22 February)
+        (date(2010, 2, 23), "2010-02", "after_closing_date"),
+        (date(2010, 2, 23), "2010-03", None),  # rated on the list of 1 May, as are the games of March and April
+    ],
+)
+def test_the_calendar_table(event_end, month, reason):
+    assert _problem(event_end, month)[0] == reason
+
+
+def test_each_reason_names_its_clause_and_where_the_games_belong():
+    assert _problem(date(2024, 1, 30), "2024-01")[1] == (
+        "the tournament ends 2024-01-30, after the closing date of the list of 1 February 2024 (2024-01-29; the "
+        "2014 regulations [S]): it is rated on the list of 1 March 2024, filed under 2024-02 or later"
+    )
+    assert _problem(date(2024, 3, 28), "2024-07")[1] == (
+        "the tournament ended 2024-03-28: the list of 1 August 2024 is after the third list since (of 1 June 2024; "
+        "B.02 2024 §9.1): not rated"
+    )
+    assert on_time_folder(date(2024, 1, 30)) == "2024-02" and on_time_folder(date(2024, 1, 29)) == "2024-01"
+
+
+# -- end to end: a late tournament rated with the list in force at its start ------------------------------------
+
+SCENARIOS = "scenarios:\n  actual:\n    rules: fide-historical\n"
+SEED = "player_id,rating,birth_year\n1,2000,1980\n2,1900,1981\n3,1800,1982\n4,1700,1983\n"
+
+
+def _pgn(event: str, day: str, white: int, black: int, result: str, start: str | None = None) -> str:
+    event_date = f'[EventDate "{start}"]\n' if start else ""
+    return (
+        f'[Event "{event}"]\n[Site "Berlin"]\n[Date "{day}"]\n{event_date}[Round "1"]\n[White "W{white}"]\n'
+        f'[Black "B{black}"]\n[Result "{result}"]\n[WhiteFideId "{white}"]\n[BlackFideId "{black}"]\n'
+        f'[TimeControl "5400+30"]\n\n1. d4 d5 {result}\n\n'
+    )
+
+
+@pytest.fixture(scope="module")
+def calendar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from assets.runtime.cli import main
+
+    root = tmp_path_factory.mktemp("calendar")
+    store = root / "store"
+    files = {
+        "players/2023-12/seed_list.csv": SEED,
+        "GER/2023-12/dec-open.pgn": _pgn("Dec Open", "2023.12.10", 1, 2, "1-0"),
+        "GER/2024-01/jan-open.pgn": _pgn("Jan Open", "2024.01.10", 1, 3, "0-1")
+        # Ends 31 January, filed under January: after the closing date of the list of 1 February.
+        + _pgn("Month End", "2024.01.31", 2, 3, "1-0", start="2024.01.30"),
+        # Played 22-28 January, reported for the list of 1 March: rated in February with the list of 1 January.
+        "GER/2024-02/late-cup.pgn": _pgn("Late Cup", "2024.01.22", 1, 4, "1/2-1/2", start="2024.01.22")
+        + _pgn("Late Cup", "2024.01.28", 4, 2, "1-0", start="2024.01.22")
+        + _pgn("Feb Open", "2024.03.02", 2, 3, "1-0"),  # dated after February
+        # Ended 28 January, reported for the list of 1 July: after the third list (1 April).
+        "GER/2024-06/old-cup.pgn": _pgn("Old Cup", "2024.01.28", 3, 4, "1-0", start="2024.01.27"),
+    }
+    for key, text in files.items():
+        (store / "raw" / key).parent.mkdir(parents=True, exist_ok=True)
+        (store / "raw" / key).write_text(text)
+    (root / "scenarios.yaml").write_text(SCENARIOS)
+    command = ["run", "--store", str(store), "--scenarios", str(root / "scenarios.yaml")]
+    assert main([*command, "--dagster-home", str(root / "home")]) == 0
+    return store
+
+
+def _table(store: Path, table: str, month: str) -> pl.DataFrame:
+    return pl.read_parquet(store / table / f"{month}.parquet")
+
+
+def _ratings(store: Path, month: str) -> dict[int, int]:
+    frame = _table(store, "actual/rating_list", month)
+    return dict(zip(frame["player_id"], frame["rating"], strict=True))
+
+
+def test_a_late_tournament_is_rated_with_the_list_in_force_at_its_start(calendar_store: Path):
+    december, january = _ratings(calendar_store, "2023-12"), _ratings(calendar_store, "2024-01")
+    assert december[1] != january[1], "player 1 played in January: the two lists differ"
+    late = _table(calendar_store, "actual/rated_games", "2024-02").sort("white_id")
+    used = dict(zip(late["white_id"], late["white_rating_used"], strict=True))
+    assert used == {1: december[1], 4: december[4]}, "the list of 1 January 2024 (period 2023-12), not of 1 February"
+    assert late["month"].unique().to_list() == ["2024-02"]
+
+
+def test_outside_the_window_the_games_are_quarantined_with_their_reason(calendar_store: Path):
+    reasons = {
+        month: sorted(_table(calendar_store, "quarantine", month)["reason"].to_list())
+        for month in ("2024-01", "2024-02", "2024-06")
+    }
+    assert reasons == {"2024-01": ["after_closing_date"], "2024-02": ["future"], "2024-06": ["too_late"]}
+    detail = _table(calendar_store, "quarantine", "2024-01")["detail"].item()
+    assert "filed under 2024-02" in detail and "closing date" in detail
+    # Reconciliation: every raw record of every month is one game or one quarantined record.
+    for month in ("2023-12", "2024-01", "2024-02", "2024-06"):
+        raw = _table(calendar_store, "raw_games", month).height
+        assert raw == _table(calendar_store, "games", month).height + _table(calendar_store, "quarantine", month).height
