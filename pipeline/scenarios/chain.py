@@ -357,9 +357,18 @@ class ListsInForce:
         before = games["event_start"] < first_day(period_start)
         if not before.any():
             return games
-        start_months = games.filter(before)["event_start"].dt.strftime("%Y-%m").unique().sort().to_list()
+        earlier = games.filter(before)
+        start_months = earlier["event_start"].dt.strftime("%Y-%m").unique().sort().to_list()
+        # Only the rows of the players of those games: a list holds up to a million players, a month's late
+        # tournaments a few hundred.
+        wanted = pl.concat([earlier["white_id"], earlier["black_id"]]).cast(pl.Int64).unique().implode()
         listed = pl.concat(
-            [self.ratings(add_months(start, -1)).with_columns(_start=pl.lit(start)) for start in start_months]
+            [
+                self.ratings(add_months(start, -1))
+                .filter(pl.col("player_id").is_in(wanted))
+                .with_columns(_start=pl.lit(start))
+                for start in start_months
+            ]
         )
         keyed = games.with_columns(
             _start=pl.when(before).then(pl.col("event_start").dt.strftime("%Y-%m")),
