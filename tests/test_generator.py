@@ -46,8 +46,8 @@ EVENT = r"[a-z]{3}-\d{4}-\d{2}-\d{3}-[a-z0-9-]+"
 LAYOUT = re.compile(
     rf"^(raw/GER/\d{{4}}-\d{{2}}/{EVENT}\.trf"
     rf"|raw/ENG/\d{{4}}-\d{{2}}/{EVENT}\.pgn"
-    # games-<event>.csv: an event reported in another month than it was played (FIDE's calendar).
-    rf"|raw/NOR/\d{{4}}-\d{{2}}/games(-{EVENT}|{DUPLICATE_SUFFIX}-{EVENT})?\.csv"
+    # games-played-<YYYY-MM>.csv: the events of that month reported in a later one (FIDE's calendar).
+    rf"|raw/NOR/\d{{4}}-\d{{2}}/games(-played-\d{{4}}-\d{{2}}|{DUPLICATE_SUFFIX}-{EVENT})?\.csv"
     r"|raw/players/\d{4}-\d{2}/players\.csv"
     r"|raw/players/\d{4}-\d{2}/seed_list\.csv"
     r"|truth/strength\.parquet)$"

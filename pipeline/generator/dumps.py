@@ -377,9 +377,9 @@ class DumpWriter:
         f: int,
         duplicate_event: np.ndarray,
     ) -> None:
-        """One games file per month (played games and forfeits), plus a resubmission file per duplicated event; an
-        event reported in another month than it was played (_report_months) in a file of its own in that month's
-        folder.
+        """One games file per month (played games and forfeits), plus a resubmission file per duplicated event; the
+        events reported in a later month than they were played (_report_months) in that month's folder, a file per
+        month played.
         """
         fed, fmt = self.federations[f].code, self.federations[f].dump_format
         white_id, black_id = games["white_id"].to_numpy().copy(), games["black_id"].to_numpy().copy()
@@ -407,10 +407,14 @@ class DumpWriter:
         )
         reported = self.report_month[rows["event"].to_numpy()]
         moved = reported != rows["month"].to_numpy()
-        for event in np.unique(rows["event"].to_numpy()[moved]):
-            label = self.labels[int(self.report_month[event])]
-            event_rows = rows.filter(pl.col("event") == int(event)).select(CSV_COLUMNS)
-            self._write(self._table_bytes(event_rows, fmt), f"raw/{fed}/{label}/games-{s.event_id[event]}.{fmt}")
+        # The games reported in a later month, one file per month they were played in and month they were reported
+        # for (named by the first: unique over the blocks of months, which each write their own months' files).
+        late = rows.filter(pl.Series(moved)).with_columns(pl.Series("reported", reported[moved]))
+        for (played, report), group in late.partition_by("month", "reported", as_dict=True).items():
+            self._write(
+                self._table_bytes(group.select(CSV_COLUMNS), fmt),
+                f"raw/{fed}/{self.labels[int(report)]}/games-played-{self.labels[int(played)]}.{fmt}",
+            )
         rows = rows.filter(pl.Series(~moved))
         by_month = rows.partition_by("month", as_dict=True, include_key=False)
         empty = rows.drop("month").clear()

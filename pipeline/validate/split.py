@@ -115,12 +115,18 @@ def split_month(
     # A tournament's end is its last game in the month or before: a game dated after the month cannot have been
     # reported for it (`future`), and one wrong date does not move a whole tournament to another list.
     in_time = pl.when(game_day < pl.lit(first_day(add_months(month, 1)))).then(game_day)
-    event_end = in_time.max().over("source_file", pl.col("event_id").fill_null(pl.col("source_file")))
+    frame = frame.with_columns(
+        in_time.max().over("source_file", pl.col("event_id").fill_null(pl.col("source_file"))).alias("_event_end")
+    )
     # An undated game's day is its event's start (a CSV's month column gives the month's first day).
     day_is = pl.when(pl.col("date").is_null()).then(pl.lit("event starts")).otherwise(pl.lit("game dated"))
-    reported, reported_detail = reporting_problems(event_end, game_day, month, day_is)
-    if not check_month:
-        reported = pl.lit(None, dtype=pl.Utf8)
+    reported, reported_detail = reporting_problems(pl.col("_event_end"), game_day, month, day_is)
+    frame = frame.with_columns((reported if check_month else pl.lit(None, dtype=pl.Utf8)).alias("_reported"))
+    # The messages of the few games the calendar refuses only: formatting dates on every row cost 0.25 s a month.
+    details = frame.filter(pl.col("_reported").is_not_null()).select(
+        "record_id", reported_detail.alias("_reported_detail")
+    )
+    frame = frame.join(details, on="record_id", how="left", maintain_order="left")
     # Landing-zone entries that were not read, and records a reader quarantined for a reason of its own
     # (pipeline.formats.common.READER_REASONS): '<reason>: <detail>'.
     refused = pl.col("parse_error").str.extract(f"^({'|'.join([MISPLACED, NOT_A_FILE, *READER_REASONS])}): ", 1)
@@ -157,7 +163,7 @@ def split_month(
         # Before the calendar: a clock FIDE does not rate is rated in no month, so filing the game elsewhere would not
         # help.
         ("time_control_not_ratable", pl.col("_too_fast").is_not_null(), pl.col("_too_fast")),
-        *[(code, reported == code, reported_detail) for code in REPORTING_REASONS],
+        *[(code, pl.col("_reported") == code, pl.col("_reported_detail")) for code in REPORTING_REASONS],
     ]
     frame = with_earlier_reports(frame, seen_keys)
     frame = frame.with_columns(_first_match(early))
