@@ -370,17 +370,17 @@ class ListsInForce:
                 for start in start_months
             ]
         )
-        keyed = games.with_columns(
-            _start=pl.when(before).then(pl.col("event_start").dt.strftime("%Y-%m")),
-            _row=pl.int_range(pl.len()),
-        )
+        # Joined for the earlier tournaments' rows only, their values scattered back (no join of the whole month).
+        rows = before.arg_true()
+        keyed = earlier.with_columns(_start=pl.col("event_start").dt.strftime("%Y-%m"))
+        filled = []
         for side in ("white", "black"):
-            found = listed.rename({"player_id": f"{side}_id", "rating": f"_{side}_listed"})
-            keyed = keyed.join(found, on=[f"{side}_id", "_start"], how="left", maintain_order="left")
-            keyed = keyed.with_columns(
-                pl.coalesce(f"{side}_rating_used", f"_{side}_listed").alias(f"{side}_rating_used")
-            )
-        return keyed.sort("_row").select(games.columns)
+            found = listed.rename({"player_id": f"{side}_id", "rating": "_listed"})
+            joined = keyed.join(found, on=[f"{side}_id", "_start"], how="left", maintain_order="left")
+            # A copy: scatter writes in place, and the month's games are the shared table's.
+            values = joined[f"{side}_rating_used"].fill_null(joined["_listed"])
+            filled.append(games[f"{side}_rating_used"].clone().scatter(rows, values))
+        return games.with_columns(filled)
 
 
 def _held_first(
