@@ -9,6 +9,7 @@ ended; a report for an earlier list than that, or a later one, is quarantined wi
 
 from __future__ import annotations
 
+from calendar import month_name
 from dataclasses import dataclass
 from datetime import date
 
@@ -105,8 +106,9 @@ def _month_start(index: pl.Expr) -> pl.Expr:
     return pl.date(index // 12, index % 12 + 1, 1)
 
 
-def _lookup(table: np.ndarray, index: pl.Expr) -> pl.Expr:
-    return pl.lit(pl.Series(table)).gather(index.clip(_FIRST, _LAST) - _FIRST)
+def _lookup(table: np.ndarray | list[str], index: pl.Expr, offset: int = _FIRST) -> pl.Expr:
+    """table[index - offset] per row (a month index's entry of a table over the span, by default)."""
+    return pl.lit(pl.Series(table)).gather(index - offset)
 
 
 def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
@@ -115,14 +117,13 @@ def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
     after it: `last`), and the first list's closing date (`closing`), as expressions.
     """
     end_month = event_end.dt.year().cast(pl.Int32) * 12 + event_end.dt.month().cast(pl.Int32) - 1
-    position = end_month.clip(_FIRST, _LAST) - _FIRST
-    after = pl.lit(pl.Series(_FOLLOWING[:, 0])).gather(position)
-    second = pl.lit(pl.Series(_FOLLOWING[:, 1])).gather(position)
+    month = end_month.clip(_FIRST, _LAST)
+    after, second = _lookup(_FOLLOWING[:, 0], month), _lookup(_FOLLOWING[:, 1], month)
     closing_days = _lookup(_CLOSING_DAYS, after)
     closing = _month_start(after) - pl.duration(days=closing_days)
     first = pl.when(event_end <= closing).then(after).otherwise(second)
     late = _lookup(_LATE_LISTS, after)
-    following = pl.lit(pl.Series(_FOLLOWING.ravel())).gather(position * _FOLLOWING.shape[1] + late - 1)
+    following = _lookup(_FOLLOWING.ravel(), (month - _FIRST) * _FOLLOWING.shape[1] + late - 1, offset=0)
     # The earliest folder of the first list: the tournament's month, or the next when it ended after the closing.
     folder = end_month + (event_end > closing).cast(pl.Int32)
     return {
@@ -130,13 +131,9 @@ def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
         "last": following,
         "closing": closing,
         "folder": folder,
-        "closing_clause": _lookup_text(_CLOSING_CLAUSES, after),
-        "late_clause": _lookup_text(_LATE_CLAUSES, after),
+        "closing_clause": _lookup(_CLOSING_CLAUSES, after),
+        "late_clause": _lookup(_LATE_CLAUSES, after),
     }
-
-
-def _lookup_text(table: list[str], index: pl.Expr) -> pl.Expr:
-    return pl.lit(pl.Series(table, dtype=pl.Utf8)).gather(index.clip(_FIRST, _LAST) - _FIRST)
 
 
 def reporting_problems(
@@ -202,25 +199,7 @@ def reporting_problems(
 
 def _list_label(index: pl.Expr) -> pl.Expr:
     """'1 February 2024' for a list dated the 1st of month index `index`."""
-    names = pl.lit(
-        pl.Series(
-            [
-                "January",
-                "February",
-                "March",
-                "April",
-                "May",
-                "June",
-                "July",
-                "August",
-                "September",
-                "October",
-                "November",
-                "December",
-            ]
-        )
-    )
-    return pl.format("1 {} {}", names.gather(index % 12), index // 12)
+    return pl.format("1 {} {}", _lookup(list(month_name)[1:], index % 12, offset=0), index // 12)
 
 
 def _month_label(index: pl.Expr) -> pl.Expr:
@@ -232,9 +211,8 @@ def on_time_folder(event_end: date) -> str:
     """The month folder a tournament ending on `event_end` is reported in on time: its own month, or the next when
     it ended after the closing date of its month's list.
     """
-    own = f"{event_end.year:04d}-{event_end.month:02d}"
-    first = pl.DataFrame({"end": [event_end]}).select(reporting_windows(pl.col("end"))["first"]).item()
-    return own if list_of_period(own) >= int(first) else add_months(own, 1)
+    folder = pl.select(reporting_windows(pl.lit(event_end))["folder"]).item()
+    return pl.select(_month_label(pl.lit(folder))).item()
 
 
 def describe_reporting_calendar() -> str:
