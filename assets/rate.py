@@ -12,6 +12,7 @@ from assets.metadata import table_attributes
 from assets.partitions import PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
+from pipeline.publish.amendments import amendment_line, lazy_names, record_amendment
 from pipeline.scenarios.chain import ChainTable, MissingMonth, chain_tables, games_or_empty, month_figures, rate_months
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
 from pipeline.store.monthly import MonthlyFrames
@@ -104,9 +105,17 @@ def build_rating_defs(
         selected = [table.name for table in tables if keys[table.name] in context.selected_asset_keys]
         stored = [(keys[t.name], t.model) if t.name in selected else None for t in tables]
 
+        names = lazy_names(object_store, months[-1])
+
         def one_month(month: str) -> tuple[pl.DataFrame, ...]:
             frames = rate_month(month, games_of)
             figures = month_figures(dict(zip(keys, frames, strict=True)), scenario.rules_name(month))
+            if "rating_list" in selected:  # before the writer replaces the stored month
+                list_path = keys["rating_list"].path
+                amended = record_amendment(object_store, scenario.name, list_path, month, frames[0], names(month))
+                if amended is not None:
+                    figures["rating_list"].update(amended)
+                    context.log.warning(amendment_line(scenario.name, month, amended))
             for name in selected:
                 context.add_asset_metadata(figures[name], asset_key=keys[name], partition_key=month)
             progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))

@@ -46,6 +46,7 @@ from pipeline.operations.waves import (
     run_waves,
     stages,
 )
+from pipeline.publish.amendments import COUNT_KEYS
 from pipeline.scenarios.model import load_scenarios
 from pipeline.store.lock import store_lock
 from pipeline.store.object_store import (
@@ -231,12 +232,33 @@ def execute_stage(
             for event in result.all_events
             if event.event_type_value == "STEP_FAILURE"
         },
+        "amended": _amended_lists(result),
         "faults": [
             fault
             for event in result.all_events
             if event.event_type_value == "STEP_FAILURE" and (fault := _store_fault(event.step_failure_data.error))
         ],
     }
+
+
+def _amended_lists(result: dg.ExecuteInProcessResult) -> list[dict[str, Any]]:
+    """The lists the run rated again that differ from the stored ones (pipeline.publish.amendments): scenario, month
+    and the counts of each, from the materializations' metadata.
+    """
+    amended = []
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        metadata = materialization.metadata
+        if "changes_file" not in metadata:
+            continue
+        amended.append(
+            {
+                "scenario": materialization.asset_key.path[0],
+                "month": materialization.partition,
+                **{key: metadata[key].value for key in (*COUNT_KEYS, "changes_file")},
+            }
+        )
+    return sorted(amended, key=lambda row: (row["scenario"], row["month"]))
 
 
 def run_store(

@@ -452,6 +452,10 @@ def runs_summary(
         dagster_home=dagster_home,
     )
     summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    summary["amended_lists"] = sorted(
+        (row for outcome in outcomes for row in outcome.get("amended", [])),
+        key=lambda row: (row["scenario"], row["month"]),
+    )
     summary["published"] = list(plan.published)
     summary["stale_readable_lists"] = list(plan.unpublished_stale)
     summary["registries"] = registry_plan(plan.store, plan.months, plan.chain_start, plan.entries)
@@ -545,6 +549,16 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
                 f"  {name}: the lists rest on {sum(counts.values()):,} games: "
                 + ", ".join(f"{counts[key]:,} {text}" for key, text in GAME_OUTCOMES.items() if counts[key])
             )
+    for row in summary.get("amended_lists", [])[:SUMMARY_FILES]:
+        lines.append(
+            f"  {row['scenario']}: the list of {row['month']} changed from the stored one: "
+            f"{row['players_updated']:,} rating(s) changed, {row['players_created']:,} player(s) added, "
+            f"{row['players_deleted']:,} removed ({row['changes_file']})"
+        )
+    if len(summary.get("amended_lists", [])) > SUMMARY_FILES:
+        lines.append(
+            f"  ... and {len(summary['amended_lists']) - SUMMARY_FILES} more amended lists (lists/*/*.changes.csv)"
+        )
     identities = summary["players_by_identity"]
     if summary.get("players"):
         lines.append(f"  players in the validated games: {summary['players']:,}")

@@ -27,6 +27,7 @@ import polars as pl
 from pipeline.analytics.performance import performance_ratings
 from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
 from pipeline.months import add_months
+from pipeline.publish.amendments import player_amendments
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
@@ -90,6 +91,9 @@ class PlayerReport:
     chart_history: pl.DataFrame | None = None  # every month (the chart's line); None: `history`
     hidden_months: int = 0  # months of the history without activity, not shown
     details: dict = field(default_factory=dict)  # federation, title, birth_year where the registry states them
+    # The months of `scenario` whose list was rated again after it was stored and moved this player
+    # (pipeline.publish.amendments): month, old_rating, new_rating, old_games, new_games, change.
+    amended: pl.DataFrame | None = None
 
     def period_months(self) -> list[str]:
         return self.period or [self.month]
@@ -369,6 +373,7 @@ def player_report(
         chart_history=full,
         hidden_months=full.height - shown.height,
         details={k: details[k] for k in ("federation", "title", "birth_year") if details.get(k) not in (None, "")},
+        amended=player_amendments(store, scenario, player_id).drop("player_id", "name"),
     )
 
 
@@ -594,6 +599,22 @@ def _summary_lines(report: PlayerReport) -> list[str]:
     return lines
 
 
+def _amended_lines(report: PlayerReport) -> list[str]:
+    """The months whose list was rated again after it was stored and moved the player, one line each."""
+    if report.amended is None or report.amended.is_empty():
+        return []
+    lines = [
+        f"Amended lists under {report.scenario} (rated again after they were stored; lists/<scenario>/<YYYY-MM>"
+        ".changes.csv, the replaced list beside it as .previous.parquet):"
+    ]
+    for row in report.amended.iter_rows(named=True):
+        lines.append(
+            f"  {row['month']}: {row['change']}, rating {_fmt(row['old_rating'])} -> {_fmt(row['new_rating'])}, "
+            f"games {_fmt(row['old_games'])} -> {_fmt(row['new_games'])}"
+        )
+    return lines
+
+
 def _history_heading(report: PlayerReport) -> str:
     heading = f"Rating history (the list after each month's games; games and flags under {report.scenario})"
     if report.hidden_months:
@@ -640,7 +661,8 @@ def render_text(report: PlayerReport) -> str:
     for row in report.history.iter_rows(named=True):
         cells = [f"{_fmt(row[c]):>{w}}" for c, w in zip(columns, widths, strict=True)]
         out.append("  ".join([*cells, row.get("flags") or ""]).rstrip())
-    out += ["", calculation_heading(report), *_summary_lines(report), ""]
+    amended = _amended_lines(report)
+    out += ["", *amended, *([""] if amended else []), calculation_heading(report), *_summary_lines(report), ""]
     several = _several_months(report.games)
     events = [escape_text(str(e)) for e in report.games["event_id"].to_list()] + [
         escape_text(str(e or "")) for e in report.performance["event_id"].to_list()
@@ -741,6 +763,7 @@ def render_html(report: PlayerReport, *, in_store: bool = False, list_made_by: s
             "<h2>Rating history</h2>",
             chart,
             frame_table_html(history, _history_heading(report), float_digits=0),
+            *(f"<p>{html_text(line)}</p>" for line in _amended_lines(report)),
             f"<h2>{html_text(calculation_heading(report))}</h2>",
             *(f"<p>{html_text(line)}</p>" for line in _summary_lines(report)),
             frame_table_html(games, "change = K x (score - expected) x weight", float_digits=2),
