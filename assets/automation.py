@@ -16,6 +16,7 @@ from pipeline.operations.automation import (
     decode_cursor,
     encode_cursor,
     list_paths,
+    recalculated_lists,
     scheduled_run,
     sensor_run,
     unrated_months,
@@ -58,6 +59,7 @@ def build_monthly_schedule(
             add_months(month_of(tick.date()), -1),
             months,
             lambda: unrated_months(store.store(), list_paths(scenarios), months),
+            recalculated_lists(scenarios),
         )
         if isinstance(plan, str):
             return dg.SkipReason(plan)

@@ -12,9 +12,10 @@ from assets.metadata import table_attributes
 from assets.partitions import PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
-from pipeline.publish.amendments import amendment_line, lazy_names, record_amendment
+from pipeline.scenarios.amendments import amendment_line, lazy_names, record_amendment
 from pipeline.scenarios.chain import ChainTable, MissingMonth, chain_tables, games_or_empty, month_figures, rate_months
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
+from pipeline.scenarios.recalculation import LATE_REPORTS, late_reports
 from pipeline.store.monthly import MonthlyFrames
 
 
@@ -93,8 +94,9 @@ def build_rating_defs(
         months = list(context.partition_keys)
         assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
+        late = late_reports(object_store, scenario.name, scenario.recalculation_policy(), months, first_partition)
         try:
-            rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain)
+            rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain, late)
         except MissingMonth as missing:
             raise dg.Failure(
                 description=str(missing),
@@ -110,6 +112,13 @@ def build_rating_defs(
         def one_month(month: str) -> tuple[pl.DataFrame, ...]:
             frames = rate_month(month, games_of)
             figures = month_figures(dict(zip(keys, frames, strict=True)), scenario.rules_name(month))
+            if late is not None:
+                figures["rating_list"].update(late.metadata(month))
+                lines = late.lines(month, months)
+                for line in lines:
+                    context.log.warning(line)
+                if lines:
+                    figures["rating_list"][LATE_REPORTS] = "\n".join(lines)
             if "rating_list" in selected:  # before the writer replaces the stored month
                 list_path = keys["rating_list"].path
                 amended = record_amendment(object_store, scenario.name, list_path, month, frames[0], names(month))

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.publish.amendments import CHANGES_COLUMNS, change_counts, list_changes, record_amendment
+from pipeline.scenarios.amendments import CHANGES_COLUMNS, change_counts, list_changes, record_amendment
 from pipeline.store.object_store import ObjectStore
 
 

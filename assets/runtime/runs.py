@@ -46,8 +46,9 @@ from pipeline.operations.waves import (
     run_waves,
     stages,
 )
-from pipeline.publish.amendments import COUNT_KEYS
+from pipeline.scenarios.amendments import COUNT_KEYS
 from pipeline.scenarios.model import load_scenarios
+from pipeline.scenarios.recalculation import LATE_REPORTS
 from pipeline.store.lock import store_lock
 from pipeline.store.object_store import (
     UNREACHABLE_ERRORS,
@@ -233,6 +234,12 @@ def execute_stage(
             if event.event_type_value == "STEP_FAILURE"
         },
         "amended": _amended_lists(result),
+        "late_reports": [
+            line
+            for event in result.get_asset_materialization_events()
+            if LATE_REPORTS in (metadata := event.step_materialization_data.materialization.metadata)
+            for line in str(metadata[LATE_REPORTS].value).splitlines()
+        ],
         "faults": [
             fault
             for event in result.all_events
@@ -242,7 +249,7 @@ def execute_stage(
 
 
 def _amended_lists(result: dg.ExecuteInProcessResult) -> list[dict[str, Any]]:
-    """The lists the run rated again that differ from the stored ones (pipeline.publish.amendments): scenario, month
+    """The lists the run rated again that differ from the stored ones (pipeline.scenarios.amendments): scenario, month
     and the counts of each, from the materializations' metadata.
     """
     amended = []

@@ -17,7 +17,8 @@ from pipeline.store.object_store import ObjectStore
 SCHEDULE_DESCRIPTION = """Rates the month just closed, on day {day} of each month at {hour:02d}:00 ({timezone}).
 
 When an earlier month of the chain has no list yet (a failed or missed month), the run starts there
-instead. RATINGS_SCHEDULE_DAY, RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
+instead; a scenario that recalculates its last N lists (recalculation: window N) makes it start N-1
+months earlier. RATINGS_SCHEDULE_DAY, RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
 
 SENSOR_DESCRIPTION = """Re-rates from the earliest month whose files under raw/ (dumps or registry) changed.
 
@@ -109,15 +110,26 @@ def decode_cursor(cursor: str | None) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in months.items()} if isinstance(months, dict) else None
 
 
-def scheduled_run(month: str, months: Sequence[str], unrated: Callable[[], Sequence[str]]) -> RunRequestPlan | str:
+def scheduled_run(
+    month: str, months: Sequence[str], unrated: Callable[[], Sequence[str]], recalculated: int = 1
+) -> RunRequestPlan | str:
     """The schedule's run for `month` (the month just closed), from the earliest unrated month before it when the
     chain has a gap; a skip reason when `month` is not a partition. `unrated` lists the store, only when needed.
+    `recalculated`: the lists a run rates again (the widest `window: N` of the scenarios' recalculation policies,
+    pipeline.scenarios.recalculation): the run then starts N-1 months before `month`.
     """
     if month not in months:
         return f"{month} is not a partition ({months[0] if months else '-'}..{months[-1] if months else '-'})"
     earlier_gaps = [m for m in unrated() if m < month]
-    start = earlier_gaps[0] if earlier_gaps else month
+    window_start = months[max(0, months.index(month) - (recalculated - 1))]
+    start = min([*earlier_gaps[:1], window_start])
     return RunRequestPlan(f"monthly-{month}", {**range_tags(start, month), TRIGGER_TAG: "schedule"})
+
+
+def recalculated_lists(scenarios: Mapping[str, Scenario]) -> int:
+    """The lists a scheduled run rates: the widest `window: N` of the scenarios' recalculation policies, else 1."""
+    windows = [p for s in scenarios.values() if isinstance(p := s.recalculation_policy(), int)]
+    return max(windows, default=1)
 
 
 def sensor_run(

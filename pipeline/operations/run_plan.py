@@ -452,6 +452,7 @@ def runs_summary(
         dagster_home=dagster_home,
     )
     summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    summary["late_reports"] = [line for outcome in outcomes for line in outcome.get("late_reports", [])]
     summary["amended_lists"] = sorted(
         (row for outcome in outcomes for row in outcome.get("amended", [])),
         key=lambda row: (row["scenario"], row["month"]),
@@ -549,6 +550,7 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
                 f"  {name}: the lists rest on {sum(counts.values()):,} games: "
                 + ", ".join(f"{counts[key]:,} {text}" for key, text in GAME_OUTCOMES.items() if counts[key])
             )
+    lines += [f"  {escape_text(line)}" for line in summary.get("late_reports", [])]
     for row in summary.get("amended_lists", [])[:SUMMARY_FILES]:
         lines.append(
             f"  {row['scenario']}: the list of {row['month']} changed from the stored one: "

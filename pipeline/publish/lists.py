@@ -19,6 +19,7 @@ import polars as pl
 from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_combined_list, write_fide_list
 from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months, parse_month
+from pipeline.scenarios.amendments import LISTS_PREFIX
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
@@ -29,7 +30,6 @@ from schemas.published_list import PublishedList
 from schemas.rating_list import RatingList
 from schemas.util import conform, polars_schema
 
-LISTS_PREFIX = "lists"
 PUBLISHED_COLUMNS = list(polars_schema(PublishedList))
 # Text columns the page sends once as a sorted dictionary plus one small index per row.
 DICTIONARY_COLUMNS = ("federation", "title", "sex")

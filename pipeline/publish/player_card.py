@@ -27,7 +27,7 @@ import polars as pl
 from pipeline.analytics.performance import performance_ratings
 from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
 from pipeline.months import add_months
-from pipeline.publish.amendments import player_amendments
+from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
@@ -92,7 +92,7 @@ class PlayerReport:
     hidden_months: int = 0  # months of the history without activity, not shown
     details: dict = field(default_factory=dict)  # federation, title, birth_year where the registry states them
     # The months of `scenario` whose list was rated again after it was stored and moved this player
-    # (pipeline.publish.amendments): month, old_rating, new_rating, old_games, new_games, change.
+    # (pipeline.scenarios.amendments): month, old_rating, new_rating, old_games, new_games, change.
     amended: pl.DataFrame | None = None
 
     def period_months(self) -> list[str]:

@@ -19,6 +19,7 @@ from pipeline.ingest.registry import (
 )
 from pipeline.months import add_months, first_day
 from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.scenarios.recalculation import LateReports
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore, redact_url
@@ -263,6 +264,7 @@ def rate_months(
     months: Sequence[str],
     chain_start: str,
     standard_chain: Scenario | None = None,
+    late: LateReports | None = None,
 ) -> Callable[[str, Callable[[str], pl.DataFrame]], tuple[pl.DataFrame, ...]]:
     """A function rating the run's months in order, each from the one before, returning chain_tables' frames.
 
@@ -272,6 +274,8 @@ def rate_months(
     The registry's history is read once: a month sees the registry in force then (birth years of newcomers), made
     for the month's players only. `standard_chain` (Scenario.standard_chain) is the scenario whose standard list in
     force seeds a rapid or blitz month's unrated players; it must be stored for the month before each month.
+    `late` is the scenario's recalculation policy for the run (pipeline.scenarios.recalculation; None: `full`): the
+    games a frozen month rates, the late games a later list rates, and the frozen months that keep their tables.
     """
     carried = {"list": previous_list(store, scenario, months[0], chain_start)}
     # The lists of the months before, for the events started before their period (ListsInForce).
@@ -290,7 +294,14 @@ def rate_months(
         if month in later_lists and scenario.seed_list is None:
             later = read_seed_file(store, later_lists[month], list_type)
             carried.update(with_later_list_newcomers(carried, scenario, later, month))
+        if late is not None:
+            games_of = late.games_of(month, games_of)
         read = {m: games_of(m) for m in scenario.months_read(month)}
+        if late is not None and late.kept(month):
+            kept = stored_tables(store, scenario, month)
+            carried.update(list=kept[0], **({"state": kept[1]} if scenario.is_system else {}))
+            in_force.keep(month, kept[0])
+            return kept
         if not scenario.is_system:
             first = min(read)
             read = {m: in_force.ratings_at_start(frame, first) for m, frame in read.items()}
@@ -309,6 +320,11 @@ def rate_months(
         return result.rating_list, result.rated_games
 
     return rate
+
+
+def stored_tables(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, ...]:
+    """The chain's stored tables of `month`, in chain_tables' order."""
+    return tuple(store.read_parquet(table_key([scenario.name, t.name], month)) for t in chain_tables(scenario))
 
 
 class ListsInForce:

@@ -65,6 +65,12 @@ class Switch(_Frozen):
     set: dict[str, Any] = Field(default_factory=dict)
 
 
+class RecalculationWindow(_Frozen):
+    """Recalculate the last `window` lists every run (the English federation: 6), freeze the older ones."""
+
+    window: int = Field(ge=1, le=120)
+
+
 class Scenario(_Frozen):
     """One what-if: its own chain of lists from the same validated games.
 
@@ -88,6 +94,10 @@ class Scenario(_Frozen):
     # The scenario (of the same file) whose standard list seeds this list's unrated players, where the rule set
     # seeds from the standard rating (rapid and blitz: regulations.seeded_from_standard).
     standard_chain: str | None = None
+    # Which stored lists a run may rate again (pipeline.scenarios.recalculation): `full` (every month of the run,
+    # from its games), `forward` (FIDE: a stored list is never re-rated with other games; late reports go to the
+    # next list) or `{window: N}` (the run's last N months rated again, older stored ones frozen).
+    recalculation: Literal["full", "forward"] | RecalculationWindow = "full"
 
     @model_validator(mode="after")
     def _rules_or_system(self) -> Scenario:
@@ -148,6 +158,11 @@ class Scenario(_Frozen):
             known = ", ".join(sorted(f.alias or n for n, f in system.params.model_fields.items()))
             raise RulesError(f"{problems} ({system.name} parameters: {known})") from None
         return SystemRules(self.name, system, params)
+
+    def recalculation_policy(self) -> str | int:
+        """`full`, `forward`, or the window's number of months."""
+        policy = self.recalculation
+        return policy.window if isinstance(policy, RecalculationWindow) else policy
 
     def list_type(self) -> str:
         """The FIDE list the scenario rates: `rates` where given, else its rule set's, else standard for a system

@@ -15,12 +15,14 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.ingest.registry import registry_history, registry_in_force
 from pipeline.months import parse_month
-from pipeline.publish.lists import LISTS_PREFIX, published_registries
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import published_text_columns
 
+#: Where the readable lists and the changes files are: lists/<scenario>/.
+LISTS_PREFIX = "lists"
 #: The changes file's columns, in order (a contract: scripts outside the project read them).
 CHANGES_COLUMNS = ("player_id", "name", "old_rating", "new_rating", "old_games", "new_games", "change")
 #: What happened to a player between the two versions (`change`).
@@ -159,17 +161,18 @@ def player_amendments(store: ObjectStore, scenario: str, player_id: int) -> pl.D
 
 
 def lazy_names(store: ObjectStore, last_month: str) -> Callable[[str], Callable[[pl.Series], pl.DataFrame]]:
-    """Month -> (player ids -> player_id and name as the month's published list names them); the registries are read
-    only when a list is amended (record_amendment asks), once for the run.
+    """Month -> (player ids -> player_id and name in the registry in force in the month; null where it names none).
+    The registry is read only when a list is amended (record_amendment asks), once for the run.
     """
-    made: list[Callable[[str], pl.DataFrame]] = []
+    made: list[pl.DataFrame] = []
 
     def of_month(month: str) -> Callable[[pl.Series], pl.DataFrame]:
         def names(player_ids: pl.Series) -> pl.DataFrame:
             if not made:
-                made.append(published_registries(store, last_month))
-            registry = made[0](month)
-            return registry.filter(pl.col("player_id").is_in(player_ids.implode())).select("player_id", "name")
+                made.append(registry_history(store, last_month))
+            rows = made[0].filter(pl.col("player_id").is_in(player_ids.implode()))
+            named = registry_in_force(rows, month).select("player_id", "name")
+            return named.with_columns(pl.when(pl.col("name") != "").then(pl.col("name")).alias("name"))
 
         return names
 
