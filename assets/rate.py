@@ -13,8 +13,17 @@ from assets.partitions import PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
 from pipeline.scenarios.amendments import amendment_line, lazy_names, record_amendment
-from pipeline.scenarios.chain import ChainTable, MissingMonth, chain_tables, games_or_empty, month_figures, rate_months
+from pipeline.scenarios.chain import (
+    ChainNotes,
+    ChainTable,
+    MissingMonth,
+    chain_tables,
+    games_or_empty,
+    month_figures,
+    rate_months,
+)
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
+from pipeline.scenarios.ratings_used import record_stated_differences
 from pipeline.scenarios.recalculation import LATE_REPORTS, late_reports
 from pipeline.store.monthly import MonthlyFrames
 
@@ -94,9 +103,10 @@ def build_rating_defs(
         months = list(context.partition_keys)
         assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
+        notes = ChainNotes()
         late = late_reports(object_store, scenario.name, scenario.recalculation_policy(), months, first_partition)
         try:
-            rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain, late)
+            rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain, late, notes)
         except MissingMonth as missing:
             raise dg.Failure(
                 description=str(missing),
@@ -112,6 +122,11 @@ def build_rating_defs(
         def one_month(month: str) -> tuple[pl.DataFrame, ...]:
             frames = rate_month(month, games_of)
             figures = month_figures(dict(zip(keys, frames, strict=True)), scenario.rules_name(month))
+            if "rating_list" in selected and not scenario.is_system:
+                differences = notes.stated.pop(month)
+                figures["rating_list"].update(
+                    record_stated_differences(object_store, scenario.name, month, differences)
+                )
             if late is not None:
                 figures["rating_list"].update(late.metadata(month))
                 lines = late.lines(month, months)

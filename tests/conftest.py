@@ -96,6 +96,7 @@ INTEGRATION_TESTS = {
     "test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there",
     "test_a_corrected_file_rerated_writes_the_changes_of_exactly_the_players_it_moved",
     "test_late_files_under_each_policy",
+    "test_stated_ratings_in_a_run_are_listed_and_counted",
     "test_crosstable_and_index_render_in_headless_chromium",
     "test_two_scenarios_diverge_exactly_from_the_switch_month",
     "test_rate_period_compress_flag_is_the_same_compression",

@@ -68,7 +68,16 @@ def test_example1_with_a_fide_list_is_rated_and_named(tmp_path: Path, one_scenar
     # The FIDE list seeds the pool: Vasquez (3400042) is on the April 2004 list, so he is rated after July 2005.
     rating_list = ObjectStore(str(store)).read_parquet(f"actual/rating_list/{MONTH}.parquet")
     vasquez = rating_list.filter(pl.col("player_id") == 3400042)
-    assert vasquez["rating"].item() is not None and vasquez["games"].item() == 7
+    # His games count only against opponents the list in force rates: the TRF's stated ratings of the others do not
+    # make them rated (issue 36: the list wins, a stated rating never rates an unrated opponent).
+    seeded = ObjectStore(str(store)).read_parquet(f"actual/rated_games/{MONTH}.parquet")
+    his = seeded.filter((pl.col("white_id") == 3400042) | (pl.col("black_id") == 3400042))
+    opponents = pl.when(pl.col("white_id") == 3400042).then(pl.col("black_rating_used")).otherwise("white_rating_used")
+    against_rated = his.filter(opponents.is_not_null()).height
+    assert 0 < against_rated < his.height == 7  # two of his seven opponents are not on the April 2004 list
+    assert vasquez["rating"].item() is not None and vasquez["games"].item() == against_rated
+    stated = pl.read_csv(store / "lists" / "actual" / f"{MONTH}.stated-ratings.csv", infer_schema=False)
+    assert stated.height > 0 and "rating(s) stated by the dumps differ from the list in force" in out
     # Players without an id are rated under a local id, and the identity report says who they are.
     identity = ObjectStore(str(store)).read_parquet(f"identity/{MONTH}.parquet")
     local = identity.filter(pl.col("status") == "new_name")

@@ -48,6 +48,7 @@ from pipeline.operations.waves import (
 )
 from pipeline.scenarios.amendments import COUNT_KEYS
 from pipeline.scenarios.model import load_scenarios
+from pipeline.scenarios.ratings_used import STATED_DIFFERING
 from pipeline.scenarios.recalculation import LATE_REPORTS
 from pipeline.store.lock import store_lock
 from pipeline.store.object_store import (
@@ -234,6 +235,7 @@ def execute_stage(
             if event.event_type_value == "STEP_FAILURE"
         },
         "amended": _amended_lists(result),
+        "stated_ratings_differing": _stated_differing(result),
         "late_reports": [
             line
             for event in result.get_asset_materialization_events()
@@ -266,6 +268,18 @@ def _amended_lists(result: dg.ExecuteInProcessResult) -> list[dict[str, Any]]:
             }
         )
     return sorted(amended, key=lambda row: (row["scenario"], row["month"]))
+
+
+def _stated_differing(result: dg.ExecuteInProcessResult) -> dict[str, int]:
+    """Scenario -> the stated ratings of the run's months that differ from the list in force (ratings_used)."""
+    counts: dict[str, int] = {}
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        if STATED_DIFFERING in materialization.metadata:
+            scenario = materialization.asset_key.path[0]
+            value = materialization.metadata[STATED_DIFFERING].value
+            counts[scenario] = counts.get(scenario, 0) + (value if isinstance(value, int) else 0)
+    return counts
 
 
 def run_store(

@@ -452,6 +452,12 @@ def runs_summary(
         dagster_home=dagster_home,
     )
     summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    summary["stated_ratings_differing"] = {
+        scenario: count
+        for outcome in outcomes
+        for scenario, count in outcome.get("stated_ratings_differing", {}).items()
+        if count
+    }
     summary["late_reports"] = [line for outcome in outcomes for line in outcome.get("late_reports", [])]
     summary["amended_lists"] = sorted(
         (row for outcome in outcomes for row in outcome.get("amended", [])),
@@ -550,6 +556,12 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
                 f"  {name}: the lists rest on {sum(counts.values()):,} games: "
                 + ", ".join(f"{counts[key]:,} {text}" for key, text in GAME_OUTCOMES.items() if counts[key])
             )
+    for name, count in summary.get("stated_ratings_differing", {}).items():
+        lines.append(
+            f"  {name}: {count:,} rating(s) stated by the dumps differ from the list in force at their event's start: "
+            "the list's were used, or the dump's where the scenario trusts its source "
+            f"(lists/{name}/<YYYY-MM>.stated-ratings.csv lists them)"
+        )
     lines += [f"  {escape_text(line)}" for line in summary.get("late_reports", [])]
     for row in summary.get("amended_lists", [])[:SUMMARY_FILES]:
         lines.append(

@@ -17,8 +17,9 @@ from pipeline.ingest.registry import (
     registry_in_force,
     seed_list_month,
 )
-from pipeline.months import add_months, first_day
+from pipeline.months import add_months
 from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.scenarios.ratings_used import ListsInForce
 from pipeline.scenarios.recalculation import LateReports
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.store.monthly import table_key
@@ -265,6 +266,7 @@ def rate_months(
     chain_start: str,
     standard_chain: Scenario | None = None,
     late: LateReports | None = None,
+    notes: ChainNotes | None = None,
 ) -> Callable[[str, Callable[[str], pl.DataFrame]], tuple[pl.DataFrame, ...]]:
     """A function rating the run's months in order, each from the one before, returning chain_tables' frames.
 
@@ -276,10 +278,18 @@ def rate_months(
     force seeds a rapid or blitz month's unrated players; it must be stored for the month before each month.
     `late` is the scenario's recalculation policy for the run (pipeline.scenarios.recalculation; None: `full`): the
     games a frozen month rates, the late games a later list rates, and the frozen months that keep their tables.
+    `notes` receives what a month found besides its tables (the stated ratings that differ from the list).
     """
+    notes = notes if notes is not None else ChainNotes()
     carried = {"list": previous_list(store, scenario, months[0], chain_start)}
+
     # The lists of the months before, for the events started before their period (ListsInForce).
-    in_force = ListsInForce(store, scenario, chain_start, {add_months(months[0], -1): carried["list"]})
+    def stored_list(month: str) -> pl.DataFrame:
+        if month < chain_start:
+            return previous_list(store, scenario, chain_start, chain_start)
+        return _stored_month_before(store, [scenario.name, "rating_list"], add_months(month, 1), RatingList)
+
+    in_force = ListsInForce(scenario, {add_months(months[0], -1): carried["list"]}, stored_list)
     if standard_chain is not None:
         standard_in_force(store, standard_chain, months[0], chain_start, pl.Series([], dtype=pl.Int64))
     if scenario.is_system:
@@ -304,7 +314,9 @@ def rate_months(
             return kept
         if not scenario.is_system:
             first = min(read)
-            read = {m: in_force.ratings_at_start(frame, first) for m, frame in read.items()}
+            checked = {m: in_force.ratings_used(frame, first) for m, frame in read.items()}
+            read = {m: frame for m, (frame, _) in checked.items()}
+            notes.stated[month] = checked[month][1]
         games_of = _held_first(read, games_of)
         players = _registered_players(history, read.values(), month)
         if scenario.is_system:
@@ -322,81 +334,18 @@ def rate_months(
     return rate
 
 
+class ChainNotes:
+    """What the chain's months found besides their tables: month -> the stated ratings that differ from the list in
+    force (pipeline.scenarios.ratings_used.DIFFERENCE_SCHEMA), of the games of that month.
+    """
+
+    def __init__(self) -> None:
+        self.stated: dict[str, pl.DataFrame] = {}
+
+
 def stored_tables(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, ...]:
     """The chain's stored tables of `month`, in chain_tables' order."""
     return tuple(store.read_parquet(table_key([scenario.name, t.name], month)) for t in chain_tables(scenario))
-
-
-class ListsInForce:
-    """The chain's lists of the last months, for the ratings of the list in force at an event's start.
-
-    B.02 2024 §9.1 lets a tournament be reported up to the third list after it ended (and one ending in the last days
-    of a month for the next list): such an event is rated in a later period than it started in, with the ratings of
-    the list in force at its start (FIDE's published calculations show it: an event of 31 October - 2 November 2025
-    rated in December used the October list). The list in force on a day is the chain's list of the month before the
-    day's month (a month without a published list carries the last one). The lists this run made are kept here (the
-    writer may not have stored them yet); earlier ones are read from the store, the seed list before the chain's
-    start.
-    """
-
-    #: Lists kept: the late window (third list after the end) and a long tournament's start before it.
-    KEPT = 6
-
-    def __init__(self, store: ObjectStore, scenario: Scenario, chain_start: str, lists: dict[str, pl.DataFrame]):
-        self.store, self.scenario, self.chain_start = store, scenario, chain_start
-        self.lists = {month: frame.select("player_id", "rating") for month, frame in lists.items()}
-
-    def keep(self, month: str, rating_list: pl.DataFrame) -> None:
-        self.lists[month] = rating_list.select("player_id", "rating")
-        for old in sorted(self.lists)[: -self.KEPT]:
-            del self.lists[old]
-
-    def ratings(self, month: str) -> pl.DataFrame:
-        """player_id, rating of the chain's list of `month` (the list in force through the month after it)."""
-        if month not in self.lists:
-            if month < self.chain_start:
-                frame = previous_list(self.store, self.scenario, self.chain_start, self.chain_start)
-            else:
-                frame = _stored_month_before(
-                    self.store, [self.scenario.name, "rating_list"], add_months(month, 1), RatingList
-                )
-            self.lists[month] = frame.select("player_id", "rating")
-        return self.lists[month]
-
-    def ratings_at_start(self, games: pl.DataFrame, period_start: str) -> pl.DataFrame:
-        """`games` with each side's rating used, where the dump states none, from the list in force at its event's
-        start, for the events started before `period_start` (the period's first month: later ones are rated with
-        the period's list in force, as always).
-        """
-        if games.is_empty() or "event_start" not in games.columns:
-            return games
-        before = games["event_start"] < first_day(period_start)
-        if not before.any():
-            return games
-        earlier = games.filter(before)
-        start_months = earlier["event_start"].dt.strftime("%Y-%m").unique().sort().to_list()
-        # Only the rows of the players of those games: a list holds up to a million players, a month's late
-        # tournaments a few hundred.
-        wanted = pl.concat([earlier["white_id"], earlier["black_id"]]).cast(pl.Int64).unique().implode()
-        listed = pl.concat(
-            [
-                self.ratings(add_months(start, -1))
-                .filter(pl.col("player_id").is_in(wanted))
-                .with_columns(_start=pl.lit(start))
-                for start in start_months
-            ]
-        )
-        # Joined for the earlier tournaments' rows only, their values scattered back (no join of the whole month).
-        rows = before.arg_true()
-        keyed = earlier.with_columns(_start=pl.col("event_start").dt.strftime("%Y-%m"))
-        filled = []
-        for side in ("white", "black"):
-            found = listed.rename({"player_id": f"{side}_id", "rating": "_listed"})
-            joined = keyed.join(found, on=[f"{side}_id", "_start"], how="left", maintain_order="left")
-            # A copy: scatter writes in place, and the month's games are the shared table's.
-            values = joined[f"{side}_rating_used"].fill_null(joined["_listed"])
-            filled.append(games[f"{side}_rating_used"].clone().scatter(rows, values))
-        return games.with_columns(filled)
 
 
 def _held_first(

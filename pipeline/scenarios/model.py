@@ -98,6 +98,10 @@ class Scenario(_Frozen):
     # from its games), `forward` (FIDE: a stored list is never re-rated with other games; late reports go to the
     # next list) or `{window: N}` (the run's last N months rated again, older stored ones frozen).
     recalculation: Literal["full", "forward"] | RecalculationWindow = "full"
+    # Sources whose stated ratings (TRF rating field, PGN WhiteElo/BlackElo) are used as they are: federations (the
+    # raw/<FED>/ folder) or file globs relative to raw/. Elsewhere the list in force wins
+    # (pipeline.scenarios.ratings_used).
+    trust_stated_ratings: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _rules_or_system(self) -> Scenario:

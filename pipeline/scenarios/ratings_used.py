@@ -1,0 +1,207 @@
+"""The rating each side of a game is rated with: the list in force at its event's start; a rating the dump states is
+checked against that list and never trusted silently.
+
+B.02 2024 §9.1 lets a tournament be reported up to the third list after it ended (and one ending in the last days of a
+month for the next list): such an event is rated in a later period than it started in, with the ratings of the list
+in force at its start (FIDE's published calculations show it: an event of 31 October - 2 November 2025 rated in
+December used the October list). The list in force on a day is the chain's list of the month before the day's month
+(a month without a published list carries the last one).
+
+A dump may state its players' ratings (TRF's rating field, PGN's WhiteElo and BlackElo, a CSV's white_rating). Where
+they come from is unknown: a real PGN's Elo tags gave 63 players first ratings from opponents the pool does not rate,
+and an Olympiad player was rated from 2231 while the list said 2376. So the list wins: a player rated on the list in
+force is rated with the list's rating, and a stated rating never makes an opponent the list does not rate count as
+rated. A scenario may trust a source (Scenario.trust_stated_ratings: a federation's folder or a file pattern); its
+stated ratings are then used as they are. Every stated rating that differs from the list is listed (player, file,
+stated, listed, used) and counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from pipeline.months import add_months, first_day
+from pipeline.scenarios.amendments import LISTS_PREFIX
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore, redact_url
+from pipeline.text import published_text_columns
+
+#: A stated rating that differs from the list, one row per side (stated_differences).
+DIFFERENCE_SCHEMA = pl.Schema(
+    {
+        "player_id": pl.Int64,
+        "source_file": pl.Utf8,
+        "event_id": pl.Utf8,
+        "game_id": pl.UInt64,
+        "stated": pl.Int32,
+        "listed": pl.Int32,
+        "used": pl.Int32,
+    }
+)
+_SIDES = ("white", "black")
+
+
+def trusted_sources(patterns: Sequence[str]) -> pl.Expr:
+    """Whether a game's source is trusted: its federation is one of `patterns`, or its file (relative to raw/)
+    matches one as a glob (`GER/2024-*/*.trf`).
+    """
+    if not patterns:
+        return pl.lit(False)
+    federations = [p for p in patterns if "/" not in p and not any(c in p for c in "*?[")]
+    globs = [p for p in patterns if p not in federations]
+    trusted = pl.col("federation").is_in(federations) if federations else pl.lit(False)
+    for glob in globs:
+        trusted = trusted | pl.col("source_file").str.contains(_glob_regex(glob))
+    return trusted
+
+
+def _glob_regex(glob: str) -> str:
+    """A file glob as an anchored regular expression Polars reads: `*` any text, `?` one character, the rest as is
+    (Python's fnmatch.translate writes atomic groups, which Polars' regex engine does not know).
+    """
+    parts = {"*": ".*", "?": "."}
+    return "^" + "".join(parts.get(character, re.escape(character)) for character in glob) + "$"
+
+
+class ListsInForce:
+    """The chain's lists of the last months, for the ratings of the list in force at an event's start.
+
+    The lists this run made are kept here (the writer may not have stored them yet); earlier ones are read from the
+    store.
+    """
+
+    #: Lists kept: the late window (third list after the end) and a long tournament's start before it.
+    KEPT = 6
+
+    def __init__(self, scenario: Scenario, lists: dict[str, pl.DataFrame], stored_list: Callable[[str], pl.DataFrame]):
+        """`lists`: the lists known at the start (month -> list); `stored_list(month)`: the chain's list of an earlier
+        month, from the store (the seed list before the chain's start).
+        """
+        self.stored_list = stored_list
+        self.lists = {month: frame.select("player_id", "rating") for month, frame in lists.items()}
+        self.trusted = trusted_sources(scenario.trust_stated_ratings)
+
+    def keep(self, month: str, rating_list: pl.DataFrame) -> None:
+        self.lists[month] = rating_list.select("player_id", "rating")
+        for old in sorted(self.lists)[: -self.KEPT]:
+            del self.lists[old]
+
+    def ratings(self, month: str) -> pl.DataFrame:
+        """player_id, rating of the chain's list of `month` (the list in force through the month after it)."""
+        if month not in self.lists:
+            self.lists[month] = self.stored_list(month).select("player_id", "rating")
+        return self.lists[month]
+
+    def ratings_used(self, games: pl.DataFrame, period_start: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """`games` with each side's rating used as the list in force at its event's start gives it, and the stated
+        ratings that differ from that list (DIFFERENCE_SCHEMA).
+
+        An event started before `period_start` (the period's first month) is rated with the list in force at its
+        start; one started in the period with the period's list in force, as always (its rating used is left empty:
+        the engine reads that list). A stated rating is replaced by the list's, or by none where the list does not
+        rate the player, unless its source is trusted.
+        """
+        empty = pl.DataFrame(schema=DIFFERENCE_SCHEMA)
+        if games.is_empty() or "event_start" not in games.columns:
+            return games, empty
+        before = games["event_start"] < first_day(period_start)
+        stated = games["white_rating_used"].is_not_null() | games["black_rating_used"].is_not_null()
+        needed = before | stated
+        if not needed.any():
+            return games, empty
+        rows = needed.arg_true()
+        subset = games.filter(needed).with_columns(
+            _late=before.filter(needed),
+            _start=pl.when(pl.col("event_start") < first_day(period_start))
+            .then(pl.col("event_start").dt.strftime("%Y-%m"))
+            .otherwise(pl.lit(period_start)),
+            _trusted=self.trusted,
+        )
+        listed = self._listed(subset)
+        filled, differences = [], []
+        for side in _SIDES:
+            found = listed.rename({"player_id": f"{side}_id", "rating": "_listed"})
+            joined = subset.join(found, on=[f"{side}_id", "_start"], how="left", maintain_order="left")
+            given = pl.col(f"{side}_rating_used")
+            used = (
+                pl.when(pl.col("_trusted") & given.is_not_null())
+                .then(given)
+                .when(pl.col("_late"))
+                .then(pl.col("_listed"))
+                .otherwise(pl.lit(None, dtype=pl.Int32))
+            )
+            joined = joined.with_columns(_used=used.cast(pl.Int32))
+            # A copy: scatter writes in place, and the month's games are the shared table's.
+            filled.append(games[f"{side}_rating_used"].clone().scatter(rows, joined["_used"]))
+            differs = given.is_not_null() & given.ne_missing(pl.col("_listed"))
+            differences.append(
+                joined.filter(differs).select(
+                    pl.col(f"{side}_id").cast(pl.Int64).alias("player_id"),
+                    pl.col("source_file")
+                    if "source_file" in joined.columns
+                    else pl.lit(None, dtype=pl.Utf8).alias("source_file"),
+                    pl.col("event_id"),
+                    pl.col("game_id").cast(pl.UInt64),
+                    given.cast(pl.Int32).alias("stated"),
+                    pl.col("_listed").cast(pl.Int32).alias("listed"),
+                    # What the game is rated with: the list in force where the used column is left empty.
+                    pl.coalesce("_used", "_listed").cast(pl.Int32).alias("used"),
+                )
+            )
+        return games.with_columns(filled), pl.concat(differences).sort("game_id", "player_id")
+
+    def _listed(self, subset: pl.DataFrame) -> pl.DataFrame:
+        """player_id, rating, _start of the lists in force at the subset's starts, of its players only (a list holds
+        up to a million players, the rows that need one a few thousand).
+        """
+        wanted = pl.concat([subset["white_id"], subset["black_id"]]).cast(pl.Int64).unique().implode()
+        return pl.concat(
+            [
+                self.ratings(add_months(start, -1))
+                .filter(pl.col("player_id").is_in(wanted))
+                .with_columns(_start=pl.lit(start))
+                for start in subset["_start"].unique().sort().to_list()
+            ]
+        )
+
+
+#: The columns of lists/<scenario>/<YYYY-MM>.stated-ratings.csv (a contract: scripts read them).
+STATED_COLUMNS = ("player_id", "source_file", "event_id", "stated", "listed", "used", "games")
+#: The metadata key of a month's count of stated ratings that differ from the list (the run summary adds them up).
+STATED_DIFFERING = "stated_ratings_differing"
+
+
+def stated_differences_key(scenario: str, month: str) -> str:
+    """lists/<scenario>/<YYYY-MM>.stated-ratings.csv: the month's stated ratings that differ from the list."""
+    return f"{LISTS_PREFIX}/{scenario}/{month}.stated-ratings.csv"
+
+
+def record_stated_differences(
+    store: ObjectStore, scenario: str, month: str, differences: pl.DataFrame
+) -> dict[str, object]:
+    """The month's differing stated ratings written to stated_differences_key, one row per player, file, event and
+    statement (STATED_COLUMNS; a stale file of an earlier run removed when there are none); the metadata that counts
+    them.
+    """
+    key = stated_differences_key(scenario, month)
+    if differences.is_empty():
+        if store.exists(key):
+            store.remove(key)
+        return {}
+    # One row per player and event statement: how many of the event's games it was stated in.
+    per_event = (
+        differences.group_by("player_id", "source_file", "event_id", "stated", "listed", "used")
+        .agg(games=pl.len().cast(pl.Int32))
+        .sort("player_id", "source_file", "event_id", "stated")
+    )
+    # File names and event names come from dumps: printable, a cell a spreadsheet would evaluate neutralised.
+    published = published_text_columns(per_event, spreadsheet=True)
+    store.write_with(lambda handle: published.write_csv(handle), key)
+    return {
+        STATED_DIFFERING: per_event.height,
+        "stated_ratings_players": differences["player_id"].n_unique(),
+        "stated_ratings_file": redact_url(store.url(key)),
+    }

@@ -1,0 +1,144 @@
+"""Ratings a dump states are checked against the list in force at the event's start (issue 36, part 2): the list wins
+for a rated player, a stated rating never rates an unrated opponent, a trusted source's are used as they are, and
+every difference is listed.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline.scenarios.model import Scenario
+from pipeline.scenarios.ratings_used import STATED_COLUMNS, ListsInForce
+
+LISTS = {
+    "2024-01": pl.DataFrame(
+        {"player_id": [1, 2, 3], "rating": [2000, 1900, None]}, schema_overrides={"rating": pl.Int32}
+    ),
+    "2023-12": pl.DataFrame(
+        {"player_id": [1, 2, 3], "rating": [1990, 1905, None]}, schema_overrides={"rating": pl.Int32}
+    ),
+}
+
+
+def _games(rows: list[tuple]) -> pl.DataFrame:
+    return pl.DataFrame(
+        rows,
+        schema={
+            "game_id": pl.UInt64,
+            "federation": pl.Utf8,
+            "source_file": pl.Utf8,
+            "event_id": pl.Utf8,
+            "event_start": pl.Date,
+            "white_id": pl.Int64,
+            "black_id": pl.Int64,
+            "white_rating_used": pl.Int32,
+            "black_rating_used": pl.Int32,
+        },
+        orient="row",
+    )
+
+
+def _in_force(trust: tuple[str, ...] = ()) -> ListsInForce:
+    scenario = Scenario(name="s", rules="fide-2024", trust_stated_ratings=trust)
+    return ListsInForce(scenario, {"2024-01": LISTS["2024-01"]}, lambda month: LISTS[month])
+
+
+GAMES = _games(
+    [
+        # In the period (February): player 1 stated 2100 (listed 2000), unrated player 3 stated 1500.
+        (1, "GER", "GER/2024-02/a.pgn", "Feb Open", date(2024, 2, 3), 1, 3, 2100, 1500),
+        # Stated as listed: no difference.
+        (2, "GER", "GER/2024-02/a.pgn", "Feb Open", date(2024, 2, 3), 2, 1, 1900, 2000),
+        # Started in January, rated in February: the list in force at its start (of December) without a statement.
+        (3, "ENG", "ENG/2024-02/late.trf", "Jan Cup", date(2024, 1, 20), 2, 1, None, None),
+        # Nothing stated, in the period: untouched.
+        (4, "ENG", "ENG/2024-02/b.trf", "Feb Cup", date(2024, 2, 10), 1, 2, None, None),
+    ]
+)
+
+
+def test_the_list_wins_and_a_stated_rating_never_rates_an_unrated_player():
+    games, differences = _in_force().ratings_used(GAMES, "2024-02")
+    used = games.select("game_id", "white_rating_used", "black_rating_used").rows()
+    # In the period the used column is left empty: the engine reads the list in force (player 3: unrated).
+    assert used == [(1, None, None), (2, None, None), (3, 1905, 1990), (4, None, None)]
+    assert differences.select("player_id", "source_file", "stated", "listed", "used").rows() == [
+        (1, "GER/2024-02/a.pgn", 2100, 2000, 2000),
+        (3, "GER/2024-02/a.pgn", 1500, None, None),
+    ]
+
+
+@pytest.mark.parametrize("trust", [("GER",), ("GER/2024-*/*.pgn",)])
+def test_a_trusted_source_is_used_as_stated_and_still_listed(trust):
+    games, differences = _in_force(trust).ratings_used(GAMES, "2024-02")
+    assert games.filter(pl.col("game_id") == 1).select("white_rating_used", "black_rating_used").row(0) == (2100, 1500)
+    assert differences["used"].to_list() == [2100, 1500]
+
+
+def test_a_game_without_statements_is_left_as_it_is():
+    plain = GAMES.filter(pl.col("game_id") == 4)
+    games, differences = _in_force().ratings_used(plain, "2024-02")
+    assert games.equals(plain) and differences.is_empty()
+
+
+# -- end to end --------------------------------------------------------------------------------------------------
+
+SEED = "player_id,rating,birth_year\n1,2000,1980\n2,1900,1981\n"
+
+
+def _pgn(day: str, white: int, black: int, result: str, white_elo: int | None, black_elo: int | None) -> str:
+    elos = (f'[WhiteElo "{white_elo}"]\n' if white_elo else "") + (f'[BlackElo "{black_elo}"]\n' if black_elo else "")
+    return (
+        f'[Event "Open"]\n[Site "Berlin"]\n[Date "{day}"]\n[Round "1"]\n[White "W{white}"]\n[Black "B{black}"]\n'
+        f'[Result "{result}"]\n[WhiteFideId "{white}"]\n[BlackFideId "{black}"]\n{elos}'
+        f'[TimeControl "5400+30"]\n\n1. d4 d5 {result}\n\n'
+    )
+
+
+def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
+    from assets.runtime.runs import run_store
+
+    store = tmp_path / "store"
+    files = {
+        "players/2023-12/seed_list.csv": SEED,
+        # Player 1 stated 2231 (listed 2000); player 9, unrated, stated 2400 against player 2.
+        "GER/2024-01/open.pgn": _pgn("2024.01.10", 1, 2, "1-0", 2231, 1900)
+        + _pgn("2024.01.11", 9, 2, "1-0", 2400, 1900),
+    }
+    for key, text in files.items():
+        (store / "raw" / key).parent.mkdir(parents=True, exist_ok=True)
+        (store / "raw" / key).write_text(text)
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text(
+        "scenarios:\n  listed:\n    rules: fide-2024\n  trusting:\n    rules: fide-2024\n"
+        "    trust_stated_ratings: [GER]\n"
+    )
+    out = io.StringIO()
+    summary = run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(tmp_path / "home"), out=out)
+    assert summary["success"]
+    assert summary["stated_ratings_differing"] == {"listed": 2, "trusting": 2}
+    assert tuple(pl.read_csv(store / "lists" / "listed" / "2024-01.stated-ratings.csv").columns) == STATED_COLUMNS
+    listed = pl.read_csv(store / "lists" / "listed" / "2024-01.stated-ratings.csv")
+    assert listed.sort("player_id").select("player_id", "stated", "listed", "used").rows() == [
+        (1, 2231, 2000, 2000),
+        (9, 2400, None, None),
+    ]
+    # The list wins: player 2 lost to an unrated player, so only the game against player 1 moved 2's rating, as
+    # rated from 2000; trusting the dump, 2 lost to a 2400 too.
+    rated = pl.read_parquet(store / "listed" / "rated_games" / "2024-01.parquet").sort("white_id")
+    assert rated["white_rating_used"].to_list() == [2000, None]
+    trusted = pl.read_parquet(store / "trusting" / "rated_games" / "2024-01.parquet").sort("white_id")
+    assert trusted["white_rating_used"].to_list() == [2231, 2400]
+    games_of_2 = {
+        name: pl.read_parquet(store / name / "rating_list" / "2024-01.parquet")
+        .filter(pl.col("player_id") == 2)["games"]
+        .item()
+        for name in ("listed", "trusting")
+    }
+    assert games_of_2 == {"listed": 1, "trusting": 2}
+    assert "listed: 2 rating(s) stated by the dumps differ from the list in force" in out.getvalue()
