@@ -42,7 +42,7 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
             raw = raw_games[month]
             games, quarantine, identities = validate_month(month, raw)
-            figures = validation_figures(raw.height, games, quarantine, identities)
+            figures = validation_figures(raw.height, games, quarantine, identities, month)
             if "warning" in figures["quarantine"]:
                 context.log.warning(f"{month}: {figures['quarantine']['warning']}")
             for table, values in figures.items():

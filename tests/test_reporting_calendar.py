@@ -132,3 +132,20 @@ def test_outside_the_window_the_games_are_quarantined_with_their_reason(calendar
     for month in ("2023-12", "2024-01", "2024-02", "2024-06"):
         raw = _table(calendar_store, "raw_games", month).height
         assert raw == _table(calendar_store, "games", month).height + _table(calendar_store, "quarantine", month).height
+
+
+def test_reported_late_counts_games_rated_after_their_first_list():
+    from pipeline.rules.calendar import reported_late
+
+    games = pl.DataFrame(
+        {
+            "source_file": ["a.pgn"] * 2 + ["b.pgn"] * 2 + ["c.pgn"],
+            "event_id": ["Late Cup"] * 2 + ["Month End"] * 2 + ["Feb Open"],
+            # Late Cup ended 28 January (first list: 1 February); Month End ended 31 January, after that list's
+            # closing date (first list: 1 March, so on time in February); Feb Open is February's own.
+            "date": [date(2024, 1, 22), date(2024, 1, 28), date(2024, 1, 30), date(2024, 1, 31), date(2024, 2, 10)],
+            "event_start": [date(2024, 1, 22)] * 2 + [date(2024, 1, 30)] * 2 + [date(2024, 2, 10)],
+        }
+    )
+    assert reported_late(games, "2024-02") == 2
+    assert reported_late(games.filter(pl.col("source_file") == "a.pgn"), "2024-01") == 0

@@ -59,6 +59,7 @@ from pipeline.store.object_store import (
     redact_url,
     store_root_from_env,
 )
+from pipeline.validate.month_figures import REPORTED_LATE
 
 PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
 
@@ -236,6 +237,17 @@ def execute_stage(
         },
         "amended": _amended_lists(result),
         "stated_ratings_differing": _stated_differing(result),
+        "reported_late": sum(
+            value
+            for event in result.get_asset_materialization_events()
+            if event.asset_key == dg.AssetKey("games")
+            and isinstance(
+                value := getattr(
+                    event.step_materialization_data.materialization.metadata.get(REPORTED_LATE), "value", None
+                ),
+                int,
+            )
+        ),
         "late_reports": [
             line
             for event in result.get_asset_materialization_events()

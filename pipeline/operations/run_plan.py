@@ -452,6 +452,7 @@ def runs_summary(
         dagster_home=dagster_home,
     )
     summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
+    summary["reported_late"] = sum(outcome.get("reported_late", 0) for outcome in outcomes)
     summary["stated_ratings_differing"] = {
         scenario: count
         for outcome in outcomes
@@ -536,6 +537,14 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         f"{title} {status}: {summary['months']} months {first}..{last}, scenarios {', '.join(scenarios)}",
         f"  games validated: {summary['games']:,}   quarantined records: {summary['quarantined']:,}   "
         f"reconciliation: {reconciliation}",
+        *(
+            [
+                f"  reported late (rated on a later list than their tournament's first, within the reporting window): "
+                f"{summary['reported_late']:,} games; on time: {summary['games'] - summary['reported_late']:,}"
+            ]
+            if summary.get("reported_late")
+            else []
+        ),
     ]
     for step, message in summary["failed_steps"].items():
         lines.append(f"  step {step} failed: {escape_text(message)}")

@@ -197,6 +197,19 @@ def reporting_problems(
     return reason, detail
 
 
+def reported_late(games: pl.DataFrame, month: str) -> int:
+    """How many of period `month`'s validated games (Games rows) were reported for a later list than the first their
+    tournament could be rated on (late reports within the window: §9.1's carry-over does not count as late). A
+    tournament's end is its last game's day in the month's games (its start where undated).
+    """
+    if games.is_empty():
+        return 0
+    day = pl.coalesce("date", "event_start")
+    end = day.max().over("source_file", "event_id")
+    first = reporting_windows(end)["first"]
+    return int(games.select((pl.lit(list_of_period(month)) > first).sum()).item())
+
+
 def _list_label(index: pl.Expr) -> pl.Expr:
     """'1 February 2024' for a list dated the 1st of month index `index`."""
     return pl.format("1 {} {}", _lookup(list(month_name)[1:], index % 12, offset=0), index // 12)

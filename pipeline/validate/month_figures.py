@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import polars as pl
 
+from pipeline.rules.calendar import reported_late
 from pipeline.validate.duplicates import UNTOLD_COPY
 
 # Above this share of a month's records in quarantine, the month's report carries a warning.
@@ -94,18 +95,31 @@ class Counts(NamedTuple):
 Figure = int | float | str | Counts
 
 
+#: The games metadata key of the month's late reports (the run summary adds them up).
+REPORTED_LATE = "reported_late"
+
+
 def validation_figures(
-    raw_records: int, games: pl.DataFrame, quarantine: pl.DataFrame, identities: pl.DataFrame
+    raw_records: int,
+    games: pl.DataFrame,
+    quarantine: pl.DataFrame,
+    identities: pl.DataFrame,
+    month: str | None = None,
 ) -> dict[str, dict[str, Figure]]:
     """What the UI shows of a validated month, by table: the games, the quarantine (with its warning when most
     records are quarantined) and the identity report. One number per reason and per status as well, so the UI can
-    plot each across months.
+    plot each across months. With `month`, the games reported late (pipeline.rules.calendar.reported_late).
     """
     quarantined = quarantine_figures(raw_records, quarantine)
     warnings = file_warnings(quarantine)[:MAX_FILES_LISTED]
     statuses = identity_statuses(identities)
     return {
-        "games": {"games": games.height, "raw_records": raw_records},
+        # Late reports the calendar lets in (pipeline.rules.calendar): rated on this list, later than their first.
+        "games": {
+            "games": games.height,
+            "raw_records": raw_records,
+            **({REPORTED_LATE: reported_late(games, month)} if month is not None else {}),
+        },
         "quarantine": {
             "quarantined": quarantined.quarantined,
             "quarantined_share": round(quarantined.share, 4),
