@@ -122,11 +122,10 @@ def build_rating_defs(
         def one_month(month: str) -> tuple[pl.DataFrame, ...]:
             frames = rate_month(month, games_of)
             figures = month_figures(dict(zip(keys, frames, strict=True)), scenario.rules_name(month))
-            if "rating_list" in selected and not scenario.is_system:
-                differences = notes.stated.pop(month)
-                figures["rating_list"].update(
-                    record_stated_differences(object_store, scenario.name, month, differences)
-                )
+            differences = notes.stated.pop(month, None)  # None: a rating system, or a month kept as stored
+            if "rating_list" in selected and differences is not None:
+                stated = record_stated_differences(object_store, scenario.name, month, differences)
+                figures["rating_list"].update(stated)
             if late is not None:
                 figures["rating_list"].update(late.metadata(month))
                 lines = late.lines(month, months)

@@ -122,6 +122,8 @@ def test_late_files_under_each_policy(late_store: tuple[Path, Path, Path]):
         {
             "GER/2024-01/late.pgn": _pgn("Late", "2024.01.20", 4, 5, "1-0"),
             "GER/2024-03/late.pgn": _pgn("Later", "2024.03.12", 5, 6, "1-0"),
+            # And February's only game corrected: a win for 1, not a draw.
+            "GER/2024-02/cup.pgn": _pgn("Cup", "2024.02.10", 1, 5, "1-0"),
         },
     )
     out = io.StringIO()
@@ -137,11 +139,14 @@ def test_late_files_under_each_policy(late_store: tuple[Path, Path, Path]):
     text = out.getvalue()
     assert "fwd: 1 game(s) filed under 2024-01 after its list was stored" in text
     assert "they belong to the list of 2024-04, where 1 of them will be past their reporting window" in text
+    assert "fwd: 1 game(s) the stored list of 2024-02 rated are given otherwise by the files now" in text
+    assert "the stored list stands" in text
 
     # full: every list from January is rated again, January's changes file names the two players.
     assert january_late <= _rated_ids(store, "whole", "2024-01")
     changes = pl.read_csv(store / "lists" / "whole" / "2024-01.changes.csv")
     assert set(changes["player_id"]) == {4, 5}
+    assert {1, 5} <= set(pl.read_csv(store / "lists" / "whole" / "2024-02.changes.csv")["player_id"])
 
     # window 2: January is frozen, its late game is rated on February's list; March rates its own late game.
     assert _lists(store, "win")["2024-01"] == before["win"]["2024-01"]

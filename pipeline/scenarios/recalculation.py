@@ -16,8 +16,11 @@ scenario declares one of three policies (Scenario.recalculation):
   before it: the monthly schedule asks for them); earlier stored months are frozen as under `forward`.
 
 A frozen month rates again exactly the games of its stored per-game table, so a code or rule change still reaches it
-and a rerun writes the same bytes; if a game it rated is no longer in the files (a corrected file dropped it), its
-stored tables are kept as they are. Whatever the policy, a list that comes out different from the stored one says
+and a rerun writes the same bytes; if a game it rated is no longer in the files as it was (a corrected file dropped it,
+or gives another result or player at its place), its stored tables are kept as they are, and the corrected game is
+listed in the run's words but not rated on a later list: the engine has no reversal of a rated game, so rating the
+correction forward would count the game twice (reading chosen here; FIDE's text says corrections change the next
+list, not how). A scenario under `full` re-rates it. Whatever the policy, a list that comes out different from the stored one says
 what changed (pipeline.scenarios.amendments).
 """
 
@@ -40,8 +43,6 @@ FULL, FORWARD = "full", "forward"
 LOOK_BACK_MONTHS = 12
 #: The metadata key of a month's notes as the run's words (the run summary prints them).
 LATE_REPORTS = "late_reports"
-#: The per-month note keys (the rating list's materialization metadata, the run summary).
-NOTE_KEYS = ("late_games_waiting", "late_games_rated", "late_games_too_late", "kept_as_stored")
 
 
 @dataclass
@@ -54,6 +55,8 @@ class MonthNote:
     too_late: int = 0  # such games beyond their reporting window at this list: not rated
     too_late_from: list[str] = field(default_factory=list)
     kept_as_stored: bool = False  # a game the stored list rated is gone from the files: the stored tables stand
+    corrected: int = 0  # games the stored list rated that the files now give otherwise: listed, not rated again
+    corrected_files: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # the files of `waiting`
 
     def metadata(self) -> dict[str, object]:
@@ -62,6 +65,7 @@ class MonthNote:
             "late_games_rated": self.rated,
             "late_games_too_late": self.too_late,
             "kept_as_stored": self.kept_as_stored,
+            "corrected_games_not_rated": self.corrected,
         }
         return {key: value for key, value in values.items() if value}
 
@@ -88,6 +92,13 @@ class MonthNote:
             lines.append(
                 f"{scenario}: {self.too_late} game(s) filed under {', '.join(sorted(set(self.too_late_from)))} after "
                 f"their list was stored are past their reporting window at the list of {month}: not rated"
+            )
+        if self.corrected:
+            files = ", ".join(sorted(set(self.corrected_files))[:3])
+            lines.append(
+                f"{scenario}: {self.corrected} game(s) the stored list of {month} rated are given otherwise by the "
+                f"files now ({files}: a corrected result or player): not rated again (recalculation: {policy}; "
+                "a scenario under `full` re-rates them)"
             )
         if self.kept_as_stored:
             lines.append(
@@ -143,7 +154,7 @@ class LateReports:
     def _games(self, month: str, own: pl.DataFrame, rated_here: bool) -> pl.DataFrame:
         note = self.notes.setdefault(month, MonthNote())
         if self.is_frozen(month):
-            stored = _stored_ids(self.store, self.scenario_name, month)
+            stored = _stored_games(self.store, self.scenario_name, month)
             if stored is not None:
                 return self._frozen_games(month, own, stored, note)
         if not rated_here or self.waiting is None:
@@ -157,19 +168,26 @@ class LateReports:
         note.rated_from += in_time["_filed"].unique().sort().to_list()
         return pl.concat([own, in_time.select(own.columns)], how="vertical_relaxed")
 
-    def _frozen_games(self, month: str, own: pl.DataFrame, stored: pl.Series, note: MonthNote) -> pl.DataFrame:
-        listed = stored.implode()
+    def _frozen_games(self, month: str, own: pl.DataFrame, stored: pl.DataFrame, note: MonthNote) -> pl.DataFrame:
+        listed = stored["game_id"].implode()
         is_stored = own["game_id"].is_in(listed)
-        new, pool = own.filter(~is_stored), own.filter(is_stored)
+        new, rated_before = own.filter(~is_stored), own.filter(is_stored)
+        # The same place of the same file holding another game now (a corrected result or player): the stored list
+        # rated the game as it was, and rating the correction on a later list would count the game twice.
+        pool = rated_before.join(stored, on=list(stored.columns), how="semi")
+        corrected = rated_before.join(pool.select("game_id"), on="game_id", how="anti")
+        if corrected.height:
+            note.corrected += corrected.height
+            note.corrected_files += corrected["source_file"].unique().sort().to_list()
         if self.waiting is not None:
             carried = self.waiting.filter(pl.col("game_id").is_in(listed))
             pool = pl.concat([pool, carried.select(own.columns)], how="vertical_relaxed")
             left = self.waiting.filter(~pl.col("game_id").is_in(listed))
             self.waiting = left if left.height else None
-        note.kept_as_stored = pool.height != stored.len()
+        note.kept_as_stored = pool.height != stored.height
         if new.height:
             note.waiting += new.height
-            note.files += new["source_file"].unique().sort().to_list() if "source_file" in new.columns else []
+            note.files += new["source_file"].unique().sort().to_list()
             added = new.with_columns(_filed=pl.lit(month))
             self.waiting = added if self.waiting is None else pl.concat([self.waiting, added], how="vertical_relaxed")
         return pool
@@ -192,6 +210,16 @@ class LateReports:
             filed_here = self.waiting.filter(pl.col("_filed") == month)
             past_window = int(_too_late(filed_here, next_list).sum()) if filed_here.height else 0
         return self.notes[month].lines(self.scenario_name, self.policy, month, next_list, past_window)
+
+
+#: What a stored per-game table says of each game it rated: a game of the files is the one it rated when these agree.
+GAME_IDENTITY = pl.Schema({"game_id": pl.UInt64, "white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64})
+
+
+def _stored_games(store: ObjectStore, scenario_name: str, month: str) -> pl.DataFrame | None:
+    """GAME_IDENTITY of the scenario's stored per-game table of `month`, None when it is not stored."""
+    frame = read_stored_month(store, [scenario_name, "rated_games"], month, list(GAME_IDENTITY))
+    return None if frame is None else frame.cast(GAME_IDENTITY)
 
 
 def _stored_ids(store: ObjectStore, scenario_name: str, month: str) -> pl.Series | None:
