@@ -97,6 +97,7 @@ INTEGRATION_TESTS = {
     "test_a_corrected_file_rerated_writes_the_changes_of_exactly_the_players_it_moved",
     "test_late_files_under_each_policy",
     "test_stated_ratings_in_a_run_are_listed_and_counted",
+    "test_a_trf_reported_a_month_late_is_rated_with_the_list_of_its_start_and_too_late_in_june",
     "test_crosstable_and_index_render_in_headless_chromium",
     "test_two_scenarios_diverge_exactly_from_the_switch_month",
     "test_rate_period_compress_flag_is_the_same_compression",

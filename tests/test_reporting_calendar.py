@@ -149,3 +149,65 @@ def test_reported_late_counts_games_rated_after_their_first_list():
     )
     assert reported_late(games, "2024-02") == 2
     assert reported_late(games.filter(pl.col("source_file") == "a.pgn"), "2024-01") == 0
+
+
+def _trf_player(rank: int, fide_id: int, cells: list[str], rating: int) -> str:
+    """A TRF16 001 record (rank 5-8, name 15-47, rating 49-52, id 58-68, rounds from column 92)."""
+    line = f"001 {rank:>4}      {f'Player,{rank}':<33} {rating:>4} GER {fide_id:>11} 1990/01/01  0.0 {rank:>4}  "
+    return (line + "  ".join(cells)).rstrip()
+
+
+# Played 22-28 January 2024, two rounds: 1 beats 2 and draws 3; 4 beats 3 and loses to... nobody (2 vs 4 drawn).
+LATE_TRF = (
+    "\n".join(
+        [
+            "012 Late Winter Open",
+            "042 2024/01/22",
+            "052 2024/01/28",
+            "132" + " " * 88 + "24/01/22  24/01/28",
+            _trf_player(1, 1, ["   2 w 1", "   3 b ="], 2050),
+            _trf_player(2, 2, ["   1 b 0", "   4 w ="], 1950),
+            _trf_player(3, 3, ["   4 w 0", "   1 w ="], 1800),
+            _trf_player(4, 4, ["   3 b 1", "   2 b ="], 1700),
+        ]
+    )
+    + "\n"
+)
+
+
+def test_a_trf_reported_a_month_late_is_rated_with_the_list_of_its_start_and_too_late_in_june(tmp_path: Path):
+    from assets.runtime.cli import main
+
+    store = tmp_path / "store"
+    files = {
+        "players/2023-12/seed_list.csv": SEED,
+        # January's own games move players 1 and 3, so the lists of 1 January and 1 February differ for them.
+        "GER/2024-01/jan-open.pgn": _pgn("Jan Open", "2024.01.10", 1, 3, "0-1"),
+        "GER/2024-02/late-winter.trf": LATE_TRF,
+        "GER/2024-06/late-winter.trf": LATE_TRF,
+    }
+    for key, text in files.items():
+        (store / "raw" / key).parent.mkdir(parents=True, exist_ok=True)
+        (store / "raw" / key).write_text(text)
+    (tmp_path / "scenarios.yaml").write_text(SCENARIOS)
+    command = ["run", "--store", str(store), "--scenarios", str(tmp_path / "scenarios.yaml")]
+    assert main([*command, "--dagster-home", str(tmp_path / "home")]) == 0
+
+    # The list of 1 January 2024 is the seed list (the chain starts in January).
+    december = {int(line.split(",")[0]): int(line.split(",")[1]) for line in SEED.splitlines()[1:]}
+    january = _ratings(store, "2024-01")
+    assert december[1] != january[1] and december[3] != january[3]
+    rated = _table(store, "actual/rated_games", "2024-02")
+    assert rated.height == 4 and rated["month"].unique().to_list() == ["2024-02"]
+    used = {
+        (row["white_id"], row["black_id"]): (row["white_rating_used"], row["black_rating_used"])
+        for row in rated.iter_rows(named=True)
+    }
+    # The list of 1 January 2024 (period 2023-12), not of 1 February, nor the ratings the TRF states.
+    assert used[(1, 2)] == (december[1], december[2]) and used[(3, 1)] == (december[3], december[1])
+    february = _table(store, "actual/rating_list", "2024-02").filter(pl.col("player_id") == 1)
+    assert february["games"].item() == 2
+    # The same file filed for the list of 1 July: after the third list since its end (1 April), not rated.
+    june = _table(store, "quarantine", "2024-06")
+    assert june.height == 4 and set(june["reason"]) == {"too_late"}
+    assert "B.02 2024 §9.1" in june["detail"][0] and "2024-01-28" in june["detail"][0]

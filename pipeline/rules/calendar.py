@@ -190,7 +190,8 @@ def reporting_problems(
                 event_end,
                 list_label,
                 _list_label(windows["last"]),
-                windows["late_clause"],
+                # The rule in force for the list the report was sent for.
+                pl.lit(_LATE_CLAUSES[_position(listed)]),
             )
         )
     )
