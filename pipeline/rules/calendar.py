@@ -132,7 +132,6 @@ def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
         "closing": closing,
         "folder": folder,
         "closing_clause": _lookup(_CLOSING_CLAUSES, after),
-        "late_clause": _lookup(_LATE_CLAUSES, after),
     }
 
 
