@@ -265,8 +265,15 @@ def describe_reporting_calendar() -> str:
         "| closing dates and late windows before 2024 | 7 days from July 2009 (FIDE news 4059 [S]), 3 days from July "
         "2012 (the 2014 text [S]); three lists in every era [U]; quarterly lists: 7 days [U] |",
         "| the ratings of a tournament started before its period | the list in force at its start (the chain's "
-        "list of the month before the start month; before the chain's start, its seed list), where the dump states "
-        "none; K stays the period's [U: FIDE's K of that list] |",
+        "list of the month before the start month; before the chain's start, its seed list); K stays the period's "
+        "[U: FIDE's K of that list] |",
+        "| a rating the dump states (TRF, PGN WhiteElo/BlackElo) | checked against the list in force at the "
+        "tournament's start: the list's rating wins, a player it does not rate is unrated, every difference is "
+        "listed (lists/<scenario>/<M>.stated-ratings.csv); a scenario may trust a source (`trust_stated_ratings`) |",
+        "| a late or corrected report after the list it was filed for was stored | the scenario's `recalculation`: "
+        "`full` re-rates from that month; `forward` (FIDE) rates added games on the next list not yet stored, "
+        "within the window, and lists a corrected game without rating it again (rated twice otherwise); "
+        "`window: N` re-rates the last N lists |",
         "",
     ]
     return "\n".join(lines)
