@@ -37,7 +37,8 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         code_version=code_version("analyse", scenario.model_dump_json()),
         deps=[
             dg.AssetDep(dg.AssetKey([key, "crosstable"]), partition_mapping=ALL_MONTHS),
-            dg.AssetDep(chain_key(scenario, "rated_games"), partition_mapping=ALL_MONTHS),
+            dg.AssetDep(dg.AssetKey([key, "score_curve"]), partition_mapping=ALL_MONTHS),
+            dg.AssetDep(dg.AssetKey([key, "band_trend"]), partition_mapping=ALL_MONTHS),
             dg.AssetDep(chain_key(scenario, "rating_list"), partition_mapping=ALL_MONTHS),
         ],
         description=REPORTS_DESCRIPTION.format(name=scenario.name),

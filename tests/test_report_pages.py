@@ -26,6 +26,7 @@ from pipeline.analytics import (
     score_curve,
     summary_crosstable,
 )
+from pipeline.analytics.curves import band_trend
 from pipeline.reports import (
     index_href_from,
     render_crosstable_html,
@@ -213,6 +214,8 @@ def sparse_store(root: Path) -> tuple[ObjectStore, list[str]]:
         )
         store.write_parquet(rated, ObjectStore.table_key("sparse/rated_games", month))
         store.write_parquet(summary_crosstable(rated, month), ObjectStore.table_key("sparse/crosstable", month))
+        store.write_parquet(score_curve(rated, month), ObjectStore.table_key("sparse/score_curve", month))
+        store.write_parquet(band_trend(rated), ObjectStore.table_key("sparse/band_trend", month))
         store.write_parquet(
             predictive_accuracy(rated, month, "sparse"), ObjectStore.table_key("sparse/accuracy", month)
         )

@@ -5,6 +5,7 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.analytics import predictive_accuracy, summary_crosstable
+from pipeline.analytics.curves import band_trend, score_curve
 from pipeline.engine.period import normalize_list
 from pipeline.reports import REPORTS_PREFIX
 from pipeline.reports.writer import (
@@ -40,6 +41,10 @@ def stored_scenario(store: ObjectStore, scenario: Scenario) -> None:
         store.write_parquet(
             summary_crosstable(result.rated_games, month), ObjectStore.table_key(f"{scenario.name}/crosstable", month)
         )
+        store.write_parquet(
+            score_curve(result.rated_games, month), ObjectStore.table_key(f"{scenario.name}/score_curve", month)
+        )
+        store.write_parquet(band_trend(result.rated_games), ObjectStore.table_key(f"{scenario.name}/band_trend", month))
         store.write_parquet(
             predictive_accuracy(result.rated_games, month, scenario.name),
             ObjectStore.table_key(f"{scenario.name}/accuracy", month),

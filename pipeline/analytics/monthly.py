@@ -9,16 +9,19 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.analytics import predictive_accuracy, summary_crosstable
+from pipeline.analytics.curves import band_trend, score_curve
 from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
 from pipeline.reports import accuracy_markdown, crosstable_markdown
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
-from schemas import Accuracy, Crosstable, Performance, TruthError
+from schemas import Accuracy, BandTrend, Crosstable, Performance, ScoreCurve, TruthError
 from schemas.util import empty_frame
 
 #: Figures whose text is Markdown (a table the UI renders).
 MARKDOWN_FIGURES = frozenset({"preview"})
+#: What the score curves and band trends read of a month's per-game table.
+CURVE_COLUMNS = ("month", "white_score", "white_rating_used", "black_rating_used", "white_expected", "black_expected")
 
 MonthTable = Callable[[pl.DataFrame, str], pl.DataFrame]
 Figures = dict[str, int | float | str]
@@ -68,6 +71,10 @@ def _truth_figures(table: pl.DataFrame) -> Figures:
     return {name: float(overall[name][0] or 0.0) for name in ("pair_error_mean", "pair_error_rms", "slope")}
 
 
+def _curve_figures(table: pl.DataFrame) -> Figures:
+    return {"games": int(table["games"].sum()) if table.height else 0}
+
+
 MONTHLY_ANALYSES = (
     MonthlyAnalysis(
         "crosstable", Crosstable, "rated_games", lambda store, scenario: summary_crosstable, _crosstable_figures
@@ -83,4 +90,22 @@ MONTHLY_ANALYSES = (
         lambda row: {"preview": accuracy_markdown(row)},
     ),
     MonthlyAnalysis("truth_error", TruthError, "rating_list", _truth_error, _truth_figures, ("player_id", "rating")),
+    # The month's sums behind the score-curve and band-trend pages (additive: a page over years adds the months up, so
+    # a monthly run reads 200 small tables, not every month's per-game table).
+    MonthlyAnalysis(
+        "score_curve",
+        ScoreCurve,
+        "rated_games",
+        lambda store, scenario: score_curve,
+        _curve_figures,
+        CURVE_COLUMNS,
+    ),
+    MonthlyAnalysis(
+        "band_trend",
+        BandTrend,
+        "rated_games",
+        lambda store, scenario: lambda games, month: band_trend(games),
+        _curve_figures,
+        CURVE_COLUMNS,
+    ),
 )

@@ -8,7 +8,6 @@ import polars as pl
 
 from pipeline.analytics import (
     DISTRIBUTION_COLUMNS,
-    band_trend,
     combine_band_trends,
     combine_crosstables,
     combine_score_curves,
@@ -20,7 +19,6 @@ from pipeline.analytics import (
     january_lists,
     predictive_accuracy,
     rating_distributions,
-    score_curve,
     years_of,
 )
 from pipeline.analytics.windows import PeriodWindow
@@ -68,7 +66,6 @@ INDEX_DESCRIPTION = """`reports/index.html`: every page, chart and data file und
 Relative links only, so the folder can be copied and read offline."""
 
 # What the score curves and band trends read of rated_games (a third of its bytes).
-CURVE_COLUMNS = ["month", "white_score", "white_rating_used", "black_rating_used", "white_expected", "black_expected"]
 INDEX_NOTE = "Summary crosstables, curves, distributions and accuracy of every scenario."
 
 
@@ -112,11 +109,9 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         written.append(relative)
 
     crosstables = {m: store.read_parquet(_table(key, "crosstable", m)) for m in months}
-    curves, trends = {}, []
-    for month in months:
-        games = store.read_parquet(_table(key, "rated_games", month), columns=CURVE_COLUMNS)
-        curves[month] = score_curve(games, month)
-        trends.append(band_trend(games))
+    # The months' sums, made by the analyse stage (pipeline.analytics.monthly): a few hundred rows each.
+    curves = {m: store.read_parquet(_table(key, "score_curve", m)) for m in months}
+    trends = [store.read_parquet(_table(key, "band_trend", m)) for m in months]
 
     # Pages rest on the months with games: a year or window without any gets no page at all, so
     # the index never links an empty one.

@@ -20,8 +20,8 @@ and a rerun writes the same bytes; if a game it rated is no longer in the files 
 or gives another result or player at its place), its stored tables are kept as they are, and the corrected game is
 listed in the run's words but not rated on a later list: the engine has no reversal of a rated game, so rating the
 correction forward would count the game twice (reading chosen here; FIDE's text says corrections change the next
-list, not how). A scenario under `full` re-rates it. Whatever the policy, a list that comes out different from the stored one says
-what changed (pipeline.scenarios.amendments).
+list, not how). A scenario under `full` re-rates it. Whatever the policy, a list that comes out different from the
+stored one says what changed (pipeline.scenarios.amendments).
 """
 
 from __future__ import annotations
