@@ -18,7 +18,7 @@ from assets.metadata import OWNERS
 from assets.partitions import monthly_partitions
 from assets.publish import build_published_assets
 from assets.rate import build_rating_defs
-from assets.report import build_cross_scenario_assets, build_report_assets
+from assets.report import build_cross_scenario_assets, build_cross_scenario_checks, build_report_assets
 from assets.storage import ObjectStoreResource, ParquetIOManager
 from assets.validate import build_validation_assets
 from pipeline.ingest.landing import inventory, months_held
@@ -145,7 +145,8 @@ def build_defs(
                 assets=[
                     *build_cross_scenario_assets(partitions, scenarios),
                     *build_evaluation_assets(partitions, compared_scenarios(scenarios)),
-                ]
+                ],
+                asset_checks=build_cross_scenario_checks(partitions),
             ),
         )
         # Attributes every asset shares, applied once; tables stored on S3 say so in the UI.

@@ -3,15 +3,21 @@ pipeline.reports.writer).
 """
 
 import dagster as dg
+import polars as pl
 
+from assets.checks import CheckedTable, stage_checks
+from assets.metadata import table_attributes
 from assets.rate import chain_key
 from assets.storage import ObjectStoreResource
+from pipeline.operations import progress
 from pipeline.operations.code_versions import code_version
 from pipeline.reports import INDEX_NAME, REPORTS_PREFIX, accuracy_comparison_markdown
 from pipeline.reports.writer import (
+    COMMON_ACCURACY,
     COMPARISON_DESCRIPTION,
     INDEX_DESCRIPTION,
     REPORTS_DESCRIPTION,
+    common_games_accuracy,
     report_figures,
     stored_accuracy,
     stored_months,
@@ -20,9 +26,14 @@ from pipeline.reports.writer import (
     write_scenario_reports,
 )
 from pipeline.scenarios.model import Scenario, compared_scenarios
-from pipeline.store.object_store import redact_url
+from pipeline.store.monthly import MonthStream, stream_months
+from pipeline.store.object_store import ObjectStore, redact_url
+from schemas import Accuracy
 
 ALL_MONTHS = dg.AllPartitionMapping()
+# The group of the monthly tables made from every compared chain (pipeline.operations.waves.COMMON_GROUPS runs it after
+# the chains, before the comparison).
+COMMON_GROUP = "common_games"
 
 
 def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
@@ -55,6 +66,11 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
     return [reports]
 
 
+def build_cross_scenario_checks(partitions: dg.PartitionsDefinition) -> list[dg.AssetChecksDefinition]:
+    """The checks of the cross-scenario monthly table: its model, on its own partitions."""
+    return [stage_checks(COMMON_ACCURACY, partitions, [CheckedTable(dg.AssetKey(COMMON_ACCURACY), Accuracy)])]
+
+
 def build_cross_scenario_assets(
     partitions: dg.PartitionsDefinition, scenarios: dict[str, Scenario]
 ) -> list[dg.AssetsDefinition]:
@@ -64,21 +80,52 @@ def build_cross_scenario_assets(
     list_keys = [dg.AssetKey([s.name, "published_list"]) for s in scenarios.values()]
     baseline = "actual" if "actual" in scenarios else None
 
+    # Each month's accuracy on the games every compared scenario rated, so that the comparison over the whole history
+    # reads a few rows a month and a monthly run computes its month only.
+    @dg.asset(
+        key=[COMMON_ACCURACY],
+        group_name=COMMON_GROUP,
+        partitions_def=partitions,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        deps=[chain_key(s, "rated_games") for s in compared.values()],
+        **table_attributes(Accuracy, "analyse", None, " ".join(compared)),
+    )
+    def common_accuracy(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> MonthStream:
+        object_store, months = store.store(), list(context.partition_keys)
+
+        def reporter(month: str, done: int) -> None:
+            progress.report(COMMON_ACCURACY, month, done, len(months))
+
+        return stream_months(
+            Accuracy, months, lambda month: common_games_accuracy(object_store, list(compared), [month]), reporter
+        )
+
     @dg.asset(
         name="accuracy_comparison",
         group_name="reports",
         kinds={"html", "png", "parquet"},
         tags={"stage": "report"},
         code_version=code_version("analyse"),
-        deps=[dg.AssetDep(k, partition_mapping=ALL_MONTHS) for k in accuracy_keys],
+        deps=[
+            *(dg.AssetDep(k, partition_mapping=ALL_MONTHS) for k in accuracy_keys),
+            dg.AssetDep(COMMON_ACCURACY, partition_mapping=ALL_MONTHS),
+        ],
         description=COMPARISON_DESCRIPTION,
     )
     def accuracy_comparison(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
         object_store = store.store()
-        monthly = stored_accuracy(object_store, list(compared), partitions.get_partition_keys())
+        all_months = partitions.get_partition_keys()
+        monthly = stored_accuracy(object_store, list(compared), all_months)
         if monthly is None:
             raise dg.Failure("no stored accuracy month in any scenario")
-        comparison = write_accuracy_comparison(object_store, monthly, baseline, stored=list(compared))
+        common = [
+            object_store.read_parquet(ObjectStore.table_key(COMMON_ACCURACY, month))
+            for month in stored_months(object_store, [COMMON_ACCURACY], all_months)
+        ]
+        common_frame = pl.concat(common) if common else None
+        comparison = write_accuracy_comparison(
+            object_store, monthly, baseline, stored=list(compared), common=common_frame
+        )
         return dg.MaterializeResult(
             metadata={
                 "preview": dg.MetadataValue.md(accuracy_comparison_markdown(comparison)),
@@ -108,4 +155,4 @@ def build_cross_scenario_assets(
             metadata={"links": len(entries), "path": redact_url(object_store.url(REPORTS_PREFIX, INDEX_NAME))}
         )
 
-    return [accuracy_comparison, report_index]
+    return [common_accuracy, accuracy_comparison, report_index]

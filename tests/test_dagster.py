@@ -51,6 +51,7 @@ ASSET_GROUPS = {
     "plain/score_curve": "plain",
     "plain/band_trend": "plain",
     "plain/published_list": "plain",
+    "common_accuracy": "common_games",
     "accuracy_comparison": "reports",
     "report_index": "reports",
     "evaluation/leaderboard": "evaluation",
@@ -72,7 +73,8 @@ ASSET_DEPS = {
     "plain/score_curve": {"plain/rated_games"},
     "plain/band_trend": {"plain/rated_games"},
     "plain/published_list": {"plain/rating_list"},
-    "accuracy_comparison": {"plain/accuracy"},
+    "common_accuracy": {"plain/rated_games"},
+    "accuracy_comparison": {"plain/accuracy", "common_accuracy"},
     "report_index": {"plain/reports", "accuracy_comparison", "evaluation/leaderboard", "plain/published_list"},
     "evaluation/leaderboard": {"games", "plain/rating_list"},
 }
@@ -773,11 +775,12 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     assert "Demo done" in out.getvalue()
     instance = dg.DagsterInstance.from_config(str(tmp_path / "home"))
     # The shared tables in two runs of consecutive months side by side, one run per scenario (two at a time; the
-    # rapid and blitz chains, which read actual's lists, after the others), the comparison: all of the named job.
+    # rapid and blitz chains, which read actual's lists, after the others), the tables made from every chain, the
+    # comparison: all of the named job.
     runs = instance.get_runs()
     chains = ["actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson"]
     assert sorted(run.tags["ratings/stage"] for run in runs) == sorted(
-        ["shared", "shared", "comparison", *chains, "actual_rapid", "actual_blitz"]
+        ["shared", "shared", "common_games", "comparison", *chains, "actual_rapid", "actual_blitz"]
     )
     started = {run.tags["ratings/stage"]: instance.get_run_record_by_id(run.run_id).start_time for run in runs}
     ended = {run.tags["ratings/stage"]: instance.get_run_record_by_id(run.run_id).end_time for run in runs}
@@ -789,7 +792,9 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     assert shared[1][0] == add_months(shared[0][1], 1)  # consecutive, no month twice or left out
     assert {(run.job_name, run.status) for run in runs} == {("all_months", dg.DagsterRunStatus.SUCCESS)}
     assert set(summary["run_ids"]) == {run.run_id for run in runs}
-    assert "11 runs of all_months" in out.getvalue()
+    assert min(started["comparison"], started["common_games"]) >= max(ended[name] for name in chains)
+    assert started["comparison"] >= ended["common_games"]
+    assert "12 runs of all_months" in out.getvalue()
     # One run for everything (--workers 1) writes the same bytes.
     one_run = tmp_path / "one-run"
     shutil.copytree(tiny_landing_zone, one_run / "raw")
@@ -809,6 +814,17 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
         assert store.exists(f"reports/{scenario}/score-curves/2024-2024.png"), scenario
     assert store.exists("reports/actual/rating-distribution/compression-2024-02.png")
     assert store.exists("reports/all-scenarios/accuracy-comparison/2024-2024.html")
+    # The comparison rests on the monthly common_accuracy tables: the same rows as computed from every rated_games.
+    from polars.testing import assert_frame_equal
+
+    from pipeline.reports.writer import common_games_accuracy
+    from pipeline.scenarios.model import compared_scenarios, load_scenarios
+
+    compared = list(compared_scenarios(load_scenarios()))
+    direct = common_games_accuracy(store, compared, ["2024-01", "2024-02", "2024-03", "2024-04"])
+    shown = store.read_parquet("reports/all-scenarios/accuracy/2024-2024.parquet")
+    assert shown.height == direct.height == 4 * len(compared)
+    assert_frame_equal(shown.sort("month", "scenario"), direct.sort("month", "scenario"))
 
 
 def test_column_lineage_points_at_real_assets(defs: dg.Definitions) -> None:

@@ -11,6 +11,7 @@ def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> Non
     assert stages(["actual", "glicko2"], workers=2) == [
         [Stage("shared", ("ingest", "validate"))],
         [Stage("actual", ("actual",)), Stage("glicko2", ("glicko2",))],
+        [Stage("common_games", ("common_games",))],
         [Stage("comparison", ("reports", "evaluation"))],
     ]
     assert DEFAULT_WORKERS == 1  # one run unless asked: side by side measured little faster on 2 cores
@@ -59,11 +60,11 @@ def outcome_in_process(stage: Stage, fail: str, reporter: object) -> dict:
 def test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest() -> None:
     waves = stages(["a", "b", "c"], workers=2)
     done = run_waves(waves, outcome_in_process, ("none",), workers=2)
-    assert [o["stage"] for o in done] == ["shared", "a", "b", "c", "comparison"]
+    assert [o["stage"] for o in done] == ["shared", "a", "b", "c", "common_games", "comparison"]
     pids = {o["stage"]: o["pid"] for o in done}
     # Every stage in a fresh worker process, a wave of one too (the closing run's memory is given back as it goes).
     assert os.getpid() not in set(pids.values())
-    assert len(set(pids.values())) == 5
+    assert len(set(pids.values())) == 6
     stopped = run_waves(waves, outcome_in_process, ("b",), workers=2)
     assert [o["stage"] for o in stopped] == ["shared", "a", "b", "c"]  # no comparison after a failed scenario
 
@@ -87,6 +88,7 @@ def test_a_run_publishing_some_months_leaves_the_lists_out_of_the_chains_and_pub
     # Months published before, not next to the last: a run of their own for each stretch.
     assert stages(["a", "b"], 2, MONTHS, published=["2024-01", "2024-03", "2024-04"])[1:] == [
         [Stage("a", ("a",), lists=left_out), Stage("b", ("b",), lists=left_out)],
+        [Stage("common_games", ("common_games",))],
         [Stage("publish", (), ("2024-01", "2024-01"), "only")],
         [Stage("comparison", comparison, ("2024-03", "2024-04"), added)],
     ]
@@ -104,7 +106,15 @@ def test_a_chain_seeded_by_another_chains_list_runs_in_a_wave_after_it() -> None
     waves = stages(
         ["actual", "actual_rapid", "glicko2", "actual_blitz"], workers=2, seeded=["actual_rapid", "actual_blitz"]
     )
-    chains = [[stage.name for stage in wave] for wave in waves[1:-1]]
+    chains = [[stage.name for stage in wave] for wave in waves[1:-2]]
     assert chains == [["actual", "glicko2"], ["actual_rapid", "actual_blitz"]]
+    assert [stage.name for stage in waves[-2]] == ["common_games"]
     # One worker: one run, where Dagster orders the steps by their lineage.
     assert stages(["actual", "actual_rapid"], workers=1, seeded=["actual_rapid"]) == [[Stage("all", ())]]
+
+
+def test_the_common_games_stage_selects_the_group_of_the_cross_scenario_monthly_tables() -> None:
+    from assets.report import COMMON_GROUP
+    from pipeline.operations.waves import COMMON_GROUPS
+
+    assert COMMON_GROUPS == (COMMON_GROUP,)

@@ -18,6 +18,9 @@ from pipeline.operations import progress
 
 SHARED_GROUPS = ("ingest", "validate")
 COMPARISON_GROUPS = ("reports", "evaluation")
+# The monthly tables made from every compared chain (each month's accuracy on the games they all rated): after the
+# chains, before the comparison, over every month of the run.
+COMMON_GROUPS = ("common_games",)
 
 
 # `ratings run --publish`: which months' readable lists (CSV, TXT, HTML under lists/) a run makes (run_plan.
@@ -58,7 +61,8 @@ def stages(
 ) -> list[list[Stage]]:
     """The runs in waves: one run of everything with one worker; else the shared tables in `workers` runs of
     consecutive months (months are independent there; `weights`, e.g. each month's dump bytes, balance them),
-    then each scenario's chain in its own run (`workers` at a time: chains are independent), then what compares them.
+    then each scenario's chain in its own run (`workers` at a time: chains are independent), then the monthly tables
+    made from every chain (COMMON_GROUPS), then what compares them.
 
     `published`: the months whose readable lists the runs make (None: every month). Where that is not every month,
     the chains leave the lists out and runs over the published months' stretches make them, the last of these
@@ -85,6 +89,7 @@ def stages(
     return [
         shared or [Stage("shared", SHARED_GROUPS)],
         *chain_waves,
+        [Stage("common_games", COMMON_GROUPS)],
         *publishing,
         [closing or Stage("comparison", COMPARISON_GROUPS)],
     ]

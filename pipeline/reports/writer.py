@@ -45,7 +45,7 @@ from pipeline.reports.index import (
 from pipeline.reports.markdown import crosstable_markdown
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
-from schemas import Games
+from schemas import Accuracy, Games
 from schemas.util import empty_frame
 
 # The report assets as the UI describes them (assets/report.py), beside the writers of what they describe.
@@ -262,6 +262,10 @@ def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) ->
 ACCURACY_COLUMNS = ["game_id", "white_id", "black_id", "white_score", "white_expected", "black_expected"]
 
 
+#: The monthly table of each compared scenario's accuracy on the games they all rated (assets/report.py).
+COMMON_ACCURACY = "common_accuracy"
+
+
 def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> pl.DataFrame:
     """Accuracy rows (per month and scenario) on the games every one of `scenarios` predicted that month; a month
     one of them has not rated has none.
@@ -278,22 +282,28 @@ def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: 
         frames = {name: frames.get(name, template) for name in scenarios}
         common = common_game_ids(frames)
         rows += [predictive_accuracy(frame, month, name, game_ids=common) for name, frame in frames.items()]
-    return pl.concat(rows)
+    return pl.concat(rows) if rows else empty_frame(Accuracy)
 
 
 def write_accuracy_comparison(
-    store: ObjectStore, monthly: pl.DataFrame, baseline: str | None, stored: Sequence[str] | None = None
+    store: ObjectStore,
+    monthly: pl.DataFrame,
+    baseline: str | None,
+    stored: Sequence[str] | None = None,
+    common: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The scenarios' accuracy side by side under reports/all-scenarios/ (data, monthly chart, page); returns the
     comparison.
 
     With `stored` (the scenarios of `monthly` whose rated_games are in the store) the comparison is computed on
-    the games every scenario rated (read from their rated_games); `monthly` (each scenario on its own
-    games) is shown beside it for context. Nothing is written when no game was predicted.
+    the games every scenario rated: `common` where given (the stored COMMON_ACCURACY months), else read from
+    their rated_games; `monthly` (each scenario on its own games) is shown beside it for context.
+    Nothing is written when no game was predicted.
     """
     months = sorted(monthly["month"].unique().to_list())
     names = monthly["scenario"].unique(maintain_order=True).to_list()
-    common = common_games_accuracy(store, [name for name in names if name in stored], months) if stored else monthly
+    if common is None:
+        common = common_games_accuracy(store, [name for name in names if name in stored], months) if stored else monthly
     comparison = compare_accuracy(common, baseline=baseline)
     # Labelled by the years with predicted games, not by every stored month.
     predicted = sorted(common.filter(pl.col("games") > 0)["month"].unique().to_list()) or months
