@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import polars as pl
 
 from pipeline.months import add_months, first_day
@@ -82,10 +83,12 @@ class ListsInForce:
         """
         self.stored_list = stored_list
         self.lists = {month: frame.select("player_id", "rating") for month, frame in lists.items()}
+        self.arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.trusted = trusted_sources(scenario.trust_stated_ratings)
 
     def keep(self, month: str, rating_list: pl.DataFrame) -> None:
         self.lists[month] = rating_list.select("player_id", "rating")
+        self.arrays.pop(month, None)
         for old in sorted(self.lists)[: -self.KEPT]:
             del self.lists[old]
 
@@ -120,11 +123,9 @@ class ListsInForce:
             .otherwise(pl.lit(period_start)),
             _trusted=self.trusted,
         )
-        listed = self._listed(subset)
         filled, differences = [], []
         for side in _SIDES:
-            found = listed.rename({"player_id": f"{side}_id", "rating": "_listed"})
-            joined = subset.join(found, on=[f"{side}_id", "_start"], how="left", maintain_order="left")
+            joined = subset.with_columns(_listed=self._listed(subset, side))
             given = pl.col(f"{side}_rating_used")
             used = (
                 pl.when(pl.col("_trusted") & given.is_not_null())
@@ -153,19 +154,37 @@ class ListsInForce:
             )
         return games.with_columns(filled), pl.concat(differences).sort("game_id", "player_id")
 
-    def _listed(self, subset: pl.DataFrame) -> pl.DataFrame:
-        """player_id, rating, _start of the lists in force at the subset's starts, of its players only (a list holds
-        up to a million players, the rows that need one a few thousand).
+    def _listed(self, subset: pl.DataFrame, side: str) -> pl.Series:
+        """The rating of each row's `side` player on the list in force at the row's `_start` (null: not rated there),
+        found by binary search in the lists' id-ordered arrays (no join of a list of up to a million players).
         """
-        wanted = pl.concat([subset["white_id"], subset["black_id"]]).cast(pl.Int64).unique().implode()
-        return pl.concat(
-            [
-                self.ratings(add_months(start, -1))
-                .filter(pl.col("player_id").is_in(wanted))
-                .with_columns(_start=pl.lit(start))
-                for start in subset["_start"].unique().sort().to_list()
-            ]
-        )
+        ids = subset[f"{side}_id"].cast(pl.Int64).to_numpy()
+        found = np.full(len(ids), -1, dtype=np.int32)
+        starts = subset["_start"]
+        for start in starts.unique().to_list():
+            rows = (starts == start).arg_true().to_numpy()
+            list_ids, ratings = self._arrays(add_months(start, -1))
+            if not len(list_ids):
+                continue
+            places = np.minimum(np.searchsorted(list_ids, ids[rows]), len(list_ids) - 1)
+            hit = list_ids[places] == ids[rows]
+            found[rows[hit]] = ratings[places[hit]]
+        values = pl.Series("_listed", found, dtype=pl.Int32)
+        return values.set(values < 0, None)
+
+    def _arrays(self, month: str) -> tuple[np.ndarray, np.ndarray]:
+        """The list of `month` as id-ordered arrays of ids and ratings (-1: unrated), made once per list."""
+        if month not in self.arrays:
+            frame = self.ratings(month)
+            ids = frame["player_id"].cast(pl.Int64).to_numpy()
+            ratings = frame["rating"].fill_null(-1).cast(pl.Int32).to_numpy()
+            if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+                order = np.argsort(ids, kind="stable")
+                ids, ratings = ids[order], ratings[order]
+            self.arrays[month] = (ids, ratings)
+            for old in sorted(self.arrays)[: -self.KEPT]:
+                del self.arrays[old]
+        return self.arrays[month]
 
 
 #: The columns of lists/<scenario>/<YYYY-MM>.stated-ratings.csv (a contract: scripts read them).
