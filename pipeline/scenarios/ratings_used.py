@@ -82,21 +82,20 @@ class ListsInForce:
         month, from the store (the seed list before the chain's start).
         """
         self.stored_list = stored_list
-        self.lists = {month: frame.select("player_id", "rating") for month, frame in lists.items()}
-        self.arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # Month -> the list's player_id and rating, made id-ordered arrays (_arrays) the first time a game needs them.
+        self.lists: dict[str, pl.DataFrame | tuple[np.ndarray, np.ndarray]] = {}
+        for month, frame in lists.items():
+            self.keep(month, frame)
         self.trusted = trusted_sources(scenario.trust_stated_ratings)
 
     def keep(self, month: str, rating_list: pl.DataFrame) -> None:
+        """The chain's list of `month` (the list in force through the month after it)."""
         self.lists[month] = rating_list.select("player_id", "rating")
-        self.arrays.pop(month, None)
+        self._prune()
+
+    def _prune(self) -> None:
         for old in sorted(self.lists)[: -self.KEPT]:
             del self.lists[old]
-
-    def ratings(self, month: str) -> pl.DataFrame:
-        """player_id, rating of the chain's list of `month` (the list in force through the month after it)."""
-        if month not in self.lists:
-            self.lists[month] = self.stored_list(month).select("player_id", "rating")
-        return self.lists[month]
 
     def ratings_used(self, games: pl.DataFrame, period_start: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         """`games` with each side's rating used as the list in force at its event's start gives it, and the stated
@@ -174,17 +173,18 @@ class ListsInForce:
 
     def _arrays(self, month: str) -> tuple[np.ndarray, np.ndarray]:
         """The list of `month` as id-ordered arrays of ids and ratings (-1: unrated), made once per list."""
-        if month not in self.arrays:
-            frame = self.ratings(month)
-            ids = frame["player_id"].cast(pl.Int64).to_numpy()
-            ratings = frame["rating"].fill_null(-1).cast(pl.Int32).to_numpy()
+        held = self.lists.get(month)
+        if held is None:
+            held = self.stored_list(month)
+        if isinstance(held, pl.DataFrame):
+            ids = held["player_id"].cast(pl.Int64).to_numpy()
+            ratings = held["rating"].fill_null(-1).cast(pl.Int32).to_numpy()
             if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
                 order = np.argsort(ids, kind="stable")
                 ids, ratings = ids[order], ratings[order]
-            self.arrays[month] = (ids, ratings)
-            for old in sorted(self.arrays)[: -self.KEPT]:
-                del self.arrays[old]
-        return self.arrays[month]
+            held = self.lists[month] = (ids, ratings)
+            self._prune()
+        return held
 
 
 #: The columns of lists/<scenario>/<YYYY-MM>.stated-ratings.csv (a contract: scripts read them).
