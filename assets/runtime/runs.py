@@ -235,25 +235,7 @@ def execute_stage(
             for event in result.all_events
             if event.event_type_value == "STEP_FAILURE"
         },
-        "amended": _amended_lists(result),
-        "stated_ratings_differing": _stated_differing(result),
-        "reported_late": sum(
-            value
-            for event in result.get_asset_materialization_events()
-            if event.asset_key == dg.AssetKey("games")
-            and isinstance(
-                value := getattr(
-                    event.step_materialization_data.materialization.metadata.get(REPORTED_LATE), "value", None
-                ),
-                int,
-            )
-        ),
-        "late_reports": [
-            line
-            for event in result.get_asset_materialization_events()
-            if LATE_REPORTS in (metadata := event.step_materialization_data.materialization.metadata)
-            for line in str(metadata[LATE_REPORTS].value).splitlines()
-        ],
+        **_materialization_notes(result),
         "faults": [
             fault
             for event in result.all_events
@@ -262,36 +244,36 @@ def execute_stage(
     }
 
 
-def _amended_lists(result: dg.ExecuteInProcessResult) -> list[dict[str, Any]]:
-    """The lists the run rated again that differ from the stored ones (pipeline.scenarios.amendments): scenario, month
-    and the counts of each, from the materializations' metadata.
+def _materialization_notes(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
+    """What the run's materializations say for the summary, in one pass over them: the lists rated again that differ
+    from the stored ones (`amended`: scenario, month, counts; pipeline.scenarios.amendments), the stated ratings that
+    differ from the list in force per scenario (ratings_used), the games reported late (validation) and the
+    recalculation policy's words (recalculation).
     """
-    amended = []
+    amended: list[dict[str, Any]] = []
+    stated: dict[str, int] = {}
+    reported_late, late_reports = 0, []
     for event in result.get_asset_materialization_events():
         materialization = event.step_materialization_data.materialization
-        metadata = materialization.metadata
-        if "changes_file" not in metadata:
-            continue
-        amended.append(
-            {
-                "scenario": materialization.asset_key.path[0],
-                "month": materialization.partition,
-                **{key: metadata[key].value for key in (*COUNT_KEYS, "changes_file")},
-            }
-        )
-    return sorted(amended, key=lambda row: (row["scenario"], row["month"]))
-
-
-def _stated_differing(result: dg.ExecuteInProcessResult) -> dict[str, int]:
-    """Scenario -> the stated ratings of the run's months that differ from the list in force (ratings_used)."""
-    counts: dict[str, int] = {}
-    for event in result.get_asset_materialization_events():
-        materialization = event.step_materialization_data.materialization
-        if STATED_DIFFERING in materialization.metadata:
-            scenario = materialization.asset_key.path[0]
-            value = materialization.metadata[STATED_DIFFERING].value
-            counts[scenario] = counts.get(scenario, 0) + (value if isinstance(value, int) else 0)
-    return counts
+        metadata, key = materialization.metadata, materialization.asset_key
+        values = {name: entry.value for name, entry in metadata.items()}
+        if "changes_file" in values:
+            month = materialization.partition
+            amended.append(
+                {"scenario": key.path[0], "month": month, **{k: values[k] for k in (*COUNT_KEYS, "changes_file")}}
+            )
+        if isinstance(count := values.get(STATED_DIFFERING), int):
+            stated[key.path[0]] = stated.get(key.path[0], 0) + count
+        if key == dg.AssetKey("games") and isinstance(late := values.get(REPORTED_LATE), int):
+            reported_late += late
+        if LATE_REPORTS in values:
+            late_reports += str(values[LATE_REPORTS]).splitlines()
+    return {
+        "amended": amended,
+        "stated_ratings_differing": stated,
+        "reported_late": reported_late,
+        "late_reports": late_reports,
+    }
 
 
 def run_store(
