@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.scenarios.amendments import CHANGES_COLUMNS, change_counts, list_changes, record_amendment
 from pipeline.store.object_store import ObjectStore
+from tests.landing import pgn_game, write_raw
 
 
 def _list(rows: list[tuple[int, int | None, int]]) -> pl.DataFrame:
@@ -68,26 +69,17 @@ SCENARIOS = "scenarios:\n  actual:\n    rules: fide-historical\n"
 SEED = "player_id,rating,birth_year\n1,2000,1980\n2,1900,1981\n3,1800,1982\n4,1700,1983\n5,1600,1984\n"
 
 
-def _pgn(event: str, day: str, white: int, black: int, result: str) -> str:
-    return (
-        f'[Event "{event}"]\n[Site "Berlin"]\n[Date "{day}"]\n[Round "1"]\n[White "W{white}"]\n'
-        f'[Black "B{black}"]\n[Result "{result}"]\n[WhiteFideId "{white}"]\n[BlackFideId "{black}"]\n'
-        f'[TimeControl "5400+30"]\n\n1. d4 d5 {result}\n\n'
-    )
-
-
 def test_a_corrected_file_rerated_writes_the_changes_of_exactly_the_players_it_moved(tmp_path: Path):
     from assets.runtime.cli import main
 
     store = tmp_path / "store"
     files = {
         "players/2023-12/seed_list.csv": SEED,
-        "GER/2024-01/open.pgn": _pgn("Open", "2024.01.10", 1, 2, "1-0") + _pgn("Open", "2024.01.11", 3, 4, "1-0"),
-        "GER/2024-02/cup.pgn": _pgn("Cup", "2024.02.10", 1, 5, "1/2-1/2"),
+        "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 1, 2, "1-0")
+        + pgn_game("Open", "2024.01.11", 3, 4, "1-0"),
+        "GER/2024-02/cup.pgn": pgn_game("Cup", "2024.02.10", 1, 5, "1/2-1/2"),
     }
-    for key, text in files.items():
-        (store / "raw" / key).parent.mkdir(parents=True, exist_ok=True)
-        (store / "raw" / key).write_text(text)
+    write_raw(store, files)
     (tmp_path / "scenarios.yaml").write_text(SCENARIOS)
     command = ["run", "--store", str(store), "--scenarios", str(tmp_path / "scenarios.yaml")]
     command += ["--dagster-home", str(tmp_path / "home")]
@@ -98,7 +90,7 @@ def test_a_corrected_file_rerated_writes_the_changes_of_exactly_the_players_it_m
 
     # The federation corrects the result of the game between 3 and 4: only they move.
     (store / "raw" / "GER/2024-01/open.pgn").write_text(
-        _pgn("Open", "2024.01.10", 1, 2, "1-0") + _pgn("Open", "2024.01.11", 3, 4, "0-1")
+        pgn_game("Open", "2024.01.10", 1, 2, "1-0") + pgn_game("Open", "2024.01.11", 3, 4, "0-1")
     )
     out = io.StringIO()
     from assets.runtime.runs import run_store

@@ -13,6 +13,7 @@ import pytest
 from pipeline.operations.automation import scheduled_run
 from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.recalculation import FORWARD, FULL, frozen_months
+from tests.landing import pgn_game, write_raw
 
 MONTHS = ["2024-01", "2024-02", "2024-03"]
 
@@ -62,20 +63,6 @@ SCENARIOS = """scenarios:
 SEED = "player_id,rating,birth_year\n" + "".join(f"{i},{2100 - 100 * i},198{i}\n" for i in range(1, 7))
 
 
-def _pgn(event: str, day: str, white: int, black: int, result: str) -> str:
-    return (
-        f'[Event "{event}"]\n[Site "Berlin"]\n[Date "{day}"]\n[Round "1"]\n[White "W{white}"]\n'
-        f'[Black "B{black}"]\n[Result "{result}"]\n[WhiteFideId "{white}"]\n[BlackFideId "{black}"]\n'
-        f'[TimeControl "5400+30"]\n\n1. d4 d5 {result}\n\n'
-    )
-
-
-def _write(store: Path, files: dict[str, str]) -> None:
-    for key, text in files.items():
-        (store / "raw" / key).parent.mkdir(parents=True, exist_ok=True)
-        (store / "raw" / key).write_text(text)
-
-
 def _lists(store: Path, scenario: str) -> dict[str, bytes]:
     return {p.stem: p.read_bytes() for p in sorted((store / scenario / "rating_list").glob("*.parquet"))}
 
@@ -95,13 +82,14 @@ def late_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Pa
 
     root = tmp_path_factory.mktemp("recalculation")
     store = root / "store"
-    _write(
+    write_raw(
         store,
         {
             "players/2023-12/seed_list.csv": SEED,
-            "GER/2024-01/open.pgn": _pgn("Open", "2024.01.10", 1, 2, "1-0") + _pgn("Open", "2024.01.11", 3, 4, "1-0"),
-            "GER/2024-02/cup.pgn": _pgn("Cup", "2024.02.10", 1, 5, "1/2-1/2"),
-            "GER/2024-03/match.pgn": _pgn("Match", "2024.03.10", 2, 3, "0-1"),
+            "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 1, 2, "1-0")
+            + pgn_game("Open", "2024.01.11", 3, 4, "1-0"),
+            "GER/2024-02/cup.pgn": pgn_game("Cup", "2024.02.10", 1, 5, "1/2-1/2"),
+            "GER/2024-03/match.pgn": pgn_game("Match", "2024.03.10", 2, 3, "0-1"),
         },
     )
     (root / "scenarios.yaml").write_text(SCENARIOS)
@@ -117,13 +105,13 @@ def test_late_files_under_each_policy(late_store: tuple[Path, Path, Path]):
     before = {name: _lists(store, name) for name in ("fwd", "whole", "win")}
     # Two files arrive after the lists of March were stored: one filed under January (a tournament of 20 January),
     # one under March (10 March).
-    _write(
+    write_raw(
         store,
         {
-            "GER/2024-01/late.pgn": _pgn("Late", "2024.01.20", 4, 5, "1-0"),
-            "GER/2024-03/late.pgn": _pgn("Later", "2024.03.12", 5, 6, "1-0"),
+            "GER/2024-01/late.pgn": pgn_game("Late", "2024.01.20", 4, 5, "1-0"),
+            "GER/2024-03/late.pgn": pgn_game("Later", "2024.03.12", 5, 6, "1-0"),
             # And February's only game corrected: a win for 1, not a draw.
-            "GER/2024-02/cup.pgn": _pgn("Cup", "2024.02.10", 1, 5, "1-0"),
+            "GER/2024-02/cup.pgn": pgn_game("Cup", "2024.02.10", 1, 5, "1-0"),
         },
     )
     out = io.StringIO()
@@ -155,7 +143,7 @@ def test_late_files_under_each_policy(late_store: tuple[Path, Path, Path]):
 
     # The next month under forward: March's late game is rated on April's list, January's is past its window
     # (its third list was 1 April) and is not rated; both are said.
-    _write(store, {"GER/2024-04/apr.pgn": _pgn("April", "2024.04.10", 1, 6, "1-0")})
+    write_raw(store, {"GER/2024-04/apr.pgn": pgn_game("April", "2024.04.10", 1, 6, "1-0")})
     out = io.StringIO()
     summary = run_store(str(store), "2024-04", "2024-04", str(scenarios), dagster_home=str(root / "home"), out=out)
     assert summary["success"]

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from pipeline.rules.calendar import on_time_folder, reporting_problems
+from tests.landing import pgn_game, write_raw
 
 
 def _problem(event_end: date, month: str, game_day: date | None = None) -> tuple[str | None, str | None]:
@@ -65,15 +66,6 @@ SCENARIOS = "scenarios:\n  actual:\n    rules: fide-historical\n"
 SEED = "player_id,rating,birth_year\n1,2000,1980\n2,1900,1981\n3,1800,1982\n4,1700,1983\n"
 
 
-def _pgn(event: str, day: str, white: int, black: int, result: str, start: str | None = None) -> str:
-    event_date = f'[EventDate "{start}"]\n' if start else ""
-    return (
-        f'[Event "{event}"]\n[Site "Berlin"]\n[Date "{day}"]\n{event_date}[Round "1"]\n[White "W{white}"]\n'
-        f'[Black "B{black}"]\n[Result "{result}"]\n[WhiteFideId "{white}"]\n[BlackFideId "{black}"]\n'
-        f'[TimeControl "5400+30"]\n\n1. d4 d5 {result}\n\n'
-    )
-
-
 @pytest.fixture(scope="module")
 def calendar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from assets.runtime.cli import main
@@ -82,20 +74,18 @@ def calendar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = root / "store"
     files = {
         "players/2023-12/seed_list.csv": SEED,
-        "GER/2023-12/dec-open.pgn": _pgn("Dec Open", "2023.12.10", 1, 2, "1-0"),
-        "GER/2024-01/jan-open.pgn": _pgn("Jan Open", "2024.01.10", 1, 3, "0-1")
+        "GER/2023-12/dec-open.pgn": pgn_game("Dec Open", "2023.12.10", 1, 2, "1-0"),
+        "GER/2024-01/jan-open.pgn": pgn_game("Jan Open", "2024.01.10", 1, 3, "0-1")
         # Ends 31 January, filed under January: after the closing date of the list of 1 February.
-        + _pgn("Month End", "2024.01.31", 2, 3, "1-0", start="2024.01.30"),
+        + pgn_game("Month End", "2024.01.31", 2, 3, "1-0", start="2024.01.30"),
         # Played 22-28 January, reported for the list of 1 March: rated in February with the list of 1 January.
-        "GER/2024-02/late-cup.pgn": _pgn("Late Cup", "2024.01.22", 1, 4, "1/2-1/2", start="2024.01.22")
-        + _pgn("Late Cup", "2024.01.28", 4, 2, "1-0", start="2024.01.22")
-        + _pgn("Feb Open", "2024.03.02", 2, 3, "1-0"),  # dated after February
+        "GER/2024-02/late-cup.pgn": pgn_game("Late Cup", "2024.01.22", 1, 4, "1/2-1/2", start="2024.01.22")
+        + pgn_game("Late Cup", "2024.01.28", 4, 2, "1-0", start="2024.01.22")
+        + pgn_game("Feb Open", "2024.03.02", 2, 3, "1-0"),  # dated after February
         # Ended 28 January, reported for the list of 1 July: after the third list (1 April).
-        "GER/2024-06/old-cup.pgn": _pgn("Old Cup", "2024.01.28", 3, 4, "1-0", start="2024.01.27"),
+        "GER/2024-06/old-cup.pgn": pgn_game("Old Cup", "2024.01.28", 3, 4, "1-0", start="2024.01.27"),
     }
-    for key, text in files.items():
-        (store / "raw" / key).parent.mkdir(parents=True, exist_ok=True)
-        (store / "raw" / key).write_text(text)
+    write_raw(store, files)
     (root / "scenarios.yaml").write_text(SCENARIOS)
     command = ["run", "--store", str(store), "--scenarios", str(root / "scenarios.yaml")]
     assert main([*command, "--dagster-home", str(root / "home")]) == 0
@@ -182,13 +172,11 @@ def test_a_trf_reported_a_month_late_is_rated_with_the_list_of_its_start_and_too
     files = {
         "players/2023-12/seed_list.csv": SEED,
         # January's own games move players 1 and 3, so the lists of 1 January and 1 February differ for them.
-        "GER/2024-01/jan-open.pgn": _pgn("Jan Open", "2024.01.10", 1, 3, "0-1"),
+        "GER/2024-01/jan-open.pgn": pgn_game("Jan Open", "2024.01.10", 1, 3, "0-1"),
         "GER/2024-02/late-winter.trf": LATE_TRF,
         "GER/2024-06/late-winter.trf": LATE_TRF,
     }
-    for key, text in files.items():
-        (store / "raw" / key).parent.mkdir(parents=True, exist_ok=True)
-        (store / "raw" / key).write_text(text)
+    write_raw(store, files)
     (tmp_path / "scenarios.yaml").write_text(SCENARIOS)
     command = ["run", "--store", str(store), "--scenarios", str(tmp_path / "scenarios.yaml")]
     assert main([*command, "--dagster-home", str(tmp_path / "home")]) == 0

@@ -14,6 +14,7 @@ import pytest
 
 from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.ratings_used import STATED_COLUMNS, ListsInForce
+from tests.landing import pgn_game, write_raw
 
 LISTS = {
     "2024-01": pl.DataFrame(
@@ -91,15 +92,6 @@ def test_a_game_without_statements_is_left_as_it_is():
 SEED = "player_id,rating,birth_year\n1,2000,1980\n2,1900,1981\n"
 
 
-def _pgn(day: str, white: int, black: int, result: str, white_elo: int | None, black_elo: int | None) -> str:
-    elos = (f'[WhiteElo "{white_elo}"]\n' if white_elo else "") + (f'[BlackElo "{black_elo}"]\n' if black_elo else "")
-    return (
-        f'[Event "Open"]\n[Site "Berlin"]\n[Date "{day}"]\n[Round "1"]\n[White "W{white}"]\n[Black "B{black}"]\n'
-        f'[Result "{result}"]\n[WhiteFideId "{white}"]\n[BlackFideId "{black}"]\n{elos}'
-        f'[TimeControl "5400+30"]\n\n1. d4 d5 {result}\n\n'
-    )
-
-
 def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
     from assets.runtime.runs import run_store
 
@@ -107,12 +99,10 @@ def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
     files = {
         "players/2023-12/seed_list.csv": SEED,
         # Player 1 stated 2231 (listed 2000); player 9, unrated, stated 2400 against player 2.
-        "GER/2024-01/open.pgn": _pgn("2024.01.10", 1, 2, "1-0", 2231, 1900)
-        + _pgn("2024.01.11", 9, 2, "1-0", 2400, 1900),
+        "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 1, 2, "1-0", elos=(2231, 1900))
+        + pgn_game("Open", "2024.01.11", 9, 2, "1-0", elos=(2400, 1900)),
     }
-    for key, text in files.items():
-        (store / "raw" / key).parent.mkdir(parents=True, exist_ok=True)
-        (store / "raw" / key).write_text(text)
+    write_raw(store, files)
     scenarios = tmp_path / "scenarios.yaml"
     scenarios.write_text(
         "scenarios:\n  listed:\n    rules: fide-2024\n  trusting:\n    rules: fide-2024\n"
