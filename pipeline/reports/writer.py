@@ -65,7 +65,6 @@ INDEX_DESCRIPTION = """`reports/index.html`: every page, chart and data file und
 
 Relative links only, so the folder can be copied and read offline."""
 
-# What the score curves and band trends read of rated_games (a third of its bytes).
 INDEX_NOTE = "Summary crosstables, curves, distributions and accuracy of every scenario."
 
 
