@@ -126,7 +126,8 @@ def scheduled_month(root: Path, scenarios_file: Path, month: str) -> dict:
 
 def backfill(scenario_names: list[str], workers: int | None = None, then_a_month: bool = False) -> dict:
     """All months of the fide-scale history through `ratings run` (its runs, workers and checks) for the scenarios;
-    with `then_a_month`, the last month again as the monthly schedule would rate it (scheduled_month).
+    with `then_a_month`, the history stops a month short and its last month is then rated as the monthly schedule
+    rates a month just ended (scheduled_month): a new month on the stored history, not a rerun of a stored one.
 
     Skipped, saying why, where the disk cannot hold what it writes (a full disk would fail it half way).
     """
@@ -136,6 +137,7 @@ def backfill(scenario_names: list[str], workers: int | None = None, then_a_month
     import yaml
 
     from assets.runtime.runs import run_store
+    from pipeline.months import add_months
     from pipeline.scenarios.model import default_scenarios_path
 
     shortfall = disk_shortfall(len(scenario_names), tempfile.gettempdir())
@@ -152,12 +154,13 @@ def backfill(scenario_names: list[str], workers: int | None = None, then_a_month
     logging.getLogger("dagster").setLevel(logging.WARNING)
     try:
         cpu_before = cpu_seconds(children=True)
+        history_last = add_months(LAST, -1) if then_a_month else LAST
         with TreePeak() as memory:
             summary, seconds = timed(
                 lambda: run_store(
                     str(root),
                     FIRST,
-                    LAST,
+                    history_last,
                     scenarios_file=str(scenarios_file),
                     dagster_home=str(root / "home"),
                     out=io.StringIO(),

@@ -339,3 +339,34 @@ def test_evaluate_stored_freezes_the_last_training_list_and_writes_the_page(rate
     assert page == f"{REPORTS_PREFIX}/evaluation/leaderboard.html"
     assert escape(caption(table)) in store.read_bytes(page).decode()
     assert store.read_parquet(f"{REPORTS_PREFIX}/{LEADERBOARD_DATA}").equals(table)
+
+
+@pytest.mark.parametrize("rules", ["fide-2014", "fide-historical"])
+def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str) -> None:
+    """The frozen list is cut to the test games' players: each game's prediction is the per-game table the whole list
+    gives, also where a list covers several months (fide-historical before July 2009 reads two or three) and where
+    a player is rated only on the whole list (121 is not on it: unrated either way).
+    """
+    from pipeline.engine.period import normalize_list
+    from pipeline.evaluation.scenarios import PREDICTION_COLUMNS, test_predictions
+    from pipeline.scenarios.model import Scenario, rate_scenario_month
+
+    listed = normalize_list(
+        pl.DataFrame({"player_id": list(range(101, 121)), "rating": [1500 + 60 * i for i in range(19)] + [None]})
+    )
+    games = {
+        "2008-04": stored_games("2008-04", [(101, 105, 1.0), (106, 120, 0.5)]),
+        "2008-05": stored_games("2008-05", [(102, 104, 0.0), (101, 119, 0.5), (121, 103, 1.0)]),
+        "2008-06": stored_games("2008-06", [(118, 117, 1.0), (104, 120, 0.0)]),
+    }
+    scenario = Scenario(name="actual", rules=rules)
+    test = ["2008-05", "2008-06"]
+    cut = test_predictions(scenario, listed, None, games.__getitem__, test)
+    whole = pl.concat(
+        [
+            rate_scenario_month(scenario, listed, games.__getitem__, m).rated_games.select(PREDICTION_COLUMNS)
+            for m in test
+        ]
+    )
+    assert cut.height == 5 and cut["white_expected"].null_count() < 5
+    assert cut.equals(whole)

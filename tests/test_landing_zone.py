@@ -19,6 +19,7 @@ from pipeline.ingest.landing import (
     classify,
     inventory,
     lenient_month,
+    listing_of_the_run,
     months_held,
     unplaced,
 )
@@ -175,3 +176,19 @@ def test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there(tmp_pa
     before = (tmp_path / "quarantine" / "2024-03.parquet").read_bytes()
     run(partition_key="2024-03")  # alone: January's games are read from the store
     assert (tmp_path / "quarantine" / "2024-03.parquet").read_bytes() == before
+
+
+def test_a_run_reads_the_listing_it_was_planned_on(tmp_path: Path):
+    store = ObjectStore(str(tmp_path))
+    for key in ("raw/GER/2024-01/a.pgn", "raw/players/2024-01/players.csv", "raw/stray.txt"):
+        (tmp_path / key).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / key).write_text("x")
+    planned = inventory(store)
+    with listing_of_the_run(store, planned):
+        (tmp_path / "raw/GER/2024-01/b.pgn").write_text("added after the plan")
+        assert inventory(store) == planned
+        assert [entry.key for entry in inventory(store, "players")] == ["raw/players/2024-01/players.csv"]
+        assert inventory(ObjectStore(str(tmp_path / "other"))) == []  # another store lists for itself
+    assert [entry.key for entry in inventory(store)] == sorted(
+        [entry.key for entry in planned] + ["raw/GER/2024-01/b.pgn"]
+    )

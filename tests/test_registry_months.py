@@ -430,3 +430,43 @@ def test_the_history_keeps_a_folders_row_where_it_registers_or_restates_a_player
     for player, *_, month in expected:
         first.setdefault(player, month)
     assert dict(zip(history["player_id"], history["registered"], strict=True)) == first
+
+
+def test_a_run_keeps_the_registry_history_and_the_next_reads_only_the_folders_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.ingest import registry
+    from pipeline.ingest.landing import inventory, listing_of_the_run
+
+    store = _store(tmp_path, FOLDERS)
+    whole = {month: registry_history(store, month) for month in ("2024-03", "2024-05")}
+    assert not (tmp_path / registry.KEPT_HISTORY_FOLDER).exists()  # read outside a run: nothing written
+    read: list[str] = []
+    folder_rows = registry._folder_rows
+    monkeypatch.setattr(
+        registry, "_folder_rows", lambda s, keys, month: read.append(month) or folder_rows(s, keys, month)
+    )
+
+    def a_run(month: str) -> pl.DataFrame:
+        registry._read_history.clear()  # a new process
+        with listing_of_the_run(store, inventory(store)):
+            return registry_history(store, month)
+
+    assert a_run("2024-03").equals(whole["2024-03"]) and read == ["2024-01", "2024-03"]
+    # The next month's run reads May's folder alone, and its rows are those of reading every folder.
+    assert a_run("2024-05").equals(whole["2024-05"]) and read[2:] == ["2024-05"]
+    registry._read_history.clear()
+    assert registry_history(store, "2024-05").equals(whole["2024-05"]) and len(read) == 3  # kept: nothing read
+    kept = sorted(path.name for path in (tmp_path / registry.KEPT_HISTORY_FOLDER).iterdir())
+    assert len(kept) == 2 and "history.json" in kept  # the rows of the older run are gone
+    # A folder the kept rows were made from, changed: every folder is read again.
+    store.write_text(
+        FOLDERS["raw/players/2024-03/players.csv"] + '6,"Fox, Fay",GER,F,2000,\n', "raw/players/2024-03/players.csv"
+    )
+    changed = a_run("2024-05")
+    assert read[3:] == ["2024-01", "2024-03", "2024-05"] and 6 in changed["player_id"].to_list()
+    registry._read_history.clear()
+    assert registry_history(store, "2024-05").equals(changed)
+    # A damaged file is made again, never read as rows.
+    (tmp_path / registry.KEPT_HISTORY_FOLDER / "history.json").write_bytes(b"{damaged")
+    assert a_run("2024-05").equals(changed) and len(read) == 9

@@ -353,3 +353,37 @@ def test_crosstable_and_index_render_in_headless_chromium(tmp_path: Path, crosst
     assert len(ROW.findall(dom)) == (1 + 1) + (1 + 3) + (1 + 1)
     assert 'href="actual/crosstable/2008-12.html"' in dom
     assert size > 5_000 and distinct_colours(pixels[..., :3]) > 10
+
+
+def test_a_chart_is_drawn_again_only_when_what_it_is_drawn_from_changed(tmp_path: Path):
+    from pipeline.reports.charts import stamp_of
+    from pipeline.reports.writer import drawn_chart, store_report
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    data = pl.DataFrame({"month": ["2024-01", "2024-02"], "value": [1.0, 2.0]})
+    drawings: list[str] = []
+
+    def draw(title: str):
+        def png() -> bytes:
+            drawings.append(title)
+            figure = matplotlib.figure.Figure(figsize=(2, 1))
+            figure.add_subplot().set_title(title)
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", metadata={"Software": None})
+            return buffer.getvalue()
+
+        return png
+
+    first = drawn_chart(store, "x/chart.png", data, draw("a"), "a")
+    assert drawings == ["a"] and stamp_of(first) is not None
+    # The stamped PNG is still a PNG the readers open.
+    assert matplotlib.image.imread(io.BytesIO(first), format="png").shape[:2] == (100, 200)
+    store_report(store, "x/chart.png", first)
+    assert drawn_chart(store, "x/chart.png", data, draw("a"), "a") == first and drawings == ["a"]
+    drawn_chart(store, "x/chart.png", data.with_columns(value=pl.col("value") + 1), draw("a"), "a")
+    drawn_chart(store, "x/chart.png", data, draw("b"), "b")
+    assert drawings == ["a", "a", "b"]
+    store_report(store, "x/chart.png", first[:-40] + b"\0" * 40)  # a damaged chart is drawn again
+    drawn_chart(store, "x/chart.png", data, draw("a"), "a")
+    assert drawings == ["a", "a", "b", "a"]

@@ -20,7 +20,7 @@ from assets.definitions import ALL_MONTHS_JOB, build_defs
 from assets.publish import PUBLISH_STAGE
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
-from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions
+from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions, listing_of_the_run
 from pipeline.invariants.catalog import LIST_CONTINUITY
 from pipeline.months import add_months
 from pipeline.operations import progress
@@ -337,7 +337,8 @@ def _rate_planned(
             seeded=[name for name, scenario in plan.scenarios.items() if scenario.standard_chain],
         )
         run_args = (plan.months[0], plan.months[-1], plan.partition_range, plan.root, scenarios_file, home)
-        outcomes = run_waves(waves, execute_stage, run_args, workers)
+        with listing_of_the_run(plan.store, list(plan.entries)):
+            outcomes = run_waves(waves, execute_stage, run_args, workers)
     except Exception as error:  # the store failed outside any step: still summarise, naming where and why
         fault = fault_line(plan.store.url(), error)
         if fault is None:

@@ -13,6 +13,7 @@ from pipeline.evaluation.protocol import prediction_metrics
 from pipeline.reports import REPORTS_PREFIX
 from pipeline.reports.page import render_table_page
 from pipeline.reports.writer import store_report, stored_months
+from pipeline.scenarios.chain import players_of
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
@@ -57,7 +58,13 @@ def test_predictions(
     A rule set predicts a game for a side exactly as its per-game table would with that list in force
     (rated players, rated time controls, its expectancy and 400-point rule); a system predicts every
     game of the time controls it rates, a player it has not seen at its initial values.
+
+    A rule set's prediction of a game reads only its two players' rows of the list (a period of several months
+    included: the month's own games are kept), so the frozen list is cut to the test games' players first: the same
+    per-game table, from a list a fraction of the size at the fide scale.
     """
+    if not scenario.is_system:
+        frozen_list = frozen_list.filter(pl.col("player_id").is_in(players_of(map(games_of, test)).implode()))
     parts = []
     for month in test:
         games = games_of(month)

@@ -8,7 +8,8 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pipeline.months import MONTH_PATTERN
@@ -168,16 +169,44 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
     return LandingEntry(key, DUMP, federation, month)
 
 
+# The listing of the run in progress in this process (store URL -> entries), while listing_of_the_run holds it.
+_RUN_LISTING: dict[str, list[LandingEntry]] = {}
+
+
+@contextmanager
+def listing_of_the_run(store: ObjectStore, entries: list[LandingEntry]) -> Iterator[None]:
+    """While held, inventory(store) answers from `entries`, the listing the run was planned on, instead of listing
+    raw/ again: ingest, the registry and the layout check of the run's stages in this process see the files the plan
+    counted and observed (a fide-scale landing zone is 90,000 files, half a CPU-second a listing). Worker processes
+    list for themselves.
+    """
+    url = store.url()
+    _RUN_LISTING[url] = entries
+    try:
+        yield
+    finally:
+        _RUN_LISTING.pop(url, None)
+
+
+def run_in_progress(store: ObjectStore) -> bool:
+    """Whether a run of `store` holds its listing in this process (listing_of_the_run), and with it the store's lock."""
+    return store.url() in _RUN_LISTING
+
+
 def inventory(
     store: ObjectStore, folder: str | None = None, listed: Callable[[int], None] | None = None
 ) -> list[LandingEntry]:
     """Every entry under raw/ (or only under raw/<folder>/), sorted by key: one listing, nothing opened, links and
-    special files never followed.
+    special files never followed; the run's listing while one is held (listing_of_the_run).
 
     `listed` is told how many entries are listed so far, after each folder of a local store (an object store's
     listing is one call: told once, at its end), so that a long listing can show progress.
     """
     below = (RAW,) if folder is None else (RAW, folder)
+    planned = _RUN_LISTING.get(store.url())
+    if planned is not None:
+        prefix = "/".join(below) + "/"
+        return [entry for entry in planned if entry.key.startswith(prefix)]
     bounds = month_bounds()
     if store.is_local:
         return sorted(_local_entries(store, below, bounds, listed), key=lambda entry: entry.key)

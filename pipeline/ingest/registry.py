@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import posixpath
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
 import polars as pl
@@ -21,6 +24,7 @@ from pipeline.ingest.landing import (
     REGISTRY_FOLDER,
     LandingEntry,
     inventory,
+    run_in_progress,
 )
 from pipeline.months import add_months
 from pipeline.store.object_store import ObjectStore
@@ -181,47 +185,136 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     A folder's row is kept only where it registers a new player or states a field differently from
     the registry in force before it, so a FIDE list filed every month adds its changes, not another
     million rows. `registered` is the player's first folder. registry_in_force gives any month's registry.
-    The folders are read once a process for the same files (a run's validation, chains and lists each ask).
+    The folders are read once a process for the same files (a run's validation, chains and lists each ask), and a
+    run keeps what it made in the store (KEPT_HISTORY_FOLDER), so the next run reads only the folders added since.
     """
     folders, read = _registry_reads(store, up_to_month)
     if _read_history and _read_history[0][0] == read:
         return _read_history[0][1]
+    files = read[2]
+    kept, kept_files = _kept_history(store)
+    if kept is not None and kept_files == files:
+        history = kept
+    elif kept is not None and kept_files and files[: len(kept_files)] == kept_files:
+        # The kept folders are the first of these, unchanged: only the folders after them are read.
+        last_kept = max(_folder_month(key) for key, _ in kept_files)
+        history = _with_folders(store, kept, {m: keys for m, keys in folders.items() if m > last_kept})
+    else:
+        history = _with_folders(store, None, folders)
+    _read_history[:] = [(read, history)]
+    if kept_files != files:
+        _keep_history(store, files, history)
+    return history
+
+
+def _with_folders(store: ObjectStore, history: pl.DataFrame | None, folders: dict[str, list[str]]) -> pl.DataFrame:
+    """`history` (registry_history's rows of the folders before `folders`; None: none) with the rows of `folders`."""
     frames = [rows for month, keys in folders.items() if (rows := _folder_rows(store, keys, month)) is not None]
+    empty = empty_frame(Players).with_columns(pl.lit(None, dtype=pl.Utf8).alias(SINCE))
     if not frames:
-        return empty_frame(Players).with_columns(pl.lit(None, dtype=pl.Utf8).alias(SINCE))
-    rows = pl.concat(frames).with_row_index("_row")
+        return history if history is not None else empty
+    added = pl.concat(frames)
+    # Each player the new folders name starts from the fields in force before them, as a row of its own, first.
+    known = history if history is not None else empty
+    before = (
+        _latest_fields(known.join(added.select("player_id").unique(), on="player_id", how="semi").drop(SINCE))
+        .with_columns(pl.lit(None, dtype=pl.Utf8).alias(SINCE))
+        .select(added.columns)
+    )
+    rows = pl.concat([before, added]).with_row_index("_row")
     first = rows["player_id"].is_first_distinct()
     # A later folder's row of a player is kept where it states a field other than the registry in force: the
     # player's latest value stated in an earlier folder (a folder names a player once). Only the players several
-    # folders name are looked at: most are named once.
+    # rows name are looked at: most are named once.
     again = rows.filter(rows["player_id"].is_duplicated())
     restated = [
         pl.col(field).is_not_null() & pl.col(field).ne_missing(pl.col(field).shift(1).forward_fill().over("player_id"))
         for field in IDENTITY_FIELDS
     ]
     changed = again.filter(pl.any_horizontal(restated))["_row"]
-    history = (
-        rows.filter(first | rows["_row"].is_in(changed.implode()))
-        .with_columns(pl.col(SINCE).first().over("player_id").alias("registered"))
+    new_rows = (
+        rows.filter((first | rows["_row"].is_in(changed.implode())) & (pl.col("_row") >= before.height))
+        .with_columns(pl.col(SINCE).first().over("player_id").alias("_first"))
+        .join(before.select("player_id", pl.col("registered").alias("_known")), on="player_id", how="left")
+        .with_columns(pl.coalesce("_known", "_first").alias("registered"))
         .select(*polars_schema(Players), SINCE)
     )
-    _read_history[:] = [(read, history)]
-    return history
+    return new_rows if history is None else pl.concat([history, new_rows])
+
+
+def _folder_month(key: str) -> str:
+    """The month of a registry file's key, raw/players/<YYYY-MM>/..."""
+    return key.split("/")[2]
 
 
 def _registry_reads(store: ObjectStore, up_to_month: str) -> tuple[dict[str, list[str]], tuple]:
     """The registry folders up to `up_to_month` (month -> keys), and what they are read from as a key that changes
-    when any file does: the store, the month, and each file's key and stamp (size and mtime, or S3's ETag).
+    when any file does: the store, the month, and each file's key and stamp (size and mtime, or S3's ETag), in
+    folder order.
     """
     entries = inventory(store, REGISTRY_FOLDER)
     folders = {month: keys for month, keys in _keys_by_month(entries).items() if month <= up_to_month}
     read_keys = {key for keys in folders.values() for key in keys}
-    stamps = tuple((entry.key, entry.stamp) for entry in entries if entry.key in read_keys)
+    stamps = tuple(
+        sorted(
+            ((entry.key, entry.stamp) for entry in entries if entry.key in read_keys),
+            key=lambda pair: (_folder_month(pair[0]), pair[0]),
+        )
+    )
     return folders, (store.url(), up_to_month, stamps)
 
 
 # registry_history's last answer, with the store, month and files (their stamps) it was read from.
 _read_history: list[tuple[tuple, pl.DataFrame]] = []
+
+#: Where a run keeps registry_history's rows for the next run (the fide-scale registry is 204 folders, two
+#: CPU-seconds to read again): a Parquet file of the rows, and a description naming it with the files it was made from
+#: and the code that read them. Derived: deleting the folder is safe.
+KEPT_HISTORY_FOLDER = "registry"
+_DESCRIPTION = f"{KEPT_HISTORY_FOLDER}/history.json"
+
+
+def _code_stamp() -> str:
+    """The code that makes the rows: this package, the formats it reads, the Players model."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    sources = [*sorted(package.glob("*.py")), *sorted((package.parent / "formats").glob("*.py"))]
+    for path in [*sources, package.parent.parent / "schemas" / "players.py"]:
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _kept_history(store: ObjectStore) -> tuple[pl.DataFrame | None, tuple]:
+    """The kept rows and the files they were made from; (None, ()) when none are kept by this code, or they cannot be
+    read (they are made again).
+    """
+    try:
+        if not store.exists(_DESCRIPTION):
+            return None, ()
+        made_from = json.loads(store.read_bytes(_DESCRIPTION))
+        if made_from.get("code") != _code_stamp():
+            return None, ()
+        rows = store.read_parquet(f"{KEPT_HISTORY_FOLDER}/{made_from['rows']}")
+        return rows, tuple((key, stamp) for key, stamp in made_from["files"])
+    except Exception:  # damaged, or its rows gone: made again; pyarrow's, Polars' and json's errors differ
+        return None, ()
+
+
+def _keep_history(store: ObjectStore, files: tuple, history: pl.DataFrame) -> None:
+    """Keep `history`, made from `files`: only in a run (landing.listing_of_the_run), which holds the store's lock; a
+    command that only reads the store (a player's card, a list) writes nothing. The rows go to a file of their own
+    first, then the description names it (each write atomic), then older rows go: a run killed half way leaves the
+    previous description and its rows, or the new ones.
+    """
+    if not run_in_progress(store):
+        return
+    made_from = {"code": _code_stamp(), "files": [list(pair) for pair in files]}
+    name = f"history-{hashlib.sha256(json.dumps(made_from).encode()).hexdigest()[:24]}.parquet"
+    store.write_parquet(history, f"{KEPT_HISTORY_FOLDER}/{name}")
+    store.write_bytes(json.dumps({**made_from, "rows": name}).encode(), _DESCRIPTION)
+    for key in store.list_stamps(KEPT_HISTORY_FOLDER):
+        if posixpath.basename(key).startswith("history-") and posixpath.basename(key) != name:
+            store.remove(key)
 
 
 def registry_in_force(history: pl.DataFrame, month: str, older_spellings: bool = False) -> pl.DataFrame:

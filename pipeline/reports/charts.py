@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import struct
+import zlib
 from collections.abc import Iterator
+from pathlib import Path
 
+import matplotlib
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -29,6 +34,47 @@ def _png(figure: Figure) -> bytes:
     # No 'Software' stamp: the same data gives the same bytes, so unchanged charts are not rewritten.
     figure.savefig(buffer, format="png", metadata={"Software": None})
     return buffer.getvalue()
+
+
+# A chart's stamp: a PNG text chunk (ISO/IEC 15948 §11.3.4.3, tEXt) under this keyword, saying what it was drawn from.
+STAMP_KEYWORD = b"ratings-drawn-from"
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def chart_stamp(data: pl.DataFrame, *labels: str) -> str:
+    """What a chart is drawn from, as a digest: its data, its labels, this module's code and matplotlib's version. Two
+    charts with the same stamp have the same pixels, so a stored chart with this stamp need not be drawn again.
+    """
+    digest = hashlib.sha256()
+    digest.update(Path(__file__).read_bytes())
+    digest.update(matplotlib.__version__.encode())
+    for label in labels:
+        digest.update(b"\0" + label.encode())
+    buffer = io.BytesIO()
+    data.rechunk().write_ipc(buffer)
+    digest.update(buffer.getvalue())
+    return digest.hexdigest()
+
+
+def stamped(png: bytes, stamp: str) -> bytes:
+    """The PNG with its stamp as a text chunk before IEND (the last chunk, 12 bytes)."""
+    body = STAMP_KEYWORD + b"\0" + stamp.encode("ascii")
+    chunk = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body))
+    return png[:-12] + chunk + png[-12:]
+
+
+def stamp_of(png: bytes) -> str | None:
+    """The stamp a PNG carries (stamped), None when it carries none or is not a PNG."""
+    if not png.startswith(_PNG_SIGNATURE):
+        return None
+    at = len(_PNG_SIGNATURE)
+    while at + 8 <= len(png):
+        (length,), kind = struct.unpack(">I", png[at : at + 4]), png[at + 4 : at + 8]
+        body = png[at + 8 : at + 8 + length]
+        if kind == b"tEXt" and body.startswith(STAMP_KEYWORD + b"\0"):
+            return body[len(STAMP_KEYWORD) + 1 :].decode("ascii", "replace")
+        at += 12 + length
+    return None
 
 
 def _groups(frame: pl.DataFrame, key: str) -> Iterator[tuple[str, pl.DataFrame]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
@@ -27,10 +27,13 @@ from pipeline.publish.lists import LISTS_PREFIX, list_command, readable_list_mon
 from pipeline.reports.accuracy_page import render_accuracy_page
 from pipeline.reports.chart_pages import render_band_trend_page, render_distribution_page, render_score_curves_page
 from pipeline.reports.charts import (
+    chart_stamp,
     plot_accuracy,
     plot_band_trend,
     plot_rating_distribution,
     plot_score_curves,
+    stamp_of,
+    stamped,
 )
 from pipeline.reports.crosstable_html import render_crosstable_html
 from pipeline.reports.index import (
@@ -98,6 +101,22 @@ def store_report(store: ObjectStore, relative: str, data: bytes | str | pl.DataF
         store.write_bytes(data.encode("utf-8") if isinstance(data, str) else data, target)
 
 
+def drawn_chart(
+    store: ObjectStore, relative: str, data: pl.DataFrame, draw: Callable[[], bytes], *labels: str
+) -> bytes:
+    """The chart under reports/`relative` drawn from `data` and `labels` by `draw`: the stored one where its stamp
+    (charts.chart_stamp) says it was drawn from the same, else drawn now and stamped. Drawing is most of a monthly
+    run's report pages (a 17-panel chart of January lists is over a CPU-second); most charts do not change.
+    """
+    stamp = chart_stamp(data, *labels)
+    target = f"{REPORTS_PREFIX}/{relative}"
+    if store.exists(target):
+        stored = store.read_bytes(target)
+        if stamp_of(stored) == stamp:
+            return stored
+    return stamped(draw(), stamp)
+
+
 def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[str]) -> list[str]:
     """Every page, chart and data file of one scenario; returns their paths relative to reports/."""
     key = name = scenario.name
@@ -144,17 +163,16 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         )
         page = report_path(name, "score-curves", span, "html")
         put(report_path(name, "score-curves", span, "parquet"), windowed)
-        put(
-            report_path(name, "score-curves", span, "png"),
-            plot_score_curves(windowed, f"{name}: favourite's score vs rating advantage"),
-        )
+        chart, title = report_path(name, "score-curves", span, "png"), f"{name}: favourite's score vs rating advantage"
+        put(chart, drawn_chart(store, chart, windowed, lambda: plot_score_curves(windowed, title), title))
         coverage = {w.label: describe_coverage(w, curve_months) for w in windows}
         put(page, render_score_curves_page(windowed, name, f"{span}.png", coverage, back_href=index_href_from(page)))
     trend = combine_band_trends(trends)
     if trend.height:
         page = report_path(name, "band-trend", span, "html")
         put(report_path(name, "band-trend", span, "parquet"), trend)
-        put(report_path(name, "band-trend", span, "png"), plot_band_trend(trend, f"{name}: band vs band by year"))
+        chart, title = report_path(name, "band-trend", span, "png"), f"{name}: band vs band by year"
+        put(chart, drawn_chart(store, chart, trend, lambda: plot_band_trend(trend, title), title))
         put(page, render_band_trend_page(trend, name, f"{span}.png", curve_months, back_href=index_href_from(page)))
 
     january = january_lists(months)
@@ -165,7 +183,7 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
     }
     distribution = rating_distributions(januaries) if januaries else None
     if distribution is not None and distribution.height:
-        put_distribution(put, name, "january-lists", distribution, "January lists", january, value="share_pct")
+        put_distribution(store, put, name, "january-lists", distribution, "January lists", january, "share_pct")
     for event in scenario.events:
         if event.compress is not None and event.after in months:
             before, after = list_before_and_after(store, scenario, event.after)
@@ -173,13 +191,14 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
             distribution = rating_distributions(dict(zip(lists, (before, after), strict=True)))
             if distribution.height:
                 put_distribution(
+                    store,
                     put,
                     name,
                     f"compression-{event.after}",
                     distribution,
                     f"The list of {event.after} before and after compression",
                     lists,
-                    value="players",
+                    "players",
                 )
     remove_stale_reports(store, name, written)
     return written
@@ -215,14 +234,24 @@ def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequen
 
 
 def put_distribution(
-    put, scenario: str, label: str, distribution: pl.DataFrame, title: str, lists: dict[str, str], value: str
+    store: ObjectStore,
+    put: Callable[[str, bytes | str | pl.DataFrame], None],
+    scenario: str,
+    label: str,
+    distribution: pl.DataFrame,
+    title: str,
+    lists: dict[str, str],
+    value: str,
 ) -> None:
     """The data, chart (one panel per list) and page of a rating distribution."""
     page = report_path(scenario, "rating-distribution", label, "html")
     put(report_path(scenario, "rating-distribution", label, "parquet"), distribution)
+    chart, heading = report_path(scenario, "rating-distribution", label, "png"), f"{scenario}: {title}"
     put(
-        report_path(scenario, "rating-distribution", label, "png"),
-        plot_rating_distribution(distribution, f"{scenario}: {title}", value=value),
+        chart,
+        drawn_chart(
+            store, chart, distribution, lambda: plot_rating_distribution(distribution, heading, value), heading, value
+        ),
     )
     put(
         page,
@@ -308,12 +337,12 @@ def write_accuracy_comparison(
     predicted = sorted(common.filter(pl.col("games") > 0)["month"].unique().to_list()) or months
     span = year_span(predicted)
     page = report_path(CROSS_SCENARIO, "accuracy-comparison", span, "html")
+    chart = report_path(CROSS_SCENARIO, "accuracy", span, "png")
+    title = "Predictive accuracy by month: deviance on the games every scenario rated (lower is better)"
     files: dict[str, bytes | str | pl.DataFrame] = {
         report_path(CROSS_SCENARIO, "accuracy-comparison", span, "parquet"): comparison,
         report_path(CROSS_SCENARIO, "accuracy", span, "parquet"): common,
-        report_path(CROSS_SCENARIO, "accuracy", span, "png"): plot_accuracy(
-            common, title="Predictive accuracy by month: deviance on the games every scenario rated (lower is better)"
-        ),
+        chart: drawn_chart(store, chart, common, lambda: plot_accuracy(common, title=title), title),
         page: render_accuracy_page(
             comparison,
             common,
