@@ -10,6 +10,7 @@ from schemas.identity import IDENTITY_STATUSES, Identity
 from schemas.leaderboard import Leaderboard
 from schemas.performance import Performance
 from schemas.players import Players
+from schemas.points_ledger import PointsFlow, PointsLedger
 from schemas.published_list import PublishedList
 from schemas.quarantine import QUARANTINE_REASONS, Quarantine
 from schemas.rated_games import RatedGames
@@ -34,6 +35,8 @@ __all__ = [
     "Leaderboard",
     "Performance",
     "Players",
+    "PointsFlow",
+    "PointsLedger",
     "PublishedList",
     "Quarantine",
     "RatedGames",

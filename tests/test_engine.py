@@ -424,13 +424,13 @@ def test_each_newcomer_pools_only_their_own_results():
 
 
 def test_positions_by_table_and_by_hash_agree_with_a_search():
-    from pipeline.engine.period import _positions
+    from pipeline.engine.period import positions
 
     rng = np.random.default_rng(5)
     for ids in (np.arange(100, 5_100, dtype=np.int64), np.unique(rng.integers(1, 10**12, 5_000))):  # dense; far apart
         queries = np.concatenate([rng.choice(ids, 20_000), rng.integers(0, 10**12, 2_000), ids[:1] - 1, ids[-1:] + 1])
         where = np.searchsorted(ids, queries).clip(0, len(ids) - 1)
-        assert np.array_equal(_positions(ids, queries), np.where(ids[where] == queries, where, -1))
+        assert np.array_equal(positions(ids, queries), np.where(ids[where] == queries, where, -1))
 
 
 def test_newcomers_merged_mid_list_pools_left_and_ids_far_apart_match_the_reference():

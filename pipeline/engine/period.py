@@ -177,7 +177,7 @@ def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _positions(ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
+def positions(ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """Row of each query id on the list (`ids` strictly increasing), -1 for ids not on it."""
     n = len(ids)
     if n == 0 or len(queries) == 0:
@@ -205,7 +205,7 @@ def _hash_slots(keys: np.ndarray, bits: int) -> np.ndarray:
 
 
 def _hashed_positions(ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """_positions for ids spread far apart: an open-addressing hash table, filled and probed a round at a time.
+    """`positions` for ids spread far apart: an open-addressing hash table, filled and probed a round at a time.
 
     np.searchsorted costs a cache miss per halving (75 ms for a month's 400,000 sides on a
     500,000-player list); the table, at most half full, needs about 1.5 probes per id.
@@ -245,7 +245,7 @@ def _in_id_order(rating_list: pl.DataFrame) -> pl.DataFrame:
 def _with_newcomers(listed: Listed, side_ids: np.ndarray, players: pl.DataFrame | None) -> tuple[Listed, np.ndarray]:
     """(the list with this period's new players inserted in player_id order, the list row of each side)."""
     ids = listed.ids
-    side_pos = _positions(ids, side_ids)
+    side_pos = positions(ids, side_ids)
     unknown = side_pos < 0
     if not unknown.any():
         return listed, side_pos

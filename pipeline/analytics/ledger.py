@@ -1,0 +1,226 @@
+"""The pool's points ledger of one list: where the change of the pool's total rating points came from, channel by
+channel, and the points each group of players won from each other group in the period's games.
+
+Sonas's 2023 account of FIDE's deflation is an account of rating points (../shared/reference/systems-and-calendar.md,
+1.10): newcomers entering too low pull points from established players. The ledger makes that account for a
+scenario's every list. The pool is the list's active part: the players with a rating, not flagged inactive. Each
+player's part in the pool's change is read from three lists: the list in force before the period, the list after the
+period's games (before the month's one-time events) and the list as published (after the events and the corrections
+of earlier lists' games, pipeline.scenarios.recalculation):
+
+- a player in the pool before and after: the rounded change of the period's games, the correction, the event's
+  uplift (the compression of March 2024);
+- entering: a newcomer's first rating; an inactive player who played again brings the rating of the list before;
+  a player rated without a first rating (seeded from the standard list: rapid and blitz) brings the seed;
+- leaving: flagged inactive (the rating of the list before goes), below the floor after the games (delisted: the
+  rating after the games goes), absent from the list (never, lists only grow: counted to prove it).
+
+`unexplained` is what these leave of the pool's change: 0 when every point is accounted for, which the blocking
+`ledger_balance` check asserts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from pipeline.engine.period import positions
+from schemas.points_ledger import PointsFlow, PointsLedger
+from schemas.util import conform
+
+#: A player is a newcomer while FIDE's newcomer K applies: fewer than 30 rated games (B.02 2024 §8.3.3, K = 40 "for a
+#: new player to the rating list until he has completed events with at least 30 games").
+NEWCOMER_GAMES = 30
+#: A junior is under 20 in the list's year (the flow's groups; FIDE's junior K stops at 18, its junior lists at 20).
+JUNIOR_BELOW_AGE = 20
+BAND_WIDTH = 200
+
+
+def _column(frame: pl.DataFrame, name: str, fill: float = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A column as (values with nulls as `fill`, known), NumPy."""
+    series = frame[name]
+    return series.fill_null(fill).to_numpy(), series.is_not_null().to_numpy()
+
+
+class _Period:
+    """The three lists aligned on the published list's rows, and the period's counting sides."""
+
+    def __init__(
+        self, previous: pl.DataFrame, after_games: pl.DataFrame, current: pl.DataFrame, period_games: pl.DataFrame
+    ):
+        if not after_games["player_id"].equals(current["player_id"]):
+            raise ValueError("the list after the games and the published list hold different players")
+        ids, before_ids = current["player_id"].to_numpy(), previous["player_id"].to_numpy()
+        # Each row of the list before on the published list (lists only grow; -1 where a player is absent): both in id
+        # order, so searchsorted's probes stay in cache.
+        found = np.minimum(np.searchsorted(ids, before_ids), max(len(ids) - 1, 0))
+        self.at = np.where(ids[found] == before_ids, found, -1) if len(ids) else np.full(len(before_ids), -1)
+        self.previous, self.current, self.after_games = previous, current, after_games
+        self._before: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # Each side of each game: its player's row, its opponent's, K x W x (S - E) where it counts (one lookup of
+        # both colours: the engine's positions builds its hash table of the list once a call).
+        count = period_games.height
+        both = np.concatenate([period_games["white_id"].to_numpy(), period_games["black_id"].to_numpy()])
+        rows = positions(ids, both)
+        if (rows < 0).any():
+            raise ValueError("a player of the period's games is not on the published list")
+        white, black = rows[:count], rows[count:]
+        expected, known = (
+            np.concatenate(pair)
+            for pair in zip(
+                _column(period_games, "white_expected"), _column(period_games, "black_expected"), strict=True
+            )
+        )
+        score = period_games["white_score"].to_numpy()
+        weight = np.tile(period_games["weight"].to_numpy(), 2)
+        counting = known & (weight > 0)
+        self.player = np.concatenate([white, black])[counting]
+        self.opponent = np.concatenate([black, white])[counting]
+        k_used = _column(current, "k_used")[0].astype(np.float64)
+        self.points = (
+            k_used[self.player] * weight[counting] * (np.concatenate([score, 1.0 - score]) - expected)[counting]
+        )
+
+    def before(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A column of the list before, on the published list's rows (values, known; unknown where not listed)."""
+        if name not in self._before:
+            values, known = _column(self.previous, name)
+            size, held = self.current.height, self.at >= 0
+            out, out_known = np.zeros(size, values.dtype), np.zeros(size, bool)
+            out[self.at[held]], out_known[self.at[held]] = values[held], known[held]
+            self._before[name] = out, out_known
+        return self._before[name]
+
+
+def points_ledger(
+    previous: pl.DataFrame,
+    after_games: pl.DataFrame,
+    current: pl.DataFrame,
+    period_games: pl.DataFrame,
+    month: str,
+    one_time_event: bool = False,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The PointsLedger row and the PointsFlow rows of the list of `month` (module docstring): `previous` is the list
+    in force before the period, `after_games` the list after its games (before the month's one-time events),
+    `current` the list published, `period_games` the per-game table of every game the list rates (a period of
+    several months: all of them). The lists are in player_id order, `after_games` and `current` of the same players.
+    `one_time_event`: the month has one (Scenario.events_after); in any other month the published list differs from
+    the list after the games by the corrections alone, and any other difference is unexplained.
+
+    NumPy on the published list's rows, the others aligned by position (a join of three 700,000-player lists cost
+    half a CPU-second a month).
+    """
+    period = _Period(previous, after_games, current, period_games)
+    return _ledger(period, month, one_time_event), _flows(period, month)
+
+
+def _ledger(period: _Period, month: str, one_time_event: bool) -> pl.DataFrame:
+    previous, current, after_games = period.previous, period.current, period.after_games
+    r1, rated1 = _column(current, "rating")
+    inactive1 = current["inactive"].to_numpy()
+    correction = _column(current, "correction")[0] if "correction" in current.columns else np.zeros(len(r1), int)
+    r_games, rated_games = _column(after_games, "rating")
+    g = _column(after_games, "change")[0].astype(np.int64)
+    newly_rated, delisted_now = after_games["newly_rated"].to_numpy(), after_games["delisted"].to_numpy()
+    r0, rated0 = period.before("rating")
+    inactive0 = period.before("inactive")[0].astype(bool)
+    r0, r1, r_games, correction = (a.astype(np.int64) for a in (r0, r1, r_games, correction))
+
+    in0, in1 = rated0 & ~inactive0, rated1 & ~inactive1
+    stay, enter, leave = in0 & in1, ~in0 & in1, in0 & ~in1
+    newcomer = enter & newly_rated
+    returning = enter & ~newly_rated & rated0
+    seeded = enter & ~newly_rated & ~rated0
+    delisted = leave & delisted_now
+    inactive = leave & ~delisted_now & rated1
+    uplift = np.where(rated1 & rated_games, r1 - correction - r_games, 0) if one_time_event else np.zeros(len(r1), int)
+    on_list = stay | enter
+    # Lists only grow: a pool player of the list before absent from this one would leave with their rating.
+    r_prev, rated_prev = _column(previous, "rating")
+    pool_prev = rated_prev & ~previous["inactive"].to_numpy()
+    absent = period.at < 0
+    channels = {
+        "players_before": int(pool_prev.sum()),
+        "players_after": int(in1.sum()),
+        "pool_before": int(r_prev[pool_prev].astype(np.int64).sum()),
+        "pool_after": int(r1[in1].sum()),
+        "games_change": int(g[stay | returning | seeded | delisted].sum()),
+        "corrections": int(correction[on_list].sum()),
+        "one_time_events": int(uplift[on_list].sum()),
+        "newcomers": int(r_games[newcomer].sum()),
+        "seeded": int((r1 - g - correction - uplift)[seeded].sum()),
+        "returning": int(r0[returning].sum()),
+        "became_inactive": int(r0[inactive].sum()),
+        "delisted": int((r0 + g)[delisted].sum()),
+        "left_the_list": int(r_prev[absent & pool_prev].astype(np.int64).sum()),
+    }
+    pool_change = channels["pool_after"] - channels["pool_before"]
+    accounted = (
+        channels["games_change"]
+        + channels["corrections"]
+        + channels["one_time_events"]
+        + channels["newcomers"]
+        + channels["seeded"]
+        + channels["returning"]
+        - channels["became_inactive"]
+        - channels["delisted"]
+        - channels["left_the_list"]
+    )
+    not_zero_sum = float(period.points.sum())
+    row = {
+        "month": month,
+        **channels,
+        "pool_change": pool_change,
+        "games_points_moved": float(np.clip(period.points, 0.0, None).sum()),
+        "games_not_zero_sum": not_zero_sum,
+        "games_rounding": channels["games_change"] - not_zero_sum,
+        "unexplained": pool_change - accounted,
+    }
+    return conform(pl.DataFrame([row]), PointsLedger)
+
+
+KINDS = ("unrated", "newcomer", "junior", "adult")
+
+
+def _groups(period: _Period, rows: np.ndarray, year: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kind (an index of KINDS) and the 200-point band's lowest rating (-1: unrated) of the players at `rows` of the
+    published list, as they stood on the list before the period.
+    """
+    rating, rated = (values[rows] for values in period.before("rating"))
+    games, games_known = (values[rows] for values in period.before("games_total"))
+    birth, birth_known = (values[rows] for values in period.before("birth_year"))
+    junior = np.where(birth_known & (year - birth < JUNIOR_BELOW_AGE), 2, 3)
+    kind = np.where(~rated, 0, np.where(games_known & (games < NEWCOMER_GAMES), 1, junior))
+    band = np.where(rated, (rating // BAND_WIDTH) * BAND_WIDTH, -1)
+    return kind, band
+
+
+def _labels(codes: pl.Expr, grouping: str) -> pl.Expr:
+    if grouping == "kind":
+        return codes.replace_strict(list(range(len(KINDS))), list(KINDS), return_dtype=pl.Utf8)
+    return (
+        pl.when(codes < 0)
+        .then(pl.lit("unrated"))
+        .otherwise(codes.cast(pl.Utf8) + pl.lit("-") + (codes + BAND_WIDTH - 1).cast(pl.Utf8))
+    )
+
+
+def _flows(period: _Period, month: str) -> pl.DataFrame:
+    """Each counting side's K x W x (S - E) from its player's group to the opponent's, by kind (newcomer, junior,
+    adult) and by 200-point band, both as on the list before the period.
+    """
+    year = int(month[:4])
+    own, opponent = _groups(period, period.player, year), _groups(period, period.opponent, year)
+    parts = [
+        pl.DataFrame({"group": own[index], "opponent_group": opponent[index], "points": period.points})
+        .group_by("group", "opponent_group")
+        .agg(sides=pl.len().cast(pl.Int64), points=pl.col("points").sum())
+        .with_columns(
+            _labels(pl.col("group"), grouping).alias("group"),
+            _labels(pl.col("opponent_group"), grouping).alias("opponent_group"),
+            grouping=pl.lit(grouping),
+        )
+        for index, grouping in enumerate(("kind", "band"))
+    ]
+    flows = pl.concat(parts).with_columns(month=pl.lit(month)).sort("grouping", "group", "opponent_group")
+    return conform(flows.select("month", "grouping", "group", "opponent_group", "sides", "points"), PointsFlow)
