@@ -71,6 +71,7 @@ def rating_list(rows: list[dict]) -> pl.DataFrame:
     defaults = {
         "rating": None,
         "change": None,
+        "correction": None,
         "k": None,
         "k_used": None,
         "games": 0,
@@ -343,7 +344,10 @@ def test_txt_round_trips_a_real_fide_list(name: str) -> None:
     published = published_list(
         conform(
             players.with_columns(
-                *[pl.lit(None).alias(c) for c in ("change", "k_used", "games_total", "last_played", "pending_since")],
+                *[
+                    pl.lit(None).alias(c)
+                    for c in ("change", "correction", "k_used", "games_total", "last_played", "pending_since")
+                ],
                 *[pl.lit(False).alias(c) for c in ("delisted", "newly_rated", "ever_2400")],
                 pl.lit(0).alias("pending_games"),
                 pl.lit([], dtype=RatingList.to_schema().columns["pending"].dtype.type).alias("pending"),

@@ -144,6 +144,26 @@ def with_later_list_newcomers(
     return updated
 
 
+#: Columns a chain table gained after tables were stored without them, with the dtype of their empty value: a table
+#: stored before is read with them empty (a list stored then carries no correction), and written with them when it is
+#: written again.
+LATER_COLUMNS = {"correction": pl.Int32}
+
+
+def with_later_columns(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.DataFrame:
+    """`frame` (a stored month of a chain table) with the model's LATER_COLUMNS it lacks, empty, in the model's order
+    when it has every column of the model.
+    """
+    columns = list(polars_schema(model))
+    missing = [c for c in LATER_COLUMNS if c in columns and c not in frame.columns]
+    if not missing:
+        return frame
+    frame = frame.with_columns(pl.lit(None, dtype=LATER_COLUMNS[c]).alias(c) for c in missing)
+    if set(columns) <= set(frame.columns):
+        frame = frame.select(columns, *(c for c in frame.columns if c not in columns))
+    return frame
+
+
 def _stored_month_before(
     store: ObjectStore, path: Sequence[str], month: str, model: type[pa.DataFrameModel]
 ) -> pl.DataFrame:
@@ -161,6 +181,7 @@ def _stored_month_before(
         frame = store.read_parquet(key)
     except Exception as error:  # a truncated or overwritten file: pyarrow's and Polars' errors differ by version
         raise refused(f"cannot be read ({type(error).__name__})") from None
+    frame = with_later_columns(frame, model)
     problem = foreign_table_problem(frame, model, before)
     if problem:
         raise refused(problem)
@@ -344,8 +365,11 @@ class ChainNotes:
 
 
 def stored_tables(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, ...]:
-    """The chain's stored tables of `month`, in chain_tables' order."""
-    return tuple(store.read_parquet(table_key([scenario.name, t.name], month)) for t in chain_tables(scenario))
+    """The chain's stored tables of `month`, in chain_tables' order (with LATER_COLUMNS where stored without)."""
+    return tuple(
+        with_later_columns(store.read_parquet(table_key([scenario.name, t.name], month)), t.model)
+        for t in chain_tables(scenario)
+    )
 
 
 def _held_first(
