@@ -3,6 +3,7 @@ FIDE's combined list of a standard list with the rapid and blitz lists it seeds 
 """
 
 from collections.abc import Mapping
+from functools import partial
 
 import dagster as dg
 
@@ -11,8 +12,8 @@ from assets.rate import chain_key
 from assets.storage import ObjectStoreResource
 from pipeline.operations import progress
 from pipeline.publish.lists import (
-    PUBLISHED_FROM_THE_LIST,
     published_registries,
+    read_published_list,
     write_combined_month,
     write_published_month,
 )
@@ -52,7 +53,7 @@ def build_published_assets(
         registry_of = published_registries(object_store, months[-1])
         largest = 0
         for done, month in enumerate(months, start=1):
-            listed = rating_list.read(month, PUBLISHED_FROM_THE_LIST)
+            listed = read_published_list(partial(rating_list.read, month))
             figures = write_published_month(object_store, scenario, month, listed, registry_of(month), validate)
             if partners:
                 names = {kind: partner.name for kind, partner in partners.items()}

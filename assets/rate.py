@@ -104,7 +104,7 @@ def build_rating_defs(
         assert first_partition is not None  # a run has partitions, so the definition has a first one
         object_store = store.store()
         notes = ChainNotes()
-        late = late_reports(object_store, scenario.name, scenario.recalculation_policy(), months, first_partition)
+        late = late_reports(object_store, scenario, months, first_partition)
         try:
             rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain, late, notes)
         except MissingMonth as missing:
@@ -127,6 +127,8 @@ def build_rating_defs(
                 stated = record_stated_differences(object_store, scenario.name, month, differences)
                 figures["rating_list"].update(stated)
             if late is not None:
+                if "rating_list" in selected:  # before the writer stores the list that carries them
+                    figures["rating_list"].update(late.record(month))
                 figures["rating_list"].update(late.metadata(month))
                 lines = late.lines(month, months)
                 for line in lines:

@@ -33,7 +33,11 @@ class PublishedList(pa.DataFrameModel):
     birth_year: pl.Int32 = pa.Field(nullable=True, description="Year of birth: the registry's, else the rating list's")
     rating: pl.Int32 = pa.Field(nullable=True, ge=0, le=4000, description="Published rating; empty = unrated")
     change: pl.Int32 = pa.Field(
-        nullable=True, description="Rating change this period; empty when unrated before or after"
+        nullable=True,
+        description=(
+            "Rating change this period, with the points the list adds for corrections of an earlier list's games "
+            "(the rating list's change + correction); empty when unrated before or after"
+        ),
     )
     games: pl.Int32 = pa.Field(ge=0, description="Rated games this period")
     k: pl.Int16 = pa.Field(

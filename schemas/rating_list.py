@@ -26,6 +26,13 @@ class RatingList(pa.DataFrameModel):
     change: pl.Int32 = pa.Field(
         nullable=True, description="Rating change this period (null when unrated before or after)"
     )
+    correction: pl.Int32 = pa.Field(
+        nullable=True,
+        description=(
+            "Points added on this list for corrections of games an earlier stored list rated (recalculation "
+            "forward): rating = previous rating + change + correction; null when none"
+        ),
+    )
     k: pl.Int16 = pa.Field(
         nullable=True,
         ge=0,

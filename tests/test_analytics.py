@@ -84,6 +84,7 @@ def rating_list(ratings: list[int | None], inactive: list[bool] | None = None) -
             "player_id": list(range(1, n + 1)),
             "rating": ratings,
             "change": [0] * n,
+            "correction": [None] * n,
             "k": [20] * n,
             "k_used": [20] * n,
             "games": [0] * n,
@@ -98,7 +99,7 @@ def rating_list(ratings: list[int | None], inactive: list[bool] | None = None) -
             "pending_since": [None] * n,
             "pending": [[] for _ in range(n)],
         },
-        schema_overrides={"rating": pl.Int32, "pending_since": pl.Utf8},
+        schema_overrides={"rating": pl.Int32, "correction": pl.Int32, "pending_since": pl.Utf8},
     )
     return RatingList.validate(conform(frame, RatingList))
 

@@ -266,3 +266,31 @@ def test_gaps_of_more_than_a_year_are_named() -> None:
     assert months_to_rate(held, "2022-03", None, "store", stored_last="2022-06")[-1] == "2022-06"
     assert months_to_rate(held, "2022-03", "2022-03", "store", stored_last="2022-06") == ["2022-03"]
     assert months_to_rate(held, None, None, "store", stored_last="2022-06")[-1] == "2022-04"
+
+
+def test_a_list_stored_before_the_correction_column_continues_the_chain(tmp_path: Path):
+    """A list stored before lists had a `correction` column is the month before as it is, with none; rated again to
+    the same ratings, it is no amendment.
+    """
+    from pipeline.engine.period import normalize_list, rate_period
+    from pipeline.rules.model import load_rules
+    from pipeline.scenarios.amendments import record_amendment
+    from pipeline.store.monthly import table_key
+
+    store = ObjectStore(str(tmp_path))
+    scenario = Scenario(name="old", rules="fide-2024")
+    previous = normalize_list(pl.DataFrame({"player_id": [1, 2], "rating": [2000, 1900]}))
+    games = pl.DataFrame({"game_id": [1], "white_id": [1], "black_id": [2], "white_score": [1.0]})
+    january = rate_period(previous, games, load_rules("fide-2024"), "2024-01").rating_list
+    store.write_parquet(january.drop("correction"), table_key(["old", "rating_list"], "2024-01"))
+
+    chain_continues(store, scenario, "2024-02", "2024-01")  # not refused as another table
+    listed = previous_list(store, scenario, "2024-02", "2024-01")
+
+    assert listed.columns == january.columns and listed["correction"].null_count() == listed.height
+    assert listed.drop("correction").equals(january.drop("correction"))
+    assert record_amendment(store, "old", ["old", "rating_list"], "2024-01", january, lambda _: pl.DataFrame()) is None
+    # One that carries a correction is one.
+    corrected = january.with_columns(correction=pl.lit(5, dtype=pl.Int32))
+    unnamed = pl.DataFrame({"player_id": [1, 2], "name": [None, None]}, schema={"player_id": pl.Int64, "name": pl.Utf8})
+    assert record_amendment(store, "old", ["old", "rating_list"], "2024-01", corrected, lambda _: unnamed) is not None

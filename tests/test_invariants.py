@@ -74,3 +74,24 @@ def test_chain_problems_pass_on_a_rated_chain_and_name_what_breaks(tmp_path: Pat
     missing = chain_problems(store, PLAIN, months, LIST_PATH, GAMES_PATH, "2024-05", lambda: seed.select(LIST_COLUMNS))
     assert missing.conservation.problems == ["2024-05: not stored", "2024-06: not stored"]
     assert missing.floor.problems == missing.continuity.problems == ["2024-06: not stored"]
+
+
+def test_continuity_counts_the_correction_a_list_carries() -> None:
+    """A rating that moved by its change plus the correction its list carries is carried forward; without the
+    correction it is not.
+    """
+    from pipeline.invariants.chain import continuity_problems
+
+    previous = normalize_list(pl.DataFrame({"player_id": [1, 2], "rating": [2000, 1900]}))
+    current = previous.with_columns(
+        change=pl.Series([5, -5], dtype=pl.Int32),
+        correction=pl.Series([-12, None], dtype=pl.Int32),
+        rating=pl.Series([2000 + 5 - 12, 1900 - 5], dtype=pl.Int32),
+    )
+    assert continuity_problems(previous, current) == []
+    [problem] = continuity_problems(previous, current.with_columns(correction=pl.lit(None, dtype=pl.Int32)))
+    assert (
+        problem.startswith("1 rating(s) differ from previous + change + correction") and "(1, 2000, 5, None" in problem
+    )
+    # A list without the column (stored before it) is read as correcting nothing.
+    assert continuity_problems(previous, current.drop("correction").with_columns(rating=pl.Series([2005, 1895]))) == []

@@ -71,6 +71,7 @@ def rating_list(rows: list[dict]) -> pl.DataFrame:
     defaults = {
         "rating": None,
         "change": None,
+        "correction": None,
         "k": None,
         "k_used": None,
         "games": 0,
@@ -343,7 +344,10 @@ def test_txt_round_trips_a_real_fide_list(name: str) -> None:
     published = published_list(
         conform(
             players.with_columns(
-                *[pl.lit(None).alias(c) for c in ("change", "k_used", "games_total", "last_played", "pending_since")],
+                *[
+                    pl.lit(None).alias(c)
+                    for c in ("change", "correction", "k_used", "games_total", "last_played", "pending_since")
+                ],
                 *[pl.lit(False).alias(c) for c in ("delisted", "newly_rated", "ever_2400")],
                 pl.lit(0).alias("pending_games"),
                 pl.lit([], dtype=RatingList.to_schema().columns["pending"].dtype.type).alias("pending"),
@@ -1155,6 +1159,35 @@ def test_a_delisted_players_previous_rating_is_the_stored_list_before(tmp_path: 
     filled = with_delisted_previous_ratings(published, store, "actual", "2024-03")
     assert filled["id"].to_list() == [2, 1] and filled["previous_rating"].to_list() == [1500, 1405]
     assert filled.drop("previous_rating").equals(published.drop("previous_rating"))
+
+
+def test_the_published_change_holds_the_correction_the_list_carries(tmp_path: Path) -> None:
+    """A list that carries a correction (recalculation forward) publishes its move: change + correction, from the
+    previous list's rating; no column is added to the published files.
+    """
+    from functools import partial
+
+    from pipeline.publish.lists import read_published_list
+    from pipeline.store.object_store import ObjectStore
+
+    now = rating_list(
+        [
+            {"player_id": 1, "rating": 2000 + 5 - 12, "change": 5, "correction": -12},
+            {"player_id": 2, "rating": 1900 - 5, "change": -5},
+        ]
+    )
+    published = published_list(now, None)
+    assert published.columns == list(PublishedList.to_schema().columns)
+    moved = {row["id"]: (row["change"], row["previous_rating"]) for row in published.iter_rows(named=True)}
+    assert moved == {1: (5 - 12, 2000), 2: (-5, 1900)}
+    # What publishing reads of a stored list: its corrections, and none from a list stored before the column.
+    store = ObjectStore(str(tmp_path))
+    store.write_parquet(now, "a/rating_list/2024-03.parquet")
+    store.write_parquet(now.drop("correction"), "a/rating_list/2024-02.parquet")
+    assert "correction" in read_published_list(partial(store.read_parquet, "a/rating_list/2024-03.parquet")).columns
+    older = read_published_list(partial(store.read_parquet, "a/rating_list/2024-02.parquet"))
+    assert "correction" not in older.columns
+    assert published_list(older, None)["change"].to_list() == [5, -5]
 
 
 # -- Dagster -------------------------------------------------------------------------------------

@@ -10,9 +10,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from pipeline.engine.period import normalize_list, rate_period
+from pipeline.invariants.chain import chain_problems, continuity_problems, floor_offenders
+from pipeline.months import add_months
 from pipeline.operations.automation import scheduled_run
+from pipeline.rules.model import load_rules
+from pipeline.scenarios.chain import previous_list
+from pipeline.scenarios.corrections import list_correction, with_corrections
 from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.recalculation import FORWARD, FULL, frozen_months
+from pipeline.store.object_store import ObjectStore
 from tests.landing import pgn_game, write_raw
 
 MONTHS = ["2024-01", "2024-02", "2024-03"]
@@ -127,8 +134,10 @@ def test_late_files_under_each_policy(late_store: tuple[Path, Path, Path]):
     text = out.getvalue()
     assert "fwd: 1 game(s) filed under 2024-01 after its list was stored" in text
     assert "they belong to the list of 2024-04, where 1 of them will be past their reporting window" in text
+    # February's corrected game: its stored list stands, the correction goes to the next list not stored.
     assert "fwd: 1 game(s) the stored list of 2024-02 rated are given otherwise by the files now" in text
-    assert "the stored list stands" in text
+    assert "the stored list stands, and its correction (2 player(s)" in text
+    assert "is carried to the list of 2024-04 (recalculation: forward)" in text
 
     # full: every list from January is rated again, January's changes file names the two players.
     assert january_late <= _rated_ids(store, "whole", "2024-01")
@@ -153,8 +162,260 @@ def test_late_files_under_each_policy(late_store: tuple[Path, Path, Path]):
     assert "1 game(s) filed under 2024-01 after their list was stored are past their reporting window" in out.getvalue()
     april_list = pl.read_parquet(store / "fwd" / "rating_list" / "2024-04.parquet")
     assert april_list.filter(pl.col("player_id") == 5)["games"].item() == 1
+    # February's correction reaches April: 1 won the game he had drawn with 5.
+    corrections = dict(april_list.filter(pl.col("correction").is_not_null()).select("player_id", "correction").rows())
+    assert set(corrections) == {1, 5} and corrections[1] > 0 > corrections[5]
+    assert "the list of 2024-04 carries the corrections of 2024-02's games: 2 player(s)" in out.getvalue()
 
-    # Rerunning April changes nothing: the late game is not rated twice.
+    # Rerunning April changes nothing: neither the late game nor the correction is counted twice.
     april_bytes = (store / "fwd" / "rating_list" / "2024-04.parquet").read_bytes()
     assert run_store(str(store), "2024-04", "2024-04", str(scenarios), dagster_home=str(root / "home"))["success"]
     assert (store / "fwd" / "rating_list" / "2024-04.parquet").read_bytes() == april_bytes
+
+
+# -- corrections under forward: the next list carries them -----------------------------------------------------------
+
+
+def test_a_correction_is_the_corrected_list_minus_the_stored_one():
+    """list_correction against two ratings of one month from one list: the stored games, and the same games with one
+    result and one player corrected; compared with the two lists read row by row in Python.
+    """
+    rules = load_rules("fide-2024")
+    previous = normalize_list(
+        pl.DataFrame({"player_id": [1, 2, 3, 4, 5, 7], "rating": [2000, 1900, 1800, 1700, 1600, None]})
+    )
+    games = pl.DataFrame(
+        {"game_id": [1, 2, 3], "white_id": [1, 3, 4], "black_id": [2, 5, 7], "white_score": [1.0, 0.5, 0.5]}
+    )
+    # Game 1 was a loss for 1, and game 3 was 4 against 5, not against the unrated 7.
+    corrected_games = games.with_columns(
+        white_score=pl.Series([0.0, 0.5, 0.5]), black_id=pl.Series([2, 5, 5], dtype=pl.Int64)
+    )
+    stored = rate_period(previous, games, rules, "2024-05").rating_list
+    corrected = rate_period(previous, corrected_games, rules, "2024-05").rating_list
+
+    found = list_correction(stored, corrected)
+
+    before = dict(zip(stored["player_id"].to_list(), stored["rating"].to_list(), strict=True))
+    after = dict(zip(corrected["player_id"].to_list(), corrected["rating"].to_list(), strict=True))
+    expected = {
+        player: after[player] - rating
+        for player, rating in before.items()
+        if rating is not None and after.get(player) is not None and after[player] != rating
+    }
+    points = found.points
+    assert dict(zip(points["player_id"].to_list(), points["correction"].to_list(), strict=True)) == expected
+    # The players of the corrected games: 1 and 2 by the result, 4 (his game now counts) and 5 (one game more); 3's
+    # game is the same.
+    assert set(expected) == {1, 2, 4, 5}
+    assert expected[1] < 0 < expected[2]
+    # 7 loses the game of his pool: not a rating to correct.
+    assert found.not_carried.to_list() == [7]
+    assert list_correction(stored, stored).points.is_empty()
+
+
+def test_corrections_carried_keep_the_list_continuous_and_go_through_the_floor():
+    rules = load_rules("fide-2024")  # floor 1400, K 10 from 2400
+    previous = normalize_list(pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [1450, 2395, 1401, 1800]}))
+    games = pl.DataFrame({"game_id": [1], "white_id": [3], "black_id": [4], "white_score": [0.0]})
+    rated = rate_period(previous, games, rules, "2024-05").rating_list
+    assert rated.filter(pl.col("player_id") == 3)["delisted"].item()  # his loss took him below the floor
+    points = pl.DataFrame(
+        {"player_id": [1, 2, 3, 5], "correction": [-60, 10, 5, 7]},
+        schema={"player_id": pl.Int64, "correction": pl.Int32},
+    )
+
+    corrected, not_applied = with_corrections(rated, previous, points, rules, "2024-05")
+
+    assert not_applied.to_list() == [5]  # not on the list
+    rows = {row["player_id"]: row for row in corrected.iter_rows(named=True)}
+    games_rows = {row["player_id"]: row for row in rated.iter_rows(named=True)}
+    # Below the floor by the correction: delisted.
+    assert rows[1]["rating"] is None and rows[1]["delisted"] and rows[1]["correction"] == -60
+    # Past 2400 by it: K 10 for good.
+    assert rows[2]["rating"] == 2395 + 10 and rows[2]["ever_2400"] and rows[2]["k"] == 10
+    assert not games_rows[2]["ever_2400"] and games_rows[2]["k"] != 10
+    # Lifted above the floor again: listed, at the rating his game gave plus the correction.
+    assert rows[3]["rating"] == 1401 + games_rows[3]["change"] + 5 and not rows[3]["delisted"]
+    assert rows[4] == games_rows[4]
+    assert corrected.schema == rated.schema
+    assert continuity_problems(previous, corrected) == []
+    assert floor_offenders(corrected, rules).is_empty()
+    # Without the column, the ratings are not the previous ones plus their change.
+    uncorrected = continuity_problems(previous, corrected.with_columns(correction=pl.lit(None, dtype=pl.Int32)))
+    assert "differ from previous + change + correction" in " ".join(uncorrected)
+
+
+CORRECTED_SCENARIOS = """scenarios:
+  fwd:
+    rules: fide-historical
+    recalculation: forward
+  whole:
+    rules: fide-historical
+"""
+JANUARY = pgn_game("Open", "2024.01.10", 1, 2, "1-0") + pgn_game("Open", "2024.01.11", 3, 4, "1-0")
+
+
+def _three_months(root: Path) -> tuple[Path, Path]:
+    """A store of three months rated under `forward` (fwd) and `full` (whole)."""
+    from assets.runtime.runs import run_store
+
+    store = root / "store"
+    write_raw(
+        store,
+        {
+            "players/2023-12/seed_list.csv": SEED,
+            "GER/2024-01/open.pgn": JANUARY,
+            "GER/2024-02/cup.pgn": pgn_game("Cup", "2024.02.10", 1, 5, "1/2-1/2"),
+            "GER/2024-03/match.pgn": pgn_game("Match", "2024.03.10", 2, 3, "0-1"),
+        },
+    )
+    (root / "scenarios.yaml").write_text(CORRECTED_SCENARIOS)
+    scenarios = root / "scenarios.yaml"
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(root / "home"))["success"]
+    return store, scenarios
+
+
+def _stored(store: Path, scenario: str) -> dict[str, bytes]:
+    """Every stored table file of the scenario's chain, and its corrections files, by path."""
+    files = [*(store / scenario).glob("*/*.parquet"), *(store / "lists" / scenario).glob("*.corrections.csv")]
+    return {str(path.relative_to(store)): path.read_bytes() for path in sorted(files)}
+
+
+def _list(store: Path, scenario: str, month: str) -> pl.DataFrame:
+    return pl.read_parquet(store / scenario / "rating_list" / f"{month}.parquet")
+
+
+def _expected_corrections(stored_january: pl.DataFrame, full_january: pl.DataFrame) -> dict[int, int]:
+    """Player -> rating on the list a `full` scenario makes of January after the correction minus the stored one, for
+    the players rated on both whose rating differs.
+    """
+    both = stored_january.join(full_january, on="player_id", suffix="_full").filter(
+        pl.col("rating").is_not_null() & pl.col("rating_full").is_not_null()
+    )
+    differs = both.filter(pl.col("rating") != pl.col("rating_full"))
+    return dict(zip(differs["player_id"], (differs["rating_full"] - differs["rating"]).to_list(), strict=True))
+
+
+def _assert_carried(store: Path, month: str, expected: dict[int, int]) -> None:
+    """The list of `month` corrects exactly `expected`, each rating the previous one + change + correction, and its
+    corrections file says so.
+    """
+    listed = _list(store, "fwd", month).join(
+        _list(store, "fwd", add_months(month, -1)).select("player_id", previous="rating"), on="player_id", how="left"
+    )
+    corrected = listed.filter(pl.col("correction").is_not_null())
+    assert dict(zip(corrected["player_id"], corrected["correction"], strict=True)) == expected
+    rated = listed.filter(pl.col("rating").is_not_null() & pl.col("previous").is_not_null())
+    total = rated["previous"] + rated["change"] + rated["correction"].fill_null(0)
+    assert (total == rated["rating"]).all()
+    recorded = pl.read_csv(store / "lists" / "fwd" / f"{month}.corrections.csv")
+    assert recorded.columns == ["month", "player_id", "correction"]
+    assert dict(zip(recorded["player_id"], recorded["correction"], strict=True)) == expected
+    assert set(recorded["month"]) == {"2024-01"}
+
+
+def _chain_passes(store: Path, months: list[str]) -> None:
+    """Floor, continuity and conservation of the fwd chain, evaluated again on the store."""
+    scenario = Scenario(name="fwd", rules="fide-historical", recalculation="forward")
+    object_store = ObjectStore(str(store))
+    outcome = chain_problems(
+        object_store,
+        scenario,
+        months,
+        ["fwd", "rating_list"],
+        ["fwd", "rated_games"],
+        "2024-01",
+        lambda: previous_list(object_store, scenario, "2024-01", "2024-01"),
+    )
+    assert outcome.floor.passed and outcome.continuity.passed and outcome.conservation.passed, outcome
+
+
+def test_a_corrected_file_goes_into_the_next_list_under_forward(tmp_path: Path):
+    """The sensor's run from the corrected month keeps every stored list and says where the correction goes; the
+    schedule's run of the next month carries it; reruns of either write the same bytes.
+    """
+    from assets.runtime.runs import run_store
+
+    store, scenarios = _three_months(tmp_path)
+    home = str(tmp_path / "home")
+    stored_january = _list(store, "fwd", "2024-01")
+    before = _stored(store, "fwd")
+    # January's first game corrected: a win for 2, not for 1.
+    corrected = pgn_game("Open", "2024.01.10", 1, 2, "0-1") + pgn_game("Open", "2024.01.11", 3, 4, "1-0")
+    write_raw(store, {"GER/2024-01/open.pgn": corrected})
+    out = io.StringIO()
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home, out=out)["success"]
+    assert _stored(store, "fwd") == before  # no stored table changes, no list carries anything yet
+    expected = _expected_corrections(stored_january, _list(store, "whole", "2024-01"))
+    assert set(expected) == {1, 2}  # the players of the corrected game
+    gained, lost = sum(v for v in expected.values() if v > 0), -sum(v for v in expected.values() if v < 0)
+    said = (
+        "fwd: 1 game(s) the stored list of 2024-01 rated are given otherwise by the files now (GER/2024-01/open.pgn: "
+        f"a corrected result or player): the stored list stands, and its correction (2 player(s), +{gained} / -{lost} "
+        "points) is carried to the list of 2024-04 (recalculation: forward)"
+    )
+    assert said in out.getvalue()
+    assert "not rated again" not in out.getvalue()
+
+    write_raw(store, {"GER/2024-04/apr.pgn": pgn_game("April", "2024.04.10", 1, 6, "1-0")})
+    out = io.StringIO()
+    assert run_store(str(store), "2024-04", "2024-04", str(scenarios), dagster_home=home, out=out)["success"]
+    _assert_carried(store, "2024-04", expected)
+    assert "fwd: the list of 2024-04 carries the corrections of 2024-01's games: 2 player(s)" in out.getvalue()
+    assert _stored(store, "fwd")["fwd/rating_list/2024-01.parquet"] == before["fwd/rating_list/2024-01.parquet"]
+    _chain_passes(store, ["2024-01", "2024-02", "2024-03", "2024-04"])
+    # The published list: the change a reader sees is the rating's move since March, its columns the contract's.
+    published = pl.read_csv(store / "lists" / "fwd" / "2024-04.csv")
+    assert published.columns == pl.read_csv(store / "lists" / "fwd" / "2024-03.csv").columns
+    march = dict(zip(*_list(store, "fwd", "2024-03").select("player_id", "rating").get_columns(), strict=True))
+    for row in published.filter(pl.col("id").is_in(list(expected))).iter_rows(named=True):
+        assert row["previous_rating"] == march[row["id"]] and row["rating"] - row["change"] == march[row["id"]]
+
+    # Reruns: the schedule's month again, then the whole range; nothing is carried twice, the same bytes.
+    after = _stored(store, "fwd")
+    assert run_store(str(store), "2024-04", "2024-04", str(scenarios), dagster_home=home)["success"]
+    assert _stored(store, "fwd") == after
+    out = io.StringIO()
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home, out=out)["success"]
+    assert _stored(store, "fwd") == after
+    assert "its correction was carried to the list of 2024-04 (recalculation: forward)" in out.getvalue()
+
+
+def test_a_run_that_finds_a_correction_carries_it_on_its_first_new_list(tmp_path: Path):
+    """A run of the stored months and the next finds January's corrected games and carries them to the next one; a
+    player the correction brings in unrated is named, not corrected.
+    """
+    from assets.runtime.runs import run_store
+
+    store, scenarios = _three_months(tmp_path)
+    home = str(tmp_path / "home")
+    stored_january = _list(store, "fwd", "2024-01")
+    stored_tables = {k: v for k, v in _stored(store, "fwd").items() if "2024-04" not in k}
+    # January's first game a win for 2, and the second one 3's draw with 7 (not rated), not a win against 4.
+    write_raw(
+        store,
+        {
+            "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 1, 2, "0-1")
+            + pgn_game("Open", "2024.01.11", 3, 7, "1/2-1/2"),
+            "GER/2024-04/apr.pgn": pgn_game("April", "2024.04.10", 1, 6, "1-0"),
+        },
+    )
+    out = io.StringIO()
+    assert run_store(str(store), "2024-01", "2024-04", str(scenarios), dagster_home=home, out=out)["success"]
+    assert {k: v for k, v in _stored(store, "fwd").items() if k in stored_tables} == stored_tables
+    expected = _expected_corrections(stored_january, _list(store, "whole", "2024-01"))
+    assert set(expected) == {1, 2, 3, 4}
+    _assert_carried(store, "2024-04", expected)
+    _chain_passes(store, ["2024-01", "2024-02", "2024-03", "2024-04"])
+    text = out.getvalue()
+    assert "its correction (4 player(s)" in text and "is carried to the list of 2024-04" in text
+    assert (
+        "fwd: 1 player(s) whose rated status or pool of unrated games the correction of 2024-01 changes are not "
+        "corrected (e.g. 7): a scenario under `full` re-rates them"
+    ) in text
+    assert "fwd: the list of 2024-04 carries the corrections of 2024-01's games: 4 player(s)" in text
+
+    after = _stored(store, "fwd")
+    assert run_store(str(store), "2024-01", "2024-04", str(scenarios), dagster_home=home)["success"]
+    assert _stored(store, "fwd") == after

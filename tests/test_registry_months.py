@@ -459,6 +459,9 @@ def test_a_run_keeps_the_registry_history_and_the_next_reads_only_the_folders_ad
     assert registry_history(store, "2024-05").equals(whole["2024-05"]) and len(read) == 3  # kept: nothing read
     kept = sorted(path.name for path in (tmp_path / registry.KEPT_HISTORY_FOLDER).iterdir())
     assert len(kept) == 2 and "history.json" in kept  # the rows of the older run are gone
+    # A run of an earlier month takes its folders' rows from the kept ones, and keeps them as they are.
+    assert a_run("2024-03").equals(whole["2024-03"]) and len(read) == 3
+    assert sorted(path.name for path in (tmp_path / registry.KEPT_HISTORY_FOLDER).iterdir()) == kept
     # A folder the kept rows were made from, changed: every folder is read again.
     store.write_text(
         FOLDERS["raw/players/2024-03/players.csv"] + '6,"Fox, Fay",GER,F,2000,\n', "raw/players/2024-03/players.csv"

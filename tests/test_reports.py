@@ -226,6 +226,7 @@ def rating_list_of(ratings: np.ndarray) -> pl.DataFrame:
             "player_id": np.arange(1, n + 1),
             "rating": ratings.astype(np.int32),
             "change": 0,
+            "correction": None,
             "k": 20,
             "k_used": 20,
             "games": 0,
@@ -240,7 +241,7 @@ def rating_list_of(ratings: np.ndarray) -> pl.DataFrame:
             "pending_since": None,
             "pending": [[]] * n,
         },
-        schema_overrides={"pending_since": pl.Utf8},
+        schema_overrides={"correction": pl.Int32, "pending_since": pl.Utf8},
     )
     return RatingList.validate(conform(frame, RatingList))
 

@@ -90,6 +90,7 @@ def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.D
     present = set(frame.columns)
     defaults: dict[str, pl.Expr] = {
         "change": pl.lit(None),
+        "correction": pl.lit(None),
         "k": pl.lit(None),
         "k_used": pl.lit(None),
         "games": pl.lit(0),
@@ -570,6 +571,9 @@ def _next_list(
             listed.id_series.alias("player_id"),
             number_series("rating", rating, has_rating),
             number_series("change", change, change_known),
+            # Corrections of earlier lists' games are added after the period, outside the engine
+            # (pipeline.scenarios.corrections).
+            pl.repeat(None, size, dtype=pl.Int32, eager=True).alias("correction"),
             number_series("k", k),
             number_series("k_used", k_used, k_used_known),
             number_series("games", games),
@@ -669,6 +673,7 @@ def carry_forward(rating_list: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
     return rating_list.with_columns(
         ever_2400=reached_elite(rules.k),
         change=pl.when(pl.col("rating").is_not_null()).then(pl.lit(0, dtype=pl.Int32)),
+        correction=pl.lit(None, dtype=pl.Int32),
         k_used=pl.lit(None, dtype=pl.Int16),
         games=pl.lit(0, dtype=pl.Int32),
         delisted=pl.lit(False),

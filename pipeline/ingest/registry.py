@@ -195,6 +195,10 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     kept, kept_files = _kept_history(store)
     if kept is not None and kept_files == files:
         history = kept
+    elif kept is not None and kept_files[: len(files)] == files:
+        # Kept from more folders than these (a run of a later month): the rows of these folders are its first ones.
+        history = kept.filter(pl.col(SINCE) <= up_to_month)
+        kept_files = files  # nothing to keep: the kept rows stay for the later months
     elif kept is not None and kept_files and files[: len(kept_files)] == kept_files:
         # The kept folders are the first of these, unchanged: only the folders after them are read.
         last_kept = max(_folder_month(key) for key, _ in kept_files)

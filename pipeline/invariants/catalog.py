@@ -46,7 +46,8 @@ players with games > 0 (or a first rating) are checked: a list legitimately carr
 below a floor introduced later until those players play again. Blocking.""",
     LIST_CONTINUITY: """List M is list M-1 carried forward: nobody disappears, nobody loses a rating without the \
 delisted flag,
-and every rating on both lists moved by exactly its `change` (rating_M = rating_M-1 + change_M).
+and every rating on both lists moved by exactly its `change` and the `correction` it carries (rating_M =
+rating_M-1 + change_M + correction_M; a correction of an earlier stored list's games, recalculation forward).
 
 For the first month of the partitions, M-1 is the seed list the chain started from. Blocking.""",
     POINTS_CONSERVED: """Rating points are conserved in games between rated players, and the list rests on \

@@ -66,14 +66,20 @@ def floor_offenders(rating_list: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
 
 
 def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame, seeded: bool = False) -> list[str]:
-    """How list `current` fails to be `previous` carried forward (empty when it is).
+    """How list `current` fails to be `previous` carried forward (empty when it is): every rating is the previous
+    one plus the change its games gave plus the correction it carries (recalculation forward; none where the list
+    has no `correction` column).
 
     `seeded`: the list starts unrated players from another list's rating (a rapid or blitz list, from the standard
     list: regulations.seeds_from_standard), so a player who played this month may fall below the floor, and be
     delisted, without a rating on the list before.
     """
+    correction = pl.col("correction") if "correction" in current.columns else pl.lit(None, dtype=pl.Int32)
     joined = previous.select("player_id", prev_rating="rating").join(
-        current.select("player_id", "rating", "change", "delisted"), on="player_id", how="left", coalesce=True
+        current.select("player_id", "rating", "change", "delisted", correction.alias("correction")),
+        on="player_id",
+        how="left",
+        coalesce=True,
     )
     problems = []
     gone = joined.filter(pl.col("delisted").is_null())["player_id"]
@@ -86,11 +92,13 @@ def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame, seeded: b
             f"{lost['player_id'].head(5).to_list()}"
         )
     both = joined.filter(pl.col("prev_rating").is_not_null() & pl.col("rating").is_not_null())
-    moved = both.filter((pl.col("prev_rating") + pl.col("change").fill_null(0)) != pl.col("rating"))
+    carried = pl.col("prev_rating") + pl.col("change").fill_null(0) + pl.col("correction").fill_null(0)
+    moved = both.filter(carried != pl.col("rating"))
     if moved.height:
-        sample = moved.head(3).select("player_id", "prev_rating", "change", "rating").rows()
+        sample = moved.head(3).select("player_id", "prev_rating", "change", "correction", "rating").rows()
         problems.append(
-            f"{moved.height} rating(s) differ from previous + change, e.g. (id, before, change, after) {sample}"
+            f"{moved.height} rating(s) differ from previous + change + correction, e.g. (id, before, change, "
+            f"correction, after) {sample}"
         )
     delisted = current.filter(pl.col("delisted") & ~(pl.col("games") > 0) if seeded else pl.col("delisted"))
     wrongly_delisted = delisted.join(previous.filter(pl.col("rating").is_not_null()), on="player_id", how="anti")
@@ -100,6 +108,17 @@ def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame, seeded: b
             f"{wrongly_delisted['player_id'].head(5).to_list()}"
         )
     return problems
+
+
+def _read_list(store: ObjectStore, list_path: Sequence[str], month: str) -> pl.DataFrame | None:
+    """LIST_COLUMNS of a stored list and its corrections (None: not stored); a list stored before lists had a
+    `correction` column carries none.
+    """
+    try:
+        return read_stored_month(store, list_path, month, [*LIST_COLUMNS, "correction"])
+    except pl.exceptions.ColumnNotFoundError:
+        frame = read_stored_month(store, list_path, month, LIST_COLUMNS)
+        return None if frame is None else frame.with_columns(correction=pl.lit(None, dtype=pl.Int32))
 
 
 def player_sides(rated_games: pl.DataFrame) -> pl.DataFrame:
@@ -289,12 +308,12 @@ def chain_problems(
     }
     previous: pl.DataFrame | None = None
     for month in months:
-        current = in_id_order(read_stored_month(store, list_path, month, LIST_COLUMNS))
+        current = in_id_order(_read_list(store, list_path, month))
         if previous is None:  # first month of the run (or after a missing one): read the list before it
             if month == first_partition:
                 previous = in_id_order(list_before_first().select(LIST_COLUMNS))
             else:
-                previous = in_id_order(read_stored_month(store, list_path, add_months(month, -1), LIST_COLUMNS))
+                previous = in_id_order(_read_list(store, list_path, add_months(month, -1)))
         if current is None:
             for problems in (floor_problems, continuity, conservation):
                 problems.append(f"{month}: not stored")

@@ -9,6 +9,7 @@ import io
 import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from html import escape
 from typing import BinaryIO, NamedTuple
 
@@ -115,7 +116,7 @@ def _published(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> tupl
         birth_year = pl.col("birth_year").cast(pl.Int32).alias("registry_birth_year")
         known = registry.select("player_id", birth_year, *(_RANKED if ranked else ())).with_columns(cells.get_columns())
     # Only the columns the list publishes (not e.g. its pending games), so that reordering copies little.
-    listed = rating_list.select([c for c in rating_list.columns if c in _FROM_THE_LIST])
+    listed = rating_list.select([c for c in rating_list.columns if c in _FROM_THE_LIST or c == CORRECTION])
     rows = _registry_rows(listed["player_id"], known["player_id"]) if ranked and known.height else None
     if rows is not None:  # the registry's row of each player by position, not by a join (about half the time)
         order = _reading_order(listed["player_id"], listed["rating"], known[NAME_ORDER].gather(rows))
@@ -151,18 +152,34 @@ RANK = pl.when(RANKED).then(pl.col("rating")).rank("min", descending=True)
 _FROM_THE_LIST = {"player_id", *polars_schema(PublishedList)} - {"rank", "previous_rating"}
 # What publishing reads of a stored rating list (not its pending games, most of the cost of reading it whole).
 PUBLISHED_FROM_THE_LIST = tuple(column for column in polars_schema(RatingList) if column in _FROM_THE_LIST)
+# Points a list adds for corrections of an earlier list's games (recalculation forward): part of the change it
+# publishes, not a published column.
+CORRECTION = "correction"
+
+
+def read_published_list(read: Callable[..., pl.DataFrame]) -> pl.DataFrame:
+    """What publishing reads of a stored list through `read(columns=...)`: PUBLISHED_FROM_THE_LIST and the corrections
+    it carries (none on a list stored before lists had the column).
+    """
+    try:
+        return read(columns=[*PUBLISHED_FROM_THE_LIST, CORRECTION])
+    except pl.exceptions.ColumnNotFoundError:
+        return read(columns=list(PUBLISHED_FROM_THE_LIST))
 
 
 def _published_columns(joined: pl.DataFrame) -> pl.DataFrame:
     """The PublishedList columns of a rating list joined with the registry: the id, the registry's birth year else the
-    list's, the rank (RANK) and the previous rating (rating - change), each column in its type.
+    list's, the rank (RANK), the change (with the correction the list carries) and the previous rating (rating -
+    change), each column in its type.
     """
+    change = pl.col("change") + pl.col(CORRECTION).fill_null(0) if CORRECTION in joined.columns else pl.col("change")
     sources = {
         "id": pl.col("player_id"),
         "birth_year": pl.coalesce("registry_birth_year", "birth_year"),
         "rank": RANK,
+        "change": change,
         "previous_rating": pl.when(pl.col("change").is_not_null() & ~pl.col("newly_rated").fill_null(False)).then(
-            pl.col("rating") - pl.col("change")
+            pl.col("rating") - change
         ),
     }
     return joined.select(
@@ -435,7 +452,7 @@ def stored_published_month(store: ObjectStore, scenario_key: str, month: str) ->
     key = table_key([scenario_key, "rating_list"], month)
     if not store.exists(key):
         raise FileNotFoundError(f"no stored {scenario_key} list of {month} ({redact_url(store.url(key))})")
-    listed = store.read_parquet(key, columns=list(PUBLISHED_FROM_THE_LIST))
+    listed = read_published_list(partial(store.read_parquet, key))
     return published_month(store, scenario_key, month, listed, published_registries(store, month)(month))
 
 
@@ -458,7 +475,7 @@ def stored_combined_month(
             continue
         if registry is None:
             registry = published_registries(store, month)(month)
-        listed = store.read_parquet(key, columns=list(PUBLISHED_FROM_THE_LIST))
+        listed = read_published_list(partial(store.read_parquet, key))
         made = published_month(store, partner, month, listed, registry)
         partner_rows = made.rows if made.identity is None else made.rows.with_columns(made.identity)
         if FIDE_IDENTITY in rows.columns and FIDE_IDENTITY not in partner_rows.columns:

@@ -272,7 +272,9 @@ def describe_reporting_calendar() -> str:
         "listed (lists/<scenario>/<M>.stated-ratings.csv); a scenario may trust a source (`trust_stated_ratings`) |",
         "| a late or corrected report after the list it was filed for was stored | the scenario's `recalculation`: "
         "`full` re-rates from that month; `forward` (FIDE) rates added games on the next list not yet stored, "
-        "within the window, and lists a corrected game without rating it again (rated twice otherwise); "
+        "within the window; a corrected game keeps the stored list and changes the next list not yet stored: its "
+        "`correction` column adds, for each player, the corrected list's rating minus the stored one's (the list "
+        "rated again in memory), recorded in `lists/<scenario>/<M>.corrections.csv` so that it is carried once; "
         "`window: N` re-rates the last N lists |",
         "",
     ]

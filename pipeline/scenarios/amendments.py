@@ -114,7 +114,7 @@ def record_amendment(
     if not store.exists(key):
         return None
     old = store.read_parquet(key)
-    if old.columns == new.columns and old.equals(new):
+    if _same_list(old, new):
         return None
     changes = list_changes(old, new)
     named = changes.drop("name").join(names(changes["player_id"]), on="player_id", how="left")
@@ -129,6 +129,17 @@ def record_amendment(
         "changes_file": redact_url(store.url(changes_key(scenario, month))),
         "previous_list": redact_url(store.url(previous_key(scenario, month))),
     }
+
+
+def _same_list(old: pl.DataFrame, new: pl.DataFrame) -> bool:
+    """Whether `new` says what the stored `old` says: the same rows, where a column `old` was stored without (the
+    model gained it since, as `correction`) is empty in `new`.
+    """
+    added = [column for column in new.columns if column not in old.columns]
+    if any(new[column].null_count() < new.height for column in added):
+        return False
+    kept = [column for column in new.columns if column not in added]
+    return kept == old.columns and old.equals(new.select(kept))
 
 
 def amended_months(store: ObjectStore, scenario: str) -> list[str]:

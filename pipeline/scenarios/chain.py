@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import pandera.polars as pa
 import polars as pl
 
-from pipeline.engine.period import normalize_list
+from pipeline.engine.period import PeriodResult, normalize_list
 from pipeline.ingest.registry import (
     later_seed_files,
     read_seed_file,
@@ -22,7 +22,7 @@ from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.scenarios.ratings_used import ListsInForce
 from pipeline.scenarios.recalculation import LateReports
 from pipeline.scenarios.system_step import rate_system_month, seed_state
-from pipeline.store.monthly import table_key
+from pipeline.store.monthly import read_stored_month, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import Games, Players, RatedGames, RatingList, SystemRatingList
 from schemas.conformance import conforms
@@ -144,6 +144,26 @@ def with_later_list_newcomers(
     return updated
 
 
+#: Columns a chain table gained after tables were stored without them, with the dtype of their empty value: a table
+#: stored before is read with them empty (a list stored then carries no correction), and written with them when it is
+#: written again.
+LATER_COLUMNS = {"correction": pl.Int32}
+
+
+def with_later_columns(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.DataFrame:
+    """`frame` (a stored month of a chain table) with the model's LATER_COLUMNS it lacks, empty, in the model's order
+    when it has every column of the model.
+    """
+    columns = list(polars_schema(model))
+    missing = [c for c in LATER_COLUMNS if c in columns and c not in frame.columns]
+    if not missing:
+        return frame
+    frame = frame.with_columns(pl.lit(None, dtype=LATER_COLUMNS[c]).alias(c) for c in missing)
+    if set(columns) <= set(frame.columns):
+        frame = frame.select(columns, *(c for c in frame.columns if c not in columns))
+    return frame
+
+
 def _stored_month_before(
     store: ObjectStore, path: Sequence[str], month: str, model: type[pa.DataFrameModel]
 ) -> pl.DataFrame:
@@ -161,6 +181,7 @@ def _stored_month_before(
         frame = store.read_parquet(key)
     except Exception as error:  # a truncated or overwritten file: pyarrow's and Polars' errors differ by version
         raise refused(f"cannot be read ({type(error).__name__})") from None
+    frame = with_later_columns(frame, model)
     problem = foreign_table_problem(frame, model, before)
     if problem:
         raise refused(problem)
@@ -277,7 +298,9 @@ def rate_months(
     for the month's players only. `standard_chain` (Scenario.standard_chain) is the scenario whose standard list in
     force seeds a rapid or blitz month's unrated players; it must be stored for the month before each month.
     `late` is the scenario's recalculation policy for the run (pipeline.scenarios.recalculation; None: `full`): the
-    games a frozen month rates, the late games a later list rates, and the frozen months that keep their tables.
+    games a frozen month rates, the late games a later list rates, the frozen months that keep their tables, and
+    the corrections of their games, computed here (a frozen list rated again in memory with the games the files give
+    now) and added to the next list not stored yet.
     `notes` receives what a month found besides its tables (the stated ratings that differ from the list).
     """
     notes = notes if notes is not None else ChainNotes()
@@ -296,40 +319,78 @@ def rate_months(
         carried["state"] = previous_state(store, scenario, months[0], chain_start)
     history = registry_history(store, months[-1])
     list_type = scenario.list_type()
-    later_lists = {
-        month: key for month, key in later_seed_files(store, chain_start, list_type).items() if month in months
-    }
+    later_lists = later_seed_files(store, chain_start, list_type) if scenario.seed_list is None else {}
+
+    def with_newcomers(listed: dict[str, pl.DataFrame], month: str) -> dict[str, pl.DataFrame]:
+        if month not in later_lists:
+            return listed
+        return with_later_list_newcomers(listed, scenario, read_seed_file(store, later_lists[month], list_type), month)
+
+    def rate_list(month: str, previous: pl.DataFrame, read: dict[str, pl.DataFrame]) -> PeriodResult:
+        """The list of `month` from `previous` and the games of its period (`read`), as the chain rates it."""
+        first = min(read)
+        checked = {m: in_force.ratings_used(frame, first) for m, frame in read.items()}
+        rated = {m: frame for m, (frame, _) in checked.items()}
+        notes.stated[month] = checked[month][1]
+        players = _registered_players(history, rated.values(), month)
+        standard = None
+        if standard_chain is not None:
+            standard = standard_in_force(store, standard_chain, month, chain_start, players_of(rated.values()))
+        games_of = _held_first(rated, lambda _: empty_frame(Games))
+        return rate_scenario_month(scenario, previous, games_of, month, players=players, standard=standard)
+
+    def correct(month: str, previous: pl.DataFrame, stored: pl.DataFrame, read: dict[str, pl.DataFrame]) -> None:
+        """The correction of the stored list of `month` (LateReports.correct): the list rated again in memory from
+        `previous` with the games of its period as the files give them now (`read`).
+        """
+        assert late is not None
+        corrected = rate_list(month, previous, read).rating_list
+        notes.stated.pop(month, None)  # the stored list's stated ratings stand
+        late.correct(month, stored, corrected)
+
+    if late is not None and not scenario.is_system:
+        # The stored lists before the run whose games the files give otherwise now, in order: their corrections go to
+        # the run's first list not stored before it.
+        for month, games in sorted(late.looked_back.items()):
+            try:
+                previous = with_newcomers({"list": previous_list(store, scenario, month, chain_start)}, month)["list"]
+            except MissingMonth as missing:
+                late.cannot_correct(month, f"the list of {missing.missing_month} is {missing.problem}")
+                continue
+            stored = read_stored_month(store, [scenario.name, "rating_list"], month)
+            assert stored is not None  # a list month of the look-back is stored
+            period = {m: games.clear() for m in scenario.months_read(month)}
+            correct(month, previous, with_later_columns(stored, RatingList), {**period, month: games})
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
-        if month in later_lists and scenario.seed_list is None:
-            later = read_seed_file(store, later_lists[month], list_type)
-            carried.update(with_later_list_newcomers(carried, scenario, later, month))
+        carried.update(with_newcomers(carried, month))
         if late is not None:
             games_of = late.games_of(month, games_of)
         read = {m: games_of(m) for m in scenario.months_read(month)}
-        if late is not None and late.kept(month):
+        if late is not None and late.is_frozen(month) and any(late.kept(m) for m in read):
             kept = stored_tables(store, scenario, month)
+            publishes = not scenario.is_system and scenario.rules_for(month).publishes_list_after(month)
+            if publishes and any(late.changed(m) for m in read):
+                correct(month, carried["list"], kept[0], {m: late.corrected_games(m, f) for m, f in read.items()})
             carried.update(list=kept[0], **({"state": kept[1]} if scenario.is_system else {}))
             in_force.keep(month, kept[0])
             return kept
-        if not scenario.is_system:
-            first = min(read)
-            checked = {m: in_force.ratings_used(frame, first) for m, frame in read.items()}
-            read = {m: frame for m, (frame, _) in checked.items()}
-            notes.stated[month] = checked[month][1]
-        games_of = _held_first(read, games_of)
-        players = _registered_players(history, read.values(), month)
         if scenario.is_system:
-            system = rate_system_month(scenario, carried["list"], carried["state"], games_of(month), month, players)
+            players = _registered_players(history, read.values(), month)
+            system = rate_system_month(scenario, carried["list"], carried["state"], read[month], month, players)
             carried.update(list=system.rating_list, state=system.state)
             return system.rating_list, system.state, system.rated_games
-        standard = None
-        if standard_chain is not None:
-            standard = standard_in_force(store, standard_chain, month, chain_start, players_of(read.values()))
-        result = rate_scenario_month(scenario, carried["list"], games_of, month, players=players, standard=standard)
-        carried["list"] = result.rating_list
-        in_force.keep(month, result.rating_list)
-        return result.rating_list, result.rated_games
+        if late is not None and not late.is_frozen(month):
+            # A list not stored before rates the games of its period as the files give them now (a frozen month of
+            # its period that a corrected file changed keeps its stored tables, which carry no list change).
+            read = {m: late.corrected_games(m, frame) for m, frame in read.items()}
+        result = rate_list(month, carried["list"], read)
+        rating_list = result.rating_list
+        if late is not None:
+            rating_list = late.with_corrections(month, rating_list, carried["list"], scenario.rules_for(month))
+        carried["list"] = rating_list
+        in_force.keep(month, rating_list)
+        return rating_list, result.rated_games
 
     return rate
 
@@ -344,8 +405,11 @@ class ChainNotes:
 
 
 def stored_tables(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, ...]:
-    """The chain's stored tables of `month`, in chain_tables' order."""
-    return tuple(store.read_parquet(table_key([scenario.name, t.name], month)) for t in chain_tables(scenario))
+    """The chain's stored tables of `month`, in chain_tables' order (with LATER_COLUMNS where stored without)."""
+    return tuple(
+        with_later_columns(store.read_parquet(table_key([scenario.name, t.name], month)), t.model)
+        for t in chain_tables(scenario)
+    )
 
 
 def _held_first(

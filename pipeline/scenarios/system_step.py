@@ -178,6 +178,7 @@ def _rating_list(
     return frame.with_columns(
         rating=pl.col("new_rating"),
         change=pl.col("new_rating") - pl.col("rating"),
+        correction=pl.lit(None, dtype=pl.Int32),  # a system's chain carries no corrections (rule sets only)
         k=pl.lit(None, dtype=pl.Int16),
         k_used=pl.lit(None, dtype=pl.Int16),
         games=games,
