@@ -283,7 +283,7 @@ def command_pool_health(args: argparse.Namespace) -> int:
         raise UsageError(f"--federations must be 0 or more, got {args.federations}")
     months = [month.strip() for month in args.months.split(",")] if args.months else None
     if months is not None and len(months) != len(args.lists):
-        raise UsageError(f"--months gives {len(months)} months for {len(args.lists)} lists: one per list, in order")
+        raise UsageError(f"--months: {len(months)} given for {len(args.lists)} lists; give one per list, in order")
     # The first list decides the rating type unless --type does (a combined list is standard by default).
     first = read_pool_list(args.lists[0], args.type)
     lists = [first] + [read_pool_list(path, args.type or first.rating_type) for path in args.lists[1:]]
