@@ -3,6 +3,7 @@
 from schemas.accuracy import Accuracy
 from schemas.accuracy_comparison import AccuracyComparison
 from schemas.band_trend import BandTrend
+from schemas.cohort_drift import CohortDrift
 from schemas.crosstable import Crosstable
 from schemas.fide_list import FideList
 from schemas.games import Games
@@ -11,6 +12,7 @@ from schemas.leaderboard import Leaderboard
 from schemas.performance import Performance
 from schemas.players import Players
 from schemas.points_ledger import PointsFlow, PointsLedger
+from schemas.pool_transitions import POOL_DIMENSIONS, PoolTransitions
 from schemas.published_list import PublishedList
 from schemas.quarantine import QUARANTINE_REASONS, Quarantine
 from schemas.rated_games import RatedGames
@@ -24,10 +26,12 @@ from schemas.util import column_descriptions, empty_frame, polars_schema
 
 __all__ = [
     "IDENTITY_STATUSES",
+    "POOL_DIMENSIONS",
     "QUARANTINE_REASONS",
     "Accuracy",
     "AccuracyComparison",
     "BandTrend",
+    "CohortDrift",
     "Crosstable",
     "FideList",
     "Games",
@@ -37,6 +41,7 @@ __all__ = [
     "Players",
     "PointsFlow",
     "PointsLedger",
+    "PoolTransitions",
     "PublishedList",
     "Quarantine",
     "RatedGames",

@@ -1,5 +1,5 @@
-"""The `ratings` commands of pure code: rate a period, validate files, performance, player, list, evaluate, rules,
-generate.
+"""The `ratings` commands of pure code: rate a period, validate files, performance, player, list, pool-health,
+evaluate, rules, generate.
 """
 
 from __future__ import annotations
@@ -264,6 +264,44 @@ def command_list(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- pool-health: the list-to-list ledger of published FIDE lists -----------------------------
+
+
+def command_pool_health(args: argparse.Namespace) -> int:
+    """Entries, exits and rating changes by group, and a stable cohort's drift, over FIDE lists given in order."""
+    from pipeline.analytics.pool_lists import (
+        pool_health,
+        pool_health_json,
+        pool_health_text,
+        read_pool_list,
+        with_periods,
+    )
+
+    if len(args.lists) < 2:
+        raise UsageError(f"{args.lists[0]}: only one list given; pool-health compares two or more lists, in order")
+    if args.federations < 0:
+        raise UsageError(f"--federations must be 0 or more, got {args.federations}")
+    months = [month.strip() for month in args.months.split(",")] if args.months else None
+    if months is not None and len(months) != len(args.lists):
+        raise UsageError(f"--months: {len(months)} given for {len(args.lists)} lists; give one per list, in order")
+    # The first list decides the rating type unless --type does (a combined list is standard by default).
+    first = read_pool_list(args.lists[0], args.type)
+    lists = [first] + [read_pool_list(path, args.type or first.rating_type) for path in args.lists[1:]]
+    for pool in lists:
+        for problem in pool.rejected_lines:
+            print(f"ratings pool-health: warning: {escape_text(pool.name)}: {escape_text(problem)}", file=sys.stderr)
+        if pool.rejected > len(pool.rejected_lines):
+            more = pool.rejected - len(pool.rejected_lines)
+            print(
+                f"ratings pool-health: warning: {escape_text(pool.name)}: {more:,} more lines rejected", file=sys.stderr
+            )
+    if months is not None:
+        lists = with_periods(lists, months)
+    health = pool_health(lists, federations=args.federations)
+    print(json.dumps(pool_health_json(health)) if args.json else pool_health_text(health))
+    return 0
+
+
 # -- evaluate / tune (rating systems beside FIDE's Elo: pipeline/systems, pipeline/evaluation) -
 
 
@@ -469,6 +507,47 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "(default: $RATINGS_SCENARIOS or the shipped one)",
     )
     listing.set_defaults(handler=command_list)
+
+    pool = commands.add_parser(
+        "pool-health",
+        help="entries, exits and rating changes by group, and a stable cohort's drift, from published FIDE lists",
+        description=(
+            "Compares each list with the next, in the order given (FIDE list files of any layout since 2001, also "
+            ".gz, .zst or FIDE's .zip download): the players who entered (on the later list only), left (on the "
+            "earlier only), changed rating or kept it, and the rating points each brings, takes or moves, in total "
+            "and by 200-point band, age group and federation; then the median rating change of the steadily "
+            "active players aged 25-45 on both lists. A player is on a list when it gives them a rating, inactive "
+            "or not. See docs/analytics.md."
+        ),
+    )
+    pool.add_argument("lists", nargs="+", metavar="LIST", help="two or more FIDE list files, earliest first")
+    pool.add_argument(
+        "--months",
+        default=None,
+        metavar="YYYY-MM,...",
+        help="the lists' months, one per list in order (default: from each file's header or name, e.g. JAN04FRL.TXT)",
+    )
+    pool.add_argument(
+        "--type",
+        default=None,
+        choices=["standard", "rapid", "blitz"],
+        help="the rating compared: the column of combined lists (players_list_foa.txt); a per-type list must be of "
+        "this type (default: the first list's type)",
+    )
+    pool.add_argument(
+        "--federations",
+        type=int,
+        default=10,
+        metavar="N",
+        help="groups for the N largest federations of each later list, the others together (default 10; 0: none)",
+    )
+    pool.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object: {"lists": [...], "transitions": [{"from", "to", "entered", "left", "changed", '
+        '"unchanged", "points", "groups", "cohort", "notes"}]}',
+    )
+    pool.set_defaults(handler=command_pool_health)
 
     protocol = argparse.ArgumentParser(add_help=False)
     protocol.add_argument(
