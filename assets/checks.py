@@ -16,6 +16,7 @@ from assets.storage import ObjectStoreResource
 from pipeline.invariants.catalog import (
     CHECK_DESCRIPTIONS,
     FLOOR_RESPECTED,
+    LEDGER_BALANCE,
     LIST_CONTINUITY,
     NO_DUPLICATE_GAMES,
     NO_DUPLICATE_PLAYERS,
@@ -24,8 +25,10 @@ from pipeline.invariants.catalog import (
     MonthProblems,
 )
 from pipeline.invariants.chain import ChainPass
+from pipeline.invariants.ledger import ledger_problems
 from pipeline.invariants.store_checks import STORE_CHECKS, problems_by_month
 from pipeline.invariants.tables import duplicate_problems, schema_problems
+from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
 from schemas.util import polars_schema
@@ -121,11 +124,20 @@ def _chain_checks(
     def outcome_of(field: str) -> Callable[[ObjectStore, list[str]], MonthProblems]:
         return lambda store, months: getattr(chain.outcome(store, months), field)
 
-    return [
+    checks = [
         _Check(_spec(FLOOR_RESPECTED, list_key, partitions), outcome_of("floor")),
         _Check(_spec(LIST_CONTINUITY, list_key, partitions), outcome_of("continuity")),
         _Check(_spec(POINTS_CONSERVED, games_key, partitions, reads=[list_key]), outcome_of("conservation")),
     ]
+    if not scenario.is_system:
+        ledger, flows = (dg.AssetKey([*list_key.path[:-1], name]) for name in (LEDGER, FLOWS))
+        checks.append(
+            _Check(
+                _spec(LEDGER_BALANCE, ledger, partitions, reads=[flows]),
+                lambda store, months: ledger_problems(store, ledger.path, flows.path, months),
+            )
+        )
+    return checks
 
 
 def month_targets(instance: dg.DagsterInstance, key: dg.AssetKey, months: Iterable[str]) -> dict[str, Target]:

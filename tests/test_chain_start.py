@@ -186,7 +186,7 @@ def test_a_seeded_player_who_never_plays_is_inactive_a_year_after_the_seed_list(
     rate = rate_months(store, scenario, months := [f"2023-{m:02d}" for m in range(1, 13)] + ["2024-01"], "2023-01")
     flags = {}
     for month in months:
-        rating_list, _ = rate(month, lambda _month: empty_frame(Games))
+        rating_list, *_ = rate(month, lambda _month: empty_frame(Games))
         flags[month] = dict(rating_list.select("player_id", "inactive").iter_rows())
     # The seed (raw/players/2023-01/) is the list in force from January 2023: its players played by December 2022
     # at the latest, so a year without a game makes them inactive on the list after December 2023.

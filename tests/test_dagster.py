@@ -43,6 +43,8 @@ ASSET_GROUPS = {
     "identity": "validate",
     "plain/rating_list": "plain",
     "plain/rated_games": "plain",
+    "plain/points_ledger": "plain",
+    "plain/points_flow": "plain",
     "plain/crosstable": "plain",
     "plain/accuracy": "plain",
     "plain/performance": "plain",
@@ -65,6 +67,8 @@ ASSET_DEPS = {
     "identity": {"raw_games"},
     "plain/rating_list": {"plain/rating_list", "games"},
     "plain/rated_games": {"plain/rating_list", "games"},
+    "plain/points_ledger": {"plain/rating_list", "games"},
+    "plain/points_flow": {"plain/rating_list", "games"},
     "plain/crosstable": {"plain/rated_games"},
     "plain/accuracy": {"plain/rated_games"},
     "plain/performance": {"plain/rated_games"},
@@ -527,6 +531,7 @@ def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
         "floor_respected",
         "list_continuity",
         "rating_points_conserved",
+        "ledger_balance",
     }
 
 

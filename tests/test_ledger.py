@@ -7,9 +7,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.analytics.ledger import points_ledger
 from pipeline.engine.period import compress, normalize_list, rate_period
 from pipeline.rules.model import load_rules
+from pipeline.scenarios.ledger import points_ledger
 from schemas import PointsFlow, PointsLedger
 from schemas.rated_games import RatedGames
 from schemas.util import empty_frame
@@ -136,3 +136,51 @@ def test_months_the_engine_rates_balance_and_the_flows_add_up_to_the_games(rules
     )
     assert points.item() == pytest.approx(row["games_not_zero_sum"])
     assert flows.filter(pl.col("grouping") == "kind")["sides"].sum() == sides.height
+
+
+def test_the_balance_check_names_a_broken_channel_flows_that_do_not_add_up_and_a_broken_chain(tmp_path):
+    from pipeline.invariants.ledger import ledger_problems
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    months = ["2024-02", "2024-03"]
+    previous, after_games, current, period_games = engine_month("2024-03", "fide-2024")
+    ended = None
+    for month in months:  # the same figures twice, the second month's pool moved to start where the first ended
+        ledger, flows = points_ledger(previous, after_games, current, period_games, month)
+        if ended is not None:
+            shift = ended - ledger["pool_before"][0]
+            ledger = ledger.with_columns(pl.col("pool_before") + shift, pl.col("pool_after") + shift)
+        ended = ledger["pool_after"][0]
+        store.write_parquet(ledger, table_key(["s", "points_ledger"], month))
+        store.write_parquet(flows, table_key(["s", "points_flow"], month))
+
+    def problems() -> list[str]:
+        return ledger_problems(store, ["s", "points_ledger"], ["s", "points_flow"], months).problems
+
+    def rewrite(table: str, month: str, change: pl.Expr) -> None:
+        key = table_key(["s", table], month)
+        store.write_parquet(store.read_parquet(key).with_columns(change), key)
+
+    assert problems() == []
+    rewrite("points_ledger", "2024-02", pl.col("newcomers") + 3)  # a channel computed wrong, unexplained left at 0
+    rewrite("points_flow", "2024-03", pl.col("points") * 1.01)
+    rewrite("points_ledger", "2024-03", pl.col("pool_before") + 1)
+    found = problems()
+    assert found[0].startswith("2024-02: -3 rating points not accounted for")
+    assert sum(p.startswith("2024-03: the flows by") for p in found) == 2  # both groupings
+    assert any(p.startswith("2024-03: the pool starts at") for p in found)
+    store.remove(table_key(["s", "points_flow"], "2024-02"))
+    assert "2024-02: no points ledger stored for the month" in problems()
+
+
+def test_a_list_that_lost_a_player_after_its_games_shows_it_and_is_not_refused():
+    previous, after_games, current, period_games = engine_month("2024-03", "fide-2024")
+    in_pool = previous.filter(pl.col("rating").is_not_null() & ~pl.col("inactive"))
+    lost, rating = in_pool.row(0)[:2]
+    ledger, _ = points_ledger(
+        previous, after_games, current.filter(pl.col("player_id") != lost), period_games, "2024-03"
+    )
+    # The player leaves the pool with the rating of the list before; what their games moved leaves with them.
+    assert ledger["left_the_list"][0] == rating and ledger["unexplained"][0] == 0

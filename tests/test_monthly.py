@@ -16,7 +16,7 @@ from pipeline.store.monthly import (
     write_tables,
 )
 from pipeline.store.object_store import ObjectStore
-from schemas import RatedGames, RatingList, SystemRatingList
+from schemas import PointsFlow, PointsLedger, RatedGames, RatingList, SystemRatingList
 
 MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04"]
 
@@ -82,6 +82,8 @@ def test_chain_tables_say_what_a_chain_stores_and_carries() -> None:
     assert [(t.name, t.model, t.carried) for t in chain_tables(rules)] == [
         ("rating_list", RatingList, True),
         ("rated_games", RatedGames, False),
+        ("points_ledger", PointsLedger, False),
+        ("points_flow", PointsFlow, False),
     ]
     assert [t.name for t in chain_tables(system)] == ["rating_list", "system_state", "rated_games"]
     assert chain_tables(system)[0].model is SystemRatingList

@@ -654,3 +654,27 @@ def test_a_postgres_backed_instance_records_a_month_range_end_to_end(
     with psycopg2.connect(postgres_server.url) as connection, connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM runs WHERE run_id = %s", (result.run_id,))
         assert cursor.fetchone()[0] == 1  # the run lives in PostgreSQL, not in a SQLite file
+
+
+def test_a_ledger_channel_computed_wrong_fails_the_balance_check_and_stops_what_follows(
+    tiny_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pipeline.scenarios.chain as chain
+
+    ledger_of = chain.points_ledger
+
+    def returning_miscounted(*args, **kwargs):
+        ledger, flows = ledger_of(*args, **kwargs)
+        if args[4] == "2024-02":  # month: five points too many for the players who came back
+            ledger = ledger.with_columns(returning=ledger["returning"] + 5)
+        return ledger, flows
+
+    monkeypatch.setattr(chain, "points_ledger", returning_miscounted)
+    result = materialize(tiny_store, "2024-01", "2024-02", raise_on_error=False)
+    assert not result.success
+    evaluation = evaluations(result)[("plain/points_ledger", "ledger_balance")]
+    assert (
+        not evaluation.passed and "2024-02: -5 rating points not accounted for" in evaluation.metadata["problems"].value
+    )
+    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    assert "plain/points_ledger" in materialized and "plain/crosstable" not in materialized

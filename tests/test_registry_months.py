@@ -155,7 +155,7 @@ def test_the_seed_list_is_the_list_in_force_when_the_chains_start(tmp_path: Path
     assert seed_clock_month(store, scenario, "2024-06") == "2024-02"
     assert seed_clock_month(store, scenario, "2024-02") == "2023-12"
     first = rate_months(store, scenario, ["2024-06"], "2024-06")
-    rating_list, _ = first("2024-06", lambda _month: empty_frame(Games))
+    rating_list, *_ = first("2024-06", lambda _month: empty_frame(Games))
     assert dict(rating_list.select("player_id", "rating").iter_rows()) == {1: 2050, 3: 1900}
 
 
@@ -267,7 +267,7 @@ def test_the_later_lists_new_players_are_on_the_later_months_lists(lists_2004, t
         if month in ("2004-02", "2004-05"):
             # Written by name only: a new local player before April's list registers them, their FIDE id after.
             assert statuses[name] == ("new_name" if month == "2004-02" else "matched_by_name")
-        rating_list, _ = rate(month, lambda games_month: validated.get(games_month, empty_frame(Games)))
+        rating_list, *_ = rate(month, lambda games_month: validated.get(games_month, empty_frame(Games)))
         published[month] = published_list(rating_list, read_players(store, month))
     names = dict(april.filter(pl.col("player_id").is_in([by_id, by_name])).select("player_id", "name").iter_rows())
     for month in ("2004-06", "2004-07"):
@@ -303,7 +303,7 @@ def test_a_chain_starting_after_the_later_list_starts_from_it(lists_2004, tmp_pa
     games = validate("2005-07", read_month(store, "2005-07")).games
     assert games.height > 0
     rate = rate_months(store, Scenario(name="actual", rules="fide-historical"), ["2005-07"], "2005-07")
-    rating_list, _ = rate("2005-07", lambda _month: games)
+    rating_list, *_ = rate("2005-07", lambda _month: games)
     newcomers = april.join(january, on="player_id", how="anti")["player_id"]
     assert newcomers.is_in(rating_list["player_id"].implode()).all()
 
@@ -340,6 +340,11 @@ def test_a_later_lists_rated_newcomers_join_the_chain_at_its_rating_from_its_mon
     assert 4 not in ratings["2024-04"]  # an unrated player of the later list is the registry's, not the list's
     assert ratings["2024-03"][1] == ratings["2024-02"][1] != 2100  # the chain's own rating, moved by February's win
     assert all(frames[0]["player_id"].is_sorted() for frames in lists.values())
+    if not scenario.is_system:
+        # The pool's ledger: the later list's newcomer joins it as seeded, and every month balances.
+        ledgers = {month: frames[2].row(0, named=True) for month, frames in lists.items()}
+        assert all(ledger["unexplained"] == 0 for ledger in ledgers.values())
+        assert ledgers["2024-03"]["seeded"] == 1950 and ledgers["2024-02"]["seeded"] == 0
     if scenario.is_system:
         state = lists["2024-04"][1]
         assert 3 in state["player_id"].to_list() and state["player_id"].is_sorted()

@@ -21,6 +21,7 @@ from assets.publish import PUBLISH_STAGE
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
 from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions, listing_of_the_run
+from pipeline.ingest.registry import keep_registry_history
 from pipeline.invariants.catalog import LIST_CONTINUITY
 from pipeline.months import add_months
 from pipeline.operations import progress
@@ -338,6 +339,7 @@ def _rate_planned(
         )
         run_args = (plan.months[0], plan.months[-1], plan.partition_range, plan.root, scenarios_file, home)
         with listing_of_the_run(plan.store, list(plan.entries)):
+            keep_registry_history(plan.store, plan.months[-1])
             outcomes = run_waves(waves, execute_stage, run_args, workers)
     except Exception as error:  # the store failed outside any step: still summarise, naming where and why
         fault = fault_line(plan.store.url(), error)

@@ -64,10 +64,15 @@ class EngineInputError(ValueError):
 
 @dataclass(frozen=True)
 class PeriodResult:
-    """The new list and the per-game calculation it rests on."""
+    """The new list and the per-game calculation it rests on; from a scenario's month (rate_scenario_month), also the
+    list after the period's games before the month's one-time events, and the per-game table of every game the list
+    rates (a period of several months: all of them; none in a month without a list).
+    """
 
     rating_list: pl.DataFrame
     rated_games: pl.DataFrame
+    after_games: pl.DataFrame | None = None
+    period_games: pl.DataFrame | None = None
 
 
 # -- inputs ------------------------------------------------------------------------------------

@@ -211,6 +211,18 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     return history
 
 
+def keep_registry_history(store: ObjectStore, up_to_month: str) -> None:
+    """Bring the kept registry rows (KEPT_HISTORY_FOLDER) up to `up_to_month` before a run's stages, in the process
+    that holds the run (landing.listing_of_the_run): its stages, in this process or in worker processes, then read
+    them, and a run writes the same files however many workers it has. This process keeps no copy in memory.
+    """
+    try:
+        registry_history(store, up_to_month)
+    except Exception:  # a registry file that cannot be read fails the stages that read it, and they say why
+        pass
+    _read_history.clear()
+
+
 def _with_folders(store: ObjectStore, history: pl.DataFrame | None, folders: dict[str, list[str]]) -> pl.DataFrame:
     """`history` (registry_history's rows of the folders before `folders`; None: none) with the rows of `folders`."""
     frames = [rows for month, keys in folders.items() if (rows := _folder_rows(store, keys, month)) is not None]

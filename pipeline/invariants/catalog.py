@@ -13,6 +13,7 @@ NO_DUPLICATE_PLAYERS = "no_duplicate_players"
 FLOOR_RESPECTED = "floor_respected"
 LIST_CONTINUITY = "list_continuity"
 POINTS_CONSERVED = "rating_points_conserved"
+LEDGER_BALANCE = "ledger_balance"
 
 CHECK_DESCRIPTIONS = {
     RECONCILIATION: """raw_games rows = games rows + quarantine rows, for every month of the run and every \
@@ -69,6 +70,13 @@ For each month, from rated_games and the month's list:
    after a one-time event (the 2024 compression adds to `change`).
 It fails on a game counted twice or for one side only, a wrong K, a one-sided 400-point rule, or a
 list not computed from the stored per-game table. Blocking: crosstables and reports wait for it.""",
+    LEDGER_BALANCE: """The pool's points ledger balances to the point (pipeline/scenarios/ledger.py, docs/analytics.md).
+
+For each month: the change of the pool's total rating points (rated players not flagged inactive) equals
+its channels, games + corrections + one-time events + newcomers + seeded + returning - became inactive -
+delisted - left the list (`unexplained` is 0); the flows between groups add up, in each grouping, to the
+games' points before rounding (`games_not_zero_sum`); and the pool the month starts from is the pool the
+month before ended with. Blocking.""",
 }
 
 

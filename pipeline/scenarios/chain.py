@@ -18,13 +18,14 @@ from pipeline.ingest.registry import (
     seed_list_month,
 )
 from pipeline.months import add_months
+from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.scenarios.ratings_used import ListsInForce
 from pipeline.scenarios.recalculation import LateReports
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.store.monthly import read_stored_month, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
-from schemas import Games, Players, RatedGames, RatingList, SystemRatingList
+from schemas import Games, Players, PointsFlow, PointsLedger, RatedGames, RatingList, SystemRatingList
 from schemas.conformance import conforms
 from schemas.util import conform, empty_frame, polars_schema
 
@@ -58,7 +59,13 @@ def chain_tables(scenario: Scenario) -> list[ChainTable]:
     return [
         ChainTable("rating_list", RatingList, "player_id", carried=True, reads=("rating_list",)),
         ChainTable("rated_games", RatedGames, "game_id", reads=("rating_list",)),
+        # The pool's points ledger of the list and the points its groups won from each other (scenarios.ledger).
+        ChainTable(LEDGER, PointsLedger, None, reads=("rating_list",)),
+        ChainTable(FLOWS, PointsFlow, None, reads=("rating_list",)),
     ]
+
+
+LEDGER, FLOWS = "points_ledger", "points_flow"
 
 
 class MissingMonth(LookupError):
@@ -257,6 +264,11 @@ def month_figures(frames: Mapping[str, pl.DataFrame], rules_name: str) -> dict[s
     }
     if "system_state" in frames:
         figures["system_state"] = {"players": frames["system_state"].height}
+    if LEDGER in frames:
+        ledger = frames[LEDGER].row(0, named=True)
+        names = ("pool_change", "games_change", "newcomers", "became_inactive", "one_time_events", "unexplained")
+        figures[LEDGER] = {"pool_points": ledger["pool_after"], **{name: ledger[name] for name in names}}
+        figures[FLOWS] = {"groups": frames[FLOWS].height}
     return figures
 
 
@@ -363,6 +375,8 @@ def rate_months(
             correct(month, previous, with_later_columns(stored, RatingList), {**period, month: games})
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
+        # The list the month starts from, as stored: players a later FIDE list adds join the pool as seeded.
+        before = carried["list"]
         carried.update(with_newcomers(carried, month))
         if late is not None:
             games_of = late.games_of(month, games_of)
@@ -374,7 +388,9 @@ def rate_months(
                 correct(month, carried["list"], kept[0], {m: late.corrected_games(m, f) for m, f in read.items()})
             carried.update(list=kept[0], **({"state": kept[1]} if scenario.is_system else {}))
             in_force.keep(month, kept[0])
-            return kept
+            if scenario.is_system:
+                return kept
+            return (*kept[:2], *kept_ledger(store, scenario, month, before, kept[0], kept[1]))
         if scenario.is_system:
             players = _registered_players(history, read.values(), month)
             system = rate_system_month(scenario, carried["list"], carried["state"], read[month], month, players)
@@ -390,7 +406,10 @@ def rate_months(
             rating_list = late.with_corrections(month, rating_list, carried["list"], scenario.rules_for(month))
         carried["list"] = rating_list
         in_force.keep(month, rating_list)
-        return rating_list, result.rated_games
+        assert result.after_games is not None and result.period_games is not None  # rate_scenario_month's
+        event = bool(scenario.events_after(month))
+        ledger = points_ledger(before, result.after_games, rating_list, result.period_games, month, event)
+        return rating_list, result.rated_games, *ledger
 
     return rate
 
@@ -405,11 +424,33 @@ class ChainNotes:
 
 
 def stored_tables(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, ...]:
-    """The chain's stored tables of `month`, in chain_tables' order (with LATER_COLUMNS where stored without)."""
+    """The chain's stored list and per-game table of `month` (a system's state between them), in chain_tables'
+    order (with LATER_COLUMNS where stored without).
+    """
     return tuple(
         with_later_columns(store.read_parquet(table_key([scenario.name, t.name], month)), t.model)
         for t in chain_tables(scenario)
+        if t.name not in (LEDGER, FLOWS)
     )
+
+
+def kept_ledger(
+    store: ObjectStore,
+    scenario: Scenario,
+    month: str,
+    before: pl.DataFrame,
+    kept_list: pl.DataFrame,
+    kept_games: pl.DataFrame,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The ledger tables of a month that keeps its stored tables: the stored ones, else (a store written before the
+    ledger) made from the stored list, which no longer tells its games' change from its one-time event's.
+    """
+    keys = [table_key([scenario.name, name], month) for name in (LEDGER, FLOWS)]
+    if all(store.exists(key) for key in keys):
+        ledger, flows = (store.read_parquet(key) for key in keys)
+        return ledger, flows
+    period = kept_games if scenario.rules_for(month).publishes_list_after(month) else kept_games.clear()
+    return points_ledger(before, kept_list, kept_list, period, month, bool(scenario.events_after(month)))
 
 
 def _held_first(

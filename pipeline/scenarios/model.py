@@ -377,12 +377,14 @@ def rate_scenario_month(
         if len(months) > 1:
             own = games_of(month).select(pl.col("game_id").cast(pl.UInt64))
             rated_games = rated_games.join(own, on="game_id", how="semi")
-        rating_list = result.rating_list
+        rating_list, period_games = result.rating_list, result.rated_games
     else:
         result = rate_period(previous, games_of(month), rules, month, players=players, standard=standard)
         rating_list, rated_games = carry_forward(previous, rules), result.rated_games
+        period_games = result.rated_games.clear()  # rated on the next list
+    after_games = rating_list
     for event in scenario.events_after(month):
         if event.compress is not None:
             spec = event.compress
             rating_list = compress(rating_list, spec.threshold, spec.factor, spec.fresh_start)
-    return PeriodResult(rating_list=rating_list, rated_games=rated_games)
+    return PeriodResult(rating_list, rated_games, after_games=after_games, period_games=period_games)

@@ -42,19 +42,32 @@ def _column(frame: pl.DataFrame, name: str, fill: float = 0) -> tuple[np.ndarray
     return series.fill_null(fill).to_numpy(), series.is_not_null().to_numpy()
 
 
+def _rows_on(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The row of each of `wanted` (in order) among `ids` (in order), -1 where absent."""
+    if not len(ids):
+        return np.full(len(wanted), -1)
+    found = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+    return np.where(ids[found] == wanted, found, -1)
+
+
 class _Period:
     """The three lists aligned on the published list's rows, and the period's counting sides."""
 
     def __init__(
         self, previous: pl.DataFrame, after_games: pl.DataFrame, current: pl.DataFrame, period_games: pl.DataFrame
     ):
-        if not after_games["player_id"].equals(current["player_id"]):
-            raise ValueError("the list after the games and the published list hold different players")
         ids, before_ids = current["player_id"].to_numpy(), previous["player_id"].to_numpy()
         # Each row of the list before on the published list (lists only grow; -1 where a player is absent): both in id
         # order, so searchsorted's probes stay in cache.
-        found = np.minimum(np.searchsorted(ids, before_ids), max(len(ids) - 1, 0))
-        self.at = np.where(ids[found] == before_ids, found, -1) if len(ids) else np.full(len(before_ids), -1)
+        self.at = _rows_on(ids, before_ids)
+        if not after_games["player_id"].equals(current["player_id"]):
+            # Events add nobody: a list that lost or gained players after its games is shown by the checks (the
+            # ledger's unexplained points, list_continuity), not refused here.
+            rows = _rows_on(after_games["player_id"].to_numpy(), ids)
+            after_games = after_games[np.where(rows >= 0, rows, 0)].with_columns(
+                *(pl.when(pl.Series(rows >= 0)).then(pl.col(c)) for c in ("rating", "change")),
+                *(pl.col(c) & pl.Series(rows >= 0) for c in ("newly_rated", "delisted")),
+            )
         self.previous, self.current, self.after_games = previous, current, after_games
         self._before: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # Each side of each game: its player's row, its opponent's, K x W x (S - E) where it counts (one lookup of
@@ -62,8 +75,6 @@ class _Period:
         count = period_games.height
         both = np.concatenate([period_games["white_id"].to_numpy(), period_games["black_id"].to_numpy()])
         rows = positions(ids, both)
-        if (rows < 0).any():
-            raise ValueError("a player of the period's games is not on the published list")
         white, black = rows[:count], rows[count:]
         expected, known = (
             np.concatenate(pair)
@@ -73,7 +84,8 @@ class _Period:
         )
         score = period_games["white_score"].to_numpy()
         weight = np.tile(period_games["weight"].to_numpy(), 2)
-        counting = known & (weight > 0)
+        # A side's player missing from the list (a list that lost a player: the checks show it) has no K to count.
+        counting = known & (weight > 0) & (np.concatenate([white, black]) >= 0)
         self.player = np.concatenate([white, black])[counting]
         self.opponent = np.concatenate([black, white])[counting]
         k_used = _column(current, "k_used")[0].astype(np.float64)
@@ -186,9 +198,11 @@ def _groups(period: _Period, rows: np.ndarray, year: int) -> tuple[np.ndarray, n
     """The kind (an index of KINDS) and the 200-point band's lowest rating (-1: unrated) of the players at `rows` of the
     published list, as they stood on the list before the period.
     """
+    listed, rows = rows >= 0, np.maximum(rows, 0)  # an opponent missing from the list counts as unrated
     rating, rated = (values[rows] for values in period.before("rating"))
     games, games_known = (values[rows] for values in period.before("games_total"))
     birth, birth_known = (values[rows] for values in period.before("birth_year"))
+    rated &= listed
     junior = np.where(birth_known & (year - birth < JUNIOR_BELOW_AGE), 2, 3)
     kind = np.where(~rated, 0, np.where(games_known & (games < NEWCOMER_GAMES), 1, junior))
     band = np.where(rated, (rating // BAND_WIDTH) * BAND_WIDTH, -1)

@@ -1,0 +1,64 @@
+"""The ledger_balance check: every month's points ledger accounts for every point, its flows add up to its games,
+and each month starts from the pool the month before ended with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline.invariants.catalog import MonthProblems
+from pipeline.months import add_months
+from pipeline.store.monthly import read_stored_month
+from pipeline.store.object_store import ObjectStore
+
+#: The channels of the pool's change and the sign each adds with (schemas.points_ledger.PointsLedger).
+CHANNELS = {
+    "games_change": 1,
+    "corrections": 1,
+    "one_time_events": 1,
+    "newcomers": 1,
+    "seeded": 1,
+    "returning": 1,
+    "became_inactive": -1,
+    "delisted": -1,
+    "left_the_list": -1,
+}
+#: Float sums of a few hundred thousand points agree to far better than this many points.
+FLOW_TOLERANCE = 1e-6
+
+
+def ledger_problems(
+    store: ObjectStore, ledger_path: Sequence[str], flow_path: Sequence[str], months: Sequence[str]
+) -> MonthProblems:
+    """The check's outcome over `months` (their ledgers and flows as stored; a month not stored is a problem)."""
+    problems: list[str] = []
+    for month in months:
+        ledger = read_stored_month(store, ledger_path, month)
+        flows = read_stored_month(store, flow_path, month)
+        if ledger is None or flows is None or ledger.height != 1:
+            problems.append(f"{month}: no points ledger stored for the month")
+            continue
+        row = ledger.row(0, named=True)
+        # The identity again from the stored channels (a channel computed wrong does not hide behind `unexplained`).
+        left = row["pool_after"] - row["pool_before"] - sum(sign * row[name] for name, sign in CHANNELS.items())
+        if left != 0 or row["unexplained"] != 0:
+            problems.append(
+                f"{month}: {left:+,} rating points not accounted for by any channel (pool "
+                f"{row['pool_before']:,} -> {row['pool_after']:,}; the ledger's unexplained: {row['unexplained']:+,})"
+            )
+        scale = max(1.0, float(row["games_points_moved"]))
+        for grouping, frame in flows.group_by("grouping", maintain_order=True):
+            total = float(frame["points"].sum())
+            if abs(total - row["games_not_zero_sum"]) > FLOW_TOLERANCE * scale:
+                problems.append(
+                    f"{month}: the flows by {grouping[0]} add up to {total:,.3f} points, the games' points to "
+                    f"{row['games_not_zero_sum']:,.3f}"
+                )
+        previous = read_stored_month(store, ledger_path, add_months(month, -1), ["pool_after"])
+        if previous is not None and previous.height == 1 and previous["pool_after"][0] != row["pool_before"]:
+            problems.append(
+                f"{month}: the pool starts at {row['pool_before']:,} points, the month before ended at "
+                f"{previous['pool_after'][0]:,}"
+            )
+    failing = {problem.split(":", 1)[0] for problem in problems}
+    return MonthProblems(problems, {"months_balanced": len([m for m in months if m not in failing])})
