@@ -23,6 +23,7 @@ from schemas.score_curve import ScoreCurve
 from schemas.system_state import SystemState, UscfState
 from schemas.truth_error import TruthError
 from schemas.util import column_descriptions, empty_frame, polars_schema
+from schemas.yearly_drift import YearlyDrift
 
 __all__ = [
     "IDENTITY_STATUSES",
@@ -52,6 +53,7 @@ __all__ = [
     "SystemRatingList",
     "SystemState",
     "UscfState",
+    "YearlyDrift",
     "TruthError",
     "column_descriptions",
     "empty_frame",

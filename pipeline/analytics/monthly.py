@@ -10,12 +10,15 @@ import polars as pl
 
 from pipeline.analytics import predictive_accuracy, summary_crosstable
 from pipeline.analytics.curves import band_trend, score_curve
+from pipeline.analytics.drift import DRIFT_COLUMNS, cohort_drift
 from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
+from pipeline.months import add_months
 from pipeline.reports import accuracy_markdown, crosstable_markdown
 from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import read_stored_month
 from pipeline.store.object_store import ObjectStore
-from schemas import Accuracy, BandTrend, Crosstable, Performance, ScoreCurve, TruthError
+from schemas import Accuracy, BandTrend, Crosstable, Performance, ScoreCurve, TruthError, YearlyDrift
 from schemas.util import empty_frame
 
 #: Figures whose text is Markdown (a table the UI renders).
@@ -71,6 +74,29 @@ def _truth_figures(table: pl.DataFrame) -> Figures:
     return {name: float(overall[name][0] or 0.0) for name in ("pair_error_mean", "pair_error_rms", "slope")}
 
 
+def _cohort_drift(store: ObjectStore, scenario: Scenario) -> MonthTable:
+    truth = store.scan_parquet(TRUTH_KEY) if store.exists(TRUTH_KEY) else None
+
+    def drift(rating_list: pl.DataFrame, month: str) -> pl.DataFrame:
+        if not month.endswith("-12"):
+            return empty_frame(YearlyDrift)
+        earlier = read_stored_month(store, [scenario.name, "rating_list"], add_months(month, -12), list(DRIFT_COLUMNS))
+        return cohort_drift(earlier, rating_list, month, truth)
+
+    return drift
+
+
+def _drift_figures(table: pl.DataFrame) -> Figures:
+    if not table.height:
+        return {}
+    row = table.row(0, named=True)
+    figures: Figures = {"players": row["players"]}
+    for name in ("median_change", "true_median_change"):
+        if row[name] is not None:
+            figures[name] = float(row[name])
+    return figures
+
+
 def _curve_figures(table: pl.DataFrame) -> Figures:
     return {"games": int(table["games"].sum()) if table.height else 0}
 
@@ -100,6 +126,8 @@ MONTHLY_ANALYSES = (
         _curve_figures,
         CURVE_COLUMNS,
     ),
+    # The December lists' yearly drift of the stable cohort (the other months' tables are empty): pool health.
+    MonthlyAnalysis("cohort_drift", YearlyDrift, "rating_list", _cohort_drift, _drift_figures, DRIFT_COLUMNS),
     MonthlyAnalysis(
         "band_trend",
         BandTrend,
