@@ -16,15 +16,18 @@ from pipeline.reports.writer import (
     COMMON_ACCURACY,
     COMPARISON_DESCRIPTION,
     INDEX_DESCRIPTION,
+    POOL_HEALTH_DESCRIPTION,
     REPORTS_DESCRIPTION,
     common_games_accuracy,
     report_figures,
     stored_accuracy,
     stored_months,
     write_accuracy_comparison,
+    write_drift_comparison,
     write_report_index,
     write_scenario_reports,
 )
+from pipeline.scenarios.chain import FLOWS, LEDGER, chain_tables
 from pipeline.scenarios.model import Scenario, compared_scenarios
 from pipeline.store.monthly import MonthStream, stream_months
 from pipeline.store.object_store import ObjectStore, redact_url
@@ -50,7 +53,14 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
             dg.AssetDep(dg.AssetKey([key, "crosstable"]), partition_mapping=ALL_MONTHS),
             dg.AssetDep(dg.AssetKey([key, "score_curve"]), partition_mapping=ALL_MONTHS),
             dg.AssetDep(dg.AssetKey([key, "band_trend"]), partition_mapping=ALL_MONTHS),
+            dg.AssetDep(dg.AssetKey([key, "cohort_drift"]), partition_mapping=ALL_MONTHS),
             dg.AssetDep(chain_key(scenario, "rating_list"), partition_mapping=ALL_MONTHS),
+            # The pool-health page's ledger and flows (a rule-set chain's).
+            *(
+                dg.AssetDep(chain_key(scenario, table.name), partition_mapping=ALL_MONTHS)
+                for table in chain_tables(scenario)
+                if table.name in (LEDGER, FLOWS)
+            ),
         ],
         description=REPORTS_DESCRIPTION.format(name=scenario.name),
     )
@@ -134,6 +144,24 @@ def build_cross_scenario_assets(
         )
 
     @dg.asset(
+        name="pool_health_comparison",
+        group_name="reports",
+        kinds={"html", "png", "parquet"},
+        tags={"stage": "report"},
+        code_version=code_version("analyse"),
+        deps=[
+            dg.AssetDep(dg.AssetKey([s.name, "cohort_drift"]), partition_mapping=ALL_MONTHS) for s in scenarios.values()
+        ],
+        description=POOL_HEALTH_DESCRIPTION,
+    )
+    def pool_health_comparison(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
+        object_store = store.store()
+        page = write_drift_comparison(object_store, list(scenarios), partitions.get_partition_keys())
+        if page is None:
+            context.log.info("no scenario has two December lists a year apart: no drift to compare")
+        return dg.MaterializeResult(metadata={"page": page or "none: no December lists a year apart"})
+
+    @dg.asset(
         name="report_index",
         group_name="reports",
         kinds={"html"},
@@ -143,6 +171,7 @@ def build_cross_scenario_assets(
         deps=[
             *report_keys,
             "accuracy_comparison",
+            "pool_health_comparison",
             dg.AssetKey(["evaluation", "leaderboard"]),
             *(dg.AssetDep(key, partition_mapping=ALL_MONTHS) for key in list_keys),
         ],
@@ -155,4 +184,4 @@ def build_cross_scenario_assets(
             metadata={"links": len(entries), "path": redact_url(object_store.url(REPORTS_PREFIX, INDEX_NAME))}
         )
 
-    return [common_accuracy, accuracy_comparison, report_index]
+    return [common_accuracy, accuracy_comparison, pool_health_comparison, report_index]

@@ -56,6 +56,7 @@ ASSET_GROUPS = {
     "plain/published_list": "plain",
     "common_accuracy": "common_games",
     "accuracy_comparison": "reports",
+    "pool_health_comparison": "reports",
     "report_index": "reports",
     "evaluation/leaderboard": "evaluation",
 }
@@ -73,7 +74,15 @@ ASSET_DEPS = {
     "plain/crosstable": {"plain/rated_games"},
     "plain/accuracy": {"plain/rated_games"},
     "plain/performance": {"plain/rated_games"},
-    "plain/reports": {"plain/crosstable", "plain/score_curve", "plain/band_trend", "plain/rating_list"},
+    "plain/reports": {
+        "plain/crosstable",
+        "plain/score_curve",
+        "plain/band_trend",
+        "plain/rating_list",
+        "plain/cohort_drift",
+        "plain/points_ledger",
+        "plain/points_flow",
+    },
     "plain/truth_error": {"plain/rating_list"},
     "plain/score_curve": {"plain/rated_games"},
     "plain/band_trend": {"plain/rated_games"},
@@ -81,14 +90,29 @@ ASSET_DEPS = {
     "plain/published_list": {"plain/rating_list"},
     "common_accuracy": {"plain/rated_games"},
     "accuracy_comparison": {"plain/accuracy", "common_accuracy"},
-    "report_index": {"plain/reports", "accuracy_comparison", "evaluation/leaderboard", "plain/published_list"},
+    "pool_health_comparison": {"plain/cohort_drift"},
+    "report_index": {
+        "plain/reports",
+        "accuracy_comparison",
+        "pool_health_comparison",
+        "evaluation/leaderboard",
+        "plain/published_list",
+    },
     "evaluation/leaderboard": {"games", "plain/rating_list"},
 }
 # Monthly tables (one materialization per month); the reports are rebuilt whole.
 MONTHLY = [
     a
     for a in ASSET_GROUPS
-    if a not in ("landing_zone", "plain/reports", "accuracy_comparison", "report_index", "evaluation/leaderboard")
+    if a
+    not in (
+        "landing_zone",
+        "plain/reports",
+        "accuracy_comparison",
+        "pool_health_comparison",
+        "report_index",
+        "evaluation/leaderboard",
+    )
 ]
 
 
@@ -820,6 +844,12 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
         assert store.exists(page) and f'href="{scenario}/crosstable/2024.html"' in index, scenario
         assert store.exists(f"reports/{scenario}/score-curves/2024-2024.png"), scenario
     assert store.exists("reports/actual/rating-distribution/compression-2024-02.png")
+    # The pool-health page of a rule-set scenario: its ledger by year, with the compression's channel.
+    assert 'href="actual/pool-health/2024-2024.html"' in index and store.exists(
+        "reports/actual/pool-health/2024-2024.png"
+    )
+    yearly = store.read_parquet("reports/actual/pool-health/2024-2024.parquet").row(0, named=True)
+    assert yearly["one_time_events"] > 0 and yearly["unexplained"] == 0
     assert store.exists("reports/all-scenarios/accuracy-comparison/2024-2024.html")
     # The comparison rests on the monthly common_accuracy tables: the same rows as computed from every rated_games.
     from polars.testing import assert_frame_equal

@@ -388,3 +388,77 @@ def test_a_chart_is_drawn_again_only_when_what_it_is_drawn_from_changed(tmp_path
     store_report(store, "x/chart.png", first[:-40] + b"\0" * 40)  # a damaged chart is drawn again
     drawn_chart(store, "x/chart.png", data, draw("a"), "a")
     assert drawings == ["a", "a", "b", "a"]
+
+
+def test_pool_health_tables_add_up_by_year_and_the_pages_show_them(tmp_path: Path):
+    from pipeline.reports.pool_health import (
+        drift_side_by_side,
+        flow_matrix,
+        render_drift_comparison_page,
+        render_pool_health_page,
+        yearly_ledger,
+    )
+    from schemas import PointsLedger
+    from schemas.util import conform
+
+    def month(name: str, before: int, newcomers: int, inactive: int, games: int) -> dict:
+        zero = {column: 0 for column in PointsLedger.to_schema().columns}
+        after = before + newcomers - inactive + games
+        return zero | {
+            "month": name,
+            "pool_before": before,
+            "pool_after": after,
+            "pool_change": after - before,
+            "newcomers": newcomers,
+            "became_inactive": inactive,
+            "games_change": games,
+            "games_not_zero_sum": games - 0.5,
+            "games_rounding": 0.5,
+        }
+
+    rows = [month("2023-12", 1000, 10, 4, 1), month("2024-01", 1007, 20, 5, -2), month("2024-02", 1020, 0, 3, 3)]
+    ledger = conform(pl.DataFrame(rows, infer_schema_length=None), PointsLedger)
+    yearly = yearly_ledger(ledger).row(1, named=True)
+    assert (yearly["year"], yearly["pool_before"], yearly["pool_after"], yearly["pool_change"]) == (
+        "2024",
+        1007,
+        1020,
+        13,
+    )
+    # Leaving channels count against the pool; the year's channels add up to its change.
+    assert (yearly["newcomers"], yearly["became_inactive"], yearly["games_change"]) == (20, -8, 1)
+    assert yearly["newcomers"] + yearly["became_inactive"] + yearly["games_change"] == yearly["pool_change"]
+    flows = pl.DataFrame(
+        {
+            "month": ["2024-01"] * 3,
+            "grouping": ["kind", "kind", "band"],
+            "group": ["junior", "adult", "1800-1999"],
+            "opponent_group": ["adult", "junior", "1600-1799"],
+            "sides": [3, 3, 1],
+            "points": [12.5, -10.0, 1.0],
+        }
+    )
+    matrix = flow_matrix(flows)
+    assert (
+        matrix.columns == ["group", "adult", "junior"]
+        and matrix.filter(pl.col("group") == "junior")["adult"][0] == 12.5
+    )
+    drift = pl.DataFrame(
+        {
+            "month": ["2024-12"],
+            "year": [2024],
+            "age_low": [25],
+            "age_high": [45],
+            "players": [9],
+            "median_change": [-6.0],
+            "mean_change": [-5.5],
+            "true_median_change": [0.5],
+            "true_mean_change": [0.2],
+        },
+        schema_overrides={"year": pl.Int32, "age_low": pl.Int32, "age_high": pl.Int32},
+    )
+    side = drift_side_by_side({"a<b": drift, "other": drift.with_columns(median_change=pl.lit(1.0))})
+    assert side.row(0) == (2024, -6.0, 1.0, 0.5)
+    page = render_pool_health_page("a<b", yearly_ledger(ledger), drift, matrix, "2024", "x.png", ["2023-12", "2024-02"])
+    assert "Pool health · a&lt;b" in page and "a<b" not in page and "became_inactive" in page and "12.5" in page
+    assert "-6.0" in render_drift_comparison_page(side, "y.png")

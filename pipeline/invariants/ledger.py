@@ -8,21 +8,10 @@ from collections.abc import Sequence
 
 from pipeline.invariants.catalog import MonthProblems
 from pipeline.months import add_months
+from pipeline.scenarios.ledger import CHANNELS
 from pipeline.store.monthly import read_stored_month
 from pipeline.store.object_store import ObjectStore
 
-#: The channels of the pool's change and the sign each adds with (schemas.points_ledger.PointsLedger).
-CHANNELS = {
-    "games_change": 1,
-    "corrections": 1,
-    "one_time_events": 1,
-    "newcomers": 1,
-    "seeded": 1,
-    "returning": 1,
-    "became_inactive": -1,
-    "delisted": -1,
-    "left_the_list": -1,
-}
 #: Float sums of a few hundred thousand points agree to far better than this many points.
 FLOW_TOLERANCE = 1e-6
 

@@ -26,7 +26,7 @@ def month_span(months: Sequence[str]) -> str:
     return f"{months[0]} to {months[-1]} ({len(months)} months)"
 
 
-def _image(png_href: str, alt: str) -> str:
+def chart_image(png_href: str, alt: str) -> str:
     return f'<img class="chart" src="{escape(png_href, quote=True)}" alt="{escape(alt, quote=True)}">'
 
 
@@ -68,7 +68,7 @@ def render_score_curves_page(
         f"<h1>{escape(title)}</h1>\n"
         f'<p class="meta">{games:,} games rated for both players, by window (the last reaches the latest year '
         "with data):</p>"
-        f'<ul class="coverage">{items}</ul>\n' + _image(png_href, title) + table
+        f'<ul class="coverage">{items}</ul>\n' + chart_image(png_href, title) + table
     )
     return html_page(title, body, CHART_CSS, back_href, games=games)
 
@@ -97,7 +97,7 @@ def render_band_trend_page(
     body = (
         f"<h1>{escape(title)}</h1>\n"
         f'<p class="meta">Months {escape(month_span(months))} · {games:,} games between the bands, rated for '
-        "both players.</p>\n" + _image(png_href, title) + table
+        "both players.</p>\n" + chart_image(png_href, title) + table
     )
     return html_page(title, body, CHART_CSS, back_href, games=games)
 
@@ -136,6 +136,8 @@ def render_distribution_page(
     body = (
         f"<h1>{escape(full_title)}</h1>\n"
         f'<p class="meta">{len(periods)} list{"s" if len(periods) != 1 else ""} (rating periods '
-        f"{escape(', '.join(periods))}); rated players in 25-point bins.</p>\n" + _image(png_href, full_title) + table
+        f"{escape(', '.join(periods))}); rated players in 25-point bins.</p>\n"
+        + chart_image(png_href, full_title)
+        + table
     )
     return html_page(full_title, body, CHART_CSS, back_href)

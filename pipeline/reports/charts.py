@@ -300,3 +300,71 @@ def plot_rating_history(history: pl.DataFrame, scenarios: list[str], title: str 
     axes.set_ylabel("Rating")
     axes.set_title(title)
     return _png(figure)
+
+
+def plot_pool_ledger(yearly: pl.DataFrame, channels: list[str], title: str) -> bytes:
+    """PNG: the pool's points by year as stacked bars, one colour per channel (above zero what came in, below what
+    went), and the year's net change as a line with dots.
+    """
+    figure, axes = _new_figure()
+    years = yearly["year"].cast(pl.Int32).to_list()
+    above = [0.0] * len(years)
+    below = [0.0] * len(years)
+    for index, channel in enumerate(channels):
+        values = yearly[channel].cast(pl.Float64).to_list()
+        bottoms = [above[i] if v >= 0 else below[i] for i, v in enumerate(values)]
+        axes.bar(years, values, bottom=bottoms, color=f"C{index % 10}", label=channel.replace("_", " "), width=0.8)
+        above = [a + max(v, 0.0) for a, v in zip(above, values, strict=True)]
+        below = [b + min(v, 0.0) for b, v in zip(below, values, strict=True)]
+    if yearly.height:
+        axes.plot(years, yearly["pool_change"].to_list(), color="black", marker="o", label="net change")
+        axes.legend(fontsize=7, ncol=2)
+    else:
+        _empty_note(axes, "no list")
+    axes.axhline(0, color="#666", linewidth=0.8)
+    axes.set_xlabel("Year")
+    axes.set_ylabel("Rating points")
+    axes.set_title(title)
+    return _png(figure)
+
+
+def plot_cohort_drift(table: pl.DataFrame, title: str) -> bytes:
+    """PNG: one line per column of `table` but `year` (a scenario's median yearly change of the stable cohort), the
+    true strength's dashed in black.
+    """
+    figure, axes = _new_figure()
+    years = table["year"].cast(pl.Int32).to_list()
+    columns = [c for c in table.columns if c != "year"]
+    # A one-time event (a compression adds 100-200 points in its year) would flatten the drift of every other year
+    # to a line: the axis covers the usual years, and a year beyond it is marked at the edge with its value.
+    sizes = sorted(abs(v) for c in columns for v in table[c].cast(pl.Float64).drop_nulls().to_list())
+    limit = max(20.0, 1.5 * sizes[int(0.8 * (len(sizes) - 1))]) if sizes else 20.0
+    for index, column in enumerate(columns):
+        values = [float("nan") if v is None else v for v in table[column].cast(pl.Float64).to_list()]
+        shown = [max(-limit, min(limit, v)) for v in values]
+        if column == "true strength":
+            axes.plot(years, shown, color="black", linestyle="--", marker="x", label=column)
+        else:
+            axes.plot(years, shown, color=f"C{index % 10}", marker="o", label=column)
+        for year, value in zip(years, values, strict=True):
+            if abs(value) > limit:
+                edge = limit if value > 0 else -limit
+                axes.annotate(
+                    f"{value:+.0f}",
+                    (year, edge),
+                    fontsize=7,
+                    color=f"C{index % 10}",
+                    ha="center",
+                    xytext=(0, -10 if value > 0 else 4),
+                    textcoords="offset points",
+                )
+    axes.set_ylim(-limit * 1.05, limit * 1.05)
+    axes.axhline(0, color="#666", linewidth=0.8)
+    if table.height:
+        axes.legend(fontsize=8)
+    else:
+        _empty_note(axes, "no December lists a year apart")
+    axes.set_xlabel("Year")
+    axes.set_ylabel("Median change over the year, rating points")
+    axes.set_title(title)
+    return _png(figure)

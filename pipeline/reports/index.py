@@ -25,6 +25,7 @@ KIND_TITLES = {
     "rating-distribution": "Rating distribution",
     "accuracy": "Predictive accuracy",
     "accuracy-comparison": "Scenario comparison",
+    "pool-health": "Pool health",
 }
 LINK_LABELS = {"html": "page", "png": "chart", "parquet": "data", "csv": "data", "md": "notes"}
 

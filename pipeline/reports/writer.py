@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Sequence
 
 import polars as pl
@@ -30,6 +31,8 @@ from pipeline.reports.charts import (
     chart_stamp,
     plot_accuracy,
     plot_band_trend,
+    plot_cohort_drift,
+    plot_pool_ledger,
     plot_rating_distribution,
     plot_score_curves,
     stamp_of,
@@ -46,9 +49,18 @@ from pipeline.reports.index import (
     report_path,
 )
 from pipeline.reports.markdown import crosstable_markdown
+from pipeline.reports.pool_health import (
+    drift_side_by_side,
+    flow_matrix,
+    render_drift_comparison_page,
+    render_pool_health_page,
+    yearly_ledger,
+)
+from pipeline.scenarios.chain import FLOWS, LEDGER
+from pipeline.scenarios.ledger import CHANNELS
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
-from schemas import Accuracy, Games
+from schemas import Accuracy, Games, YearlyDrift
 from schemas.util import empty_frame
 
 # The report assets as the UI describes them (assets/report.py), beside the writers of what they describe.
@@ -63,6 +75,12 @@ COMPARISON_DESCRIPTION = """Predictive accuracy of every scenario of `actual`'s 
 the share of months each beats `actual` (a rapid or blitz list predicts other games: it is not compared here).
 
 Written to `reports/all-scenarios/` as data, a table page and a monthly chart."""
+
+POOL_HEALTH_DESCRIPTION = """The stable cohort's drift of every scenario side by side: the median yearly rating \
+change of the steadily active adults aged 25-45 on each scenario's December lists, and on generated data their true \
+change.
+
+Did a repair stop the drift, and when. Written to `reports/all-scenarios/pool-health/` as data, a chart and a page."""
 
 INDEX_DESCRIPTION = """`reports/index.html`: every page, chart and data file under `reports/`, by scenario and period.
 
@@ -175,6 +193,8 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         put(chart, drawn_chart(store, chart, trend, lambda: plot_band_trend(trend, title), title))
         put(page, render_band_trend_page(trend, name, f"{span}.png", curve_months, back_href=index_href_from(page)))
 
+    put_pool_health(store, put, scenario, months)
+
     january = january_lists(months)
     # Only the columns a distribution counts: 17 whole January lists held 0.5 GB for the fide-scale history.
     januaries = {
@@ -231,6 +251,71 @@ def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequen
         for month in stored_months(store, [name, "accuracy"], months)
     ]
     return pl.concat(rows) if rows else None
+
+
+def stored_frames(store: ObjectStore, scenario: str, table: str, months: Sequence[str]) -> pl.DataFrame | None:
+    """The stored months of a scenario's monthly table as one frame (None when none is stored)."""
+    frames = [store.read_parquet(_table(scenario, table, m)) for m in stored_months(store, [scenario, table], months)]
+    return pl.concat(frames) if frames else None
+
+
+def put_pool_health(
+    store: ObjectStore,
+    put: Callable[[str, bytes | str | pl.DataFrame], None],
+    scenario: Scenario,
+    months: list[str],
+) -> None:
+    """The scenario's pool-health page (pipeline.reports.pool_health): its ledger by year with its chart, the stable
+    cohort's drift, and the flows between groups in the last year with lists; none without a ledger or a drift.
+    """
+    name = scenario.name
+    ledgers = stored_frames(store, name, LEDGER, months)
+    drift = stored_frames(store, name, "cohort_drift", [m for m in months if m.endswith("-12")])
+    drift = drift if drift is not None else empty_frame(YearlyDrift)
+    if ledgers is None and not drift.height:
+        return
+    span = year_span(months)
+    page = report_path(name, "pool-health", span, "html")
+    yearly, chart, flows, flows_year = None, None, None, None
+    if ledgers is not None:
+        yearly = yearly_ledger(ledgers)
+        put(report_path(name, "pool-health", span, "parquet"), yearly)
+        chart = report_path(name, "pool-health", span, "png")
+        title = f"{name}: where the pool's rating points came from and went, by year"
+        channels = list(CHANNELS)
+        put(chart, drawn_chart(store, chart, yearly, lambda: plot_pool_ledger(yearly, channels, title), title))
+        flows_year = str(yearly["year"][-1])
+        year_flows = stored_frames(store, name, FLOWS, [m for m in months if m.startswith(flows_year)])
+        flows = flow_matrix(year_flows) if year_flows is not None else None
+    png = posixpath.basename(chart) if chart else None
+    put(
+        page,
+        render_pool_health_page(name, yearly, drift, flows, flows_year, png, months, back_href=index_href_from(page)),
+    )
+
+
+def write_drift_comparison(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> str | None:
+    """The stable cohort's drift of every scenario side by side under reports/all-scenarios/pool-health/ (data,
+    chart, page); returns the page's path relative to reports/, None when no scenario has a drift.
+    """
+    decembers = [m for m in months if m.endswith("-12")]
+    drifts = {
+        name: frame
+        for name in scenarios
+        if (frame := stored_frames(store, name, "cohort_drift", decembers)) is not None
+    }
+    table = drift_side_by_side(drifts)
+    if not table.height:
+        return None
+    span = f"{table['year'][0]}-{table['year'][-1]}"
+    page = report_path(CROSS_SCENARIO, "pool-health", span, "html")
+    chart = report_path(CROSS_SCENARIO, "pool-health", span, "png")
+    title = "The stable cohort's median yearly rating change, by scenario"
+    store_report(store, report_path(CROSS_SCENARIO, "pool-health", span, "parquet"), table)
+    store_report(store, chart, drawn_chart(store, chart, table, lambda: plot_cohort_drift(table, title), title))
+    html = render_drift_comparison_page(table, posixpath.basename(chart), back_href=index_href_from(page))
+    store_report(store, page, html)
+    return page
 
 
 def put_distribution(

@@ -34,6 +34,18 @@ NEWCOMER_GAMES = 30
 #: A junior is under 20 in the list's year (the flow's groups; FIDE's junior K stops at 18, its junior lists at 20).
 JUNIOR_BELOW_AGE = 20
 BAND_WIDTH = 200
+#: The channels of the pool's change and the sign each adds with: pool_after - pool_before = sum(sign x channel).
+CHANNELS = {
+    "games_change": 1,
+    "corrections": 1,
+    "one_time_events": 1,
+    "newcomers": 1,
+    "seeded": 1,
+    "returning": 1,
+    "became_inactive": -1,
+    "delisted": -1,
+    "left_the_list": -1,
+}
 
 
 def _column(frame: pl.DataFrame, name: str, fill: float = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -167,17 +179,7 @@ def _ledger(period: _Period, month: str, one_time_event: bool) -> pl.DataFrame:
         "left_the_list": int(r_prev[absent & pool_prev].astype(np.int64).sum()),
     }
     pool_change = channels["pool_after"] - channels["pool_before"]
-    accounted = (
-        channels["games_change"]
-        + channels["corrections"]
-        + channels["one_time_events"]
-        + channels["newcomers"]
-        + channels["seeded"]
-        + channels["returning"]
-        - channels["became_inactive"]
-        - channels["delisted"]
-        - channels["left_the_list"]
-    )
+    accounted = sum(sign * channels[name] for name, sign in CHANNELS.items())
     not_zero_sum = float(period.points.sum())
     row = {
         "month": month,

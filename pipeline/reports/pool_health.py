@@ -1,0 +1,128 @@
+"""The pool-health pages: a scenario's points ledger by year, its stable cohort's drift beside the truth and the
+points its groups won from each other; and the cohort's drift of every scenario side by side (docs/analytics.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+import polars as pl
+
+from pipeline.reports.chart_pages import CHART_CSS, chart_image
+from pipeline.reports.page import frame_table_html, html_page
+from pipeline.scenarios.ledger import CHANNELS
+
+
+def yearly_ledger(ledgers: pl.DataFrame) -> pl.DataFrame:
+    """The monthly PointsLedger rows added up by year: each channel signed as it adds to the pool (a leaving channel
+    negative), the pool at the year's start and end, and the year's change (the channels' sum).
+    """
+    ordered = ledgers.sort("month").with_columns(year=pl.col("month").str.slice(0, 4))
+    return (
+        ordered.group_by("year", maintain_order=True)
+        .agg(
+            pl.col("pool_before").first(),
+            pl.col("pool_after").last(),
+            pl.col("pool_change").sum(),
+            *(pl.col(name).sum() * sign for name, sign in CHANNELS.items()),
+            pl.col("games_not_zero_sum").sum(),
+            pl.col("games_rounding").sum(),
+            pl.col("unexplained").sum(),
+        )
+        .sort("year")
+    )
+
+
+def flow_matrix(flows: pl.DataFrame, grouping: str = "kind") -> pl.DataFrame:
+    """The PointsFlow rows of one grouping added up: one row per group, one column per opponent group, the points the
+    row's players won (negative: lost) against the column's, before rounding.
+    """
+    chosen = flows.filter(pl.col("grouping") == grouping)
+    if chosen.is_empty():
+        return pl.DataFrame({"group": []}, schema={"group": pl.Utf8})
+    summed = chosen.group_by("group", "opponent_group").agg(pl.col("points").sum().round(1))
+    return (
+        summed.pivot("opponent_group", index="group", values="points", sort_columns=True).sort("group").fill_null(0.0)
+    )
+
+
+def render_pool_health_page(
+    scenario: str,
+    ledger: pl.DataFrame | None,
+    drift: pl.DataFrame,
+    flows: pl.DataFrame | None,
+    flows_year: str | None,
+    png_href: str | None,
+    months: Sequence[str],
+    back_href: str | None = None,
+) -> str:
+    """The scenario's pool-health page: the ledger by year (chart and table), the cohort's drift, the year's flows."""
+    title = f"Pool health · {scenario}"
+    parts = [
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="meta">Lists {escape(months[0])} to {escape(months[-1])}. The pool is the rated players not '
+        "flagged inactive; every channel is in rating points, and they add up to the pool's change exactly "
+        "(the blocking check <code>ledger_balance</code>).</p>",
+    ]
+    if ledger is not None and ledger.height:
+        if png_href:
+            parts.append(chart_image(png_href, f"{scenario}: where the pool's points came from, by year"))
+        parts.append(frame_table_html(ledger, "The points ledger by year (leaving channels negative)", float_digits=1))
+    drift_shown = drift.select(
+        pl.col("year").alias("Year"),
+        pl.col("players").alias("Cohort"),
+        pl.col("median_change").alias("Median rating change"),
+        pl.col("true_median_change").alias("Median true change"),
+        pl.col("mean_change").round(1).alias("Mean rating change"),
+        pl.col("true_mean_change").round(1).alias("Mean true change"),
+    )
+    parts.append(
+        frame_table_html(
+            drift_shown,
+            "The stable cohort's drift by year: adults aged 25-45, steadily active, on both December lists (the true "
+            "change on generated data only)",
+            float_digits=1,
+        )
+    )
+    if flows is not None and flows.width > 1 and flows_year:
+        parts.append(
+            frame_table_html(
+                flows, f"Points won (row) against each group (column) in {flows_year}'s games, before rounding", 1
+            )
+        )
+    return html_page(title, "\n".join(parts), CHART_CSS, back_href)
+
+
+def drift_side_by_side(drifts: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Each scenario's cohort drift by year, one column per scenario, and the truth (the first scenario's cohort's
+    true change, where generated data has one).
+    """
+    frames = [
+        frame.select("year", pl.col("median_change").alias(name)) for name, frame in drifts.items() if frame.height
+    ]
+    if not frames:
+        return pl.DataFrame({"year": []}, schema={"year": pl.Int32})
+    table = frames[0]
+    for frame in frames[1:]:
+        table = table.join(frame, on="year", how="full", coalesce=True)
+    first = next(frame for frame in drifts.values() if frame.height)
+    truth = first.select("year", pl.col("true_median_change").alias("true strength"))
+    if truth["true strength"].null_count() < truth.height:
+        table = table.join(truth, on="year", how="left")
+    return table.sort("year")
+
+
+def render_drift_comparison_page(table: pl.DataFrame, png_href: str | None, back_href: str | None = None) -> str:
+    """Did a repair stop the drift: the stable cohort's median yearly change under each scenario, side by side."""
+    title = "Pool health across scenarios: the stable cohort's drift"
+    parts = [
+        f"<h1>{escape(title)}</h1>",
+        '<p class="meta">The median rating change over each year of the adults aged 25-45 who stayed active, on '
+        "both December lists of each scenario. Their strength hardly moves (the last column, on generated data): "
+        "a scenario whose cohort drifts below it deflates, one that tracks it does not.</p>",
+    ]
+    if png_href:
+        parts.append(chart_image(png_href, title))
+    parts.append(frame_table_html(table, "Median yearly change of the stable cohort, rating points", float_digits=1))
+    return html_page(title, "\n".join(parts), CHART_CSS, back_href)
