@@ -2,6 +2,7 @@
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import dagster as dg
 import pandera.polars as pa
@@ -130,13 +131,9 @@ def _chain_checks(
         _Check(_spec(POINTS_CONSERVED, games_key, partitions, reads=[list_key]), outcome_of("conservation")),
     ]
     if not scenario.is_system:
-        ledger, flows = (dg.AssetKey([*list_key.path[:-1], name]) for name in (LEDGER, FLOWS))
-        checks.append(
-            _Check(
-                _spec(LEDGER_BALANCE, ledger, partitions, reads=[flows]),
-                lambda store, months: ledger_problems(store, ledger.path, flows.path, months),
-            )
-        )
+        ledger, flows = (dg.AssetKey([scenario.name, name]) for name in (LEDGER, FLOWS))
+        spec = _spec(LEDGER_BALANCE, ledger, partitions, reads=[flows])
+        checks.append(_Check(spec, partial(ledger_problems, scenario_name=scenario.name)))
     return checks
 
 

@@ -2,6 +2,8 @@
 pipeline.reports.writer).
 """
 
+from typing import Any
+
 import dagster as dg
 import polars as pl
 
@@ -34,6 +36,8 @@ from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import Accuracy
 
 ALL_MONTHS = dg.AllPartitionMapping()
+#: What the pages over every scenario share: their stage and their code.
+REPORT_PAGE: dict[str, Any] = {"tags": {"stage": "report"}, "code_version": code_version("analyse")}
 # The group of the monthly tables made from every compared chain (pipeline.operations.waves.COMMON_GROUPS runs it after
 # the chains, before the comparison).
 COMMON_GROUP = "common_games"
@@ -42,6 +46,9 @@ COMMON_GROUP = "common_games"
 def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
     """The scenario's report pages (its monthly analyses are built by assets.analyse)."""
     key = scenario.name
+    # Its monthly analyses, the lists, and a rule-set chain's points ledger and flows (the pool-health page).
+    reads = [dg.AssetKey([key, t]) for t in ("crosstable", "score_curve", "band_trend", "cohort_drift")]
+    reads += [chain_key(scenario, t.name) for t in chain_tables(scenario) if t.name in ("rating_list", LEDGER, FLOWS)]
 
     @dg.asset(
         key=[key, "reports"],
@@ -49,19 +56,7 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         kinds={"html", "png", "parquet"},
         tags={"stage": "report"},
         code_version=code_version("analyse", scenario.model_dump_json()),
-        deps=[
-            dg.AssetDep(dg.AssetKey([key, "crosstable"]), partition_mapping=ALL_MONTHS),
-            dg.AssetDep(dg.AssetKey([key, "score_curve"]), partition_mapping=ALL_MONTHS),
-            dg.AssetDep(dg.AssetKey([key, "band_trend"]), partition_mapping=ALL_MONTHS),
-            dg.AssetDep(dg.AssetKey([key, "cohort_drift"]), partition_mapping=ALL_MONTHS),
-            dg.AssetDep(chain_key(scenario, "rating_list"), partition_mapping=ALL_MONTHS),
-            # The pool-health page's ledger and flows (a rule-set chain's).
-            *(
-                dg.AssetDep(chain_key(scenario, table.name), partition_mapping=ALL_MONTHS)
-                for table in chain_tables(scenario)
-                if table.name in (LEDGER, FLOWS)
-            ),
-        ],
+        deps=[dg.AssetDep(read, partition_mapping=ALL_MONTHS) for read in reads],
         description=REPORTS_DESCRIPTION.format(name=scenario.name),
     )
     def reports(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
@@ -87,6 +82,7 @@ def build_cross_scenario_assets(
     compared = compared_scenarios(scenarios)
     accuracy_keys = [dg.AssetKey([s.name, "accuracy"]) for s in compared.values()]
     report_keys = [dg.AssetKey([s.name, "reports"]) for s in scenarios.values()]
+    drift_keys = [dg.AssetKey([s.name, "cohort_drift"]) for s in scenarios.values()]
     list_keys = [dg.AssetKey([s.name, "published_list"]) for s in scenarios.values()]
     baseline = "actual" if "actual" in scenarios else None
 
@@ -113,9 +109,8 @@ def build_cross_scenario_assets(
     @dg.asset(
         name="accuracy_comparison",
         group_name="reports",
+        **REPORT_PAGE,
         kinds={"html", "png", "parquet"},
-        tags={"stage": "report"},
-        code_version=code_version("analyse"),
         deps=[
             *(dg.AssetDep(k, partition_mapping=ALL_MONTHS) for k in accuracy_keys),
             dg.AssetDep(COMMON_ACCURACY, partition_mapping=ALL_MONTHS),
@@ -146,27 +141,20 @@ def build_cross_scenario_assets(
     @dg.asset(
         name="pool_health_comparison",
         group_name="reports",
+        **REPORT_PAGE,
         kinds={"html", "png", "parquet"},
-        tags={"stage": "report"},
-        code_version=code_version("analyse"),
-        deps=[
-            dg.AssetDep(dg.AssetKey([s.name, "cohort_drift"]), partition_mapping=ALL_MONTHS) for s in scenarios.values()
-        ],
+        deps=[dg.AssetDep(drift, partition_mapping=ALL_MONTHS) for drift in drift_keys],
         description=POOL_HEALTH_DESCRIPTION,
     )
-    def pool_health_comparison(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
-        object_store = store.store()
-        page = write_drift_comparison(object_store, list(scenarios), partitions.get_partition_keys())
-        if page is None:
-            context.log.info("no scenario has two December lists a year apart: no drift to compare")
+    def pool_health_comparison(store: ObjectStoreResource) -> dg.MaterializeResult:
+        page = write_drift_comparison(store.store(), list(scenarios), partitions.get_partition_keys())
         return dg.MaterializeResult(metadata={"page": page or "none: no December lists a year apart"})
 
     @dg.asset(
         name="report_index",
         group_name="reports",
+        **REPORT_PAGE,
         kinds={"html"},
-        tags={"stage": "report"},
-        code_version=code_version("analyse"),
         # The evaluation leaderboard's page is linked too, and the readable lists published so far.
         deps=[
             *report_keys,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from pipeline.invariants.catalog import MonthProblems
 from pipeline.months import add_months
+from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
 from pipeline.store.monthly import read_stored_month
 from pipeline.store.object_store import ObjectStore
@@ -16,10 +17,11 @@ from pipeline.store.object_store import ObjectStore
 FLOW_TOLERANCE = 1e-6
 
 
-def ledger_problems(
-    store: ObjectStore, ledger_path: Sequence[str], flow_path: Sequence[str], months: Sequence[str]
-) -> MonthProblems:
-    """The check's outcome over `months` (their ledgers and flows as stored; a month not stored is a problem)."""
+def ledger_problems(store: ObjectStore, months: Sequence[str], scenario_name: str) -> MonthProblems:
+    """The check's outcome over `months` of a scenario's chain (its ledgers and flows as stored; a month not stored is
+    a problem).
+    """
+    ledger_path, flow_path = [scenario_name, LEDGER], [scenario_name, FLOWS]
     problems: list[str] = []
     for month in months:
         ledger = read_stored_month(store, ledger_path, month)
