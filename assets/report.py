@@ -18,7 +18,9 @@ from pipeline.reports.writer import (
     COMMON_ACCURACY,
     COMPARISON_DESCRIPTION,
     INDEX_DESCRIPTION,
+    POOL_HEALTH_ANALYSES,
     POOL_HEALTH_DESCRIPTION,
+    REPORTED_ANALYSES,
     REPORTS_DESCRIPTION,
     common_games_accuracy,
     report_figures,
@@ -46,8 +48,7 @@ COMMON_GROUP = "common_games"
 def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario) -> list[dg.AssetsDefinition]:
     """The scenario's report pages (its monthly analyses are built by assets.analyse)."""
     key = scenario.name
-    # Its monthly analyses, the lists, and a rule-set chain's points ledger and flows (the pool-health page).
-    reads = [dg.AssetKey([key, t]) for t in ("crosstable", "score_curve", "band_trend", "cohort_drift")]
+    reads = [dg.AssetKey([key, t]) for t in REPORTED_ANALYSES]
     reads += [chain_key(scenario, t.name) for t in chain_tables(scenario) if t.name in ("rating_list", LEDGER, FLOWS)]
 
     @dg.asset(
@@ -82,7 +83,7 @@ def build_cross_scenario_assets(
     compared = compared_scenarios(scenarios)
     accuracy_keys = [dg.AssetKey([s.name, "accuracy"]) for s in compared.values()]
     report_keys = [dg.AssetKey([s.name, "reports"]) for s in scenarios.values()]
-    drift_keys = [dg.AssetKey([s.name, "cohort_drift"]) for s in scenarios.values()]
+    drift_keys = [dg.AssetKey([s.name, t]) for s in scenarios.values() for t in POOL_HEALTH_ANALYSES]
     list_keys = [dg.AssetKey([s.name, "published_list"]) for s in scenarios.values()]
     baseline = "actual" if "actual" in scenarios else None
 

@@ -5,6 +5,7 @@ from schemas.accuracy_comparison import AccuracyComparison
 from schemas.band_trend import BandTrend
 from schemas.cohort_drift import CohortDrift
 from schemas.crosstable import Crosstable
+from schemas.deflation_index import DeflationIndex
 from schemas.fide_list import FideList
 from schemas.games import Games
 from schemas.identity import IDENTITY_STATUSES, Identity
@@ -34,6 +35,7 @@ __all__ = [
     "BandTrend",
     "CohortDrift",
     "Crosstable",
+    "DeflationIndex",
     "FideList",
     "Games",
     "Identity",

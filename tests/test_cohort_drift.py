@@ -66,3 +66,28 @@ def test_the_cohort_is_the_steadily_active_adults_on_both_lists_and_its_truth_be
     # Without a truth (real data) the true figures are empty; other months and a missing year before give no row.
     assert cohort_drift(earlier, later, "2024-12").row(0, named=True)["true_median_change"] is None
     assert cohort_drift(earlier, later, "2024-11").is_empty() and cohort_drift(None, later, "2024-12").is_empty()
+
+
+def test_the_deflation_index_is_the_favourites_expected_minus_actual_score_by_band():
+    from pipeline.analytics.curves import deflation_index
+    from schemas import DeflationIndex
+
+    games = pl.DataFrame(
+        {
+            "white_rating_used": [2000, 1500, 1900, 1800, 1700],
+            "black_rating_used": [1800, 1700, 1900, 1600, None],
+            "white_score": [0.5, 1.0, 1.0, 1.0, 1.0],
+            "white_expected": [0.75, 0.24, 0.5, 0.76, None],
+            "black_expected": [0.25, 0.76, 0.5, 0.24, None],
+            "month": ["2024-03"] * 5,
+        }
+    )
+    table = deflation_index(games, "2024-03")
+    DeflationIndex.validate(table)
+    rows = {row["band"]: row for row in table.iter_rows(named=True)}
+    # Favourites: white 2000 (scored 0.5 of 0.75), black 1700 (0 of 0.76), white 1800 (1 of 0.76); the equal pair and
+    # the game rated for one side only do not count.
+    assert rows["all"]["games"] == 3
+    assert rows["all"]["index_pct"] == pytest.approx(100 * ((0.75 + 0.76 + 0.76) - (0.5 + 0.0 + 1.0)) / 3)
+    assert rows["2000-2199"]["index_pct"] == pytest.approx(25.0) and rows["1600-1799"]["games"] == 1
+    assert rows["1800-1999"]["index_pct"] == pytest.approx(-24.0)

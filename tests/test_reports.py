@@ -459,6 +459,29 @@ def test_pool_health_tables_add_up_by_year_and_the_pages_show_them(tmp_path: Pat
     )
     side = drift_side_by_side({"a<b": drift, "other": drift.with_columns(median_change=pl.lit(1.0))})
     assert side.row(0) == (2024, -6.0, 1.0, 0.5)
-    page = render_pool_health_page("a<b", yearly_ledger(ledger), drift, matrix, "2024", "x.png", ["2023-12", "2024-02"])
+    page = render_pool_health_page(
+        "a<b", yearly_ledger(ledger), drift, None, matrix, "2024", "x.png", ["2023-12", "2024-02"]
+    )
     assert "Pool health · a&lt;b" in page and "a<b" not in page and "became_inactive" in page and "12.5" in page
     assert "-6.0" in render_drift_comparison_page(side, "y.png")
+
+
+def test_the_deflation_index_by_year_adds_up_the_months_not_their_percentages():
+    from pipeline.reports.pool_health import index_side_by_side, yearly_index
+
+    months = pl.DataFrame(
+        {
+            "month": ["2023-12", "2024-01", "2024-02", "2024-02"],
+            "band": ["all", "all", "all", "1800-1999"],
+            "games": [10, 100, 300, 50],
+            "expected": [6.0, 70.0, 180.0, 40.0],
+            "score": [5.0, 60.0, 186.0, 35.0],
+            "index_pct": [10.0, 10.0, -2.0, 10.0],
+        }
+    )
+    yearly = yearly_index(months)
+    assert yearly["year"].to_list() == ["2023", "2024"]
+    # 2024: (250 - 246) / 400, not the mean of 10 % and -2 %.
+    assert yearly["index_pct"].to_list() == pytest.approx([10.0, 1.0])
+    side = index_side_by_side({"a": yearly, "b": yearly.with_columns(index_pct=pl.lit(0.5))})
+    assert side.row(1) == (2024, 1.0, 0.5)

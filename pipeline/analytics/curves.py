@@ -9,6 +9,7 @@ import polars as pl
 
 from pipeline.analytics.common import counted_for_both_sides, game_totals, resum, with_percentages
 from schemas.band_trend import BandTrend
+from schemas.deflation_index import DeflationIndex
 from schemas.score_curve import ScoreCurve
 from schemas.util import conform, empty_frame
 
@@ -171,3 +172,45 @@ def combine_band_trends(trends: list[pl.DataFrame]) -> pl.DataFrame:
     if not non_empty:
         return empty_frame(BandTrend)
     return _finished_trend(resum(non_empty, _PAIR_KEYS))
+
+
+#: The Deflation Index's bands of the favourite's rating used.
+INDEX_BAND_WIDTH = 200
+
+
+def deflation_index(rated_games: pl.DataFrame, month: str) -> pl.DataFrame:
+    """The month's Deflation Index (Milvang 2023, as Ghita, The Rating Revolution, 2026, p. 50 uses it: "the
+    favourites' expected minus actual score in per cent"), over the games rated for both sides between unequal
+    ratings, by the favourite's 200-point band and for all of them (Ghita splits it by band, p. 51). Positive: the
+    favourites score below what the rule set expects of them, which is what a deflated pool's underrated players do
+    to them.
+    """
+    counted = counted_for_both_sides(rated_games)
+    white, black = pl.col("white_rating_used"), pl.col("black_rating_used")
+    unequal = counted.filter(white != black)
+    white_favourite = white > black
+    per_game = unequal.select(
+        band_low=((pl.max_horizontal(white, black) // INDEX_BAND_WIDTH) * INDEX_BAND_WIDTH).cast(pl.Int32),
+        expected=pl.when(white_favourite).then(pl.col("white_expected")).otherwise(pl.col("black_expected")),
+        score=pl.when(white_favourite).then(pl.col("white_score")).otherwise(1.0 - pl.col("white_score")),
+    )
+    totals = [pl.len().cast(pl.Int64).alias("games"), pl.col("expected").sum(), pl.col("score").sum()]
+    by_band = (
+        per_game.group_by("band_low")
+        .agg(totals)
+        .sort("band_low")
+        .select(
+            (pl.col("band_low").cast(pl.Utf8) + "-" + (pl.col("band_low") + INDEX_BAND_WIDTH - 1).cast(pl.Utf8)).alias(
+                "band"
+            ),
+            "games",
+            "expected",
+            "score",
+        )
+    )
+    overall = per_game.select(pl.lit("all").alias("band"), *totals)
+    rows = pl.concat([overall, by_band], how="vertical_relaxed").with_columns(
+        month=pl.lit(month),
+        index_pct=pl.when(pl.col("games") > 0).then(100.0 * (pl.col("expected") - pl.col("score")) / pl.col("games")),
+    )
+    return conform(rows.select("month", "band", "games", "expected", "score", "index_pct"), DeflationIndex)

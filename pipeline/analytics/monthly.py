@@ -9,7 +9,7 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.analytics import predictive_accuracy, summary_crosstable
-from pipeline.analytics.curves import band_trend, score_curve
+from pipeline.analytics.curves import band_trend, deflation_index, score_curve
 from pipeline.analytics.drift import DRIFT_COLUMNS, cohort_drift
 from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
@@ -18,7 +18,16 @@ from pipeline.reports import accuracy_markdown, crosstable_markdown
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import read_stored_month
 from pipeline.store.object_store import ObjectStore
-from schemas import Accuracy, BandTrend, Crosstable, Performance, ScoreCurve, TruthError, YearlyDrift
+from schemas import (
+    Accuracy,
+    BandTrend,
+    Crosstable,
+    DeflationIndex,
+    Performance,
+    ScoreCurve,
+    TruthError,
+    YearlyDrift,
+)
 from schemas.util import empty_frame
 
 #: Figures whose text is Markdown (a table the UI renders).
@@ -97,6 +106,13 @@ def _drift_figures(table: pl.DataFrame) -> Figures:
     return figures
 
 
+def _index_figures(table: pl.DataFrame) -> Figures:
+    overall = table.filter(pl.col("band") == "all")
+    if not overall.height or overall["index_pct"][0] is None:
+        return {}
+    return {"games": int(overall["games"][0]), "index_pct": round(float(overall["index_pct"][0]), 3)}
+
+
 def _curve_figures(table: pl.DataFrame) -> Figures:
     return {"games": int(table["games"].sum()) if table.height else 0}
 
@@ -124,6 +140,15 @@ MONTHLY_ANALYSES = (
         "rated_games",
         lambda store, scenario: score_curve,
         _curve_figures,
+        CURVE_COLUMNS,
+    ),
+    # The month's Deflation Index (favourites' expected minus actual score) by the favourite's band: pool health.
+    MonthlyAnalysis(
+        "deflation_index",
+        DeflationIndex,
+        "rated_games",
+        lambda store, scenario: deflation_index,
+        _index_figures,
         CURVE_COLUMNS,
     ),
     # The December lists' yearly drift of the stable cohort (the other months' tables are empty): pool health.

@@ -34,6 +34,15 @@ def yearly_ledger(ledgers: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def yearly_index(indexes: pl.DataFrame) -> pl.DataFrame:
+    """The monthly DeflationIndex rows of every band ('all') added up by year: games, expected, score, index."""
+    overall = indexes.filter(pl.col("band") == "all").with_columns(year=pl.col("month").str.slice(0, 4))
+    totals = overall.group_by("year").agg(pl.col("games", "expected", "score").sum()).sort("year")
+    return totals.with_columns(
+        index_pct=pl.when(pl.col("games") > 0).then(100.0 * (pl.col("expected") - pl.col("score")) / pl.col("games"))
+    )
+
+
 def flow_matrix(flows: pl.DataFrame, grouping: str = "kind") -> pl.DataFrame:
     """The PointsFlow rows of one grouping added up: one row per group, one column per opponent group, the points the
     row's players won (negative: lost) against the column's, before rounding.
@@ -51,6 +60,7 @@ def render_pool_health_page(
     scenario: str,
     ledger: pl.DataFrame | None,
     drift: pl.DataFrame,
+    index: pl.DataFrame | None,
     flows: pl.DataFrame | None,
     flows_year: str | None,
     png_href: str | None,
@@ -85,6 +95,15 @@ def render_pool_health_page(
             float_digits=1,
         )
     )
+    if index is not None and index.height:
+        parts.append(
+            frame_table_html(
+                index.select("year", "games", pl.col("index_pct").round(2).alias("deflation_index_pct")),
+                "The Deflation Index by year: the favourites' expected minus actual score, percent (Milvang 2023; "
+                "positive: favourites under-score, the pool deflates)",
+                float_digits=2,
+            )
+        )
     if flows is not None and flows.width > 1 and flows_year:
         parts.append(
             frame_table_html(
@@ -113,7 +132,18 @@ def drift_side_by_side(drifts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return table.sort("year")
 
 
-def render_drift_comparison_page(table: pl.DataFrame, png_href: str | None, back_href: str | None = None) -> str:
+def index_side_by_side(indexes: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Each scenario's yearly Deflation Index (yearly_index), one column per scenario."""
+    table = None
+    for name, frame in indexes.items():
+        column = frame.select(pl.col("year").cast(pl.Int32), pl.col("index_pct").round(2).alias(name))
+        table = column if table is None else table.join(column, on="year", how="full", coalesce=True)
+    return table.sort("year") if table is not None else pl.DataFrame({"year": []}, schema={"year": pl.Int32})
+
+
+def render_drift_comparison_page(
+    table: pl.DataFrame, png_href: str | None, back_href: str | None = None, index: pl.DataFrame | None = None
+) -> str:
     """Did a repair stop the drift: the stable cohort's median yearly change under each scenario, side by side."""
     title = "Pool health across scenarios: the stable cohort's drift"
     parts = [
@@ -125,4 +155,8 @@ def render_drift_comparison_page(table: pl.DataFrame, png_href: str | None, back
     if png_href:
         parts.append(chart_image(png_href, title))
     parts.append(frame_table_html(table, "Median yearly change of the stable cohort, rating points", float_digits=1))
+    if index is not None and index.height:
+        parts.append(
+            frame_table_html(index, "The Deflation Index by year, percent (favourites' expected minus actual score)", 2)
+        )
     return html_page(title, "\n".join(parts), CHART_CSS, back_href)

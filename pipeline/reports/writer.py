@@ -52,8 +52,10 @@ from pipeline.reports.markdown import crosstable_markdown
 from pipeline.reports.pool_health import (
     drift_side_by_side,
     flow_matrix,
+    index_side_by_side,
     render_drift_comparison_page,
     render_pool_health_page,
+    yearly_index,
     yearly_ledger,
 )
 from pipeline.scenarios.chain import FLOWS, LEDGER
@@ -117,6 +119,11 @@ def store_report(store: ObjectStore, relative: str, data: bytes | str | pl.DataF
         store.write_parquet(data, target)
     else:
         store.write_bytes(data.encode("utf-8") if isinstance(data, str) else data, target)
+
+
+#: The monthly analyses a scenario's pages read, and of them those the pool-health page over every scenario reads.
+POOL_HEALTH_ANALYSES = ("cohort_drift", "deflation_index")
+REPORTED_ANALYSES = ("crosstable", "score_curve", "band_trend", *POOL_HEALTH_ANALYSES)
 
 
 def drawn_chart(
@@ -287,11 +294,13 @@ def put_pool_health(
         flows_year = str(yearly["year"][-1])
         year_flows = stored_frames(store, name, FLOWS, [m for m in months if m.startswith(flows_year)])
         flows = flow_matrix(year_flows) if year_flows is not None else None
+    indexes = stored_frames(store, name, "deflation_index", months)
+    index = yearly_index(indexes) if indexes is not None else None
     png = posixpath.basename(chart) if chart else None
-    put(
-        page,
-        render_pool_health_page(name, yearly, drift, flows, flows_year, png, months, back_href=index_href_from(page)),
+    html = render_pool_health_page(
+        name, yearly, drift, index, flows, flows_year, png, months, back_href=index_href_from(page)
     )
+    put(page, html)
 
 
 def write_drift_comparison(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> str | None:
@@ -313,7 +322,9 @@ def write_drift_comparison(store: ObjectStore, scenarios: Sequence[str], months:
     title = "The stable cohort's median yearly rating change, by scenario"
     store_report(store, report_path(CROSS_SCENARIO, "pool-health", span, "parquet"), table)
     store_report(store, chart, drawn_chart(store, chart, table, lambda: plot_cohort_drift(table, title), title))
-    html = render_drift_comparison_page(table, posixpath.basename(chart), back_href=index_href_from(page))
+    stored_indexes = {name: stored_frames(store, name, "deflation_index", months) for name in scenarios}
+    indexes = index_side_by_side({name: yearly_index(f) for name, f in stored_indexes.items() if f is not None})
+    html = render_drift_comparison_page(table, posixpath.basename(chart), index_href_from(page), indexes)
     store_report(store, page, html)
     return page
 
