@@ -46,7 +46,9 @@ class PointsLedger(pa.DataFrameModel):
     )
     returning: pl.Int64 = pa.Field(description="Ratings on the list before of inactive players who played again")
     became_inactive: pl.Int64 = pa.Field(description="Ratings of the pool's players flagged inactive on this list")
-    delisted: pl.Int64 = pa.Field(description="Ratings after their games of the players who fell below the floor")
+    delisted: pl.Int64 = pa.Field(
+        description="Ratings after their games (and corrections) of the players who fell below the floor"
+    )
     left_the_list: pl.Int64 = pa.Field(description="Ratings of pool players absent from this list (none by design)")
     unexplained: pl.Int64 = pa.Field(description="pool_change minus every channel: 0 when the ledger balances")
 

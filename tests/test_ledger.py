@@ -61,6 +61,12 @@ def test_each_channel_on_a_month_built_by_hand():
         "unexplained": 0,
     }
     assert {key: row[key] for key in expected} == expected
+    # A correction that takes a player below the floor leaves with them: still no point unexplained.
+    corrected_out = current.with_columns(
+        correction=pl.when(pl.col("player_id") == 6).then(-5).otherwise(pl.col("correction")).cast(pl.Int32)
+    )
+    out = points_ledger(previous, after_games, corrected_out, empty_frame(RatedGames), "2024-03", True)[0]
+    assert (out["corrections"][0], out["delisted"][0], out["unexplained"][0]) == (-1, 1410 - 20 - 5, 0)
     # A point the channels do not account for shows as unexplained: here the month's event, said not to be there.
     assert points_ledger(previous, after_games, current, empty_frame(RatedGames), "2024-03")[0]["unexplained"][0] == 10
     tampered = current.with_columns(rating=pl.when(pl.col("player_id") == 2).then(1911).otherwise(pl.col("rating")))

@@ -169,13 +169,14 @@ def _ledger(period: _Period, month: str, one_time_event: bool) -> pl.DataFrame:
         "pool_before": int(r_prev[pool_prev].astype(np.int64).sum()),
         "pool_after": int(r1[in1].sum()),
         "games_change": int(g[stay | returning | seeded | delisted].sum()),
-        "corrections": int(correction[on_list].sum()),
+        # A correction that takes a player below the floor is counted, and leaves with them (delisted).
+        "corrections": int(correction[on_list | delisted].sum()),
         "one_time_events": int(uplift[on_list].sum()),
         "newcomers": int(r_games[newcomer].sum()),
         "seeded": int((r1 - g - correction - uplift)[seeded].sum()),
         "returning": int(r0[returning].sum()),
         "became_inactive": int(r0[inactive].sum()),
-        "delisted": int((r0 + g)[delisted].sum()),
+        "delisted": int((r0 + g + correction)[delisted].sum()),
         "left_the_list": int(r_prev[absent & pool_prev].astype(np.int64).sum()),
     }
     pool_change = channels["pool_after"] - channels["pool_before"]
