@@ -193,21 +193,19 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
         return _read_history[0][1]
     files = read[2]
     kept, kept_files = _kept_history(store)
-    if kept is not None and kept_files == files:
-        history = kept
-    elif kept is not None and kept_files[: len(files)] == files:
-        # Kept from more folders than these (a run of a later month): the rows of these folders are its first ones.
-        history = kept.filter(pl.col(SINCE) <= up_to_month)
-        kept_files = files  # nothing to keep: the kept rows stay for the later months
-    elif kept is not None and kept_files and files[: len(kept_files)] == kept_files:
-        # The kept folders are the first of these, unchanged: only the folders after them are read.
-        last_kept = max(_folder_month(key) for key, _ in kept_files)
-        history = _with_folders(store, kept, {m: keys for m, keys in folders.items() if m > last_kept})
+    if kept is not None and kept_files[: len(files)] == files:
+        # Kept from these folders, or from more (a run of a later month, whose rows of these folders are its first):
+        # the kept rows stay as they are.
+        history = kept if len(kept_files) == len(files) else kept.filter(pl.col(SINCE) <= up_to_month)
     else:
-        history = _with_folders(store, None, folders)
-    _read_history[:] = [(read, history)]
-    if kept_files != files:
+        if kept is not None and kept_files and files[: len(kept_files)] == kept_files:
+            # The kept folders are the first of these, unchanged: only the folders after them are read.
+            last_kept = max(_folder_month(key) for key, _ in kept_files)
+            history = _with_folders(store, kept, {m: keys for m, keys in folders.items() if m > last_kept})
+        else:
+            history = _with_folders(store, None, folders)
         _keep_history(store, files, history)
+    _read_history[:] = [(read, history)]
     return history
 
 

@@ -7,6 +7,7 @@ import io
 import struct
 import zlib
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import matplotlib
@@ -41,13 +42,17 @@ STAMP_KEYWORD = b"ratings-drawn-from"
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
+@cache
+def _chart_code() -> bytes:
+    """A digest of this module's code and matplotlib's version: what a chart's pixels depend on besides its data."""
+    return hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).digest()
+
+
 def chart_stamp(data: pl.DataFrame, *labels: str) -> str:
     """What a chart is drawn from, as a digest: its data, its labels, this module's code and matplotlib's version. Two
     charts with the same stamp have the same pixels, so a stored chart with this stamp need not be drawn again.
     """
-    digest = hashlib.sha256()
-    digest.update(Path(__file__).read_bytes())
-    digest.update(matplotlib.__version__.encode())
+    digest = hashlib.sha256(_chart_code())
     for label in labels:
         digest.update(b"\0" + label.encode())
     buffer = io.BytesIO()

@@ -113,32 +113,31 @@ def render_pool_health_page(
     return html_page(title, "\n".join(parts), CHART_CSS, back_href)
 
 
+def _by_year(columns: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Frames of (year, one value column) joined on the year into one table, in year order."""
+    table = None
+    for frame in columns.values():
+        frame = frame.with_columns(pl.col("year").cast(pl.Int32))
+        table = frame if table is None else table.join(frame, on="year", how="full", coalesce=True)
+    return table.sort("year") if table is not None else pl.DataFrame({"year": []}, schema={"year": pl.Int32})
+
+
 def drift_side_by_side(drifts: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Each scenario's cohort drift by year, one column per scenario, and the truth (the first scenario's cohort's
     true change, where generated data has one).
     """
-    frames = [
-        frame.select("year", pl.col("median_change").alias(name)) for name, frame in drifts.items() if frame.height
-    ]
-    if not frames:
-        return pl.DataFrame({"year": []}, schema={"year": pl.Int32})
-    table = frames[0]
-    for frame in frames[1:]:
-        table = table.join(frame, on="year", how="full", coalesce=True)
-    first = next(frame for frame in drifts.values() if frame.height)
-    truth = first.select("year", pl.col("true_median_change").alias("true strength"))
-    if truth["true strength"].null_count() < truth.height:
-        table = table.join(truth, on="year", how="left")
-    return table.sort("year")
+    held = {name: frame for name, frame in drifts.items() if frame.height}
+    columns = {name: frame.select("year", pl.col("median_change").alias(name)) for name, frame in held.items()}
+    if held:
+        truth = next(iter(held.values())).select("year", pl.col("true_median_change").alias("true strength"))
+        if truth["true strength"].null_count() < truth.height:
+            columns["true strength"] = truth
+    return _by_year(columns)
 
 
 def index_side_by_side(indexes: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """Each scenario's yearly Deflation Index (yearly_index), one column per scenario."""
-    table = None
-    for name, frame in indexes.items():
-        column = frame.select(pl.col("year").cast(pl.Int32), pl.col("index_pct").round(2).alias(name))
-        table = column if table is None else table.join(column, on="year", how="full", coalesce=True)
-    return table.sort("year") if table is not None else pl.DataFrame({"year": []}, schema={"year": pl.Int32})
+    return _by_year({name: f.select("year", pl.col("index_pct").round(2).alias(name)) for name, f in indexes.items()})
 
 
 def render_drift_comparison_page(

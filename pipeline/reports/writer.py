@@ -252,12 +252,8 @@ def report_figures(
 
 def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> pl.DataFrame | None:
     """Every stored accuracy month of the scenarios as one frame (None when none is stored)."""
-    rows = [
-        store.read_parquet(_table(name, "accuracy", month))
-        for name in scenarios
-        for month in stored_months(store, [name, "accuracy"], months)
-    ]
-    return pl.concat(rows) if rows else None
+    frames = [frame for name in scenarios if (frame := stored_frames(store, name, "accuracy", months)) is not None]
+    return pl.concat(frames) if frames else None
 
 
 def stored_frames(store: ObjectStore, scenario: str, table: str, months: Sequence[str]) -> pl.DataFrame | None:
