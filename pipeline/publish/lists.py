@@ -20,7 +20,7 @@ import polars as pl
 from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_combined_list, write_fide_list
 from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months, parse_month
-from pipeline.scenarios.amendments import LISTS_PREFIX
+from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
@@ -61,21 +61,7 @@ def write_combined_month(store: ObjectStore, scenario_key: str, month: str, part
 
 def readable_list_months(store: ObjectStore, scenario_key: str) -> list[str]:
     """The months of the scenario's published files under lists/<scenario>/ (any of STORED_FORMATS), in order."""
-    prefix = f"{LISTS_PREFIX}/{scenario_key}/"
-    months = set()
-    for key in store.list_files(LISTS_PREFIX, scenario_key):
-        stem, _, extension = key[len(prefix) :].rpartition(".")
-        if key.startswith(prefix) and extension in STORED_FORMATS and _is_month(stem):
-            months.add(stem)
-    return sorted(months)
-
-
-def _is_month(text: str) -> bool:
-    try:
-        parse_month(text)
-    except ValueError:
-        return False
-    return True
+    return list_file_months(store, scenario_key, [f".{extension}" for extension in STORED_FORMATS])
 
 
 def list_command(store_url: str, scenario_key: str, month: str, file_format: str = "html") -> str:

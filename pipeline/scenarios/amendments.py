@@ -142,19 +142,25 @@ def _same_list(old: pl.DataFrame, new: pl.DataFrame) -> bool:
     return kept == old.columns and old.equals(new.select(kept))
 
 
+def list_file_months(store: ObjectStore, scenario: str, suffixes: Sequence[str]) -> list[str]:
+    """The months of the scenario with a file lists/<scenario>/<YYYY-MM><suffix> for one of `suffixes`, in order."""
+    prefix = f"{LISTS_PREFIX}/{scenario}/"
+    months = set()
+    for key in store.list_files(LISTS_PREFIX, scenario):
+        for suffix in suffixes:
+            if key.startswith(prefix) and key.endswith(suffix):
+                stem = key[len(prefix) : -len(suffix)]
+                try:
+                    parse_month(stem)
+                except ValueError:
+                    continue
+                months.add(stem)
+    return sorted(months)
+
+
 def amended_months(store: ObjectStore, scenario: str) -> list[str]:
     """The months of the scenario with a changes file (lists/<scenario>/<YYYY-MM>.changes.csv), in order."""
-    prefix, suffix = f"{LISTS_PREFIX}/{scenario}/", ".changes.csv"
-    months = []
-    for key in store.list_files(LISTS_PREFIX, scenario):
-        if key.startswith(prefix) and key.endswith(suffix):
-            stem = key[len(prefix) : -len(suffix)]
-            try:
-                parse_month(stem)
-            except ValueError:
-                continue
-            months.append(stem)
-    return sorted(months)
+    return list_file_months(store, scenario, [".changes.csv"])
 
 
 def player_amendments(store: ObjectStore, scenario: str, player_id: int) -> pl.DataFrame:

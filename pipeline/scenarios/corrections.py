@@ -18,7 +18,7 @@ import polars as pl
 from pipeline.months import add_months, parse_month
 from pipeline.rules.model import RuleSet
 from pipeline.rules.regulations import below_floor, development_coefficient, k_ten_for_good, reached_elite
-from pipeline.scenarios.amendments import LISTS_PREFIX
+from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas.rating_list import POOL_ENTRY, RatingList
 from schemas.util import conform
@@ -143,19 +143,11 @@ def recorded_corrections(store: ObjectStore, scenario: str, skipped: set[str]) -
     """Every corrections file of the scenario but those of the `skipped` lists (a run rates them again): POINTS_SCHEMA
     rows plus `list`, the list that carried them, in list order.
     """
-    prefix, suffix = f"{LISTS_PREFIX}/{scenario}/", ".corrections.csv"
     frames = []
-    for key in sorted(store.list_files(LISTS_PREFIX, scenario)):
-        if not (key.startswith(prefix) and key.endswith(suffix)):
-            continue
-        carrier = key[len(prefix) : -len(suffix)]
-        try:
-            parse_month(carrier)
-        except ValueError:
-            continue
+    for carrier in list_file_months(store, scenario, [".corrections.csv"]):
         if carrier in skipped:
             continue
-        with store.open(key) as handle:
+        with store.open(corrections_key(scenario, carrier)) as handle:
             rows = pl.read_csv(handle.read(), schema=POINTS_SCHEMA)
         frames.append(rows.with_columns(list=pl.lit(carrier)))
     if not frames:
