@@ -30,6 +30,12 @@ class RatedGames(pa.DataFrameModel):
     )
     white_expected: pl.Float64 = pa.Field(nullable=True, description="White's expected score after the 400-point rule")
     black_expected: pl.Float64 = pa.Field(nullable=True, description="Black's expected score after the 400-point rule")
+    white_k_used: pl.Int16 = pa.Field(
+        nullable=True,
+        description="K White's side is rated with: the player's K of the period, or of the list in force at the "
+        "start of an event started before it (null where the side does not count)",
+    )
+    black_k_used: pl.Int16 = pa.Field(nullable=True, description="K Black's side is rated with (as white_k_used)")
     weight: pl.Float64 = pa.Field(ge=0, description="Time-control weight of the game in the rule set")
 
     class Config:

@@ -65,6 +65,8 @@ def rated_games(rows: list[Row], month: str = "2024-03") -> pl.DataFrame:
             "white_expected": [r[5] for r in rows],
             "black_expected": [r[6] for r in rows],
             "weight": [1.0] * len(rows),
+            "white_k_used": [20] * len(rows),
+            "black_k_used": [20] * len(rows),
         },
         schema_overrides={
             "white_expected": pl.Float64,

@@ -26,6 +26,8 @@ def rated_games(rows: list[tuple[int | None, int | None, float, float | None, fl
             "white_expected": [r[3] for r in rows],
             "black_expected": [r[4] for r in rows],
             "weight": [1.0] * len(rows),
+            "white_k_used": [20] * len(rows),
+            "black_k_used": [20] * len(rows),
         },
         schema_overrides={"white_expected": pl.Float64, "black_expected": pl.Float64},
     )

@@ -313,6 +313,32 @@ def test_source_ratings_win_over_the_list():
     assert player(result.rating_list, 1)["rating"] == 2000 + 9  # 10 x 0.85 = 8.5 -> 9
 
 
+@pytest.mark.parametrize("rounding", ["per-period", "per-event"])
+def test_an_event_started_before_the_period_is_rated_with_its_lists_k(rounding):
+    # Player 1 has K 20 for the period; its late event (January's list: K 40) gives K 40 to its two games only.
+    previous = pl.DataFrame({"player_id": [1, 2, 3], "rating": [2000, 2000, 2000], "k": [20, 20, 20]})
+    games = pl.DataFrame(
+        {
+            "event_id": ["late", "late", "own"],
+            "white_id": [1, 1, 1],
+            "black_id": [2, 3, 3],
+            "white_score": [1.0, 0.5, 1.0],
+            "white_k_used": pl.Series([40, 40, None], dtype=pl.Int16),
+        }
+    )
+    rules = load_rules("fide-2024").model_copy(update={"rounding": rounding})
+    result = rate_period(previous, games, rules, "2024-05")
+    # Equal ratings: expected 0.5 each game; 40 x (0.5 + 0) + 20 x 0.5 = 30.
+    assert (player(result.rating_list, 1)["change"], player(result.rating_list, 1)["k_used"]) == (30, 20)
+    assert result.rated_games.sort("game_id")["white_k_used"].to_list() == [40, 40, 20]
+    # The opponents' sides were not given another K: their period's.
+    assert result.rated_games["black_k_used"].to_list() == [20, 20, 20]
+    assert player(result.rating_list, 2)["change"] == -10
+    # A constant-K rule set keeps its own K whatever the list of the event's start said.
+    constant = rate_period(previous, games, load_rules("elo-32"), "2024-05")
+    assert constant.rated_games["white_k_used"].unique().to_list() == [32]
+
+
 def test_floor_delists_and_inactivity_flag():
     previous = pl.DataFrame(
         {

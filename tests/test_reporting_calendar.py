@@ -5,6 +5,7 @@ the ratings of the list in force at its start; outside, its games are quarantine
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from pathlib import Path
 
@@ -199,3 +200,56 @@ def test_a_trf_reported_a_month_late_is_rated_with_the_list_of_its_start_and_too
     june = _table(store, "quarantine", "2024-06")
     assert june.height == 4 and set(june["reason"]) == {"too_late"}
     assert "B.02 2024 §9.1" in june["detail"][0] and "2024-01-28" in june["detail"][0]
+
+
+def test_a_late_tournament_is_rated_with_the_k_of_the_list_in_force_at_its_start(tmp_path: Path):
+    from assets.runtime.cli import main
+
+    store = tmp_path / "store"
+    # Player 1 is new to the list (26 games): K 40 until 30 games (B.02 2024 §8.3.3). Two games in December keep K 40
+    # on the list of 1 January; two in January reach 30, so the list of 1 February gives K 20.
+    seed = "player_id,rating,birth_year,games_total\n1,2000,1980,26\n" + "".join(
+        f"{p},{1900 + 20 * p},1980,\n" for p in range(2, 7)
+    )
+    files = {
+        "players/2023-12/seed_list.csv": seed,
+        "GER/2023-12/dec.pgn": pgn_game("Dec Open", "2023.12.10", 1, 2, "1-0")
+        + pgn_game("Dec Open", "2023.12.11", 3, 1, "0-1"),
+        "GER/2024-01/jan.pgn": pgn_game("Jan Open", "2024.01.10", 1, 4, "1/2-1/2")
+        + pgn_game("Jan Open", "2024.01.11", 5, 1, "1-0"),
+        # Played 22-28 January, reported for the list of 1 March; and February's own event.
+        "GER/2024-02/feb.pgn": pgn_game("Late Cup", "2024.01.22", 1, 6, "1-0", start="2024.01.22")
+        + pgn_game("Late Cup", "2024.01.28", 2, 1, "0-1", start="2024.01.22")
+        + pgn_game("Feb Open", "2024.02.10", 1, 3, "0-1"),
+    }
+    write_raw(store, files)
+    (tmp_path / "scenarios.yaml").write_text(SCENARIOS)
+    command = ["run", "--store", str(store), "--scenarios", str(tmp_path / "scenarios.yaml")]
+    assert main([*command, "--dagster-home", str(tmp_path / "home")]) == 0
+
+    def k_of(month: str) -> int:
+        return _table(store, "actual/rating_list", month).filter(pl.col("player_id") == 1)["k"].item()
+
+    assert (k_of("2023-12"), k_of("2024-01")) == (40, 20), "the lists of 1 January and 1 February"
+    rated = _table(store, "actual/rated_games", "2024-02")
+    sides = pl.concat(
+        [
+            rated.filter(pl.col("white_id") == 1).select(
+                "event_id", k="white_k_used", delta=pl.col("white_score") - pl.col("white_expected")
+            ),
+            rated.filter(pl.col("black_id") == 1).select(
+                "event_id", k="black_k_used", delta=1.0 - pl.col("white_score") - pl.col("black_expected")
+            ),
+        ]
+    )
+    events = sides.with_columns(pl.col("event_id").str.split("#").list.last())  # <file>#<event>
+    assert dict(events.group_by("event_id").agg(pl.col("k").unique()).iter_rows()) == {
+        "Late Cup": [k_of("2023-12")],
+        "Feb Open": [k_of("2024-01")],
+    }
+    february = _table(store, "actual/rating_list", "2024-02").filter(pl.col("player_id") == 1)
+    weighted = float((sides["k"].cast(pl.Float64) * sides["delta"]).sum())
+    period_k_only = 20 * float(sides["delta"].sum())
+    assert february["change"].item() == math.copysign(math.floor(abs(weighted) + 0.5), weighted)
+    assert round(period_k_only) != february["change"].item(), "the case tells the two readings apart"
+    assert february["k_used"].item() == 20, "the list's K used is the period's"

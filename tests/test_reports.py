@@ -74,6 +74,8 @@ def synthetic_rated_games(
             "white_expected": white_expected,
             "black_expected": 1 - white_expected,
             "weight": 1.0,
+            "white_k_used": 20,
+            "black_k_used": 20,
         }
     )
     return RatedGames.validate(conform(frame, RatedGames))

@@ -36,6 +36,7 @@ from pipeline.rules.regulations import (
     _game_weight_numpy,
     _gap_not_rated_numpy,
     _inactive_numpy,
+    _k_at_event_start_numpy,
     _k_from_previous_list_numpy,
     _k_times_games_cap_numpy,
     _rating_difference_numpy,
@@ -150,6 +151,8 @@ def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
         "time_control": pl.lit("classical"),
         "white_rating_used": pl.lit(None, dtype=pl.Int32),
         "black_rating_used": pl.lit(None, dtype=pl.Int32),
+        "white_k_used": pl.lit(None, dtype=pl.Int16),
+        "black_k_used": pl.lit(None, dtype=pl.Int16),
         "tc_base_seconds": pl.lit(None, dtype=pl.Int32),
         "tc_increment_seconds": pl.lit(None, dtype=pl.Int32),
     }
@@ -164,6 +167,8 @@ def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
         pl.col("time_control").cast(pl.Utf8).fill_null("classical"),
         pl.col("white_rating_used").cast(pl.Int32),
         pl.col("black_rating_used").cast(pl.Int32),
+        pl.col("white_k_used").cast(pl.Int16),
+        pl.col("black_k_used").cast(pl.Int16),
         pl.col("tc_base_seconds").cast(pl.Int32),
         pl.col("tc_increment_seconds").cast(pl.Int32),
     )
@@ -291,6 +296,9 @@ class _Sides:
     score: np.ndarray
     weight: np.ndarray  # per game
     counts: np.ndarray  # against a rated opponent (§8.3.1), in a rated time control
+    # K of the list in force at the event's start where the games give one (an event started before the period),
+    # per side (values, known); None when no game gives one.
+    k_at_start: tuple[np.ndarray, np.ndarray] | None
 
     @classmethod
     def of(cls, games: pl.DataFrame, listed: Listed, side_pos: np.ndarray, rules: RuleSet) -> _Sides:
@@ -315,6 +323,13 @@ class _Sides:
         if gap.any():
             weight = np.where(gap, 0.0, weight)
         white_score = games["white_score"].to_numpy()
+        k_columns = (games["white_k_used"], games["black_k_used"])
+        k_at_start = None
+        if any(column.null_count() < count for column in k_columns):
+            k_at_start = (
+                np.concatenate([column.fill_null(0).to_numpy() for column in k_columns]).astype(np.int16),
+                np.concatenate([column.is_not_null().to_numpy() for column in k_columns]),
+            )
         opponent_known = np.concatenate([black_used[1], white_used[1]])
         return cls(
             games=games,
@@ -328,6 +343,7 @@ class _Sides:
             score=np.concatenate([white_score, 1.0 - white_score]),
             weight=weight,
             counts=np.tile(weight > 0, 2) & opponent_known,
+            k_at_start=k_at_start,
         )
 
     def game_of(self, side: np.ndarray) -> np.ndarray:
@@ -343,6 +359,7 @@ class _RatedPeriod:
     played: np.ndarray  # list rows, increasing
     games: np.ndarray  # n, int32
     k_used: np.ndarray
+    side_k: np.ndarray  # the K each counting side is rated with (k_used, or its event's where it started earlier)
     change: np.ndarray
     rating: np.ndarray  # after the change
     delisted: np.ndarray
@@ -391,12 +408,25 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         ever_2400=listed.ever_2400[played],
     )
     k_used = _k_times_games_cap_numpy(k_start, n, rules)
+    player = np.searchsorted(played, position)  # each counting side's player, as an index into `played`
+    side_k = k_used[player]
+    if sides.k_at_start is not None:
+        given, known = sides.k_at_start[0][side], sides.k_at_start[1][side]
+        side_k = _k_times_games_cap_numpy(
+            _k_at_event_start_numpy(rules.k, k_start[player], given, known), n[player], rules
+        )
     if not rounds_per_event(rules):
         # x / 100.0 as Polars evaluates it (round_half_away's callers): times the reciprocal, bit for bit.
         change = _round_half_away_numpy(k_used.astype(np.float64) * delta[played] * _HUNDREDTH)
+        differs = side_k != k_used[player]
+        if differs.any():
+            # A player with an event rated under another list's K: sum K x dR over the sides, rounded once.
+            mixed = np.unique(player[differs])
+            weighted = np.bincount(player, weights=side_k.astype(np.float64) * delta_h, minlength=len(played))
+            change[mixed] = _round_half_away_numpy(weighted[mixed] * _HUNDREDTH)
     else:
         assert per_event is not None
-        change = _changes_rounded_per_event(per_event, position, delta_h, played, k_used)
+        change = _changes_rounded_per_event(per_event, player, delta_h, played, side_k)
     updated = listed.rating[played] + change
     delisted = _below_floor_numpy(updated, rules)
     return _RatedPeriod(
@@ -405,6 +435,7 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         played=played,
         games=n,
         k_used=k_used,
+        side_k=side_k,
         change=change,
         rating=updated,
         delisted=delisted,
@@ -413,24 +444,24 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
 
 
 def _changes_rounded_per_event(
-    events: pl.DataFrame, position: np.ndarray, delta_h: np.ndarray, played: np.ndarray, k_used: np.ndarray
+    events: pl.DataFrame, player: np.ndarray, delta_h: np.ndarray, played: np.ndarray, side_k: np.ndarray
 ) -> np.ndarray:
-    """§8.3.4's one known exception: the change rounded per event, then summed (`events`: each side's event_id)."""
-    rows = events.with_columns(pos=pl.Series(position), delta_h=pl.Series(delta_h))
+    """§8.3.4's one known exception: the change rounded per event, then summed (`events`: each side's event_id;
+    `player`: each side's index into `played`; an event's sides of a player share one K, its start's list's).
+    """
+    rows = events.with_columns(
+        player=pl.Series(player, dtype=pl.Int64), delta_h=pl.Series(delta_h), k=pl.Series(side_k, dtype=pl.Int16)
+    )
     per_event = (
-        rows.group_by("pos", "event_id")
-        .agg(delta_h=pl.col("delta_h").sum())
-        .join(pl.DataFrame({"pos": played, "k_used": pl.Series(k_used, dtype=pl.Int16)}), on="pos")
-        .with_columns(change=round_half_away(pl.col("k_used").cast(pl.Float64) * pl.col("delta_h") / 100.0))
-        .group_by("pos")
+        rows.group_by("player", "event_id")
+        .agg(pl.col("delta_h").sum(), pl.col("k").first())
+        .with_columns(change=round_half_away(pl.col("k").cast(pl.Float64) * pl.col("delta_h") / 100.0))
+        .group_by("player")
         .agg(pl.col("change").sum().cast(pl.Int32))
     )
-    return (
-        pl.DataFrame({"pos": played})
-        .join(per_event, on="pos", how="left", maintain_order="left")["change"]
-        .to_numpy()
-        .astype(np.int32)
-    )
+    change = np.zeros(len(played), dtype=np.int32)
+    change[per_event["player"].to_numpy()] = per_event["change"].to_numpy()
+    return change
 
 
 def rate_period(
@@ -621,6 +652,8 @@ def _rated_games_table(sides: _Sides, rated: _RatedPeriod, month: str) -> pl.Dat
     expected = np.zeros(2 * count, dtype=np.float64)
     expected_known = np.zeros(2 * count, dtype=bool)
     expected[rated.side], expected_known[rated.side] = rated.expected_h * _HUNDREDTH, True
+    k = np.zeros(2 * count, dtype=np.int16)
+    k[rated.side] = rated.side_k
     table = pl.DataFrame(
         [
             games["game_id"],
@@ -634,6 +667,8 @@ def _rated_games_table(sides: _Sides, rated: _RatedPeriod, month: str) -> pl.Dat
             number_series("black_rating_used", *sides.black_used),
             number_series("white_expected", expected[:count], expected_known[:count]),
             number_series("black_expected", expected[count:], expected_known[count:]),
+            number_series("white_k_used", k[:count], expected_known[:count]),
+            number_series("black_k_used", k[count:], expected_known[count:]),
             number_series("weight", sides.weight),
         ]
     )

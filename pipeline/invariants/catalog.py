@@ -60,12 +60,15 @@ For each month, from rated_games and the month's list:
    logistic, Elo-Davidson, Sonas-linear) whenever the 400-point rule treats both sides alike; games
    where it may not (once-per-event capping, or the exemption of players rated 2650+) with a rating
    difference above the cap are left out;
-2. conservation: over the games whose two players had the same K this period (k_used on the list),
+2. conservation: over the games whose two sides were rated with the same K (white_k_used and black_k_used
+   in rated_games: a player's K of the period, or of the list in force at the start of an event started
+   before it),
    the rating points exchanged before rounding, K x weight x (score - expected) summed over both
    sides, add up to 0;
 3. the list rests on these games: for every player rated before the period, `games` on the list is
-   the number of games counted for them in rated_games, and `change` is K x sum(weight x (score -
-   expected)) rounded as the rule set says (within 0.5, or 0.5 per event when rounding per event).
+   the number of games counted for them in rated_games, and `change` is sum(K x weight x (score -
+   expected)) over the player's sides rounded as the rule set says (within 0.5, or 0.5 per event
+   when rounding per event).
    Skipped for months whose list also rates earlier months' games (quarterly lists before 2009) or
    after a one-time event (the 2024 compression adds to `change`).
 It fails on a game counted twice or for one side only, a wrong K, a one-sided 400-point rule, or a

@@ -38,6 +38,8 @@ RATED_GAMES_COLUMNS = [
     "black_expected",
     "weight",
 ]
+#: The K each side was rated with (with_sides_k); a per-game table stored before them has the list's k_used instead.
+SIDE_K_COLUMNS = ("white_k_used", "black_k_used")
 
 
 @dataclass(frozen=True)
@@ -121,14 +123,30 @@ def _read_list(store: ObjectStore, list_path: Sequence[str], month: str) -> pl.D
         return None if frame is None else frame.with_columns(correction=pl.lit(None, dtype=pl.Int32))
 
 
+def with_sides_k(rated_games: pl.DataFrame, rating_list: pl.DataFrame) -> pl.DataFrame:
+    """`rated_games` with `white_k` and `black_k`, the K each side was rated with: the per-game table's own (an event
+    started before its period is rated with its start's list's K), or, in a table stored before it had them, the
+    player's `k_used` on the list (only players rated this period have one).
+    """
+    if "white_k_used" in rated_games.columns:
+        return rated_games.with_columns(white_k="white_k_used", black_k="black_k_used")
+    k = rating_list.filter(pl.col("k_used").is_not_null()).select("player_id", "k_used")
+    return rated_games.join(k.rename({"player_id": "white_id", "k_used": "white_k"}), on="white_id", how="left").join(
+        k.rename({"player_id": "black_id", "k_used": "black_k"}), on="black_id", how="left"
+    )
+
+
 def player_sides(rated_games: pl.DataFrame) -> pl.DataFrame:
-    """One row per player per game counted for that player: score, expected, weight, event."""
+    """One row per player per game counted for that player: score, expected, weight, event (and `k`, the K the side
+    was rated with, where `rated_games` has with_sides_k's columns).
+    """
     common = ["game_id", "event_id", "weight"]
+    k = {side: ({"k": f"{side}_k"} if f"{side}_k" in rated_games.columns else {}) for side in ("white", "black")}
     white = rated_games.filter(pl.col("white_expected").is_not_null()).select(
-        *common, player_id="white_id", score="white_score", expected="white_expected"
+        *common, player_id="white_id", score="white_score", expected="white_expected", **k["white"]
     )
     black = rated_games.filter(pl.col("black_expected").is_not_null()).select(
-        *common, player_id="black_id", score=1.0 - pl.col("white_score"), expected="black_expected"
+        *common, player_id="black_id", score=1.0 - pl.col("white_score"), expected="black_expected", **k["black"]
     )
     return pl.concat([white, black]).with_columns(delta=pl.col("weight") * (pl.col("score") - pl.col("expected")))
 
@@ -148,12 +166,8 @@ def conservation_problems(
             f"{broken['game_id'].head(3).to_list()}"
         )
 
-    # Only players rated this period have a K; the others cannot be in an equal-K game.
-    k = rating_list.filter(pl.col("k_used").is_not_null()).select("player_id", "k_used")
-    equal_k = (
-        symmetric.join(k.rename({"player_id": "white_id", "k_used": "white_k"}), on="white_id", how="left")
-        .join(k.rename({"player_id": "black_id", "k_used": "black_k"}), on="black_id", how="left")
-        .filter(pl.col("white_k").is_not_null() & (pl.col("white_k") == pl.col("black_k")))
+    equal_k = with_sides_k(symmetric, rating_list).filter(
+        pl.col("white_k").is_not_null() & (pl.col("white_k") == pl.col("black_k"))
     )
     exchanged = equal_k.select(
         net=(
@@ -192,9 +206,12 @@ def conservation_problems(
 
 
 def _change_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, rules: RuleSet) -> list[str]:
-    sides = player_sides(rated_games)
+    sides = player_sides(with_sides_k(rated_games, rating_list))
     per_player = sides.group_by("player_id").agg(
-        counted=pl.len().cast(pl.Int32), delta=pl.col("delta").sum(), events=pl.col("event_id").n_unique()
+        counted=pl.len().cast(pl.Int32),
+        delta=pl.col("delta").sum(),
+        k_delta=(pl.col("k").cast(pl.Float64) * pl.col("delta")).sum(),
+        events=pl.col("event_id").n_unique(),
     )
     # Players without games on the list need a look only if rated_games counts games for them (the full join).
     rated_before = rating_list.filter(
@@ -213,14 +230,12 @@ def _change_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, rules
     played = joined.filter(pl.col("counted") > 0)
     slack = 0.5 * (pl.col("events") if rounds_per_event(rules) else pl.lit(1)) + FLOAT_TOLERANCE
     off = played.filter(
-        pl.col("k_used").is_null()
-        | pl.col("change").is_null()
-        | ((pl.col("change") - pl.col("k_used").cast(pl.Float64) * pl.col("delta")).abs() > slack)
+        pl.col("k_used").is_null() | pl.col("change").is_null() | ((pl.col("change") - pl.col("k_delta")).abs() > slack)
     )
     if off.height:
         sample = off.head(3).select("player_id", "k_used", "change", pl.col("delta").round(4)).rows()
         problems.append(
-            f"{off.height} change(s) not K x sum(weight x (score - expected)), e.g. (id, K, change, sum) {sample}"
+            f"{off.height} change(s) not sum(K x weight x (score - expected)), e.g. (id, K, change, sum) {sample}"
         )
     return problems
 
@@ -343,7 +358,7 @@ def chain_problems(
             seeded = rules is not None and seeds_from_standard(rules)
             continuity.extend(f"{month}: {problem}" for problem in continuity_problems(previous, current, seeded))
 
-        games = read_stored_month(store, games_path, month, RATED_GAMES_COLUMNS)
+        games = read_stored_month(store, games_path, month, RATED_GAMES_COLUMNS, optional=SIDE_K_COLUMNS)
         if games is None:
             conservation.append(f"{month}: not stored")
         elif rules is None:

@@ -265,8 +265,11 @@ def describe_reporting_calendar() -> str:
         "| closing dates and late windows before 2024 | 7 days from July 2009 (FIDE news 4059 [S]), 3 days from July "
         "2012 (the 2014 text [S]); three lists in every era [U]; quarterly lists: 7 days [U] |",
         "| the ratings of a tournament started before its period | the list in force at its start (the chain's "
-        "list of the month before the start month; before the chain's start, its seed list); K stays the period's "
-        "[U: FIDE's K of that list] |",
+        "list of the month before the start month; before the chain's start, its seed list): its rating and its K "
+        "(the list's `k` column, the K it published for the period after it; issue 36 reads §9.1 so, and FIDE's "
+        "calculations print K per tournament). A player that list gives no K, and a constant-K rule set, use the "
+        "period's K; the K x n cap counts the period's games. `rated_games` shows each side's K (`white_k_used`, "
+        "`black_k_used`); the list's `k_used` stays the period's |",
         "| a rating the dump states (TRF, PGN WhiteElo/BlackElo) | checked against the list in force at the "
         "tournament's start: the list's rating wins, a player it does not rate is unrated, every difference is "
         "listed (lists/<scenario>/<M>.stated-ratings.csv); a scenario may trust a source (`trust_stated_ratings`) |",

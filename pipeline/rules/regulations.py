@@ -418,6 +418,22 @@ def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Ex
     return pl.when(over).then(pl.lit(rules.k_games_cap) // games).otherwise(k_start)
 
 
+def _k_at_event_start_numpy(
+    policy: KPolicy, k_of_period: np.ndarray, k_listed_at_start: np.ndarray, listed_known: np.ndarray
+) -> np.ndarray:
+    """K of a rated player's side in an event that started before its period: the K of the list in force at the
+    event's start, before the K x n cap (int16).
+
+    B.02 2024 §9.1 rates a late tournament on a later list "with the ratings of the list in force at its start";
+    FIDE's per-player calculations print K per tournament, and issue 36 reads the rule as ratings and K alike.
+    A tiered (FIDE) policy takes the K that list published where it gives one (k_from_previous_list's rule); a
+    player that list does not give, or a constant-K rule set, keeps the period's K.
+    """
+    if policy.kind == "constant":
+        return k_of_period
+    return np.where(listed_known, k_listed_at_start, k_of_period).astype(np.int16)
+
+
 def _k_times_games_cap_numpy(k_start: np.ndarray, games: np.ndarray, rules: RuleSet) -> np.ndarray:
     """k_times_games_cap on NumPy arrays (int16 K, int32 n > 0): the K used, int16."""
     if rules.k_games_cap is None:

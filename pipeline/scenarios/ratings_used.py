@@ -82,15 +82,15 @@ class ListsInForce:
         month, from the store (the seed list before the chain's start).
         """
         self.stored_list = stored_list
-        # Month -> the list's player_id and rating, made id-ordered arrays (_arrays) the first time a game needs them.
-        self.lists: dict[str, pl.DataFrame | tuple[np.ndarray, np.ndarray]] = {}
+        # Month -> the list's player_id, rating and K, made id-ordered arrays (_arrays) when a game first needs them.
+        self.lists: dict[str, pl.DataFrame | tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for month, frame in lists.items():
             self.keep(month, frame)
         self.trusted = trusted_sources(scenario.trust_stated_ratings)
 
     def keep(self, month: str, rating_list: pl.DataFrame) -> None:
         """The chain's list of `month` (the list in force through the month after it)."""
-        self.lists[month] = rating_list.select("player_id", "rating")
+        self.lists[month] = rating_list.select("player_id", "rating", *(["k"] if "k" in rating_list.columns else []))
         self._prune()
 
     def _prune(self) -> None:
@@ -102,9 +102,10 @@ class ListsInForce:
         ratings that differ from that list (DIFFERENCE_SCHEMA).
 
         An event started before `period_start` (the period's first month) is rated with the list in force at its
-        start; one started in the period with the period's list in force, as always (its rating used is left empty:
-        the engine reads that list). A stated rating is replaced by the list's, or by none where the list does not
-        rate the player, unless its source is trusted.
+        start, its rating and its K (`{side}_k_used`, the list's `k` column: the K it published for the period after
+        it); one started in the period with the period's list in force, as always (its rating and K used are left
+        empty: the engine reads that list). A stated rating is replaced by the list's, or by none where the list does
+        not rate the player, unless its source is trusted.
         """
         empty = pl.DataFrame(schema=DIFFERENCE_SCHEMA)
         if games.is_empty() or "event_start" not in games.columns:
@@ -124,7 +125,14 @@ class ListsInForce:
         )
         filled, differences = [], []
         for side in _SIDES:
-            joined = subset.with_columns(_listed=self._listed(subset, side))
+            listed_rating, listed_k = self._listed(subset, side)
+            joined = subset.with_columns(_listed=listed_rating)
+            if bool(subset["_late"].any()):
+                k_used = pl.when(pl.col("_late")).then(listed_k).otherwise(pl.lit(None, dtype=pl.Int16))
+                column = games[f"{side}_k_used"] if f"{side}_k_used" in games.columns else None
+                if column is None:
+                    column = pl.Series(f"{side}_k_used", [None] * games.height, dtype=pl.Int16)
+                filled.append(column.cast(pl.Int16).scatter(rows, subset.select(k_used.cast(pl.Int16)).to_series()))
             given = pl.col(f"{side}_rating_used")
             used = (
                 pl.when(pl.col("_trusted") & given.is_not_null())
@@ -153,36 +161,48 @@ class ListsInForce:
             )
         return games.with_columns(filled), pl.concat(differences).sort("game_id", "player_id")
 
-    def _listed(self, subset: pl.DataFrame, side: str) -> pl.Series:
-        """The rating of each row's `side` player on the list in force at the row's `_start` (null: not rated there),
-        found by binary search in the lists' id-ordered arrays (no join of a list of up to a million players).
+    def _listed(self, subset: pl.DataFrame, side: str) -> tuple[pl.Series, pl.Series]:
+        """The rating and K of each row's `side` player on the list in force at the row's `_start` (null: not rated
+        there; not listed, or no K given), found by binary search in the lists' id-ordered arrays (no join of a list
+        of up to a million players).
         """
         ids = subset[f"{side}_id"].cast(pl.Int64).to_numpy()
         found = np.full(len(ids), -1, dtype=np.int32)
+        found_k = np.full(len(ids), -1, dtype=np.int16)
         starts = subset["_start"]
         for start in starts.unique().to_list():
             rows = (starts == start).arg_true().to_numpy()
-            list_ids, ratings = self._arrays(add_months(start, -1))
+            list_ids, ratings, ks = self._arrays(add_months(start, -1))
             if not len(list_ids):
                 continue
             places = np.minimum(np.searchsorted(list_ids, ids[rows]), len(list_ids) - 1)
             hit = list_ids[places] == ids[rows]
             found[rows[hit]] = ratings[places[hit]]
+            found_k[rows[hit]] = ks[places[hit]]
         values = pl.Series("_listed", found, dtype=pl.Int32)
-        return values.set(values < 0, None)
+        k_values = pl.Series("_listed_k", found_k, dtype=pl.Int16)
+        # A K is the rated player's: an unrated player's K on the list is not the one a rated side is rated with.
+        return values.set(values < 0, None), k_values.set((k_values < 0) | (values < 0), None)
 
-    def _arrays(self, month: str) -> tuple[np.ndarray, np.ndarray]:
-        """The list of `month` as id-ordered arrays of ids and ratings (-1: unrated), made once per list."""
+    def _arrays(self, month: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The list of `month` as id-ordered arrays of ids, ratings (-1: unrated) and K (-1: none), made once per
+        list.
+        """
         held = self.lists.get(month)
         if held is None:
             held = self.stored_list(month)
         if isinstance(held, pl.DataFrame):
             ids = held["player_id"].cast(pl.Int64).to_numpy()
             ratings = held["rating"].fill_null(-1).cast(pl.Int32).to_numpy()
+            ks = (
+                held["k"].fill_null(-1).cast(pl.Int16).to_numpy()
+                if "k" in held.columns
+                else np.full(len(ids), -1, dtype=np.int16)
+            )
             if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
                 order = np.argsort(ids, kind="stable")
-                ids, ratings = ids[order], ratings[order]
-            held = self.lists[month] = (ids, ratings)
+                ids, ratings, ks = ids[order], ratings[order], ks[order]
+            held = self.lists[month] = (ids, ratings, ks)
             self._prune()
         return held
 

@@ -135,6 +135,9 @@ def _rated_games(
                 for side in ("white", "black")
             ),
             pl.col("weight").fill_null(0.0),
+            # A system has no K (its steps are its own: deviation, games played).
+            white_k_used=pl.lit(None, dtype=pl.Int16),
+            black_k_used=pl.lit(None, dtype=pl.Int16),
         )
         .sort("game_id")
     )

@@ -30,11 +30,22 @@ def stored_table_months(store: ObjectStore, asset_path: Sequence[str]) -> list[s
 
 
 def read_stored_month(
-    store: ObjectStore, asset_path: Sequence[str], month: str, columns: list[str] | None = None
+    store: ObjectStore,
+    asset_path: Sequence[str],
+    month: str,
+    columns: list[str] | None = None,
+    optional: Sequence[str] = (),
 ) -> pl.DataFrame | None:
-    """A stored month of a table (only `columns` when given), or None when it is not stored."""
+    """A stored month of a table (only `columns` when given, and those of `optional` the stored file has: columns a
+    table gained after older stores were written), or None when it is not stored.
+    """
     key = table_key(asset_path, month)
-    return store.read_parquet(key, columns=columns) if store.exists(key) else None
+    if not store.exists(key):
+        return None
+    if columns is not None and optional:
+        held = store.parquet_schema(key)
+        columns = [*columns, *(name for name in optional if name in held)]
+    return store.read_parquet(key, columns=columns)
 
 
 def stored_rows(store: ObjectStore, asset: str, month: str) -> int | None:
