@@ -12,11 +12,12 @@ from schemas.util import conform, empty_frame
 def federation_residuals(rated_games: pl.DataFrame, federations: pl.DataFrame, month: str) -> pl.DataFrame:
     """The month's FederationResiduals: per federation, its players' points minus the points the scenario expected of
     them (rated_games' own expectations) in the games rated for both players against a player of another federation,
-    with the games behind it. The FIDE-watchers' monitor of issue 37 ("how each federation's players score against
-    other federations' players relative to expectation"; ../shared/reference/systems-and-calendar.md), and the
-    cross-federation split of Ghita's Deflation Index (The Rating Revolution, 2026, p. 50: 3.83 % across federations
-    against 1.67 % within, 2025). `federations` is (player_id, federation) of the registry in force; a player without
-    one (empty or absent: a player the dumps name only) counts for nobody, and a game within a federation is left out.
+    with the games behind it. The FIDE-watchers' "cross-border federation residuals" (Zugzwang Foundation,
+    Chess-ELO-Rating docs/research/PRIOR-WORK_2026-10-10.md G2-G4; ../shared/reference/systems-and-calendar.md 1.1),
+    the per-federation view of the cross-federation Deflation Index (Ghita, The Rating Revolution, 2026, p. 50: 3.83 %
+    across federations against 1.67 % within, 2025). `federations` is (player_id, federation) of the registry in
+    force; a player without one (empty or absent: a player the dumps name only) counts for nobody, and a game within
+    a federation is left out.
     """
     known = federations.select(pl.col("player_id").cast(pl.Int64), pl.col("federation")).filter(
         pl.col("federation").is_not_null() & (pl.col("federation") != "")

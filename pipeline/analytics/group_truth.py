@@ -1,5 +1,9 @@
 """The points ledger's groups over a year against the truth: the points each group gained in games beside its players'
 change of true strength, on generated data (issue 37, part 2).
+
+Sonas's 2023 report for FIDE ("Repairing the FIDE Standard Elo Rating System", ../shared/reference/
+fide-rules-and-formats.md) reads deflation as new, improving players entering too low and pulling rating points from
+established players; the truth of generated data says how many points each group's strength should have brought it.
 """
 
 from __future__ import annotations
@@ -49,9 +53,9 @@ def group_truth(
         return empty_frame(GroupTruth)
     year = int(month[:4])
     played = (
-        year_lists.group_by("player_id")
+        year_lists.filter(pl.col("games") > 0)  # most of a list did not play that month: no change from games
+        .group_by("player_id")
         .agg(pl.col("change").fill_null(0).cast(pl.Int64).sum().alias("points"), pl.col("games").cast(pl.Int64).sum())
-        .filter(pl.col("games") > 0)
         .with_columns(pl.col("player_id").cast(pl.Int64))
     )
     players = ledger_groups(start, year).join(played, on="player_id").sort("player_id")
