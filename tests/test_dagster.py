@@ -723,6 +723,11 @@ def test_federation_residuals_of_a_month_recount_its_games_across_federations(ti
         assert row["games"] == games_of and row["residual"] == pytest.approx(score - expected)
     # No December list in the run: the groups against the truth are materialized empty.
     assert store.read_parquet(table_key(["plain", "group_truth"], "2024-03")).is_empty()
+    # The pool-health page shows the residuals and the year's flows; the residuals' yearly table is beside it.
+    page = store.read_bytes("reports/plain/pool-health/2024-2024.html").decode()
+    assert "Federation residuals" in page and '<details id="flows-2024" open>' in page
+    yearly = store.read_parquet("reports/plain/pool-health-federations/2024-2024.parquet")
+    assert sorted(yearly["federation"]) == sorted(counts)
 
 
 def test_each_scenarios_list_is_expected_by_the_end_of_the_schedules_day() -> None:
