@@ -6,8 +6,10 @@ from schemas.band_trend import BandTrend
 from schemas.cohort_drift import CohortDrift
 from schemas.crosstable import Crosstable
 from schemas.deflation_index import DeflationIndex
+from schemas.federation_residuals import FederationResiduals
 from schemas.fide_list import FideList
 from schemas.games import Games
+from schemas.group_truth import GroupTruth
 from schemas.identity import IDENTITY_STATUSES, Identity
 from schemas.leaderboard import Leaderboard
 from schemas.performance import Performance
@@ -36,8 +38,10 @@ __all__ = [
     "CohortDrift",
     "Crosstable",
     "DeflationIndex",
+    "FederationResiduals",
     "FideList",
     "Games",
+    "GroupTruth",
     "Identity",
     "Leaderboard",
     "Performance",

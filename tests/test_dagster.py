@@ -54,6 +54,8 @@ ASSET_GROUPS = {
     "plain/band_trend": "plain",
     "plain/cohort_drift": "plain",
     "plain/deflation_index": "plain",
+    "plain/group_truth": "plain",
+    "plain/federation_residuals": "plain",
     "plain/published_list": "plain",
     "common_accuracy": "common_games",
     "accuracy_comparison": "reports",
@@ -82,6 +84,8 @@ ASSET_DEPS = {
         "plain/rating_list",
         "plain/cohort_drift",
         "plain/deflation_index",
+        "plain/group_truth",
+        "plain/federation_residuals",
         "plain/points_ledger",
         "plain/points_flow",
     },
@@ -90,6 +94,8 @@ ASSET_DEPS = {
     "plain/band_trend": {"plain/rated_games"},
     "plain/cohort_drift": {"plain/rating_list"},
     "plain/deflation_index": {"plain/rated_games"},
+    "plain/group_truth": {"plain/rating_list"},
+    "plain/federation_residuals": {"plain/rated_games"},
     "plain/published_list": {"plain/rating_list"},
     "common_accuracy": {"plain/rated_games"},
     "accuracy_comparison": {"plain/accuracy", "common_accuracy"},
@@ -687,6 +693,41 @@ def test_rating_list_metadata_per_month(tiny_runs: SimpleNamespace) -> None:
     assert metadata["dagster/column_lineage"].value.deps_by_column["rating"]
     crosstable = store.read_parquet(table_key(["plain", "crosstable"], "2024-02"))
     assert set(crosstable["period"]) <= {"2024-02"}
+
+
+def test_federation_residuals_of_a_month_recount_its_games_across_federations(tiny_runs: SimpleNamespace) -> None:
+    from pipeline.ingest.registry import read_players
+
+    store = ObjectStore(tiny_runs.root)
+    found = {(key, m): md for key, m, md in materializations(tiny_runs.ranged)}
+    stored = store.read_parquet(table_key(["plain", "federation_residuals"], "2024-03"))
+    assert found[("plain/federation_residuals", "2024-03")]["federations"].value == stored.height == 3
+    # Recounted side by side in plain Python from the stored games and the month's registry.
+    federation = dict(read_players(store, "2024-03").select("player_id", "federation").iter_rows())
+    games = store.read_parquet(table_key(["plain", "rated_games"], "2024-03"))
+    counts: dict[str, list[float]] = {}
+    for game in games.iter_rows(named=True):
+        sides = [
+            (game["white_id"], game["black_id"], game["white_score"], game["white_expected"]),
+            (game["black_id"], game["white_id"], 1 - game["white_score"], game["black_expected"]),
+        ]
+        rated = None not in (game["white_rating_used"], game["black_rating_used"], *(s[3] for s in sides))
+        for player, opponent, score, expected in sides:
+            own, other = federation.get(player) or None, federation.get(opponent) or None
+            if rated and own and other and own != other:
+                counts.setdefault(own, [0, 0.0, 0.0])
+                counts[own] = [counts[own][0] + 1, counts[own][1] + score, counts[own][2] + expected]
+    assert sorted(stored["federation"]) == sorted(counts)
+    for row in stored.iter_rows(named=True):
+        games_of, score, expected = counts[row["federation"]]
+        assert row["games"] == games_of and row["residual"] == pytest.approx(score - expected)
+    # No December list in the run: the groups against the truth are materialized empty.
+    assert store.read_parquet(table_key(["plain", "group_truth"], "2024-03")).is_empty()
+    # The pool-health page shows the residuals and the year's flows; the residuals' yearly table is beside it.
+    page = store.read_bytes("reports/plain/pool-health/2024-2024.html").decode()
+    assert "Federation residuals" in page and '<details id="flows-2024" open>' in page
+    yearly = store.read_parquet("reports/plain/pool-health-federations/2024-2024.parquet")
+    assert sorted(yearly["federation"]) == sorted(counts)
 
 
 def test_each_scenarios_list_is_expected_by_the_end_of_the_schedules_day() -> None:

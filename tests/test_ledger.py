@@ -181,6 +181,30 @@ def test_the_balance_check_names_a_broken_channel_flows_that_do_not_add_up_and_a
     assert "2024-02: no points ledger stored for the month" in problems()
 
 
+def test_the_balance_check_holds_each_flow_matrix_to_the_games_channel(tmp_path):
+    from pipeline.invariants.ledger import ledger_problems
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    ledger, flows = points_ledger(*engine_month("2024-03", "fide-2024"), "2024-03")
+    ledger_key, flows_key = table_key(["s", "points_ledger"], "2024-03"), table_key(["s", "points_flow"], "2024-03")
+    store.write_parquet(ledger, ledger_key)
+    store.write_parquet(flows, flows_key)
+    assert ledger["games_rounding"][0] != 0 and ledger_problems(store, ["2024-03"], "s").problems == []
+    # The rounding moved: the flows no longer add up to the games channel, whatever the other channels say.
+    store.write_parquet(ledger.with_columns(pl.col("games_rounding") + 2), ledger_key)
+    found = ledger_problems(store, ["2024-03"], "s").problems
+    assert len(found) == 2 and all("the games channel to" in problem for problem in found)
+    # A grouping not stored adds up to nothing: a month with games and no band flows fails.
+    store.write_parquet(ledger, ledger_key)
+    store.write_parquet(flows.filter(pl.col("grouping") == "kind"), flows_key)
+    games_points = ledger["games_not_zero_sum"][0]
+    assert ledger_problems(store, ["2024-03"], "s").problems == [
+        f"2024-03: the flows by band add up to 0.000 points, the games' points to {games_points:,.3f}"
+    ]
+
+
 def test_a_list_that_lost_a_player_after_its_games_shows_it_and_is_not_refused():
     previous, after_games, current, period_games = engine_month("2024-03", "fide-2024")
     in_pool = previous.filter(pl.col("rating").is_not_null() & ~pl.col("inactive"))

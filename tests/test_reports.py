@@ -461,10 +461,16 @@ def test_pool_health_tables_add_up_by_year_and_the_pages_show_them(tmp_path: Pat
     )
     side = drift_side_by_side({"a<b": drift, "other": drift.with_columns(median_change=pl.lit(1.0))})
     assert side.row(0) == (2024, -6.0, 1.0, 0.5)
+    # Flows of two years: each year's matrices in a <details> of its own, linked from the list of years, the last open.
+    earlier = flows.with_columns(month=pl.lit("2023-12"), points=pl.col("points") * 3)
     page = render_pool_health_page(
-        "a<b", yearly_ledger(ledger), drift, None, matrix, "2024", "x.png", ["2023-12", "2024-02"]
+        "a<b", yearly_ledger(ledger), drift, None, pl.concat([earlier, flows]), "x.png", ["2023-12", "2024-02"]
     )
     assert "Pool health · a&lt;b" in page and "a<b" not in page and "became_inactive" in page and "12.5" in page
+    assert '<details id="flows-2023"><summary>2023' in page and '<details id="flows-2024" open><summary>2024' in page
+    assert 'href="#flows-2023"' in page and 'href="#flows-2024"' in page
+    flows_2023 = page.split('id="flows-2023"')[1].split("</details>")[0]
+    assert "37.5" in flows_2023 and "12.5" not in flows_2023 and "Band (row)" in flows_2023
     assert "-6.0" in render_drift_comparison_page(side, "y.png")
 
 

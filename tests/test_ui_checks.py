@@ -193,7 +193,7 @@ def check_panel(page, url: str, asset: str) -> tuple[dict[str, str], str, str]:
     opened(page, f"{url}{group_path(url, asset.split('/')[0])}")
     page.wait_for_function("() => /Asset checks\\s*\\d+ \\/ \\d+/.test(document.body.innerText)", timeout=30_000)
     # The asset's own node, once its checks are counted (a node still loading shows 'Asset checks–': a chain group
-    # is sixteen nodes, which the UI counts one after another).
+    # is eighteen nodes or more, which the UI counts one after another).
     for _ in range(60):
         node = drawn_nodes(page)[name]
         if re.search(r"Asset checks\s*\d+ / \d+", node):

@@ -34,6 +34,25 @@ def _steady(rating_list: pl.DataFrame, month: str, year: int) -> pl.DataFrame:
     ).select("player_id", "rating")
 
 
+def true_moves(truth: pl.LazyFrame, players: pl.Series, month: str) -> pl.DataFrame:
+    """(player_id, true_change) of `players`: each one's true strength at `month` minus a year before (truth: player_id,
+    month, strength), for the players the truth holds at both; empty when it holds neither month.
+    """
+    before = add_months(month, -12)
+    strengths = (
+        truth.filter(pl.col("month").is_in([month, before]))
+        .join(pl.LazyFrame({"player_id": players}), on="player_id", how="semi")
+        .collect()
+        .pivot("month", index="player_id", values="strength")
+    )
+    if not {month, before} <= set(strengths.columns):
+        return pl.DataFrame(schema={"player_id": pl.Int64, "true_change": pl.Float64})
+    moved = strengths.select(
+        pl.col("player_id").cast(pl.Int64), (pl.col(month) - pl.col(before)).cast(pl.Float64).alias("true_change")
+    )
+    return moved.drop_nulls("true_change")
+
+
 def cohort_drift(
     earlier: pl.DataFrame | None, later: pl.DataFrame, month: str, truth: pl.LazyFrame | None = None
 ) -> pl.DataFrame:
@@ -49,14 +68,8 @@ def cohort_drift(
     change = both["rating"].cast(pl.Float64) - both["rating_before"].cast(pl.Float64)
     true_median = true_mean = None
     if truth is not None and both.height:
-        strengths = (
-            truth.filter(pl.col("month").is_in([month, add_months(month, -12)]))
-            .join(both.lazy().select("player_id"), on="player_id", how="semi")
-            .collect()
-            .pivot("month", index="player_id", values="strength")
-        )
-        if {month, add_months(month, -12)} <= set(strengths.columns):
-            moved = (strengths[month] - strengths[add_months(month, -12)]).drop_nulls()
+        moved = true_moves(truth, both["player_id"], month)["true_change"]
+        if moved.len():
             true_median, true_mean = moved.median(), moved.mean()
     row = {
         "month": month,

@@ -11,18 +11,23 @@ import polars as pl
 from pipeline.analytics import predictive_accuracy, summary_crosstable
 from pipeline.analytics.curves import band_trend, deflation_index, score_curve
 from pipeline.analytics.drift import DRIFT_COLUMNS, cohort_drift
+from pipeline.analytics.federations import federation_residuals
+from pipeline.analytics.group_truth import START_COLUMNS, YEAR_COLUMNS, group_truth
 from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
+from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months
 from pipeline.reports import accuracy_markdown, crosstable_markdown
 from pipeline.scenarios.model import Scenario
-from pipeline.store.monthly import read_stored_month
+from pipeline.store.monthly import read_stored_month, stored_table_months
 from pipeline.store.object_store import ObjectStore
 from schemas import (
     Accuracy,
     BandTrend,
     Crosstable,
     DeflationIndex,
+    FederationResiduals,
+    GroupTruth,
     Performance,
     ScoreCurve,
     TruthError,
@@ -95,6 +100,43 @@ def _cohort_drift(store: ObjectStore, scenario: Scenario) -> MonthTable:
     return drift
 
 
+def _group_truth(store: ObjectStore, scenario: Scenario) -> MonthTable:
+    truth = store.scan_parquet(TRUTH_KEY) if store.exists(TRUTH_KEY) else None
+    path = [scenario.name, "rating_list"]
+
+    def groups(rating_list: pl.DataFrame, month: str) -> pl.DataFrame:
+        if not month.endswith("-12"):
+            return empty_frame(GroupTruth)
+        start = read_stored_month(store, path, add_months(month, -12), list(START_COLUMNS))
+        earlier = [
+            read_stored_month(store, path, add_months(month, -back), list(YEAR_COLUMNS)) for back in range(1, 12)
+        ]
+        if start is None or any(frame is None for frame in earlier):  # a year not stored whole has no figures
+            return empty_frame(GroupTruth)
+        year_lists = pl.concat([rating_list.select(YEAR_COLUMNS), *(frame for frame in earlier if frame is not None)])
+        return group_truth(start, year_lists, month, truth)
+
+    return groups
+
+
+def _group_figures(table: pl.DataFrame) -> Figures:
+    kinds = table.filter(pl.col("grouping") == "kind")
+    return {f"{row['group']}_points": int(row["points"]) for row in kinds.iter_rows(named=True)}
+
+
+def _federation_residuals(store: ObjectStore, scenario: Scenario) -> MonthTable:
+    months = stored_table_months(store, [scenario.name, "rated_games"])
+    if not months:
+        return lambda games, month: empty_frame(FederationResiduals)
+    # One registry a folder (not a month): what the month's players' federations are read from.
+    federations = players_in_force(store, months[-1], lambda registry: registry.select("player_id", "federation"))
+    return lambda games, month: federation_residuals(games, federations(month), month)
+
+
+def _residual_figures(table: pl.DataFrame) -> Figures:
+    return {"federations": table.height, "games": int(table["games"].sum()) if table.height else 0}
+
+
 def _drift_figures(table: pl.DataFrame) -> Figures:
     if not table.height:
         return {}
@@ -153,6 +195,17 @@ MONTHLY_ANALYSES = (
     ),
     # The December lists' yearly drift of the stable cohort (the other months' tables are empty): pool health.
     MonthlyAnalysis("cohort_drift", YearlyDrift, "rating_list", _cohort_drift, _drift_figures, DRIFT_COLUMNS),
+    # The ledger's groups' points in the year's games beside their true strength change (December lists): pool health.
+    MonthlyAnalysis("group_truth", GroupTruth, "rating_list", _group_truth, _group_figures, YEAR_COLUMNS),
+    # Each federation's players' actual minus expected score against other federations': pool health.
+    MonthlyAnalysis(
+        "federation_residuals",
+        FederationResiduals,
+        "rated_games",
+        _federation_residuals,
+        _residual_figures,
+        ("white_id", "black_id", *CURVE_COLUMNS),
+    ),
     MonthlyAnalysis(
         "band_trend",
         BandTrend,

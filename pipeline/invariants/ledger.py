@@ -1,15 +1,17 @@
-"""The ledger_balance check: every month's points ledger accounts for every point, its flows add up to its games,
-and each month starts from the pool the month before ended with.
+"""The ledger_balance check: every month's points ledger accounts for every point, each grouping of its flows adds up
+to its games channel, and each month starts from the pool the month before ended with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import polars as pl
+
 from pipeline.invariants.catalog import MonthProblems
 from pipeline.months import add_months
 from pipeline.scenarios.chain import FLOWS, LEDGER
-from pipeline.scenarios.ledger import CHANNELS
+from pipeline.scenarios.ledger import CHANNELS, GROUPINGS
 from pipeline.store.monthly import read_stored_month
 from pipeline.store.object_store import ObjectStore
 
@@ -37,14 +39,7 @@ def ledger_problems(store: ObjectStore, months: Sequence[str], scenario_name: st
                 f"{month}: {left:+,} rating points not accounted for by any channel (pool "
                 f"{row['pool_before']:,} -> {row['pool_after']:,}; the ledger's unexplained: {row['unexplained']:+,})"
             )
-        scale = max(1.0, float(row["games_points_moved"]))
-        for grouping, frame in flows.group_by("grouping", maintain_order=True):
-            total = float(frame["points"].sum())
-            if abs(total - row["games_not_zero_sum"]) > FLOW_TOLERANCE * scale:
-                problems.append(
-                    f"{month}: the flows by {grouping[0]} add up to {total:,.3f} points, the games' points to "
-                    f"{row['games_not_zero_sum']:,.3f}"
-                )
+        problems += _flow_problems(month, row, flows)
         previous = read_stored_month(store, ledger_path, add_months(month, -1), ["pool_after"])
         if previous is not None and previous.height == 1 and previous["pool_after"][0] != row["pool_before"]:
             problems.append(
@@ -53,3 +48,26 @@ def ledger_problems(store: ObjectStore, months: Sequence[str], scenario_name: st
             )
     failing = {problem.split(":", 1)[0] for problem in problems}
     return MonthProblems(problems, {"months_balanced": len([m for m in months if m not in failing])})
+
+
+def _flow_problems(month: str, row: dict, flows: pl.DataFrame) -> list[str]:
+    """Each grouping of the month's flow matrix (a grouping not stored adds up to 0) against the games channel: its
+    total is the games' points before rounding, and with the rounding it is the games channel, games_change (issue 37,
+    part 4: "the flow matrix's total equals the games channel").
+    """
+    problems = []
+    scale = max(1.0, float(row["games_points_moved"]))
+    for grouping in GROUPINGS:
+        total = float(flows.filter(pl.col("grouping") == grouping)["points"].sum())
+        if abs(total - row["games_not_zero_sum"]) > FLOW_TOLERANCE * scale:
+            problems.append(
+                f"{month}: the flows by {grouping} add up to {total:,.3f} points, the games' points to "
+                f"{row['games_not_zero_sum']:,.3f}"
+            )
+        elif abs(total + row["games_rounding"] - row["games_change"]) > FLOW_TOLERANCE * scale:
+            problems.append(
+                f"{month}: the flows by {grouping} ({total:,.3f} points) and the rounding "
+                f"({row['games_rounding']:+,.3f}) add up to {total + row['games_rounding']:,.3f}, the games channel to "
+                f"{row['games_change']:,}"
+            )
+    return problems

@@ -26,6 +26,8 @@ KIND_TITLES = {
     "accuracy": "Predictive accuracy",
     "accuracy-comparison": "Scenario comparison",
     "pool-health": "Pool health",
+    "pool-health-groups": "Pool health: groups against the truth",
+    "pool-health-federations": "Pool health: federation residuals",
 }
 LINK_LABELS = {"html": "page", "png": "chart", "parquet": "data", "csv": "data", "md": "notes"}
 

@@ -1,5 +1,6 @@
-"""The pool-health pages: a scenario's points ledger by year, its stable cohort's drift beside the truth and the
-points its groups won from each other; and the cohort's drift of every scenario side by side (docs/analytics.md).
+"""The pool-health pages: a scenario's points ledger by year, its stable cohort's drift beside the truth, the points
+its groups won from each other and against their true strength change, each federation's residual against the others;
+and the cohort's drift of every scenario side by side (docs/analytics.md).
 """
 
 from __future__ import annotations
@@ -56,18 +57,102 @@ def flow_matrix(flows: pl.DataFrame, grouping: str = "kind") -> pl.DataFrame:
     )
 
 
+#: The pool-health page shows the federations with the most games across federations, this many.
+TOP_FEDERATIONS = 10
+
+
+def yearly_residuals(residuals: pl.DataFrame) -> pl.DataFrame:
+    """The monthly FederationResiduals rows added up by year and federation (the months' points, not their ratios)."""
+    totals = (
+        residuals.with_columns(year=pl.col("month").str.slice(0, 4))
+        .group_by("year", "federation")
+        .agg(pl.col("games").sum(), pl.col("score").sum(), pl.col("expected").sum())
+        .sort("year", "federation")
+    )
+    return totals.with_columns(residual=pl.col("score") - pl.col("expected")).with_columns(
+        residual_per_game=pl.col("residual") / pl.col("games")
+    )
+
+
+def residual_table(yearly: pl.DataFrame, top: int = TOP_FEDERATIONS) -> pl.DataFrame:
+    """The `top` federations with the most games (yearly_residuals' rows), most first: their games and residual per
+    game (percent of a point) over every year, then the residual per game of each year.
+    """
+    totals = (
+        yearly.group_by("federation")
+        .agg(pl.col("games").sum(), pl.col("residual").sum())
+        .sort(["games", "federation"], descending=[True, False])
+        .head(top)
+    )
+    by_year = (
+        yearly.join(totals.select("federation"), on="federation", how="semi")
+        .with_columns((100.0 * pl.col("residual_per_game")).round(2).alias("pct"))
+        .pivot("year", index="federation", values="pct", sort_columns=True)
+    )
+    shown = totals.select(
+        "federation", "games", (100.0 * pl.col("residual") / pl.col("games")).round(2).alias("all years")
+    )
+    return shown.join(by_year, on="federation", how="left", maintain_order="left")
+
+
+def group_truth_table(groups: pl.DataFrame, grouping: str) -> pl.DataFrame:
+    """The GroupTruth rows of one grouping, by year and group, as the page shows them."""
+    return (
+        groups.filter(pl.col("grouping") == grouping)
+        .sort("year", "group")
+        .select(
+            "year",
+            "group",
+            "players",
+            "games",
+            pl.col("points").alias("points in games"),
+            pl.col("true_change").round(1).alias("true change"),
+            pl.col("gap").round(1).alias("points - true change"),
+        )
+    )
+
+
+def _flows_by_year(flows: pl.DataFrame) -> str:
+    """One <details> per year (the last open) with the points each kind and each band won from each other, and links
+    to every year: any year's flows on the page, plain HTML.
+    """
+    years = sorted({month[:4] for month in flows["month"].to_list()})
+    links = " · ".join(f'<a href="#flows-{escape(year)}">{escape(year)}</a>' for year in years)
+    parts = [f"<h2>Points won between groups, by year</h2>\n<p>{links}</p>"]
+    for year in years:
+        of_year = flows.filter(pl.col("month").str.starts_with(year))
+        tables = [
+            frame_table_html(
+                matrix, f"{label} (row) against each {label} (column) in {year}'s games, before rounding", 1
+            )
+            for grouping, label in (("kind", "Kind"), ("band", "Band"))
+            if (matrix := flow_matrix(of_year, grouping)).width > 1
+        ]
+        opened = " open" if year == years[-1] else ""
+        parts.append(
+            f'<details id="flows-{escape(year)}"{opened}><summary>{escape(year)}</summary>\n'
+            + "\n".join(tables)
+            + "</details>"
+        )
+    return "\n".join(parts)
+
+
 def render_pool_health_page(
     scenario: str,
     ledger: pl.DataFrame | None,
     drift: pl.DataFrame,
     index: pl.DataFrame | None,
     flows: pl.DataFrame | None,
-    flows_year: str | None,
     png_href: str | None,
     months: Sequence[str],
     back_href: str | None = None,
+    residuals: pl.DataFrame | None = None,
+    groups: pl.DataFrame | None = None,
 ) -> str:
-    """The scenario's pool-health page: the ledger by year (chart and table), the cohort's drift, the year's flows."""
+    """The scenario's pool-health page: the ledger by year (chart and table), the cohort's drift, the Deflation Index,
+    the ledger's groups against their true change (`groups`: GroupTruth rows), the federations' residuals
+    (`residuals`: yearly_residuals) and the flows between groups of any year (`flows`: PointsFlow rows).
+    """
     title = f"Pool health · {scenario}"
     parts = [
         f"<h1>{escape(title)}</h1>",
@@ -104,12 +189,41 @@ def render_pool_health_page(
                 float_digits=2,
             )
         )
-    if flows is not None and flows.width > 1 and flows_year:
+    if groups is not None and groups.height:
+        parts.append(
+            "<h2>The ledger's groups against their true strength change</h2>\n<p>The players rated on the list a year "
+            "before who played in the year, grouped on that list as the flows are: the rating points they gained in "
+            "the year's games beside the change of their true strength (generated data only). A group that gains "
+            "more points than strength takes them from the others.</p>"
+        )
+        parts.append(frame_table_html(group_truth_table(groups, "kind"), "By kind of player", 1))
+        parts.append(
+            "<details><summary>By 200-point band</summary>"
+            + frame_table_html(group_truth_table(groups, "band"), "By band on the list a year before", 1)
+            + "</details>"
+        )
+    if residuals is not None and residuals.height:
+        table = residual_table(residuals)
+        games = residuals.join(table.select("federation"), on="federation", how="semi").pivot(
+            "year", index="federation", values="games", sort_columns=True
+        )
         parts.append(
             frame_table_html(
-                flows, f"Points won (row) against each group (column) in {flows_year}'s games, before rounding", 1
+                table,
+                f"Federation residuals: the {table.height} federations with most games against other federations' "
+                "players, their actual minus expected score per game in percent of a point, all years and by year",
+                float_digits=2,
             )
         )
+        parts.append(
+            "<details><summary>Their games by year</summary>"
+            + frame_table_html(
+                table.select("federation").join(games, on="federation", how="left", maintain_order="left"), "Games", 0
+            )
+            + "</details>"
+        )
+    if flows is not None and flows.height:
+        parts.append(_flows_by_year(flows))
     return html_page(title, "\n".join(parts), CHART_CSS, back_href)
 
 

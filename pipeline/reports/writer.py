@@ -51,12 +51,12 @@ from pipeline.reports.index import (
 from pipeline.reports.markdown import crosstable_markdown
 from pipeline.reports.pool_health import (
     drift_side_by_side,
-    flow_matrix,
     index_side_by_side,
     render_drift_comparison_page,
     render_pool_health_page,
     yearly_index,
     yearly_ledger,
+    yearly_residuals,
 )
 from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
@@ -123,7 +123,14 @@ def store_report(store: ObjectStore, relative: str, data: bytes | str | pl.DataF
 
 #: The monthly analyses a scenario's pages read, and of them those the pool-health page over every scenario reads.
 POOL_HEALTH_ANALYSES = ("cohort_drift", "deflation_index")
-REPORTED_ANALYSES = ("crosstable", "score_curve", "band_trend", *POOL_HEALTH_ANALYSES)
+REPORTED_ANALYSES = (
+    "crosstable",
+    "score_curve",
+    "band_trend",
+    *POOL_HEALTH_ANALYSES,
+    "group_truth",
+    "federation_residuals",
+)
 
 
 def drawn_chart(
@@ -269,7 +276,8 @@ def put_pool_health(
     months: list[str],
 ) -> None:
     """The scenario's pool-health page (pipeline.reports.pool_health): its ledger by year with its chart, the stable
-    cohort's drift, and the flows between groups in the last year with lists; none without a ledger or a drift.
+    cohort's drift, the Deflation Index, the ledger's groups against the truth, the federations' residuals and the
+    flows between groups of every year; none without a ledger or a drift. The yearly tables beside it as Parquet.
     """
     name = scenario.name
     ledgers = stored_frames(store, name, LEDGER, months)
@@ -279,7 +287,7 @@ def put_pool_health(
         return
     span = year_span(months)
     page = report_path(name, "pool-health", span, "html")
-    yearly, chart, flows, flows_year = None, None, None, None
+    yearly, chart = None, None
     if ledgers is not None:
         yearly = yearly_ledger(ledgers)
         put(report_path(name, "pool-health", span, "parquet"), yearly)
@@ -287,14 +295,18 @@ def put_pool_health(
         title = f"{name}: where the pool's rating points came from and went, by year"
         channels = list(CHANNELS)
         put(chart, drawn_chart(store, chart, yearly, lambda: plot_pool_ledger(yearly, channels, title), title))
-        flows_year = str(yearly["year"][-1])
-        year_flows = stored_frames(store, name, FLOWS, [m for m in months if m.startswith(flows_year)])
-        flows = flow_matrix(year_flows) if year_flows is not None else None
     indexes = stored_frames(store, name, "deflation_index", months)
     index = yearly_index(indexes) if indexes is not None else None
+    groups = stored_frames(store, name, "group_truth", [m for m in months if m.endswith("-12")])
+    residuals = stored_frames(store, name, "federation_residuals", months)
+    residuals = yearly_residuals(residuals) if residuals is not None else None
+    for label, table in (("groups", groups), ("federations", residuals)):
+        if table is not None:
+            put(report_path(name, f"pool-health-{label}", span, "parquet"), table)
+    flows = stored_frames(store, name, FLOWS, months) if ledgers is not None else None
     png = posixpath.basename(chart) if chart else None
     html = render_pool_health_page(
-        name, yearly, drift, index, flows, flows_year, png, months, back_href=index_href_from(page)
+        name, yearly, drift, index, flows, png, months, index_href_from(page), residuals, groups
     )
     put(page, html)
 

@@ -199,6 +199,8 @@ def _ledger(period: _Period, month: str, one_time_event: bool) -> pl.DataFrame:
 
 
 KINDS = ("unrated", "newcomer", "junior", "adult")
+#: The flows' two groupings of the sides: each adds up to the games' points.
+GROUPINGS = ("kind", "band")
 
 
 def _groups(period: _Period, rows: np.ndarray, year: int) -> tuple[np.ndarray, np.ndarray]:
@@ -241,7 +243,7 @@ def _flows(period: _Period, month: str) -> pl.DataFrame:
             _labels(pl.col("opponent_group"), grouping).alias("opponent_group"),
             grouping=pl.lit(grouping),
         )
-        for index, grouping in enumerate(("kind", "band"))
+        for index, grouping in enumerate(GROUPINGS)
     ]
     flows = pl.concat(parts).with_columns(month=pl.lit(month)).sort("grouping", "group", "opponent_group")
     return conform(flows.select("month", "grouping", "group", "opponent_group", "sides", "points"), PointsFlow)

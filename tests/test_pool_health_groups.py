@@ -1,0 +1,150 @@
+"""Issue 37's federation residuals (part 3) and the ledger's groups against their true strength change (part 2), each
+on a small frame worked by hand.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from pipeline.analytics.federations import federation_residuals
+from pipeline.analytics.group_truth import group_truth
+from schemas import FederationResiduals, GroupTruth
+
+
+def games_of(rows: list[tuple]) -> pl.DataFrame:
+    """Rated games from (white_id, black_id, white_score, white_expected, black_expected) rows, ratings known."""
+    return pl.DataFrame(
+        rows,
+        schema={
+            "white_id": pl.Int64,
+            "black_id": pl.Int64,
+            "white_score": pl.Float64,
+            "white_expected": pl.Float64,
+            "black_expected": pl.Float64,
+        },
+        orient="row",
+    ).with_columns(white_rating_used=pl.lit(1800, pl.Int32), black_rating_used=pl.lit(1700, pl.Int32))
+
+
+def test_each_federation_scores_against_the_others_what_its_players_scored_minus_what_was_expected():
+    federations = pl.DataFrame(
+        {"player_id": [1, 2, 3, 4, 5], "federation": ["GER", "GER", "FRA", "ESP", ""]}  # 5: none stated; 6: absent
+    )
+    games = games_of(
+        [
+            (1, 3, 1.0, 0.6, 0.4),  # GER 1 of 0.6, FRA 0 of 0.4
+            (3, 2, 0.5, 0.7, 0.3),  # FRA 0.5 of 0.7, GER 0.5 of 0.3
+            (1, 2, 1.0, 0.5, 0.5),  # within GER: left out
+            (4, 5, 1.0, 0.5, 0.5),  # against a player of no federation: left out
+            (4, 6, 1.0, 0.5, 0.5),  # against a player the registry does not hold: left out
+            (4, 1, 0.0, 0.5, None),  # rated for one side only: left out
+            (4, 3, 0.0, 0.25, 0.75),  # ESP 0 of 0.25, FRA 1 of 0.75
+        ]
+    )
+    table = federation_residuals(games, federations, "2024-05")
+    FederationResiduals.validate(table)
+    rows = {row["federation"]: row for row in table.iter_rows(named=True)}
+    assert set(rows) == {"ESP", "FRA", "GER"} and set(table["month"]) == {"2024-05"}
+    assert (rows["GER"]["games"], rows["GER"]["score"], rows["GER"]["expected"]) == (2, 1.5, pytest.approx(0.9))
+    assert rows["GER"]["residual"] == pytest.approx(0.6) and rows["GER"]["residual_per_game"] == pytest.approx(0.3)
+    assert (rows["FRA"]["games"], rows["FRA"]["score"]) == (3, 1.5)
+    assert rows["FRA"]["residual"] == pytest.approx(1.5 - 1.85)
+    assert rows["ESP"]["games"] == 1 and rows["ESP"]["residual"] == pytest.approx(-0.25)
+    # Nothing across federations: no rows.
+    assert federation_residuals(games_of([(1, 2, 1.0, 0.5, 0.5)]), federations, "2024-05").is_empty()
+
+
+def start_list(rows: list[tuple]) -> pl.DataFrame:
+    """The list a year before from (player_id, rating, games_total, birth_year) rows."""
+    schema = {"player_id": pl.Int64, "rating": pl.Int32, "games_total": pl.Int32, "birth_year": pl.Int32}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+START = start_list(
+    [
+        (1, 1850, 10, 1990),  # newcomer (10 rated games), 1800-1999
+        (2, 2050, 200, 2010),  # junior (14 in 2024), 2000-2199
+        (3, 1990, 500, 1980),  # adult, 1800-1999
+        (4, 2100, None, None),  # adult, but plays no game in the year
+        (5, None, 0, 1990),  # unrated: no group
+        (6, 1500, 40, 1990),  # adult, 1400-1599; the truth does not hold them
+    ]
+)
+YEAR = pl.DataFrame(
+    {
+        "player_id": [1, 1, 1, 2, 3, 3, 4, 5, 6],
+        "change": [10, 5, None, -4, 0, -6, 0, None, 3],
+        "games": [3, 2, 0, 4, 1, 2, 0, 5, 1],
+    },
+    schema={"player_id": pl.Int64, "change": pl.Int32, "games": pl.Int32},
+)
+TRUTH = pl.DataFrame(
+    {
+        "player_id": [1, 2, 3, 4, 5] * 2,
+        "month": ["2023-12"] * 5 + ["2024-12"] * 5,
+        "strength": [1900.0, 2000.0, 2000.0, 2100.0, 1500.0, 1950.0, 2030.0, 1995.0, 2100.0, 1600.0],
+    }
+)
+
+
+def test_each_group_gains_its_players_points_of_the_year_beside_their_true_change():
+    table = group_truth(START, YEAR, "2024-12", TRUTH.lazy())
+    GroupTruth.validate(table)
+    rows = {(r["grouping"], r["group"]): r for r in table.iter_rows(named=True)}
+    assert set(table["year"]) == {2024}
+    assert sorted(rows) == [
+        ("band", "1800-1999"),
+        ("band", "2000-2199"),
+        ("kind", "adult"),
+        ("kind", "junior"),
+        ("kind", "newcomer"),
+    ]
+    figures = {key: (r["players"], r["games"], r["points"], r["true_change"], r["gap"]) for key, r in rows.items()}
+    assert figures[("kind", "newcomer")] == (1, 5, 15, 50.0, -35.0)
+    assert figures[("kind", "junior")] == (1, 4, -4, 30.0, -34.0)
+    assert figures[("kind", "adult")] == (1, 3, -6, -5.0, -1.0)
+    assert figures[("band", "1800-1999")] == (2, 8, 9, 45.0, -36.0)
+    assert figures[("band", "2000-2199")] == (1, 4, -4, 30.0, -34.0)
+    # Each grouping holds the same players.
+    for grouping in ("kind", "band"):
+        assert table.filter(pl.col("grouping") == grouping)["points"].sum() == 5
+
+
+def test_without_a_truth_every_player_who_played_counts_and_the_true_figures_are_empty():
+    table = group_truth(START, YEAR, "2024-12")
+    rows = {(r["grouping"], r["group"]): r for r in table.iter_rows(named=True)}
+    assert (rows[("kind", "adult")]["players"], rows[("kind", "adult")]["points"]) == (2, -3)
+    assert rows[("band", "1400-1599")]["players"] == 1
+    assert table["true_change"].null_count() == table.height == table["gap"].null_count()
+    assert group_truth(START, YEAR, "2024-11").is_empty() and group_truth(None, YEAR, "2024-12").is_empty()
+
+
+def test_the_page_shows_the_federations_with_most_games_by_year_and_the_groups_against_the_truth():
+    from pipeline.reports.pool_health import render_pool_health_page, residual_table, yearly_residuals
+    from schemas import YearlyDrift
+    from schemas.util import empty_frame
+
+    monthly = pl.DataFrame(
+        {
+            "month": ["2023-05", "2024-01", "2024-02", "2024-02"],
+            "federation": ["GER", "GER", "FRA", "<X>"],
+            "games": [10, 30, 5, 50],
+            "score": [6.0, 14.0, 3.0, 25.0],
+            "expected": [5.0, 15.0, 2.0, 25.0],
+        }
+    )
+    yearly = yearly_residuals(monthly)
+    ger = yearly.filter(pl.col("federation") == "GER")
+    assert ger["residual_per_game"].to_list() == pytest.approx([0.1, -1 / 30])
+    table = residual_table(yearly, top=2)
+    # Most games first; FRA (5 games) is not among the top two; GER's years pool their points: 0 over 40 games.
+    assert table["federation"].to_list() == ["<X>", "GER"] and table["games"].to_list() == [50, 40]
+    assert table.row(1) == ("GER", 40, 0.0, 10.0, -3.33)
+    groups = group_truth(START, YEAR, "2024-12", TRUTH.lazy())
+    page = render_pool_health_page(
+        "s", None, empty_frame(YearlyDrift), None, None, None, ["2024-01", "2024-12"], residuals=yearly, groups=groups
+    )
+    assert "&lt;X&gt;" in page and "<X>" not in page and "-3.33" in page
+    kinds = page.split("By kind of player")[1].split("</table>")[0]
+    assert "newcomer" in kinds and "-35.0" in kinds and "1800-1999" not in kinds
