@@ -370,3 +370,27 @@ def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str
     )
     assert cut.height == 5 and cut["white_expected"].null_count() < 5
     assert cut.equals(whole)
+
+
+def test_leaderboard_predicts_from_the_frozen_list_not_from_the_ratings_a_file_states(rated_store) -> None:
+    """A game file that states its players' ratings in the test months (a TRF's rating field, PGN Elo tags) must not
+    move the predictions: they come from the list frozen at the end of training. The stated ratings differ from
+    that list (102 at 1800, 103 at 1600), and by more than the 400-point rule allows, so the engine would read them.
+    """
+    from pipeline.evaluation.scenarios import Split, evaluate_stored
+    from pipeline.store.monthly import table_key
+
+    store, scenarios = rated_store
+    split = Split(["2024-01", "2024-02"], ["2024-03"])
+    key = table_key(["games"], "2024-03")
+    plain = store.read_parquet(key)
+    tables = []
+    for white, black in [(None, None), (2500, 1500), (1500, 2500)]:
+        stated = plain.with_columns(
+            white_rating_used=pl.lit(white, dtype=pl.Int32), black_rating_used=pl.lit(black, dtype=pl.Int32)
+        )
+        store.write_parquet(stated, key)
+        tables.append(evaluate_stored(store, scenarios, split))
+    assert tables[0].equals(tables[1]) and tables[0].equals(tables[2])
+    # The frozen list's favourite (102, 1800, against 103, 1600) expected 0.76 and lost.
+    assert tables[2]["mean_abs_error"][0] == pytest.approx(0.76, abs=0.005)
