@@ -16,6 +16,7 @@ import pytest
 from pipeline.cli.commands import main
 from pipeline.evaluation.games_file import read_games
 from pipeline.evaluation.protocol import evaluate, parse_grid, tune
+from pipeline.evaluation.raters import load_rater
 from pipeline.systems.config import load_system_rules
 
 KAGGLE = Path("/work/shared/realdata/kaggle2011-followup/followup_secondary_training.csv.gz")
@@ -370,3 +371,114 @@ def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str
     )
     assert cut.height == 5 and cut["white_expected"].null_count() < 5
     assert cut.equals(whole)
+
+
+def test_leaderboard_predicts_from_the_frozen_list_not_from_the_ratings_a_file_states(rated_store) -> None:
+    """A game file that states its players' ratings in the test months (a TRF's rating field, PGN Elo tags) must not
+    move the predictions: they come from the list frozen at the end of training. The stated ratings differ from
+    that list (102 at 1800, 103 at 1600), and by more than the 400-point rule allows, so the engine would read them.
+    """
+    from pipeline.evaluation.scenarios import Split, evaluate_stored
+    from pipeline.store.monthly import table_key
+
+    store, scenarios = rated_store
+    split = Split(["2024-01", "2024-02"], ["2024-03"])
+    key = table_key(["games"], "2024-03")
+    plain = store.read_parquet(key)
+    tables = []
+    for white, black in [(None, None), (2500, 1500), (1500, 2500)]:
+        stated = plain.with_columns(
+            white_rating_used=pl.lit(white, dtype=pl.Int32), black_rating_used=pl.lit(black, dtype=pl.Int32)
+        )
+        store.write_parquet(stated, key)
+        tables.append(evaluate_stored(store, scenarios, split))
+    assert tables[0].equals(tables[1]) and tables[0].equals(tables[2])
+    # The frozen list's favourite (102, 1800, against 103, 1600) expected 0.76 and lost.
+    assert tables[2]["mean_abs_error"][0] == pytest.approx(0.76, abs=0.005)
+
+
+# -- rule sets through the engine (pipeline/evaluation/raters.py) ------------------------------------
+
+
+def test_a_rule_set_is_evaluated_with_the_engine_by_hand(four_games: Path):
+    """fide-2024 in January 2024: 1 beats 2, both joining at 2200 with no games, so K 40 (B.02 2024 §8.3.3):
+    1 -> 2220, 2 -> 2180. February is predicted with table 8.1.2: D 40 -> 0.56; 3 and 4 are unseen (2200).
+    """
+    outcome = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", load_rater("fide-2024"))
+    assert (outcome["kind"], outcome["system"]) == ("rule set", "fide-2024")
+    expected = [0.56, 0.47, 0.47, 0.50]  # 1-2 (D +40), 3-1 (D -20), 2-4 (D -20), 3-4 (D 0)
+    scores = [0.5, 0.0, 1.0, 1.0]
+    assert outcome["deviance_log10"] == pytest.approx(sum(map(deviance, scores, expected)) / 4)
+
+
+def test_a_rule_set_rates_on_its_own_calendar(four_games: Path):
+    """fide-2009 published a list every two months (January, March...: FIDE news 4059): the games of January 2024
+    wait for the list after February, so the frozen list after January still has everybody at 2200.
+    """
+    coin = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", load_rater("fide-2009"))
+    assert coin["deviance_log10"] == pytest.approx(math.log10(2))
+    monthly = evaluate(
+        read_games(four_games), "2024-01", "2024-02", "2024-02", load_rater("fide-2009", ["list_months=null"])
+    )
+    assert monthly["deviance_log10"] != pytest.approx(math.log10(2))
+
+
+def test_rule_set_overrides_and_grid(four_games: Path):
+    rater = load_rater("fide-2024", ["k.newcomer=20"], init=1800)
+    assert rater.kind == "rule set" and rater.settings() == {"init_rating": 1800.0, "k.newcomer": 20}
+    board = tune(read_games(four_games), "2024-01", "2024-02", "2024-02", "fide-2024", {"k.newcomer": [0, 40]})
+    by_k = {row["setting"]["k.newcomer"]: row["deviance_log10"] for row in board["results"]}
+    assert by_k[0] == pytest.approx(math.log10(2)) and by_k[40] != pytest.approx(by_k[0])
+    with pytest.raises(ValueError, match="k.nonsense|nonsense"):
+        load_rater("fide-2024", ["k.nonsense=3"])
+
+
+def test_unknown_name_lists_rule_sets_systems_and_presets(four_games: Path, capsys: pytest.CaptureFixture):
+    args = ["--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02"]
+    code, _, err = ratings(capsys, "evaluate", *args, "--rules", "fide-1850")
+    assert code == 2
+    for name in ("fide-2024", "fide-historical", "sonas-2002", "elo-32", "glicko2", "stephenson", "playerratings-elo"):
+        assert name in err
+    code, out, _ = ratings(capsys, "rules")
+    assert code == 0 and "rating systems" in out and "system presets" in out
+    for name in ("fide-2009", "glicko2", "uscf", "playerratings-glicko", "practical-steph-white"):
+        assert any(line.split()[:1] == [name] and len(line.split()) > 1 for line in out.splitlines())
+
+
+def test_tune_warns_when_validation_overlaps_the_test_window(four_games: Path, capsys: pytest.CaptureFixture):
+    args = ["--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02"]
+    code, out, err = ratings(capsys, "tune", *args, "--rules", "elo", "--held-out", "2024-02..2024-03", "--json")
+    assert code == 0 and "overlaps the test window 2024-02..2024-03" in err
+    assert json.loads(out)["warnings"] and "overlaps" in json.loads(out)["warnings"][0]
+    code, out, err = ratings(capsys, "tune", *args, "--rules", "elo", "--held-out", "2024-03..2024-04", "--json")
+    assert code == 0 and "warning" not in err and json.loads(out)["warnings"] == []
+    code, out, err = ratings(capsys, "tune", *args, "--rules", "elo")  # no test window named: the file's last period
+    assert code == 0 and "holds the file's last period" in err
+
+
+def test_the_white_advantage_preset_uses_one_where_colours_are_known(four_games: Path):
+    rules = load_system_rules("practical-steph-white")
+    assert rules.params.white_advantage > 0
+    known = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", rules)
+    none = evaluate(
+        read_games(four_games),
+        "2024-01",
+        "2024-02",
+        "2024-02",
+        load_system_rules("practical-steph-white", ["white_advantage=0"]),
+    )
+    assert known["deviance_log10"] != none["deviance_log10"]
+
+
+@pytest.mark.skipif(
+    not KAGGLE.is_file(), reason="real Kaggle 2011 follow-up games are not available (../shared absent)"
+)
+def test_kaggle_followup_fide_rule_sets_and_the_practical_preset():
+    games = read_games(KAGGLE)
+    coin = math.log10(2)
+    glicko = evaluate(games, "103", "104", "107", load_system_rules("playerratings-glicko"))
+    for name in ("fide-2009", "fide-2024", "fide-historical", "sonas-2002", "elo-32"):
+        outcome = evaluate(games, "103", "104", "107", load_rater(name))
+        assert outcome["test_games"] == 77_785 and 0.27 < outcome["deviance_log10"] < coin
+    practical = evaluate(games, "103", "104", "107", load_rater("practical-steph-white"))
+    assert practical["player_month_rmse"] < glicko["player_month_rmse"]

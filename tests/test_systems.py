@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pipeline.systems import REGISTRY, empty_state, get_system, predict, rate_system_period
-from pipeline.systems.glicko2 import new_volatility
+from pipeline.systems.glicko2 import illinois_root, new_volatility
 from schemas.system_state import SystemState
 
 Q = math.log(10) / 400
@@ -113,6 +113,23 @@ def test_glicko2_illinois_iteration_converges_as_in_the_paper():
     # The example's Step 5: v = 1.7785, Delta = -0.4834, phi = 1.1513, sigma = 0.06, tau = 0.5 -> A = -5.62696.
     sigma = new_volatility(np.array([-0.4834]), np.array([1.1513**2]), np.array([1.7785]), np.array([0.06]), 0.5, 1e-6)
     assert math.log(sigma[0] ** 2) == pytest.approx(-5.62696, abs=0.00001)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "root"),
+    [
+        (0.0, 2.0, 1.0),  # the first C is the root: f(C) = 0 exactly
+        (0.0, 2.0, 2.0),  # the bound B is the root from the start: f(B) = 0 exactly
+        (-3.0, 1.0, -1.0),
+    ],
+)
+def test_glicko2_illinois_step_takes_an_exact_zero_as_the_root(low: float, high: float, root: float):
+    """Glickman's Step 5.4(b) is "if f_C f_B <= 0": a C where f is exactly 0 becomes the new A, so the bracket closes
+    on the root. With a strict < 0, A keeps its stale value while f_A is halved and never reaches it.
+    """
+    line = lambda x: x - root  # noqa: E731 (f(C) is exactly 0 at the root: C is computed exactly on a line)
+    found = illinois_root(line, np.array([low]), np.array([high]), 1e-6)
+    assert found[0] == root
 
 
 def test_glicko2_matches_the_glicko2_package():

@@ -86,21 +86,38 @@ def command_generate(args: argparse.Namespace) -> int:
 
 
 def command_rules(args: argparse.Namespace) -> int:
+    """The rule sets, the rating systems and the systems' presets, each with one line; or one of them in full."""
+    from pipeline.systems import get_system, system_names
+    from pipeline.systems.config import load_system_rules, rules_document, system_preset_names
+
     if not args.name:
         names = preset_names()
-        width = max(map(len, names)) + 1
+        systems = system_names()
+        system_presets = system_preset_names()
+        width = max(map(len, [*names, *systems, *system_presets])) + 1
+        print("rule sets (FIDE-style, rated by the engine; `ratings run` scenarios, `ratings evaluate --rules`):")
         for name in names:
             schedule = schedule_of(name)
             if schedule:
                 print(
-                    f"{name:{width}} schedule: "
+                    f"  {name:{width}} schedule: "
                     + ", ".join(
                         f"{start} {rules}" + (f" ({', '.join(sets)})" if sets else "")
                         for start, rules, sets in schedule
                     )
                 )
             else:
-                print(f"{name:{width}} {load_rules(name).description}")
+                print(f"  {name:{width}} {load_rules(name).description}")
+        print("rating systems (`system:` scenarios, `ratings evaluate --rules`, parameters with --set):")
+        for name in systems:
+            print(f"  {name:{width}} {get_system(name).description}")
+        print("system presets (a system with its parameters):")
+        for name in system_presets:
+            print(f"  {name:{width}} {rules_document(name).get('description', '')}")
+        return 0
+    if args.name in system_names() or args.name in system_preset_names():
+        rules = load_system_rules(args.name, tuple(args.set or ()))
+        print(json.dumps({"name": rules.name, "system": rules.system.name, **rules.settings()}, indent=2))
         return 0
     print(load_rules(args.name, tuple(args.set or ())).model_dump_json(indent=2))
     return 0
@@ -309,9 +326,9 @@ def command_evaluate(args: argparse.Namespace) -> int:
     """Rate --games up to --train-to with one system, freeze, predict the test months, print the metrics."""
     from pipeline.evaluation.games_file import read_games
     from pipeline.evaluation.protocol import evaluate, evaluation_text
-    from pipeline.systems.config import load_system_rules
+    from pipeline.evaluation.raters import load_rater
 
-    rules = load_system_rules(args.rules, tuple(args.set or ()), args.init)
+    rules = load_rater(args.rules, tuple(args.set or ()), args.init)
     games = read_games(args.games)
     test_games = read_games(args.test) if args.test else None
     outcome = evaluate(games, args.train_to, args.test_from, args.test_to, rules, test_games)
@@ -337,7 +354,10 @@ def command_tune(args: argparse.Namespace) -> int:
         args.init,
         args.metric,
         test_games,
+        args.held_out,
     )
+    for warning in outcome["warnings"]:
+        print(f"ratings tune: warning: {warning}", file=sys.stderr)
     if args.top is not None:
         outcome["results"] = outcome["results"][: args.top]
     print(json.dumps(outcome) if args.json else leaderboard_text(outcome))
@@ -573,8 +593,9 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         required=True,
         metavar="NAME|FILE.yaml",
         help=(
-            "a system (elo, glicko, glicko2, stephenson, uscf), a preset (playerratings-glicko...) or a YAML "
-            "file with system: NAME and parameters"
+            "a rule set (fide-2024, fide-2009, fide-historical, sonas-2002, elo-32...: rated by the pipeline's "
+            "engine), a system (elo, glicko, glicko2, stephenson, uscf), a system preset (playerratings-glicko...) "
+            "or a YAML file of either (`ratings rules` lists them)"
         ),
     )
     protocol.add_argument(
@@ -628,10 +649,22 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         choices=["deviance_log10", "player_month_rmse", "bdev", "mean_abs_error"],
         help="what the leaderboard is sorted by, lowest first (default deviance_log10)",
     )
+    tune_parser.add_argument(
+        "--held-out",
+        default=None,
+        metavar="FROM..TO",
+        help=(
+            "the test window the tuned setting will be evaluated on: a warning (stderr and the JSON's warnings) when "
+            "the validation window --test-from..--test-to overlaps it; without it, when the validation window holds "
+            "the file's last period"
+        ),
+    )
     tune_parser.add_argument("--top", type=int, default=None, metavar="N", help="print only the N best settings")
     tune_parser.set_defaults(handler=command_tune)
 
-    rules = commands.add_parser("rules", help="list the rule-set presets, or show one with its values")
+    rules = commands.add_parser(
+        "rules", help="list the rule sets, rating systems and system presets, or show one with its values"
+    )
     rules.add_argument("name", nargs="?")
     rules.add_argument("--set", action="append", metavar="KEY=VALUE")
     rules.set_defaults(handler=command_rules)

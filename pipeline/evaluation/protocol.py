@@ -11,23 +11,15 @@ import polars as pl
 
 from pipeline.analytics.accuracy import compare_accuracy, predictive_accuracy
 from pipeline.evaluation.games_file import parse_period
+from pipeline.evaluation.raters import Rater, SystemRater, load_rater
 from pipeline.rules.model import parse_override
-from pipeline.systems import empty_state, predict, rate_system_period
-from pipeline.systems.config import SystemRules, load_system_rules
+from pipeline.systems.config import SystemRules
 
 METRICS = ("deviance_log10", "player_month_rmse", "bdev", "mean_abs_error")
 MAX_GRID = 500
 
 
 # -- rating and predicting ---------------------------------------------------------------------
-
-
-def rate_history(rules: SystemRules, games: pl.DataFrame) -> pl.DataFrame:
-    """The state after rating `games` period by period (ascending), everybody starting from the initial values."""
-    state = empty_state(rules.system)
-    for (period,), part in games.sort("period", maintain_order=True).group_by("period", maintain_order=True):
-        state = rate_system_period(rules.system, state, part, rules.params, int(period)).state
-    return state
 
 
 def prediction_metrics(predicted: pl.DataFrame) -> dict[str, Any]:
@@ -81,16 +73,17 @@ def split(
     return train, test
 
 
-def evaluate_split(rules: SystemRules, train: pl.DataFrame, test: pl.DataFrame) -> dict[str, Any]:
+def evaluate_split(rater: Rater, train: pl.DataFrame, test: pl.DataFrame) -> dict[str, Any]:
     """Rate `train`, freeze, predict every game of `test`, score. Players unseen in training get the initial values."""
     started = time.perf_counter()
-    state = rate_history(rules, train)
-    expected = predict(rules.system, state, test, rules.params)
+    state = rater.rate(train)
+    expected = rater.predict(state, test)
     metrics = prediction_metrics(test.with_columns(white_expected=expected))
     return {
-        "rules": rules.name,
-        "system": rules.system.name,
-        "params": rules.settings(),
+        "rules": rater.name,
+        "kind": rater.kind,
+        "system": rater.what,
+        "params": rater.settings(),
         "train_games": train.height,
         "train_periods": train["period"].n_unique(),
         "test_games": test.height,
@@ -107,11 +100,13 @@ def evaluate(
     train_to: str,
     test_from: str,
     test_to: str,
-    rules: SystemRules,
+    rules: Rater | SystemRules,
     test_games: pl.DataFrame | None = None,
 ) -> dict[str, Any]:
+    """`rules` rated on the games up to `train_to`, scored on those of `test_from`..`test_to` (load_rater)."""
+    rater = SystemRater(rules) if isinstance(rules, SystemRules) else rules
     train, test = split(games, parse_period(train_to), parse_period(test_from), parse_period(test_to), test_games)
-    return {**evaluate_split(rules, train, test), "train_to": train_to, "test_from": test_from, "test_to": test_to}
+    return {**evaluate_split(rater, train, test), "train_to": train_to, "test_from": test_from, "test_to": test_to}
 
 
 # -- tuning ------------------------------------------------------------------------------------
@@ -140,19 +135,24 @@ def tune(
     init: float | None = None,
     metric: str = "deviance_log10",
     test_games: pl.DataFrame | None = None,
+    held_out: str | None = None,
 ) -> dict[str, Any]:
-    """Every combination of the grid's values on one train/validation split, best `metric` first."""
+    """Every combination of the grid's values on one train/validation split, best `metric` first.
+
+    `held_out` ('FROM..TO'): the test window the chosen setting will be evaluated on; the outcome's `warnings` say
+    when the validation window overlaps it (overlap_warnings).
+    """
     if metric not in METRICS:
         raise ValueError(f"--metric must be one of {', '.join(METRICS)}")
     combinations = list(itertools.product(*grid.values())) if grid else [()]
     if len(combinations) > MAX_GRID:
         raise ValueError(f"the grid has {len(combinations)} combinations; at most {MAX_GRID}")
     train, test = split(games, parse_period(train_to), parse_period(test_from), parse_period(test_to), test_games)
+    warnings = overlap_warnings(test_from, test_to, held_out, games if test_games is None else test_games)
     results = []
     for values in combinations:
         setting = dict(zip(grid, values, strict=True))
-        rules = load_system_rules(rules_name, overrides, init, setting)
-        outcome = evaluate_split(rules, train, test)
+        outcome = evaluate_split(load_rater(rules_name, overrides, init, setting), train, test)
         results.append(
             {
                 "setting": setting,
@@ -172,8 +172,45 @@ def tune(
         "test_to": test_to,
         "train_games": train.height,
         "test_games": test.height,
+        "held_out": held_out,
+        "warnings": warnings,
         "results": results,
     }
+
+
+def parse_window(text: str) -> tuple[int, int]:
+    """'FROM..TO' (periods as the games file writes them) -> (first, last)."""
+    first, sep, last = text.partition("..")
+    if not sep:
+        raise ValueError(f"--held-out expects FROM..TO (e.g. 104..107 or 2024-01..2024-12), got {text!r}")
+    window = parse_period(first), parse_period(last)
+    if window[1] < window[0]:
+        raise ValueError(f"--held-out {text!r}: TO is before FROM")
+    return window
+
+
+def overlap_warnings(test_from: str, test_to: str, held_out: str | None, games: pl.DataFrame) -> list[str]:
+    """Why the tuned setting may have seen its own test games: the validation window overlaps the held-out test
+    window; or, when no test window is named, the validation window holds the file's last period, where a test
+    window usually is (a setting tuned on the test games scores better on them than on new games).
+    """
+    first, last = parse_period(test_from), parse_period(test_to)
+    if held_out is not None:
+        low, high = parse_window(held_out)
+        if first <= high and low <= last:
+            return [
+                f"the validation window {test_from}..{test_to} overlaps the test window {held_out}: the setting is "
+                "tuned on the games it will be tested on; validate on periods before the test window"
+            ]
+        return []
+    latest = games["period"].max()
+    if isinstance(latest, int) and first <= latest <= last:
+        return [
+            f"the validation window {test_from}..{test_to} holds the file's last period ({latest}): if the setting "
+            "is to be tested on these periods, it is tuned on its own test games; validate on periods before the "
+            "test window, and name that window with --held-out FROM..TO to have it checked"
+        ]
+    return []
 
 
 def leaderboard_text(outcome: dict[str, Any]) -> str:
@@ -205,7 +242,7 @@ def leaderboard_text(outcome: dict[str, Any]) -> str:
 def evaluation_text(outcome: dict[str, Any]) -> str:
     params = ", ".join(f"{k}={v}" for k, v in outcome["params"].items())
     return (
-        f"{outcome['rules']} ({outcome['system']}: {params})\n"
+        f"{outcome['rules']} ({outcome['kind']} {outcome['system']}: {params})\n"
         f"  trained on {outcome['train_games']:,} games in {outcome['train_periods']} periods up to "
         f"{outcome['train_to']} ({outcome['players_rated']:,} players)\n"
         f"  tested on {outcome['test_games']:,} games in {outcome['test_periods']} periods "

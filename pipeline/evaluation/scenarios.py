@@ -56,7 +56,8 @@ def test_predictions(
     """Every test game with the expected scores of the list (or system state) frozen at the end of training.
 
     A rule set predicts a game for a side exactly as its per-game table would with that list in force
-    (rated players, rated time controls, its expectancy and 400-point rule); a system predicts every
+    (rated players, rated time controls, its expectancy and 400-point rule), from that list only: the ratings a
+    file states for its players are not read (frozen_list_only); a system predicts every
     game of the time controls it rates, a player it has not seen at its initial values.
 
     A rule set's prediction of a game reads only its two players' rows of the list (a period of several months
@@ -81,9 +82,30 @@ def test_predictions(
             )
         else:
             # The scenario's own month, but from the frozen list: only the per-game expectations are kept.
-            part = rate_scenario_month(scenario, frozen_list, games_of, month).rated_games
+            part = rate_scenario_month(scenario, frozen_list, frozen_list_only(games_of), month).rated_games
         parts.append(part.select(PREDICTION_COLUMNS))
     return pl.concat(parts) if parts else pl.DataFrame(schema={c: pl.Float64 for c in PREDICTION_COLUMNS})
+
+
+#: The ratings a game file states for its players (Games), which the engine uses over the list in force.
+STATED_RATINGS = ("white_rating_used", "black_rating_used")
+
+
+def frozen_list_only(games_of: Callable[[str], pl.DataFrame]) -> Callable[[str], pl.DataFrame]:
+    """games_of with the ratings the files state removed: a test prediction reads the list frozen at the end of
+    training and nothing else.
+
+    A dump that states its players' ratings (TRF, PGN Elo tags, a CSV's white_rating) states the ratings of the test
+    months themselves; the engine would rate a game with them over the frozen list, and the prediction would know
+    what the test months did to the ratings.
+    """
+
+    def without_stated(month: str) -> pl.DataFrame:
+        games = games_of(month)
+        stated = [c for c in STATED_RATINGS if c in games.columns]
+        return games.with_columns(pl.lit(None, dtype=games.schema[c]).alias(c) for c in stated)
+
+    return without_stated
 
 
 def leaderboard(

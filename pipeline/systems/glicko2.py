@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 from pydantic import Field, model_validator
@@ -66,22 +68,34 @@ def new_volatility(
         k += 1
         B = np.where(searching, a - k * tau, B)
         searching &= f(B) < 0
+    A = illinois_root(f, A, B, eps)
+    # 5.5: sigma' = e^(A/2).
+    return np.exp(A / 2.0)
+
+
+def illinois_root(f: Callable[[np.ndarray], np.ndarray], A: np.ndarray, B: np.ndarray, eps: float) -> np.ndarray:
+    """Step 5.4 of Glickman, "Example of the Glicko-2 system" (revised 22 February 2012; 30 November 2013 edition):
+    the Illinois iteration from the bracket (A, B), each element on its own, returning the final A.
+
+    (a) C = A + (A - B) f_A / (f_B - f_A); (b) if f_C f_B <= 0, then A <- B and f_A <- f_B, otherwise just
+    f_A <- f_A / 2; (c) B <- C and f_B <- f_C; (d) stop when |B - A| <= epsilon. Step (b) is `<= 0`, not `< 0`:
+    when f is exactly 0 at C the root is C, and only taking A <- B lets the bracket close on it; with `< 0` A
+    stays on its stale value while f_A is halved and B sits at the root, so |B - A| never shrinks.
+    """
     fA, fB = f(A), f(B)
-    # 5.4: narrow the bracket until |B - A| <= eps, each player on its own.
     active = np.abs(B - A) > eps
     for _ in range(MAX_ITERATIONS):
         if not active.any():
             break
         C = A + (A - B) * fA / (fB - fA)
         fC = f(C)
-        swap = active & (fC * fB < 0)
+        swap = active & (fC * fB <= 0)
         A = np.where(swap, B, A)
         fA = np.where(swap, fB, np.where(active, fA / 2.0, fA))
         B = np.where(active, C, B)
         fB = np.where(active, fC, fB)
         active = np.abs(B - A) > eps
-    # 5.5: sigma' = e^(A/2).
-    return np.exp(A / 2.0)
+    return A
 
 
 def _g(phi2: pl.Expr) -> pl.Expr:

@@ -1,0 +1,242 @@
+"""What `ratings evaluate` and `tune` rate with: a rating system (pipeline/systems) or a FIDE-style rule set through the
+pipeline's engine, behind one train-then-predict interface.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import polars as pl
+import yaml
+
+from pipeline.engine.period import normalize_list, rate_period
+from pipeline.formats.fields import KAGGLE_FIRST_YEAR, KAGGLE_LAST_MONTH_ID
+from pipeline.months import month_from_index, month_range
+from pipeline.rules.model import RulesError, parse_override, preset_names
+from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.systems import empty_state, predict, rate_system_period, system_names
+from pipeline.systems.config import DEFAULT_INIT, SystemRules, load_system_rules, system_preset_names
+from schemas.games import Games
+from schemas.rating_list import RatingList
+from schemas.util import conform, empty_frame
+
+
+class Rater(Protocol):
+    """Rates training games period by period from nothing, then predicts White's score in test games, frozen."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...  # "system" or "rule set"
+
+    @property
+    def what(self) -> str: ...  # the system's name, or the rule sets in force
+
+    def settings(self) -> dict[str, Any]: ...
+
+    def rate(self, train: pl.DataFrame) -> pl.DataFrame: ...
+
+    def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series: ...
+
+
+# -- systems -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemRater:
+    """A rating system with its parameters: everybody starts from the system's initial values."""
+
+    rules: SystemRules
+    kind: str = "system"
+
+    @property
+    def name(self) -> str:
+        return self.rules.name
+
+    @property
+    def what(self) -> str:
+        return self.rules.system.name
+
+    def settings(self) -> dict[str, Any]:
+        return self.rules.settings()
+
+    def rate(self, train: pl.DataFrame) -> pl.DataFrame:
+        """The state after rating `train` period by period (ascending)."""
+        system, params = self.rules.system, self.rules.params
+        state = empty_state(system)
+        for (period,), part in train.sort("period", maintain_order=True).group_by("period", maintain_order=True):
+            state = rate_system_period(system, state, part, params, int(period)).state
+        return state
+
+    def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
+        return predict(self.rules.system, frozen, test, self.rules.params)
+
+
+# -- rule sets ---------------------------------------------------------------------------------
+
+
+def period_month(period: int) -> str:
+    """The YYYY-MM month of a games file's period: a Kaggle 2011 MonthID (1 = 1999-01, up to KAGGLE_LAST_MONTH_ID) as
+    the pipeline's CSV reader takes it (pipeline.formats.fields.parse_month_cell), else a month index (a file that
+    writes YYYY-MM: pipeline.evaluation.games_file.parse_period).
+    """
+    if 1 <= period <= KAGGLE_LAST_MONTH_ID:
+        return month_from_index(KAGGLE_FIRST_YEAR * 12 + period - 1)
+    return month_from_index(period)
+
+
+@dataclass(frozen=True)
+class RuleSetRater:
+    """A FIDE-style rule set (preset, schedule or YAML file) rating month after month with the pipeline's engine.
+
+    The month a period stands for names the rule set in force (a schedule) and whether a list is published after
+    it (quarterly and bimonthly lists before July 2012): exactly as a scenario's chain rates it
+    (scenarios.model.rate_scenario_month, engine.period.rate_period). Every month from the first training period to
+    the last is a period, with or without games.
+
+    The protocol starts every player from `init` as the systems do: a player joins the list in force before the
+    first period they play in, rated at `init` with no games (so the rule set's newcomer K applies until its game
+    count is reached). FIDE's own first ratings need rated opponents, which a pool that starts empty has none of;
+    a player the rules later drop below the floor is unrated again and follows the rule set's first-rating rules.
+    A test game is predicted as the rule set's per-game table gives it from the frozen list (its expectancy and
+    400-point rule), a player not rated on that list at `init`, as a system predicts one it has not seen.
+    """
+
+    name: str
+    scenario: Scenario
+    init: float
+    overrides: dict[str, Any] = field(default_factory=dict)
+    kind: str = "rule set"
+
+    @property
+    def what(self) -> str:
+        return self.scenario.rules or ""
+
+    def settings(self) -> dict[str, Any]:
+        return {"init_rating": self.init, **self.overrides}
+
+    def _joined(self, listed: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
+        """`listed` with every player of `games` it lacks, rated at the initial rating with no games."""
+        ids = pl.concat([games["white_id"], games["black_id"]]).unique().to_frame("player_id")
+        new = ids.join(listed.select("player_id"), on="player_id", how="anti")
+        if new.is_empty():
+            return listed
+        rows = normalize_list(
+            new.with_columns(rating=pl.lit(round(self.init), dtype=pl.Int32), games_total=pl.lit(0, dtype=pl.Int32))
+        )
+        return conform(pl.concat([listed, rows], how="vertical_relaxed").sort("player_id"), RatingList)
+
+    def rate(self, train: pl.DataFrame) -> pl.DataFrame:
+        """The list after rating `train`, month by month from its first period to its last."""
+        games = engine_games(train)
+        by_month = {str(month): part for (month,), part in games.group_by("_month")}
+        months = month_range(min(by_month), max(by_month))
+        empty = empty_frame(Games)
+
+        def games_of(month: str) -> pl.DataFrame:
+            return by_month.get(month, empty)
+
+        listed = normalize_list(None)
+        for month in months:
+            read = [games_of(m) for m in self.scenario.months_read(month)]
+            listed = self._joined(listed, pl.concat([g.select("white_id", "black_id") for g in read]))
+            listed = rate_scenario_month(self.scenario, listed, games_of, month).rating_list
+        return listed
+
+    def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
+        """White's expected score in every test game (in test order) from the frozen list."""
+        games = engine_games(test)
+        unrated = frozen.filter(pl.col("rating").is_null()).select("player_id")
+        frozen = self._joined(frozen.join(unrated, on="player_id", how="anti"), games)
+        parts = []
+        for (month,), part in games.group_by("_month", maintain_order=True):
+            rules = self.scenario.rules_for(str(month))
+            table = rate_period(frozen, part.drop("_month"), rules, str(month)).rated_games
+            parts.append(table.select("game_id", "white_expected"))
+        expected = games.select("game_id").join(pl.concat(parts), on="game_id", how="left", maintain_order="left")
+        return expected["white_expected"]
+
+
+def engine_games(games: pl.DataFrame) -> pl.DataFrame:
+    """The protocol's games as the engine reads them: a game id (the row), the month of the period (`_month`), the
+    players, the score and the event when given (classical games of one event a month otherwise).
+    """
+    months = {p: period_month(p) for p in games["period"].unique().to_list()}
+    event = pl.col("event_id").cast(pl.Utf8) if "event_id" in games.columns else pl.lit("event")
+    return games.select(
+        pl.int_range(pl.len(), dtype=pl.UInt64).alias("game_id"),
+        pl.col("period").replace_strict(months, return_dtype=pl.Utf8).alias("_month"),
+        event.alias("event_id"),
+        "white_id",
+        "black_id",
+        "white_score",
+    )
+
+
+# -- choosing one by name ----------------------------------------------------------------------
+
+
+def _rule_set_document(name_or_path: str) -> bool:
+    """Whether `--rules` names a rule set: a shipped rule-set preset or schedule, or a YAML file without `system:`
+    (a system's file names its system).
+    """
+    if name_or_path in preset_names():
+        return True
+    path = Path(name_or_path)
+    if path.is_file() and name_or_path.endswith((".yaml", ".yml")):
+        try:
+            document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError:
+            return False
+        return isinstance(document, dict) and "system" not in document
+    return False
+
+
+def known_names() -> str:
+    """The names `--rules` accepts, for an error message."""
+    return (
+        f"rule sets: {', '.join(preset_names())}; systems: {', '.join(system_names())}; "
+        f"system presets: {', '.join(system_preset_names())}; or a YAML file of either"
+    )
+
+
+#: A month a rule set's overrides are checked at before rating (a schedule's first entry).
+CHECK_MONTH = "2000-01"
+#: Keys a rule set's evaluation takes besides the rule set's own (dotted) keys.
+INIT_KEY = "init_rating"
+
+
+def load_rater(
+    name_or_path: str,
+    overrides: list[str] | tuple[str, ...] = (),
+    init: float | None = None,
+    values: dict[str, Any] | None = None,
+) -> Rater:
+    """The rule set or system `--rules` names, with `--init`, `--set key=value` overrides, then `values` (a grid
+    point). A rule set takes dotted keys (`k.standard=24`) and `init_rating`; ValueError naming every rule set,
+    system and system preset when the name is none of them.
+    """
+    if _rule_set_document(name_or_path):
+        settings: dict[str, Any] = {}
+        for assignment in overrides:
+            path, value = parse_override(assignment)
+            settings[".".join(path)] = value
+        settings.update(copy.deepcopy(values or {}))
+        start = float(settings.pop(INIT_KEY, init if init is not None else DEFAULT_INIT))
+        label = Path(name_or_path).stem if name_or_path not in preset_names() else name_or_path
+        scenario = Scenario(name="evaluation", rules=name_or_path, set=settings)
+        try:
+            scenario.rules_for(CHECK_MONTH)  # an unknown key or a wrong value fails here, not in the first period
+        except RulesError as exc:
+            raise ValueError(f"{label}: {exc}") from None
+        return RuleSetRater(label, scenario, start, settings)
+    try:
+        return SystemRater(load_system_rules(name_or_path, overrides, init, values))
+    except ValueError as exc:
+        if "unknown rating system" in str(exc):
+            raise ValueError(f"unknown rating system or rule set {name_or_path!r}; {known_names()}") from None
+        raise
