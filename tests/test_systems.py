@@ -236,7 +236,7 @@ def test_stephenson_without_h_b_lambda_is_glicko():
 
 
 def test_registry_and_state_columns():
-    assert set(REGISTRY) == {"elo", "glicko", "glicko2", "stephenson", "uscf"}
+    assert set(REGISTRY) == {"dwz", "elo", "glicko", "glicko2", "stephenson", "uscf"}
     assert get_system("steph").name == "stephenson"
     with pytest.raises(ValueError, match="unknown rating system"):
         get_system("trueskill")

@@ -40,6 +40,7 @@ REGISTRY: dict[str, str] = {
     "elo": "pipeline.systems.elo",
     "glicko": "pipeline.systems.glicko",
     "glicko2": "pipeline.systems.glicko2",
+    "dwz": "pipeline.systems.dwz",
     "stephenson": "pipeline.systems.stephenson",
     "uscf": "pipeline.systems.uscf",
 }
@@ -106,6 +107,11 @@ class RatingSystem(Generic[P]):
     #: the earlier ones left (US Chess, DWZ); `update` then sees one event per player and `sides` has `year`
     #: (the event's year, null when unknown). False: every game of the period is simultaneous.
     by_event: bool = False
+    #: Values a player of a seed list (or a rated row of rate-period's list) starts with beyond `initial`: what a
+    #: rating from elsewhere counts as (DWZ: index 6, Wertungsordnung 2.2.4).
+    seeded: Callable[[P], dict[str, float | int | None]] = lambda params: {}
+    #: Which state rows hold no rating yet (a list shows their rating empty); None: every row is rated.
+    unrated: pl.Expr | None = None
 
     def state_schema(self) -> pl.Schema:
         return pl.Schema({**STATE_SCHEMA, **self.extra_state})
