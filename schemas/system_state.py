@@ -49,6 +49,21 @@ class UscfState(SystemState):
         nullable=True, description="Highest rating after any period (peak floor); null before the first"
     )
     events_3plus: pl.Int64 = pa.Field(ge=0, description="Events of three or more games played (absolute floor)")
+    birth_year: pl.Int64 = pa.Field(nullable=True, description="Year of birth (an unrated player's imputed rating)")
+
+    class Config:
+        strict = True
+
+
+class DwzState(SystemState):
+    """SystemState plus dwz's own columns (pipeline/systems/dwz.py `extra_state`)."""
+
+    birth_year: pl.Int64 = pa.Field(nullable=True, description="Year of birth (the age class of E)")
+    dwz_index: pl.Int64 = pa.Field(ge=0, description="Evaluations since the first DWZ (0: no DWZ yet)")
+    rest_games: pl.Int64 = pa.Field(ge=0, description="Restpartien carried forward: games against rated opponents")
+    rest_score: pl.Float64 = pa.Field(ge=0, description="Restpartien: points scored in them")
+    rest_opponents: pl.Float64 = pa.Field(ge=0, description="Restpartien: sum of the opponents' ratings")
+    rest_since: pl.Int64 = pa.Field(nullable=True, description="Period of the oldest Restpartie (they lapse)")
 
     class Config:
         strict = True

@@ -1,5 +1,5 @@
 """Rating systems beside FIDE's Elo (pipeline/systems): the papers' worked examples, the glicko2 package, White
-advantage, uscf by hand.
+advantage.
 """
 
 from __future__ import annotations
@@ -249,72 +249,11 @@ def test_stephenson_without_h_b_lambda_is_glicko():
     assert np.allclose(a["deviation"].to_numpy(), b["deviation"].to_numpy(), rtol=0, atol=1e-9)
 
 
-def test_uscf_k_from_effective_games():
-    uscf = get_system("uscf")
-    players = [{"player_id": 1, "rating": 1700.0, "games": 30}] + [
-        {"player_id": i, "rating": 1700.0, "games": 80} for i in range(2, 6)
-    ]
-    games = pl.DataFrame({"white_id": [1, 1, 1, 1], "black_id": [2, 3, 4, 5], "white_score": [1.0, 1.0, 1.0, 0.0]})
-    result = rate_system_period(uscf, state_of("uscf", players), games, uscf.params(), 1)
-    # N* = 50 / sqrt(1 + (2200 - 1700)^2 / 100000) = 26.73 < N = 30; K = 800 / (26.73 + 4); 3 points against 2 expected.
-    k = 800 / (50 / math.sqrt(3.5) + 4)
-    assert rating_of(result.state, 1) == pytest.approx(1700 + k * (3 - 2), rel=1e-12)
-    # Above 2200, N* = 50: an opponent with 80 games has K = 800 / (50 + 1).
-    high = state_of(
-        "uscf", [{"player_id": 1, "rating": 2300.0, "games": 80}, {"player_id": 2, "rating": 2300.0, "games": 80}]
-    )
-    result = rate_system_period(
-        uscf, high, pl.DataFrame({"white_id": [1], "black_id": [2], "white_score": [1.0]}), uscf.params(), 1
-    )
-    assert rating_of(result.state, 1) == pytest.approx(2300 + 800 / 51 * 0.5, rel=1e-12)
-
-
-def test_uscf_absolute_floor():
-    uscf = get_system("uscf")
-    # A newcomer at 110 (N = 0, so K = 800/3) loses three games of one event to players at 110: the raw
-    # rating 110 - 400 is held at min(100 + 4 x 0 + 2 x 0 + 1 event with 3+ games, 150) = 101.
-    params = uscf.params(init_rating=110)
-    games = pl.DataFrame({"white_id": [1, 1, 1], "black_id": [2, 3, 4], "white_score": [0.0, 0.0, 0.0]})
-    result = rate_system_period(uscf, empty_state(uscf), games, params, 1)
-    assert rating_of(result.state, 1) == pytest.approx(101.0)
-    assert rating_of(result.state, 1, "events_3plus") == 1
-    # Winners: 110 + 800 x 0.5 = 510, above their floor of 100 + 4 = 104 (one win, no 3-game event).
-    assert rating_of(result.state, 2) == pytest.approx(510.0)
-
-
-@pytest.mark.parametrize(
-    ("peak", "games", "floor"),
-    [
-        (1850.0, 100, 1600.0),  # 1850 - 200 = 1650 -> 1600
-        (1450.0, 100, 1200.0),  # 1250 -> 1200
-        (2450.0, 100, 2100.0),  # 2250 -> 2200, but no floor above 2100
-        (1390.0, 100, None),  # 1190 -> below 1200: only the absolute floor
-        (1850.0, 10, None),  # not established: no peak floor
-    ],
-)
-def test_uscf_peak_floor(peak: float, games: int, floor: float | None):
-    uscf = get_system("uscf")
-    rating = (floor or 1300.0) + 20
-    # Four losses to an equal opponent: 2 points below expectation, K = 800 / (N' + 4), at least 28 here.
-    players = [
-        {"player_id": 1, "rating": rating, "games": games, "peak": peak, "wins": 30, "draws": 10, "events_3plus": 9},
-        {"player_id": 2, "rating": rating, "games": 100, "peak": rating},
-    ]
-    result = rate_system_period(
-        uscf,
-        state_of("uscf", players),
-        pl.DataFrame({"white_id": [1] * 4, "black_id": [2] * 4, "white_score": [0.0] * 4}),
-        uscf.params(),
-        1,
-    )
-    n = min(games, 50 / math.sqrt(1 + (2200 - rating) ** 2 / 100000))
-    raw = rating + 800 / (n + 4) * (0 - 4 * 0.5)
-    assert raw < (floor or rating)  # where a peak floor exists, it binds
-    assert rating_of(result.state, 1) == pytest.approx(max(raw, floor or 150.0), rel=1e-12)
+# uscf's worked examples and hand cases: tests/test_system_uscf.py; dwz's: tests/test_system_dwz.py.
 
 
 def test_registry_and_state_columns():
-    assert set(REGISTRY) == {"elo", "glicko", "glicko2", "stephenson", "uscf"}
+    assert set(REGISTRY) == {"dwz", "elo", "glicko", "glicko2", "stephenson", "uscf"}
     assert get_system("steph").name == "stephenson"
     with pytest.raises(ValueError, match="unknown rating system"):
         get_system("trueskill")

@@ -40,6 +40,11 @@ class UsageError(ValueError):
 
 def command_rate_period(args: argparse.Namespace) -> int:
     parse_month(args.month)
+    from pipeline.cli.system_period import is_system_name, rate_system_files
+
+    if is_system_name(args.rules):
+        write_table(rate_system_files(args.rules, args.month, args.list, args.games, tuple(args.set or ())), args.out)
+        return 0
     rules = resolve_rules(args.rules, args.month, tuple(args.set or ()))
     given = read_previous_list(args.list)
     standard = standard_list_of(given)
@@ -377,7 +382,11 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         more_commands(commands)
 
     rate = commands.add_parser("rate-period", help="rate one period from files (CSV or Parquet by extension)")
-    rate.add_argument("--rules", required=True, help="preset name (see `ratings rules`) or a rule-set YAML file")
+    rate.add_argument(
+        "--rules",
+        required=True,
+        help="preset name (see `ratings rules`), a rule-set YAML file, or a rating system (uscf, dwz, elo, ...)",
+    )
     rate.add_argument("--month", required=True, help="rating period YYYY-MM")
     rate.add_argument(
         "--list",
@@ -594,7 +603,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         metavar="NAME|FILE.yaml",
         help=(
             "a rule set (fide-2024, fide-2009, fide-historical, sonas-2002, elo-32...: rated by the pipeline's "
-            "engine), a system (elo, glicko, glicko2, stephenson, uscf), a system preset (playerratings-glicko...) "
+            "engine), a system (dwz, elo, glicko, glicko2, stephenson, uscf), a system preset (playerratings-glicko...) "
             "or a YAML file of either (`ratings rules` lists them)"
         ),
     )

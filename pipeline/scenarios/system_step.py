@@ -58,6 +58,7 @@ def seed_state(scenario: Scenario, seed_list: pl.DataFrame | None, first_month: 
         "draws": 0,
         "losses": 0,
         **system.initial(rules.params),
+        **system.seeded(rules.params),
         "last_period": period_of(add_months(first_month, -1)),
     }
     state = rated.with_columns(

@@ -8,11 +8,14 @@ one module and one line there, and touches no other system. A system with its pa
 preset, a YAML file or a bare name, is a `config.SystemRules`.
 
 Everything works on a whole period at once with Polars: games become one row per (game, side),
-quantities are summed per player with `group_by`; no Python loop runs over games or players.
+quantities are summed per player with `group_by`; no Python loop runs over games or players. A system
+that rates event by event (`by_event`: uscf, dwz) gets the period's events in (end date, event_id)
+order, batched in waves of events that share no player (`event_waves`): one update call per wave.
 
 Games (`GAME_SCHEMA`): `white_id`, `black_id`, `white_score` (1, 0.5, 0), `colour_known` (false: the
 first player need not be White, so no White advantage applies to that game, in the prediction or in
-the update), optional `event_id` (uscf counts events). State: `schemas.system_state.SystemState`
+the update), optional `event_id` (uscf counts events) and optional `date` (the order of events for a
+`by_event` system; without it events go by event_id). State: `schemas.system_state.SystemState`
 plus the system's `extra_state` columns.
 """
 
@@ -37,6 +40,7 @@ REGISTRY: dict[str, str] = {
     "elo": "pipeline.systems.elo",
     "glicko": "pipeline.systems.glicko",
     "glicko2": "pipeline.systems.glicko2",
+    "dwz": "pipeline.systems.dwz",
     "stephenson": "pipeline.systems.stephenson",
     "uscf": "pipeline.systems.uscf",
 }
@@ -99,6 +103,15 @@ class RatingSystem(Generic[P]):
     #: conserves rating points in general (Glicko's steps depend on each player's deviation, uscf's K on
     #: games played), so no FIDE-style conservation is declared.
     invariants: frozenset[str] = frozenset({"zero_sum_expectation"})
+    #: True: the system rates a period event by event in (end date, event_id) order, each event from the state
+    #: the earlier ones left (US Chess, DWZ); `update` then sees one event per player and `sides` has `year`
+    #: (the event's year, null when unknown). False: every game of the period is simultaneous.
+    by_event: bool = False
+    #: Values a player of a seed list (or a rated row of rate-period's list) starts with beyond `initial`: what a
+    #: rating from elsewhere counts as (DWZ: index 6, Wertungsordnung 2.2.4).
+    seeded: Callable[[P], dict[str, float | int | None]] = lambda params: {}
+    #: Which state rows hold no rating yet (a list shows their rating empty); None: every row is rated.
+    unrated: pl.Expr | None = None
 
     def state_schema(self) -> pl.Schema:
         return pl.Schema({**STATE_SCHEMA, **self.extra_state})
@@ -235,36 +248,88 @@ def game_sides(games: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([white, black])
 
 
-def rate_system_period(
-    system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, params: SystemParams, period: int
-) -> PeriodResult:
-    """Rate one period: every game in it is simultaneous (the systems' rating period), all players at once.
+def event_order(games: pl.DataFrame) -> pl.DataFrame:
+    """One row per event of the period: `event_id` (null events are one event), `end_date` (null without dates),
+    `order` (0, 1, ... by end date, then event_id) and `year`.
 
-    Returns the new state (every player seen so far) and the period's games with the expectations
-    the state before the period gave them (the predictions the period is judged by).
+    The DSB's Wertungsordnung 2.2.3 orders evaluations by the day of an event's last game, then by its code;
+    US Chess rates events as they end. Without a `date` column the event ids give the order.
     """
-    games = normalised_games(games)
-    if games.height == 0:
-        return PeriodResult(
-            state,
-            games.with_columns(
-                white_expected=pl.lit(None, dtype=pl.Float64), black_expected=pl.lit(None, dtype=pl.Float64)
-            ),
+    if "date" not in games.columns:
+        date = pl.lit(None, dtype=pl.Date)
+    elif games.schema["date"] == pl.Utf8:
+        date = pl.col("date").str.replace_all(".", "-", literal=True).str.to_date(strict=False)
+    else:
+        date = pl.col("date").cast(pl.Date, strict=False)
+    events = (
+        games.select(pl.col("event_id").cast(pl.Utf8).fill_null(""), date.alias("_date"))
+        .group_by("event_id")
+        .agg(end_date=pl.col("_date").max())
+        .sort("end_date", "event_id", nulls_last=True)
+    )
+    return events.with_row_index("order").with_columns(
+        pl.col("order").cast(pl.Int64), year=pl.col("end_date").dt.year().cast(pl.Int64)
+    )
+
+
+def event_waves(games: pl.DataFrame, order: pl.DataFrame) -> pl.DataFrame:
+    """`order` plus `wave`: 1 + the largest wave of the earlier events that share a player with the event.
+
+    Events of one wave share no player, so they can be rated together and the result is the one of rating
+    the events one by one in order. A fixed point over vectorised passes (as many as the deepest chain of
+    events sharing players), not a loop over events.
+    """
+    keyed = games.with_columns(pl.col("event_id").cast(pl.Utf8).fill_null("")).join(
+        order.select("event_id", "order"), on="event_id"
+    )
+    members = (
+        pl.concat([keyed.select("order", player_id="white_id"), keyed.select("order", player_id="black_id")])
+        .unique()
+        .sort("player_id", "order")
+    )
+    waves = order.select("order", wave=pl.lit(1, dtype=pl.Int64))
+    while True:
+        earlier = members.join(waves, on="order").with_columns(
+            before=pl.col("wave").cum_max().shift(1).over("player_id", order_by="order").fill_null(0)
         )
-    if (games["white_id"] == games["black_id"]).any():
-        raise ValueError("a game has the same player on both sides")
-    state = with_players(system, state, pl.concat([games["white_id"], games["black_id"]]), params)
-    expected = predict(system, state, games, params)
+        new = earlier.group_by("order").agg(wave=(pl.col("before").max() + 1).cast(pl.Int64))
+        merged = waves.join(new, on="order", suffix="_new")
+        if (merged["wave"] == merged["wave_new"]).all():
+            return order.join(waves, on="order")
+        waves = merged.select("order", wave="wave_new")
+
+
+def _rate_batch(
+    system: RatingSystem,
+    state: pl.DataFrame,
+    games: pl.DataFrame,
+    params: SystemParams,
+    period: int,
+    last_before: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """New state after rating `games` at once; `last_before` (player_id, last_period) gives the lag when earlier
+    events of the same period already moved `last_period`.
+    """
     sides = game_sides(games)
+    if "year" in games.columns:
+        sides = sides.with_columns(year=pl.concat([games["year"], games["year"]]))
     tallies = sides.group_by("player_id").agg(
         period_games=pl.len().cast(pl.Int64),
         period_wins=(pl.col("score") == 1.0).sum().cast(pl.Int64),
         period_draws=(pl.col("score") == 0.5).sum().cast(pl.Int64),
         period_losses=(pl.col("score") == 0.0).sum().cast(pl.Int64),
     )
-    players = state.join(tallies, on="player_id", how="inner").with_columns(
-        lag=(pl.lit(period, dtype=pl.Int64) - pl.col("last_period")).fill_null(1)
-    )
+    if last_before is None:
+        players = state.join(tallies, on="player_id", how="inner").with_columns(
+            lag=(pl.lit(period, dtype=pl.Int64) - pl.col("last_period")).fill_null(1)
+        )
+    else:
+        players = (
+            state.join(tallies, on="player_id", how="inner")
+            .join(last_before.rename({"last_period": "_before"}), on="player_id", how="left")
+            .with_columns(lag=(pl.lit(period, dtype=pl.Int64) - pl.col("_before")).fill_null(1))
+            .drop("_before")
+        )
     if (players["lag"] < 1).any():
         raise ValueError(f"period {period} is not after a period its players were already rated in")
     updated = system.update(players, sides, params, period)
@@ -282,5 +347,51 @@ def rate_system_period(
     )
     schema = system.state_schema()
     rest = state.join(players.select("player_id"), on="player_id", how="anti")
-    new_state = pl.concat([rest.select(list(schema)), new_rows.select(list(schema)).cast(schema)]).sort("player_id")
+    return pl.concat([rest.select(list(schema)), new_rows.select(list(schema)).cast(schema)]).sort("player_id")
+
+
+def rate_system_period(
+    system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, params: SystemParams, period: int
+) -> PeriodResult:
+    """Rate one period: every game in it is simultaneous (the systems' rating period), all players at once; a
+    `by_event` system rates the period's events in order, wave by wave (`event_waves`).
+
+    Returns the new state (every player seen so far) and the period's games with the expectations
+    the state before the period gave them (the predictions the period is judged by, for every system).
+    `period` is a month index (year x 12 + month - 1) in scenarios; a by_event system takes an event's
+    year from its dates, else from such a period.
+    """
+    raw = games
+    games = normalised_games(games)
+    if games.height == 0:
+        return PeriodResult(
+            state,
+            games.with_columns(
+                white_expected=pl.lit(None, dtype=pl.Float64), black_expected=pl.lit(None, dtype=pl.Float64)
+            ),
+        )
+    if (games["white_id"] == games["black_id"]).any():
+        raise ValueError("a game has the same player on both sides")
+    state = with_players(system, state, pl.concat([games["white_id"], games["black_id"]]), params)
+    expected = predict(system, state, games, params)
+    if not system.by_event:
+        new_state = _rate_batch(system, state, games, params, period)
+    else:
+        dated = games.with_columns(raw["date"]) if "date" in raw.columns else games
+        waves = event_waves(dated, event_order(dated))
+        # Without dates the period's month gives the year (a month index; a small file period gives none).
+        fallback = period // 12 if period >= 12 * 1000 else None
+        keyed = dated.with_columns(_event=pl.col("event_id").fill_null("")).join(
+            waves.select(
+                pl.col("event_id").alias("_event"), "wave", pl.col("year").fill_null(pl.lit(fallback, pl.Int64))
+            ),
+            on="_event",
+            how="left",
+            maintain_order="left",
+        )
+        last_before = state.select("player_id", "last_period")
+        new_state = state
+        for wave in range(1, int(waves["wave"].max()) + 1):  # type: ignore[arg-type]
+            batch = keyed.filter(pl.col("wave") == wave).select(*games.columns, "year")
+            new_state = _rate_batch(system, new_state, batch, params, period, last_before)
     return PeriodResult(new_state, games.with_columns(white_expected=expected, black_expected=1.0 - expected))
