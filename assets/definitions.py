@@ -24,13 +24,7 @@ from assets.validate import build_validation_assets
 from pipeline.ingest.landing import inventory, months_held
 from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
 from pipeline.months import add_months, month_of
-from pipeline.scenarios.model import (
-    Scenario,
-    compared_scenarios,
-    load_scenarios,
-    seeded_lists,
-    standard_chain_of,
-)
+from pipeline.scenarios.model import Scenario, compared_scenarios, load_scenarios, seeded_lists, standard_chain_of
 from pipeline.settings import Settings
 from pipeline.store.lock import store_tag
 from pipeline.store.object_store import ObjectStore, store_root_from_env

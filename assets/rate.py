@@ -9,7 +9,7 @@ import polars as pl
 
 from assets.checks import CheckedTable, stage_checks
 from assets.metadata import table_attributes
-from assets.partitions import PREVIOUS_MONTH
+from assets.partitions import LISTS_IN_FORCE, PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
 from pipeline.scenarios.amendments import amendment_line, lazy_names, record_amendment
@@ -74,7 +74,9 @@ def build_rating_defs(
         # (ChainTable.reads), so the graph has self-dependencies but no cycle between two tables of the chain.
         # The previous month is read from the store, not loaded as an input: in a range run the IO manager
         # would try to load months not yet written.
-        before = [dg.AssetDep(keys[read], partition_mapping=PREVIOUS_MONTH) for read in table.reads]
+        # A rule set's list months also read the lists in force at their late events' start (LISTS_IN_FORCE).
+        lists = {"rating_list": PREVIOUS_MONTH if scenario.is_system else LISTS_IN_FORCE}
+        before = [dg.AssetDep(keys[read], partition_mapping=lists.get(read, PREVIOUS_MONTH)) for read in table.reads]
         if standard_chain is not None:
             before.append(dg.AssetDep(chain_key(standard_chain, "rating_list"), partition_mapping=PREVIOUS_MONTH))
         return dg.AssetSpec(

@@ -551,9 +551,19 @@ def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:
                 isinstance(node.backfill_policy, dg.BackfillPolicy)
                 and node.backfill_policy.max_partitions_per_run is None
             ), name
+    # A rule set's month reads the lists in force at its late events' start (issue 36): the months before, up to the
+    # look-back; its partitions show which.
+    from pipeline.scenarios.recalculation import LOOK_BACK_MONTHS
+
     rate = defs.resolve_assets_def(dg.AssetKey(["plain", "rating_list"]))
     mapping = rate.get_partition_mapping(dg.AssetKey(["plain", "rating_list"]))
-    assert mapping == dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
+    assert isinstance(mapping, dg.TimeWindowPartitionMapping)
+    assert (mapping.start_offset, mapping.end_offset) == (-LOOK_BACK_MONTHS, -1)
+    assert rate.partitions_def is not None
+    keys = rate.partitions_def.get_partition_keys()
+    upstream = graph.get_parents_partitions(dg.AssetKey(["plain", "rated_games"]), keys[-1]).parent_partitions
+    months = sorted(p.partition_key for p in upstream if p.asset_key == dg.AssetKey(["plain", "rating_list"]))
+    assert len(keys) > 2 and months == keys[max(0, len(keys) - 1 - LOOK_BACK_MONTHS) : -1], "the lists before it"
     checks = {key.name for key in graph.asset_check_keys}
     # Every partitioned table's checks (tests/test_operations.py covers each one).
     assert checks == {
