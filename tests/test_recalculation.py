@@ -166,6 +166,14 @@ def test_late_files_under_each_policy(late_store: tuple[Path, Path, Path]):
     corrections = dict(april_list.filter(pl.col("correction").is_not_null()).select("player_id", "correction").rows())
     assert set(corrections) == {1, 5} and corrections[1] > 0 > corrections[5]
     assert "the list of 2024-04 carries the corrections of 2024-02's games: 2 player(s)" in out.getvalue()
+    # The player card's rating before is the list of March's, not the list's rating less its change alone.
+    from pipeline.publish.player_card import player_report, render_text
+    from pipeline.store.object_store import ObjectStore
+
+    march = pl.read_parquet(store / "fwd" / "rating_list" / "2024-03.parquet").filter(pl.col("player_id") == 1)
+    card = render_text(player_report(ObjectStore(str(store)), 1, "fwd", "2024-04"))
+    assert f"Rating before {march['rating'].item()}," in card
+    assert f"a correction of an earlier list {corrections[1]:+d} (lists/fwd/2024-04.corrections.csv)" in card
 
     # Rerunning April changes nothing: neither the late game nor the correction is counted twice.
     april_bytes = (store / "fwd" / "rating_list" / "2024-04.parquet").read_bytes()

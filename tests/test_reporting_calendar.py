@@ -253,3 +253,10 @@ def test_a_late_tournament_is_rated_with_the_k_of_the_list_in_force_at_its_start
     assert february["change"].item() == math.copysign(math.floor(abs(weighted) + 0.5), weighted)
     assert round(period_k_only) != february["change"].item(), "the case tells the two readings apart"
     assert february["k_used"].item() == 20, "the list's K used is the period's"
+    # The player card shows each game's K and adds up the same change.
+    from pipeline.publish.player_card import player_report
+    from pipeline.store.object_store import ObjectStore
+
+    report = player_report(ObjectStore(str(store)), 1, "actual", "2024-02")
+    assert sorted(report.games["k"].to_list()) == [20, 40, 40]
+    assert report.rounded_change == february["change"].item()

@@ -41,6 +41,9 @@ PLAYER_PAGES = "players"
 HISTORY_COLUMNS = {
     "rating": pl.Int32,
     "change": pl.Int32,
+    # A corrected earlier list's difference carried on this one (pipeline.scenarios.corrections); absent from lists
+    # stored before it, and from a rating system's.
+    "correction": pl.Int32,
     "k_used": pl.Int16,
     "games": pl.Int32,
     "inactive": pl.Boolean,
@@ -152,20 +155,25 @@ def _file_month() -> pl.Expr:
 
 
 def rating_history(store: ObjectStore, player_id: int, months: Mapping[str, Sequence[str]]) -> pl.DataFrame:
-    """scenario, month, rating, change, k_used, games and the flags of the player on every stored list of `months`
-    (scenario -> months; only that player's rows are read).
+    """scenario, month, rating, change, correction, k_used, games and the flags of the player on every stored list of
+    `months` (scenario -> months; only that player's rows are read).
     """
-    scans = [
-        scan_tables(store, [ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month) for month in stored])
-        .filter(pl.col("player_id") == player_id)
-        .select(
-            pl.lit(scenario).alias("scenario"),
-            pl.col(FILE_MONTH).alias("month"),
-            *(pl.col(column).cast(dtype) for column, dtype in HISTORY_COLUMNS.items()),
+    scans = []
+    for scenario, stored in months.items():
+        if not stored:
+            continue
+        scan = scan_tables(store, [ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month) for month in stored])
+        held = scan.collect_schema()
+        scans.append(
+            scan.filter(pl.col("player_id") == player_id).select(
+                pl.lit(scenario).alias("scenario"),
+                pl.col(FILE_MONTH).alias("month"),
+                *(
+                    (pl.col(column) if column in held else pl.lit(None)).cast(dtype).alias(column)
+                    for column, dtype in HISTORY_COLUMNS.items()
+                ),
+            )
         )
-        for scenario, stored in months.items()
-        if stored
-    ]
     if not scans:
         return pl.DataFrame(schema={"scenario": pl.Utf8, "month": pl.Utf8, **HISTORY_COLUMNS})
     # One collect: Polars reads every scenario's files side by side.
@@ -388,6 +396,8 @@ def period_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, 
 
     change = K x (score - expected) x weight; null when the game does not count for the player (unrated
     before the period, opponent without a rating, unrated time control) or no list rates it yet (`k_used` None).
+    K is the player's side's in `rated_games` (an event started before the period: its start's list's), else
+    `k_used`, the list's.
     """
     games = rated_games.filter((pl.col("white_id") == player_id) | (pl.col("black_id") == player_id))
     white = pl.col("white_id") == player_id
@@ -405,13 +415,21 @@ def period_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, 
         pl.when(white).then(pl.col("white_score")).otherwise(1.0 - pl.col("white_score")).alias("score"),
         pl.when(white).then(pl.col("white_expected")).otherwise(pl.col("black_expected")).alias("expected"),
         "weight",
+        (
+            pl.when(white).then(pl.col("white_k_used")).otherwise(pl.col("black_k_used"))
+            if "white_k_used" in games.columns
+            else pl.lit(None)
+        )
+        .cast(pl.Float64)
+        .alias("side_k"),
     )
     # Expected scores are hundredths (table 8.1.2): work in hundredths, as the engine does, so sums are exact.
     delta_h = (pl.col("score") * 100.0 - (pl.col("expected") * 100.0).round(9)) * pl.col("weight")
-    k = pl.lit(k_used, dtype=pl.Float64)
+    k = pl.coalesce("side_k", pl.lit(k_used, dtype=pl.Float64)) if k_used is not None else pl.lit(None, pl.Float64)
     return (
         table.join(names.rename({"player_id": "opponent_id", "name": "opponent_name"}), on="opponent_id", how="left")
-        .with_columns(delta_h=delta_h, change=k * delta_h / 100.0)
+        .with_columns(delta_h=delta_h, k=pl.when(delta_h.is_not_null()).then(k).cast(pl.Int16))
+        .with_columns(change=pl.col("k") * pl.col("delta_h") / 100.0)
         .select(
             "month",
             "event_id",
@@ -425,6 +443,7 @@ def period_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, 
             "expected",
             "weight",
             "delta_h",
+            "k",
             "change",
         )
         .sort("month", "event_id", "game_id", nulls_last=True)
@@ -432,11 +451,18 @@ def period_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, 
 
 
 def period_change(games: pl.DataFrame, k_used: int | None) -> tuple[float | None, int | None]:
-    """(K x sum of the counted games' (score - expected) x weight, that rounded once 0.5 away from zero)."""
+    """(the sum of the counted games' K x (score - expected) x weight, that rounded once 0.5 away from zero); K is
+    each game's (period_games), `k_used` where a table gives none.
+    """
     counted = games.filter(pl.col("delta_h").is_not_null())
     if k_used is None or counted.is_empty():
         return None, None
-    total = float(k_used) * float(counted["delta_h"].sum()) / 100.0
+    k = counted["k"].cast(pl.Float64).fill_null(float(k_used)) if "k" in counted.columns else float(k_used)
+    if isinstance(k, float) or k.n_unique() == 1:
+        # One K: K x the sum, as the engine multiplies (the same bits as before per-game K).
+        total = float(k if isinstance(k, float) else k[0]) * float(counted["delta_h"].sum()) / 100.0
+    else:
+        total = float((k * counted["delta_h"]).sum()) / 100.0
     return total, int(math.copysign(math.floor(abs(total) + 0.5), total))
 
 
@@ -581,9 +607,16 @@ def _summary_lines(report: PlayerReport) -> list[str]:
             if report.next_list
             else f"No list was published after {report.month} under {report.scenario}: its games are rated on {later}.",
         ]
-    before = None if row["rating"] is None or row["change"] is None else row["rating"] - row["change"]
+    correction = row.get("correction") or 0
+    before = None if row["rating"] is None or row["change"] is None else row["rating"] - row["change"] - correction
+    carried = (
+        f"; a correction of an earlier list {_signed(correction)} (lists/{report.scenario}/{report.month}"
+        ".corrections.csv)"
+        if correction
+        else ""
+    )
     lines = [
-        f"Rating before {_fmt(before)}, K {_fmt(row['k_used'])}, rated games {_fmt(row['games'])}; "
+        f"Rating before {_fmt(before)}, K {_fmt(row['k_used'])}, rated games {_fmt(row['games'])}{carried}; "
         f"rating after {_fmt(row['rating'])}.",
     ]
     what = "this month" if len(report.period_months()) == 1 else "in this rating period"
@@ -592,7 +625,7 @@ def _summary_lines(report: PlayerReport) -> list[str]:
     else:
         agrees = "equal to" if report.rounded_change == row["change"] else "NOT equal to"
         lines.append(
-            f"Total change: K x sum of (score - expected) x weight = {report.total_change:+.2f}, "
+            f"Total change: sum of K x (score - expected) x weight = {report.total_change:+.2f}, "
             f"rounded once (0.5 away from zero) {report.rounded_change:+d}, {agrees} the list's change "
             f"{_signed(row['change'])}."
         )
@@ -671,7 +704,7 @@ def render_text(report: PlayerReport) -> str:
     month_column = f"{'month':<8}" if several else ""
     header = (
         f"{month_column}{'event':<{ew}} {'opp id':>16}  {'opponent':<26} {'Ro':>5} {'opp':>5} {'res':>3} {'exp':>5} "
-        f"{'w':>4} {'change':>7}"
+        f"{'w':>4} {'K':>3} {'change':>7}"
     )
     out.append(header)
     for g in report.games.iter_rows(named=True):
@@ -680,7 +713,8 @@ def render_text(report: PlayerReport) -> str:
             f"{month_cell}{escape_text(str(g['event_id']))[:ew]:<{ew}} {g['opponent_id']:>16}  "
             f"{escape_text(g['opponent_name'] or '')[:26]:<26} "
             f"{_fmt(g['own_rating']):>5} {_fmt(g['opponent_rating']):>5} {_result(g['score']):>3} "
-            f"{_fmt(g['expected'], '.2f'):>5} {_fmt(g['weight'], '.2f'):>4} {_signed(g['change'], 2):>7}"
+            f"{_fmt(g['expected'], '.2f'):>5} {_fmt(g['weight'], '.2f'):>4} {_fmt(g['k']):>3} "
+            f"{_signed(g['change'], 2):>7}"
         )
     out += ["", f"Performance ratings, {_period_text(report)} (games against opponents with a rating used)"]
     perf = _performance_rows(report)
@@ -735,6 +769,7 @@ def render_html(report: PlayerReport, *, in_store: bool = False, list_made_by: s
         "score",
         "expected",
         "weight",
+        pl.col("k").cast(pl.Utf8).alias("K"),
         pl.col("change").round(2),
     )
     history = report.history.with_columns(pl.col(report.scenarios).cast(pl.Utf8))
