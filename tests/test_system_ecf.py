@@ -198,3 +198,27 @@ def test_evaluate_command_with_ecf(tmp_path, capsys):
                 + ["--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02"])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0 and "ecf" in out
+
+
+def test_an_ecf_scenario_declares_the_six_list_window():
+    from pipeline.scenarios.model import Scenario
+
+    scenario = Scenario(name="england", description="ECF", system="ecf", recalculation={"window": 6})
+    assert scenario.recalculation_policy() == 6
+
+
+def test_a_scenario_month_moves_seed_list_players_by_k():
+    from pipeline.engine.period import normalize_list
+    from pipeline.scenarios.model import Scenario
+    from pipeline.scenarios.system_step import rate_system_month, seed_state
+
+    scenario = Scenario(name="england", description="ECF", system="ecf")
+    seed = pl.DataFrame({"player_id": [1, 2], "rating": [2000, 1800]})
+    game = {"game_id": [1], "event_id": ["e"], "white_id": [1], "black_id": [2], "white_score": [1.0]}
+    game |= {"time_control": ["classical"]}
+    result = rate_system_month(
+        scenario, normalize_list(seed), seed_state(scenario, seed, "2024-01"), pl.DataFrame(game), "2024-01"
+    )
+    # Seed ratings are Full Ratings: D 200, We .76, 2000 + 20 x .24 = 2004.8 and 1800 - 4.8.
+    assert result.rating_list.sort("player_id")["rating"].to_list() == [2005, 1795]
+    EcfState.validate(result.state)
