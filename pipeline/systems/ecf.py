@@ -209,7 +209,7 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: EcfParams, perio
     a = pass1.select(pl.col("player_id").alias("opponent_id"), opp="p")
     pass2 = _p_pass(p_players, sides, pl.concat([fully, a]), params)
     b = pass2.with_columns(b_full=is_full(pl.col("n"), params))
-    # Pass 3: K Ratings for the Fully Rated, New and Partially Rated opponents at their "B" (K 40 if partial).
+    # Pass 3: K Ratings for the Fully Rated; New and Partially Rated opponents count at their "B" (K 40 if partial).
     b_opponents = b.select(pl.col("player_id").alias("opponent_id"), opp="p", opp_partial=~pl.col("b_full"))
     opponents = pl.concat([fully.with_columns(opp_partial=pl.lit(False)), b_opponents])
     adjustments = (
