@@ -67,3 +67,23 @@ class DwzState(SystemState):
 
     class Config:
         strict = True
+
+
+class EcfState(SystemState):
+    """SystemState plus ecf's own columns (pipeline/systems/ecf.py `extra_state`)."""
+
+    ecf_status: pl.Int64 = pa.Field(
+        isin=[0, 1, 2], description="What the rating is: 0 none (New Player), 1 Partial Rating, 2 Full Rating"
+    )
+    p_games: pl.Int64 = pa.Field(ge=0, description="Games a Partial Rating rests on (0 for a Full Rating)")
+    p_score: pl.Float64 = pa.Field(ge=0, description="Points scored in those games")
+    p_opponents: pl.Float64 = pa.Field(ge=0, description="Sum of the opponents' ratings in those games")
+    recent_games: pl.Utf8 = pa.Field(
+        nullable=True,
+        description=(
+            "Rated games of the 12 months ending at last_period, newest month first, space-separated; null before any"
+        ),
+    )
+
+    class Config:
+        strict = True

@@ -47,7 +47,7 @@ def write_scenarios(tmp_path: Path, body: str) -> str:
     [
         (
             "  g:\n    system: glicko7\n",
-            r"scenario 'g': system: .*unknown rating system 'glicko7'; systems: dwz, elo, glicko, glicko2",
+            r"scenario 'g': system: .*unknown rating system 'glicko7'; systems: dwz, ecf, elo, glicko, glicko2",
         ),
         ("  g:\n    system: glicko2\n    set: {tau: -1}\n", r"scenario 'g': set.tau: Input should be greater than 0"),
         (

@@ -249,11 +249,12 @@ def test_stephenson_without_h_b_lambda_is_glicko():
     assert np.allclose(a["deviation"].to_numpy(), b["deviation"].to_numpy(), rtol=0, atol=1e-9)
 
 
-# uscf's worked examples and hand cases: tests/test_system_uscf.py; dwz's: tests/test_system_dwz.py.
+# uscf's worked examples and hand cases: tests/test_system_uscf.py; dwz's: tests/test_system_dwz.py;
+# ecf's: tests/test_system_ecf.py.
 
 
 def test_registry_and_state_columns():
-    assert set(REGISTRY) == {"dwz", "elo", "glicko", "glicko2", "stephenson", "uscf"}
+    assert set(REGISTRY) == {"dwz", "ecf", "elo", "glicko", "glicko2", "stephenson", "uscf"}
     assert get_system("steph").name == "stephenson"
     with pytest.raises(ValueError, match="unknown rating system"):
         get_system("trueskill")

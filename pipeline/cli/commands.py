@@ -385,7 +385,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     rate.add_argument(
         "--rules",
         required=True,
-        help="preset name (see `ratings rules`), a rule-set YAML file, or a rating system (uscf, dwz, elo, ...)",
+        help="preset name (see `ratings rules`), a rule-set YAML file, or a rating system (uscf, dwz, ecf, elo, ...)",
     )
     rate.add_argument("--month", required=True, help="rating period YYYY-MM")
     rate.add_argument(
@@ -603,7 +603,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         metavar="NAME|FILE.yaml",
         help=(
             "a rule set (fide-2024, fide-2009, fide-historical, sonas-2002, elo-32...: rated by the pipeline's "
-            "engine), a system (dwz, elo, glicko, glicko2, stephenson, uscf), a system preset "
+            "engine), a system (dwz, ecf, elo, glicko, glicko2, stephenson, uscf), a system preset "
             "(playerratings-glicko...) or a YAML file of either (`ratings rules` lists them)"
         ),
     )

@@ -41,6 +41,7 @@ REGISTRY: dict[str, str] = {
     "glicko": "pipeline.systems.glicko",
     "glicko2": "pipeline.systems.glicko2",
     "dwz": "pipeline.systems.dwz",
+    "ecf": "pipeline.systems.ecf",
     "stephenson": "pipeline.systems.stephenson",
     "uscf": "pipeline.systems.uscf",
 }
