@@ -225,7 +225,7 @@ def verify_ui(url: str, months: int, checks: tuple[tuple[str, str], ...] = DEMO_
     groups = asset_groups(url)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 4400, "height": 3200})  # every node of a group in view
+        page = browser.new_page(viewport={"width": 4400, "height": 4800})  # every node of a group in view
         for group, keys in groups.items():
             visit(page, f"{url}{group_path(url, group)}")
             nodes = drawn_nodes(page)

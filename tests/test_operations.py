@@ -32,6 +32,7 @@ from pipeline.invariants.catalog import (
 from pipeline.invariants.chain import (
     LIST_COLUMNS,
     RATED_GAMES_COLUMNS,
+    SIDE_K_COLUMNS,
     conservation_problems,
     continuity_problems,
     floor_offenders,
@@ -238,7 +239,7 @@ def test_list_checks_read_the_store_again_on_every_run(rated_tiny: SimpleNamespa
 
 def month_with_equal_k(root: str) -> tuple[str, pl.DataFrame, pl.DataFrame]:
     for month in MONTHS:
-        games = read(root, ["plain", "rated_games"], month, RATED_GAMES_COLUMNS)
+        games = read(root, ["plain", "rated_games"], month, [*RATED_GAMES_COLUMNS, *SIDE_K_COLUMNS])
         rating_list = read(root, ["plain", "rating_list"], month, LIST_COLUMNS)
         outcome = conservation_problems(games, rating_list, PLAIN.rules_for(month), check_changes=True)
         if outcome.stats["games_equal_k"] > 0:
@@ -267,17 +268,29 @@ def test_conservation_holds_on_real_lists_and_fails_on_each_kind_of_tampering(ra
     off = rating_list.with_columns(
         change=pl.when(pl.col("player_id") == white).then(pl.col("change") + 1).otherwise(pl.col("change"))
     )
-    assert "not K x sum" in " ".join(conservation_problems(games, off, rules, check_changes=True).problems)
+    assert "not sum(K x" in " ".join(conservation_problems(games, off, rules, check_changes=True).problems)
 
     # A game lost from the per-game table: the list rests on games that are not there.
     lost = games.filter(pl.col("game_id") != game)
     assert "list games differ" in " ".join(conservation_problems(lost, rating_list, rules, check_changes=True).problems)
 
-    # A K on the list that is not the K the change was computed with.
+    # A K in the per-game table that is not the K the change was computed with.
+    doubled = {
+        f"{side}_k_used": pl.when(pl.col(f"{side}_id") == white)
+        .then(pl.col(f"{side}_k_used") * 2)
+        .otherwise(pl.col(f"{side}_k_used"))
+        for side in ("white", "black")
+    }
+    assert "not sum(K x" in " ".join(
+        conservation_problems(games.with_columns(**doubled), rating_list, rules, True).problems
+    )
+    # A per-game table stored before it held each side's K: the list's K on it.
     wrong_k = rating_list.with_columns(
         k_used=pl.when(pl.col("player_id") == white).then(pl.col("k_used") * 2).otherwise(pl.col("k_used"))
     )
-    assert "not K x sum" in " ".join(conservation_problems(games, wrong_k, rules, check_changes=True).problems)
+    old_table = games.drop("white_k_used", "black_k_used")
+    assert conservation_problems(old_table, rating_list, rules, check_changes=True).passed
+    assert "not sum(K x" in " ".join(conservation_problems(old_table, wrong_k, rules, check_changes=True).problems)
 
 
 def test_conservation_leaves_out_games_the_400_point_rule_treats_one_sidedly() -> None:

@@ -53,6 +53,8 @@ def rated_games(rows=GAMES) -> pl.DataFrame:
             "black_rating_used": [r[5] for r in rows],
             "white_expected": [None] * len(rows),
             "black_expected": [None] * len(rows),
+            "white_k_used": [None] * len(rows),
+            "black_k_used": [None] * len(rows),
             "weight": [r[6] for r in rows],
         },
         schema=polars_schema(RatedGames),

@@ -88,7 +88,7 @@ def page() -> Iterator:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         # Dagster draws only the nodes in view: the reports group links every scenario's lists and pages (eight
         # scenarios' in the demo), which a 1600 x 1000 window cuts off.
-        yield browser.new_page(viewport={"width": 4400, "height": 3200})
+        yield browser.new_page(viewport={"width": 4400, "height": 4800})
         browser.close()
 
 

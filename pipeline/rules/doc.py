@@ -182,6 +182,9 @@ def render() -> str:
     lines = [
         "# Rule-set presets",
         "",
+        "National federations' own systems (US Chess, DWZ, ECF) are documented clause by clause in "
+        "[systems.md](systems.md).",
+        "",
         "Generated from `pipeline/rules/presets/*.yaml` by `python -m pipeline.rules.doc > docs/rules.md`",
         "(a test keeps it current). Sources per preset are below the table; `[U]` marks a value the",
         "reference could not verify, chosen and documented here and in the preset's YAML comments.",
