@@ -116,6 +116,10 @@ def command_rules(args: argparse.Namespace) -> int:
         print("rating systems (`system:` scenarios, `ratings evaluate --rules`, parameters with --set):")
         for name in systems:
             print(f"  {name:{width}} {get_system(name).description}")
+        print(
+            f"  {'whr':{width}} Whole-History Rating (Coulom 2008): every player-month re-estimated from all games "
+            "(`ratings evaluate` only; w2, virtual_draws)"
+        )
         print("system presets (a system with its parameters):")
         for name in system_presets:
             print(f"  {name:{width}} {rules_document(name).get('description', '')}")
@@ -603,7 +607,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         metavar="NAME|FILE.yaml",
         help=(
             "a rule set (fide-2024, fide-2009, fide-historical, sonas-2002, elo-32...: rated by the pipeline's "
-            "engine), a system (dwz, ecf, elo, glicko, glicko2, stephenson, uscf), a system preset "
+            "engine), a system (dwz, ecf, elo, glicko, glicko2, stephenson, uscf, whr), a system preset "
             "(playerratings-glicko...) or a YAML file of either (`ratings rules` lists them)"
         ),
     )

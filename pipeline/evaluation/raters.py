@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import polars as pl
 import yaml
+from pydantic import ValidationError
 
 from pipeline.engine.period import normalize_list, rate_period
 from pipeline.formats.fields import KAGGLE_FIRST_YEAR, KAGGLE_LAST_MONTH_ID
@@ -19,6 +20,7 @@ from pipeline.rules.model import RulesError, parse_override, preset_names
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.systems import empty_state, predict, rate_system_period, system_names
 from pipeline.systems.config import DEFAULT_INIT, SystemRules, load_system_rules, system_preset_names
+from pipeline.whole_history import whr
 from schemas.games import Games
 from schemas.rating_list import RatingList
 from schemas.util import conform, empty_frame
@@ -74,6 +76,79 @@ class SystemRater:
 
     def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
         return predict(self.rules.system, frozen, test, self.rules.params)
+
+
+# -- whole-history systems ---------------------------------------------------------------------
+
+#: Whole-history systems by name (pipeline/whole_history): not period systems, so not in pipeline.systems.REGISTRY.
+WHOLE_HISTORY = {"whr": whr.WhrParams}
+
+
+@dataclass(frozen=True)
+class WholeHistoryRater:
+    """Whole-History Rating: the training months' whole history estimated at once (a full fit, or month by month
+    with a few sweeps each when `incremental`); the test games are predicted from every player's estimate at
+    their last training month (`WholeHistory.list_at` the last training period), frozen.
+    """
+
+    name: str
+    params: whr.WhrParams
+    kind: str = "system"
+    what: str = "whr"
+
+    def settings(self) -> dict[str, Any]:
+        return self.params.model_dump()
+
+    def rate(self, train: pl.DataFrame) -> pl.DataFrame:
+        history = whr.rate_history(train, self.params)
+        return history.list_at(int(train["period"].max()))  # type: ignore[arg-type]
+
+    def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
+        return whr.predict(frozen, test, self.params)
+
+
+def _whole_history_document(name_or_path: str) -> dict[str, Any] | None:
+    """{'system': 'whr', ...} when `--rules` is a whole-history system's name or a YAML file naming one; else None."""
+    if name_or_path.lower() in WHOLE_HISTORY:
+        return {"system": name_or_path.lower(), "name": name_or_path.lower()}
+    path = Path(name_or_path)
+    if path.is_file() and name_or_path.endswith((".yaml", ".yml")):
+        try:
+            document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError:
+            return None
+        if isinstance(document, dict) and str(document.get("system", "")).lower() in WHOLE_HISTORY:
+            return {**document, "system": str(document["system"]).lower(), "name": document.get("name", path.stem)}
+    return None
+
+
+def load_whole_history(
+    document: dict[str, Any],
+    overrides: list[str] | tuple[str, ...] = (),
+    init: float | None = None,
+    values: dict[str, Any] | None = None,
+) -> WholeHistoryRater:
+    """The whole-history rater of `document`, then `--init`, `--set key=value`, then `values`, as systems take them."""
+    settings = {k: v for k, v in document.items() if k not in ("system", "name", "description", "source")}
+    if init is not None:
+        settings["init_rating"] = init
+    settings.setdefault("init_rating", DEFAULT_INIT)
+    for assignment in overrides:
+        path, value = parse_override(assignment)
+        if len(path) != 1:
+            raise ValueError(f"--set {assignment!r}: system parameters are flat names, e.g. w2=60")
+        settings[path[0]] = value
+    settings.update(values or {})
+    model = WHOLE_HISTORY[document["system"]]
+    try:
+        params = model.model_validate(settings)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
+        raise ValueError(
+            f"{document['name']}: invalid {document['system']} parameters: {problems} "
+            f"(parameters: {', '.join(sorted(model.model_fields))})"
+        ) from None
+    return WholeHistoryRater(str(document["name"]), params)
 
 
 # -- rule sets ---------------------------------------------------------------------------------
@@ -199,7 +274,7 @@ def _rule_set_document(name_or_path: str) -> bool:
 def known_names() -> str:
     """The names `--rules` accepts, for an error message."""
     return (
-        f"rule sets: {', '.join(preset_names())}; systems: {', '.join(system_names())}; "
+        f"rule sets: {', '.join(preset_names())}; systems: {', '.join([*system_names(), *WHOLE_HISTORY])}; "
         f"system presets: {', '.join(system_preset_names())}; or a YAML file of either"
     )
 
@@ -234,6 +309,9 @@ def load_rater(
         except RulesError as exc:
             raise ValueError(f"{label}: {exc}") from None
         return RuleSetRater(label, scenario, start, settings)
+    whole = _whole_history_document(name_or_path)
+    if whole is not None:
+        return load_whole_history(whole, overrides, init, values)
     try:
         return SystemRater(load_system_rules(name_or_path, overrides, init, values))
     except ValueError as exc:
