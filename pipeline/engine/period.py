@@ -408,9 +408,14 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         ever_2400=listed.ever_2400[played],
     )
     k_used = _k_times_games_cap_numpy(k_start, n, rules)
-    player = np.searchsorted(played, position)  # each counting side's player, as an index into `played`
-    side_k = k_used[player]
+    # Each counting side's K: its player's for the period (a gather by list row, cheaper than a search), or that of
+    # the list in force at its event's start where the event started before the period.
+    k_at_row = np.zeros(listed.size, dtype=np.int16)
+    k_at_row[played] = k_used
+    side_k = k_at_row[position]
+    player = None  # each counting side's player as an index into `played`, where needed
     if sides.k_at_start is not None:
+        player = np.searchsorted(played, position)
         given, known = sides.k_at_start[0][side], sides.k_at_start[1][side]
         side_k = _k_times_games_cap_numpy(
             _k_at_event_start_numpy(rules.k, k_start[player], given, known), n[player], rules
@@ -418,14 +423,14 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
     if not rounds_per_event(rules):
         # x / 100.0 as Polars evaluates it (round_half_away's callers): times the reciprocal, bit for bit.
         change = _round_half_away_numpy(k_used.astype(np.float64) * delta[played] * _HUNDREDTH)
-        differs = side_k != k_used[player]
-        if differs.any():
+        if player is not None and (differs := side_k != k_used[player]).any():
             # A player with an event rated under another list's K: sum K x dR over the sides, rounded once.
             mixed = np.unique(player[differs])
             weighted = np.bincount(player, weights=side_k.astype(np.float64) * delta_h, minlength=len(played))
             change[mixed] = _round_half_away_numpy(weighted[mixed] * _HUNDREDTH)
     else:
         assert per_event is not None
+        player = np.searchsorted(played, position) if player is None else player
         change = _changes_rounded_per_event(per_event, player, delta_h, played, side_k)
     updated = listed.rating[played] + change
     delisted = _below_floor_numpy(updated, rules)
