@@ -411,6 +411,18 @@ def test_a_rule_set_is_evaluated_with_the_engine_by_hand(four_games: Path):
     assert outcome["deviance_log10"] == pytest.approx(sum(map(deviance, scores, expected)) / 4)
 
 
+def test_a_system_without_first_ratings_from_an_empty_pool_starts_everybody_rated(four_games: Path):
+    """DWZ's first rating needs rated opponents, so from an empty pool it would rate nobody and predict 0.5 for every
+    game; the protocol starts everybody at the initial rating (2200 here) as a rating from elsewhere (DWZ index 6).
+    """
+    rater = load_rater("dwz")
+    state = rater.rate(read_games(four_games).filter(pl.col("period") == pl.col("period").min()))
+    rows = dict(zip(state["player_id"], state["rating"], strict=True))
+    assert rows[1] > 2200 > rows[2], "January's game moved both from 2200"
+    outcome = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", rater)
+    assert outcome["deviance_log10"] != pytest.approx(math.log10(2)), "not every game predicted 0.5"
+
+
 def test_a_rule_set_rates_on_its_own_calendar(four_games: Path):
     """fide-2009 published a list every two months (January, March...: FIDE news 4059): the games of January 2024
     wait for the list after February, so the frozen list after January still has everybody at 2200.

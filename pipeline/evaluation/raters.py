@@ -18,7 +18,7 @@ from pipeline.formats.fields import KAGGLE_FIRST_YEAR, KAGGLE_LAST_MONTH_ID
 from pipeline.months import month_from_index, month_range
 from pipeline.rules.model import RulesError, parse_override, preset_names
 from pipeline.scenarios.model import Scenario, rate_scenario_month
-from pipeline.systems import empty_state, predict, rate_system_period, system_names
+from pipeline.systems import empty_state, predict, rate_system_period, system_names, with_players
 from pipeline.systems.config import DEFAULT_INIT, SystemRules, load_system_rules, system_preset_names
 from pipeline.whole_history import whr
 from schemas.games import Games
@@ -71,8 +71,28 @@ class SystemRater:
         system, params = self.rules.system, self.rules.params
         state = empty_state(system)
         for (period,), part in train.sort("period", maintain_order=True).group_by("period", maintain_order=True):
-            state = rate_system_period(system, state, part, params, int(period)).state
+            state = rate_system_period(system, self._joined(state, part), part, params, int(period)).state
         return state
+
+    def _joined(self, state: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
+        """`state` with the players of `games` it lacks. A system whose new players have no rating until rated
+        opponents give them one (`unrated`: DWZ) would rate nobody in a pool that starts empty; the protocol starts
+        everybody from the initial rating, so such a player joins as a rating from elsewhere does (`seeded`: DWZ's
+        index 6), as RuleSetRater joins a rule set's players.
+        """
+        system, params = self.rules.system, self.rules.params
+        if system.unrated is None:
+            return state
+        ids = pl.concat([games["white_id"], games["black_id"]]).cast(pl.Int64).unique()
+        new = ids.to_frame("player_id").join(state.select("player_id"), on="player_id", how="anti")["player_id"]
+        if new.is_empty():
+            return state
+        joined = with_players(system, state, new, params)
+        arriving = pl.col("player_id").is_in(new.implode())
+        return joined.with_columns(
+            pl.when(arriving).then(pl.lit(value)).otherwise(pl.col(column)).cast(joined.schema[column]).alias(column)
+            for column, value in system.seeded(params).items()
+        )
 
     def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
         return predict(self.rules.system, frozen, test, self.rules.params)
