@@ -603,7 +603,8 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         metavar="NAME|FILE.yaml",
         help=(
             "a rule set (fide-2024, fide-2009, fide-historical, sonas-2002, elo-32...: rated by the pipeline's "
-            "engine), a system (dwz, elo, glicko, glicko2, stephenson, uscf), a system preset (playerratings-glicko...) "
+            "engine), a system (dwz, elo, glicko, glicko2, stephenson, uscf), "
+            "a system preset (playerratings-glicko...) "
             "or a YAML file of either (`ratings rules` lists them)"
         ),
     )
