@@ -138,7 +138,7 @@ def build_defs(
             dg.Definitions(
                 assets=[
                     *build_cross_scenario_assets(partitions, scenarios),
-                    *build_evaluation_assets(partitions, compared_scenarios(scenarios)),
+                    *build_evaluation_assets(partitions, compared_scenarios(scenarios, national=True)),
                 ],
                 asset_checks=build_cross_scenario_checks(partitions),
             ),

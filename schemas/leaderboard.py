@@ -19,7 +19,10 @@ class Leaderboard(pa.DataFrameModel):
     """
 
     rank: pl.Int64 = pa.Field(
-        ge=1, nullable=True, description="Order by deviance_log10, best (lowest) first; empty: no metric, not ranked"
+        ge=1,
+        nullable=True,
+        description="Order by deviance_log10, best (lowest) first; empty: no metric, or a national scenario (restrict),"
+        " scored on its federation's common games only, not ranked",
     )
     scenario: pl.Utf8 = pa.Field(unique=True, description="Scenario name")
     kind: pl.Utf8 = pa.Field(

@@ -10,11 +10,13 @@ from typing import NamedTuple
 import polars as pl
 
 from pipeline.evaluation.protocol import prediction_metrics
+from pipeline.ingest.registry import registry_history
 from pipeline.reports import REPORTS_PREFIX
 from pipeline.reports.page import render_table_page
 from pipeline.reports.writer import store_report, stored_months
 from pipeline.scenarios.chain import players_of
 from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.scenarios.restriction import Restriction, restricted_in_month
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.systems import predict
@@ -122,9 +124,12 @@ def leaderboard(
         name: frame.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
         for name, frame in predictions.items()
     }
+    # A national scenario (restrict) predicts its federation's games only: the others' common games are not cut to
+    # those, and it is scored on its own games among them, unranked (other games, other terms).
+    whole = [name for name in both if scenarios[name].restrict is None] or list(both)
     common = None
-    for frame in both.values():
-        ids = frame.select("game_id")
+    for name in whole:
+        ids = both[name].select("game_id")
         common = ids if common is None else common.join(ids, on="game_id", how="semi")
     rows = []
     for name, frame in both.items():
@@ -163,18 +168,21 @@ def leaderboard(
         )
     table = pl.DataFrame(rows, infer_schema_length=None).sort("deviance_log10", "scenario", nulls_last=True)
     # A scenario without a metric (no common test game) is not ranked: an order of empty cells would be made up.
+    comparable = pl.col("deviance_log10").is_not_null() & pl.col("scenario").is_in(whole)
+    table = table.sort(~comparable, maintain_order=True)
     ranked = table.with_row_index("rank", offset=1).with_columns(
-        pl.when(pl.col("deviance_log10").is_not_null()).then(pl.col("rank").cast(pl.Int64)).alias("rank")
+        pl.when(comparable).then(pl.col("rank").cast(pl.Int64)).alias("rank")
     )
     return conform(ranked, Leaderboard)
 
 
 def setting_of(scenario: Scenario, test: list[str]) -> str:
+    only = f"; {scenario.restrict.describe()}" if scenario.restrict is not None else ""
     if scenario.is_system:
         rules = scenario.system_rules()
         params = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in rules.settings().items())
-        return f"{rules.system.name}: {params}; {', '.join(scenario.rated_time_controls())}"
-    return ", ".join(dict.fromkeys(scenario.rules_name(m) for m in test))
+        return f"{rules.system.name}: {params}; {', '.join(scenario.rated_time_controls())}{only}"
+    return ", ".join(dict.fromkeys(scenario.rules_name(m) for m in test)) + only
 
 
 def caption(table: pl.DataFrame) -> str:
@@ -217,16 +225,25 @@ def evaluate_stored(store: ObjectStore, scenarios: Mapping[str, Scenario], split
         return cache[month]
 
     train_to = split.train[-1]
+    history = registry_history(store, split.test[-1]) if any(s.restrict for s in scenarios.values()) else None
     predictions = {}
     for name, scenario in scenarios.items():
+        of = games_of if scenario.restrict is None else _restricted(games_of, scenario.restrict, history)
         frozen_list = store.read_parquet(table_key([scenario.name, "rating_list"], train_to))
         frozen_state = (
             store.read_parquet(table_key([scenario.name, "system_state"], train_to)) if scenario.is_system else None
         )
-        predictions[name] = test_predictions(scenario, frozen_list, frozen_state, games_of, split.test)
+        predictions[name] = test_predictions(scenario, frozen_list, frozen_state, of, split.test)
     train_games = sum(store.parquet_rows(table_key(["games"], m)) for m in split.train)
     test_games = sum(games_of(m).height for m in split.test)
     return leaderboard(scenarios, predictions, split, train_games, test_games)
+
+
+def _restricted(
+    games_of: Callable[[str], pl.DataFrame], restriction: Restriction, history: pl.DataFrame | None
+) -> Callable[[str], pl.DataFrame]:
+    """A national scenario's test games: those of its federation (the registry in force in their month)."""
+    return lambda month: restricted_in_month(games_of(month), restriction, history, month)
 
 
 def write_leaderboard(store: ObjectStore, table: pl.DataFrame) -> str:

@@ -22,6 +22,7 @@ from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.scenarios.ratings_used import ListsInForce
 from pipeline.scenarios.recalculation import LateReports
+from pipeline.scenarios.restriction import Restriction, members_only, restricted_in_month
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.store.monthly import read_stored_month, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
@@ -218,9 +219,12 @@ def foreign_table_problem(frame: pl.DataFrame, model: type[pa.DataFrameModel], m
 def previous_list(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> pl.DataFrame:
     """The list in force before `month`: the seed list at the chain's start, else the stored list of M-1."""
     if month == chain_start:
-        return seeded_list(
+        seeded = seeded_list(
             read_scenario_seed(store, scenario, chain_start), seed_clock_month(store, scenario, chain_start)
         )
+        if scenario.restrict is None:
+            return seeded
+        return members_only(seeded, scenario.restrict, registry_history(store, chain_start), chain_start)
     model = SystemRatingList if scenario.is_system else RatingList
     return _stored_month_before(store, [scenario.name, "rating_list"], month, model)
 
@@ -336,7 +340,8 @@ def rate_months(
     def with_newcomers(listed: dict[str, pl.DataFrame], month: str) -> dict[str, pl.DataFrame]:
         if month not in later_lists:
             return listed
-        return with_later_list_newcomers(listed, scenario, read_seed_file(store, later_lists[month], list_type), month)
+        later = members_only(read_seed_file(store, later_lists[month], list_type), scenario.restrict, history, month)
+        return with_later_list_newcomers(listed, scenario, later, month)
 
     def rate_list(month: str, previous: pl.DataFrame, read: dict[str, pl.DataFrame]) -> PeriodResult:
         """The list of `month` from `previous` and the games of its period (`read`), as the chain rates it."""
@@ -375,6 +380,9 @@ def rate_months(
             correct(month, previous, with_later_columns(stored, RatingList), {**period, month: games})
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
+        if scenario.restrict is not None:
+            # A national scenario's games are the only games there are for it, late reports and frozen months included.
+            games_of = _restricted(games_of, scenario.restrict, history)
         # The list the month starts from, as stored: players a later FIDE list adds join the pool as seeded.
         before = carried["list"]
         carried.update(with_newcomers(carried, month))
@@ -451,6 +459,13 @@ def kept_ledger(
         return ledger, flows
     period = kept_games if scenario.rules_for(month).publishes_list_after(month) else kept_games.clear()
     return points_ledger(before, kept_list, kept_list, period, month, bool(scenario.events_after(month)))
+
+
+def _restricted(
+    games_of: Callable[[str], pl.DataFrame], restriction: Restriction, history: pl.DataFrame
+) -> Callable[[str], pl.DataFrame]:
+    """games_of with only the games `restriction` keeps (each month's players' federations as registered then)."""
+    return lambda month: restricted_in_month(games_of(month), restriction, history, month)
 
 
 def _held_first(

@@ -49,11 +49,61 @@ def _checked_month(value: str) -> str:
 Month = Annotated[str, AfterValidator(_checked_month)]
 
 
+class DwzUpgrade(_Frozen):
+    """The DSB's one-time DWZ upgrade of 2025 (pipeline.systems.dwz.upgrade_2025) on a `dwz` scenario's state."""
+
+
 class Event(_Frozen):
-    """A one-time change applied to the list of period `after`, after its regular calculation."""
+    """A one-time change applied to the list of period `after`, after its regular calculation: `compress` (a rule
+    set's list) or `dwz_upgrade` (a `dwz` system's state, and so its list).
+    """
 
     after: Month
     compress: Compression | None = None
+    dwz_upgrade: DwzUpgrade | None = None
+
+    @model_validator(mode="after")
+    def _one_change(self) -> Event:
+        if (self.compress is None) == (self.dwz_upgrade is None):
+            raise ValueError(f"event after {self.after}: give one change, 'compress: {{}}' or 'dwz_upgrade: {{}}'")
+        return self
+
+
+#: A federation as the registry and the landing zone's folders write it (raw/GER/..., Players.federation).
+_FEDERATION = re.compile(r"^[A-Z]{3}$")
+
+
+class Restriction(_Frozen):
+    """Which games a national scenario rates (applied by pipeline.scenarios.restriction), one of:
+
+    - `players: GER`: games between two players the registry in force in the month rated gives federation GER
+      (a national list of the federation's members; a game against a foreign player is not rated);
+    - `reported_by: GER`: the games GER's dumps reported (raw/GER/..., the games' `federation`), whoever plays them:
+      what a national federation rates (its events), foreign players included.
+    """
+
+    players: str | None = None
+    reported_by: str | None = None
+
+    @model_validator(mode="after")
+    def _one_federation(self) -> Restriction:
+        given = {key: value for key, value in (("players", self.players), ("reported_by", self.reported_by)) if value}
+        if len(given) != 1:
+            raise ValueError("give one of 'players: <FED>' (its players' games) or 'reported_by: <FED>' (its dumps)")
+        for key, value in given.items():
+            if not _FEDERATION.match(value):
+                raise ValueError(f"{key}: {value!r} is not a federation code (three capital letters, as GER or ENG)")
+        return self
+
+    @property
+    def federation(self) -> str:
+        return self.players or self.reported_by or ""
+
+    def describe(self) -> str:
+        """As a page or the leaderboard says it."""
+        if self.players:
+            return f"{self.players} players' games only"
+        return f"games reported by {self.reported_by} only"
 
 
 class Switch(_Frozen):
@@ -102,6 +152,8 @@ class Scenario(_Frozen):
     # raw/<FED>/ folder) or file globs relative to raw/. Elsewhere the list in force wins
     # (pipeline.scenarios.ratings_used).
     trust_stated_ratings: tuple[str, ...] = ()
+    # Only one federation's games (pipeline.scenarios.restriction): `{players: GER}` or `{reported_by: GER}`.
+    restrict: Restriction | None = None
 
     @model_validator(mode="after")
     def _rules_or_system(self) -> Scenario:
@@ -111,13 +163,18 @@ class Scenario(_Frozen):
             )
         if self.system is not None:
             # A system's state is not a FIDE list: switching rule sets or compressing it has no meaning.
-            for key in ("schedule", "events"):
-                if getattr(self, key):
-                    raise ValueError(
-                        f"{key}: only a rule-set scenario has {key}; system {self.system!r} rates every month alike"
-                    )
+            if self.schedule:
+                raise ValueError(
+                    f"schedule: only a rule-set scenario has schedule; system {self.system!r} rates every month alike"
+                )
+            if any(event.compress is not None for event in self.events):
+                raise ValueError(f"events: only a rule-set scenario has compress events; {self.system!r} has none")
+            if self.system != "dwz" and self.events:
+                raise ValueError(f"events: dwz_upgrade is an event of system dwz, not of {self.system!r}")
         elif self.time_controls is not None:
             raise ValueError("time_controls: only a system scenario has it (a rule set weighs time controls itself)")
+        elif any(event.dwz_upgrade is not None for event in self.events):
+            raise ValueError("events: dwz_upgrade is an event of system dwz, not of a rule set")
         return self
 
     @field_validator("time_controls")
@@ -294,16 +351,21 @@ def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
     return {scenario.name: scenario for scenario in scenarios.values()}
 
 
-def compared_scenarios(scenarios: dict[str, Scenario]) -> dict[str, Scenario]:
+def compared_scenarios(scenarios: dict[str, Scenario], national: bool = False) -> dict[str, Scenario]:
     """The scenarios the comparison and the leaderboard set side by side: those rating the list `actual` rates (else
     the first scenario's). Scenarios of other lists predict other games: on the games every scenario rated, a rapid
-    list and a standard list have none in common.
+    list and a standard list have none in common. A national scenario (`restrict`) rates one federation's games only:
+    the comparison of each month's common games leaves it out; the leaderboard (`national`) scores it on its own.
     """
     if not scenarios:
         return {}
     baseline = scenarios.get("actual") or next(iter(scenarios.values()))
     kind = baseline.list_type()
-    return {name: scenario for name, scenario in scenarios.items() if scenario.list_type() == kind}
+    return {
+        name: scenario
+        for name, scenario in scenarios.items()
+        if scenario.list_type() == kind and (national or scenario.restrict is None)
+    }
 
 
 def seeded_lists(scenarios: dict[str, Scenario], standard: str) -> dict[str, str]:

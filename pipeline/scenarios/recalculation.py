@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from pipeline.ingest.registry import registry_history
 from pipeline.months import add_months, month_range
 from pipeline.rules.calendar import reporting_problems
 from pipeline.rules.model import RuleSet
@@ -55,6 +56,7 @@ from pipeline.scenarios.corrections import (
     with_corrections,
 )
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
+from pipeline.scenarios.restriction import restricted_in_month
 from pipeline.store.monthly import read_stored_month, stored_table_months
 from pipeline.store.object_store import ObjectStore
 
@@ -568,6 +570,8 @@ def late_reports(store: ObjectStore, scenario: Scenario, months: Sequence[str], 
     if found is not None:
         # Past their window already at the list before the run: the run that made it said so; not again.
         found = found.filter(~_too_late(found, add_months(months[0], -1)))
+        # A national scenario never rated the other games filed then: they do not wait for its lists.
+        found = restricted_in_month(found, scenario.restrict, _history(store, scenario, months), months[0])
     label = policy if isinstance(policy, str) else f"window {policy}"
     if scenario.is_system:
         return LateReports(store, scenario, months, frozen, found, label, sorted(stored))
@@ -575,6 +579,12 @@ def late_reports(store: ObjectStore, scenario: Scenario, months: Sequence[str], 
     # The lists this run rates again carry again what they carry; the others' corrections are carried.
     carried = recorded_corrections(store, name, {m for m in months if m not in frozen})
     return LateReports(store, scenario, months, frozen, found, label, sorted(stored), carried, looked_back, notes)
+
+
+def _history(store: ObjectStore, scenario: Scenario, months: Sequence[str]) -> pl.DataFrame | None:
+    """The registry's history a restriction to a federation's players reads (None where none is needed)."""
+    restriction = scenario.restrict
+    return registry_history(store, months[-1]) if restriction is not None and restriction.players else None
 
 
 def changed_before(

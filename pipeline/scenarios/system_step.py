@@ -14,6 +14,7 @@ from pipeline.rules.model import KPolicy
 from pipeline.rules.regulations import reached_elite
 from pipeline.scenarios.model import Scenario
 from pipeline.systems import empty_state, rate_system_period
+from pipeline.systems.dwz import apply_upgrade_2025
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, SystemRatingList
 from schemas.util import conform, polars_schema
@@ -95,10 +96,21 @@ def rate_system_month(
     rated = pl.col("time_control").is_in(list(scenario.rated_time_controls()))
     to_rate = games.filter(rated)
     result = rate_system_period(rules.system, state, to_rate, rules.params, period_of(month))
-    new_state = result.state.select(list(rules.system.state_schema()))
+    new_state = one_time_events(scenario, result.state.select(list(rules.system.state_schema())), month)
     rated_games = _rated_games(games, to_rate, result.games, state, rules, month)
     rating_list = _rating_list(previous_list, state, new_state, to_rate, month, players)
     return SystemMonth(conform(rating_list, SystemRatingList), conform(rated_games, RatedGames), new_state)
+
+
+def one_time_events(scenario: Scenario, state: pl.DataFrame, month: str) -> pl.DataFrame:
+    """The system's state after the scenario's events of `month` (Scenario.events), after the month's games: the DWZ
+    upgrade of 2025 (pipeline.systems.dwz.apply_upgrade_2025), so the month's list and every later month start from
+    the upgraded ratings.
+    """
+    for event in scenario.events_after(month):
+        if event.dwz_upgrade is not None:
+            state = apply_upgrade_2025(state)
+    return state
 
 
 def _rated_games(
