@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import polars as pl
 from pydantic import Field
@@ -27,12 +30,28 @@ class DwzParams(SystemParams):
 # -- expectancy (3.3, Anhang 2.1) ---------------------------------------------------------------
 
 
+#: Abramowitz & Stegun 7.1.26: erf(x) = 1 - (a1 t + ... + a5 t^5) exp(-x^2), t = 1 / (1 + p x), x >= 0.
+_AS_P = 0.3275911
+_AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _as_erf_of_abs(x_abs: Any, exp: Callable[[Any], Any]) -> Any:
+    """7.1.26 on |x| (a Polars expression or a NumPy array; `exp` is the matching exponential)."""
+    t = 1.0 / (1.0 + _AS_P * x_abs)
+    a1, a2, a3, a4, a5 = _AS_A
+    return 1.0 - t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * exp(-(x_abs * x_abs))
+
+
 def erf(x: pl.Expr) -> pl.Expr:
-    """Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): erf from NumPy-free Polars arithmetic."""
-    t = 1.0 / (1.0 + 0.3275911 * x.abs())
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    value = 1.0 - poly * (-(x * x)).exp()
+    """Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): erf from Polars arithmetic (odd: the sign of x)."""
+    value = _as_erf_of_abs(x.abs(), lambda v: v.exp())
     return pl.when(x >= 0).then(value).otherwise(-value)
+
+
+def _win_expectancy_numpy(difference: np.ndarray) -> np.ndarray:
+    """win_expectancy on a NumPy array (the same formula), for the bisection of performance_difference."""
+    x = difference / 400.0
+    return 0.5 * (1.0 + np.sign(x) * _as_erf_of_abs(np.abs(x), np.exp))
 
 
 def win_expectancy(difference: pl.Expr) -> pl.Expr:
@@ -47,7 +66,7 @@ def performance_difference(p: np.ndarray) -> np.ndarray:
     lo, hi = np.full(p.shape, -2000.0), np.full(p.shape, 2000.0)
     for _ in range(60):
         mid = (lo + hi) / 2
-        value = pl.select(win_expectancy(pl.lit(pl.Series(mid)))).to_series().to_numpy()
+        value = _win_expectancy_numpy(mid)
         below = value < p
         lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
     return (lo + hi) / 2
