@@ -854,6 +854,7 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
         "glicko2",
         "stephenson",
         "dwz_ger",
+        "ecf_eng",
         "actual_rapid",
         "actual_blitz",
     }
@@ -864,7 +865,7 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     # rapid and blitz chains, which read actual's lists, after the others), the tables made from every chain, the
     # comparison: all of the named job.
     runs = instance.get_runs()
-    chains = ["actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson", "dwz_ger"]
+    chains = ["actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson", "dwz_ger", "ecf_eng"]
     assert sorted(run.tags["ratings/stage"] for run in runs) == sorted(
         ["shared", "shared", "common_games", "comparison", *chains, "actual_rapid", "actual_blitz"]
     )
@@ -880,7 +881,7 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     assert set(summary["run_ids"]) == {run.run_id for run in runs}
     assert min(started["comparison"], started["common_games"]) >= max(ended[name] for name in chains)
     assert started["comparison"] >= ended["common_games"]
-    assert "13 runs of all_months" in out.getvalue()
+    assert "14 runs of all_months" in out.getvalue()
     # One run for everything (--workers 1) writes the same bytes.
     one_run = tmp_path / "one-run"
     shutil.copytree(tiny_landing_zone, one_run / "raw")
@@ -894,7 +895,7 @@ def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     # The reports: an index linking a crosstable page per scenario, the charts and the comparison.
     store = ObjectStore(tiny_store)
     index = store.read_bytes("reports/index.html").decode()
-    for scenario in ("actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson", "dwz_ger"):
+    for scenario in ("actual", "sonas_2017", "sonas_2002", "elo_480", "glicko2", "stephenson", "dwz_ger", "ecf_eng"):
         page = f"reports/{scenario}/crosstable/2024.html"
         assert store.exists(page) and f'href="{scenario}/crosstable/2024.html"' in index, scenario
         assert store.exists(f"reports/{scenario}/score-curves/2024-2024.png"), scenario

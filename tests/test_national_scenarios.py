@@ -73,6 +73,15 @@ def test_the_shipped_dwz_ger_scenario_is_german_players_under_dwz_with_the_upgra
     assert "dwz_ger" in compared_scenarios(scenarios, national=True)
 
 
+def test_the_shipped_ecf_eng_scenario_is_englands_reports_under_ecf_with_six_lists_recalculated() -> None:
+    scenarios = load_scenarios()
+    ecf = scenarios["ecf_eng"]
+    assert ecf.system_rules().system.name == "ecf"
+    assert ecf.restrict == Restriction(reported_by="ENG")
+    assert ecf.recalculation_policy() == 6
+    assert "ecf_eng" not in compared_scenarios(scenarios)
+
+
 GAMES = pl.DataFrame(
     {
         "game_id": [1, 2, 3, 4],
