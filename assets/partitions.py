@@ -5,7 +5,6 @@ from __future__ import annotations
 import dagster as dg
 
 from pipeline.months import add_months, parse_month
-from pipeline.scenarios.recalculation import LOOK_BACK_MONTHS
 
 # The rating period key: partition keys are plain 'YYYY-MM' like every month in pipeline/ and the
 # object store. Changing the format later would rename every partition, so it is fixed here.
@@ -13,8 +12,6 @@ MONTH_FMT = "%Y-%m"
 
 # Month M of an asset depends on month M-1 of the same asset (the rating-list chain).
 PREVIOUS_MONTH = dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
-# A rule set's list M also reads the lists in force at its late events' start (B.02 2024 §9.1), LOOK_BACK_MONTHS back.
-LISTS_IN_FORCE = dg.TimeWindowPartitionMapping(-LOOK_BACK_MONTHS, -1, allow_nonexistent_upstream_partitions=True)
 
 
 def monthly_partitions(first_month: str, last_month: str | None = None) -> dg.MonthlyPartitionsDefinition:

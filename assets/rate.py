@@ -9,7 +9,7 @@ import polars as pl
 
 from assets.checks import CheckedTable, stage_checks
 from assets.metadata import table_attributes
-from assets.partitions import LISTS_IN_FORCE, PREVIOUS_MONTH
+from assets.partitions import PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
 from pipeline.scenarios.amendments import amendment_line, lazy_names, record_amendment
@@ -24,15 +24,15 @@ from pipeline.scenarios.chain import (
 )
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
 from pipeline.scenarios.ratings_used import record_stated_differences
-from pipeline.scenarios.recalculation import LATE_REPORTS, late_reports
+from pipeline.scenarios.recalculation import LATE_REPORTS, LOOK_BACK_MONTHS, late_reports
 from pipeline.store.monthly import MonthlyFrames
 
 
-def period_games_mapping() -> dg.TimeWindowPartitionMapping:
-    """A list month rates the games of the months since the previous list (quarterly before July 2009)."""
-    return dg.TimeWindowPartitionMapping(
-        start_offset=-(MAX_PERIOD_MONTHS - 1), end_offset=0, allow_nonexistent_upstream_partitions=True
-    )
+def months_around(start_offset: int, end_offset: int) -> dg.TimeWindowPartitionMapping:
+    """Months start_offset..end_offset around a month (the first months have none before them), made in build_defs,
+    which keeps Dagster's beta warning about it quiet.
+    """
+    return dg.TimeWindowPartitionMapping(start_offset, end_offset, allow_nonexistent_upstream_partitions=True)
 
 
 def chain_key(scenario: Scenario, table: str) -> dg.AssetKey:
@@ -67,15 +67,17 @@ def build_rating_defs(
     keys = {table.name: chain_key(scenario, table.name) for table in tables}
 
     # A rule set's list month rates the games since its previous list; a system rates each month alone.
-    games_mapping = None if scenario.is_system else period_games_mapping()
+    # A list month rates the games of the months since the previous list (quarterly before July 2009).
+    games_mapping = None if scenario.is_system else months_around(-(MAX_PERIOD_MONTHS - 1), 0)
 
     def spec(table: ChainTable) -> dg.AssetSpec:
         # Each table's own lineage: the month's games and the tables of the month before it is computed from
         # (ChainTable.reads), so the graph has self-dependencies but no cycle between two tables of the chain.
         # The previous month is read from the store, not loaded as an input: in a range run the IO manager
         # would try to load months not yet written.
-        # A rule set's list months also read the lists in force at their late events' start (LISTS_IN_FORCE).
-        lists = {"rating_list": PREVIOUS_MONTH if scenario.is_system else LISTS_IN_FORCE}
+        # A rule set's list M also reads the lists in force at its late events' start (B.02 2024 §9.1), up to
+        # LOOK_BACK_MONTHS back.
+        lists = {"rating_list": PREVIOUS_MONTH if scenario.is_system else months_around(-LOOK_BACK_MONTHS, -1)}
         before = [dg.AssetDep(keys[read], partition_mapping=lists.get(read, PREVIOUS_MONTH)) for read in table.reads]
         if standard_chain is not None:
             before.append(dg.AssetDep(chain_key(standard_chain, "rating_list"), partition_mapping=PREVIOUS_MONTH))
