@@ -89,6 +89,7 @@ INTEGRATION_FIXTURES = {
     "rated_tiny",
     "tiny_runs",
     "system_runs",
+    "whr_runs",
     "redis_server",
     "small_disk",
 }
