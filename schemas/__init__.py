@@ -26,6 +26,7 @@ from schemas.score_curve import ScoreCurve
 from schemas.system_state import SystemState, UscfState
 from schemas.truth_error import TruthError
 from schemas.util import column_descriptions, empty_frame, polars_schema
+from schemas.whole_history import WhrHistory, WhrState
 from schemas.yearly_drift import YearlyDrift
 
 __all__ = [
@@ -59,6 +60,8 @@ __all__ = [
     "SystemRatingList",
     "SystemState",
     "UscfState",
+    "WhrHistory",
+    "WhrState",
     "YearlyDrift",
     "TruthError",
     "column_descriptions",

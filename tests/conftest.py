@@ -90,6 +90,7 @@ INTEGRATION_FIXTURES = {
     "tiny_runs",
     "system_runs",
     "national_runs",
+    "whr_runs",
     "redis_server",
     "small_disk",
 }

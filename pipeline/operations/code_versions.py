@@ -23,7 +23,7 @@ TIME_CONTROL_RULES = ("rules/__init__.py", "rules/time_controls.py", "rules/cale
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "ingest": ("ingest", "formats", "store", "validate", *TIME_CONTROL_RULES),
     "validate": ("validate", "ingest", "formats", "store", *TIME_CONTROL_RULES),
-    "rate": ("engine", "rules", "scenarios", "systems", "ingest", "formats", "store"),
+    "rate": ("engine", "rules", "scenarios", "systems", "whole_history", "ingest", "formats", "store"),
     "analyse": (
         "analytics",
         "reports",
@@ -33,12 +33,24 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
         "rules",
         "scenarios",
         "systems",
+        "whole_history",
         "ingest",
         "formats",
         "store",
         "validate",
     ),
-    "publish": ("publish", "engine", "rules", "scenarios", "systems", "ingest", "formats", "store", "validate"),
+    "publish": (
+        "publish",
+        "engine",
+        "rules",
+        "scenarios",
+        "systems",
+        "whole_history",
+        "ingest",
+        "formats",
+        "store",
+        "validate",
+    ),
 }
 
 

@@ -18,7 +18,7 @@ from pipeline.engine.period import PeriodResult, carry_forward, compress, rate_p
 from pipeline.months import add_months, month_index, parse_month
 from pipeline.rules.model import RulesError, RuleSet, _Frozen, _yaml_scalar, resolve_rules
 from pipeline.settings import Settings
-from pipeline.systems import get_system, system_names
+from pipeline.systems import scenario_system, system_names
 from pipeline.systems.config import SystemRules
 from schemas.games import TIME_CONTROLS
 
@@ -189,7 +189,7 @@ class Scenario(_Frozen):
     @classmethod
     def _system(cls, value: str | None) -> str | None:
         if value is not None:
-            get_system(value)  # ValueError naming the systems
+            scenario_system(value)  # ValueError naming the systems
         return value
 
     @field_validator("name", mode="before")
@@ -209,7 +209,7 @@ class Scenario(_Frozen):
         """The system and its parameters (`set`); RulesError naming the key when a parameter is wrong."""
         if self.system is None:
             raise RulesError(f"scenario {self.name!r} rates with rule sets, not a rating system")
-        system = get_system(self.system)
+        system = scenario_system(self.system)
         try:
             params = system.params.model_validate(self.set)
         except ValidationError as exc:

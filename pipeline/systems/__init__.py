@@ -45,6 +45,9 @@ REGISTRY: dict[str, str] = {
     "stephenson": "pipeline.systems.stephenson",
     "uscf": "pipeline.systems.uscf",
 }
+#: Systems a scenario may name beside REGISTRY's that rate no single period: whole-history ones, whose chain
+#: re-estimates every past month (pipeline.scenarios.whole_history_step).
+WHOLE_HISTORY: dict[str, str] = {"whr": "pipeline.whole_history.system"}
 #: Other spellings users meet in the literature (PlayerRatings calls Stephenson's function steph()).
 ALIASES: dict[str, str] = {"steph": "stephenson", "glicko-2": "glicko2", "glicko1": "glicko"}
 
@@ -133,6 +136,16 @@ def get_system(name: str) -> RatingSystem:
     if key not in REGISTRY:
         raise ValueError(f"unknown rating system {name!r}; systems: {', '.join(system_names())}")
     return importlib.import_module(REGISTRY[key]).SYSTEM
+
+
+def scenario_system(name: str) -> RatingSystem:
+    """The system a scenario names: a period system (get_system) or a whole-history one (WHOLE_HISTORY)."""
+    if name.lower() in WHOLE_HISTORY:
+        return importlib.import_module(WHOLE_HISTORY[name.lower()]).SYSTEM
+    if ALIASES.get(name.lower(), name.lower()) not in REGISTRY:
+        known = ", ".join(sorted([*REGISTRY, *WHOLE_HISTORY]))
+        raise ValueError(f"unknown rating system {name!r}; systems: {known}")
+    return get_system(name)
 
 
 # -- shared formulas ---------------------------------------------------------------------------

@@ -10,7 +10,8 @@ tridiagonal LU decomposition Appendix B and the covariance's diagonal Appendix C
 - Each player's r is a Wiener process: r(t2) - r(t1) ~ N(0, |t2 - t1| w2). Here t counts months (Coulom's unit
   is the day): a player has one r per month they play, and w2 is in Elo^2 per month.
 - The prior: `virtual_draws` draws, in the first month a player plays, against a virtual player rated
-  `init_rating` (Coulom: a virtual draw against a virtual player of rating 0; `init_rating` is that 0).
+  `init_rating` (Coulom: a virtual draw against a virtual player of rating 0; `init_rating` is that 0). A player of
+  `seeds` (a scenario's seed list) draws instead against a virtual player at their seed rating.
 
 The estimate is the maximum a posteriori of every r at once; the deviation of each is the square root of the
 diagonal of the inverse of the negative Hessian of the player's own log-posterior, the others held fixed
@@ -235,6 +236,11 @@ class WholeHistory:
     game_black: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int32))
     game_score: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))
     game_colour: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.bool_))
+    #: The prior's centre of players not seen yet (player_id, rating in Elo); others: init_rating.
+    seeds: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema={"player_id": pl.Int64, "rating": pl.Float64})
+    )
+    player_prior: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
 
     # -- building ------------------------------------------------------------------------------
 
@@ -257,6 +263,11 @@ class WholeHistory:
             self.players = pl.concat([self.players, fresh])
             self.last_node = _grown(self.last_node, self.players.height)
             self.last_node[start_player : self.players.height] = -1
+            seeded = fresh.join(self.seeds, on="player_id", how="left", maintain_order="left")["rating"]
+            self.player_prior = _grown(self.player_prior, self.players.height)
+            self.player_prior[start_player : self.players.height] = (
+                seeded.fill_null(self.params.init_rating).to_numpy() - self.params.init_rating
+            ) / ELO_PER_NAT
         month_players = (
             ids.to_frame().join(self.players, on="player_id", how="left", maintain_order="left")["player"].to_numpy()
         )
@@ -278,7 +289,7 @@ class WholeHistory:
         has_prev = prev >= 0
         self.node_next[prev[has_prev]] = nodes[has_prev]
         # Warm start: a player's new month starts at their latest estimate; a new player at the prior's centre.
-        self.r[first:total] = np.where(has_prev, self.r[np.maximum(prev, 0)], 0.0)
+        self.r[first:total] = np.where(has_prev, self.r[np.maximum(prev, 0)], self.player_prior[month_players])
         self.var[first:total] = np.nan
         self.last_node[month_players] = nodes
         # The id -> node of this month, through the sorted ids.
@@ -374,7 +385,8 @@ class WholeHistory:
         games_h = np.bincount(s.white, curvature, minlength=size + 1)[:size]
         games_h += np.bincount(s.black, curvature, minlength=size + 1)[:size]
         prior_h = np.zeros(size)
-        g_virtual, h_virtual = virtual_draw_terms(r_local[s.first], self.params.virtual_draws)
+        centre = self.player_prior[self.node_player[s.nodes[s.first]]]
+        g_virtual, h_virtual = virtual_draw_terms(r_local[s.first] - centre, self.params.virtual_draws)
         gradient[s.first] += g_virtual
         prior_h[s.first] += h_virtual
         chains = s.chains

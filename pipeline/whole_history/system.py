@@ -1,0 +1,58 @@
+"""Whole-History Rating as a scenario's rating system (`system: whr`): its parameters and what a chain reads of it."""
+
+from __future__ import annotations
+
+import polars as pl
+from pydantic import Field
+
+from pipeline.systems import RatingSystem
+from pipeline.whole_history.whr import WhrParams
+
+
+class WhrScenarioParams(WhrParams):
+    """WhrParams plus the full sweeps of a monthly chain: month by month, only the month's players are swept, and
+    the rest of the history catches up slowly (docs/results.md); `full_sweeps_every` months it is swept whole.
+    """
+
+    full_sweeps_every: int = Field(
+        0,
+        ge=0,
+        description="sweep every player after each month whose index is a multiple of this (12: after every "
+        "December); 0: never (each month sweeps its own players only)",
+    )
+    full_sweeps: int = Field(
+        0, ge=0, description="the sweeps over every player then; 0: a full fit (to tolerance, at most max_sweeps)"
+    )
+
+    def full_sweep_after(self, month_index: int) -> int | None:
+        """The full sweeps due after the month of `month_index` (None: none; 0: a fit to tolerance). By calendar
+        month, not by the run's, so a run from any month sweeps where a run from the start did.
+        """
+        if self.full_sweeps_every == 0 or (month_index + 1) % self.full_sweeps_every:
+            return None
+        return self.full_sweeps
+
+
+def _no_period_update(players: pl.DataFrame, sides: pl.DataFrame, params: WhrScenarioParams, _: int) -> pl.DataFrame:
+    raise NotImplementedError(
+        "whr re-estimates the whole history: a chain rates it with pipeline.scenarios.whole_history_step, "
+        "`ratings evaluate` with pipeline.evaluation.raters (no period update)"
+    )
+
+
+def _expected(params: WhrScenarioParams) -> pl.Expr:
+    """Bradley-Terry in Elo units (whr.expected_score), from the ratings alone: WHR's prediction has no deviation."""
+    diff = pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage")
+    return 1.0 / (1.0 + pl.lit(10.0).pow(-diff / 400.0))
+
+
+SYSTEM: RatingSystem = RatingSystem(
+    name="whr",
+    description="Whole-History Rating: every player-month re-estimated from all games, month by month",
+    source='R. Coulom, "Whole-History Rating", Computers and Games 2008 (LNCS 5131)',
+    params=WhrScenarioParams,
+    state_columns=("rating", "deviation"),
+    initial=lambda params: {"rating": params.init_rating, "deviation": None},
+    expected=_expected,
+    update=_no_period_update,
+)

@@ -1,0 +1,44 @@
+"""Tables of a Whole-History Rating chain: every player-month as it stands, and the chain's warm start."""
+
+from __future__ import annotations
+
+import pandera.polars as pa
+import polars as pl
+
+
+class WhrHistory(pa.DataFrameModel):
+    """Every player-month of a `system: whr` scenario's history as it stands after the table's month.
+
+    Month M's table re-estimates every earlier month from every game up to M, so "month K as it stands now" is
+    month K's rows of the latest stored table; the list of K as it stood after K is `<scenario>/rating_list` of K,
+    never rewritten.
+    """
+
+    player_id: pl.Int64 = pa.Field(description="Player id")
+    month: pl.Utf8 = pa.Field(description="A month the player played in (YYYY-MM)")
+    rating: pl.Float64 = pa.Field(description="The estimate of the player's rating in that month (Elo, unrounded)")
+    deviation: pl.Float64 = pa.Field(
+        nullable=True, gt=0, description="Its deviation (Elo): the player's own uncertainty, others held fixed"
+    )
+    games: pl.Int32 = pa.Field(ge=0, description="Games the player played in that month")
+
+    class Config:
+        strict = True
+        unique = ["player_id", "month"]
+
+
+class WhrState(pa.DataFrameModel):
+    """The warm start of a `system: whr` chain after the table's month: one row per player-month, in the order the
+    history holds them (month by month), in its own units; the next month (another process) rebuilds the history
+    from the chain's rated games and takes these estimates, so that it continues exactly where this month stopped.
+    """
+
+    player_id: pl.Int64 = pa.Field(description="Player id")
+    month: pl.Utf8 = pa.Field(description="A month the player played in (YYYY-MM)")
+    r: pl.Float64 = pa.Field(description="The estimate in natural units, r = (rating - init_rating) ln 10 / 400")
+    variance: pl.Float64 = pa.Field(
+        nullable=True, description="Its variance in natural units (NaN: not swept yet, when sweeps is 0)"
+    )
+
+    class Config:
+        strict = True
