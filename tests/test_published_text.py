@@ -220,6 +220,7 @@ def hostile_report(name: str) -> PlayerReport:
                 "expected": [0.64],
                 "weight": [1.0],
                 "delta_h": [36.0],
+                "k": [20],
                 "change": [7.2],
             }
         ),
