@@ -19,7 +19,10 @@ class GroupTruth(pa.DataFrameModel):
     group: pl.Utf8 = pa.Field(description="The group on the list a year before (kind, or band such as '1800-1999')")
     players: pl.Int64 = pa.Field(ge=0, description="Players of the group who played a rated game in the year")
     games: pl.Int64 = pa.Field(ge=0, description="Their rated games in the year")
-    points: pl.Int64 = pa.Field(description="Sum of their rating changes from the year's games (lists' change)")
+    points: pl.Float64 = pa.Field(
+        description="Rating points their sides of the year's games moved: sum of K x weight x (score - expected), "
+        "before rounding and without one-time events (a rating system: its lists' change)"
+    )
     true_change: pl.Float64 = pa.Field(
         nullable=True, description="Generated data: sum of their true strength changes over the year; null otherwise"
     )

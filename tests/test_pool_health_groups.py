@@ -148,3 +148,33 @@ def test_the_page_shows_the_federations_with_most_games_by_year_and_the_groups_a
     assert "&lt;X&gt;" in page and "<X>" not in page and "-3.33" in page
     kinds = page.split("By kind of player")[1].split("</table>")[0]
     assert "newcomer" in kinds and "-35.0" in kinds and "1800-1999" not in kinds
+
+
+def test_a_months_points_are_what_its_games_moved_with_each_sides_k_not_the_lists_change():
+    from pipeline.analytics.group_truth import game_points
+
+    games = pl.DataFrame(
+        {
+            "white_id": [1, 3, 1],
+            "black_id": [2, 1, 4],
+            "white_score": [1.0, 0.5, 0.0],
+            "white_expected": [0.64, 0.5, None],  # the third game does not count for White (unrated opponent)
+            "black_expected": [0.36, 0.5, None],
+            "weight": [1.0, 0.5, 1.0],
+            "white_k_used": pl.Series([40, 20, None], dtype=pl.Int16),  # 1's first game: its late event's K
+            "black_k_used": pl.Series([20, 20, None], dtype=pl.Int16),
+        }
+    )
+    points = {row["player_id"]: (row["change"], row["games"]) for row in game_points(games).iter_rows(named=True)}
+    assert points.keys() == {1, 2, 3}
+    assert points[1] == (pytest.approx(40 * 0.36 + 20 * 0.5 * 0.0), 2)
+    assert points[2] == (pytest.approx(-20 * 0.36), 1) and points[3] == (pytest.approx(0.0), 1)
+    # A rating system's table (no K): the list's change is read instead.
+    assert (
+        game_points(
+            games.with_columns(
+                pl.lit(None, dtype=pl.Int16).alias("white_k_used"), pl.lit(None, dtype=pl.Int16).alias("black_k_used")
+            )
+        )
+        is None
+    )

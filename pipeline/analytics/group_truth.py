@@ -19,6 +19,38 @@ from schemas.util import conform, empty_frame
 #: What the groups are read from on the list a year before, and what is added up over the year's lists.
 START_COLUMNS = ("player_id", "rating", "games_total", "birth_year")
 YEAR_COLUMNS = ("player_id", "change", "games")
+#: What the points a player's games moved are read from in a month's per-game table (with the K of each side).
+GAME_COLUMNS = ("white_id", "black_id", "white_score", "white_expected", "black_expected", "weight")
+SIDE_K = ("white_k_used", "black_k_used")
+
+
+def game_points(rated_games: pl.DataFrame) -> pl.DataFrame | None:
+    """(player_id, change, games) of a month from its per-game table: each player's sum of K x weight x (score -
+    expected) over the sides counted for them, before rounding (the quantity points_flow adds up), and those sides.
+    A list's `change` would also hold the month's one-time events (the 2024 compression's uplift) and its rounding.
+    None where the table gives no K (a rating system's, or one stored before it had the columns).
+    """
+    if not set(SIDE_K) <= set(rated_games.columns) or rated_games[SIDE_K[0]].null_count() == rated_games.height:
+        return None
+    sides = pl.concat(
+        [
+            rated_games.select(
+                player_id="white_id", k="white_k_used", delta=pl.col("white_score") - pl.col("white_expected")
+            ),
+            rated_games.select(
+                player_id="black_id", k="black_k_used", delta=1.0 - pl.col("white_score") - pl.col("black_expected")
+            ),
+        ]
+    ).with_columns(weight=pl.concat([rated_games["weight"], rated_games["weight"]]))
+    counted = sides.filter(pl.col("delta").is_not_null() & pl.col("k").is_not_null() & (pl.col("weight") > 0))
+    return (
+        counted.with_columns(
+            pl.col("player_id").cast(pl.Int64), points=pl.col("k") * pl.col("weight") * pl.col("delta")
+        )
+        .sort("player_id", maintain_order=True)
+        .group_by("player_id", maintain_order=True)
+        .agg(in_order_sum(pl.col("points")).alias("change"), pl.len().cast(pl.Int32).alias("games"))
+    )
 
 
 def ledger_groups(start: pl.DataFrame, year: int) -> pl.DataFrame:
@@ -55,7 +87,10 @@ def group_truth(
     played = (
         year_lists.filter(pl.col("games") > 0)  # most of a list did not play that month: no change from games
         .group_by("player_id")
-        .agg(pl.col("change").fill_null(0).cast(pl.Int64).sum().alias("points"), pl.col("games").cast(pl.Int64).sum())
+        .agg(
+            in_order_sum(pl.col("change").fill_null(0).cast(pl.Float64)).alias("points"),
+            pl.col("games").cast(pl.Int64).sum(),
+        )
         .with_columns(pl.col("player_id").cast(pl.Int64))
     )
     players = ledger_groups(start, year).join(played, on="player_id").sort("player_id")

@@ -12,7 +12,7 @@ from pipeline.analytics import predictive_accuracy, summary_crosstable
 from pipeline.analytics.curves import band_trend, deflation_index, score_curve
 from pipeline.analytics.drift import DRIFT_COLUMNS, cohort_drift
 from pipeline.analytics.federations import federation_residuals
-from pipeline.analytics.group_truth import START_COLUMNS, YEAR_COLUMNS, group_truth
+from pipeline.analytics.group_truth import GAME_COLUMNS, SIDE_K, START_COLUMNS, YEAR_COLUMNS, game_points, group_truth
 from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
 from pipeline.ingest.registry import players_in_force
@@ -104,24 +104,33 @@ def _group_truth(store: ObjectStore, scenario: Scenario) -> MonthTable:
     truth = store.scan_parquet(TRUTH_KEY) if store.exists(TRUTH_KEY) else None
     path = [scenario.name, "rating_list"]
 
+    def of_month(month: str, rating_list: pl.DataFrame | None = None) -> pl.DataFrame | None:
+        """The month's (player_id, change, games): the points its games moved where its per-game table gives each
+        side's K (game_points), else its list's change (a rating system).
+        """
+        games = read_stored_month(store, [scenario.name, "rated_games"], month, list(GAME_COLUMNS), optional=SIDE_K)
+        points = game_points(games) if games is not None else None
+        if points is not None:
+            return points
+        listed = rating_list if rating_list is not None else read_stored_month(store, path, month, list(YEAR_COLUMNS))
+        return listed.select(YEAR_COLUMNS) if listed is not None else None
+
     def groups(rating_list: pl.DataFrame, month: str) -> pl.DataFrame:
         if not month.endswith("-12"):
             return empty_frame(GroupTruth)
         start = read_stored_month(store, path, add_months(month, -12), list(START_COLUMNS))
-        earlier = [
-            read_stored_month(store, path, add_months(month, -back), list(YEAR_COLUMNS)) for back in range(1, 12)
-        ]
-        if start is None or any(frame is None for frame in earlier):  # a year not stored whole has no figures
+        year = [of_month(month, rating_list), *(of_month(add_months(month, -back)) for back in range(1, 12))]
+        if start is None or any(frame is None for frame in year):  # a year not stored whole has no figures
             return empty_frame(GroupTruth)
-        year_lists = pl.concat([rating_list.select(YEAR_COLUMNS), *(frame for frame in earlier if frame is not None)])
-        return group_truth(start, year_lists, month, truth)
+        year_rows = pl.concat([frame.cast({"change": pl.Float64}) for frame in year if frame is not None])
+        return group_truth(start, year_rows, month, truth)
 
     return groups
 
 
 def _group_figures(table: pl.DataFrame) -> Figures:
     kinds = table.filter(pl.col("grouping") == "kind")
-    return {f"{row['group']}_points": int(row["points"]) for row in kinds.iter_rows(named=True)}
+    return {f"{row['group']}_points": round(float(row["points"]), 1) for row in kinds.iter_rows(named=True)}
 
 
 def _federation_residuals(store: ObjectStore, scenario: Scenario) -> MonthTable:
