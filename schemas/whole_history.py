@@ -7,7 +7,8 @@ import polars as pl
 
 
 class WhrHistory(pa.DataFrameModel):
-    """Every player-month of a `system: whr` scenario's history as it stands after the table's month.
+    """Every player-month of a `system: whr` scenario's history as it stands after the table's month, one row each
+    (the history holds one node per player and month; tests/test_whr_scenario.py checks it).
 
     Month M's table re-estimates every earlier month from every game up to M, so "month K as it stands now" is
     month K's rows of the latest stored table; the list of K as it stood after K is `<scenario>/rating_list` of K,
@@ -24,7 +25,6 @@ class WhrHistory(pa.DataFrameModel):
 
     class Config:
         strict = True
-        unique = ["player_id", "month"]
 
 
 class WhrState(pa.DataFrameModel):

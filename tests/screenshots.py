@@ -197,7 +197,9 @@ def ui_screenshots(url: str, out: Path, month: str, group: str = "sonas_2017") -
     groups = list(asset_groups(url))
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        # Tall enough for every group of the global lineage (fifteen with the national scenarios): Dagster draws only
+        # the nodes in view.
+        page = browser.new_page(viewport={"width": 1600, "height": 1600})
         page.goto(f"{url}/asset-groups", timeout=60_000)
         page.get_by_text(group).first.wait_for(timeout=30_000)
         dismiss_community_dialog(page)

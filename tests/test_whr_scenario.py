@@ -71,6 +71,7 @@ def test_the_list_of_a_month_stays_as_it_stood_and_the_history_re_estimates_it(w
         assert (estimate["rating_listed"] == (estimate["rating"] + 0.5).floor().cast(pl.Int32)).all()
         assert_frame_equal(estimate.select("deviation_listed"), estimate.select(deviation_listed="deviation"))
     history = store.read_parquet(table_key(["w", "history"], "2024-03"))
+    assert not history.select("player_id", "month").is_duplicated().any(), "one row per player-month"
     now = expected[-1].history
     assert_frame_equal(
         history.select("player_id", "rating", "deviation"), now.select("player_id", "rating", "deviation")
