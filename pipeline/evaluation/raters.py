@@ -11,7 +11,6 @@ from typing import Any, Protocol
 
 import polars as pl
 import yaml
-from pydantic import ValidationError
 
 from pipeline.engine.period import normalize_list, rate_period
 from pipeline.formats.fields import KAGGLE_FIRST_YEAR, KAGGLE_LAST_MONTH_ID
@@ -19,7 +18,13 @@ from pipeline.months import month_from_index, month_range
 from pipeline.rules.model import RulesError, parse_override, preset_names
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.systems import empty_state, predict, rate_system_period, system_names, with_players
-from pipeline.systems.config import DEFAULT_INIT, SystemRules, load_system_rules, system_preset_names
+from pipeline.systems.config import (
+    DEFAULT_INIT,
+    SystemRules,
+    load_system_rules,
+    system_params,
+    system_preset_names,
+)
 from pipeline.whole_history import whr
 from schemas.games import Games
 from schemas.rating_list import RatingList
@@ -149,25 +154,7 @@ def load_whole_history(
     values: dict[str, Any] | None = None,
 ) -> WholeHistoryRater:
     """The whole-history rater of `document`, then `--init`, `--set key=value`, then `values`, as systems take them."""
-    settings = {k: v for k, v in document.items() if k not in ("system", "name", "description", "source")}
-    if init is not None:
-        settings["init_rating"] = init
-    settings.setdefault("init_rating", DEFAULT_INIT)
-    for assignment in overrides:
-        path, value = parse_override(assignment)
-        if len(path) != 1:
-            raise ValueError(f"--set {assignment!r}: system parameters are flat names, e.g. w2=60")
-        settings[path[0]] = value
-    settings.update(values or {})
-    model = WHOLE_HISTORY[document["system"]]
-    try:
-        params = model.model_validate(settings)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
-        raise ValueError(
-            f"{document['name']}: invalid {document['system']} parameters: {problems} "
-            f"(parameters: {', '.join(sorted(model.model_fields))})"
-        ) from None
+    params = system_params(document, WHOLE_HISTORY[document["system"]], overrides, init, values)
     return WholeHistoryRater(str(document["name"]), params)
 
 

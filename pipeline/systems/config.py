@@ -6,10 +6,10 @@ import copy
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pipeline.rules.model import parse_override
 from pipeline.systems import RatingSystem, SystemParams, get_system, system_names
@@ -79,23 +79,40 @@ def load_system_rules(
     (the protocol's default, PlayerRatings' too) when the document does not set one.
     """
     document = copy.deepcopy(rules_document(name_or_path))
-    system = get_system(str(document.pop("system")))
-    name = str(document.pop("name"))
-    for key in ("description", "source"):
-        document.pop(key, None)
+    system = get_system(str(document["system"]))
+    name = str(document["name"])
+    return SystemRules(name, system, system_params(document, system.params, overrides, init, values))
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+def system_params(
+    document: dict[str, Any],
+    model: type[P],
+    overrides: list[str] | tuple[str, ...] = (),
+    init: float | None = None,
+    values: dict[str, Any] | None = None,
+) -> P:
+    """A system's parameters (`model`) from its document's settings (all but system, name, description and source),
+    then `--init` (else the document's `init_rating`, else DEFAULT_INIT), then `--set key=value` (flat names), then
+    `values` (a grid point); ValueError naming the document, the problems and the known parameters.
+    """
+    settings = {k: v for k, v in document.items() if k not in ("system", "name", "description", "source")}
     if init is not None:
-        document["init_rating"] = init
-    document.setdefault("init_rating", DEFAULT_INIT)
+        settings["init_rating"] = init
+    settings.setdefault("init_rating", DEFAULT_INIT)
     for assignment in overrides:
         path, value = parse_override(assignment)
         if len(path) != 1:
             raise ValueError(f"--set {assignment!r}: system parameters are flat names, e.g. c=15")
-        document[path[0]] = value
-    document.update(values or {})
+        settings[path[0]] = value
+    settings.update(values or {})
     try:
-        params = system.params.model_validate(document)
+        return model.model_validate(settings)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
-        known = ", ".join(sorted(f.alias or n for n, f in system.params.model_fields.items()))
-        raise ValueError(f"{name}: invalid {system.name} parameters: {problems} (parameters: {known})") from None
-    return SystemRules(name, system, params)
+        known = ", ".join(sorted(f.alias or n for n, f in model.model_fields.items()))
+        raise ValueError(
+            f"{document['name']}: invalid {document['system']} parameters: {problems} (parameters: {known})"
+        ) from None
