@@ -100,13 +100,17 @@ class _Period:
         counting = known & (weight > 0) & (np.concatenate([white, black]) >= 0)
         self.player = np.concatenate([white, black])[counting]
         self.opponent = np.concatenate([black, white])[counting]
+        # The K each side was rated with (an event started before the period: its start's list's); a per-game table
+        # stored before it had the columns gives none: the player's K of the period on the list.
+        side_k = _column(current, "k_used")[0].astype(np.float64)[self.player]
         if "white_k_used" in period_games.columns:
-            # The K each side was rated with (an event started before the period: its start's list's).
-            side_k = np.concatenate(
-                [period_games[f"{side}_k_used"].fill_null(0).to_numpy() for side in ("white", "black")]
-            )[counting].astype(np.float64)
-        else:  # a per-game table stored before it had the column
-            side_k = _column(current, "k_used")[0].astype(np.float64)[self.player]
+            given, given_known = (
+                np.concatenate(pair)[counting]
+                for pair in zip(
+                    _column(period_games, "white_k_used"), _column(period_games, "black_k_used"), strict=True
+                )
+            )
+            side_k = np.where(given_known, given.astype(np.float64), side_k)
         self.points = side_k * weight[counting] * (np.concatenate([score, 1.0 - score]) - expected)[counting]
 
     def before(self, name: str) -> tuple[np.ndarray, np.ndarray]:
