@@ -125,18 +125,16 @@ def _read_list(store: ObjectStore, list_path: Sequence[str], month: str) -> pl.D
 
 def with_sides_k(rated_games: pl.DataFrame, rating_list: pl.DataFrame) -> pl.DataFrame:
     """`rated_games` with `white_k` and `black_k`, the K each side was rated with: the per-game table's own (an event
-    started before its period is rated with its start's list's K), or, where it gives none (a table stored before
-    it had them), the player's `k_used` on the list (only players rated this period have one).
+    started before its period is rated with its start's list's K), or, where it gives none, the player's `k_used` on
+    the list (only players rated this period have one).
     """
+    # A table gives every counted side's K, or none: stored before it had the columns (absent, or added empty by
+    # with_later_columns to a kept month), where the list's K stands in.
+    if "white_k_used" in rated_games.columns and rated_games["white_k_used"].null_count() < rated_games.height:
+        return rated_games.with_columns(white_k="white_k_used", black_k="black_k_used")
     k = rating_list.filter(pl.col("k_used").is_not_null()).select("player_id", "k_used")
-    joined = rated_games.join(k.rename({"player_id": "white_id", "k_used": "white_k"}), on="white_id", how="left").join(
+    return rated_games.join(k.rename({"player_id": "white_id", "k_used": "white_k"}), on="white_id", how="left").join(
         k.rename({"player_id": "black_id", "k_used": "black_k"}), on="black_id", how="left"
-    )
-    if "white_k_used" not in rated_games.columns:
-        return joined
-    # A kept month of an older store has the columns, empty (with_later_columns): the list's K stands in.
-    return joined.with_columns(
-        white_k=pl.coalesce("white_k_used", "white_k"), black_k=pl.coalesce("black_k_used", "black_k")
     )
 
 
