@@ -91,6 +91,7 @@ INTEGRATION_FIXTURES = {
     "system_runs",
     "national_runs",
     "whr_runs",
+    "uscf_runs",
     "redis_server",
     "small_disk",
 }

@@ -6,11 +6,16 @@ import sys
 
 import polars as pl
 
-from pipeline.cli.period_files import read_period_games
-from pipeline.formats.table_files import InputFileError, read_table
+from pipeline.cli.period_files import STANDARD_RATING, read_period_games
+from pipeline.formats.table_files import InputFileError, converted, read_table
 from pipeline.months import month_index
-from pipeline.systems import ALIASES, REGISTRY, rate_system_period
+from pipeline.rules.model import LIST_CLASSES
+from pipeline.systems import ALIASES, REGISTRY, rate_system_period, seeded_from_list
 from pipeline.systems.config import load_system_rules
+
+#: rate-period's PREV may give, beside STANDARD_RATING, the games that standard rating rests on: a system that seeds a
+#: list from its standard list (uscf: quick and blitz from regular) weighs it by them.
+STANDARD_GAMES = "standard_games"
 
 
 def is_system_name(name: str) -> bool:
@@ -57,21 +62,66 @@ def system_state_from_list(previous: pl.DataFrame, rules, period: int) -> pl.Dat
     return previous.select(columns).select(list(schema)).cast(schema).sort("player_id")
 
 
+def standard_seeds(previous: pl.DataFrame, list_path: str) -> pl.DataFrame | None:
+    """PREV's standard ratings as a seeding list's state (player_id, rating, games): STANDARD_RATING on STANDARD_GAMES
+    games (null where not given: the system weighs such a rating fully); None without STANDARD_RATING.
+    """
+    if STANDARD_RATING not in previous.columns:
+        return None
+    rating = converted(previous, STANDARD_RATING, pl.Float64, list_path, "previous list")
+    if STANDARD_GAMES in previous.columns:
+        games = converted(previous, STANDARD_GAMES, pl.Int64, list_path, "previous list")
+    else:
+        games = pl.Series(STANDARD_GAMES, [None] * previous.height, dtype=pl.Int64)
+    return pl.DataFrame(
+        {
+            "player_id": converted(previous, "player_id", pl.Int64, list_path, "previous list"),
+            "rating": rating,
+            "games": games,
+        }
+    ).filter(pl.col("rating").is_not_null())
+
+
 def rate_system_files(rules_name: str, month: str, list_path: str, games_path: str, overrides: tuple[str, ...]):
-    """The new list (player_id, rating, games_total, and the system's state columns) after `month`."""
+    """The new list (player_id, rating, games_total, and the system's state columns) after `month`.
+
+    A system with time-control rules of its own (uscf) rates the file's games of its list (`--set rating_list=quick`);
+    a game the file states no time control for is of the class of that list. For a list its system seeds from the
+    standard list (uscf: quick and blitz), PREV's STANDARD_RATING (and STANDARD_GAMES) seed its unrated players.
+    """
     rules = load_system_rules(rules_name, overrides, init=None)
+    system = rules.system
     period = month_index(month)
     previous = read_table(list_path, "previous list")
     state = system_state_from_list(previous, rules, period)
-    games = read_period_games(games_path, month)
+    list_type = system.list_type(rules.params) if system.list_type is not None else "standard"
+    games = read_period_games(games_path, month, default_class=LIST_CLASSES[list_type])
     raw = read_table(games_path, "games")
     if "date" in raw.columns:
         games = games.with_columns(
             date=raw["date"].cast(pl.Utf8).str.strip_chars().str.replace_all(r"\.", "-").str.to_date(strict=False)
         )
-    result = rate_system_period(rules.system, state, games, rules.params, period)
+    given = games.height
+    if system.selects_games is not None:
+        clock = [c for c in ("tc_base_seconds", "tc_increment_seconds") if c not in games.columns]
+        games = games.with_columns(pl.lit(None, dtype=pl.Int32).alias(c) for c in clock)
+        games = games.filter(system.selects_games(rules.params))
+    seeds = standard_seeds(previous, list_path)
+    if seeds is not None and system.seeded_from is not None and list_type != "standard":
+        players = pl.concat([games["white_id"], games["black_id"]]).unique()
+        state = seeded_from_list(system, state, seeds, players, rules.params)
+    elif seeds is not None:
+        print(
+            f"ratings rate-period: warning: {list_path}: column {STANDARD_RATING} is not used: {rules.name} rates the "
+            f"{list_type} list, which no standard rating seeds",
+            file=sys.stderr,
+        )
+    result = rate_system_period(system, state, games, rules.params, period)
     new = result.state.rename({"games": "games_total"})
-    if rules.system.unrated is not None:
-        new = new.with_columns(rating=pl.when(rules.system.unrated).then(None).otherwise(pl.col("rating")))
-    print(f"{month} rated under {rules.name}: {games.height:,} games, {new.height:,} players", file=sys.stderr)
+    if system.unrated is not None:
+        new = new.with_columns(rating=pl.when(system.unrated).then(None).otherwise(pl.col("rating")))
+    left_out = f" ({given - games.height:,} in time controls its list does not rate)" if given > games.height else ""
+    print(
+        f"{month} rated under {rules.name}: {games.height:,} games{left_out}, {new.height:,} players", file=sys.stderr
+    )
     return new

@@ -74,7 +74,7 @@ def test_predictions(
         if scenario.is_system:
             assert frozen_state is not None, "a system scenario is predicted from its frozen system state"
             rules = scenario.system_rules()
-            rated = games.filter(pl.col("time_control").is_in(list(scenario.rated_time_controls())))
+            rated = games.filter(scenario.rates_game())
             expected = predict(rules.system, frozen_state, rated, rules.params)
             part = rated.with_columns(
                 pl.col("game_id").cast(pl.UInt64),
@@ -181,7 +181,7 @@ def setting_of(scenario: Scenario, test: list[str]) -> str:
     if scenario.is_system:
         rules = scenario.system_rules()
         params = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in rules.settings().items())
-        return f"{rules.system.name}: {params}; {', '.join(scenario.rated_time_controls())}{only}"
+        return f"{rules.system.name}: {params}; {scenario.rated_games_description()}{only}"
     return ", ".join(dict.fromkeys(scenario.rules_name(m) for m in test)) + only
 
 

@@ -337,6 +337,19 @@ def standard_in_force(
     return frame
 
 
+def standard_state(
+    store: ObjectStore, standard_chain: Scenario, month: str, chain_start: str, players: pl.Series | None = None
+) -> pl.DataFrame:
+    """The state in force in `month` of the system chain that seeds another of its system (uscf's regular list
+    seeding quick and blitz): its state of the month before (its seed state at the chain's start): player_id,
+    rating and games (what the rating rests on), of `players` only where given. MissingMonth when it is not stored.
+    """
+    frame = previous_state(store, standard_chain, month, chain_start).select("player_id", "rating", "games")
+    if players is not None:
+        frame = frame.filter(pl.col("player_id").is_in(players.cast(pl.Int64).implode()))
+    return frame
+
+
 def rate_months(
     store: ObjectStore,
     scenario: Scenario,
@@ -374,7 +387,10 @@ def rate_months(
         return _stored_month_before(store, [scenario.name, "rating_list"], add_months(month, 1), RatingList)
 
     in_force = ListsInForce(scenario, {add_months(months[0], -1): carried["list"]}, stored_list)
-    if standard_chain is not None:
+    # What seeds the chain must be stored for the month before the run's first (MissingMonth before anything is rated).
+    if standard_chain is not None and standard_chain.is_system:
+        standard_state(store, standard_chain, months[0], chain_start, pl.Series([], dtype=pl.Int64))
+    elif standard_chain is not None:
         standard_in_force(store, standard_chain, months[0], chain_start, pl.Series([], dtype=pl.Int64))
     if scenario.is_system:
         carried["state"] = previous_state(store, scenario, months[0], chain_start)
@@ -446,7 +462,10 @@ def rate_months(
             return (*kept[:2], *kept_ledger(store, scenario, month, before, kept[0], kept[1]))
         if scenario.is_system:
             players = _registered_players(history, read.values(), month)
-            system = rate_system_month(scenario, carried["list"], carried["state"], read[month], month, players)
+            seeds = None
+            if standard_chain is not None:
+                seeds = standard_state(store, standard_chain, month, chain_start, players_of(read.values()))
+            system = rate_system_month(scenario, carried["list"], carried["state"], read[month], month, players, seeds)
             carried.update(list=system.rating_list, state=system.state)
             return system.rating_list, system.state, system.rated_games
         if late is not None and not late.is_frozen(month):

@@ -142,7 +142,8 @@ class Scenario(_Frozen):
     # a system's standard unless it rates only rapid or only blitz games.
     rates: Literal["standard", "rapid", "blitz"] | None = None
     # The scenario (of the same file) whose standard list seeds this list's unrated players, where the rule set
-    # seeds from the standard rating (rapid and blitz: regulations.seeded_from_standard).
+    # seeds from the standard rating (rapid and blitz: regulations.seeded_from_standard), or where the system seeds
+    # one of its lists from another (uscf: quick and blitz from its regular list, RatingSystem.seeded_from).
     standard_chain: str | None = None
     # Which stored lists a run may rate again (pipeline.scenarios.recalculation): `full` (every month of the run,
     # from its games), `forward` (FIDE: a stored list is never re-rated with other games; late reports go to the
@@ -171,6 +172,12 @@ class Scenario(_Frozen):
                 raise ValueError(f"events: only a rule-set scenario has compress events; {self.system!r} has none")
             if self.system != "dwz" and self.events:
                 raise ValueError(f"events: dwz_upgrade is an event of system dwz, not of {self.system!r}")
+            if self.time_controls is not None and scenario_system(self.system).selects_games is not None:
+                # Its parameters pick the games from their clocks (uscf: rating_list); classes would contradict them.
+                raise ValueError(
+                    f"time_controls: system {self.system!r} chooses the games it rates from their clocks by its own "
+                    f"rules (its parameters: `ratings rules {self.system}`); give no time_controls"
+                )
         elif self.time_controls is not None:
             raise ValueError("time_controls: only a system scenario has it (a rule set weighs time controls itself)")
         elif any(event.dwz_upgrade is not None for event in self.events):
@@ -220,6 +227,22 @@ class Scenario(_Frozen):
             raise RulesError(f"{problems} ({system.name} parameters: {known})") from None
         return SystemRules(self.name, system, params)
 
+    def rates_game(self) -> pl.Expr:
+        """Which games of a month's games (Games) a system scenario rates: those its system picks under its parameters
+        where it has time-control rules of its own (uscf: its list by US Chess's rule 5C), else those of its
+        time_controls classes.
+        """
+        rules = self.system_rules()
+        if rules.system.selects_games is not None:
+            return rules.system.selects_games(rules.params)
+        return pl.col("time_control").is_in(list(self.rated_time_controls()))
+
+    def rated_games_description(self) -> str:
+        """What `rates_game` keeps, as the leaderboard says it."""
+        if self.is_system and scenario_system(str(self.system)).selects_games is not None:
+            return f"games by {self.system}'s own time-control rules"
+        return ", ".join(self.rated_time_controls())
+
     def recalculation_policy(self) -> str | int:
         """`full`, `forward`, or the window's number of months."""
         policy = self.recalculation
@@ -233,6 +256,9 @@ class Scenario(_Frozen):
             return self.rates
         if self.system is None:
             return self.rules_for(LIST_TYPE_MONTH).list_type
+        rules = self.system_rules()
+        if rules.system.list_type is not None:
+            return rules.system.list_type(rules.params)
         classes = set(self.rated_time_controls())
         return next(iter(classes)) if classes in ({"rapid"}, {"blitz"}) else "standard"
 
@@ -370,12 +396,14 @@ def compared_scenarios(scenarios: dict[str, Scenario], national: bool = False) -
 
 def seeded_lists(scenarios: dict[str, Scenario], standard: str) -> dict[str, str]:
     """The rapid and blitz chains the standard list of scenario `standard` seeds: list type -> scenario name (the
-    combined list's partners).
+    combined list's partners). FIDE's combined list holds FIDE-style lists: a system's seeded lists are not partners.
     """
     return {
         scenario.list_type(): scenario.name
         for scenario in scenarios.values()
-        if scenario.standard_chain is not None and canonical_name(scenario.standard_chain) == standard
+        if scenario.standard_chain is not None
+        and canonical_name(scenario.standard_chain) == standard
+        and not scenario.is_system
     }
 
 
@@ -387,8 +415,16 @@ def standard_chain_of(scenario: Scenario, scenarios: dict[str, Scenario]) -> Sce
 
 
 def _check_list_type(scenario: Scenario) -> None:
-    """RulesError where a rule-set scenario's switches rate different lists or contradict its `rates`."""
+    """RulesError where a rule-set scenario's switches rate different lists or contradict its `rates`, or where a
+    system's `rates` contradicts the list its parameters choose.
+    """
     if scenario.is_system:
+        rules = scenario.system_rules()
+        if scenario.rates is not None and rules.system.list_type is not None:
+            chosen = rules.system.list_type(rules.params)
+            if chosen != scenario.rates:
+                system = rules.system.name
+                raise RulesError(f"rates: {scenario.rates}, but its {system} parameters rate the {chosen} list")
         return
     months = [LIST_TYPE_MONTH, *(switch.from_ for switch in scenario.schedule)]
     kinds = {scenario.rules_for(month).list_type for month in months}
@@ -405,7 +441,17 @@ def _standard_chain_problem(scenario: Scenario, scenarios: dict[str, Scenario]) 
     chain = scenarios.get(canonical_name(scenario.standard_chain))
     if chain is None:
         return f"no scenario {scenario.standard_chain!r} in the file (scenarios: {', '.join(scenarios)})"
-    if chain.list_type() != "standard" or chain.is_system:
+    if scenario.is_system:
+        # A system's list is seeded by the standard list of the same system, where the system says how (uscf: quick and
+        # blitz from regular, pipeline.systems.uscf.initial_from_regular).
+        system = scenario.system_rules().system
+        if system.seeded_from is None:
+            return f"no list of system {system.name} is seeded by another list"
+        if not chain.is_system or chain.system_rules().system.name != system.name:
+            return f"{chain.name} is not a {system.name} scenario: a {system.name} list is seeded by one of its own"
+        if chain.list_type() != "standard":
+            return f"{chain.name} does not rate the standard list"
+    elif chain.list_type() != "standard" or chain.is_system:
         return f"{chain.name} does not rate the standard list with a rule set"
     if scenario.list_type() == "standard":
         return "a standard list is not seeded by another standard list"

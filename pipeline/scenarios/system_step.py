@@ -13,7 +13,7 @@ from pipeline.months import add_months, month_index
 from pipeline.rules.model import KPolicy
 from pipeline.rules.regulations import reached_elite
 from pipeline.scenarios.model import Scenario
-from pipeline.systems import empty_state, rate_system_period
+from pipeline.systems import empty_state, rate_system_period, seeded_from_list
 from pipeline.systems.dwz import apply_upgrade_2025
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, SystemRatingList
@@ -82,19 +82,25 @@ def rate_system_month(
     games: pl.DataFrame,
     month: str,
     players: pl.DataFrame | None = None,
+    seeds: pl.DataFrame | None = None,
 ) -> SystemMonth:
-    """Month `month` of a system scenario: `pipeline.systems.rate_system_period` on the month's games of the rated time
-    controls.
+    """Month `month` of a system scenario: `pipeline.systems.rate_system_period` on the month's games it rates
+    (Scenario.rates_game: its time controls, or its system's own rules).
 
     `previous_list` is the list in force before the month (a SystemRatingList, or the seed list as a
     RatingList), `state` the system's state after the month before (`seed_state` for the first).
     Every game of the month is in the per-game table, as in a rule-set scenario; a game of a time
     control the scenario does not rate has weight 0 and no expected scores. The ratings used are
     the state before the month, rounded like the list (a new player's: the initial rating).
+    `seeds` (player_id, rating, games): the state of the list that seeds this one (Scenario.standard_chain) before
+    the month; the month's players unrated here start from it as the system says (RatingSystem.seeded_from), and
+    their games are predicted from there.
     """
     rules = scenario.system_rules()
-    rated = pl.col("time_control").is_in(list(scenario.rated_time_controls()))
-    to_rate = games.filter(rated)
+    to_rate = games.filter(scenario.rates_game())
+    if seeds is not None:
+        sides = pl.concat([to_rate["white_id"], to_rate["black_id"]]).cast(pl.Int64).unique()
+        state = seeded_from_list(rules.system, state, seeds, sides, rules.params)
     result = rate_system_period(rules.system, state, to_rate, rules.params, period_of(month))
     new_state = one_time_events(scenario, result.state.select(list(rules.system.state_schema())), month)
     rated_games = _rated_games(games, to_rate, result.games, state, rules, month)

@@ -116,6 +116,16 @@ class RatingSystem(Generic[P]):
     seeded: Callable[[P], dict[str, float | int | None]] = lambda params: {}
     #: Which state rows hold no rating yet (a list shows their rating empty); None: every row is rated.
     unrated: pl.Expr | None = None
+    #: Which games of a games table (`time_control`, `tc_base_seconds`, `tc_increment_seconds`) the system rates under
+    #: its parameters, where it has time-control rules of its own (US Chess: its regular, quick and blitz lists by
+    #: the clock); None: a scenario's `time_controls` classes decide.
+    selects_games: Callable[[P], pl.Expr] | None = None
+    #: The list kind (standard, rapid, blitz) the games `selects_games` picks are of, for what a scenario `rates`.
+    list_type: Callable[[P], str] | None = None
+    #: A list another list of the same system seeds (US Chess: quick and blitz from regular): `(state, seeds, params)`
+    #: -> the state with its unrated rows (games 0) started from `seeds` (player_id, rating, games: the seeding list's
+    #: state); None: no list of the system is seeded by another.
+    seeded_from: Callable[[pl.DataFrame, pl.DataFrame, P], pl.DataFrame] | None = None
 
     def state_schema(self) -> pl.Schema:
         return pl.Schema({**STATE_SCHEMA, **self.extra_state})
@@ -219,6 +229,20 @@ def with_players(
         pl.lit(defaults.get(name), dtype=dtype).alias(name) for name, dtype in schema.items() if name != "player_id"
     ).select(list(schema))
     return pl.concat([state.select(list(schema)), new_rows.cast(schema)]).sort("player_id")
+
+
+def seeded_from_list(
+    system: RatingSystem, state: pl.DataFrame, seeds: pl.DataFrame, player_ids: pl.Series, params: SystemParams
+) -> pl.DataFrame:
+    """`state` with the players of `player_ids` it does not rate yet started from the list that seeds this one
+    (`seeds`: player_id, rating, games; RatingSystem.seeded_from), before their first games in it. Unchanged for a
+    system whose lists no other list seeds.
+    """
+    if system.seeded_from is None:
+        return state
+    state = with_players(system, state, player_ids, params)
+    seeds = seeds.select(pl.col("player_id").cast(pl.Int64), pl.col("rating").cast(pl.Float64), pl.col("games"))
+    return system.seeded_from(state, seeds.filter(pl.col("player_id").is_in(player_ids.implode())), params)
 
 
 def predict(system: RatingSystem, state: pl.DataFrame, games: pl.DataFrame, params: SystemParams) -> pl.Series:

@@ -1,6 +1,8 @@
-"""uscf: the US Chess rating system (Glickman & Doan), event by event: special and standard formulas, bonus, floors."""
+"""uscf: the US Chess rating system (Glickman & Doan), event by event, one of its lists by time control."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 import polars as pl
 from pydantic import Field
@@ -10,7 +12,21 @@ from schemas.system_state import UscfState
 
 #: Glickman & Doan, "The US Chess Rating system" (proposal of 2 September 2020; the algorithm of the June 2015
 #: edition), the edition every clause below cites as "G&D 2020".
-SOURCE = "Glickman & Doan, 'The US Chess Rating system' (2 Sep 2020), Steps 1-5, ss. 2-5; US Chess rulebook ch. 8 s. 5"
+SOURCE = (
+    "Glickman & Doan, 'The US Chess Rating system' (2 Sep 2020), Steps 1-5, ss. 2-5; US Chess rulebook ch. 8 s. 5; "
+    "rule 5C (its lists by time control)"
+)
+
+# "Rule 5C" below: the US Chess rulebook's rule on ratable time controls as the "Update to the USCF Rulebook" wrote it
+# for events from 1 March 2013 (the Blitz system's start), which the 7th edition keeps (T. Just, chief editor of the
+# 5th to 7th editions, "Just Rules: time control ratings quiz", new.uschess.org); with G&D 2020's footnote 1.
+
+#: US Chess's three over-the-board lists (G&D 2020: the OTB Regular, Quick Chess and Blitz systems).
+RatingList = Literal["regular", "quick", "blitz"]
+#: The list kind of the pipeline (a scenario's `rates`) each US Chess list is: regular is the standard list.
+LIST_TYPES: dict[str, str] = {"regular": "standard", "quick": "rapid", "blitz": "blitz"}
+#: The US Chess list of a game whose clock is unknown, from its FIDE time-control class (schemas.games.TIME_CONTROLS).
+CLASS_LISTS: dict[str, str] = {"classical": "regular", "modern": "regular", "rapid": "quick", "blitz": "blitz"}
 
 #: Tolerance of the special formula's root search (G&D 2020 s. 4.1: "a tolerance to detect values different from 0").
 EPSILON = 1e-7
@@ -40,6 +56,97 @@ class UscfParams(SystemParams):
         25, ge=0, description="a rating is established when based on more than this many games (G&D 2020 s. 1)"
     )
     floors: bool = Field(True, description="apply the absolute and peak-based floors (rulebook ch. 8 s. 5)")
+    rating_list: RatingList = Field(
+        "regular",
+        description=(
+            "the US Chess list rated: regular (mm + ss >= 30), quick (10 < mm + ss <= 65) or blitz (5 <= mm + ss "
+            "<= 10), mm the main time in minutes and ss the increment or delay in seconds; 30-65 is dual-rated, in "
+            "both regular and quick (rule 5C; G&D 2020 footnote 1)"
+        ),
+    )
+    seed_games_cap: int = Field(
+        10,
+        ge=0,
+        description=(
+            "a quick or blitz player unrated there starts from the regular rating (the scenario's standard_chain) "
+            "as resting on its games, at most this many (G&D 2020 s. 2; 10 as US Chess describes it); 0: never"
+        ),
+    )
+
+
+# -- which list rates a game (rule 5C) ----------------------------------------------------------
+
+
+def total_playing_time(base_seconds: pl.Expr, increment_seconds: pl.Expr) -> pl.Expr:
+    """Rule 5C: "For the purposes of rating G/minutes and inc/seconds (or d/seconds), add minutes (mm) and seconds
+    (ss) for total playing time for each player", mm + ss, in minutes (G&D 2020 footnote 1: mm the total main time
+    in minutes, ss the delay or increment in seconds); a missing increment is none. The same number as FIDE's time
+    for 60 moves. Rule 5C adds the minutes of every period of a multi-period control; a game keeps its first
+    period's base only (formats.fields.parse_time_control), so such a control may come out faster than 5C counts.
+    """
+    return base_seconds.cast(pl.Float64) / 60.0 + increment_seconds.cast(pl.Float64).fill_null(0.0)
+
+
+def regular_only(total: pl.Expr) -> pl.Expr:
+    """Rule 5C: "Regular only: total playing time for each player is greater than 65 minutes. mm+ss > 65"."""
+    return total > 65.0
+
+
+def dual_rated(total: pl.Expr) -> pl.Expr:
+    """Rule 5C: "Dual (both regular and quick): total playing time for each player is from 30 to 65 minutes"; G&D 2020
+    footnote 1: the Regular systems from mm + ss >= 30, OTB Quick "through mm+ss <= 65 ... ('dual rating')"; US Chess
+    FAQ ("I've never played quick chess, why do I have a quick rating?"): Game/30 through Game/65 "must be rated as
+    both regular and quick chess events. This is not an option". Over the board only (online lists are not dual).
+    """
+    return (total >= 30.0) & (total <= 65.0)
+
+
+def quick_only(total: pl.Expr) -> pl.Expr:
+    """Rule 5C: "Quick only: total playing time for each player is more than 10 and less than 30 minutes"; G&D 2020
+    footnote 1: the QC systems for 10 < mm + ss < 30.
+    """
+    return (total > 10.0) & (total < 30.0)
+
+
+def blitz_time(total: pl.Expr) -> pl.Expr:
+    """Rule 5C: "Blitz: total playing time for each player is from 5 to 10 minutes inclusive"; G&D 2020 footnote 1:
+    5 <= mm + ss <= 10 (G/5d0, G/3+2, G/7d3). US Chess, "USCF Blitz Rating in Effect" (2 Mar 2013): the Blitz system
+    rates events starting on or after 1 March 2013; a 5-10 control Quick rated before is Blitz from then on.
+    """
+    return (total >= 5.0) & (total <= 10.0)
+
+
+def main_time_allowed(base_seconds: pl.Expr, blitz: bool) -> pl.Expr:
+    """Rule 5C: "For Regular, Dual and Quick the primary time (mm in minutes) must be at least 5 minutes"; Blitz: "the
+    primary time control must be at least 3 minutes" (G/4 inc/25 is not Quick rated: Just, time control quiz).
+    """
+    return base_seconds >= (3 if blitz else 5) * 60
+
+
+def list_of_class(time_control: pl.Expr) -> pl.Expr:
+    """A game whose clock is unknown (no tc_base_seconds) goes to the list of its FIDE class: classical and modern to
+    regular, rapid to quick, blitz to blitz (CLASS_LISTS). A reading, not US Chess's text, which classes by the clock
+    only: without it a FIDE rapid game of 30-59 minutes cannot be told dual-rated, so it is quick only, and a classical
+    game of 60-65 minutes regular only.
+    """
+    return time_control.replace_strict(CLASS_LISTS, default=None)
+
+
+def rated_in_list(rating_list: str) -> pl.Expr:
+    """Whether a game (Games: time_control, tc_base_seconds, tc_increment_seconds) is rated in US Chess's list
+    `rating_list`: by its clock (rule 5C: the bands above and the minimum main time), else by its class
+    (list_of_class). A dual-rated game is in both regular and quick. Rule 5C classes an event's single control,
+    the pipeline each game's.
+    """
+    base, increment = pl.col("tc_base_seconds"), pl.col("tc_increment_seconds")
+    total = total_playing_time(base, increment)
+    by_clock = {
+        "regular": (regular_only(total) | dual_rated(total)) & main_time_allowed(base, blitz=False),
+        "quick": (quick_only(total) | dual_rated(total)) & main_time_allowed(base, blitz=False),
+        "blitz": blitz_time(total) & main_time_allowed(base, blitz=True),
+    }[rating_list]
+    by_class = list_of_class(pl.col("time_control")) == rating_list
+    return pl.when(base.is_not_null()).then(by_clock).otherwise(by_class).fill_null(False)
 
 
 # -- Step 1 and Step 2 ---------------------------------------------------------------------------
@@ -51,6 +158,40 @@ def imputed_rating(age: pl.Expr, default: float) -> pl.Expr:
     """
     by_age = pl.when(age < 2).then(100.0).when(age <= 26).then(50.0 * age.cast(pl.Float64)).otherwise(1300.0)
     return pl.when(age.is_null()).then(pl.lit(default)).otherwise(by_age)
+
+
+def initial_from_regular(state: pl.DataFrame, seeds: pl.DataFrame, params: UscfParams) -> pl.DataFrame:
+    """G&D 2020, Step 1 (s. 2), as the US Chess forum quotes it: "If a player has no rating under a given system, as
+    many as seven other sources may provide rating information: the five other US Chess ratings, FIDE ... and CFC
+    ... A weighted average of these will be used as an initial estimate of the player's rating—the weights will be
+    expressed in terms of the number of 'games' worth of information the rating provides. If none of these ratings
+    exist, the initial rating will be the age-based rating ... with ... N, set to 0."
+
+    Built for the one source a scenario can name: the regular list (its standard_chain) seeding quick or blitz.
+    The average of one rating is that rating, on N = min(its games, `seed_games_cap`): the cap of 10 is how US Chess's
+    ratings staff describe the weights (forum, "P/10": an established regular player starts quick "with P/10", one
+    with fewer regular games "with a provisional based on that number"; "From unrated to P15": "capped at 10"); the
+    2020 weight table itself was not available. Blitz from regular, not quick: US Chess forum, "Rating supplements
+    with blitz ratings in them" ("blitz ratings will be initialized from regular rather than from quick"). A row with
+    games 0 (unrated) and a regular rating on games > 0 is seeded; every other row is kept. `seeds`: player_id,
+    rating, games (null: not known, weighed as the cap: rate-period's PREV may give a regular rating alone).
+    """
+    if params.seed_games_cap == 0:
+        return state
+    cap = params.seed_games_cap
+    games = pl.col("games").fill_null(cap)
+    usable = seeds.filter((games > 0) & pl.col("rating").is_not_null()).select(
+        "player_id", _seed_rating=pl.col("rating"), _seed_games=pl.min_horizontal(games, pl.lit(cap)).cast(pl.Int64)
+    )
+    seeded = (pl.col("games") == 0) & pl.col("_seed_rating").is_not_null()
+    return (
+        state.join(usable, on="player_id", how="left", maintain_order="left")
+        .with_columns(
+            rating=pl.when(seeded).then(pl.col("_seed_rating")).otherwise(pl.col("rating")),
+            games=pl.when(seeded).then(pl.col("_seed_games")).otherwise(pl.col("games")),
+        )
+        .select(state.columns)
+    )
 
 
 def effective_games(rating: pl.Expr, games: pl.Expr) -> pl.Expr:
@@ -291,7 +432,8 @@ SYSTEM = RatingSystem(
     name="uscf",
     description=(
         "uscf: US Chess, event by event: imputed initial ratings, effective games, special formula (N <= 8 or all "
-        "wins/losses), K = 800/(N' + m) with bonus, intermediate then final ratings, absolute and peak floors"
+        "wins/losses), K = 800/(N' + m) with bonus, intermediate then final ratings, absolute and peak floors; "
+        "the regular, quick or blitz list by the clock (rule 5C, dual-rated 30-65 minutes)"
     ),
     source=SOURCE,
     params=UscfParams,
@@ -302,4 +444,7 @@ SYSTEM = RatingSystem(
     extra_state={"peak": pl.Float64, "events_3plus": pl.Int64, "birth_year": pl.Int64},
     state_model=UscfState,
     by_event=True,
+    selects_games=lambda params: rated_in_list(params.rating_list),
+    list_type=lambda params: LIST_TYPES[params.rating_list],
+    seeded_from=initial_from_regular,
 )
