@@ -60,9 +60,13 @@ class DwzState(SystemState):
 
     birth_year: pl.Int64 = pa.Field(nullable=True, description="Year of birth (the age class of E)")
     dwz_index: pl.Int64 = pa.Field(ge=0, description="Evaluations since the first DWZ (0: no DWZ yet)")
-    rest_games: pl.Int64 = pa.Field(ge=0, description="Restpartien carried forward: games against rated opponents")
+    rest_games: pl.Int64 = pa.Field(ge=0, description="Restpartien carried forward: games against Auswahl I (WO 3.4.2)")
     rest_score: pl.Float64 = pa.Field(ge=0, description="Restpartien: points scored in them")
     rest_opponents: pl.Float64 = pa.Field(ge=0, description="Restpartien: sum of the opponents' ratings")
+    rest_ratings: pl.Utf8 = pa.Field(
+        nullable=True,
+        description="Restpartien: each opponent's rating then, space-separated (the Gesamtiteration needs each)",
+    )
     rest_since: pl.Int64 = pa.Field(nullable=True, description="Period of the oldest Restpartie (they lapse)")
 
     class Config:
