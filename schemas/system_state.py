@@ -82,10 +82,22 @@ class EcfState(SystemState):
     p_games: pl.Int64 = pa.Field(ge=0, description="Games a Partial Rating rests on (0 for a Full Rating)")
     p_score: pl.Float64 = pa.Field(ge=0, description="Points scored in those games")
     p_opponents: pl.Float64 = pa.Field(ge=0, description="Sum of the opponents' ratings in those games")
+    p_fictional: pl.Float64 = pa.Field(
+        nullable=True,
+        description="The fictional opponent of a returning player's P Rating (his last Full Rating); null: nominal",
+    )
     recent_games: pl.Utf8 = pa.Field(
         nullable=True,
         description=(
             "Rated games of the 12 months ending at last_period, newest month first, space-separated; null before any"
+        ),
+    )
+    inherited_results: pl.Int64 = pa.Field(
+        nullable=True,
+        ge=0,
+        description=(
+            "Rated results an inherited (seeded) rating rested on in the 60 months before (category H); null when "
+            "unknown, or once the player has played"
         ),
     )
 

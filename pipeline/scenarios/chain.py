@@ -196,6 +196,8 @@ LATER_COLUMNS = {
     "white_k_used": pl.Int16,
     "black_k_used": pl.Int16,
     "rest_ratings": pl.Utf8,
+    "p_fictional": pl.Float64,
+    "inherited_results": pl.Int64,
 }
 
 
