@@ -184,9 +184,10 @@ def gesamtiteration(
 ) -> np.ndarray:
     """WO 3.4.4, "Berechnung der Erst-DWZ durch Gesamtiteration": one simultaneous iteration over every player of
     both Zusatzstufen, each rated against Auswahl II (established players at R0, the other newcomers at their
-    current iterate) and his Restpartien. Its step, as the 2002-2009 edition (4.7.2.1.3, 4.7.4) gives it:
-    P = (W - We) / n + 0.5, Ri <- Ri + D(P), "bis zur Konstanz der Einerstellen" (until no player's ones digit moves;
-    a tournament stops on its own, so tournaments rated together in one call do not move each other).
+    current iterate) and his Restpartien. The step is the one of the 2002-2009 edition's iterations (4.7.2.1.3, as the
+    Chess League Manager notes it: "P(D) - Durchschnitt = (W - We) / n + 0,500"; har64/DWZ-Calc steps alike):
+    Ri <- Ri + D((W - We) / n + 0.5); the stop is 4.7.4's "bis zur Konstanz der Einerstellen" (until no player's ones
+    digit moves; a tournament stops on its own, so tournaments rated together in one call do not move each other).
 
     Arrays: `start` (per newcomer), and per counted game `player` (the newcomer's index), `opponent` (a newcomer's
     index, or -1 for a fixed rating in `opponent_fixed`); per newcomer `score` W, `games` n and `event` (a code).
@@ -369,8 +370,12 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: DwzParams, perio
     )
     newcomers = live_restpartien(players.filter(pl.col("dwz_index") == 0), period, params)
     newcomer_sides = sides.join(newcomers.select("player_id"), on="player_id")
-    first, second = zusatzstufen(newcomers, newcomer_sides, params)
-    firsts = first_ratings(first, second, newcomers, newcomer_sides)
+    if newcomers.height:
+        first, second = zusatzstufen(newcomers, newcomer_sides, params)
+        firsts = first_ratings(first, second, newcomers, newcomer_sides)
+    else:  # most waves of a month: nobody without a DWZ plays
+        first = pl.DataFrame(schema={"player_id": pl.Int64, "start": pl.Float64})
+        firsts = pl.DataFrame(schema={"player_id": pl.Int64, "new": pl.Float64})
 
     # WO 3.4.2: the other newcomers keep their games against Auswahl I (established players at R0, the first stage
     # at its new Rn) as Restpartien, added to those they had.
