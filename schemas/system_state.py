@@ -60,9 +60,13 @@ class DwzState(SystemState):
 
     birth_year: pl.Int64 = pa.Field(nullable=True, description="Year of birth (the age class of E)")
     dwz_index: pl.Int64 = pa.Field(ge=0, description="Evaluations since the first DWZ (0: no DWZ yet)")
-    rest_games: pl.Int64 = pa.Field(ge=0, description="Restpartien carried forward: games against rated opponents")
+    rest_games: pl.Int64 = pa.Field(ge=0, description="Restpartien carried forward: games against Auswahl I (WO 3.4.2)")
     rest_score: pl.Float64 = pa.Field(ge=0, description="Restpartien: points scored in them")
     rest_opponents: pl.Float64 = pa.Field(ge=0, description="Restpartien: sum of the opponents' ratings")
+    rest_ratings: pl.Utf8 = pa.Field(
+        nullable=True,
+        description="Restpartien: each opponent's rating then, space-separated (the Gesamtiteration needs each)",
+    )
     rest_since: pl.Int64 = pa.Field(nullable=True, description="Period of the oldest Restpartie (they lapse)")
 
     class Config:
@@ -78,10 +82,22 @@ class EcfState(SystemState):
     p_games: pl.Int64 = pa.Field(ge=0, description="Games a Partial Rating rests on (0 for a Full Rating)")
     p_score: pl.Float64 = pa.Field(ge=0, description="Points scored in those games")
     p_opponents: pl.Float64 = pa.Field(ge=0, description="Sum of the opponents' ratings in those games")
+    p_fictional: pl.Float64 = pa.Field(
+        nullable=True,
+        description="The fictional opponent of a returning player's P Rating (his last Full Rating); null: nominal",
+    )
     recent_games: pl.Utf8 = pa.Field(
         nullable=True,
         description=(
             "Rated games of the 12 months ending at last_period, newest month first, space-separated; null before any"
+        ),
+    )
+    inherited_results: pl.Int64 = pa.Field(
+        nullable=True,
+        ge=0,
+        description=(
+            "Rated results an inherited (seeded) rating rested on in the 60 months before (category H); null when "
+            "unknown, or once the player has played"
         ),
     )
 

@@ -18,7 +18,7 @@ MAY = 2024 * 12 + 4
 def state(rows: list[dict]) -> pl.DataFrame:
     base = {"games": 100, "wins": 40, "draws": 20, "losses": 40, "last_period": MAY - 1, "deviation": None}
     base |= {"volatility": None, "ecf_status": 2, "p_games": 0, "p_score": 0.0, "p_opponents": 0.0}
-    base |= {"recent_games": "3"}
+    base |= {"p_fictional": None, "recent_games": "3", "inherited_results": None}
     return pl.DataFrame([base | row for row in rows], schema=ECF.state_schema())
 
 
@@ -124,13 +124,65 @@ def test_a_full_rating_from_ten_games_in_one_month_moves_by_k_next_month():
     assert row(second, 1)["rating"] == 1591 + round(20 * (1 - 0.49))  # D -9: We .49
 
 
-def test_a_player_back_after_five_years_is_a_new_player():
-    before = state([{"player_id": 1, "rating": 2100.0, "last_period": MAY - 61}, {"player_id": 2, "rating": 1700.0}])
+def test_a_player_back_after_three_years_is_a_new_player_with_a_dummy_game_at_his_last_full_rating():
+    # Categories (2022): unrated after 36 months without a rated result; "on return ... a new player with one dummy
+    # game assuming a draw against an opponent with the players last full rating": (1700 + 2100)/2 + dp(.75) = 2093.
+    before = state([{"player_id": 1, "rating": 2100.0, "last_period": MAY - 37}, {"player_id": 2, "rating": 1700.0}])
     new = rate_system_period(ECF, before, games((1, 2, 1.0)), PARAMS, MAY).state
-    # Not a Fully Rated Player any more (no game in the prior 60 months): P Rating (1700 + 1500)/2 + dp(.75) = 1793.
-    assert row(new, 1)["rating"] == 1793 and row(new, 1)["ecf_status"] == 1
-    recent = state([{"player_id": 1, "rating": 2100.0, "last_period": MAY - 60}, {"player_id": 2, "rating": 1700.0}])
+    assert row(new, 1)["rating"] == 2093 and row(new, 1)["ecf_status"] == 1 and row(new, 1)["p_fictional"] == 2100
+    # Still partial a month later, the dummy game stays at 2100: (1700 + 1700 + 2100)/3 + dp(1.5/3) = 1833.
+    later = rate_system_period(ECF, new, games((2, 1, 1.0)), PARAMS, MAY + 1).state
+    assert row(later, 1)["rating"] == round((1700 + row(new, 2)["rating"] + 2100) / 3) and row(later, 1)["p_games"] == 2
+    recent = state([{"player_id": 1, "rating": 2100.0, "last_period": MAY - 36}, {"player_id": 2, "rating": 1700.0}])
     assert row(rate_system_period(ECF, recent, games((1, 2, 1.0)), PARAMS, MAY).state, 1)["ecf_status"] == 2
+    # The help page's definitions 5-7 (2020): 60 months.
+    sixty = ECF.params(lapse_months=60)
+    assert row(rate_system_period(ECF, before, games((1, 2, 1.0)), sixty, MAY).state, 1)["ecf_status"] == 2
+
+
+def test_a_new_player_draws_with_the_nominal_rating():
+    # Definition 2: a player never rated has his fictional draw against the nominal rating (a knob: 1500 here).
+    before = state([{"player_id": 2, "rating": 1700.0}])
+    new = rate_system_period(ECF, before, games((1, 2, 1.0)), PARAMS, MAY).state
+    assert row(new, 1)["rating"] == round((1700 + 1500) / 2 + 193) and row(new, 1)["p_fictional"] is None
+
+
+JULY_2020 = 2020 * 12 + 6
+
+
+def test_category_h():
+    # Categories (2022): an inherited rating (1 July 2020) on fewer than 9 results in the 60 months before, not played
+    # since, is H, never unrated before 1 December 2022, and unrated from that day's list (after November 2022).
+    players = state(
+        [
+            {"player_id": 1, "rating": 1600.0, "last_period": JULY_2020 - 30, "inherited_results": 5},  # H
+            {"player_id": 2, "rating": 1600.0, "last_period": JULY_2020 - 30, "inherited_results": 9},  # not H
+            {"player_id": 3, "rating": 1600.0, "last_period": JULY_2020 - 1, "inherited_results": 3},  # H
+        ]
+    )
+
+    def labels(period: int) -> list:
+        return players.select(category(period, PARAMS).alias("c"))["c"].to_list()
+
+    assert labels(JULY_2020 - 1) == ["H", "K", "H"]
+    assert labels(2022 * 12 + 9) == ["H", None, "H"]  # the list of 1 November 2022: 2 has been unrated since 2020-12
+    assert labels(2022 * 12 + 10) == [None, None, None]  # the list of 1 December 2022: H converted to unrated
+    # The 2021 note's planned date: 1 September 2022.
+    planned = players.select(category(2022 * 12 + 7, ECF.params(h_converted_on="2022-09")).alias("c"))["c"]
+    assert planned.to_list() == [None, None, None]
+
+
+def test_an_h_rating_that_plays_turns_k_and_after_the_conversion_starts_anew():
+    h = {"player_id": 1, "rating": 1600.0, "last_period": JULY_2020 - 30, "inherited_results": 5}
+    opponent = {"player_id": 2, "rating": 1600.0, "last_period": 2022 * 12}
+    played = rate_system_period(ECF, state([h, opponent]), games((1, 2, 1.0)), PARAMS, 2022 * 12 + 2).state
+    # Before the conversion: a K update (1600 + 20 x .5), the H mark gone.
+    assert row(played, 1)["rating"] == 1610 and row(played, 1)["ecf_status"] == 2
+    assert row(played, 1)["inherited_results"] is None
+    assert row(played.with_columns(c=category(2022 * 12 + 2, PARAMS)), 1)["c"] == "K"
+    # After it: unrated, so a New Player with the dummy game at his last Full Rating: (1600 + 1600)/2 + dp(.75).
+    late = rate_system_period(ECF, state([h, opponent]), games((1, 2, 1.0)), PARAMS, 2023 * 12).state
+    assert row(late, 1)["rating"] == 1600 + 193 and row(late, 1)["ecf_status"] == 1
 
 
 def test_categories_from_activity():

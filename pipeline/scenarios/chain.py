@@ -191,7 +191,14 @@ def with_later_list_newcomers(
 #: Columns a chain table gained after tables were stored without them, with the dtype of their empty value: a table
 #: stored before is read with them empty (a list stored then carries no correction), and written with them when it is
 #: written again.
-LATER_COLUMNS = {"correction": pl.Int32, "white_k_used": pl.Int16, "black_k_used": pl.Int16}
+LATER_COLUMNS = {
+    "correction": pl.Int32,
+    "white_k_used": pl.Int16,
+    "black_k_used": pl.Int16,
+    "rest_ratings": pl.Utf8,
+    "p_fictional": pl.Float64,
+    "inherited_results": pl.Int64,
+}
 
 
 def with_later_columns(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.DataFrame:

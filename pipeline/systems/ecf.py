@@ -5,16 +5,20 @@ from __future__ import annotations
 import polars as pl
 from pydantic import Field
 
+from pipeline.months import month_index
 from pipeline.rules.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DIFFERENCE
 from pipeline.systems import RatingSystem, SystemParams
 from schemas.system_state import EcfState
 
 #: The ECF's rating help page (ecfrating.org.uk/v2/help/help_rating.php: definitions 1-8 and the three passes), the
-#: ECF's "calculation of ECF grades on a monthly basis" and "ECF rating categories" notes, as summarised in
-#: ../shared/reference/systems-and-calendar.md ("English ECF"); every clause below cites the help page as "ECF help".
+#: ECF's "calculation of ECF grades on a monthly basis" note, its "ECF rating categories" note (version 8 December
+#: 2021, englishchess.org.uk) and the categories as the ECF rating website gives them from June 2022 (quoted by
+#: dorsetchess.co.uk, "New Rating Categories"), as summarised in ../shared/reference/systems-and-calendar.md ("English
+#: ECF"); every clause below cites the help page as "ECF help" and the categories text as "categories (2022)".
 SOURCE = (
     "ECF rating help (ecfrating.org.uk/v2/help/help_rating.php): definitions 1-8, passes 1-3; ECF monthly calculation "
-    "and rating categories notes (englishchess.org.uk); FIDE table 8.1.1 and 8.1.2 for the expectancy and dp"
+    "note; ECF rating categories (note of 8 Dec 2021; the rating website's text from June 2022): A, H, K, P, unrated "
+    "and the returning player's dummy game; FIDE table 8.1.1 and 8.1.2 for the expectancy and dp"
 )
 
 #: ecf_status values: what the rating a player holds is, in the help page's words.
@@ -50,16 +54,33 @@ class EcfParams(SystemParams):
         ),
     )
     lapse_months: int = Field(
-        60,
+        36,
         ge=1,
         description=(
-            "a rated player with no rated game in this many months is a New Player again (ECF help, definitions 5-7)"
+            "a rated player with no rated result in this many months is unrated and a New Player on return (categories "
+            "(2022): 36; the help page's definitions 5-7 of 2020 give 60)"
         ),
     )
     unlisted_months: int = Field(
         36,
         ge=1,
-        description="a rating with no rated result in this many months is shown as unrated (ECF rating help, 2024)",
+        description="a rating with no rated result in this many months is shown as unrated (categories (2022))",
+    )
+    h_max_results: int = Field(
+        9,
+        ge=1,
+        description=(
+            "category H: an inherited rating resting on fewer than this many rated results in the 60 months before "
+            "it was inherited (categories (2022): 'less than 9')"
+        ),
+    )
+    h_converted_on: str = Field(
+        "2022-12",
+        pattern=r"^\d{4}-\d{2}$",
+        description=(
+            "the month whose list (of its first day, the list after the month before) converts every remaining H "
+            "rating to unrated (categories (2022): 1 December 2022; the 2021 note planned 1 September 2022)"
+        ),
     )
     active_min_games: int = Field(
         30, ge=1, description="category A: at least this many rated results in the last 12 months (ECF categories)"
@@ -78,25 +99,35 @@ def expected_score(difference: pl.Expr) -> pl.Expr:
     return pl.when(d >= 0).then(pd).otherwise(1.0 - pd)
 
 
-def performance_rating(opponents_sum: pl.Expr, games: pl.Expr, score: pl.Expr, nominal: float) -> pl.Expr:
+def performance_rating(opponents_sum: pl.Expr, games: pl.Expr, score: pl.Expr, fictional: pl.Expr | float) -> pl.Expr:
     """ECF help, definition 2 (P Rating): "an Elo performance rating ... based solely on performance versus opponents
     ratings ... ECF includes a fictional draw against a fictional opponent of nominal rating".
 
     Elo's performance Ra + dp(p) with dp from FIDE's table 8.1.1 (p rounded half up to the hundredth, as FIDE's
-    B.02 s. 8.2 does), over the real games plus the fictional draw; a whole number, as ECF ratings are published.
-    Without a real game it is the nominal rating (a draw against it).
+    B.02 s. 8.2 does), over the real games plus the fictional draw against `fictional` (`fictional_opponent`); a whole
+    number, as ECF ratings are published. Without a real game it is the fictional opponent's rating (a draw).
     """
     n_all = games.cast(pl.Float64) + 1.0
     percent = ((100.0 * (score + 0.5) / n_all) + 0.5).floor().cast(pl.Int64)
     dp = pl.lit(_DP_SERIES).gather(percent.clip(0, 100)).cast(pl.Float64)
-    return ((opponents_sum + nominal) / n_all + dp).round(0)
+    return ((opponents_sum + fictional) / n_all + dp).round(0)
 
 
 def nominal_rating(params: EcfParams) -> float:
-    """The fictional opponent's rating (ECF help, definition 2, "nominal rating"; its value is not published)."""
+    """The fictional opponent's rating for a player the ECF never rated (ECF help, definition 2, "nominal rating";
+    its value is not published: `fictional_opponent_rating`, else `init_rating`).
+    """
     if params.fictional_opponent_rating is None:
         return params.init_rating
     return params.fictional_opponent_rating
+
+
+def fictional_opponent(params: EcfParams) -> pl.Expr:
+    """The fictional opponent of a player's P Rating: categories (2022), "An unrated player, on return, will be treated
+    as a new player with one dummy game assuming a draw against an opponent with the players last full rating"
+    (`p_fictional`, kept while the returning player's rating is Partial); for everybody else the nominal rating.
+    """
+    return pl.coalesce(pl.col("p_fictional"), pl.lit(nominal_rating(params)))
 
 
 def k_rating(rating: pl.Expr, adjustment: pl.Expr, k: float) -> pl.Expr:
@@ -119,10 +150,39 @@ def is_full(games: pl.Expr, params: EcfParams) -> pl.Expr:
 
 
 def lapsed(lag: pl.Expr, params: EcfParams) -> pl.Expr:
-    """ECF help, definitions 5-7: Fully and Partially Rated Players have "played at least one rated game in the prior
-    60 months"; everybody else who plays is a New Player ("this will include returning players").
+    """Categories (2022): "Unrated: Any K or P rating where the player has no rated result in the previous 36 calendar
+    months ... An unrated player, on return, will be treated as a new player". (ECF help, definitions 5-7, of 2020:
+    Fully and Partially Rated Players have "played at least one rated game in the prior 60 months"; `lapse_months`.)
     """
     return lag > params.lapse_months
+
+
+def h_rating(period: int, params: EcfParams) -> pl.Expr:
+    """Categories (2022), category H: "For OTB, players who inherited a rating on 1st July 2020, but who has less than 9
+    rated results in the 60 calendar months prior to 1st July 2020 and has not played since ... When a player with an
+    H rating subsequently plays, their rating will convert to category K ... On 1st December 2022, any player still
+    with an H rating will be converted to unrated (but will not become unrated before then)."
+
+    `inherited_results` holds the rated results an inherited (seeded) rating rested on in the 60 months before; it is
+    cleared when the player plays. True on the list after `period` while that list is dated before `h_converted_on`.
+    """
+    before_conversion = period + 1 < month_index(params.h_converted_on)
+    return (
+        pl.col("inherited_results").is_not_null()
+        & (pl.col("inherited_results") < params.h_max_results)
+        & pl.lit(before_conversion)
+    )
+
+
+def h_converted(period: int, params: EcfParams) -> pl.Expr:
+    """An H rating the conversion made unrated by `period` (categories (2022)): such a player is a New Player on
+    return, like any unrated one.
+    """
+    return (
+        pl.col("inherited_results").is_not_null()
+        & (pl.col("inherited_results") < params.h_max_results)
+        & pl.lit(period >= month_index(params.h_converted_on))
+    )
 
 
 # -- activity and categories --------------------------------------------------------------------
@@ -140,20 +200,22 @@ def shifted_recent_games(params: EcfParams) -> pl.Expr:
 
 
 def category(period: int, params: EcfParams) -> pl.Expr:
-    """ECF rating categories (2021 note; the rating help for the 36 months): on the list after `period`,
+    """ECF rating categories (2021 note; the rating website's text from June 2022) on the list after `period`:
 
+    - H: an inherited rating on few results, not played since (`h_rating`), until its conversion: never unrated
+      before it;
     - A: a Full Rating with at least 30 rated results in the last 12 months;
     - K: any other Full Rating; P: a Partial Rating;
-    - null: no rating, or no rated result in the last 36 months (shown as unrated).
-
-    Category H of the note is not built: the sources held here do not define it (docs/systems.md).
+    - null: no rating, no rated result in the last 36 months (shown as unrated), or an H rating after the conversion.
     """
     since = pl.lit(period, dtype=pl.Int64) - pl.col("last_period")
     in_window = (WINDOW - since).clip(0, WINDOW)
     last_year = _counts("recent_games").list.head(in_window).list.sum()
-    listed = (pl.col("ecf_status") > NONE) & (since < params.unlisted_months)
+    listed = (pl.col("ecf_status") > NONE) & (since < params.unlisted_months) & ~h_converted(period + 1, params)
     return (
-        pl.when(~listed)
+        pl.when(h_rating(period, params) & (pl.col("ecf_status") == FULL))
+        .then(pl.lit("H"))
+        .when(~listed)
         .then(pl.lit(None, dtype=pl.Utf8))
         .when(pl.col("ecf_status") == PARTIAL)
         .then(pl.lit("P"))
@@ -183,19 +245,32 @@ def _p_pass(p_players: pl.DataFrame, sides: pl.DataFrame, opponents: pl.DataFram
             w=pl.col("p_score") + pl.col("w").fill_null(0.0),
             opp=pl.col("p_opponents") + pl.col("opp").fill_null(0.0),
         )
-        .with_columns(p=performance_rating(pl.col("opp"), pl.col("n"), pl.col("w"), nominal_rating(params)))
+        .with_columns(p=performance_rating(pl.col("opp"), pl.col("n"), pl.col("w"), fictional_opponent(params)))
         .select("player_id", "n", "w", "opp", "p")
     )
 
 
 def _update(players: pl.DataFrame, sides: pl.DataFrame, params: EcfParams, period: int) -> pl.DataFrame:
-    # Definitions 5-7: who is Fully Rated, Partially Rated or New this month; a lapsed player starts anew.
-    players = players.with_columns(
-        status=pl.when(lapsed(pl.col("lag"), params)).then(pl.lit(NONE, dtype=pl.Int64)).otherwise("ecf_status")
-    ).with_columns(
-        p_games=pl.when(pl.col("status") == PARTIAL).then("p_games").otherwise(0),
-        p_score=pl.when(pl.col("status") == PARTIAL).then("p_score").otherwise(0.0),
-        p_opponents=pl.when(pl.col("status") == PARTIAL).then("p_opponents").otherwise(0.0),
+    # Definitions 5-7 and categories (2022): who is Fully Rated, Partially Rated or New this month. An unrated player
+    # (no result in 36 months, or an H rating after its conversion) starts anew, his fictional opponent at his last
+    # Full Rating; an H rating played before its conversion turns K (it is never unrated before then).
+    inherited_h = pl.col("inherited_results").is_not_null() & (pl.col("inherited_results") < params.h_max_results)
+    players = (
+        players.with_columns(
+            unrated=pl.when(inherited_h).then(h_converted(period, params)).otherwise(lapsed(pl.col("lag"), params))
+        )
+        .with_columns(
+            status=pl.when("unrated").then(pl.lit(NONE, dtype=pl.Int64)).otherwise("ecf_status"),
+            p_fictional=pl.when(pl.col("unrated") & (pl.col("ecf_status") == FULL))
+            .then("rating")
+            .when(pl.col("ecf_status") == PARTIAL)
+            .then("p_fictional"),
+        )
+        .with_columns(
+            p_games=pl.when(pl.col("status") == PARTIAL).then("p_games").otherwise(0),
+            p_score=pl.when(pl.col("status") == PARTIAL).then("p_score").otherwise(0.0),
+            p_opponents=pl.when(pl.col("status") == PARTIAL).then("p_opponents").otherwise(0.0),
+        )
     )
     full = players.filter(pl.col("status") == FULL)
     p_players = players.filter(pl.col("status") != FULL)
@@ -230,8 +305,9 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: EcfParams, perio
         new_games=pl.lit(0, dtype=pl.Int64),
         new_score=pl.lit(0.0),
         new_opponents=pl.lit(0.0),
+        new_fictional=pl.lit(None, dtype=pl.Float64),
     )
-    performed = b.select(
+    performed = b.join(p_players.select("player_id", "p_fictional"), on="player_id").select(
         "player_id",
         new="p",
         new_status=pl.when(pl.col("b_full"))
@@ -241,6 +317,7 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: EcfParams, perio
         new_games=pl.when(pl.col("b_full")).then(0).otherwise("n"),
         new_score=pl.when(pl.col("b_full")).then(0.0).otherwise("w"),
         new_opponents=pl.when(pl.col("b_full")).then(0.0).otherwise("opp"),
+        new_fictional=pl.when(pl.col("b_full")).then(None).otherwise("p_fictional"),
     )
     out = pl.concat([rated, performed], how="vertical_relaxed")
     return out.join(
@@ -252,7 +329,10 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: EcfParams, perio
         p_games="new_games",
         p_score="new_score",
         p_opponents="new_opponents",
+        p_fictional="new_fictional",
         recent_games="recent",
+        # A player who plays is no longer an H rating (categories (2022): it converts to K).
+        inherited_results=pl.lit(None, dtype=pl.Int64),
     )
 
 
@@ -269,14 +349,25 @@ SYSTEM = RatingSystem(
     ),
     source=SOURCE,
     params=EcfParams,
-    state_columns=("rating", "ecf_status", "p_games", "p_score", "p_opponents", "recent_games"),
+    state_columns=(
+        "rating",
+        "ecf_status",
+        "p_games",
+        "p_score",
+        "p_opponents",
+        "p_fictional",
+        "recent_games",
+        "inherited_results",
+    ),
     initial=lambda params: {
         "rating": params.init_rating,
         "ecf_status": NONE,
         "p_games": 0,
         "p_score": 0.0,
         "p_opponents": 0.0,
+        "p_fictional": None,
         "recent_games": None,
+        "inherited_results": None,
     },
     expected=_expected,
     update=_update,
@@ -285,10 +376,13 @@ SYSTEM = RatingSystem(
         "p_games": pl.Int64,
         "p_score": pl.Float64,
         "p_opponents": pl.Float64,
+        "p_fictional": pl.Float64,
         "recent_games": pl.Utf8,
+        "inherited_results": pl.Int64,
     },
     state_model=EcfState,
-    # A rating from a seed list (or a rated row of rate-period's list) counts as a Full Rating: it moves by K.
+    # A rating from a seed list (or a rated row of rate-period's list) counts as a Full Rating: it moves by K. Its
+    # `inherited_results` (category H) is unknown unless the list gives it.
     seeded=lambda params: {"ecf_status": FULL},
     unrated=pl.col("ecf_status") == NONE,
 )
