@@ -10,7 +10,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.scenarios.amendments import CHANGES_COLUMNS, change_counts, list_changes, record_amendment
+from pipeline.scenarios.amendments import (
+    CHANGES_COLUMNS,
+    _same_list,
+    change_counts,
+    list_changes,
+    record_amendment,
+)
 from pipeline.store.object_store import ObjectStore
 from tests.landing import pgn_game, write_raw
 
@@ -61,6 +67,29 @@ def test_record_amendment_keeps_the_replaced_bytes_and_writes_nothing_for_an_equ
     changes = pl.read_csv(io.BytesIO(store.read_bytes("lists/s/2024-01.changes.csv")))
     assert changes["name"].to_list() == ["'=cmd()", "Bee, Ann"], "a formula is neutralised as in the CSV list"
     assert changes.select("old_rating", "new_rating").rows() == [(2000, 1990), (1900, 1910)]
+
+
+POOL = pl.Struct({"month": pl.Utf8, "games": pl.Int32, "points_x2": pl.Int32, "opponent_rating_sum": pl.Int64})
+ENTRY = {"month": "2024-01", "games": 3, "points_x2": 2, "opponent_rating_sum": 5400}
+
+
+def _pools(pools: list[list[dict] | None]) -> pl.DataFrame:
+    return _list([(n, None, 0) for n in range(len(pools))]).with_columns(pending=pl.Series(pools, dtype=pl.List(POOL)))
+
+
+@pytest.mark.parametrize(
+    ("stored", "rated", "same"),
+    [
+        ([[ENTRY], []], [[ENTRY], []], True),
+        ([[ENTRY], []], [[], [ENTRY]], False),  # the same entries, another player's
+        ([[ENTRY], []], [[ENTRY], None], False),  # an empty pool is not a missing one
+        ([[ENTRY]], [[{**ENTRY, "games": 4}]], False),
+        ([[ENTRY]], [[{**ENTRY, "opponent_rating_sum": None}]], False),
+        ([[ENTRY, {**ENTRY, "month": "2024-02"}]], [[{**ENTRY, "month": "2024-02"}, ENTRY]], False),  # order counts
+    ],
+)
+def test_a_list_is_the_stored_one_only_with_the_same_pools_entry_by_entry(stored, rated, same):
+    assert _same_list(_pools(stored), _pools(rated)) is same
 
 
 # -- end to end: a corrected file re-rated under the default policy ------------------------------------------------

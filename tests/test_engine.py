@@ -459,6 +459,22 @@ def test_positions_by_table_and_by_hash_agree_with_a_search():
         assert np.array_equal(positions(ids, queries), np.where(ids[where] == queries, where, -1))
 
 
+def test_a_held_hash_table_serves_only_the_same_ids():
+    from pipeline.engine import period
+
+    rng = np.random.default_rng(6)
+    first = np.unique(rng.integers(1, 10**12, 4_000))
+    second = first.copy()
+    second[100] += 1  # one id moved, the length kept: a table of the first list would miss it
+    for ids in (first, second, first, second):
+        queries = np.concatenate([first, second])
+        where = np.searchsorted(ids, queries).clip(0, len(ids) - 1)
+        assert np.array_equal(period.positions(ids, queries), np.where(ids[where] == queries, where, -1))
+    built = period._HELD_TABLES[0][1]
+    period.positions(second.copy(), first[:10])
+    assert period._HELD_TABLES[0][1] is built, "the same ids, another array: the held table"
+
+
 def test_newcomers_merged_mid_list_pools_left_and_ids_far_apart_match_the_reference():
     """Ids 7 digits to 12 apart (the hashed lookup), newcomers below, between and above the list every month,
     pools that expire, pools published, a list handed over out of id order: the reference's lists.
