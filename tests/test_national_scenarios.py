@@ -18,7 +18,7 @@ from pipeline.months import month_index
 from pipeline.rules.model import RulesError
 from pipeline.scenarios.model import Scenario, compared_scenarios, load_scenarios
 from pipeline.scenarios.restriction import Restriction, restricted_games
-from pipeline.scenarios.system_step import rate_system_month, seed_state
+from pipeline.scenarios.system_step import rate_system_month, seed_state, with_registered_births
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.systems import rate_system_period
@@ -235,6 +235,9 @@ def test_the_upgrade_month_of_the_national_chain_is_the_formula_on_its_regular_s
     rated_ids = store.read_parquet(table_key(["dwz_ger", "rated_games"], "2024-02"))["game_id"]
     games = games.filter(pl.col("game_id").cast(pl.UInt64).is_in(rated_ids.implode()))
     games = games.filter(pl.col("time_control").is_in(["classical", "modern"]))
+    # As the chain gives it the month's players' registered birth years (E from age).
+    registered = registry_in_force(registry_history(store, "2024-02"), "2024-02").select("player_id", "birth_year")
+    before = with_registered_births(rules, before, games, registered)
     regular = rate_system_period(rules.system, before, games, rules.params, month_index("2024-02")).state
     stored = store.read_parquet(table_key(["dwz_ger", "system_state"], "2024-02")).sort("player_id")
     regular = regular.sort("player_id")
@@ -264,3 +267,37 @@ def test_national_scenarios_have_crosstables_accuracy_and_an_unranked_leaderboar
     # The month-by-month comparison stays on the games every scenario of the whole pool rates.
     comparison = store.read_parquet("reports/all-scenarios/accuracy-comparison/2024-2024.parquet")
     assert set(comparison["scenario"]) == {"plain"}
+
+
+@pytest.mark.parametrize(
+    "system, seed_ratings",
+    [("uscf", {1: 1500}), ("dwz", {1: 1500, 2: 1400})],  # USCF: a newcomer's initial rating; DWZ: a rated junior's E
+)
+def test_a_chain_gives_the_system_the_registered_birth_year_of_its_players(system: str, seed_ratings: dict) -> None:
+    """USCF's initial rating and DWZ's E read the player's age: a chain month passes the registry's birth years into
+    the state before the games, as a `rate-period` list gives them.
+    """
+    scenario = Scenario(name="n", system=system)
+    seed = pl.DataFrame({"player_id": list(seed_ratings), "rating": list(seed_ratings.values())})
+    games = pl.DataFrame(
+        {
+            "game_id": [1, 2, 3, 4, 5],
+            "event_id": ["e"] * 5,
+            "white_id": [1, 2, 1, 2, 1],
+            "black_id": [2, 1, 2, 1, 2],
+            "white_score": [0.5, 0.5, 1.0, 0.0, 0.5],
+            "time_control": ["classical"] * 5,
+            "tc_base_seconds": [5400] * 5,
+            "tc_increment_seconds": [30] * 5,
+        }
+    )
+    players = pl.DataFrame({"player_id": [1, 2], "birth_year": [1980, 2014]})
+    previous, state = normalize_list(seed), seed_state(scenario, seed, "2024-01")
+    with_births = rate_system_month(scenario, previous, state, games, "2024-01", players=players)
+    without = rate_system_month(scenario, previous, state, games, "2024-01")
+    assert with_births.state.filter(pl.col("player_id") == 2)["birth_year"].to_list() == [2014]
+    assert without.state.filter(pl.col("player_id") == 2)["birth_year"].to_list() == [None]
+    # The ten-year-old's age moves the ratings (USCF: a prior of 500, not 1300; DWZ: a junior's E).
+    assert (
+        with_births.state.sort("player_id")["rating"].to_list() != without.state.sort("player_id")["rating"].to_list()
+    )

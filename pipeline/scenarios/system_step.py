@@ -13,7 +13,8 @@ from pipeline.months import add_months, month_index
 from pipeline.rules.model import KPolicy
 from pipeline.rules.regulations import reached_elite
 from pipeline.scenarios.model import Scenario
-from pipeline.systems import empty_state, rate_system_period, seeded_from_list
+from pipeline.systems import empty_state, rate_system_period, seeded_from_list, with_players
+from pipeline.systems.config import SystemRules
 from pipeline.systems.dwz import apply_upgrade_2025
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, SystemRatingList
@@ -98,6 +99,7 @@ def rate_system_month(
     """
     rules = scenario.system_rules()
     to_rate = games.filter(scenario.rates_game())
+    state = with_registered_births(rules, state, to_rate, players)
     if seeds is not None:
         sides = pl.concat([to_rate["white_id"], to_rate["black_id"]]).cast(pl.Int64).unique()
         state = seeded_from_list(rules.system, state, seeds, sides, rules.params)
@@ -106,6 +108,28 @@ def rate_system_month(
     rated_games = _rated_games(games, to_rate, result.games, state, rules, month)
     rating_list = _rating_list(previous_list, state, new_state, to_rate, month, players)
     return SystemMonth(conform(rating_list, SystemRatingList), conform(rated_games, RatedGames), new_state)
+
+
+def with_registered_births(
+    rules: SystemRules, state: pl.DataFrame, to_rate: pl.DataFrame, players: pl.DataFrame | None
+) -> pl.DataFrame:
+    """`state` with the birth years the registry in force gives the month's players (`players`), where the system
+    keeps one (USCF's initial rating from age, DWZ's E from age): a player new to the state gets a row of initial
+    values with it, before the games, as a `rate-period` list gives it; the registry's year wins over a stored one
+    (a corrected birth date).
+    """
+    if "birth_year" not in rules.system.state_schema() or players is None or "birth_year" not in players.columns:
+        return state
+    sides = pl.concat([to_rate["white_id"], to_rate["black_id"]]).cast(pl.Int64)
+    state = with_players(rules.system, state, sides, rules.params)
+    births = players.select(
+        pl.col("player_id").cast(pl.Int64), registered=pl.col("birth_year").cast(pl.Int64, strict=False)
+    ).unique("player_id", keep="first")
+    return (
+        state.join(births, on="player_id", how="left", maintain_order="left")
+        .with_columns(birth_year=pl.coalesce("registered", "birth_year"))
+        .drop("registered")
+    )
 
 
 def one_time_events(scenario: Scenario, state: pl.DataFrame, month: str) -> pl.DataFrame:
