@@ -194,10 +194,16 @@ def _game_weight_numpy(rules: RuleSet, games: pl.DataFrame) -> np.ndarray:
     if rules.weights_by_minutes or not games.height:
         return games.select(game_weight(rules).cast(pl.Float64)).to_series().to_numpy()
     time_control = games["time_control"]
+    first = time_control[0]
+    if time_control.null_count() == 0 and bool((time_control == first).all()):
+        # One class the whole period (a standard-only dump): one comparison, not one per class.
+        return np.full(games.height, float(rules.weights.get(first, 0.0)))
     weight = np.zeros(games.height, dtype=np.float64)
     for name, value in rules.weights.items():
-        # replace_strict's default: a class not in `weights` (or none) weighs 0; the classes are distinct.
-        weight[(time_control == name).fill_null(False).to_numpy()] = value
+        # replace_strict's default: a class not in `weights` (or none) weighs 0; the classes are distinct, so a class
+        # of weight 0 needs no comparison.
+        if value:
+            weight[(time_control == name).fill_null(False).to_numpy()] = value
     return weight
 
 
