@@ -354,6 +354,28 @@ def test_common_games_restrict_the_comparison() -> None:
     assert restricted["games"][0] == 3
 
 
+def _predicted_ids(ids: list[int]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"game_id": ids, "white_expected": [0.5] * len(ids), "black_expected": [None] * len(ids)},
+        schema={"game_id": pl.UInt64, "white_expected": pl.Float64, "black_expected": pl.Float64},
+    )
+
+
+@pytest.mark.parametrize(
+    "tables, common",
+    [
+        ([[1, 2, 3, 5], [2, 3, 4, 5], [0, 3, 5, 9]], [3, 5]),
+        ([[5, 3, 1, 3], [3, 1, 7]], [1, 3]),  # out of order and repeated: each id once, in order
+        ([[1, 2], []], []),
+        ([[], [1, 2]], []),
+        ([[4, 8]], [4, 8]),
+    ],
+)
+def test_common_game_ids_are_the_games_every_scenario_predicted(tables: list[list[int]], common: list[int]) -> None:
+    frames = {f"s{n}": _predicted_ids(ids) for n, ids in enumerate(tables)}
+    assert common_game_ids(frames).to_list() == common
+
+
 def test_compare_accuracy_by_hand() -> None:
     rows = pl.DataFrame(
         {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import polars as pl
 
 from pipeline.analytics.common import in_order_sum
@@ -107,21 +108,24 @@ def _with_metrics(frame: pl.DataFrame, players: str, games: str) -> pl.DataFrame
 
 
 def common_game_ids(rated_games_by_scenario: Mapping[str, pl.DataFrame]) -> pl.Series:
-    """Ids of the games predicted (for at least one side) under every scenario.
+    """Ids of the games predicted (for at least one side) under every scenario, in increasing order.
 
     Scenarios rate different players (floors, initial ratings) and time controls, so their
     predicted games differ; comparing them on the common games keeps the comparison fair.
     """
-    id_sets = [
-        frame.filter(_predicted("white_expected") | _predicted("black_expected")).select("game_id").unique()
-        for frame in rated_games_by_scenario.values()
-    ]
-    if not id_sets:
-        return pl.Series("game_id", [], dtype=pl.UInt64)
-    common = id_sets[0]
-    for ids in id_sets[1:]:
-        common = common.join(ids, on="game_id", how="semi")
-    return common.sort("game_id")["game_id"]
+    common: np.ndarray | None = None
+    for frame in rated_games_by_scenario.values():
+        ids = frame.filter(_predicted("white_expected") | _predicted("black_expected"))["game_id"].to_numpy()
+        # A per-game table is in game_id order with one row a game: then no sort (a month's searches stay in cache).
+        ids = ids if bool(np.all(ids[1:] > ids[:-1])) else np.unique(ids)
+        if common is None:
+            common = ids
+        elif len(ids):
+            at = np.minimum(np.searchsorted(ids, common), len(ids) - 1)
+            common = common[ids[at] == common]
+        else:
+            common = ids
+    return pl.Series("game_id", common if common is not None else [], dtype=pl.UInt64)
 
 
 def compare_accuracy(accuracy: pl.DataFrame, baseline: str | None = "actual") -> pl.DataFrame:
