@@ -318,7 +318,8 @@ def month_figures(frames: Mapping[str, pl.DataFrame], rules_name: str) -> dict[s
     if "system_state" in frames:
         figures["system_state"] = {"players": frames["system_state"].height}
     if WHR_STATE in frames:
-        figures[WHR_STATE] = {"player_months": frames[WHR_STATE].height}
+        # The player-months the month changed: every one in a checkpoint month (WhrState).
+        figures[WHR_STATE] = {"player_months_stored": frames[WHR_STATE].height}
     if LEDGER in frames:
         ledger = frames[LEDGER].row(0, named=True)
         names = ("pool_change", "games_change", "newcomers", "became_inactive", "one_time_events", "unexplained")
