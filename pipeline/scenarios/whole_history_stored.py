@@ -200,7 +200,8 @@ def restored(
         at = np.minimum(np.searchsorted(sorted_ids, player_ids), max(ids.shape[0] - 1, 0))
         key = at * span + (months - low)
         position = np.minimum(np.searchsorted(keys, key), max(n - 1, 0))
-        found = (sorted_ids[at] == player_ids) & (months >= low) & (keys[position] == key) if n else key < 0
+        in_span = (months >= low) & (months < low + span)  # a month outside would read as another player's
+        found = (sorted_ids[at] == player_ids) & in_span & (keys[position] == key) if n else key < 0
         if not found.all():
             raise ValueError(f"{int((~found).sum())} stored player-months are not made by the stored games")
         node = order[position]
