@@ -18,6 +18,7 @@ from pipeline.months import month_index
 from pipeline.rules.model import RulesError
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.scenarios.whole_history_step import new_history, rated_of
+from pipeline.scenarios.whole_history_stored import history_as_it_stands
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.whole_history.system import WhrScenarioParams
@@ -26,7 +27,7 @@ START, END = "2024-01", "2024-03"
 MONTHS = ["2024-01", "2024-02", "2024-03"]
 WHR = Scenario(name="w", description="WHR", system="whr", set={"w2": 30, "virtual_draws": 4})
 PLAIN = Scenario(name="plain", description="FIDE's regulations", rules="fide-historical")
-TABLES = ("rating_list", "system_state", "whr_state", "history", "rated_games")
+TABLES = ("rating_list", "system_state", "whr_state", "rated_games")
 
 
 @pytest.fixture(scope="module")
@@ -70,15 +71,15 @@ def test_the_list_of_a_month_stays_as_it_stood_and_the_history_re_estimates_it(w
         # The list of M is WHR's estimate right after M (rounded), not as later months re-estimate it.
         assert (estimate["rating_listed"] == (estimate["rating"] + 0.5).floor().cast(pl.Int32)).all()
         assert_frame_equal(estimate.select("deviation_listed"), estimate.select(deviation_listed="deviation"))
-    history = store.read_parquet(table_key(["w", "history"], "2024-03"))
+    history = history_as_it_stands(store, WHR, "2024-03")
     assert not history.select("player_id", "month").is_duplicated().any(), "one row per player-month"
     now = expected[-1].history
     assert_frame_equal(
         history.select("player_id", "rating", "deviation"), now.select("player_id", "rating", "deviation")
     )
     # Month 1 as it stands after month 3 is not month 1 as it stood: later games moved its estimates.
-    then = store.read_parquet(table_key(["w", "history"], "2024-01"))
-    again = history.filter(pl.col("month") == "2024-01").join(then, on=["player_id", "month"], suffix="_then")
+    then = history_as_it_stands(store, WHR, "2024-01")
+    again = history_as_it_stands(store, WHR, month="2024-01").join(then, on=["player_id", "month"], suffix="_then")
     assert again.height == then.height > 0
     moved = (again["rating"] - again["rating_then"]).abs()
     assert moved.max() > 1.0

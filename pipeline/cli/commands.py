@@ -1,5 +1,5 @@
-"""The `ratings` commands of pure code: rate a period, validate files, performance, player, list, pool-health,
-evaluate, rules, generate.
+"""The `ratings` commands of pure code: rate a period, validate files, performance, player, list, history,
+pool-health, evaluate, rules, generate.
 """
 
 from __future__ import annotations
@@ -290,6 +290,53 @@ def command_list(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- history: a whole-history scenario's estimates as they stand after a month ------------------
+
+
+def command_history(args: argparse.Namespace) -> int:
+    """A `system: whr` scenario's player-months (or one month's, or a month's list) as they stand after --as-of, as
+    CSV to standard output or --out: pipeline.scenarios.whole_history_stored, from the stored WhrState months.
+    """
+    from pipeline.scenarios.model import load_scenarios
+    from pipeline.scenarios.whole_history_step import is_whole_history
+    from pipeline.scenarios.whole_history_stored import history_as_it_stands, list_as_it_stands, stored_months
+    from pipeline.store.object_store import ObjectStore, redact_url
+
+    for month in (args.month, args.as_of):
+        if month is not None:
+            parse_month(month)
+    if args.list and args.month is None:
+        raise UsageError("--list needs --month (the list of which month)")
+    scenarios = {n: s for n, s in load_scenarios(args.scenarios).items() if is_whole_history(s)}
+    name = args.scenario or next(iter(scenarios), None)
+    if name not in scenarios:
+        raise UsageError(
+            f"{escape_text(str(name))!r} is not a whole-history scenario of the scenarios file "
+            f"(it has: {', '.join(scenarios) or 'none'}; give the file the store was rated with, --scenarios)"
+        )
+    scenario = scenarios[name]
+    store = ObjectStore(args.store) if args.store else ObjectStore()
+    try:
+        held = stored_months(store, scenario)
+    except FileNotFoundError:
+        print(f"ratings history: {redact_url(store.url())} holds no {name} chain: rate it first", file=sys.stderr)
+        return 1
+    as_of = args.as_of or held[-1]
+    if as_of not in held:
+        print(f"ratings history: {name} has no stored month {as_of} (it has {held[0]}..{held[-1]})", file=sys.stderr)
+        return 1
+    if args.list:
+        frame = list_as_it_stands(store, scenario, args.month, as_of)
+    else:
+        frame = history_as_it_stands(store, scenario, as_of, args.month)
+    if args.out:
+        frame.write_csv(args.out)
+        print(f"wrote {args.out} ({name} as it stands after {as_of}, {frame.height:,} rows)", file=sys.stderr)
+    else:
+        frame.write_csv(sys.stdout.buffer)
+    return 0
+
+
 # -- pool-health: the list-to-list ledger of published FIDE lists -----------------------------
 
 
@@ -540,6 +587,36 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "(default: $RATINGS_SCENARIOS or the shipped one)",
     )
     listing.set_defaults(handler=command_list)
+
+    history = commands.add_parser(
+        "history",
+        help="a whole-history (system: whr) scenario's estimates as they stand after a month: every player-month, "
+        "one month's, or a month's list",
+        description=(
+            "Reads <store>/<scenario>/whr_state: the last month up to --as-of that stored every player-month and the "
+            "months after it, each of which stored the player-months it changed. Without --month: every "
+            "player-month as it stands after --as-of (player_id, month, rating, deviation, games), as CSV. With "
+            "--month K: month K's player-months as they stand; with --list too, the list of K as it stands "
+            "(player_id, rating, deviation, last_month, games up to K). The list of K as it stood after K is "
+            "`ratings list --scenario <scenario> --month K`."
+        ),
+    )
+    history.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
+    history.add_argument(
+        "--scenarios",
+        default=None,
+        metavar="FILE",
+        help="scenarios YAML the store was rated with, e.g. examples/scenarios-whr.yaml (default: $RATINGS_SCENARIOS "
+        "or the shipped one)",
+    )
+    history.add_argument("--scenario", default=None, help="the whole-history scenario (default: the file's first)")
+    history.add_argument(
+        "--as-of", default=None, metavar="YYYY-MM", help="the estimates after this month (default: the last stored)"
+    )
+    history.add_argument("--month", default=None, metavar="YYYY-MM", help="only this month's player-months")
+    history.add_argument("--list", action="store_true", help="the list of --month as it stands")
+    history.add_argument("--out", default=None, metavar="FILE", help="write the CSV to FILE (default: standard output)")
+    history.set_defaults(handler=command_history)
 
     pool = commands.add_parser(
         "pool-health",

@@ -26,13 +26,13 @@ from pipeline.scenarios.recalculation import LateReports
 from pipeline.scenarios.restriction import Restriction, members_only, restricted_in_month
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.scenarios.whole_history_step import (
-    HISTORY,
     WHR_STATE,
+    is_checkpoint,
     is_whole_history,
     new_history,
     rate_whr_month,
-    restored,
 )
+from pipeline.scenarios.whole_history_stored import added_games, restored, state_frames, state_months
 from pipeline.store.monthly import read_stored_month, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import (
@@ -44,7 +44,6 @@ from schemas import (
     RatingList,
     SystemRatingList,
     SystemState,
-    WhrHistory,
     WhrState,
 )
 from schemas.conformance import conforms
@@ -67,7 +66,8 @@ def chain_tables(scenario: Scenario) -> list[ChainTable]:
     """The tables the chain writes, in the order a month's outputs are stored (the carried state before the games)."""
     if is_whole_history(scenario):
         # Every table of the month is read back from the whole history once the month's games are in it; the history
-        # continues from its warm start (WHR_STATE); the games are predicted from the state before the month.
+        # continues from its warm start (WHR_STATE: the player-months each month changed, laid over the last month
+        # that stored every one); the games are predicted from the state before the month.
         return [
             ChainTable(
                 "rating_list",
@@ -78,7 +78,6 @@ def chain_tables(scenario: Scenario) -> list[ChainTable]:
             ),
             ChainTable("system_state", SystemState, "player_id", carried=True, reads=("system_state", WHR_STATE)),
             ChainTable(WHR_STATE, WhrState, None, carried=True, reads=(WHR_STATE,)),
-            ChainTable(HISTORY, WhrHistory, None, reads=(WHR_STATE,)),
             ChainTable("rated_games", RatedGames, "game_id", reads=("system_state",)),
         ]
     if scenario.is_system:
@@ -290,7 +289,19 @@ def chain_continues(store: ObjectStore, scenario: Scenario, first_month: str, ch
     if scenario.is_system:
         previous_state(store, scenario, first_month, chain_start)
     if is_whole_history(scenario):
-        _stored_month_before(store, [scenario.name, WHR_STATE], first_month, WhrState)
+        # The months whose changes make the warm start: there, and WhrState tables by their footers (read by the run).
+        for month in state_months(scenario, add_months(first_month, -1), chain_start):
+            key = table_key([scenario.name, WHR_STATE], month)
+            where, root = redact_url(store.url(key)), redact_url(store.url())
+            if not store.exists(key):
+                raise MissingMonth(f"{scenario.name}/{WHR_STATE}", first_month, month, where, store_url=root)
+            # A month stored before WhrState held the player-months' games (every player-month, every month) is not
+            # one: the chain is rated again from its start.
+            held = store.parquet_schema(key)
+            missing = [c for c in ("player_id", "month", "r", "variance", "games") if c not in held]
+            if missing:
+                problem = f"is not a WhrState table (no column {', '.join(missing)})"
+                raise MissingMonth(f"{scenario.name}/{WHR_STATE}", first_month, month, where, problem, root)
 
 
 def month_figures(frames: Mapping[str, pl.DataFrame], rules_name: str) -> dict[str, dict[str, Any]]:
@@ -313,9 +324,9 @@ def month_figures(frames: Mapping[str, pl.DataFrame], rules_name: str) -> dict[s
     }
     if "system_state" in frames:
         figures["system_state"] = {"players": frames["system_state"].height}
-    for name in (HISTORY, WHR_STATE):
-        if name in frames:
-            figures[name] = {"player_months": frames[name].height}
+    if WHR_STATE in frames:
+        # The player-months the month changed: every one in a checkpoint month (WhrState).
+        figures[WHR_STATE] = {"player_months_stored": frames[WHR_STATE].height}
     if LEDGER in frames:
         ledger = frames[LEDGER].row(0, named=True)
         names = ("pool_change", "games_change", "newcomers", "became_inactive", "one_time_events", "unexplained")
@@ -497,7 +508,7 @@ def _whole_history_months(
     store: ObjectStore, scenario: Scenario, months: Sequence[str], chain_start: str
 ) -> Callable[[str, Callable[[str], pl.DataFrame]], tuple[pl.DataFrame, ...]]:
     """rate_months for a whole-history scenario: the history of the month before the run rebuilt from its warm start
-    (the stored WhrState of M-1 and the games the chain's earlier months added), then every month added to it.
+    (the stored WhrState up to M-1 and the games the chain's earlier months added), then every month added to it.
     """
     seed = read_scenario_seed(store, scenario, chain_start)
     carried = {
@@ -507,12 +518,12 @@ def _whole_history_months(
     if months[0] == chain_start:
         history = new_history(scenario, seed)
     else:
-        state = _stored_month_before(store, [scenario.name, WHR_STATE], months[0], WhrState)
-        past = month_range(chain_start, add_months(months[0], -1))
+        before = add_months(months[0], -1)
+        states = state_frames(store, scenario, before, chain_start)
+        past = ((m, added_games(store, scenario, m)) for m in month_range(chain_start, before))
         try:
-            history = restored(scenario, seed, state, ((m, _added_games(store, scenario, m)) for m in past))
-        except ValueError as problem:
-            before = add_months(months[0], -1)
+            history = restored(scenario, seed, states, past)
+        except (ValueError, FileNotFoundError) as problem:
             where = redact_url(store.url(table_key([scenario.name, WHR_STATE], before)))
             raise MissingMonth(f"{scenario.name}/{WHR_STATE}", months[0], before, where, str(problem)) from None
     registry = registry_history(store, months[-1])
@@ -520,31 +531,12 @@ def _whole_history_months(
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
         games = games_of(month)
         players = _registered_players(registry, [games], month)
-        result = rate_whr_month(scenario, history, carried["list"], carried["state"], games, month, players)
+        checkpoint = is_checkpoint(scenario, month, chain_start)
+        result = rate_whr_month(scenario, history, carried["list"], carried["state"], games, month, players, checkpoint)
         carried.update(list=result.rating_list, state=result.state)
         return tuple(result)
 
     return rate
-
-
-def _added_games(store: ObjectStore, scenario: Scenario, month: str) -> pl.DataFrame:
-    """The games a whole-history chain added in `month`, in the order it added them: its per-game table's rated games
-    (by game_id), with their colours from the validated games.
-    """
-    key = table_key([scenario.name, "rated_games"], month)
-    if not store.exists(key):
-        raise ValueError(f"{scenario.name}/rated_games of {month} is missing")
-    rated = (
-        store.read_parquet(key).filter(pl.col("weight") > 0).select("game_id", "white_id", "black_id", "white_score")
-    )
-    games_key = table_key(["games"], month)
-    colours = store.read_parquet(games_key, columns=["game_id", "colour_known"]) if store.exists(games_key) else None
-    if colours is None:
-        return rated.with_columns(colour_known=pl.lit(True))
-    colours = colours.with_columns(pl.col("game_id").cast(pl.UInt64))
-    return rated.join(colours, on="game_id", how="left", maintain_order="left").with_columns(
-        pl.col("colour_known").fill_null(True)
-    )
 
 
 class ChainNotes:

@@ -1,10 +1,9 @@
 """The chain step of a `system: whr` scenario: the month's games added to the warm-started whole history -> the list
-of the month as it stands after it, every player-month as it stands now, the warm start and the per-game table.
+of the month as it stands after it, the player-months the month changed, and the per-game table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -20,9 +19,9 @@ from schemas.rated_games import RatedGames
 from schemas.rating_list import SystemRatingList
 from schemas.system_state import SystemState
 from schemas.util import conform, polars_schema
-from schemas.whole_history import WhrHistory, WhrState
+from schemas.whole_history import WhrState
 
-HISTORY, WHR_STATE = "history", "whr_state"
+WHR_STATE = "whr_state"
 
 
 class WhrMonth(NamedTuple):
@@ -30,8 +29,7 @@ class WhrMonth(NamedTuple):
 
     rating_list: pl.DataFrame  # SystemRatingList: the list of the month as it stood after it
     state: pl.DataFrame  # SystemState: the same, unrounded, with seed players not seen yet (what predicts)
-    whr_state: pl.DataFrame  # WhrState: the warm start
-    history: pl.DataFrame  # WhrHistory: every player-month as it stands after the month
+    whr_state: pl.DataFrame  # WhrState: the player-months the month changed (every one in a checkpoint month)
     rated_games: pl.DataFrame  # RatedGames
 
 
@@ -43,6 +41,13 @@ def params_of(scenario: Scenario) -> WhrScenarioParams:
     params = scenario.system_rules().params
     assert isinstance(params, WhrScenarioParams)
     return params
+
+
+def is_checkpoint(scenario: Scenario, month: str, chain_start: str) -> bool:
+    """Whether the chain's `month` stores every player-month: its first month, and the months of
+    WhrScenarioParams.checkpoint_after.
+    """
+    return month <= chain_start or params_of(scenario).checkpoint_after(month_index(month))
 
 
 def new_history(scenario: Scenario, seed_list: pl.DataFrame | None) -> WholeHistory:
@@ -64,56 +69,37 @@ def rated_of(scenario: Scenario, games: pl.DataFrame) -> pl.DataFrame:
     return games.filter(pl.col("time_control").is_in(list(scenario.rated_time_controls()))).sort("game_id")
 
 
-def restored(
-    scenario: Scenario, seed_list: pl.DataFrame | None, state: pl.DataFrame, past: Iterable[tuple[str, pl.DataFrame]]
-) -> WholeHistory:
-    """The history as month `state` (WhrState) left it: its structure rebuilt from the games each past month added
-    (`past`: month -> the rated games, in order; no sweep), then its estimates taken as stored. ValueError when the
-    games do not make the stored player-months (a month's games changed since the state was stored).
+def month_labels(indices: np.ndarray) -> pl.Series:
+    """Month indices (pipeline.months.month_index) as YYYY-MM: each month's text made once, then picked per row
+    (millions of rows in a checkpoint, a few hundred months).
     """
-    history = new_history(scenario, seed_list)
-    for month, games in past:
-        history.add_month(month_index(month), games, sweeps=0)
-    nodes = state_frame(history).select("player_id", "month")
-    if not nodes.equals(state.select("player_id", "month")):
-        raise ValueError(
-            f"the stored games make {nodes.height} player-months, not the {state.height} of the stored state"
-        )
-    history.r[: history.n_nodes] = state["r"].to_numpy()
-    history.var[: history.n_nodes] = state["variance"].to_numpy()
-    return history
+    if indices.size == 0:
+        return pl.Series("month", [], dtype=pl.Utf8)
+    low = int(indices.min())
+    span = pl.Series(np.arange(low, int(indices.max()) + 1, dtype=np.int64))
+    labels = (span // 12).cast(pl.Utf8).str.zfill(4) + "-" + (span % 12 + 1).cast(pl.Utf8).str.zfill(2)
+    return labels.gather(pl.Series(indices - low, dtype=pl.Int64)).alias("month")
 
 
-def _months(indices: np.ndarray) -> pl.Series:
-    index = pl.Series(indices.astype(np.int64))
-    return ((index // 12).cast(pl.Utf8).str.zfill(4) + "-" + (index % 12 + 1).cast(pl.Utf8).str.zfill(2)).alias("month")
-
-
-def state_frame(history: WholeHistory) -> pl.DataFrame:
-    """The warm start (WhrState): the history's player-months in its own order and units."""
-    n = history.n_nodes
-    ids = history.players.sort("player")["player_id"].to_numpy()
+def state_frame(history: WholeHistory, nodes: np.ndarray | None = None) -> pl.DataFrame:
+    """The player-months `nodes` (None: every one; ascending) as WhrState rows, by player_id and month: ordered in
+    NumPy, as a player's nodes come in month order (a Polars sort of a checkpoint's millions of rows takes several
+    times the table's memory).
+    """
+    picked = np.arange(history.n_nodes) if nodes is None else nodes
+    ids = history.players["player_id"].to_numpy()
+    player_ids = ids[history.node_player[picked]]
+    picked = picked[np.argsort(player_ids, kind="stable")]
+    del player_ids
     return pl.DataFrame(
         {
-            "player_id": ids[history.node_player[:n]],
-            "month": _months(history.node_month[:n]),
-            "r": history.r[:n].copy(),
-            "variance": history.var[:n].copy(),
+            "player_id": ids[history.node_player[picked]],
+            "month": month_labels(history.node_month[picked]),
+            "r": history.r[picked],
+            "variance": history.var[picked],
+            "games": history.node_games[picked],
         },
         schema=polars_schema(WhrState),
-    )
-
-
-def history_frame(history: WholeHistory) -> pl.DataFrame:
-    """Every player-month as it stands (WhrHistory)."""
-    frame = history.history()
-    return conform(
-        frame.with_columns(
-            month=_months(frame["month"].to_numpy()),
-            deviation=pl.col("deviation").fill_nan(None),
-            games=pl.col("games").cast(pl.Int32),
-        ),
-        WhrHistory,
     )
 
 
@@ -140,10 +126,12 @@ def rate_whr_month(
     games: pl.DataFrame,
     month: str,
     players: pl.DataFrame | None = None,
+    checkpoint: bool = False,
 ) -> WhrMonth:
     """Month `month`: its games predicted from the state before it (`previous_state`: the list before the month,
     unrounded, seed players at their seed rating), then added to `history` (updated in place: Coulom's incremental
-    Newton sweeps over the month's players, and the scenario's full sweeps where due), then read back.
+    Newton sweeps over the month's players, and the scenario's full sweeps where due), then read back: the list,
+    and the player-months the month changed (every one after a full sweep or when `checkpoint`).
     """
     rules = scenario.system_rules()
     params = params_of(scenario)
@@ -180,7 +168,6 @@ def rate_whr_month(
     return WhrMonth(
         conform(rating_list, SystemRatingList),
         state,
-        state_frame(history),
-        history_frame(history),
+        state_frame(history, None if checkpoint else history.changed),
         conform(rated_games, RatedGames),
     )

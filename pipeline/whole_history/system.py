@@ -23,6 +23,12 @@ class WhrScenarioParams(WhrParams):
     full_sweeps: int = Field(
         0, ge=0, description="the sweeps over every player then; 0: a full fit (to tolerance, at most max_sweeps)"
     )
+    checkpoint_every: int = Field(
+        12,
+        ge=1,
+        description="store every player-month after each month whose index is a multiple of this (12: after every "
+        "December), as after a full sweep; the months between store the player-months they changed",
+    )
 
     def full_sweep_after(self, month_index: int) -> int | None:
         """The full sweeps due after the month of `month_index` (None: none; 0: a fit to tolerance). By calendar
@@ -31,6 +37,12 @@ class WhrScenarioParams(WhrParams):
         if self.full_sweeps_every == 0 or (month_index + 1) % self.full_sweeps_every:
             return None
         return self.full_sweeps
+
+    def checkpoint_after(self, month_index: int) -> bool:
+        """Whether the month of `month_index` stores every player-month (a checkpoint), by calendar month as the full
+        sweeps, which change every player-month and so are checkpoints too.
+        """
+        return (month_index + 1) % self.checkpoint_every == 0 or self.full_sweep_after(month_index) is not None
 
 
 def _no_period_update(players: pl.DataFrame, sides: pl.DataFrame, params: WhrScenarioParams, _: int) -> pl.DataFrame:
