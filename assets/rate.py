@@ -59,8 +59,7 @@ def build_rating_defs(
 ) -> dg.Definitions:
     """The scenario's chain as one step writing its tables month by month, and the checks of those tables; the list
     is expected by `list_freshness` (when the monthly schedule rates the month just closed). A rapid or blitz chain
-    reads `standard_chain`'s list of the month before (Scenario.standard_chain; a uscf quick or blitz chain its regular
-    chain's state): its lineage shows it.
+    reads `standard_chain`'s list (a system's: its state) of the month before: its lineage shows it.
     """
     first_partition = partitions.get_first_partition_key()
     tables = chain_tables(scenario)
@@ -81,8 +80,7 @@ def build_rating_defs(
         lists = {"rating_list": PREVIOUS_MONTH if scenario.is_system else months_around(-LOOK_BACK_MONTHS, -1)}
         before = [dg.AssetDep(keys[read], partition_mapping=lists.get(read, PREVIOUS_MONTH)) for read in table.reads]
         if standard_chain is not None:
-            # A system's seeded list reads the seeding chain's state (uscf: regular's games and unrounded rating).
-            seeding = "system_state" if standard_chain.is_system else "rating_list"
+            seeding = "system_state" if standard_chain.is_system else "rating_list"  # uscf: games, unrounded rating
             before.append(dg.AssetDep(chain_key(standard_chain, seeding), partition_mapping=PREVIOUS_MONTH))
         return dg.AssetSpec(
             keys[table.name],
