@@ -237,7 +237,7 @@ def test_the_upgrade_month_of_the_national_chain_is_the_formula_on_its_regular_s
     games = games.filter(pl.col("time_control").is_in(["classical", "modern"]))
     # As the chain gives it the month's players' registered birth years (E from age).
     registered = registry_in_force(registry_history(store, "2024-02"), "2024-02").select("player_id", "birth_year")
-    before = with_registered_births(rules, before, games, registered)
+    before = with_registered_births(rules, before, pl.concat([games["white_id"], games["black_id"]]), registered)
     regular = rate_system_period(rules.system, before, games, rules.params, month_index("2024-02")).state
     stored = store.read_parquet(table_key(["dwz_ger", "system_state"], "2024-02")).sort("player_id")
     regular = regular.sort("player_id")

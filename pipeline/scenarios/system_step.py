@@ -99,9 +99,9 @@ def rate_system_month(
     """
     rules = scenario.system_rules()
     to_rate = games.filter(scenario.rates_game())
-    state = with_registered_births(rules, state, to_rate, players)
+    sides = pl.concat([to_rate["white_id"], to_rate["black_id"]]).cast(pl.Int64).unique()
+    state = with_registered_births(rules, state, sides, players)
     if seeds is not None:
-        sides = pl.concat([to_rate["white_id"], to_rate["black_id"]]).cast(pl.Int64).unique()
         state = seeded_from_list(rules.system, state, seeds, sides, rules.params)
     result = rate_system_period(rules.system, state, to_rate, rules.params, period_of(month))
     new_state = one_time_events(scenario, result.state.select(list(rules.system.state_schema())), month)
@@ -111,16 +111,16 @@ def rate_system_month(
 
 
 def with_registered_births(
-    rules: SystemRules, state: pl.DataFrame, to_rate: pl.DataFrame, players: pl.DataFrame | None
+    rules: SystemRules, state: pl.DataFrame, sides: pl.Series, players: pl.DataFrame | None
 ) -> pl.DataFrame:
-    """`state` with the birth years the registry in force gives the month's players (`players`), where the system
+    """`state` with the birth years the registry in force gives the month's players (`sides`: their ids; `players`:
+    their registry rows), where the system
     keeps one (USCF's initial rating from age, DWZ's E from age): a player new to the state gets a row of initial
     values with it, before the games, as a `rate-period` list gives it; the registry's year wins over a stored one
     (a corrected birth date).
     """
     if "birth_year" not in rules.system.state_schema() or players is None or "birth_year" not in players.columns:
         return state
-    sides = pl.concat([to_rate["white_id"], to_rate["black_id"]]).cast(pl.Int64)
     state = with_players(rules.system, state, sides, rules.params)
     births = players.select(
         pl.col("player_id").cast(pl.Int64), registered=pl.col("birth_year").cast(pl.Int64, strict=False)
