@@ -112,6 +112,7 @@ INTEGRATION_TESTS = {
     "test_generator_does_not_import_dagster",  # a fresh interpreter
     "test_cpu_seconds_count_the_ended_worker_processes_too",  # a worker process
     "test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest",  # worker processes
+    "test_worker_processes_progress_reaches_the_parents_reporter",  # worker processes
     "test_a_second_process_is_refused_with_who_holds_the_lock_then_takes_over_once_it_is_killed",  # a holder process
     "test_wait_waits_for_the_holder_to_finish",  # a holder process
     # headless chromium

@@ -3,6 +3,7 @@
 import os
 
 from pipeline.ingest.landing import LandingEntry, dump_bytes
+from pipeline.operations import progress
 from pipeline.operations.waves import DEFAULT_WORKERS, Stage, month_ranges, run_waves, stages
 
 
@@ -118,3 +119,14 @@ def test_the_common_games_stage_selects_the_group_of_the_cross_scenario_monthly_
     from pipeline.operations.waves import COMMON_GROUPS
 
     assert COMMON_GROUPS == (COMMON_GROUP,)
+
+
+def test_worker_processes_progress_reaches_the_parents_reporter() -> None:
+    reports: list[tuple] = []
+    previous = progress.install(lambda *report: reports.append(report))
+    try:
+        done = run_waves(stages(["a", "b"], workers=2), outcome_in_process, ("none",), workers=2)
+    finally:
+        progress.install(previous)
+    # Every run of every wave reported once, from its worker process.
+    assert len(reports) == len(done) and set(reports) == {("rate", "2024-01", 1, 1)}

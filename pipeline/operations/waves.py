@@ -5,6 +5,7 @@ processes, then the comparison.
 from __future__ import annotations
 
 import multiprocessing
+import queue
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
@@ -134,20 +135,36 @@ def month_ranges(months: Sequence[str], weights: Sequence[int], parts: int) -> l
     return [(months[start], months[end]) for start, end in zip(starts, [*ends, len(months) - 1], strict=True)]
 
 
-class QueueReporter:
-    """A progress reporter for a worker process: sends each report to the parent (picklable, unlike a lambda)."""
+# The progress queue of a worker process, handed over when the process starts (a queue cannot travel with a task).
+_progress_queue: Any = None
 
-    def __init__(self, messages: Any):
-        self.messages = messages
+
+def _hold_progress_queue(messages: Any) -> None:
+    """A worker process's initializer: keep the queue its QueueReporter puts reports on."""
+    global _progress_queue
+    _progress_queue = messages
+
+
+class QueueReporter:
+    """A progress reporter for a worker process: sends each report to the parent through the queue the process was
+    started with (picklable, unlike a lambda, and stateless: the queue is the process's own).
+    """
 
     def __call__(self, step: str, month: str, done: int, total: int) -> None:
-        self.messages.put((step, month, done, total))
+        if _progress_queue is not None:
+            _progress_queue.put((step, month, done, total))
 
 
-def _forward_progress(messages: Any) -> None:
-    """Render in this process the progress the worker processes send (one console line, not several)."""
-    while (message := messages.get()) is not None:
-        progress.report(*message)
+def _forward_progress(messages: Any, stop: threading.Event) -> None:
+    """Render in this process the progress the worker processes send (one console line, not several), until `stop`
+    and the queue is empty. This process never writes to the queue: a worker killed while writing cannot hang it.
+    """
+    while True:
+        try:
+            progress.report(*messages.get(timeout=0.2))
+        except queue.Empty:
+            if stop.is_set():
+                return
 
 
 def run_waves(
@@ -167,21 +184,31 @@ def run_waves(
             done = [execute(stage, *args, None) for stage in wave]
         else:
             context = multiprocessing.get_context("spawn")  # no forked Polars thread pools
-            with context.Manager() as manager:
-                messages = manager.Queue()
-                forwarder = threading.Thread(target=_forward_progress, args=(messages,), daemon=True)
-                forwarder.start()
-                # A fresh process per stage: a process that ran one scenario's chain keeps what its allocators
-                # hold (about 150 MB at the fide scale), and the next chain would start from there. Side by side,
-                # their peaks add up: they give freed memory back as Polars would.
+            # A plain queue handed to each worker as it starts, not a Manager's: a Manager is a server process of
+            # its own, which imports what this one did (about 220 MB and 2 CPU-s a wave, beside the workers' peak).
+            messages, stop = context.Queue(), threading.Event()
+            forwarder = threading.Thread(target=_forward_progress, args=(messages, stop), daemon=True)
+            forwarder.start()
+            # A fresh process per stage: a process that ran one scenario's chain keeps what its allocators
+            # hold (about 150 MB at the fide scale), and the next chain would start from there. Side by side,
+            # their peaks add up: they give freed memory back as Polars would.
+            try:
                 with (
                     polars_returning_freed_memory_in_children(),
-                    ProcessPoolExecutor(min(workers, len(wave)), mp_context=context, max_tasks_per_child=1) as pool,
+                    ProcessPoolExecutor(
+                        min(workers, len(wave)),
+                        mp_context=context,
+                        max_tasks_per_child=1,
+                        initializer=_hold_progress_queue,
+                        initargs=(messages,),
+                    ) as pool,
                 ):
-                    futures = [pool.submit(execute, stage, *args, QueueReporter(messages)) for stage in wave]
+                    futures = [pool.submit(execute, stage, *args, QueueReporter()) for stage in wave]
                     done = [future.result() for future in futures]
-                messages.put(None)
+            finally:
+                stop.set()
                 forwarder.join()
+                messages.close()
         outcomes += done
         if not all(outcome["success"] for outcome in done):
             break
