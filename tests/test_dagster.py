@@ -526,7 +526,7 @@ def test_definitions_load() -> None:
     job = module_defs.resolve_job_def("all_months")
     expected = {"raw_games", "validate_games", "validate_games_checks", "raw_games_checks"}
     for scenario in ("actual", "sonas_2017", "sonas_2002", "elo_480"):
-        expected |= {f"rate_{scenario}", f"{scenario}__crosstable"}
+        expected |= {f"rate_{scenario}", f"analyse_{scenario}", f"analyse_{scenario}_checks"}
     assert expected <= {n.name for n in job.nodes}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pandera.polars as pa
@@ -224,3 +224,32 @@ MONTHLY_ANALYSES = (
         CURVE_COLUMNS,
     ),
 )
+
+
+def columns_read(analyses: Sequence[MonthlyAnalysis], table: str) -> list[str] | None:
+    """The columns of `table` (rated_games or rating_list) that `analyses` read together, in a fixed order; None when
+    one of them reads every column.
+    """
+    readers = [analysis for analysis in analyses if analysis.reads == table]
+    if any(analysis.columns is None for analysis in readers):
+        return None
+    return list(dict.fromkeys(column for analysis in readers for column in analysis.columns or ()))
+
+
+def month_analyses(
+    analyses: Sequence[MonthlyAnalysis],
+    prepared: dict[str, MonthTable],
+    read: Callable[[str, list[str] | None], pl.DataFrame],
+    month: str,
+) -> list[tuple[pl.DataFrame, Figures]]:
+    """Each analysis's table of `month` and its figures, from `prepared` (table -> what computes a month, made by its
+    `prepare`); each table they read is read once for all of them (read(table, columns or None: every column)).
+    """
+    tables_read = dict.fromkeys(analysis.reads for analysis in analyses)
+    inputs = {name: read(name, columns_read(analyses, name)) for name in tables_read}
+    done = []
+    for analysis in analyses:
+        given = inputs[analysis.reads]
+        table = prepared[analysis.table](given if analysis.columns is None else given.select(analysis.columns), month)
+        done.append((table, analysis.figures(table)))
+    return done
