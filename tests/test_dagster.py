@@ -782,6 +782,31 @@ def test_the_list_alone_materializes_without_the_per_game_table(tiny_runs: Simpl
     assert games_file.stat().st_mtime_ns == before[1]  # the per-game table was left alone
 
 
+def test_one_analysis_alone_materializes_without_the_others(tiny_runs: SimpleNamespace, tmp_path: Path) -> None:
+    """The analyses are one step; selecting one of them (from the UI) stores that table alone, the same bytes."""
+    root = tmp_path / "store"
+    shutil.copytree(tiny_runs.root, root)
+    performance = root / "plain" / "performance" / "2024-04.parquet"
+    crosstable = root / "plain" / "crosstable" / "2024-04.parquet"
+    before = (performance.read_bytes(), crosstable.stat().st_mtime_ns)
+    performance.unlink()
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text("scenarios:\n  plain:\n    rules: fide-historical\n")
+    environment = {
+        **os.environ,
+        "RATINGS_STORE": str(root),
+        "RATINGS_SCENARIOS": str(scenarios),
+        "DAGSTER_HOME": str(tmp_path / "home"),
+    }
+    (tmp_path / "home").mkdir()
+    command = [str(Path(sys.executable).parent / "dg"), "launch", "--target-path", str(ROOT)]
+    command += ["--assets", "plain/performance", "--partition", "2024-04"]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert performance.read_bytes() == before[0]
+    assert crosstable.stat().st_mtime_ns == before[1]
+
+
 def test_a_range_of_the_list_alone_writes_every_month_of_it(tiny_store: str) -> None:
     from assets.definitions import build_defs
 
