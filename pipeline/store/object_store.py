@@ -25,6 +25,11 @@ _SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]*$")
 _STAMP_FIELDS = ("ETag", "etag", "mtime", "LastModified", "last_modified", "created")
 
 
+# zstd's level 1, not Polars' default 3: the tables come out the same size (a fide-scale list 4.80 MB against 4.83,
+# its per-game table 4.46 against 4.45) for about 13 % less CPU in writing them, which every month of every chain does.
+PARQUET_ZSTD_LEVEL = 1
+
+
 TEMP_MARK = ".tmp-"
 _TEMP_NAME = re.compile(re.escape(TEMP_MARK) + r"(\d+)-[0-9a-f]{32}$")
 
@@ -348,7 +353,12 @@ class ObjectStore:
     # -- tables --------------------------------------------------------------------------------
     def write_parquet(self, frame: pl.DataFrame, *parts: str) -> str:
         """Parquet bytes that depend only on the frame (same frame, same bytes), written atomically."""
-        return self.write_with(lambda handle: frame.write_parquet(handle, compression="zstd", statistics=True), *parts)
+        return self.write_with(
+            lambda handle: frame.write_parquet(
+                handle, compression="zstd", compression_level=PARQUET_ZSTD_LEVEL, statistics=True
+            ),
+            *parts,
+        )
 
     def read_parquet(self, *parts: str, columns: list[str] | None = None) -> pl.DataFrame:
         """A stored table, optionally only some columns (on S3 only those columns' bytes are fetched)."""
