@@ -178,3 +178,36 @@ def test_a_months_points_are_what_its_games_moved_with_each_sides_k_not_the_list
         )
         is None
     )
+
+
+def test_the_yearly_sums_do_not_depend_on_the_order_the_months_come_in() -> None:
+    """Float sums in a fixed order: a rerun writes the same bytes however a parallel read or group_by orders rows."""
+    import numpy as np
+
+    from pipeline.reports.pool_health import flow_matrix, residual_table, yearly_index, yearly_residuals
+
+    rng = np.random.default_rng(7)
+    months = [f"{year}-{month:02d}" for year in range(2008, 2025) for month in range(1, 13)]
+    federations = [f"F{i:02d}" for i in range(60)]
+    rows = len(months) * len(federations)
+    # Values whose float sums differ in their last bits with the order they are added in.
+    residuals = pl.DataFrame(
+        {
+            "month": np.repeat(months, len(federations)),
+            "federation": np.tile(federations, len(months)),
+            "games": rng.integers(1, 500, rows),
+            "score": rng.random(rows) * 1e3 + rng.random(rows) * 1e-9,
+            "expected": rng.random(rows) * 1e3 + rng.random(rows) * 1e-9,
+        }
+    )
+    flows = residuals.select(
+        "month", grouping=pl.lit("kind"), group="federation", opponent_group=pl.lit("adult"), points="score"
+    )
+    index = residuals.filter(pl.col("federation") == "F00").select(
+        "month", band=pl.lit("all"), games="games", expected="expected", score="score"
+    )
+    shuffled = [frame.sample(fraction=1.0, shuffle=True, seed=3) for frame in (residuals, flows, index)]
+    assert yearly_residuals(shuffled[0]).equals(yearly_residuals(residuals))
+    assert residual_table(yearly_residuals(shuffled[0])).equals(residual_table(yearly_residuals(residuals)))
+    assert flow_matrix(shuffled[1]).equals(flow_matrix(flows))
+    assert yearly_index(shuffled[2]).equals(yearly_index(index))

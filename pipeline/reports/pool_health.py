@@ -10,6 +10,7 @@ from html import escape
 
 import polars as pl
 
+from pipeline.analytics.common import in_order_sum
 from pipeline.reports.chart_pages import CHART_CSS, chart_image
 from pipeline.reports.page import frame_table_html, html_page
 from pipeline.scenarios.ledger import CHANNELS
@@ -27,8 +28,8 @@ def yearly_ledger(ledgers: pl.DataFrame) -> pl.DataFrame:
             pl.col("pool_after").last(),
             pl.col("pool_change").sum(),
             *(pl.col(name).sum() * sign for name, sign in CHANNELS.items()),
-            pl.col("games_not_zero_sum").sum(),
-            pl.col("games_rounding").sum(),
+            in_order_sum(pl.col("games_not_zero_sum")),
+            in_order_sum(pl.col("games_rounding")),
             pl.col("unexplained").sum(),
         )
         .sort("year")
@@ -37,8 +38,12 @@ def yearly_ledger(ledgers: pl.DataFrame) -> pl.DataFrame:
 
 def yearly_index(indexes: pl.DataFrame) -> pl.DataFrame:
     """The monthly DeflationIndex rows of every band ('all') added up by year: games, expected, score, index."""
-    overall = indexes.filter(pl.col("band") == "all").with_columns(year=pl.col("month").str.slice(0, 4))
-    totals = overall.group_by("year").agg(pl.col("games", "expected", "score").sum()).sort("year")
+    overall = indexes.filter(pl.col("band") == "all").sort("month").with_columns(year=pl.col("month").str.slice(0, 4))
+    totals = (
+        overall.group_by("year")
+        .agg(pl.col("games").sum(), in_order_sum(pl.col("expected")), in_order_sum(pl.col("score")))
+        .sort("year")
+    )
     return totals.with_columns(
         index_pct=pl.when(pl.col("games") > 0).then(100.0 * (pl.col("expected") - pl.col("score")) / pl.col("games"))
     )
@@ -48,10 +53,10 @@ def flow_matrix(flows: pl.DataFrame, grouping: str = "kind") -> pl.DataFrame:
     """The PointsFlow rows of one grouping added up: one row per group, one column per opponent group, the points the
     row's players won (negative: lost) against the column's, before rounding.
     """
-    chosen = flows.filter(pl.col("grouping") == grouping)
+    chosen = flows.filter(pl.col("grouping") == grouping).sort("month", "group", "opponent_group")
     if chosen.is_empty():
         return pl.DataFrame({"group": []}, schema={"group": pl.Utf8})
-    summed = chosen.group_by("group", "opponent_group").agg(pl.col("points").sum().round(1))
+    summed = chosen.group_by("group", "opponent_group").agg(in_order_sum(pl.col("points")).round(1))
     return (
         summed.pivot("opponent_group", index="group", values="points", sort_columns=True).sort("group").fill_null(0.0)
     )
@@ -64,9 +69,10 @@ TOP_FEDERATIONS = 10
 def yearly_residuals(residuals: pl.DataFrame) -> pl.DataFrame:
     """The monthly FederationResiduals rows added up by year and federation (the months' points, not their ratios)."""
     totals = (
-        residuals.with_columns(year=pl.col("month").str.slice(0, 4))
+        residuals.sort("month", "federation")
+        .with_columns(year=pl.col("month").str.slice(0, 4))
         .group_by("year", "federation")
-        .agg(pl.col("games").sum(), pl.col("score").sum(), pl.col("expected").sum())
+        .agg(pl.col("games").sum(), in_order_sum(pl.col("score")), in_order_sum(pl.col("expected")))
         .sort("year", "federation")
     )
     return totals.with_columns(residual=pl.col("score") - pl.col("expected")).with_columns(
@@ -79,8 +85,9 @@ def residual_table(yearly: pl.DataFrame, top: int = TOP_FEDERATIONS) -> pl.DataF
     game (percent of a point) over every year, then the residual per game of each year.
     """
     totals = (
-        yearly.group_by("federation")
-        .agg(pl.col("games").sum(), pl.col("residual").sum())
+        yearly.sort("year", "federation")
+        .group_by("federation")
+        .agg(pl.col("games").sum(), in_order_sum(pl.col("residual")))
         .sort(["games", "federation"], descending=[True, False])
         .head(top)
     )
