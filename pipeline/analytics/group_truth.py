@@ -106,7 +106,7 @@ def group_truth(
         .agg(
             pl.len().cast(pl.Int64).alias("players"),
             pl.col("games").sum(),
-            pl.col("points").sum(),
+            in_order_sum(pl.col("points")),  # floats: added in player order, the same bytes every run
             # Null on real data (no truth), else the players' changes added in player order: the same bytes every run.
             pl.when(pl.col("true_change").is_not_null().any()).then(in_order_sum(pl.col("true_change"))),
         )
