@@ -158,10 +158,10 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         store_report(store, relative, data)
         written.append(relative)
 
-    crosstables = {m: store.read_parquet(_table(key, "crosstable", m)) for m in months}
+    crosstables = dict(zip(months, store.read_parquets([_table(key, "crosstable", m) for m in months]), strict=True))
     # The months' sums, made by the analyse stage (pipeline.analytics.monthly): a few hundred rows each.
-    curves = {m: store.read_parquet(_table(key, "score_curve", m)) for m in months}
-    trends = [store.read_parquet(_table(key, "band_trend", m)) for m in months]
+    curves = dict(zip(months, store.read_parquets([_table(key, "score_curve", m) for m in months]), strict=True))
+    trends = store.read_parquets([_table(key, "band_trend", m) for m in months])
 
     # Pages rest on the months with games: a year or window without any gets no page at all, so
     # the index never links an empty one.
@@ -265,8 +265,9 @@ def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequen
 
 def stored_frames(store: ObjectStore, scenario: str, table: str, months: Sequence[str]) -> pl.DataFrame | None:
     """The stored months of a scenario's monthly table as one frame (None when none is stored)."""
-    frames = [store.read_parquet(_table(scenario, table, m)) for m in stored_months(store, [scenario, table], months)]
-    return pl.concat(frames) if frames else None
+    keys = [_table(scenario, table, m) for m in stored_months(store, [scenario, table], months)]
+    # Concatenated as read, one chunk a month: a sum over the months then adds in the order it always did.
+    return pl.concat(store.read_parquets(keys)) if keys else None
 
 
 def put_pool_health(
