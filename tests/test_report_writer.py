@@ -101,8 +101,8 @@ def test_the_compression_page_re_rates_its_month_only_when_what_it_was_made_from
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The list before the compression is re-rated in the first run; the next runs read the stored distribution
-    while the lists and games it was made from are the files kept with it (the same bytes either way), and a list
-    written again makes it again.
+    while the lists and games it was made from hold what they held (the same bytes either way, whenever written), and
+    a list that changed makes it again.
     """
     from pipeline.reports import writer
 
@@ -123,6 +123,14 @@ def test_the_compression_page_re_rates_its_month_only_when_what_it_was_made_from
     write_scenario_reports(store, COMPRESSING, MONTHS)
     assert re_rated == ["2024-02"] and store.read_bytes(data) == first and store.read_bytes(chart) == drawn
     before = ObjectStore.table_key("squeeze/rating_list", "2024-01")
-    store.write_parquet(store.read_parquet(before), before)  # the same list, written again: a new stamp
+    listed = store.read_parquet(before)
+    store.write_parquet(listed, before)  # the same bytes written again: what they hold is what counts
     write_scenario_reports(store, COMPRESSING, MONTHS)
-    assert re_rated == ["2024-02", "2024-02"] and store.read_bytes(data) == first and store.read_bytes(chart) == drawn
+    assert re_rated == ["2024-02"]
+    store.write_parquet(listed.with_columns(pl.col("rating") + 1), before)  # another list before
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    assert re_rated == ["2024-02", "2024-02"]
+    kept = store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json")
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    assert re_rated == ["2024-02", "2024-02"]
+    assert store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json") == kept

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 from collections.abc import Callable, Sequence
@@ -407,8 +408,8 @@ def compression_distribution(
 
     The list before re-rates the month from the stored list before it: half a CPU-second at the fide scale, in every
     run's pages though the month is years old. The stored distribution serves while the stored lists and games it
-    was made from (their stamps), the scenario, the code, and the stored distribution and chart themselves are those
-    kept with it.
+    was made from, the scenario, the code, and the stored distribution and chart themselves are those kept with it
+    (their contents' digests).
     """
     name = scenario.name
     inputs = [_table(name, "rating_list", add_months(month, -1)), _table(name, "rating_list", month)]
@@ -416,24 +417,25 @@ def compression_distribution(
     made_from: dict[str, object] = {
         "code": code_version("analyse"),
         "scenario": scenario.model_dump(mode="json"),
-        "inputs": _stamps(store, inputs),
+        "inputs": _digests(store, inputs),
     }
     data, chart = _distribution_files(name, label)
     kept = f"{KEPT_REPORT_INPUTS}/{name}/{label}.json"
     if store.exists(kept) and store.exists(data) and store.exists(chart):
         stored = json.loads(store.read_bytes(kept))
-        if {k: stored.get(k) for k in made_from} == made_from and stored.get("files") == _stamps(store, [data, chart]):
+        if {k: stored.get(k) for k in made_from} == made_from and stored.get("files") == _digests(store, [data, chart]):
             return store.read_parquet(data), made_from, stored["chart"]
     before, after = list_before_and_after(store, scenario, month)
     return rating_distributions(dict(zip(labels, (before, after), strict=True))), made_from, None
 
 
 def keep_made_from(store: ObjectStore, scenario: str, label: str, made_from: dict[str, object]) -> None:
-    """Keep what the distribution and chart just written under `label` were made from, with their own stamps and the
-    chart's: a run that stops between the writes leaves stamps that no longer match, and the next run makes it again.
+    """Keep what the distribution and chart just written under `label` were made from, with their own digests and the
+    chart's stamp: a run that stops between the writes leaves digests that no longer match, and the next run makes it
+    again.
     """
     data, chart = _distribution_files(scenario, label)
-    kept = {**made_from, "files": _stamps(store, [data, chart]), "chart": stamp_of(store.read_bytes(chart))}
+    kept = {**made_from, "files": _digests(store, [data, chart]), "chart": stamp_of(store.read_bytes(chart))}
     store.write_bytes(json.dumps(kept, sort_keys=True).encode(), KEPT_REPORT_INPUTS, scenario, f"{label}.json")
 
 
@@ -445,9 +447,11 @@ def _distribution_files(scenario: str, label: str) -> tuple[str, str]:
     return data, chart
 
 
-def _stamps(store: ObjectStore, keys: Sequence[str]) -> dict[str, str]:
-    """Key -> 'size stamp' of each of the files (ObjectStore.list_stamps); a missing one is absent."""
-    return {key: stamp for one in keys for key, stamp in store.list_stamps(one).items()}
+def _digests(store: ObjectStore, keys: Sequence[str]) -> dict[str, str]:
+    """Key -> SHA-256 of each of the files that exists: what they hold, not when they were written, so that two
+    stores of the same bytes keep the same (12 MB of lists and games read: 30 ms, not the month re-rated).
+    """
+    return {key: hashlib.sha256(store.read_bytes(key)).hexdigest() for key in keys if store.exists(key)}
 
 
 def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
