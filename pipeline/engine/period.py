@@ -540,7 +540,7 @@ def predict_period(
 ) -> pl.DataFrame:
     """rate_period's rated_games alone, the same table: each game's ratings in force and expectations, without the
     new list (a prediction from a frozen list reads only these; the unrated players' period and the new list are
-    a third of a period).
+    about a quarter of a period).
     """
     *_, sides, rated = _rated_sides(previous, games, rules, month, players, None)
     return _rated_games_table(sides, rated, month)
