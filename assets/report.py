@@ -124,11 +124,11 @@ def build_cross_scenario_assets(
         monthly = stored_accuracy(object_store, list(compared), all_months)
         if monthly is None:
             raise dg.Failure("no stored accuracy month in any scenario")
-        common = [
-            object_store.read_parquet(ObjectStore.table_key(COMMON_ACCURACY, month))
-            for month in stored_months(object_store, [COMMON_ACCURACY], all_months)
+        keys = [
+            ObjectStore.table_key(COMMON_ACCURACY, m)
+            for m in stored_months(object_store, [COMMON_ACCURACY], all_months)
         ]
-        common_frame = pl.concat(common) if common else None
+        common_frame = pl.concat(object_store.read_parquets(keys)) if keys else None
         comparison = write_accuracy_comparison(
             object_store, monthly, baseline, stored=list(compared), common=common_frame
         )

@@ -346,11 +346,12 @@ def test_evaluate_stored_freezes_the_last_training_list_and_writes_the_page(rate
 def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str) -> None:
     """The frozen list is cut to the test games' players: each game's prediction is the per-game table the whole list
     gives, also where a list covers several months (fide-historical before July 2009 reads two or three) and where
-    a player is rated only on the whole list (121 is not on it: unrated either way).
+    a player is rated only on the whole list (121 is not on it: unrated either way). The predictions are made without
+    the lists (predict_scenario_month): the same per-game table as the month rated with them.
     """
     from pipeline.engine.period import normalize_list
     from pipeline.evaluation.scenarios import PREDICTION_COLUMNS, test_predictions
-    from pipeline.scenarios.model import Scenario, rate_scenario_month
+    from pipeline.scenarios.model import Scenario, predict_scenario_month, rate_scenario_month
 
     listed = normalize_list(
         pl.DataFrame({"player_id": list(range(101, 121)), "rating": [1500 + 60 * i for i in range(19)] + [None]})
@@ -371,6 +372,9 @@ def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str
     )
     assert cut.height == 5 and cut["white_expected"].null_count() < 5
     assert cut.equals(whole)
+    for month in games:
+        rated = rate_scenario_month(scenario, listed, games.__getitem__, month).rated_games
+        assert predict_scenario_month(scenario, listed, games.__getitem__, month).equals(rated)
 
 
 def test_leaderboard_predicts_from_the_frozen_list_not_from_the_ratings_a_file_states(rated_store) -> None:

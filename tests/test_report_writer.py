@@ -3,12 +3,14 @@
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from pipeline.analytics import predictive_accuracy, summary_crosstable
 from pipeline.analytics.curves import band_trend, score_curve
 from pipeline.engine.period import normalize_list
 from pipeline.reports import REPORTS_PREFIX
 from pipeline.reports.writer import (
+    KEPT_REPORT_INPUTS,
     list_before_and_after,
     stored_months,
     windows_for,
@@ -93,3 +95,42 @@ def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Pa
     entries = write_report_index(store)
     assert {e.href for e in entries} >= {*written, "all-scenarios/accuracy-comparison/2023-2024.html"}
     assert store.exists(REPORTS_PREFIX, "index.html")
+
+
+def test_the_compression_page_re_rates_its_month_only_when_what_it_was_made_from_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list before the compression is re-rated in the first run; the next runs read the stored distribution
+    while the lists and games it was made from hold what they held (the same bytes either way, whenever written), and
+    a list that changed makes it again.
+    """
+    from pipeline.reports import writer
+
+    store = ObjectStore(str(tmp_path))
+    stored_scenario(store, COMPRESSING)
+    data = f"{REPORTS_PREFIX}/squeeze/rating-distribution/compression-2024-02.parquet"
+    re_rated: list[str] = []
+
+    def counted(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        re_rated.append(month)
+        return list_before_and_after(store, scenario, month)
+
+    monkeypatch.setattr(writer, "list_before_and_after", counted)
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    chart = data.removesuffix(".parquet") + ".png"
+    first, drawn = store.read_bytes(data), store.read_bytes(chart)
+    assert re_rated == ["2024-02"] and store.exists(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json")
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    assert re_rated == ["2024-02"] and store.read_bytes(data) == first and store.read_bytes(chart) == drawn
+    before = ObjectStore.table_key("squeeze/rating_list", "2024-01")
+    listed = store.read_parquet(before)
+    store.write_parquet(listed, before)  # the same bytes written again: what they hold is what counts
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    assert re_rated == ["2024-02"]
+    store.write_parquet(listed.with_columns(pl.col("rating") + 1), before)  # another list before
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    assert re_rated == ["2024-02", "2024-02"]
+    kept = store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json")
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    assert re_rated == ["2024-02", "2024-02"]
+    assert store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json") == kept

@@ -57,6 +57,11 @@ def test_the_same_operations_behave_the_same_locally_and_on_s3(any_root: str) ->
     )
     assert store.parquet_schema("plain/rating_list/2024-03.parquet") == dict(frame.schema)
     assert store.parquet_rows("plain/rating_list/2024-03.parquet") == frame.height
+    store.write_parquet(frame.head(3), "plain/rating_list/2024-04.parquet")
+    both = store.read_parquets(["plain/rating_list/2024-04.parquet", "plain/rating_list/2024-03.parquet"])
+    assert_frame_equal(both[0], frame.head(3))
+    assert_frame_equal(both[1], frame)
+    store.remove("plain/rating_list/2024-04.parquet")
     assert store.read_bytes("raw/GER/2024-03/notes.txt") == b"hello"
     assert store.exists("raw/GER/2024-03/notes.txt") and not store.exists("raw/GER/2024-04/notes.txt")
     assert store.list_files() == ["plain/rating_list/2024-03.parquet", "raw/GER/2024-03/notes.txt"]

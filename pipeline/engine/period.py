@@ -507,22 +507,8 @@ def rate_period(
     and written back at it; newcomers are merged in at their places. The columns are NumPy arrays
     meanwhile (pipeline/engine/arrays.py).
     """
-    year = parse_month(month)[0]
-    prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
-    game_rows = normalize_games(games, month)
-    if standard is not None:
-        # The players of the games the list rates (a blitz game seeds nobody on the rapid list).
-        rated_here = game_rows.filter(pl.Series(_game_weight_numpy(rules, game_rows) > 0))
-        players_of_month = pl.concat([rated_here["white_id"], rated_here["black_id"]])
-        prev = with_seeds(prev, seeded_from_standard(rules, prev, standard, players_of_month))
-    prev = _in_id_order(k_ten_for_good(prev, rules.k))
-    side_ids = np.concatenate([game_rows["white_id"].to_numpy(), game_rows["black_id"].to_numpy()])
-    listed, side_pos = _with_newcomers(Listed.read(prev), side_ids, players)
+    game_rows, listed, side_pos, sides, rated = _rated_sides(previous, games, rules, month, players, standard)
     size = listed.size
-    sides = _Sides.of(game_rows, listed, side_pos, rules)
-
-    # Rated players (§8.3).
-    rated = _rated_period(sides, listed, rules, year)
 
     # Unrated players (§8.2): those in the games and those holding a pool, whose entries may expire.
     in_games = np.zeros(size, dtype=bool)
@@ -547,6 +533,43 @@ def rate_period(
     )
     new_list = _next_list(listed, rated, unrated_pos, unrated, rules, month)
     return PeriodResult(rating_list=new_list, rated_games=_rated_games_table(sides, rated, month))
+
+
+def predict_period(
+    previous: pl.DataFrame | None, games: pl.DataFrame, rules: RuleSet, month: str, players: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """rate_period's rated_games alone, the same table: each game's ratings in force and expectations, without the
+    new list (a prediction from a frozen list reads only these; the unrated players' period and the new list are
+    about a quarter of a period).
+    """
+    *_, sides, rated = _rated_sides(previous, games, rules, month, players, None)
+    return _rated_games_table(sides, rated, month)
+
+
+def _rated_sides(
+    previous: pl.DataFrame | None,
+    games: pl.DataFrame,
+    rules: RuleSet,
+    month: str,
+    players: pl.DataFrame | None,
+    standard: pl.DataFrame | None,
+) -> tuple[pl.DataFrame, Listed, np.ndarray, _Sides, _RatedPeriod]:
+    """What rate_period and predict_period share: the month's game rows, the list with the period's newcomers, each
+    game side's row in it, the sides, and the rated players' period (§8.3).
+    """
+    year = parse_month(month)[0]
+    prev = previous if previous is not None and _is_full_list(previous) else normalize_list(previous)
+    game_rows = normalize_games(games, month)
+    if standard is not None:
+        # The players of the games the list rates (a blitz game seeds nobody on the rapid list).
+        rated_here = game_rows.filter(pl.Series(_game_weight_numpy(rules, game_rows) > 0))
+        players_of_month = pl.concat([rated_here["white_id"], rated_here["black_id"]])
+        prev = with_seeds(prev, seeded_from_standard(rules, prev, standard, players_of_month))
+    prev = _in_id_order(k_ten_for_good(prev, rules.k))
+    side_ids = np.concatenate([game_rows["white_id"].to_numpy(), game_rows["black_id"].to_numpy()])
+    listed, side_pos = _with_newcomers(Listed.read(prev), side_ids, players)
+    sides = _Sides.of(game_rows, listed, side_pos, rules)
+    return game_rows, listed, side_pos, sides, _rated_period(sides, listed, rules, year)
 
 
 def with_seeds(rating_list: pl.DataFrame, seeds: pl.DataFrame) -> pl.DataFrame:

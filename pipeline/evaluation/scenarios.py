@@ -15,7 +15,7 @@ from pipeline.reports import REPORTS_PREFIX
 from pipeline.reports.page import render_table_page
 from pipeline.reports.writer import store_report, stored_months
 from pipeline.scenarios.chain import players_of
-from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.scenarios.model import Scenario, predict_scenario_month
 from pipeline.scenarios.restriction import Restriction, restricted_in_month
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
@@ -83,8 +83,8 @@ def test_predictions(
                 black_expected=1.0 - expected,
             )
         else:
-            # The scenario's own month, but from the frozen list: only the per-game expectations are kept.
-            part = rate_scenario_month(scenario, frozen_list, frozen_list_only(games_of), month).rated_games
+            # The scenario's own month, but from the frozen list: only the per-game expectations, no list.
+            part = predict_scenario_month(scenario, frozen_list, frozen_list_only(games_of), month)
         parts.append(part.select(PREDICTION_COLUMNS))
     return pl.concat(parts) if parts else pl.DataFrame(schema={c: pl.Float64 for c in PREDICTION_COLUMNS})
 

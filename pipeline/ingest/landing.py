@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 import stat
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -181,7 +182,8 @@ def listing_of_the_run(store: ObjectStore, entries: list[LandingEntry]) -> Itera
     list for themselves.
     """
     url = store.url()
-    _RUN_LISTING[url] = entries
+    # By key, as inventory lists (sorted again in linear time): a folder's entries are then found by bisection.
+    _RUN_LISTING[url] = sorted(entries, key=_key_of)
     try:
         yield
     finally:
@@ -205,8 +207,10 @@ def inventory(
     below = (RAW,) if folder is None else (RAW, folder)
     planned = _RUN_LISTING.get(store.url())
     if planned is not None:
+        # The keys under a folder are those from "<folder>/" up to "<folder>0" ("0" follows "/").
         prefix = "/".join(below) + "/"
-        return [entry for entry in planned if entry.key.startswith(prefix)]
+        start = bisect_left(planned, prefix, key=_key_of)
+        return planned[start : bisect_left(planned, prefix[:-1] + "0", lo=start, key=_key_of)]
     bounds = month_bounds()
     if store.is_local:
         return sorted(_local_entries(store, below, bounds, listed), key=lambda entry: entry.key)
@@ -245,9 +249,11 @@ def _local_entries(
     pending = [top]
     while pending:
         folder = pending.pop()
+        # The folder's key once, each entry's its name after it (a relpath per entry was most of a listing).
+        under = os.path.relpath(folder, store.base).replace(os.sep, "/") + "/"
         with os.scandir(folder) as listing:
             for item in listing:
-                key = os.path.relpath(item.path, store.base).replace(os.sep, "/")
+                key = under + item.name
                 info = item.stat(follow_symlinks=False)
                 if stat.S_ISDIR(info.st_mode):
                     pending.append(item.path)
@@ -261,6 +267,10 @@ def _local_entries(
         if listed is not None:
             listed(len(entries))
     return entries
+
+
+def _key_of(entry: LandingEntry) -> str:
+    return entry.key
 
 
 def refusal(entry: LandingEntry) -> str:

@@ -208,7 +208,8 @@ def ranked_registry(players: pl.DataFrame) -> pl.DataFrame:
     in_id_order = _prepared_rows(players)
     named = in_id_order["name"].is_not_null()
     rows = named.arg_true().to_numpy()
-    by_name = in_id_order.filter(named).select(pl.arg_sort_by("name", "player_id", maintain_order=True))
+    # (name, id) order: a stable sort by name of rows in id order (a second key of 900,000 ids costs a fifth more).
+    by_name = in_id_order.filter(named).select(pl.arg_sort_by("name", maintain_order=True))
     places = np.zeros(in_id_order.height, dtype=np.uint32)
     places[rows[by_name.to_series().to_numpy()]] = np.arange(len(rows), dtype=np.uint32)
     return in_id_order.with_columns(pl.when(named).then(pl.Series(places)).alias(NAME_ORDER))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import posixpath
 from collections.abc import Callable, Sequence
 
@@ -24,6 +26,7 @@ from pipeline.analytics import (
 )
 from pipeline.analytics.windows import PeriodWindow
 from pipeline.months import add_months
+from pipeline.operations.code_versions import code_version
 from pipeline.publish.lists import LISTS_PREFIX, list_command, readable_list_months
 from pipeline.reports.accuracy_page import render_accuracy_page
 from pipeline.reports.chart_pages import render_band_trend_page, render_distribution_page, render_score_curves_page
@@ -134,13 +137,20 @@ REPORTED_ANALYSES = (
 
 
 def drawn_chart(
-    store: ObjectStore, relative: str, data: pl.DataFrame, draw: Callable[[], bytes], *labels: str
+    store: ObjectStore,
+    relative: str,
+    data: pl.DataFrame,
+    draw: Callable[[], bytes],
+    *labels: str,
+    stamp: str | None = None,
 ) -> bytes:
     """The chart under reports/`relative` drawn from `data` and `labels` by `draw`: the stored one where its stamp
-    (charts.chart_stamp) says it was drawn from the same, else drawn now and stamped. Drawing is most of a monthly
-    run's report pages (a 17-panel chart of January lists is over a CPU-second); most charts do not change.
+    (charts.chart_stamp, or `stamp`: the one kept for the same data read back) says it was drawn from the same, else
+    drawn now and stamped. Drawing is most of a monthly run's report pages (a 17-panel chart of January lists is over
+    a CPU-second); most charts do not change.
     """
-    stamp = chart_stamp(data, *labels)
+    # A frame read back from Parquet has the values of the one written but not its buffers, which the stamp hashes.
+    stamp = stamp or chart_stamp(data, *labels)
     target = f"{REPORTS_PREFIX}/{relative}"
     if store.exists(target):
         stored = store.read_bytes(target)
@@ -158,10 +168,10 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         store_report(store, relative, data)
         written.append(relative)
 
-    crosstables = {m: store.read_parquet(_table(key, "crosstable", m)) for m in months}
+    crosstables = dict(zip(months, store.read_parquets([_table(key, "crosstable", m) for m in months]), strict=True))
     # The months' sums, made by the analyse stage (pipeline.analytics.monthly): a few hundred rows each.
-    curves = {m: store.read_parquet(_table(key, "score_curve", m)) for m in months}
-    trends = [store.read_parquet(_table(key, "band_trend", m)) for m in months]
+    curves = dict(zip(months, store.read_parquets([_table(key, "score_curve", m) for m in months]), strict=True))
+    trends = store.read_parquets([_table(key, "band_trend", m) for m in months])
 
     # Pages rest on the months with games: a year or window without any gets no page at all, so
     # the index never links an empty one.
@@ -220,20 +230,22 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         put_distribution(store, put, name, "january-lists", distribution, "January lists", january, "share_pct")
     for event in scenario.events:
         if event.compress is not None and event.after in months:
-            before, after = list_before_and_after(store, scenario, event.after)
             lists = {f"{event.after} before compression": event.after, f"{event.after} after compression": event.after}
-            distribution = rating_distributions(dict(zip(lists, (before, after), strict=True)))
+            label = f"compression-{event.after}"
+            distribution, made_from, stamp = compression_distribution(store, scenario, event.after, label, list(lists))
             if distribution.height:
                 put_distribution(
                     store,
                     put,
                     name,
-                    f"compression-{event.after}",
+                    label,
                     distribution,
                     f"The list of {event.after} before and after compression",
                     lists,
                     "players",
+                    stamp,
                 )
+                keep_made_from(store, name, label, made_from)
     remove_stale_reports(store, name, written)
     return written
 
@@ -265,8 +277,9 @@ def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequen
 
 def stored_frames(store: ObjectStore, scenario: str, table: str, months: Sequence[str]) -> pl.DataFrame | None:
     """The stored months of a scenario's monthly table as one frame (None when none is stored)."""
-    frames = [store.read_parquet(_table(scenario, table, m)) for m in stored_months(store, [scenario, table], months)]
-    return pl.concat(frames) if frames else None
+    keys = [_table(scenario, table, m) for m in stored_months(store, [scenario, table], months)]
+    # Concatenated as read, one chunk a month: a sum over the months then adds in the order it always did.
+    return pl.concat(store.read_parquets(keys)) if keys else None
 
 
 def put_pool_health(
@@ -346,15 +359,22 @@ def put_distribution(
     title: str,
     lists: dict[str, str],
     value: str,
+    stamp: str | None = None,
 ) -> None:
-    """The data, chart (one panel per list) and page of a rating distribution."""
+    """The data, chart (one panel per list: drawn_chart, with `stamp`) and page of a rating distribution."""
     page = report_path(scenario, "rating-distribution", label, "html")
     put(report_path(scenario, "rating-distribution", label, "parquet"), distribution)
     chart, heading = report_path(scenario, "rating-distribution", label, "png"), f"{scenario}: {title}"
     put(
         chart,
         drawn_chart(
-            store, chart, distribution, lambda: plot_rating_distribution(distribution, heading, value), heading, value
+            store,
+            chart,
+            distribution,
+            lambda: plot_rating_distribution(distribution, heading, value),
+            heading,
+            value,
+            stamp=stamp,
         ),
     )
     put(
@@ -372,6 +392,66 @@ def remove_stale_reports(store: ObjectStore, scenario: str, written: Sequence[st
         # Another writer's temporary file is not a report: its rename must still find it.
         if path not in keep and TEMP_MARK not in path:
             store.remove(path)
+
+
+#: What the report pages keep for the next run (derived: deleting the folder is safe): the files, scenario and code
+#: each distribution of a list re-rated for a page was made from (compression_distribution).
+KEPT_REPORT_INPUTS = "kept/reports"
+
+
+def compression_distribution(
+    store: ObjectStore, scenario: Scenario, month: str, label: str, labels: list[str]
+) -> tuple[pl.DataFrame, dict[str, object], str | None]:
+    """The rating distributions of the event month's list before and after its compression (list_before_and_after),
+    labelled `labels`; what they are made from (to keep with keep_made_from once they are written); and the stamp of
+    their stored chart when they are the stored ones (None when made now).
+
+    The list before re-rates the month from the stored list before it: half a CPU-second at the fide scale, in every
+    run's pages though the month is years old. The stored distribution serves while the stored lists and games it
+    was made from, the scenario, the code, and the stored distribution and chart themselves are those kept with it
+    (their contents' digests).
+    """
+    name = scenario.name
+    inputs = [_table(name, "rating_list", add_months(month, -1)), _table(name, "rating_list", month)]
+    inputs += [ObjectStore.table_key("games", m) for m in scenario.months_read(month)]
+    made_from: dict[str, object] = {
+        "code": code_version("analyse"),
+        "scenario": scenario.model_dump(mode="json"),
+        "inputs": _digests(store, inputs),
+    }
+    data, chart = _distribution_files(name, label)
+    kept = f"{KEPT_REPORT_INPUTS}/{name}/{label}.json"
+    if store.exists(kept) and store.exists(data) and store.exists(chart):
+        stored = json.loads(store.read_bytes(kept))
+        if {k: stored.get(k) for k in made_from} == made_from and stored.get("files") == _digests(store, [data, chart]):
+            return store.read_parquet(data), made_from, stored["chart"]
+    before, after = list_before_and_after(store, scenario, month)
+    return rating_distributions(dict(zip(labels, (before, after), strict=True))), made_from, None
+
+
+def keep_made_from(store: ObjectStore, scenario: str, label: str, made_from: dict[str, object]) -> None:
+    """Keep what the distribution and chart just written under `label` were made from, with their own digests and the
+    chart's stamp: a run that stops between the writes leaves digests that no longer match, and the next run makes it
+    again.
+    """
+    data, chart = _distribution_files(scenario, label)
+    kept = {**made_from, "files": _digests(store, [data, chart]), "chart": stamp_of(store.read_bytes(chart))}
+    store.write_bytes(json.dumps(kept, sort_keys=True).encode(), KEPT_REPORT_INPUTS, scenario, f"{label}.json")
+
+
+def _distribution_files(scenario: str, label: str) -> tuple[str, str]:
+    """The keys of a rating distribution's data and chart."""
+    data, chart = (
+        f"{REPORTS_PREFIX}/{report_path(scenario, 'rating-distribution', label, e)}" for e in ("parquet", "png")
+    )
+    return data, chart
+
+
+def _digests(store: ObjectStore, keys: Sequence[str]) -> dict[str, str]:
+    """Key -> SHA-256 of each of the files that exists: what they hold, not when they were written, so that two
+    stores of the same bytes keep the same (12 MB of lists and games read: 30 ms, not the month re-rated).
+    """
+    return {key: hashlib.sha256(store.read_bytes(key)).hexdigest() for key in keys if store.exists(key)}
 
 
 def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:

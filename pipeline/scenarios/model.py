@@ -14,7 +14,7 @@ import polars as pl
 import yaml
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pipeline.engine.period import PeriodResult, carry_forward, compress, rate_period
+from pipeline.engine.period import PeriodResult, carry_forward, compress, predict_period, rate_period
 from pipeline.months import add_months, month_index, parse_month
 from pipeline.rules.model import RulesError, RuleSet, _Frozen, _yaml_scalar, resolve_rules
 from pipeline.settings import Settings
@@ -458,6 +458,22 @@ def _standard_chain_problem(scenario: Scenario, scenarios: dict[str, Scenario]) 
     if chain.standard_chain is not None:
         return f"{chain.name} is itself seeded by {chain.standard_chain}"
     return None
+
+
+def predict_scenario_month(
+    scenario: Scenario, frozen: pl.DataFrame, games_of: Callable[[str], pl.DataFrame], month: str
+) -> pl.DataFrame:
+    """rate_scenario_month(scenario, frozen, games_of, month).rated_games, the same table, without the lists: what a
+    prediction from a frozen list reads (pipeline.evaluation.scenarios).
+    """
+    rules = scenario.rules_for(month)
+    months = scenario.months_read(month) if rules.publishes_list_after(month) else [month]
+    games = pl.concat([games_of(m) for m in months], how="diagonal_relaxed") if len(months) > 1 else games_of(month)
+    rated_games = predict_period(frozen, games, rules, month)
+    if len(months) > 1:
+        own = games_of(month).select(pl.col("game_id").cast(pl.UInt64))
+        rated_games = rated_games.join(own, on="game_id", how="semi")
+    return rated_games
 
 
 def rate_scenario_month(

@@ -8,7 +8,7 @@ import os
 import posixpath
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 from urllib.parse import urlsplit
@@ -368,6 +368,16 @@ class ObjectStore:
             return pl.read_parquet(self.url(*parts), columns=columns, storage_options=polars_s3_options())
         with self.open(*parts) as handle:
             return pl.read_parquet(handle, columns=columns)
+
+    def read_parquets(self, keys: Sequence[str]) -> list[pl.DataFrame]:
+        """read_parquet of each key, in order. Read together: a report's two hundred monthly tables of a few rows
+        each cost a read's fixed overhead each (a third of a CPU-second for three such tables), not their rows.
+        """
+        if self.is_local:
+            return pl.collect_all([pl.scan_parquet(self.path(key), hive_partitioning=False) for key in keys])
+        if self.is_s3:
+            return pl.collect_all([pl.scan_parquet(self.url(key), storage_options=polars_s3_options()) for key in keys])
+        return [self.read_parquet(key) for key in keys]
 
     def scan_parquet(self, *parts: str) -> pl.LazyFrame:
         """A stored table as a LazyFrame, so that filters read only what they need (e.g. one month of the truth)."""
