@@ -9,8 +9,11 @@ NumPy scatter; the pools (a list of structs per player) as their offsets and fla
 
 from __future__ import annotations
 
+import operator
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -124,6 +127,54 @@ class Strings:
 
     def series(self, name: str) -> pl.Series:
         return pl.Series(name, self.arrow())
+
+    def compare(self, op: str, bound: str) -> np.ndarray:
+        """`value op bound` ("<", "<=", ">" or ">=") per value, False where missing: Polars' comparison of the column
+        with a string (bytewise), filled with False.
+        """
+        keys = self.inline_keys(len(bound.encode()))
+        if keys is None:
+            return _COMPARISONS[op](self.series("s"), bound).fill_null(False).to_numpy()
+        return _COMPARISONS[op](keys, _inline_key(bound)) & self.valid
+
+    def below_previous(self) -> np.ndarray:
+        """Whether each value but the first is less than the one before it (bytewise), False where either is missing."""
+        keys = self.inline_keys()
+        if keys is not None:
+            return (keys[1:] < keys[:-1]) & self.valid[1:] & self.valid[:-1]
+        values = self.series("s")
+        return (values.slice(1) < values.slice(0, max(len(values) - 1, 0))).fill_null(False).to_numpy()
+
+    def inline_keys(self, width: int | None = None) -> np.ndarray | None:
+        """Integers ordered as the values present are (bytewise), when all of them are `width` bytes long (None: as
+        long as the first), 1 to 8; None otherwise. Values under a missing entry are unspecified.
+        """
+        # A month (YYYY-MM) is inline in its view: its bytes read as a big-endian integer order the values as their
+        # bytes do, and a comparison is one pass over integers, not Polars' pass over 500,000 views (3 ms a month).
+        views = np.ascontiguousarray(self.views)
+        count = len(views)
+        if not count:
+            return np.zeros(0, dtype=np.uint64) if width is None or 0 < width <= 8 else None
+        lengths = np.ndarray((count,), dtype="<i4", buffer=views, offset=0, strides=(16,))
+        if width is None:
+            first = int(np.argmax(self.valid))
+            width = int(lengths[first]) if self.valid[first] else 1
+        if not 0 < width <= 8 or not bool(((lengths == width) | ~self.valid).all()):
+            return None
+        prefix = np.ndarray((count,), dtype=">u8", buffer=views, offset=4, strides=(16,))
+        return prefix >> np.uint64(64 - 8 * width)
+
+
+_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def _inline_key(text: str) -> np.uint64:
+    return np.uint64(int.from_bytes(text.encode(), "big"))
 
 
 def inline_view(text: str) -> np.ndarray:

@@ -314,6 +314,7 @@ class _Sides:
     score: np.ndarray
     weight: np.ndarray  # per game
     counts: np.ndarray  # against a rated opponent (§8.3.1), in a rated time control
+    unit_weight: bool  # every game weighs 1
     # K of the list in force at the event's start where the games give one (an event started before the period),
     # per side (values, known); None when no game gives one.
     k_at_start: tuple[np.ndarray, np.ndarray] | None
@@ -361,6 +362,7 @@ class _Sides:
             score=np.concatenate([white_score, 1.0 - white_score]),
             weight=weight,
             counts=np.tile(weight > 0, 2) & opponent_known,
+            unit_weight=bool((weight == 1.0).all()),
             k_at_start=k_at_start,
         )
 
@@ -406,7 +408,9 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
     else:
         d = _rating_difference_numpy(rules, sides.own[side], sides.opponent[side])
     expected_h = _expected_score_numpy(rules, d, side < sides.games.height)
-    delta_h = (sides.score[side] * 100.0 - expected_h) * sides.weight[sides.game_of(side)]
+    delta_h = sides.score[side] * 100.0 - expected_h
+    if not sides.unit_weight:  # x times 1.0 is x, to the bit
+        delta_h *= sides.weight[sides.game_of(side)]
     position = sides.position[side]
     games_n = np.bincount(position, minlength=listed.size)
     delta = np.bincount(position, weights=delta_h, minlength=listed.size)
@@ -604,7 +608,7 @@ def _next_list(
     last_played.views[now], last_played.valid[now] = inline_view(month), True
     last_played_series = last_played.series("last_played")
     # §7.2.2 (regulations.inactive); a player who never played keeps the flag the list gave (a seed list's).
-    inactive = _inactive_numpy(rules, month, last_played_series) | (~last_played.valid & listed.inactive)
+    inactive = _inactive_numpy(rules, month, last_played) | (~last_played.valid & listed.inactive)
 
     pending_games = listed.pending_games * ~listed.rated
     pending_games[unrated_pos] = unrated.pending_games
@@ -632,7 +636,7 @@ def _next_list(
             number_series("change", change, change_known),
             # Corrections of earlier lists' games are added after the period, outside the engine
             # (pipeline.scenarios.corrections).
-            pl.repeat(None, size, dtype=pl.Int32, eager=True).alias("correction"),
+            number_series("correction", np.zeros(size, dtype=np.int32), np.zeros(size, dtype=bool)),
             number_series("k", k),
             number_series("k_used", k_used, k_used_known),
             number_series("games", games),
@@ -648,7 +652,7 @@ def _next_list(
             pending_column(size, unrated_pos, unrated.pool_sizes, unrated.pool_entries),
         ]
     )
-    return conform(new_list, RatingList)
+    return _conformed(new_list, LIST_SCHEMA, RatingList)
 
 
 def _newcomers(ids: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
@@ -666,6 +670,14 @@ _NEVER_MISSING = ("player_id", "games", "inactive", "delisted", "newly_rated", "
 
 def _is_full_list(frame: pl.DataFrame) -> bool:
     return dict(frame.schema) == dict(LIST_SCHEMA) and not any(frame[name].null_count() for name in _NEVER_MISSING)
+
+
+def _conformed(frame: pl.DataFrame, schema: pl.Schema, model: type[RatingList] | type[RatedGames]) -> pl.DataFrame:
+    # The engine builds its frames with the schema's columns and dtypes: conform's select of casts (1-2 ms a month, most
+    # of it making the expressions) is then the same frame.
+    if list(frame.schema.items()) == list(schema.items()):
+        return frame
+    return conform(frame, model)
 
 
 def _rated_games_table(sides: _Sides, rated: _RatedPeriod, month: str) -> pl.DataFrame:
@@ -695,7 +707,7 @@ def _rated_games_table(sides: _Sides, rated: _RatedPeriod, month: str) -> pl.Dat
             number_series("weight", sides.weight),
         ]
     )
-    table = conform(table, RatedGames)
+    table = _conformed(table, RATED_GAMES_SCHEMA, RatedGames)
     game_ids = table["game_id"].to_numpy()
     # Games usually arrive in game_id order: the sort is then skipped (only when strictly increasing, so nothing can
     # move).

@@ -23,6 +23,8 @@ from pipeline.rules.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DI
 if TYPE_CHECKING:
     from polars.expr.whenthen import ChainedThen, Then
 
+    from pipeline.engine.arrays import Strings
+
 _PD_SERIES = pl.Series("pd", PD_HIGHER_HUNDREDTHS.astype("int32"))
 _DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
 
@@ -510,9 +512,14 @@ def inactive(rules: RuleSet, month: str) -> pl.Expr:
     return pl.col("last_played") <= add_months(month, -rules.inactive_after_months)  # YYYY-MM sorts as months
 
 
-def _inactive_numpy(rules: RuleSet, month: str, last_played: pl.Series) -> np.ndarray:
-    """The rule `inactive` on a last_played column (Utf8 or string views): a bool array, False where never played."""
-    return (last_played <= add_months(month, -rules.inactive_after_months)).fill_null(False).to_numpy()
+def _inactive_numpy(rules: RuleSet, month: str, last_played: pl.Series | Strings) -> np.ndarray:
+    """The rule `inactive` on a last_played column (Utf8 or string views, or the engine's Strings): a bool array,
+    False where never played.
+    """
+    cutoff = add_months(month, -rules.inactive_after_months)
+    if isinstance(last_played, pl.Series):
+        return (last_played <= cutoff).fill_null(False).to_numpy()
+    return last_played.compare("<=", cutoff)
 
 
 # -- §8.2 and §7.1.4: the first rating of an unrated player -------------------------------------------
@@ -539,9 +546,14 @@ def _pool_window_start(rules: RuleSet, month: str) -> str:
     return add_months(month, 1 - rules.initial.pool_months)  # YYYY-MM strings sort like the months
 
 
-def _in_pool_window_numpy(rules: RuleSet, month: str, entry_months: pl.Series) -> np.ndarray:
-    """in_pool_window on a column of pool entries' months (Utf8 or string views): a bool array."""
-    return (entry_months >= _pool_window_start(rules, month)).fill_null(False).to_numpy()
+def _in_pool_window_numpy(rules: RuleSet, month: str, entry_months: pl.Series | Strings) -> np.ndarray:
+    """in_pool_window on a column of pool entries' months (Utf8 or string views, or the engine's Strings): a bool
+    array.
+    """
+    start = _pool_window_start(rules, month)
+    if isinstance(entry_months, pl.Series):
+        return (entry_months >= start).fill_null(False).to_numpy()
+    return entry_months.compare(">=", start)
 
 
 def enough_games_for_first_rating(n_pool: pl.Expr, rules: RuleSet) -> pl.Expr:
