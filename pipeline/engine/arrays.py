@@ -205,18 +205,21 @@ class PoolEntries:
 
 
 def _with_valid(column: pl.Series | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(values with 0 under a missing entry, valid) of a numeric column: both arrays are the caller's to edit."""
+    """(values with 0 under a missing entry, valid) of a numeric column, not to be edited: without a missing entry
+    the values are the column's own memory (read-only), not a copy of it.
+    """
     values, valid = numbers(column)
     if valid is None:
-        return values.copy(), np.ones(len(values), dtype=bool)
-    return values * valid, valid.copy()
+        return values, np.ones(len(values), dtype=bool)
+    return values * valid, valid
 
 
 @dataclass
 class Listed:
     """The columns of the list in force that a period reads, one row per player, in player_id order.
 
-    (change, k_used, games, delisted and newly_rated are the previous period's and are not read.)
+    (change, k_used, games, delisted and newly_rated are the previous period's and are not read.) The arrays are
+    read, never edited: some are the frame's own memory.
     """
 
     ids: np.ndarray

@@ -175,7 +175,7 @@ def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
     bad_scores = out.filter(~pl.col("white_score").is_in([0.0, 0.5, 1.0]) | pl.col("white_score").is_null()).height
     if bad_scores:
         raise EngineInputError(f"{bad_scores} games have a white_score other than 1, 0.5 or 0")
-    if out.filter(pl.col("white_id").is_null() | pl.col("black_id").is_null()).height:
+    if out["white_id"].null_count() or out["black_id"].null_count():
         raise EngineInputError("some games have no white_id or black_id")
     return out
 
@@ -350,11 +350,14 @@ class _Sides:
                 np.concatenate([column.is_not_null().to_numpy() for column in k_columns]),
             )
         opponent_known = np.concatenate([black_used[1], white_used[1]])
+        # Without a rating given by the games, each side's is the list's, already in side order.
+        given = any(games[column].null_count() < count for column in ("white_rating_used", "black_rating_used"))
+        own = np.concatenate([white_used[0], black_used[0]]) if given else list_rating
         return cls(
             games=games,
             position=side_pos,
             player_rated=list_rated,
-            own=np.concatenate([white_used[0], black_used[0]]),
+            own=own,
             opponent=np.concatenate([black_used[0], white_used[0]]),
             opponent_known=opponent_known,
             white_used=white_used,

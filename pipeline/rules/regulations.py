@@ -363,7 +363,11 @@ def _development_coefficient_numpy(
     if policy.junior is not None:
         last_junior_year = birth_year + np.int32(policy.junior_until_age)  # Int32, as the Polars expression
         young = (year <= last_junior_year) if policy.junior_end_of_year else (year < last_junior_year)
-        young &= birth_year_known & (rating * rated < policy.junior_below)  # a missing rating counts as 0
+        # A missing rating counts as 0: below junior_below when that is positive (as `rating x rated <` it, without
+        # the product).
+        below = rating < policy.junior_below
+        below = below | ~rated if 0 < policy.junior_below else below & rated
+        young &= birth_year_known & below
         k = k + young.astype(np.int16) * (np.int16(policy.junior) - k)
     elite = _reached_elite_numpy(policy, ever_2400, rating, rated)
     return k + elite.astype(np.int16) * (np.int16(policy.elite) - k)
@@ -605,14 +609,33 @@ def _disregarded_first_event_numpy(
     # Event ids as integers in event_id order, so that (start, code) orders the events as (start, event_id).
     code = event.cast(pl.Enum(event.unique().sort())).to_physical().to_numpy().astype(np.int64)
     start = event_start.to_physical().to_numpy()
-    order = np.lexsort((code, start, player))
-    leads = order[np.concatenate([[True], player[order][1:] != player[order][:-1]])]  # each player's first game
-    players, who = np.unique(player, return_inverse=True)
-    first_event = np.empty(len(players), dtype=np.int64)
+    order = _lexsorted(code, start, player)
+    by_player = player[order]
+    new_player = np.concatenate([[True], by_player[1:] != by_player[:-1]])
+    leads = order[new_player]  # each player's first game
+    # Each game's player numbered in player order (np.unique's inverse), from the sort already made.
+    who = np.empty(len(player), dtype=np.int64)
+    who[order] = np.cumsum(new_player) - 1
+    first_event = np.empty(len(leads), dtype=np.int64)
     first_event[who[leads]] = code[leads]
     in_first = code == first_event[who]
-    first_points = np.bincount(who[in_first], weights=points_x2[in_first], minlength=len(players))
+    first_points = np.bincount(who[in_first], weights=points_x2[in_first], minlength=len(leads))
     return in_first & (first_points < _first_event_min_points_x2(rules))[who]
+
+
+def _lexsorted(*keys: np.ndarray) -> np.ndarray:
+    """np.lexsort(keys) of integer keys (the last one first): the same order from one stable sort of a combined int64
+    key when the keys' ranges fit in it (one radix sort, not three passes of lexsort).
+    """
+    span, combined = 1, np.zeros(len(keys[0]), dtype=np.int64)
+    for key in keys:
+        low = int(key.min()) if len(key) else 0
+        width = (int(key.max()) - low + 1) if len(key) else 1
+        if span * width >= 2**62:
+            return np.lexsort(keys)
+        combined += (key.astype(np.int64) - low) * span
+        span *= width
+    return np.argsort(combined, kind="stable")
 
 
 def initial_rating(rules: RuleSet) -> pl.Expr:
