@@ -849,3 +849,20 @@ def test_string_comparisons_on_views_equal_polars():
                 assert np.array_equal(strings.compare(op, bound), expected.fill_null(False).to_numpy())
         below = (series.slice(1) < series.slice(0, len(series) - 1)).fill_null(False).to_numpy()
         assert np.array_equal(strings.below_previous(), below)
+
+
+def test_lexsorted_is_lexsort_order():
+    """_lexsorted (one stable sort of a combined key) orders as np.lexsort, and falls back to it for wide keys."""
+    from pipeline.rules.regulations import _lexsorted
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(0, 500))
+        keys = (
+            rng.integers(-5, int(rng.integers(1, 50)), n),
+            rng.integers(19_000, 19_040, n).astype(np.int32),
+            rng.integers(0, int(rng.integers(1, 10**6)), n),
+        )
+        assert np.array_equal(_lexsorted(*keys), np.lexsort(keys))
+    wide = (rng.integers(0, 2**40, 1_000), rng.integers(0, 2**40, 1_000))
+    assert np.array_equal(_lexsorted(*wide), np.lexsort(wide))
