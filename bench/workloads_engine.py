@@ -4,6 +4,7 @@ two years of months beside the yardstick of ../shared/yardsticks/bare_period_cor
 
 from __future__ import annotations
 
+import statistics
 import time
 
 import numpy as np
@@ -99,7 +100,7 @@ def engine_vs_reference() -> dict:
     }
 
 
-YARDSTICK_MONTHS, YARDSTICK_RUNS = 24, 3
+YARDSTICK_MONTHS, YARDSTICK_RUNS = 24, 5
 
 
 def yardstick_period(
@@ -192,8 +193,9 @@ def engine_vs_yardstick() -> dict:
     yardstick.
 
     CPU time (process time: every thread of the process) of the rating work only; building each
-    month's games frame is excluded for both. Each chain runs YARDSTICK_RUNS times, alternating, and
-    the best total of each is kept.
+    month's games frame is excluded for both. Each chain runs YARDSTICK_RUNS times, alternating, each
+    side first every other time, and the best total of each is kept; the ratios of the chains run one
+    after the other (a pair shares the machine's load) are reported beside it, and their median.
     """
     full_list, pairings, months, month_frames = chain_months()
     rules = load_rules("fide-2024")
@@ -209,11 +211,16 @@ def engine_vs_yardstick() -> dict:
         return cpu, wall
 
     engine_runs, yardstick_runs = [], []
-    for _ in range(YARDSTICK_RUNS):
+    for run in range(YARDSTICK_RUNS):
+        # Neither side always runs after the other: the second of a pair meets the first's freed memory and caches.
+        if run % 2:
+            yardstick_runs.append(yardstick_chain())
         engine_runs.append(engine_chain(full_list, months, month_frames, rules)[:2])
-        yardstick_runs.append(yardstick_chain())
+        if not run % 2:
+            yardstick_runs.append(yardstick_chain())
     engine_cpu, engine_wall = min(engine_runs)
     yard_cpu, yard_wall = min(yardstick_runs)
+    pair_ratios = [round(e / y, 2) for (e, _), (y, _) in zip(engine_runs, yardstick_runs, strict=True)]
     return {
         "seconds": round(engine_wall, 3),
         "items": FIDE_GAMES * YARDSTICK_MONTHS,
@@ -226,6 +233,8 @@ def engine_vs_yardstick() -> dict:
         "yardstick_cpu_seconds_all": [round(c, 3) for c, _ in yardstick_runs],
         "yardstick_wall_seconds": round(yard_wall, 3),
         "cpu_ratio": round(engine_cpu / yard_cpu, 2),
+        "cpu_ratio_pairs": pair_ratios,
+        "cpu_ratio_pairs_median": statistics.median(pair_ratios),
         "wall_ratio": round(engine_wall / yard_wall, 2),
     }
 

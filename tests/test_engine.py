@@ -697,6 +697,7 @@ def test_reached_elite_numpy_equals_the_rule_on_every_player_state(elite_from):
 def test_newcomer_clause_numpy_twins_equal_the_rules(name):
     from datetime import date, timedelta
 
+    from pipeline.engine.arrays import Strings
     from pipeline.months import add_months
     from pipeline.rules.regulations import (
         _disregarded_first_event_numpy,
@@ -716,10 +717,12 @@ def test_newcomer_clause_numpy_twins_equal_the_rules(name):
         for month in ("2022-06", "2023-01", "2024-12"):
             window = _rule_values(in_pool_window(rules, month), months.to_frame())
             assert np.array_equal(_in_pool_window_numpy(rules, month, months), window)
+            assert np.array_equal(_in_pool_window_numpy(rules, month, Strings.of(months)), window)
             last_played = months.alias("last_played")
             # The rule is null where nobody played (the list's flag holds); the twin says False there.
             expected = _rule_values(inactive(rules, month).fill_null(False), last_played.to_frame())
             assert np.array_equal(_inactive_numpy(rules, month, last_played), expected)
+            assert np.array_equal(_inactive_numpy(rules, month, Strings.of(last_played)), expected)
     n_pool = np.arange(0, 20)
     assert np.array_equal(
         _enough_games_for_first_rating_numpy(n_pool, load_rules(name)),
@@ -825,3 +828,41 @@ def test_list_columns_survive_the_trip_through_arrays():
     assert number_series("r", listed.rating, listed.rated).to_list() == [None, 1500, None]
     months = Strings.of(pl.Series(["2024-03", None, "2024-04"]))
     assert months.series("m").to_list() == ["2024-03", None, "2024-04"]
+
+
+def test_string_comparisons_on_views_equal_polars():
+    """Strings.compare and below_previous (integer keys when every value is inline and equally long) give Polars'
+    bytewise comparison, filled with False: months, other lengths, long and non-ASCII strings, missing values, slices.
+    """
+    from pipeline.engine.arrays import Strings
+
+    pool = ["2021-01", "2021-12", "2022-06", "2020-13", "2021-1", "", "é2021-0", "zzzz-zz", None, "over 12 bytes long"]
+    rng = np.random.default_rng(3)
+    for trial in range(400):
+        choice = rng.choice(len(pool) if trial % 2 else 4, size=int(rng.integers(0, 40)))
+        series = pl.Series("m", [pool[i] for i in choice] + ["2021-06", "2022-01"], dtype=pl.String)
+        series = series.slice(int(rng.integers(0, 2)))
+        strings = Strings.of(series)
+        for bound in ("2021-06", "2021-1", "", "2022", "2021-06-01", "\x00"):
+            for op in ("<", "<=", ">", ">="):
+                expected = {"<": series < bound, "<=": series <= bound, ">": series > bound, ">=": series >= bound}[op]
+                assert np.array_equal(strings.compare(op, bound), expected.fill_null(False).to_numpy())
+        below = (series.slice(1) < series.slice(0, len(series) - 1)).fill_null(False).to_numpy()
+        assert np.array_equal(strings.below_previous(), below)
+
+
+def test_lexsorted_is_lexsort_order():
+    """_lexsorted (one stable sort of a combined key) orders as np.lexsort, and falls back to it for wide keys."""
+    from pipeline.rules.regulations import _lexsorted
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(0, 500))
+        keys = (
+            rng.integers(-5, int(rng.integers(1, 50)), n),
+            rng.integers(19_000, 19_040, n).astype(np.int32),
+            rng.integers(0, int(rng.integers(1, 10**6)), n),
+        )
+        assert np.array_equal(_lexsorted(*keys), np.lexsort(keys))
+    wide = (rng.integers(0, 2**40, 1_000), rng.integers(0, 2**40, 1_000))
+    assert np.array_equal(_lexsorted(*wide), np.lexsort(wide))

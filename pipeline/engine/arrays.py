@@ -9,8 +9,11 @@ NumPy scatter; the pools (a list of structs per player) as their offsets and fla
 
 from __future__ import annotations
 
+import operator
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -125,6 +128,54 @@ class Strings:
     def series(self, name: str) -> pl.Series:
         return pl.Series(name, self.arrow())
 
+    def compare(self, op: str, bound: str) -> np.ndarray:
+        """`value op bound` ("<", "<=", ">" or ">=") per value, False where missing: Polars' comparison of the column
+        with a string (bytewise), filled with False.
+        """
+        keys = self.inline_keys(len(bound.encode()))
+        if keys is None:
+            return _COMPARISONS[op](self.series("s"), bound).fill_null(False).to_numpy()
+        return _COMPARISONS[op](keys, _inline_key(bound)) & self.valid
+
+    def below_previous(self) -> np.ndarray:
+        """Whether each value but the first is less than the one before it (bytewise), False where either is missing."""
+        keys = self.inline_keys()
+        if keys is not None:
+            return (keys[1:] < keys[:-1]) & self.valid[1:] & self.valid[:-1]
+        values = self.series("s")
+        return (values.slice(1) < values.slice(0, max(len(values) - 1, 0))).fill_null(False).to_numpy()
+
+    def inline_keys(self, width: int | None = None) -> np.ndarray | None:
+        """Integers ordered as the values present are (bytewise), when all of them are `width` bytes long (None: as
+        long as the first), 1 to 8; None otherwise. Values under a missing entry are unspecified.
+        """
+        # A month (YYYY-MM) is inline in its view: its bytes read as a big-endian integer order the values as their
+        # bytes do, and a comparison is one pass over integers, not Polars' pass over 500,000 views (3 ms a month).
+        views = np.ascontiguousarray(self.views)
+        count = len(views)
+        if not count:
+            return np.zeros(0, dtype=np.uint64) if width is None or 0 < width <= 8 else None
+        lengths = np.ndarray((count,), dtype="<i4", buffer=views, offset=0, strides=(16,))
+        if width is None:
+            first = int(np.argmax(self.valid))
+            width = int(lengths[first]) if self.valid[first] else 1
+        if not 0 < width <= 8 or not bool(((lengths == width) | ~self.valid).all()):
+            return None
+        prefix = np.ndarray((count,), dtype=">u8", buffer=views, offset=4, strides=(16,))
+        return prefix >> np.uint64(64 - 8 * width)
+
+
+_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def _inline_key(text: str) -> np.uint64:
+    return np.uint64(int.from_bytes(text.encode(), "big"))
+
 
 def inline_view(text: str) -> np.ndarray:
     """The string view of a short string (at most 12 bytes, e.g. a month YYYY-MM): one VIEW item."""
@@ -154,18 +205,21 @@ class PoolEntries:
 
 
 def _with_valid(column: pl.Series | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(values with 0 under a missing entry, valid) of a numeric column: both arrays are the caller's to edit."""
+    """(values with 0 under a missing entry, valid) of a numeric column, not to be edited: without a missing entry
+    the values are the column's own memory (read-only), not a copy of it.
+    """
     values, valid = numbers(column)
     if valid is None:
-        return values.copy(), np.ones(len(values), dtype=bool)
-    return values * valid, valid.copy()
+        return values, np.ones(len(values), dtype=bool)
+    return values * valid, valid
 
 
 @dataclass
 class Listed:
     """The columns of the list in force that a period reads, one row per player, in player_id order.
 
-    (change, k_used, games, delisted and newly_rated are the previous period's and are not read.)
+    (change, k_used, games, delisted and newly_rated are the previous period's and are not read.) The arrays are
+    read, never edited: some are the frame's own memory.
     """
 
     ids: np.ndarray

@@ -175,7 +175,7 @@ def normalize_games(games: pl.DataFrame, month: str) -> pl.DataFrame:
     bad_scores = out.filter(~pl.col("white_score").is_in([0.0, 0.5, 1.0]) | pl.col("white_score").is_null()).height
     if bad_scores:
         raise EngineInputError(f"{bad_scores} games have a white_score other than 1, 0.5 or 0")
-    if out.filter(pl.col("white_id").is_null() | pl.col("black_id").is_null()).height:
+    if out["white_id"].null_count() or out["black_id"].null_count():
         raise EngineInputError("some games have no white_id or black_id")
     return out
 
@@ -314,6 +314,7 @@ class _Sides:
     score: np.ndarray
     weight: np.ndarray  # per game
     counts: np.ndarray  # against a rated opponent (§8.3.1), in a rated time control
+    unit_weight: bool  # every game weighs 1
     # K of the list in force at the event's start where the games give one (an event started before the period),
     # per side (values, known); None when no game gives one.
     k_at_start: tuple[np.ndarray, np.ndarray] | None
@@ -321,7 +322,8 @@ class _Sides:
     @classmethod
     def of(cls, games: pl.DataFrame, listed: Listed, side_pos: np.ndarray, rules: RuleSet) -> _Sides:
         count = games.height
-        list_rating, list_rated = listed.rating[side_pos], listed.rated[side_pos]
+        # np.take: the month's gathers from the list cost a fifth to a third less than indexing.
+        list_rating, list_rated = np.take(listed.rating, side_pos), np.take(listed.rated, side_pos)
 
         def used(column: str, sides: slice) -> tuple[np.ndarray, np.ndarray]:
             source, source_known = numbers(games[column])
@@ -349,11 +351,14 @@ class _Sides:
                 np.concatenate([column.is_not_null().to_numpy() for column in k_columns]),
             )
         opponent_known = np.concatenate([black_used[1], white_used[1]])
+        # Without a rating given by the games, each side's is the list's, already in side order.
+        given = any(games[column].null_count() < count for column in ("white_rating_used", "black_rating_used"))
+        own = np.concatenate([white_used[0], black_used[0]]) if given else list_rating
         return cls(
             games=games,
             position=side_pos,
             player_rated=list_rated,
-            own=np.concatenate([white_used[0], black_used[0]]),
+            own=own,
             opponent=np.concatenate([black_used[0], white_used[0]]),
             opponent_known=opponent_known,
             white_used=white_used,
@@ -361,6 +366,7 @@ class _Sides:
             score=np.concatenate([white_score, 1.0 - white_score]),
             weight=weight,
             counts=np.tile(weight > 0, 2) & opponent_known,
+            unit_weight=bool((weight == 1.0).all()),
             k_at_start=k_at_start,
         )
 
@@ -373,6 +379,7 @@ class _RatedPeriod:
     """Rated players' counting sides (in summation order) and the players who played (§8.3)."""
 
     side: np.ndarray
+    counting: np.ndarray  # the sides of `side` as a mask over every side
     expected_h: np.ndarray  # hundredths
     played: np.ndarray  # list rows, increasing
     games: np.ndarray  # n, int32
@@ -385,7 +392,8 @@ class _RatedPeriod:
 
 
 def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _RatedPeriod:
-    side = np.flatnonzero(sides.player_rated & sides.counts)
+    counting = sides.player_rated & sides.counts
+    side = np.flatnonzero(counting)
     per_event: pl.DataFrame | None = None
     if events_matter(rules):
         # The once-per-event 400-point rule and rounding per event need each side's player and event.
@@ -404,33 +412,38 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         side, d = rows["side_row"].to_numpy(), rows["d"].to_numpy()
         per_event = rows.select("event_id")
     else:
-        d = _rating_difference_numpy(rules, sides.own[side], sides.opponent[side])
+        d = _rating_difference_numpy(rules, np.take(sides.own, side), np.take(sides.opponent, side))
     expected_h = _expected_score_numpy(rules, d, side < sides.games.height)
-    delta_h = (sides.score[side] * 100.0 - expected_h) * sides.weight[sides.game_of(side)]
-    position = sides.position[side]
+    delta_h = np.take(sides.score, side) * 100.0 - expected_h
+    if not sides.unit_weight:  # x times 1.0 is x, to the bit
+        delta_h *= sides.weight[sides.game_of(side)]
+    position = np.take(sides.position, side)
     games_n = np.bincount(position, minlength=listed.size)
     delta = np.bincount(position, weights=delta_h, minlength=listed.size)
     played = np.flatnonzero(games_n > 0)
-    n = games_n[played].astype(np.int32)
+    n = np.take(games_n, played).astype(np.int32)
+    # np.take, as in _Sides.of.
+    rating = np.take(listed.rating, played)
+    games_total = np.take(listed.games_total, played)
     k_start = _k_from_previous_list_numpy(
         rules.k,
         year,
-        listed.k[played],
-        listed.k_known[played],
-        rating=listed.rating[played],
-        rated=listed.rated[played],
-        games_total=listed.games_total[played],
-        games_total_known=listed.games_total_known[played],
-        birth_year=listed.birth_year[played],
-        birth_year_known=listed.birth_year_known[played],
-        ever_2400=listed.ever_2400[played],
+        np.take(listed.k, played),
+        np.take(listed.k_known, played),
+        rating=rating,
+        rated=np.take(listed.rated, played),
+        games_total=games_total,
+        games_total_known=np.take(listed.games_total_known, played),
+        birth_year=np.take(listed.birth_year, played),
+        birth_year_known=np.take(listed.birth_year_known, played),
+        ever_2400=np.take(listed.ever_2400, played),
     )
     k_used = _k_times_games_cap_numpy(k_start, n, rules)
     # Each counting side's K: its player's for the period (a gather by list row, cheaper than a search), or that of
     # the list in force at its event's start where the event started before the period.
     k_at_row = np.zeros(listed.size, dtype=np.int16)
     k_at_row[played] = k_used
-    side_k = k_at_row[position]
+    side_k = np.take(k_at_row, position)
     player = None  # each counting side's player as an index into `played`, where needed
     if sides.k_at_start is not None:
         player = np.searchsorted(played, position)
@@ -440,7 +453,7 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         )
     if not rounds_per_event(rules):
         # x / 100.0 as Polars evaluates it (round_half_away's callers): times the reciprocal, bit for bit.
-        change = _round_half_away_numpy(k_used.astype(np.float64) * delta[played] * _HUNDREDTH)
+        change = _round_half_away_numpy(k_used.astype(np.float64) * np.take(delta, played) * _HUNDREDTH)
         if player is not None and (differs := side_k != k_used[player]).any():
             # A player with an event rated under another list's K: sum K x dR over the sides, rounded once.
             mixed = np.unique(player[differs])
@@ -450,10 +463,11 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         assert per_event is not None
         player = np.searchsorted(played, position) if player is None else player
         change = _changes_rounded_per_event(per_event, player, delta_h, played, side_k)
-    updated = listed.rating[played] + change
+    updated = rating + change
     delisted = _below_floor_numpy(updated, rules)
     return _RatedPeriod(
         side=side,
+        counting=counting,
         expected_h=expected_h,
         played=played,
         games=n,
@@ -462,7 +476,7 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         change=change,
         rating=updated,
         delisted=delisted,
-        games_total=listed.games_total[played] + n,
+        games_total=games_total + n,
     )
 
 
@@ -627,7 +641,7 @@ def _next_list(
     last_played.views[now], last_played.valid[now] = inline_view(month), True
     last_played_series = last_played.series("last_played")
     # §7.2.2 (regulations.inactive); a player who never played keeps the flag the list gave (a seed list's).
-    inactive = _inactive_numpy(rules, month, last_played_series) | (~last_played.valid & listed.inactive)
+    inactive = _inactive_numpy(rules, month, last_played) | (~last_played.valid & listed.inactive)
 
     pending_games = listed.pending_games * ~listed.rated
     pending_games[unrated_pos] = unrated.pending_games
@@ -655,7 +669,7 @@ def _next_list(
             number_series("change", change, change_known),
             # Corrections of earlier lists' games are added after the period, outside the engine
             # (pipeline.scenarios.corrections).
-            pl.repeat(None, size, dtype=pl.Int32, eager=True).alias("correction"),
+            number_series("correction", np.zeros(size, dtype=np.int32), np.zeros(size, dtype=bool)),
             number_series("k", k),
             number_series("k_used", k_used, k_used_known),
             number_series("games", games),
@@ -671,7 +685,7 @@ def _next_list(
             pending_column(size, unrated_pos, unrated.pool_sizes, unrated.pool_entries),
         ]
     )
-    return conform(new_list, RatingList)
+    return _conformed(new_list, LIST_SCHEMA, RatingList)
 
 
 def _newcomers(ids: pl.DataFrame, players: pl.DataFrame | None) -> pl.DataFrame:
@@ -691,13 +705,21 @@ def _is_full_list(frame: pl.DataFrame) -> bool:
     return dict(frame.schema) == dict(LIST_SCHEMA) and not any(frame[name].null_count() for name in _NEVER_MISSING)
 
 
+def _conformed(frame: pl.DataFrame, schema: pl.Schema, model: type[RatingList] | type[RatedGames]) -> pl.DataFrame:
+    # The engine builds its frames with the schema's columns and dtypes: conform's select of casts (1-2 ms a month, most
+    # of it making the expressions) is then the same frame.
+    if list(frame.schema.items()) == list(schema.items()):
+        return frame
+    return conform(frame, model)
+
+
 def _rated_games_table(sides: _Sides, rated: _RatedPeriod, month: str) -> pl.DataFrame:
     # Each counted side's expectation goes back to its side row: white sides first, then black, in game order.
     games = sides.games
     count = games.height
     expected = np.zeros(2 * count, dtype=np.float64)
-    expected_known = np.zeros(2 * count, dtype=bool)
-    expected[rated.side], expected_known[rated.side] = rated.expected_h * _HUNDREDTH, True
+    expected_known = rated.counting
+    expected[rated.side] = rated.expected_h * _HUNDREDTH
     k = np.zeros(2 * count, dtype=np.int16)
     k[rated.side] = rated.side_k
     table = pl.DataFrame(
@@ -718,7 +740,7 @@ def _rated_games_table(sides: _Sides, rated: _RatedPeriod, month: str) -> pl.Dat
             number_series("weight", sides.weight),
         ]
     )
-    table = conform(table, RatedGames)
+    table = _conformed(table, RATED_GAMES_SCHEMA, RatedGames)
     game_ids = table["game_id"].to_numpy()
     # Games usually arrive in game_id order: the sort is then skipped (only when strictly increasing, so nothing can
     # move).

@@ -89,10 +89,10 @@ def unrated_period(
     entry, entry_owner = ranges(listed.pool_start[positions], listed.pool_end[positions])
     stored = listed.entries
     entry_months = Strings(stored.month.views[entry], stored.month.valid[entry], stored.month.buffers)
-    recent = _in_pool_window_numpy(rules, month, entry_months.series("month"))
+    recent = _in_pool_window_numpy(rules, month, entry_months)
     kept = recent & stored.games_valid[entry] & (stored.games[entry] > 0)
     entry, entry_owner = entry[kept], entry_owner[kept]
-    this_kept = (games > 0) & _in_pool_window_numpy(rules, month, pl.Series([month]))[0]
+    this_kept = (games > 0) & _in_pool_window_numpy(rules, month, Strings(inline_view(month), np.ones(1, bool), []))[0]
 
     def total(values: np.ndarray, this: np.ndarray) -> np.ndarray:
         earlier = np.bincount(entry_owner, weights=values[entry], minlength=players).astype(np.int64)
@@ -155,10 +155,10 @@ def _pool_since(months: Strings, sizes: np.ndarray, starts: np.ndarray) -> Strin
     since = Strings(np.zeros(players, dtype=VIEW), np.zeros(players, dtype=bool), months.buffers)
     if not len(holders):
         return since
-    month = months.series("month")
     owner = np.repeat(np.arange(players), sizes)
     same_player = owner[1:] == owner[:-1]
-    if bool((same_player & (month.slice(1) < month.slice(0, len(month) - 1)).fill_null(False).to_numpy()).any()):
+    if bool((same_player & months.below_previous()).any()):
+        month = months.series("month")
         earliest = pl.DataFrame({"owner": owner, "month": month}).group_by("owner").agg(pl.col("month").min())
         ordered = earliest.sort("owner")
         return _scattered_strings(players, ordered["owner"].to_numpy(), ordered["month"])

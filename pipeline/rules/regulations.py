@@ -23,6 +23,8 @@ from pipeline.rules.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DI
 if TYPE_CHECKING:
     from polars.expr.whenthen import ChainedThen, Then
 
+    from pipeline.engine.arrays import Strings
+
 _PD_SERIES = pl.Series("pd", PD_HIGHER_HUNDREDTHS.astype("int32"))
 _DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
 
@@ -350,21 +352,35 @@ def _development_coefficient_numpy(
 ) -> np.ndarray:
     """development_coefficient on NumPy arrays (a missing value is a False mask beside its array): int16 K.
 
-    The tiers are taken in the same order (elite, junior, newcomer, standard); a choice is written as K + tier x
-    (K' - K), exact in int16 and without the branches of np.where.
+    The tiers are taken in the same order (elite, junior, newcomer, standard): each player's tiers are bits of a
+    byte (newcomer 1, junior 2, elite 4) and K is looked up by it, a few passes over bytes and no branches.
     """
     if policy.kind == "constant":
         return np.full(len(rating), policy.value, dtype=np.int16)
     # An unknown games_total counts as established (development_coefficient).
-    newcomer = games_total_known & (games_total < policy.newcomer_until_games)
-    k = np.int16(policy.standard) + newcomer.astype(np.int16) * np.int16(policy.newcomer - policy.standard)
+    tiers = (games_total_known & (games_total < policy.newcomer_until_games)).view(np.uint8)
     if policy.junior is not None:
         last_junior_year = birth_year + np.int32(policy.junior_until_age)  # Int32, as the Polars expression
         young = (year <= last_junior_year) if policy.junior_end_of_year else (year < last_junior_year)
-        young &= birth_year_known & (rating * rated < policy.junior_below)  # a missing rating counts as 0
-        k = k + young.astype(np.int16) * (np.int16(policy.junior) - k)
-    elite = _reached_elite_numpy(policy, ever_2400, rating, rated)
-    return k + elite.astype(np.int16) * (np.int16(policy.elite) - k)
+        # A missing rating counts as 0: below junior_below when that is positive.
+        below = rating < policy.junior_below
+        below = below | ~rated if 0 < policy.junior_below else below & rated
+        young &= birth_year_known & below
+        tiers |= young.view(np.uint8) << np.uint8(1)
+    tiers |= _reached_elite_numpy(policy, ever_2400, rating, rated).view(np.uint8) << np.uint8(2)
+    return np.take(_k_by_tiers(policy), tiers)
+
+
+def _k_by_tiers(policy: KPolicy) -> np.ndarray:
+    """K by the tier bits of _development_coefficient_numpy (newcomer 1, junior 2, elite 4), the highest tier first."""
+    junior = policy.junior if policy.junior is not None else policy.standard  # no junior bit without a junior tier
+    return np.array(
+        [
+            policy.elite if bits & 4 else junior if bits & 2 else policy.newcomer if bits & 1 else policy.standard
+            for bits in range(8)
+        ],
+        dtype=np.int16,
+    )
 
 
 def _list_k_tells_elite(policy: KPolicy) -> bool:
@@ -510,9 +526,14 @@ def inactive(rules: RuleSet, month: str) -> pl.Expr:
     return pl.col("last_played") <= add_months(month, -rules.inactive_after_months)  # YYYY-MM sorts as months
 
 
-def _inactive_numpy(rules: RuleSet, month: str, last_played: pl.Series) -> np.ndarray:
-    """The rule `inactive` on a last_played column (Utf8 or string views): a bool array, False where never played."""
-    return (last_played <= add_months(month, -rules.inactive_after_months)).fill_null(False).to_numpy()
+def _inactive_numpy(rules: RuleSet, month: str, last_played: pl.Series | Strings) -> np.ndarray:
+    """The rule `inactive` on a last_played column (Utf8 or string views, or the engine's Strings): a bool array,
+    False where never played.
+    """
+    cutoff = add_months(month, -rules.inactive_after_months)
+    if isinstance(last_played, pl.Series):
+        return (last_played <= cutoff).fill_null(False).to_numpy()
+    return last_played.compare("<=", cutoff)
 
 
 # -- §8.2 and §7.1.4: the first rating of an unrated player -------------------------------------------
@@ -539,9 +560,14 @@ def _pool_window_start(rules: RuleSet, month: str) -> str:
     return add_months(month, 1 - rules.initial.pool_months)  # YYYY-MM strings sort like the months
 
 
-def _in_pool_window_numpy(rules: RuleSet, month: str, entry_months: pl.Series) -> np.ndarray:
-    """in_pool_window on a column of pool entries' months (Utf8 or string views): a bool array."""
-    return (entry_months >= _pool_window_start(rules, month)).fill_null(False).to_numpy()
+def _in_pool_window_numpy(rules: RuleSet, month: str, entry_months: pl.Series | Strings) -> np.ndarray:
+    """in_pool_window on a column of pool entries' months (Utf8 or string views, or the engine's Strings): a bool
+    array.
+    """
+    start = _pool_window_start(rules, month)
+    if isinstance(entry_months, pl.Series):
+        return (entry_months >= start).fill_null(False).to_numpy()
+    return entry_months.compare(">=", start)
 
 
 def enough_games_for_first_rating(n_pool: pl.Expr, rules: RuleSet) -> pl.Expr:
@@ -593,14 +619,33 @@ def _disregarded_first_event_numpy(
     # Event ids as integers in event_id order, so that (start, code) orders the events as (start, event_id).
     code = event.cast(pl.Enum(event.unique().sort())).to_physical().to_numpy().astype(np.int64)
     start = event_start.to_physical().to_numpy()
-    order = np.lexsort((code, start, player))
-    leads = order[np.concatenate([[True], player[order][1:] != player[order][:-1]])]  # each player's first game
-    players, who = np.unique(player, return_inverse=True)
-    first_event = np.empty(len(players), dtype=np.int64)
+    order = _lexsorted(code, start, player)
+    by_player = player[order]
+    new_player = np.concatenate([[True], by_player[1:] != by_player[:-1]])
+    leads = order[new_player]  # each player's first game
+    # Each game's player numbered in player order (np.unique's inverse), from the sort already made.
+    who = np.empty(len(player), dtype=np.int64)
+    who[order] = np.cumsum(new_player) - 1
+    first_event = np.empty(len(leads), dtype=np.int64)
     first_event[who[leads]] = code[leads]
     in_first = code == first_event[who]
-    first_points = np.bincount(who[in_first], weights=points_x2[in_first], minlength=len(players))
+    first_points = np.bincount(who[in_first], weights=points_x2[in_first], minlength=len(leads))
     return in_first & (first_points < _first_event_min_points_x2(rules))[who]
+
+
+def _lexsorted(*keys: np.ndarray) -> np.ndarray:
+    """np.lexsort(keys) of integer keys (the last one first): the same order from one stable sort of a combined int64
+    key when the keys' ranges fit in it (one radix sort, not three passes of lexsort).
+    """
+    span, combined = 1, np.zeros(len(keys[0]), dtype=np.int64)
+    for key in keys:
+        low = int(key.min()) if len(key) else 0
+        width = (int(key.max()) - low + 1) if len(key) else 1
+        if span * width >= 2**62:
+            return np.lexsort(keys)
+        combined += (key.astype(np.int64) - low) * span
+        span *= width
+    return np.argsort(combined, kind="stable")
 
 
 def initial_rating(rules: RuleSet) -> pl.Expr:
