@@ -47,11 +47,7 @@ def _is_glibc() -> bool:
 # when it loads, so a setting made before that follows it, and wins.
 POLARS_ALLOCATOR_VARIABLE = "_RJEM_MALLOC_CONF"
 POLARS_KEEPS_FREED_MEMORY = "dirty_decay_ms:10000,muzzy_decay_ms:10000"
-# For processes side by side, whose peaks add up: freed pages given back after 2 s (4 s for those half given back), not
-# Polars' own 0.5 s (1 s). A fide-scale chain's 24 late months: 2.1-2.2 s of system time against 3.0-3.4 (1.7 kept
-# 10 s), a peak of 849-867 MB against 819-829 (887-893 kept 10 s).
-POLARS_OWN_SETTING = "dirty_decay_ms:500,muzzy_decay_ms:1000"
-POLARS_RETURNS_FREED_MEMORY = "dirty_decay_ms:2000,muzzy_decay_ms:4000"
+POLARS_RETURNS_FREED_MEMORY = "dirty_decay_ms:500,muzzy_decay_ms:1000"  # Polars' own, for processes side by side
 # The variable as this process found it: the user's choice, or a parent process's.
 _CHOSEN = os.environ.get(POLARS_ALLOCATOR_VARIABLE)
 
@@ -69,8 +65,8 @@ def keep_polars_freed_memory() -> bool:
 
 @contextmanager
 def polars_returning_freed_memory_in_children() -> Iterator[None]:
-    """Within the block, child processes start with POLARS_RETURNS_FREED_MEMORY, then whatever the environment chose
-    (the later wins): processes side by side give memory back within seconds, as their peaks add up. This process's
+    """Within the block, child processes start with Polars' own allocator setting, then whatever the environment chose
+    (the later wins): processes side by side give memory back promptly, as their peaks add up. This process's
     allocator is not changed (it started already).
     """
     before = os.environ.get(POLARS_ALLOCATOR_VARIABLE)

@@ -15,7 +15,6 @@ from pipeline.malloc import (
     MALLOC_ARENAS,
     POLARS_ALLOCATOR_VARIABLE,
     POLARS_KEEPS_FREED_MEMORY,
-    POLARS_OWN_SETTING,
     POLARS_RETURNS_FREED_MEMORY,
     limit_malloc_arenas,
     polars_returning_freed_memory_in_children,
@@ -89,14 +88,14 @@ def page_faults(imports: str, env: dict[str, str] | None = None) -> tuple[int, s
 
 def test_importing_the_pipeline_first_keeps_polars_freed_memory_for_reuse() -> None:
     kept, setting = page_faults("pipeline")
-    returned, _ = page_faults("pipeline", {POLARS_ALLOCATOR_VARIABLE: POLARS_OWN_SETTING})
+    returned, _ = page_faults("pipeline", {POLARS_ALLOCATOR_VARIABLE: POLARS_RETURNS_FREED_MEMORY})
     assert setting.endswith(POLARS_KEEPS_FREED_MEMORY)  # after Polars' own, which it puts first
     assert kept < 0.7 * returned  # 320 MB is 80,000 pages: faulted in once (kept), or again after the pause
     # A setting in the environment is the user's: left alone (and passed on to child processes).
     assert page_faults("pipeline", {POLARS_ALLOCATOR_VARIABLE: "dirty_decay_ms:0"})[1].endswith(",dirty_decay_ms:0")
 
 
-def test_processes_side_by_side_return_freed_memory_then_take_the_users(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_processes_side_by_side_start_with_polars_own_setting_then_the_users(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"dirty_decay_ms:500,{POLARS_KEEPS_FREED_MEMORY}")
     monkeypatch.setattr(malloc, "_CHOSEN", None)
     with polars_returning_freed_memory_in_children():
