@@ -460,6 +460,24 @@ def _standard_chain_problem(scenario: Scenario, scenarios: dict[str, Scenario]) 
     return None
 
 
+def _period_games(
+    scenario: Scenario, rules: RuleSet, games_of: Callable[[str], pl.DataFrame], month: str
+) -> tuple[pl.DataFrame, bool]:
+    """The games the calculation of `month` rates: a published list's are those of every month its period reads, any
+    other month's its own; and whether they are more than the month's own.
+    """
+    months = scenario.months_read(month) if rules.publishes_list_after(month) else [month]
+    if len(months) == 1:
+        return games_of(month), False
+    return pl.concat([games_of(m) for m in months], how="diagonal_relaxed"), True
+
+
+def _own_games(rated_games: pl.DataFrame, games_of: Callable[[str], pl.DataFrame], month: str) -> pl.DataFrame:
+    """The rows of a period's per-game table that are `month`'s own games (the monthly tables hold those only)."""
+    own = games_of(month).select(pl.col("game_id").cast(pl.UInt64))
+    return rated_games.join(own, on="game_id", how="semi")
+
+
 def predict_scenario_month(
     scenario: Scenario, frozen: pl.DataFrame, games_of: Callable[[str], pl.DataFrame], month: str
 ) -> pl.DataFrame:
@@ -467,13 +485,9 @@ def predict_scenario_month(
     prediction from a frozen list reads (pipeline.evaluation.scenarios).
     """
     rules = scenario.rules_for(month)
-    months = scenario.months_read(month) if rules.publishes_list_after(month) else [month]
-    games = pl.concat([games_of(m) for m in months], how="diagonal_relaxed") if len(months) > 1 else games_of(month)
+    games, several_months = _period_games(scenario, rules, games_of, month)
     rated_games = predict_period(frozen, games, rules, month)
-    if len(months) > 1:
-        own = games_of(month).select(pl.col("game_id").cast(pl.UInt64))
-        rated_games = rated_games.join(own, on="game_id", how="semi")
-    return rated_games
+    return _own_games(rated_games, games_of, month) if several_months else rated_games
 
 
 def rate_scenario_month(
@@ -493,19 +507,13 @@ def rate_scenario_month(
     crosstables and accuracy figures exist in every month; the list changes only when one is published.
     """
     rules = scenario.rules_for(month)
+    games, several_months = _period_games(scenario, rules, games_of, month)
+    result = rate_period(previous, games, rules, month, players=players, standard=standard)
+    rated_games = _own_games(result.rated_games, games_of, month) if several_months else result.rated_games
     if rules.publishes_list_after(month):
-        months = scenario.months_read(month)
-        games = pl.concat([games_of(m) for m in months], how="diagonal_relaxed") if len(months) > 1 else games_of(month)
-        result = rate_period(previous, games, rules, month, players=players, standard=standard)
-        rated_games = result.rated_games
-        if len(months) > 1:
-            own = games_of(month).select(pl.col("game_id").cast(pl.UInt64))
-            rated_games = rated_games.join(own, on="game_id", how="semi")
         rating_list, period_games = result.rating_list, result.rated_games
     else:
-        result = rate_period(previous, games_of(month), rules, month, players=players, standard=standard)
-        rating_list, rated_games = carry_forward(previous, rules), result.rated_games
-        period_games = result.rated_games.clear()  # rated on the next list
+        rating_list, period_games = carry_forward(previous, rules), result.rated_games.clear()  # rated on the next list
     after_games = rating_list
     for event in scenario.events_after(month):
         if event.compress is not None:
