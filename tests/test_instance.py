@@ -2,15 +2,21 @@
 
 import multiprocessing
 import shutil
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
 import yaml
+from dagster._core.events import ASSET_EVENTS
 from dagster._core.instance.ref import InstanceRef
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
 from assets.runtime import instance as instance_module
 from assets.runtime.runs import INSTANCE_YAML
+from pipeline.operations.automation import range_tags
 
 MONTHS = dg.StaticPartitionsDefinition(["2024-01", "2024-02", "2024-03"])
 
@@ -144,3 +150,94 @@ def test_the_schema_questions_of_each_event_are_asked_once_and_absent_tables_aga
     instance.wipe()  # forgets the answers: the tables are made anew
     materialize_month(instance, "2024-03")
     assert asked.count("asset_event_tags") == 2
+
+
+@dg.asset(partitions_def=MONTHS, backfill_policy=dg.BackfillPolicy.single_run())
+def monthly_counts(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"months_in_run": len(context.partition_keys)})
+
+
+@dg.multi_asset_check(specs=[dg.AssetCheckSpec("counted", asset="monthly_counts", partitions_def=MONTHS)])
+def counted(context: dg.AssetCheckExecutionContext) -> Iterator:
+    """As a range step's checks report (assets/checks.py): an evaluation for each month, then the range's result."""
+    for month in context.partition_keys:
+        yield dg.AssetCheckEvaluation(
+            asset_key=dg.AssetKey("monthly_counts"), check_name="counted", passed=True, partition=month
+        )
+    yield dg.AssetCheckResult(asset_key="monthly_counts", check_name="counted", passed=True)
+
+
+def _range_run(instance: dg.DagsterInstance) -> str:
+    keys = MONTHS.get_partition_keys()
+    job = dg.Definitions(assets=[monthly_counts], asset_checks=[counted]).resolve_implicit_global_asset_job_def()
+    result = job.execute_in_process(instance=instance, tags=range_tags(keys[0], keys[-1]))
+    assert result.success
+    return result.run_id
+
+
+def _rows(database: Path) -> dict[str, list[tuple]]:
+    """Every table's rows in insertion order, without the columns stamped with the time the database was made or a row
+    was inserted.
+    """
+    with sqlite3.connect(database) as connection:
+        tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        rows = {}
+        for table in tables:
+            info = connection.execute(f"PRAGMA table_info({table})")
+            columns = [f'"{c[1]}"' for c in info if c[1] not in ("create_timestamp", "migration_completed")]
+            rows[table] = connection.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid").fetchall()
+    return rows
+
+
+def test_a_month_ranges_events_are_stored_together_with_the_rows_dagster_stores_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage_class = instance_module.PooledSqliteEventLogStorage
+    together: list[list[str]] = []
+
+    def spied(stored: Any) -> Any:
+        return lambda self, events: (
+            together.append([e.dagster_event_type.value for e in events]) or stored(self, events)
+        )
+
+    for method in ("_store_asset_events", "_store_together"):
+        monkeypatch.setattr(storage_class, method, spied(getattr(storage_class, method)))
+    instance = shipped_instance(tmp_path / "home")
+    run_id = _range_run(instance)
+    # The run's planned events (the three months' materializations, the check's), then the step's three
+    # materializations and the check step's three evaluations: each stored together.
+    assert any(kinds.count("ASSET_MATERIALIZATION_PLANNED") == 3 for kinds in together)
+    assert ["ASSET_MATERIALIZATION"] * 3 in together and ["ASSET_CHECK_EVALUATION"] * 3 in together
+    assert instance.get_latest_materialization_event(dg.AssetKey("monthly_counts")).run_id == run_id
+    assert instance.get_materialized_partitions(dg.AssetKey("monthly_counts")) == set(MONTHS.get_partition_keys())
+    logs = instance.all_logs(run_id)
+    instance.dispose()
+
+    # The same events stored as Dagster's own SQLite storage stores them, and by the pooled storage as Dagster hands
+    # them over (a step's asset events of one kind as a batch), leave the same rows in the run's database and in the
+    # index, ids included.
+    stock = SqliteEventLogStorage(str(tmp_path / "stock"))
+    for entry in logs:
+        stock.store_event(entry)
+    stock.dispose()
+    pooled = shipped_instance(tmp_path / "pooled").event_log_storage
+    batch: list[Any] = []
+    for entry in [*logs, None]:
+        if entry is not None and entry.dagster_event_type in ASSET_EVENTS:
+            if batch and batch[-1].dagster_event_type != entry.dagster_event_type:
+                pooled.store_event_batch(batch)
+                batch = []
+            batch.append(entry)
+            continue
+        if batch:
+            pooled.store_event_batch(batch)
+            batch = []
+        if entry is not None:
+            pooled.store_event(entry)
+    pooled.dispose()
+    runs = tmp_path / "pooled" / "history" / "runs"
+    assert _rows(runs / "index.db") == _rows(tmp_path / "stock" / "index.db")
+    assert _rows(runs / f"{run_id}.db") == _rows(tmp_path / "stock" / f"{run_id}.db")
+    checks = _rows(runs / "index.db")["asset_check_executions"]
+    assert sorted(str(row[3]) for row in checks) == ["2024-01", "2024-02", "2024-03", "None"]  # a month's, the range's
+    assert _rows(runs / "index.db")["asset_keys"]
