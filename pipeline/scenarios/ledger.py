@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from pipeline.engine.arrays import bools, numbers
 from pipeline.engine.period import positions
 from schemas.points_ledger import PointsFlow, PointsLedger
 from schemas.util import conform
@@ -50,8 +51,11 @@ CHANNELS = {
 
 def _column(frame: pl.DataFrame, name: str, fill: float = 0) -> tuple[np.ndarray, np.ndarray]:
     """A column as (values with nulls as `fill`, known), NumPy."""
-    series = frame[name]
-    return series.fill_null(fill).to_numpy(), series.is_not_null().to_numpy()
+    # Through the Arrow buffers: a column without nulls is read without a copy, and a validity bitmap unpacked once.
+    values, valid = bools(frame[name]) if frame[name].dtype == pl.Boolean else numbers(frame[name])
+    if valid is None:
+        return values, np.ones(len(values), bool)
+    return np.where(valid, values, np.array(fill, values.dtype)), valid
 
 
 def _rows_on(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -72,6 +76,8 @@ class _Period:
         # Each row of the list before on the published list (lists only grow; -1 where a player is absent): both in id
         # order, so searchsorted's probes stay in cache.
         self.at = _rows_on(ids, before_ids)
+        self._held = self.at >= 0
+        self._every_held = bool(self._held.all())  # lists only grow: every player of the list before is on it
         if not after_games["player_id"].equals(current["player_id"]):
             # Events add nobody: a list that lost or gained players after its games is shown by the checks (the
             # ledger's unexplained points, list_continuity), not refused here.
@@ -117,9 +123,12 @@ class _Period:
         """A column of the list before, on the published list's rows (values, known; unknown where not listed)."""
         if name not in self._before:
             values, known = _column(self.previous, name)
-            size, held = self.current.height, self.at >= 0
-            out, out_known = np.zeros(size, values.dtype), np.zeros(size, bool)
-            out[self.at[held]], out_known[self.at[held]] = values[held], known[held]
+            out, out_known = np.zeros(self.current.height, values.dtype), np.zeros(self.current.height, bool)
+            if self._every_held:
+                out[self.at], out_known[self.at] = values, known
+            else:
+                rows = self.at[self._held]
+                out[rows], out_known[rows] = values[self._held], known[self._held]
             self._before[name] = out, out_known
         return self._before[name]
 
@@ -171,21 +180,26 @@ def _ledger(period: _Period, month: str, one_time_event: bool) -> pl.DataFrame:
     r_prev, rated_prev = _column(previous, "rating")
     pool_prev = rated_prev & ~previous["inactive"].to_numpy()
     absent = period.at < 0
+
+    def total(values: np.ndarray, rows: np.ndarray) -> int:
+        # Summed in place over the rows (whole numbers: the same total), not over a copy of them.
+        return int(np.sum(values, where=rows, dtype=np.int64))
+
     channels = {
-        "players_before": int(pool_prev.sum()),
-        "players_after": int(in1.sum()),
-        "pool_before": int(r_prev[pool_prev].astype(np.int64).sum()),
-        "pool_after": int(r1[in1].sum()),
-        "games_change": int(g[stay | returning | seeded | delisted].sum()),
+        "players_before": int(np.count_nonzero(pool_prev)),
+        "players_after": int(np.count_nonzero(in1)),
+        "pool_before": total(r_prev, pool_prev),
+        "pool_after": total(r1, in1),
+        "games_change": total(g, stay | returning | seeded | delisted),
         # A correction that takes a player below the floor is counted, and leaves with them (delisted).
-        "corrections": int(correction[on_list | delisted].sum()),
-        "one_time_events": int(uplift[on_list].sum()),
-        "newcomers": int(r_games[newcomer].sum()),
-        "seeded": int((r1 - g - correction - uplift)[seeded].sum()),
-        "returning": int(r0[returning].sum()),
-        "became_inactive": int(r0[inactive].sum()),
-        "delisted": int((r0 + g + correction)[delisted].sum()),
-        "left_the_list": int(r_prev[absent & pool_prev].astype(np.int64).sum()),
+        "corrections": total(correction, on_list | delisted),
+        "one_time_events": total(uplift, on_list),
+        "newcomers": total(r_games, newcomer),
+        "seeded": total(r1 - g - correction - uplift, seeded),
+        "returning": total(r0, returning),
+        "became_inactive": total(r0, inactive),
+        "delisted": total(r0 + g + correction, delisted),
+        "left_the_list": total(r_prev, absent & pool_prev),
     }
     pool_change = channels["pool_after"] - channels["pool_before"]
     accounted = sum(sign * channels[name] for name, sign in CHANNELS.items())
