@@ -95,3 +95,18 @@ def test_continuity_counts_the_correction_a_list_carries() -> None:
     )
     # A list without the column (stored before it) is read as correcting nothing.
     assert continuity_problems(previous, current.drop("correction").with_columns(rating=pl.Series([2005, 1895]))) == []
+
+
+def test_continuity_names_the_players_delisted_who_were_not_rated_before() -> None:
+    """Only a rated player can fall below the floor: a delisted player unrated on the list before (or not on it) is a
+    problem; one rated before is not.
+    """
+    from pipeline.invariants.chain import continuity_problems
+
+    previous = normalize_list(pl.DataFrame({"player_id": [1, 2, 3], "rating": [1010, None, 1500]}))
+    current = normalize_list(
+        pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [None, None, 1500, None], "games": [3, 2, 0, 4]})
+    ).with_columns(delisted=pl.Series([True, True, False, True]), change=pl.Series([-20, None, None, None]))
+    [problem] = continuity_problems(previous, current)
+    assert problem == "2 player(s) delisted who were not rated before, e.g. [2, 4]"
+    assert continuity_problems(previous, current.with_columns(delisted=pl.Series([True, False, False, False]))) == []

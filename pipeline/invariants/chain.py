@@ -103,7 +103,12 @@ def continuity_problems(previous: pl.DataFrame, current: pl.DataFrame, seeded: b
             f"correction, after) {sample}"
         )
     delisted = current.filter(pl.col("delisted") & ~(pl.col("games") > 0) if seeded else pl.col("delisted"))
-    wrongly_delisted = delisted.join(previous.filter(pl.col("rating").is_not_null()), on="player_id", how="anti")
+    # The rated players of the list before among the delisted, first: a join on the few delisted, not a hash of the
+    # whole list before (18 -> 5 ms a fide-scale month).
+    rated_before = previous.filter(pl.col("rating").is_not_null()).join(
+        delisted.select("player_id"), on="player_id", how="semi"
+    )
+    wrongly_delisted = delisted.join(rated_before, on="player_id", how="anti")
     if wrongly_delisted.height:
         problems.append(
             f"{wrongly_delisted.height} player(s) delisted who were not rated before, e.g. "
