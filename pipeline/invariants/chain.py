@@ -214,11 +214,13 @@ def conservation_problems(
 
 def _change_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, rules: RuleSet) -> list[str]:
     sides = player_sides(with_sides_k(rated_games, rating_list))
+    per_event = rounds_per_event(rules)
     per_player = sides.group_by("player_id").agg(
         counted=pl.len().cast(pl.Int32),
         delta=pl.col("delta").sum(),
         k_delta=(pl.col("k").cast(pl.Float64) * pl.col("delta")).sum(),
-        events=pl.col("event_id").n_unique(),
+        # Counted only where the slack needs them: the distinct events were half the check's time (15 of 32 ms).
+        **({"events": pl.col("event_id").n_unique()} if per_event else {}),
     )
     # Players without games on the list need a look only if rated_games counts games for them (the full join).
     rated_before = rating_list.filter(
@@ -235,7 +237,7 @@ def _change_problems(rated_games: pl.DataFrame, rating_list: pl.DataFrame, rules
             f"{miscounted.height} player(s) whose list games differ from rated_games, e.g. (id, list, games) {sample}"
         )
     played = joined.filter(pl.col("counted") > 0)
-    slack = 0.5 * (pl.col("events") if rounds_per_event(rules) else pl.lit(1)) + FLOAT_TOLERANCE
+    slack = 0.5 * (pl.col("events") if per_event else pl.lit(1)) + FLOAT_TOLERANCE
     off = played.filter(
         pl.col("k_used").is_null() | pl.col("change").is_null() | ((pl.col("change") - pl.col("k_delta")).abs() > slack)
     )
