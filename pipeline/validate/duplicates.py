@@ -137,7 +137,8 @@ def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
     frame = frame.with_columns(later.alias("_later_copy"))
     copied = frame.filter(pl.col("_later_copy")).select(DUPLICATE_KEY).unique()
     firsts = (
-        frame.filter(candidate & ~pl.col("_later_copy"))
+        frame.select(*DUPLICATE_KEY, "source_file", "source_line", "_reason", "_later_copy")
+        .filter(candidate & ~pl.col("_later_copy"))
         .join(copied, on=DUPLICATE_KEY, how="semi", nulls_equal=True)
         .select(*DUPLICATE_KEY, pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"))
     )
