@@ -1,5 +1,7 @@
 """Monthly tables handed between stages: streams name their model, months are written as they come (no Dagster)."""
 
+import time
+import weakref
 from pathlib import Path
 
 import pandera.polars as pa
@@ -53,6 +55,46 @@ def test_write_tables_stores_each_month_before_the_range_ends(tmp_path: Path) ->
     assert rows == [dict.fromkeys(MONTHS, 1), {}]
     assert seen == [(0, month, 1) for month in MONTHS]
     assert store.list_files() == [f"a/{month}.parquet" for month in MONTHS]
+
+
+def _freed(reference: weakref.ref, seconds: float = 5.0) -> bool:
+    """Whether the frame behind `reference` is freed within `seconds` (the writer thread may still be writing it)."""
+    deadline = time.monotonic() + seconds
+    while reference() is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return reference() is None
+
+
+def test_a_written_month_is_not_held_while_the_next_is_computed(tmp_path: Path) -> None:
+    """Once written, a month's frames are freed before the next month is computed (write_tables, write_months and
+    stream_months hold no reference to them), so a range's peak is one month, not two.
+    """
+    store = ObjectStore(str(tmp_path))
+    made: list[weakref.ref] = []
+    freed_before_next: list[bool] = []
+
+    def frames():
+        for i, month in enumerate(MONTHS):
+            if made:
+                freed_before_next.append(_freed(made[-1]))
+            frame = pl.DataFrame({"n": [i]})
+            made.append(weakref.ref(frame))
+            yield month, (frame,)
+            del frame
+
+    write_tables(store, [(["a"], Counts)], MONTHS, frames(), no_check, lambda *_: None)
+
+    def compute(month: str) -> pl.DataFrame:
+        if made:
+            freed_before_next.append(_freed(made[-1]))
+        frame = pl.DataFrame({"n": [MONTHS.index(month)]})
+        made.append(weakref.ref(frame))
+        return frame
+
+    made.clear()
+    stream = stream_months(Counts, MONTHS, compute, lambda month, done: None)
+    write_months(store, ["b"], stream, MONTHS, no_check, lambda *_: None)
+    assert freed_before_next == [True] * 2 * (len(MONTHS) - 1)
 
 
 def test_write_months_checks_every_frame_and_names_the_missing_month(tmp_path: Path) -> None:

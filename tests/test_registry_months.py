@@ -393,8 +393,12 @@ def test_the_registry_walked_month_by_month_is_the_registry_in_force_made_from_t
     months = ["2024-01", "2024-02", "2024-03", "2024-04", "2024-06", "2024-07", "2024-08"]
     for older in (False, True):
         walk = registries_in_force(history, older_spellings=older)
+        # Of the ids and names only (validation's history, registry_history's `columns`): those columns, the same.
+        names_only = registries_in_force(history.select("player_id", "name", "_key", SINCE), older_spellings=older)
         for month in [*months, "2024-02", "2024-05", "2024-07"]:
-            assert walk(month).equals(registry_in_force(history, month, older)), (older, month)
+            whole = registry_in_force(history, month, older)
+            assert walk(month).equals(whole), (older, month)
+            assert names_only(month).equals(whole.select(names_only(month).columns)), (older, month)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -458,6 +462,13 @@ def test_a_run_keeps_the_registry_history_and_the_next_reads_only_the_folders_ad
             return registry_history(store, month)
 
     assert a_run("2024-03").equals(whole["2024-03"]) and read == ["2024-01", "2024-03"]
+    # Some columns only: read from the kept rows (no folder read), or taken from this process's rows.
+    registry._read_history.clear()
+    names = registry_history(store, "2024-03", columns=["player_id", "name"])
+    assert names.equals(whole["2024-03"].select("player_id", "name", SINCE)) and len(read) == 2
+    assert not registry._read_history  # not held for the next call
+    held = registry_history(store, "2024-03")
+    assert registry_history(store, "2024-03", ["name"]).equals(held.select("name", SINCE)) and len(read) == 2
     # The next month's run reads May's folder alone, and its rows are those of reading every folder.
     assert a_run("2024-05").equals(whole["2024-05"]) and read[2:] == ["2024-05"]
     registry._read_history.clear()
@@ -478,3 +489,8 @@ def test_a_run_keeps_the_registry_history_and_the_next_reads_only_the_folders_ad
     # A damaged file is made again, never read as rows.
     (tmp_path / registry.KEPT_HISTORY_FOLDER / "history.json").write_bytes(b"{damaged")
     assert a_run("2024-05").equals(changed) and len(read) == 9
+    # Kept rows that are not the files' any more: some columns of the rows read again.
+    registry._read_history.clear()
+    store.write_text(FOLDERS["raw/players/2024-03/players.csv"], "raw/players/2024-03/players.csv")
+    names = registry_history(store, "2024-05", columns=["player_id", "name"])
+    assert names.equals(whole["2024-05"].select("player_id", "name", SINCE)) and len(read) == 12

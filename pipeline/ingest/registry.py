@@ -130,7 +130,9 @@ class _RegistryWalk:
             since = self.history[SINCE]
             self.latest = _updated(self.latest, history.filter((since > self.month) & (since <= month)))
         self.month = month
-        in_force = self.latest.with_columns(pl.col("name").fill_null(""), pl.col("federation").fill_null(""))
+        # Of a history of some columns only (registry_history's `columns`), those it has.
+        stated = [pl.col(column).fill_null("") for column in ("name", "federation") if column in self.latest.columns]
+        in_force = self.latest.with_columns(stated)
         if not self.older_spellings:
             return in_force
         return _with_older_spellings(in_force, self._renamed().filter(pl.col(SINCE) <= month).drop(SINCE))
@@ -178,9 +180,11 @@ def players_in_force(
     )
 
 
-def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
+def registry_history(store: ObjectStore, up_to_month: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
     """Every version of every player's registry row from the folders raw/players/<m>/, m <= up_to_month, in folder
     order: the Players columns (empty name and federation as null: not stated) and SINCE, the folder's month.
+    `columns`: only these of the Players columns (and SINCE); where a run kept the rows, only they are read, and this
+    process holds no copy of the others (a fide-scale history's other columns, about 0.1 GB resident).
 
     A folder's row is kept only where it registers a new player or states a field differently from
     the registry in force before it, so a FIDE list filed every month adds its changes, not another
@@ -189,6 +193,20 @@ def registry_history(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     run keeps what it made in the store (KEPT_HISTORY_FOLDER), so the next run reads only the folders added since.
     """
     folders, read = _registry_reads(store, up_to_month)
+    files = read[2]
+    wanted = None if columns is None else [*columns, SINCE]
+    if wanted is not None and not (_read_history and _read_history[0][0] == read):
+        kept, kept_files = _kept_history(store, wanted)
+        if kept is not None and kept_files[: len(files)] == files:
+            return kept if len(kept_files) == len(files) else kept.filter(pl.col(SINCE) <= up_to_month)
+    history = _whole_history(store, up_to_month, folders, read)
+    return history if wanted is None else history.select(wanted)
+
+
+def _whole_history(store: ObjectStore, up_to_month: str, folders: dict[str, list[str]], read: tuple) -> pl.DataFrame:
+    """registry_history's rows, every column, of the folders `_registry_reads` gave: this process's last answer, the
+    rows a run kept, or read (and kept for the next run).
+    """
     if _read_history and _read_history[0][0] == read:
         return _read_history[0][1]
     files = read[2]
@@ -298,9 +316,9 @@ def _code_stamp() -> str:
     return digest.hexdigest()
 
 
-def _kept_history(store: ObjectStore) -> tuple[pl.DataFrame | None, tuple]:
-    """The kept rows and the files they were made from; (None, ()) when none are kept by this code, or they cannot be
-    read (they are made again).
+def _kept_history(store: ObjectStore, columns: list[str] | None = None) -> tuple[pl.DataFrame | None, tuple]:
+    """The kept rows (only `columns` when given) and the files they were made from; (None, ()) when none are kept by
+    this code, or they cannot be read (they are made again).
     """
     try:
         if not store.exists(_DESCRIPTION):
@@ -308,7 +326,7 @@ def _kept_history(store: ObjectStore) -> tuple[pl.DataFrame | None, tuple]:
         made_from = json.loads(store.read_bytes(_DESCRIPTION))
         if made_from.get("code") != _code_stamp():
             return None, ()
-        rows = store.read_parquet(f"{KEPT_HISTORY_FOLDER}/{made_from['rows']}")
+        rows = store.read_parquet(f"{KEPT_HISTORY_FOLDER}/{made_from['rows']}", columns=columns)
         return rows, tuple((key, stamp) for key, stamp in made_from["files"])
     except Exception:  # damaged, or its rows gone: made again; pyarrow's, Polars' and json's errors differ
         return None, ()

@@ -89,6 +89,8 @@ def stream_months(
             frame = compute(month)
             report(month, done)
             yield month, frame
+            # Not held while the next month is computed: the writer has it as long as it needs it.
+            del frame
 
     return MonthStream(model, pairs())
 
@@ -147,7 +149,8 @@ def write_months(
         store,
         [(path, stream.model)],
         months,
-        ((month, (frame,)) for month, frame in stream),
+        # map, not a generator expression: that would hold each month's frame until the next has been computed.
+        map(lambda pair: (pair[0], (pair[1],)), stream),
         check,
         lambda _, month, key, rows: written(month, key, rows),
     )[0]
@@ -181,27 +184,32 @@ def write_tables(
             written(index, month, key, height)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet-writer") as writer:
+
+        def start_writes(month: str, month_frames: tuple[pl.DataFrame, ...]) -> list[tuple[int, str, str, int, Future]]:
+            writes = []
+            for index, (table, frame) in enumerate(zip(tables, month_frames, strict=True)):
+                if table is None:
+                    continue
+                path, model = table
+                name = "/".join(path)
+                if month not in months:
+                    raise ValueError(f"{name}: month {month} is not in this run's partitions {months[0]}..{months[-1]}")
+                if month in rows[index]:
+                    raise ValueError(f"{name}: month {month} produced twice")
+                if not isinstance(frame, pl.DataFrame):
+                    raise TypeError(f"{name} {month}: expected a DataFrame, got {type(frame).__name__}")
+                key = table_key(path, month)
+                write = writer.submit(check_and_write, model, frame, key, f"{name} {month}")
+                writes.append((index, month, key, frame.height, write))
+                rows[index][month] = frame.height
+            return writes
+
         try:
             for month, month_frames in frames:
-                writes = []
-                for index, (table, frame) in enumerate(zip(tables, month_frames, strict=True)):
-                    if table is None:
-                        continue
-                    path, model = table
-                    name = "/".join(path)
-                    if month not in months:
-                        raise ValueError(
-                            f"{name}: month {month} is not in this run's partitions {months[0]}..{months[-1]}"
-                        )
-                    if month in rows[index]:
-                        raise ValueError(f"{name}: month {month} produced twice")
-                    if not isinstance(frame, pl.DataFrame):
-                        raise TypeError(f"{name} {month}: expected a DataFrame, got {type(frame).__name__}")
-                    key = table_key(path, month)
-                    write = writer.submit(check_and_write, model, frame, key, f"{name} {month}")
-                    writes.append((index, month, key, frame.height, write))
-                    rows[index][month] = frame.height
-                pending.append(writes)
+                pending.append(start_writes(month, month_frames))
+                # From here the writer alone holds the month's frames, until they are written: not this loop until
+                # the next month has been computed (a fide-scale month's tables, 0.1 GB beside the next month's).
+                del month_frames
                 while len(pending) > MAX_PENDING_WRITES:
                     finish_oldest()
         finally:

@@ -98,7 +98,6 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
     # Blanks around fields and quotes do not make a row another game.
     text = pl.col("raw_text").str.replace_all(r'[\s"]', "")
     players = [pl.min_horizontal("_white", "_black"), pl.max_horizontal("_white", "_black")]
-    frame = frame.with_columns(pl.int_range(pl.len()).alias("_index"), untold.alias("_untold"))
     both_colours = pl.col("_white").n_unique().over(pl.col("source_file"), *players, pl.col("_untold")) > 1
     first_of_text = pl.col("_index").min().over(*pairing, text, pl.col("_untold"))
     occurrence = (
@@ -108,7 +107,21 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
         .then(pl.int_range(pl.len()).over(*pairing, pl.col("_untold")))
         .otherwise(first_of_text.rank("dense").over(*pairing, pl.col("_untold")) - 1)
     )
-    return frame.with_columns(occurrence.cast(pl.UInt32).alias("_occurrence")).drop("_index", "_untold")
+    # Every window is within _untold's value, so the rows where it is false (0) are left out: the others, usually none,
+    # are computed alone, not the month's raw text (a fide-scale month's 35 MB) rewritten and grouped for nothing.
+    rows = (
+        frame.select(
+            pl.int_range(pl.len()).alias("_index"),
+            untold.alias("_untold"),
+            "source_file",
+            "raw_text",
+            *[c for c in DUPLICATE_KEY if c != "_occurrence"],
+        )
+        .filter(pl.col("_untold").fill_null(True))
+        .select("_index", occurrence.cast(pl.UInt32).alias("_occurrence"))
+    )
+    occurrences = pl.repeat(0, frame.height, dtype=pl.UInt32, eager=True).alias("_occurrence")
+    return frame.with_columns(occurrences.scatter(rows["_index"], rows["_occurrence"]) if rows.height else occurrences)
 
 
 def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
@@ -124,7 +137,8 @@ def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
     frame = frame.with_columns(later.alias("_later_copy"))
     copied = frame.filter(pl.col("_later_copy")).select(DUPLICATE_KEY).unique()
     firsts = (
-        frame.filter(candidate & ~pl.col("_later_copy"))
+        frame.select(*DUPLICATE_KEY, "source_file", "source_line", "_reason", "_later_copy")
+        .filter(candidate & ~pl.col("_later_copy"))
         .join(copied, on=DUPLICATE_KEY, how="semi", nulls_equal=True)
         .select(*DUPLICATE_KEY, pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"))
     )

@@ -254,12 +254,15 @@ def _name_matches(wanted: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     return wanted.join(by_name, on=NAME_KEY, how="inner").select(*schema)
 
 
-def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
+def identity_report(frame: pl.DataFrame | pl.LazyFrame, month: str) -> pl.DataFrame:
     """schemas.Identity rows of a resolved month frame (both sides; registered ids are not listed)."""
-    # Registered ids are most of a month: they are dropped before any text is built.
+    # Registered ids are most of a month: they are dropped before any text is built, and (lazily) only the columns
+    # read here are filtered, not the whole month's.
     sides = pl.concat(
         [
-            frame.filter(pl.col(f"_{side}_status") != "registered").select(
+            frame.lazy()
+            .filter(pl.col(f"_{side}_status") != "registered")
+            .select(
                 pl.col(f"_{side}_status").alias("status"),
                 pl.col(f"{side}_name").alias("name"),
                 pl.col(f"{side}_id").alias("given_id"),
@@ -269,6 +272,7 @@ def identity_report(frame: pl.DataFrame, month: str) -> pl.DataFrame:
                 pl.col(f"{side}_federation").alias("federation"),
                 pl.col(f"{side}_title").alias("title"),
             )
+            .collect()
             for side in ("white", "black")
         ]
     )
