@@ -262,9 +262,7 @@ def _with_more_players(registry: pl.DataFrame, sorted_keys: pl.Series, more: pl.
         ],
         how="diagonal_relaxed",
     )
-    # The registry is in id order already: the added rows sorted alone and merged in (no two frames share an id).
-    added = combined.slice(registry.height).sort("player_id", maintain_order=True)
-    return combined.slice(0, registry.height).merge_sorted(added, "player_id")
+    return combined.sort("player_id", maintain_order=True)
 
 
 def _registry_cells(registry: pl.DataFrame) -> pl.DataFrame:
@@ -322,15 +320,14 @@ def published_registries(store: ObjectStore, last_month: str, keep: bool = False
 
     kept: list[pl.DataFrame | None] = []
 
-    def ranked(registry: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series, pl.Series, bool]:
+    def ranked(registry: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.Series], pl.Series, bool]:
         if not kept:
             kept.append(_kept_ranked(store))
         frame, digests, fresh = _ranked_from(kept[0], registry)
         kept[0] = frame.with_columns(digests)  # the next folder's registry is ranked from this one
-        named = frame.filter(pl.col(NAME_ORDER).is_not_null())
         # Kept again once a twentieth of the rows are ranked anew (a few months of a FIDE list's newcomers): writing
-        # it costs more than placing them.
-        return frame, _name_keys(named).gather(named[NAME_ORDER].arg_sort()), digests, fresh * 20 > frame.height
+        # it costs more than placing them. Its names' keys are made when a month's dumps name players it does not.
+        return frame, [], digests, fresh * 20 > frame.height
 
     registries = players_in_force(store, last_month, ranked)
 
@@ -342,7 +339,12 @@ def published_registries(store: ObjectStore, last_month: str, keep: bool = False
             return registry
         named = named_as_of(versions, month)
         named = named.filter(~pl.col("player_id").is_in(registry["player_id"].implode()))
-        return _with_more_players(registry, sorted_keys, named) if named.height else registry
+        if not named.height:
+            return registry
+        if not sorted_keys:
+            in_registry = registry.filter(pl.col(NAME_ORDER).is_not_null())
+            sorted_keys.append(_name_keys(in_registry).gather(in_registry[NAME_ORDER].arg_sort()))
+        return _with_more_players(registry, sorted_keys[0], named)
 
     return month_registry
 
