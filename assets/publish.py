@@ -50,7 +50,7 @@ def build_published_assets(
     ) -> dg.MaterializeResult:
         months = list(context.partition_keys)
         object_store = store.store()
-        registry_of = published_registries(object_store, months[-1])
+        registry_of = published_registries(object_store, months[-1], keep=True)
         largest = 0
         for done, month in enumerate(months, start=1):
             listed = read_published_list(partial(rating_list.read, month))

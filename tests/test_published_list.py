@@ -1240,3 +1240,28 @@ def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_sto
             assert metadata["csv_path"].value == store.url(published_list_key(scenario.name, month, "csv"))
             PublishedList.validate(conform(csv, PublishedList))
     assert not list(Path(tiny_store).rglob("*.tmp-*"))
+
+
+def test_a_registry_ranked_from_the_kept_one_is_the_one_ranked_whole(tmp_path: Path) -> None:
+    """A run keeps its last month's ranked registry (KEPT_RANKED_FOLDER); the next ranks only the players added, and a
+    kept row whose player changed since makes it rank the registry whole: the same frame either way.
+    """
+    from pipeline.ingest.registry import read_players
+    from pipeline.publish.lists import KEPT_RANKED_FOLDER, _kept_ranked, _ranked_from, ranked_registry
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text('player_id,name,title\n10,"Zeta, Anna",\n30,"Beta, Bo",FM\n', "raw/players/2024-01/players.csv")
+    published_registries(store, "2024-01", keep=True)("2024-01")
+    kept = _kept_ranked(store)
+    assert kept is not None and kept["player_id"].to_list() == [10, 30]
+    assert len(store.list_stamps(KEPT_RANKED_FOLDER)) == 2  # the rows and the description naming them
+    # Added: an equal name with a lower id, an unnamed player, a name before all others.
+    store.write_text('player_id,name\n20,"Beta, Bo"\n5,\n40,"Alpha, Al"\n', "raw/players/2024-02/players.csv")
+    added = read_players(store, "2024-02")
+    frame, _, fresh = _ranked_from(kept, added)
+    assert fresh == 3 and frame.equals(ranked_registry(added))
+    store.write_text('player_id,name\n30,"Gamma, Bo"\n', "raw/players/2024-03/players.csv")
+    changed = read_players(store, "2024-03")
+    frame, _, fresh = _ranked_from(kept, changed)
+    assert fresh == changed.height and frame.equals(ranked_registry(changed))

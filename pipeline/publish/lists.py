@@ -5,8 +5,10 @@ page.
 from __future__ import annotations
 
 import calendar
+import hashlib
 import io
 import json
+import posixpath
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -20,6 +22,7 @@ import polars as pl
 from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_combined_list, write_fide_list
 from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months, parse_month
+from pipeline.operations.code_versions import code_version
 from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import stored_table_months, table_key
@@ -294,7 +297,7 @@ _RANKED = (NAME_ORDER, FIDE_IDENTITY)
 SPREADSHEET_FORMULA = "spreadsheet_formula"
 
 
-def published_registries(store: ObjectStore, last_month: str) -> Callable[[str], pl.DataFrame]:
+def published_registries(store: ObjectStore, last_month: str, keep: bool = False) -> Callable[[str], pl.DataFrame]:
     """Month (up to `last_month`) -> the Players rows naming that month's list, ranked (ranked_registry): the registry
     in force in the month (every raw/players/<M>/ folder applies from its month), then the players it does not hold
     as the dumps of that month and before name them (pipeline.validate.identity.dump_name_versions of every stored
@@ -302,7 +305,9 @@ def published_registries(store: ObjectStore, last_month: str) -> Callable[[str],
 
     A month's list is named by what was known then, whatever months a run publishes and whatever was stored after:
     a month published alone (`ratings list`) writes the bytes a range run wrote. The registry is read once and
-    ranked once per folder; the dumps' names are prepared once and placed among the registry's names each month.
+    ranked once per folder (from the one a run kept, KEPT_RANKED_FOLDER, where it holds the same rows); the dumps'
+    names are prepared once and placed among the registry's names each month. With `keep` (publishing in a run), the
+    registry of `last_month` ranked is kept for the next run.
     """
     identities = [
         _identity_columns(store.scan_parquet(table_key(["identity"], month)))
@@ -313,22 +318,117 @@ def published_registries(store: ObjectStore, last_month: str) -> Callable[[str],
     if versions is not None:  # in version order again: _prepared_rows keeps each id's versions in order
         versions = versions.sort("player_id", "registered", maintain_order=True)
 
-    def ranked(registry: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
-        frame = ranked_registry(registry)
-        named = frame.filter(pl.col(NAME_ORDER).is_not_null())
-        return frame, _name_keys(named).gather(named[NAME_ORDER].arg_sort())
+    kept: list[pl.DataFrame | None] = []
+
+    def ranked(registry: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.Series], pl.Series, bool]:
+        if not kept:
+            kept.append(_kept_ranked(store))
+        frame, digests, fresh = _ranked_from(kept[0], registry)
+        kept[0] = frame.with_columns(digests)  # the next folder's registry is ranked from this one
+        # Kept again once a twentieth of the rows are ranked anew (a few months of a FIDE list's newcomers): writing
+        # it costs more than placing them. Its names' keys are made when a month's dumps name players it does not.
+        return frame, [], digests, fresh * 20 > frame.height
 
     registries = players_in_force(store, last_month, ranked)
 
     def month_registry(month: str) -> pl.DataFrame:
-        registry, sorted_keys = registries(month)
+        registry, sorted_keys, digests, stale = registries(month)
+        if keep and stale and month == last_month:
+            _keep_ranked(store, registry, digests)
         if versions is None:
             return registry
         named = named_as_of(versions, month)
         named = named.filter(~pl.col("player_id").is_in(registry["player_id"].implode()))
-        return _with_more_players(registry, sorted_keys, named) if named.height else registry
+        if not named.height:
+            return registry
+        if not sorted_keys:
+            in_registry = registry.filter(pl.col(NAME_ORDER).is_not_null())
+            sorted_keys.append(_name_keys(in_registry).gather(in_registry[NAME_ORDER].arg_sort()))
+        return _with_more_players(registry, sorted_keys[0], named)
 
     return month_registry
+
+
+#: What publishing keeps for the next run (derived: deleting the folder is safe): the registry in force of the last
+#: month a run published, ranked (ranked_registry), with a digest of each Players row it was ranked from. Ranking the
+#: fide-scale registry whole is 1.5 CPU-s (900,000 names sorted, the TXT's identity text of each), and a month's
+#: registry is last month's plus a few thousand players: they alone are ranked and placed among the kept names.
+KEPT_RANKED_FOLDER = "kept/publish"
+_KEPT_RANKED = f"{KEPT_RANKED_FOLDER}/registry.json"
+_MADE_FROM = "made_from"
+
+
+def _ranked_code() -> str:
+    """What the ranked rows depend on besides the registry: the publish stage's code and Polars (its row digests)."""
+    return code_version("publish", pl.__version__)
+
+
+def _row_digests(registry: pl.DataFrame) -> pl.Series:
+    """A digest of each registry row (Players columns), to tell a kept row ranked from the same row."""
+    return registry.hash_rows(seed=1).alias(_MADE_FROM)
+
+
+def _ranked_from(kept: pl.DataFrame | None, registry: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series, int]:
+    """ranked_registry(registry), the digest of the row each of its rows was ranked from (_row_digests) and how many
+    were ranked anew: from `kept` (ranked rows with their digests) where each of its rows is one of the registry's
+    with the same digest, only the registry's other players ranked and placed among its names (_with_more_players);
+    else ranked whole.
+    """
+    digests = registry.select("player_id", _row_digests(registry)).with_row_index("row")
+    digests = digests.sort("player_id", maintain_order=True)
+    ids, made_from = digests["player_id"].to_numpy(), digests[_MADE_FROM].to_numpy()
+    if kept is not None and kept.height <= registry.height and ascends_strictly(digests["player_id"]):
+        # Each kept row's player in the registry (ids ascend in both), with the same digest.
+        kept_ids = kept["player_id"].to_numpy()
+        rows = np.minimum(np.searchsorted(ids, kept_ids), len(ids) - 1)
+        if bool(np.all(ids[rows] == kept_ids) & np.all(made_from[rows] == kept[_MADE_FROM].to_numpy())):
+            frame = kept.drop(_MADE_FROM)
+            added = np.ones(len(ids), dtype=bool)
+            added[rows] = False
+            fresh = int(added.sum())
+            if fresh:  # the players added, in the registry's order (ranked_registry's, for an id's rows)
+                more = registry[np.sort(digests["row"].to_numpy()[added])]
+                named = frame.filter(pl.col(NAME_ORDER).is_not_null())
+                sorted_keys = _name_keys(named).gather(named[NAME_ORDER].arg_sort())
+                frame = _with_more_players(frame, sorted_keys, _prepared_rows(more))
+            return frame, digests[_MADE_FROM], fresh
+    return ranked_registry(registry), digests[_MADE_FROM], registry.height
+
+
+def _kept_ranked(store: ObjectStore) -> pl.DataFrame | None:
+    """The kept ranked rows with their digests (KEPT_RANKED_FOLDER), None when none are kept by this code or they
+    cannot be read (the registry is then ranked whole).
+    """
+    try:
+        if not store.exists(_KEPT_RANKED):
+            return None
+        made_from = json.loads(store.read_bytes(_KEPT_RANKED))
+        if made_from.get("code") != _ranked_code():
+            return None
+        return store.read_parquet(f"{KEPT_RANKED_FOLDER}/{made_from['rows']}")
+    except Exception:  # damaged, or its rows gone: ranked again; pyarrow's, Polars' and json's errors differ
+        return None
+
+
+def _keep_ranked(store: ObjectStore, ranked: pl.DataFrame, digests: pl.Series) -> None:
+    """Keep `ranked` (in id order) with the digests of its rows, unless kept already: the rows to a file named by
+    their digests first, then the description naming it (each write atomic), then older rows go; a run killed half
+    way leaves the previous description and its rows, or the new ones.
+    """
+    code = _ranked_code()
+    name = f"ranked-{code}-{hashlib.sha256(digests.to_numpy().tobytes()).hexdigest()[:24]}.parquet"
+    try:
+        if json.loads(store.read_bytes(_KEPT_RANKED)) == {"code": code, "rows": name}:
+            return
+    except Exception:  # none kept, or damaged: kept now
+        pass
+    # LZ4: read back in 0.05 CPU-s (zstd: 0.2; Arrow IPC, which Polars converts on reading: 0.16-0.18).
+    rows = ranked.with_columns(digests)
+    store.write_with(lambda handle: rows.write_parquet(handle, compression="lz4"), f"{KEPT_RANKED_FOLDER}/{name}")
+    store.write_bytes(json.dumps({"code": code, "rows": name}).encode(), _KEPT_RANKED)
+    for key in store.list_stamps(KEPT_RANKED_FOLDER):
+        if posixpath.basename(key).startswith("ranked-") and posixpath.basename(key) != name:
+            store.remove(key)
 
 
 def _identity_columns(identity: pl.LazyFrame) -> pl.DataFrame:
