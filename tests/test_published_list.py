@@ -1265,3 +1265,29 @@ def test_a_registry_ranked_from_the_kept_one_is_the_one_ranked_whole(tmp_path: P
     changed = read_players(store, "2024-03")
     frame, _, fresh = _ranked_from(kept, changed)
     assert fresh == changed.height and frame.equals(ranked_registry(changed))
+
+
+def test_a_range_keeps_its_last_months_registry_and_a_month_published_again_leaves_it(tmp_path: Path) -> None:
+    """The kept ranked registry serves the next month: a run over several months keeps its last month's, however few
+    players each month adds, and publishing an earlier month again (`ratings run --from M --to M` of a stored month)
+    leaves it, so that a rerun leaves the store as the full run did.
+    """
+    from pipeline.publish.lists import KEPT_RANKED_FOLDER, _kept_ranked
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    rows = "".join(f'{10 + i},"Player, No{i:02d}"\n' for i in range(40))
+    store.write_text("player_id,name\n" + rows, "raw/players/2024-01/players.csv")
+    store.write_text('player_id,name\n5,"Added, One"\n', "raw/players/2024-02/players.csv")
+    registry_of = published_registries(store, "2024-02", keep=True)
+    registry_of("2024-01"), registry_of("2024-02")  # as a run publishes its months, in order
+    kept = _kept_ranked(store)
+    assert kept is not None and kept.height == 41 and 5 in kept["player_id"].to_list()
+    later = {key: store.read_bytes(key) for key in store.list_stamps(KEPT_RANKED_FOLDER)}
+    published_registries(store, "2024-01", keep=True)("2024-01")
+    assert {key: store.read_bytes(key) for key in store.list_stamps(KEPT_RANKED_FOLDER)} == later
+    # With none kept, the month published is kept, however early.
+    alone = ObjectStore(str(tmp_path / "alone"))
+    alone.write_text("player_id,name\n" + rows, "raw/players/2024-01/players.csv")
+    published_registries(alone, "2024-01", keep=True)("2024-01")
+    assert (kept := _kept_ranked(alone)) is not None and kept.height == 40

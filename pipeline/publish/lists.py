@@ -319,22 +319,26 @@ def published_registries(store: ObjectStore, last_month: str, keep: bool = False
         versions = versions.sort("player_id", "registered", maintain_order=True)
 
     kept: list[pl.DataFrame | None] = []
+    # The rows ranked anew since the registry kept in the store (every row where none is, or it was ranked whole).
+    since_kept = [0]
 
     def ranked(registry: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.Series], pl.Series, bool]:
         if not kept:
             kept.append(_kept_ranked(store))
         frame, digests, fresh = _ranked_from(kept[0], registry)
+        whole = kept[0] is None or fresh == frame.height
+        since_kept[0] = frame.height if whole else since_kept[0] + fresh
         kept[0] = frame.with_columns(digests)  # the next folder's registry is ranked from this one
         # Kept again once a twentieth of the rows are ranked anew (a few months of a FIDE list's newcomers): writing
         # it costs more than placing them. Its names' keys are made when a month's dumps name players it does not.
-        return frame, [], digests, fresh * 20 > frame.height
+        return frame, [], digests, since_kept[0] * 20 > frame.height
 
     registries = players_in_force(store, last_month, ranked)
 
     def month_registry(month: str) -> pl.DataFrame:
         registry, sorted_keys, digests, stale = registries(month)
         if keep and stale and month == last_month:
-            _keep_ranked(store, registry, digests)
+            _keep_ranked(store, registry, digests, month)
         if versions is None:
             return registry
         named = named_as_of(versions, month)
@@ -410,22 +414,24 @@ def _kept_ranked(store: ObjectStore) -> pl.DataFrame | None:
         return None
 
 
-def _keep_ranked(store: ObjectStore, ranked: pl.DataFrame, digests: pl.Series) -> None:
-    """Keep `ranked` (in id order) with the digests of its rows, unless kept already: the rows to a file named by
+def _keep_ranked(store: ObjectStore, ranked: pl.DataFrame, digests: pl.Series, month: str) -> None:
+    """Keep `ranked` (in id order, the registry of `month`) with the digests of its rows, unless kept already or a
+    later month's is (a month published again keeps what the next month continues from): the rows to a file named by
     their digests first, then the description naming it (each write atomic), then older rows go; a run killed half
     way leaves the previous description and its rows, or the new ones.
     """
     code = _ranked_code()
     name = f"ranked-{code}-{hashlib.sha256(digests.to_numpy().tobytes()).hexdigest()[:24]}.parquet"
     try:
-        if json.loads(store.read_bytes(_KEPT_RANKED)) == {"code": code, "rows": name}:
+        made_from = json.loads(store.read_bytes(_KEPT_RANKED))
+        if made_from.get("code") == code and (made_from.get("rows") == name or made_from.get("month", "") > month):
             return
     except Exception:  # none kept, or damaged: kept now
         pass
     # LZ4: read back in 0.05 CPU-s (zstd: 0.2; Arrow IPC, which Polars converts on reading: 0.16-0.18).
     rows = ranked.with_columns(digests)
     store.write_with(lambda handle: rows.write_parquet(handle, compression="lz4"), f"{KEPT_RANKED_FOLDER}/{name}")
-    store.write_bytes(json.dumps({"code": code, "rows": name}).encode(), _KEPT_RANKED)
+    store.write_bytes(json.dumps({"code": code, "month": month, "rows": name}).encode(), _KEPT_RANKED)
     for key in store.list_stamps(KEPT_RANKED_FOLDER):
         if posixpath.basename(key).startswith("ranked-") and posixpath.basename(key) != name:
             store.remove(key)
