@@ -172,6 +172,7 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         self._asset_key_columns_present: set[str] = set()
         self._batch: Batch | None = None  # the batch being stored, if any
         self._held: list[EventLogEntry] = []  # check evaluations waiting for the step's next other event
+        self._held_lock = threading.Lock()
         super().__init__(base_dir, inst_data=inst_data)
 
     # Dagster asks the index database about its own schema for every check result and asset event (does the
@@ -201,8 +202,10 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         # by Dagster in three transactions; they wait here for the step's next other event (its output or its end),
         # then go in one transaction per database.
         if event.run_id and event.dagster_event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-            self._held.append(event)
-            if len(self._held) >= EVENT_BATCH_SIZE:
+            with self._held_lock:
+                self._held.append(event)
+                full = len(self._held) >= EVENT_BATCH_SIZE
+            if full:
                 self._store_held()
             return
         self._store_held()
@@ -239,7 +242,8 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
                 self._store_asset_event(conn, events[i], ids[i])
 
     def _store_held(self) -> None:
-        held, self._held = self._held, []
+        with self._held_lock:  # any thread may store events: each held one is taken once
+            held, self._held = self._held, []
         if held:
             self._store_together(held)
 
@@ -284,7 +288,8 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
                 self._shard_engines.popitem()[1].dispose()
 
     def wipe(self) -> None:
-        self._held.clear()
+        with self._held_lock:
+            self._held.clear()
         self._close_engines()  # wipe deletes the run databases' files
         self._tables_present.clear()
         self._asset_key_columns_present.clear()
