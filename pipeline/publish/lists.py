@@ -237,6 +237,12 @@ def _name_keys(ranked: pl.DataFrame) -> pl.Series:
     ).to_series()
 
 
+def _sorted_name_keys(ranked: pl.DataFrame) -> pl.Series:
+    """The _name_keys of a ranked registry's named rows, in NAME_ORDER (what _with_more_players places names among)."""
+    named = ranked.filter(pl.col(NAME_ORDER).is_not_null())
+    return _name_keys(named).gather(named[NAME_ORDER].arg_sort())
+
+
 def _with_more_players(registry: pl.DataFrame, sorted_keys: pl.Series, more: pl.DataFrame) -> pl.DataFrame:
     """ranked_registry of `registry`'s players and `more`'s (ids it does not hold), from `registry` ranked already
     (its named rows' _name_keys in NAME_ORDER: `sorted_keys`) and `more` prepared (_prepared_rows), without sorting
@@ -346,8 +352,7 @@ def published_registries(store: ObjectStore, last_month: str, keep: bool = False
         if not named.height:
             return registry
         if not sorted_keys:
-            in_registry = registry.filter(pl.col(NAME_ORDER).is_not_null())
-            sorted_keys.append(_name_keys(in_registry).gather(in_registry[NAME_ORDER].arg_sort()))
+            sorted_keys.append(_sorted_name_keys(registry))
         return _with_more_players(registry, sorted_keys[0], named)
 
     return month_registry
@@ -392,9 +397,7 @@ def _ranked_from(kept: pl.DataFrame | None, registry: pl.DataFrame) -> tuple[pl.
             fresh = int(added.sum())
             if fresh:  # the players added, in the registry's order (ranked_registry's, for an id's rows)
                 more = registry[np.sort(digests["row"].to_numpy()[added])]
-                named = frame.filter(pl.col(NAME_ORDER).is_not_null())
-                sorted_keys = _name_keys(named).gather(named[NAME_ORDER].arg_sort())
-                frame = _with_more_players(frame, sorted_keys, _prepared_rows(more))
+                frame = _with_more_players(frame, _sorted_name_keys(frame), _prepared_rows(more))
             return frame, digests[_MADE_FROM], fresh
     return ranked_registry(registry), digests[_MADE_FROM], registry.height
 
