@@ -219,13 +219,20 @@ def _hashed_positions(ids: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """`positions` for ids spread far apart: an open-addressing hash table, filled and probed a round at a time.
 
     np.searchsorted costs a cache miss per halving (75 ms for a month's 400,000 sides on a
-    500,000-player list); the table, at most half full, needs about 1.5 probes per id.
+    500,000-player list); the table, at most half full, needs about 1.5 probes per id. The first probe of every
+    query is made without gathering through the waiting queries' indices: most queries end there, and the
+    indirection doubled the lookup (26 -> 12 ms for a fide-scale month's 409,000 sides).
     """
     table, bits = _hash_table(ids)
     mask = (1 << bits) - 1
     out = np.full(len(queries), -1, dtype=np.int64)
     probe = _hash_slots(queries, bits)
-    waiting = np.arange(len(queries))
+    held = table[probe]
+    occupied = held >= 0
+    hit = occupied & (ids[np.where(occupied, held, 0)] == queries)
+    out[hit] = held[hit]
+    waiting = np.flatnonzero(occupied & ~hit)
+    probe[waiting] = (probe[waiting] + 1) & mask
     while waiting.size:
         held = table[probe[waiting]]
         occupied = held >= 0
@@ -253,7 +260,11 @@ def _hash_table(ids: np.ndarray) -> tuple[np.ndarray, int]:
     # Rows fit 32 bits: half the memory a held table keeps (8 MB for 900,000 ids).
     table = np.full(1 << bits, -1, dtype=np.int32 if n < 2**31 else np.int64)
     slot = _hash_slots(ids, bits)
-    waiting = np.arange(n)
+    # The first round on every id, without gathering through their indices (the table is empty: every slot free).
+    rows = np.arange(n)
+    table[slot] = rows  # of several ids wanting one slot, one wins
+    waiting = np.flatnonzero(table[slot] != rows)
+    slot[waiting] = (slot[waiting] + 1) & mask
     while waiting.size:
         wanted = slot[waiting]
         free = table[wanted] < 0
