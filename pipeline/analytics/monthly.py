@@ -56,6 +56,13 @@ class MonthlyAnalysis:
     figures: Callable[[pl.DataFrame], Figures]
     # The columns of `reads` it uses, when they are few (a rating list's pending games cost most of its reading).
     columns: tuple[str, ...] | None = None
+    # The months whose `reads` frame it uses; in the others its table is empty and its columns are not read for it.
+    reads_in: Callable[[str], bool] = lambda month: True
+
+
+def is_december(month: str) -> bool:
+    """A year's last list: the yearly pool-health tables (cohort drift, group truth) are made from it alone."""
+    return month.endswith("-12")
 
 
 def _crosstable_figures(table: pl.DataFrame) -> Figures:
@@ -92,7 +99,7 @@ def _cohort_drift(store: ObjectStore, scenario: Scenario) -> MonthTable:
     truth = store.scan_parquet(TRUTH_KEY) if store.exists(TRUTH_KEY) else None
 
     def drift(rating_list: pl.DataFrame, month: str) -> pl.DataFrame:
-        if not month.endswith("-12"):
+        if not is_december(month):
             return empty_frame(YearlyDrift)
         earlier = read_stored_month(store, [scenario.name, "rating_list"], add_months(month, -12), list(DRIFT_COLUMNS))
         return cohort_drift(earlier, rating_list, month, truth)
@@ -116,7 +123,7 @@ def _group_truth(store: ObjectStore, scenario: Scenario) -> MonthTable:
         return listed.select(YEAR_COLUMNS) if listed is not None else None
 
     def groups(rating_list: pl.DataFrame, month: str) -> pl.DataFrame:
-        if not month.endswith("-12"):
+        if not is_december(month):
             return empty_frame(GroupTruth)
         start = read_stored_month(store, path, add_months(month, -12), list(START_COLUMNS))
         year = [of_month(month, rating_list), *(of_month(add_months(month, -back)) for back in range(1, 12))]
@@ -203,9 +210,11 @@ MONTHLY_ANALYSES = (
         CURVE_COLUMNS,
     ),
     # The December lists' yearly drift of the stable cohort (the other months' tables are empty): pool health.
-    MonthlyAnalysis("cohort_drift", YearlyDrift, "rating_list", _cohort_drift, _drift_figures, DRIFT_COLUMNS),
+    MonthlyAnalysis(
+        "cohort_drift", YearlyDrift, "rating_list", _cohort_drift, _drift_figures, DRIFT_COLUMNS, is_december
+    ),
     # The ledger's groups' points in the year's games beside their true strength change (December lists): pool health.
-    MonthlyAnalysis("group_truth", GroupTruth, "rating_list", _group_truth, _group_figures, YEAR_COLUMNS),
+    MonthlyAnalysis("group_truth", GroupTruth, "rating_list", _group_truth, _group_figures, YEAR_COLUMNS, is_december),
     # Each federation's players' actual minus expected score against other federations': pool health.
     MonthlyAnalysis(
         "federation_residuals",
@@ -243,12 +252,19 @@ def month_analyses(
     month: str,
 ) -> list[tuple[pl.DataFrame, Figures]]:
     """Each analysis's table of `month` and its figures, from `prepared` (table -> what computes a month, made by its
-    `prepare`); each table they read is read once for all of them (read(table, columns or None: every column)).
+    `prepare`); each table they read is read once for all of them (read(table, columns or None: every column)), with
+    the columns of the analyses that use it in `month` (MonthlyAnalysis.reads_in): an analysis that does not is given
+    no rows. Outside December the list's analyses read two of its columns, not seven (a month's string column of
+    last plays was most of its reading).
     """
-    tables_read = dict.fromkeys(analysis.reads for analysis in analyses)
-    inputs = {name: read(name, columns_read(analyses, name)) for name in tables_read}
+    using = [analysis for analysis in analyses if analysis.reads_in(month)]
+    inputs = {name: read(name, columns_read(using, name)) for name in dict.fromkeys(a.reads for a in using)}
     done = []
     for analysis in analyses:
+        if not analysis.reads_in(month):
+            table = prepared[analysis.table](pl.DataFrame(), month)
+            done.append((table, analysis.figures(table)))
+            continue
         given = inputs[analysis.reads]
         table = prepared[analysis.table](given if analysis.columns is None else given.select(analysis.columns), month)
         done.append((table, analysis.figures(table)))
