@@ -464,6 +464,41 @@ def test_each_monthly_analysis_computes_its_model_and_says_what_the_ui_shows(tmp
     assert by_table["performance"][1]["players"] >= 1
 
 
+def test_the_list_is_read_for_the_columns_its_analyses_use_that_month(tmp_path) -> None:
+    """Outside December the yearly pool-health tables are empty and their columns of the list are not read; in
+    December they are read with the rest, once for all the list's analyses.
+    """
+    from pipeline.analytics.drift import DRIFT_COLUMNS
+    from pipeline.analytics.group_truth import YEAR_COLUMNS
+    from pipeline.analytics.monthly import MONTHLY_ANALYSES, month_analyses
+    from pipeline.engine.period import normalize_list
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.object_store import ObjectStore
+
+    games = rated_games([(1, 2, 2100, 1900, 1.0, 0.76, 0.24)])
+    rating_list = normalize_list(pl.DataFrame({"player_id": [1, 2], "rating": [2105, 1895]}))
+    store, scenario = ObjectStore(str(tmp_path)), Scenario(name="plain", rules="fide-2024")
+    prepared = {analysis.table: analysis.prepare(store, scenario) for analysis in MONTHLY_ANALYSES}
+    for month, list_columns in (
+        ("2024-03", {"player_id", "rating"}),
+        ("2024-12", {"player_id", "rating", *DRIFT_COLUMNS, *YEAR_COLUMNS}),
+    ):
+        asked: list[tuple[str, list[str] | None]] = []
+
+        def read(table: str, columns: list[str] | None, asked: list = asked) -> pl.DataFrame:
+            asked.append((table, columns))
+            frame = games if table == "rated_games" else rating_list
+            return frame if columns is None else frame.select(columns)
+
+        done = month_analyses(MONTHLY_ANALYSES, prepared, read, month)
+        assert [table for table, _ in asked] == ["rated_games", "rating_list"], "each table read once"
+        assert set(dict(asked)["rating_list"] or ()) == list_columns, month
+        tables = {analysis.table: table for analysis, (table, _) in zip(MONTHLY_ANALYSES, done, strict=True)}
+        for analysis in MONTHLY_ANALYSES:
+            analysis.model.validate(tables[analysis.table])
+        assert tables["cohort_drift"].is_empty() and tables["group_truth"].is_empty()
+
+
 def test_group_sums_repeat_bit_for_bit() -> None:
     """A rerun writes the same bytes. Adding up 204 months' curves, Polars' group-by merged its threads' partial
     float sums in an order that varied from run to run (a quarter of the runs differed in the last bits);

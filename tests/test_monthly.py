@@ -150,3 +150,6 @@ def test_month_figures_show_first_what_an_officer_checks() -> None:
         "rating_range": "1500-2100",
         "rules": "fide-2024",
     }
+    unrated = frame.with_columns(rating=pl.lit(None, dtype=pl.Int64))
+    figures = month_figures({"rating_list": unrated, "rated_games": pl.DataFrame({"game_id": [1, 2]})}, "fide-2024")
+    assert (figures["rating_list"]["rated_players"], figures["rating_list"]["rating_range"]) == (0, "no rated players")
