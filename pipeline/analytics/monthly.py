@@ -253,8 +253,8 @@ def month_analyses(
 ) -> list[tuple[pl.DataFrame, Figures]]:
     """Each analysis's table of `month` and its figures, from `prepared` (table -> what computes a month, made by its
     `prepare`); each table they read is read once for all of them (read(table, columns or None: every column)), with
-    the columns of the analyses that use it in `month` (MonthlyAnalysis.reads_in): an analysis that does not is given
-    no rows. Outside December the list's analyses read two of its columns, not seven (a month's string column of
+    the columns of the analyses that use it in `month` (MonthlyAnalysis.reads_in): an analysis that does not has an
+    empty table. Outside December the list's analyses read two of its columns, not seven (a month's string column of
     last plays was most of its reading).
     """
     using = [analysis for analysis in analyses if analysis.reads_in(month)]
@@ -262,7 +262,7 @@ def month_analyses(
     done = []
     for analysis in analyses:
         if not analysis.reads_in(month):
-            table = prepared[analysis.table](pl.DataFrame(), month)
+            table = empty_frame(analysis.model)
             done.append((table, analysis.figures(table)))
             continue
         given = inputs[analysis.reads]

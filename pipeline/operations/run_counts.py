@@ -50,7 +50,9 @@ def game_outcomes(store: ObjectStore, scenario: Scenario, months: Sequence[str])
     # Each month's masks summed where it is read, then the months' sums: a group-by on the outcome of every game of
     # the history cost twice as much (2.1 CPU-s a fide-scale scenario, in every run's summary).
     sums = [
-        store.scan_parquet(key).select(mask.sum().alias(name) for name, mask in game_outcome_masks().items())
+        store.scan_parquet(key).select(
+            mask.sum().cast(pl.Int64).alias(name) for name, mask in game_outcome_masks().items()
+        )
         for key in keys
     ]
     counts.update({name: int(total) for name, total in pl.concat(sums).sum().collect().row(0, named=True).items()})
