@@ -44,5 +44,10 @@ def first_day(month: str) -> date:
     return date(year, mon, 1)
 
 
+def is_december(month: str) -> bool:
+    """A year's last list: the yearly pool-health tables (cohort drift, group truth) are made from it alone."""
+    return month.endswith("-12")
+
+
 def month_of(day: date) -> str:
     return f"{day.year:04d}-{day.month:02d}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.months import add_months
+from pipeline.months import add_months, is_december
 from schemas.util import conform, empty_frame
 from schemas.yearly_drift import YearlyDrift
 
@@ -59,7 +59,7 @@ def cohort_drift(
     """The YearlyDrift row of the December list `later` (`earlier`: the list of a year before, None when not
     stored: no row), with the true drift where `truth` (player_id, month, strength) is given. Empty in other months.
     """
-    if not month.endswith("-12") or earlier is None:
+    if not is_december(month) or earlier is None:
         return empty_frame(YearlyDrift)
     year = int(month[:4])
     both = _steady(later, month, year).join(

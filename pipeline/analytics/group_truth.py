@@ -12,6 +12,7 @@ import polars as pl
 
 from pipeline.analytics.common import in_order_sum
 from pipeline.analytics.drift import true_moves
+from pipeline.months import is_december
 from pipeline.scenarios.ledger import BAND_WIDTH, JUNIOR_BELOW_AGE, NEWCOMER_GAMES
 from schemas.group_truth import GroupTruth
 from schemas.util import conform, empty_frame
@@ -81,7 +82,7 @@ def group_truth(
     players; on generated data only the players the truth holds at both ends count (a truth without the two months:
     none). Empty in other months.
     """
-    if not month.endswith("-12") or start is None:
+    if not is_december(month) or start is None:
         return empty_frame(GroupTruth)
     year = int(month[:4])
     played = (

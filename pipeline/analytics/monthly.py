@@ -16,7 +16,7 @@ from pipeline.analytics.group_truth import GAME_COLUMNS, SIDE_K, START_COLUMNS, 
 from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
 from pipeline.ingest.registry import players_in_force
-from pipeline.months import add_months
+from pipeline.months import add_months, is_december
 from pipeline.reports import accuracy_markdown, crosstable_markdown
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import read_stored_month, stored_table_months
@@ -58,11 +58,6 @@ class MonthlyAnalysis:
     columns: tuple[str, ...] | None = None
     # The months whose `reads` frame it uses; in the others its table is empty and its columns are not read for it.
     reads_in: Callable[[str], bool] = lambda month: True
-
-
-def is_december(month: str) -> bool:
-    """A year's last list: the yearly pool-health tables (cohort drift, group truth) are made from it alone."""
-    return month.endswith("-12")
 
 
 def _crosstable_figures(table: pl.DataFrame) -> Figures:

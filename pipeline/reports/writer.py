@@ -25,7 +25,7 @@ from pipeline.analytics import (
     years_of,
 )
 from pipeline.analytics.windows import PeriodWindow
-from pipeline.months import add_months
+from pipeline.months import add_months, is_december
 from pipeline.operations.code_versions import code_version
 from pipeline.publish.lists import LISTS_PREFIX, list_command, readable_list_months
 from pipeline.reports.accuracy_page import render_accuracy_page
@@ -294,7 +294,7 @@ def put_pool_health(
     """
     name = scenario.name
     ledgers = stored_frames(store, name, LEDGER, months)
-    drift = stored_frames(store, name, "cohort_drift", [m for m in months if m.endswith("-12")])
+    drift = stored_frames(store, name, "cohort_drift", [m for m in months if is_december(m)])
     drift = drift if drift is not None else empty_frame(YearlyDrift)
     if ledgers is None and not drift.height:
         return
@@ -310,7 +310,7 @@ def put_pool_health(
         put(chart, drawn_chart(store, chart, yearly, lambda: plot_pool_ledger(yearly, channels, title), title))
     indexes = stored_frames(store, name, "deflation_index", months)
     index = yearly_index(indexes) if indexes is not None else None
-    groups = stored_frames(store, name, "group_truth", [m for m in months if m.endswith("-12")])
+    groups = stored_frames(store, name, "group_truth", [m for m in months if is_december(m)])
     residuals = stored_frames(store, name, "federation_residuals", months)
     residuals = yearly_residuals(residuals) if residuals is not None else None
     for label, table in (("groups", groups), ("federations", residuals)):
@@ -328,7 +328,7 @@ def write_drift_comparison(store: ObjectStore, scenarios: Sequence[str], months:
     """The stable cohort's drift of every scenario side by side under reports/all-scenarios/pool-health/ (data,
     chart, page); returns the page's path relative to reports/, None when no scenario has a drift.
     """
-    decembers = [m for m in months if m.endswith("-12")]
+    decembers = [m for m in months if is_december(m)]
     drifts = {
         name: frame
         for name in scenarios
