@@ -10,6 +10,7 @@ import time
 from html import escape
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -375,6 +376,54 @@ def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str
     for month in games:
         rated = rate_scenario_month(scenario, listed, games.__getitem__, month).rated_games
         assert predict_scenario_month(scenario, listed, games.__getitem__, month).equals(rated)
+
+
+def test_the_leaderboard_scored_a_month_at_a_time_equals_the_test_months_scored_together() -> None:
+    """leaderboard() takes each test month's predictions in turn and lets them go; its counts and metrics are those
+    of every month's common games put together (prediction_metrics over them at once), for each scenario: here two
+    that predict different games (nulls), over three months, and a month where one scenario predicts nothing.
+    """
+    from pipeline.evaluation.protocol import prediction_metrics
+    from pipeline.evaluation.scenarios import PREDICTION_COLUMNS, Split, leaderboard
+    from pipeline.scenarios.model import Scenario
+
+    rng = np.random.default_rng(7)
+    months = ["2024-01", "2024-02", "2024-03"]
+    scenarios = {name: Scenario(name=name, rules="fide-2014") for name in ("actual", "other")}
+
+    def predictions(month: str, index: int, name: str) -> pl.DataFrame:
+        games = 0 if (month, name) == ("2024-03", "other") else 400
+        expected = rng.uniform(0.05, 0.95, games)
+        known = rng.uniform(size=games) > 0.2  # a side not predicted (an unrated player)
+        return pl.DataFrame(
+            {
+                "game_id": np.arange(games, dtype=np.uint64) + 1000 * index,
+                "month": [month] * games,
+                "white_id": rng.integers(1, 60, games),
+                "black_id": rng.integers(60, 120, games),
+                "white_score": rng.choice([0.0, 0.5, 1.0], games),
+                "white_expected": np.where(known, expected, np.nan),
+                "black_expected": 1.0 - expected,
+            }
+        ).with_columns(pl.col("white_expected").fill_nan(None))[PREDICTION_COLUMNS]
+
+    monthly = [(m, {name: predictions(m, i, name) for name in scenarios}) for i, m in enumerate(months)]
+    table = leaderboard(scenarios, iter(monthly), Split(["2023-12"], months), 10, 1200)
+
+    both = {
+        name: pl.concat([p[name] for _, p in monthly]).drop_nulls(["white_expected", "black_expected"])
+        for name in scenarios
+    }
+    common = both["actual"].select("game_id").join(both["other"], on="game_id", how="semi")
+    assert 0 < common.height < both["actual"].height
+    for row in table.iter_rows(named=True):
+        shared = both[row["scenario"]].join(common, on="game_id", how="semi")
+        expected = prediction_metrics(shared.sort("game_id").drop("game_id"))
+        assert row["predicted_games"] == both[row["scenario"]].height
+        assert row["common_games"] == common.height
+        assert row["player_months"] == expected["player_months"]
+        for metric in ("deviance_log10", "bdev", "player_month_rmse", "mean_abs_error"):
+            assert row[metric] == pytest.approx(expected[metric], rel=1e-12)
 
 
 def test_leaderboard_predicts_from_the_frozen_list_not_from_the_ratings_a_file_states(rated_store) -> None:

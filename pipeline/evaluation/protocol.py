@@ -30,14 +30,23 @@ def prediction_metrics(predicted: pl.DataFrame) -> dict[str, Any]:
     PlayerRatings' metrics() bdev is 100 x the mean capped natural-log deviance divided by that of a
     coin flip (ln 2 for every score in [0, 1]): 100 x deviance_log10 / log10(2).
     """
+    months = predicted.group_by("month", maintain_order=True)
+    return pooled_metrics(pl.concat([month_accuracy(part, str(month)) for (month,), part in months]))
+
+
+def month_accuracy(predicted: pl.DataFrame, month: str) -> pl.DataFrame:
+    """The Accuracy row of one month's predicted games (white_id, black_id, white_score, white_expected), summed in
+    the frame's order: what prediction_metrics pools, for a caller that predicts a month at a time.
+    """
     frame = predicted.with_row_index("game_id").with_columns(
         pl.col("game_id").cast(pl.UInt64), black_expected=1.0 - pl.col("white_expected")
     )
-    rows = [
-        predictive_accuracy(part, str(month), "evaluation")
-        for (month,), part in frame.group_by("month", maintain_order=True)
-    ]
-    pooled = compare_accuracy(pl.concat(rows), baseline=None).row(0, named=True)
+    return predictive_accuracy(frame, month, "evaluation")
+
+
+def pooled_metrics(monthly: pl.DataFrame) -> dict[str, Any]:
+    """prediction_metrics' metrics from months' Accuracy rows (month_accuracy), pooled from their sums."""
+    pooled = compare_accuracy(monthly, baseline=None).row(0, named=True)
     deviance = pooled["deviance"]
     return {
         "player_months": pooled["player_months"],

@@ -4,12 +4,13 @@ the test months, score; the leaderboard's page and data file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 import polars as pl
 
-from pipeline.evaluation.protocol import prediction_metrics
+from pipeline.evaluation.protocol import month_accuracy, pooled_metrics
 from pipeline.ingest.registry import registry_history
 from pipeline.reports import REPORTS_PREFIX
 from pipeline.reports.page import render_table_page
@@ -55,38 +56,56 @@ def test_predictions(
     games_of: Callable[[str], pl.DataFrame],
     test: list[str],
 ) -> pl.DataFrame:
-    """Every test game with the expected scores of the list (or system state) frozen at the end of training.
+    """Every test game with the expected scores of the list (or system state) frozen at the end of training
+    (month_predictions of each test month, the frozen list cut to the test games' players first).
+    """
+    frozen_list = test_players_rows(scenario, frozen_list, players_of(map(games_of, test)))
+    parts = [month_predictions(scenario, frozen_list, frozen_state, games_of, month) for month in test]
+    return pl.concat(parts) if parts else pl.DataFrame(schema={c: pl.Float64 for c in PREDICTION_COLUMNS})
+
+
+def test_players_rows(scenario: Scenario, frozen_list: pl.DataFrame, players: pl.Series) -> pl.DataFrame:
+    """The frozen list cut to `players` (the test games' players, or more) for a rule set; a system's as it is.
+
+    A rule set's prediction of a game reads only its two players' rows of the list (a period of several months
+    included: the month's own games are kept), so the cut list gives the same per-game table, from a list a fraction
+    of the size at the fide scale.
+    """
+    if scenario.is_system:
+        return frozen_list
+    return frozen_list.filter(pl.col("player_id").is_in(players.implode()))
+
+
+def month_predictions(
+    scenario: Scenario,
+    frozen_list: pl.DataFrame,
+    frozen_state: pl.DataFrame | None,
+    games_of: Callable[[str], pl.DataFrame],
+    month: str,
+) -> pl.DataFrame:
+    """The test games of `month` with the expected scores of the list (or system state) frozen at the end of training
+    (PREDICTION_COLUMNS).
 
     A rule set predicts a game for a side exactly as its per-game table would with that list in force
     (rated players, rated time controls, its expectancy and 400-point rule), from that list only: the ratings a
     file states for its players are not read (frozen_list_only); a system predicts every
     game of the time controls it rates, a player it has not seen at its initial values.
-
-    A rule set's prediction of a game reads only its two players' rows of the list (a period of several months
-    included: the month's own games are kept), so the frozen list is cut to the test games' players first: the same
-    per-game table, from a list a fraction of the size at the fide scale.
     """
-    if not scenario.is_system:
-        frozen_list = frozen_list.filter(pl.col("player_id").is_in(players_of(map(games_of, test)).implode()))
-    parts = []
-    for month in test:
-        games = games_of(month)
-        if scenario.is_system:
-            assert frozen_state is not None, "a system scenario is predicted from its frozen system state"
-            rules = scenario.system_rules()
-            rated = games.filter(scenario.rates_game())
-            expected = predict(rules.system, frozen_state, rated, rules.params)
-            part = rated.with_columns(
-                pl.col("game_id").cast(pl.UInt64),
-                month=pl.lit(month),
-                white_expected=expected,
-                black_expected=1.0 - expected,
-            )
-        else:
-            # The scenario's own month, but from the frozen list: only the per-game expectations, no list.
-            part = predict_scenario_month(scenario, frozen_list, frozen_list_only(games_of), month)
-        parts.append(part.select(PREDICTION_COLUMNS))
-    return pl.concat(parts) if parts else pl.DataFrame(schema={c: pl.Float64 for c in PREDICTION_COLUMNS})
+    if scenario.is_system:
+        assert frozen_state is not None, "a system scenario is predicted from its frozen system state"
+        rules = scenario.system_rules()
+        rated = games_of(month).filter(scenario.rates_game())
+        expected = predict(rules.system, frozen_state, rated, rules.params)
+        part = rated.with_columns(
+            pl.col("game_id").cast(pl.UInt64),
+            month=pl.lit(month),
+            white_expected=expected,
+            black_expected=1.0 - expected,
+        )
+    else:
+        # The scenario's own month, but from the frozen list: only the per-game expectations, no list.
+        part = predict_scenario_month(scenario, frozen_list, frozen_list_only(games_of), month)
+    return part.select(PREDICTION_COLUMNS)
 
 
 #: The ratings a game file states for its players (Games), which the engine uses over the list in force.
@@ -112,33 +131,44 @@ def frozen_list_only(games_of: Callable[[str], pl.DataFrame]) -> Callable[[str],
 
 def leaderboard(
     scenarios: Mapping[str, Scenario],
-    predictions: Mapping[str, pl.DataFrame],
+    monthly: Iterable[tuple[str, Mapping[str, pl.DataFrame]]],
     split: Split,
     train_games: int,
     test_games: int,
 ) -> pl.DataFrame:
     """One Leaderboard row per scenario, scored on the games every scenario predicts for both sides, best deviance
-    first.
+    first. `monthly`: each test month with every scenario's predictions of it (month_predictions), in order; a month
+    is scored and let go before the next (a year of four scenarios' predictions held at once was 0.8 GB at the fide
+    scale, the peak of the run that writes the leaderboard).
     """
-    both = {
-        name: frame.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
-        for name, frame in predictions.items()
-    }
+    names = list(scenarios)
     # A national scenario (restrict) predicts its federation's games only: the others' common games are not cut to
     # those, and it is scored on its own games among them, unranked (other games, other terms).
-    whole = [name for name in both if scenarios[name].restrict is None] or list(both)
-    common = None
-    for name in whole:
-        ids = both[name].select("game_id")
-        common = ids if common is None else common.join(ids, on="game_id", how="semi")
+    whole = [name for name in names if scenarios[name].restrict is None] or names
+    predicted, common_games = dict.fromkeys(names, 0), dict.fromkeys(names, 0)
+    accuracy: dict[str, list[pl.DataFrame]] = {name: [] for name in names}
+    for month, predictions in monthly:
+        both = {
+            name: frame.filter(pl.col("white_expected").is_not_null() & pl.col("black_expected").is_not_null())
+            for name, frame in predictions.items()
+        }
+        common = None
+        for name in whole:
+            ids = both[name].select("game_id")
+            common = ids if common is None else common.join(ids, on="game_id", how="semi")
+        for name, frame in both.items():
+            assert common is not None  # set by the loop above, over these same frames
+            shared = frame.join(common, on="game_id", how="semi").sort("game_id")
+            predicted[name] += frame.height
+            common_games[name] += shared.height
+            if shared.height:
+                accuracy[name].append(month_accuracy(shared.drop("game_id"), month))
     rows = []
-    for name, frame in both.items():
-        assert common is not None  # set by the loop above, over these same frames
+    for name in names:
         scenario = scenarios[name]
-        shared = frame.join(common, on="game_id", how="semi").sort("game_id")
         metrics = (
-            prediction_metrics(shared.drop("game_id"))
-            if shared.height
+            pooled_metrics(pl.concat(accuracy[name]))
+            if accuracy[name]
             else {
                 "player_months": 0,
                 "player_month_rmse": None,
@@ -158,8 +188,8 @@ def leaderboard(
                 "test_from": split.test[0],
                 "test_to": split.test[-1],
                 "test_games": test_games,
-                "predicted_games": frame.height,
-                "common_games": shared.height,
+                "predicted_games": predicted[name],
+                "common_games": common_games[name],
                 **{
                     k: metrics[k]
                     for k in ("player_months", "deviance_log10", "bdev", "player_month_rmse", "mean_abs_error")
@@ -214,29 +244,46 @@ def stored_split(
 
 def evaluate_stored(store: ObjectStore, scenarios: Mapping[str, Scenario], split: Split) -> pl.DataFrame:
     """The Leaderboard of the stored chains: each frozen at the split's last training month, predicting its test
-    months' stored games.
+    months' stored games a month at a time (leaderboard).
     """
-    cache: dict[str, pl.DataFrame] = {}
 
+    # Every scenario predicts a month from its games, and a list of several months reads the months of its period.
+    @lru_cache(maxsize=4)
     def games_of(month: str) -> pl.DataFrame:
-        if month not in cache:
-            key = table_key(["games"], month)
-            cache[month] = store.read_parquet(key) if store.exists(key) else empty_frame(Games)
-        return cache[month]
+        key = table_key(["games"], month)
+        return store.read_parquet(key) if store.exists(key) else empty_frame(Games)
+
+    def game_sides(month: str) -> pl.DataFrame:
+        key = table_key(["games"], month)
+        return store.read_parquet(key, columns=["white_id", "black_id"]) if store.exists(key) else empty_frame(Games)
 
     train_to = split.train[-1]
     history = registry_history(store, split.test[-1]) if any(s.restrict for s in scenarios.values()) else None
-    predictions = {}
+    sides = [game_sides(month) for month in split.test]
+    # Every test game's players, a national scenario's among them: its list cut to more players predicts the same.
+    players = players_of(sides)
+    frozen, readers = {}, {}
     for name, scenario in scenarios.items():
-        of = games_of if scenario.restrict is None else _restricted(games_of, scenario.restrict, history)
         frozen_list = store.read_parquet(table_key([scenario.name, "rating_list"], train_to))
         frozen_state = (
             store.read_parquet(table_key([scenario.name, "system_state"], train_to)) if scenario.is_system else None
         )
-        predictions[name] = test_predictions(scenario, frozen_list, frozen_state, of, split.test)
+        frozen[name] = test_players_rows(scenario, frozen_list, players), frozen_state
+        readers[name] = games_of if scenario.restrict is None else _restricted(games_of, scenario.restrict, history)
+
+    def monthly() -> Iterator[tuple[str, dict[str, pl.DataFrame]]]:
+        for month in split.test:
+            yield (
+                month,
+                {
+                    name: month_predictions(scenario, *frozen[name], readers[name], month)
+                    for name, scenario in scenarios.items()
+                },
+            )
+
     train_games = sum(store.parquet_rows(table_key(["games"], m)) for m in split.train)
-    test_games = sum(games_of(m).height for m in split.test)
-    return leaderboard(scenarios, predictions, split, train_games, test_games)
+    test_games = sum(frame.height for frame in sides)
+    return leaderboard(scenarios, monthly(), split, train_games, test_games)
 
 
 def _restricted(
