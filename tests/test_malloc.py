@@ -104,3 +104,17 @@ def test_processes_side_by_side_start_with_polars_own_setting_then_the_users(mon
     monkeypatch.setattr(malloc, "_CHOSEN", "narenas:1")
     with polars_returning_freed_memory_in_children():
         assert os.environ[POLARS_ALLOCATOR_VARIABLE] == f"{POLARS_RETURNS_FREED_MEMORY},narenas:1"
+
+
+def test_the_setting_polars_put_first_is_not_taken_for_the_environments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Polars loaded before the pipeline puts its own setting first in the variable (polars/__init__.py); what the
+    environment chose is what follows it, and nothing when nothing does.
+    """
+    import polars  # noqa: F401  (loaded, as in a process that imported Polars first)
+
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"{POLARS_RETURNS_FREED_MEMORY},narenas:1")
+    assert malloc._chosen_setting() == "narenas:1"
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, POLARS_RETURNS_FREED_MEMORY)
+    assert malloc._chosen_setting() is None
+    monkeypatch.delenv(POLARS_ALLOCATOR_VARIABLE)
+    assert malloc._chosen_setting() is None

@@ -3,6 +3,11 @@
 import os
 
 from pipeline.ingest.landing import LandingEntry, dump_bytes
+from pipeline.malloc import (
+    POLARS_ALLOCATOR_VARIABLE,
+    POLARS_RETURNS_FREED_MEMORY,
+    POLARS_RETURNS_FREED_MEMORY_LATER,
+)
 from pipeline.operations import progress
 from pipeline.operations.waves import DEFAULT_WORKERS, Stage, month_ranges, run_waves, stages
 
@@ -11,7 +16,10 @@ def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> Non
     assert stages(["actual", "glicko2"], workers=1) == [[Stage("all", ())]]
     assert stages(["actual", "glicko2"], workers=2) == [
         [Stage("shared", ("ingest", "validate"))],
-        [Stage("actual", ("actual",)), Stage("glicko2", ("glicko2",))],
+        [
+            Stage("actual", ("actual",), returns_freed_memory_later=True),
+            Stage("glicko2", ("glicko2",), returns_freed_memory_later=True),
+        ],
         [Stage("common_games", ("common_games",))],
         [Stage("comparison", ("reports", "evaluation"))],
     ]
@@ -55,7 +63,8 @@ def outcome_in_process(stage: Stage, fail: str, reporter: object) -> dict:
     """A stand-in for one Dagster run: where it ran, and whether it succeeded."""
     if reporter is not None:
         reporter("rate", "2024-01", 1, 1)  # forwarded to the parent's progress
-    return {"stage": stage.name, "pid": os.getpid(), "success": stage.name != fail}
+    allocator = os.environ.get(POLARS_ALLOCATOR_VARIABLE, "")
+    return {"stage": stage.name, "pid": os.getpid(), "success": stage.name != fail, "allocator": allocator}
 
 
 def test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest() -> None:
@@ -66,6 +75,15 @@ def test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest() 
     # Every stage in a fresh worker process, a wave of one too (the closing run's memory is given back as it goes).
     assert os.getpid() not in set(pids.values())
     assert len(set(pids.values())) == 6
+
+    # The chains' workers give Polars' freed memory back after 2 s, the others as Polars would (pipeline/malloc.py):
+    # the allocator reads the setting's options in order, the last of each kind wins (Polars puts its own first).
+    def decay(setting: str) -> str:
+        return [option for option in setting.split(",") if option.startswith("dirty_decay_ms:")][-1]
+
+    later = {o["stage"] for o in done if decay(o["allocator"]) == decay(POLARS_RETURNS_FREED_MEMORY_LATER)}
+    prompt = {o["stage"] for o in done if decay(o["allocator"]) == decay(POLARS_RETURNS_FREED_MEMORY)}
+    assert later == {"a", "b", "c"} and prompt == {"shared", "common_games", "comparison"}
     stopped = run_waves(waves, outcome_in_process, ("b",), workers=2)
     assert [o["stage"] for o in stopped] == ["shared", "a", "b", "c"]  # no comparison after a failed scenario
 
@@ -88,12 +106,14 @@ def test_a_run_publishing_some_months_leaves_the_lists_out_of_the_chains_and_pub
     assert stages(["a"], 1, MONTHS, published=[]) == [[Stage("all", (), lists=left_out)]]
     # Months published before, not next to the last: a run of their own for each stretch.
     assert stages(["a", "b"], 2, MONTHS, published=["2024-01", "2024-03", "2024-04"])[1:] == [
-        [Stage("a", ("a",), lists=left_out), Stage("b", ("b",), lists=left_out)],
+        [Stage(name, (name,), lists=left_out, returns_freed_memory_later=True) for name in ("a", "b")],
         [Stage("common_games", ("common_games",))],
         [Stage("publish", (), ("2024-01", "2024-01"), "only")],
         [Stage("comparison", comparison, ("2024-03", "2024-04"), added)],
     ]
-    assert stages(["a"], 2, MONTHS, published=MONTHS)[1] == [Stage("a", ("a",), lists=kept)]
+    assert stages(["a"], 2, MONTHS, published=MONTHS)[1] == [
+        Stage("a", ("a",), lists=kept, returns_freed_memory_later=True)
+    ]
 
 
 def test_consecutive_stretches() -> None:
