@@ -47,13 +47,13 @@ def _is_glibc() -> bool:
 # when it loads, so a setting made before that follows it, and wins.
 POLARS_ALLOCATOR_VARIABLE = "_RJEM_MALLOC_CONF"
 POLARS_KEEPS_FREED_MEMORY = "dirty_decay_ms:10000,muzzy_decay_ms:10000"
-POLARS_RETURNS_FREED_MEMORY = "dirty_decay_ms:500,muzzy_decay_ms:1000"  # Polars' own, for processes side by side
-# A scenario's chain beside another: a month frees and takes back the same few hundred MB, so freed memory is given
-# back after 2 s (4 s for the half given back) rather than Polars' 0.5 s. Two fide-scale chains side by side, 204
-# months: 143-144 -> 132-133 CPU-s each (sys 14.6 -> 10.5), 11 s less wall, for a peak 100 MB higher (1,827 -> 1,930
-# MB for the two); kept 10 s, 131 CPU-s for 2,010 MB. The shared tables' wave stays at Polars' own: there 2 s saved
-# 10 CPU-s of 209 for 160 MB more, and validation's workers are where that wave peaks.
-POLARS_RETURNS_FREED_MEMORY_LATER = "dirty_decay_ms:2000,muzzy_decay_ms:4000"
+POLARS_OWN_SETTING = "dirty_decay_ms:500,muzzy_decay_ms:1000"  # what Polars puts first in the variable
+# Worker processes side by side (`ratings run --workers N`), whose peaks add up: freed memory given back after 2 s
+# (4 s for the half given back). A month frees and takes back the same few hundred MB, and Polars' own 0.5 s made it
+# fault in again: two fide-scale chains side by side, 204 months, 143-144 -> 132-133 CPU-s each (system 14.6 -> 10.5
+# s), for a peak 100 MB higher (1,827 -> 1,930 MB for the two; kept 10 s: 131 CPU-s, 2,010 MB); the shared tables'
+# two workers 209 -> 199 CPU-s, 1,944 -> 2,104 MB.
+POLARS_RETURNS_FREED_MEMORY = "dirty_decay_ms:2000,muzzy_decay_ms:4000"
 
 
 def _chosen_setting() -> str | None:
@@ -62,7 +62,7 @@ def _chosen_setting() -> str | None:
     """
     setting = os.environ.get(POLARS_ALLOCATOR_VARIABLE)
     if setting is not None and "polars" in sys.modules:
-        setting = setting.removeprefix(POLARS_RETURNS_FREED_MEMORY).removeprefix(",") or None
+        setting = setting.removeprefix(POLARS_OWN_SETTING).removeprefix(",") or None
     return setting
 
 
@@ -81,13 +81,13 @@ def keep_polars_freed_memory() -> bool:
 
 
 @contextmanager
-def polars_returning_freed_memory_in_children(setting: str = POLARS_RETURNS_FREED_MEMORY) -> Iterator[None]:
-    """Within the block, child processes start with `setting` (Polars' own by default, or
-    POLARS_RETURNS_FREED_MEMORY_LATER), then whatever the environment chose (the later wins): processes side by side
-    give memory back promptly, as their peaks add up. This process's allocator is not changed (it started already).
+def polars_returning_freed_memory_in_children() -> Iterator[None]:
+    """Within the block, child processes start with POLARS_RETURNS_FREED_MEMORY, then whatever the environment chose
+    (the later wins): processes side by side give memory back soon, as their peaks add up. This process's allocator
+    is not changed (it started already).
     """
     before = os.environ.get(POLARS_ALLOCATOR_VARIABLE)
-    os.environ[POLARS_ALLOCATOR_VARIABLE] = ",".join(filter(None, [setting, _CHOSEN]))
+    os.environ[POLARS_ALLOCATOR_VARIABLE] = ",".join(filter(None, [POLARS_RETURNS_FREED_MEMORY, _CHOSEN]))
     try:
         yield
     finally:

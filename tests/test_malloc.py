@@ -15,6 +15,7 @@ from pipeline.malloc import (
     MALLOC_ARENAS,
     POLARS_ALLOCATOR_VARIABLE,
     POLARS_KEEPS_FREED_MEMORY,
+    POLARS_OWN_SETTING,
     POLARS_RETURNS_FREED_MEMORY,
     limit_malloc_arenas,
     polars_returning_freed_memory_in_children,
@@ -88,7 +89,7 @@ def page_faults(imports: str, env: dict[str, str] | None = None) -> tuple[int, s
 
 def test_importing_the_pipeline_first_keeps_polars_freed_memory_for_reuse() -> None:
     kept, setting = page_faults("pipeline")
-    returned, _ = page_faults("pipeline", {POLARS_ALLOCATOR_VARIABLE: POLARS_RETURNS_FREED_MEMORY})
+    returned, _ = page_faults("pipeline", {POLARS_ALLOCATOR_VARIABLE: POLARS_OWN_SETTING})
     assert setting.endswith(POLARS_KEEPS_FREED_MEMORY)  # after Polars' own, which it puts first
     assert kept < 0.7 * returned  # 320 MB is 80,000 pages: faulted in once (kept), or again after the pause
     # A setting in the environment is the user's: left alone (and passed on to child processes).
@@ -112,9 +113,9 @@ def test_the_setting_polars_put_first_is_not_taken_for_the_environments(monkeypa
     """
     import polars  # noqa: F401  (loaded, as in a process that imported Polars first)
 
-    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"{POLARS_RETURNS_FREED_MEMORY},narenas:1")
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"{POLARS_OWN_SETTING},narenas:1")
     assert malloc._chosen_setting() == "narenas:1"
-    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, POLARS_RETURNS_FREED_MEMORY)
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, POLARS_OWN_SETTING)
     assert malloc._chosen_setting() is None
     monkeypatch.delenv(POLARS_ALLOCATOR_VARIABLE)
     assert malloc._chosen_setting() is None

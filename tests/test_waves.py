@@ -3,11 +3,7 @@
 import os
 
 from pipeline.ingest.landing import LandingEntry, dump_bytes
-from pipeline.malloc import (
-    POLARS_ALLOCATOR_VARIABLE,
-    POLARS_RETURNS_FREED_MEMORY,
-    POLARS_RETURNS_FREED_MEMORY_LATER,
-)
+from pipeline.malloc import POLARS_ALLOCATOR_VARIABLE, POLARS_OWN_SETTING, POLARS_RETURNS_FREED_MEMORY
 from pipeline.operations import progress
 from pipeline.operations.waves import DEFAULT_WORKERS, Stage, month_ranges, run_waves, stages
 
@@ -16,10 +12,7 @@ def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> Non
     assert stages(["actual", "glicko2"], workers=1) == [[Stage("all", ())]]
     assert stages(["actual", "glicko2"], workers=2) == [
         [Stage("shared", ("ingest", "validate"))],
-        [
-            Stage("actual", ("actual",), returns_freed_memory_later=True),
-            Stage("glicko2", ("glicko2",), returns_freed_memory_later=True),
-        ],
+        [Stage("actual", ("actual",)), Stage("glicko2", ("glicko2",))],
         [Stage("common_games", ("common_games",))],
         [Stage("comparison", ("reports", "evaluation"))],
     ]
@@ -76,14 +69,12 @@ def test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest() 
     assert os.getpid() not in set(pids.values())
     assert len(set(pids.values())) == 6
 
-    # The chains' workers give Polars' freed memory back after 2 s, the others as Polars would (pipeline/malloc.py):
-    # the allocator reads the setting's options in order, the last of each kind wins (Polars puts its own first).
+    # Every worker gives Polars' freed memory back after 2 s, not Polars' 0.5 s (pipeline/malloc.py): the allocator
+    # reads the setting's options in order and the last of each kind wins (Polars puts its own first).
     def decay(setting: str) -> str:
         return [option for option in setting.split(",") if option.startswith("dirty_decay_ms:")][-1]
 
-    later = {o["stage"] for o in done if decay(o["allocator"]) == decay(POLARS_RETURNS_FREED_MEMORY_LATER)}
-    prompt = {o["stage"] for o in done if decay(o["allocator"]) == decay(POLARS_RETURNS_FREED_MEMORY)}
-    assert later == {"a", "b", "c"} and prompt == {"shared", "common_games", "comparison"}
+    assert {decay(o["allocator"]) for o in done} == {decay(POLARS_RETURNS_FREED_MEMORY)} != {decay(POLARS_OWN_SETTING)}
     stopped = run_waves(waves, outcome_in_process, ("b",), workers=2)
     assert [o["stage"] for o in stopped] == ["shared", "a", "b", "c"]  # no comparison after a failed scenario
 
@@ -106,14 +97,12 @@ def test_a_run_publishing_some_months_leaves_the_lists_out_of_the_chains_and_pub
     assert stages(["a"], 1, MONTHS, published=[]) == [[Stage("all", (), lists=left_out)]]
     # Months published before, not next to the last: a run of their own for each stretch.
     assert stages(["a", "b"], 2, MONTHS, published=["2024-01", "2024-03", "2024-04"])[1:] == [
-        [Stage(name, (name,), lists=left_out, returns_freed_memory_later=True) for name in ("a", "b")],
+        [Stage("a", ("a",), lists=left_out), Stage("b", ("b",), lists=left_out)],
         [Stage("common_games", ("common_games",))],
         [Stage("publish", (), ("2024-01", "2024-01"), "only")],
         [Stage("comparison", comparison, ("2024-03", "2024-04"), added)],
     ]
-    assert stages(["a"], 2, MONTHS, published=MONTHS)[1] == [
-        Stage("a", ("a",), lists=kept, returns_freed_memory_later=True)
-    ]
+    assert stages(["a"], 2, MONTHS, published=MONTHS)[1] == [Stage("a", ("a",), lists=kept)]
 
 
 def test_consecutive_stretches() -> None:

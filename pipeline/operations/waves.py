@@ -15,11 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-from pipeline.malloc import (
-    POLARS_RETURNS_FREED_MEMORY,
-    POLARS_RETURNS_FREED_MEMORY_LATER,
-    polars_returning_freed_memory_in_children,
-)
+from pipeline.malloc import polars_returning_freed_memory_in_children
 from pipeline.months import add_months
 from pipeline.operations import progress
 
@@ -42,9 +38,8 @@ LISTS_KEPT, LISTS_LEFT_OUT, LISTS_ADDED, LISTS_ONLY = "kept", "left_out", "added
 
 class Stage(NamedTuple):
     """One run of `ratings run`: a name (its `ratings/stage` tag), the asset groups it selects (none: all), its first
-    and last month (None: every month of the `ratings run`), what it does with the published lists (LISTS_*), groups
-    it leaves out, and whether its worker process gives Polars' freed memory back later than Polars would
-    (pipeline.malloc.POLARS_RETURNS_FREED_MEMORY_LATER: a scenario's chain).
+    and last month (None: every month of the `ratings run`), what it does with the published lists (LISTS_*), and
+    groups it leaves out.
     """
 
     name: str
@@ -52,7 +47,6 @@ class Stage(NamedTuple):
     months: tuple[str, str] | None = None
     lists: str = LISTS_KEPT
     left_out: tuple[str, ...] = ()
-    returns_freed_memory_later: bool = False
 
 
 # One run unless asked for more: one run already keeps about 1.4 of the 2 cores busy (Polars' threads,
@@ -91,10 +85,7 @@ def stages(
         return [[Stage("all", (), lists=LISTS_LEFT_OUT, left_out=COMPARISON_GROUPS)], *publishing, [closing]]
     ranges = month_ranges(months, weights or [1] * len(months), workers)
     shared = [Stage("shared", SHARED_GROUPS, first_last) for first_last in ranges] if len(ranges) > 1 else []
-    chains = [
-        Stage(name, (name,), lists=LISTS_KEPT if every else LISTS_LEFT_OUT, returns_freed_memory_later=True)
-        for name in scenarios
-    ]
+    chains = [Stage(name, (name,), lists=LISTS_KEPT if every else LISTS_LEFT_OUT) for name in scenarios]
     chain_waves = [
         wave for wave in ([c for c in chains if c.name not in seeded], [c for c in chains if c.name in seeded]) if wave
     ]
@@ -209,13 +200,10 @@ def run_waves(
             forwarder.start()
             # A fresh process per stage: a process that ran one scenario's chain keeps what its allocators
             # hold (about 150 MB at the fide scale), and the next chain would start from there. Side by side,
-            # their peaks add up: they give freed memory back as Polars would.
-            later = all(stage.returns_freed_memory_later for stage in wave)
+            # their peaks add up: they give freed memory back after 2 s (pipeline.malloc.POLARS_RETURNS_FREED_MEMORY).
             try:
                 with (
-                    polars_returning_freed_memory_in_children(
-                        POLARS_RETURNS_FREED_MEMORY_LATER if later else POLARS_RETURNS_FREED_MEMORY
-                    ),
+                    polars_returning_freed_memory_in_children(),
                     ProcessPoolExecutor(
                         min(workers, len(wave)),
                         mp_context=context,
