@@ -57,11 +57,13 @@ POLARS_RETURNS_FREED_MEMORY = "dirty_decay_ms:2000,muzzy_decay_ms:4000"
 
 
 def _chosen_setting() -> str | None:
-    """The variable as the environment gave it to this process (the user's choice, or a parent process's): without
-    the setting Polars put first if Polars loaded before this module (polars/__init__.py prefixes its own).
+    """The variable as the environment gave it to this process (the user's choice, or a parent process's), without
+    the setting Polars puts first when it loads (polars/__init__.py): a value that starts with it was written by
+    Polars, in this process or in parents that passed it on (a test runner's workers: once for each process that
+    loaded Polars), and only what follows is a choice.
     """
     setting = os.environ.get(POLARS_ALLOCATOR_VARIABLE)
-    if setting is not None and "polars" in sys.modules:
+    while setting is not None and setting.startswith(POLARS_OWN_SETTING):
         setting = setting.removeprefix(POLARS_OWN_SETTING).removeprefix(",") or None
     return setting
 
