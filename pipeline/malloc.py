@@ -58,14 +58,15 @@ POLARS_RETURNS_FREED_MEMORY = "dirty_decay_ms:2000,muzzy_decay_ms:4000"
 
 def _chosen_setting() -> str | None:
     """The variable as the environment gave it to this process (the user's choice, or a parent process's), without
-    the setting Polars puts first when it loads (polars/__init__.py): a value that starts with it was written by
-    Polars, in this process or in parents that passed it on (a test runner's workers: once for each process that
-    loaded Polars), and only what follows is a choice.
+    what Polars and this module wrote there on their own: Polars puts its own setting first when it loads (in this
+    process or in parents that passed it on, a test runner's workers twice), and a parent that ran the pipeline
+    passes on keep_polars_freed_memory's setting (the benchmarks', a `ratings` command started by another). Only
+    the rest is a choice: worker processes are given theirs (polars_returning_freed_memory_in_children).
     """
     setting = os.environ.get(POLARS_ALLOCATOR_VARIABLE)
     while setting is not None and setting.startswith(POLARS_OWN_SETTING):
         setting = setting.removeprefix(POLARS_OWN_SETTING).removeprefix(",") or None
-    return setting
+    return None if setting == POLARS_KEEPS_FREED_MEMORY else setting
 
 
 _CHOSEN = _chosen_setting()

@@ -117,5 +117,10 @@ def test_the_setting_polars_put_first_is_not_taken_for_the_environments(monkeypa
     assert malloc._chosen_setting() is None
     monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"{POLARS_OWN_SETTING},{POLARS_OWN_SETTING},narenas:1")
     assert malloc._chosen_setting() == "narenas:1"  # passed on by two processes that loaded Polars
+    # A parent that ran the pipeline passes on its own setting: not a choice. A worker's setting is one.
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"{POLARS_OWN_SETTING},{POLARS_KEEPS_FREED_MEMORY}")
+    assert malloc._chosen_setting() is None
+    monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"{POLARS_OWN_SETTING},{POLARS_RETURNS_FREED_MEMORY}")
+    assert malloc._chosen_setting() == POLARS_RETURNS_FREED_MEMORY
     monkeypatch.delenv(POLARS_ALLOCATOR_VARIABLE)
     assert malloc._chosen_setting() is None
