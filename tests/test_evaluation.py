@@ -351,7 +351,8 @@ def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str
     the lists (predict_scenario_month): the same per-game table as the month rated with them.
     """
     from pipeline.engine.period import normalize_list
-    from pipeline.evaluation.scenarios import PREDICTION_COLUMNS, test_predictions
+    from pipeline.evaluation.scenarios import PREDICTION_COLUMNS, month_predictions, test_players_rows
+    from pipeline.scenarios.chain import players_of
     from pipeline.scenarios.model import Scenario, predict_scenario_month, rate_scenario_month
 
     listed = normalize_list(
@@ -364,7 +365,8 @@ def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str
     }
     scenario = Scenario(name="actual", rules=rules)
     test = ["2008-05", "2008-06"]
-    cut = test_predictions(scenario, listed, None, games.__getitem__, test)
+    cut_list = test_players_rows(scenario, listed, players_of(map(games.__getitem__, test)))
+    cut = pl.concat([month_predictions(scenario, cut_list, None, games.__getitem__, month) for month in test])
     whole = pl.concat(
         [
             rate_scenario_month(scenario, listed, games.__getitem__, m).rated_games.select(PREDICTION_COLUMNS)

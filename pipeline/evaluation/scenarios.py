@@ -49,21 +49,6 @@ def split_months(months: list[str], test_months: int = DEFAULT_TEST_MONTHS) -> S
     return Split(months[:-n], months[-n:])
 
 
-def test_predictions(
-    scenario: Scenario,
-    frozen_list: pl.DataFrame,
-    frozen_state: pl.DataFrame | None,
-    games_of: Callable[[str], pl.DataFrame],
-    test: list[str],
-) -> pl.DataFrame:
-    """Every test game with the expected scores of the list (or system state) frozen at the end of training
-    (month_predictions of each test month, the frozen list cut to the test games' players first).
-    """
-    frozen_list = test_players_rows(scenario, frozen_list, players_of(map(games_of, test)))
-    parts = [month_predictions(scenario, frozen_list, frozen_state, games_of, month) for month in test]
-    return pl.concat(parts) if parts else pl.DataFrame(schema={c: pl.Float64 for c in PREDICTION_COLUMNS})
-
-
 def test_players_rows(scenario: Scenario, frozen_list: pl.DataFrame, players: pl.Series) -> pl.DataFrame:
     """The frozen list cut to `players` (the test games' players, or more) for a rule set; a system's as it is.
 
