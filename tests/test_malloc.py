@@ -96,7 +96,7 @@ def test_importing_the_pipeline_first_keeps_polars_freed_memory_for_reuse() -> N
     assert page_faults("pipeline", {POLARS_ALLOCATOR_VARIABLE: "dirty_decay_ms:0"})[1].endswith(",dirty_decay_ms:0")
 
 
-def test_processes_side_by_side_start_with_polars_own_setting_then_the_users(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_processes_side_by_side_start_with_the_workers_setting_then_the_users(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"dirty_decay_ms:500,{POLARS_KEEPS_FREED_MEMORY}")
     monkeypatch.setattr(malloc, "_CHOSEN", None)
     with polars_returning_freed_memory_in_children():
@@ -107,9 +107,12 @@ def test_processes_side_by_side_start_with_polars_own_setting_then_the_users(mon
         assert os.environ[POLARS_ALLOCATOR_VARIABLE] == f"{POLARS_RETURNS_FREED_MEMORY},narenas:1"
 
 
-def test_the_setting_polars_put_first_is_not_taken_for_the_environments(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_polars_and_the_pipeline_wrote_is_not_taken_for_the_environments_choice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Polars puts its own setting first in the variable when it loads (polars/__init__.py), in this process or in a
-    parent that passed the variable on: what the environment chose is what follows it, and nothing when nothing does.
+    parent that passed the variable on, and a parent that ran the pipeline passes on the setting it keeps memory
+    with: what the environment chose is what follows them, and nothing when nothing does.
     """
     monkeypatch.setenv(POLARS_ALLOCATOR_VARIABLE, f"{POLARS_OWN_SETTING},narenas:1")
     assert malloc._chosen_setting() == "narenas:1"
