@@ -30,8 +30,8 @@ def prediction_metrics(predicted: pl.DataFrame) -> dict[str, Any]:
     PlayerRatings' metrics() bdev is 100 x the mean capped natural-log deviance divided by that of a
     coin flip (ln 2 for every score in [0, 1]): 100 x deviance_log10 / log10(2).
     """
-    months = predicted.group_by("month", maintain_order=True)
-    return pooled_metrics(pl.concat([month_accuracy(part, str(month)) for (month,), part in months]))
+    by_month = predicted.group_by("month", maintain_order=True)
+    return pooled_metrics(pl.concat([month_accuracy(part, str(month)) for (month,), part in by_month]))
 
 
 def month_accuracy(predicted: pl.DataFrame, month: str) -> pl.DataFrame:
