@@ -134,3 +134,8 @@ def test_the_compression_page_re_rates_its_month_only_when_what_it_was_made_from
     write_scenario_reports(store, COMPRESSING, MONTHS)
     assert re_rated == ["2024-02", "2024-02"]
     assert store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json") == kept
+    # A damaged record is made again (the month re-rated), never a failed page.
+    store.write_bytes(b"{damaged", KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json")
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    assert re_rated == ["2024-02", "2024-02", "2024-02"]
+    assert store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json") == kept

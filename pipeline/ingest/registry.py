@@ -27,6 +27,7 @@ from pipeline.ingest.landing import (
     run_in_progress,
 )
 from pipeline.months import add_months
+from pipeline.store.kept import KeptRows
 from pipeline.store.object_store import ObjectStore
 from schemas.players import Players
 from schemas.util import conform, empty_frame, polars_schema
@@ -303,7 +304,7 @@ _read_history: list[tuple[tuple, pl.DataFrame]] = []
 #: CPU-seconds to read again): a Parquet file of the rows, and a description naming it with the files it was made from
 #: and the code that read them. Derived: deleting the folder is safe.
 KEPT_HISTORY_FOLDER = "registry"
-_DESCRIPTION = f"{KEPT_HISTORY_FOLDER}/history.json"
+_KEPT_HISTORY = KeptRows(KEPT_HISTORY_FOLDER, "history.json", "history-")
 
 
 def _code_stamp() -> str:
@@ -320,33 +321,25 @@ def _kept_history(store: ObjectStore, columns: list[str] | None = None) -> tuple
     """The kept rows (only `columns` when given) and the files they were made from; (None, ()) when none are kept by
     this code, or they cannot be read (they are made again).
     """
+    kept = _KEPT_HISTORY.read(store, _code_stamp(), columns)
+    if kept is None:
+        return None, ()
+    rows, described = kept
     try:
-        if not store.exists(_DESCRIPTION):
-            return None, ()
-        made_from = json.loads(store.read_bytes(_DESCRIPTION))
-        if made_from.get("code") != _code_stamp():
-            return None, ()
-        rows = store.read_parquet(f"{KEPT_HISTORY_FOLDER}/{made_from['rows']}", columns=columns)
-        return rows, tuple((key, stamp) for key, stamp in made_from["files"])
-    except Exception:  # damaged, or its rows gone: made again; pyarrow's, Polars' and json's errors differ
+        return rows, tuple((key, stamp) for key, stamp in described["files"])
+    except (KeyError, TypeError, ValueError):  # a description of another shape: made again
         return None, ()
 
 
 def _keep_history(store: ObjectStore, files: tuple, history: pl.DataFrame) -> None:
-    """Keep `history`, made from `files`: only in a run (landing.listing_of_the_run), which holds the store's lock; a
-    command that only reads the store (a player's card, a list) writes nothing. The rows go to a file of their own
-    first, then the description names it (each write atomic), then older rows go: a run killed half way leaves the
-    previous description and its rows, or the new ones.
+    """Keep `history`, made from `files` (KeptRows.keep): only in a run (landing.listing_of_the_run), which holds the
+    store's lock; a command that only reads the store (a player's card, a list) writes nothing.
     """
     if not run_in_progress(store):
         return
     made_from = {"code": _code_stamp(), "files": [list(pair) for pair in files]}
     name = f"history-{hashlib.sha256(json.dumps(made_from).encode()).hexdigest()[:24]}.parquet"
-    store.write_parquet(history, f"{KEPT_HISTORY_FOLDER}/{name}")
-    store.write_bytes(json.dumps({**made_from, "rows": name}).encode(), _DESCRIPTION)
-    for key in store.list_stamps(KEPT_HISTORY_FOLDER):
-        if posixpath.basename(key).startswith("history-") and posixpath.basename(key) != name:
-            store.remove(key)
+    _KEPT_HISTORY.keep(store, made_from, name, history)
 
 
 def registry_in_force(history: pl.DataFrame, month: str, older_spellings: bool = False) -> pl.DataFrame:

@@ -8,7 +8,6 @@ import calendar
 import hashlib
 import io
 import json
-import posixpath
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -25,6 +24,7 @@ from pipeline.months import add_months, parse_month
 from pipeline.operations.code_versions import code_version
 from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.scenarios.model import Scenario
+from pipeline.store.kept import KeptRows
 from pipeline.store.monthly import stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import holds_control, printable, published_text_columns, spreadsheet_formulas
@@ -363,7 +363,8 @@ def published_registries(store: ObjectStore, last_month: str, keep: bool = False
 #: fide-scale registry whole is 1.5 CPU-s (900,000 names sorted, the TXT's identity text of each), and a month's
 #: registry is last month's plus a few thousand players: they alone are ranked and placed among the kept names.
 KEPT_RANKED_FOLDER = "kept/publish"
-_KEPT_RANKED = f"{KEPT_RANKED_FOLDER}/registry.json"
+# LZ4: read back in 0.05 CPU-s (zstd: 0.2; Arrow IPC, which Polars converts on reading: 0.16-0.18).
+_KEPT_RANKED = KeptRows(KEPT_RANKED_FOLDER, "registry.json", "ranked-", compression="lz4")
 _MADE_FROM = "made_from"
 
 
@@ -406,38 +407,20 @@ def _kept_ranked(store: ObjectStore) -> pl.DataFrame | None:
     """The kept ranked rows with their digests (KEPT_RANKED_FOLDER), None when none are kept by this code or they
     cannot be read (the registry is then ranked whole).
     """
-    try:
-        if not store.exists(_KEPT_RANKED):
-            return None
-        made_from = json.loads(store.read_bytes(_KEPT_RANKED))
-        if made_from.get("code") != _ranked_code():
-            return None
-        return store.read_parquet(f"{KEPT_RANKED_FOLDER}/{made_from['rows']}")
-    except Exception:  # damaged, or its rows gone: ranked again; pyarrow's, Polars' and json's errors differ
-        return None
+    kept = _KEPT_RANKED.read(store, _ranked_code())
+    return None if kept is None else kept[0]
 
 
 def _keep_ranked(store: ObjectStore, ranked: pl.DataFrame, digests: pl.Series, month: str) -> None:
-    """Keep `ranked` (in id order, the registry of `month`) with the digests of its rows, unless kept already or a
-    later month's is (a month published again keeps what the next month continues from): the rows to a file named by
-    their digests first, then the description naming it (each write atomic), then older rows go; a run killed half
-    way leaves the previous description and its rows, or the new ones.
+    """Keep `ranked` (in id order, the registry of `month`) with the digests of its rows (KeptRows.keep), unless kept
+    already or a later month's is (a month published again keeps what the next month continues from).
     """
     code = _ranked_code()
     name = f"ranked-{code}-{hashlib.sha256(digests.to_numpy().tobytes()).hexdigest()[:24]}.parquet"
-    try:
-        made_from = json.loads(store.read_bytes(_KEPT_RANKED))
-        if made_from.get("code") == code and (made_from.get("rows") == name or made_from.get("month", "") > month):
-            return
-    except Exception:  # none kept, or damaged: kept now
-        pass
-    # LZ4: read back in 0.05 CPU-s (zstd: 0.2; Arrow IPC, which Polars converts on reading: 0.16-0.18).
-    rows = ranked.with_columns(digests)
-    store.write_with(lambda handle: rows.write_parquet(handle, compression="lz4"), f"{KEPT_RANKED_FOLDER}/{name}")
-    store.write_bytes(json.dumps({"code": code, "month": month, "rows": name}).encode(), _KEPT_RANKED)
-    for key in store.list_stamps(KEPT_RANKED_FOLDER):
-        if posixpath.basename(key).startswith("ranked-") and posixpath.basename(key) != name:
-            store.remove(key)
+    described = _KEPT_RANKED.described(store, code)
+    if described is not None and (described.get("rows") == name or described.get("month", "") > month):
+        return
+    _KEPT_RANKED.keep(store, {"code": code, "month": month}, name, ranked.with_columns(digests))
 
 
 def _identity_columns(identity: pl.LazyFrame) -> pl.DataFrame:

@@ -64,6 +64,7 @@ from pipeline.reports.pool_health import (
 from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
 from pipeline.scenarios.model import Scenario, rate_scenario_month
+from pipeline.store.kept import read_description
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
 from schemas import Accuracy, Games, YearlyDrift
 from schemas.util import empty_frame
@@ -421,9 +422,9 @@ def compression_distribution(
     }
     data, chart = _distribution_files(name, label)
     kept = f"{KEPT_REPORT_INPUTS}/{name}/{label}.json"
-    if store.exists(kept) and store.exists(data) and store.exists(chart):
-        stored = json.loads(store.read_bytes(kept))
-        if {k: stored.get(k) for k in made_from} == made_from and stored.get("files") == _digests(store, [data, chart]):
+    stored = read_description(store, kept) if store.exists(data) and store.exists(chart) else None
+    if stored is not None and {k: stored.get(k) for k in made_from} == made_from:
+        if stored.get("files") == _digests(store, [data, chart]) and isinstance(stored.get("chart"), str):
             return store.read_parquet(data), made_from, stored["chart"]
     before, after = list_before_and_after(store, scenario, month)
     return rating_distributions(dict(zip(labels, (before, after), strict=True))), made_from, None

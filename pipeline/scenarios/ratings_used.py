@@ -131,7 +131,7 @@ class ListsInForce:
                 k_used = pl.when(pl.col("_late")).then(listed_k).otherwise(pl.lit(None, dtype=pl.Int16))
                 column = games[f"{side}_k_used"] if f"{side}_k_used" in games.columns else None
                 if column is None:
-                    column = pl.Series(f"{side}_k_used", [None] * games.height, dtype=pl.Int16)
+                    column = pl.repeat(None, games.height, dtype=pl.Int16, eager=True).alias(f"{side}_k_used")
                 filled.append(column.cast(pl.Int16).scatter(rows, subset.select(k_used.cast(pl.Int16)).to_series()))
             given = pl.col(f"{side}_rating_used")
             used = (
