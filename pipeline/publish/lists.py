@@ -324,20 +324,22 @@ def published_registries(store: ObjectStore, last_month: str, keep: bool = False
     if versions is not None:  # in version order again: _prepared_rows keeps each id's versions in order
         versions = versions.sort("player_id", "registered", maintain_order=True)
 
-    kept: list[pl.DataFrame | None] = []
-    # The rows ranked anew since the registry kept in the store (every row where none is, or it was ranked whole).
-    since_kept = [0]
+    # The ranked rows the next folder's registry is ranked from: the store's kept ones (read when first needed), then
+    # the last folder's; and the rows ranked anew since the store's (every row where none is, or it was ranked whole).
+    kept: pl.DataFrame | None = None
+    kept_read, since_kept = False, 0
 
     def ranked(registry: pl.DataFrame) -> tuple[pl.DataFrame, list[pl.Series], pl.Series, bool]:
-        if not kept:
-            kept.append(_kept_ranked(store))
-        frame, digests, fresh = _ranked_from(kept[0], registry)
-        whole = kept[0] is None or fresh == frame.height
-        since_kept[0] = frame.height if whole else since_kept[0] + fresh
-        kept[0] = frame.with_columns(digests)  # the next folder's registry is ranked from this one
+        nonlocal kept, kept_read, since_kept
+        if not kept_read:
+            kept, kept_read = _kept_ranked(store), True
+        frame, digests, fresh = _ranked_from(kept, registry)
+        since_kept = frame.height if kept is None or fresh == frame.height else since_kept + fresh
+        kept = frame.with_columns(digests)
         # Kept again once a twentieth of the rows are ranked anew (a few months of a FIDE list's newcomers): writing
-        # it costs more than placing them. Its names' keys are made when a month's dumps name players it does not.
-        return frame, [], digests, since_kept[0] * 20 > frame.height
+        # it costs more than placing them. The folder's names' keys (the empty list, filled once by month_registry)
+        # are made when a month's dumps name players the registry does not.
+        return frame, [], digests, since_kept * 20 > frame.height
 
     registries = players_in_force(store, last_month, ranked)
 

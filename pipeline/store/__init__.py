@@ -1,1 +1,1 @@
-"""The object store: atomic writes, its one-writer lock, and monthly tables between stages."""
+"""The object store: atomic writes, its one-writer lock, monthly tables between stages, what a run keeps."""
