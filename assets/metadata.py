@@ -10,7 +10,7 @@ import pandera.errors
 import pandera.polars as pa
 import polars as pl
 
-from pipeline.operations.code_versions import code_version
+from pipeline.code_versions import code_version
 from pipeline.scenarios.model import Scenario
 from pipeline.validate.month_figures import Counts
 from schemas.conformance import validated

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.operations import code_versions
-from pipeline.operations.code_versions import STAGE_SOURCES, code_version, stage_files
+from pipeline import code_versions
+from pipeline.code_versions import STAGE_SOURCES, code_version, stage_files
 from tests.graph import strongly_connected
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ NOT_STAGE_SOURCES = {
     "pipeline/malloc.py": "malloc arenas and Polars' allocator: memory use, not values",
     "pipeline/operations/__init__.py": "the folder's docstring",
     "pipeline/operations/progress.py": "prints a month's progress to a reporter when one is installed",
-    "pipeline/operations/code_versions.py": "computes the code versions themselves (metadata); writes no table",
+    "pipeline/code_versions.py": "computes the code versions themselves (metadata); writes no table",
 }
 #: What the scenario model must not load: the command line, the dump readers, the generator.
 HEAVY_FOR_SCENARIO_MODEL = ("pipeline.cli", "pipeline.formats", "pipeline.generator")

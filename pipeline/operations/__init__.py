@@ -1,1 +1,1 @@
-"""Running the pipeline: run plans, waves, the sensor's decisions, code versions, progress."""
+"""Running the pipeline: run plans, waves, the sensor's decisions, the Dagster instance of a store, progress."""

@@ -18,10 +18,10 @@ import numpy as np
 import pandera.polars as pa
 import polars as pl
 
+from pipeline.code_versions import code_version
 from pipeline.formats.fide_list import FIDE_IDENTITY, fide_identity_text, write_fide_combined_list, write_fide_list
 from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months, parse_month
-from pipeline.operations.code_versions import code_version
 from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.scenarios.model import Scenario
 from pipeline.store.kept import KeptRows

@@ -25,8 +25,8 @@ from pipeline.analytics import (
     years_of,
 )
 from pipeline.analytics.windows import PeriodWindow
+from pipeline.code_versions import code_version
 from pipeline.months import add_months, is_december
-from pipeline.operations.code_versions import code_version
 from pipeline.publish.lists import LISTS_PREFIX, list_command, readable_list_months
 from pipeline.reports.accuracy_page import render_accuracy_page
 from pipeline.reports.chart_pages import render_band_trend_page, render_distribution_page, render_score_curves_page
