@@ -7,8 +7,8 @@ import dagster as dg
 from assets.metadata import KINDS, table_attributes
 from assets.rate import chain_key
 from assets.storage import ObjectStoreResource
+from pipeline.analytics.previews import leaderboard_markdown
 from pipeline.evaluation.scenarios import DEFAULT_TEST_MONTHS, caption, evaluate_stored, stored_split, write_leaderboard
-from pipeline.reports.markdown import leaderboard_markdown
 from pipeline.scenarios.chain import chain_tables
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import Table

@@ -11,9 +11,10 @@ from assets.checks import CheckedTable, stage_checks
 from assets.metadata import table_attributes
 from assets.rate import chain_key
 from assets.storage import ObjectStoreResource
+from pipeline.analytics.previews import accuracy_comparison_markdown
 from pipeline.code_versions import code_version
 from pipeline.operations import progress
-from pipeline.reports import INDEX_NAME, REPORTS_PREFIX, accuracy_comparison_markdown
+from pipeline.reports import INDEX_NAME, REPORTS_PREFIX
 from pipeline.reports.writer import (
     COMMON_ACCURACY,
     COMPARISON_DESCRIPTION,

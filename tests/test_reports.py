@@ -22,12 +22,10 @@ from pipeline.analytics import (
     score_curve,
     summary_crosstable,
 )
+from pipeline.analytics.previews import accuracy_comparison_markdown, accuracy_markdown, crosstable_markdown
 from pipeline.reports import (
     CROSS_SCENARIO,
     ReportEntry,
-    accuracy_comparison_markdown,
-    accuracy_markdown,
-    crosstable_markdown,
     index_href_from,
     plot_accuracy,
     plot_band_trend,

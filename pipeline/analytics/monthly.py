@@ -14,10 +14,10 @@ from pipeline.analytics.drift import DRIFT_COLUMNS, cohort_drift
 from pipeline.analytics.federations import federation_residuals
 from pipeline.analytics.group_truth import GAME_COLUMNS, SIDE_K, START_COLUMNS, YEAR_COLUMNS, game_points, group_truth
 from pipeline.analytics.performance import performance_ratings
+from pipeline.analytics.previews import accuracy_markdown, crosstable_markdown
 from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
 from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months, is_december
-from pipeline.reports import accuracy_markdown, crosstable_markdown
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import read_stored_month, stored_table_months
 from pipeline.store.object_store import ObjectStore

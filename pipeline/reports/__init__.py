@@ -1,4 +1,4 @@
-"""Report rendering (docs/analytics.md): HTML pages, PNG charts, report index and Markdown previews, as str/bytes."""
+"""Report rendering (docs/analytics.md): HTML pages, PNG charts and the report index, as str/bytes."""
 
 from pipeline.reports.charts import plot_accuracy, plot_band_trend, plot_rating_distribution, plot_score_curves
 from pipeline.reports.crosstable_html import render_crosstable_html
@@ -12,7 +12,6 @@ from pipeline.reports.index import (
     report_entry,
     report_path,
 )
-from pipeline.reports.markdown import accuracy_comparison_markdown, accuracy_markdown, crosstable_markdown
 from pipeline.reports.page import render_table_page
 
 __all__ = [
@@ -20,9 +19,6 @@ __all__ = [
     "INDEX_NAME",
     "REPORTS_PREFIX",
     "ReportEntry",
-    "accuracy_comparison_markdown",
-    "accuracy_markdown",
-    "crosstable_markdown",
     "index_href_from",
     "plot_accuracy",
     "plot_band_trend",

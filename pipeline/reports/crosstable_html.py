@@ -8,8 +8,8 @@ from html import escape
 import polars as pl
 
 from pipeline.analytics.crosstable import format_difference, format_row_summary
+from pipeline.analytics.grid import DEFAULT_MIN_GAMES, Cell, crosstable_grid
 from pipeline.analytics.windows import PeriodWindow, describe_coverage
-from pipeline.reports.grid import DEFAULT_MIN_GAMES, Cell, crosstable_grid
 from pipeline.reports.page import html_page
 
 # Over-performance blue, under-performance red (Sonas's colours); mixed with white by the size of

@@ -24,6 +24,7 @@ from pipeline.analytics import (
     rating_distributions,
     years_of,
 )
+from pipeline.analytics.previews import crosstable_markdown
 from pipeline.analytics.windows import PeriodWindow
 from pipeline.code_versions import code_version
 from pipeline.months import add_months, is_december
@@ -51,7 +52,6 @@ from pipeline.reports.index import (
     render_index,
     report_path,
 )
-from pipeline.reports.markdown import crosstable_markdown
 from pipeline.reports.pool_health import (
     drift_side_by_side,
     index_side_by_side,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.analytics.crosstable import format_difference, format_row_summary
-from pipeline.reports.grid import DEFAULT_MIN_GAMES, crosstable_grid
+from pipeline.analytics.grid import DEFAULT_MIN_GAMES, crosstable_grid
 
 INSUFFICIENT = "·"
 
