@@ -20,37 +20,14 @@ LEAF_MODULES = ("months.py", "hashing.py", "text.py", "settings.py")
 #: entry is that module alone: the time-control classes and the reporting calendar by era (rules/time_controls.py,
 #: rules/calendar.py) decide the games read and validated, and the rule sets' presets beside them do not.
 TIME_CONTROL_RULES = ("rules/__init__.py", "rules/time_controls.py", "rules/calendar.py")
+#: What a list rests on: the engine and its rules, the scenarios' chains and systems, the registry and its files.
+RATED_LISTS = ("engine", "rules", "scenarios", "systems", "whole_history", "ingest", "formats", "store")
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "ingest": ("ingest", "formats", "store", "validate", *TIME_CONTROL_RULES),
     "validate": ("validate", "ingest", "formats", "store", *TIME_CONTROL_RULES),
-    "rate": ("engine", "rules", "scenarios", "systems", "whole_history", "ingest", "formats", "store"),
-    "analyse": (
-        "analytics",
-        "reports",
-        "publish",
-        "evaluation",
-        "engine",
-        "rules",
-        "scenarios",
-        "systems",
-        "whole_history",
-        "ingest",
-        "formats",
-        "store",
-        "validate",
-    ),
-    "publish": (
-        "publish",
-        "engine",
-        "rules",
-        "scenarios",
-        "systems",
-        "whole_history",
-        "ingest",
-        "formats",
-        "store",
-        "validate",
-    ),
+    "rate": RATED_LISTS,
+    "analyse": ("analytics", "reports", "publish", "evaluation", *RATED_LISTS, "validate"),
+    "publish": ("publish", *RATED_LISTS, "validate"),
 }
 
 
