@@ -18,7 +18,7 @@ from pipeline.reports.writer import store_report, stored_months
 from pipeline.scenarios.chain import players_of
 from pipeline.scenarios.model import Scenario, predict_scenario_month
 from pipeline.scenarios.restriction import Restriction, restricted_in_month
-from pipeline.store.monthly import table_key
+from pipeline.store.monthly import read_stored_month, table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.systems import predict
 from schemas.games import Games
@@ -232,19 +232,16 @@ def evaluate_stored(store: ObjectStore, scenarios: Mapping[str, Scenario], split
     months' stored games a month at a time (leaderboard).
     """
 
-    # Every scenario predicts a month from its games, and a list of several months reads the months of its period.
-    @lru_cache(maxsize=4)
-    def games_of(month: str) -> pl.DataFrame:
-        key = table_key(["games"], month)
-        return store.read_parquet(key) if store.exists(key) else empty_frame(Games)
+    def stored_games(month: str, columns: list[str] | None = None) -> pl.DataFrame:
+        stored = read_stored_month(store, ["games"], month, columns)
+        return empty_frame(Games) if stored is None else stored
 
-    def game_sides(month: str) -> pl.DataFrame:
-        key = table_key(["games"], month)
-        return store.read_parquet(key, columns=["white_id", "black_id"]) if store.exists(key) else empty_frame(Games)
+    # Every scenario predicts a month from its games, and a list of several months reads the months of its period.
+    games_of = lru_cache(maxsize=4)(stored_games)
 
     train_to = split.train[-1]
     history = registry_history(store, split.test[-1]) if any(s.restrict for s in scenarios.values()) else None
-    sides = [game_sides(month) for month in split.test]
+    sides = [stored_games(month, ["white_id", "black_id"]) for month in split.test]
     # Every test game's players, a national scenario's among them: its list cut to more players predicts the same.
     players = players_of(sides)
     frozen, readers = {}, {}
