@@ -14,7 +14,7 @@ from assets.storage import ObjectStoreResource
 from pipeline.analytics.previews import accuracy_comparison_markdown
 from pipeline.code_versions import code_version
 from pipeline.operations import progress
-from pipeline.reports import INDEX_NAME, REPORTS_PREFIX
+from pipeline.reports.index import INDEX_NAME, REPORTS_PREFIX
 from pipeline.reports.writer import (
     COMMON_ACCURACY,
     COMPARISON_DESCRIPTION,

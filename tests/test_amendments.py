@@ -139,7 +139,7 @@ def test_a_corrected_file_rerated_writes_the_changes_of_exactly_the_players_it_m
     assert "the list of 2024-01 changed from the stored one: 2 rating(s) changed" in out.getvalue()
 
     # The player card names the amended month.
-    from pipeline.publish.player_card import player_report, render_text
+    from pipeline.reports.player_card import player_report, render_text
 
     card = render_text(player_report(ObjectStore(str(store)), 3, "actual", "2024-01"))
     old, new = (

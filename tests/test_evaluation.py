@@ -325,7 +325,7 @@ def test_stored_split_uses_the_months_every_scenario_has_a_list_of(rated_store) 
 
 def test_evaluate_stored_freezes_the_last_training_list_and_writes_the_page(rated_store) -> None:
     from pipeline.evaluation.scenarios import LEADERBOARD_DATA, Split, caption, evaluate_stored, write_leaderboard
-    from pipeline.reports import REPORTS_PREFIX
+    from pipeline.reports.index import REPORTS_PREFIX
     from schemas import Leaderboard
 
     store, scenarios = rated_store

@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 
 from pipeline.cli.commands import main
-from pipeline.publish import player_card
 from pipeline.publish.lists import PLAYER_CARD_LINK
-from pipeline.publish.player_card import (
+from pipeline.reports import player_card
+from pipeline.reports.player_card import (
     AmbiguousPlayerError,
     active_months,
     chart_title,

@@ -22,8 +22,8 @@ from pipeline.publish.lists import (
     ranked_registry,
     write_published_month,
 )
-from pipeline.publish.player_card import AmbiguousPlayerError, PlayerReport, matches_text, render_html, render_text
 from pipeline.reports.page import frame_table_html, render_table_page
+from pipeline.reports.player_card import AmbiguousPlayerError, PlayerReport, matches_text, render_html, render_text
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
 from pipeline.text import escape_text, printable_text, published_text

@@ -167,7 +167,7 @@ def test_late_files_under_each_policy(late_store: tuple[Path, Path, Path]):
     assert set(corrections) == {1, 5} and corrections[1] > 0 > corrections[5]
     assert "the list of 2024-04 carries the corrections of 2024-02's games: 2 player(s)" in out.getvalue()
     # The player card's rating before is the list of March's, not the list's rating less its change alone.
-    from pipeline.publish.player_card import player_report, render_text
+    from pipeline.reports.player_card import player_report, render_text
     from pipeline.store.object_store import ObjectStore
 
     march = pl.read_parquet(store / "fwd" / "rating_list" / "2024-03.parquet").filter(pl.col("player_id") == 1)

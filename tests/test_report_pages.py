@@ -27,15 +27,9 @@ from pipeline.analytics import (
     summary_crosstable,
 )
 from pipeline.analytics.curves import band_trend
-from pipeline.reports import (
-    index_href_from,
-    render_crosstable_html,
-    render_index,
-    report_entry,
-    report_path,
-)
 from pipeline.reports.charts import rating_distribution_figure, score_curves_figure
-from pipeline.reports.index import period_order
+from pipeline.reports.crosstable_html import render_crosstable_html
+from pipeline.reports.index import index_href_from, period_order, render_index, report_entry, report_path
 from pipeline.reports.writer import (
     windows_for,
     write_accuracy_comparison,

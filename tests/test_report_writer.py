@@ -8,7 +8,7 @@ import pytest
 from pipeline.analytics import predictive_accuracy, summary_crosstable
 from pipeline.analytics.curves import band_trend, score_curve
 from pipeline.engine.period import normalize_list
-from pipeline.reports import REPORTS_PREFIX
+from pipeline.reports.index import REPORTS_PREFIX
 from pipeline.reports.writer import (
     KEPT_REPORT_INPUTS,
     list_before_and_after,

@@ -254,7 +254,7 @@ def test_a_late_tournament_is_rated_with_the_k_of_the_list_in_force_at_its_start
     assert round(period_k_only) != february["change"].item(), "the case tells the two readings apart"
     assert february["k_used"].item() == 20, "the list's K used is the period's"
     # The player card shows each game's K and adds up the same change.
-    from pipeline.publish.player_card import player_report
+    from pipeline.reports.player_card import player_report
     from pipeline.store.object_store import ObjectStore
 
     report = player_report(ObjectStore(str(store)), 1, "actual", "2024-02")

@@ -23,21 +23,10 @@ from pipeline.analytics import (
     summary_crosstable,
 )
 from pipeline.analytics.previews import accuracy_comparison_markdown, accuracy_markdown, crosstable_markdown
-from pipeline.reports import (
-    CROSS_SCENARIO,
-    ReportEntry,
-    index_href_from,
-    plot_accuracy,
-    plot_band_trend,
-    plot_rating_distribution,
-    plot_score_curves,
-    render_crosstable_html,
-    render_index,
-    render_table_page,
-    report_entry,
-    report_path,
-)
-from pipeline.reports.crosstable_html import shade
+from pipeline.reports.charts import plot_accuracy, plot_band_trend, plot_rating_distribution, plot_score_curves
+from pipeline.reports.crosstable_html import render_crosstable_html, shade
+from pipeline.reports.index import CROSS_SCENARIO, ReportEntry, index_href_from, render_index, report_entry, report_path
+from pipeline.reports.page import render_table_page
 from schemas import RatedGames, RatingList
 from schemas.util import conform
 from tests.screenshots import CHROMIUM, CHROMIUM_ARGS

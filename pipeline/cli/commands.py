@@ -176,7 +176,7 @@ def command_player(args: argparse.Namespace) -> int:
     A name several players hold lists them (id, name, federation, birth year) and exits 1.
     """
     from pipeline.publish.lists import list_command, published_list_key
-    from pipeline.publish.player_card import (
+    from pipeline.reports.player_card import (
         AmbiguousPlayerError,
         matches_text,
         player_page_key,
@@ -234,7 +234,7 @@ def command_list(args: argparse.Namespace) -> int:
     publishing writes (pipeline.publish.lists.write_published_file), from the stored Parquet list.
     """
     from pipeline.publish.lists import stored_combined_month, stored_published_month, write_published_file
-    from pipeline.publish.player_card import stored_months
+    from pipeline.reports.player_card import stored_months
     from pipeline.scenarios.model import canonical_name
     from pipeline.store.object_store import ObjectStore, redact_url
 

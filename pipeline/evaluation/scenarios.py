@@ -12,7 +12,7 @@ import polars as pl
 
 from pipeline.evaluation.protocol import month_accuracy, pooled_metrics
 from pipeline.ingest.registry import registry_history
-from pipeline.reports import REPORTS_PREFIX
+from pipeline.reports.index import REPORTS_PREFIX
 from pipeline.reports.page import render_table_page
 from pipeline.reports.writer import store_report, stored_months
 from pipeline.scenarios.chain import players_of

@@ -1,1 +1,1 @@
-"""What people read of a month: the published rating list and the player card."""
+"""The published rating list of a month (CSV, FIDE TXT, HTML, FIDE's combined layout), and which months have one."""

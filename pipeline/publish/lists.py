@@ -820,7 +820,7 @@ def write_published_html(
 
 
 # Where a list page (lists/<scenario>/<YYYY-MM>.html) links each player: the store's players/<id>.html
-# (pipeline.publish.player_card.player_page_key), written by `ratings player ID --html`.
+# (pipeline.reports.player_card.player_page_key), written by `ratings player ID --html`.
 PLAYER_CARD_LINK = "../../players/<id>.html"
 
 PAGE = """<!DOCTYPE html>

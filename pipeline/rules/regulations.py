@@ -3,7 +3,7 @@ implements.
 
 Every knob of a RuleSet (pipeline/rules/model.py) is read here and nowhere else in the rating arithmetic:
 the engine (pipeline/engine/period.py) composes these functions, the invariant checks
-(pipeline/invariants/checks.py) ask them what a rule allows, and the rule-set documentation
+(pipeline/invariants/chain.py) ask them what a rule allows, and the rule-set documentation
 (pipeline/rules/doc.py) describes each knob with their words. Clause numbers are those of FIDE
 Handbook B.02, 2024 edition, unless another edition is named; docs/regulations.md summarises each
 clause and its source. Tables 8.1.1 and 8.1.2 are data in pipeline/rules/tables.py.
@@ -11,7 +11,7 @@ clause and its source. Tables 8.1.1 and 8.1.2 are data in pipeline/rules/tables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import polars as pl
@@ -23,7 +23,12 @@ from pipeline.rules.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DI
 if TYPE_CHECKING:
     from polars.expr.whenthen import ChainedThen, Then
 
-    from pipeline.engine.arrays import Strings
+
+class _MonthTexts(Protocol):
+    """YYYY-MM texts the engine holds as arrays (pipeline.engine.arrays.Strings), compared with one month."""
+
+    def compare(self, op: str, bound: str) -> np.ndarray: ...
+
 
 _PD_SERIES = pl.Series("pd", PD_HIGHER_HUNDREDTHS.astype("int32"))
 _DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
@@ -526,7 +531,7 @@ def inactive(rules: RuleSet, month: str) -> pl.Expr:
     return pl.col("last_played") <= add_months(month, -rules.inactive_after_months)  # YYYY-MM sorts as months
 
 
-def _inactive_numpy(rules: RuleSet, month: str, last_played: pl.Series | Strings) -> np.ndarray:
+def _inactive_numpy(rules: RuleSet, month: str, last_played: pl.Series | _MonthTexts) -> np.ndarray:
     """The rule `inactive` on a last_played column (Utf8 or string views, or the engine's Strings): a bool array,
     False where never played.
     """
@@ -560,7 +565,7 @@ def _pool_window_start(rules: RuleSet, month: str) -> str:
     return add_months(month, 1 - rules.initial.pool_months)  # YYYY-MM strings sort like the months
 
 
-def _in_pool_window_numpy(rules: RuleSet, month: str, entry_months: pl.Series | Strings) -> np.ndarray:
+def _in_pool_window_numpy(rules: RuleSet, month: str, entry_months: pl.Series | _MonthTexts) -> np.ndarray:
     """in_pool_window on a column of pool entries' months (Utf8 or string views, or the engine's Strings): a bool
     array.
     """

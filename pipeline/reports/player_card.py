@@ -27,6 +27,7 @@ import polars as pl
 from pipeline.analytics.performance import performance_ratings
 from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
 from pipeline.months import add_months
+from pipeline.reports.page import frame_table_html, html_page, html_text
 from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
@@ -747,8 +748,8 @@ def render_html(report: PlayerReport, *, in_store: bool = False, list_made_by: s
     `in_store`: the page is the store's players/<id>.html (player_page_key), so it links to the published list of the
     calculation's month, or, where that month has none (`list_made_by`: the command that makes it), says how to make it.
     """
+    # matplotlib only when a page is drawn: `ratings player` prints text without it.
     from pipeline.reports.charts import plot_rating_history
-    from pipeline.reports.page import frame_table_html, html_page, html_text
 
     title = _title(report)
     chart_rows = report.chart_history if report.chart_history is not None else report.history
