@@ -11,12 +11,8 @@ from assets.metadata import table_attributes, validate
 from assets.rate import chain_key
 from assets.storage import ObjectStoreResource
 from pipeline.operations import progress
-from pipeline.publish.lists import (
-    published_registries,
-    read_published_list,
-    write_combined_month,
-    write_published_month,
-)
+from pipeline.publish.lists import read_published_list, write_combined_month, write_published_month
+from pipeline.publish.ranked_registry import published_registries
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import MonthlyFrames
 from schemas import PublishedList

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from pipeline.cli.commands import main
-from pipeline.publish.lists import PLAYER_CARD_LINK
+from pipeline.publish.list_files import PLAYER_CARD_LINK
 from pipeline.reports import player_card
 from pipeline.reports.player_card import (
     AmbiguousPlayerError,

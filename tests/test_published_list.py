@@ -19,26 +19,26 @@ import pytest
 
 from pipeline.formats import fide_list
 from pipeline.formats.fide_list import LAYOUTS, WIDTHS, parse_fide_list
-from pipeline.publish.lists import (
-    NAME_ORDER,
-    PUBLISHED_COLUMNS,
-    _published,
+from pipeline.publish.list_files import (
     fide_list_month,
     published_csv,
     published_html,
     published_html_bytes,
-    published_list,
-    published_list_key,
-    published_registries,
     published_txt,
     published_txt_bytes,
-    ranked_registry,
+    write_published_txt,
+)
+from pipeline.publish.lists import (
+    PUBLISHED_COLUMNS,
+    _published,
+    published_list,
+    published_list_key,
     stored_txt_left_out,
     txt_left_out,
     with_delisted_previous_ratings,
     write_published_month,
-    write_published_txt,
 )
+from pipeline.publish.ranked_registry import NAME_ORDER, published_registries, ranked_registry
 from pipeline.text import printable
 from pipeline.validate.identity import LOCAL_ID_BASE
 from schemas import Players, PublishedList, RatingList
@@ -1059,7 +1059,7 @@ def test_players_added_to_a_ranked_registry_take_the_places_a_whole_ranking_give
     it gives is the one ranking all of them together gives, equal names, unnamed rows and names that are prefixes of
     others included.
     """
-    from pipeline.publish.lists import NAME_ORDER, _name_keys, _prepared_rows, _with_more_players
+    from pipeline.publish.ranked_registry import NAME_ORDER, _name_keys, _prepared_rows, _with_more_players
 
     rng = np.random.default_rng(seed)
     names = ["Ab", "Ab c", "Ab, C", "Äb", "ab", "  ", None, "Zz", "Ab c"]
@@ -1247,7 +1247,7 @@ def test_a_registry_ranked_from_the_kept_one_is_the_one_ranked_whole(tmp_path: P
     kept row whose player changed since makes it rank the registry whole: the same frame either way.
     """
     from pipeline.ingest.registry import read_players
-    from pipeline.publish.lists import KEPT_RANKED_FOLDER, _kept_ranked, _ranked_from, ranked_registry
+    from pipeline.publish.ranked_registry import KEPT_RANKED_FOLDER, _kept_ranked, _ranked_from, ranked_registry
     from pipeline.store.object_store import ObjectStore
 
     store = ObjectStore(str(tmp_path))
@@ -1272,7 +1272,7 @@ def test_a_range_keeps_its_last_months_registry_and_a_month_published_again_leav
     players each month adds, and publishing an earlier month again (`ratings run --from M --to M` of a stored month)
     leaves it, so that a rerun leaves the store as the full run did.
     """
-    from pipeline.publish.lists import KEPT_RANKED_FOLDER, _kept_ranked
+    from pipeline.publish.ranked_registry import KEPT_RANKED_FOLDER, _kept_ranked
     from pipeline.store.object_store import ObjectStore
 
     store = ObjectStore(str(tmp_path))

@@ -12,16 +12,9 @@ import polars as pl
 import pytest
 
 from pipeline.formats.fide_list import parse_fide_list
-from pipeline.publish.lists import (
-    SPREADSHEET_FORMULA,
-    _published,
-    published_csv,
-    published_html,
-    published_list,
-    published_txt_bytes,
-    ranked_registry,
-    write_published_month,
-)
+from pipeline.publish.list_files import published_csv, published_html, published_txt_bytes
+from pipeline.publish.lists import _published, published_list, write_published_month
+from pipeline.publish.ranked_registry import SPREADSHEET_FORMULA, ranked_registry
 from pipeline.reports.page import frame_table_html, render_table_page
 from pipeline.reports.player_card import AmbiguousPlayerError, PlayerReport, matches_text, render_html, render_text
 from pipeline.scenarios.model import Scenario
