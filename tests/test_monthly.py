@@ -12,13 +12,15 @@ from pipeline.scenarios.chain import MissingMonth, chain_tables, month_figures, 
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import (
     MonthStream,
+    stored_games,
     stream_months,
     table_key,
     write_months,
     write_tables,
 )
 from pipeline.store.object_store import ObjectStore
-from schemas import PointsFlow, PointsLedger, RatedGames, RatingList, SystemRatingList
+from schemas import Games, PointsFlow, PointsLedger, RatedGames, RatingList, SystemRatingList
+from schemas.util import polars_schema
 
 MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04"]
 
@@ -153,3 +155,13 @@ def test_month_figures_show_first_what_an_officer_checks() -> None:
     unrated = frame.with_columns(rating=pl.lit(None, dtype=pl.Int64))
     figures = month_figures({"rating_list": unrated, "rated_games": pl.DataFrame({"game_id": [1, 2]})}, "fide-2024")
     assert (figures["rating_list"]["rated_players"], figures["rating_list"]["rating_range"]) == (0, "no rated players")
+
+
+def test_stored_games_reads_a_month_or_gives_none_of_the_schemas_columns(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    missing = stored_games(store, "2024-01")
+    assert missing.height == 0 and dict(missing.schema) == polars_schema(Games)
+    assert stored_games(store, "2024-01", ["white_id", "black_id"]).columns == ["white_id", "black_id"]
+    frame = pl.DataFrame({"game_id": [7, 9], "white_id": [1, 2], "black_id": [3, 4]})
+    store.write_parquet(frame, table_key(["games"], "2024-02"))
+    assert stored_games(store, "2024-02", ["black_id"])["black_id"].to_list() == [3, 4]

@@ -5,7 +5,7 @@ the test months, score; the leaderboard's page and data file.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import polars as pl
@@ -18,12 +18,11 @@ from pipeline.reports.writer import store_report, stored_months
 from pipeline.scenarios.chain import players_of
 from pipeline.scenarios.model import Scenario, predict_scenario_month
 from pipeline.scenarios.restriction import Restriction, restricted_in_month
-from pipeline.store.monthly import read_stored_month, table_key
+from pipeline.store.monthly import stored_games, table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.systems import predict
-from schemas.games import Games
 from schemas.leaderboard import Leaderboard
-from schemas.util import conform, empty_frame
+from schemas.util import conform
 
 #: Test on the last twelve months by default (a year of lists); fewer when the store holds under two years.
 DEFAULT_TEST_MONTHS = 12
@@ -231,17 +230,12 @@ def evaluate_stored(store: ObjectStore, scenarios: Mapping[str, Scenario], split
     """The Leaderboard of the stored chains: each frozen at the split's last training month, predicting its test
     months' stored games a month at a time (leaderboard).
     """
-
-    def stored_games(month: str, columns: list[str] | None = None) -> pl.DataFrame:
-        stored = read_stored_month(store, ["games"], month, columns)
-        return empty_frame(Games) if stored is None else stored
-
     # Every scenario predicts a month from its games, and a list of several months reads the months of its period.
-    games_of = lru_cache(maxsize=4)(stored_games)
+    games_of = lru_cache(maxsize=4)(partial(stored_games, store))
 
     train_to = split.train[-1]
     history = registry_history(store, split.test[-1]) if any(s.restrict for s in scenarios.values()) else None
-    sides = [stored_games(month, ["white_id", "black_id"]) for month in split.test]
+    sides = [stored_games(store, month, ["white_id", "black_id"]) for month in split.test]
     # Every test game's players, a national scenario's among them: its list cut to more players predicts the same.
     players = players_of(sides)
     frozen, readers = {}, {}

@@ -6,6 +6,7 @@ import hashlib
 import json
 import posixpath
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import polars as pl
 
@@ -65,8 +66,9 @@ from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.store.kept import read_description
+from pipeline.store.monthly import stored_games
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
-from schemas import Accuracy, Games, YearlyDrift
+from schemas import Accuracy, YearlyDrift
 from schemas.util import empty_frame
 
 # The report assets as the UI describes them (assets/report.py), beside the writers of what they describe.
@@ -462,13 +464,9 @@ def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) ->
     if not store.exists(previous_key):
         return after, after
 
-    def games_of(m: str) -> pl.DataFrame:
-        key = ObjectStore.table_key("games", m)
-        return store.read_parquet(key) if store.exists(key) else empty_frame(Games)
-
     no_events = scenario.model_copy(update={"events": ()})
-    before = rate_scenario_month(no_events, store.read_parquet(previous_key), games_of, month).rating_list
-    return before, after
+    games_of = partial(stored_games, store)
+    return rate_scenario_month(no_events, store.read_parquet(previous_key), games_of, month).rating_list, after
 
 
 # What the accuracy reads of rated_games.

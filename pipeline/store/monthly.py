@@ -10,6 +10,8 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.store.object_store import ObjectStore, redact_url
+from schemas.games import Games
+from schemas.util import empty_frame
 
 Model = type[pa.DataFrameModel]
 
@@ -46,6 +48,14 @@ def read_stored_month(
         held = store.parquet_schema(key)
         columns = [*columns, *(name for name in optional if name in held)]
     return store.read_parquet(key, columns=columns)
+
+
+def stored_games(store: ObjectStore, month: str, columns: list[str] | None = None) -> pl.DataFrame:
+    """The month's validated games as stored (only `columns` when given); none where the month has no games stored."""
+    stored = read_stored_month(store, ["games"], month, columns)
+    if stored is not None:
+        return stored
+    return empty_frame(Games) if columns is None else empty_frame(Games).select(columns)
 
 
 def stored_rows(store: ObjectStore, asset: str, month: str) -> int | None:
