@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from pipeline.engine.period import rate_period
+from pipeline.formats.table_files import write_file_whole
 from pipeline.rules.model import load_rules
 
 
@@ -245,3 +246,21 @@ def test_run_demo_and_ui_options_reach_their_handlers() -> None:
     assert (ui.host, ui.port, ui.handler(ui)) == ("127.0.0.1", 3000, 3)
     with pytest.raises(SystemExit):
         parser.parse_args(["run", "--month", "2024-01"])
+
+
+def test_an_out_file_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """--out files (rate-period, list, history, player --html): a failed write leaves the old file and nothing else."""
+    target = tmp_path / "list.csv"
+    target.write_bytes(b"old")
+
+    def fails(handle) -> None:
+        handle.write(b"half")
+        raise RuntimeError("the writer failed")
+
+    with pytest.raises(RuntimeError):
+        write_file_whole(target, fails)
+    assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["list.csv"]
+    write_file_whole(target, lambda handle: handle.write(b"new"))
+    assert target.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["list.csv"]
+    with pytest.raises(OSError, match=r"missing/list\.csv: cannot be written"):
+        write_file_whole(tmp_path / "missing" / "list.csv", lambda handle: handle.write(b"x"))

@@ -10,13 +10,12 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import polars as pl
 
 from pipeline.cli.period_files import STANDARD_RATING, read_period_games, read_previous_list, standard_list_of
 from pipeline.engine.period import EngineInputError, compress, normalize_list, rate_period
-from pipeline.formats.table_files import InputFileError, write_table
+from pipeline.formats.table_files import InputFileError, write_file_whole, write_table
 from pipeline.generator.config import SCALES
 from pipeline.months import parse_month
 from pipeline.rules.model import LIST_CLASSES, RulesError, load_rules, preset_names, resolve_rules, schedule_of
@@ -212,7 +211,8 @@ def command_player(args: argparse.Namespace) -> int:
         store.write_text(render_html(report, in_store=True, list_made_by=made_by), key)
         print(f"wrote {redact_url(store.url(key))}")
     elif args.html:
-        Path(args.html).write_text(render_html(report), encoding="utf-8")
+        page_bytes = render_html(report).encode("utf-8")
+        write_file_whole(args.html, lambda handle: handle.write(page_bytes))
         print(f"wrote {args.html}")
     return 0
 
@@ -271,13 +271,8 @@ def command_list(args: argparse.Namespace) -> int:
     else:
         made = stored_published_month(store, scenario, month)
     if args.out:
-        target = Path(args.out)
-        # Whole or not at all: made beside the target, then renamed over it.
-        partial = target.with_name(f".{target.name}.partial")
-        with open(partial, "wb") as handle:
-            write_published_file(made, args.format, handle)
-        partial.replace(target)
-        print(f"wrote {target} ({scenario} {month}, {args.format}, {made.rows.height:,} players)", file=sys.stderr)
+        write_file_whole(args.out, lambda handle: write_published_file(made, args.format, handle))
+        print(f"wrote {args.out} ({scenario} {month}, {args.format}, {made.rows.height:,} players)", file=sys.stderr)
     else:
         sys.stdout.flush()
         try:
@@ -330,7 +325,7 @@ def command_history(args: argparse.Namespace) -> int:
     else:
         frame = history_as_it_stands(store, scenario, as_of, args.month)
     if args.out:
-        frame.write_csv(args.out)
+        write_file_whole(args.out, frame.write_csv)
         print(f"wrote {args.out} ({name} as it stands after {as_of}, {frame.height:,} rows)", file=sys.stderr)
     else:
         frame.write_csv(sys.stdout.buffer)

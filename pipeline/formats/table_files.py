@@ -1,9 +1,12 @@
-"""Reading and writing the rate-period files: CSV or Parquet chosen by extension, with clear errors."""
+"""Reading and writing the files a command's user names (the rate-period files: CSV or Parquet chosen by extension;
+any --out file written whole), with clear errors.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import polars as pl
 
@@ -33,22 +36,38 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
     raise InputFileError(f"{path}: {what} must be a .csv or .parquet file")
 
 
+def write_file_whole(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
+    """What `write` writes into a binary handle, as the file `path` whole or not at all: made beside it, then renamed
+    over it. A write that fails leaves no file behind, and an OSError names `path`, not the file made beside it.
+    """
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        with open(partial, "wb") as handle:
+            write(handle)
+        partial.replace(target)
+    except BaseException as error:
+        partial.unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise OSError(f"{target}: cannot be written: {error.strerror or error}") from None
+        raise
+
+
 def write_table(frame: pl.DataFrame, path: str | Path) -> None:
-    """Write by extension; in CSV the nested `pending` pool is stored as JSON text."""
+    """Write by extension (write_file_whole); in CSV the nested `pending` pool is stored as JSON text."""
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix not in (".parquet", ".csv"):
+        raise InputFileError(f"{path}: output must be a .csv or .parquet file")
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".parquet":
-        frame.write_parquet(path)
-    elif suffix == ".csv":
-        flat = frame
-        if "pending" in frame.columns:
-            flat = frame.with_columns(
-                pl.struct("pending").struct.json_encode().str.slice(11).str.head(-1).alias("pending")
-            )
-        flat.write_csv(path)
-    else:
-        raise InputFileError(f"{path}: output must be a .csv or .parquet file")
+        write_file_whole(path, frame.write_parquet)
+        return
+    if "pending" in frame.columns:
+        frame = frame.with_columns(
+            pl.struct("pending").struct.json_encode().str.slice(11).str.head(-1).alias("pending")
+        )
+    write_file_whole(path, frame.write_csv)
 
 
 def decode_pending(frame: pl.DataFrame) -> pl.DataFrame:
