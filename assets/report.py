@@ -26,7 +26,6 @@ from pipeline.reports.writer import (
     common_games_accuracy,
     report_figures,
     stored_accuracy,
-    stored_months,
     write_accuracy_comparison,
     write_drift_comparison,
     write_report_index,
@@ -34,7 +33,7 @@ from pipeline.reports.writer import (
 )
 from pipeline.scenarios.chain import FLOWS, LEDGER, chain_tables
 from pipeline.scenarios.model import Scenario, compared_scenarios
-from pipeline.store.monthly import MonthStream, stream_months
+from pipeline.store.monthly import MonthStream, months_stored, stream_months
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import Accuracy
 
@@ -63,7 +62,7 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
     )
     def reports(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
         object_store = store.store()
-        months = stored_months(object_store, [key, "crosstable"], partitions.get_partition_keys())
+        months = months_stored(object_store, [key, "crosstable"], partitions.get_partition_keys())
         if not months:
             raise dg.Failure(f"no stored {key}/crosstable month: materialize the scenario's months first")
         written = write_scenario_reports(object_store, scenario, months)
@@ -127,7 +126,7 @@ def build_cross_scenario_assets(
             raise dg.Failure("no stored accuracy month in any scenario")
         keys = [
             ObjectStore.table_key(COMMON_ACCURACY, m)
-            for m in stored_months(object_store, [COMMON_ACCURACY], all_months)
+            for m in months_stored(object_store, [COMMON_ACCURACY], all_months)
         ]
         common_frame = pl.concat(object_store.read_parquets(keys)) if keys else None
         comparison = write_accuracy_comparison(

@@ -12,7 +12,9 @@ from pipeline.scenarios.chain import MissingMonth, chain_tables, month_figures, 
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import (
     MonthStream,
+    months_stored,
     stored_games,
+    stored_table_months,
     stream_months,
     table_key,
     write_months,
@@ -165,3 +167,12 @@ def test_stored_games_reads_a_month_or_gives_none_of_the_schemas_columns(tmp_pat
     frame = pl.DataFrame({"game_id": [7, 9], "white_id": [1, 2], "black_id": [3, 4]})
     store.write_parquet(frame, table_key(["games"], "2024-02"))
     assert stored_games(store, "2024-02", ["black_id"])["black_id"].to_list() == [3, 4]
+
+
+def test_a_tables_months_are_its_own_files_not_those_of_a_folder_below(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    frame = pl.DataFrame({"n": [1]})
+    for key in ("t/2024-03.parquet", "t/2024-01.parquet", "t/old/2023-05.parquet", "t/2024-02.csv"):
+        store.write_parquet(frame, key)
+    assert stored_table_months(store, ["t"]) == ["2024-01", "2024-03"]
+    assert months_stored(store, ["t"], ["2024-03", "2024-02", "2024-01"]) == ["2024-03", "2024-01"]

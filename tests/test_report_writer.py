@@ -12,13 +12,13 @@ from pipeline.reports.index import REPORTS_PREFIX
 from pipeline.reports.writer import (
     KEPT_REPORT_INPUTS,
     list_before_and_after,
-    stored_months,
     windows_for,
     write_accuracy_comparison,
     write_report_index,
     write_scenario_reports,
 )
 from pipeline.scenarios.model import Compression, Event, Scenario, rate_scenario_month
+from pipeline.store.monthly import months_stored
 from pipeline.store.object_store import ObjectStore
 
 # The list of December is FIDE's January list; the compression is applied after February.
@@ -57,7 +57,7 @@ def stored_scenario(store: ObjectStore, scenario: Scenario) -> None:
 def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Path) -> None:
     store = ObjectStore(str(tmp_path))
     stored_scenario(store, COMPRESSING)
-    months = stored_months(store, ["squeeze", "crosstable"], ["2023-11", *MONTHS, "2024-03"])
+    months = months_stored(store, ["squeeze", "crosstable"], ["2023-11", *MONTHS, "2024-03"])
     assert months == MONTHS
     # A Sonas window overlaps the data, and 2024 (after the last one) gets its own: the windows reach the latest year.
     assert [w.label for w in windows_for(months)] == ["2021-23", "2024"]

@@ -14,11 +14,11 @@ from pipeline.evaluation.protocol import month_accuracy, pooled_metrics
 from pipeline.ingest.registry import registry_history
 from pipeline.reports.index import REPORTS_PREFIX
 from pipeline.reports.page import render_table_page
-from pipeline.reports.writer import store_report, stored_months
+from pipeline.reports.writer import store_report
 from pipeline.scenarios.chain import players_of
 from pipeline.scenarios.model import Scenario, predict_scenario_month
 from pipeline.scenarios.restriction import Restriction, restricted_in_month
-from pipeline.store.monthly import stored_games, table_key
+from pipeline.store.monthly import months_stored, stored_games, table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.systems import predict
 from schemas.leaderboard import Leaderboard
@@ -219,9 +219,9 @@ def stored_split(
     """The split of the `months` whose games and every scenario's list are stored (split_months: ValueError when
     fewer than two are).
     """
-    held = stored_months(store, ["games"], months)
+    held = months_stored(store, ["games"], months)
     for scenario in scenarios.values():
-        lists = set(stored_months(store, [scenario.name, "rating_list"], held))
+        lists = set(months_stored(store, [scenario.name, "rating_list"], held))
         held = [m for m in held if m in lists]
     return split_months(held, test_months)
 

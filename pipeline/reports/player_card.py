@@ -30,6 +30,7 @@ from pipeline.months import add_months
 from pipeline.reports.page import frame_table_html, html_page, html_text
 from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
+from pipeline.store.monthly import stored_table_months
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
 from pipeline.validate.identity import LOCAL_ID_BASE, name_key
@@ -111,7 +112,11 @@ def stored_months(store: ObjectStore) -> dict[str, list[str]]:
     `actual` first, then by name.
     """
     # Not raw/, nor a hidden folder such as the store's own Dagster instance (.dagster): no scenario's.
-    found = {name: _months(store, name) for name in store.list_dirs() if name != RAW and is_safe_part(name)}
+    found = {
+        name: stored_table_months(store, [name, RATING_LIST])
+        for name in store.list_dirs()
+        if name != RAW and is_safe_part(name)
+    }
     return dict(
         sorted(((k, v) for k, v in found.items() if v), key=lambda item: (item[0] != DEFAULT_SCENARIO, item[0]))
     )
@@ -120,15 +125,6 @@ def stored_months(store: ObjectStore) -> dict[str, list[str]]:
 def store_scenarios(store: ObjectStore) -> list[str]:
     """Scenarios (asset-key prefixes) with at least one stored rating list: `actual` first, then by name."""
     return list(stored_months(store))
-
-
-def _months(store: ObjectStore, scenario: str, table: str = RATING_LIST) -> list[str]:
-    prefix = f"{scenario}/{table}/"
-    return sorted(
-        key[len(prefix) : -len(".parquet")]
-        for key in store.list_files(scenario, table)
-        if key.startswith(prefix) and key.endswith(".parquet") and "/" not in key[len(prefix) :]
-    )
 
 
 def scan_tables(store: ObjectStore, keys: Sequence[str]) -> pl.LazyFrame:

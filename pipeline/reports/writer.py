@@ -66,7 +66,7 @@ from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.store.kept import read_description
-from pipeline.store.monthly import stored_games
+from pipeline.store.monthly import months_stored, stored_games
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
 from schemas import Accuracy, YearlyDrift
 from schemas.util import empty_frame
@@ -99,11 +99,6 @@ INDEX_NOTE = "Summary crosstables, curves, distributions and accuracy of every s
 
 def _table(scenario_key: str, table: str, month: str) -> str:
     return ObjectStore.table_key(f"{scenario_key}/{table}", month)
-
-
-def stored_months(store: ObjectStore, asset_path: Sequence[str], months: Sequence[str]) -> list[str]:
-    """The months of `months` for which a table is in the store, in order."""
-    return [m for m in months if store.exists(ObjectStore.table_key("/".join(asset_path), m))]
 
 
 def windows_for(months: list[str]) -> list[PeriodWindow]:
@@ -280,7 +275,7 @@ def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequen
 
 def stored_frames(store: ObjectStore, scenario: str, table: str, months: Sequence[str]) -> pl.DataFrame | None:
     """The stored months of a scenario's monthly table as one frame (None when none is stored)."""
-    keys = [_table(scenario, table, m) for m in stored_months(store, [scenario, table], months)]
+    keys = [_table(scenario, table, m) for m in months_stored(store, [scenario, table], months)]
     # Concatenated as read, one chunk a month: a sum over the months then adds in the order it always did.
     return pl.concat(store.read_parquets(keys)) if keys else None
 

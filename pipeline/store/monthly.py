@@ -23,12 +23,23 @@ def table_key(asset_path: Sequence[str], month: str | None) -> str:
 
 
 def stored_table_months(store: ObjectStore, asset_path: Sequence[str]) -> list[str]:
-    """The months a table has stored (its <table path>/<YYYY-MM>.parquet keys), sorted: one listing."""
+    """The months a table has stored (its <table path>/<YYYY-MM>.parquet keys, not those of a folder below it), sorted:
+    one listing.
+    """
+    prefix = "/".join(asset_path) + "/"
     return [
-        key.rsplit("/", 1)[-1].removesuffix(".parquet")
+        key[len(prefix) : -len(".parquet")]
         for key in store.list_files(*asset_path)
-        if key.endswith(".parquet")
+        if key.startswith(prefix) and key.endswith(".parquet") and "/" not in key[len(prefix) :]
     ]
+
+
+def months_stored(store: ObjectStore, asset_path: Sequence[str], months: Sequence[str]) -> list[str]:
+    """The months of `months` for which the table is in the store, in their order: one listing, not a look per month
+    (on S3 a request each).
+    """
+    held = set(stored_table_months(store, asset_path))
+    return [month for month in months if month in held]
 
 
 def read_stored_month(
