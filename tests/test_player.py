@@ -266,7 +266,7 @@ def test_the_chart_is_titled_with_the_name_and_the_history_reads_one_scan_per_sc
         return scan_parquet(source, *args, **kwargs)
 
     monkeypatch.setattr(player_card.pl, "scan_parquet", counted)
-    rows = player_card.rating_history(store.store, store.player, player_card.stored_months(store.store))
+    rows = player_card.rating_history(store.store, store.player, player_card.stored_list_months(store.store))
     assert len(scans) == 2 and all(len(files) == 2 for files in scans)  # one scan of both months per scenario
     assert rows.height == 4  # the player's row of each list, and nothing else
     monkeypatch.undo()

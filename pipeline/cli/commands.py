@@ -234,7 +234,7 @@ def command_list(args: argparse.Namespace) -> int:
     publishing writes (pipeline.publish.lists.write_published_file), from the stored Parquet list.
     """
     from pipeline.publish.lists import stored_combined_month, stored_published_month, write_published_file
-    from pipeline.reports.player_card import stored_months
+    from pipeline.reports.player_card import stored_list_months
     from pipeline.scenarios.model import canonical_name
     from pipeline.store.object_store import ObjectStore, redact_url
 
@@ -242,7 +242,7 @@ def command_list(args: argparse.Namespace) -> int:
     where = redact_url(store.url())
     if args.month is not None:
         parse_month(args.month)
-    lists = stored_months(store)
+    lists = stored_list_months(store)
     if not lists:
         print(
             f"ratings list: {where} holds no rating list: rate it first (`ratings run --store {where}`)",

@@ -107,7 +107,7 @@ class PlayerReport:
 # -- reading the store -------------------------------------------------------------------------
 
 
-def stored_months(store: ObjectStore) -> dict[str, list[str]]:
+def stored_list_months(store: ObjectStore) -> dict[str, list[str]]:
     """Scenario (asset-key prefix) -> the months of its stored rating lists, for every scenario with at least one:
     `actual` first, then by name.
     """
@@ -124,7 +124,7 @@ def stored_months(store: ObjectStore) -> dict[str, list[str]]:
 
 def store_scenarios(store: ObjectStore) -> list[str]:
     """Scenarios (asset-key prefixes) with at least one stored rating list: `actual` first, then by name."""
-    return list(stored_months(store))
+    return list(stored_list_months(store))
 
 
 def scan_tables(store: ObjectStore, keys: Sequence[str]) -> pl.LazyFrame:
@@ -317,7 +317,7 @@ def player_report(
     they had rated games. The history shows only the months with activity (active_months) and the latest list,
     unless `all_months`. `scenarios` (default: the settings' scenarios file) says which months each list rates.
     """
-    months = stored_months(store)
+    months = stored_list_months(store)
     names = list(months)
     if not names:
         raise PlayerReportError(f"{store.url()}: no rating list in the store (materialize some months first)")
@@ -503,7 +503,7 @@ def find_players(store: ObjectStore, query: str) -> pl.DataFrame:
     Only players on the latest list of the store's first scenario count (a registered player who never played has no
     card).
     """
-    months = stored_months(store)
+    months = stored_list_months(store)
     if not months:
         raise PlayerReportError(f"{store.url()}: no rating list in the store (materialize some months first)")
     scenario, stored = next(iter(months.items()))
