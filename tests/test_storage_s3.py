@@ -13,6 +13,7 @@ from polars.testing import assert_frame_equal
 
 from assets.automation import range_tags
 from assets.storage import ObjectStoreResource
+from pipeline.store.monthly import months_stored, stored_table_months
 from pipeline.store.object_store import ObjectStore, polars_s3_options, store_root_from_env
 from tests.conftest import TINY_END, TINY_START
 from tests.servers import BUCKET, CountingProxy, assert_same_tables, copy_tree, s3_environment, stored_objects, tables
@@ -61,6 +62,8 @@ def test_the_same_operations_behave_the_same_locally_and_on_s3(any_root: str) ->
     both = store.read_parquets(["plain/rating_list/2024-04.parquet", "plain/rating_list/2024-03.parquet"])
     assert_frame_equal(both[0], frame.head(3))
     assert_frame_equal(both[1], frame)
+    assert stored_table_months(store, ["plain", "rating_list"]) == ["2024-03", "2024-04"]
+    assert months_stored(store, ["plain", "rating_list"], ["2024-05", "2024-04", "2024-03"]) == ["2024-04", "2024-03"]
     store.remove("plain/rating_list/2024-04.parquet")
     assert store.read_bytes("raw/GER/2024-03/notes.txt") == b"hello"
     assert store.exists("raw/GER/2024-03/notes.txt") and not store.exists("raw/GER/2024-04/notes.txt")
