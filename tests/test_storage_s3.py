@@ -20,6 +20,7 @@ from tests.servers import BUCKET, CountingProxy, assert_same_tables, copy_tree, 
 
 PLAIN_SCENARIO = {"name": "plain", "description": "FIDE's regulations", "rules": "fide-historical"}
 RANGE_TAGS = range_tags(TINY_START, TINY_END)
+TWO_YEARS = [f"{year}-{month:02d}" for year in (2023, 2024) for month in range(1, 13)]
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -173,6 +174,7 @@ def test_s3_round_trips_per_operation(s3_server, monkeypatch: pytest.MonkeyPatch
             ("parquet_rows", lambda: store.parquet_rows(key)),
             ("exists (present)", lambda: store.exists(key)),
             ("list_stamps", lambda: store.list_stamps("plain")),
+            ("months_stored, 24 months", lambda: months_stored(store, ["plain", "rating_list"], TWO_YEARS)),
         ]:
             proxy.reset()
             operation()
@@ -186,6 +188,7 @@ def test_s3_round_trips_per_operation(s3_server, monkeypatch: pytest.MonkeyPatch
     assert sum(measured["parquet_rows"].values()) <= 2
     assert measured["exists (present)"] == {"HEAD": 1}
     assert measured["list_stamps"] == {"GET": 1}  # one LIST for the whole tree
+    assert sum(measured["months_stored, 24 months"].values()) <= 3  # a listing, not a request a month
 
 
 # -- identical bytes -------------------------------------------------------------------------------

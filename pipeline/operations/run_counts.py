@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from pipeline.scenarios.model import Scenario
-from pipeline.store.monthly import table_key
+from pipeline.store.monthly import months_stored, table_key
 from pipeline.store.object_store import ObjectStore
 
 # What a game of a scenario's rated_games did, each game in exactly one (decided in this order):
@@ -43,7 +43,10 @@ def game_outcomes(store: ObjectStore, scenario: Scenario, months: Sequence[str])
     Only the months whose rated_games table is stored count; a list of several months (quarterly lists)
     counts the games of its whole period.
     """
-    keys = [key for month in months if store.exists(key := table_key([scenario.name, "rated_games"], month))]
+    keys = [
+        table_key([scenario.name, "rated_games"], month)
+        for month in months_stored(store, [scenario.name, "rated_games"], months)
+    ]
     counts = dict.fromkeys(GAME_OUTCOMES, 0)
     if not keys:
         return counts
@@ -68,7 +71,7 @@ def scenario_game_outcomes(
 
 def distinct_players(store: ObjectStore, months: Sequence[str]) -> int:
     """Distinct player ids in the validated games of `months`."""
-    keys = [key for month in months if store.exists(key := table_key(["games"], month))]
+    keys = [table_key(["games"], month) for month in months_stored(store, ["games"], months)]
     if not keys:
         return 0
     # Each month's distinct ids first: the history's 40 million sides exploded from lists cost 8.7 CPU-s at the fide
