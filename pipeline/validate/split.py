@@ -17,7 +17,7 @@ from pipeline.ingest.registry import registries_in_force, registry_history
 from pipeline.months import add_months, first_day, month_range
 from pipeline.rules.calendar import REPORTING_REASONS, reporting_problems
 from pipeline.rules.time_controls import not_ratable_detail, time_control_class
-from pipeline.store.monthly import table_key
+from pipeline.store.monthly import months_stored, table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.duplicates import (
     UNDATED_WINDOW_MONTHS,
@@ -332,8 +332,7 @@ class MonthValidator:
         before = month_range(add_months(months[0], -UNDATED_WINDOW_MONTHS), add_months(months[0], -1))
         self._undated: dict[str, pl.DataFrame] = {
             month: undated_game_keys(store.scan_parquet(table_key(["games"], month)))
-            for month in before
-            if store.exists(table_key(["games"], month))
+            for month in months_stored(store, ["games"], before)
         }
 
     def __call__(self, month: str, raw: pl.DataFrame) -> MonthSplit:
