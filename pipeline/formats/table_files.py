@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import polars as pl
 
+from pipeline.store.object_store import write_local_file
 from schemas.rating_list import POOL_ENTRY
 
 if TYPE_CHECKING:
@@ -37,20 +38,13 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
 
 
 def write_file_whole(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
-    """What `write` writes into a binary handle, as the file `path` whole or not at all: made beside it, then renamed
-    over it. A write that fails leaves no file behind, and an OSError names `path`, not the file made beside it.
+    """What `write` writes into a binary handle, as the file `path` whole or not at all (the store's local writer:
+    a write that fails leaves the old file and no other); an OSError names `path`, not the file made beside it.
     """
-    target = Path(path)
-    partial = target.with_name(f".{target.name}.partial")
     try:
-        with open(partial, "wb") as handle:
-            write(handle)
-        partial.replace(target)
-    except BaseException as error:
-        partial.unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise OSError(f"{target}: cannot be written: {error.strerror or error}") from None
-        raise
+        write_local_file(str(path), write)
+    except OSError as error:
+        raise OSError(f"{path}: cannot be written: {error.strerror or error}") from None
 
 
 def write_table(frame: pl.DataFrame, path: str | Path) -> None:

@@ -75,6 +75,23 @@ UNREACHABLE_ERRORS = {
 }
 
 
+def write_local_file(target: str, write: Callable[[BinaryIO], object]) -> None:
+    """What `write` writes into a binary handle, as the local file `target` whole or not at all: into a temporary file
+    beside it, synced, then renamed over it; a write that fails leaves no temporary file.
+    """
+    # The writer's pid in the name tells a later run whether the writer is gone (see remove_orphaned_temp_files).
+    tmp = f"{target}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex}"
+    try:
+        with open(tmp, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)  # the write failed before the rename: leave no debris
+
+
 class StoreFault(OSError):
     """A read or write the store failed (full disk, I/O error, denied, unreachable), its message naming the cause
     and the redacted path or URL in one line.
@@ -307,18 +324,7 @@ class ObjectStore:
     def _write_with(self, write: Callable[[BinaryIO], object], target: str) -> None:
         if self.is_local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            # The writer's pid in the name tells a later run whether the writer is gone (see
-            # remove_orphaned_temp_files).
-            tmp = f"{target}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex}"
-            try:
-                with open(tmp, "wb") as handle:
-                    write(handle)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(tmp, target)
-            finally:
-                if os.path.exists(tmp):
-                    os.remove(tmp)  # the write failed before the rename: leave no debris
+            write_local_file(target, write)
         else:
             # An object-store PUT is atomic: the object appears whole or not at all. s3fs switches to a
             # multipart upload above 100 MB, which is atomic too (visible only once completed).
