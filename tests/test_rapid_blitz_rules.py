@@ -151,6 +151,27 @@ def test_a_seeded_player_is_rated_from_the_seed_and_drops_its_pool():
     assert not rows[2]["newly_rated"]
 
 
+def test_a_first_event_below_the_minimum_leaves_the_first_rating_with_its_points():
+    """Until February 2024 a rapid newcomer's first event counts only with at least one point: a half point in event
+    `a` is disregarded, games and points alike, so the first rating rests on event `b` alone (3 of 5 against 2000:
+    2000 + 20 per half point above 50 %, 2020). Counting `a`'s half point with `b`'s games gave 2040.
+    """
+    seven = list(range(100, 107))
+    before = normalize_list(pl.DataFrame({"player_id": [*seven, 1], "rating": [2000] * 7 + [None]}))
+    games = pl.DataFrame(
+        {
+            "event_id": ["a", "a", "b", "b", "b", "b", "b"],
+            "white_id": [1] * 7,
+            "black_id": seven,
+            "white_score": [0.5, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0],
+            "time_control": ["rapid"] * 7,
+        }
+    )
+    after = rate_period(before, games, load_rules("fide-rapid-2014"), "2015-05").rating_list
+    newcomer = after.filter(pl.col("player_id") == 1).row(0, named=True)
+    assert (newcomer["rating"], newcomer["games"]) == (2020, 5)
+
+
 # -- ratings rate-period on a rapid period (issue 35's hand cases) ---------------------------------------------
 
 

@@ -70,10 +70,15 @@ def _results(sides: UnratedSides, debuted: np.ndarray, rules: RuleSet) -> tuple[
     )
     if not gone.any():
         return played, games, points_x2, opponent_sum
-    games = games - np.bincount(who[gone], minlength=players)
-    opponent_sum = opponent_sum - np.bincount(
-        who[gone], weights=sides.opponent_rating[fresh][gone], minlength=players
-    ).astype(np.int64)
+    # The disregarded games leave the period whole: their games, their points and their opponents' ratings.
+    disregarded, their_owners = fresh[gone], who[gone]
+
+    def per_player(values: np.ndarray) -> np.ndarray:
+        return np.bincount(their_owners, weights=values, minlength=players).astype(np.int64)
+
+    games = games - np.bincount(their_owners, minlength=players)
+    points_x2 = points_x2 - per_player(sides.points_x2[disregarded])
+    opponent_sum = opponent_sum - per_player(sides.opponent_rating[disregarded])
     return played, games, points_x2, opponent_sum
 
 
