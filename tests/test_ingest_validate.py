@@ -550,6 +550,53 @@ def test_month_validator_remembers_undated_games_for_a_year_from_the_store_and_t
     }
 
 
+def test_month_validator_takes_a_dated_tournament_sent_again_in_a_later_month_for_a_duplicate(tmp_path):
+    """tiny.trf's games are dated (January 2024): the same file sent again for February's list is a late report by
+    the calendar, and was rated twice until the validator remembered the dated games of earlier months too, within
+    their reporting window; from the run and from the store alike.
+    """
+    from pipeline.store.monthly import table_key
+    from pipeline.validate.split import MonthValidator
+
+    for key in ["raw/GER/2024-01/tiny.trf", "raw/GER/2024-02/tiny-sent-again.trf", "raw/GER/2024-06/tiny-2.trf"]:
+        (tmp_path / key).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(DATA / "tiny.trf", tmp_path / key)
+    store = ObjectStore(str(tmp_path))
+    months = ["2024-01", "2024-02", "2024-06"]
+    validate = MonthValidator(store, months)
+    splits = {month: validate(month, read_month(store, month)) for month in months}
+    assert splits["2024-01"].games.height == 5
+    february = splits["2024-02"]
+    copies = february.quarantine.filter(pl.col("reason") == "duplicate")
+    assert february.games.height == 0 and copies.height == 5
+    assert copies["detail"].str.starts_with("same game as 2024-01 GER/2024-01/tiny.trf:").all()
+    # Past the third list after the tournament, a copy is refused by the calendar, whatever was rated before.
+    june = splits["2024-06"]
+    assert june.games.height == 0 and june.quarantine.filter(pl.col("reason") == "too_late").height == 5
+    # A run of February alone finds January's games in the store.
+    store.write_parquet(splits["2024-01"].games, table_key(["games"], "2024-01"))
+    alone = MonthValidator(store, ["2024-02"])("2024-02", read_month(store, "2024-02"))
+    assert alone.games.height == 0 and alone.quarantine.filter(pl.col("reason") == "duplicate").height == 5
+
+
+def test_the_rows_of_a_table_file_naming_no_tournament_meet_the_calendar_each_by_its_own_day(tmp_path):
+    """A CSV without event_id is a list of games, not a tournament: a row dated 2022 is too late for January 2024's
+    folder even beside a row of January 2024 (the file as one tournament ended in 2024 and let it through); with an
+    event_id the file's rows are one tournament, ending on its last day.
+    """
+    from pipeline.validate.split import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    games = "white_id,black_id,result,date\n1,2,1-0,2024-01-05\n3,4,1-0,2022-06-10\n"
+    store.write_text(games, "raw/GER/2024-01/games.csv")
+    league = "white_id,black_id,result,date,event_id\n5,6,1-0,2024-01-05,league\n7,8,1-0,2022-06-10,league\n"
+    store.write_text(league, "raw/GER/2024-01/league.csv")
+    split = MonthValidator(store, ["2024-01"])("2024-01", read_month(store, "2024-01"))
+    reasons = dict(zip(split.quarantine["source_file"], split.quarantine["reason"], strict=True))
+    assert reasons == {"GER/2024-01/games.csv": "too_late"}
+    assert sorted(split.games["source_file"].to_list()) == ["GER/2024-01/games.csv", *["GER/2024-01/league.csv"] * 2]
+
+
 def test_month_validator_names_players_registered_by_the_month_only(tmp_path):
     from pipeline.validate.split import MonthValidator
 

@@ -134,12 +134,15 @@ def test_reported_late_counts_games_rated_after_their_first_list():
             "event_id": ["Late Cup"] * 2 + ["Month End"] * 2 + ["Feb Open"],
             # Late Cup ended 28 January (first list: 1 February); Month End ended 31 January, after that list's
             # closing date (first list: 1 March, so on time in February); Feb Open is February's own.
-            "date": [date(2024, 1, 22), date(2024, 1, 28), date(2024, 1, 30), date(2024, 1, 31), date(2024, 2, 10)],
-            "event_start": [date(2024, 1, 22)] * 2 + [date(2024, 1, 30)] * 2 + [date(2024, 2, 10)],
+            "date": [date(2024, 1, 22), date(2024, 1, 28), date(2024, 1, 28), date(2024, 1, 31), date(2024, 2, 10)],
+            "event_start": [date(2024, 1, 22)] * 2 + [date(2024, 1, 28)] * 2 + [date(2024, 2, 10)],
         }
     )
-    assert reported_late(games, "2024-02") == 2
-    assert reported_late(games.filter(pl.col("source_file") == "a.pgn"), "2024-01") == 0
+    every_event_named = pl.lit(True)
+    assert reported_late(games, "2024-02", every_event_named) == 2
+    assert reported_late(games.filter(pl.col("source_file") == "a.pgn"), "2024-01", every_event_named) == 0
+    # Games of no named tournament are late each by its own day: of Month End's, the game of 28 January.
+    assert reported_late(games, "2024-02", pl.col("source_file") != "b.pgn") == 3
 
 
 def _trf_player(rank: int, fide_id: int, cells: list[str], rating: int) -> str:

@@ -40,7 +40,19 @@ Text = TypeVar("Text", str, bytes, TableCells)
 #: What is cut into batches by its length: text, or a dump's bytes.
 Raw = TypeVar("Raw", str, bytes)
 
-__all__ = ["EXTENSION_FORMATS", "UNKNOWN_FORMAT", "DumpFile", "detect_format", "read_dump", "read_dumps"]
+#: Formats whose rows are games, each naming its tournament in an event_id column or none.
+TABLE_FORMATS = ("csv", "parquet")
+
+__all__ = [
+    "EXTENSION_FORMATS",
+    "TABLE_FORMATS",
+    "UNKNOWN_FORMAT",
+    "DumpFile",
+    "detect_format",
+    "event_named_by_row",
+    "read_dump",
+    "read_dumps",
+]
 
 
 def detect_format(name: str) -> str:
@@ -51,6 +63,25 @@ def detect_format(name: str) -> str:
         if lowered.endswith(extension):
             return fmt
     return UNKNOWN_FORMAT
+
+
+def event_named_by_row(frame: pl.DataFrame, event_id: pl.Expr) -> pl.Series:
+    """Whether each row's `event_id` (of a frame with source_file) names a tournament: false for the rows of a CSV or
+    Parquet dump that name none, whose event is the file's default (event_key): such a file is a list of games,
+    which need not be one tournament.
+    """
+    # A default event id starts the file's name: only those rows (a TRF's or a table's without event ids) are looked
+    # up, not every row of a month.
+    maybe_default = frame.select(pl.col("source_file").str.starts_with(event_id).fill_null(False)).to_series()
+    named = ~maybe_default
+    if not maybe_default.any():
+        return named
+    rows = frame.filter(maybe_default).select(event_id.alias("event_id"), "source_file")
+    files = rows["source_file"].unique().to_list()
+    defaults = {name: event_key(name) for name in files if detect_format(name) in TABLE_FORMATS}
+    default = pl.col("source_file").replace_strict(defaults, default=None, return_dtype=pl.Utf8)
+    exact = rows.select(default.is_null() | (pl.col("event_id") != default)).to_series()
+    return named.scatter(maybe_default.arg_true(), exact)
 
 
 def inner_name_is_txt(name: str) -> bool:

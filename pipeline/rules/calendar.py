@@ -10,8 +10,9 @@ ended; a report for an earlier list than that, or a later one, is quarantined wi
 from __future__ import annotations
 
 from calendar import month_name
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
 import numpy as np
 import polars as pl
@@ -197,17 +198,48 @@ def reporting_problems(
     return reason, detail
 
 
-def reported_late(games: pl.DataFrame, month: str) -> int:
+def tournament_end(day: pl.Expr, event: Sequence[str | pl.Expr], named: pl.Expr | None) -> pl.Expr:
+    """The day a game's tournament ends, for the calendar: the last `day` of the games of its `event` (the columns
+    that name one tournament: a file and its event id). A game whose event is not `named` (a row of a CSV or Parquet
+    dump without an event id: pipeline.formats.event_named_by_row) is a tournament of its own, ending on its day:
+    a list of games is no tournament, and one recent row must not carry older ones into its window (a reading, as
+    the regulations know only tournaments; README, "A games CSV or Parquet file"). None: every event is named.
+    """
+    last_day = day.max().over(*event)
+    return last_day if named is None else pl.when(named.fill_null(True)).then(last_day).otherwise(day)
+
+
+def reported_after_first_list(event_end: pl.Expr, month: str) -> pl.Expr:
+    """Whether a tournament ending on `event_end`, reported in the folder of period `month`, was reported for a later
+    list than the first it could be rated on (a late report, or one past its window: reporting_problems tells them
+    apart); false where the end is unknown.
+    """
+    return event_end.is_not_null() & (pl.lit(list_of_period(month)) > reporting_windows(event_end)["first"])
+
+
+def last_list_reached_from(month: str) -> int:
+    """The month index of the last list a tournament reported in the folder of period `month` can be reported for
+    again: the late limit of one ending on the month's last day (a folder's games are dated by its month's end, or
+    they are `future`), so no later list receives a game of this folder as on time.
+    """
+    last_day = first_day(add_months(month, 1)) - timedelta(days=1)
+    return int(pl.select(reporting_windows(pl.lit(last_day))["last"]).item())
+
+
+def reported_late(games: pl.DataFrame, month: str, named: pl.Expr) -> int:
     """How many of period `month`'s validated games (Games rows) were reported for a later list than the first their
     tournament could be rated on (late reports within the window: §9.1's carry-over does not count as late). A
-    tournament's end is its last game's day in the month's games (its start where undated).
+    tournament's end is its last game's day in the month's games (its start where undated; tournament_end, with
+    `named` whether a game's event names a tournament).
     """
     if games.is_empty():
         return 0
-    # Per tournament, then the calendar on a few thousand rows, not on every game.
-    events = games.group_by("source_file", "event_id").agg(end=pl.coalesce("date", "event_start").max(), games=pl.len())
-    late = pl.lit(list_of_period(month)) > reporting_windows(pl.col("end"))["first"]
-    return int(events.select(pl.col("games").filter(late).sum()).item())
+    # Per tournament (a game of no named one alone), then the calendar on a few thousand rows, not on every game.
+    alone = pl.when(~named.fill_null(True)).then(pl.int_range(pl.len()))
+    events = games.group_by("source_file", "event_id", alone.alias("_alone")).agg(
+        end=pl.coalesce("date", "event_start").max(), games=pl.len()
+    )
+    return int(events.select(pl.col("games").filter(reported_after_first_list(pl.col("end"), month)).sum()).item())
 
 
 def _list_label(index: pl.Expr) -> pl.Expr:

@@ -42,9 +42,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from pipeline.formats import event_named_by_row
 from pipeline.ingest.registry import registry_history
 from pipeline.months import add_months, month_range
-from pipeline.rules.calendar import reporting_problems
+from pipeline.rules.calendar import reporting_problems, tournament_end
 from pipeline.rules.model import RuleSet
 from pipeline.scenarios.corrections import (
     CORRECTION,
@@ -498,9 +499,10 @@ def _filed_games(store: ObjectStore, month: str) -> pl.DataFrame | None:
 
 def _too_late(waiting: pl.DataFrame, month: str) -> pl.Series:
     """Which waiting games are past their reporting window at the list of `month` (pipeline.rules.calendar): the
-    tournament's end is its last game's day among them (its start where undated).
+    tournament's end is its last game's day among them (its start where undated; tournament_end).
     """
-    end = pl.coalesce(pl.col("date"), pl.col("event_start")).max().over("_filed", "event_id")
+    named = pl.lit(event_named_by_row(waiting, pl.col("event_id")))
+    end = tournament_end(pl.coalesce(pl.col("date"), pl.col("event_start")), ["_filed", "event_id"], named)
     reason, _ = reporting_problems(end, pl.lit(None, dtype=pl.Date), month)
     return waiting.select((reason == "too_late").fill_null(False)).to_series()
 

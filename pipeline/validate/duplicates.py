@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import polars as pl
 
+# Files whose rows are games: a file without rounds can still show which of its repeated rows are separate games.
+from pipeline.formats import TABLE_FORMATS
 from schemas.games import RESULTS
 
 # The same game reported twice: a tournament file submitted again, or the same game in two dumps. _occurrence tells
 # apart the games of one pairing that a CSV or Parquet file shows to be separate (with_occurrences).
 DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result", "_occurrence"]
-# Files whose rows are games: a file without rounds can still show which of its repeated rows are separate games.
-TABLE_FORMATS = ("csv", "parquet")
 # The end of a copy's quarantine detail when the copy is a row of the same table file without a round (the per-file
 # warning, pipeline.validate.month_figures.file_warnings, finds them by it).
 UNTOLD_COPY = "cannot be told from a copy"
@@ -30,45 +30,62 @@ def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
     return [pl.when(~undated).then(day).alias("event_start"), pl.when(undated).then(named).alias("event_id")]
 
 
-def game_keys(games: pl.DataFrame) -> pl.DataFrame:
-    """What identifies each validated game across months (for split_games' seen_keys), with where it was seen.
-
-    Columns: the GAME_KEY columns and first_seen ('<month> <source file>:<line>'); one row per key.
+def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """What identifies each validated game across months (for split_month's seen_keys), with where it was reported:
+    the GAME_KEY columns (_key_columns: a dated game by its event's start, an undated one by its event) and month,
+    source_file and source_line. One row per game, dated games first; the text naming a game is made only for the
+    few found again (with_earlier_reports), not for every game kept.
     """
-    return games.select(
-        *_key_columns(pl.col("event_start"), pl.col("date"), pl.col("event_id")),
-        *GAME_KEY[2:],
-        pl.format("{} {}:{}", pl.col("month"), pl.col("source_file"), pl.col("source_line")).alias("first_seen"),
-    ).unique(GAME_KEY, keep="first", maintain_order=True)
+    lazy = games.lazy()
+    where = [*GAME_KEY[2:], "month", "source_file", "source_line"]
+    dated = lazy.filter(pl.col("date").is_not_null()).select(
+        "event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where
+    )
+    undated = lazy.filter(pl.col("date").is_null()).select(
+        *_key_columns(pl.col("event_start"), pl.col("date"), pl.col("event_id")), *where
+    )
+    return pl.concat([dated, undated]).collect()
 
 
-def undated_game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """game_keys() of the games without a date: the only ones the month check cannot catch when sent again later."""
-    return game_keys(games.lazy().filter(pl.col("date").is_null()).collect())
-
-
-def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None) -> pl.DataFrame:
-    """_seen_before: where an earlier month already reported this game (null when none did)."""
+def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, candidates: pl.Expr) -> pl.DataFrame:
+    """_seen_before: where an earlier month already reported this game ('<month> <file>:<line>', the earliest), null
+    when none did. Only the `candidates` are looked up (the records that can be a game sent again).
+    """
+    none = pl.lit(None, dtype=pl.Utf8).alias("_seen_before")
     if seen_keys is None or seen_keys.is_empty():
-        return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_seen_before"))
-    keys = frame.select(
+        return frame.with_columns(none)
+    keys = frame.filter(candidates.fill_null(False)).select(
+        "record_id",
         *_key_columns(pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file"))),
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
         pl.col("round").cast(pl.Int32),
         pl.col("result").replace_strict(RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
     )
-    seen = seen_keys.select(
+    if keys.is_empty():
+        return frame.with_columns(none)
+    # The earlier games of the candidates' white players only: the join then hashes a few rows, not months of games.
+    whites = keys["white_id"].drop_nulls().unique().implode()
+    seen = seen_keys.filter(pl.col("white_id").is_in(whites)).select(
         pl.col("event_start").cast(pl.Date),
         pl.col("event_id").cast(pl.Utf8),
         pl.col("white_id").cast(pl.Int64),
         pl.col("black_id").cast(pl.Int64),
         pl.col("round").cast(pl.Int32),
         pl.col("white_score").cast(pl.Float64),
-        pl.col("first_seen").cast(pl.Utf8),
-    ).unique(GAME_KEY, keep="first")
-    found = keys.join(seen, on=GAME_KEY, how="left", nulls_equal=True, maintain_order="left")["first_seen"]
-    return frame.with_columns(found.alias("_seen_before"))
+        "month",
+        "source_file",
+        "source_line",
+    )
+    found = (
+        keys.join(seen, on=GAME_KEY, how="inner", nulls_equal=True)
+        .sort("month", "source_file", "source_line")
+        .unique("record_id", keep="first")
+        .select("record_id", pl.format("{} {}:{}", "month", "source_file", "source_line").alias("_seen_before"))
+    )
+    if found.is_empty():
+        return frame.with_columns(none)
+    return frame.join(found, on="record_id", how="left", maintain_order="left")
 
 
 def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
@@ -170,5 +187,6 @@ def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# How far back an undated game sent again counts as a duplicate (a dated one is caught by its date).
+# How far back an undated game sent again counts as a duplicate (a dated one as long as its month's games can be
+# reported again: pipeline.rules.calendar.last_list_reached_from).
 UNDATED_WINDOW_MONTHS = 12

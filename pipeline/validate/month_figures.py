@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import polars as pl
 
+from pipeline.formats import event_named_by_row
 from pipeline.rules.calendar import reported_late
 from pipeline.validate.duplicates import UNTOLD_COPY
 
@@ -118,7 +119,7 @@ def validation_figures(
         "games": {
             "games": games.height,
             "raw_records": raw_records,
-            **({REPORTED_LATE: reported_late(games, month)} if month is not None else {}),
+            **({REPORTED_LATE: _reported_late(games, month)} if month is not None else {}),
         },
         "quarantine": {
             "quarantined": quarantined.quarantined,
@@ -131,3 +132,8 @@ def validation_figures(
         },
         "identity": {"players": identities.height, **{f"status/{code}": n for code, n in statuses.items()}},
     }
+
+
+def _reported_late(games: pl.DataFrame, month: str) -> int:
+    """pipeline.rules.calendar.reported_late, each game's event named or not by its file (event_named_by_row)."""
+    return reported_late(games, month, pl.lit(event_named_by_row(games, pl.col("event_id"))))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import pandera.polars as pa
 import polars as pl
 
+from pipeline.formats import event_named_by_row
 from pipeline.formats.common import READER_REASONS
 
 # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating.
@@ -15,13 +16,20 @@ from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.ingest.landing import MISPLACED, NOT_A_FILE
 from pipeline.ingest.registry import registries_in_force, registry_history
 from pipeline.months import add_months, first_day, month_range
-from pipeline.rules.calendar import REPORTING_REASONS, reporting_problems
+from pipeline.rules.calendar import (
+    REPORTING_REASONS,
+    last_list_reached_from,
+    list_of_period,
+    reported_after_first_list,
+    reporting_problems,
+    tournament_end,
+)
 from pipeline.rules.time_controls import not_ratable_detail, time_control_class
 from pipeline.store.monthly import months_stored, table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.duplicates import (
     UNDATED_WINDOW_MONTHS,
-    undated_game_keys,
+    game_keys,
     with_earlier_reports,
     with_first_copies,
 )
@@ -118,8 +126,10 @@ def split_month(
     # A tournament's end is its last game in the month or before: a game dated after the month cannot have been
     # reported for it (`future`), and one wrong date does not move a whole tournament to another list.
     in_time = pl.when(game_day < pl.lit(first_day(add_months(month, 1)))).then(game_day)
+    event = pl.col("event_id").fill_null(pl.col("source_file"))
+    named = event_named_by_row(frame, event)
     frame = frame.with_columns(
-        in_time.max().over("source_file", pl.col("event_id").fill_null(pl.col("source_file"))).alias("_event_end")
+        tournament_end(in_time, ["source_file", event], None if named.all() else pl.lit(named)).alias("_event_end")
     )
     # An undated game's day is its event's start (a CSV's month column gives the month's first day).
     day_is = pl.when(pl.col("date").is_null()).then(pl.lit("event starts")).otherwise(pl.lit("game dated"))
@@ -168,7 +178,12 @@ def split_month(
         ("time_control_not_ratable", pl.col("_too_fast").is_not_null(), pl.col("_too_fast")),
         *[(code, pl.col("_reported") == code, pl.col("_reported_detail")) for code in REPORTING_REASONS],
     ]
-    frame = with_earlier_reports(frame, seen_keys)
+    # An earlier month's game sent again is undated (its month does not show it) or a late report: a copy of a game
+    # rated on time in an earlier folder is late here, and an on-time tournament cannot have been rated earlier.
+    ends = frame["_event_end"].unique().drop_nulls()  # a month's few tournament ends, not every game's
+    late_ends = ends.filter(pl.select(reported_after_first_list(pl.lit(ends), month)).to_series())
+    sent_again = pl.col("date").is_null() | pl.col("_event_end").is_in(late_ends.implode())
+    frame = with_earlier_reports(frame, seen_keys, sent_again if check_month else pl.lit(True))
     frame = frame.with_columns(_first_match(early))
 
     frame = with_first_copies(frame)
@@ -317,8 +332,9 @@ def reconcile_files(raw: pl.DataFrame, games: pl.DataFrame, quarantine: pl.DataF
 class MonthValidator:
     """split_month over a run's months, called in order: the registry read once, each month given the registry in
     force in it (registry_in_force: the players registered by then, each named by the newest folder at or before
-    it, with the names earlier folders gave them still matched), and an undated game already reported in the
-    UNDATED_WINDOW_MONTHS before a month a duplicate there.
+    it, with the names earlier folders gave them still matched), and a game an earlier month already rated a
+    duplicate there: a dated one while its month's tournaments can still be reported (last_list_reached_from), an
+    undated one for UNDATED_WINDOW_MONTHS.
     """
 
     def __init__(self, store: ObjectStore, months: Sequence[str]):
@@ -328,18 +344,29 @@ class MonthValidator:
         # and of the registry in force made from it each month, are not held.
         history = registry_history(store, months[-1], columns=["player_id", "name"])
         self.registry = registries_in_force(with_name_keys(history), older_spellings=True)
-        # Undated games of the stored months before the run, by month; each validated month is added.
+        # The games of the stored months before the run that a month of it may receive again; each validated month
+        # is added.
         before = month_range(add_months(months[0], -UNDATED_WINDOW_MONTHS), add_months(months[0], -1))
-        self._undated: dict[str, pl.DataFrame] = {
-            month: undated_game_keys(store.scan_parquet(table_key(["games"], month)))
-            for month in months_stored(store, ["games"], before)
-        }
+        self._reported: dict[str, pl.DataFrame] = {}
+        for month in months_stored(store, ["games"], before):
+            stored = store.scan_parquet(table_key(["games"], month))
+            if not self._dated_kept(month, months[0]):
+                stored = stored.filter(pl.col("date").is_null())
+            self._reported[month] = game_keys(stored)
+
+    @staticmethod
+    def _dated_kept(earlier: str, month: str) -> bool:
+        """Whether `month` may receive again a dated game of the folder of `earlier`."""
+        return last_list_reached_from(earlier) >= list_of_period(month)
 
     def __call__(self, month: str, raw: pl.DataFrame) -> MonthSplit:
         window_start = add_months(month, -UNDATED_WINDOW_MONTHS)
-        for earlier in [m for m in self._undated if m < window_start]:
-            del self._undated[earlier]
-        seen = pl.concat(self._undated.values()) if self._undated else None
+        for earlier, keys in list(self._reported.items()):
+            if earlier < window_start:
+                del self._reported[earlier]
+            elif not self._dated_kept(earlier, month):
+                self._reported[earlier] = keys.filter(pl.col("event_start").is_null())
+        seen = pl.concat(self._reported.values()) if self._reported else None
         split = split_month(raw, self.registry(month), month, seen_keys=seen)
-        self._undated[month] = undated_game_keys(split.games)
+        self._reported[month] = game_keys(split.games)
         return split
