@@ -223,6 +223,29 @@ def test_rules_command_lists_presets():
         assert name in run.stdout
 
 
+def _period(files: Path, rules: str, month: str, games: str, *more: str) -> subprocess.CompletedProcess:
+    (files / "clocks.csv").write_text(games)
+    (files / "six.csv").write_text("player_id,rating,k\n" + "".join(f"{p},2000,20\n" for p in range(1, 7)))
+    common = ["--list", str(files / "six.csv"), "--games", str(files / "clocks.csv"), "--out", str(files / "o.csv")]
+    return ratings("rate-period", "--rules", rules, "--month", month, *common, *more)
+
+
+def test_rate_period_classes_clocks_by_their_era_and_refuses_those_fide_does_not_rate(files: Path):
+    games = "event_id,white_id,black_id,result,time_control\ne,1,2,1-0,1+0\ne,3,4,1-0,3+0\ne,5,6,1-0,12+0\n"
+    for rules, month, minimum in (("fide-blitz-2024", "2024-05", "3 minutes"), ("fide-blitz-2012", "2013-05", "5")):
+        run = _period(files, rules, month, games)
+        assert run.returncode == 2 and not (files / "o.csv").exists()
+        assert f"clocks.csv: line 2: time_control '1+0' on {month}-01 is not ratable by FIDE" in run.stderr
+        assert f"blitz's minimum of {minimum}" in run.stderr and "(and 1 more such game)" in run.stderr
+    # 12 minutes in 2013 are blitz (the 2012 rules: at least 5, under 15), rated on the blitz list: +20 x .5.
+    run = _period(
+        files, "fide-blitz-2012", "2013-05", "event_id,white_id,black_id,result,time_control\ne,5,6,1-0,12+0\n"
+    )
+    assert run.returncode == 0, run.stderr
+    new = pl.read_csv(files / "o.csv").sort("player_id")
+    assert new.filter(pl.col("player_id").is_in([5, 6]))["change"].to_list() == [10, -10]
+
+
 def test_run_demo_and_ui_options_reach_their_handlers() -> None:
     import argparse
 
