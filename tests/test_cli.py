@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,8 @@ import pytest
 
 from pipeline.engine.period import rate_period
 from pipeline.formats.table_files import write_file_whole
-from pipeline.rules.model import load_rules
+from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_rules, schedule_of
+from pipeline.scenarios.model import load_scenarios
 
 
 def ratings(*args: str) -> subprocess.CompletedProcess:
@@ -221,6 +223,109 @@ def test_rules_command_lists_presets():
     assert run.returncode == 0
     for name in ("fide-2014", "fide-2022", "fide-2024", "fide-2025-10", "elo-32", "fide-historical"):
         assert name in run.stdout
+
+
+def test_rules_command_shows_a_schedule_and_one_month_of_it():
+    run = ratings("rules", "fide-historical")
+    assert run.returncode == 0, run.stderr
+    assert "from 2011-07  fide-2009 (k.newcomer=30)" in run.stdout and "from 2024-03  fide-2024" in run.stdout
+    assert "ratings rules fide-historical --month YYYY-MM" in run.stdout and "resolve_rules" not in run.stdout
+    month = ratings("rules", "fide-historical", "--month", "2011-08", "--set", "floor=1100")
+    assert month.returncode == 0, month.stderr
+    shown = json.loads(month.stdout)
+    assert (shown["name"], shown["k"]["newcomer"], shown["floor"]) == ("fide-2009", 30, 1100)
+    refused = ratings("rules", "fide-historical", "--set", "floor=1100")
+    assert refused.returncode == 2 and "add --month YYYY-MM" in refused.stderr
+    with pytest.raises(RulesError, match="is a schedule of rule sets by month") as error:
+        load_rules("fide-historical")
+    assert "resolve_rules" not in str(error.value)
+
+
+def _period(files: Path, rules: str, month: str, games: str, *more: str) -> subprocess.CompletedProcess:
+    (files / "clocks.csv").write_text(games)
+    (files / "six.csv").write_text("player_id,rating,k\n" + "".join(f"{p},2000,20\n" for p in range(1, 7)))
+    common = ["--list", str(files / "six.csv"), "--games", str(files / "clocks.csv"), "--out", str(files / "o.csv")]
+    return ratings("rate-period", "--rules", rules, "--month", month, *common, *more)
+
+
+def test_rate_period_classes_clocks_by_their_era_and_refuses_those_fide_does_not_rate(files: Path):
+    games = "event_id,white_id,black_id,result,time_control\ne,1,2,1-0,1+0\ne,3,4,1-0,3+0\ne,5,6,1-0,12+0\n"
+    for rules, month, minimum in (("fide-blitz-2024", "2024-05", "3 minutes"), ("fide-blitz-2012", "2013-05", "5")):
+        run = _period(files, rules, month, games)
+        assert run.returncode == 2 and not (files / "o.csv").exists()
+        assert f"clocks.csv: line 2: time_control '1+0' on {month}-01 is not ratable by FIDE" in run.stderr
+        assert f"blitz's minimum of {minimum}" in run.stderr and "(and 1 more such game)" in run.stderr
+    # 12 minutes in 2013 are blitz (the 2012 rules: at least 5, under 15), rated on the blitz list: +20 x .5.
+    run = _period(
+        files, "fide-blitz-2012", "2013-05", "event_id,white_id,black_id,result,time_control\ne,5,6,1-0,12+0\n"
+    )
+    assert run.returncode == 0, run.stderr
+    new = pl.read_csv(files / "o.csv").sort("player_id")
+    assert new.filter(pl.col("player_id").is_in([5, 6]))["change"].to_list() == [10, -10]
+
+
+def test_a_k_tier_on_a_constant_k_is_refused_and_the_constant_can_be_set(files: Path):
+    games = "event_id,white_id,black_id,result\ne,1,2,1-0\n"
+    for rules in ("elo-32", "sonas-2002"):
+        run = _period(files, rules, "2024-05", games, "--set", "k.standard=24")
+        assert run.returncode == 2 and f"preset {rules}: k.standard=24 does not apply: K is constant" in run.stderr
+        assert "k.value=N" in run.stderr and "k.kind=fide" in run.stderr
+        shown = ratings("rules", rules, "--set", "k.standard=24")
+        assert shown.returncode == 2 and "does not apply" in shown.stderr
+        run = _period(files, rules, "2024-05", games, "--set", "k.value=24")
+        assert run.returncode == 0, run.stderr
+        assert pl.read_csv(files / "o.csv").filter(pl.col("player_id") == 1)["k_used"][0] == 24
+    # The tiers, once K is by player again; and a tiered K made constant drops its tiers.
+    assert load_rules("elo-32", ("k.kind=fide", "k.standard=24")).k.standard == 24
+    assert load_rules("fide-2024", ("k.kind=constant", "k.value=24")).k.value == 24
+    # The help's example works on the presets it names.
+    assert load_rules("fide-2024", ("k.standard=24",)).k.standard == 24
+    assert load_rules("elo-32", ("k.value=24",)).k.value == 24
+
+
+@pytest.mark.parametrize(
+    ("assignment", "problem"),
+    [
+        ("k_games_cap=0", "k_games_cap: Input should be greater than or equal to 1 (given: 0)"),
+        ("initial.pool_months=0", "initial.pool_months: Input should be greater than or equal to 1 (given: 0)"),
+        ("k.elite_from=true", "k.elite_from: expects a number (given: true)"),
+        ("cap_difference=-1", "cap_difference: Input should be greater than or equal to 0 (given: -1)"),
+        ("floor=-5", "floor: Input should be greater than or equal to 0 (given: -5)"),
+        ("k.standard=-20", "k.standard: Input should be greater than or equal to 0 (given: -20)"),
+    ],
+)
+def test_nonsensical_rule_values_are_refused_by_set_and_by_file(tmp_path: Path, assignment: str, problem: str):
+    with pytest.raises(RulesError) as error:
+        load_rules("fide-2024", (assignment,))
+    assert str(error.value) == f"preset fide-2024: invalid rule set: {problem}"
+    key, value = assignment.split("=")
+    *parents, leaf = key.split(".")
+    body = f"{leaf}: {value}\n"
+    for parent in reversed(parents):
+        body = f"{parent}:\n" + "".join(f"  {line}\n" for line in body.splitlines())
+    (tmp_path / "mine.yaml").write_text("extends: fide-2024\nname: mine\n" + body)
+    with pytest.raises(RulesError) as error:
+        load_rules(str(tmp_path / "mine.yaml"))
+    assert str(error.value) == f"{tmp_path / 'mine.yaml'}: invalid rule set: {problem}"
+
+
+def test_a_rules_file_naming_a_tier_of_a_constant_k_is_refused(tmp_path: Path):
+    (tmp_path / "mine.yaml").write_text("extends: elo-32\nname: mine\nk:\n  standard: 24\n")
+    with pytest.raises(RulesError, match="k: k.standard does not apply: K is constant \\(32\\)"):
+        load_rules(str(tmp_path / "mine.yaml"))
+    (tmp_path / "mine.yaml").write_text("extends: fide-2024\nname: mine\nk:\n  kind: constant\n  value: 24\n")
+    assert load_rules(str(tmp_path / "mine.yaml")).k.value == 24
+
+
+def test_every_shipped_rule_set_and_scenario_loads_under_the_constraints():
+    for name in preset_names():
+        schedule = schedule_of(name)
+        for month in [entry[0] for entry in schedule] if schedule else ["2024-05"]:
+            assert resolve_rules(name, month).name
+    for scenario in load_scenarios().values():
+        if scenario.system is None:
+            for month in ("2008-01", "2012-07", "2017-02", "2024-03", "2025-10"):
+                assert scenario.rules_for(month).name
 
 
 def test_run_demo_and_ui_options_reach_their_handlers() -> None:

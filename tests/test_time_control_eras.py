@@ -11,8 +11,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from pipeline.cli.period_files import read_period_games
 from pipeline.formats import read_dumps
 from pipeline.formats.fields import classify_time_control
+from pipeline.formats.table_files import InputFileError
 from pipeline.rules.time_controls import (
     CURRENT_ERA,
     TIME_CONTROL_ERAS,
@@ -250,6 +252,50 @@ def test_the_era_is_the_games_day_else_its_events_start():
     )
     assert by_round(july.games, ("time_control",)) == {1: ("rapid",), 2: ("blitz",), 3: ("blitz",)}
     assert july.quarantine.is_empty()
+
+
+def test_rate_period_games_are_classed_by_the_era_of_their_day(tmp_path: Path):
+    """`ratings rate-period` has no validation: its games file is classed as validation would class it."""
+    games = tmp_path / "games.csv"
+    games.write_text(
+        "event_id,white_id,black_id,result,date,time_control\n"
+        "a,1,2,1-0,2014-06-30,11+0\n"  # 2012 rules: blitz under 15 minutes
+        "b,1,2,1-0,2014-07-01,11+0\n"  # Laws of 2014: rapid over 10 minutes
+        "c,1,2,1-0,,12+0\n"  # no date: its event's start, 30 June: blitz
+        "c,3,4,1-0,2014-06-30,blitz\n"
+        "d,1,2,1-0,,4+0\n"  # no date in the event: the month's first day, July 2014: blitz over 3 minutes
+    )
+    assert read_period_games(str(games), "2014-07")["time_control"].to_list() == [
+        "blitz",
+        "rapid",
+        "blitz",
+        "blitz",
+        "blitz",
+    ]
+    # Without a date column every game is of the month's first day: in 2013, 12 minutes are blitz (not the rapid
+    # of today's definitions).
+    games.write_text("event_id,white_id,black_id,result,time_control\ne,5,6,1-0,12+0\n")
+    assert read_period_games(str(games), "2013-05")["time_control"].to_list() == ["blitz"]
+    assert read_period_games(str(games), "2024-05")["time_control"].to_list() == ["rapid"]
+
+
+@pytest.mark.parametrize(
+    ("month", "clock", "line", "detail"),
+    [
+        ("2024-05", "3+0", 3, "3+0: 3 minutes for 60 moves is not more than blitz's minimum of 3 minutes (B.02 2024"),
+        ("2013-05", "4+0", 3, "4+0: 4 minutes for 60 moves is less than blitz's minimum of 5 minutes (FIDE news 5721"),
+    ],
+)
+def test_rate_period_refuses_a_clock_fide_does_not_rate_on_its_day(
+    tmp_path: Path, month: str, clock: str, line: int, detail: str
+):
+    games = tmp_path / "games.csv"
+    games.write_text(f"event_id,white_id,black_id,result,time_control\ne,1,2,1-0,5+3\ne,3,4,1-0,{clock}\n")
+    with pytest.raises(InputFileError) as error:
+        read_period_games(str(games), month)
+    message = str(error.value)
+    assert message.startswith(f"{games}: line {line}: time_control '{clock}' on {month}-01 is not ratable by FIDE")
+    assert detail in message and "remove the game" in message
 
 
 # -- TRF: the clock of tag 122 when tag 222 is absent, the class tag 092 declares when there is no clock ---------

@@ -103,13 +103,7 @@ def command_rules(args: argparse.Namespace) -> int:
         for name in names:
             schedule = schedule_of(name)
             if schedule:
-                print(
-                    f"  {name:{width}} schedule: "
-                    + ", ".join(
-                        f"{start} {rules}" + (f" ({', '.join(sets)})" if sets else "")
-                        for start, rules, sets in schedule
-                    )
-                )
+                print(f"  {name:{width}} schedule: " + ", ".join(schedule_entries(schedule)))
             else:
                 print(f"  {name:{width}} {load_rules(name).description}")
         print("rating systems (`system:` scenarios, `ratings evaluate --rules`, parameters with --set):")
@@ -127,8 +121,33 @@ def command_rules(args: argparse.Namespace) -> int:
         rules = load_system_rules(args.name, tuple(args.set or ()))
         print(json.dumps({"name": rules.name, "system": rules.system.name, **rules.settings()}, indent=2))
         return 0
-    print(load_rules(args.name, tuple(args.set or ())).model_dump_json(indent=2))
+    if args.month is not None:
+        parse_month(args.month)
+        print(resolve_rules(args.name, args.month, tuple(args.set or ())).model_dump_json(indent=2))
+        return 0
+    schedule = schedule_of(args.name)
+    if schedule is None:
+        print(load_rules(args.name, tuple(args.set or ())).model_dump_json(indent=2))
+        return 0
+    if args.set:
+        raise UsageError(
+            f"{args.name} is a schedule of rule sets by month: add --month YYYY-MM to set keys of the one in force then"
+        )
+    # A schedule is no one rule set: its months and the rule set in force from each, and how to see one.
+    print(f"{args.name}: a schedule of rule sets by rating period (the month whose games are rated)")
+    for entry in schedule_entries(schedule, sep="  "):
+        print(f"  from {entry}")
+    print(
+        f"Months before {schedule[0][0]} use {schedule[0][1]}. One month's rules in full: "
+        f"`ratings rules {args.name} --month YYYY-MM` (or `ratings rules {schedule[-1][1]}`); "
+        f"`ratings rate-period --rules {args.name} --month YYYY-MM` rates under them."
+    )
     return 0
+
+
+def schedule_entries(schedule: list[tuple[str, str, tuple[str, ...]]], sep: str = " ") -> list[str]:
+    """'2011-07 fide-2009 (k.newcomer=30)' for each entry of a schedule (rules.model.schedule_of)."""
+    return [f"{start}{sep}{rules}" + (f" ({', '.join(sets)})" if sets else "") for start, rules, sets in schedule]
 
 
 # -- validate ----------------------------------------------------------------------------------
@@ -449,7 +468,8 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "--set",
         action="append",
         metavar="KEY=VALUE",
-        help="override a rule-set key, e.g. --set k.standard=24 (repeatable)",
+        help="override a rule-set key, e.g. --set k.standard=24 (a K by player, as fide-2024), --set k.value=24 (a "
+        "constant K, as elo-32, sonas-2002 and the rapid and blitz lists before October 2022) (repeatable)",
     )
     rate.add_argument(
         "--compress", action="store_true", help="apply the one-time compression below 2000 after the period"
@@ -751,6 +771,11 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "rules", help="list the rule sets, rating systems and system presets, or show one with its values"
     )
     rules.add_argument("name", nargs="?")
+    rules.add_argument(
+        "--month",
+        metavar="YYYY-MM",
+        help="show the rule set in force for this rating period (a schedule such as fide-historical switches by month)",
+    )
     rules.add_argument("--set", action="append", metavar="KEY=VALUE")
     rules.set_defaults(handler=command_rules)
     return parser

@@ -6,9 +6,10 @@ import sys
 
 import polars as pl
 
-from pipeline.formats.fields import classify_time_control, parse_clock
+from pipeline.formats.fields import parse_clock
 from pipeline.formats.table_files import InputFileError, converted, decode_pending, read_table
 from pipeline.months import first_day
+from pipeline.rules.time_controls import not_ratable_detail, time_control_class
 from schemas.games import RESULT_SCORES, TIME_CONTROLS
 from schemas.rating_list import POOL_ENTRY, RatingList
 from schemas.util import polars_schema
@@ -92,10 +93,9 @@ def read_period_games(path: str, month: str, default_class: str = "classical") -
     for source, target in (("white_rating", "white_rating_used"), ("black_rating", "black_rating_used")):
         if source in frame.columns:
             games = games.with_columns(converted(frame, source, pl.Int32, path, "games").alias(target))
-    if "time_control" in frame.columns:
-        games = games.with_columns(period_time_controls(frame["time_control"], path, default_class))
-    else:
-        games = games.with_columns(time_control=pl.lit(default_class))
+    # The era of a clock is the game's day, else its event's start (validation's rule), else the month's first day.
+    month_start = pl.lit(first_day(month))
+    day = pl.select(pl.repeat(month_start, frame.height)).to_series()
     if "date" in frame.columns:
         dates = (
             frame["date"]
@@ -109,11 +109,15 @@ def read_period_games(path: str, month: str, default_class: str = "classical") -
             index = int(bad.arg_true()[0])
             raise InputFileError(f"{path}: line {index + 2}: date {frame['date'][index]!r} is not YYYY-MM-DD")
         # The event starts on its first game's date; the list in force then is the one given as PREV.
-        games = (
-            games.with_columns(dates.alias("date"))
-            .with_columns(event_start=pl.col("date").min().over("event_id").fill_null(first_day(month)))
-            .drop("date")
+        games = games.with_columns(dates.alias("date")).with_columns(
+            event_start=pl.col("date").min().over("event_id").fill_null(month_start)
         )
+        day = games.select(pl.coalesce("date", "event_start"))["date"]
+        games = games.drop("date")
+    if "time_control" in frame.columns:
+        games = games.with_columns(period_time_controls(frame["time_control"], path, default_class, day))
+    else:
+        games = games.with_columns(time_control=pl.lit(default_class))
     self_play = games["white_id"] == games["black_id"]
     if self_play.any():
         raise InputFileError(
@@ -122,17 +126,24 @@ def read_period_games(path: str, month: str, default_class: str = "classical") -
     return games
 
 
-def period_time_controls(column: pl.Series, path: str, default_class: str = "classical") -> pl.DataFrame:
+def period_time_controls(
+    column: pl.Series, path: str, default_class: str = "classical", day: pl.Series | None = None
+) -> pl.DataFrame:
     """time_control, tc_base_seconds, tc_increment_seconds from a class or a clock, per game.
 
     A class (classical, modern, rapid, blitz) is kept as given. A clock ('90+30', '5400+30', '90',
     '40/90+30:30+30', '90 min + 30 s') fills the engine's clock columns (formats.fields.parse_clock:
-    a unit-less base up to 150 is minutes, above it seconds) and its class is FIDE's for that
-    clock (formats.fields.classify_time_control), so rule sets that weight by minutes use them.
-    An empty cell is `default_class`.
+    a unit-less base up to 150 is minutes, above it seconds) and its class is FIDE's for that clock
+    in the era of the game's `day` (rules.time_controls, as validation classes it; no day: the current
+    era), so rule sets that weight by minutes use them. An empty cell is `default_class`. A clock FIDE
+    does not rate on its day (rules.time_controls.not_ratable_detail) stops the run: validation would
+    quarantine it, and a games file of an officer should not hold it.
     """
     stripped = pl.col("text").str.strip_chars()
     frame = pl.DataFrame({"text": column.cast(pl.Utf8)}).select(pl.when(stripped != "").then(stripped).alias("text"))
+    if day is not None:
+        frame = frame.with_columns(day.alias("day"))
+    clock_day = pl.col("day") if day is not None else None
     named = pl.col("text").str.to_lowercase()
     base, increment = parse_clock(pl.col("text"))
     is_class = named.is_in(list(TIME_CONTROLS))
@@ -144,7 +155,7 @@ def period_time_controls(column: pl.Series, path: str, default_class: str = "cla
         .then(pl.lit(default_class))
         .when(is_class)
         .then(named)
-        .otherwise(classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"))),
+        .otherwise(time_control_class(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"), clock_day)),
     )
     clock_seconds = pl.col("tc_base_seconds") + pl.col("tc_increment_seconds").fill_null(0)
     bad = parsed.select(pl.col("text").is_not_null() & ~is_class & (clock_seconds.is_null() | (clock_seconds <= 0)))[
@@ -155,6 +166,18 @@ def period_time_controls(column: pl.Series, path: str, default_class: str = "cla
         raise InputFileError(
             f"{path}: line {index + 2}: time_control {column[index]!r} is not {', '.join(TIME_CONTROLS)} "
             "or a clock such as 90+30 (minutes + seconds a move), 5400+30 (seconds + seconds) or 90 (minutes)"
+        )
+    too_fast = parsed.select(
+        not_ratable_detail(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"), clock_day)
+    ).to_series()
+    if too_fast.is_not_null().any():
+        lines = too_fast.is_not_null().arg_true()
+        index, more = int(lines[0]), len(lines) - 1
+        on = f" on {day[index]}" if day is not None else ""
+        others = f" (and {more:,} more such game{'s' if more > 1 else ''})" if more else ""
+        raise InputFileError(
+            f"{path}: line {index + 2}: time_control {column[index]!r}{on} is not ratable by FIDE "
+            f"({too_fast[index]}): remove the game{others}"
         )
     return parsed.select("time_control", "tc_base_seconds", "tc_increment_seconds")
 

@@ -264,6 +264,19 @@ def render() -> str:
         "| floor 1200 -> 1000 | with monthly lists, July 2012 [U] |",
         "| K x n <= 700 | from July 2017 with the 2017 regulations [U: 'since September 2017'] |",
         "| junior clause 2017-2021 | the 2014 wording [U] |",
+        '| junior K in the 2014 text (§8.56: "K = 40 for all players until their 18th birthday, as long as '
+        'their rating remains under 2300"; samara-chess.ru, chesselo.com [S]) | lists give the birth year '
+        "only: a junior in the periods of the years before the year of the 18th birthday, not in that year "
+        "(`junior_end_of_year: false`, regulations.development_coefficient): a player born in 1997 has the "
+        'adult K in every period of 2015. The 2022 text ("until the end of the year of their 18th '
+        'birthday") is the other reading; OPEN [U] |',
+        '| the 2022 once-per-event 400-point rule (B.02 2022 §8.3.1: "In any tournament, a player may '
+        "benefit from only one upgrade under this rule, for the game in which the rating difference is "
+        'greatest.") | each player, the higher- and the lower-rated alike, has the difference capped in '
+        "their one game of the event with the greatest difference and the real difference in the others "
+        "(regulations.once_per_event_cap). The cap benefits only the higher-rated player (it lifts the "
+        "opponent's rating); the other reading caps the lower-rated player in every game, as the clause's "
+        "first sentence says. OPEN [U] |",
         "| rounding before 2024 | once per period [U] |",
         "| p to hundredths for table 8.1.1 at .xx5 | half up [U] |",
         "| compression rounding | 0.4 x (2000 - R) to the nearest integer, halves away from zero [U] |",

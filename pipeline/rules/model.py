@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pipeline.months import month_index, parse_month
 
@@ -20,30 +20,44 @@ class RulesError(ValueError):
     """A rule set could not be found, parsed or validated; the message says which and why."""
 
 
+#: A number knob's annotations: a YAML `true` given to one is a mistake, not 1 (pydantic would read it as 1).
+_NUMBERS = (int, float, int | None, float | None)
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bool) and info.field_name and cls.model_fields[info.field_name].annotation in _NUMBERS:
+            raise ValueError("expects a number")
+        return value
 
 
 class KPolicy(_Frozen):
     """Development coefficient K by player state (FIDE §8.3.3; regulations.development_coefficient), or a constant."""
 
+    # A K of 0 may be asked for (a tuning grid's no-change baseline): only a negative K is refused.
     kind: Literal["fide", "constant"] = Field(
         "fide", description="fide: K by the player's state (the tiers below); constant: one K for all"
     )
-    value: int | None = Field(None, description="K for every player when kind is constant")
+    value: int | None = Field(None, ge=0, description="K for every player when kind is constant")
     newcomer: int = Field(
-        40, description="K of a player new to the list (§8.3.3: 40 since 2014, 30 from July 2011, 25 before)"
+        40, ge=0, description="K of a player new to the list (§8.3.3: 40 since 2014, 30 from July 2011, 25 before)"
     )
-    newcomer_until_games: int = Field(30, description="games after which a player is no longer a newcomer")
-    junior: int | None = Field(40, description="K of a junior below junior_below (null: no junior tier, before 2014)")
-    junior_until_age: int = Field(18, description="age up to which a player is a junior")
+    newcomer_until_games: int = Field(30, ge=0, description="games after which a player is no longer a newcomer")
+    junior: int | None = Field(
+        40, ge=0, description="K of a junior below junior_below (null: no junior tier, before 2014)"
+    )
+    junior_until_age: int = Field(18, ge=0, description="age up to which a player is a junior")
     junior_end_of_year: bool = Field(
         True, description="junior until the end of the year of that birthday (2022+), else until the birthday"
     )
-    junior_below: int = Field(2300, description="juniors rated at or above this have the standard K")
-    standard: int = Field(20, description="K of an established player under elite_from")
-    elite: int = Field(10, description="K once a published rating has reached elite_from, for good")
-    elite_from: int = Field(2400, description="rating that, once published, gives the elite K for good")
+    junior_below: int = Field(2300, ge=0, description="juniors rated at or above this have the standard K")
+    standard: int = Field(20, ge=0, description="K of an established player under elite_from")
+    elite: int = Field(10, ge=0, description="K once a published rating has reached elite_from, for good")
+    elite_from: int = Field(2400, ge=0, description="rating that, once published, gives the elite K for good")
 
     @model_validator(mode="before")
     @classmethod
@@ -56,7 +70,23 @@ class KPolicy(_Frozen):
     def _constant_needs_value(self) -> KPolicy:
         if self.kind == "constant" and self.value is None:
             raise ValueError("k.kind 'constant' needs k.value")
+        if self.kind == "constant" and (tiers := [t for t in K_TIERS if t in self.model_fields_set]):
+            raise ValueError(constant_k_tiers_message([f"k.{tier}" for tier in tiers], self.value))
         return self
+
+
+#: The keys of a tiered K (kind: fide); a constant K reads none of them.
+K_TIERS = tuple(name for name in KPolicy.model_fields if name not in ("kind", "value"))
+
+
+def constant_k_tiers_message(settings: list[str], value: int | None) -> str:
+    """Why a K tier (`k.standard`, `k.standard=24`) cannot be set on a constant K, and what to set instead."""
+    return (
+        f"{', '.join(settings)} {'does' if len(settings) == 1 else 'do'} not apply: K is constant ({value}) in "
+        "this rule set; "
+        "set k.value=N for another constant K, or k.kind=fide with the tiers "
+        "(k.newcomer, k.standard, k.elite, k.elite_from, ...) for a K by player"
+    )
 
 
 class InitialRating(_Frozen):
@@ -65,18 +95,18 @@ class InitialRating(_Frozen):
     min_games: int = Field(
         5, ge=1, description="games against rated opponents a first rating needs (§7.1.4: 5 since 2014, 9 before)"
     )
-    pool_months: int = Field(26, description="months over which a newcomer's results are pooled (§7.1.4)")
+    pool_months: int = Field(26, ge=1, description="months over which a newcomer's results are pooled (§7.1.4)")
     formula: Literal["plus-score", "hypothetical-draws"] = Field(
         "plus-score",
         description="plus-score: Ra + 20 per half point over 50 %, dp below (2014-2022); hypothetical-draws: "
         "Ra + dp with two draws against 1800 (2024, §8.2.2-8.2.3)",
     )
     plus_score_per_half_point: float = Field(
-        20.0, description="points per half point over 50 % (plus-score; 12.5 before 2014)"
+        20.0, ge=0, description="points per half point over 50 % (plus-score; 12.5 before 2014)"
     )
-    hypothetical_games: int = Field(2, description="hypothetical drawn games added (hypothetical-draws)")
+    hypothetical_games: int = Field(2, ge=0, description="hypothetical drawn games added (hypothetical-draws)")
     hypothetical_rating: int = Field(1800, description="rating of the hypothetical opponents (hypothetical-draws)")
-    max_rating: int | None = Field(None, description="highest first rating (2200 in 2024; null: none)")
+    max_rating: int | None = Field(None, ge=0, description="highest first rating (2200 in 2024; null: none)")
     disregard_zero_first_event: bool = Field(
         True, description="a first event scoring under first_event_min_points is disregarded (§8.2.1)"
     )
@@ -91,7 +121,7 @@ class InitialRating(_Frozen):
 class GapNotRated(_Frozen):
     """Games not rated at all for a rating gap (B.02 Rapid and Blitz 2024 §7.3.1, from 1 December 2024)."""
 
-    difference: int = Field(600, description="rating difference from which the game is not rated (inclusive)")
+    difference: int = Field(600, ge=0, description="rating difference from which the game is not rated (inclusive)")
     above: int = Field(2600, description="when at least one player is rated above this (strictly)")
 
 
@@ -116,7 +146,7 @@ class RuleSet(_Frozen):
             "expected score model (regulations.expected_score): table 8.1.2, logistic, Sonas 2002 linear, Elo-Davidson"
         ),
     )
-    scale: float = Field(400.0, description="logistic and Elo-Davidson scale (400; 480 per Sonas 2011)")
+    scale: float = Field(400.0, gt=0, description="logistic and Elo-Davidson scale (400; 480 per Sonas 2011)")
     kappa: float = Field(2.0, description="Elo-Davidson draw parameter (2 = logistic)")
     sonas_intercept: float = Field(0.541767, description="Sonas 2002: White's expected score at equal ratings")
     sonas_slope: float = Field(0.001164, description="Sonas 2002: expected score per rating point of difference")
@@ -127,10 +157,10 @@ class RuleSet(_Frozen):
         KPolicy(), description="development coefficient K (regulations.development_coefficient, k_from_previous_list)"
     )
     k_games_cap: int | None = Field(
-        None, description="K x n cap, 700 from 2017 (regulations.k_times_games_cap); null: none"
+        None, ge=1, description="K x n cap, 700 from 2017 (regulations.k_times_games_cap); null: none"
     )
     cap_difference: int | None = Field(
-        400, description="the 400-point rule's difference (350 before July 2009; regulations.rating_difference)"
+        400, ge=0, description="the 400-point rule's difference (350 before July 2009; regulations.rating_difference)"
     )
     cap_mode: Literal["off", "every-game", "once-per-event", "exempt-top"] = Field(
         "every-game",
@@ -138,10 +168,10 @@ class RuleSet(_Frozen):
         "players rated cap_exempt_from+ (October 2025), or off",
     )
     cap_exempt_from: int | None = Field(
-        None, description="rating from which the 400-point rule does not apply (2650; exempt-top)"
+        None, ge=0, description="rating from which the 400-point rule does not apply (2650; exempt-top)"
     )
     floor: int | None = Field(
-        None, description="lowest published rating; below it a player becomes unrated (regulations.below_floor)"
+        None, ge=0, description="lowest published rating; below it a player becomes unrated (regulations.below_floor)"
     )
     initial: InitialRating = Field(
         InitialRating(), description="first ratings of unrated players (regulations.initial_rating)"
@@ -158,7 +188,7 @@ class RuleSet(_Frozen):
         description="when the change is rounded: once per period (§8.3.4) or per event (regulations.round_half_away)",
     )
     inactive_after_months: int = Field(
-        12, description="months without a rated game after which a player is flagged inactive (§7.2.2)"
+        12, ge=1, description="months without a rated game after which a player is flagged inactive (§7.2.2)"
     )
     list_months: tuple[int, ...] | None = Field(
         None,
@@ -260,7 +290,19 @@ def _resolved_document(name_or_path: str, seen: tuple[str, ...] = ()) -> tuple[d
         return document, origin
     base, _ = _resolved_document(str(parent), (*seen, name_or_path))
     base.pop("name", None)
+    own_k = document.get("k")
+    if isinstance(own_k, dict) and "k" in base:
+        base_k = _k_mapping(base["k"])
+        # A file switching K to a constant drops its parent's tiers; tiers it names itself are refused (KPolicy).
+        base["k"] = (
+            {key: base_k[key] for key in ("value",) if key in base_k} if own_k.get("kind") == "constant" else base_k
+        )
     return _merge(base, document), origin
+
+
+def _k_mapping(k: Any) -> Any:
+    """A constant K's shorthand (`k: 32`) as the mapping it stands for, so that keys can be set on it."""
+    return {"kind": "constant", "value": k} if isinstance(k, int) and not isinstance(k, bool) else k
 
 
 def parse_override(assignment: str) -> tuple[list[str], Any]:
@@ -276,18 +318,31 @@ def parse_override(assignment: str) -> tuple[list[str], Any]:
 
 
 def apply_overrides(document: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """Apply dotted key=value assignments; `k.standard=24` on a constant K turns it into a mapping."""
+    """Apply dotted key=value assignments (a constant K's shorthand `k: 32` becomes its mapping).
+
+    A K tier (`k.standard=24`) on a K that ends constant is refused, as a constant K would never read it;
+    the tiers a tiered K had before `k.kind=constant` are dropped for the same reason.
+    """
     result = copy.deepcopy(document)
+    tiers_set: list[str] = []  # the assignments of a K tier
     for assignment in overrides:
         path, value = parse_override(assignment)
         node = result
         for part in path[:-1]:
-            child = node.get(part)
+            child = _k_mapping(node.get(part)) if part == "k" and node is result else node.get(part)
             if not isinstance(child, dict):
-                child = {"kind": "constant", "value": child} if part == "k" and child is not None else {}
-                node[part] = child
+                child = {}
+            node[part] = child
             node = child
         node[path[-1]] = value
+        if len(path) == 2 and path[0] == "k" and path[1] in K_TIERS:
+            tiers_set.append(assignment.strip())
+    k = result.get("k")
+    if isinstance(k, dict) and k.get("kind") == "constant":
+        if tiers_set:
+            raise RulesError(constant_k_tiers_message(tiers_set, k.get("value")))
+        if any(assignment.partition("=")[0].replace(" ", "") == "k.kind" for assignment in overrides):
+            result["k"] = {key: value for key, value in k.items() if key not in K_TIERS}
     return result
 
 
@@ -295,13 +350,29 @@ def load_rules(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -
     """A preset name (e.g. 'fide-2024') or a YAML file path, with optional key=value overrides."""
     document, origin = _resolved_document(name_or_path)
     if "schedule" in document:
-        raise RulesError(f"{origin} is a schedule of rule sets by month; use resolve_rules(name, month)")
-    document = apply_overrides(document, tuple(overrides))
+        raise RulesError(
+            f"{origin} is a schedule of rule sets by month, not one rule set: `ratings rules {name_or_path}` lists "
+            f"them; give a month (`ratings rules {name_or_path} --month YYYY-MM`, `ratings rate-period --month`) "
+            "or name one of them"
+        )
+    try:
+        document = apply_overrides(document, tuple(overrides))
+    except RulesError as exc:
+        raise RulesError(f"{origin}: {exc}") from None
     try:
         return RuleSet.model_validate(document)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
+        problems = "; ".join(_problem(err) for err in exc.errors())
         raise RulesError(f"{origin}: invalid rule set: {problems}") from None
+
+
+def _problem(error: Any) -> str:
+    """'k_games_cap: Input should be greater than or equal to 1 (given: 0)' from one of pydantic's errors."""
+    where = ".".join(str(part) for part in error["loc"]) or "(top)"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    given = error.get("input")
+    shown = f" (given: {yaml.safe_dump(given, default_flow_style=True).strip().removesuffix('...').strip()})"
+    return f"{where}: {message}{shown if given is None or isinstance(given, (bool, int, float, str)) else ''}"
 
 
 def schedule_of(name_or_path: str) -> list[tuple[str, str, tuple[str, ...]]] | None:
