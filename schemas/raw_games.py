@@ -28,6 +28,9 @@ class RawGames(pa.DataFrameModel):
     parse_error: pl.Utf8 = pa.Field(nullable=True, description="Why the record could not be read; null when it was")
     event_id: pl.Utf8 = pa.Field(nullable=True, description="Event identifier in the source")
     event_start: pl.Date = pa.Field(nullable=True, description="First day of the event, when known")
+    event_end: pl.Date = pa.Field(
+        nullable=True, description="Last day of the event as the source states it (TRF tag 052), when it does"
+    )
     date: pl.Date = pa.Field(nullable=True, description="Date the game was played, when known")
     round: pl.Int32 = pa.Field(nullable=True, description="Round number within the event")
     white_id: pl.Int64 = pa.Field(nullable=True, description="White's FIDE id as given in the source")

@@ -139,6 +139,48 @@ class TestTrf:
         assert records["unplayed"].to_list() == [None, "forfeit"]
         assert records["result"].to_list() == ["1-0", "-+"]  # rank 2 had White in the forfeit
 
+    def test_end_date_tag_052(self):
+        """Tag 052 is the tournament's end, which the reporting calendar files it by; the games keep their dates."""
+
+        def end(tags: list[str]) -> pl.DataFrame:
+            lines = [*tags, trf_line("1", "One,A", "1001", ["   2 w 1"]), trf_line("2", "Two,B", "1002", ["   1 b 0"])]
+            return read("end.trf", "\n".join(lines).encode()).select("event_start", "event_end", "date", "parse_error")
+
+        start = date(2024, 1, 29)
+        assert end(["042 2024/01/29", "052 2024/02/02"]).row(0) == (start, date(2024, 2, 2), None, None)
+        assert end(["052 31. 07. 2005"]).row(0) == (None, date(2005, 7, 31), None, None)  # example1.trf's spelling
+        assert end(["042 2024/01/29", "052 2024/01/29"]).row(0) == (start, start, None, None)  # a one-day event
+        assert end(["042 2024/01/29"]).row(0) == (start, None, None, None)
+        # Text without a date is no 052, as 042's (old files write free text): the end is then the last game's day.
+        assert end(["042 2024/01/29", "052 end of January"]).row(0) == (start, None, None, None)
+        assert end(["042 2024/01/29", "052 2024/02/30"])["parse_error"].to_list() == [
+            "event end '2024/02/30' (tag 052) is not a date"
+        ]
+        assert end(["042 2024/01/29", "052 2024/01/20"])["parse_error"].to_list() == [
+            "event end 2024-01-20 (tag 052) is before its start 2024-01-29 (tag 042)"
+        ]
+        assert end(["042 2024/02/30", "052 2024/01/20"])["parse_error"].to_list() == [
+            "event start '2024/02/30' (tag 042) is not a date"
+        ]
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="the validator takes a tournament's end from its games' days only: pipeline/validate/split.py's "
+        "_event_end must take event_end too (branch fix-formats' report)",
+    )
+    def test_a_tournament_ending_after_its_folders_month_by_tag_052_is_not_rated_in_it(self):
+        from pipeline.validate.split import split_games
+        from schemas import Players, empty_frame
+
+        lines = [
+            "042 2024/01/29",
+            "052 2024/02/02",  # after 29 January, the closing date of the list of 1 February: rated on 1 March
+            trf_line("1", "One,A", "4600003", ["   2 w 1"]),
+            trf_line("2", "Two,B", "4600011", ["   1 b 0"]),
+        ]
+        games, quarantine = split_games(read("open.trf", "\n".join(lines).encode()), empty_frame(Players), "2024-01")
+        assert games.height == 0 and quarantine["reason"].to_list() == ["after_closing_date"]
+
     def test_same_colour_twice_is_a_disagreement(self):
         lines = [trf_line("1", "One,A", "1001", ["   2 w 1"]), trf_line("2", "Two,B", "1002", ["   1 w 0"])]
         assert read("colours.trf", "\n".join(lines).encode())["parse_error"].to_list() == [
@@ -376,6 +418,7 @@ def test_realdata_example1_trf():
     # only the never-paired dummy 'spielfrei' (rank 284) has six empty cells with no record.
     assert 2 * (played.height + forfeits.height) + byes.height + 6 == 284 * 7
     assert records["event_start"].unique().to_list() == [date(2005, 7, 28)]
+    assert records["event_end"].unique().to_list() == [date(2005, 7, 31)]
 
 
 @pytest.mark.parametrize(

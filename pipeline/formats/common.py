@@ -30,6 +30,7 @@ RECORD_COLUMNS = [
     "parse_error",
     "event_id",
     "event_start",
+    "event_end",
     "date",
     "round",
     "white_id",
