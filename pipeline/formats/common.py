@@ -32,6 +32,7 @@ RECORD_COLUMNS = [
     "event_start",
     "event_end",
     "date",
+    "date_from",
     "round",
     "white_id",
     "black_id",
