@@ -124,6 +124,32 @@ class TestTrf:
             "starting rank 'xx' (columns 5-8) is not a positive number",
         ]
 
+    def test_a_number_shifted_across_a_blank_column_is_reported_not_misread(self):
+        """TRF16 puts a blank between the fields: an id ending in column 69, against the birth date, would be sliced
+        into another id ('46000111990/01/01' read as 460001).
+        """
+        good = trf_line("1", "One,A", "4600003", ["   2 w 1"])
+        other = trf_line("2", "Two,B", "4600011", ["   1 b 0"])
+
+        def problems(line: str) -> list[str | None]:
+            assert len(line) == len(good) and line[91:] == good[91:]  # the round cells stay at column 92
+            return read("shift.trf", f"{line}\n{other}\n".encode())["parse_error"].to_list()
+
+        assert problems(good) == [None]
+        id_into_birth = good[:57] + "4600011".rjust(12) + good[69:]  # the id in columns 63-69
+        assert id_into_birth[50:80] == "00 GER      46000111990/01/01 "
+        assert problems(id_into_birth) == ["FIDE id (columns 58-68) or birth date (70-79) runs into column 69 ('1')"]
+        id_into_federation = good[:56] + "46000031".ljust(12) + good[68:]  # the id in columns 57-64
+        assert problems(id_into_federation) == [
+            "federation (columns 54-56) or FIDE id (58-68) runs into column 57 ('4')"
+        ]
+        rating_left = good[:47] + "2000 " + good[52:]  # the rating in columns 48-51: read as 000, none
+        assert problems(rating_left) == ["name (columns 15-47) or rating (49-52) runs into column 48 ('2')"]
+        rating_right = good[:48] + " 2000" + good[53:]
+        assert problems(rating_right) == ["rating (columns 49-52) or federation (54-56) runs into column 53 ('0')"]
+        rank_10_right = good[:4] + "   10" + good[9:]  # rank 10 in columns 6-9: read as rank 1
+        assert problems(rank_10_right) == ["starting rank (columns 5-8) or sex (10) runs into column 9 ('0')"]
+
     def test_unreadable_start_date_falls_back_to_round_one(self):
         lines = [
             "XXR 2",
