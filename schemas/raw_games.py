@@ -28,7 +28,15 @@ class RawGames(pa.DataFrameModel):
     parse_error: pl.Utf8 = pa.Field(nullable=True, description="Why the record could not be read; null when it was")
     event_id: pl.Utf8 = pa.Field(nullable=True, description="Event identifier in the source")
     event_start: pl.Date = pa.Field(nullable=True, description="First day of the event, when known")
+    event_end: pl.Date = pa.Field(
+        nullable=True, description="Last day of the event as the source states it (TRF tag 052), when it does"
+    )
     date: pl.Date = pa.Field(nullable=True, description="Date the game was played, when known")
+    date_from: pl.Date = pa.Field(
+        nullable=True,
+        description="First day of the period a partial date names, the day being unknown (PGN '2024.02.??': "
+        "2024-02-01, '2025.??.??': 2025-01-01); null otherwise",
+    )
     round: pl.Int32 = pa.Field(nullable=True, description="Round number within the event")
     white_id: pl.Int64 = pa.Field(nullable=True, description="White's FIDE id as given in the source")
     black_id: pl.Int64 = pa.Field(nullable=True, description="Black's FIDE id as given in the source")

@@ -37,6 +37,48 @@ def records(text: str) -> pl.DataFrame:
     return table_records([csv_cells(text)], ["GER/2024-01/games"])
 
 
+# -- quotes ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", ""])
+def test_a_quote_never_closed_makes_the_rest_of_the_file_one_unparseable_record(ending):
+    """The csv module reads end of file inside a quoted field as its end: the last field would swallow the lines after
+    it and the record would be one rated game, its lines after it lost.
+    """
+    lines = [
+        "white_id,black_id,result,date,white_name",
+        "4600003,4600011,1-0,2024-01-05,x",
+        '4600003,4600011,1-0,2024-01-05,"Alpha, Anna',
+        "4600003,4600020,0-1,2024-01-05,x",
+        "4600011,4600020,1/2-1/2,2024-01-05,y",
+    ]
+    text = "\n".join(lines) + ending
+    games, quarantine = split({"unq.csv": text})
+    assert games["source_line"].to_list() == [2]
+    assert quarantine.select("source_line", "reason").rows() == [(3, "unparseable")]
+    assert quarantine["detail"][0] == (
+        "a quote opened on line 3 is never closed, so the record runs to the end of the file (line 5)"
+    )
+    assert quarantine["raw_text"][0] == "\n".join(lines[2:])
+    # A quoted field spanning lines before the open one: the line named is the open quote's.
+    text = "\n".join([*lines[:2], '4600011,4600038,1-0,"2024-01-05\n",x', *lines[2:]]) + ending
+    _, quarantine = split({"unq.csv": text})
+    assert quarantine.select("source_line", "detail").rows() == [
+        (5, "a quote opened on line 5 is never closed, so the record runs to the end of the file (line 7)")
+    ]
+    # Closed quotes, one at the file's very end: every row is read.
+    games, quarantine = split({"q.csv": "\n".join([*lines[:2], lines[2] + '"', lines[3], lines[4] + ',"a"']) + ending})
+    assert quarantine.height == 1 and quarantine["detail"][0] == "expected 5 fields, found 6"
+    assert games["source_line"].to_list() == [2, 3, 4]
+
+
+def test_a_quote_opened_on_the_last_line_is_named():
+    _, quarantine = split({"unq.csv": 'white_id,black_id,result,white_name\n1001,1002,1-0,A\n1003,1004,0-1,"'})
+    assert quarantine.select("source_line", "detail").rows() == [
+        (3, "a quote opened on line 3 is never closed, so the record runs to the end of the file (line 3)")
+    ]
+
+
 # -- the columns -----------------------------------------------------------------------------------------------
 
 

@@ -124,6 +124,32 @@ class TestTrf:
             "starting rank 'xx' (columns 5-8) is not a positive number",
         ]
 
+    def test_a_number_shifted_across_a_blank_column_is_reported_not_misread(self):
+        """TRF16 puts a blank between the fields: an id ending in column 69, against the birth date, would be sliced
+        into another id ('46000111990/01/01' read as 460001).
+        """
+        good = trf_line("1", "One,A", "4600003", ["   2 w 1"])
+        other = trf_line("2", "Two,B", "4600011", ["   1 b 0"])
+
+        def problems(line: str) -> list[str | None]:
+            assert len(line) == len(good) and line[91:] == good[91:]  # the round cells stay at column 92
+            return read("shift.trf", f"{line}\n{other}\n".encode())["parse_error"].to_list()
+
+        assert problems(good) == [None]
+        id_into_birth = good[:57] + "4600011".rjust(12) + good[69:]  # the id in columns 63-69
+        assert id_into_birth[50:80] == "00 GER      46000111990/01/01 "
+        assert problems(id_into_birth) == ["FIDE id (columns 58-68) or birth date (70-79) runs into column 69 ('1')"]
+        id_into_federation = good[:56] + "46000031".ljust(12) + good[68:]  # the id in columns 57-64
+        assert problems(id_into_federation) == [
+            "federation (columns 54-56) or FIDE id (58-68) runs into column 57 ('4')"
+        ]
+        rating_left = good[:47] + "2000 " + good[52:]  # the rating in columns 48-51: read as 000, none
+        assert problems(rating_left) == ["name (columns 15-47) or rating (49-52) runs into column 48 ('2')"]
+        rating_right = good[:48] + " 2000" + good[53:]
+        assert problems(rating_right) == ["rating (columns 49-52) or federation (54-56) runs into column 53 ('0')"]
+        rank_10_right = good[:4] + "   10" + good[9:]  # rank 10 in columns 6-9: read as rank 1
+        assert problems(rank_10_right) == ["starting rank (columns 5-8) or sex (10) runs into column 9 ('0')"]
+
     def test_unreadable_start_date_falls_back_to_round_one(self):
         lines = [
             "XXR 2",
@@ -138,6 +164,48 @@ class TestTrf:
         assert records["parse_error"].to_list() == [None, None]
         assert records["unplayed"].to_list() == [None, "forfeit"]
         assert records["result"].to_list() == ["1-0", "-+"]  # rank 2 had White in the forfeit
+
+    def test_end_date_tag_052(self):
+        """Tag 052 is the tournament's end, which the reporting calendar files it by; the games keep their dates."""
+
+        def end(tags: list[str]) -> pl.DataFrame:
+            lines = [*tags, trf_line("1", "One,A", "1001", ["   2 w 1"]), trf_line("2", "Two,B", "1002", ["   1 b 0"])]
+            return read("end.trf", "\n".join(lines).encode()).select("event_start", "event_end", "date", "parse_error")
+
+        start = date(2024, 1, 29)
+        assert end(["042 2024/01/29", "052 2024/02/02"]).row(0) == (start, date(2024, 2, 2), None, None)
+        assert end(["052 31. 07. 2005"]).row(0) == (None, date(2005, 7, 31), None, None)  # example1.trf's spelling
+        assert end(["042 2024/01/29", "052 2024/01/29"]).row(0) == (start, start, None, None)  # a one-day event
+        assert end(["042 2024/01/29"]).row(0) == (start, None, None, None)
+        # Text without a date is no 052, as 042's (old files write free text): the end is then the last game's day.
+        assert end(["042 2024/01/29", "052 end of January"]).row(0) == (start, None, None, None)
+        assert end(["042 2024/01/29", "052 2024/02/30"])["parse_error"].to_list() == [
+            "event end '2024/02/30' (tag 052) is not a date"
+        ]
+        assert end(["042 2024/01/29", "052 2024/01/20"])["parse_error"].to_list() == [
+            "event end 2024-01-20 (tag 052) is before its start 2024-01-29 (tag 042)"
+        ]
+        assert end(["042 2024/02/30", "052 2024/01/20"])["parse_error"].to_list() == [
+            "event start '2024/02/30' (tag 042) is not a date"
+        ]
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="the validator takes a tournament's end from its games' days only: pipeline/validate/split.py's "
+        "_event_end must take event_end too (branch fix-formats' report)",
+    )
+    def test_a_tournament_ending_after_its_folders_month_by_tag_052_is_not_rated_in_it(self):
+        from pipeline.validate.split import split_games
+        from schemas import Players, empty_frame
+
+        lines = [
+            "042 2024/01/29",
+            "052 2024/02/02",  # after 29 January, the closing date of the list of 1 February: rated on 1 March
+            trf_line("1", "One,A", "4600003", ["   2 w 1"]),
+            trf_line("2", "Two,B", "4600011", ["   1 b 0"]),
+        ]
+        games, quarantine = split_games(read("open.trf", "\n".join(lines).encode()), empty_frame(Players), "2024-01")
+        assert games.height == 0 and quarantine["reason"].to_list() == ["after_closing_date"]
 
     def test_same_colour_twice_is_a_disagreement(self):
         lines = [trf_line("1", "One,A", "1001", ["   2 w 1"]), trf_line("2", "Two,B", "1002", ["   1 w 0"])]
@@ -177,6 +245,58 @@ class TestPgn:
         )
         assert first["raw_text"].splitlines()[0] == '[Event "January Rapidplay"]' and "1. e4" not in first["raw_text"]
         assert first["unplayed"] is None  # comments with [%clk] at a line start and variations are not tags
+
+    def test_a_partial_date_keeps_the_first_day_of_its_known_period(self):
+        """A '??' day is unknown, not wrong (the game stays undated), but its known part still dates it: date_from."""
+        from tests.landing import pgn_game
+
+        games = [
+            pgn_game("Open", "2024.01.05", 4600003, 4600011, "1-0"),
+            pgn_game("Open", "2024.02.??", 4600003, 4600020, "0-1"),
+            pgn_game("Cup", "2025.??.??", 4600011, 4600020, "1-0"),
+            pgn_game("Cup", "2024.??.17", 4600011, 4600038, "1-0"),  # a month unknown: the year's first day
+            pgn_game("Cup", "????.??.??", 4600011, 4600038, "1-0"),
+            pgn_game("Cup", "2024.13.??", 4600011, 4600038, "1-0"),  # no month 13: no period (as before)
+            # An undated game is played on or after its event's start, known in part or whole.
+            pgn_game("Club", "????.??.??", 4600020, 4600038, "1-0", start="2024.03.??"),
+            pgn_game("Club", "2024.??.??", 4600020, 4600038, "1-0", start="2024.03.??"),
+            pgn_game("Club", "2024.03.09", 4600020, 4600038, "1-0", start="2024.03.??"),
+        ]
+        records = read("partial.pgn", "".join(games).encode())
+        assert records["parse_error"].to_list() == [None] * 9
+        assert records["date"].to_list() == [date(2024, 1, 5), *[None] * 7, date(2024, 3, 9)]
+        assert records["date_from"].to_list() == [
+            None,
+            date(2024, 2, 1),
+            date(2025, 1, 1),
+            date(2024, 1, 1),
+            None,
+            None,
+            date(2024, 3, 1),
+            date(2024, 3, 1),
+            None,  # a whole date needs no bound
+        ]
+        assert records["event_start"].to_list()[:2] == [date(2024, 1, 5)] * 2  # the event's earliest whole date
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="the validator dates an undated game by its event's start only: pipeline/validate/split.py's "
+        "_game_day must take date_from too (branch fix-formats' report)",
+    )
+    def test_a_game_dated_in_part_after_its_folders_month_is_future(self):
+        from pipeline.validate.split import split_games
+        from schemas import Players, empty_frame
+        from tests.landing import pgn_game
+
+        text = (
+            pgn_game("Open", "2024.01.05", 4600003, 4600011, "1-0")
+            + pgn_game("Open", "2024.02.??", 4600003, 4600020, "0-1")
+            + pgn_game("Cup", "2025.??.??", 4600011, 4600020, "1-0")
+            + pgn_game("Open", "2024.01.??", 4600011, 4600038, "1-0")
+        )
+        games, quarantine = split_games(read("g.pgn", text.encode()), empty_frame(Players), "2024-01")
+        assert games["source_line"].to_list() == [1, 40]
+        assert quarantine.select("source_line", "reason").rows() == [(14, "future"), (27, "future")]
 
     def test_unplayed_games(self):
         records = read("games.pgn", federation="ENG")
@@ -376,6 +496,7 @@ def test_realdata_example1_trf():
     # only the never-paired dummy 'spielfrei' (rank 284) has six empty cells with no record.
     assert 2 * (played.height + forfeits.height) + byes.height + 6 == 284 * 7
     assert records["event_start"].unique().to_list() == [date(2005, 7, 28)]
+    assert records["event_end"].unique().to_list() == [date(2005, 7, 31)]
 
 
 @pytest.mark.parametrize(

@@ -438,8 +438,10 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     ).select(title_code(pl.col("white")).alias("white_title"), title_code(pl.col("black")).alias("black_title"))
     black_elo = _int_values(lines, values["BlackElo"], "BlackElo", errors)
     result = _strings(lines, values["Result"], trim=True)
-    day = _date_values(lines, values["Date"], "Date", errors)
-    event_start = _date_values(lines, values["EventDate"], "EventDate", errors)
+    day, day_from = _date_values(lines, values["Date"], "Date", errors)
+    event_start, start_from = _date_values(lines, values["EventDate"], "EventDate", errors)
+    # A game is played on or after its event's start: an EventDate known in part bounds an undated game's day too.
+    date_from = pl.select(pl.when(day.is_null()).then(pl.max_horizontal(day_from, start_from))).to_series()
     moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
     # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run). _records reads
     # those columns only there, so only there are they made (a run's other games hold null).
@@ -455,6 +457,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "parse_error": _error_column(errors, games),
             "Event": _at_run_starts(lines, values["Event"], run_starts["Event"], trim=True),
             "date": day,
+            "date_from": date_from,
             "event_start": event_start,
             "round": _round_values(lines, values["Round"]),
             "white_id": white_id,
@@ -793,8 +796,12 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
     return result.alias(label)
 
 
-def _date_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]) -> pl.Series:
-    """'YYYY.MM.DD' read from the bytes; other spellings through parse_iso_date; unknown parts ('2024.??.??') are null.
+def _date_values(
+    lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]
+) -> tuple[pl.Series, pl.Series]:
+    """(dates, first days of partial dates): 'YYYY.MM.DD' read from the bytes, other spellings through
+    parse_iso_date; a date with unknown parts ('2024.02.??') is null, and the first day of the period its known
+    part names (_partial_date_start) is in the second series.
 
     A date that is written but does not exist ('2024.02.30', '2024.13.01') or is not year first
     ('10.01.2024') is an error of its game, naming the value.
@@ -805,21 +812,40 @@ def _date_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[
         ok[g] = False
     result = pl.Series(days).cast(pl.Date)
     result = result.set(pl.Series(~ok), None) if not ok.all() else result
+    partial = pl.Series([None], dtype=pl.Date).new_from_index(0, len(result))
     odd = np.flatnonzero(values.present & ~ok)
     if len(odd):
         text = blank_to_null(pl.col("text"))
         checked = pl.DataFrame({"text": _strings(lines, values, odd)}).select(
             parse_iso_date(text).alias("value"),
             date_error(text, parse_iso_date(text), label, unknown_allowed=True).alias("error"),
+            _partial_date_start(text).alias("partial"),
         )
         result = result.scatter(odd, checked["value"])
+        partial = partial.scatter(odd, checked["partial"])
         for g, message in zip(
             odd[checked["error"].is_not_null().to_numpy()].tolist(),
             checked["error"].drop_nulls().to_list(),
             strict=True,
         ):
             errors.setdefault(g, []).append(message)
-    return result
+    return result, partial
+
+
+# PGN standard §8.1.1.3: "If the any of the digit fields are not known, then question marks are used in place of the
+# digits" ('2024.02.??', '2025.??.??'). The known part still dates the game: a game of February is not one of January.
+_PARTIAL_DATE = r"^(\d{4})[.\-/](\d{2}|\?\?)[.\-/](?:\d{2}|\?\?)$"
+
+
+def _partial_date_start(text: pl.Expr) -> pl.Expr:
+    """The first day of the period a date with unknown parts names (its year's, or its month's when that is known);
+    null for other text.
+    """
+    parts = text.str.extract_groups(_PARTIAL_DATE)
+    month = parts.struct.field("2").cast(pl.Int8, strict=False).fill_null(1)
+    return pl.when(text.str.contains("?", literal=True) & month.is_between(1, 12)).then(
+        pl.date(parts.struct.field("1").cast(pl.Int32, strict=False), month, 1)
+    )
 
 
 def _round_values(lines: ByteLines, values: _TagValues) -> pl.Series:
@@ -1106,6 +1132,7 @@ def _empty_games() -> pl.DataFrame:
         "parse_error": pl.Utf8,
         "Event": pl.Utf8,
         "date": pl.Date,
+        "date_from": pl.Date,
         "event_start": pl.Date,
         "round": pl.Int32,
         "white_id": pl.Int64,

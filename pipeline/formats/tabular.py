@@ -7,7 +7,7 @@ import difflib
 import io
 import re
 import sys
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from functools import partial
 
@@ -317,7 +317,18 @@ def _split_simple_quoted(lines: pl.DataFrame) -> tuple[int, pl.DataFrame, pl.Dat
 def _split_by_csv_module(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
     """_split_quoted by Python's csv module: quoted fields may hold quotes and span lines."""
     lines = split_lines(text)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    text_ended = False
+
+    def text_then_end() -> Iterator[str]:
+        # The reader asks for the line after the text's last only when a quoted field is still open (else it is
+        # done with the text, and the extra line break is a blank line). Without strict=True, which also refuses
+        # the '"Alpha" Anna' the reader reads and cannot go on after it, end of file closes an open field silently.
+        nonlocal text_ended
+        yield from io.StringIO(text, newline="")
+        text_ended = True
+        yield "\n"
+
+    reader = csv.reader(text_then_end())
     header: list[str] | None = None
     header_line = 1
     good_rows: list[list[str]] = []
@@ -329,6 +340,10 @@ def _split_by_csv_module(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
             first_line, next_line = next_line, reader.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue  # blank lines are not records
+            if text_ended:  # the file ended inside a quoted field: the rest of the file is this record
+                opened = min(max(first_line, len(lines) - len(split_lines(row[-1][:-1])) + 1), len(lines))
+                ragged.append((first_line, len(lines), _unclosed_quote_problem(opened, len(lines))))
+                break
             if header is None:
                 _check_duplicates(row, _column_names(row))
                 header, header_line = _column_names(row), first_line
@@ -359,6 +374,11 @@ def _split_by_csv_module(text: str) -> tuple[int, pl.DataFrame, pl.DataFrame]:
         schema=_RAGGED_SCHEMA,
     )
     return header_line, cells, bad
+
+
+def _unclosed_quote_problem(opened: int, last: int) -> str:
+    """Why the record that holds a quote never closed is no game (its lines run to the end of the file)."""
+    return f"a quote opened on line {opened} is never closed, so the record runs to the end of the file (line {last})"
 
 
 def parquet_cells(data: bytes, max_rows: int | None = None, max_bytes: int | None = None) -> TableCells:

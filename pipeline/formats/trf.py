@@ -95,6 +95,8 @@ class TrfHeader:
     tc: tuple[int | None, int | None]  # base and increment seconds of tag 222, else of tag 122's text
     declared: str | None = None  # the class tag 092 (type of tournament) names: rapid, blitz or classical
     start_error: str | None = None  # tag 042 holds a date that does not exist
+    end: date | None = None  # tag 052, the last day of the tournament (the reporting calendar files it by this day)
+    end_error: str | None = None  # tag 052 holds a date that does not exist, or one before tag 042's
     round_date_errors: dict[int, str] | None = None  # round -> the impossible date tag 132 gives it
 
 
@@ -161,10 +163,10 @@ def parse_trf_batch(texts: list[str], event_ids: list[str]) -> pl.DataFrame:
 
 # -- header ----------------------------------------------------------------------------------------
 def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
-    """Per file: the first of each tag that matters (042, 092, 122, 132, 142, XXR, 222), parsed in Python (a few per
-    file).
+    """Per file: the first of each tag that matters (042, 052, 092, 122, 132, 142, XXR, 222), parsed in Python (a few
+    per file).
     """
-    tags = lines.filter(pl.col("text").str.contains(r"^(?:042|092|122|132|142|222|XXR)(?: |$)"))
+    tags = lines.filter(pl.col("text").str.contains(r"^(?:042|052|092|122|132|142|222|XXR)(?: |$)"))
     tags = tags.with_columns(pl.col("text").str.slice(0, 3).alias("tag")).unique(
         ["file", "tag"], keep="first", maintain_order=True
     )
@@ -177,6 +179,7 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
         round_dates, round_date_errors = _round_dates(tags_of_file.get("132", ""))
         start_text = tags_of_file.get("042", "")[4:]
         start, start_impossible = parse_free_date_checked(start_text)
+        end, end_error = _end_date(tags_of_file.get("052", "")[4:], start)
         rounds_tag = 0
         for key in ("142", "XXR"):
             match = re.match(r"\s*(\d+)", tags_of_file.get(key, "")[4:])
@@ -199,9 +202,28 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
                 declared=_declared_class(tags_of_file.get("092", "")[4:]),
                 start_error=f"event start '{start_text.strip()}' (tag 042) is not a date" if start_impossible else None,
                 round_date_errors=round_date_errors,
+                end=end,
+                end_error=end_error,
             )
         )
     return headers
+
+
+# TRF16 (FIDE handbook C.04 Annex 2): "052 Date of end", free text in old files (example1.trf: '31. 07. 2005'),
+# YYYY/MM/DD in TRF-2026. The reporting calendar files a tournament by the day it ended (B.02 2024 §7.1.3, §9.1).
+def _end_date(text: str, start: date | None) -> tuple[date | None, str | None]:
+    """(the tournament's last day from tag 052's text, or None; why the tag cannot be used, or None).
+
+    Text that holds no date at all is read as no 052, as for 042 (old files write free text): the
+    end is then the last game's day. A date that does not exist, or one before the start (042),
+    leaves the month the tournament is rated in unknown, so it is a problem of every record.
+    """
+    end, impossible = parse_free_date_checked(text)
+    if impossible:
+        return None, f"event end '{text.strip()}' (tag 052) is not a date"
+    if end is not None and start is not None and end < start:
+        return None, f"event end {end} (tag 052) is before its start {start} (tag 042)"
+    return end, None
 
 
 # A class named in tag 092 (type of tournament), e.g. "Individual: Swiss-System, Rapid".
@@ -266,6 +288,7 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
             [header.start or min((d for d in header.round_dates if d), default=None) for header in headers],
             dtype=pl.Date,
         ),
+        pl.Series("event_end", [header.end for header in headers], dtype=pl.Date),
         pl.Series("tc_base_seconds", [header.tc[0] for header in headers], dtype=pl.Int32),
         pl.Series("tc_increment_seconds", [header.tc[1] for header in headers], dtype=pl.Int32),
         pl.Series("_declared_class", [header.declared for header in headers], dtype=pl.Utf8),
@@ -276,7 +299,9 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
         .join(round_dates, on=["file", "round"], how="left")
     )
     # A date that is written but does not exist ('24/02/30') makes the records it dates unparseable.
-    start_errors = [header.start_error for header in headers]
+    start_errors = [
+        "; ".join(error for error in (header.start_error, header.end_error) if error) or None for header in headers
+    ]
     if any(start_errors) or any(header.round_date_errors for header in headers):
         records = (
             records.join(
@@ -344,6 +369,11 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
         parse_id(pl.col("id_text"), pl.Int64).alias("id_value"),
     )
     duplicated = pl.col("rank").is_not_null() & pl.col("rank").is_duplicated().over("file")
+    # Rare: the messages are made only when a line has a field across a blank column (one pattern: 10 ms a 100,000
+    # lines, where a slice per column took 30).
+    shifted = players.select(
+        pl.col("text").str.contains("|".join(f"^.{{{column - 1}}}\\S" for column, _ in _SEPARATORS)).any()
+    ).item()
     too_long = pl.col("length") > MAX_LINE
     players = players.with_columns(
         # 0 / 0000 in the rating or id columns means "none" in the files seen in the wild.
@@ -368,12 +398,38 @@ def _player_fields(players: pl.DataFrame) -> pl.DataFrame:
         join_errors(
             int_error(pl.col("rating_text"), "rating (columns 49-52)", pl.Int32),
             id_error(pl.col("id_text"), "FIDE id (columns 58-68)", pl.col("id_value")),
+            *([_runs_into(column, field) for column, field in _SEPARATORS] if shifted else []),
         ).alias("line_error"),
     )
     # A line named as a bye ('spielfrei', 'BYE') without an id is a dummy some programs pair the odd player
     # against: its pairings are byes (byes.BYE_NAME_PATTERNS), one test per line, not per round.
     dummy = bye_names(players["name"]) & players["fide_id"].is_null().to_numpy()
     return players.with_columns(_duplicate_ids(players), pl.Series("bye_line", dummy))
+
+
+# TRF16 (FIDE handbook C.04 Annex 2; TRF-2026 keeps the 001 layout) leaves a blank column between the fields of a
+# 001 line. A number shifted across one (an id ending in column 69, against the birth date) would be sliced into
+# another number without a word: '46000111990/01/01' reads as id 460001. The blanks beside the numbers the rating
+# rests on are checked: (1-based column, the fields on either side, one of which was written across it).
+_SEPARATORS = (
+    (9, "starting rank (columns 5-8) or sex (10)"),
+    (48, "name (columns 15-47) or rating (49-52)"),
+    (53, "rating (columns 49-52) or federation (54-56)"),
+    (57, "federation (columns 54-56) or FIDE id (58-68)"),
+    (69, "FIDE id (columns 58-68) or birth date (70-79)"),
+)
+
+
+def _runs_into(column: int, field: str) -> pl.Expr:
+    """'<fields> runs into column <column>' when that column, blank in TRF16's layout, holds a character; else null."""
+    return pl.when(pl.col("text").str.slice(column - 1, 1).str.strip_chars() != "").then(
+        pl.format(
+            "{} runs into column {} ({})",
+            pl.lit(field),
+            pl.lit(column),
+            quoted(pl.col("text").str.slice(column - 1, 1)),
+        )
+    )
 
 
 def _duplicate_ids(players: pl.DataFrame) -> pl.Series:
