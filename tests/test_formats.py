@@ -189,11 +189,6 @@ class TestTrf:
             "event start '2024/02/30' (tag 042) is not a date"
         ]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="the validator takes a tournament's end from its games' days only: pipeline/validate/split.py's "
-        "_event_end must take event_end too (branch fix-formats' report)",
-    )
     def test_a_tournament_ending_after_its_folders_month_by_tag_052_is_not_rated_in_it(self):
         from pipeline.validate.split import split_games
         from schemas import Players, empty_frame
@@ -206,6 +201,9 @@ class TestTrf:
         ]
         games, quarantine = split_games(read("open.trf", "\n".join(lines).encode()), empty_frame(Players), "2024-01")
         assert games.height == 0 and quarantine["reason"].to_list() == ["after_closing_date"]
+        # The folder's list's closing date, not that of the list after the stated end.
+        assert "list of 1 February 2024 (2024-01-29;" in quarantine["detail"].item()
+        assert "filed under 2024-02 or later" in quarantine["detail"].item()
 
     def test_same_colour_twice_is_a_disagreement(self):
         lines = [trf_line("1", "One,A", "1001", ["   2 w 1"]), trf_line("2", "Two,B", "1002", ["   1 w 0"])]
@@ -278,11 +276,6 @@ class TestPgn:
         ]
         assert records["event_start"].to_list()[:2] == [date(2024, 1, 5)] * 2  # the event's earliest whole date
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="the validator dates an undated game by its event's start only: pipeline/validate/split.py's "
-        "_game_day must take date_from too (branch fix-formats' report)",
-    )
     def test_a_game_dated_in_part_after_its_folders_month_is_future(self):
         from pipeline.validate.split import split_games
         from schemas import Players, empty_frame

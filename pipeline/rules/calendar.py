@@ -177,8 +177,9 @@ def reporting_problems(
                 "list of {}, filed under {} or later",
                 event_end,
                 list_label,
-                windows["closing"],
-                windows["closing_clause"],
+                # The closing date of the folder's own list (a stated end may fall after the folder's month).
+                pl.lit(date(listed // 12, listed % 12 + 1, 1) - timedelta(days=int(_CLOSING_DAYS[_position(listed)]))),
+                pl.lit(_CLOSING_CLAUSES[_position(listed)]),
                 _list_label(windows["first"]),
                 _month_label(windows["folder"]),
             )
@@ -198,14 +199,17 @@ def reporting_problems(
     return reason, detail
 
 
-def tournament_end(day: pl.Expr, event: Sequence[str | pl.Expr], named: pl.Expr | None) -> pl.Expr:
+def tournament_end(
+    day: pl.Expr, event: Sequence[str | pl.Expr], named: pl.Expr | None, stated_end: pl.Expr | None = None
+) -> pl.Expr:
     """The day a game's tournament ends, for the calendar: the last `day` of the games of its `event` (the columns
     that name one tournament: a file and its event id). A game whose event is not `named` (a row of a CSV or Parquet
     dump without an event id: pipeline.formats.event_named_by_row) is a tournament of its own, ending on its day:
     a list of games is no tournament, and one recent row must not carry older ones into its window (a reading, as
     the regulations know only tournaments; README, "A games CSV or Parquet file"). None: every event is named.
+    `stated_end`: the end the dump states (a TRF's tag 052), when later than its last game's day.
     """
-    last_day = day.max().over(*event)
+    last_day = (day.max() if stated_end is None else pl.max_horizontal(day.max(), stated_end.max())).over(*event)
     return last_day if named is None else pl.when(named.fill_null(True)).then(last_day).otherwise(day)
 
 
@@ -269,7 +273,8 @@ def describe_reporting_calendar() -> str:
         "were reported for: its list is the first list FIDE published after M (the 1st of M+1 since July 2012). A",
         "tournament is rated from the first list whose closing date it ended by to the late-report limit, the n-th",
         "list dated after its end. Its end is its last game's day in the folder's dumps (per file and event), of the",
-        "games dated by the month's end.",
+        "games dated by the month's end, or the end a TRF states (tag 052) when later; a row of a CSV or Parquet file",
+        "without `event_id` is a tournament of its own, ending on its day.",
         "",
         "| lists dated from | lists | closing date | late reports up to | sources |",
         "|---|---|---|---|---|",

@@ -113,7 +113,8 @@ def split_month(
 
     frame = frame.with_columns(
         pl.coalesce("event_start", "date", pl.lit(month_start)).alias("_event_start"),
-        pl.coalesce("date", "event_start").alias("_game_day"),
+        # A partial date's known part bounds the day: a game of 2024.02.?? is no game of January (RawGames.date_from).
+        pl.max_horizontal(pl.coalesce("date", "event_start"), "date_from").alias("_game_day"),
     )
     # The clock's class and whether FIDE rates it, under the definitions in force on the game's day.
     clock_day = pl.coalesce("_game_day", "_event_start")
@@ -128,11 +129,21 @@ def split_month(
     in_time = pl.when(game_day < pl.lit(first_day(add_months(month, 1)))).then(game_day)
     event = pl.col("event_id").fill_null(pl.col("source_file"))
     named = event_named_by_row(frame, event)
+    stated_end = pl.col("event_end")  # a TRF's tag 052: a tournament ends no earlier, even after the month
     frame = frame.with_columns(
-        tournament_end(in_time, ["source_file", event], None if named.all() else pl.lit(named)).alias("_event_end")
+        tournament_end(in_time, ["source_file", event], None if named.all() else pl.lit(named), stated_end).alias(
+            "_event_end"
+        )
     )
-    # An undated game's day is its event's start (a CSV's month column gives the month's first day).
-    day_is = pl.when(pl.col("date").is_null()).then(pl.lit("event starts")).otherwise(pl.lit("game dated"))
+    # An undated game's day is its event's start (a CSV's month column gives the month's first day), or the first day
+    # of the period its partial date names.
+    day_is = (
+        pl.when(pl.col("date").is_not_null())
+        .then(pl.lit("game dated"))
+        .when(pl.col("date_from") == game_day)
+        .then(pl.lit("game dated in part, from"))
+        .otherwise(pl.lit("event starts"))
+    )
     reported, reported_detail = reporting_problems(pl.col("_event_end"), game_day, month, day_is)
     frame = frame.with_columns((reported if check_month else pl.lit(None, dtype=pl.Utf8)).alias("_reported"))
     # The messages of the few games the calendar refuses only: formatting dates on every row cost 0.25 s a month.
