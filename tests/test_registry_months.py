@@ -194,6 +194,110 @@ def test_the_plan_says_which_files_apply_to_which_months(tmp_path: Path) -> None
     ]
 
 
+# The audit's registry and seed list: a repeated id, an id that is no number, a row with a field too many, seed
+# ratings that are no whole number.
+AUDITED = {
+    "raw/players/2024-01/players.csv": HEADER
+    + '4600003,"Alpha, Anna",GER,F,1990,WGM\n4600011,"Beta, Bernd",GER,M,2008,\n4600011,"Beta, Bernhard",AUT,M,2007,\n'
+    + 'abc,"Nobody, N",GER,M,1990,\n4600020,"Gamma, G",GER,M,1990,GM,extra\n',
+    "raw/players/2024-01/seed_list.csv": "player_id,rating,games_total,birth_year,ever_2400,k\n"
+    + '4600003,2405,310,1990,true,10\n4600011,abc,12,2008,false,40\n4600020,"2,100",50,1990,,\n'
+    + "4600038,1800.7,50,1990,,\n4600046,1800.0,50,1990,,\n4600054,1900,12x,2010,,\n",
+}
+
+
+def test_seed_rows_that_cannot_be_read_are_left_out_and_named_never_seeded_unrated(tmp_path: Path) -> None:
+    from pipeline.ingest.registry import registry_problem_lines
+
+    store = _store(tmp_path, AUDITED)
+    seed = read_seed_list(store, "2024-01")
+    # 4600011 ('abc'), 4600020 ('2,100'), 4600038 (1800.7) and 4600054 (games_total '12x': read as empty, an
+    # established player) were seeded as unrated, at 1801 and as established; 1800.0 is a whole number.
+    assert seed.select("player_id", "rating").rows() == [(4600003, 2405), (4600046, 1800)]
+    players = read_players(store, "2024-01")
+    # The first row of an id registers them; a row with a field too many registers nobody (its fields do not line up).
+    assert players.select("player_id", "name").rows() == [(4600003, "Alpha, Anna"), (4600011, "Beta, Bernd")]
+    folder = "raw/players/2024-01"
+    assert registry_problem_lines(store, ["2024-01"]) == [
+        f"WARNING: {folder}/players.csv line 4: player_id 4600011 is already registered on line 3: this row is not "
+        "read",
+        f"WARNING: {folder}/players.csv line 5: player_id abc is not a positive number: this row is not read",
+        f"WARNING: {folder}/players.csv line 6: the row has 1 field(s) more than the header's 6: its fields do not "
+        "line up: this row is not read",
+        f"WARNING: {folder}/seed_list.csv line 3: rating 'abc' is not a number: player 4600011 is left out of the "
+        "seed list",
+        f"WARNING: {folder}/seed_list.csv line 4: rating '2,100' is not a number: player 4600020 is left out of the "
+        "seed list",
+        f"WARNING: {folder}/seed_list.csv line 5: rating '1800.7' is not a whole number: player 4600038 is left out "
+        "of the seed list",
+        f"WARNING: {folder}/seed_list.csv line 7: games_total '12x' is not a number: player 4600054 is left out of "
+        "the seed list",
+    ]
+    # A folder before the run's first month still names its problems (it is in force); one after the last does not.
+    assert len(registry_problem_lines(store, ["2024-03"])) == 7 and registry_problem_lines(store, ["2023-12"]) == []
+
+
+def test_a_repeated_seed_row_is_named_and_the_first_readable_one_seeds(tmp_path: Path) -> None:
+    from pipeline.ingest.registry import registry_table, seed_problems, seed_rows
+
+    table = registry_table(b"player_id,rating,rapid_rating\n5,abc,1500\n5,1500,x\n5,1600,\n6,1700,\n6,1701,\n")
+    assert seed_problems(table).select("source_line", "detail").rows() == [
+        (2, "rating 'abc' is not a number"),
+        (4, "player_id 5 is already on line 3"),
+        (6, "player_id 6 is already on line 5"),
+    ]
+    assert seed_rows(table).select("player_id", "rating").rows() == [(5, 1500), (6, 1700)]
+    # The rapid list reads its own rating: line 2 seeds it, line 3's rapid rating cannot be read.
+    assert seed_rows(table, "rapid").select("player_id", "rating").rows() == [(5, 1500), (6, None)]
+
+
+def _fide_list(*lines: tuple[str, str]) -> str:
+    """A standard list in layout B (FIDE's 2012-2025 TXT) of (id, name) lines, each GER rated 2000."""
+    from tests.test_formats import TestFideLists, fixed_width
+
+    rows = [
+        fixed_width("B", player_id=pid, name=name, federation="GER", sex="M", rating="2000", games="5", k="20")
+        for pid, name in lines
+    ]
+    return "\n".join([TestFideLists.HEADERS["B"], *rows]) + "\n"
+
+
+def test_a_txt_that_is_no_fide_list_is_not_read_and_named_not_a_failed_run(tmp_path: Path) -> None:
+    import gzip
+
+    from pipeline.ingest.registry import registry_problem_lines
+
+    listed = _fide_list(("4600003", "Alpha, Anna"), ("4600003", "Alpha, Anna"), ("4600011", "Beta, Bernd"))
+    store = _store(
+        tmp_path,
+        {
+            # notes.txt sorts before the list: it was taken for the seed list, and failed the run unreadable.
+            "raw/players/2024-01/notes.txt": "these are my notes about the players\n",
+            "raw/players/2024-01/standard_jan24frl.txt": listed,
+            "raw/players/2024-02/notes.txt": "",
+        },
+    )
+    store.write_bytes(gzip.compress(b"not a list either\n" * 10), "raw/players/2024-02/more.txt.gz")
+    assert registry_plan(store, ["2024-01", "2024-02"]) == [
+        "seed list: raw/players/2024-01/standard_jan24frl.txt (a FIDE rating list filed for 2024-01): the chains "
+        "start from it in 2024-01",
+        "registry 2024-01..2024-02: raw/players/2024-01/standard_jan24frl.txt",
+        "not read: raw/players/2024-01/notes.txt: not a FIDE rating list: no known header, and the lines fit none of "
+        "FIDE's layouts A-F",
+        "not read: raw/players/2024-02/more.txt.gz: not a FIDE rating list: no known header, and the lines fit none "
+        "of FIDE's layouts A-F",
+        "not read: raw/players/2024-02/notes.txt: an empty file",
+    ]
+    assert read_seed_list(store, "2024-01").select("player_id", "rating").rows() == [(4600003, 2000), (4600011, 2000)]
+    assert read_players(store, "2024-02")["player_id"].to_list() == [4600003, 4600011]
+    MonthValidator(store, ["2024-01", "2024-02"])  # raised: "player list file ... notes.txt is unreadable"
+    # The list itself is read, its damaged line named with its file and line.
+    assert registry_problem_lines(store, ["2024-01"]) == [
+        "WARNING: raw/players/2024-01/standard_jan24frl.txt line 3: FIDE id 4600003 is already listed on line 2: "
+        "this line is not read"
+    ]
+
+
 # -- FIDE's lists of January and April 2004 ---------------------------------------------------------------------
 
 
@@ -427,7 +531,7 @@ def test_the_history_keeps_a_folders_row_where_it_registers_or_restates_a_player
         store.write_text("\n".join(lines) + "\n", f"raw/players/{month}/players.csv")
     expected, in_force = [], {}
     for month, keys in _registry_keys(store).items():
-        for row in _folder_rows(store, keys, month).iter_rows(named=True):
+        for row in _folder_rows(store, keys, month)[0].iter_rows(named=True):
             before = in_force.get(row["player_id"])
             stated = {field: row[field] for field in IDENTITY_FIELDS if row[field] is not None}
             if before is None or any(before.get(field) != value for field, value in stated.items()):
@@ -494,3 +598,37 @@ def test_a_run_keeps_the_registry_history_and_the_next_reads_only_the_folders_ad
     store.write_text(FOLDERS["raw/players/2024-03/players.csv"], "raw/players/2024-03/players.csv")
     names = registry_history(store, "2024-05", columns=["player_id", "name"])
     assert names.equals(whole["2024-05"].select("player_id", "name", SINCE)) and len(read) == 12
+
+
+def test_a_runs_kept_registry_keeps_its_files_problems_and_a_long_list_of_them_is_counted(tmp_path: Path) -> None:
+    from pipeline.ingest import registry
+    from pipeline.ingest.landing import inventory, listing_of_the_run
+    from pipeline.ingest.registry import registry_file_problems, registry_problem_lines
+
+    store = _store(tmp_path, AUDITED)
+    bad_seeds = "".join(f"{4700000 + n},x{n},,,,\n" for n in range(15))
+    store.write_text(
+        "player_id,rating,games_total,birth_year,ever_2400,k\n" + bad_seeds, "raw/players/2024-02/seed_list.csv"
+    )
+    whole = registry_file_problems(store, "2024-02")
+    assert whole.height == 3 + 4 + 15 and whole.filter(pl.col("key").str.contains("2024-02"))[
+        "of"
+    ].unique().to_list() == [15]
+    # A run of February alone: the newest folder at or before it with problems; of both months, both folders.
+    lines = registry_problem_lines(store, ["2024-02"])
+    assert len(lines) == 13 and lines[-1] == "WARNING: 3 more such problems in 1 file(s) of raw/players/"
+    lines = registry_problem_lines(store, ["2024-01", "2024-02"])
+    assert len(lines) == 13 and lines[-1] == "WARNING: 10 more such problems in 1 file(s) of raw/players/"
+
+    def a_run(month: str) -> None:
+        registry._read_history.clear()  # a new process
+        with listing_of_the_run(store, inventory(store)):
+            registry.keep_registry_history(store, month)
+
+    a_run("2024-01")
+    # Read back with the kept rows: no folder read (this process holds no history), the problems of the kept folders.
+    assert registry_file_problems(store, "2024-01").equals(whole.filter(pl.col("key").str.contains("2024-01")))
+    assert not registry._read_history
+    # The next month's run reads February's folder alone, and adds its problems to the kept ones.
+    a_run("2024-02")
+    assert registry_file_problems(store, "2024-02").equals(whole) and not registry._read_history

@@ -115,6 +115,46 @@ def test_a_run_that_rates_nothing_fails_and_says_why(tmp_path: Path, one_scenari
     assert "quarantined by file: GER/2024-01/games.csv 2" in out
 
 
+def test_a_run_names_the_registry_rows_and_files_it_does_not_read(tmp_path: Path, one_scenario: Path, capsys):
+    """The audit's registry and seed list, and notes beside them: the run says what it leaves out, file and line, in its
+    summary and in the validate step's metadata, and leaves the unreadable seed rows out of the seed list.
+    """
+    import dagster as dg
+
+    from tests.landing import pgn_game, write_raw
+    from tests.test_registry_months import AUDITED
+
+    store = tmp_path / "store"
+    games = [(4600003, 4600011, "1-0"), (4600020, 4600038, "1/2-1/2"), (4600011, 4600020, "0-1")]
+    write_raw(
+        store,
+        {
+            "GER/2024-01/open.pgn": "".join(pgn_game("Open", f"2024.01.1{i}", *game) for i, game in enumerate(games)),
+            "players/2024-01/notes.txt": "these are my notes about the players\n",
+            **{key.removeprefix("raw/"): text for key, text in AUDITED.items()},
+        },
+    )
+    code, out, err = run(store, one_scenario, tmp_path / "home", capsys)
+    assert code == 0, out
+    assert "Stack Trace" not in out + err and "(a FIDE rating list" not in out
+    named = [
+        "not read: raw/players/2024-01/notes.txt: not a FIDE rating list",
+        "WARNING: raw/players/2024-01/players.csv line 6: the row has 1 field(s) more than the header's 6",
+        "WARNING: raw/players/2024-01/seed_list.csv line 3: rating 'abc' is not a number: player 4600011 is left out",
+        "WARNING: raw/players/2024-01/seed_list.csv line 5: rating '1800.7' is not a whole number: player 4600038",
+    ]
+    summary = out[out.index("Run done") :]
+    assert all(line in summary for line in named), summary
+    # Left out of the seed list: rated from their games here as newcomers, not seeded (4600038 was seeded at 1801).
+    rating_list = ObjectStore(str(store)).read_parquet("actual/rating_list/2024-01.parquet")
+    assert rating_list.filter(pl.col("player_id") == 4600038)["rating"].to_list() == [None]
+    with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+        event = instance.get_latest_materialization_event(dg.AssetKey("games"))
+        assert event is not None and event.asset_materialization is not None
+        metadata = event.asset_materialization.metadata["registry_problems"]
+    assert "seed_list.csv line 4: rating '2,100' is not a number" in str(metadata.value)
+
+
 def test_run_refuses_a_store_without_a_landing_zone(tmp_path: Path, one_scenario: Path, capsys):
     code, _, err = run(tmp_path / "typo", one_scenario, tmp_path / "home", capsys)
     assert code == 2

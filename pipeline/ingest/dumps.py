@@ -120,16 +120,17 @@ def _relative_to_raw(key: str) -> str:
     return key[len(RAW) + 1 :] if key.startswith(RAW + "/") else key
 
 
-def read_listed(store: ObjectStore, key: str) -> bytes:
-    """Bytes of a key that came from the store's own listing.
+def read_listed(store: ObjectStore, key: str, size: int | None = None) -> bytes:
+    """Bytes of a key that came from the store's own listing (only its first `size` when given: one ranged read).
 
     ObjectStore.path rejects names such as 'Open A (final).trf' to keep writes safe; a listed key
     cannot escape the store, so such names are read through the filesystem directly.
     """
     try:
-        return store.read_bytes(key)
+        path = store.path(key)
     except ValueError:
-        return store.fs.cat_file(posixpath.join(store.base.replace(os.sep, "/"), key))
+        path = posixpath.join(store.base.replace(os.sep, "/"), key)
+    return store.fs.cat_file(path, start=None if size is None else 0, end=size)
 
 
 def _listed_file(store: ObjectStore, key: str) -> DumpFile:

@@ -14,8 +14,8 @@ from typing import Any, TypeVar, overload
 import polars as pl
 
 from pipeline.formats.common import UnreadableDump, strip_compression
-from pipeline.formats.decoding import decode_text, decompress
-from pipeline.formats.fide_list import FideListFile, parse_fide_list, rating_type_of
+from pipeline.formats.decoding import decode_text, decompress, decompress_head
+from pipeline.formats.fide_list import FideListFile, detect_layout, parse_fide_list, rating_type_of
 from pipeline.formats.fields import OLD_TITLE_CODES
 from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
@@ -197,7 +197,7 @@ def registry_history(store: ObjectStore, up_to_month: str, columns: Sequence[str
     files = read[2]
     wanted = None if columns is None else [*columns, SINCE]
     if wanted is not None and not (_read_history and _read_history[0][0] == read):
-        kept, kept_files = _kept_history(store, wanted)
+        kept, kept_files, _ = _kept_history(store, wanted)
         if kept is not None and kept_files[: len(files)] == files:
             return kept if len(kept_files) == len(files) else kept.filter(pl.col(SINCE) <= up_to_month)
     history = _whole_history(store, up_to_month, folders, read)
@@ -206,26 +206,48 @@ def registry_history(store: ObjectStore, up_to_month: str, columns: Sequence[str
 
 def _whole_history(store: ObjectStore, up_to_month: str, folders: dict[str, list[str]], read: tuple) -> pl.DataFrame:
     """registry_history's rows, every column, of the folders `_registry_reads` gave: this process's last answer, the
-    rows a run kept, or read (and kept for the next run).
+    rows a run kept, or read (and kept for the next run, with the files' problems, registry_file_problems).
     """
     if _read_history and _read_history[0][0] == read:
         return _read_history[0][1]
     files = read[2]
-    kept, kept_files = _kept_history(store)
+    kept, kept_files, kept_problems = _kept_history(store)
     if kept is not None and kept_files[: len(files)] == files:
         # Kept from these folders, or from more (a run of a later month, whose rows of these folders are its first):
         # the kept rows stay as they are.
         history = kept if len(kept_files) == len(files) else kept.filter(pl.col(SINCE) <= up_to_month)
+        problems = _problems_up_to(kept_problems, up_to_month)
     else:
         if kept is not None and kept_files and files[: len(kept_files)] == kept_files:
             # The kept folders are the first of these, unchanged: only the folders after them are read.
             last_kept = max(_folder_month(key) for key, _ in kept_files)
-            history = _with_folders(store, kept, {m: keys for m, keys in folders.items() if m > last_kept})
+            history, problems = _with_folders(store, kept, {m: keys for m, keys in folders.items() if m > last_kept})
+            problems = pl.concat([kept_problems, problems])
         else:
-            history = _with_folders(store, None, folders)
-        _keep_history(store, files, history)
-    _read_history[:] = [(read, history)]
+            history, problems = _with_folders(store, None, folders)
+        _keep_history(store, files, history, problems)
+    _read_history[:] = [(read, history, problems)]
     return history
+
+
+def registry_file_problems(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
+    """What the files of the folders raw/players/<m>/, m <= up_to_month, hold that is not read, each with why (the
+    files registry_history reads, and the seed lists beside them): FILE_PROBLEMS' columns, in folder order, at most
+    PROBLEMS_KEPT rows a file. Found as the registry history is read, so kept with it: a run that reads the kept
+    rows reads these with them.
+    """
+    folders, read = _registry_reads(store, up_to_month)
+    if not (_read_history and _read_history[0][0] == read):
+        kept_files, problems = _kept_files(_KEPT_HISTORY.described(store, _code_stamp()))
+        if kept_files and kept_files[: len(read[2])] == read[2]:
+            return _problems_up_to(problems, up_to_month)
+        _whole_history(store, up_to_month, folders, read)
+    return _read_history[0][2]
+
+
+def _problems_up_to(problems: pl.DataFrame, up_to_month: str) -> pl.DataFrame:
+    """The problems of the files in the folders raw/players/<m>/, m <= up_to_month."""
+    return problems.filter(pl.col("key").str.split("/").list.get(2) <= up_to_month)
 
 
 def keep_registry_history(store: ObjectStore, up_to_month: str) -> None:
@@ -235,17 +257,23 @@ def keep_registry_history(store: ObjectStore, up_to_month: str) -> None:
     """
     try:
         registry_history(store, up_to_month)
-    except Exception:  # a registry file that cannot be read fails the stages that read it, and they say why
+    except Exception:  # the store failing: the stages that read it fail too, and say why
         pass
     _read_history.clear()
 
 
-def _with_folders(store: ObjectStore, history: pl.DataFrame | None, folders: dict[str, list[str]]) -> pl.DataFrame:
-    """`history` (registry_history's rows of the folders before `folders`; None: none) with the rows of `folders`."""
-    frames = [rows for month, keys in folders.items() if (rows := _folder_rows(store, keys, month)) is not None]
+def _with_folders(
+    store: ObjectStore, history: pl.DataFrame | None, folders: dict[str, list[str]]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`history` (registry_history's rows of the folders before `folders`; None: none) with the rows of `folders`, and
+    the problems of `folders`' files (registry_file_problems).
+    """
+    read = [_folder_rows(store, keys, month) for month, keys in folders.items()]
+    frames = [rows for rows, _ in read if rows is not None]
+    problems = pl.concat([FILE_PROBLEMS.clear(), *(found for _, found in read)])
     empty = empty_frame(Players).with_columns(pl.lit(None, dtype=pl.Utf8).alias(SINCE))
     if not frames:
-        return history if history is not None else empty
+        return (history if history is not None else empty), problems
     added = pl.concat(frames)
     # Each player the new folders name starts from the fields in force before them, as a row of its own, first.
     known = history if history is not None else empty
@@ -272,7 +300,7 @@ def _with_folders(store: ObjectStore, history: pl.DataFrame | None, folders: dic
         .with_columns(pl.coalesce("_known", "_first").alias("registered"))
         .select(*polars_schema(Players), SINCE)
     )
-    return new_rows if history is None else pl.concat([history, new_rows])
+    return (new_rows if history is None else pl.concat([history, new_rows])), problems
 
 
 def _folder_month(key: str) -> str:
@@ -286,7 +314,7 @@ def _registry_reads(store: ObjectStore, up_to_month: str) -> tuple[dict[str, lis
     folder order.
     """
     entries = inventory(store, REGISTRY_FOLDER)
-    folders = {month: keys for month, keys in _keys_by_month(entries).items() if month <= up_to_month}
+    folders = {month: keys for month, keys in _keys_by_month(store, entries).items() if month <= up_to_month}
     read_keys = {key for keys in folders.values() for key in keys}
     stamps = tuple(
         sorted(
@@ -298,7 +326,7 @@ def _registry_reads(store: ObjectStore, up_to_month: str) -> tuple[dict[str, lis
 
 
 # registry_history's last answer, with the store, month and files (their stamps) it was read from.
-_read_history: list[tuple[tuple, pl.DataFrame]] = []
+_read_history: list[tuple[tuple, pl.DataFrame, pl.DataFrame]] = []
 
 #: Where a run keeps registry_history's rows for the next run (the fide-scale registry is 204 folders, two
 #: CPU-seconds to read again): a Parquet file of the rows, and a description naming it with the files it was made from
@@ -317,29 +345,41 @@ def _code_stamp() -> str:
     return digest.hexdigest()
 
 
-def _kept_history(store: ObjectStore, columns: list[str] | None = None) -> tuple[pl.DataFrame | None, tuple]:
-    """The kept rows (only `columns` when given) and the files they were made from; (None, ()) when none are kept by
-    this code, or they cannot be read (they are made again).
+def _kept_history(
+    store: ObjectStore, columns: list[str] | None = None
+) -> tuple[pl.DataFrame | None, tuple, pl.DataFrame]:
+    """The kept rows (only `columns` when given), the files they were made from and the files' problems; (None, (),
+    no problems) when none are kept by this code, or they cannot be read (they are made again).
     """
     kept = _KEPT_HISTORY.read(store, _code_stamp(), columns)
     if kept is None:
-        return None, ()
+        return None, (), FILE_PROBLEMS.clear()
     rows, described = kept
+    files, problems = _kept_files(described)
+    return (rows, files, problems) if files else (None, (), problems)
+
+
+def _kept_files(described: dict[str, Any] | None) -> tuple[tuple, pl.DataFrame]:
+    """The files a kept history description names, and their problems; ((), no problems) for any other shape."""
+    if described is None:
+        return (), FILE_PROBLEMS.clear()
     try:
-        return rows, tuple((key, stamp) for key, stamp in described["files"])
-    except (KeyError, TypeError, ValueError):  # a description of another shape: made again
-        return None, ()
+        files = tuple((key, stamp) for key, stamp in described["files"])
+        return files, pl.DataFrame(described["problems"], schema=FILE_PROBLEMS.schema, orient="row")
+    except (KeyError, TypeError, ValueError, pl.exceptions.PolarsError):  # a description of another shape: made again
+        return (), FILE_PROBLEMS.clear()
 
 
-def _keep_history(store: ObjectStore, files: tuple, history: pl.DataFrame) -> None:
-    """Keep `history`, made from `files` (KeptRows.keep): only in a run (landing.listing_of_the_run), which holds the
-    store's lock; a command that only reads the store (a player's card, a list) writes nothing.
+def _keep_history(store: ObjectStore, files: tuple, history: pl.DataFrame, problems: pl.DataFrame) -> None:
+    """Keep `history`, made from `files`, and the files' `problems` (KeptRows.keep): only in a run
+    (landing.listing_of_the_run), which holds the store's lock; a command that only reads the store (a player's
+    card, a list) writes nothing.
     """
     if not run_in_progress(store):
         return
     made_from = {"code": _code_stamp(), "files": [list(pair) for pair in files]}
     name = f"history-{hashlib.sha256(json.dumps(made_from).encode()).hexdigest()[:24]}.parquet"
-    _KEPT_HISTORY.keep(store, made_from, name, history)
+    _KEPT_HISTORY.keep(store, {**made_from, "problems": [list(row) for row in problems.rows()]}, name, history)
 
 
 def registry_in_force(history: pl.DataFrame, month: str, older_spellings: bool = False) -> pl.DataFrame:
@@ -388,24 +428,95 @@ def _updated(latest: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([latest, changes])
 
 
-def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> pl.DataFrame | None:
+#: registry_file_problems' columns: the file, its line (null: the whole file), what is wrong and what is not read
+#: for it, and how many problems the file has in all (its first PROBLEMS_KEPT are rows).
+FILE_PROBLEMS = pl.DataFrame(schema={"key": pl.Utf8, "source_line": pl.Int64, "detail": pl.Utf8, "of": pl.Int64})
+PROBLEMS_KEPT = 20
+
+
+def _file_problems(key: str, lines: pl.Series, details: pl.Series) -> pl.DataFrame:
+    """FILE_PROBLEMS rows of one file, the first PROBLEMS_KEPT by line."""
+    found = pl.DataFrame({"source_line": lines.cast(pl.Int64), "detail": details.cast(pl.Utf8)}).sort("source_line")
+    return found.head(PROBLEMS_KEPT).select(
+        pl.lit(key).alias("key"), "source_line", "detail", pl.lit(found.height, dtype=pl.Int64).alias("of")
+    )
+
+
+def _whole_file_problem(key: str, detail: str) -> pl.DataFrame:
+    """The FILE_PROBLEMS row of a file not read."""
+    return pl.DataFrame(
+        {"key": [key], "source_line": [None], "detail": [detail], "of": [1]}, schema=FILE_PROBLEMS.schema
+    )
+
+
+def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.DataFrame | None, pl.DataFrame]:
     """One folder's registry rows (players.csv, then the FIDE lists by name; the first row of an id wins), with
-    empty names and federations as null (not stated) and SINCE; None when the folder registers nobody.
+    empty names and federations as null (not stated) and SINCE; None when the folder registers nobody. And the
+    problems of the folder's files, its seed list's too (registry_file_problems): the rows and files not read.
     """
-    frames = []
+    frames, problems = [], [FILE_PROBLEMS.clear()]
     key = _find_file(keys, PLAYERS_FILE)
     if key is not None:
-        frames.append(registry_rows(_read_table(store, key), month))
-    for fide_list in _fide_lists(store, keys):
+        try:
+            table = _read_table(store, key)
+        except ValueError as unreadable:
+            problems.append(_whole_file_problem(key, f"not read: {unreadable}"))
+        else:
+            frames.append(registry_rows(table, month))
+            found = registry_problems(table)
+            problems.append(_file_problems(key, found["source_line"], found["detail"] + ": this row is not read"))
+    fide_lists, unread = _fide_lists(store, keys)
+    problems.append(unread)
+    for list_key, fide_list in fide_lists:
         frames.append(fide_list_registry_rows(fide_list.players, month))
+        rejected = fide_list.rejected
+        problems.append(
+            _file_problems(list_key, rejected["source_line"], rejected["detail"] + ": this line is not read")
+        )
+    seed_key = _find_file(keys, SEED_LIST_FILE)
+    if seed_key is not None:
+        problems.append(_seed_file_problems(store, seed_key))
     if not frames:
-        return None
+        return None, pl.concat(problems)
     not_stated = [pl.when(pl.col(c) != "").then(pl.col(c)).alias(c) for c in ("name", "federation")]
     # is_first_distinct, not unique(keep="first"): the same rows, with a tenth of the memory (0.2 GB for 900,000).
     rows = pl.concat(frames, how="vertical").filter(pl.col("player_id").is_first_distinct())
-    return rows.with_columns(*not_stated, pl.col("birth_year").cast(pl.Int32), pl.lit(month).alias(SINCE)).select(
+    folder = rows.with_columns(*not_stated, pl.col("birth_year").cast(pl.Int32), pl.lit(month).alias(SINCE)).select(
         "player_id", *IDENTITY_FIELDS, "registered", SINCE
     )
+    return folder, pl.concat(problems)
+
+
+def _seed_file_problems(store: ObjectStore, key: str) -> pl.DataFrame:
+    """FILE_PROBLEMS rows of a seed_list.csv: the rows seed_problems leaves out of the standard list, then those it
+    leaves out of the rapid or blitz list only (where the file has their ratings).
+    """
+    try:
+        table = _read_table(store, key)
+    except ValueError as unreadable:
+        return _whole_file_problem(key, f"not read: {unreadable}")
+    found: list[pl.DataFrame] = []
+    for list_type in ("standard", "rapid", "blitz"):
+        if list_type != "standard" and f"{list_type}_rating" not in table.columns:
+            continue
+        which = "the seed list" if list_type == "standard" else f"the {list_type} seed list"
+        left_out = (
+            seed_problems(table, list_type)
+            .with_columns(
+                pl.when(pl.col("detail").str.contains(" is already on line "))
+                .then(pl.col("detail") + ": this row is not read")
+                .when(pl.col("player_id").is_null())
+                .then(pl.col("detail") + ": this row seeds nobody")
+                .otherwise(pl.format(f"{{}}: player {{}} is left out of {which}", "detail", "player_id"))
+                .alias("detail")
+            )
+            .select("source_line", "detail")
+        )
+        if found:
+            left_out = left_out.join(found[0], on="source_line", how="anti")
+        found.append(left_out)
+    every = pl.concat(found)
+    return _file_problems(key, every["source_line"], every["detail"])
 
 
 def read_seed_list(
@@ -438,7 +549,12 @@ def read_seed_file(store: ObjectStore, key: str, list_type: str = "standard") ->
     """
     if not _is_fide_list_name(key):
         return seed_rows(_read_table(store, key), list_type)
-    return fide_list_seed_rows(_fide_lists(store, [key])[0], list_type)
+    inner, compression = strip_compression(posixpath.basename(key))
+    try:
+        fide_list = parse_fide_list(decompress(read_listed(store, key), compression), inner)
+    except UnreadableDump as problem:
+        raise ValueError(f"player list file {key} is unreadable: {problem}") from problem
+    return fide_list_seed_rows(fide_list, list_type)
 
 
 def later_seed_files(store: ObjectStore, chain_start: str, list_type: str = "standard") -> dict[str, str]:
@@ -506,7 +622,7 @@ def registry_plan(
     if not months:
         return []
     start = chain_start or months[0]
-    folders = _registry_keys(store) if entries is None else _keys_by_month(entries)
+    folders = _registry_keys(store) if entries is None else _keys_by_month(store, entries)
     lines = [_seed_line(folders, start, months[0])]
     registering = {month: _registry_files(keys) for month, keys in folders.items()}
     registering = {month: files for month, files in registering.items() if files}
@@ -540,6 +656,8 @@ def registry_plan(
         ]
     seed = _seed_folder(folders, start)
     seed_key = _seed_file(seed[1]) if seed is not None else None
+    skipped = not_lists(store, inventory(store, REGISTRY_FOLDER) if entries is None else entries)
+    lines += [f"not read: {key}: {why}" for key, why in skipped.items()]
     for month, keys in folders.items():
         unread = [key for key in keys if key not in registering.get(month, []) and not _is_seed_csv(key)]
         if unread:
@@ -552,6 +670,40 @@ def registry_plan(
         other_seeds = [key for key in keys if _is_seed_csv(key) and key not in (seed_key, later)]
         if other_seeds:
             lines.append(f"not read: {', '.join(other_seeds)} (only the seed list the chains start from is read)")
+    return lines
+
+
+# registry_problem_lines' most lines naming a problem; the others are counted.
+PROBLEM_LINES = 12
+
+
+def registry_problem_lines(store: ObjectStore, months: Sequence[str]) -> list[str]:
+    """What of raw/players/ a run over `months` does not read, one line a problem (registry_file_problems): of the
+    newest folder at or before the first month that has any (a registry folder stays in force for what later ones
+    do not state) and the folders after it up to the last month, at most PROBLEM_LINES lines, then how many more.
+    Reads the registry's folders (or the rows a run kept).
+    """
+    return problem_lines(registry_file_problems(store, months[-1]), months) if months else []
+
+
+def problem_lines(problems: pl.DataFrame, months: Sequence[str]) -> list[str]:
+    """registry_problem_lines of registry_file_problems' rows (up to the last of `months`, or later)."""
+    folder = pl.col("key").str.split("/").list.get(2)
+    earlier = problems.filter(folder <= months[0]).select(folder.max()).item()
+    problems = problems.filter(folder >= (earlier or months[0]))
+    shown = problems.head(PROBLEM_LINES)
+    lines = [
+        f"WARNING: {key}{'' if line is None else f' line {line}'}: {detail}"
+        for key, line, detail in shown.select("key", "source_line", "detail").iter_rows()
+    ]
+    # Each file's count ("of") is on every row of it.
+    per_file = (
+        problems.group_by("key").agg(pl.col("of").first()).join(shown.group_by("key").len(), on="key", how="left")
+    )
+    unshown = per_file.select(pl.col("of") - pl.col("len").fill_null(0))["of"]
+    if unshown.sum():
+        files = (unshown > 0).sum()
+        lines.append(f"WARNING: {unshown.sum():,} more such problems in {files:,} file(s) of {RAW}/{REGISTRY_FOLDER}/")
     return lines
 
 
@@ -621,21 +773,24 @@ def fide_list_seed_rows(fide_list: FideListFile, list_type: str = "standard") ->
 
 
 def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
-    """Rows of a registry CSV (text columns, lower-case names) that cannot register anybody, with why.
+    """Rows of a registry CSV (registry_table's) that cannot register anybody, or not from this row, with why.
 
-    Columns: source_line (the CSV line), reason (unparseable / duplicate), detail, raw_text.
+    Columns: source_line (the CSV line), reason (unparseable / duplicate), detail, raw_text. A row with fields beyond
+    the header's does not line up with its columns (an unquoted comma in a name shifts every field after it), so it
+    registers nobody; of the rows of one id the first registers them.
     """
     ids = _text(table, "player_id")
     parsed = ids.cast(pl.Int64, strict=False)
     usable = parsed.is_not_null() & (parsed > 0)
-    raw_text = (
-        pl.concat_str([pl.col(c).fill_null("") for c in table.columns], separator=",") if table.columns else pl.lit("")
-    )
+    columns = [c for c in table.columns if c != EXTRA_FIELDS]
+    raw_text = pl.concat_str([pl.col(c).fill_null("") for c in columns], separator=",") if columns else pl.lit("")
     frame = table.with_row_index("_row").select(
         (pl.col("_row").cast(pl.Int64) + 2).alias("source_line"),  # line 1 is the header
         raw_text.alias("raw_text"),
         ids.alias("_id_text"),
-        pl.when(usable).then(parsed).alias("_id"),
+        _extra(table).alias("_extra"),
+        # Only a row that lines up registers anybody: of those, the first of an id.
+        pl.when(usable & (_extra(table) == 0)).then(parsed).alias("_id"),
     )
     duplicate = pl.col("_id").is_not_null() & (pl.int_range(pl.len()).over("_id") > 0)
     return (
@@ -645,7 +800,9 @@ def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
             .when(duplicate)
             .then(pl.lit("duplicate"))
             .alias("reason"),
-            pl.when(pl.col("_id").is_null())
+            pl.when(pl.col("_extra") > 0)
+            .then(_extra_detail(pl.col("_extra"), len(columns)))
+            .when(pl.col("_id").is_null())
             .then(pl.format("player_id {} is not a positive number", pl.col("_id_text").fill_null("(missing)")))
             .when(duplicate)
             .then(
@@ -662,37 +819,166 @@ def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _extra(table: pl.DataFrame) -> pl.Expr:
+    """registry_table's EXTRA_FIELDS (0 for a table made some other way)."""
+    return pl.col(EXTRA_FIELDS) if EXTRA_FIELDS in table.columns else pl.lit(0, dtype=pl.Int32)
+
+
+def _extra_detail(extra: pl.Expr, width: int) -> pl.Expr:
+    """Why a row with `extra` fields beyond the header's `width` is not read."""
+    return pl.format(f"the row has {{}} field(s) more than the header's {width}: its fields do not line up", extra)
+
+
+# Spellings of a seed list's ever_2400.
+EVER_TRUE = ("true", "1", "yes", "y", "t")
+EVER_FALSE = ("false", "0", "no", "n", "f")
+
+
+def seed_problems(table: pl.DataFrame, list_type: str = "standard") -> pl.DataFrame:
+    """Rows of a seed_list.csv (registry_table's) that seed nobody for the `list_type` list, with why: a player_id
+    that is no positive number, fields beyond the header's, a cell seed_rows reads that says something it cannot
+    read (a rating, games_total or k that is not a whole number, such as 'abc', '2,100' or 1800.7; a birth_year that
+    is no year; an ever_2400 that is neither true nor false), or an id a readable row on an earlier line seeds (of
+    the readable rows of an id, the first is read). Such a row is left out of the seed list, never read as an
+    unrated player or with the cell as empty (an empty games_total counts as established, an empty rating as
+    unrated): a seed list starts every chain.
+
+    Columns: source_line (the CSV line), player_id (null when it cannot be read), detail.
+    """
+    prefix = "" if list_type == "standard" else f"{list_type}_"
+    ids = _text(table, "player_id")
+    parsed = ids.cast(pl.Int64, strict=False)
+    player_id = pl.when(parsed > 0).then(parsed)
+
+    def whole(column: str, lowest: int, dtype: type[pl.Int16] | type[pl.Int32]) -> pl.Expr:
+        cell = _text(table, column)
+        number = cell.cast(pl.Float64, strict=False)
+        return (
+            pl.when(cell.is_null())
+            .then(None)
+            .when(number.is_null())
+            .then(pl.format(f"{column} '{{}}' is not a number", cell))
+            .when(number != number.round())
+            .then(pl.format(f"{column} '{{}}' is not a whole number", cell))
+            .when((number < lowest) | (number > dtype.max()))
+            .then(pl.format(f"{column} '{{}}' is out of range", cell))
+        )
+
+    birth, ever = _text(table, "birth_year"), _text(table, "ever_2400")
+    problems = [
+        pl.when(player_id.is_null()).then(
+            pl.format("player_id {} is not a positive number", ids.fill_null("(missing)"))
+        ),
+        pl.when(_extra(table) > 0).then(
+            _extra_detail(_extra(table), len([c for c in table.columns if c != EXTRA_FIELDS]))
+        ),
+        whole(f"{prefix}rating", 0, pl.Int32),
+        whole(f"{prefix}games_total", 0, pl.Int32),
+        whole(f"{prefix}k", 1, pl.Int16),
+        pl.when(birth.is_not_null() & birth.str.slice(0, 4).cast(pl.Int32, strict=False).is_null()).then(
+            pl.format("birth_year '{}' is not a year", birth)
+        ),
+        pl.when(ever.is_not_null() & ~ever.str.to_lowercase().is_in([*EVER_TRUE, *EVER_FALSE])).then(
+            pl.format("ever_2400 '{}' is neither true nor false", ever)
+        ),
+    ]
+    # Of the rows of an id that can be read, the first seeds the player; the others are named. The lines and ids are
+    # columns before the window: an int_range inside it would count within each id.
+    readable = pl.col("detail").is_null() & pl.col("player_id").is_not_null()
+    first_line = pl.when(readable).then(pl.col("source_line")).min().over("player_id")
+    return (
+        table.select(
+            (pl.int_range(pl.len(), dtype=pl.Int64) + 2).alias("source_line"),  # line 1 is the header
+            player_id.alias("player_id"),
+            pl.coalesce(problems).alias("detail"),
+        )
+        .with_columns(
+            pl.when(readable & (pl.col("source_line") > first_line))
+            .then(pl.format("player_id {} is already on line {}", "player_id", first_line))
+            .otherwise(pl.col("detail"))
+            .alias("detail")
+        )
+        .filter(pl.col("detail").is_not_null())
+    )
+
+
 def _registry_keys(store: ObjectStore) -> dict[str, list[str]]:
-    """Month -> keys of the regular files in raw/players/<month>/ (links and special files are never read), sorted."""
-    return _keys_by_month(inventory(store, REGISTRY_FOLDER))  # not the federations' dumps: thousands of files a month
+    """Month -> keys of the regular files in raw/players/<month>/ (links and special files are never read) that can be
+    read, sorted (_keys_by_month).
+    """
+    return _keys_by_month(store, inventory(store, REGISTRY_FOLDER))  # not the dumps: thousands of files a month
 
 
-def _keys_by_month(entries: Sequence[LandingEntry]) -> dict[str, list[str]]:
-    """Month -> the registry entries' keys of that month folder, sorted."""
+def _keys_by_month(store: ObjectStore, entries: Sequence[LandingEntry]) -> dict[str, list[str]]:
+    """Month -> the registry entries' keys of that month folder, sorted; not the .txt files that are no FIDE rating
+    list (not_lists).
+    """
+    skipped = not_lists(store, entries)
     keys: dict[str, list[str]] = {}
     for entry in entries:
-        if entry.kind == REGISTRY and entry.month is not None:
+        if entry.kind == REGISTRY and entry.month is not None and entry.key not in skipped:
             keys.setdefault(entry.month, []).append(entry.key)
     return {month: sorted(found) for month, found in sorted(keys.items())}
 
 
+# How much of a .txt is read to tell a FIDE list: detect_layout reads the header, or 200 lines of at most 160 bytes.
+SNIFF_BYTES = 64_000
+# _list_sniffed's answers in this process: (store URL, key, stamp) -> why the file is no FIDE list (None: it is one).
+_sniffed: dict[tuple[str, str, str], str | None] = {}
+
+
+def not_lists(store: ObjectStore, entries: Sequence[LandingEntry]) -> dict[str, str]:
+    """The .txt files (also compressed) of raw/players/ that are no FIDE rating list, each with why: a registry folder
+    holds players.csv, seed_list.csv and FIDE lists, and notes beside them are not read, not a failed run.
+
+    Told from a file's first SNIFF_BYTES, once a process for a file as it is (its stamp); a file the kept registry
+    history was read from (KEPT_HISTORY_FOLDER) is one, and not looked at again.
+    """
+    txt = [entry for entry in entries if entry.kind == REGISTRY and entry.month and _is_fide_list_name(entry.key)]
+    unknown = [entry for entry in txt if (store.url(), entry.key, entry.stamp) not in _sniffed]
+    if unknown:
+        kept_files = set(_kept_files(_KEPT_HISTORY.described(store, _code_stamp()))[0])
+        for entry in unknown:
+            is_kept = (entry.key, entry.stamp) in kept_files
+            _sniffed[(store.url(), entry.key, entry.stamp)] = None if is_kept else _not_a_list(store, entry.key)
+    found = {entry.key: _sniffed[(store.url(), entry.key, entry.stamp)] for entry in txt}
+    return {key: why for key, why in found.items() if why is not None}
+
+
+def _not_a_list(store: ObjectStore, key: str) -> str | None:
+    """Why the .txt `key` is no FIDE rating list, from its first bytes; None when it is one."""
+    compression = strip_compression(posixpath.basename(key))[1]
+    try:
+        head = decompress_head(read_listed(store, key, SNIFF_BYTES), compression, SNIFF_BYTES)
+        text = decode_text(head)
+    except (OSError, UnreadableDump) as problem:
+        return f"cannot be read: {problem}"
+    if not text.strip():
+        return "an empty file"
+    if detect_layout(text) is None:
+        return "not a FIDE rating list: no known header, and the lines fit none of FIDE's layouts A-F"
+    return None
+
+
 def _is_fide_list_name(key: str) -> bool:
-    """A registry key read as a FIDE rating-list file: a .txt, also compressed."""
+    """A registry key read as a FIDE rating-list file when it is one (not_lists): a .txt, also compressed."""
     return strip_compression(posixpath.basename(key))[0].lower().endswith(".txt")
 
 
-def _fide_lists(store: ObjectStore, keys: list[str]) -> list[FideListFile]:
-    """The FIDE rating-list files (.txt, also compressed) among one month's registry keys, parsed, sorted by name."""
-    lists = []
+def _fide_lists(store: ObjectStore, keys: list[str]) -> tuple[list[tuple[str, FideListFile]], pl.DataFrame]:
+    """The FIDE rating-list files (.txt, also compressed) among one month's registry keys, parsed, sorted by name,
+    with their keys; and (FILE_PROBLEMS) those that cannot be read, which are not read.
+    """
+    lists, unread = [], [FILE_PROBLEMS.clear()]
     for key in keys:
         if not _is_fide_list_name(key):
             continue
         inner, compression = strip_compression(posixpath.basename(key))
         try:
-            lists.append(parse_fide_list(decompress(read_listed(store, key), compression), inner))
+            lists.append((key, parse_fide_list(decompress(read_listed(store, key), compression), inner)))
         except UnreadableDump as problem:
-            raise ValueError(f"player list file {key} is unreadable: {problem}") from problem
-    return lists
+            unread.append(_whole_file_problem(key, f"not read: {problem}"))
+    return lists, pl.concat(unread)
 
 
 def _find_file(keys: list[str], file_name: str) -> str | None:
@@ -714,7 +1000,11 @@ def _read_table(store: ObjectStore, key: str) -> pl.DataFrame:
 
 
 def registry_table(data: bytes) -> pl.DataFrame:
-    """A registry or seed-list CSV's bytes as text columns with lower-case names; UnreadableDump if not a CSV."""
+    """A registry or seed-list CSV's bytes as text columns with lower-case names; UnreadableDump if not a CSV.
+
+    EXTRA_FIELDS holds, for each row, how many fields with text it has beyond the header's (0 for most rows): they are
+    not read, and the row is named (registry_problems, seed_problems), not silently cut.
+    """
     text = decode_text(data)
     if not text.strip():
         raise UnreadableDump("empty file")
@@ -722,9 +1012,29 @@ def registry_table(data: bytes) -> pl.DataFrame:
         table = pl.read_csv(io.StringIO(text), infer_schema=False, truncate_ragged_lines=True)
     except pl.exceptions.PolarsError as error:
         raise UnreadableDump(f"not a readable CSV file: {str(error).splitlines()[0]}") from error
-    return table.rename(
+    table = table.rename(
         {name: PLAYER_COLUMN_ALIASES.get(name.strip().lower(), name.strip().lower()) for name in table.columns}
     )
+    return table.with_columns(_extra_fields(text, table.width, table.height).alias(EXTRA_FIELDS))
+
+
+#: registry_table's column: the fields with text a row has beyond its header's.
+EXTRA_FIELDS = "_extra_fields"
+
+
+def _extra_fields(text: str, width: int, rows: int) -> pl.Series:
+    """Each data row's fields with text beyond `width`, counted on its line: the commas outside quotes, trailing empty
+    fields left out. Polars reads a blank line as an empty row, so row i is data line i; only a quoted field holding a
+    line break breaks that, and then nothing is counted (every row 0) rather than rows named by the wrong line.
+    """
+    lines = pl.Series([text], dtype=pl.Utf8).str.split("\n").explode().str.strip_suffix("\r")
+    if lines.len() and lines[-1] == "":
+        lines = lines.head(-1)
+    if lines.len() - 1 != rows:
+        return pl.Series(EXTRA_FIELDS, [0] * rows, dtype=pl.Int32)
+    unquoted = lines.slice(1).str.replace_all(r'"[^"]*"', "").str.replace(r"[,\s]+$", "")
+    fields = unquoted.str.count_matches(",", literal=True).cast(pl.Int32) + 1
+    return (fields - width).clip(lower_bound=0).alias(EXTRA_FIELDS)
 
 
 def _text(table: pl.DataFrame, column: str) -> pl.Expr:
@@ -738,7 +1048,7 @@ def _text(table: pl.DataFrame, column: str) -> pl.Expr:
 def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
     """Typed Players rows of one registry file; rows without a usable id cannot register anybody."""
     birth_year = _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False)
-    rows = table.select(
+    rows = table.filter(_extra(table) == 0).select(
         _text(table, "player_id").cast(pl.Int64, strict=False).alias("player_id"),
         _text(table, "name").fill_null("").alias("name"),
         _text(table, "federation").fill_null("").alias("federation"),
@@ -751,27 +1061,33 @@ def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
 
 
 def seed_rows(table: pl.DataFrame, list_type: str = "standard") -> pl.DataFrame:
-    """The seed-list columns of a seed_list.csv (text columns, lower-case names): player_id, rating, games_total,
-    birth_year, ever_2400, k. For the rapid or blitz list, rating and k are the file's rapid_rating and rapid_k (or
-    blitz_rating and blitz_k), and its games_total (the standard list's) is not read.
+    """The seed-list columns of a seed_list.csv (registry_table's): player_id, rating, games_total, birth_year,
+    ever_2400, k. For the rapid or blitz list, rating and k are the file's rapid_rating and rapid_k (or blitz_rating
+    and blitz_k), and its games_total (the standard list's) is not read. The rows seed_problems names are left out.
     """
     prefix = "" if list_type == "standard" else f"{list_type}_"
-    rating = _text(table, f"{prefix}rating").cast(pl.Float64, strict=False).round().cast(pl.Int32)
-    games_total = _text(table, "games_total" if not prefix else f"{prefix}games_total").cast(pl.Int32, strict=False)
+    rating = _text(table, f"{prefix}rating").cast(pl.Float64, strict=False).cast(pl.Int32, strict=False)
+    games_total = _text(table, "games_total" if not prefix else f"{prefix}games_total").cast(pl.Float64, strict=False)
     ever = _text(table, "ever_2400").str.to_lowercase()
-    return table.select(
-        _text(table, "player_id").cast(pl.Int64, strict=False).alias("player_id"),
-        rating.alias("rating"),
-        # An empty games_total is unknown: null (established, see regulations.development_coefficient) for a rated
-        # player, 0 for an unrated one.
-        pl.when(rating.is_null()).then(games_total.fill_null(0)).otherwise(games_total).alias("games_total"),
-        _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False).alias("birth_year"),
-        # As stated; null where the file does not say (regulations.k_ten_for_good decides under the rule set).
-        pl.when(ever.is_in(["true", "1", "yes", "y", "t"]))
-        .then(True)
-        .when(ever.is_in(["false", "0", "no", "n", "f"]))
-        .then(False)
-        .alias("ever_2400"),
-        # The K the list published (optional): a tiered policy honours it, see regulations.k_from_previous_list.
-        _text(table, f"{prefix}k").cast(pl.Int16, strict=False).alias("k"),
-    ).filter(pl.col("player_id").is_not_null())
+    problems = seed_problems(table, list_type)["source_line"]
+    return (
+        table.select(
+            (pl.int_range(pl.len(), dtype=pl.Int64) + 2).alias("_line"),
+            _text(table, "player_id").cast(pl.Int64, strict=False).alias("player_id"),
+            rating.alias("rating"),
+            # An empty games_total is unknown: null (established, see regulations.development_coefficient) for a rated
+            # player, 0 for an unrated one.
+            pl.when(rating.is_null())
+            .then(games_total.fill_null(0))
+            .otherwise(games_total)
+            .cast(pl.Int32, strict=False)
+            .alias("games_total"),
+            _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False).alias("birth_year"),
+            # As stated; null where the file does not say (regulations.k_ten_for_good decides under the rule set).
+            pl.when(ever.is_in(EVER_TRUE)).then(True).when(ever.is_in(EVER_FALSE)).then(False).alias("ever_2400"),
+            # The K the list published (optional): a tiered policy honours it, see regulations.k_from_previous_list.
+            _text(table, f"{prefix}k").cast(pl.Float64, strict=False).cast(pl.Int16, strict=False).alias("k"),
+        )
+        .filter(~pl.col("_line").is_in(problems.implode()))
+        .drop("_line")
+    )

@@ -14,7 +14,7 @@ import polars as pl
 
 from pipeline.generator import DEFAULT_DEMO, generate
 from pipeline.ingest.landing import LandingEntry, inventory, months_held, unplaced
-from pipeline.ingest.registry import registry_plan
+from pipeline.ingest.registry import registry_plan, registry_problem_lines
 from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
 from pipeline.invariants.store_checks import mostly_quarantined
@@ -467,6 +467,10 @@ def runs_summary(
     summary["published"] = list(plan.published)
     summary["stale_readable_lists"] = list(plan.unpublished_stale)
     summary["registries"] = registry_plan(plan.store, plan.months, plan.chain_start, plan.entries)
+    try:
+        summary["registries"] += registry_problem_lines(plan.store, plan.months)
+    except Exception as error:  # the store failing as it is read: the summary says so, and the rest of it stands
+        summary["registries"].append(f"WARNING: raw/players/ could not be read for its problems: {error}")
     summary["fault"] = fault or next((f for o in outcomes for f in o.get("faults", [])), None) or summary.get("fault")
     summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, plan.scenarios, plan.months[-1])
     return summary
