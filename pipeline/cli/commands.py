@@ -78,6 +78,8 @@ def command_generate(args: argparse.Namespace) -> int:
     for month in (args.start, args.end):
         if month is not None:
             parse_month(month)
+    if not args.force:
+        refuse_generating_over(args.out)
     started = time.perf_counter()
     summary = generate(args.out, seed=args.seed, players=args.players, start=args.start, end=args.end, scale=args.scale)
     print(
@@ -87,6 +89,27 @@ def command_generate(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+# The landing zone and the one file `generate` writes outside it (pipeline.generator).
+GENERATED_KEYS = ("raw/", "truth/strength.parquet")
+
+
+def refuse_generating_over(out: str) -> None:
+    """UsageError when the store `out` holds a landing zone (raw/) or the generator's truth table: generating there
+    would overwrite a federation's dumps of the same names and mix new ones among them. Asked through the object store
+    (local or S3): a lookup each.
+    """
+    from pipeline.store.object_store import ObjectStore, redact_url
+
+    store = ObjectStore(out)
+    held = [key for key in GENERATED_KEYS if store.exists(key)]
+    if held:
+        raise UsageError(
+            f"{redact_url(store.url())} already holds {' and '.join(held)}: generating there would overwrite files "
+            "of the same names and mix new dumps among the others; give an empty or new folder (or --force to "
+            "write over them)"
+        )
 
 
 def command_rules(args: argparse.Namespace) -> int:
@@ -477,7 +500,12 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     rate.set_defaults(handler=command_rate_period)
 
     gen = commands.add_parser("generate", help="write a synthetic federation's raw dumps (deterministic)")
-    gen.add_argument("--out", required=True, help="object-store root to write raw/ and truth/ under")
+    gen.add_argument(
+        "--out",
+        required=True,
+        help="object-store root to write raw/ and truth/ under (a folder, made if missing, or s3://bucket/prefix); "
+        "one that holds raw/ or truth/strength.parquet is refused unless --force",
+    )
     gen.add_argument(
         "--scale",
         choices=sorted(SCALES),
@@ -488,6 +516,12 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     gen.add_argument("--players", type=int, default=None, help="players over the whole span (default: the preset's)")
     gen.add_argument("--start", default=None, help="first month YYYY-MM (default: the preset's)")
     gen.add_argument("--end", default=None, help="last month YYYY-MM (default: the preset's)")
+    gen.add_argument(
+        "--force",
+        action="store_true",
+        help="write even into a store that already holds a landing zone (raw/) or truth/strength.parquet, replacing "
+        "the files of the same names and adding the others among its dumps (default: refuse such a store)",
+    )
     gen.set_defaults(handler=command_generate)
 
     validate = commands.add_parser(
