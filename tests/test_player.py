@@ -246,6 +246,14 @@ def test_a_local_player_is_named_in_a_month_without_games(
     assert f"<title>Player {early} {EARLY_NAME}" in html.read_text(encoding="utf-8")
 
 
+def test_player_html_into_a_missing_folder_names_the_option(
+    store: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    missing = tmp_path / "missing" / "card.html"
+    assert main(["player", str(store.player), "--store", store.root, "--html", str(missing)]) == 2
+    assert f"ratings player: error: --html {missing}: folder {missing.parent} does not exist" in capsys.readouterr().err
+
+
 def test_a_name_several_players_hold_lists_them_and_stops(
     store: SimpleNamespace, capsys: pytest.CaptureFixture
 ) -> None:

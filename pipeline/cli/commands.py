@@ -30,6 +30,13 @@ DEBUG_ENV = "RATINGS_DEBUG"
 LIST_FORMATS = ("csv", "txt", "html", "combined")
 
 
+# How every file a user names for output is written (pipeline.formats.table_files.write_file_whole), for --help.
+OUT_FILE_HELP = (
+    "its folder must exist; an existing file is replaced whole, keeping its permissions (through a symlink, the file "
+    "it points to; a read-only file is refused), a FIFO or a device is written into"
+)
+
+
 class UsageError(ValueError):
     """Bad arguments; printed without a traceback."""
 
@@ -254,7 +261,7 @@ def command_player(args: argparse.Namespace) -> int:
         print(f"wrote {redact_url(store.url(key))}")
     elif args.html:
         page_bytes = render_html(report).encode("utf-8")
-        write_file_whole(args.html, lambda handle: handle.write(page_bytes))
+        write_file_whole(args.html, lambda handle: handle.write(page_bytes), option="--html")
         print(f"wrote {args.html}")
     return 0
 
@@ -486,7 +493,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         required=True,
         help="games: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control",
     )
-    rate.add_argument("--out", required=True, help="new list (.csv or .parquet)")
+    rate.add_argument("--out", required=True, help=f"new list (.csv or .parquet); {OUT_FILE_HELP}")
     rate.add_argument(
         "--set",
         action="append",
@@ -605,7 +612,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         default=None,
         metavar="FILE",
         help="also write a self-contained HTML page with a chart of the history; without FILE it goes to "
-        "<store>/players/<id>.html, the card the HTML lists link to",
+        f"<store>/players/<id>.html, the card the HTML lists link to; {OUT_FILE_HELP}",
     )
     player.set_defaults(handler=command_player)
 
@@ -627,7 +634,9 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "--month", default=None, metavar="YYYY-MM", help="rating period (default: the scenario's latest stored list)"
     )
     listing.add_argument("--format", default="csv", choices=LIST_FORMATS, help="csv (default), txt, html or combined")
-    listing.add_argument("--out", default=None, metavar="FILE", help="write to FILE (default: standard output)")
+    listing.add_argument(
+        "--out", default=None, metavar="FILE", help=f"write to FILE (default: standard output); {OUT_FILE_HELP}"
+    )
     listing.add_argument(
         "--scenarios",
         default=None,

@@ -4,6 +4,8 @@ any --out file written whole), with clear errors.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -37,14 +39,41 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
     raise InputFileError(f"{path}: {what} must be a .csv or .parquet file")
 
 
-def write_file_whole(path: str | Path, write: Callable[[BinaryIO], object]) -> None:
-    """What `write` writes into a binary handle, as the file `path` whole or not at all (the store's local writer:
-    a write that fails leaves the old file and no other); an OSError names `path`, not the file made beside it.
+def write_file_whole(path: str | Path, write: Callable[[BinaryIO], object], option: str = "--out") -> None:
+    """What `write` writes into a binary handle, as the file `path` the user named with `option`, whole or not at all
+    (the store's local writer: a write that fails leaves the old file and no other). A symlink's file is the one
+    replaced, beside it; an existing file keeps its permission bits, and one the user may not write (or that nobody
+    may: no write bit) is refused; a FIFO or a device (/dev/stdout) is written into, not replaced. The folder must
+    exist. Errors name `option` and `path`, not the file made beside it.
     """
+    named = f"{option} {path}" if option else str(path)
     try:
-        write_local_file(str(path), write)
+        status: os.stat_result | None = os.stat(path)  # through a symlink: what the user's path names
+    except FileNotFoundError:
+        status = None
+    except OSError as error:  # a loop of symlinks, a file where a folder should be
+        raise OSError(f"{named}: cannot be written: {error.strerror or error}") from None
+    if status is not None and stat.S_ISDIR(status.st_mode):
+        raise OSError(f"{named}: is a folder, not a file")
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        try:
+            with open(path, "wb") as handle:
+                write(handle)
+        except OSError as error:
+            raise OSError(f"{named}: cannot be written: {error.strerror or error}") from None
+        return
+    folder = os.path.dirname(path) or "."
+    if status is None and not os.path.islink(path) and not os.path.isdir(folder):
+        raise OSError(f"{named}: folder {folder} does not exist (create it first)")
+    # A symlink is followed to its file (a dangling one to the file it names), which is made beside that file.
+    target = os.path.realpath(path)
+    if status is not None and (not os.access(target, os.W_OK) or not status.st_mode & 0o222):
+        raise OSError(f"{named}: is read-only: not replaced (make it writable, or name another file)")
+    try:
+        write_local_file(target, write, None if status is None else stat.S_IMODE(status.st_mode) & 0o777)
     except OSError as error:
-        raise OSError(f"{path}: cannot be written: {error.strerror or error}") from None
+        beside = "" if error.filename in (None, target) else f" (making a file beside it in {os.path.dirname(target)})"
+        raise OSError(f"{named}: cannot be written: {error.strerror or error}{beside}") from None
 
 
 def write_table(frame: pl.DataFrame, path: str | Path) -> None:
@@ -52,8 +81,7 @@ def write_table(frame: pl.DataFrame, path: str | Path) -> None:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".parquet", ".csv"):
-        raise InputFileError(f"{path}: output must be a .csv or .parquet file")
-    path.parent.mkdir(parents=True, exist_ok=True)
+        raise InputFileError(f"--out {path}: must be a .csv or .parquet file")
     if suffix == ".parquet":
         write_file_whole(path, frame.write_parquet)
         return
