@@ -441,3 +441,37 @@ def test_every_out_needs_its_folder_and_errors_name_the_option(files: Path, caps
     assert f"error: --out {out}: folder {out.parent} does not exist" in err and not out.parent.exists()
     assert main([*period, "--games", str(files / "games.csv"), "--out", "/proc/x/o.csv"]) == 2
     assert "error: --out /proc/x/o.csv: folder /proc/x does not exist" in capsys.readouterr().err
+
+
+def test_a_csv_of_the_wrong_kind_names_the_line_and_what_was_expected(
+    files: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from pipeline.cli.commands import main
+
+    trf = files / "open.csv"  # a TRF under a CSV name
+    trf.write_text("012 Open\n001    1 m    Smith, John                       2100 GER    12345678 1990/01/01\n")
+    pgn = files / "games.txt"
+    pgn.write_text('[Event "Club night"]\n[White "Smith, John"]\n\n1. e4 1-0\n')
+    unclosed = files / "quote.csv"
+    unclosed.write_text('player_id,rating\n1,2000\n"2,1900\n3,1800\n')
+    period = ["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--out", str(files / "new.csv")]
+    games = ["--games", str(files / "games.csv")]
+    assert main([*period, "--list", str(trf), *games]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"ratings rate-period: error: {trf}: line 2: 2 fields, where the header (line 1: 012 Open) names 1 column: "
+        "a previous list file's lines each hold one field per column of its header\n"
+    )
+    assert main([*period, "--list", str(files / "prev.csv"), "--games", str(pgn)]) == 2
+    assert f'{pgn}: line 2: 2 fields, where the header (line 1: [Event "Club night"]) names 1 column: a games' in (
+        capsys.readouterr().err
+    )
+    assert main([*period, "--list", str(unclosed), *games]) == 2
+    assert f"{unclosed}: line 3: cannot read previous list: a quote opened on it is never closed" in (
+        capsys.readouterr().err
+    )
+    evaluate = ["evaluate", "--train-to", "1", "--test-from", "2", "--test-to", "3", "--rules", "elo"]
+    assert main([*evaluate, "--games", str(trf)]) == 2
+    err = capsys.readouterr().err
+    assert f"{trf}: line 2: 2 fields" in err and "a games file's lines" in err and "truncate_ragged" not in err
+    assert not (files / "new.csv").exists()

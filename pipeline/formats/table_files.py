@@ -4,6 +4,8 @@ any --out file written whole), with clear errors.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import stat
 from collections.abc import Callable
@@ -33,10 +35,61 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
         if suffix == ".parquet":
             return pl.read_parquet(path)
         if suffix in (".csv", ".txt"):
-            return pl.read_csv(path, infer_schema=False)
+            return read_csv_text(path, path, what)
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputFileError(f"{path}: cannot read {what}: {exc}") from None
+        raise InputFileError(f"{path}: cannot read {what}: {first_line(exc)}") from None
     raise InputFileError(f"{path}: {what} must be a .csv or .parquet file")
+
+
+def first_line(error: BaseException) -> str:
+    """An error's first line: Polars follows its message with advice about its own options, no help to the user."""
+    return (str(error).strip().splitlines() or [""])[0]
+
+
+def read_csv_text(data: str | Path | BinaryIO, path: str | Path, what: str) -> pl.DataFrame:
+    """A CSV file (`data`, read from `path`) with every column as text; a file Polars cannot read raises an
+    InputFileError naming `path`, the first line whose fields do not match the header's, and the header.
+    """
+    try:
+        return pl.read_csv(data, infer_schema=False)
+    except pl.exceptions.PolarsError as exc:
+        if not isinstance(data, (str, Path)):
+            data.seek(0)
+        problem = _ragged_line(data, what)
+        raise InputFileError(f"{path}: {problem or f'cannot read {what}: {first_line(exc)}'}") from None
+
+
+# What a header shown in an error may hold: a file of another kind (a TRF, a PGN) can have a long first line.
+_HEADER_SHOWN = 60
+
+
+def _ragged_line(data: str | Path | BinaryIO, what: str) -> str | None:
+    """'line N: ...' for the first record with more fields than the header names (Polars takes fewer as blanks) or
+    with quotes Python's csv module cannot close; read on the error's path only. None when neither is found.
+    """
+    handle = open(data, "rb") if isinstance(data, (str, Path)) else data
+    line = 1
+    try:
+        records = csv.reader(io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline=""), strict=True)
+        header = next(records, [])
+        line = records.line_num + 1
+        for record in records:
+            if len(record) > len(header):
+                shown = ", ".join(header)
+                shown = shown if len(shown) <= _HEADER_SHOWN else shown[: _HEADER_SHOWN - 3] + "..."
+                columns = f"{len(header)} column{'s' if len(header) != 1 else ''}"
+                return (
+                    f"line {line}: {len(record)} fields, where the header (line 1: {shown}) names {columns}: a {what} "
+                    "file's lines each hold one field per column of its header"
+                )
+            line = records.line_num + 1
+        return None
+    except csv.Error as error:
+        reason = "a quote opened on it is never closed" if str(error) == "unexpected end of data" else str(error)
+        return f"line {line}: cannot read {what}: {reason}"
+    finally:
+        if isinstance(data, (str, Path)):
+            handle.close()
 
 
 def write_file_whole(path: str | Path, write: Callable[[BinaryIO], object], option: str = "--out") -> None:
