@@ -367,5 +367,111 @@ def test_an_out_file_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["list.csv"]
     write_file_whole(target, lambda handle: handle.write(b"new"))
     assert target.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["list.csv"]
-    with pytest.raises(OSError, match=r"missing/list\.csv: cannot be written"):
+    with pytest.raises(OSError, match=r"^--out \S+missing/list\.csv: folder \S+/missing does not exist"):
         write_file_whole(tmp_path / "missing" / "list.csv", lambda handle: handle.write(b"x"))
+
+
+def test_an_out_symlink_is_followed_and_its_file_replaced_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "lists").mkdir()
+    real = tmp_path / "lists" / "real.csv"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.csv"
+    link.symlink_to(Path("lists") / "real.csv")
+    write_file_whole(link, lambda handle: handle.write(b"new"))
+    assert link.is_symlink() and real.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["link.csv", "lists", "real.csv"]  # no temporary file left
+    dangling = tmp_path / "dangling.csv"
+    dangling.symlink_to(Path("lists") / "made.csv")  # as the shell's `>` does, the file it names is made
+    write_file_whole(dangling, lambda handle: handle.write(b"made"))
+    assert dangling.is_symlink() and (tmp_path / "lists" / "made.csv").read_bytes() == b"made"
+
+
+def test_an_out_file_keeps_its_permission_bits_and_a_read_only_one_is_refused(tmp_path: Path) -> None:
+    kept = tmp_path / "kept.csv"
+    kept.write_bytes(b"old")
+    kept.chmod(0o640)
+    write_file_whole(kept, lambda handle: handle.write(b"new"))
+    assert kept.read_bytes() == b"new" and kept.stat().st_mode & 0o7777 == 0o640
+    read_only = tmp_path / "ro.csv"
+    read_only.write_bytes(b"keep me")
+    read_only.chmod(0o444)
+    # Refused even for root, who could write it: nobody may, as the file's mode says.
+    with pytest.raises(OSError, match=r"^--html \S+/ro\.csv: is read-only: not replaced"):
+        write_file_whole(read_only, lambda handle: handle.write(b"new"), option="--html")
+    assert read_only.read_bytes() == b"keep me" and read_only.stat().st_mode & 0o7777 == 0o444
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.csv", "ro.csv"]
+    if Path("/proc/version").is_file():  # the audit's case: the error was the temporary file's
+        with pytest.raises(OSError, match=r"^--out /proc/version: is read-only"):
+            write_file_whole("/proc/version", lambda handle: handle.write(b"x"))
+    with pytest.raises(OSError, match=r"^--out \S+: is a folder"):
+        write_file_whole(tmp_path, lambda handle: handle.write(b"x"))
+
+
+def test_an_out_fifo_or_device_is_written_into_not_replaced(tmp_path: Path) -> None:
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    write_file_whole(fifo, lambda handle: handle.write(b"through the pipe"))
+    reader.join(timeout=10)
+    assert received == [b"through the pipe"] and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["fifo.csv"]
+    null = tmp_path / "null.csv"  # a character device of our own: /dev/null's
+    try:
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        return
+    write_file_whole(null, lambda handle: handle.write(b"gone"))
+    assert stat.S_ISCHR(null.stat().st_mode)
+
+
+def test_every_out_needs_its_folder_and_errors_name_the_option(files: Path, capsys: pytest.CaptureFixture) -> None:
+    """rate-period --out no longer makes missing folders, as list, history and player --html never did."""
+    from pipeline.cli.commands import main
+
+    period = ["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(files / "prev.csv")]
+    out = files / "missing" / "new.csv"
+    assert main([*period, "--games", str(files / "games.csv"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: --out {out}: folder {out.parent} does not exist" in err and not out.parent.exists()
+    assert main([*period, "--games", str(files / "games.csv"), "--out", "/proc/x/o.csv"]) == 2
+    assert "error: --out /proc/x/o.csv: folder /proc/x does not exist" in capsys.readouterr().err
+
+
+def test_a_csv_of_the_wrong_kind_names_the_line_and_what_was_expected(
+    files: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from pipeline.cli.commands import main
+
+    trf = files / "open.csv"  # a TRF under a CSV name
+    trf.write_text("012 Open\n001    1 m    Smith, John                       2100 GER    12345678 1990/01/01\n")
+    pgn = files / "games.txt"
+    pgn.write_text('[Event "Club night"]\n[White "Smith, John"]\n\n1. e4 1-0\n')
+    unclosed = files / "quote.csv"
+    unclosed.write_text('player_id,rating\n1,2000\n"2,1900\n3,1800\n')
+    period = ["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--out", str(files / "new.csv")]
+    games = ["--games", str(files / "games.csv")]
+    assert main([*period, "--list", str(trf), *games]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"ratings rate-period: error: {trf}: line 2: 2 fields, where the header (line 1: 012 Open) names 1 column: "
+        "a previous list file's lines each hold one field per column of its header\n"
+    )
+    assert main([*period, "--list", str(files / "prev.csv"), "--games", str(pgn)]) == 2
+    assert f'{pgn}: line 2: 2 fields, where the header (line 1: [Event "Club night"]) names 1 column: a games' in (
+        capsys.readouterr().err
+    )
+    assert main([*period, "--list", str(unclosed), *games]) == 2
+    assert f"{unclosed}: line 3: cannot read previous list: a quote opened on it is never closed" in (
+        capsys.readouterr().err
+    )
+    evaluate = ["evaluate", "--train-to", "1", "--test-from", "2", "--test-to", "3", "--rules", "elo"]
+    assert main([*evaluate, "--games", str(trf)]) == 2
+    err = capsys.readouterr().err
+    assert f"{trf}: line 2: 2 fields" in err and "a games file's lines" in err and "truncate_ragged" not in err
+    assert not (files / "new.csv").exists()

@@ -695,3 +695,43 @@ def test_rating_error_vs_truth_does_not_depend_on_row_order():
             "2020-05",
         )
         assert shuffled.equals(first)  # equals: exact floats, not approx
+
+
+# `ratings generate` with one month of a hundred players: a fraction of a second.
+GENERATE_ONE_MONTH = ["--players", "100", "--start", "2023-01", "--end", "2023-01"]
+
+
+def generate_refuses_a_landing_zone(root: str, capsys: pytest.CaptureFixture) -> None:
+    """`ratings generate --out root` over a federation's landing zone: refused, nothing written; --force writes."""
+    from pipeline.cli.commands import main
+
+    landing, generated = f"{root}/landing", f"{root}/generated"
+    store = ObjectStore(landing)
+    store.write_bytes(b"a federation's own file\n", "raw/NOR/2023-01/games.csv")
+    assert main(["generate", "--out", landing, *GENERATE_ONE_MONTH]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already holds raw/:" in err and "--force" in err
+    assert store.list_files() == ["raw/NOR/2023-01/games.csv"]
+    assert store.read_bytes("raw/NOR/2023-01/games.csv") == b"a federation's own file\n"
+    # The truth table alone (a store generated into, its raw/ moved away) is refused too.
+    store = ObjectStore(generated)
+    store.write_bytes(b"truth", "truth/strength.parquet")
+    assert main(["generate", "--out", generated, *GENERATE_ONE_MONTH]) == 2
+    assert "already holds truth/strength.parquet:" in capsys.readouterr().err
+    assert store.list_files() == ["truth/strength.parquet"] and store.read_bytes("truth/strength.parquet") == b"truth"
+    assert main(["generate", "--out", generated, *GENERATE_ONE_MONTH, "--force"]) == 0
+    assert store.read_bytes("truth/strength.parquet") != b"truth" and store.list_files("raw")
+
+
+def test_generate_refuses_a_store_holding_a_landing_zone(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from pipeline.cli.commands import main
+
+    generate_refuses_a_landing_zone(str(tmp_path / "store"), capsys)
+    # An empty folder, or one holding other things than a landing zone, is generated into.
+    (tmp_path / "empty" / "notes").mkdir(parents=True)
+    assert main(["generate", "--out", str(tmp_path / "empty"), *GENERATE_ONE_MONTH]) == 0
+    assert (tmp_path / "empty" / "raw").is_dir() and (tmp_path / "empty" / "notes").is_dir()
+
+
+def test_generate_refuses_an_s3_store_holding_a_landing_zone(s3_root: str, capsys: pytest.CaptureFixture) -> None:
+    generate_refuses_a_landing_zone(s3_root, capsys)

@@ -41,6 +41,7 @@ SCENARIOS = {
 }
 NO_NAMES = pl.DataFrame(schema={"player_id": pl.Int64, "name": pl.Utf8})
 LOCAL_NAME = "Localson, Lukas"  # a player the dumps name without an id: a local id
+EARLY_NAME = "Earlyson, Emma"  # another, who plays in FIRST only
 
 
 def materialize(root: Path, first: str, last: str, scenarios: dict[str, Scenario]) -> None:
@@ -58,13 +59,14 @@ def materialize(root: Path, first: str, last: str, scenarios: dict[str, Scenario
     assert result.success
 
 
-def name_only_games(registered: pl.DataFrame) -> str:
-    """A PGN of two games of LOCAL_NAME, written without an id, against two registered players."""
+def name_only_games(registered: pl.DataFrame, local: str = LOCAL_NAME, month: str = LAST) -> str:
+    """A PGN of two games of `local`, written without an id, against two registered players in `month`."""
     games = []
+    day = month.replace("-", ".")
     for round_, (opponent, name) in enumerate(registered.select("player_id", "name").head(2).iter_rows(), start=1):
         games.append(
-            f'[Event "Club night"]\n[Site "Leeds"]\n[Date "2024.02.2{round_}"]\n[Round "{round_}"]\n'
-            f'[White "{LOCAL_NAME}"]\n[Black "{name}"]\n[BlackFideId "{opponent}"]\n[WhiteTitle "FM"]\n'
+            f'[Event "Club night"]\n[Site "Leeds"]\n[Date "{day}.2{round_}"]\n[Round "{round_}"]\n'
+            f'[White "{local}"]\n[Black "{name}"]\n[BlackFideId "{opponent}"]\n[WhiteTitle "FM"]\n'
             f'[Result "1-0"]\n[TimeControl "5400+30"]\n\n1. e4 e5 1-0\n'
         )
     return "\n".join(games)
@@ -79,6 +81,8 @@ def store(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     shutil.copytree(tiny_landing_zone, root / "raw")
     registered = pl.read_csv(root / "raw" / "players" / FIRST / "players.csv")
     (root / "raw" / "ENG" / LAST / "club-night.pgn").write_text(name_only_games(registered), encoding="utf-8")
+    early = name_only_games(registered, EARLY_NAME, FIRST)
+    (root / "raw" / "ENG" / FIRST / "club-night-early.pgn").write_text(early, encoding="utf-8")
     materialize(root, FIRST, LAST, SCENARIOS)
     object_store = ObjectStore(str(root))
     rating_list = object_store.read_parquet(f"actual/rating_list/{LAST}.parquet")
@@ -226,6 +230,28 @@ def test_a_player_is_found_by_name_and_a_local_id_too(store: SimpleNamespace, ca
     out = capsys.readouterr().out
     assert out.startswith(f"Player {local}  {LOCAL_NAME} (no FIDE id: a local id given by name)")
     assert resolve_player(store.store, str(store.player)) == store.player  # digits are an id
+
+
+def test_a_local_player_is_named_in_a_month_without_games(
+    store: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """The name the dumps of the month and before gave a player without a registry entry, as the list names them."""
+    early = resolve_player(store.store, "emma earlyson")
+    assert early >= LOCAL_ID_BASE
+    assert player_report(store.store, early, month=FIRST).name == EARLY_NAME
+    assert player_report(store.store, early, month=LAST).name == EARLY_NAME
+    html = tmp_path / "early.html"
+    assert main(["player", "emma", "earlyson", "--store", store.root, "--month", LAST, "--html", str(html)]) == 0
+    assert capsys.readouterr().out.startswith(f"Player {early}  {EARLY_NAME} (")
+    assert f"<title>Player {early} {EARLY_NAME}" in html.read_text(encoding="utf-8")
+
+
+def test_player_html_into_a_missing_folder_names_the_option(
+    store: SimpleNamespace, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    missing = tmp_path / "missing" / "card.html"
+    assert main(["player", str(store.player), "--store", store.root, "--html", str(missing)]) == 2
+    assert f"ratings player: error: --html {missing}: folder {missing.parent} does not exist" in capsys.readouterr().err
 
 
 def test_a_name_several_players_hold_lists_them_and_stops(

@@ -30,6 +30,13 @@ DEBUG_ENV = "RATINGS_DEBUG"
 LIST_FORMATS = ("csv", "txt", "html", "combined")
 
 
+# How every file a user names for output is written (pipeline.formats.table_files.write_file_whole), for --help.
+OUT_FILE_HELP = (
+    "its folder must exist; an existing file is replaced whole, keeping its permissions (through a symlink, the file "
+    "it points to; a read-only file is refused), a FIFO or a device is written into"
+)
+
+
 class UsageError(ValueError):
     """Bad arguments; printed without a traceback."""
 
@@ -78,6 +85,8 @@ def command_generate(args: argparse.Namespace) -> int:
     for month in (args.start, args.end):
         if month is not None:
             parse_month(month)
+    if not args.force:
+        refuse_generating_over(args.out)
     started = time.perf_counter()
     summary = generate(args.out, seed=args.seed, players=args.players, start=args.start, end=args.end, scale=args.scale)
     print(
@@ -87,6 +96,27 @@ def command_generate(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+# The landing zone and the one file `generate` writes outside it (pipeline.generator).
+GENERATED_KEYS = ("raw/", "truth/strength.parquet")
+
+
+def refuse_generating_over(out: str) -> None:
+    """UsageError when the store `out` holds a landing zone (raw/) or the generator's truth table: generating there
+    would overwrite a federation's dumps of the same names and mix new ones among them. Asked through the object store
+    (local or S3): a lookup each.
+    """
+    from pipeline.store.object_store import ObjectStore, redact_url
+
+    store = ObjectStore(out)
+    held = [key for key in GENERATED_KEYS if store.exists(key)]
+    if held:
+        raise UsageError(
+            f"{redact_url(store.url())} already holds {' and '.join(held)}: generating there would overwrite files "
+            "of the same names and mix new dumps among the others; give an empty or new folder (or --force to "
+            "write over them)"
+        )
 
 
 def command_rules(args: argparse.Namespace) -> int:
@@ -231,7 +261,7 @@ def command_player(args: argparse.Namespace) -> int:
         print(f"wrote {redact_url(store.url(key))}")
     elif args.html:
         page_bytes = render_html(report).encode("utf-8")
-        write_file_whole(args.html, lambda handle: handle.write(page_bytes))
+        write_file_whole(args.html, lambda handle: handle.write(page_bytes), option="--html")
         print(f"wrote {args.html}")
     return 0
 
@@ -463,7 +493,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         required=True,
         help="games: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control",
     )
-    rate.add_argument("--out", required=True, help="new list (.csv or .parquet)")
+    rate.add_argument("--out", required=True, help=f"new list (.csv or .parquet); {OUT_FILE_HELP}")
     rate.add_argument(
         "--set",
         action="append",
@@ -477,7 +507,12 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     rate.set_defaults(handler=command_rate_period)
 
     gen = commands.add_parser("generate", help="write a synthetic federation's raw dumps (deterministic)")
-    gen.add_argument("--out", required=True, help="object-store root to write raw/ and truth/ under")
+    gen.add_argument(
+        "--out",
+        required=True,
+        help="object-store root to write raw/ and truth/ under (a folder, made if missing, or s3://bucket/prefix); "
+        "one that holds raw/ or truth/strength.parquet is refused unless --force",
+    )
     gen.add_argument(
         "--scale",
         choices=sorted(SCALES),
@@ -488,6 +523,12 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     gen.add_argument("--players", type=int, default=None, help="players over the whole span (default: the preset's)")
     gen.add_argument("--start", default=None, help="first month YYYY-MM (default: the preset's)")
     gen.add_argument("--end", default=None, help="last month YYYY-MM (default: the preset's)")
+    gen.add_argument(
+        "--force",
+        action="store_true",
+        help="write even into a store that already holds a landing zone (raw/) or truth/strength.parquet, replacing "
+        "the files of the same names and adding the others among its dumps (default: refuse such a store)",
+    )
     gen.set_defaults(handler=command_generate)
 
     validate = commands.add_parser(
@@ -571,7 +612,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         default=None,
         metavar="FILE",
         help="also write a self-contained HTML page with a chart of the history; without FILE it goes to "
-        "<store>/players/<id>.html, the card the HTML lists link to",
+        f"<store>/players/<id>.html, the card the HTML lists link to; {OUT_FILE_HELP}",
     )
     player.set_defaults(handler=command_player)
 
@@ -593,7 +634,9 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         "--month", default=None, metavar="YYYY-MM", help="rating period (default: the scenario's latest stored list)"
     )
     listing.add_argument("--format", default="csv", choices=LIST_FORMATS, help="csv (default), txt, html or combined")
-    listing.add_argument("--out", default=None, metavar="FILE", help="write to FILE (default: standard output)")
+    listing.add_argument(
+        "--out", default=None, metavar="FILE", help=f"write to FILE (default: standard output); {OUT_FILE_HELP}"
+    )
     listing.add_argument(
         "--scenarios",
         default=None,

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.formats.table_files import InputFileError
+from pipeline.formats.table_files import InputFileError, first_line, read_csv_text
 from pipeline.months import MONTH_PATTERN, month_index
 from schemas.games import RESULT_SCORES
 
@@ -42,9 +42,9 @@ def _read_any(path: Path) -> pl.DataFrame:
         if base.endswith(".parquet"):
             return pl.read_parquet(data)
         if base.endswith((".csv", ".txt")):
-            return pl.read_csv(data, infer_schema=False)
+            return read_csv_text(data, path, "games")
     except (pl.exceptions.PolarsError, OSError, EOFError) as exc:
-        raise InputFileError(f"{path}: cannot read games: {exc}") from None
+        raise InputFileError(f"{path}: cannot read games: {first_line(exc)}") from None
     raise InputFileError(f"{path}: games must be .csv or .parquet (optionally .gz)")
 
 

@@ -33,7 +33,7 @@ from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
 from pipeline.store.monthly import stored_table_months
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
-from pipeline.validate.identity import LOCAL_ID_BASE, name_key
+from pipeline.validate.identity import LOCAL_ID_BASE, name_key, players_named_in_dumps
 
 DEFAULT_SCENARIO = "actual"
 RATING_LIST, RATED_GAMES, IDENTITY, SYSTEM_STATE = "rating_list", "rated_games", "identity", "system_state"
@@ -269,9 +269,10 @@ def _player_rated_games(store: ObjectStore, scenario: str, months: Sequence[str]
     return scan_tables(store, keys).filter(mine).drop(FILE_MONTH).collect()
 
 
-def _player_details(store: ObjectStore, month: str, months: Sequence[str], ids: pl.Series) -> pl.DataFrame:
+def _player_details(store: ObjectStore, month: str, ids: pl.Series) -> pl.DataFrame:
     """player_id, name, federation, title, birth_year of `ids`: the registry in force in `month`, else the name the
-    dumps of `months` wrote (identity tables).
+    dumps of `month` and before gave them, as the list of `month` names them (players_named_in_dumps: a player
+    without a registry entry is named in a month without games too).
     """
     schema = pl.Schema(
         {"player_id": pl.Int64, "name": pl.Utf8, "federation": pl.Utf8, "title": pl.Utf8, "birth_year": pl.Int32}
@@ -281,10 +282,12 @@ def _player_details(store: ObjectStore, month: str, months: Sequence[str], ids: 
         from pipeline.ingest.registry import read_players
 
         frames.append(read_players(store, month).select(list(schema)))
-    identity = [ObjectStore.table_key(IDENTITY, m) for m in months if store.exists(ObjectStore.table_key(IDENTITY, m))]
+    # One listing, then one scan of the months' identity reports reading only the rows of `ids`.
+    identity = [ObjectStore.table_key(IDENTITY, m) for m in stored_table_months(store, [IDENTITY]) if m <= month]
     if identity:
-        named = scan_tables(store, identity).filter(pl.col("player_id").is_in(ids.implode()))
-        frames.append(named.select("player_id", "name").drop_nulls().collect())
+        written = scan_tables(store, identity).filter(pl.col("player_id").is_in(ids.implode()))
+        named = players_named_in_dumps(written.select("month", "status", "name", "player_id", "records").collect())
+        frames.append(named.select("player_id", "name"))
     if not frames:
         return pl.DataFrame(schema=schema)
     found = pl.concat([f.filter(pl.col("player_id").is_in(ids.implode())) for f in frames], how="diagonal_relaxed")
@@ -347,7 +350,7 @@ def player_report(
     period, published, next_list = list_period(store, scenario, month, _scenario_map(scenarios))
     player_games = _player_rated_games(store, scenario, period, player_id)
     opponents = pl.concat([player_games["white_id"], player_games["black_id"], pl.Series([player_id])]).unique()
-    people = _player_details(store, month, period, opponents)
+    people = _player_details(store, month, opponents)
     k_used = list_row["k_used"] if published else None
     games = period_games(player_games, player_id, k_used, people.select("player_id", "name"))
     total, rounded = period_change(games, k_used)

@@ -75,14 +75,17 @@ UNREACHABLE_ERRORS = {
 }
 
 
-def write_local_file(target: str, write: Callable[[BinaryIO], object]) -> None:
+def write_local_file(target: str, write: Callable[[BinaryIO], object], mode: int | None = None) -> None:
     """What `write` writes into a binary handle, as the local file `target` whole or not at all: into a temporary file
-    beside it, synced, then renamed over it; a write that fails leaves no temporary file.
+    beside it, synced, then renamed over it; a write that fails leaves no temporary file. `mode`: the permission bits
+    the file gets (None: the umask's, as for any new file).
     """
     # The writer's pid in the name tells a later run whether the writer is gone (see remove_orphaned_temp_files).
     tmp = f"{target}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex}"
     try:
         with open(tmp, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
