@@ -264,8 +264,8 @@ CORRECTED_SCENARIOS = """scenarios:
 JANUARY = pgn_game("Open", "2024.01.10", 1, 2, "1-0") + pgn_game("Open", "2024.01.11", 3, 4, "1-0")
 
 
-def _three_months(root: Path) -> tuple[Path, Path]:
-    """A store of three months rated under `forward` (fwd) and `full` (whole)."""
+def _three_months(root: Path, scenarios_text: str = CORRECTED_SCENARIOS) -> tuple[Path, Path]:
+    """A store of three months rated under `forward` (fwd) and `full` (whole), and the other scenarios given."""
     from assets.runtime.runs import run_store
 
     store = root / "store"
@@ -278,7 +278,7 @@ def _three_months(root: Path) -> tuple[Path, Path]:
             "GER/2024-03/match.pgn": pgn_game("Match", "2024.03.10", 2, 3, "0-1"),
         },
     )
-    (root / "scenarios.yaml").write_text(CORRECTED_SCENARIOS)
+    (root / "scenarios.yaml").write_text(scenarios_text)
     scenarios = root / "scenarios.yaml"
     assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(root / "home"))["success"]
     return store, scenarios
@@ -427,3 +427,75 @@ def test_a_run_that_finds_a_correction_carries_it_on_its_first_new_list(tmp_path
     after = _stored(store, "fwd")
     assert run_store(str(store), "2024-01", "2024-04", str(scenarios), dagster_home=home)["success"]
     assert _stored(store, "fwd") == after
+
+
+def _recorded(store: Path, scenario: str, month: str) -> dict[int, int]:
+    """Player -> the points the scenario's list of `month` records carrying for January's games."""
+    recorded = pl.read_csv(store / "lists" / scenario / f"{month}.corrections.csv")
+    assert set(recorded["month"]) == {"2024-01"}
+    return dict(zip(recorded["player_id"], recorded["correction"], strict=True))
+
+
+def test_a_withdrawn_correction_is_taken_back_under_forward_and_window(tmp_path: Path):
+    """January's corrected file put back as it was after a stored list carried the correction: the next list not
+    stored yet takes it back, the run says so, and reruns carry nothing more.
+    """
+    from assets.runtime.runs import run_store
+
+    windowed = CORRECTED_SCENARIOS + "  win:\n    rules: fide-historical\n    recalculation: {window: 2}\n"
+    store, scenarios = _three_months(tmp_path, windowed)
+    home = str(tmp_path / "home")
+    stored_january = _list(store, "fwd", "2024-01")
+    corrected = pgn_game("Open", "2024.01.10", 1, 2, "0-1") + pgn_game("Open", "2024.01.11", 3, 4, "1-0")
+    write_raw(store, {"GER/2024-01/open.pgn": corrected})
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home)["success"]
+    expected = _expected_corrections(stored_january, _list(store, "whole", "2024-01"))
+    assert set(expected) == {1, 2}
+    # window 2: January is frozen, February's list (rated again) carries its correction.
+    assert _recorded(store, "win", "2024-02") == expected
+    write_raw(store, {"GER/2024-04/apr.pgn": pgn_game("April", "2024.04.10", 1, 6, "1-0")})
+    assert run_store(str(store), "2024-04", "2024-04", str(scenarios), dagster_home=home)["success"]
+    _assert_carried(store, "2024-04", expected)
+
+    # January's file as it was: the correction is withdrawn.
+    write_raw(store, {"GER/2024-01/open.pgn": JANUARY})
+    fwd_before = _stored(store, "fwd")
+    out = io.StringIO()
+    assert run_store(str(store), "2024-01", "2024-04", str(scenarios), dagster_home=home, out=out)["success"]
+    assert _list(store, "whole", "2024-01").equals(stored_january)
+    taken_back = {player: -points for player, points in expected.items()}
+    gained, lost = sum(v for v in taken_back.values() if v > 0), -sum(v for v in taken_back.values() if v < 0)
+    said = (
+        "the files give the games the stored list of 2024-01 rated as it rated them again: the stored list stands, "
+        "and its correction, carried to the list of {}, is taken back (2 player(s), +{} / -{} points) on the list of "
+        "{} (recalculation: {})"
+    )
+    text = out.getvalue()
+    assert "fwd: " + said.format("2024-04", gained, lost, "2024-05", "forward") in text
+    assert "win: " + said.format("2024-02", gained, lost, "2024-03", "window 2") in text
+    # forward: every list was stored, none changes; window: March (rated again) takes it back.
+    assert _stored(store, "fwd") == fwd_before
+    assert _recorded(store, "win", "2024-03") == taken_back
+    march = _list(store, "win", "2024-03").filter(pl.col("correction").is_not_null())
+    assert dict(zip(march["player_id"], march["correction"], strict=True)) == taken_back
+    assert "win: the list of 2024-03 carries the corrections of 2024-01's games: 2 player(s)" in text
+    after = {name: _stored(store, name) for name in ("fwd", "win")}
+    assert run_store(str(store), "2024-01", "2024-04", str(scenarios), dagster_home=home)["success"]
+    assert {name: _stored(store, name) for name in ("fwd", "win")} == after
+
+    # The schedule's run of May: forward's list takes it back; window's lists took it back already.
+    write_raw(store, {"GER/2024-05/may.pgn": pgn_game("May", "2024.05.10", 2, 6, "1-0")})
+    out = io.StringIO()
+    assert run_store(str(store), "2024-05", "2024-05", str(scenarios), dagster_home=home, out=out)["success"]
+    _assert_carried(store, "2024-05", taken_back)
+    text = out.getvalue()
+    assert "fwd: " + said.format("2024-04", gained, lost, "2024-05", "forward") in text
+    assert "win: the files give" not in text
+    assert not (store / "lists" / "win" / "2024-05.corrections.csv").exists()
+    _chain_passes(store, ["2024-01", "2024-02", "2024-03", "2024-04", "2024-05"])
+    # Nothing more: the whole range again writes the same bytes and takes nothing back.
+    after = {name: _stored(store, name) for name in ("fwd", "win")}
+    out = io.StringIO()
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home, out=out)["success"]
+    assert {name: _stored(store, name) for name in ("fwd", "win")} == after
+    assert "taken back" not in out.getvalue()

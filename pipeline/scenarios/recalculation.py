@@ -28,8 +28,11 @@ otherwise (newly rated or no longer rated, or an unrated player's pool of games)
 the run's words: a scenario under `full` re-rates them. A list that carries corrections records them
 (lists/<scenario>/<YYYY-MM>.corrections.csv), so a run finding the same corrected games again (the sensor's run from
 the corrected month, a rerun) carries only what no list carried yet; a stored list that carries corrections carries
-them again, the same, when it is rated again. The months before a run are searched for corrected games as for late
-ones (LOOK_BACK_MONTHS): the monthly schedule's run of the next month carries a correction the sensor's run found.
+them again, the same, when it is rated again. A list whose games the files give as it rated them again, though stored
+lists carried a correction of it (the correction withdrawn: the file put back), needs none: what they carried is taken
+back on the next list not stored yet, and said (LateReports.withdraw). The months before a run are searched for
+corrected games as for late ones (LOOK_BACK_MONTHS): the monthly schedule's run of the next month carries a correction
+the sensor's run found.
 A rating-system scenario carries no corrections: its stored tables stand and the corrected games are only listed.
 Whatever the policy, a list that comes out different from the stored one says what changed
 (pipeline.scenarios.amendments).
@@ -50,6 +53,7 @@ from pipeline.rules.model import RuleSet
 from pipeline.scenarios.corrections import (
     CORRECTION,
     POINTS_SCHEMA,
+    ListCorrection,
     list_correction,
     record_corrections,
     recorded_corrections,
@@ -83,6 +87,7 @@ class CorrectionNote:
     carried_before: list[str] = field(default_factory=list)  # the lists that carried corrections of it already
     not_carried: list[int] = field(default_factory=list)  # players it changes otherwise (rated status, pool)
     problem: str = ""  # why it could not be computed
+    withdrawn: bool = False  # the files give its games as it rated them again: what lists carried is taken back
 
 
 @dataclass
@@ -188,6 +193,13 @@ class MonthNote:
         note = self.correction
         if note is None:
             return [f"{scenario}: {'; '.join(changed)}: the stored list stands"] if changed else []
+        if note.withdrawn:
+            return [
+                f"{scenario}: the files give the games the stored list of {month} rated as it rated them again: the "
+                f"stored list stands, and its correction, carried to the list of {', '.join(note.carried_before)}, "
+                f"is taken back ({note.players} player(s), +{note.gained} / -{note.lost} points) on the list of "
+                f"{note.carried_to} (recalculation: {policy})"
+            ]
         head = "; ".join(changed) if changed else f"games the stored list of {month} rated in its period changed"
         if note.problem:
             tail = f"its correction cannot be computed ({note.problem})"
@@ -259,6 +271,10 @@ class LateReports:
         self._changed: dict[str, pl.DataFrame] = {}  # a frozen month's games the files give otherwise now
         self._pending: list[pl.DataFrame] = []  # corrections not carried yet (POINTS_SCHEMA)
         self._carrying: dict[str, pl.DataFrame] = {}  # a list of the run -> the corrections it carries
+        # The lists whose recorded corrections do not add up to nothing (none on nearly every run): a withdrawn
+        # correction is found among them (withdraw).
+        net = self.carried_before.group_by("month", "player_id").agg(pl.col(CORRECTION).sum())
+        self.carried_lists = set(net.filter(pl.col(CORRECTION) != 0)["month"].to_list())
 
     def is_frozen(self, month: str) -> bool:
         return month in self.frozen or month < self.first_month
@@ -345,7 +361,22 @@ class LateReports:
         `corrected`, the list rated again in memory), less what stored lists carried of it already, kept for the next
         list not stored yet.
         """
-        found = list_correction(stored, corrected)
+        self._carry(month, list_correction(stored, corrected))
+
+    def withdraw(self, month: str) -> None:
+        """The files give the games the stored list of `month` rated as it rated them (`month` a list month whose
+        games changed in no month of its period): were a correction of it carried by a stored list, it is withdrawn,
+        and what they carried is taken back on the next list not stored yet (the list corrected is the stored one,
+        its correction nothing).
+        """
+        if month in self.carried_lists:
+            nothing = pl.DataFrame(schema=POINTS_SCHEMA).drop("month")
+            self._carry(month, ListCorrection(nothing, pl.Series("player_id", [], dtype=pl.Int64)), withdrawn=True)
+
+    def _carry(self, month: str, found: ListCorrection, withdrawn: bool = False) -> None:
+        """`found` less what stored lists carried of the list of `month` already, kept for the next list not stored
+        yet, and noted.
+        """
         before = (
             self.carried_before.filter(pl.col("month") == month)
             .group_by("player_id")
@@ -362,7 +393,7 @@ class LateReports:
             .sort("player_id")
         )
         carriers = self.carried_before.filter(pl.col("month") == month)["list"].unique().sort().to_list()
-        note = self.notes.setdefault(month, MonthNote(kept_as_stored=True))
+        note = self.notes.setdefault(month, MonthNote(kept_as_stored=not withdrawn))
         note.correction = CorrectionNote(
             players=points.height,
             gained=int(points[CORRECTION].clip(lower_bound=0).sum()),
@@ -370,9 +401,11 @@ class LateReports:
             carried_to=self.next_list(month) if points.height else "",
             carried_before=carriers,
             not_carried=found.not_carried.to_list(),
+            withdrawn=withdrawn,
         )
         if points.height:
             self._pending.append(points)
+        self.carried_lists.discard(month)
 
     def cannot_correct(self, month: str, problem: str) -> None:
         """The correction of the stored list of `month` could not be computed (`problem` says why)."""
@@ -384,8 +417,11 @@ class LateReports:
     ) -> pl.DataFrame:
         """The list of `month` (as its games rated it, from `previous`) with the corrections it carries: a frozen
         list's stored ones again, else, on the first list of the run not stored before it, every correction waiting.
+        A frozen list rated from its games (not kept as stored) rates them as it rated them: a correction of it that
+        stored lists carried was withdrawn (withdraw).
         """
         if self.is_frozen(month):
+            self.withdraw(month)
             points = self._stored_points(month)
             return rating_list if points is None else with_corrections(rating_list, previous, points, rules, month)[0]
         if not self._pending or not rules.publishes_list_after(month):
@@ -580,7 +616,13 @@ def late_reports(store: ObjectStore, scenario: Scenario, months: Sequence[str], 
     looked_back, notes = changed_before(store, scenario, months[0], chain_start, rated, filed)
     # The lists this run rates again carry again what they carry; the others' corrections are carried.
     carried = recorded_corrections(store, name, {m for m in months if m not in frozen})
-    return LateReports(store, scenario, months, frozen, found, label, sorted(stored), carried, looked_back, notes)
+    late = LateReports(store, scenario, months, frozen, found, label, sorted(stored), carried, looked_back, notes)
+    # A list before the run whose games are all known and as it rated them (not looked back at), though lists
+    # carried a correction of it: the correction was withdrawn (the run's frozen lists, as rated: with_corrections).
+    for month in sorted(late.carried_lists):
+        if month < months[0] and month not in looked_back and all(m in rated for m in scenario.months_read(month)):
+            late.withdraw(month)
+    return late
 
 
 def _history(store: ObjectStore, scenario: Scenario, months: Sequence[str]) -> pl.DataFrame | None:
