@@ -499,3 +499,37 @@ def test_a_withdrawn_correction_is_taken_back_under_forward_and_window(tmp_path:
     assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home, out=out)["success"]
     assert {name: _stored(store, name) for name in ("fwd", "win")} == after
     assert "taken back" not in out.getvalue()
+
+
+def test_a_list_carrying_a_correction_whose_own_games_are_corrected_corrects_those_games_alone(tmp_path: Path):
+    """April's stored list (forward) carries January's correction of players 1 and 2; then April's own game is
+    corrected. April's correction compares April rated again with the games the files give now against the stored
+    April: both with the correction April carries, so that it names April's players alone (4 and 6), not January's
+    correction undone.
+    """
+    from assets.runtime.runs import run_store
+
+    store, scenarios = _three_months(tmp_path)
+    home = str(tmp_path / "home")
+    corrected = pgn_game("Open", "2024.01.10", 1, 2, "0-1") + pgn_game("Open", "2024.01.11", 3, 4, "1-0")
+    write_raw(store, {"GER/2024-01/open.pgn": corrected})
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home)["success"]
+    write_raw(store, {"GER/2024-04/apr.pgn": pgn_game("April", "2024.04.10", 4, 6, "1-0")})
+    assert run_store(str(store), "2024-04", "2024-04", str(scenarios), dagster_home=home)["success"]
+    assert set(_recorded(store, "fwd", "2024-04")) == {1, 2}
+
+    write_raw(
+        store,
+        {
+            "GER/2024-04/apr.pgn": pgn_game("April", "2024.04.10", 4, 6, "0-1"),
+            "GER/2024-05/may.pgn": pgn_game("May", "2024.05.10", 3, 5, "1/2-1/2"),
+        },
+    )
+    assert run_store(str(store), "2024-04", "2024-05", str(scenarios), dagster_home=home)["success"]
+    may = pl.read_csv(store / "lists" / "fwd" / "2024-05.corrections.csv")
+    assert set(may["month"]) == {"2024-04"}
+    carried = dict(zip(may["player_id"], may["correction"], strict=True))
+    # Players 4 and 6 met nobody January's correction changed: `full` rates April as the files give it now.
+    expected = _expected_corrections(_list(store, "fwd", "2024-04"), _list(store, "whole", "2024-04"))
+    assert carried == {player: expected[player] for player in (4, 6)}
+    assert carried[4] < 0 < carried[6]

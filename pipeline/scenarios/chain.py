@@ -19,6 +19,7 @@ from pipeline.ingest.registry import (
 )
 from pipeline.months import add_months, month_range
 from pipeline.rules.model import RulesError
+from pipeline.scenarios.corrections import stored_points, with_corrections
 from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.scenarios.ratings_used import ListsInForce
@@ -442,7 +443,11 @@ def rate_months(
         `previous` with the games of its period as the files give them now (`read`).
         """
         assert late is not None
-        corrected = rate_list(month, previous, read).rating_list
+        # The corrections the stored list carries (of earlier lists' games) stand: applied to the list rated again,
+        # so that its correction is its own games' alone, not theirs undone.
+        rated_again = rate_list(month, previous, read).rating_list
+        rules = scenario.rules_for(month)
+        corrected, _ = with_corrections(rated_again, previous, stored_points(stored), rules, month)
         notes.stated.pop(month, None)  # the stored list's stated ratings stand
         late.correct(month, stored, corrected)
 
