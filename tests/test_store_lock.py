@@ -14,7 +14,16 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli.run_options import exposed_ui_warning
-from pipeline.store.lock import EXIT_LOCKED, LOCK_KEY, STORE_TAG, StoreLock, StoreLocked, store_lock, store_tag
+from pipeline.store.lock import (
+    EXIT_LOCKED,
+    LOCK_KEY,
+    STORE_TAG,
+    StoreLock,
+    StoreLocked,
+    held_lock_files,
+    store_lock,
+    store_tag,
+)
 from pipeline.store.object_store import ObjectStore, StoreFault, fault_line
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,6 +76,14 @@ def test_the_lock_is_released_on_an_exception_and_on_ctrl_c(tmp_path: Path) -> N
         assert not (tmp_path / LOCK_KEY).exists()
         with store_lock(store):  # free again, at once
             pass
+
+
+def test_a_held_local_lock_is_listed_for_the_runs_worker_processes_to_hold_too(tmp_path: Path) -> None:
+    # They are handed its open file (pipeline.operations.waves; tests/test_waves.py kills a run with workers).
+    with store_lock(ObjectStore(str(tmp_path))):
+        held = held_lock_files()
+        assert len(held) == 1 and os.fstat(held[0]).st_ino == (tmp_path / LOCK_KEY).stat().st_ino
+    assert held_lock_files() == []
 
 
 def test_wait_waits_for_the_holder_to_finish(tmp_path: Path, capsys) -> None:

@@ -1,11 +1,23 @@
 """`ratings run` as waves of runs: which runs, in which order, side by side in worker processes (no Dagster)."""
 
 import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
 
 from pipeline.ingest.landing import LandingEntry, dump_bytes
 from pipeline.malloc import POLARS_ALLOCATOR_VARIABLE, POLARS_OWN_SETTING, POLARS_RETURNS_FREED_MEMORY
 from pipeline.operations import progress
 from pipeline.operations.waves import DEFAULT_WORKERS, Stage, month_ranges, run_waves, stages
+from pipeline.store.lock import StoreLock
+from pipeline.store.object_store import ObjectStore, process_alive
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_one_worker_is_one_run_and_more_are_shared_scenarios_comparison() -> None:
@@ -139,3 +151,103 @@ def test_worker_processes_progress_reaches_the_parents_reporter() -> None:
         progress.install(previous)
     # Every run of every wave reported once, from its worker process.
     assert len(reports) == len(done) and set(reports) == {("rate", "2024-01", 1, 1)}
+
+
+# A `ratings run --workers 2` in miniature: the store's lock, then a wave of two stages whose workers go on after
+# their parent is gone (as a Dagster run would, writing) for the seconds its second argument says ('for good': a
+# minute).
+KILLED_RUN = """
+import ctypes, os, sys, time
+from pipeline.operations.waves import Stage, run_waves
+from pipeline.store.lock import store_lock
+from pipeline.store.object_store import ObjectStore
+
+
+def stage_going_on(stage, root, orphaned_for, reporter):
+    if orphaned_for != "for good" and sys.platform.startswith("linux"):
+        # PR_SET_PDEATHSIG 0: as where there is none (macOS), so only the lock's file ties this worker to the run.
+        ctypes.CDLL(None).prctl(1, *[ctypes.c_ulong(0)] * 4)
+    open(os.path.join(root, f"worker-{os.getpid()}"), "w").close()
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.02)
+    time.sleep(60 if orphaned_for == "for good" else float(orphaned_for))
+    return {"success": True}
+
+
+if __name__ == "__main__":
+    with store_lock(ObjectStore(sys.argv[1])):
+        run_waves([[Stage("a", ()), Stage("b", ())]], stage_going_on, tuple(sys.argv[1:]), workers=2)
+"""
+
+
+def running(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet reaped by its new parent, does not)."""
+    if not os.path.isdir("/proc/self"):  # macOS: no /proc, and launchd reaps orphans at once
+        return process_alive(pid)
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def kill_the_run_and_watch(tmp_path: Path, orphaned_for: str) -> tuple[list[float], float]:
+    """SIGKILL KILLED_RUN's parent once its two workers run: (the seconds until each worker was gone, until the
+    store's lock could be taken). Fails if the lock is taken while a worker still runs.
+    """
+    script, store = tmp_path / "killed_run.py", tmp_path / "store"
+    script.write_text(KILLED_RUN)
+    store.mkdir()
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    errors = (tmp_path / "stderr").open("w")  # the killed parent's resource tracker warns of its queues' semaphores
+    parent = subprocess.Popen(
+        [sys.executable, str(script), str(store), orphaned_for], env={**os.environ, "PYTHONPATH": path}, stderr=errors
+    )
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2:
+            started = time.monotonic() < deadline and parent.poll() is None
+            assert started, f"the workers did not start: {(tmp_path / 'stderr').read_text()}"
+            workers = [int(name.name.split("-")[1]) for name in store.glob("worker-*")]
+            time.sleep(0.05)
+        parent.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        parent.wait()
+        gone: dict[int, float] = {}
+        taken = None
+        while taken is None and time.monotonic() - killed < 10:
+            lock = StoreLock(ObjectStore(str(store)))
+            if lock.try_acquire()[0]:
+                lock.release()
+                taken = time.monotonic() - killed
+            gone |= {pid: time.monotonic() - killed for pid in workers if pid not in gone and not running(pid)}
+            lived = [pid for pid in workers if pid not in gone]
+            assert taken is None or not lived, f"the lock was taken {taken:.2f} s after the kill while {lived} ran"
+            time.sleep(0.02)
+        assert taken is not None, f"the lock was not free 10 s after the kill (workers gone: {gone})"
+        return [gone[pid] for pid in workers], taken
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in workers:
+            if running(pid):  # an orphan the fix failed to end
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        errors.close()
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_worker_processes_of_a_killed_run_die_with_it(tmp_path: Path) -> None:
+    gone, taken = kill_the_run_and_watch(tmp_path, "for good")
+    # Before: they lived on until their stage ended (a whole Dagster run, 16 s in the audit), writing to the store.
+    assert max(gone) < 1.0 and taken < 2.0
+
+
+@pytest.mark.integration
+def test_the_worker_processes_of_a_killed_run_hold_its_lock_until_they_end(tmp_path: Path) -> None:
+    gone, taken = kill_the_run_and_watch(tmp_path, "1.5")
+    # Before: the lock was free as soon as the parent was gone (0.1 s), the orphans writing on.
+    assert min(gone) > 1.0 and taken > 1.0  # and, checked as it went, not before they had all ended

@@ -5,14 +5,20 @@ processes, then the comparison.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import ctypes
 import gc
 import multiprocessing
+import os
 import queue
+import signal
+import sys
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from itertools import accumulate
+from multiprocessing import reduction
 from typing import Any, NamedTuple
 
 from pipeline.malloc import polars_returning_freed_memory_in_children
@@ -141,11 +147,55 @@ def month_ranges(months: Sequence[str], weights: Sequence[int], parts: int) -> l
 _progress_queue: Any = None
 
 
-def _start_worker(messages: Any) -> None:
-    """A worker process's initializer: keep the queue its QueueReporter puts reports on, and end without Python's
-    last collection.
+# <linux/prctl.h>: prctl's option naming the signal the kernel sends a process when the thread that started it ends.
+PR_SET_PDEATHSIG = 1
+
+
+class _HandedOver:
+    """A descriptor of this process that a spawned worker process receives as its own, open on the same file (a
+    spawned process otherwise starts with none of its parent's descriptors).
+    """
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        # DupFd while the process is being spawned: the descriptor is passed to the new process as it starts.
+        return _received, (reduction.DupFd(self.fd),)
+
+
+def _received(handle: Any) -> int:
+    fd: int = handle.detach()
+    os.set_inheritable(fd, False)  # the worker's own: not handed on to what the worker starts
+    return fd
+
+
+def _end_with(parent: int) -> None:
+    """Have the kernel kill this worker process when `parent`, which started it, ends (Linux), and end now if it
+    already has: a stage is a whole Dagster run, which an orphan would go on writing to the store (the lock held
+    with the parent's open lock file: held_lock_files). Elsewhere a no-op: an orphan finishes its stage.
+    """
+    if sys.platform.startswith("linux"):
+        # Sent when the thread that started the worker ends: the caller's or the pool's manager thread (which
+        # replaces ended workers), both outliving the pool's workers. A failed call leaves an orphan its stage
+        # (a local store's lock still held), which is no reason to refuse the run.
+        with contextlib.suppress(OSError, AttributeError):
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+            prctl.argtypes, prctl.restype = [ctypes.c_int, *[ctypes.c_ulong] * 4], ctypes.c_int
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # The parent may have died before the call above: this process then belongs to another one already.
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _start_worker(messages: Any, parent: int, lock_files: Sequence[Any]) -> None:
+    """A worker process's initializer: end with `parent`, keep the queue its QueueReporter puts reports on, and end
+    without Python's last collection. `lock_files`: the descriptors of the store's lock (held_lock_files), handed
+    over (_HandedOver) and open until this process ends, so that the lock is free only once every process of the
+    run has ended.
     """
     global _progress_queue
+    _end_with(parent)
     _progress_queue = messages
     # Python ends by walking every object left for cycles (Dagster's and the imports', some 300,000) although the
     # process's memory goes with it: about 1 CPU-second a worker, 3 after a scenario's chain. Frozen (registered
@@ -198,6 +248,12 @@ def run_waves(
             messages, stop = context.Queue(), threading.Event()
             forwarder = threading.Thread(target=_forward_progress, args=(messages, stop), daemon=True)
             forwarder.start()
+            # The workers belong to this run's lock: they hold its file too (a local store's flock is then free only
+            # once every process of the run has ended) and die with this process (Linux). Not at import: the
+            # store's libraries load slowly.
+            from pipeline.store.lock import held_lock_files
+
+            lock_files = [_HandedOver(fd) for fd in held_lock_files()]
             # A fresh process per stage: a process that ran one scenario's chain keeps what its allocators
             # hold (about 150 MB at the fide scale), and the next chain would start from there. Side by side,
             # their peaks add up: they give freed memory back after 2 s (pipeline.malloc.POLARS_RETURNS_FREED_MEMORY).
@@ -209,7 +265,7 @@ def run_waves(
                         mp_context=context,
                         max_tasks_per_child=1,
                         initializer=_start_worker,
-                        initargs=(messages,),
+                        initargs=(messages, os.getpid(), lock_files),
                     ) as pool,
                 ):
                     futures = [pool.submit(execute, stage, *args, QueueReporter()) for stage in wave]

@@ -32,6 +32,10 @@ WAIT_POLL_SECONDS = 2.0
 STORE_TAG = "ratings/store"
 # `ratings run`'s exit code when the store is locked: EX_TEMPFAIL of sysexits.h, "try again later".
 EXIT_LOCKED = 75
+# The descriptors of the local locks this process holds. A flock belongs to the open file, not to a process: the
+# run's worker processes are handed these (pipeline.operations.waves.run_waves), so the kernel drops the lock only
+# once the last process of the run has ended, however the parent ended.
+_HELD: set[int] = set()
 
 
 @dataclass(frozen=True)
@@ -107,10 +111,12 @@ class StoreLock:
     """The lock of one store, held by this process from acquire() to release().
 
     Local store: a file created (O_CREAT) and held with flock, which the kernel drops when the process
-    ends however it ends (SIGKILL too), so a lock file nobody holds is stale by definition. S3: an object
-    created with If-None-Match: "*" (one creator wins), rewritten every HEARTBEAT_SECONDS and deleted
-    with If-Match on its ETag; it is stale once its process is gone on this host, or its heartbeat is
-    older than STALE_AFTER_SECONDS, and taken over with If-Match on the stale ETag (one taker wins).
+    and the worker processes it hands the file to (held_lock_files) have ended, however they end (SIGKILL
+    too), so a lock file nobody holds is stale by definition. S3: an object created with If-None-Match: "*"
+    (one creator wins), rewritten every HEARTBEAT_SECONDS and deleted with If-Match on its ETag; it is
+    stale once its process is gone on this host, or its heartbeat is older than STALE_AFTER_SECONDS, and
+    taken over with If-Match on the stale ETag (one taker wins). Its process's workers cannot hold an
+    object: on Linux they die with their parent (pipeline.operations.waves), elsewhere they finish their run.
     """
 
     def __init__(self, store: ObjectStore, command: str | None = None):
@@ -158,6 +164,7 @@ class StoreLock:
         os.pwrite(fd, self._content(), 0)
         os.fsync(fd)
         self._fd = fd
+        _HELD.add(fd)
         note = None
         if previous is not None:
             note = f"took over the lock of a run that ended without releasing it ({previous.describe()})"
@@ -245,6 +252,7 @@ class StoreLock:
         """Give the lock up (only our own: a lock taken over from us is left to its new holder)."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
+            _HELD.discard(fd)
             # Unlinked while still flocked, so no run can flock this inode in between and think it holds the lock.
             with contextlib.suppress(FileNotFoundError):
                 if os.stat(self.path).st_ino == os.fstat(fd).st_ino:
@@ -271,6 +279,11 @@ class StoreLock:
         except Exception as error:  # noqa: BLE001 - botocore's ClientError, untranslated by _call_s3
             if not _precondition_failed(error):
                 raise
+
+
+def held_lock_files() -> list[int]:
+    """The descriptors of the local store locks this process holds (for its worker processes to hold too)."""
+    return sorted(_HELD)
 
 
 @contextlib.contextmanager
