@@ -96,6 +96,37 @@ def test_one_month_rerun_writes_what_the_full_run_wrote(rated_store, tmp_path: P
             assert "stale" not in out
 
 
+@pytest.mark.integration
+def test_the_same_month_rated_twice_records_the_stale_lists_twice_and_a_failed_record_keeps_the_summary(
+    rated_store, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corrected dump re-rated twice the README's way: the second run's note of the stale lists is its own, not a
+    second runless evaluation of the same check and month (which Dagster's unique key refused, after the lists were
+    written and before the summary).
+    """
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    check = dg.AssetCheckKey(dg.AssetKey(["actual", "rating_list"]), "list_continuity")
+    for _ in range(2):
+        assert _run(store, scenarios, home, "--from", "2024-02", "--to", "2024-02") == 0
+        out = capsys.readouterr().out
+        assert "Run done: 1 months 2024-02..2024-02" in out and "may be stale (the 2024-03 list" in out
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        history = instance.event_log_storage.get_asset_check_execution_history(check, limit=400)
+    stale = [r for r in history if r.partition == "2024-03" and "stale_months" in r.evaluation.metadata]
+    assert len(stale) == 2 and len({r.run_id for r in stale}) == 2
+
+    # Whatever fails in recording it, the lists are written: the summary is printed and says what was not recorded.
+    def failing(*_args: object) -> None:
+        raise RuntimeError("database is locked")
+
+    monkeypatch.setattr("assets.runtime.runs.mark_stale_lists", failing)
+    assert _run(store, scenarios, home, "--from", "2024-02", "--to", "2024-02") == 0
+    out = capsys.readouterr().out
+    assert "Run done" in out and "UI: ratings ui" in out
+    assert "WARNING: the UI's note of the stale lists was not recorded (RuntimeError: database is locked)" in out
+
+
 def test_a_missing_truncated_or_foreign_list_before_the_run_stops_it_before_anything_is_written(
     rated_store, tmp_path: Path, capsys
 ) -> None:

@@ -350,39 +350,60 @@ def _rate_planned(
 
     summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home, fault)
     if summary["stale_after"]:
-        with dg.DagsterInstance.from_config(home) as instance:
-            mark_stale_lists(instance, plan, summary["stale_after"])
+        try:
+            with dg.DagsterInstance.from_config(home) as instance:
+                mark_stale_lists(instance, plan, summary["stale_after"], summary["run_ids"])
+        except Exception as error:  # the lists are written: a bookkeeping failure must not swallow the summary
+            first = (str(error).strip().splitlines() or [""])[0]
+            summary["bookkeeping"] = (
+                f"the UI's note of the stale lists was not recorded ({type(error).__name__}: {first})"
+            )
     print(closing_lines(summary, plan.scenarios, title), file=out, flush=True)
     return summary
 
 
-def mark_stale_lists(instance: dg.DagsterInstance, plan: RunPlan, stale: dict[str, dict[str, list[str]]]) -> None:
+def mark_stale_lists(
+    instance: dg.DagsterInstance, plan: RunPlan, stale: dict[str, dict[str, list[str]]], run_ids: Sequence[str]
+) -> None:
     """Record in the UI that each scenario's stored lists after the run's last month were rated from a list the run
     replaced (run_report.stale_after): the list_continuity check of the month after, evaluated against the new
     list (failed when it no longer continues it), naming every later month and the command that re-rates them.
 
     Dagster by itself marks only that month's list unsynced (its upstream, the month before, is newer);
     the months after it are stale as well, and the check's metadata says so.
+
+    The evaluation is recorded in the Dagster run that wrote the new list (else the last of `run_ids`), not as a
+    runless event: Dagster keeps one execution per check, partition and run, and every runless event has the same
+    run id (''), so the second run of the same range failed on the first one's evaluation (UNIQUE constraint
+    failed: asset_check_executions). Within a run Dagster updates the execution in place.
     """
     last = plan.months[-1]
     command = f"ratings run --store {redact_url(plan.store.url())} --from {add_months(last, 1)}"
     for name, lists in stale.items():
         months, problems = lists["months"], lists["problems"]
         key = dg.AssetKey([plan.scenarios[name].name, "rating_list"])
-        instance.report_runless_asset_event(
-            dg.AssetCheckEvaluation(
-                asset_key=key,
-                check_name=LIST_CONTINUITY,
-                passed=not problems,
-                partition=months[0],
-                # The month's stored list is what it verified: the UI counts the evaluation for that month.
-                target_materialization_data=month_targets(instance, key, [months[0]]).get(months[0]),
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "stale_months": f"{months[0]}..{months[-1]} ({len(months)})",
-                    "rated_from": f"the list of {last} that a later run replaced",
-                    "bring_up_to_date": command,
-                    **({"problems": "\n".join(problems)} if problems else {}),
-                },
-            )
+        targets = month_targets(instance, key, [last, months[0]])
+        run_id = targets[last].run_id if last in targets else (run_ids[-1] if run_ids else None)
+        if run_id is None:  # no Dagster run started: the summary alone says it
+            continue
+        evaluation = dg.AssetCheckEvaluation(
+            asset_key=key,
+            check_name=LIST_CONTINUITY,
+            passed=not problems,
+            partition=months[0],
+            # The month's stored list is what it verified: the UI counts the evaluation for that month.
+            target_materialization_data=targets.get(months[0]),
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata={
+                "stale_months": f"{months[0]}..{months[-1]} ({len(months)})",
+                "rated_from": f"the list of {last} that a later run replaced",
+                "bring_up_to_date": command,
+                **({"problems": "\n".join(problems)} if problems else {}),
+            },
+        )
+        instance.report_dagster_event(
+            dg.DagsterEvent(
+                dg.DagsterEventType.ASSET_CHECK_EVALUATION.value, ALL_MONTHS_JOB, event_specific_data=evaluation
+            ),
+            run_id=run_id,
         )

@@ -618,6 +618,8 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             f"rated from the lists this run replaced and {state}; bring them up to date with "
             f"`ratings run --store {where} --from {following}`"
         )
+    if summary.get("bookkeeping"):
+        lines.append(f"  WARNING: {escape_text(summary['bookkeeping'])}")
     if summary["rated_players"]:
         lines.append(
             f"  rated players on the {last} list: "
