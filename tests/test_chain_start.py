@@ -288,6 +288,40 @@ def test_a_stray_month_folder_adds_no_months_to_a_run(tmp_path: Path, monkeypatc
     assert len(plan_run(str(tmp_path), "1900-01", "2024-02", None).months) == 1490  # asked for explicitly
 
 
+def test_a_run_from_before_the_stores_first_month_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mistyped year (2019 for 2024) wrote made-up lists from the seed list, and a --from a month early moved every
+    chain's start, rewriting every stored list (frozen ones too), until the next default run moved it back.
+    """
+    from pipeline.generator import generate
+
+    monkeypatch.delenv("RATINGS_FIRST_MONTH", raising=False)
+    generate(str(store := tmp_path / "store"), seed=3, players=60, start="2024-01", end="2024-02")
+    for first, last in (("2019-01", "2019-02"), ("2023-11", None)):
+        extra = ("--to", last) if last else ()
+        assert (
+            main(["run", "--store", str(store), "--dagster-home", str(tmp_path / "home"), "--from", first, *extra]) == 2
+        )
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1, err
+        assert f"--from {first} is before the store's first month 2024-01 (the landing zone's first month" in err
+        assert f"set RATINGS_FIRST_MONTH={first}" in err
+        assert _outputs(store) == {} and not (tmp_path / "home").exists()
+    with pytest.raises(StoreError, match="before the store's first month 2024-01"):
+        plan_run(str(store), "2023-12", "2024-01", None)
+    # Starting earlier on purpose: the setting is the store's first month, and the chains start there.
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2023-11")
+    assert plan_run(str(store), "2023-11", None, None).chain_start == "2023-11"
+    with pytest.raises(StoreError, match=r"before the store's first month 2023-11 \(RATINGS_FIRST_MONTH\)"):
+        plan_run(str(store), "2023-10", None, None)
+    # A setting after the first dumps: a default run starts at it, and its plan names the dumps it leaves out.
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-02")
+    plan = plan_run(str(store), None, None, None)
+    assert plan.months == ["2024-02"] and plan.chain_start == "2024-02"
+    assert "not rated: the dumps of 2024-01, before RATINGS_FIRST_MONTH 2024-02 (the store's first month)" in plan.notes
+
+
 def test_gaps_of_more_than_a_year_are_named() -> None:
     held = ["2020-01", "2020-02", "2022-03", "2022-04"]
     assert held_gaps(held, "2020-01", "2022-04") == ["no dumps for 24 months between 2020-02 and 2022-03"]

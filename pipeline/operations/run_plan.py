@@ -154,13 +154,37 @@ def held_gaps(held: Sequence[str], first: str, last: str) -> list[str]:
     return gaps
 
 
-def chain_start(held: Sequence[str], first_month: str) -> str:
-    """The month every scenario's chain starts from the seed list: the setting RATINGS_FIRST_MONTH, else the landing
-    zone's first month, or the run's first month when that is earlier. Every other month continues the stored
-    list of the month before, whatever range a run rates (the UI's partitions start at the same month).
+def store_first_month(held: Sequence[str]) -> tuple[str, str] | None:
+    """The store's first month and where it comes from: the setting RATINGS_FIRST_MONTH, else the landing zone's
+    first month holding dumps; None for a landing zone without dumps and no setting.
     """
-    first_partition, _ = Settings.from_env().months_for(list(held))
-    return min(first_partition, first_month)
+    settings = Settings.from_env()
+    if settings.first_month is not None:
+        return settings.first_month, "RATINGS_FIRST_MONTH"
+    return (held[0], "the landing zone's first month holding dumps") if held else None
+
+
+def chain_start(held: Sequence[str], first_month: str) -> str:
+    """The month every scenario's chain starts from the seed list: the store's first month (store_first_month). Every
+    other month continues the stored list of the month before, whatever range a run rates (the UI's partitions
+    start at the same month).
+
+    StoreError for a run from before it: the chains would start from the seed list there, and every stored list
+    after it would be rated again from that start (a frozen `recalculation: forward` list too), and again from
+    the store's own start by the next run. Starting earlier on purpose is setting RATINGS_FIRST_MONTH.
+    """
+    first = store_first_month(held)
+    if first is None:  # no dumps and no setting: the run's own --from..--to (both given) is all there is
+        first_partition, _ = Settings.from_env().months_for(list(held))
+        return min(first_partition, first_month)
+    start, source = first
+    if first_month < start:
+        raise StoreError(
+            f"--from {first_month} is before the store's first month {start} ({source}): nothing written. "
+            f"To start the chains earlier on purpose, set RATINGS_FIRST_MONTH={first_month} for this run and every "
+            f"later one (the seed list then applies from {first_month} and every stored list is rated again)"
+        )
+    return start
 
 
 def last_stored_list(store: ObjectStore, scenarios: Mapping[str, Scenario]) -> str | None:
@@ -265,7 +289,16 @@ def plan_run(
             flush=True,
         )
     stored_last = last_stored_list(store, scenarios)
-    months = months_to_rate(held, first_month, last_month, redact_url(store.url()), stored_last)
+    # Dumps before a RATINGS_FIRST_MONTH later than them are outside the store's months: a default run starts at it.
+    first, outside = store_first_month(held), []
+    if first is not None and first_month is None:
+        outside = [month for month in held if month < first[0]]
+        if outside and len(outside) == len(held):
+            raise StoreError(
+                f"every month holding dumps ({_months_text(held)}) is before RATINGS_FIRST_MONTH {first[0]}"
+            )
+    rated_held = held[len(outside) :]
+    months = months_to_rate(rated_held, first_month, last_month, redact_url(store.url()), stored_last)
     start = chain_start(held, months[0])
     # The store's months, of which the run rates months: pages over every month read them all.
     partition_range = (start, max(months[-1], held[-1] if held else months[-1], stored_last or months[-1]))
@@ -275,6 +308,11 @@ def plan_run(
         except MissingMonth as missing:
             raise StoreError(f"scenario {scenario.name}: {missing}") from None
     notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
+    if outside:
+        notes += (
+            f"not rated: the dumps of {_months_text(outside)}, before RATINGS_FIRST_MONTH {start} (the store's first "
+            "month)",
+        )
     # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
     notes += tuple(registry_plan(store, months, start, entries))
     published, stale = published_months(store, scenarios, months, publish)
