@@ -173,13 +173,25 @@ def test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_correc
     shutil.copytree(store / "raw", fresh / "raw")
     shutil.copytree(store / "truth", fresh / "truth")
 
+    # A run from the month after says the corrected month's tables no longer match its dumps (as the instance that
+    # rated them observed the dumps), and how to bring it in.
+    shutil.copytree(full.parent / "home", tmp_path / "home")
+    assert _run(store, scenarios, tmp_path / "home", "--from", "2024-04") == 0
+    out = capsys.readouterr().out
+    warning = (
+        "WARNING: the dumps of 2024-03 changed since its stored tables were made, and this run starts at 2024-04: "
+        f"bring them in with `ratings run --store {store} --from 2024-03`"
+    )
+    assert out.count(warning) == 2, out  # in the plan and in the summary
+
     # Re-rated alone, the corrected month leaves the lists after it stale, and the summary says how to mend them.
     assert _run(store, scenarios, tmp_path / "home", "--from", "2024-03", "--to", "2024-03") == 0
     out = capsys.readouterr().out
     assert "are stale (the 2024-04 list no longer continues the new 2024-03 list in actual" in out
     assert f"`ratings run --store {store} --from 2024-04`" in out
     assert _run(store, scenarios, tmp_path / "home", "--from", "2024-04") == 0
-    assert "stale" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "stale" not in out and "changed since" not in out
     assert _run(fresh, scenarios, tmp_path / "home2", "--publish", "all") == 0
     rerated, reference = _outputs(store), _outputs(fresh)
     assert sorted(key for key in reference if rerated.get(key) != reference[key]) == []

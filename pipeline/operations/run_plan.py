@@ -349,6 +349,17 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     return continuity_problems(previous, following, seeded)
 
 
+def changed_before_line(months: Sequence[str], where: str, first: str) -> str:
+    """The warning of a run from `first` on a store whose dumps of earlier `months` changed since those months'
+    stored tables were made (assets.runtime.runs.dumps_changed_before): the run leaves them as they were.
+    """
+    return (
+        f"WARNING: the dumps of {_months_text(months)} changed since {'its' if len(months) == 1 else 'their'} stored "
+        f"tables were made, and this run starts at {first}: bring them in with "
+        f"`ratings run --store {where} --from {months[0]}`"
+    )
+
+
 def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:
     """Remove the temporary files that killed writers left behind, and say so."""
     removed = store.remove_orphaned_temp_files()
@@ -656,6 +667,8 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             f"rated from the lists this run replaced and {state}; bring them up to date with "
             f"`ratings run --store {where} --from {following}`"
         )
+    if summary.get("dumps_changed_before"):
+        lines.append(f"  {changed_before_line(summary['dumps_changed_before'], where, first)}")
     if summary.get("bookkeeping"):
         lines.append(f"  WARNING: {escape_text(summary['bookkeeping'])}")
     if summary["rated_players"]:
