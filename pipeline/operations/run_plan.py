@@ -30,6 +30,7 @@ from pipeline.operations.waves import (
 )
 from pipeline.publish.lists import TXT_LEFT_OUT_REASON, list_command, readable_list_months, stored_txt_left_out
 from pipeline.rules.regulations import seeds_from_standard
+from pipeline.scenarios.amendments import previous_key
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import DEFAULT_STORE, Settings
@@ -513,12 +514,37 @@ def runs_summary(
         (row for outcome in outcomes for row in outcome.get("amended", [])),
         key=lambda row: (row["scenario"], row["month"]),
     )
+    for row in summary["amended_lists"][:SUMMARY_FILES]:
+        if row.get("players_otherwise_changed") and not summary.get("fault"):
+            row["columns_changed"] = columns_changed(plan.store, row["scenario"], row["month"])
     summary["published"] = list(plan.published)
     summary["stale_readable_lists"] = list(plan.unpublished_stale)
     summary["registries"] = registry_plan(plan.store, plan.months, plan.chain_start, plan.entries)
     summary["fault"] = fault or next((f for o in outcomes for f in o.get("faults", [])), None) or summary.get("fault")
     summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, plan.scenarios, plan.months[-1])
     return summary
+
+
+def columns_changed(store: ObjectStore, scenario: str, month: str) -> list[str]:
+    """The columns other than the rating in which the players on both the stored list of `month` and the list it
+    replaced (lists/<scenario>/<month>.previous.parquet) differ: what an amendment's `players_otherwise_changed`
+    players changed, which its changes file (ratings only) does not say. Empty when either cannot be read.
+    """
+    try:
+        old = store.read_parquet(previous_key(scenario, month))
+        new = store.read_parquet(table_key([scenario, "rating_list"], month))
+    except Exception:  # a count the summary can do without: never the reason it is not printed
+        return []
+    shared = [column for column in old.columns if column in new.columns and column not in ("player_id", "rating")]
+    if not shared or "rating" not in old.columns or "rating" not in new.columns:
+        return []
+    # The players whose rating stayed: the columns the others changed follow from the rating (change, games...).
+    both = old.select("player_id", "rating", *shared).join(
+        new.select("player_id", "rating", *shared), on="player_id", suffix="_new"
+    )
+    kept = both.filter(pl.col("rating").eq_missing(pl.col("rating_new")))
+    differs = kept.select(pl.col(c).ne_missing(pl.col(f"{c}_new")).any() for c in shared).row(0)
+    return [column for column, differ in zip(shared, differs, strict=True) if differ]
 
 
 def _stored(store: ObjectStore, table: str, months: Sequence[str], schema: pl.Schema) -> pl.DataFrame:
@@ -625,7 +651,9 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(
             f"  {row['scenario']}: the list of {row['month']} changed from the stored one: "
             f"{row['players_updated']:,} rating(s) changed, {row['players_created']:,} player(s) added, "
-            f"{row['players_deleted']:,} removed ({row['changes_file']})"
+            f"{row['players_deleted']:,} removed, {row.get('players_otherwise_changed', 0):,} otherwise changed"
+            + (f" (in {', '.join(row['columns_changed'])})" if row.get("columns_changed") else "")
+            + f" ({row['changes_file']})"
         )
     if len(summary.get("amended_lists", [])) > SUMMARY_FILES:
         lines.append(
