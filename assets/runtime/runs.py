@@ -358,7 +358,10 @@ def _rate_planned(
                 print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
             remove_interrupted_writes(plan.store, out)
             fingerprints = landing_versions(plan.store, plan.entries).dumps
-            changed_before = dumps_changed_before(instance, plan, fingerprints)
+            try:
+                changed_before = dumps_changed_before(instance, plan, fingerprints)
+            except Exception as error:  # a warning's look-up: never the reason a run does not start
+                print(f"  (could not compare the earlier months' dumps: {type(error).__name__})", file=out, flush=True)
             if changed_before:
                 print(f"  {changed_before_line(changed_before, where, plan.months[0])}", file=out, flush=True)
             observe_landing_zone(instance, fingerprints, plan.months)
