@@ -96,6 +96,37 @@ def test_one_month_rerun_writes_what_the_full_run_wrote(rated_store, tmp_path: P
             assert "stale" not in out
 
 
+@pytest.mark.integration
+def test_the_same_month_rated_twice_records_the_stale_lists_twice_and_a_failed_record_keeps_the_summary(
+    rated_store, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corrected dump re-rated twice the README's way: the second run's note of the stale lists is its own, not a
+    second runless evaluation of the same check and month (which Dagster's unique key refused, after the lists were
+    written and before the summary).
+    """
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    check = dg.AssetCheckKey(dg.AssetKey(["actual", "rating_list"]), "list_continuity")
+    for _ in range(2):
+        assert _run(store, scenarios, home, "--from", "2024-02", "--to", "2024-02") == 0
+        out = capsys.readouterr().out
+        assert "Run done: 1 months 2024-02..2024-02" in out and "may be stale (the 2024-03 list" in out
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        history = instance.event_log_storage.get_asset_check_execution_history(check, limit=400)
+    stale = [r for r in history if r.partition == "2024-03" and "stale_months" in r.evaluation.metadata]
+    assert len(stale) == 2 and len({r.run_id for r in stale}) == 2
+
+    # Whatever fails in recording it, the lists are written: the summary is printed and says what was not recorded.
+    def failing(*_args: object) -> None:
+        raise RuntimeError("database is locked")
+
+    monkeypatch.setattr("assets.runtime.runs.mark_stale_lists", failing)
+    assert _run(store, scenarios, home, "--from", "2024-02", "--to", "2024-02") == 0
+    out = capsys.readouterr().out
+    assert "Run done" in out and "UI: ratings ui" in out
+    assert "WARNING: the UI's note of the stale lists was not recorded (RuntimeError: database is locked)" in out
+
+
 def test_a_missing_truncated_or_foreign_list_before_the_run_stops_it_before_anything_is_written(
     rated_store, tmp_path: Path, capsys
 ) -> None:
@@ -142,13 +173,25 @@ def test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_correc
     shutil.copytree(store / "raw", fresh / "raw")
     shutil.copytree(store / "truth", fresh / "truth")
 
+    # A run from the month after says the corrected month's tables no longer match its dumps (as the instance that
+    # rated them observed the dumps), and how to bring it in.
+    shutil.copytree(full.parent / "home", tmp_path / "home")
+    assert _run(store, scenarios, tmp_path / "home", "--from", "2024-04") == 0
+    out = capsys.readouterr().out
+    warning = (
+        "WARNING: the dumps of 2024-03 changed since its stored tables were made, and this run starts at 2024-04: "
+        f"bring them in with `ratings run --store {store} --from 2024-03`"
+    )
+    assert out.count(warning) == 2, out  # in the plan and in the summary
+
     # Re-rated alone, the corrected month leaves the lists after it stale, and the summary says how to mend them.
     assert _run(store, scenarios, tmp_path / "home", "--from", "2024-03", "--to", "2024-03") == 0
     out = capsys.readouterr().out
     assert "are stale (the 2024-04 list no longer continues the new 2024-03 list in actual" in out
     assert f"`ratings run --store {store} --from 2024-04`" in out
     assert _run(store, scenarios, tmp_path / "home", "--from", "2024-04") == 0
-    assert "stale" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "stale" not in out and "changed since" not in out
     assert _run(fresh, scenarios, tmp_path / "home2", "--publish", "all") == 0
     rerated, reference = _outputs(store), _outputs(fresh)
     assert sorted(key for key in reference if rerated.get(key) != reference[key]) == []
@@ -255,6 +298,40 @@ def test_a_stray_month_folder_adds_no_months_to_a_run(tmp_path: Path, monkeypatc
     with pytest.raises(StoreError, match=r"1900-01\.\.2024-02 is 1490 months, 1487 of them without dumps"):
         plan_run(str(tmp_path), None, None, None)
     assert len(plan_run(str(tmp_path), "1900-01", "2024-02", None).months) == 1490  # asked for explicitly
+
+
+def test_a_run_from_before_the_stores_first_month_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mistyped year (2019 for 2024) wrote made-up lists from the seed list, and a --from a month early moved every
+    chain's start, rewriting every stored list (frozen ones too), until the next default run moved it back.
+    """
+    from pipeline.generator import generate
+
+    monkeypatch.delenv("RATINGS_FIRST_MONTH", raising=False)
+    generate(str(store := tmp_path / "store"), seed=3, players=60, start="2024-01", end="2024-02")
+    for first, last in (("2019-01", "2019-02"), ("2023-11", None)):
+        extra = ("--to", last) if last else ()
+        assert (
+            main(["run", "--store", str(store), "--dagster-home", str(tmp_path / "home"), "--from", first, *extra]) == 2
+        )
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1, err
+        assert f"--from {first} is before the store's first month 2024-01 (the landing zone's first month" in err
+        assert f"set RATINGS_FIRST_MONTH={first}" in err
+        assert _outputs(store) == {} and not (tmp_path / "home").exists()
+    with pytest.raises(StoreError, match="before the store's first month 2024-01"):
+        plan_run(str(store), "2023-12", "2024-01", None)
+    # Starting earlier on purpose: the setting is the store's first month, and the chains start there.
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2023-11")
+    assert plan_run(str(store), "2023-11", None, None).chain_start == "2023-11"
+    with pytest.raises(StoreError, match=r"before the store's first month 2023-11 \(RATINGS_FIRST_MONTH\)"):
+        plan_run(str(store), "2023-10", None, None)
+    # A setting after the first dumps: a default run starts at it, and its plan names the dumps it leaves out.
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-02")
+    plan = plan_run(str(store), None, None, None)
+    assert plan.months == ["2024-02"] and plan.chain_start == "2024-02"
+    assert "not rated: the dumps of 2024-01, before RATINGS_FIRST_MONTH 2024-02 (the store's first month)" in plan.notes
 
 
 def test_gaps_of_more_than_a_year_are_named() -> None:

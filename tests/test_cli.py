@@ -353,6 +353,49 @@ def test_run_demo_and_ui_options_reach_their_handlers() -> None:
         parser.parse_args(["run", "--month", "2024-01"])
 
 
+def test_run_refuses_fewer_than_one_worker_and_a_file_as_its_instance(tmp_path: Path, capsys) -> None:
+    """--workers 0 and -1 ran as one worker, silently; a file as --dagster-home ended in `[Errno 17] File exists`."""
+    import argparse
+
+    from pipeline.cli.run_options import add_run_commands
+
+    parser = argparse.ArgumentParser(prog="ratings")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_run_commands(commands, run_handler=lambda a: 1, demo_handler=lambda a: 2, ui_handler=lambda a: 3)
+    for command in ("run", "demo"):
+        for workers in ("0", "-1", "two"):
+            with pytest.raises(SystemExit):
+                parser.parse_args([command, "--workers", workers])
+            err = capsys.readouterr().err
+            assert f"argument --workers: '{workers}': the number of worker processes, at least 1" in err
+        assert parser.parse_args([command, "--workers", "2"]).workers == 2
+    (afile := tmp_path / "home").write_text("")
+    for command in ("run", "demo", "ui"):
+        with pytest.raises(SystemExit):
+            parser.parse_args([command, "--dagster-home", str(afile)])
+        assert f"argument --dagster-home: {afile} is a file: give the Dagster instance's directory" in (
+            capsys.readouterr().err
+        )
+    assert parser.parse_args(["run", "--dagster-home", str(tmp_path / "new")]).dagster_home == str(tmp_path / "new")
+
+
+def test_history_says_when_the_scenarios_have_no_whole_history_scenario_or_the_store_is_missing(
+    tmp_path: Path, capsys
+) -> None:
+    from pipeline.cli.commands import main
+
+    (tmp_path / "store").mkdir()
+    assert main(["history", "--store", str(tmp_path / "store")]) == 2
+    err = capsys.readouterr().err
+    assert "has no whole-history (system: whr) scenario: give the file the store was rated with (--scenarios)" in err
+    assert "'None'" not in err and "examples/scenarios-whr.yaml" in err
+    assert main(["history", "--store", str(tmp_path / "nowhere")]) == 2
+    assert f"{tmp_path / 'nowhere'} does not exist: no store to read" in capsys.readouterr().err
+    whr = str(Path(__file__).parents[1] / "examples" / "scenarios-whr.yaml")
+    assert main(["history", "--store", str(tmp_path / "store"), "--scenarios", whr]) == 1
+    assert "holds no whr chain: rate it first" in capsys.readouterr().err
+
+
 def test_an_out_file_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     """--out files (rate-period, list, history, player --html): a failed write leaves the old file and nothing else."""
     target = tmp_path / "list.csv"

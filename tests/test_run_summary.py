@@ -131,3 +131,44 @@ def test_the_rated_players_the_fide_txt_leaves_out_are_counted_and_named(run) ->
     assert left.get("every_control") == 1  # the newcomer, rated under the 2024 rules
     shown = ", ".join(f"{name} {n:,}" for name, n in left.items())
     assert f"rated players left out of the {MONTHS[-1]} FIDE TXT (no FIDE id" in out and f"): {shown}" in out
+
+
+def test_an_amended_list_says_how_many_players_changed_otherwise_and_in_which_columns(tmp_path: Path) -> None:
+    """A list rated again with the same ratings but other flags or dates read "0 rating(s) changed, 0 player(s) added,
+    0 removed": the fourth count, and what it counts, were left out.
+    """
+    from pipeline.operations.run_plan import RunPlan, closing_lines, columns_changed, runs_summary
+    from pipeline.scenarios.amendments import previous_key
+    from pipeline.store.monthly import table_key
+
+    store = ObjectStore(str(tmp_path))
+    old = pl.DataFrame(
+        {
+            "player_id": [1, 2, 3],
+            "rating": [2000, 1900, 1800],
+            "change": [5, 0, -3],
+            "last_played": ["2023-01", "2022-12", "2023-01"],
+            "inactive": [False, False, False],
+        }
+    )
+    # Player 1's rating and its change moved (counted as a rating changed); player 2 only played later.
+    new = old.with_columns(
+        rating=pl.Series([2010, 1900, 1800]),
+        change=pl.Series([15, 0, -3]),
+        last_played=pl.Series(["2023-01", "2023-01", "2023-01"]),
+    )
+    store.write_parquet(old, previous_key("actual", "2023-01"))
+    store.write_parquet(new, table_key(["actual", "rating_list"], "2023-01"))
+    assert columns_changed(store, "actual", "2023-01") == ["last_played"]
+    assert columns_changed(store, "actual", "2023-02") == []  # nothing to compare: no words, no failure
+
+    counts = {"players_created": 0, "players_updated": 1, "players_deleted": 0, "players_otherwise_changed": 1}
+    row = {"scenario": "actual", "month": "2023-01", **counts, "changes_file": "lists/actual/2023-01.changes.csv"}
+    plan = RunPlan(str(tmp_path), store, [], ["2023-01"], {}, ("2023-01", "2023-01"))
+    outcome = {"run_id": "r1", "success": True, "checks": {}, "failed_steps": {}, "amended": [row]}
+    summary = runs_summary(plan, [outcome], 1, 1.0, "home")
+    assert summary["amended_lists"] == [{**row, "columns_changed": ["last_played"]}]
+    assert (
+        "actual: the list of 2023-01 changed from the stored one: 1 rating(s) changed, 0 player(s) added, 0 removed, "
+        "1 otherwise changed (in last_played) (lists/actual/2023-01.changes.csv)"
+    ) in closing_lines(summary, {}, "Run")

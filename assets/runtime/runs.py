@@ -9,7 +9,7 @@ import socket
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
@@ -20,15 +20,16 @@ from assets.definitions import ALL_MONTHS_JOB, build_defs
 from assets.publish import PUBLISH_STAGE
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
-from pipeline.ingest.landing import LandingEntry, dump_bytes, landing_versions, listing_of_the_run
+from pipeline.ingest.landing import dump_bytes, landing_versions, listing_of_the_run
 from pipeline.ingest.registry import keep_registry_history
 from pipeline.invariants.catalog import LIST_CONTINUITY
-from pipeline.months import add_months
+from pipeline.months import add_months, month_range
 from pipeline.operations import progress
 from pipeline.operations.automation import range_tags
 from pipeline.operations.instance_dirs import instance_dir
 from pipeline.operations.run_plan import (
     RunPlan,
+    changed_before_line,
     checks_passed,
     closing_lines,
     generate_demo,
@@ -86,24 +87,52 @@ def heal_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
     return healed
 
 
-def observe_landing_zone(
-    instance: dg.DagsterInstance, store: ObjectStore, entries: list[LandingEntry], months: Sequence[str]
-) -> None:
-    """Record the landing zone's data version of each month of the run, as observing `landing_zone` in the UI does.
+# Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
+DATA_VERSION_TAG = "dagster/data_version"
+
+
+def observe_landing_zone(instance: dg.DagsterInstance, fingerprints: Mapping[str, str], months: Sequence[str]) -> None:
+    """Record the landing zone's data version of each month of the run (`fingerprints`: landing_versions' dumps), as
+    observing `landing_zone` in the UI does.
 
     An observable source asset is not executed by a job run; without this the UI would say
     "Never observed" and could not tell which months' dumps changed after the run.
     """
-    fingerprints = landing_versions(store, entries).dumps
     for month in months:
         instance.report_runless_asset_event(
             dg.AssetObservation(
-                asset_key="landing_zone",
-                partition=month,
-                # Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
-                tags={"dagster/data_version": fingerprints.get(month, "empty")},
+                asset_key="landing_zone", partition=month, tags={DATA_VERSION_TAG: fingerprints.get(month, "empty")}
             )
         )
+
+
+def dumps_changed_before(instance: dg.DagsterInstance, plan: RunPlan, fingerprints: Mapping[str, str]) -> list[str]:
+    """The months from the chain's start to the run's first month, not rated by the run, whose dumps now differ from
+    those their stored tables were made from: the landing zone's version observed last before the month's latest
+    raw_games (observe_landing_zone records it before every `ratings run`) against this run's listing.
+
+    No dump is read: one query for the months' latest raw_games, one per such month for its observation (a
+    month never observed before it was ingested, as by a run launched from the UI without observing, is not named).
+    """
+    first = plan.months[0]
+    if plan.chain_start >= first:
+        return []
+    earlier = set(month_range(plan.chain_start, add_months(first, -1)))
+    ingested = instance.get_latest_storage_id_by_partition(
+        dg.AssetKey("raw_games"), dg.DagsterEventType.ASSET_MATERIALIZATION, earlier
+    )
+    changed = []
+    for month, storage_id in sorted(ingested.items()):
+        records = instance.fetch_observations(
+            dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey("landing_zone"), asset_partitions=[month], before_storage_id=storage_id
+            ),
+            limit=1,
+        ).records
+        observation = records[0].asset_observation if records else None
+        if observation is not None and observation.tags.get(DATA_VERSION_TAG) != fingerprints.get(month, "empty"):
+            changed.append(month)
+    return changed
 
 
 def _root_cause(error: Any) -> str:
@@ -320,7 +349,7 @@ def _rate_planned(
     previous_reporter = progress.install(progress.ConsoleProgress())
     outcomes: list[dict[str, Any]] = []
     waves: list[list[Stage]] = []
-    fault = None
+    fault, changed_before = None, []
     try:
         with dg.DagsterInstance.from_config(home) as instance:
             for note in instance_notes(instance, home, source, where):
@@ -328,7 +357,14 @@ def _rate_planned(
             for run_id in heal_orphaned_runs(instance):
                 print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
             remove_interrupted_writes(plan.store, out)
-            observe_landing_zone(instance, plan.store, plan.entries, plan.months)
+            fingerprints = landing_versions(plan.store, plan.entries).dumps
+            try:
+                changed_before = dumps_changed_before(instance, plan, fingerprints)
+            except Exception as error:  # a warning's look-up: never the reason a run does not start
+                print(f"  (could not compare the earlier months' dumps: {type(error).__name__})", file=out, flush=True)
+            if changed_before:
+                print(f"  {changed_before_line(changed_before, where, plan.months[0])}", file=out, flush=True)
+            observe_landing_zone(instance, fingerprints, plan.months)
         waves = stages(
             list(plan.scenarios),
             workers,
@@ -349,40 +385,62 @@ def _rate_planned(
         progress.install(previous_reporter)
 
     summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home, fault)
+    summary["dumps_changed_before"] = changed_before
     if summary["stale_after"]:
-        with dg.DagsterInstance.from_config(home) as instance:
-            mark_stale_lists(instance, plan, summary["stale_after"])
+        try:
+            with dg.DagsterInstance.from_config(home) as instance:
+                mark_stale_lists(instance, plan, summary["stale_after"], summary["run_ids"])
+        except Exception as error:  # the lists are written: a bookkeeping failure must not swallow the summary
+            first = (str(error).strip().splitlines() or [""])[0]
+            summary["bookkeeping"] = (
+                f"the UI's note of the stale lists was not recorded ({type(error).__name__}: {first})"
+            )
     print(closing_lines(summary, plan.scenarios, title), file=out, flush=True)
     return summary
 
 
-def mark_stale_lists(instance: dg.DagsterInstance, plan: RunPlan, stale: dict[str, dict[str, list[str]]]) -> None:
+def mark_stale_lists(
+    instance: dg.DagsterInstance, plan: RunPlan, stale: dict[str, dict[str, list[str]]], run_ids: Sequence[str]
+) -> None:
     """Record in the UI that each scenario's stored lists after the run's last month were rated from a list the run
     replaced (run_report.stale_after): the list_continuity check of the month after, evaluated against the new
     list (failed when it no longer continues it), naming every later month and the command that re-rates them.
 
     Dagster by itself marks only that month's list unsynced (its upstream, the month before, is newer);
     the months after it are stale as well, and the check's metadata says so.
+
+    The evaluation is recorded in the Dagster run that wrote the new list (else the last of `run_ids`), not as a
+    runless event: Dagster keeps one execution per check, partition and run, and every runless event has the same
+    run id (''), so the second run of the same range failed on the first one's evaluation (UNIQUE constraint
+    failed: asset_check_executions). Within a run Dagster updates the execution in place.
     """
     last = plan.months[-1]
     command = f"ratings run --store {redact_url(plan.store.url())} --from {add_months(last, 1)}"
     for name, lists in stale.items():
         months, problems = lists["months"], lists["problems"]
         key = dg.AssetKey([plan.scenarios[name].name, "rating_list"])
-        instance.report_runless_asset_event(
-            dg.AssetCheckEvaluation(
-                asset_key=key,
-                check_name=LIST_CONTINUITY,
-                passed=not problems,
-                partition=months[0],
-                # The month's stored list is what it verified: the UI counts the evaluation for that month.
-                target_materialization_data=month_targets(instance, key, [months[0]]).get(months[0]),
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "stale_months": f"{months[0]}..{months[-1]} ({len(months)})",
-                    "rated_from": f"the list of {last} that a later run replaced",
-                    "bring_up_to_date": command,
-                    **({"problems": "\n".join(problems)} if problems else {}),
-                },
-            )
+        targets = month_targets(instance, key, [last, months[0]])
+        run_id = targets[last].run_id if last in targets else (run_ids[-1] if run_ids else None)
+        if run_id is None:  # no Dagster run started: the summary alone says it
+            continue
+        evaluation = dg.AssetCheckEvaluation(
+            asset_key=key,
+            check_name=LIST_CONTINUITY,
+            passed=not problems,
+            partition=months[0],
+            # The month's stored list is what it verified: the UI counts the evaluation for that month.
+            target_materialization_data=targets.get(months[0]),
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata={
+                "stale_months": f"{months[0]}..{months[-1]} ({len(months)})",
+                "rated_from": f"the list of {last} that a later run replaced",
+                "bring_up_to_date": command,
+                **({"problems": "\n".join(problems)} if problems else {}),
+            },
+        )
+        instance.report_dagster_event(
+            dg.DagsterEvent(
+                dg.DagsterEventType.ASSET_CHECK_EVALUATION.value, ALL_MONTHS_JOB, event_specific_data=evaluation
+            ),
+            run_id=run_id,
         )

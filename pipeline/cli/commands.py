@@ -341,7 +341,7 @@ def command_history(args: argparse.Namespace) -> int:
     """A `system: whr` scenario's player-months (or one month's, or a month's list) as they stand after --as-of, as
     CSV to standard output or --out: pipeline.scenarios.whole_history_stored, from the stored WhrState months.
     """
-    from pipeline.scenarios.model import load_scenarios
+    from pipeline.scenarios.model import default_scenarios_path, load_scenarios
     from pipeline.scenarios.whole_history_step import is_whole_history
     from pipeline.scenarios.whole_history_stored import history_as_it_stands, list_as_it_stands, stored_months
     from pipeline.store.object_store import ObjectStore, redact_url
@@ -351,15 +351,23 @@ def command_history(args: argparse.Namespace) -> int:
             parse_month(month)
     if args.list and args.month is None:
         raise UsageError("--list needs --month (the list of which month)")
+    store = ObjectStore(args.store) if args.store else ObjectStore()
+    if store.is_local and not os.path.isdir(store.base):
+        raise UsageError(f"{store.base} does not exist: no store to read (--store, default $RATINGS_STORE or ./data)")
     scenarios = {n: s for n, s in load_scenarios(args.scenarios).items() if is_whole_history(s)}
-    name = args.scenario or next(iter(scenarios), None)
+    if not scenarios:
+        raise UsageError(
+            f"the scenarios file {args.scenarios or default_scenarios_path()} has no whole-history (system: whr) "
+            "scenario: give the file the store was rated with (--scenarios), or add one as "
+            "examples/scenarios-whr.yaml does and rate it (ratings run --scenarios FILE)"
+        )
+    name = args.scenario or next(iter(scenarios))
     if name not in scenarios:
         raise UsageError(
             f"{escape_text(str(name))!r} is not a whole-history scenario of the scenarios file "
-            f"(it has: {', '.join(scenarios) or 'none'}; give the file the store was rated with, --scenarios)"
+            f"(it has: {', '.join(scenarios)}; give the file the store was rated with, --scenarios)"
         )
     scenario = scenarios[name]
-    store = ObjectStore(args.store) if args.store else ObjectStore()
     try:
         held = stored_months(store, scenario)
     except FileNotFoundError:

@@ -96,10 +96,30 @@ DAGSTER_HOME_HELP = (
 )
 
 
+def workers_count(value: str) -> int:
+    """--workers: a whole number of at least 1 (0 or a negative count ran as one worker, silently)."""
+    try:
+        workers = int(value)
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: the number of worker processes, at least 1")
+    return workers
+
+
+def instance_directory(value: str) -> str:
+    """--dagster-home: a directory, made when absent; an existing file is refused here, not by the makedirs of the
+    instance with `[Errno 17] File exists`.
+    """
+    if os.path.exists(value) and not os.path.isdir(value):
+        raise argparse.ArgumentTypeError(f"{value} is a file: give the Dagster instance's directory")
+    return value
+
+
 def add_workers_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--workers",
-        type=int,
+        type=workers_count,
         default=None,
         metavar="N",
         help="worker processes: the shared tables in N runs of consecutive months side by side, then the "
@@ -146,7 +166,7 @@ def add_run_commands(
         metavar="FILE",
         help="scenarios YAML (default: $RATINGS_SCENARIOS or the shipped one)",
     )
-    run.add_argument("--dagster-home", default=None, metavar="DIR", help=DAGSTER_HOME_HELP)
+    run.add_argument("--dagster-home", default=None, metavar="DIR", type=instance_directory, help=DAGSTER_HOME_HELP)
     add_workers_option(run)
     add_publish_option(run)
     run.add_argument(
@@ -161,7 +181,7 @@ def add_run_commands(
         "demo", help="generate the default data set if absent and materialize every month through Dagster"
     )
     demo.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
-    demo.add_argument("--dagster-home", default=None, metavar="DIR", help=DAGSTER_HOME_HELP)
+    demo.add_argument("--dagster-home", default=None, metavar="DIR", type=instance_directory, help=DAGSTER_HOME_HELP)
     demo.add_argument(
         "--generate",
         action="store_true",
@@ -187,5 +207,5 @@ def add_run_commands(
         default="127.0.0.1",
         help="address to listen on (default 127.0.0.1: this machine only; the UI has no login)",
     )
-    ui.add_argument("--dagster-home", default=None, metavar="DIR", help=DAGSTER_HOME_HELP)
+    ui.add_argument("--dagster-home", default=None, metavar="DIR", type=instance_directory, help=DAGSTER_HOME_HELP)
     ui.set_defaults(handler=ui_handler)

@@ -30,6 +30,7 @@ from pipeline.operations.waves import (
 )
 from pipeline.publish.lists import TXT_LEFT_OUT_REASON, list_command, readable_list_months, stored_txt_left_out
 from pipeline.rules.regulations import seeds_from_standard
+from pipeline.scenarios.amendments import previous_key
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import DEFAULT_STORE, Settings
@@ -154,13 +155,37 @@ def held_gaps(held: Sequence[str], first: str, last: str) -> list[str]:
     return gaps
 
 
-def chain_start(held: Sequence[str], first_month: str) -> str:
-    """The month every scenario's chain starts from the seed list: the setting RATINGS_FIRST_MONTH, else the landing
-    zone's first month, or the run's first month when that is earlier. Every other month continues the stored
-    list of the month before, whatever range a run rates (the UI's partitions start at the same month).
+def store_first_month(held: Sequence[str]) -> tuple[str, str] | None:
+    """The store's first month and where it comes from: the setting RATINGS_FIRST_MONTH, else the landing zone's
+    first month holding dumps; None for a landing zone without dumps and no setting.
     """
-    first_partition, _ = Settings.from_env().months_for(list(held))
-    return min(first_partition, first_month)
+    settings = Settings.from_env()
+    if settings.first_month is not None:
+        return settings.first_month, "RATINGS_FIRST_MONTH"
+    return (held[0], "the landing zone's first month holding dumps") if held else None
+
+
+def chain_start(held: Sequence[str], first_month: str) -> str:
+    """The month every scenario's chain starts from the seed list: the store's first month (store_first_month). Every
+    other month continues the stored list of the month before, whatever range a run rates (the UI's partitions
+    start at the same month).
+
+    StoreError for a run from before it: the chains would start from the seed list there, and every stored list
+    after it would be rated again from that start (a frozen `recalculation: forward` list too), and again from
+    the store's own start by the next run. Starting earlier on purpose is setting RATINGS_FIRST_MONTH.
+    """
+    first = store_first_month(held)
+    if first is None:  # no dumps and no setting: the run's own --from..--to (both given) is all there is
+        first_partition, _ = Settings.from_env().months_for(list(held))
+        return min(first_partition, first_month)
+    start, source = first
+    if first_month < start:
+        raise StoreError(
+            f"--from {first_month} is before the store's first month {start} ({source}): nothing written. "
+            f"To start the chains earlier on purpose, set RATINGS_FIRST_MONTH={first_month} for this run and every "
+            f"later one (the seed list then applies from {first_month} and every stored list is rated again)"
+        )
+    return start
 
 
 def last_stored_list(store: ObjectStore, scenarios: Mapping[str, Scenario]) -> str | None:
@@ -265,7 +290,16 @@ def plan_run(
             flush=True,
         )
     stored_last = last_stored_list(store, scenarios)
-    months = months_to_rate(held, first_month, last_month, redact_url(store.url()), stored_last)
+    # Dumps before a RATINGS_FIRST_MONTH later than them are outside the store's months: a default run starts at it.
+    first, outside = store_first_month(held), []
+    if first is not None and first_month is None:
+        outside = [month for month in held if month < first[0]]
+        if outside and len(outside) == len(held):
+            raise StoreError(
+                f"every month holding dumps ({_months_text(held)}) is before RATINGS_FIRST_MONTH {first[0]}"
+            )
+    rated_held = held[len(outside) :]
+    months = months_to_rate(rated_held, first_month, last_month, redact_url(store.url()), stored_last)
     start = chain_start(held, months[0])
     # The store's months, of which the run rates months: pages over every month read them all.
     partition_range = (start, max(months[-1], held[-1] if held else months[-1], stored_last or months[-1]))
@@ -275,6 +309,11 @@ def plan_run(
         except MissingMonth as missing:
             raise StoreError(f"scenario {scenario.name}: {missing}") from None
     notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
+    if outside:
+        notes += (
+            f"not rated: the dumps of {_months_text(outside)}, before RATINGS_FIRST_MONTH {start} (the store's first "
+            "month)",
+        )
     # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
     notes += tuple(registry_plan(store, months, start, entries))
     published, stale = published_months(store, scenarios, months, publish)
@@ -309,6 +348,17 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
         return []
     seeded = not scenario.is_system and seeds_from_standard(scenario.rules_for(add_months(last_month, 1)))
     return continuity_problems(previous, following, seeded)
+
+
+def changed_before_line(months: Sequence[str], where: str, first: str) -> str:
+    """The warning of a run from `first` on a store whose dumps of earlier `months` changed since those months'
+    stored tables were made (assets.runtime.runs.dumps_changed_before): the run leaves them as they were.
+    """
+    return (
+        f"WARNING: the dumps of {_months_text(months)} changed since {'its' if len(months) == 1 else 'their'} stored "
+        f"tables were made, and this run starts at {first}: bring them in with "
+        f"`ratings run --store {where} --from {months[0]}`"
+    )
 
 
 def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:
@@ -464,6 +514,9 @@ def runs_summary(
         (row for outcome in outcomes for row in outcome.get("amended", [])),
         key=lambda row: (row["scenario"], row["month"]),
     )
+    for row in summary["amended_lists"][:SUMMARY_FILES]:
+        if row.get("players_otherwise_changed") and not summary.get("fault"):
+            row["columns_changed"] = columns_changed(plan.store, row["scenario"], row["month"])
     summary["published"] = list(plan.published)
     summary["stale_readable_lists"] = list(plan.unpublished_stale)
     summary["registries"] = registry_plan(plan.store, plan.months, plan.chain_start, plan.entries)
@@ -474,6 +527,28 @@ def runs_summary(
     summary["fault"] = fault or next((f for o in outcomes for f in o.get("faults", [])), None) or summary.get("fault")
     summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, plan.scenarios, plan.months[-1])
     return summary
+
+
+def columns_changed(store: ObjectStore, scenario: str, month: str) -> list[str]:
+    """The columns other than the rating in which the players on both the stored list of `month` and the list it
+    replaced (lists/<scenario>/<month>.previous.parquet) differ: what an amendment's `players_otherwise_changed`
+    players changed, which its changes file (ratings only) does not say. Empty when either cannot be read.
+    """
+    try:
+        old = store.read_parquet(previous_key(scenario, month))
+        new = store.read_parquet(table_key([scenario, "rating_list"], month))
+    except Exception:  # a count the summary can do without: never the reason it is not printed
+        return []
+    shared = [column for column in old.columns if column in new.columns and column not in ("player_id", "rating")]
+    if not shared or "rating" not in old.columns or "rating" not in new.columns:
+        return []
+    # The players whose rating stayed: the columns the others changed follow from the rating (change, games...).
+    both = old.select("player_id", "rating", *shared).join(
+        new.select("player_id", "rating", *shared), on="player_id", suffix="_new"
+    )
+    kept = both.filter(pl.col("rating").eq_missing(pl.col("rating_new")))
+    differs = kept.select(pl.col(c).ne_missing(pl.col(f"{c}_new")).any() for c in shared).row(0)
+    return [column for column, differ in zip(shared, differs, strict=True) if differ]
 
 
 def _stored(store: ObjectStore, table: str, months: Sequence[str], schema: pl.Schema) -> pl.DataFrame:
@@ -580,7 +655,9 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(
             f"  {row['scenario']}: the list of {row['month']} changed from the stored one: "
             f"{row['players_updated']:,} rating(s) changed, {row['players_created']:,} player(s) added, "
-            f"{row['players_deleted']:,} removed ({row['changes_file']})"
+            f"{row['players_deleted']:,} removed, {row.get('players_otherwise_changed', 0):,} otherwise changed"
+            + (f" (in {', '.join(row['columns_changed'])})" if row.get("columns_changed") else "")
+            + f" ({row['changes_file']})"
         )
     if len(summary.get("amended_lists", [])) > SUMMARY_FILES:
         lines.append(
@@ -622,6 +699,10 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             f"rated from the lists this run replaced and {state}; bring them up to date with "
             f"`ratings run --store {where} --from {following}`"
         )
+    if summary.get("dumps_changed_before"):
+        lines.append(f"  {changed_before_line(summary['dumps_changed_before'], where, first)}")
+    if summary.get("bookkeeping"):
+        lines.append(f"  WARNING: {escape_text(summary['bookkeeping'])}")
     if summary["rated_players"]:
         lines.append(
             f"  rated players on the {last} list: "
