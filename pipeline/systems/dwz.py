@@ -353,9 +353,16 @@ def upgrade_2025(rating: pl.Expr) -> pl.Expr:
 
 
 def apply_upgrade_2025(state: pl.DataFrame) -> pl.DataFrame:
-    """The 2025 upgrade on a dwz state: every player holding a DWZ (dwz_index > 0); unrated ones keep nothing."""
+    """The 2025 upgrade on a dwz state: every player holding a DWZ (dwz_index > 0), and each opponent's DWZ a
+    newcomer's Restpartien keep (`rest_ratings`, `rest_opponents`), so his first DWZ rates them on the new scale as
+    his new games (a reading: the DSB's text names DWZ only; docs/systems.md).
+    """
+    rest = _listed_rest().str.split(" ").list.eval(upgrade_2025(pl.element().cast(pl.Float64)).cast(pl.Int64))
+    pending = pl.col("rest_games") > 0
     return state.with_columns(
-        rating=pl.when(pl.col("dwz_index") > 0).then(upgrade_2025(pl.col("rating"))).otherwise(pl.col("rating"))
+        rating=pl.when(pl.col("dwz_index") > 0).then(upgrade_2025(pl.col("rating"))).otherwise(pl.col("rating")),
+        rest_ratings=pl.when(pending).then(rest.list.eval(pl.element().cast(pl.Utf8)).list.join(" ")),
+        rest_opponents=pl.when(pending).then(rest.list.sum().cast(pl.Float64)).otherwise(pl.col("rest_opponents")),
     )
 
 
