@@ -12,6 +12,7 @@ from pipeline.systems.dwz import (
     development_coefficient,
     first_dwz,
     gesamtiteration,
+    new_rating,
     performance_difference,
     upgrade_2025,
     win_expectancy,
@@ -251,6 +252,14 @@ def test_the_iteration_settles_on_we_equal_w():
 def test_a_first_dwz_below_800(ri, rn):
     # 2002-2009 edition 4.7.4: Rn = Ri, but Rn = 700 + Ri / 8 where Ri < 800.
     assert pl.select(first_dwz(pl.lit(ri))).item() == rn
+
+
+def test_dwz_rounds_half_away_from_zero_as_the_rest_of_the_project():
+    # Rn = Ro + 800 (W - We) / (E + n) = Ro +- 800 x .25 / 16 = Ro +- 12.5: 1512.5 -> 1513, 1488.5 -> 1489.
+    one, quarter, e = pl.lit(1), pl.lit(0.75), pl.lit(15.0)
+    assert pl.select(new_rating(pl.lit(1500.0), pl.lit(1.0), quarter, e, one)).item() == 1513
+    assert pl.select(new_rating(pl.lit(1501.0), pl.lit(0.5), quarter, e, one)).item() == 1489
+    assert pl.select(first_dwz(pl.lit(1500.5))).item() == 1501 and pl.select(first_dwz(pl.lit(796.0))).item() == 800
 
 
 def second_stage_tournament() -> tuple[pl.DataFrame, pl.DataFrame]:
