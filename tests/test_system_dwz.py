@@ -12,6 +12,7 @@ from pipeline.systems.dwz import (
     development_coefficient,
     first_dwz,
     gesamtiteration,
+    new_rating,
     performance_difference,
     upgrade_2025,
     win_expectancy,
@@ -155,6 +156,24 @@ def test_upgrade_2025_on_a_list():
     assert row(upgraded, 99)["rating"] == 1000.0
 
 
+def test_upgrade_2025_takes_a_newcomers_restpartien_to_the_new_scale():
+    established = state([{"player_id": p, "rating": 1500.0} for p in (1, 2, 3, 4, 5)])
+    games = pl.DataFrame({"white_id": [9] * 4, "black_id": [1, 2, 3, 4], "white_score": [1.0, 0.0, 1.0, 0.0]})
+    before = rate_system_period(DWZ, established, games, DWZ.params(), 24299).state  # 4 games: no first DWZ yet
+    assert row(before, 9)["rest_ratings"] == "1500 1500 1500 1500"
+    # A state stored before `rest_ratings` existed keeps only the sum: its mean is upgraded.
+    legacy = row(apply_upgrade_2025(before.with_columns(rest_ratings=pl.lit(None, dtype=pl.Utf8))), 9)
+    upgraded = apply_upgrade_2025(before)
+    for rest in (row(upgraded, 9), legacy):
+        assert rest["rest_ratings"] == "1720 1720 1720 1720" and rest["rest_opponents"] == 4 * 1720.0
+        assert rest["rest_games"] == 4 and rest["rest_score"] == 2.0
+    # 50 % against opponents all 1720 on the new scale: his first DWZ is theirs, and his new opponent keeps his.
+    draw = pl.DataFrame({"white_id": [9], "black_id": [5], "white_score": [0.5]})
+    after = rate_system_period(DWZ, upgraded, draw, DWZ.params(), 24300).state
+    assert row(after, 9)["rating"] == 1720.0 and row(after, 9)["dwz_index"] == 1
+    assert row(after, 5)["rating"] == 1720.0
+
+
 def test_newcomers_only_tournament_rates_nobody():
     games = pl.DataFrame({"white_id": [1, 2], "black_id": [2, 3], "white_score": [1.0, 0.5]})
     result = rate_system_period(DWZ, empty_state(DWZ), games, DWZ.params(), 24300).state
@@ -233,6 +252,14 @@ def test_the_iteration_settles_on_we_equal_w():
 def test_a_first_dwz_below_800(ri, rn):
     # 2002-2009 edition 4.7.4: Rn = Ri, but Rn = 700 + Ri / 8 where Ri < 800.
     assert pl.select(first_dwz(pl.lit(ri))).item() == rn
+
+
+def test_dwz_rounds_half_away_from_zero_as_the_rest_of_the_project():
+    # Rn = Ro + 800 (W - We) / (E + n) = Ro +- 800 x .25 / 16 = Ro +- 12.5: 1512.5 -> 1513, 1488.5 -> 1489.
+    one, quarter, e = pl.lit(1), pl.lit(0.75), pl.lit(15.0)
+    assert pl.select(new_rating(pl.lit(1500.0), pl.lit(1.0), quarter, e, one)).item() == 1513
+    assert pl.select(new_rating(pl.lit(1501.0), pl.lit(0.5), quarter, e, one)).item() == 1489
+    assert pl.select(first_dwz(pl.lit(1500.5))).item() == 1501 and pl.select(first_dwz(pl.lit(796.0))).item() == 800
 
 
 def second_stage_tournament() -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.cli.commands import main
 from pipeline.systems import empty_state, get_system, rate_system_period
-from pipeline.systems.ecf import category, expected_score, performance_rating
+from pipeline.systems.ecf import category, expected_score, k_rating, performance_rating
 from schemas.system_state import EcfState
 
 ECF = get_system("ecf")
@@ -56,6 +56,35 @@ def test_expectancy_is_fides_table(d, pd):
 def test_p_rating(opponents, n, w, nominal, p_rating):
     expr = performance_rating(pl.lit(float(opponents)), pl.lit(n), pl.lit(w), nominal)
     assert pl.select(expr).item() == p_rating
+
+
+def test_ratings_round_half_away_from_zero_as_the_rest_of_the_project():
+    # Ra + dp at exactly .5 (an average over n + 1 games): 1500.5 and 1501.5 both go up, not to the even neighbour.
+    assert pl.select(performance_rating(pl.lit(4502.0), pl.lit(3), pl.lit(1.5), 1500.0)).item() == 1501
+    assert pl.select(performance_rating(pl.lit(4506.0), pl.lit(3), pl.lit(1.5), 1500.0)).item() == 1502
+    assert pl.select(k_rating(pl.lit(1800.0), pl.lit(0.0625), 8.0)).item() == 1801  # 1800.5
+    assert pl.select(k_rating(pl.lit(1801.0), pl.lit(-0.0625), 8.0)).item() == 1801  # 1800.5
+
+
+def test_rate_period_rounds_a_p_rating_tie_up(tmp_path):
+    listed = {1: 1501, 2: 1501, 3: 1500, 4: 1503, 5: 1503, 6: 1500}
+    (tmp_path / "prev.csv").write_text(
+        "player_id,rating,games_total\n" + "".join(f"{p},{r},100\n" for p, r in listed.items())
+    )
+    (tmp_path / "games.csv").write_text(
+        "event_id,white_id,black_id,result,date\n"
+        + "E,9,1,1-0,2025-03-01\nE,9,2,1/2-1/2,2025-03-01\nE,9,3,0-1,2025-03-01\n"
+        + "F,8,4,1-0,2025-03-01\nF,8,5,1/2-1/2,2025-03-01\nF,8,6,0-1,2025-03-01\n"
+    )
+    out = tmp_path / "new.csv"
+    code = main(
+        ["rate-period", "--rules", "ecf", "--month", "2025-03", "--list", str(tmp_path / "prev.csv")]
+        + ["--games", str(tmp_path / "games.csv"), "--out", str(out), "--set", "init_rating=1500"]
+    )
+    assert code == 0
+    new = pl.read_csv(out)
+    # 50 %, dp 0: player 9's P Rating (1501 + 1501 + 1500 + 1500) / 4 = 1500.5, player 8's 6006 / 4 = 1501.5.
+    assert row(new, 9)["rating"] == 1501 and row(new, 8)["rating"] == 1502
 
 
 # K Rating (ECF help, definition 1): R1 = R0 + 20 (W - We), We from table 8.1.2; whole numbers.

@@ -267,3 +267,34 @@ def test_registry_and_state_columns():
         assert state["games"].to_list() == [2, 2, 2] and state["last_period"].to_list() == [7, 7, 7]
         with pytest.raises(ValueError, match="not after"):
             rate_system_period(system, state, games, system.params(), 7)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_bare_system_name_starts_unrated_players_at_the_systems_own_init_rating(name):
+    from pipeline.evaluation.raters import load_rater
+    from pipeline.scenarios.model import Scenario
+    from pipeline.systems.config import DEFAULT_INIT, load_system_rules
+
+    own = get_system(name).params().init_rating
+    assert load_system_rules(name).params == Scenario(name="own", system=name).system_rules().params
+    assert load_system_rules(name).params.init_rating == own
+    assert load_system_rules(name, ["init_rating=1234"]).params.init_rating == 1234
+    # `ratings evaluate`'s protocol starts everybody at 2200 (README, "Protocol"), whatever the system's own.
+    assert load_rater(name).settings()["init_rating"] == DEFAULT_INIT
+
+
+def test_rate_period_with_a_bare_system_name_rates_a_newcomer_from_its_own_init_rating(tmp_path):
+    from pipeline.cli.system_period import rate_system_files
+
+    (tmp_path / "prev.csv").write_text(
+        "player_id,rating,games_total\n" + "".join(f"{p},1500,100\n" for p in (1, 2, 3, 4))
+    )
+    (tmp_path / "games.csv").write_text(
+        "event_id,white_id,black_id,result,date\n" + "".join(f"E,9,{p},1-0,2025-03-01\n" for p in (1, 2, 3, 4))
+    )
+    files = str(tmp_path / "prev.csv"), str(tmp_path / "games.csv")
+    bare = rate_system_files("uscf", "2025-03", *files, ())
+    stated = rate_system_files("uscf", "2025-03", *files, ("init_rating=1300",))
+    newcomer = bare.filter(pl.col("player_id") == 9)["rating"].item()
+    # US Chess's Step 1 imputes 1300 without a birth year; from 2200 (the evaluation protocol's) he kept 2200.
+    assert newcomer == stated.filter(pl.col("player_id") == 9)["rating"].item() == pytest.approx(1893.12, abs=0.01)

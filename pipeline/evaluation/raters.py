@@ -154,7 +154,7 @@ def load_whole_history(
     values: dict[str, Any] | None = None,
 ) -> WholeHistoryRater:
     """The whole-history rater of `document`, then `--init`, `--set key=value`, then `values`, as systems take them."""
-    params = system_params(document, WHOLE_HISTORY[document["system"]], overrides, init, values)
+    params = system_params(document, WHOLE_HISTORY[document["system"]], overrides, init, values, DEFAULT_INIT)
     return WholeHistoryRater(str(document["name"]), params)
 
 
@@ -320,7 +320,7 @@ def load_rater(
     if whole is not None:
         return load_whole_history(whole, overrides, init, values)
     try:
-        return SystemRater(load_system_rules(name_or_path, overrides, init, values))
+        return SystemRater(load_system_rules(name_or_path, overrides, init, values, DEFAULT_INIT))
     except ValueError as exc:
         if "unknown rating system" in str(exc):
             raise ValueError(f"unknown rating system or rule set {name_or_path!r}; {known_names()}") from None

@@ -16,7 +16,8 @@ from pipeline.systems import RatingSystem, SystemParams, get_system, system_name
 
 #: The systems' YAML presets (pipeline/systems/presets/; the rule sets' are pipeline.rules.model.PRESET_PACKAGE).
 PRESET_PACKAGE = "pipeline.systems.presets"
-#: Everybody's initial rating when neither `--init` nor the document sets one (the protocol's, PlayerRatings' too).
+#: `ratings evaluate`'s initial rating when neither `--init` nor the document sets one (its protocol's, PlayerRatings'
+#: too); everywhere else a system starts unrated players at its own `init_rating` (docs/systems.md).
 DEFAULT_INIT = 2200.0
 
 
@@ -71,17 +72,18 @@ def load_system_rules(
     overrides: list[str] | tuple[str, ...] = (),
     init: float | None = None,
     values: dict[str, Any] | None = None,
+    default_init: float | None = None,
 ) -> SystemRules:
     """The system and parameters of `--rules`, then `--init`, then `--set key=value` overrides, then `values` (a grid
     point).
 
-    Everybody starts at `init` when given; otherwise at the document's `init_rating`, or at 2200
-    (the protocol's default, PlayerRatings' too) when the document does not set one.
+    Everybody starts at `init` when given; otherwise at the document's `init_rating`, else at `default_init` when
+    given (`ratings evaluate`'s DEFAULT_INIT), else at the system's own `init_rating`, as a scenario's `system:`.
     """
     document = copy.deepcopy(rules_document(name_or_path))
     system = get_system(str(document["system"]))
     name = str(document["name"])
-    return SystemRules(name, system, system_params(document, system.params, overrides, init, values))
+    return SystemRules(name, system, system_params(document, system.params, overrides, init, values, default_init))
 
 
 P = TypeVar("P", bound=BaseModel)
@@ -93,15 +95,18 @@ def system_params(
     overrides: list[str] | tuple[str, ...] = (),
     init: float | None = None,
     values: dict[str, Any] | None = None,
+    default_init: float | None = None,
 ) -> P:
     """A system's parameters (`model`) from its document's settings (all but system, name, description and source),
-    then `--init` (else the document's `init_rating`, else DEFAULT_INIT), then `--set key=value` (flat names), then
-    `values` (a grid point); ValueError naming the document, the problems and the known parameters.
+    then `--init` (else the document's `init_rating`, else `default_init`, else the model's own), then
+    `--set key=value` (flat names), then `values` (a grid point); ValueError naming the document, the problems and
+    the known parameters.
     """
     settings = {k: v for k, v in document.items() if k not in ("system", "name", "description", "source")}
     if init is not None:
         settings["init_rating"] = init
-    settings.setdefault("init_rating", DEFAULT_INIT)
+    if default_init is not None:
+        settings.setdefault("init_rating", default_init)
     for assignment in overrides:
         path, value = parse_override(assignment)
         if len(path) != 1:

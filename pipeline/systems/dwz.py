@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
+from pipeline.rules.regulations import round_half_away
 from pipeline.systems import RatingSystem, SystemParams
 from schemas.system_state import DwzState
 
@@ -146,12 +147,12 @@ def development_coefficient(
         .then(params.e_max_braking)
         .otherwise(pl.min_horizontal(pl.lit(params.e_max), 5.0 * pl.max_horizontal(index, pl.lit(1)).cast(pl.Float64)))
     )
-    return raw.round(0).clip(lower_bound=5.0).clip(upper_bound=cap)
+    return round_half_away(raw).cast(pl.Float64).clip(lower_bound=5.0).clip(upper_bound=cap)
 
 
 def new_rating(rating: pl.Expr, score: pl.Expr, expected: pl.Expr, e: pl.Expr, n: pl.Expr) -> pl.Expr:
     """WO 3.5.2: Rn = Ro + 800 (W - We) / (E + n), a whole number (WO 2.2.1: DWZ are whole numbers)."""
-    return (rating + 800.0 * (score - expected) / (e + n.cast(pl.Float64))).round(0)
+    return round_half_away(rating + 800.0 * (score - expected) / (e + n.cast(pl.Float64))).cast(pl.Float64)
 
 
 # -- players without a DWZ (3.4) ----------------------------------------------------------------
@@ -211,7 +212,7 @@ def first_dwz(iterated: pl.Expr) -> pl.Expr:
     """2002-2009 edition 4.7.4: the last iterate Ri is the first DWZ; only below 800 it is Rn = 700 + Ri / 8. A whole
     number; index 1 (WO 3.4.1).
     """
-    return pl.when(iterated < 800.0).then(700.0 + iterated / 8.0).otherwise(iterated).round(0)
+    return round_half_away(pl.when(iterated < 800.0).then(700.0 + iterated / 8.0).otherwise(iterated)).cast(pl.Float64)
 
 
 def live_restpartien(newcomers: pl.DataFrame, period: int, params: DwzParams) -> pl.DataFrame:
@@ -347,15 +348,22 @@ def upgrade_2025(rating: pl.Expr) -> pl.Expr:
         pl.when(rating < 1000.0)
         .then(rating + 400.0)
         .when(rating < 2110.0)
-        .then((0.64 * rating + 760.0).round(0))
+        .then(round_half_away(0.64 * rating + 760.0).cast(pl.Float64))
         .otherwise(rating)
     )
 
 
 def apply_upgrade_2025(state: pl.DataFrame) -> pl.DataFrame:
-    """The 2025 upgrade on a dwz state: every player holding a DWZ (dwz_index > 0); unrated ones keep nothing."""
+    """The 2025 upgrade on a dwz state: every player holding a DWZ (dwz_index > 0), and each opponent's DWZ a
+    newcomer's Restpartien keep (`rest_ratings`, `rest_opponents`), so his first DWZ rates them on the new scale as
+    his new games (a reading: the DSB's text names DWZ only; docs/systems.md).
+    """
+    rest = _listed_rest().str.split(" ").list.eval(upgrade_2025(pl.element().cast(pl.Float64)).cast(pl.Int64))
+    pending = pl.col("rest_games") > 0
     return state.with_columns(
-        rating=pl.when(pl.col("dwz_index") > 0).then(upgrade_2025(pl.col("rating"))).otherwise(pl.col("rating"))
+        rating=pl.when(pl.col("dwz_index") > 0).then(upgrade_2025(pl.col("rating"))).otherwise(pl.col("rating")),
+        rest_ratings=pl.when(pending).then(rest.list.eval(pl.element().cast(pl.Utf8)).list.join(" ")),
+        rest_opponents=pl.when(pending).then(rest.list.sum().cast(pl.Float64)).otherwise(pl.col("rest_opponents")),
     )
 
 
@@ -394,7 +402,7 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: DwzParams, perio
             g=pl.len().cast(pl.Int64),
             gw=pl.col("score").sum(),
             go=pl.col("now").sum(),
-            listed=pl.col("now").round(0).cast(pl.Int64).cast(pl.Utf8).str.join(" "),
+            listed=round_half_away(pl.col("now")).cast(pl.Int64).cast(pl.Utf8).str.join(" "),
         )
     )
     carried = others.join(new_rest, on="player_id", how="left").select(
@@ -478,7 +486,7 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: DwzParams, perio
 
 def _listed_rest() -> pl.Expr:
     """The Restpartien's opponents as `rest_ratings` lists them; from the sums when a stored state lacks the list."""
-    mean = (pl.col("rest_opponents") / pl.col("rest_games").cast(pl.Float64)).round(0).cast(pl.Int64).cast(pl.Utf8)
+    mean = round_half_away(pl.col("rest_opponents") / pl.col("rest_games").cast(pl.Float64)).cast(pl.Utf8)
     count = (
         pl.col("rest_ratings")
         .fill_null("")

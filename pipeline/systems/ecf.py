@@ -6,6 +6,7 @@ import polars as pl
 from pydantic import Field
 
 from pipeline.months import month_index
+from pipeline.rules.regulations import round_half_away
 from pipeline.rules.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DIFFERENCE
 from pipeline.systems import RatingSystem, SystemParams
 from schemas.system_state import EcfState
@@ -94,7 +95,7 @@ def expected_score(difference: pl.Expr) -> pl.Expr:
     """ECF monthly calculation: We from FIDE's table 8.1.2 (B.02 2024 s. 8.1.2) for D = own - opponent, rounded to a
     whole point; the higher-rated side takes PD, the lower 1 - PD. No 400-point cap: the ECF's text names none.
     """
-    d = difference.round(0).cast(pl.Int64)
+    d = round_half_away(difference).cast(pl.Int64)
     pd = pl.lit(_PD_SERIES).gather(d.abs().clip(0, PD_MAX_DIFFERENCE)).cast(pl.Float64) / 100.0
     return pl.when(d >= 0).then(pd).otherwise(1.0 - pd)
 
@@ -110,7 +111,7 @@ def performance_rating(opponents_sum: pl.Expr, games: pl.Expr, score: pl.Expr, f
     n_all = games.cast(pl.Float64) + 1.0
     percent = ((100.0 * (score + 0.5) / n_all) + 0.5).floor().cast(pl.Int64)
     dp = pl.lit(_DP_SERIES).gather(percent.clip(0, 100)).cast(pl.Float64)
-    return ((opponents_sum + fictional) / n_all + dp).round(0)
+    return round_half_away((opponents_sum + fictional) / n_all + dp).cast(pl.Float64)
 
 
 def nominal_rating(params: EcfParams) -> float:
@@ -134,7 +135,7 @@ def k_rating(rating: pl.Expr, adjustment: pl.Expr, k: float) -> pl.Expr:
     """ECF help, definition 1 and pass 3 (K Rating): R1 = R0 + K sum(w (W - We)), w the game's weight
     (`opponent_weight`); a whole number, as ECF ratings are published.
     """
-    return (rating + k * adjustment).round(0)
+    return round_half_away(rating + k * adjustment).cast(pl.Float64)
 
 
 def opponent_weight(opponent_partial: pl.Expr, params: EcfParams) -> pl.Expr:
