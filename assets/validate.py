@@ -9,7 +9,6 @@ import polars as pl
 
 from assets.metadata import counts_table, table_attributes
 from assets.storage import ObjectStoreResource, write_month_tables
-from pipeline.ingest.registry import problem_lines, registry_file_problems
 from pipeline.operations import progress
 from pipeline.store.monthly import MonthlyFrames
 from pipeline.validate.month_figures import Counts, validation_figures
@@ -39,7 +38,6 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         months = list(context.partition_keys)
         object_store = store.store()
         validate_month = MonthValidator(object_store, months)
-        registry_problems = registry_file_problems(object_store, months[-1])
 
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
             raw = raw_games[month]
@@ -50,13 +48,8 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
             for table, values in figures.items():
                 metadata = {k: counts_table(v) if isinstance(v, Counts) else v for k, v in values.items()}
                 context.add_asset_metadata(metadata, asset_key=table, partition_key=month)
-            # What of the registry in force this month is not read, named as the run's summary names it.
-            unread = problem_lines(registry_problems, [month])
-            context.add_asset_metadata(
-                {"registry_problems": dg.MetadataValue.md("\n".join(f"- {line}" for line in unread) or "none")},
-                asset_key="games",
-                partition_key=month,
-            )
+            unread = dg.MetadataValue.md(validate_month.registry_notes(month))
+            context.add_asset_metadata({"registry_problems": unread}, asset_key="games", partition_key=month)
             progress.report("validate", month, months.index(month) + 1, len(months))
             return games, quarantine, identities
 

@@ -14,7 +14,7 @@ from pipeline.formats.common import READER_REASONS
 # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating.
 from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.ingest.landing import MISPLACED, NOT_A_FILE
-from pipeline.ingest.registry import registries_in_force, registry_history
+from pipeline.ingest.registry import problem_lines, registries_in_force, registry_file_problems, registry_history
 from pipeline.months import add_months, first_day, month_range
 from pipeline.rules.calendar import (
     REPORTING_REASONS,
@@ -355,6 +355,7 @@ class MonthValidator:
         # and of the registry in force made from it each month, are not held.
         history = registry_history(store, months[-1], columns=["player_id", "name"])
         self.registry = registries_in_force(with_name_keys(history), older_spellings=True)
+        self._registry_problems = registry_file_problems(store, months[-1])
         # The games of the stored months before the run that a month of it may receive again; each validated month
         # is added.
         before = month_range(add_months(months[0], -UNDATED_WINDOW_MONTHS), add_months(months[0], -1))
@@ -364,6 +365,10 @@ class MonthValidator:
             if not self._dated_kept(month, months[0]):
                 stored = stored.filter(pl.col("date").is_null())
             self._reported[month] = game_keys(stored)
+
+    def registry_notes(self, month: str) -> str:
+        """Markdown: what of the registry in force in `month` is not read, as the run's summary names it, or 'none'."""
+        return "\n".join(f"- {line}" for line in problem_lines(self._registry_problems, [month])) or "none"
 
     @staticmethod
     def _dated_kept(earlier: str, month: str) -> bool:
