@@ -681,7 +681,9 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     )
     history.add_argument("--month", default=None, metavar="YYYY-MM", help="only this month's player-months")
     history.add_argument("--list", action="store_true", help="the list of --month as it stands")
-    history.add_argument("--out", default=None, metavar="FILE", help="write the CSV to FILE (default: standard output)")
+    history.add_argument(
+        "--out", default=None, metavar="FILE", help=f"write the CSV to FILE (default: standard output); {OUT_FILE_HELP}"
+    )
     history.set_defaults(handler=command_history)
 
     pool = commands.add_parser(
