@@ -116,6 +116,9 @@ def rating_list(ratings: list[int | None], inactive: list[bool] | None = None) -
         ("2021-23", "2021-01", "2023-12"),
         ("2017-2020", "2017-01", "2020-12"),
         ("2019", "2019-01", "2019-12"),
+        ("1998-02", "1998-01", "2002-12"),  # across a century: the first year from 1998 that ends in 02
+        ("1999-2002", "1999-01", "2002-12"),
+        ("2000-00", "2000-01", "2000-12"),
     ],
 )
 def test_parse_window(text: str, first: str, last: str) -> None:
@@ -124,7 +127,7 @@ def test_parse_window(text: str, first: str, last: str) -> None:
     assert window.contains(first) and window.contains(last) and not window.contains("2030-01")
 
 
-@pytest.mark.parametrize("text", ["2012-08", "2013-2012", "20x8", ""])
+@pytest.mark.parametrize("text", ["2013-2012", "1998-2002-03", "20x8", ""])
 def test_parse_window_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         parse_window(text)
