@@ -15,7 +15,7 @@ from pipeline.analytics import (
     combine_band_trends,
     combine_crosstables,
     combine_score_curves,
-    common_game_ids,
+    common_sides,
     compare_accuracy,
     covered_months,
     covering_windows,
@@ -473,8 +473,8 @@ COMMON_ACCURACY = "common_accuracy"
 
 
 def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> pl.DataFrame:
-    """Accuracy rows (per month and scenario) on the games every one of `scenarios` predicted that month; a month
-    one of them has not rated has none.
+    """Accuracy rows (per month and scenario) on the sides of games every one of `scenarios` predicted that month
+    (common_sides); a month one of them has not rated has none.
     """
     rows = []
     for month in months:
@@ -486,8 +486,8 @@ def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: 
             continue
         template = next(iter(frames.values())).clear()
         frames = {name: frames.get(name, template) for name in scenarios}
-        common = common_game_ids(frames)
-        rows += [predictive_accuracy(frame, month, name, game_ids=common) for name, frame in frames.items()]
+        common = common_sides(frames)
+        rows += [predictive_accuracy(frame, month, name, sides=common) for name, frame in frames.items()]
     return pl.concat(rows) if rows else empty_frame(Accuracy)
 
 
