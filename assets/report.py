@@ -65,7 +65,7 @@ def build_report_assets(partitions: dg.PartitionsDefinition, scenario: Scenario)
         months = months_stored(object_store, [key, "crosstable"], partitions.get_partition_keys())
         if not months:
             raise dg.Failure(f"no stored {key}/crosstable month: materialize the scenario's months first")
-        written = write_scenario_reports(object_store, scenario, months)
+        written = write_scenario_reports(object_store, scenario, months, context.log.warning)
         figures, markdown = report_figures(object_store, scenario, months, written)
         return dg.MaterializeResult(metadata={**figures, **{k: dg.MetadataValue.md(v) for k, v in markdown.items()}})
 

@@ -16,7 +16,7 @@ from pipeline.analytics import (
     combine_band_trends,
     combine_crosstables,
     combine_score_curves,
-    common_game_ids,
+    common_sides,
     compare_accuracy,
     format_row_summary,
     frames_in_window,
@@ -116,6 +116,9 @@ def rating_list(ratings: list[int | None], inactive: list[bool] | None = None) -
         ("2021-23", "2021-01", "2023-12"),
         ("2017-2020", "2017-01", "2020-12"),
         ("2019", "2019-01", "2019-12"),
+        ("1998-02", "1998-01", "2002-12"),  # across a century: the first year from 1998 that ends in 02
+        ("1999-2002", "1999-01", "2002-12"),
+        ("2000-00", "2000-01", "2000-12"),
     ],
 )
 def test_parse_window(text: str, first: str, last: str) -> None:
@@ -124,7 +127,7 @@ def test_parse_window(text: str, first: str, last: str) -> None:
     assert window.contains(first) and window.contains(last) and not window.contains("2030-01")
 
 
-@pytest.mark.parametrize("text", ["2012-08", "2013-2012", "20x8", ""])
+@pytest.mark.parametrize("text", ["2013-2012", "1998-2002-03", "20x8", ""])
 def test_parse_window_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         parse_window(text)
@@ -339,7 +342,7 @@ def test_accuracy_of_an_empty_month_is_null_not_an_error() -> None:
     assert row["players"][0] == 0 and row["rmse"][0] is None and row["deviance"][0] is None
 
 
-def test_common_games_restrict_the_comparison() -> None:
+def test_common_sides_restrict_the_comparison() -> None:
     actual = rated_games(ACCURACY_GAMES)
     # In the other scenario C (id 3) lost its rating to a floor: C's sides of games 2 and 3 have no
     # prediction, and neither has game 5.
@@ -348,10 +351,22 @@ def test_common_games_restrict_the_comparison() -> None:
         .then(None)
         .otherwise(pl.col("black_expected")),
     )
-    common = common_game_ids({"actual": actual, "other": other})
-    assert common.len() == 3
-    restricted = predictive_accuracy(actual, "2024-03", "actual", game_ids=common)
-    assert restricted["games"][0] == 3
+    common = common_sides({"actual": actual, "other": other})
+    assert (common.white.len(), common.black.len()) == (3, 1)
+    restricted = predictive_accuracy(actual, "2024-03", "actual", sides=common)
+    assert (restricted["games"][0], restricted["sides"][0]) == (3, 4)
+
+
+def test_common_sides_score_every_scenario_on_the_same_player_games() -> None:
+    """Under A, C (id 3) is unrated, rated by the rating its games state: A predicts the games against C for C's
+    opponents alone, B for both sides. On the common sides both are scored on the same sides, not B on C's too.
+    """
+    b = rated_games(ACCURACY_GAMES[:3])
+    a = b.with_columns(black_expected=pl.when(pl.col("black_id") == 3).then(None).otherwise(pl.col("black_expected")))
+    common = common_sides({"a": a, "b": b})
+    rows = [predictive_accuracy(frame, "2024-03", name, sides=common) for name, frame in (("a", a), ("b", b))]
+    assert [row.drop("scenario").row(0) for row in rows] == [rows[0].drop("scenario").row(0)] * 2
+    assert (rows[1]["players"][0], rows[1]["games"][0], rows[1]["sides"][0]) == (2, 3, 4)  # C scored under neither
 
 
 def _predicted_ids(ids: list[int]) -> pl.DataFrame:
@@ -371,9 +386,9 @@ def _predicted_ids(ids: list[int]) -> pl.DataFrame:
         ([[4, 8]], [4, 8]),
     ],
 )
-def test_common_game_ids_are_the_games_every_scenario_predicted(tables: list[list[int]], common: list[int]) -> None:
+def test_common_sides_are_the_sides_every_scenario_predicted(tables: list[list[int]], common: list[int]) -> None:
     frames = {f"s{n}": _predicted_ids(ids) for n, ids in enumerate(tables)}
-    assert common_game_ids(frames).to_list() == common
+    assert common_sides(frames).white.to_list() == common and common_sides(frames).black.to_list() == []
 
 
 def test_compare_accuracy_by_hand() -> None:

@@ -1,57 +1,64 @@
 """The report pages a scenario's stored tables produce (pipeline.reports.writer), without a Dagster run."""
 
+from functools import partial
 from pathlib import Path
 
 import polars as pl
-import pytest
 
-from pipeline.analytics import predictive_accuracy, summary_crosstable
+from pipeline.analytics import predictive_accuracy, rating_distribution, summary_crosstable
 from pipeline.analytics.curves import band_trend, score_curve
-from pipeline.engine.period import normalize_list
+from pipeline.months import add_months
 from pipeline.reports.index import REPORTS_PREFIX
 from pipeline.reports.writer import (
-    KEPT_REPORT_INPUTS,
     list_before_and_after,
     windows_for,
     write_accuracy_comparison,
     write_report_index,
     write_scenario_reports,
 )
+from pipeline.scenarios.chain import rate_months
 from pipeline.scenarios.model import Compression, Event, Scenario, rate_scenario_month
-from pipeline.store.monthly import months_stored
+from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, KEPT_BEFORE_EVENTS, ratings_digest
+from pipeline.store.monthly import months_stored, stored_games
 from pipeline.store.object_store import ObjectStore
+from schemas import Games, empty_frame
 
 # The list of December is FIDE's January list; the compression is applied after February.
 MONTHS = ["2023-12", "2024-01", "2024-02"]
-COMPRESSING = Scenario(name="squeeze", rules="fide-2024", events=(Event(after="2024-02", compress=Compression()),))
+SEED = "seed/list.parquet"
+COMPRESSING = Scenario(
+    name="squeeze", rules="fide-2024", seed_list=SEED, events=(Event(after="2024-02", compress=Compression()),)
+)
 
 
-def stored_scenario(store: ObjectStore, scenario: Scenario) -> None:
-    """Two months of the synthetic federation rated under `scenario` and stored as the rate and analyse stages do."""
+def stored_scenario(store: ObjectStore, scenario: Scenario, months: list[str] = MONTHS) -> None:
+    """Months of the synthetic federation rated by `scenario`'s chain and stored as the rate and analyse stages do;
+    the last month's events started the month before (rated with the list in force then).
+    """
     from tests.test_operations import synthetic_month
 
     seed, games = synthetic_month(players=500, games=700)
-    previous = normalize_list(seed)
-    for month in MONTHS:
-        month_games = games.with_columns(event_start=pl.lit(f"{month}-03").str.to_date())
+    store.write_parquet(seed, SEED)
+    rate = rate_months(store, scenario, months, months[0])
+    for month in months:
+        start = f"{add_months(month, -1)}-28" if month == months[-1] else f"{month}-03"
+        dated = games.with_columns(event_start=pl.lit(start).str.to_date())
+        month_games = pl.concat([empty_frame(Games), dated], how="diagonal_relaxed")  # the columns it lacks, null
         store.write_parquet(month_games, ObjectStore.table_key("games", month))
-        result = rate_scenario_month(
-            scenario, previous, lambda m, g=month_games, mm=month: g if m == mm else g.clear(), month
-        )
-        store.write_parquet(result.rating_list, ObjectStore.table_key(f"{scenario.name}/rating_list", month))
-        store.write_parquet(result.rated_games, ObjectStore.table_key(f"{scenario.name}/rated_games", month))
+        rating_list, rated_games, *_ = rate(month, lambda m, g=month_games, mm=month: g if m == mm else g.clear())
+        store.write_parquet(rating_list, ObjectStore.table_key(f"{scenario.name}/rating_list", month))
+        store.write_parquet(rated_games, ObjectStore.table_key(f"{scenario.name}/rated_games", month))
         store.write_parquet(
-            summary_crosstable(result.rated_games, month), ObjectStore.table_key(f"{scenario.name}/crosstable", month)
+            summary_crosstable(rated_games, month), ObjectStore.table_key(f"{scenario.name}/crosstable", month)
         )
         store.write_parquet(
-            score_curve(result.rated_games, month), ObjectStore.table_key(f"{scenario.name}/score_curve", month)
+            score_curve(rated_games, month), ObjectStore.table_key(f"{scenario.name}/score_curve", month)
         )
-        store.write_parquet(band_trend(result.rated_games), ObjectStore.table_key(f"{scenario.name}/band_trend", month))
+        store.write_parquet(band_trend(rated_games), ObjectStore.table_key(f"{scenario.name}/band_trend", month))
         store.write_parquet(
-            predictive_accuracy(result.rated_games, month, scenario.name),
+            predictive_accuracy(rated_games, month, scenario.name),
             ObjectStore.table_key(f"{scenario.name}/accuracy", month),
         )
-        previous = result.rating_list
 
 
 def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Path) -> None:
@@ -85,9 +92,7 @@ def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Pa
     }
     assert all(store.exists(f"{REPORTS_PREFIX}/{path}") for path in written)
     before, after = list_before_and_after(store, COMPRESSING, "2024-02")
-    assert before["rating"].to_list() != after["rating"].to_list()  # re-rated without the compression
-    stored, same = list_before_and_after(store, COMPRESSING, "2023-12")  # no stored M-1: the list as stored, twice
-    assert stored is same
+    assert before is not None and before["rating"].to_list() != after.drop_nulls("rating")["rating"].to_list()
 
     monthly = pl.concat(store.read_parquet(ObjectStore.table_key("squeeze/accuracy", m)) for m in months)
     comparison = write_accuracy_comparison(store, monthly, baseline=None)
@@ -97,45 +102,73 @@ def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Pa
     assert store.exists(REPORTS_PREFIX, "index.html")
 
 
-def test_the_compression_page_re_rates_its_month_only_when_what_it_was_made_from_changed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The list before the compression is re-rated in the first run; the next runs read the stored distribution
-    while the lists and games it was made from hold what they held (the same bytes either way, whenever written), and
-    a list that changed makes it again.
-    """
-    from pipeline.reports import writer
+def _compression_page(store: ObjectStore, month: str) -> pl.DataFrame:
+    return store.read_parquet(f"{REPORTS_PREFIX}/squeeze/rating-distribution/compression-{month}.parquet")
 
+
+def test_the_compression_page_draws_the_list_the_chain_compressed(tmp_path: Path) -> None:
+    """The list before the compression is the chain's list after the month's games, kept when it rated the month; the
+    month rated again from the stored list before it is not that list: February's events started in January, and the
+    chain rates their games with the list in force then.
+    """
+    store, plain = ObjectStore(str(tmp_path / "squeeze")), ObjectStore(str(tmp_path / "plain"))
+    stored_scenario(store, COMPRESSING)
+    no_events = COMPRESSING.model_copy(update={"events": ()})
+    stored_scenario(plain, no_events)  # the same chain without the event: its February list is the one compressed
+    key = ObjectStore.table_key("squeeze/rating_list", "2024-02")
+    compressed = plain.read_parquet(key).drop_nulls("rating").select(BEFORE_EVENTS_COLUMNS)
+    # Only the month with an event keeps anything.
+    assert [Path(k).name for k in store.list_files(KEPT_BEFORE_EVENTS)] == [
+        f"before-events-2024-02-{ratings_digest(store.read_parquet(key))[:16]}.parquet",
+        "before-events-2024-02.json",
+    ]
+    before, _ = list_before_and_after(store, COMPRESSING, "2024-02")
+    assert before is not None and before.equals(compressed)
+    january = store.read_parquet(ObjectStore.table_key("squeeze/rating_list", "2024-01"))
+    again = rate_scenario_month(no_events, january, partial(stored_games, store), "2024-02").rating_list
+    assert not again.drop_nulls("rating").select(BEFORE_EVENTS_COLUMNS).equals(compressed)
+
+    write_scenario_reports(store, COMPRESSING, MONTHS)
+    page = _compression_page(store, "2024-02")
+    drawn = page.filter(pl.col("period") == "2024-02 before compression").drop("period")
+    assert drawn.equals(rating_distribution(compressed, "x").drop("period"))
+
+
+def test_a_compression_in_the_chains_first_month_draws_the_seed_lists_ratings_before_it(tmp_path: Path) -> None:
+    """No list is stored before the chain's first month: the list before its compression is still the chain's."""
+    store = ObjectStore(str(tmp_path))
+    first = COMPRESSING.model_copy(update={"events": (Event(after="2023-12", compress=Compression()),)})
+    stored_scenario(store, first)
+    write_scenario_reports(store, first, MONTHS)
+    lowest = dict(_compression_page(store, "2023-12").group_by("period").agg(pl.col("bin_low").min()).iter_rows())
+    assert lowest["2023-12 before compression"] < 1400 <= lowest["2023-12 after compression"]
+
+
+def test_without_the_kept_list_the_page_shows_the_list_after_alone_and_says_how_to_get_it(tmp_path: Path) -> None:
+    """A rerun writes the same bytes; a store whose record is gone, or goes with another list than the stored one,
+    gets the list after the compression alone and the command that rates the month again, on the page and to `warn`.
+    """
     store = ObjectStore(str(tmp_path))
     stored_scenario(store, COMPRESSING)
-    data = f"{REPORTS_PREFIX}/squeeze/rating-distribution/compression-2024-02.parquet"
-    re_rated: list[str] = []
+    store.write_bytes(b"{}", "kept/reports/squeeze/compression-2024-02.json")  # an older version's record
+    notes: list[str] = []
+    written = [f"{REPORTS_PREFIX}/{path}" for path in write_scenario_reports(store, COMPRESSING, MONTHS, notes.append)]
+    first = {path: store.read_bytes(path) for path in written}
+    assert notes == [] and not store.list_files("kept/reports")
+    again = [f"{REPORTS_PREFIX}/{path}" for path in write_scenario_reports(store, COMPRESSING, MONTHS, notes.append)]
+    assert {path: store.read_bytes(path) for path in again} == first
 
-    def counted(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-        re_rated.append(month)
-        return list_before_and_after(store, scenario, month)
-
-    monkeypatch.setattr(writer, "list_before_and_after", counted)
-    write_scenario_reports(store, COMPRESSING, MONTHS)
-    chart = data.removesuffix(".parquet") + ".png"
-    first, drawn = store.read_bytes(data), store.read_bytes(chart)
-    assert re_rated == ["2024-02"] and store.exists(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json")
-    write_scenario_reports(store, COMPRESSING, MONTHS)
-    assert re_rated == ["2024-02"] and store.read_bytes(data) == first and store.read_bytes(chart) == drawn
-    before = ObjectStore.table_key("squeeze/rating_list", "2024-01")
-    listed = store.read_parquet(before)
-    store.write_parquet(listed, before)  # the same bytes written again: what they hold is what counts
-    write_scenario_reports(store, COMPRESSING, MONTHS)
-    assert re_rated == ["2024-02"]
-    store.write_parquet(listed.with_columns(pl.col("rating") + 1), before)  # another list before
-    write_scenario_reports(store, COMPRESSING, MONTHS)
-    assert re_rated == ["2024-02", "2024-02"]
-    kept = store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json")
-    write_scenario_reports(store, COMPRESSING, MONTHS)
-    assert re_rated == ["2024-02", "2024-02"]
-    assert store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json") == kept
-    # A damaged record is made again (the month re-rated), never a failed page.
-    store.write_bytes(b"{damaged", KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json")
-    write_scenario_reports(store, COMPRESSING, MONTHS)
-    assert re_rated == ["2024-02", "2024-02", "2024-02"]
-    assert store.read_bytes(KEPT_REPORT_INPUTS, "squeeze", "compression-2024-02.json") == kept
+    key = ObjectStore.table_key("squeeze/rating_list", "2024-02")
+    stored = store.read_parquet(key)
+    store.write_parquet(stored.with_columns(pl.col("rating") + 1), key)  # another list than the one rated beside it
+    assert list_before_and_after(store, COMPRESSING, "2024-02")[0] is None
+    store.write_parquet(stored, key)
+    assert list_before_and_after(store, COMPRESSING, "2024-02")[0] is not None
+    for path in store.list_files(KEPT_BEFORE_EVENTS):
+        store.remove(path)
+    write_scenario_reports(store, COMPRESSING, MONTHS, notes.append)
+    assert _compression_page(store, "2024-02")["period"].unique().to_list() == ["2024-02 after compression"]
+    command = "ratings run --store {} --from 2024-02 --to 2024-02"
+    html = store.read_bytes(f"{REPORTS_PREFIX}/squeeze/rating-distribution/compression-2024-02.html").decode()
+    assert "before the compression is not kept" in html and command.format("&lt;this store&gt;") in html
+    assert len(notes) == 1 and notes[0].startswith("squeeze: ") and command.format(store.url()) in notes[0]

@@ -1,6 +1,12 @@
 """Analyses of rated games and rating lists (docs/analytics.md): pure functions on Polars frames, no Dagster."""
 
-from pipeline.analytics.accuracy import common_game_ids, compare_accuracy, predicted_sides, predictive_accuracy
+from pipeline.analytics.accuracy import (
+    CommonSides,
+    common_sides,
+    compare_accuracy,
+    predicted_sides,
+    predictive_accuracy,
+)
 from pipeline.analytics.crosstable import combine_crosstables, format_row_summary, summary_crosstable
 from pipeline.analytics.curves import (
     DEFAULT_BAND_PAIRS,
@@ -34,12 +40,13 @@ __all__ = [
     "DISTRIBUTION_COLUMNS",
     "SONAS_WINDOWS",
     "BandPair",
+    "CommonSides",
     "PeriodWindow",
     "band_trend",
     "combine_band_trends",
     "combine_crosstables",
     "combine_score_curves",
-    "common_game_ids",
+    "common_sides",
     "compare_accuracy",
     "covered_months",
     "covering_windows",

@@ -5,6 +5,7 @@ Kaggle 2011 capped log10 binomial deviance) and the comparison of scenarios agai
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -45,11 +46,20 @@ def predicted_sides(rated_games: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([white, black])
 
 
+class CommonSides(NamedTuple):
+    """The sides every compared scenario predicted (common_sides): the ids of the games whose White side, and of
+    those whose Black side, each in increasing order.
+    """
+
+    white: pl.Series
+    black: pl.Series
+
+
 def predictive_accuracy(
     rated_games: pl.DataFrame,
     month: str,
     scenario: str,
-    game_ids: pl.Series | None = None,
+    sides: CommonSides | None = None,
 ) -> pl.DataFrame:
     """One Accuracy row: how well the ratings used predicted the month's results under `scenario`.
 
@@ -59,9 +69,15 @@ def predictive_accuracy(
     log10 binomial deviance of the predicted side(s), averaged over the two sides when both are
     predicted (identical for symmetric expectancies), and `deviance` its mean over games (Kaggle
     2011). Games are unweighted: a rapid game the rule set rates is one prediction like any other.
-    `game_ids` restricts the month to those games (see `common_game_ids`).
+    `sides` restricts the month to those sides of its games (see `common_sides`): a side not among them counts as
+    not predicted.
     """
-    games = rated_games if game_ids is None else rated_games.filter(pl.col("game_id").is_in(game_ids.implode()))
+    games = rated_games
+    if sides is not None:
+        games = rated_games.with_columns(
+            white_expected=pl.when(pl.col("game_id").is_in(sides.white.implode())).then(pl.col("white_expected")),
+            black_expected=pl.when(pl.col("game_id").is_in(sides.black.implode())).then(pl.col("black_expected")),
+        )
     per_player = (
         predicted_sides(games)
         .group_by("player_id")
@@ -107,15 +123,25 @@ def _with_metrics(frame: pl.DataFrame, players: str, games: str) -> pl.DataFrame
     )
 
 
-def common_game_ids(rated_games_by_scenario: Mapping[str, pl.DataFrame]) -> pl.Series:
-    """Ids of the games predicted (for at least one side) under every scenario, in increasing order.
+def common_sides(rated_games_by_scenario: Mapping[str, pl.DataFrame]) -> CommonSides:
+    """The sides (game and colour) predicted under every scenario.
 
-    Scenarios rate different players (floors, initial ratings) and time controls, so their
-    predicted games differ; comparing them on the common games keeps the comparison fair.
+    Scenarios rate different players (floors, initial ratings) and time controls, so their predicted
+    sides differ; comparing them on the common sides scores every scenario on the same player-games. A
+    game predicted for both sides under one scenario and for White alone under another counts its White
+    side alone under both: a game every scenario predicted for one side or other is not enough (each
+    would be scored on its own sides of it).
     """
+    white = _common_ids([frame.filter(_predicted("white_expected")) for frame in rated_games_by_scenario.values()])
+    black = _common_ids([frame.filter(_predicted("black_expected")) for frame in rated_games_by_scenario.values()])
+    return CommonSides(white, black)
+
+
+def _common_ids(frames: list[pl.DataFrame]) -> pl.Series:
+    """The game ids every frame holds, each once, in increasing order."""
     common: np.ndarray | None = None
-    for frame in rated_games_by_scenario.values():
-        ids = frame.filter(_predicted("white_expected") | _predicted("black_expected"))["game_id"].to_numpy()
+    for frame in frames:
+        ids = frame["game_id"].to_numpy()
         # A per-game table is in game_id order with one row a game: then no sort (a month's searches stay in cache).
         ids = ids if bool(np.all(ids[1:] > ids[:-1])) else np.unique(ids)
         if common is None:

@@ -11,7 +11,7 @@ import polars as pl
 from pipeline.months import month_range, parse_month
 
 _YEAR = re.compile(r"^(\d{4})$")
-# '2008-12' and '2008-2012' are both years 2008..2012; the two-digit end inherits the century.
+# '2008-12' and '2008-2012' are both years 2008..2012; a two-digit end is the first year from the start that ends so.
 _YEARS = re.compile(r"^(\d{4})-(\d{2}|\d{4})$")
 
 # The windows Sonas compared in his 2023 report (docs/analytics.md); a default, not a rule.
@@ -46,7 +46,8 @@ def year_window(year: int) -> PeriodWindow:
 
 
 def parse_window(text: str) -> PeriodWindow:
-    """'2019' -> the year; '2008-12' or '2008-2012' -> January 2008 .. December 2012, labelled as written.
+    """'2019' -> the year; '2008-12' or '2008-2012' -> January 2008 .. December 2012, labelled as written; '1998-02'
+    crosses the century (1998 .. 2002).
 
     Windows are whole years, so '2008-12' is read as years (Sonas's notation), never as a month.
     """
@@ -58,7 +59,7 @@ def parse_window(text: str) -> PeriodWindow:
         raise ValueError(f"not a year window such as '2019', '2008-12' or '2008-2012': {text!r}")
     first = int(match.group(1))
     end = match.group(2)
-    last = int(end) if len(end) == 4 else (first // 100) * 100 + int(end)
+    last = int(end) if len(end) == 4 else first + (int(end) - first % 100) % 100  # '1998-02': 1998..2002
     if last < first:
         raise ValueError(f"window {text!r} ends before it starts")
     return PeriodWindow(text, f"{first:04d}-01", f"{last:04d}-12")

@@ -79,10 +79,9 @@ def render_accuracy_page(
     )
     body = (
         f"<h1>{title}</h1>\n"
-        f'<p class="meta"><b>Compared on the {common_games:,} games every scenario rated</b> '
-        f"({len(scenarios)} scenarios: {escape(', '.join(scenarios))}) · months {escape(month_span(months))}"
-        + (f" · baseline {escape(baseline)}" if baseline else "")
-        + ".</p>\n"
+        f'<p class="meta"><b>Compared on the {common_games:,} games every scenario rated</b>, on the sides of them '
+        f"every scenario predicted ({len(scenarios)} scenarios: {escape(', '.join(scenarios))}) · months "
+        f"{escape(month_span(months))}" + (f" · baseline {escape(baseline)}" if baseline else "") + ".</p>\n"
         "<p>Every error measure: <b>lower is better</b>. Mean absolute error and RMSE are per player-month "
         "(actual minus expected score of a player's month); deviance is the Kaggle 2011 capped log10 "
         "binomial deviance per game. A share counts the months in which both the scenario and the baseline "

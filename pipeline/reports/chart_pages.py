@@ -109,8 +109,10 @@ def render_distribution_page(
     png_href: str,
     lists: Mapping[str, str],
     back_href: str | None = None,
+    note: str | None = None,
 ) -> str:
-    """A rating-distribution chart (one panel per list) with each list's period and rated players under it.
+    """A rating-distribution chart (one panel per list) with each list's period and rated players under it, and
+    `note` above the chart when given (what the page lacks, and how to get it).
 
     `lists`: panel label -> the rating period whose list it is (e.g. 'January 2016' -> '2015-12').
     """
@@ -137,6 +139,7 @@ def render_distribution_page(
         f"<h1>{escape(full_title)}</h1>\n"
         f'<p class="meta">{len(periods)} list{"s" if len(periods) != 1 else ""} (rating periods '
         f"{escape(', '.join(periods))}); rated players in 25-point bins.</p>\n"
+        + (f'<p class="meta"><b>{escape(note)}</b></p>\n' if note else "")
         + chart_image(png_href, full_title)
         + table
     )

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import posixpath
 from collections.abc import Callable, Sequence
-from functools import partial
 
 import polars as pl
 
@@ -15,7 +12,7 @@ from pipeline.analytics import (
     combine_band_trends,
     combine_crosstables,
     combine_score_curves,
-    common_game_ids,
+    common_sides,
     compare_accuracy,
     covered_months,
     covering_windows,
@@ -27,8 +24,7 @@ from pipeline.analytics import (
 )
 from pipeline.analytics.previews import crosstable_markdown
 from pipeline.analytics.windows import PeriodWindow
-from pipeline.code_versions import code_version
-from pipeline.months import add_months, is_december
+from pipeline.months import is_december
 from pipeline.publish.lists import LISTS_PREFIX, list_command, readable_list_months
 from pipeline.reports.accuracy_page import render_accuracy_page
 from pipeline.reports.chart_pages import render_band_trend_page, render_distribution_page, render_score_curves_page
@@ -64,9 +60,9 @@ from pipeline.reports.pool_health import (
 )
 from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
-from pipeline.scenarios.model import Scenario, rate_scenario_month
-from pipeline.store.kept import read_description
-from pipeline.store.monthly import months_stored, stored_games
+from pipeline.scenarios.model import Scenario
+from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
+from pipeline.store.monthly import months_stored
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
 from schemas import Accuracy, YearlyDrift
 from schemas.util import empty_frame
@@ -140,15 +136,12 @@ def drawn_chart(
     data: pl.DataFrame,
     draw: Callable[[], bytes],
     *labels: str,
-    stamp: str | None = None,
 ) -> bytes:
     """The chart under reports/`relative` drawn from `data` and `labels` by `draw`: the stored one where its stamp
-    (charts.chart_stamp, or `stamp`: the one kept for the same data read back) says it was drawn from the same, else
-    drawn now and stamped. Drawing is most of a monthly run's report pages (a 17-panel chart of January lists is over
-    a CPU-second); most charts do not change.
+    (charts.chart_stamp) says it was drawn from the same, else drawn now and stamped. Drawing is most of a monthly
+    run's report pages (a 17-panel chart of January lists is over a CPU-second); most charts do not change.
     """
-    # A frame read back from Parquet has the values of the one written but not its buffers, which the stamp hashes.
-    stamp = stamp or chart_stamp(data, *labels)
+    stamp = chart_stamp(data, *labels)
     target = f"{REPORTS_PREFIX}/{relative}"
     if store.exists(target):
         stored = store.read_bytes(target)
@@ -157,8 +150,12 @@ def drawn_chart(
     return stamped(draw(), stamp)
 
 
-def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[str]) -> list[str]:
-    """Every page, chart and data file of one scenario; returns their paths relative to reports/."""
+def write_scenario_reports(
+    store: ObjectStore, scenario: Scenario, months: list[str], warn: Callable[[str], None] | None = None
+) -> list[str]:
+    """Every page, chart and data file of one scenario; returns their paths relative to reports/. `warn` is told
+    what a page lacks, in the run's words (put_compression_page).
+    """
     key = name = scenario.name
     written: list[str] = []
 
@@ -228,22 +225,9 @@ def write_scenario_reports(store: ObjectStore, scenario: Scenario, months: list[
         put_distribution(store, put, name, "january-lists", distribution, "January lists", january, "share_pct")
     for event in scenario.events:
         if event.compress is not None and event.after in months:
-            lists = {f"{event.after} before compression": event.after, f"{event.after} after compression": event.after}
-            label = f"compression-{event.after}"
-            distribution, made_from, stamp = compression_distribution(store, scenario, event.after, label, list(lists))
-            if distribution.height:
-                put_distribution(
-                    store,
-                    put,
-                    name,
-                    label,
-                    distribution,
-                    f"The list of {event.after} before and after compression",
-                    lists,
-                    "players",
-                    stamp,
-                )
-                keep_made_from(store, name, label, made_from)
+            put_compression_page(store, put, scenario, event.after, warn)
+    for path in store.list_files(FORMER_REPORT_INPUTS, name):
+        store.remove(path)
     remove_stale_reports(store, name, written)
     return written
 
@@ -357,9 +341,9 @@ def put_distribution(
     title: str,
     lists: dict[str, str],
     value: str,
-    stamp: str | None = None,
+    note: str | None = None,
 ) -> None:
-    """The data, chart (one panel per list: drawn_chart, with `stamp`) and page of a rating distribution."""
+    """The data, chart (one panel per list: drawn_chart) and page of a rating distribution, with `note` on the page."""
     page = report_path(scenario, "rating-distribution", label, "html")
     put(report_path(scenario, "rating-distribution", label, "parquet"), distribution)
     chart, heading = report_path(scenario, "rating-distribution", label, "png"), f"{scenario}: {title}"
@@ -372,12 +356,13 @@ def put_distribution(
             lambda: plot_rating_distribution(distribution, heading, value),
             heading,
             value,
-            stamp=stamp,
         ),
     )
     put(
         page,
-        render_distribution_page(distribution, scenario, title, f"{label}.png", lists, back_href=index_href_from(page)),
+        render_distribution_page(
+            distribution, scenario, title, f"{label}.png", lists, back_href=index_href_from(page), note=note
+        ),
     )
 
 
@@ -392,76 +377,59 @@ def remove_stale_reports(store: ObjectStore, scenario: str, written: Sequence[st
             store.remove(path)
 
 
-#: What the report pages keep for the next run (derived: deleting the folder is safe): the files, scenario and code
-#: each distribution of a list re-rated for a page was made from (compression_distribution).
-KEPT_REPORT_INPUTS = "kept/reports"
+#: Where older versions kept what the compression page's list, rated again, was made from: removed when met.
+FORMER_REPORT_INPUTS = "kept/reports"
+
+#: What the compression page says when the list before the compression is not kept (kept.list_before_events).
+BEFORE_NOT_KEPT = (
+    "The list of {month} before the compression is not kept: the chain keeps it when it rates the month, and this "
+    "month was rated by a version that did not, or its record under kept/rate/ was deleted. Rate the month again to "
+    "draw it beside the list after: ratings run --store {store} --from {month} --to {month} (and the run's "
+    "--scenarios, if it was given one)"
+)
 
 
-def compression_distribution(
-    store: ObjectStore, scenario: Scenario, month: str, label: str, labels: list[str]
-) -> tuple[pl.DataFrame, dict[str, object], str | None]:
-    """The rating distributions of the event month's list before and after its compression (list_before_and_after),
-    labelled `labels`; what they are made from (to keep with keep_made_from once they are written); and the stamp of
-    their stored chart when they are the stored ones (None when made now).
-
-    The list before re-rates the month from the stored list before it: half a CPU-second at the fide scale, in every
-    run's pages though the month is years old. The stored distribution serves while the stored lists and games it
-    was made from, the scenario, the code, and the stored distribution and chart themselves are those kept with it
-    (their contents' digests).
+def put_compression_page(
+    store: ObjectStore,
+    put: Callable[[str, bytes | str | pl.DataFrame], None],
+    scenario: Scenario,
+    month: str,
+    warn: Callable[[str], None] | None = None,
+) -> None:
+    """The rating distributions of the event month's list before and after its compression (list_before_and_after).
+    When the list before is not kept, the list after alone, the page and `warn` saying so and how to get it: the
+    month rated again outside the chain would not be the list compressed.
     """
-    name = scenario.name
-    inputs = [_table(name, "rating_list", add_months(month, -1)), _table(name, "rating_list", month)]
-    inputs += [ObjectStore.table_key("games", m) for m in scenario.months_read(month)]
-    made_from: dict[str, object] = {
-        "code": code_version("analyse"),
-        "scenario": scenario.model_dump(mode="json"),
-        "inputs": _digests(store, inputs),
-    }
-    data, chart = _distribution_files(name, label)
-    kept = f"{KEPT_REPORT_INPUTS}/{name}/{label}.json"
-    stored = read_description(store, kept) if store.exists(data) and store.exists(chart) else None
-    if stored is not None and {k: stored.get(k) for k in made_from} == made_from:
-        if stored.get("files") == _digests(store, [data, chart]) and isinstance(stored.get("chart"), str):
-            return store.read_parquet(data), made_from, stored["chart"]
     before, after = list_before_and_after(store, scenario, month)
-    return rating_distributions(dict(zip(labels, (before, after), strict=True))), made_from, None
+    label = f"compression-{month}"
+    lists = {f"{month} before compression": before, f"{month} after compression": after}
+    title, note = f"The list of {month} before and after compression", None
+    if before is None:
+        title = f"The list of {month} after compression"
+        # The page names no store: its bytes are the same wherever the store is (and a URL can be private).
+        note = BEFORE_NOT_KEPT.format(month=month, store="<this store>")
+        if warn is not None:
+            where = BEFORE_NOT_KEPT.format(month=month, store=redact_url(store.url()))
+            warn(f"{scenario.name}: the compression page shows the list after the compression alone. {where}")
+    drawn = {name: frame for name, frame in lists.items() if frame is not None}
+    distribution = rating_distributions(drawn)
+    if distribution.height:
+        periods = dict.fromkeys(drawn, month)
+        put_distribution(store, put, scenario.name, label, distribution, title, periods, "players", note)
 
 
-def keep_made_from(store: ObjectStore, scenario: str, label: str, made_from: dict[str, object]) -> None:
-    """Keep what the distribution and chart just written under `label` were made from, with their own digests and the
-    chart's stamp: a run that stops between the writes leaves digests that no longer match, and the next run makes it
-    again.
+def list_before_and_after(
+    store: ObjectStore, scenario: Scenario, month: str
+) -> tuple[pl.DataFrame | None, pl.DataFrame]:
+    """The list of an event month before its one-time events as the chain kept it (None when it is not kept for the
+    stored list: kept.list_before_events) and as stored.
     """
-    data, chart = _distribution_files(scenario, label)
-    kept = {**made_from, "files": _digests(store, [data, chart]), "chart": stamp_of(store.read_bytes(chart))}
-    store.write_bytes(json.dumps(kept, sort_keys=True).encode(), KEPT_REPORT_INPUTS, scenario, f"{label}.json")
+    after = store.read_parquet(_table(scenario.name, "rating_list", month), columns=LIST_COLUMNS)
+    return list_before_events(store, scenario.name, month, after), after
 
 
-def _distribution_files(scenario: str, label: str) -> tuple[str, str]:
-    """The keys of a rating distribution's data and chart."""
-    data, chart = (
-        f"{REPORTS_PREFIX}/{report_path(scenario, 'rating-distribution', label, e)}" for e in ("parquet", "png")
-    )
-    return data, chart
-
-
-def _digests(store: ObjectStore, keys: Sequence[str]) -> dict[str, str]:
-    """Key -> SHA-256 of each of the files that exists: what they hold, not when they were written, so that two
-    stores of the same bytes keep the same (12 MB of lists and games read: 30 ms, not the month re-rated).
-    """
-    return {key: hashlib.sha256(store.read_bytes(key)).hexdigest() for key in keys if store.exists(key)}
-
-
-def list_before_and_after(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The list of an event month before its one-time events (re-rated from the stored M-1) and as stored."""
-    after = store.read_parquet(_table(scenario.name, "rating_list", month))
-    previous_key = _table(scenario.name, "rating_list", add_months(month, -1))
-    if not store.exists(previous_key):
-        return after, after
-
-    no_events = scenario.model_copy(update={"events": ()})
-    games_of = partial(stored_games, store)
-    return rate_scenario_month(no_events, store.read_parquet(previous_key), games_of, month).rating_list, after
+#: What the compression page reads of the stored list: the distribution's columns and what the kept list goes with.
+LIST_COLUMNS = list(dict.fromkeys([*BEFORE_EVENTS_COLUMNS, *DISTRIBUTION_COLUMNS]))
 
 
 # What the accuracy reads of rated_games.
@@ -473,8 +441,8 @@ COMMON_ACCURACY = "common_accuracy"
 
 
 def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> pl.DataFrame:
-    """Accuracy rows (per month and scenario) on the games every one of `scenarios` predicted that month; a month
-    one of them has not rated has none.
+    """Accuracy rows (per month and scenario) on the sides of games every one of `scenarios` predicted that month
+    (common_sides); a month one of them has not rated has none.
     """
     rows = []
     for month in months:
@@ -486,8 +454,8 @@ def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: 
             continue
         template = next(iter(frames.values())).clear()
         frames = {name: frames.get(name, template) for name in scenarios}
-        common = common_game_ids(frames)
-        rows += [predictive_accuracy(frame, month, name, game_ids=common) for name, frame in frames.items()]
+        common = common_sides(frames)
+        rows += [predictive_accuracy(frame, month, name, sides=common) for name, frame in frames.items()]
     return pl.concat(rows) if rows else empty_frame(Accuracy)
 
 

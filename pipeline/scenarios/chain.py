@@ -34,6 +34,7 @@ from pipeline.scenarios.whole_history_step import (
     rate_whr_month,
 )
 from pipeline.scenarios.whole_history_stored import added_games, restored, state_frames, state_months
+from pipeline.store.kept import keep_list_before_events
 from pipeline.store.monthly import read_stored_month, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import (
@@ -505,6 +506,9 @@ def rate_months(
         in_force.keep(month, rating_list)
         assert result.after_games is not None and result.period_games is not None  # rate_scenario_month's
         event = bool(scenario.events_after(month))
+        if event:
+            # The list the events change exists here alone; the compression page draws it (event months only).
+            keep_list_before_events(store, scenario.name, month, result.after_games, rating_list)
         ledger = points_ledger(before, result.after_games, rating_list, result.period_games, month, event)
         return rating_list, result.rated_games, *ledger
 
