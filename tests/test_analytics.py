@@ -127,7 +127,7 @@ def test_parse_window(text: str, first: str, last: str) -> None:
     assert window.contains(first) and window.contains(last) and not window.contains("2030-01")
 
 
-@pytest.mark.parametrize("text", ["2013-2012", "1998-2002-03", "20x8", ""])
+@pytest.mark.parametrize("text", ["2013-2012", "1998-2002-03", "20x8", "", "2012-08"])
 def test_parse_window_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         parse_window(text)

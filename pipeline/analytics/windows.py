@@ -45,6 +45,10 @@ def year_window(year: int) -> PeriodWindow:
     return PeriodWindow(f"{year:04d}", f"{year:04d}-01", f"{year:04d}-12")
 
 
+#: The longest window a two-digit end may name across a century ('1998-02': 4 years).
+MAX_CENTURY_CROSSING_YEARS = 20
+
+
 def parse_window(text: str) -> PeriodWindow:
     """'2019' -> the year; '2008-12' or '2008-2012' -> January 2008 .. December 2012, labelled as written; '1998-02'
     crosses the century (1998 .. 2002).
@@ -62,6 +66,9 @@ def parse_window(text: str) -> PeriodWindow:
     last = int(end) if len(end) == 4 else first + (int(end) - first % 100) % 100  # '1998-02': 1998..2002
     if last < first:
         raise ValueError(f"window {text!r} ends before it starts")
+    # Two digits that cross a century name a short window ('1998-02'); '2012-08' is a slip, not 2012..2108.
+    if len(end) == 2 and last // 100 != first // 100 and last - first > MAX_CENTURY_CROSSING_YEARS:
+        raise ValueError(f"window {text!r} would end in {last}: write both years in full, e.g. '{first}-{first + 4}'")
     return PeriodWindow(text, f"{first:04d}-01", f"{last:04d}-12")
 
 
