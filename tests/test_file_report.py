@@ -241,3 +241,21 @@ def test_realdata_pgn_every_game_rated_or_quarantined(name):
         "open-round1-matches-88.pgn": (53, {"unplayed": 3}),
     }[name]
     assert (report.games, report.quarantined) == expected
+
+
+def test_a_seed_list_report_names_every_row_a_run_leaves_out(tmp_path: Path):
+    """`ratings validate` and a run read a seed list alike (registry.seed_problems): a rating that is no whole
+    number, a games_total that cannot be read and a repeated id are named, not only ratings that are no number.
+    """
+    seed = tmp_path / "seed_list.csv"
+    seed.write_text(
+        "player_id,rating,games_total\n1,2405,310\n2,abc,12\n3,1800.7,50\n4,2000,x\n1,2300,10\n5,1900.0,40\n"
+    )
+    report = report_file(str(seed))
+    assert (report.format, report.records, report.players) == ("seed-csv", 6, 2)
+    assert report.problems == [
+        "line 3: rating 'abc' is not a number",
+        "line 4: rating '1800.7' is not a whole number",
+        "line 5: games_total 'x' is not a number",
+        "line 6: player_id 1 is already registered on line 2",
+    ]

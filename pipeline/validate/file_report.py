@@ -22,7 +22,7 @@ from pipeline.formats.common import READER_REASONS, UnreadableDump, strip_compre
 from pipeline.formats.decoding import check_line_count, decode_text, decode_text_detected, decompress, decompress_head
 from pipeline.formats.fide_list import detect_layout, parse_fide_list
 from pipeline.formats.trf import PLAYER_TAG, is_trf_text
-from pipeline.ingest.registry import registry_problems, registry_table
+from pipeline.ingest.registry import registry_problems, registry_table, seed_problems
 from pipeline.text import escape_text
 from pipeline.validate.split import split_games
 from schemas.players import Players
@@ -232,19 +232,11 @@ def _registry_report(data: bytes, path: str, fmt: str) -> FileReport:
     content = decompress(data, strip_compression(path)[1])
     table = registry_table(content)
     problems = registry_problems(table).drop("raw_text")
-    if fmt == "seed-csv" and "rating" in table.columns:
-        rating = pl.col("rating").str.strip_chars()
-        bad_rating = (
-            table.with_row_index("_row")
-            .filter((rating != "") & rating.cast(pl.Float64, strict=False).is_null())
-            .select(
-                (pl.col("_row").cast(pl.Int64) + 2).alias("source_line"),
-                pl.lit("unparseable").alias("reason"),
-                pl.format("rating '{}' is not a number", rating).alias("detail"),
-            )
-        )
-        # One reason per row: an unusable id first, then the rating.
-        problems = pl.concat([problems, bad_rating]).unique("source_line", keep="first", maintain_order=True)
+    if fmt == "seed-csv":
+        # What a run leaves out of the seed list (registry.seed_problems), so that this report and the run agree.
+        unread = seed_problems(table).select("source_line", pl.lit("unparseable").alias("reason"), "detail")
+        # One reason per row: an unusable id first, then what the seed list cannot read.
+        problems = pl.concat([problems, unread]).unique("source_line", keep="first", maintain_order=True)
     problems = problems.sort("source_line")
     return FileReport(
         path,
