@@ -68,21 +68,13 @@ def test_ratings_round_half_away_from_zero_as_the_rest_of_the_project():
 
 def test_rate_period_rounds_a_p_rating_tie_up(tmp_path):
     listed = {1: 1501, 2: 1501, 3: 1500, 4: 1503, 5: 1503, 6: 1500}
-    (tmp_path / "prev.csv").write_text(
-        "player_id,rating,games_total\n" + "".join(f"{p},{r},100\n" for p, r in listed.items())
+    new = _rate_period_ecf(
+        tmp_path,
+        "player_id,rating,games_total\n" + "".join(f"{p},{r},100\n" for p, r in listed.items()),
+        "E,9,1,1-0,2025-03-01\nE,9,2,1/2-1/2,2025-03-01\nE,9,3,0-1,2025-03-01\n"
+        "F,8,4,1-0,2025-03-01\nF,8,5,1/2-1/2,2025-03-01\nF,8,6,0-1,2025-03-01\n",
+        "init_rating=1500",
     )
-    (tmp_path / "games.csv").write_text(
-        "event_id,white_id,black_id,result,date\n"
-        + "E,9,1,1-0,2025-03-01\nE,9,2,1/2-1/2,2025-03-01\nE,9,3,0-1,2025-03-01\n"
-        + "F,8,4,1-0,2025-03-01\nF,8,5,1/2-1/2,2025-03-01\nF,8,6,0-1,2025-03-01\n"
-    )
-    out = tmp_path / "new.csv"
-    code = main(
-        ["rate-period", "--rules", "ecf", "--month", "2025-03", "--list", str(tmp_path / "prev.csv")]
-        + ["--games", str(tmp_path / "games.csv"), "--out", str(out), "--set", "init_rating=1500"]
-    )
-    assert code == 0
-    new = pl.read_csv(out)
     # 50 %, dp 0: player 9's P Rating (1501 + 1501 + 1500 + 1500) / 4 = 1500.5, player 8's 6006 / 4 = 1501.5.
     assert row(new, 9)["rating"] == 1501 and row(new, 8)["rating"] == 1502
 
@@ -255,18 +247,28 @@ def test_seeded_players_are_fully_rated_and_new_players_have_no_rating():
     assert new["ecf_status"].to_list() == [1, 1]
 
 
-def test_rate_period_command_with_ecf(tmp_path):
-    (tmp_path / "prev.csv").write_text("player_id,rating,games_total\n1,1800,200\n2,,0\n")
-    (tmp_path / "games.csv").write_text(
-        "event_id,white_id,black_id,result,date\nA,2,1,1-0,2025-03-02\nB,3,2,0-1,2025-03-09\n"
-    )
+def _rate_period_ecf(tmp_path, previous: str, games: str, setting: str) -> pl.DataFrame:
+    """`ratings rate-period --rules ecf` of March 2025 on the list and games given (the games' rows, after the
+    header), with one --set; the new list.
+    """
+    (tmp_path / "prev.csv").write_text(previous)
+    (tmp_path / "games.csv").write_text("event_id,white_id,black_id,result,date\n" + games)
     out = tmp_path / "new.csv"
     code = main(
         ["rate-period", "--rules", "ecf", "--month", "2025-03", "--list", str(tmp_path / "prev.csv")]
-        + ["--games", str(tmp_path / "games.csv"), "--out", str(out), "--set", "fictional_opponent_rating=1500"]
+        + ["--games", str(tmp_path / "games.csv"), "--out", str(out), "--set", setting]
     )
     assert code == 0
-    new = pl.read_csv(out)
+    return pl.read_csv(out)
+
+
+def test_rate_period_command_with_ecf(tmp_path):
+    new = _rate_period_ecf(
+        tmp_path,
+        "player_id,rating,games_total\n1,1800,200\n2,,0\n",
+        "A,2,1,1-0,2025-03-02\nB,3,2,0-1,2025-03-09\n",
+        "fictional_opponent_rating=1500",
+    )
     assert {"player_id", "rating", "games_total", "ecf_status", "p_games", "recent_games"} <= set(new.columns)
     assert row(new, 1)["ecf_status"] == 2 and row(new, 1)["rating"] < 1800  # listed rating: a Full Rating
     assert row(new, 2)["ecf_status"] == 1 and row(new, 3)["ecf_status"] == 1
