@@ -94,7 +94,9 @@ def split_month(
     (with_name_keys), else they are computed here. seen_keys: game_keys() of the games of earlier
     months; a game among them is a duplicate here (a tournament reported again in a later month).
     check_month=False skips the reporting calendar (a loose file's month is its own). A tournament's end is
-    its last game's day in the month's dumps (per file and event), of the games dated by the month's end.
+    its last game's day in the month's dumps (per file and event), of the games dated by the month's end, or the
+    end its dump states when later (pipeline.rules.calendar.tournament_end: a table file's row naming no event
+    is a tournament of its own).
     """
     month_start = first_day(month)
     # "First copy" = earliest by file stem, then line: a resubmission's name usually extends the
