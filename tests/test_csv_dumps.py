@@ -153,22 +153,26 @@ def test_kaggle_names_are_read_as_evaluate_reads_them():
 
 def test_month_white_score_and_colour_known_columns():
     text = (
-        "month,white_id,black_id,white_score,result,colour_known\n"
-        "2024-01,1,2,1,,true\n"
-        "2024-01,1,3,0.5,1/2-1/2,no\n"
-        "2024-1,1,4,0,,\n"
-        "2024-01,1,5,0,1-0,false\n"
-        "2024-01,1,6,1,,maybe\n"
+        "month,white_id,black_id,white_score,result,colour_known,date\n"
+        "2024-01,1,2,1,,true,2024-01-31\n"
+        "2024-01,1,3,0.5,1/2-1/2,no,\n"
+        "2024-1,1,4,0,,,\n"
+        "2024-01,1,5,0,1-0,false,\n"
+        "2024-01,1,6,1,,maybe,\n"
+        "2024-01,1,7,1,,,2024-02-01\n"
+        "85,1,8,1,,,2006-02-03\n"
     )
     read = records(text)
-    assert read["result"].to_list() == ["1-0", "1/2-1/2", "0-1", "1-0", "1-0"]
-    assert read["colour_known"].to_list() == [True, False, True, False, None]
+    assert read["result"].to_list() == ["1-0", "1/2-1/2", "0-1", "1-0", "1-0", "1-0", "1-0"]
+    assert read["colour_known"].to_list() == [True, False, True, False, None, True, True]
     assert read["parse_error"].to_list() == [
         None,
         None,
         "month '2024-1' is neither YYYY-MM nor a Kaggle MonthID (a whole number from 1 = 1999-01)",
         "result '1-0' and white_score '0' disagree",
         "colour_known 'maybe' is not true or false",
+        "month '2024-01' and date '2024-02-01' disagree",
+        "month '85' and date '2006-02-03' disagree",
     ]
     assert read["event_start"].cast(pl.Utf8).to_list()[:2] == ["2024-01-01", "2024-01-01"]
     assert SCORE in OPTIONAL and "colour_known" in OPTIONAL

@@ -690,6 +690,11 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
             pl.format("date {} is not a date", quoted(pl.col("date")))
         ),
         month_cell_error(pl.col("month"), month),
+        # The month column stands for an undated game's day; beside a date of another month one of them is wrong,
+        # and which one decides the rating period, so neither is guessed.
+        pl.when(date.is_not_null() & month.is_not_null() & (date.dt.truncate("1mo") != month)).then(
+            pl.format("month {} and date {} disagree", quoted(pl.col("month")), quoted(pl.col("date")))
+        ),
         pl.when(pl.col(SCORE).is_not_null() & score.is_null()).then(
             pl.format(f"{SCORE} {{}} is not 1, 0.5 or 0", quoted(pl.col(SCORE)))
         ),
