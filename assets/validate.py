@@ -10,6 +10,7 @@ import polars as pl
 from assets.metadata import counts_table, table_attributes
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
+from pipeline.rules.calendar import stated_tournament_ends
 from pipeline.store.monthly import MonthlyFrames
 from pipeline.validate.month_figures import Counts, validation_figures
 from pipeline.validate.split import MonthValidator
@@ -42,7 +43,9 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
         def one_month(month: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
             raw = raw_games[month]
             games, quarantine, identities = validate_month(month, raw)
-            figures = validation_figures(raw.height, games, quarantine, identities, month)
+            figures = validation_figures(
+                raw.height, games, quarantine, identities, month, stated_ends=stated_tournament_ends(raw)
+            )
             if "warning" in figures["quarantine"]:
                 context.log.warning(f"{month}: {figures['quarantine']['warning']}")
             for table, values in figures.items():

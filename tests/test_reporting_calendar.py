@@ -126,7 +126,7 @@ def test_outside_the_window_the_games_are_quarantined_with_their_reason(calendar
 
 
 def test_reported_late_counts_games_rated_after_their_first_list():
-    from pipeline.rules.calendar import reported_late
+    from pipeline.rules.calendar import reported_late, stated_tournament_ends
 
     games = pl.DataFrame(
         {
@@ -143,6 +143,19 @@ def test_reported_late_counts_games_rated_after_their_first_list():
     assert reported_late(games.filter(pl.col("source_file") == "a.pgn"), "2024-01", every_event_named) == 0
     # Games of no named tournament are late each by its own day: of Month End's, the game of 28 January.
     assert reported_late(games, "2024-02", pl.col("source_file") != "b.pgn") == 3
+    # A TRF's tag 052 may end a tournament after its last game: Late Cup stated to end on 30 January was first
+    # rateable on 1 March's list, so February's folder has it on time.
+    raw = games.with_columns(
+        event_end=pl.when(pl.col("source_file") == "a.pgn").then(pl.lit(date(2024, 1, 30))),
+        event_id=pl.when(pl.col("source_file") == "a.pgn").then(pl.lit(None)).otherwise("event_id"),
+    )
+    stated = stated_tournament_ends(raw)
+    assert stated.rows() == [("a.pgn", "a.pgn", date(2024, 1, 30))]
+    assert reported_late(games, "2024-02", every_event_named, stated.with_columns(event_id=pl.lit("Late Cup"))) == 0
+    # A stated end earlier than the last game's day moves nothing, and a row naming no tournament keeps its own day.
+    early = pl.DataFrame({"source_file": ["b.pgn"], "event_id": ["Month End"], "event_end": [date(2024, 1, 2)]})
+    assert reported_late(games, "2024-02", every_event_named, early) == 2
+    assert reported_late(games, "2024-02", pl.col("source_file") != "b.pgn", early) == 3
 
 
 def _trf_player(rank: int, fide_id: int, cells: list[str], rating: int) -> str:
@@ -263,3 +276,24 @@ def test_a_late_tournament_is_rated_with_the_k_of_the_list_in_force_at_its_start
     report = player_report(ObjectStore(str(store)), 1, "actual", "2024-02")
     assert sorted(report.games["k"].to_list()) == [20, 40, 40]
     assert report.rounded_change == february["change"].item()
+
+
+@pytest.mark.parametrize(("stated_end", "late"), [("2024/01/28", 4), ("2024/01/30", 0)])
+def test_the_late_count_of_a_month_reads_the_end_a_trf_states(stated_end: str, late: int):
+    """Played until 28 January: reported for February's folder it is late, unless its 052 says it ended on the 30th,
+    after the closing date of the list of 1 February (so its first list is 1 March).
+    """
+    from pipeline.formats import read_dumps
+    from pipeline.rules.calendar import stated_tournament_ends
+    from pipeline.validate.month_figures import validation_figures
+    from pipeline.validate.split import split_games
+    from schemas import Players
+    from schemas.util import empty_frame
+
+    text = LATE_TRF.replace("052 2024/01/28", f"052 {stated_end}").encode()
+    raw = pl.concat(read_dumps([(text, "GER/2024-02/late-winter.trf", "GER")], "2024-02"))
+    games, quarantine = split_games(raw, empty_frame(Players), "2024-02")
+    assert games.height == 4 and quarantine.is_empty()
+    identities = pl.DataFrame({"status": []}, schema={"status": pl.Utf8})
+    figures = validation_figures(raw.height, games, quarantine, identities, "2024-02", stated_tournament_ends(raw))
+    assert figures["games"]["reported_late"] == late

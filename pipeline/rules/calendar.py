@@ -232,11 +232,12 @@ def last_list_reached_from(month: str) -> int:
     return int(pl.select(reporting_windows(pl.lit(last_day))["last"]).item())
 
 
-def reported_late(games: pl.DataFrame, month: str, named: pl.Expr) -> int:
+def reported_late(games: pl.DataFrame, month: str, named: pl.Expr, stated_ends: pl.DataFrame | None = None) -> int:
     """How many of period `month`'s validated games (Games rows) were reported for a later list than the first their
     tournament could be rated on (late reports within the window: §9.1's carry-over does not count as late). A
     tournament's end is its last game's day in the month's games (its start where undated; tournament_end, with
-    `named` whether a game's event names a tournament).
+    `named` whether a game's event names a tournament), or the end its dump states when later: `stated_ends`, one
+    row per (source_file, event_id) with its `event_end` (stated_tournament_ends), as the validation filed it.
     """
     if games.is_empty():
         return 0
@@ -245,7 +246,24 @@ def reported_late(games: pl.DataFrame, month: str, named: pl.Expr) -> int:
     events = games.group_by("source_file", "event_id", alone.alias("_alone")).agg(
         end=pl.coalesce("date", "event_start").max(), games=pl.len()
     )
+    if stated_ends is not None and not stated_ends.is_empty():
+        events = events.join(stated_ends, on=["source_file", "event_id"], how="left").with_columns(
+            end=pl.when(pl.col("_alone").is_null()).then(pl.max_horizontal("end", "event_end")).otherwise("end")
+        )
     return int(events.select(pl.col("games").filter(reported_after_first_list(pl.col("end"), month)).sum()).item())
+
+
+def stated_tournament_ends(raw: pl.DataFrame) -> pl.DataFrame:
+    """The ends a month's dumps state (RawGames.event_end: a TRF's tag 052), one row per (source_file, event_id),
+    the event id filled as the validation fills it, for reported_late.
+    """
+    return (
+        raw.lazy()
+        .filter(pl.col("event_end").is_not_null())
+        .group_by("source_file", pl.col("event_id").fill_null(pl.col("source_file")))
+        .agg(pl.col("event_end").max())
+        .collect()
+    )
 
 
 def _list_label(index: pl.Expr) -> pl.Expr:

@@ -106,10 +106,12 @@ def validation_figures(
     quarantine: pl.DataFrame,
     identities: pl.DataFrame,
     month: str | None = None,
+    stated_ends: pl.DataFrame | None = None,
 ) -> dict[str, dict[str, Figure]]:
     """What the UI shows of a validated month, by table: the games, the quarantine (with its warning when most
     records are quarantined) and the identity report. One number per reason and per status as well, so the UI can
-    plot each across months. With `month`, the games reported late (pipeline.rules.calendar.reported_late).
+    plot each across months. With `month`, the games reported late (pipeline.rules.calendar.reported_late, a
+    tournament ending no earlier than the end its dump states: `stated_ends`).
     """
     quarantined = quarantine_figures(raw_records, quarantine)
     warnings = file_warnings(quarantine)[:MAX_FILES_LISTED]
@@ -119,7 +121,7 @@ def validation_figures(
         "games": {
             "games": games.height,
             "raw_records": raw_records,
-            **({REPORTED_LATE: _reported_late(games, month)} if month is not None else {}),
+            **({REPORTED_LATE: _reported_late(games, month, stated_ends)} if month is not None else {}),
         },
         "quarantine": {
             "quarantined": quarantined.quarantined,
@@ -134,6 +136,6 @@ def validation_figures(
     }
 
 
-def _reported_late(games: pl.DataFrame, month: str) -> int:
+def _reported_late(games: pl.DataFrame, month: str, stated_ends: pl.DataFrame | None) -> int:
     """pipeline.rules.calendar.reported_late, each game's event named or not by its file (event_named_by_row)."""
-    return reported_late(games, month, pl.lit(event_named_by_row(games, pl.col("event_id"))))
+    return reported_late(games, month, pl.lit(event_named_by_row(games, pl.col("event_id"))), stated_ends)
