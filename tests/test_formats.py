@@ -321,6 +321,24 @@ class TestPgn:
         assert records["tc_base_seconds"].to_list() == [180, 900, 6000]
         assert records["unplayed"].to_list() == [None, None, None]  # no movetext at all: moves unknown, not unplayed
 
+    def test_a_time_control_written_in_minutes_is_refused_not_read_as_seconds(self):
+        """'90+30' in seconds is a 90-second game (rapid by FIDE's count), though the file means 90 minutes."""
+        controls = ["90+30", "90+30", "10+5", "40/90+30:30+30", "5400+30", "180+2", "60+1", "90'+30''"]
+        text = "".join(
+            f'[Event "A"]\n[White "x"]\n[Black "y"]\n[Result "1-0"]\n[TimeControl "{control}"]\n\n'
+            for control in controls
+        )
+        errors = read("tc.pgn", text.encode())["parse_error"].to_list()
+        assert errors[:4] == [
+            "TimeControl '90+30' reads as 90 s + 30 s a move (PGN counts seconds), a clock nobody plays: if minutes "
+            "were meant, write 5400+30",
+            errors[0],
+            "TimeControl '10+5' reads as 10 s + 5 s a move (PGN counts seconds), a clock nobody plays: if minutes "
+            "were meant, write 600+5",
+            errors[0].replace("'90+30'", "'40/90+30:30+30'"),
+        ]
+        assert errors[4:] == [None] * 4  # seconds as PGN writes them, bullet (not rated, said so later), minutes
+
     def test_touching_tag_sections_still_split_on_event(self):
         text = '[Event "A"]\n[Result "1-0"]\n[Event "A"]\n[Result "0-1"]\n'
         assert read("touching.pgn", text.encode())["result"].to_list() == ["1-0", "0-1"]

@@ -180,6 +180,30 @@ def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     return base, increment
 
 
+# PGN's TimeControl counts seconds (PGN standard §9.6.1). A unit-less base under three minutes with an increment of two
+# seconds or more is no clock players use in seconds ('90+30', '15+10', '10+5'), but is the common way of writing
+# minutes: read as seconds it would move a classical game to the rapid list and a rapid one to blitz, so it is
+# refused (a reading of this project; README, "A PGN game").
+_SECONDS_BASE_UNDER, _SECONDS_INCREMENT_FROM = 180, 2
+
+
+def minutes_written_as_seconds(text: pl.Expr, base: pl.Expr, increment: pl.Expr) -> pl.Expr:
+    """Why a PGN TimeControl reads as minutes though PGN counts seconds (see above), or null."""
+    unitless = ~text.str.contains(r"[^\d\s+/:]")
+    suspect = unitless & (base < _SECONDS_BASE_UNDER) & (increment >= _SECONDS_INCREMENT_FROM)
+    return pl.when(suspect).then(
+        pl.format(
+            "TimeControl {} reads as {} s + {} s a move (PGN counts seconds), a clock nobody plays: if minutes were "
+            "meant, write {}+{}",
+            quoted(text),
+            base,
+            increment,
+            base * 60,
+            increment,
+        )
+    )
+
+
 def parse_clock(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(base seconds, increment seconds) of a clock a person typed: parse_time_control's forms, where a
     unit-less base up to CLOCK_MINUTES_UP_TO is minutes ('90+30' = '5400+30'; '90' = 90 minutes).

@@ -21,6 +21,8 @@ from pipeline.formats.fields import (
     blank_to_null,
     classify_time_control,
     date_error,
+    join_errors,
+    minutes_written_as_seconds,
     parse_id,
     parse_int,
     parse_iso_date,
@@ -1215,6 +1217,7 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
             "tc_base_seconds": base,
             "tc_increment_seconds": increment,
             "time_control": classify_time_control(base, increment),
+            "_clock_error": minutes_written_as_seconds(pl.col("TimeControl"), base, increment),
         },
     )
     # Events are named per file: the same Event name in another federation's file is another event.
@@ -1255,9 +1258,12 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
         games = games.with_columns(pl.coalesce(pl.col("event_start"), earliest).alias("event_start"))
     # One select (with_columns then drop would copy every column into one chunk).
     dropped = {"Event", "Result", "TimeControl", "Termination", "moves_known", "has_move", "_bye", *_RUN_COLUMNS}
+    clock_error = time_control.get_column("_clock_error")
+    if clock_error.null_count() < clock_error.len():
+        games = games.with_columns(join_errors(pl.col("parse_error"), clock_error).alias("parse_error"))
     return games.select(
         *(name for name in games.columns if name not in dropped),
-        *time_control.get_columns(),
+        *time_control.drop("_clock_error").get_columns(),
         result,
         events["event_id"],
         unplayed,
