@@ -1260,7 +1260,7 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
     dropped = {"Event", "Result", "TimeControl", "Termination", "moves_known", "has_move", "_bye", *_RUN_COLUMNS}
     clock_error = time_control.get_column("_clock_error")
     if clock_error.null_count() < clock_error.len():
-        games = games.with_columns(join_errors(pl.col("parse_error"), clock_error).alias("parse_error"))
+        games = games.with_columns(join_errors(pl.col("parse_error"), pl.lit(clock_error)).alias("parse_error"))
     return games.select(
         *(name for name in games.columns if name not in dropped),
         *time_control.drop("_clock_error").get_columns(),
