@@ -9,6 +9,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 import pytest
+import s3fs
 from polars.testing import assert_frame_equal
 
 from assets.automation import range_tags
@@ -16,7 +17,17 @@ from assets.storage import ObjectStoreResource
 from pipeline.store.monthly import months_stored, stored_table_months
 from pipeline.store.object_store import ObjectStore, polars_s3_options, store_root_from_env
 from tests.conftest import TINY_END, TINY_START
-from tests.servers import BUCKET, CountingProxy, assert_same_tables, copy_tree, s3_environment, stored_objects, tables
+from tests.servers import (
+    BUCKET,
+    FAKE_KEY_ID,
+    FAKE_SECRET,
+    CountingProxy,
+    assert_same_tables,
+    copy_tree,
+    s3_environment,
+    stored_objects,
+    tables,
+)
 
 PLAIN_SCENARIO = {"name": "plain", "description": "FIDE's regulations", "rules": "fide-historical"}
 RANGE_TAGS = range_tags(TINY_START, TINY_END)
@@ -89,6 +100,34 @@ def test_the_store_is_configured_by_environment(s3_root: str, s3_server) -> None
     store.write_parquet(sample_frame(3), "t.parquet")
     native = pl.read_parquet(f"{s3_root}/t.parquet", storage_options=polars_s3_options())
     assert native.height == 3 and store.fs.exists(f"{BUCKET}/{s3_root.split('/', 3)[3]}/t.parquet")
+
+
+def test_credentials_in_a_shared_credentials_file_reach_polars_too(
+    s3_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys in ~/.aws/credentials alone (no AWS_ACCESS_KEY_ID): s3fs found them, and Polars' reads failed, as an
+    unknown storage option turned off its own credential chain.
+    """
+    ObjectStore(s3_root).write_parquet(sample_frame(3), "t.parquet")
+    (tmp_path / "aws-credentials").write_text(
+        f"[default]\naws_access_key_id = {FAKE_KEY_ID}\naws_secret_access_key = {FAKE_SECRET}\n"
+    )
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    s3fs.S3FileSystem.clear_instance_cache()
+    store = ObjectStore(s3_root)
+    assert store.read_parquet("t.parquet").height == 3
+    assert store.scan_parquet("t.parquet").select(pl.len()).collect().item() == 3
+
+
+def test_folder_markers_are_no_files(s3_root: str) -> None:
+    """The empty 'folder/' objects S3 consoles and sync tools make are neither listed nor read as dumps."""
+    store = ObjectStore(s3_root)
+    store.write_text("white_id,black_id,result\n1,2,1-0\n", "raw/GER/2024-01/g.csv")
+    for marker in ("raw/", "raw/GER/", "raw/GER/2024-01/", "raw/players/2024-01/"):
+        store.fs.pipe_file(store.path(marker) + "/", b"")
+    assert store.list_files("raw") == ["raw/GER/2024-01/g.csv"]
+    assert list(store.list_stamps("raw")) == ["raw/GER/2024-01/g.csv"]
 
 
 def test_a_replaced_object_changes_its_stamp_and_listings_are_never_stale(s3_root: str) -> None:

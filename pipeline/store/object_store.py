@@ -187,7 +187,10 @@ def polars_s3_options() -> dict[str, str | int]:
     if endpoint:
         options["aws_endpoint_url"] = endpoint
         if endpoint.startswith("http://"):
-            options["aws_allow_http"] = "true"
+            # `allow_http`, not `aws_allow_http`: Polars takes any key it does not know as an explicit credential and
+            # then leaves out its own credential chain (profiles, shared credentials files), so a store whose keys
+            # are in ~/.aws/credentials failed at the first Parquet read.
+            options["allow_http"] = "true"
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if region:
         options["aws_region"] = region
@@ -195,6 +198,13 @@ def polars_s3_options() -> dict[str, str | int]:
     if attempts and attempts.isdigit() and int(attempts) >= 1:
         options["max_retries"] = int(attempts) - 1
     return options
+
+
+def _folder_marker(path: str) -> bool:
+    """An empty object named like a folder ('raw/GER/2024-01/'), as S3 consoles and sync tools make to show a folder:
+    s3fs lists it as a file, but it holds nothing and is no file of the folder.
+    """
+    return path.endswith("/")
 
 
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@")
@@ -273,7 +283,7 @@ class ObjectStore:
         if not self.fs.exists(top):
             return []
         found = self.fs.find(top)
-        return sorted(self.relative(p) for p in found)
+        return sorted(self.relative(p) for p in found if not _folder_marker(p))
 
     def list_dirs(self, *parts: str) -> list[str]:
         top = self.path(*parts)
@@ -293,7 +303,7 @@ class ObjectStore:
         return {
             self.relative(path): f"{info.get('size')} {file_stamp(info)}"
             for path, info in sorted(found.items())
-            if info.get("type", "file") != "directory"
+            if info.get("type", "file") != "directory" and not _folder_marker(path)
         }
 
     # -- bytes ---------------------------------------------------------------------------------
