@@ -33,6 +33,11 @@ def escape_text(text: str) -> str:
     )
 
 
+def escape_lines(text: str) -> str:
+    """escape_text of each line of a message the project wrote over several lines, the line breaks kept."""
+    return "\n".join(escape_text(line) for line in text.split("\n"))
+
+
 def printable_text(text: str) -> str:
     """`text` as published on a page: controls that separate words become a blank, the other controls and bidi
     marks are dropped; text without any is returned unchanged.

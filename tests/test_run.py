@@ -159,6 +159,7 @@ def test_run_refuses_a_store_without_a_landing_zone(tmp_path: Path, one_scenario
     code, _, err = run(tmp_path / "typo", one_scenario, tmp_path / "home", capsys)
     assert code == 2
     assert "has no landing zone (no raw/ folder)" in err and "raw/<FED>/<YYYY-MM>/<dump>" in err
+    assert "\\x0a" not in err and "no raw/ folder).\nA landing zone is" in err  # its lines as lines
     assert not (tmp_path / "typo").exists()  # nothing was written
 
 

@@ -20,7 +20,7 @@ from pipeline.generator.config import SCALES
 from pipeline.months import parse_month
 from pipeline.rules.model import LIST_CLASSES, RulesError, load_rules, preset_names, resolve_rules, schedule_of
 from pipeline.rules.regulations import seeds_from_standard
-from pipeline.text import escape_text
+from pipeline.text import escape_lines, escape_text
 
 DEBUG_ENV = "RATINGS_DEBUG"
 
@@ -844,7 +844,7 @@ def main(
         sys.stderr.close()
         return 0
     except (InputFileError, RulesError, EngineInputError, UsageError, ValueError, OSError) as exc:
-        print(f"ratings {args.command}: error: {escape_text(str(exc))}", file=sys.stderr)
+        print(f"ratings {args.command}: error: {escape_lines(str(exc))}", file=sys.stderr)
         return 2
     except Exception as exc:  # a store or library failure: one line for a person, the traceback on request
         if os.environ.get(DEBUG_ENV):
