@@ -172,3 +172,31 @@ def test_an_amended_list_says_how_many_players_changed_otherwise_and_in_which_co
         "actual: the list of 2023-01 changed from the stored one: 1 rating(s) changed, 0 player(s) added, 0 removed, "
         "1 otherwise changed (in last_played) (lists/actual/2023-01.changes.csv)"
     ) in closing_lines(summary, {}, "Run")
+
+
+def test_the_summary_of_a_run_whose_store_went_away_is_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The store unreachable mid-run (an S3 outage): the summary reads nothing more and says so, rather than failing
+    on its first read with the store's error as the run's last line.
+    """
+    from pipeline.ingest.landing import inventory
+    from pipeline.operations.run_plan import RunPlan, closing_lines, runs_summary
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text("white_id,black_id,result\n1,2,1-0\n", "raw/GER/2023-01/a.csv")
+    store.write_text("ID Number Name\n", "raw/players/2023-01/standard_rating_list.txt")
+    entries = inventory(store)
+
+    class EndpointConnectionError(Exception):  # botocore's, by name: the store's faults are told by their names
+        pass
+
+    def unreachable(*_args: object, **_kwargs: object) -> None:
+        raise EndpointConnectionError('Could not connect to the endpoint URL: "http://127.0.0.1:1/chess/games"')
+
+    for name in ("list_files", "list_stamps", "list_dirs", "exists", "read_bytes", "read_parquet", "read_parquets"):
+        monkeypatch.setattr(ObjectStore, name, unreachable)
+    plan = RunPlan(str(tmp_path), store, entries, ["2023-01"], {}, ("2023-01", "2023-01"))
+    fault = f"object store unreachable: connection failed at {tmp_path}"
+    summary = runs_summary(plan, [], 2, 1.0, "home", fault)
+    text = closing_lines(summary, {}, "Run")
+    assert summary["fault"] == fault and not summary["success"]
+    assert "Run FAILED" in text and f"Run stopped by a store fault: {fault}" in text

@@ -38,6 +38,8 @@ def months_stored(store: ObjectStore, asset_path: Sequence[str], months: Sequenc
     """The months of `months` for which the table is in the store, in their order: one listing, not a look per month
     (on S3 a request each).
     """
+    if not months:  # nothing to list for (the summary of a run whose store failed asks so, and must not fail again)
+        return []
     held = set(stored_table_months(store, asset_path))
     return [month for month in months if month in held]
 
