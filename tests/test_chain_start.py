@@ -176,6 +176,14 @@ def test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_correc
     # A run from the month after says the corrected month's tables no longer match its dumps (as the instance that
     # rated them observed the dumps), and how to bring it in.
     shutil.copytree(full.parent / "home", tmp_path / "home")
+    # A run from the corrected month killed after it ingested the month, before its chains rated it: the month's
+    # raw_games are made from the corrected dumps, its lists still from the dumps of before.
+    from assets.runtime.runs import observe_landing_zone
+    from pipeline.ingest.landing import landing_versions
+
+    with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+        observe_landing_zone(instance, landing_versions(ObjectStore(str(store))).dumps, ["2024-03"])
+        instance.report_runless_asset_event(dg.AssetMaterialization("raw_games", partition="2024-03"))
     assert _run(store, scenarios, tmp_path / "home", "--from", "2024-04") == 0
     out = capsys.readouterr().out
     warning = (

@@ -108,21 +108,26 @@ def observe_landing_zone(instance: dg.DagsterInstance, fingerprints: Mapping[str
 
 def dumps_changed_before(instance: dg.DagsterInstance, plan: RunPlan, fingerprints: Mapping[str, str]) -> list[str]:
     """The months from the chain's start to the run's first month, not rated by the run, whose dumps now differ from
-    those their stored tables were made from: the landing zone's version observed last before the month's latest
-    raw_games (observe_landing_zone records it before every `ratings run`) against this run's listing.
+    those their stored tables were made from: the landing zone's version observed last before the oldest of the
+    month's latest raw_games and scenarios' lists (observe_landing_zone records it before every `ratings run`)
+    against this run's listing. The oldest: a run killed after it ingested a corrected month, before its chains
+    rated it, has the month's raw_games made from the dumps of now and its lists from those of before.
 
-    No dump is read: one query for the months' latest raw_games, one per such month for its observation (a
-    month never observed before it was ingested, as by a run launched from the UI without observing, is not named).
+    No dump is read: one query per table for the months' latest materializations, one per such month for its
+    observation (a month never observed before it was made, as by a run launched from the UI without observing, is
+    not named).
     """
     first = plan.months[0]
     if plan.chain_start >= first:
         return []
     earlier = set(month_range(plan.chain_start, add_months(first, -1)))
-    ingested = instance.get_latest_storage_id_by_partition(
-        dg.AssetKey("raw_games"), dg.DagsterEventType.ASSET_MATERIALIZATION, earlier
-    )
+    made: dict[str, int] = {}
+    for key in [dg.AssetKey("raw_games"), *(dg.AssetKey([name, "rating_list"]) for name in plan.scenarios)]:
+        latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, earlier)
+        for month, storage_id in latest.items():
+            made[month] = min(storage_id, made.get(month, storage_id))
     changed = []
-    for month, storage_id in sorted(ingested.items()):
+    for month, storage_id in sorted(made.items()):
         records = instance.fetch_observations(
             dg.AssetRecordsFilter(
                 asset_key=dg.AssetKey("landing_zone"), asset_partitions=[month], before_storage_id=storage_id
