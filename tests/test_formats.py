@@ -339,6 +339,52 @@ class TestPgn:
         ]
         assert errors[4:] == [None] * 4  # seconds as PGN writes them, bullet (not rated, said so later), minutes
 
+    def test_common_clock_forms_are_read(self):
+        """Spaces around '+', US Chess minutes ('G/5'), hours and minutes, a class word before the clock or alone."""
+        controls = {
+            "5400 + 30": ("classical", 5400, 30),
+            "G/5": ("blitz", 300, 0),
+            "G60+30": ("classical", 3600, 30),
+            "G/90+30": ("classical", 5400, 30),
+            "SD/90+30": ("classical", 5400, 30),
+            "90m+30s": ("classical", 5400, 30),
+            "1h30+30s": ("classical", 5400, 30),
+            "Blitz 180+2": ("blitz", 180, 2),
+            "Rapid": ("rapid", None, None),
+            "?": (None, None, None),  # PGN standard 9.6.1: unknown, so not stated
+            "-": (None, None, None),
+        }
+        text = "".join(
+            f'[Event "A"]\n[White "x"]\n[Black "y"]\n[Result "1-0"]\n[TimeControl "{control}"]\n\n'
+            for control in controls
+        )
+        records = read("tc.pgn", text.encode())
+        assert records["parse_error"].to_list() == [None] * len(controls)
+        assert records.select("time_control", "tc_base_seconds", "tc_increment_seconds").rows() == list(
+            controls.values()
+        )
+
+    def test_a_time_control_that_cannot_be_read_is_unparseable_not_classical(self):
+        """'G/5' read as nothing was rated on the standard list; a stated clock that cannot be read is quarantined."""
+        from pipeline.validate.split import split_games
+        from schemas import Players, empty_frame
+
+        controls = ["*60", "G/90;d5", "40 moves in a while", "5400+30"]
+        text = "".join(
+            f'[Event "A"]\n[Date "2024.01.0{day}"]\n[White "x"]\n[Black "y"]\n[Result "1-0"]\n'
+            f'[TimeControl "{control}"]\n\n1. e4 1-0\n\n'
+            for day, control in enumerate(controls, 1)
+        )
+        records = read("tc.pgn", text.encode())
+        assert records["parse_error"].to_list()[:3] == [
+            f"TimeControl '{control}' is neither a clock this reader knows nor a class (classical, rapid, blitz): "
+            "write the base and the increment with their units, as in 90 min + 30 s"
+            for control in controls[:3]
+        ]
+        games, quarantine = split_games(records, empty_frame(Players), "2024-01")
+        assert quarantine["reason"].to_list() == ["unparseable"] * 3
+        assert games["time_control"].to_list() == ["classical"]
+
     def test_touching_tag_sections_still_split_on_event(self):
         text = '[Event "A"]\n[Result "1-0"]\n[Event "A"]\n[Result "0-1"]\n'
         assert read("touching.pgn", text.encode())["result"].to_list() == ["1-0", "0-1"]

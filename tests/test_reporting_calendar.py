@@ -51,9 +51,13 @@ def test_the_calendar_table(event_end, month, reason):
 
 def test_each_reason_names_its_clause_and_where_the_games_belong():
     assert _problem(date(2024, 1, 30), "2024-01")[1] == (
-        "the tournament ends 2024-01-30, after the closing date of the list of 1 February 2024 (2024-01-29; the "
-        "2014 regulations [S]): it is rated on the list of 1 March 2024, filed under 2024-02 or later"
+        "the tournament ends 2024-01-30, after the closing date of the list of 1 February 2024 (2024-01-29; B.02 "
+        "2022 [S]): it is rated on the list of 1 March 2024, filed under 2024-02 or later"
     )
+    # The edition in force for the folder's list: B.02 2022 from January 2022, the 2014 text from July 2014.
+    assert "(2022-01-29; B.02 2022 [S])" in _problem(date(2022, 1, 30), "2022-01")[1]
+    assert "(2021-11-28; the 2014 regulations [S])" in _problem(date(2021, 11, 30), "2021-11")[1]
+    assert "(2013-11-28; the 2014 regulations' closing date [U])" in _problem(date(2013, 11, 30), "2013-11")[1]
     assert _problem(date(2024, 3, 28), "2024-07")[1] == (
         "the tournament ended 2024-03-28: the list of 1 August 2024 is after the third list since (of 1 June 2024; "
         "B.02 2024 §9.1): not rated"
@@ -132,16 +136,17 @@ def test_reported_late_counts_games_rated_after_their_first_list():
         {
             "source_file": ["a.pgn"] * 2 + ["b.pgn"] * 2 + ["c.pgn"],
             "event_id": ["Late Cup"] * 2 + ["Month End"] * 2 + ["Feb Open"],
-            # Late Cup ended 28 January (first list: 1 February); Month End ended 31 January, after that list's
-            # closing date (first list: 1 March, so on time in February); Feb Open is February's own.
-            "date": [date(2024, 1, 22), date(2024, 1, 28), date(2024, 1, 28), date(2024, 1, 31), date(2024, 2, 10)],
-            "event_start": [date(2024, 1, 22)] * 2 + [date(2024, 1, 28)] * 2 + [date(2024, 2, 10)],
+            # Late Cup ended 20 January (first list: 1 February; eleven days before the month's end, so no carry-over);
+            # Month End ended 31 January, after that list's closing date (first list: 1 March, so on time in
+            # February); Feb Open is February's own.
+            "date": [date(2024, 1, 15), date(2024, 1, 20), date(2024, 1, 20), date(2024, 1, 31), date(2024, 2, 10)],
+            "event_start": [date(2024, 1, 15)] * 2 + [date(2024, 1, 20)] * 2 + [date(2024, 2, 10)],
         }
     )
     every_event_named = pl.lit(True)
     assert reported_late(games, "2024-02", every_event_named) == 2
     assert reported_late(games.filter(pl.col("source_file") == "a.pgn"), "2024-01", every_event_named) == 0
-    # Games of no named tournament are late each by its own day: of Month End's, the game of 28 January.
+    # Games of no named tournament are late each by its own day: of Month End's, the game of 20 January.
     assert reported_late(games, "2024-02", pl.col("source_file") != "b.pgn") == 3
     # A TRF's tag 052 may end a tournament after its last game: Late Cup stated to end on 30 January was first
     # rateable on 1 March's list, so February's folder has it on time.
@@ -156,6 +161,28 @@ def test_reported_late_counts_games_rated_after_their_first_list():
     early = pl.DataFrame({"source_file": ["b.pgn"], "event_id": ["Month End"], "event_end": [date(2024, 1, 2)]})
     assert reported_late(games, "2024-02", every_event_named, early) == 2
     assert reported_late(games, "2024-02", pl.col("source_file") != "b.pgn", early) == 3
+
+
+@pytest.mark.parametrize(
+    ("event_end", "late"),
+    [
+        (date(2024, 4, 26), 0),  # four days to the month's end: in time for the list of 1 June too (§9.1)
+        (date(2024, 4, 25), 0),  # five days: still
+        (date(2024, 4, 24), 1),  # six: its list is 1 May's, so May's folder is a late report
+        (date(2024, 3, 28), 1),  # the carry-over reaches the following list only (1 May), not 1 June
+    ],
+)
+def test_reported_late_leaves_out_the_five_day_carry_over(event_end, late):
+    """B.02 2024 §9.1 allows a tournament ending in a month's last five days to be reported for the following list:
+    May's folder holds such a tournament of April in time, so the run summary does not count it as late.
+    """
+    from pipeline.rules.calendar import reported_late
+
+    games = pl.DataFrame(
+        {"source_file": ["a.pgn"], "event_id": ["Cup"], "date": [event_end], "event_start": [event_end]}
+    )
+    assert _problem(event_end, "2024-05")[0] is None
+    assert reported_late(games, "2024-05", pl.lit(True)) == late
 
 
 def _trf_player(rank: int, fide_id: int, cells: list[str], rating: int) -> str:
@@ -278,10 +305,11 @@ def test_a_late_tournament_is_rated_with_the_k_of_the_list_in_force_at_its_start
     assert report.rounded_change == february["change"].item()
 
 
-@pytest.mark.parametrize(("stated_end", "late"), [("2024/01/28", 4), ("2024/01/30", 0)])
+@pytest.mark.parametrize(("stated_end", "late"), [("2024/01/20", 4), ("2024/01/30", 0)])
 def test_the_late_count_of_a_month_reads_the_end_a_trf_states(stated_end: str, late: int):
-    """Played until 28 January: reported for February's folder it is late, unless its 052 says it ended on the 30th,
-    after the closing date of the list of 1 February (so its first list is 1 March).
+    """Played until 20 January: reported for February's folder it is late, unless its 052 says it ended on the 30th,
+    after the closing date of the list of 1 February (so its first list is 1 March). (Played until the 28th, §9.1's
+    carry-over would have it in time for 1 March's list either way.)
     """
     from pipeline.formats import read_dumps
     from pipeline.rules.calendar import stated_tournament_ends
@@ -290,7 +318,10 @@ def test_the_late_count_of_a_month_reads_the_end_a_trf_states(stated_end: str, l
     from schemas import Players
     from schemas.util import empty_frame
 
-    text = LATE_TRF.replace("052 2024/01/28", f"052 {stated_end}").encode()
+    played_earlier = LATE_TRF.replace("042 2024/01/22", "042 2024/01/15").replace(
+        "24/01/22  24/01/28", "24/01/15  24/01/20"
+    )
+    text = played_earlier.replace("052 2024/01/28", f"052 {stated_end}").encode()
     raw = pl.concat(read_dumps([(text, "GER/2024-02/late-winter.trf", "GER")], "2024-02"))
     games, quarantine = split_games(raw, empty_frame(Players), "2024-02")
     assert games.height == 4 and quarantine.is_empty()

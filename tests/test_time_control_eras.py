@@ -312,6 +312,14 @@ def test_rate_period_refuses_a_clock_fide_does_not_rate_on_its_day(
         (["092 Individual: Swiss-System, Rapid"], ("rapid", None, None)),  # no clock: the declared class
         (["092 Individual: Swiss-System, Blitz", "122 40/120, 60"], ("blitz", None, None)),  # a clock not read
         (["092 Individual: Swiss-System"], ("classical", None, None)),
+        (["122 Blitz 3+2"], ("blitz", 180, 2)),  # a class word, then the clock
+        (["122 G/90+30"], ("classical", 5400, 30)),  # US Chess notation, in minutes
+        (["122 G60+30"], ("classical", 3600, 30)),
+        (["122 90m+30s"], ("classical", 5400, 30)),
+        (["122 1h30+30s"], ("classical", 5400, 30)),
+        (["122 90 min + 30 sec", "222 5400 + 30"], ("classical", 5400, 30)),
+        (["122 Rapid"], ("rapid", None, None)),  # a class word alone states the class
+        (["122 ?"], ("classical", None, None)),  # unknown: no clock stated
     ],
 )
 def test_trf_time_control_from_its_tags(tags, expected):
@@ -323,3 +331,20 @@ def test_trf_time_control_from_its_tags(tags, expected):
     played = records.filter(pl.col("parse_error").is_null())
     assert played.height > 0
     assert set(played.select("time_control", "tc_base_seconds", "tc_increment_seconds").rows()) == {expected}
+
+
+@pytest.mark.parametrize("clock", ["122 40/120, 60", "122 G/90;d5", "222 *60"])
+def test_trf_clock_that_cannot_be_read_without_a_class_is_unparseable(clock):
+    """A clock stated but not read, with no class in tag 092, was rated as standard: each record says why."""
+    from pipeline.formats.trf import parse_trf
+
+    lines = (DATA / "tiny.trf").read_bytes().decode("latin-1").splitlines()
+    kept = [line for line in lines if not line.startswith(("092", "122", "222"))]
+    records = parse_trf("\n".join([*kept[:5], clock, *kept[5:]]), "tiny")
+    detail = (
+        f"time control (tag {clock[:3]}) '{clock[4:]}' is neither a clock this reader knows nor a class (classical, "
+        "rapid, blitz): write the base and the increment with their units, as in 90 min + 30 s (tag 092 names no "
+        "class either)"
+    )
+    assert records.height > 0
+    assert records["parse_error"].str.contains(detail, literal=True).all()

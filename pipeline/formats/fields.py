@@ -159,25 +159,80 @@ def classify_time_control(base_seconds: pl.Expr, increment_seconds: pl.Expr) -> 
     return time_control_class(base_seconds, increment_seconds)
 
 
+# A clock may open with the class it is played at ('Blitz 3+2', 'Rapid: 15+10'); a class word alone states the class.
+_CLASS_WORD = r"(?i)^\s*(blitz|rapid|standard|classical)\b[\s:,-]*"
+# PGN standard §9.6.1: '?' is an unknown time control and '-' none in use: both are a clock not stated.
+CLOCK_NOT_STATED = ("?", "-")
+
+
+def _without_class_word(text: pl.Expr) -> pl.Expr:
+    return text.str.replace(_CLASS_WORD, "")
+
+
+def stated_class(text: pl.Expr) -> pl.Expr:
+    """The class a clock's text opens with ('Blitz 3+2' -> 'blitz'; standard is classical), else null."""
+    named = text.str.extract(_CLASS_WORD, 1).str.to_lowercase()
+    return pl.when(named == "standard").then(pl.lit("classical")).otherwise(named)
+
+
+def _unitless(text: pl.Expr) -> pl.Expr:
+    return ~_without_class_word(text).str.contains(r"[^\d\s+/:]")
+
+
 def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(base seconds, increment seconds) from PGN/TRF-2026 forms or common free text.
 
-    '5400+30', '40/5400+30:1800+30' (first period counts), '900', and free text such as
-    '15 min. + 10 s. per move', '90 minutes + 30 seconds' or TRF16's "90'+30''".
+    '5400+30' (also '5400 + 30'), '40/5400+30:1800+30' (first period counts), '900', free text such as
+    '15 min. + 10 s. per move', '90 minutes + 30 seconds' or TRF16's "90'+30''", hours and minutes ('90m+30s',
+    '1h30+30s'), US Chess notation in minutes ('G/5', 'G60+30', 'SD/90+30'), each after a class word ('Blitz 3+2').
+    Anything else, PGN's sandclock ('*60') among it, is null.
     """
-    structured = text.str.extract_groups(r"^\s*(?:\d+/)?(\d+)(?:\+(\d+))?\s*(?::.*)?$")
+    text = _without_class_word(text)
+    structured = text.str.extract_groups(r"^\s*(?:\d+/)?(\d+)(?:\s*\+\s*(\d+))?\s*(?::.*)?$")
+    # US Chess: 'G/90' is a game in 90 minutes, 'SD/90' a sudden-death period of 90 (US Chess rule 5C).
+    us_chess = text.str.extract_groups(r"(?i)^\s*(?:G|SD)\s*/?\s*(\d+)(?:\s*\+\s*(\d+)\s*s?)?\s*$")
+    hours = text.str.extract_groups(r"(?i)^\s*(?:(\d+)\s*h\s*(?:(\d+)\s*m?)?|(\d+)\s*m)\s*(?:\+\s*(\d+)\s*s?)?\s*$")
     free = text.str.extract_groups(r"(?i)(\d+)\s*(?:min|minutes|')[^\s+]*(?:.*?\+\s*(\d+)\s*(?:s|sec|seconds|\"|''))?")
+
+    def number(groups: pl.Expr, name: str) -> pl.Expr:
+        return groups.struct.field(name).cast(pl.Int32, strict=False)
+
+    hours_read = number(hours, "1").is_not_null() | number(hours, "3").is_not_null()
     base = pl.coalesce(
-        structured.struct.field("1").cast(pl.Int32, strict=False),
-        free.struct.field("1").cast(pl.Int32, strict=False) * 60,
+        number(structured, "1"),
+        number(us_chess, "1") * 60,
+        pl.when(hours_read).then(
+            number(hours, "1").fill_null(0) * 3600
+            + pl.coalesce(number(hours, "2"), number(hours, "3")).fill_null(0) * 60
+        ),
+        number(free, "1") * 60,
     )
     increment = (
-        pl.when(structured.struct.field("1").is_not_null())
-        .then(structured.struct.field("2").cast(pl.Int32, strict=False).fill_null(0))
-        .when(free.struct.field("1").is_not_null())
-        .then(free.struct.field("2").cast(pl.Int32, strict=False).fill_null(0))
+        pl.when(number(structured, "1").is_not_null())
+        .then(number(structured, "2").fill_null(0))
+        .when(number(us_chess, "1").is_not_null())
+        .then(number(us_chess, "2").fill_null(0))
+        .when(hours_read)
+        .then(number(hours, "4").fill_null(0))
+        .when(number(free, "1").is_not_null())
+        .then(number(free, "2").fill_null(0))
     )
     return base, increment
+
+
+def unreadable_clock(text: pl.Expr, base: pl.Expr, label: str) -> pl.Expr:
+    """Why a stated clock is not read ('<label> '<value>' is no clock ...'), or null: a clock that cannot be read and
+    states no class is never taken as classical (a reading of this project; README, "Rating your own federation's
+    files").
+    """
+    stated = text.is_not_null() & ~text.str.strip_chars().is_in(CLOCK_NOT_STATED)
+    return pl.when(stated & base.is_null() & stated_class(text).is_null()).then(
+        pl.format(
+            f"{label} {{}} is neither a clock this reader knows nor a class (classical, rapid, blitz): write the "
+            "base and the increment with their units, as in 90 min + 30 s",
+            quoted(text),
+        )
+    )
 
 
 # PGN's TimeControl counts seconds (PGN standard §9.6.1). A unit-less base under three minutes with an increment of two
@@ -189,8 +244,7 @@ _SECONDS_BASE_UNDER, _SECONDS_INCREMENT_FROM = 180, 2
 
 def minutes_written_as_seconds(text: pl.Expr, base: pl.Expr, increment: pl.Expr) -> pl.Expr:
     """Why a PGN TimeControl reads as minutes though PGN counts seconds (see above), or null."""
-    unitless = ~text.str.contains(r"[^\d\s+/:]")
-    suspect = unitless & (base < _SECONDS_BASE_UNDER) & (increment >= _SECONDS_INCREMENT_FROM)
+    suspect = _unitless(text) & (base < _SECONDS_BASE_UNDER) & (increment >= _SECONDS_INCREMENT_FROM)
     return pl.when(suspect).then(
         pl.format(
             "TimeControl {} reads as {} s + {} s a move (PGN counts seconds), a clock nobody plays: if minutes were "
@@ -209,8 +263,7 @@ def parse_clock(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     unit-less base up to CLOCK_MINUTES_UP_TO is minutes ('90+30' = '5400+30'; '90' = 90 minutes).
     """
     base, increment = parse_time_control(text)
-    unitless = ~text.str.contains(r"[^\d\s+/:]")
-    in_minutes = unitless & (base <= CLOCK_MINUTES_UP_TO)
+    in_minutes = _unitless(text) & (base <= CLOCK_MINUTES_UP_TO)
     return pl.when(in_minutes).then(base * 60).otherwise(base), increment
 
 

@@ -28,7 +28,9 @@ from pipeline.formats.fields import (
     parse_iso_date,
     parse_time_control,
     quoted,
+    stated_class,
     title_code,
+    unreadable_clock,
 )
 from pipeline.formats.scan import (
     PADDING,
@@ -1216,8 +1218,11 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
         {
             "tc_base_seconds": base,
             "tc_increment_seconds": increment,
-            "time_control": classify_time_control(base, increment),
-            "_clock_error": minutes_written_as_seconds(pl.col("TimeControl"), base, increment),
+            "time_control": pl.coalesce(classify_time_control(base, increment), stated_class(pl.col("TimeControl"))),
+            "_clock_error": pl.coalesce(
+                minutes_written_as_seconds(pl.col("TimeControl"), base, increment),
+                unreadable_clock(pl.col("TimeControl"), base, "TimeControl"),
+            ),
         },
     )
     # Events are named per file: the same Event name in another federation's file is another event.

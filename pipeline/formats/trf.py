@@ -29,7 +29,9 @@ from pipeline.formats.fields import (
     parse_int,
     parse_time_control,
     quoted,
+    stated_class,
     title_code,
+    unreadable_clock,
 )
 
 # 0-based offsets of the fixed 001 columns (the FIDE document counts from 1, inclusive).
@@ -98,6 +100,7 @@ class TrfHeader:
     end: date | None = None  # tag 052, the last day of the tournament (the reporting calendar files it by this day)
     end_error: str | None = None  # tag 052 holds a date that does not exist, or one before tag 042's
     round_date_errors: dict[int, str] | None = None  # round -> the impossible date tag 132 gives it
+    tc_error: str | None = None  # tag 222/122 states a clock that cannot be read, and no class is declared
 
 
 def is_trf_text(text: str) -> bool:
@@ -174,7 +177,7 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
     for file, tag, text in tags.select("file", "tag", "text").iter_rows():
         first[file][tag] = text
     headers = []
-    time_controls: dict[str, tuple] = {}
+    time_controls: dict[str, tuple] = {}  # a clock's text -> base, increment, the class it names, why it is unread
     for tags_of_file in first:
         round_dates, round_date_errors = _round_dates(tags_of_file.get("132", ""))
         start_text = tags_of_file.get("042", "")[4:]
@@ -191,15 +194,25 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
         tc_text = f"222 {encoded}" if encoded else f"122 {typed}" if typed else ""
         if tc_text and tc_text not in time_controls:
             parse = parse_time_control if encoded else parse_clock
-            base, increment = parse(pl.lit(encoded or typed))
-            time_controls[tc_text] = tuple(pl.select(base, increment).row(0))
+            text = pl.lit(encoded or typed)
+            base, increment = parse(text)
+            label = f"time control (tag {tc_text[:3]})"
+            time_controls[tc_text] = pl.select(
+                base.alias("base"),
+                increment.alias("increment"),
+                stated_class(text).alias("class"),
+                unreadable_clock(text, base, label).alias("unread"),
+            ).row(0)
+        base_seconds, increment_seconds, stated, unreadable = time_controls.get(tc_text, (None, None, None, None))
+        declared = _declared_class(tags_of_file.get("092", "")[4:]) or stated
         headers.append(
             TrfHeader(
                 start=start,
                 round_dates=round_dates,
                 rounds_tag=rounds_tag,
-                tc=time_controls.get(tc_text, (None, None)),
-                declared=_declared_class(tags_of_file.get("092", "")[4:]),
+                tc=(base_seconds, increment_seconds),
+                declared=declared,
+                tc_error=None if declared or unreadable is None else f"{unreadable} (tag 092 names no class either)",
                 start_error=f"event start '{start_text.strip()}' (tag 042) is not a date" if start_impossible else None,
                 round_date_errors=round_date_errors,
                 end=end,
@@ -298,9 +311,11 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
         .join(facts, on="file", how="left")
         .join(round_dates, on=["file", "round"], how="left")
     )
-    # A date that is written but does not exist ('24/02/30') makes the records it dates unparseable.
+    # A date that is written but does not exist ('24/02/30') makes the records it dates unparseable, and a clock that
+    # cannot be read beside no class the file's records (never taken as classical).
     start_errors = [
-        "; ".join(error for error in (header.start_error, header.end_error) if error) or None for header in headers
+        "; ".join(error for error in (header.start_error, header.end_error, header.tc_error) if error) or None
+        for header in headers
     ]
     if any(start_errors) or any(header.round_date_errors for header in headers):
         records = (
@@ -318,7 +333,8 @@ def _with_file_facts(records: pl.DataFrame, files: pl.DataFrame, headers: list[T
             .drop("_start_error")
         )
     records = records.drop("_date_error")
-    # TRF dumps are standard-rated events unless their clock (tag 222, else 122) or their type (092) says otherwise.
+    # TRF dumps are standard-rated events unless their clock (tag 222, else 122) or their type (092, else a class word
+    # opening 122) says otherwise; no clock stated at all is the only way to the default.
     return records.with_columns(
         classify_time_control(pl.col("tc_base_seconds"), pl.col("tc_increment_seconds"))
         .fill_null(pl.col("_declared_class"))

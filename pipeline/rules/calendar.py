@@ -43,9 +43,13 @@ REPORTING_ERAS: tuple[ReportingEra, ...] = (
     # FIDE news 4059 (13 July 2009): six lists a year (January, March, May, July, September, November), "closing
     # date 7 days before" (docs/regulations.md, the 2009-2012 row) [S]; the late window [U].
     ReportingEra(date(2009, 7, 1), (1, 3, 5, 7, 9, 11), 7, 3, "FIDE news 4059 (2009)", "late window [U]"),
-    # Monthly lists from 1 July 2012; the 2014 text's closing date, 3 days before the list (§7.1x, kinabaluchess.com
-    # copy) [S]; the late window as in 2024 [U].
-    ReportingEra(date(2012, 7, 1), None, 3, 3, "the 2014 regulations [S]", "late window [U]"),
+    # Monthly lists from 1 July 2012. The text of July 2012 - June 2014 was not found: the 2014 text's closing date is
+    # kept [U]. B.02 2014 (in force 1 July 2014 - 31 December 2021, with its 2017 revision): 3 days before the list
+    # (§7.1x, kinabaluchess.com copy) [S]. B.02 2022 (1 January 2022 - 29 February 2024): 3 days [S]. The late window
+    # as in 2024 [U].
+    ReportingEra(date(2012, 7, 1), None, 3, 3, "the 2014 regulations' closing date [U]", "late window [U]"),
+    ReportingEra(date(2014, 7, 1), None, 3, 3, "the 2014 regulations [S]", "late window [U]"),
+    ReportingEra(date(2022, 1, 1), None, 3, 3, "B.02 2022 [S]", "late window [U]"),
     # B.02 2024 §7.1.3: "The closing date for tournaments for a list is 3 days before the date of the list"; §9.1:
     # the report is uploaded in time for the list the tournament is registered for or, "if there are five days or
     # less from the last day of the tournament to the end of the month, for the following list"; a report not in
@@ -115,7 +119,8 @@ def _lookup(table: np.ndarray | list[str], index: pl.Expr, offset: int = _FIRST)
 
 def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
     """For a tournament ending on `event_end` (a Date): the month indexes of the first list it may be rated on (the
-    first list dated after it whose closing date it ended by: `first`), of the last (the late_lists-th list dated
+    first list dated after it whose closing date it ended by: `first`), of the last it is reported in time for
+    (`on_time`: the first, or the following one by §9.1's carry-over), of the last (the late_lists-th list dated
     after it: `last`), and the first list's closing date (`closing`), as expressions.
     """
     end_month = event_end.dt.year().cast(pl.Int32) * 12 + event_end.dt.month().cast(pl.Int32) - 1
@@ -124,17 +129,30 @@ def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
     closing_days = _lookup(_CLOSING_DAYS, after)
     closing = _month_start(after) - pl.duration(days=closing_days)
     first = pl.when(event_end <= closing).then(after).otherwise(second)
+    on_time = pl.max_horizontal(first, pl.when(carried_over(event_end)).then(second))
     late = _lookup(_LATE_LISTS, after)
     following = _lookup(_FOLLOWING.ravel(), (month - _FIRST) * _FOLLOWING.shape[1] + late - 1, offset=0)
     # The earliest folder of the first list: the tournament's month, or the next when it ended after the closing.
     folder = end_month + (event_end > closing).cast(pl.Int32)
     return {
         "first": first,
+        "on_time": on_time,
         "last": following,
         "closing": closing,
         "folder": folder,
         "closing_clause": _lookup(_CLOSING_CLAUSES, after),
     }
+
+
+# B.02 2024 §9.1: the report is uploaded in time for the list the tournament is registered for or, "if there are five
+# days or less from the last day of the tournament to the end of the month, for the following list". Earlier texts
+# [U]: applied in every era, as the late window is.
+CARRY_OVER_DAYS = 5
+
+
+def carried_over(event_end: pl.Expr) -> pl.Expr:
+    """Whether a tournament ending on `event_end` may be reported in time for the list after its own (§9.1)."""
+    return (event_end.dt.month_end() - event_end).dt.total_days() <= CARRY_OVER_DAYS
 
 
 def reporting_problems(
@@ -233,8 +251,9 @@ def last_list_reached_from(month: str) -> int:
 
 
 def reported_late(games: pl.DataFrame, month: str, named: pl.Expr, stated_ends: pl.DataFrame | None = None) -> int:
-    """How many of period `month`'s validated games (Games rows) were reported for a later list than the first their
-    tournament could be rated on (late reports within the window: §9.1's carry-over does not count as late). A
+    """How many of period `month`'s validated games (Games rows) were reported for a later list than the last their
+    tournament was in time for (late reports within the window): the first it could be rated on, or the following
+    one when it ended in its month's last five days (§9.1's carry-over, in time: carried_over). A
     tournament's end is its last game's day in the month's games (its start where undated; tournament_end, with
     `named` whether a game's event names a tournament), or the end its dump states when later: `stated_ends`, one
     row per (source_file, event_id) with its `event_end` (stated_tournament_ends), as the validation filed it.
@@ -250,7 +269,9 @@ def reported_late(games: pl.DataFrame, month: str, named: pl.Expr, stated_ends: 
         events = events.join(stated_ends, on=["source_file", "event_id"], how="left").with_columns(
             end=pl.when(pl.col("_alone").is_null()).then(pl.max_horizontal("end", "event_end")).otherwise("end")
         )
-    return int(events.select(pl.col("games").filter(reported_after_first_list(pl.col("end"), month)).sum()).item())
+    end = pl.col("end")
+    late = end.is_not_null() & (pl.lit(list_of_period(month)) > reporting_windows(end)["on_time"])
+    return int(events.select(pl.col("games").filter(late).sum()).item())
 
 
 def stated_tournament_ends(raw: pl.DataFrame) -> pl.DataFrame:
@@ -316,11 +337,13 @@ def describe_reporting_calendar() -> str:
         '| "the third list after the tournament ends" (B.02 2024 §9.1) | the lists dated after its end day, the '
         "first of them counting even when the tournament ended after its closing date |",
         "| the five-day carry-over (§9.1) | inside both windows: a tournament ending in a month's last five days may "
-        "be filed in its month (when it ended by the closing date) or the next; no folder is refused for it |",
+        "be filed in its month (when it ended by the closing date) or the next; no folder is refused for it, and the "
+        "next month's folder does not count it as reported late (the run summary) |",
         "| a tournament's end | its last game in the folder's month or before: a game dated after the month is "
         "`future` alone, so one wrong date does not move a whole tournament |",
         "| closing dates and late windows before 2024 | 7 days from July 2009 (FIDE news 4059 [S]), 3 days from July "
-        "2012 (the 2014 text [S]); three lists in every era [U]; quarterly lists: 7 days [U] |",
+        "2012 (the text of 2012-2014 not found: the 2014 text's [U]), July 2014 (the 2014 text [S]) and January 2022 "
+        "(B.02 2022 [S]); three lists and the five-day carry-over in every era [U]; quarterly lists: 7 days [U] |",
         "| the ratings of a tournament started before its period | the list in force at its start (the chain's "
         "list of the month before the start month; before the chain's start, its seed list): its rating and its K "
         "(the list's `k` column, the K it published for the period after it; issue 36 reads §9.1 so, and FIDE's "

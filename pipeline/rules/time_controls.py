@@ -193,6 +193,8 @@ def describe_time_control_eras() -> str:
         "else its event's start). Validation (`pipeline/validate/split.py`) classes every game with a known clock",
         "by its era, overriding the class the dump or reader gave, except that a declared `modern` stays `modern`",
         "where its era says classical; a game without a clock keeps the class its dump declares, else classical.",
+        "A clock a dump states but its reader cannot read is no missing clock: without a class beside it the game",
+        "is `unparseable`, naming the value (README, 'Rating your own federation's files').",
         "A clock at or below blitz's minimum is quarantined as `time_control_not_ratable`. `ratings rate-period`",
         "classes its games file's clocks the same way (the game's date, else its event's first date, else the",
         "period's first day) and refuses such a clock, naming the file and the line.",
