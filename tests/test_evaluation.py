@@ -466,6 +466,62 @@ def test_a_rule_set_is_evaluated_with_the_engine_by_hand(four_games: Path):
     assert outcome["deviance_log10"] == pytest.approx(sum(map(deviance, scores, expected)) / 4)
 
 
+def test_a_rule_set_is_scored_on_each_side_its_per_game_table_gives():
+    """fide-2025-10 caps the difference at 400 only for a player below 2650 (§8.3.1 as amended): 2700 against 2200
+    is 0.96 for the 2700 (D 500) and 0.08 for the 2200 (D -400), summing to 1.04. Black's side is scored as the
+    table gives it, not as 1 - White's (0.04 or 0.92).
+    """
+    from dataclasses import dataclass
+
+    from pipeline.engine.period import normalize_list
+    from pipeline.evaluation.games_file import parse_period
+    from pipeline.evaluation.protocol import evaluate_split
+    from pipeline.evaluation.raters import RuleSetRater
+
+    frozen = normalize_list(
+        pl.DataFrame(
+            {"player_id": [1, 2], "rating": [2700, 2200], "games_total": [100, 100]},
+            schema_overrides={
+                "rating": pl.Int32,
+                "games_total": pl.Int32,
+            },
+        )
+    )
+
+    @dataclass(frozen=True)
+    class Frozen(RuleSetRater):
+        def rate(self, train: pl.DataFrame) -> pl.DataFrame:
+            return frozen
+
+    rater = load_rater("fide-2025-10")
+    assert isinstance(rater, RuleSetRater)
+    period = parse_period("2025-11")
+    test = pl.DataFrame({"period": [period] * 2, "white_id": [1, 2], "black_id": [2, 1], "white_score": [1.0, 0.5]})
+    sides = rater.predict(frozen, test)
+    assert sides.rows() == [(0.96, 0.08), (0.08, 0.96)]
+    test = test.with_columns(month=pl.lit("2025-11"), colour_known=True)
+    outcome = evaluate_split(Frozen(rater.name, rater.scenario, rater.init), test, test)
+    games = [(deviance(1.0, 0.96) + deviance(0.0, 0.08)) / 2, (deviance(0.5, 0.08) + deviance(0.5, 0.96)) / 2]
+    assert outcome["deviance_log10"] == pytest.approx(sum(games) / 2, rel=1e-12)
+    # Player 1: 1.5 scored, 1.92 expected; player 2: 0.5 scored, 0.16 expected.
+    assert outcome["player_month_rmse"] == pytest.approx(math.sqrt((0.42**2 + 0.34**2) / 2), rel=1e-12)
+
+
+def test_the_leaderboard_scores_black_as_the_predictions_give_it():
+    """month_accuracy, which the leaderboard scores each month with, keeps a prediction's black_expected (a rule set's
+    per-game table); only a frame without it is complemented.
+    """
+    from pipeline.evaluation.protocol import month_accuracy
+
+    frame = pl.DataFrame(
+        {"white_id": [1], "black_id": [2], "white_score": [1.0], "white_expected": [0.96], "black_expected": [0.08]}
+    )
+    row = month_accuracy(frame, "2025-11").row(0, named=True)
+    assert row["deviance"] == pytest.approx((deviance(1.0, 0.96) + deviance(0.0, 0.08)) / 2, rel=1e-12)
+    white_only = month_accuracy(frame.drop("black_expected"), "2025-11").row(0, named=True)
+    assert white_only["deviance"] == pytest.approx(deviance(1.0, 0.96), rel=1e-12)
+
+
 def test_a_system_without_first_ratings_from_an_empty_pool_starts_everybody_rated(four_games: Path):
     """DWZ's first rating needs rated opponents, so from an empty pool it would rate nobody and predict 0.5 for every
     game; the protocol starts everybody at the initial rating (2200 here) as a rating from elsewhere (DWZ index 6).
