@@ -147,6 +147,19 @@ def test_bad_input_names_the_line(tmp_path: Path):
         load_system_rules("glicko", ["k=27"])
 
 
+def test_bad_input_names_the_physical_line_after_a_quoted_line_break(tmp_path: Path):
+    """A quoted field holding a line break makes a row two lines, and a blank line is a line: the error names the
+    line the bad value is on, not the row number + 2.
+    """
+    path = tmp_path / "bad3.csv"
+    path.write_text('month,white_id,black_id,white_score\n2023-01,1,2,1\n"2023-01",2,"3\n",0.5\n2023-02,1,3,x\n')
+    with pytest.raises(Exception, match=r"bad3.csv: line 5: white_score 'x'"):
+        read_games(path)
+    path.write_text('month,white_id,black_id,white_score\n"2023-01",2,"3\n",0.5\n\n2023-02,1,3,1\n')
+    with pytest.raises(Exception, match=r"bad3.csv: line 4: month None"):
+        read_games(path)
+
+
 def test_rules_file_and_grid(tmp_path: Path, four_games: Path):
     (tmp_path / "mine.yaml").write_text("system: glicko\nc: 20\ninit_rd: 250\n")
     rules = load_system_rules(str(tmp_path / "mine.yaml"), ["c=25"], init=1800)
