@@ -103,6 +103,7 @@ def evaluate_split(rater: Rater, train: pl.DataFrame, test: pl.DataFrame) -> dic
         "test_games_colour_known": int(test["colour_known"].sum()),
         "players_rated": state.height,
         **metrics,
+        "warnings": rater.warnings(),
         "seconds": round(time.perf_counter() - started, 3),
     }
 
@@ -165,11 +166,13 @@ def tune(
     for values in combinations:
         setting = dict(zip(grid, values, strict=True))
         outcome = evaluate_split(load_rater(rules_name, overrides, init, setting), train, test)
+        warnings += [f"setting {setting or 'as given'}: {warning}" for warning in outcome["warnings"]]
         results.append(
             {
                 "setting": setting,
                 **{m: outcome[m] for m in METRICS},
                 "params": outcome["params"],
+                "warnings": outcome["warnings"],
                 "seconds": outcome["seconds"],
             }
         )

@@ -51,6 +51,8 @@ class Rater(Protocol):
 
     def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series | pl.DataFrame: ...
 
+    def warnings(self) -> list[str]: ...  # what the last rate() must say besides its state (a fit not converged)
+
 
 # -- systems -----------------------------------------------------------------------------------
 
@@ -104,6 +106,9 @@ class SystemRater:
     def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
         return predict(self.rules.system, frozen, test, self.rules.params)
 
+    def warnings(self) -> list[str]:
+        return []
+
 
 # -- whole-history systems ---------------------------------------------------------------------
 
@@ -122,13 +127,19 @@ class WholeHistoryRater:
     params: whr.WhrParams
     kind: str = "system"
     what: str = "whr"
+    #: The last rate()'s fit (none with `incremental`), read by warnings().
+    fits: list[whr.Fit] = field(default_factory=list, compare=False, repr=False)
 
     def settings(self) -> dict[str, Any]:
         return self.params.model_dump()
 
     def rate(self, train: pl.DataFrame) -> pl.DataFrame:
         history = whr.rate_history(train, self.params)
+        self.fits[:] = [history.fitted] if history.fitted is not None else []
         return history.list_at(int(train["period"].max()))  # type: ignore[arg-type]
+
+    def warnings(self) -> list[str]:
+        return [warning for fit in self.fits if (warning := fit.warning()) is not None]
 
     def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
         return whr.predict(frozen, test, self.params)
@@ -246,6 +257,9 @@ class RuleSetRater:
             parts.append(table.select("game_id", "white_expected", "black_expected"))
         expected = games.select("game_id").join(pl.concat(parts), on="game_id", how="left", maintain_order="left")
         return expected.drop("game_id")
+
+    def warnings(self) -> list[str]:
+        return []
 
 
 def engine_games(games: pl.DataFrame) -> pl.DataFrame:
