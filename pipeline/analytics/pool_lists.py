@@ -14,7 +14,7 @@ import polars as pl
 
 from pipeline.formats.common import UnreadableDump, strip_compression
 from pipeline.formats.decoding import MAX_DECOMPRESSED_BYTES, decompress
-from pipeline.formats.fide_list import COMBINED, LAYOUTS, FideListFile, parse_fide_list
+from pipeline.formats.fide_list import COMBINED, LAYOUTS, FideListFile, parse_fide_list, two_digit_birth_year
 from pipeline.formats.table_files import InputFileError
 from pipeline.months import month_index, parse_month
 from pipeline.text import escape_text
@@ -201,12 +201,30 @@ def _unzipped(data: bytes, path: str) -> tuple[bytes, str]:
 
 
 def with_periods(lists: Sequence[PoolList], months: Sequence[str]) -> list[PoolList]:
-    """The lists dated by the caller (one YYYY-MM per list, in order), for lists whose date the file does not give."""
+    """The lists dated by the caller (one YYYY-MM per list, in order), for lists whose date the file does not give.
+
+    A month that contradicts the date a file states (its header or name) is a ValueError naming the file and both
+    months: the file's own date is not overridden silently. A layout F list's birth years, whose century was chosen
+    without the list's month, are derived again with it (two_digit_birth_year).
+    """
     if len(months) != len(lists):
         raise ValueError(f"{len(months)} months given for {len(lists)} lists: give one month per list, in order")
     for month in months:
         parse_month(month)
-    return [replace(pool, period=month) for pool, month in zip(lists, months, strict=True)]
+    for pool, month in zip(lists, months, strict=True):
+        if pool.period is not None and pool.period != month:
+            raise ValueError(
+                f"{pool.name}: the file states the list of {pool.period}, --months gives {month}: give the file's "
+                "own month, in the order the lists are given"
+            )
+    return [_dated(pool, month) for pool, month in zip(lists, months, strict=True)]
+
+
+def _dated(pool: PoolList, month: str) -> PoolList:
+    if pool.layout != "F" or pool.period == month:
+        return replace(pool, period=month)
+    birth_year = two_digit_birth_year(pl.col("birth_year") % 100, month).cast(pl.Int32)
+    return replace(pool, period=month, players=pool.players.with_columns(birth_year.alias("birth_year")))
 
 
 # -- the ledger --------------------------------------------------------------------------------------
@@ -262,9 +280,20 @@ def _transition(
     if year is None:
         notes.append(f"the date of {later.name} is unknown (give --months): every age group is {UNKNOWN}")
     else:
-        unknown = both.select(pl.col("age").is_null().sum()).item()
-        if unknown:
-            notes.append(f"{unknown:,} players without a birth year are in the age group {UNKNOWN}")
+        # Every player the age groups leave out is counted: an age outside them (a birth year after the list's)
+        # falls to the unknown group as a missing birth year does.
+        lowest, highest = AGE_GROUPS[0][1], AGE_GROUPS[-1][2]
+        missing, outside = both.select(
+            pl.col("age").is_null().sum().alias("missing"),
+            (~pl.col("age").is_between(lowest, highest)).sum().alias("outside"),
+        ).row(0)
+        if missing:
+            notes.append(f"{missing:,} players without a birth year are in the age group {UNKNOWN}")
+        if outside:
+            notes.append(
+                f"{outside:,} players whose birth year gives an age outside {lowest}-{highest} in {year} are in the "
+                f"age group {UNKNOWN}"
+            )
     for pool in (earlier, later):
         if not pool.has_birth:
             notes.append(f"{pool.name}: layout {pool.layout} has no birth column: ages are unknown")
