@@ -472,6 +472,36 @@ def test_rejected_lines_are_warned_with_file_and_line_and_the_rest_is_compared(r
     assert json_rows(json.loads(out)["transitions"][0]) == recount(pools[0], pools[1], 2023)
 
 
+def test_a_player_whose_line_is_rejected_is_neither_left_nor_entered(rapid_lists, capsys) -> None:
+    """A list line that cannot be read loses its player from that list: when its id is readable, the player is left
+    out of both lists' comparison (not counted as left), and the notes say how many; a line without a readable id
+    cannot be matched, and the notes say its player may count as left.
+    """
+    pools, paths = rapid_lists
+    earlier, later = pools[0], pools[1]
+    both = sorted(earlier.keys() & later.keys())
+    spoiled, lost = both[0], both[1]
+    lines = paths[1].read_text().splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith(str(spoiled)):
+            lines[number] = line[:109] + "12x4  " + line[115:]  # the rating: not a number
+        elif line.startswith(str(lost)):
+            lines[number] = "x" * 10 + line[10:]  # the id: not a number
+    paths[1].write_text("\n".join(lines) + "\n")
+    code, out, err = pool_health_cli(capsys, paths[0], paths[1], "--json")
+    assert code == 0 and "rapid rating '12x4' is not a number" in err
+    transition = json.loads(out)["transitions"][0]
+    kept_earlier = {i: p for i, p in earlier.items() if i != spoiled}
+    kept_later = {i: p for i, p in later.items() if i not in (spoiled, lost)}
+    assert json_rows(transition) == recount(kept_earlier, kept_later, 2023)
+    notes = " ".join(transition["notes"])
+    assert f"1 players on {paths[0]} whose line on {paths[1]} was rejected are left out of both lists" in notes
+    assert (
+        f"1 rejected lines of {paths[1]} have no readable FIDE id: their players, if on {paths[0]}, count as left"
+        in (notes)
+    )
+
+
 # -- errors ----------------------------------------------------------------------------------------
 def test_bad_input_is_one_line_naming_the_file_and_exit_code_2(rapid_lists, tmp_path: Path, capsys) -> None:
     _, paths = rapid_lists

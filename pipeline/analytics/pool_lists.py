@@ -73,6 +73,10 @@ class PoolList:
     records: int | None = None  # player lines read
     rejected: int = 0  # player lines the parser could not use
     rejected_lines: tuple[str, ...] = field(default_factory=tuple)  # "line N: problem", the first few
+    # The ids read from the rejected lines (not duplicates) of players the list does not otherwise give, and how many
+    # rejected lines have no readable id.
+    rejected_ids: pl.Series = field(default_factory=lambda: pl.Series("player_id", [], dtype=pl.Int64))
+    rejected_without_id: int = 0
 
     @property
     def games_filled(self) -> bool:
@@ -106,6 +110,7 @@ def pool_list_from_fide(
     """
     kind = rating_type or parsed.rating_type
     fields = LAYOUTS[parsed.layout]
+    rejected_ids = _rejected_ids(parsed)
     players = parsed.players.filter(pl.col(f"{kind}_rating").is_not_null()).select(
         "player_id",
         pl.col(f"{kind}_rating").alias("rating"),
@@ -133,7 +138,26 @@ def pool_list_from_fide(
             .select("source_line", "detail")
             .iter_rows()
         ),
+        rejected_ids=rejected_ids["player_id"].drop_nulls().unique().sort(),
+        rejected_without_id=rejected_ids["player_id"].null_count(),
     )
+
+
+def _rejected_ids(parsed: FideListFile) -> pl.DataFrame:
+    """player_id of each rejected line that is not a duplicate (null where the id field is no number), less the
+    players the list gives on another line: a player whose one line was rejected is not known to be off the list.
+    """
+    start, stop = LAYOUTS[parsed.layout]["player_id"]
+    lines = parsed.rejected.filter(pl.col("reason") != "duplicate")
+    ids = lines.select(
+        pl.col("raw_text")
+        .str.slice(start, stop - start)
+        .str.strip_chars()
+        .cast(pl.Int64, strict=False)
+        .alias("player_id")
+    )
+    listed = pl.col("player_id").is_in(parsed.players["player_id"].cast(pl.Int64).implode()).fill_null(False)
+    return ids.filter(~listed)
 
 
 def read_pool_list(path: str, rating_type: str | None = None) -> PoolList:
@@ -251,10 +275,35 @@ def months_between(earlier: str | None, later: str | None) -> int | None:
     return None if earlier is None or later is None else month_index(later) - month_index(earlier)
 
 
+def _without_rejected(earlier: PoolList, later: PoolList) -> tuple[PoolList, PoolList, list[str]]:
+    """The two lists without the players whose line one of them rejected: such a player is not known to have left
+    or entered, so neither list's side of them is compared; the notes count them, and the rejected lines without a
+    readable id, whose players may still count as left or entered.
+    """
+    notes: list[str] = []
+    kept = []
+    for pool, other in ((earlier, later), (later, earlier)):
+        gone = pl.col("player_id").is_in(other.rejected_ids.implode())
+        left_out = pool.players.select(gone.sum()).item()
+        if left_out:
+            notes.append(
+                f"{left_out:,} players on {pool.name} whose line on {other.name} was rejected are left out of both "
+                "lists here (neither left nor entered)"
+            )
+        kept.append(replace(pool, players=pool.players.filter(~gone)) if left_out else pool)
+    for pool, other, fate in ((earlier, later, "entered"), (later, earlier, "left")):
+        if pool.rejected_without_id:
+            notes.append(
+                f"{pool.rejected_without_id:,} rejected lines of {pool.name} have no readable FIDE id: their players, "
+                f"if on {other.name}, count as {fate}"
+            )
+    return kept[0], kept[1], notes
+
+
 def _transition(
     number: int, earlier: PoolList, later: PoolList, federations: int
 ) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
-    notes: list[str] = []
+    earlier, later, notes = _without_rejected(earlier, later)
     year = parse_month(later.period)[0] if later.period else None
     both = earlier.players.join(later.players, on="player_id", how="full", coalesce=True, suffix="_b").rename(
         {column: f"{column}_a" for column in POOL_COLUMNS if column != "player_id"}
