@@ -127,6 +127,10 @@ def build_rating_defs(
         def one_month(month: str) -> tuple[pl.DataFrame, ...]:
             frames = rate_month(month, games_of)
             figures = month_figures(dict(zip(keys, frames, strict=True)), scenario.rules_name(month))
+            unconverged = notes.unconverged.pop(month, None)
+            if unconverged is not None:
+                context.log.warning(unconverged)
+                figures["rating_list"]["whr_fit"] = unconverged
             differences = notes.stated.pop(month, None)  # None: a rating system, or a month kept as stored
             if "rating_list" in selected and differences is not None:
                 stated = record_stated_differences(object_store, scenario.name, month, differences)

@@ -147,6 +147,19 @@ def test_bad_input_names_the_line(tmp_path: Path):
         load_system_rules("glicko", ["k=27"])
 
 
+def test_bad_input_names_the_physical_line_after_a_quoted_line_break(tmp_path: Path):
+    """A quoted field holding a line break makes a row two lines, and a blank line is a line: the error names the
+    line the bad value is on, not the row number + 2.
+    """
+    path = tmp_path / "bad3.csv"
+    path.write_text('month,white_id,black_id,white_score\n2023-01,1,2,1\n"2023-01",2,"3\n",0.5\n2023-02,1,3,x\n')
+    with pytest.raises(Exception, match=r"bad3.csv: line 5: white_score 'x'"):
+        read_games(path)
+    path.write_text('month,white_id,black_id,white_score\n"2023-01",2,"3\n",0.5\n\n2023-02,1,3,1\n')
+    with pytest.raises(Exception, match=r"bad3.csv: line 4: month None"):
+        read_games(path)
+
+
 def test_rules_file_and_grid(tmp_path: Path, four_games: Path):
     (tmp_path / "mine.yaml").write_text("system: glicko\nc: 20\ninit_rd: 250\n")
     rules = load_system_rules(str(tmp_path / "mine.yaml"), ["c=25"], init=1800)
@@ -464,6 +477,62 @@ def test_a_rule_set_is_evaluated_with_the_engine_by_hand(four_games: Path):
     expected = [0.56, 0.47, 0.47, 0.50]  # 1-2 (D +40), 3-1 (D -20), 2-4 (D -20), 3-4 (D 0)
     scores = [0.5, 0.0, 1.0, 1.0]
     assert outcome["deviance_log10"] == pytest.approx(sum(map(deviance, scores, expected)) / 4)
+
+
+def test_a_rule_set_is_scored_on_each_side_its_per_game_table_gives():
+    """fide-2025-10 caps the difference at 400 only for a player below 2650 (§8.3.1 as amended): 2700 against 2200
+    is 0.96 for the 2700 (D 500) and 0.08 for the 2200 (D -400), summing to 1.04. Black's side is scored as the
+    table gives it, not as 1 - White's (0.04 or 0.92).
+    """
+    from dataclasses import dataclass
+
+    from pipeline.engine.period import normalize_list
+    from pipeline.evaluation.games_file import parse_period
+    from pipeline.evaluation.protocol import evaluate_split
+    from pipeline.evaluation.raters import RuleSetRater
+
+    frozen = normalize_list(
+        pl.DataFrame(
+            {"player_id": [1, 2], "rating": [2700, 2200], "games_total": [100, 100]},
+            schema_overrides={
+                "rating": pl.Int32,
+                "games_total": pl.Int32,
+            },
+        )
+    )
+
+    @dataclass(frozen=True)
+    class Frozen(RuleSetRater):
+        def rate(self, train: pl.DataFrame) -> pl.DataFrame:
+            return frozen
+
+    rater = load_rater("fide-2025-10")
+    assert isinstance(rater, RuleSetRater)
+    period = parse_period("2025-11")
+    test = pl.DataFrame({"period": [period] * 2, "white_id": [1, 2], "black_id": [2, 1], "white_score": [1.0, 0.5]})
+    sides = rater.predict(frozen, test)
+    assert sides.rows() == [(0.96, 0.08), (0.08, 0.96)]
+    test = test.with_columns(month=pl.lit("2025-11"), colour_known=True)
+    outcome = evaluate_split(Frozen(rater.name, rater.scenario, rater.init), test, test)
+    games = [(deviance(1.0, 0.96) + deviance(0.0, 0.08)) / 2, (deviance(0.5, 0.08) + deviance(0.5, 0.96)) / 2]
+    assert outcome["deviance_log10"] == pytest.approx(sum(games) / 2, rel=1e-12)
+    # Player 1: 1.5 scored, 1.92 expected; player 2: 0.5 scored, 0.16 expected.
+    assert outcome["player_month_rmse"] == pytest.approx(math.sqrt((0.42**2 + 0.34**2) / 2), rel=1e-12)
+
+
+def test_the_leaderboard_scores_black_as_the_predictions_give_it():
+    """month_accuracy, which the leaderboard scores each month with, keeps a prediction's black_expected (a rule set's
+    per-game table); only a frame without it is complemented.
+    """
+    from pipeline.evaluation.protocol import month_accuracy
+
+    frame = pl.DataFrame(
+        {"white_id": [1], "black_id": [2], "white_score": [1.0], "white_expected": [0.96], "black_expected": [0.08]}
+    )
+    row = month_accuracy(frame, "2025-11").row(0, named=True)
+    assert row["deviance"] == pytest.approx((deviance(1.0, 0.96) + deviance(0.0, 0.08)) / 2, rel=1e-12)
+    white_only = month_accuracy(frame.drop("black_expected"), "2025-11").row(0, named=True)
+    assert white_only["deviance"] == pytest.approx(deviance(1.0, 0.96), rel=1e-12)
 
 
 def test_a_system_without_first_ratings_from_an_empty_pool_starts_everybody_rated(four_games: Path):

@@ -391,6 +391,62 @@ def test_a_list_without_a_date_gets_it_from_months_or_says_what_is_missing(tmp_p
     assert transition["cohort"]["annual_drift"] is None and "not later than" in transition["cohort"]["note"]
 
 
+def test_an_undated_layout_f_list_takes_its_birth_years_century_from_months(tmp_path: Path, capsys) -> None:
+    """A layout F list without a header or a month in its name: its dd.mm.yy birthdays get their century from the
+    month --months gives, not from a default chosen before it was known (dd.mm.25 on a 2004 list is 1925, not 2025:
+    an age of -21 in no group). Dated by --months, it is compared as the same list dated by its name.
+    """
+    earlier, later = random_lists(seed=21, months=2, born_by=2003)
+    for pool in (earlier, later):
+        pool.update({900_001: Player(2100, 3, birth=1925, federation="GER"), 900_002: Player(1900, birth=1912)})
+    undated, dated, april = tmp_path / "list_a.txt", tmp_path / "JAN04FRL.TXT", tmp_path / "APR04FRL.TXT"
+    for path, pool in ((undated, earlier), (dated, earlier), (april, later)):
+        path.write_text(layout_f(pool), encoding="latin-1")
+    code, out, err = pool_health_cli(capsys, undated, april, "--json", "--months", "2004-01,2004-04")
+    assert code == 0, err
+    transition = json.loads(out)["transitions"][0]
+    assert json_rows(transition) == recount(earlier, later, 2004)
+    seniors = {entry["group"]: entry for entry in transition["groups"]["age"]}["senior"]
+    assert seniors["changed"] + seniors["unchanged"] >= 2
+    code, out, _ = pool_health_cli(capsys, dated, april, "--json")
+    assert json_rows(json.loads(out)["transitions"][0]) == json_rows(transition)
+
+
+def test_ages_outside_every_group_are_counted_in_the_note(rapid_lists) -> None:
+    """A birth year after the list's year gives an age in no group: such players are in the unknown group, and the
+    notes count them beside the players without a birth year, so that the counts add up to the group.
+    """
+    pools, paths = rapid_lists
+    for pool in pools[:2]:
+        pool[900_001] = Player(1500, birth=2030)
+    for pool, path in zip(pools[:2], paths[:2], strict=True):
+        path.write_text(layout_d(pool, path.name[6:11]), encoding="ascii")
+    health = pool_health([read_pool_list(str(path)) for path in paths[:2]])
+    unknown = health.transitions.filter((pl.col("dimension") == "age") & (pl.col("group") == "unknown")).row(
+        0, named=True
+    )
+    missing = sum(1 for i in pools[0].keys() | pools[1].keys() if (pools[0].get(i) or pools[1][i]).birth is None)
+    notes = " ".join(health.notes[1])
+    assert f"{missing:,} players without a birth year" in notes
+    assert "1 players whose birth year gives an age outside 0-200 in 2023" in notes
+    assert sum(unknown[fate] for fate in ("entered", "left", "changed", "unchanged")) == missing + 1
+
+
+def test_real_lists_a_renamed_january_2004_list_dated_by_months_is_the_dated_one(tmp_path: Path, capsys) -> None:
+    january, april = (realdata(*LISTS_2004[:1], name) for name in LISTS_2004[1:])
+    renamed = tmp_path / "list_a.txt"
+    renamed.write_bytes(january.read_bytes())
+    code, out, _ = pool_health_cli(capsys, renamed, april, "--json", "--months", "2004-01,2004-04")
+    assert code == 0
+    transition = json.loads(out)["transitions"][0]
+    code, out, _ = pool_health_cli(capsys, january, april, "--json")
+    dated = json.loads(out)["transitions"][0]
+    assert json_rows(transition) == json_rows(dated) and transition["notes"] == dated["notes"]
+    unknown = {entry["group"]: entry for entry in transition["groups"]["age"]}["unknown"]
+    held = sum(unknown[fate] for fate in ("entered", "left", "changed", "unchanged"))
+    assert f"{held:,} players without a birth year" in " ".join(transition["notes"])
+
+
 def test_a_zipped_download_reads_as_the_list_it_holds(rapid_lists, tmp_path: Path, capsys) -> None:
     _, paths = rapid_lists
     zipped = tmp_path / "rapid_jan23frl.zip"
@@ -414,6 +470,36 @@ def test_rejected_lines_are_warned_with_file_and_line_and_the_rest_is_compared(r
     assert code == 0
     assert f"ratings pool-health: warning: {paths[1]}: line 4: FIDE id" in err
     assert json_rows(json.loads(out)["transitions"][0]) == recount(pools[0], pools[1], 2023)
+
+
+def test_a_player_whose_line_is_rejected_is_neither_left_nor_entered(rapid_lists, capsys) -> None:
+    """A list line that cannot be read loses its player from that list: when its id is readable, the player is left
+    out of both lists' comparison (not counted as left), and the notes say how many; a line without a readable id
+    cannot be matched, and the notes say its player may count as left.
+    """
+    pools, paths = rapid_lists
+    earlier, later = pools[0], pools[1]
+    both = sorted(earlier.keys() & later.keys())
+    spoiled, lost = both[0], both[1]
+    lines = paths[1].read_text().splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith(str(spoiled)):
+            lines[number] = line[:109] + "12x4  " + line[115:]  # the rating: not a number
+        elif line.startswith(str(lost)):
+            lines[number] = "x" * 10 + line[10:]  # the id: not a number
+    paths[1].write_text("\n".join(lines) + "\n")
+    code, out, err = pool_health_cli(capsys, paths[0], paths[1], "--json")
+    assert code == 0 and "rapid rating '12x4' is not a number" in err
+    transition = json.loads(out)["transitions"][0]
+    kept_earlier = {i: p for i, p in earlier.items() if i != spoiled}
+    kept_later = {i: p for i, p in later.items() if i not in (spoiled, lost)}
+    assert json_rows(transition) == recount(kept_earlier, kept_later, 2023)
+    notes = " ".join(transition["notes"])
+    assert f"1 players on {paths[0]} whose line on {paths[1]} was rejected are left out of both lists" in notes
+    assert (
+        f"1 rejected lines of {paths[1]} have no readable FIDE id: their players, if on {paths[0]}, count as left"
+        in (notes)
+    )
 
 
 # -- errors ----------------------------------------------------------------------------------------
@@ -441,6 +527,10 @@ def test_bad_input_is_one_line_naming_the_file_and_exit_code_2(rapid_lists, tmp_
         ([paths[0], broken_zip], f"{broken_zip}: not a readable zip file"),
         ([paths[0], paths[1], "--months", "2023-01"], "--months: 1 given for 2 lists"),
         ([paths[0], paths[1], "--months", "2023-01,2023-13"], "not a month in YYYY-MM form: '2023-13'"),
+        (
+            [paths[0], paths[1], "--months", "2023-02,2023-01"],
+            f"{paths[0]}: the file states the list of 2023-01, --months gives 2023-02",
+        ),
         ([paths[0], paths[1], "--type", "blitz"], f"{paths[0]}: a rapid list, but the lists are compared as blitz"),
     ]
     for args, message in cases:

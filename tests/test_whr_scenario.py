@@ -120,3 +120,24 @@ def test_a_whr_scenario_file_is_read_and_its_full_sweeps_go_by_the_calendar(tmp_
         RulesError, match=r"set.sweep_every: Extra inputs are not permitted \(whr parameters: .*full_sweeps_every"
     ):
         load_scenarios(str(path))
+
+
+def test_a_month_whose_fit_to_tolerance_stops_at_max_sweeps_says_so(whr_runs: SimpleNamespace) -> None:
+    """A scenario fitting to tolerance after each month (full_sweeps 0) whose fit stops at max_sweeps: the chain's
+    notes carry the warning the rate step logs and puts in the month's list metadata; a fixed number of full sweeps
+    stops there by design and says nothing.
+    """
+    from pipeline.scenarios.chain import ChainNotes, rate_months
+
+    def notes_of(settings: dict[str, int]) -> dict[str, str]:
+        scenario = Scenario(name="wu", system="whr", set={"w2": 30, "virtual_draws": 4, **settings})
+        notes = ChainNotes()
+        rate = rate_months(whr_runs.store, scenario, MONTHS[:1], START, notes=notes)
+        rate(START, lambda month: whr_runs.store.read_parquet(table_key(["games"], month)))
+        return notes.unconverged
+
+    unconverged = notes_of({"full_sweeps_every": 1, "full_sweeps": 0, "max_sweeps": 1})
+    assert list(unconverged) == [START]
+    assert unconverged[START].startswith(f"wu {START}: the whole-history fit stopped at max_sweeps (1 sweep)")
+    assert notes_of({"full_sweeps_every": 1, "full_sweeps": 1}) == {}
+    assert notes_of({"full_sweeps_every": 1, "full_sweeps": 0}) == {}

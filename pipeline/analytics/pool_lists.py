@@ -14,7 +14,7 @@ import polars as pl
 
 from pipeline.formats.common import UnreadableDump, strip_compression
 from pipeline.formats.decoding import MAX_DECOMPRESSED_BYTES, decompress
-from pipeline.formats.fide_list import COMBINED, LAYOUTS, FideListFile, parse_fide_list
+from pipeline.formats.fide_list import COMBINED, LAYOUTS, FideListFile, parse_fide_list, two_digit_birth_year
 from pipeline.formats.table_files import InputFileError
 from pipeline.months import month_index, parse_month
 from pipeline.text import escape_text
@@ -73,6 +73,10 @@ class PoolList:
     records: int | None = None  # player lines read
     rejected: int = 0  # player lines the parser could not use
     rejected_lines: tuple[str, ...] = field(default_factory=tuple)  # "line N: problem", the first few
+    # The ids read from the rejected lines (not duplicates) of players the list does not otherwise give, and how many
+    # rejected lines have no readable id.
+    rejected_ids: pl.Series = field(default_factory=lambda: pl.Series("player_id", [], dtype=pl.Int64))
+    rejected_without_id: int = 0
 
     @property
     def games_filled(self) -> bool:
@@ -106,6 +110,7 @@ def pool_list_from_fide(
     """
     kind = rating_type or parsed.rating_type
     fields = LAYOUTS[parsed.layout]
+    rejected_ids = _rejected_ids(parsed)
     players = parsed.players.filter(pl.col(f"{kind}_rating").is_not_null()).select(
         "player_id",
         pl.col(f"{kind}_rating").alias("rating"),
@@ -133,7 +138,26 @@ def pool_list_from_fide(
             .select("source_line", "detail")
             .iter_rows()
         ),
+        rejected_ids=rejected_ids["player_id"].drop_nulls().unique().sort(),
+        rejected_without_id=rejected_ids["player_id"].null_count(),
     )
+
+
+def _rejected_ids(parsed: FideListFile) -> pl.DataFrame:
+    """player_id of each rejected line that is not a duplicate (null where the id field is no number), less the
+    players the list gives on another line: a player whose one line was rejected is not known to be off the list.
+    """
+    start, stop = LAYOUTS[parsed.layout]["player_id"]
+    lines = parsed.rejected.filter(pl.col("reason") != "duplicate")
+    ids = lines.select(
+        pl.col("raw_text")
+        .str.slice(start, stop - start)
+        .str.strip_chars()
+        .cast(pl.Int64, strict=False)
+        .alias("player_id")
+    )
+    listed = pl.col("player_id").is_in(parsed.players["player_id"].cast(pl.Int64).implode()).fill_null(False)
+    return ids.filter(~listed)
 
 
 def read_pool_list(path: str, rating_type: str | None = None) -> PoolList:
@@ -201,12 +225,30 @@ def _unzipped(data: bytes, path: str) -> tuple[bytes, str]:
 
 
 def with_periods(lists: Sequence[PoolList], months: Sequence[str]) -> list[PoolList]:
-    """The lists dated by the caller (one YYYY-MM per list, in order), for lists whose date the file does not give."""
+    """The lists dated by the caller (one YYYY-MM per list, in order), for lists whose date the file does not give.
+
+    A month that contradicts the date a file states (its header or name) is a ValueError naming the file and both
+    months: the file's own date is not overridden silently. A layout F list's birth years, whose century was chosen
+    without the list's month, are derived again with it (two_digit_birth_year).
+    """
     if len(months) != len(lists):
         raise ValueError(f"{len(months)} months given for {len(lists)} lists: give one month per list, in order")
     for month in months:
         parse_month(month)
-    return [replace(pool, period=month) for pool, month in zip(lists, months, strict=True)]
+    for pool, month in zip(lists, months, strict=True):
+        if pool.period is not None and pool.period != month:
+            raise ValueError(
+                f"{pool.name}: the file states the list of {pool.period}, --months gives {month}: give the file's "
+                "own month, in the order the lists are given"
+            )
+    return [_dated(pool, month) for pool, month in zip(lists, months, strict=True)]
+
+
+def _dated(pool: PoolList, month: str) -> PoolList:
+    if pool.layout != "F" or pool.period == month:
+        return replace(pool, period=month)
+    birth_year = two_digit_birth_year(pl.col("birth_year") % 100, month).cast(pl.Int32)
+    return replace(pool, period=month, players=pool.players.with_columns(birth_year.alias("birth_year")))
 
 
 # -- the ledger --------------------------------------------------------------------------------------
@@ -233,10 +275,35 @@ def months_between(earlier: str | None, later: str | None) -> int | None:
     return None if earlier is None or later is None else month_index(later) - month_index(earlier)
 
 
+def _without_rejected(earlier: PoolList, later: PoolList) -> tuple[PoolList, PoolList, list[str]]:
+    """The two lists without the players whose line one of them rejected: such a player is not known to have left
+    or entered, so neither list's side of them is compared; the notes count them, and the rejected lines without a
+    readable id, whose players may still count as left or entered.
+    """
+    notes: list[str] = []
+    kept = []
+    for pool, other in ((earlier, later), (later, earlier)):
+        gone = pl.col("player_id").is_in(other.rejected_ids.implode())
+        left_out = pool.players.select(gone.sum()).item()
+        if left_out:
+            notes.append(
+                f"{left_out:,} players on {pool.name} whose line on {other.name} was rejected are left out of both "
+                "lists here (neither left nor entered)"
+            )
+        kept.append(replace(pool, players=pool.players.filter(~gone)) if left_out else pool)
+    for pool, other, fate in ((earlier, later, "entered"), (later, earlier, "left")):
+        if pool.rejected_without_id:
+            notes.append(
+                f"{pool.rejected_without_id:,} rejected lines of {pool.name} have no readable FIDE id: their players, "
+                f"if on {other.name}, count as {fate}"
+            )
+    return kept[0], kept[1], notes
+
+
 def _transition(
     number: int, earlier: PoolList, later: PoolList, federations: int
 ) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
-    notes: list[str] = []
+    earlier, later, notes = _without_rejected(earlier, later)
     year = parse_month(later.period)[0] if later.period else None
     both = earlier.players.join(later.players, on="player_id", how="full", coalesce=True, suffix="_b").rename(
         {column: f"{column}_a" for column in POOL_COLUMNS if column != "player_id"}
@@ -262,9 +329,20 @@ def _transition(
     if year is None:
         notes.append(f"the date of {later.name} is unknown (give --months): every age group is {UNKNOWN}")
     else:
-        unknown = both.select(pl.col("age").is_null().sum()).item()
-        if unknown:
-            notes.append(f"{unknown:,} players without a birth year are in the age group {UNKNOWN}")
+        # Every player the age groups leave out is counted: an age outside them (a birth year after the list's)
+        # falls to the unknown group as a missing birth year does.
+        lowest, highest = AGE_GROUPS[0][1], AGE_GROUPS[-1][2]
+        missing, outside = both.select(
+            pl.col("age").is_null().sum().alias("missing"),
+            (~pl.col("age").is_between(lowest, highest)).sum().alias("outside"),
+        ).row(0)
+        if missing:
+            notes.append(f"{missing:,} players without a birth year are in the age group {UNKNOWN}")
+        if outside:
+            notes.append(
+                f"{outside:,} players whose birth year gives an age outside {lowest}-{highest} in {year} are in the "
+                f"age group {UNKNOWN}"
+            )
     for pool in (earlier, later):
         if not pool.has_birth:
             notes.append(f"{pool.name}: layout {pool.layout} has no birth column: ages are unknown")

@@ -440,6 +440,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
     games = read_games(args.games)
     test_games = read_games(args.test) if args.test else None
     outcome = evaluate(games, args.train_to, args.test_from, args.test_to, rules, test_games)
+    for warning in outcome["warnings"]:
+        print(f"ratings evaluate: warning: {warning}", file=sys.stderr)
     print(json.dumps(outcome) if args.json else evaluation_text(outcome))
     return 0
 

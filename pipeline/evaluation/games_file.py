@@ -9,7 +9,9 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.formats.common import UnreadableDump
 from pipeline.formats.table_files import InputFileError, first_line, read_csv_text
+from pipeline.formats.tabular import csv_cells
 from pipeline.months import MONTH_PATTERN, month_index
 from schemas.games import RESULT_SCORES
 
@@ -30,13 +32,16 @@ def parse_period(text: str) -> int:
         raise ValueError(f"period {text!r} is neither YYYY-MM nor an integer") from None
 
 
-def _read_any(path: Path) -> pl.DataFrame:
+def _base_name(path: Path) -> str:
     name = path.name.lower()
-    compressed = name.endswith(".gz")
-    base = name[:-3] if compressed else name
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def _read_any(path: Path) -> pl.DataFrame:
+    base = _base_name(path)
     try:
         data: Any = path
-        if compressed:
+        if path.name.lower().endswith(".gz"):
             with gzip.open(path) as stream:
                 data = io.BytesIO(stream.read())
         if base.endswith(".parquet"):
@@ -50,7 +55,38 @@ def _read_any(path: Path) -> pl.DataFrame:
 
 def _bad_line(path: Path, mask: pl.Series, frame: pl.DataFrame, column: str, problem: str) -> InputFileError:
     index = int(mask.arg_true()[0])
-    return InputFileError(f"{path}: line {index + 2}: {column} {frame[column][index]!r} {problem}")
+    return InputFileError(f"{path}: {_where(path, index, frame)}: {column} {frame[column][index]!r} {problem}")
+
+
+def _where(path: Path, index: int, frame: pl.DataFrame) -> str:
+    """Where the frame's row `index` is in the file: its physical line in a CSV, as the pipeline's CSV reader
+    (formats.tabular.csv_cells) numbers a record's lines, since a quoted field may hold line breaks and the line is
+    then not the row + 2; read on the error's path only.
+    """
+    if _base_name(path).endswith(".parquet"):
+        return f"row {index + 1}"
+    try:
+        with gzip.open(path) if path.name.lower().endswith(".gz") else path.open("rb") as stream:
+            cells = csv_cells(stream.read().decode("utf-8", errors="replace"))
+    except (UnreadableDump, OSError, EOFError):
+        cells = None
+    # Polars keeps a blank line as a row of empty cells where csv_cells skips it: the other rows pair with its
+    # records in order, and a blank row is the line after the record (or header) before it and the blanks between.
+    blank = pl.all_horizontal(pl.col(c).cast(pl.Utf8).str.strip_chars().fill_null("") == "" for c in frame.columns)
+    is_blank = frame.select(blank).to_series()
+    if cells is not None:
+        records = pl.concat([cells.cells, cells.ragged], how="diagonal_relaxed").sort("source_line")
+        if records.height == int((~is_blank).sum()):
+            before = int((~is_blank[:index]).sum())  # the records above the row
+            if not is_blank[index]:
+                return f"line {records['source_line'][before]}"
+            previous = records.row(before - 1, named=True) if before else None
+            end = cells.header_line if previous is None else previous["source_line"] + previous["raw_text"].count("\n")
+            last_record = int(is_blank[:index].not_().arg_true()[-1]) if before else -1
+            return f"line {end + index - last_record}"
+    # The two readers count the records differently (a file Polars reads otherwise than the csv module): the row is
+    # named by its number rather than by a line that could be another's.
+    return f"record {index + 1} after the header"
 
 
 def read_games(path: str | Path) -> pl.DataFrame:

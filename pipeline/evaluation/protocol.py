@@ -25,8 +25,8 @@ MAX_GRID = 500
 def prediction_metrics(predicted: pl.DataFrame) -> dict[str, Any]:
     """Kaggle 2010 player-month RMSE, Kaggle 2011 capped log10 deviance and PlayerRatings' bdev over the games.
 
-    `predicted`: month, white_id, black_id, white_score, white_expected. The sums come from
-    analytics.accuracy (per month, pooled over months), the same code the pipeline's accuracy uses.
+    `predicted`: month, white_id, black_id, white_score, white_expected (and black_expected, else 1 - White's). The
+    sums come from analytics.accuracy (per month, pooled over months), the same code the pipeline's accuracy uses.
     PlayerRatings' metrics() bdev is 100 x the mean capped natural-log deviance divided by that of a
     coin flip (ln 2 for every score in [0, 1]): 100 x deviance_log10 / log10(2).
     """
@@ -35,12 +35,14 @@ def prediction_metrics(predicted: pl.DataFrame) -> dict[str, Any]:
 
 
 def month_accuracy(predicted: pl.DataFrame, month: str) -> pl.DataFrame:
-    """The Accuracy row of one month's predicted games (white_id, black_id, white_score, white_expected), summed in
-    the frame's order: what prediction_metrics pools, for a caller that predicts a month at a time.
+    """The Accuracy row of one month's predicted games (white_id, black_id, white_score, white_expected, and
+    black_expected when the predictor gives it), summed in the frame's order: what prediction_metrics pools, for a
+    caller that predicts a month at a time.
     """
-    frame = predicted.with_row_index("game_id").with_columns(
-        pl.col("game_id").cast(pl.UInt64), black_expected=1.0 - pl.col("white_expected")
-    )
+    # A rule set's per-game table gives Black's side itself (table 8.1.2's rounded values, the 400-point rule for one
+    # side), which need not be 1 - White's: only a predictor that gives White's alone is complemented.
+    black = [] if "black_expected" in predicted.columns else [(1.0 - pl.col("white_expected")).alias("black_expected")]
+    frame = predicted.with_row_index("game_id").with_columns(pl.col("game_id").cast(pl.UInt64), *black)
     return predictive_accuracy(frame, month, "evaluation")
 
 
@@ -87,7 +89,8 @@ def evaluate_split(rater: Rater, train: pl.DataFrame, test: pl.DataFrame) -> dic
     started = time.perf_counter()
     state = rater.rate(train)
     expected = rater.predict(state, test)
-    metrics = prediction_metrics(test.with_columns(white_expected=expected))
+    sides = expected.get_columns() if isinstance(expected, pl.DataFrame) else [expected.alias("white_expected")]
+    metrics = prediction_metrics(test.with_columns(sides))
     return {
         "rules": rater.name,
         "kind": rater.kind,
@@ -100,6 +103,7 @@ def evaluate_split(rater: Rater, train: pl.DataFrame, test: pl.DataFrame) -> dic
         "test_games_colour_known": int(test["colour_known"].sum()),
         "players_rated": state.height,
         **metrics,
+        "warnings": rater.warnings(),
         "seconds": round(time.perf_counter() - started, 3),
     }
 
@@ -162,11 +166,13 @@ def tune(
     for values in combinations:
         setting = dict(zip(grid, values, strict=True))
         outcome = evaluate_split(load_rater(rules_name, overrides, init, setting), train, test)
+        warnings += [f"setting {setting or 'as given'}: {warning}" for warning in outcome["warnings"]]
         results.append(
             {
                 "setting": setting,
                 **{m: outcome[m] for m in METRICS},
                 "params": outcome["params"],
+                "warnings": outcome["warnings"],
                 "seconds": outcome["seconds"],
             }
         )

@@ -32,7 +32,9 @@ from schemas.util import conform, empty_frame
 
 
 class Rater(Protocol):
-    """Rates training games period by period from nothing, then predicts White's score in test games, frozen."""
+    """Rates training games period by period from nothing, then predicts White's score in test games, frozen (or both
+    sides' when they need not sum to 1: white_expected and black_expected, as a rule set's per-game table gives them).
+    """
 
     @property
     def name(self) -> str: ...
@@ -47,7 +49,9 @@ class Rater(Protocol):
 
     def rate(self, train: pl.DataFrame) -> pl.DataFrame: ...
 
-    def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series: ...
+    def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series | pl.DataFrame: ...
+
+    def warnings(self) -> list[str]: ...  # what the last rate() must say besides its state (a fit not converged)
 
 
 # -- systems -----------------------------------------------------------------------------------
@@ -102,6 +106,9 @@ class SystemRater:
     def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
         return predict(self.rules.system, frozen, test, self.rules.params)
 
+    def warnings(self) -> list[str]:
+        return []
+
 
 # -- whole-history systems ---------------------------------------------------------------------
 
@@ -120,13 +127,19 @@ class WholeHistoryRater:
     params: whr.WhrParams
     kind: str = "system"
     what: str = "whr"
+    #: The last rate()'s fit (none with `incremental`), read by warnings().
+    fits: list[whr.Fit] = field(default_factory=list, compare=False, repr=False)
 
     def settings(self) -> dict[str, Any]:
         return self.params.model_dump()
 
     def rate(self, train: pl.DataFrame) -> pl.DataFrame:
         history = whr.rate_history(train, self.params)
+        self.fits[:] = [history.fitted] if history.fitted is not None else []
         return history.list_at(int(train["period"].max()))  # type: ignore[arg-type]
+
+    def warnings(self) -> list[str]:
+        return [warning for fit in self.fits if (warning := fit.warning()) is not None]
 
     def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
         return whr.predict(frozen, test, self.params)
@@ -229,8 +242,11 @@ class RuleSetRater:
             listed = rate_scenario_month(self.scenario, listed, games_of, month).rating_list
         return listed
 
-    def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.Series:
-        """White's expected score in every test game (in test order) from the frozen list."""
+    def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.DataFrame:
+        """Both sides' expected scores in every test game (white_expected, black_expected, in test order) from the
+        frozen list, as the per-game table gives them: table 8.1.2's rounding and a one-sided 400-point rule can make
+        them sum to other than 1.
+        """
         games = engine_games(test)
         unrated = frozen.filter(pl.col("rating").is_null()).select("player_id")
         frozen = self._joined(frozen.join(unrated, on="player_id", how="anti"), games)
@@ -238,9 +254,12 @@ class RuleSetRater:
         for (month,), part in games.group_by("_month", maintain_order=True):
             rules = self.scenario.rules_for(str(month))
             table = rate_period(frozen, part.drop("_month"), rules, str(month)).rated_games
-            parts.append(table.select("game_id", "white_expected"))
+            parts.append(table.select("game_id", "white_expected", "black_expected"))
         expected = games.select("game_id").join(pl.concat(parts), on="game_id", how="left", maintain_order="left")
-        return expected["white_expected"]
+        return expected.drop("game_id")
+
+    def warnings(self) -> list[str]:
+        return []
 
 
 def engine_games(games: pl.DataFrame) -> pl.DataFrame:

@@ -343,6 +343,17 @@ def _required_field(layout: str, rating_type: str) -> str:
     return f"{rating_type}_{field}" if field == "rating" else field
 
 
+# Layout F writes the birthday dd.mm.yy, without the century (README, "Rating your own federation's files": a
+# choice, the layout's description being silent on it).
+def two_digit_birth_year(yy: pl.Expr, period: str | None) -> pl.Expr:
+    """The birth year of layout F's two-digit `yy`: the century that puts it no later than the year of the list of
+    `period` (YYYY-MM); 1930-2029 while the list's month is unknown, which a caller that learns it later (the
+    pool ledger's --months) derives again with it: a birth year after the list makes a negative age.
+    """
+    pivot = int(period[2:4]) if period else 29
+    return pl.when(yy <= pivot).then(2000 + yy).otherwise(1900 + yy)
+
+
 def _players(frame: pl.DataFrame, fields: dict[str, tuple[int, int]], layout: str, period: str | None) -> pl.DataFrame:
     """Typed FideList rows of the lines that passed."""
 
@@ -353,11 +364,8 @@ def _players(frame: pl.DataFrame, fields: dict[str, tuple[int, int]], layout: st
 
     birth = pl.col("_birth") if "birth" in fields else pl.lit("")
     if layout == "F":
-        # dd.mm.yy: the century is the one that puts the birthday before the list (or 1930-2029).
         parts = birth.str.extract_groups(r"^(\d{1,2})\.(\d{1,2})\.(\d{2})$")
-        yy = parts.struct.field("3").cast(pl.Int32, strict=False)
-        pivot = int(period[2:4]) if period else 29
-        year = pl.when(yy <= pivot).then(2000 + yy).otherwise(1900 + yy)
+        year = two_digit_birth_year(parts.struct.field("3").cast(pl.Int32, strict=False), period)
         birth_date = pl.date(
             year,
             parts.struct.field("2").cast(pl.Int32, strict=False),

@@ -28,6 +28,7 @@ from pipeline.scenarios.restriction import Restriction, members_only, restricted
 from pipeline.scenarios.system_step import rate_system_month, seed_state
 from pipeline.scenarios.whole_history_step import (
     WHR_STATE,
+    fit_warning,
     is_checkpoint,
     is_whole_history,
     new_history,
@@ -398,7 +399,7 @@ def rate_months(
     if is_whole_history(scenario):
         if late is not None:
             raise RulesError(f"scenario {scenario.name!r}: a whole-history chain is rated with recalculation full")
-        return _whole_history_months(store, scenario, months, chain_start)
+        return _whole_history_months(store, scenario, months, chain_start, notes)
     notes = notes if notes is not None else ChainNotes()
     carried = {"list": previous_list(store, scenario, months[0], chain_start)}
 
@@ -516,7 +517,7 @@ def rate_months(
 
 
 def _whole_history_months(
-    store: ObjectStore, scenario: Scenario, months: Sequence[str], chain_start: str
+    store: ObjectStore, scenario: Scenario, months: Sequence[str], chain_start: str, notes: ChainNotes | None = None
 ) -> Callable[[str, Callable[[str], pl.DataFrame]], tuple[pl.DataFrame, ...]]:
     """rate_months for a whole-history scenario: the history of the month before the run rebuilt from its warm start
     (the stored WhrState up to M-1 and the games the chain's earlier months added), then every month added to it.
@@ -545,6 +546,9 @@ def _whole_history_months(
         checkpoint = is_checkpoint(scenario, month, chain_start)
         result = rate_whr_month(scenario, history, carried["list"], carried["state"], games, month, players, checkpoint)
         carried.update(list=result.rating_list, state=result.state)
+        warning = fit_warning(scenario, history, month)
+        if notes is not None and warning is not None:
+            notes.unconverged[month] = warning
         return tuple(result)
 
     return rate
@@ -552,11 +556,13 @@ def _whole_history_months(
 
 class ChainNotes:
     """What the chain's months found besides their tables: month -> the stated ratings that differ from the list in
-    force (pipeline.scenarios.ratings_used.DIFFERENCE_SCHEMA), of the games of that month.
+    force (pipeline.scenarios.ratings_used.DIFFERENCE_SCHEMA), of the games of that month; month -> why a
+    whole-history month's fit to tolerance is not converged (whole_history_step.fit_warning).
     """
 
     def __init__(self) -> None:
         self.stated: dict[str, pl.DataFrame] = {}
+        self.unconverged: dict[str, str] = {}
 
 
 def stored_tables(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, ...]:

@@ -118,6 +118,17 @@ def _month_results(to_rate: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def fit_warning(scenario: Scenario, history: WholeHistory, month: str) -> str | None:
+    """What the month's fit to tolerance (full_sweeps 0) must say when it stopped at max_sweeps unconverged: the list
+    is then not the converged one it is read as. A fixed number of full sweeps stops there by design: no warning.
+    """
+    fit = history.fitted
+    if fit is None or params_of(scenario).full_sweep_after(month_index(month)) != 0:
+        return None
+    warning = fit.warning()
+    return None if warning is None else f"{scenario.name} {month}: {warning}"
+
+
 def rate_whr_month(
     scenario: Scenario,
     history: WholeHistory,
