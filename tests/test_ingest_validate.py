@@ -579,6 +579,31 @@ def test_month_validator_takes_a_dated_tournament_sent_again_in_a_later_month_fo
     assert alone.games.height == 0 and alone.quarantine.filter(pl.col("reason") == "duplicate").height == 5
 
 
+def test_a_tournament_of_two_months_sent_whole_again_in_its_second_is_rated_once(tmp_path):
+    """A club championship played 10 January - 7 February, its PGN sent after January and again, whole, after
+    February: the tournament ends in February, so its copy is on time there, yet January's two games were rated in
+    January and are duplicates in February (they were rated twice: only a late report's games were looked up).
+    """
+    from pipeline.validate.split import MonthValidator
+    from tests.landing import pgn_game
+
+    store = ObjectStore(str(tmp_path))
+    january = pgn_game("Club Championship", "2024.01.10", 3001, 3002, "1-0") + pgn_game(
+        "Club Championship", "2024.01.24", 3003, 3004, "1-0"
+    )
+    store.write_text(january, "raw/CLB/2024-01/club.pgn")
+    february = january + pgn_game("Club Championship", "2024.02.07", 3001, 3003, "1-0")
+    store.write_text(february, "raw/CLB/2024-02/club.pgn")
+    validate = MonthValidator(store, ["2024-01", "2024-02"])
+    assert validate("2024-01", read_month(store, "2024-01")).games.height == 2
+    split = validate("2024-02", read_month(store, "2024-02"))
+    assert split.games.select("white_id", "black_id").rows() == [(3001, 3003)]
+    assert split.quarantine.select("reason", "detail").rows() == [
+        ("duplicate", "same game as 2024-01 CLB/2024-01/club.pgn:1"),
+        ("duplicate", "same game as 2024-01 CLB/2024-01/club.pgn:14"),
+    ]
+
+
 def test_the_rows_of_a_table_file_naming_no_tournament_meet_the_calendar_each_by_its_own_day(tmp_path):
     """A CSV without event_id is a list of games, not a tournament: a row dated 2022 is too late for January 2024's
     folder even beside a row of January 2024 (the file as one tournament ended in 2024 and let it through); with an

@@ -20,7 +20,6 @@ from pipeline.rules.calendar import (
     REPORTING_REASONS,
     last_list_reached_from,
     list_of_period,
-    reported_after_first_list,
     reporting_problems,
     tournament_end,
 )
@@ -191,11 +190,10 @@ def split_month(
         ("time_control_not_ratable", pl.col("_too_fast").is_not_null(), pl.col("_too_fast")),
         *[(code, pl.col("_reported") == code, pl.col("_reported_detail")) for code in REPORTING_REASONS],
     ]
-    # An earlier month's game sent again is undated (its month does not show it) or a late report: a copy of a game
-    # rated on time in an earlier folder is late here, and an on-time tournament cannot have been rated earlier.
-    ends = frame["_event_end"].unique().drop_nulls()  # a month's few tournament ends, not every game's
-    late_ends = ends.filter(pl.select(reported_after_first_list(pl.lit(ends), month)).to_series())
-    sent_again = pl.col("date").is_null() | pl.col("_event_end").is_in(late_ends.implode())
+    # An earlier month's game sent again is undated (its month does not show it) or dated before this month: a late
+    # report, or a tournament of two months sent whole again in its second (its first month's games were rated
+    # there). A game of this month cannot have been rated in an earlier folder, where it was `future`.
+    sent_again = pl.col("date").is_null() | (pl.col("date") < pl.lit(month_start))
     frame = with_earlier_reports(frame, seen_keys, sent_again if check_month else pl.lit(True))
     frame = frame.with_columns(_first_match(early))
 
