@@ -10,7 +10,12 @@ COLUMN_LINEAGE: dict[str, dict[str, list[tuple[str, str]]]] = {
     "games": {
         "game_id": [("raw_games", "record_id")],
         "event_id": [("raw_games", "event_id")],
-        "event_start": [("raw_games", "event_start"), ("raw_games", "date")],
+        "event_start": [
+            ("raw_games", "event_start"),
+            ("raw_games", "date"),
+            ("raw_games", "date_from"),
+            ("raw_games", "date_to"),
+        ],
         "date": [("raw_games", "date")],
         "round": [("raw_games", "round")],
         "white_id": [("raw_games", "white_id"), ("raw_games", "white_name")],

@@ -37,6 +37,11 @@ class RawGames(pa.DataFrameModel):
         description="First day of the period a partial date names, the day being unknown (PGN '2024.02.??': "
         "2024-02-01, '2025.??.??': 2025-01-01); null otherwise",
     )
+    date_to: pl.Date = pa.Field(
+        nullable=True,
+        description="Last day of the period a partial date names, the day being unknown (PGN '2024.02.??': "
+        "2024-02-29, '2025.??.??': 2025-12-31); null otherwise",
+    )
     round: pl.Int32 = pa.Field(nullable=True, description="Round number within the event")
     white_id: pl.Int64 = pa.Field(nullable=True, description="White's FIDE id as given in the source")
     black_id: pl.Int64 = pa.Field(nullable=True, description="Black's FIDE id as given in the source")

@@ -579,6 +579,101 @@ def test_month_validator_takes_a_dated_tournament_sent_again_in_a_later_month_fo
     assert alone.games.height == 0 and alone.quarantine.filter(pl.col("reason") == "duplicate").height == 5
 
 
+def test_a_tournament_of_two_months_sent_whole_again_in_its_second_is_rated_once(tmp_path):
+    """A club championship played 10 January - 7 February, its PGN sent after January and again, whole, after
+    February: the tournament ends in February, so its copy is on time there, yet January's two games were rated in
+    January and are duplicates in February (they were rated twice: only a late report's games were looked up).
+    """
+    from pipeline.validate.split import MonthValidator
+    from tests.landing import pgn_game
+
+    store = ObjectStore(str(tmp_path))
+    january = pgn_game("Club Championship", "2024.01.10", 3001, 3002, "1-0") + pgn_game(
+        "Club Championship", "2024.01.24", 3003, 3004, "1-0"
+    )
+    store.write_text(january, "raw/CLB/2024-01/club.pgn")
+    february = january + pgn_game("Club Championship", "2024.02.07", 3001, 3003, "1-0")
+    store.write_text(february, "raw/CLB/2024-02/club.pgn")
+    validate = MonthValidator(store, ["2024-01", "2024-02"])
+    assert validate("2024-01", read_month(store, "2024-01")).games.height == 2
+    split = validate("2024-02", read_month(store, "2024-02"))
+    assert split.games.select("white_id", "black_id").rows() == [(3001, 3003)]
+    assert split.quarantine.select("reason", "detail").rows() == [
+        ("duplicate", "same game as 2024-01 CLB/2024-01/club.pgn:1"),
+        ("duplicate", "same game as 2024-01 CLB/2024-01/club.pgn:14"),
+    ]
+
+
+def _undated_trf(cells: dict[int, list[str]]) -> str:
+    """A TRF16 of 10-14 January 2024 without round dates (no tag 132): players 4001-4004, TRF16's columns."""
+    players = [
+        (
+            f"001 {rank:>4}      {f'Player,{rank}':<33} 2000 GER {4000 + rank:>11} 1990/01/01  0.0 {rank:>4}  "
+            + "  ".join(rounds)
+        ).rstrip()
+        for rank, rounds in cells.items()
+    ]
+    return "\n".join(["012 Winter Open", "042 2024/01/10", "052 2024/01/14", *players]) + "\n"
+
+
+# Round 1: 4001-4002 1-0, 4003-4004 0-1; round 2: 4003-4001 1/2, 4002-4004 1/2.
+WINTER = {
+    1: ["   2 w 1", "   3 b ="],
+    2: ["   1 b 0", "   4 w ="],
+    3: ["   4 w 0", "   1 w ="],
+    4: ["   3 b 1", "   2 b ="],
+}
+
+
+def test_an_undated_file_filed_again_unchanged_in_a_later_month_is_rated_once(tmp_path):
+    """A TRF without round dates and a CSV without event_id or date are keyed across months by their event id,
+    which is their file's key: it held the month folder ('GER/2024-01/winter'), so the same file in February's
+    folder was another event and its games were rated twice (8 games for 4). Now keyed by its name in the folder.
+    """
+    from pipeline.validate.split import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    csv = "white_id,black_id,result,month,round\n8001,8002,1-0,2024-01,1\n8003,8004,1/2-1/2,2024-01,1\n"
+    for month in ["2024-01", "2024-02"]:
+        store.write_text(_undated_trf(WINTER), f"raw/GER/{month}/winter.trf")
+        store.write_text(csv, f"raw/GER/{month}/club.csv")
+    validate = MonthValidator(store, ["2024-01", "2024-02"])
+    january = validate("2024-01", read_month(store, "2024-01"))
+    assert january.games.height == 6 and january.games["date"].null_count() == 6
+    february = validate("2024-02", read_month(store, "2024-02"))
+    assert february.games.is_empty() and set(february.quarantine["reason"]) == {"duplicate"}
+    seen = february.quarantine.select(pl.col("detail").str.extract(r"^same game as (\S+ [^:]+)")).to_series()
+    assert sorted(seen.to_list()) == ["2024-01 GER/2024-01/club.csv"] * 2 + ["2024-01 GER/2024-01/winter.trf"] * 4
+
+
+def test_another_tournament_of_the_same_file_name_in_a_later_month_is_rated(tmp_path):
+    """Undated games are keyed by file name, players, round and result: another tournament filed under the same
+    name with other pairings is no copy, and of a file whose games differ in part only the same games are copies.
+    """
+    from pipeline.validate.split import MonthValidator
+
+    # Round 1: 4001-4003 1-0, 4002-4004 0-1; round 2: 4004-4001 1/2, 4003-4002 1-0.
+    other = {
+        1: ["   3 w 1", "   4 b ="],
+        2: ["   4 w 0", "   3 b 0"],
+        3: ["   1 b 0", "   2 w 1"],
+        4: ["   2 b 1", "   1 w ="],
+    }
+    # The same pairings as January's, but 4003-4004 of round 1 won by White.
+    changed = {**WINTER, 3: ["   4 w 1", "   1 w ="], 4: ["   3 b 0", "   2 b ="]}
+    store = ObjectStore(str(tmp_path))
+    store.write_text(_undated_trf(WINTER), "raw/GER/2024-01/winter.trf")
+    store.write_text(_undated_trf(other), "raw/GER/2024-02/winter.trf")
+    store.write_text(_undated_trf(changed), "raw/GER/2024-03/winter.trf")
+    validate = MonthValidator(store, ["2024-01", "2024-02", "2024-03"])
+    assert validate("2024-01", read_month(store, "2024-01")).games.height == 4
+    february = validate("2024-02", read_month(store, "2024-02"))
+    assert february.games.height == 4 and february.quarantine.is_empty()
+    march = validate("2024-03", read_month(store, "2024-03"))
+    assert march.games.select("white_id", "black_id", "white_score").rows() == [(4003, 4004, 1.0)]
+    assert march.quarantine["reason"].to_list() == ["duplicate"] * 3
+
+
 def test_the_rows_of_a_table_file_naming_no_tournament_meet_the_calendar_each_by_its_own_day(tmp_path):
     """A CSV without event_id is a list of games, not a tournament: a row dated 2022 is too late for January 2024's
     folder even beside a row of January 2024 (the file as one tournament ended in 2024 and let it through); with an

@@ -328,3 +328,52 @@ def test_the_late_count_of_a_month_reads_the_end_a_trf_states(stated_end: str, l
     identities = pl.DataFrame({"status": []}, schema={"status": pl.Utf8})
     figures = validation_figures(raw.height, games, quarantine, identities, "2024-02", stated_tournament_ends(raw))
     assert figures["games"]["reported_late"] == late
+
+
+def test_a_game_dated_in_part_is_too_late_only_by_the_last_day_its_date_allows():
+    """A PGN date known in part ('2023.??.??', '2023.12.??') gives the first and last days of its period: the first
+    proves a game `future`, only the last can prove it `too_late`. In January 2024's folder a game of 2023.??.?? may
+    have been played on 31 December 2023, in time for that folder's list (1 February); it was quarantined as too late
+    with a tournament "ended 2023-01-01" nobody reported. Its event starts in the latest month the date allows (the
+    list in force: 1 December 2023's), as for 2023.12.??, which was given the folder's first day (1 January's list).
+    """
+    from pipeline.formats import read_dumps
+    from pipeline.validate.split import split_games
+    from schemas import Players
+    from schemas.util import empty_frame
+
+    text = (
+        pgn_game("Year Only", "2023.??.??", 1, 2, "1-0")
+        + pgn_game("Month Only", "2023.12.??", 3, 4, "1-0")
+        + pgn_game("Old Month", "2023.10.??", 1, 3, "1-0")
+        + pgn_game("This Year", "2024.??.??", 2, 4, "1-0")
+    ).encode()
+
+    def split(month: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        raw = pl.concat(read_dumps([(text, f"GER/{month}/partial.pgn", "GER")], month))
+        return split_games(raw, empty_frame(Players), month)
+
+    raw = pl.concat(read_dumps([(text, "GER/2024-01/partial.pgn", "GER")], "2024-01"))
+    assert raw.select("date_from", "date_to").rows() == [
+        (date(2023, 1, 1), date(2023, 12, 31)),
+        (date(2023, 12, 1), date(2023, 12, 31)),
+        (date(2023, 10, 1), date(2023, 10, 31)),
+        (date(2024, 1, 1), date(2024, 12, 31)),
+    ]
+    games, quarantine = split("2024-01")
+    starts = dict(zip(games["event_id"].str.split("#").list.last(), games["event_start"], strict=True))
+    assert starts == {"Year Only": date(2023, 12, 1), "Month Only": date(2023, 12, 1), "This Year": date(2024, 1, 1)}
+    assert games["date"].null_count() == 3, "a partial date's bounds are never stored as the game's date"
+    # 2023.10.?? ended by 31 October: its third list is 1 January 2024, before the folder's.
+    assert quarantine.select("reason", "detail").rows() == [
+        (
+            "too_late",
+            "the tournament ended 2023-10-31 at the latest (a date known in part): the list of 1 February 2024 is "
+            "after the third list since (of 1 January 2024; late window [U]): not rated",
+        )
+    ]
+    # For April's list (1 May) even 31 December 2023 is too late: the detail names that bound, not 1 January.
+    games, quarantine = split("2024-04")
+    late = quarantine.filter(pl.col("source_line") == 1)
+    assert late["reason"].to_list() == ["too_late"]
+    assert late["detail"].item().startswith("the tournament ended 2023-12-31 at the latest (a date known in part)")

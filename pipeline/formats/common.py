@@ -33,6 +33,7 @@ RECORD_COLUMNS = [
     "event_end",
     "date",
     "date_from",
+    "date_to",
     "round",
     "white_id",
     "black_id",

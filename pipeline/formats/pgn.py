@@ -442,8 +442,8 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     ).select(title_code(pl.col("white")).alias("white_title"), title_code(pl.col("black")).alias("black_title"))
     black_elo = _int_values(lines, values["BlackElo"], "BlackElo", errors)
     result = _strings(lines, values["Result"], trim=True)
-    day, day_from = _date_values(lines, values["Date"], "Date", errors)
-    event_start, start_from = _date_values(lines, values["EventDate"], "EventDate", errors)
+    day, day_from, day_to = _date_values(lines, values["Date"], "Date", errors)
+    event_start, start_from, _ = _date_values(lines, values["EventDate"], "EventDate", errors)
     # A game is played on or after its event's start: an EventDate known in part bounds an undated game's day too.
     date_from = pl.select(pl.when(day.is_null()).then(pl.max_horizontal(day_from, start_from))).to_series()
     moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
@@ -462,6 +462,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             "Event": _at_run_starts(lines, values["Event"], run_starts["Event"], trim=True),
             "date": day,
             "date_from": date_from,
+            "date_to": day_to,
             "event_start": event_start,
             "round": _round_values(lines, values["Round"]),
             "white_id": white_id,
@@ -802,10 +803,10 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
 
 def _date_values(
     lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]
-) -> tuple[pl.Series, pl.Series]:
-    """(dates, first days of partial dates): 'YYYY.MM.DD' read from the bytes, other spellings through
-    parse_iso_date; a date with unknown parts ('2024.02.??') is null, and the first day of the period its known
-    part names (_partial_date_start) is in the second series.
+) -> tuple[pl.Series, pl.Series, pl.Series]:
+    """(dates, first days of partial dates, last days of partial dates): 'YYYY.MM.DD' read from the bytes, other
+    spellings through parse_iso_date; a date with unknown parts ('2024.02.??') is null, and the first and last days
+    of the period its known part names (_partial_date_start, _partial_date_length) are in the second and third series.
 
     A date that is written but does not exist ('2024.02.30', '2024.13.01') or is not year first
     ('10.01.2024') is an error of its game, naming the value.
@@ -817,6 +818,7 @@ def _date_values(
     result = pl.Series(days).cast(pl.Date)
     result = result.set(pl.Series(~ok), None) if not ok.all() else result
     partial = pl.Series([None], dtype=pl.Date).new_from_index(0, len(result))
+    partial_end = partial.clone()  # scatter writes in place
     odd = np.flatnonzero(values.present & ~ok)
     if len(odd):
         text = blank_to_null(pl.col("text"))
@@ -824,16 +826,18 @@ def _date_values(
             parse_iso_date(text).alias("value"),
             date_error(text, parse_iso_date(text), label, unknown_allowed=True).alias("error"),
             _partial_date_start(text).alias("partial"),
+            _partial_date_start(text).dt.offset_by(_partial_date_length(text)).dt.offset_by("-1d").alias("end"),
         )
         result = result.scatter(odd, checked["value"])
         partial = partial.scatter(odd, checked["partial"])
+        partial_end = partial_end.scatter(odd, checked["end"])
         for g, message in zip(
             odd[checked["error"].is_not_null().to_numpy()].tolist(),
             checked["error"].drop_nulls().to_list(),
             strict=True,
         ):
             errors.setdefault(g, []).append(message)
-    return result, partial
+    return result, partial, partial_end
 
 
 # PGN standard §8.1.1.3: "If the any of the digit fields are not known, then question marks are used in place of the
@@ -850,6 +854,12 @@ def _partial_date_start(text: pl.Expr) -> pl.Expr:
     return pl.when(text.str.contains("?", literal=True) & month.is_between(1, 12)).then(
         pl.date(parts.struct.field("1").cast(pl.Int32, strict=False), month, 1)
     )
+
+
+def _partial_date_length(text: pl.Expr) -> pl.Expr:
+    """'1mo' when a date with unknown parts names its month, else '1y': the period _partial_date_start starts."""
+    known_month = text.str.extract(_PARTIAL_DATE, 2).str.contains(r"^\d{2}$")
+    return pl.when(known_month).then(pl.lit("1mo")).otherwise(pl.lit("1y"))
 
 
 def _round_values(lines: ByteLines, values: _TagValues) -> pl.Series:
@@ -1137,6 +1147,7 @@ def _empty_games() -> pl.DataFrame:
         "Event": pl.Utf8,
         "date": pl.Date,
         "date_from": pl.Date,
+        "date_to": pl.Date,
         "event_start": pl.Date,
         "round": pl.Int32,
         "white_id": pl.Int64,

@@ -156,21 +156,33 @@ def carried_over(event_end: pl.Expr) -> pl.Expr:
 
 
 def reporting_problems(
-    event_end: pl.Expr, game_day: pl.Expr, month: str, day_is: pl.Expr | None = None
+    event_end: pl.Expr,
+    game_day: pl.Expr,
+    month: str,
+    day_is: pl.Expr | None = None,
+    latest_end: pl.Expr | None = None,
 ) -> tuple[pl.Expr, pl.Expr]:
     """(reason, detail) of a game of a tournament ending on `event_end`, dated `game_day`, in the folder of period
     `month`: `future` (dated after the month), `after_closing_date` (the tournament ended after the closing date of
     the month's list: a later month's), `too_late` (the month's list is later than the third list after the
     tournament ended), else nulls. Null dates pass. `day_is` names the day in the message ('game dated', the
-    default; 'event starts' for an undated game).
+    default; 'event starts' for an undated game). `latest_end`: the latest day the tournament can have ended where
+    its games are dated in part (`event_end` and `game_day` are then the earliest): only it can prove a report too
+    late, and the detail names it as a bound, not as the end.
     """
     listed = list_of_period(month)
     next_month_start = first_day(add_months(month, 1))
     windows = reporting_windows(event_end)
+    last_end = event_end if latest_end is None else latest_end
+    last_list = windows["last"] if latest_end is None else reporting_windows(latest_end)["last"]
     list_label = _list_label(pl.lit(listed))
     future = game_day.is_not_null() & (game_day >= pl.lit(next_month_start))
     early = event_end.is_not_null() & (pl.lit(listed) < windows["first"])
-    late = event_end.is_not_null() & (pl.lit(listed) > windows["last"])
+    late = last_end.is_not_null() & (pl.lit(listed) > last_list)
+    ended = pl.format("ended {}", last_end)
+    if latest_end is not None:
+        bound = pl.format("ended {} at the latest (a date known in part)", last_end)
+        ended = pl.when(last_end == event_end).then(ended).otherwise(bound)
     reason = (
         pl.when(future)
         .then(pl.lit("future"))
@@ -206,10 +218,10 @@ def reporting_problems(
         .when(late)
         .then(
             pl.format(
-                "the tournament ended {}: the list of {} is after the third list since (of {}; {}): not rated",
-                event_end,
+                "the tournament {}: the list of {} is after the third list since (of {}; {}): not rated",
+                ended,
                 list_label,
-                _list_label(windows["last"]),
+                _list_label(last_list),
                 # The rule in force for the list the report was sent for.
                 pl.lit(_LATE_CLAUSES[_position(listed)]),
             )
@@ -341,6 +353,9 @@ def describe_reporting_calendar() -> str:
         "next month's folder does not count it as reported late (the run summary) |",
         "| a tournament's end | its last game in the folder's month or before: a game dated after the month is "
         "`future` alone, so one wrong date does not move a whole tournament |",
+        "| a game dated in part (PGN `2023.12.??`, `2023.??.??`) | played between the first and the last day of its "
+        "month or year: the first alone proves it `future` or its tournament ended after the closing date, the last "
+        "alone that the report is `too_late` (the detail names that day as the latest end, no end being reported) |",
         "| closing dates and late windows before 2024 | 7 days from July 2009 (FIDE news 4059 [S]), 3 days from July "
         "2012 (the text of 2012-2014 not found: the 2014 text's [U]), July 2014 (the 2014 text [S]) and January 2022 "
         "(B.02 2022 [S]); three lists and the five-day carry-over in every era [U]; quarterly lists: 7 days [U] |",

@@ -25,8 +25,10 @@ def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
     sent in, so the same game sent in two months has two days: its event id is what stays the same.
     """
     undated = date.is_null()
-    # Event ids are '<dump key>#<event name>' when the dump names its events: the name is what two months share.
-    named = event.str.replace(r"^.*?#", "")
+    # Event ids are '<dump key>#<event name>' when the dump names its events (PGN): the name is what two months share.
+    # Otherwise (a TRF, a table file without event_id) the id is the dump's key '<FED>/<YYYY-MM>/<name>': its name
+    # within the month folder is. The federation goes with the folder, as it goes with a PGN's dump key.
+    named = event.str.replace(r"^(?:[^/]*/\d{4}-\d{2}/)?(?:[^#]*#)?", "")
     return [pl.when(~undated).then(day).alias("event_start"), pl.when(undated).then(named).alias("event_id")]
 
 

@@ -20,7 +20,6 @@ from pipeline.rules.calendar import (
     REPORTING_REASONS,
     last_list_reached_from,
     list_of_period,
-    reported_after_first_list,
     reporting_problems,
     tournament_end,
 )
@@ -113,8 +112,17 @@ def split_month(
         month,
     )
 
+    # A game dated in part ('2023.12.??', '2023.??.??') is of an event started in the latest month its date allows, up
+    # to the folder's: the list in force is the newest it can have been played under, as the folder's month is for an
+    # undated game. An EventDate known in part starts the event in its known period (date_from).
+    latest_month = pl.min_horizontal("date_to", pl.lit(month_start)).dt.month_start()
+    partial_start = (
+        pl.when(pl.col("date_to").is_not_null())
+        .then(pl.max_horizontal("date_from", latest_month))
+        .otherwise(pl.col("date_from"))
+    )
     frame = frame.with_columns(
-        pl.coalesce("event_start", "date", pl.lit(month_start)).alias("_event_start"),
+        pl.coalesce("event_start", "date", partial_start, pl.lit(month_start)).alias("_event_start"),
         # A partial date's known part bounds the day: a game of 2024.02.?? is no game of January (RawGames.date_from).
         pl.max_horizontal(pl.coalesce("date", "event_start"), "date_from").alias("_game_day"),
     )
@@ -128,15 +136,22 @@ def split_month(
     game_day = pl.col("_game_day")
     # A tournament's end is its last game in the month or before: a game dated after the month cannot have been
     # reported for it (`future`), and one wrong date does not move a whole tournament to another list.
-    in_time = pl.when(game_day < pl.lit(first_day(add_months(month, 1)))).then(game_day)
+    in_month = game_day < pl.lit(first_day(add_months(month, 1)))
     event = pl.col("event_id").fill_null(pl.col("source_file"))
     named = event_named_by_row(frame, event)
     stated_end = pl.col("event_end")  # a TRF's tag 052: a tournament ends no earlier, even after the month
+    events: list[str | pl.Expr] = ["source_file", event]
+    alone = None if named.all() else pl.lit(named)
     frame = frame.with_columns(
-        tournament_end(in_time, ["source_file", event], None if named.all() else pl.lit(named), stated_end).alias(
-            "_event_end"
-        )
+        tournament_end(pl.when(in_month).then(game_day), events, alone, stated_end).alias("_event_end")
     )
+    # A partial date's first day (the game's day) is only a lower bound: its last day ('2023.??.??': 31 December 2023)
+    # is the latest the tournament can have ended, which alone can prove it reported too late.
+    latest_end = None  # the month's dumps date every game in whole or not at all, as most do
+    if frame["date_to"].null_count() < frame.height:
+        latest_day = pl.when(in_month).then(pl.coalesce("date_to", game_day))
+        frame = frame.with_columns(tournament_end(latest_day, events, alone, stated_end).alias("_latest_end"))
+        latest_end = pl.col("_latest_end")
     # An undated game's day is its event's start (a CSV's month column gives the month's first day), or the first day
     # of the period its partial date names.
     day_is = (
@@ -146,7 +161,7 @@ def split_month(
         .then(pl.lit("game dated in part, from"))
         .otherwise(pl.lit("event starts"))
     )
-    reported, reported_detail = reporting_problems(pl.col("_event_end"), game_day, month, day_is)
+    reported, reported_detail = reporting_problems(pl.col("_event_end"), game_day, month, day_is, latest_end)
     frame = frame.with_columns((reported if check_month else pl.lit(None, dtype=pl.Utf8)).alias("_reported"))
     # The messages of the few games the calendar refuses only: formatting dates on every row cost 0.25 s a month.
     details = frame.filter(pl.col("_reported").is_not_null()).select(
@@ -191,11 +206,10 @@ def split_month(
         ("time_control_not_ratable", pl.col("_too_fast").is_not_null(), pl.col("_too_fast")),
         *[(code, pl.col("_reported") == code, pl.col("_reported_detail")) for code in REPORTING_REASONS],
     ]
-    # An earlier month's game sent again is undated (its month does not show it) or a late report: a copy of a game
-    # rated on time in an earlier folder is late here, and an on-time tournament cannot have been rated earlier.
-    ends = frame["_event_end"].unique().drop_nulls()  # a month's few tournament ends, not every game's
-    late_ends = ends.filter(pl.select(reported_after_first_list(pl.lit(ends), month)).to_series())
-    sent_again = pl.col("date").is_null() | pl.col("_event_end").is_in(late_ends.implode())
+    # An earlier month's game sent again is undated (its month does not show it) or dated before this month: a late
+    # report, or a tournament of two months sent whole again in its second (its first month's games were rated
+    # there). A game of this month cannot have been rated in an earlier folder, where it was `future`.
+    sent_again = pl.col("date").is_null() | (pl.col("date") < pl.lit(month_start))
     frame = with_earlier_reports(frame, seen_keys, sent_again if check_month else pl.lit(True))
     frame = frame.with_columns(_first_match(early))
 
