@@ -192,3 +192,31 @@ def test_a_run_reads_the_listing_it_was_planned_on(tmp_path: Path):
     assert [entry.key for entry in inventory(store)] == sorted(
         [entry.key for entry in planned] + ["raw/GER/2024-01/b.pgn"]
     )
+
+
+def test_a_dump_gone_or_refused_since_the_listing_is_one_record_and_the_others_are_read(tmp_path: Path):
+    """Deleted (or made unreadable) between the run's listing and its read: that file is one unparseable record naming
+    why, and every other dump of the month is still read; before, the whole month's ingest failed with a traceback.
+    """
+    store_root = tmp_path / "store"
+    month = store_root / "raw" / "GER" / "2024-01"
+    month.mkdir(parents=True)
+    for name in ("a.csv", "gone.csv", "gone.pgn.zst", "refused.csv"):
+        shutil.copyfile(DATA / "games.csv", month / name)
+    store = ObjectStore(str(store_root))
+    entries = inventory(store)
+    (month / "gone.csv").unlink()
+    (month / "gone.pgn.zst").unlink()  # a streamed dump: opened only as it is parsed
+    (month / "refused.csv").unlink()
+    (month / "refused.csv").mkdir()  # reading it fails as a permission change would, whoever runs the tests
+
+    raw = read_month(store, "2024-01", entries)
+    games, quarantine = split_games(raw, empty_frame(Players), "2024-01")
+    assert raw.height == games.height + quarantine.height
+    assert games.filter(pl.col("source_file") == "GER/2024-01/a.csv").height > 0
+    unread = raw.filter(pl.col("source_file") != "GER/2024-01/a.csv")
+    assert dict(zip(unread["source_file"], unread["parse_error"], strict=True)) == {
+        "GER/2024-01/gone.csv": "the file is gone: it was deleted or renamed after the landing zone was listed",
+        "GER/2024-01/gone.pgn.zst": "the file is gone: it was deleted or renamed after the landing zone was listed",
+        "GER/2024-01/refused.csv": "the file could not be read: IsADirectoryError: Is a directory",
+    }

@@ -17,6 +17,7 @@ from pipeline.formats.common import (
     finish_batch,
     preview,
     strip_compression,
+    unread_reason,
     unreadable_record,
 )
 from pipeline.formats.compressed import NotStreamable, read_pgn_zst
@@ -158,8 +159,11 @@ def read_dumps(
                 pgn.append((index, lf_bytes))
                 continue
             tables[fmt].append((index, content))  # split into cells below, several files at a time
-        except StorageReadError:
-            raise
+        except StorageReadError as error:  # the file gone or refused since the listing is one record; else raised
+            why = unread_reason(error)
+            if why is None:
+                raise
+            results[index] = unreadable_record(name, federation, month, fmt, why)
         except Exception as error:  # see _unreadable_because
             why = _unreadable_because(error, name)
             results[index] = unreadable_record(name, federation, month, fmt, why, _preview(sources[index]))

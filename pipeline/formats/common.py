@@ -68,6 +68,19 @@ class StorageReadError(OSError):
     """Reading a DumpFile from storage failed: the store's problem, not the dump's (raised, never quarantined)."""
 
 
+def unread_reason(error: OSError) -> str | None:
+    """Why a listed dump could not be read when the file failed, not the store: gone since the landing zone was
+    listed, or refused; None for any other error (the store unreachable, EIO), which no other read would escape.
+    """
+    while isinstance(error.__cause__, OSError):  # StorageReadError's wrapping of the store's own error
+        error = error.__cause__
+    if isinstance(error, FileNotFoundError):
+        return "the file is gone: it was deleted or renamed after the landing zone was listed"
+    if isinstance(error, (PermissionError, IsADirectoryError, NotADirectoryError)):
+        return f"the file could not be read: {type(error).__name__}: {error.strerror or error}"
+    return None
+
+
 class DumpFile:
     """A dump in storage, opened only when its reader needs it, in place of its bytes (see read_dumps).
 

@@ -11,7 +11,7 @@ from typing import BinaryIO, cast
 import polars as pl
 
 from pipeline.formats import UNKNOWN_FORMAT, DumpFile, detect_format, read_dump, read_dumps
-from pipeline.formats.common import strip_compression, unreadable_record
+from pipeline.formats.common import strip_compression, unread_reason, unreadable_record
 from pipeline.ingest.landing import (
     DUMP,
     RAW,
@@ -90,11 +90,19 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
     # held whole, compressed or not. Every other dump is read whole, in threads.
     read_whole = [(federation, key) for federation, key in keys if not _streamed(key)]
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(read_whole)))) as pool:
-        whole = pool.map(lambda federation_key: read_listed(store, federation_key[1]), read_whole)
+        whole = pool.map(lambda federation_key: _read_or_why(store, federation_key[1]), read_whole)
         contents = dict(zip(read_whole, whole, strict=True))
+    # A dump gone or refused since the listing (deleted, permissions changed) is one record saying so: one file never
+    # stops the others. A fault of the store itself (unreachable, EIO) stops the run, as it would every read after.
+    refused += [
+        unreadable_record(_relative_to_raw(key), federation, month, UNKNOWN_FORMAT, content)
+        for (federation, key), content in contents.items()
+        if isinstance(content, str)
+    ]
+    keys = [(federation, key) for federation, key in keys if not isinstance(contents.get((federation, key)), str)]
     dumps: list[tuple[bytes | DumpFile, str, str]] = [
         (
-            contents[federation, key] if (federation, key) in contents else _listed_file(store, key),
+            _bytes_of(contents[federation, key]) if (federation, key) in contents else _listed_file(store, key),
             _relative_to_raw(key),
             federation,
         )
@@ -107,6 +115,7 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
     frames: list[pl.DataFrame | None] = [None] * len(dumps)
     for index, frame in zip(batched, read_dumps([dumps[index] for index in batched], month), strict=True):
         frames[index] = frame
+
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(others)))) as pool:
         for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others), strict=True):
             frames[index] = frame
@@ -118,6 +127,22 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
 # -- helpers ---------------------------------------------------------------------------------------
 def _relative_to_raw(key: str) -> str:
     return key[len(RAW) + 1 :] if key.startswith(RAW + "/") else key
+
+
+def _read_or_why(store: ObjectStore, key: str) -> bytes | str:
+    """read_listed, or why the file could not be read (pipeline.formats.common.unread_reason)."""
+    try:
+        return read_listed(store, key)
+    except OSError as error:
+        why = unread_reason(error)
+        if why is None:
+            raise
+        return why
+
+
+def _bytes_of(content: bytes | str) -> bytes:
+    assert isinstance(content, bytes)  # the reasons were taken out as records
+    return content
 
 
 def read_listed(store: ObjectStore, key: str, size: int | None = None) -> bytes:
