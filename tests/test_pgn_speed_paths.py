@@ -202,7 +202,7 @@ def test_read_file_streams_a_zst_path_or_handle_and_falls_back_for_other_encodin
         assert encodings == ["utf-8" if content.isascii() or b"\xc3" in content else "windows-1252"]
 
 
-def test_a_store_that_fails_to_read_raises_instead_of_quarantining():
+def test_a_store_that_fails_to_read_raises_and_a_file_gone_is_one_record():
     import io
 
     from pipeline.formats import DumpFile
@@ -218,10 +218,14 @@ def test_a_store_that_fails_to_read_raises_instead_of_quarantining():
     def missing():
         raise FileNotFoundError("gone")
 
-    for source in (DumpFile(Failing), DumpFile(missing)):
-        for name in ("GER/2024-01/x.pgn.zst", "GER/2024-01/x.pgn"):
-            with pytest.raises(StorageReadError):
-                read_dump(source, name, "GER", "2024-01")
+    for name in ("GER/2024-01/x.pgn.zst", "GER/2024-01/x.pgn"):
+        with pytest.raises(StorageReadError):
+            read_dump(DumpFile(Failing), name, "GER", "2024-01")
+        # The file gone since the listing is the file's problem, not the store's: one record says so.
+        gone = read_dump(DumpFile(missing), name, "GER", "2024-01")
+        assert gone["parse_error"].to_list() == [
+            "the file is gone: it was deleted or renamed after the landing zone was listed"
+        ]
 
 
 @pytest.mark.parametrize("chunk_bytes", [64, 300, 1200])
