@@ -4,6 +4,7 @@ list, the 600-point rule of December 2024, and `ratings rate-period` on a rapid 
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from pipeline.cli.commands import main
 from pipeline.engine.period import normalize_list, rate_period
 from pipeline.rules.model import load_rules, preset_names, resolve_rules
 from pipeline.rules.regulations import _gap_not_rated_numpy, gap_not_rated, seeded_from_standard
+from pipeline.scenarios.model import Scenario, rate_scenario_month
 
 ERAS = ("2012", "2014", "2017", "2022-10", "2024", "2024-12")
 
@@ -44,9 +46,47 @@ def test_the_rapid_schedule_by_period(month, preset, k, cap, floor, first_event_
 
 
 def test_the_first_rapid_list_rates_january_to_june_2012_together():
+    """FIDE news 5721: events from 1 January 2012, first list 1 July 2012. A rapid game of January and one of May, in
+    a chain started in January 2012, both move the list of 1 July (period 2012-06): 2000 + 20 x 0.5 each.
+    """
     assert not resolve_rules("fide-rapid-historical", "2012-05").publishes_list_after("2012-05")
     assert resolve_rules("fide-rapid-historical", "2012-06").publishes_list_after("2012-06")
     assert resolve_rules("fide-rapid-historical", "2012-08").publishes_list_after("2012-08")
+    scenario = Scenario(name="rapid", rules="fide-rapid-historical")
+    assert scenario.period_months("2012-06", "2012-01") == [f"2012-0{m}" for m in range(1, 7)]
+    seed = normalize_list(pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2000] * 4, "games_total": [100] * 4}))
+
+    def game(game_id: int, white: int, black: int, day: str) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "game_id": [game_id],
+                "white_id": [white],
+                "black_id": [black],
+                "white_score": [1.0],
+                "time_control": ["rapid"],
+                "event_id": [f"e{game_id}"],
+                "event_start": [date.fromisoformat(day)],
+                "date": [date.fromisoformat(day)],
+            },
+            schema_overrides={"game_id": pl.UInt64},
+        )
+
+    games = {"2012-01": game(1, 1, 2, "2012-01-14"), "2012-05": game(2, 3, 4, "2012-05-12")}
+    empty = games["2012-01"].clear()
+    listed = seed
+    for month in [f"2012-0{m}" for m in range(1, 7)]:
+        listed = rate_scenario_month(
+            scenario, listed, lambda m: games.get(m, empty), month, start="2012-01"
+        ).rating_list
+    rows = {row["player_id"]: (row["rating"], row["games"]) for row in listed.iter_rows(named=True)}
+    assert rows == {1: (2010, 1), 2: (1990, 1), 3: (2010, 1), 4: (1990, 1)}
+
+
+def test_a_period_reaches_back_to_the_previous_list_of_any_rule_set():
+    """A rule set listing in January and July (`list_months: [1, 7]`) rates six months on each list."""
+    scenario = Scenario(name="twice", rules="fide-2012", set={"list_months": [1, 7]})
+    assert scenario.period_months("2013-12", "2010-01") == [f"2013-{m:02d}" for m in range(7, 13)]
+    assert scenario.period_months("2013-12", "2013-10") == ["2013-10", "2013-11", "2013-12"], "not before the start"
 
 
 @pytest.mark.parametrize("era", ERAS)

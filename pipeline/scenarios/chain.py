@@ -437,7 +437,9 @@ def rate_months(
         if standard_chain is not None:
             standard = standard_in_force(store, standard_chain, month, chain_start, players_of(rated.values()))
         games_of = _held_first(rated, lambda _: empty_frame(Games))
-        return rate_scenario_month(scenario, previous, games_of, month, players=players, standard=standard)
+        return rate_scenario_month(
+            scenario, previous, games_of, month, players=players, standard=standard, start=chain_start
+        )
 
     def correct(month: str, previous: pl.DataFrame, stored: pl.DataFrame, read: dict[str, pl.DataFrame]) -> None:
         """The correction of the stored list of `month` (LateReports.correct): the list rated again in memory from
@@ -463,7 +465,7 @@ def rate_months(
                 continue
             stored = read_stored_month(store, [scenario.name, "rating_list"], month)
             assert stored is not None  # a list month of the look-back is stored
-            period = {m: games.clear() for m in scenario.months_read(month)}
+            period = {m: games.clear() for m in scenario.months_read(month, chain_start)}
             correct(month, previous, with_later_columns(stored, RatingList), {**period, month: games})
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
@@ -475,7 +477,7 @@ def rate_months(
         carried.update(with_newcomers(carried, month))
         if late is not None:
             games_of = late.games_of(month, games_of)
-        read = {m: games_of(m) for m in scenario.months_read(month)}
+        read = {m: games_of(m) for m in scenario.months_read(month, chain_start)}
         if late is not None and late.is_frozen(month) and any(late.kept(m) for m in read):
             kept = stored_tables(store, scenario, month)
             publishes = not scenario.is_system and scenario.rules_for(month).publishes_list_after(month)
