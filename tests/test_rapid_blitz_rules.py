@@ -82,6 +82,31 @@ def test_the_first_rapid_list_rates_january_to_june_2012_together():
     assert rows == {1: (2010, 1), 2: (1990, 1), 3: (2010, 1), 4: (1990, 1)}
 
 
+@pytest.mark.parametrize("preset", ["fide-rapid-2012", "fide-blitz-2012", "fide-rapid-2014", "fide-blitz-2024-12"])
+def test_an_event_started_before_2012_is_not_rated_on_the_rapid_and_blitz_lists(preset):
+    """FIDE news 5721: "Tournaments commencing on or after 1st January 2012". An event of 20 December 2011 reported in
+    January 2012 weighs 0 (its players keep their ratings); one of 2 January 2012 is rated.
+    """
+    rules = load_rules(preset)
+    kind = rules.list_type
+    previous = normalize_list(pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2000] * 4, "games_total": [100] * 4}))
+    games = pl.DataFrame(
+        {
+            "event_id": ["xmas", "new year"],
+            "event_start": [date(2011, 12, 20), date(2012, 1, 2)],
+            "white_id": [1, 3],
+            "black_id": [2, 4],
+            "white_score": [1.0, 1.0],
+            "time_control": [kind, kind],
+        }
+    )
+    result = rate_period(previous, games, rules, "2012-01")
+    assert result.rated_games.sort("game_id")["weight"].to_list() == [0.0, 1.0]
+    games_played = dict(zip(result.rating_list["player_id"], result.rating_list["games"], strict=True))
+    assert games_played == {1: 0, 2: 0, 3: 1, 4: 1}
+    assert load_rules("fide-2012").events_from is None, "the standard list rates every event"
+
+
 def test_a_period_reaches_back_to_the_previous_list_of_any_rule_set():
     """A rule set listing in January and July (`list_months: [1, 7]`) rates six months on each list."""
     scenario = Scenario(name="twice", rules="fide-2012", set={"list_months": [1, 7]})

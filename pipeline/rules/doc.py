@@ -117,7 +117,8 @@ RAPID_AND_BLITZ = [
     "|---|---|---|---|",
     '| start | "Tournaments commencing on or after 1st January 2012 may be registered"; first lists 1 July 2012, '
     "monthly | FIDE news 5721 (16 Nov 2011) [P]; chess.com news [S] | schedules from 2012-01, "
-    "`list_months: [7]` until June 2012 |",
+    "`list_months: [7]` until June 2012; `events_from: 2012-01-01` in every rapid and blitz preset "
+    "(regulations.rated_event) |",
     '| K 2012-2022 | "the K factor used will in all cases be 20"; "K = 20 for RAPID and BLITZ ratings all '
     'players" | news 5721 [P]; the 2014-style K list [S]; real rapid lists of January and February 2013: K 20 on '
     "all 23,566 rows | `k: 20` |",
@@ -154,6 +155,10 @@ RAPID_AND_BLITZ = [
     "| 400 or 735 points, July 2014 - February 2024 | 400 until June 2017, 735 from July 2017 (no cap in effect: "
     "table 8.1.2 gives 1.00 beyond 735) | the only explicit statement reads the 2017-2021 text; nothing is "
     "known of the 2014 text |",
+    "| an event's start (news 5721: events commencing on or after 1 January 2012) | the game's `event_start` (a "
+    "dump without one: its event's first dated game, else the day of the game; undated: the first day of its "
+    "month folder); an event started in December 2011 and reported in January 2012 is rated on neither list "
+    "(weight 0) | the news rates tournaments by their start; a game of a late December round is part of its event |",
     "| which standard list seeds | the standard list in force during the period (the list of the period before) | "
     "2024 §7.2.1 names the rating at the tournament's beginning; the period's list in force is that rating for an "
     "event within the month |",
