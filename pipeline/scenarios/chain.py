@@ -18,7 +18,8 @@ from pipeline.ingest.registry import (
     seed_list_month,
 )
 from pipeline.months import add_months, month_range
-from pipeline.rules.model import RulesError
+from pipeline.rules.model import RulesError, RuleSet
+from pipeline.rules.regulations import game_weight
 from pipeline.scenarios.corrections import stored_points, with_corrections
 from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
@@ -431,7 +432,7 @@ def rate_months(
         first = min(read)
         checked = {m: in_force.ratings_used(frame, first) for m, frame in read.items()}
         rated = {m: frame for m, (frame, _) in checked.items()}
-        notes.stated[month] = checked[month][1]
+        notes.stated[month] = rated_here(checked[month][1], rated[month], scenario.rules_for(month))
         players = _registered_players(history, rated.values(), month)
         standard = None
         if standard_chain is not None:
@@ -589,6 +590,16 @@ def kept_ledger(
         return ledger, flows
     period = kept_games if scenario.rules_for(month).publishes_list_after(month) else kept_games.clear()
     return points_ledger(before, kept_list, kept_list, period, month, bool(scenario.events_after(month)))
+
+
+def rated_here(differences: pl.DataFrame, games: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """The stated ratings that differ from the list (DIFFERENCE_SCHEMA) of the games the list rates (game_weight above
+    0: its time controls, its events): a classical TRF's stated rating is no difference of the rapid list.
+    """
+    if differences.is_empty():
+        return differences
+    weighed = games.filter(game_weight(rules) > 0).select(pl.col("game_id").cast(differences.schema["game_id"]))
+    return differences.join(weighed, on="game_id", how="semi")
 
 
 def _restricted(
