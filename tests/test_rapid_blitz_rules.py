@@ -216,6 +216,19 @@ def test_a_seeded_player_is_rated_from_the_seed_and_drops_its_pool():
     assert not rows[2]["newly_rated"]
 
 
+@pytest.mark.parametrize(("standard", "k"), [(2550, 10), (2399, 40)])
+def test_a_seeded_players_k_takes_the_tiers_in_order(standard, k):
+    """From October 2022 a player seeded from the standard list (B.02 Rapid and Blitz 2024 §7.2.1: "considered to be
+    rated") takes §7.3.3's K tiers in regulations.development_coefficient's order: 10 once the rating reached 2400
+    (the standard rating it starts from counts), else the newcomer's 40 until 30 games on the list (docs/rules.md).
+    """
+    opponent = normalize_list(pl.DataFrame({"player_id": [1], "rating": [2000], "games_total": [100]}))
+    games = pl.DataFrame({"white_id": [2], "black_id": [1], "white_score": [0.5], "time_control": ["rapid"]})
+    standard = pl.DataFrame({"player_id": [2], "rating": [standard], "birth_year": [1980]})
+    after = rate_period(opponent, games, load_rules("fide-rapid-2024"), "2024-05", standard=standard).rating_list
+    assert after.filter(pl.col("player_id") == 2)["k_used"].item() == k
+
+
 def test_a_first_event_below_the_minimum_leaves_the_first_rating_with_its_points():
     """Until February 2024 a rapid newcomer's first event counts only with at least one point: a half point in event
     `a` is disregarded, games and points alike, so the first rating rests on event `b` alone (3 of 5 against 2000:

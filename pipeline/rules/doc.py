@@ -162,8 +162,12 @@ RAPID_AND_BLITZ = [
     "| which standard list seeds | the standard list in force during the period (the list of the period before) | "
     "2024 §7.2.1 names the rating at the tournament's beginning; the period's list in force is that rating for an "
     "event within the month |",
-    "| a seeded player's K | a player with no games on the list: K 20 until September 2022, then the newcomer's "
-    "K 40 until 30 games | 2024 §7.2.1 says only that the player is considered rated [U] |",
+    "| a seeded player's K | K 20 until September 2022; from October 2022 the K tiers in the order of the standard "
+    "list (regulations.development_coefficient), the standard rating counting as the player's rating: 10 when it "
+    "has reached 2400 (a player seeded at 2550 in May 2024 has K 10), else junior 40, else the newcomer's 40 until "
+    '30 games on the list | 2024 §7.2.1: the standard rating is used and "such a player is considered to be '
+    'rated"; §7.3.3 gives K 40 to a player new to the list and K 10 once the published rating has reached 2400, '
+    "without saying which wins for a new player at 2400 or more: the standard list's order (10 first) is kept [U] |",
     "| a seeded player's pool of unrated games | dropped: the player is rated from the seed on | 2024 §7.2.1: "
     '"7.2.2 to 7.2.5 below do not apply" |',
     "| the 600-point rule: for whom | for both players (the game is not rated); 600 counts, 2600 does not; the "
