@@ -104,6 +104,7 @@ INTEGRATION_TESTS = {
     "test_a_withdrawn_correction_is_taken_back_under_forward_and_window",
     "test_a_list_carrying_a_correction_whose_own_games_are_corrected_corrects_those_games_alone",
     "test_stated_ratings_in_a_run_are_listed_and_counted",
+    "test_a_chain_lists_only_the_stated_ratings_of_the_games_it_rates",
     "test_a_trf_reported_a_month_late_is_rated_with_the_list_of_its_start_and_too_late_in_june",
     "test_crosstable_and_index_render_in_headless_chromium",
     "test_two_scenarios_diverge_exactly_from_the_switch_month",

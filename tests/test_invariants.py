@@ -8,7 +8,7 @@ from pipeline.engine.period import normalize_list, rate_period
 from pipeline.invariants.chain import LIST_COLUMNS, chain_problems
 from pipeline.invariants.store_checks import mostly_quarantined
 from pipeline.invariants.tables import duplicate_problems
-from pipeline.scenarios.model import Scenario
+from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.store.monthly import stored_rows, table_key
 from pipeline.store.object_store import ObjectStore
 
@@ -110,3 +110,42 @@ def test_continuity_names_the_players_delisted_who_were_not_rated_before() -> No
     [problem] = continuity_problems(previous, current)
     assert problem == "2 player(s) delisted who were not rated before, e.g. [2, 4]"
     assert continuity_problems(previous, current.with_columns(delisted=pl.Series([True, False, False, False]))) == []
+
+
+def test_a_list_of_several_months_that_leaves_out_a_counted_game_is_named(tmp_path: Path) -> None:
+    """The first rapid list (1 July 2012) rates January-June 2012. A list whose period stopped short of January (three
+    months, as before) left January's game, counted with weight 1 in its per-game table, off the list: conservation
+    names it; the list rating the whole period passes.
+    """
+    rapid = Scenario(name="rapid", rules="fide-rapid-historical")
+    seed = normalize_list(pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2000] * 4, "games_total": [100] * 4}))
+    games = {
+        month: pl.DataFrame(
+            {"game_id": [n], "event_id": [f"e{n}"], "white_id": [w], "black_id": [b], "white_score": [1.0]},
+            schema_overrides={"game_id": pl.UInt64},
+        ).with_columns(time_control=pl.lit("rapid"), event_start=pl.lit(f"{month}-10").str.to_date())
+        for n, (month, w, b) in enumerate((("2012-01", 1, 2), ("2012-05", 3, 4)), start=1)
+    }
+    empty = games["2012-01"].clear()
+    months = [f"2012-0{m}" for m in range(1, 7)]
+    paths = ["rapid", "rating_list"], ["rapid", "rated_games"]
+
+    def rate_chain(start: str) -> None:
+        previous = seed
+        for month in months:
+            result = rate_scenario_month(rapid, previous, lambda m: games.get(m, empty), month, start=start)
+            store.write_parquet(result.rating_list, table_key(paths[0], month))
+            store.write_parquet(result.rated_games, table_key(paths[1], month))
+            previous = result.rating_list
+
+    store = ObjectStore(str(tmp_path))
+    rate_chain("2012-01")
+    assert chain_problems(store, rapid, months, *paths, "2012-01", lambda: seed).conservation.passed
+    rate_chain("2012-04")  # the list of June rates April-June only
+    short = chain_problems(store, rapid, months, *paths, "2012-01", lambda: seed).conservation.problems
+    assert short == [
+        "2012-06: 2 player(s) with games counted in rated_games of 2012-01..2012-06 but none on the list that rates "
+        "that period, e.g. [1, 2]"
+    ]
+    # From a run starting within the period, the months before it are read from the store.
+    assert chain_problems(store, rapid, months[4:], *paths, "2012-01", lambda: seed).conservation.problems == short

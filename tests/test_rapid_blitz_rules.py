@@ -4,6 +4,7 @@ list, the 600-point rule of December 2024, and `ratings rate-period` on a rapid 
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from pipeline.cli.commands import main
 from pipeline.engine.period import normalize_list, rate_period
 from pipeline.rules.model import load_rules, preset_names, resolve_rules
 from pipeline.rules.regulations import _gap_not_rated_numpy, gap_not_rated, seeded_from_standard
+from pipeline.scenarios.model import Scenario, rate_scenario_month
 
 ERAS = ("2012", "2014", "2017", "2022-10", "2024", "2024-12")
 
@@ -44,9 +46,72 @@ def test_the_rapid_schedule_by_period(month, preset, k, cap, floor, first_event_
 
 
 def test_the_first_rapid_list_rates_january_to_june_2012_together():
+    """FIDE news 5721: events from 1 January 2012, first list 1 July 2012. A rapid game of January and one of May, in
+    a chain started in January 2012, both move the list of 1 July (period 2012-06): 2000 + 20 x 0.5 each.
+    """
     assert not resolve_rules("fide-rapid-historical", "2012-05").publishes_list_after("2012-05")
     assert resolve_rules("fide-rapid-historical", "2012-06").publishes_list_after("2012-06")
     assert resolve_rules("fide-rapid-historical", "2012-08").publishes_list_after("2012-08")
+    scenario = Scenario(name="rapid", rules="fide-rapid-historical")
+    assert scenario.period_months("2012-06", "2012-01") == [f"2012-0{m}" for m in range(1, 7)]
+    seed = normalize_list(pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2000] * 4, "games_total": [100] * 4}))
+
+    def game(game_id: int, white: int, black: int, day: str) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "game_id": [game_id],
+                "white_id": [white],
+                "black_id": [black],
+                "white_score": [1.0],
+                "time_control": ["rapid"],
+                "event_id": [f"e{game_id}"],
+                "event_start": [date.fromisoformat(day)],
+                "date": [date.fromisoformat(day)],
+            },
+            schema_overrides={"game_id": pl.UInt64},
+        )
+
+    games = {"2012-01": game(1, 1, 2, "2012-01-14"), "2012-05": game(2, 3, 4, "2012-05-12")}
+    empty = games["2012-01"].clear()
+    listed = seed
+    for month in [f"2012-0{m}" for m in range(1, 7)]:
+        listed = rate_scenario_month(
+            scenario, listed, lambda m: games.get(m, empty), month, start="2012-01"
+        ).rating_list
+    rows = {row["player_id"]: (row["rating"], row["games"]) for row in listed.iter_rows(named=True)}
+    assert rows == {1: (2010, 1), 2: (1990, 1), 3: (2010, 1), 4: (1990, 1)}
+
+
+@pytest.mark.parametrize("preset", ["fide-rapid-2012", "fide-blitz-2012", "fide-rapid-2014", "fide-blitz-2024-12"])
+def test_an_event_started_before_2012_is_not_rated_on_the_rapid_and_blitz_lists(preset):
+    """FIDE news 5721: "Tournaments commencing on or after 1st January 2012". An event of 20 December 2011 reported in
+    January 2012 weighs 0 (its players keep their ratings); one of 2 January 2012 is rated.
+    """
+    rules = load_rules(preset)
+    kind = rules.list_type
+    previous = normalize_list(pl.DataFrame({"player_id": [1, 2, 3, 4], "rating": [2000] * 4, "games_total": [100] * 4}))
+    games = pl.DataFrame(
+        {
+            "event_id": ["xmas", "new year"],
+            "event_start": [date(2011, 12, 20), date(2012, 1, 2)],
+            "white_id": [1, 3],
+            "black_id": [2, 4],
+            "white_score": [1.0, 1.0],
+            "time_control": [kind, kind],
+        }
+    )
+    result = rate_period(previous, games, rules, "2012-01")
+    assert result.rated_games.sort("game_id")["weight"].to_list() == [0.0, 1.0]
+    games_played = dict(zip(result.rating_list["player_id"], result.rating_list["games"], strict=True))
+    assert games_played == {1: 0, 2: 0, 3: 1, 4: 1}
+    assert load_rules("fide-2012").events_from is None, "the standard list rates every event"
+
+
+def test_a_period_reaches_back_to_the_previous_list_of_any_rule_set():
+    """A rule set listing in January and July (`list_months: [1, 7]`) rates six months on each list."""
+    scenario = Scenario(name="twice", rules="fide-2012", set={"list_months": [1, 7]})
+    assert scenario.period_months("2013-12", "2010-01") == [f"2013-{m:02d}" for m in range(7, 13)]
+    assert scenario.period_months("2013-12", "2013-10") == ["2013-10", "2013-11", "2013-12"], "not before the start"
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -149,6 +214,19 @@ def test_a_seeded_player_is_rated_from_the_seed_and_drops_its_pool():
     assert rows[2]["rating"] == 1900 + 20 and rows[2]["pending_games"] == 0 and rows[2]["games_total"] == 1
     assert rows[3]["rating"] == 1900 and rows[3]["birth_year"] == 2015
     assert not rows[2]["newly_rated"]
+
+
+@pytest.mark.parametrize(("standard", "k"), [(2550, 10), (2399, 40)])
+def test_a_seeded_players_k_takes_the_tiers_in_order(standard, k):
+    """From October 2022 a player seeded from the standard list (B.02 Rapid and Blitz 2024 §7.2.1: "considered to be
+    rated") takes §7.3.3's K tiers in regulations.development_coefficient's order: 10 once the rating reached 2400
+    (the standard rating it starts from counts), else the newcomer's 40 until 30 games on the list (docs/rules.md).
+    """
+    opponent = normalize_list(pl.DataFrame({"player_id": [1], "rating": [2000], "games_total": [100]}))
+    games = pl.DataFrame({"white_id": [2], "black_id": [1], "white_score": [0.5], "time_control": ["rapid"]})
+    standard = pl.DataFrame({"player_id": [2], "rating": [standard], "birth_year": [1980]})
+    after = rate_period(opponent, games, load_rules("fide-rapid-2024"), "2024-05", standard=standard).rating_list
+    assert after.filter(pl.col("player_id") == 2)["k_used"].item() == k
 
 
 def test_a_first_event_below_the_minimum_leaves_the_first_rating_with_its_points():

@@ -132,3 +132,32 @@ def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
     }
     assert games_of_2 == {"listed": 1, "trusting": 2}
     assert "listed: 2 rating(s) stated by the dumps differ from the list in force" in out.getvalue()
+
+
+def test_a_chain_lists_only_the_stated_ratings_of_the_games_it_rates(tmp_path: Path):
+    """A classical game's stated 2050 is a difference of the standard list, not of the rapid list, which does not rate
+    the game (and a rapid game's stated rating not of the standard list): each file and count holds its own games.
+    """
+    from assets.runtime.runs import run_store
+
+    store = tmp_path / "store"
+    rapid = pgn_game("Rapid", "2024.01.13", 2, 1, "1-0", elos=(1950, None)).replace("5400+30", "900+10")
+    write_raw(
+        store,
+        {
+            "players/2023-12/seed_list.csv": SEED,
+            "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 1, 2, "1-0", elos=(2050, None)) + rapid,
+        },
+    )
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text(
+        "scenarios:\n  listed:\n    rules: fide-2024\n"
+        "  listed_rapid:\n    rules: fide-rapid-2024\n    standard_chain: listed\n"
+    )
+    out = io.StringIO()
+    summary = run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(tmp_path / "home"), out=out)
+    assert summary["success"]
+    assert summary["stated_ratings_differing"] == {"listed": 1, "listed_rapid": 1}
+    for name, stated in (("listed", (1, 2050)), ("listed_rapid", (2, 1950))):
+        differences = pl.read_csv(store / "lists" / name / "2024-01.stated-ratings.csv")
+        assert differences.select("player_id", "stated").rows() == [stated]

@@ -237,9 +237,9 @@ class RuleSetRater:
 
         listed = normalize_list(None)
         for month in months:
-            read = [games_of(m) for m in self.scenario.months_read(month)]
+            read = [games_of(m) for m in self.scenario.months_read(month, months[0])]
             listed = self._joined(listed, pl.concat([g.select("white_id", "black_id") for g in read]))
-            listed = rate_scenario_month(self.scenario, listed, games_of, month).rating_list
+            listed = rate_scenario_month(self.scenario, listed, games_of, month, start=months[0]).rating_list
         return listed
 
     def predict(self, frozen: pl.DataFrame, test: pl.DataFrame) -> pl.DataFrame:

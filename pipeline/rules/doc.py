@@ -117,7 +117,8 @@ RAPID_AND_BLITZ = [
     "|---|---|---|---|",
     '| start | "Tournaments commencing on or after 1st January 2012 may be registered"; first lists 1 July 2012, '
     "monthly | FIDE news 5721 (16 Nov 2011) [P]; chess.com news [S] | schedules from 2012-01, "
-    "`list_months: [7]` until June 2012 |",
+    "`list_months: [7]` until June 2012; `events_from: 2012-01-01` in every rapid and blitz preset "
+    "(regulations.rated_event) |",
     '| K 2012-2022 | "the K factor used will in all cases be 20"; "K = 20 for RAPID and BLITZ ratings all '
     'players" | news 5721 [P]; the 2014-style K list [S]; real rapid lists of January and February 2013: K 20 on '
     "all 23,566 rows | `k: 20` |",
@@ -154,11 +155,19 @@ RAPID_AND_BLITZ = [
     "| 400 or 735 points, July 2014 - February 2024 | 400 until June 2017, 735 from July 2017 (no cap in effect: "
     "table 8.1.2 gives 1.00 beyond 735) | the only explicit statement reads the 2017-2021 text; nothing is "
     "known of the 2014 text |",
+    "| an event's start (news 5721: events commencing on or after 1 January 2012) | the game's `event_start` (a "
+    "dump without one: its event's first dated game, else the day of the game; undated: the first day of its "
+    "month folder); an event started in December 2011 and reported in January 2012 is rated on neither list "
+    "(weight 0) | the news rates tournaments by their start; a game of a late December round is part of its event |",
     "| which standard list seeds | the standard list in force during the period (the list of the period before) | "
     "2024 §7.2.1 names the rating at the tournament's beginning; the period's list in force is that rating for an "
     "event within the month |",
-    "| a seeded player's K | a player with no games on the list: K 20 until September 2022, then the newcomer's "
-    "K 40 until 30 games | 2024 §7.2.1 says only that the player is considered rated [U] |",
+    "| a seeded player's K | K 20 until September 2022; from October 2022 the K tiers in the order of the standard "
+    "list (regulations.development_coefficient), the standard rating counting as the player's rating: 10 when it "
+    "has reached 2400 (a player seeded at 2550 in May 2024 has K 10), else junior 40, else the newcomer's 40 until "
+    '30 games on the list | 2024 §7.2.1: the standard rating is used and "such a player is considered to be '
+    'rated"; §7.3.3 gives K 40 to a player new to the list and K 10 once the published rating has reached 2400, '
+    "without saying which wins for a new player at 2400 or more: the standard list's order (10 first) is kept [U] |",
     "| a seeded player's pool of unrated games | dropped: the player is rated from the seed on | 2024 §7.2.1: "
     '"7.2.2 to 7.2.5 below do not apply" |',
     "| the 600-point rule: for whom | for both players (the game is not rated); 600 counts, 2600 does not; the "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from datetime import date
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -204,6 +205,11 @@ class RuleSet(_Frozen):
     )
     gap_not_rated: GapNotRated | None = Field(
         None, description="games not rated for a rating gap (regulations.gap_not_rated; rapid and blitz, Dec 2024)"
+    )
+    events_from: date | None = Field(
+        None,
+        description="events starting before this day are not rated on the list (regulations.rated_event; rapid and "
+        "blitz: 1 January 2012); null: every event",
     )
 
     @field_validator("cap_mode", mode="before")

@@ -178,22 +178,24 @@ _EXPECTED_BY_SIGNED_D = np.concatenate(
 
 
 def game_weight(rules: RuleSet) -> pl.Expr:
-    """Weight of a game's rating change: by time-control class, or by minutes through move 40 when known.
+    """Weight of a game's rating change: by time-control class, or by minutes through move 40 when known; 0 for an
+    event the list does not rate yet (rated_event).
 
     FIDE's standard rules rate classical games only (weight 1; rapid and blitz 0, their own lists).
     Sonas (2002; docs/regulations.md) weights a game by the time each player has for 40 moves,
     interpolated between the points of `weights_by_minutes`; an unknown clock falls back to the class.
     """
     by_class = pl.col("time_control").replace_strict(rules.weights, default=0.0, return_dtype=pl.Float64)
-    if not rules.weights_by_minutes:
-        return by_class
-    minutes = (pl.col("tc_base_seconds") + 40 * pl.col("tc_increment_seconds").fill_null(0)).cast(pl.Float64) / 60.0
-    points = rules.weights_by_minutes
-    chain: Then | ChainedThen = pl.when(minutes <= points[0][0]).then(pl.lit(points[0][1]))
-    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
-        chain = chain.when(minutes <= x1).then(y0 + (minutes - x0) * (y1 - y0) / (x1 - x0))
-    by_minutes = chain.otherwise(pl.lit(points[-1][1]))
-    return pl.when(minutes.is_not_null()).then(by_minutes).otherwise(by_class)
+    weight = by_class
+    if rules.weights_by_minutes:
+        minutes = (pl.col("tc_base_seconds") + 40 * pl.col("tc_increment_seconds").fill_null(0)).cast(pl.Float64) / 60
+        points = rules.weights_by_minutes
+        chain: Then | ChainedThen = pl.when(minutes <= points[0][0]).then(pl.lit(points[0][1]))
+        for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+            chain = chain.when(minutes <= x1).then(y0 + (minutes - x0) * (y1 - y0) / (x1 - x0))
+        by_minutes = chain.otherwise(pl.lit(points[-1][1]))
+        weight = pl.when(minutes.is_not_null()).then(by_minutes).otherwise(by_class)
+    return weight if rules.events_from is None else pl.when(rated_event(rules)).then(weight).otherwise(0.0)
 
 
 def _game_weight_numpy(rules: RuleSet, games: pl.DataFrame) -> np.ndarray:
@@ -204,14 +206,33 @@ def _game_weight_numpy(rules: RuleSet, games: pl.DataFrame) -> np.ndarray:
     first = time_control[0]
     if time_control.null_count() == 0 and bool((time_control == first).all()):
         # One class the whole period (a standard-only dump): one comparison, not one per class.
-        return np.full(games.height, float(rules.weights.get(first, 0.0)))
-    weight = np.zeros(games.height, dtype=np.float64)
-    for name, value in rules.weights.items():
-        # replace_strict's default: a class not in `weights` (or none) weighs 0; the classes are distinct, so a class
-        # of weight 0 needs no comparison.
-        if value:
-            weight[(time_control == name).fill_null(False).to_numpy()] = value
+        weight = np.full(games.height, float(rules.weights.get(first, 0.0)))
+    else:
+        weight = np.zeros(games.height, dtype=np.float64)
+        for name, value in rules.weights.items():
+            # replace_strict's default: a class not in `weights` (or none) weighs 0; the classes are distinct, so a
+            # class of weight 0 needs no comparison.
+            if value:
+                weight[(time_control == name).fill_null(False).to_numpy()] = value
+    if rules.events_from is not None:
+        weight[~games.select(rated_event(rules)).to_series().to_numpy()] = 0.0
     return weight
+
+
+# -- Rapid and blitz: the events the lists rate ------------------------------------------------------
+# FIDE news 5721 (16 Nov 2011), as docs/rules.md quotes it: "Tournaments commencing on or after 1st January 2012 may
+# be registered" for the new rapid and blitz lists (first lists 1 July 2012). Reading chosen (docs/rules.md): the
+# event's start is its `event_start` (a dump without one: its first game's day; an undated game, its month's first
+# day), so a rapid event of December 2011 reported in January 2012 is not rated on either list.
+
+
+def rated_event(rules: RuleSet) -> pl.Expr:
+    """Whether a game's event (`event_start`) is one the list rates: every event, or those starting on or after the
+    rule set's `events_from`.
+    """
+    if rules.events_from is None:
+        return pl.lit(True)
+    return pl.col("event_start") >= pl.lit(rules.events_from, dtype=pl.Date)
 
 
 # -- Rapid and blitz: games not rated for a rating gap ------------------------------------------------

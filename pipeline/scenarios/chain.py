@@ -18,7 +18,8 @@ from pipeline.ingest.registry import (
     seed_list_month,
 )
 from pipeline.months import add_months, month_range
-from pipeline.rules.model import RulesError
+from pipeline.rules.model import RulesError, RuleSet
+from pipeline.rules.regulations import game_weight
 from pipeline.scenarios.corrections import stored_points, with_corrections
 from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
@@ -432,13 +433,15 @@ def rate_months(
         first = min(read)
         checked = {m: in_force.ratings_used(frame, first) for m, frame in read.items()}
         rated = {m: frame for m, (frame, _) in checked.items()}
-        notes.stated[month] = checked[month][1]
+        notes.stated[month] = rated_here(checked[month][1], rated[month], scenario.rules_for(month))
         players = _registered_players(history, rated.values(), month)
         standard = None
         if standard_chain is not None:
             standard = standard_in_force(store, standard_chain, month, chain_start, players_of(rated.values()))
         games_of = _held_first(rated, lambda _: empty_frame(Games))
-        return rate_scenario_month(scenario, previous, games_of, month, players=players, standard=standard)
+        return rate_scenario_month(
+            scenario, previous, games_of, month, players=players, standard=standard, start=chain_start
+        )
 
     def correct(month: str, previous: pl.DataFrame, stored: pl.DataFrame, read: dict[str, pl.DataFrame]) -> None:
         """The correction of the stored list of `month` (LateReports.correct): the list rated again in memory from
@@ -464,7 +467,7 @@ def rate_months(
                 continue
             stored = read_stored_month(store, [scenario.name, "rating_list"], month)
             assert stored is not None  # a list month of the look-back is stored
-            period = {m: games.clear() for m in scenario.months_read(month)}
+            period = {m: games.clear() for m in scenario.months_read(month, chain_start)}
             correct(month, previous, with_later_columns(stored, RatingList), {**period, month: games})
 
     def rate(month: str, games_of: Callable[[str], pl.DataFrame]) -> tuple[pl.DataFrame, ...]:
@@ -476,7 +479,7 @@ def rate_months(
         carried.update(with_newcomers(carried, month))
         if late is not None:
             games_of = late.games_of(month, games_of)
-        read = {m: games_of(m) for m in scenario.months_read(month)}
+        read = {m: games_of(m) for m in scenario.months_read(month, chain_start)}
         if late is not None and late.is_frozen(month) and any(late.kept(m) for m in read):
             kept = stored_tables(store, scenario, month)
             publishes = not scenario.is_system and scenario.rules_for(month).publishes_list_after(month)
@@ -593,6 +596,16 @@ def kept_ledger(
         return ledger, flows
     period = kept_games if scenario.rules_for(month).publishes_list_after(month) else kept_games.clear()
     return points_ledger(before, kept_list, kept_list, period, month, bool(scenario.events_after(month)))
+
+
+def rated_here(differences: pl.DataFrame, games: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """The stated ratings that differ from the list (DIFFERENCE_SCHEMA) of the games the list rates (game_weight above
+    0: its time controls, its events): a classical TRF's stated rating is no difference of the rapid list.
+    """
+    if differences.is_empty():
+        return differences
+    weighed = games.filter(game_weight(rules) > 0).select(pl.col("game_id").cast(differences.schema["game_id"]))
+    return differences.join(weighed, on="game_id", how="semi")
 
 
 def _restricted(

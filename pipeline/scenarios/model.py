@@ -24,8 +24,13 @@ from schemas.games import TIME_CONTROLS
 
 # One name everywhere: tables, Dagster groups (which allow no dash), reports, lists and the CLI.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-#: Longest rating period that list frequency can produce (quarterly lists before July 2009).
-MAX_PERIOD_MONTHS = 3
+#: The months of games a rule set's list reads without a store lookup (the rate stage's games dependency, the cache of
+#: a run's late games): a list's period reaches back to the previous list (Scenario.period_months), and list_months
+#: are months of the year, so a rule set lists at least once in twelve months. The first rapid and blitz list
+#: (1 July 2012) rated January-June 2012: six months. Only a schedule switching list months makes a longer period.
+MAX_PERIOD_MONTHS = 12
+#: Where a period's walk back ends when no chain start is given: the first month a landing zone may hold.
+_EARLIEST_MONTH = "1970-01"
 #: A month the scenario's list type is read at: a schedule's rule sets rate one list (load_scenarios checks).
 LIST_TYPE_MONTH = "2000-01"
 #: The time controls a system scenario rates unless it says otherwise: FIDE's standard list.
@@ -302,21 +307,27 @@ class Scenario(_Frozen):
     def events_after(self, month: str) -> list[Event]:
         return [event for event in self.events if event.after == month]
 
-    def months_read(self, month: str) -> list[str]:
-        """The months whose games rate_scenario_month reads for `month`: the period's (period_months) where a list
-        is published after it, else the month's own (its per-game table).
+    def months_read(self, month: str, start: str | None = None) -> list[str]:
+        """The months whose games rate_scenario_month reads for `month`: the period's (period_months, from `start`)
+        where a list is published after it, else the month's own (its per-game table).
         """
         if self.system is None and self.rules_for(month).publishes_list_after(month):
-            return self.period_months(month)
+            return self.period_months(month, start)
         return [month]
 
-    def period_months(self, month: str) -> list[str]:
-        """The months whose games the list of `month` rates: earlier months without a list, then `month`."""
+    def period_months(self, month: str, start: str | None = None) -> list[str]:
+        """The months whose games the list of `month` rates: the earlier months after the previous list, then `month`.
+
+        `start` is the chain's first month: a period never reaches before it (the seed list is the list before it).
+        The walk has no other bound than the previous list: the first rapid and blitz list (1 July 2012, list_months
+        [7]) rates January-June 2012, a rule set listing in January and July six months each.
+        """
         months = [month]
         if self.system is not None:
             return months  # one period per month
+        first = max(start or _EARLIEST_MONTH, _EARLIEST_MONTH)
         earlier = add_months(month, -1)
-        while len(months) < MAX_PERIOD_MONTHS and not self.rules_for(earlier).publishes_list_after(earlier):
+        while earlier >= first and not self.rules_for(earlier).publishes_list_after(earlier):
             months.insert(0, earlier)
             earlier = add_months(earlier, -1)
         return months
@@ -461,12 +472,12 @@ def _standard_chain_problem(scenario: Scenario, scenarios: dict[str, Scenario]) 
 
 
 def _period_games(
-    scenario: Scenario, rules: RuleSet, games_of: Callable[[str], pl.DataFrame], month: str
+    scenario: Scenario, rules: RuleSet, games_of: Callable[[str], pl.DataFrame], month: str, start: str | None
 ) -> tuple[pl.DataFrame, bool]:
-    """The games the calculation of `month` rates: a published list's are those of every month its period reads, any
-    other month's its own; and whether they are more than the month's own.
+    """The games the calculation of `month` rates: a published list's are those of every month its period reads (from
+    the chain's first month `start`), any other month's its own; and whether they are more than the month's own.
     """
-    months = scenario.months_read(month) if rules.publishes_list_after(month) else [month]
+    months = scenario.months_read(month, start) if rules.publishes_list_after(month) else [month]
     if len(months) == 1:
         return games_of(month), False
     return pl.concat([games_of(m) for m in months], how="diagonal_relaxed"), True
@@ -479,13 +490,17 @@ def _own_games(rated_games: pl.DataFrame, games_of: Callable[[str], pl.DataFrame
 
 
 def predict_scenario_month(
-    scenario: Scenario, frozen: pl.DataFrame, games_of: Callable[[str], pl.DataFrame], month: str
+    scenario: Scenario,
+    frozen: pl.DataFrame,
+    games_of: Callable[[str], pl.DataFrame],
+    month: str,
+    start: str | None = None,
 ) -> pl.DataFrame:
-    """rate_scenario_month(scenario, frozen, games_of, month).rated_games, the same table, without the lists: what a
-    prediction from a frozen list reads (pipeline.evaluation.scenarios).
+    """rate_scenario_month(scenario, frozen, games_of, month, start=start).rated_games, the same table, without the
+    lists: what a prediction from a frozen list reads (pipeline.evaluation.scenarios).
     """
     rules = scenario.rules_for(month)
-    games, several_months = _period_games(scenario, rules, games_of, month)
+    games, several_months = _period_games(scenario, rules, games_of, month, start)
     rated_games = predict_period(frozen, games, rules, month)
     return _own_games(rated_games, games_of, month) if several_months else rated_games
 
@@ -497,17 +512,19 @@ def rate_scenario_month(
     month: str,
     players: pl.DataFrame | None = None,
     standard: pl.DataFrame | None = None,
+    start: str | None = None,
 ) -> PeriodResult:
     """Period `month` of a scenario: the regular calculation (or none, in a month without a list), then events.
 
     `standard`: the standard list in force in `month` (the list of the month before), for a rapid or blitz list
-    that it seeds (Scenario.standard_chain).
+    that it seeds (Scenario.standard_chain). `start`: the chain's first month, where a period's months begin at the
+    latest (Scenario.period_months).
 
     The per-game table always covers the month's own games with the ratings in force, so monthly
     crosstables and accuracy figures exist in every month; the list changes only when one is published.
     """
     rules = scenario.rules_for(month)
-    games, several_months = _period_games(scenario, rules, games_of, month)
+    games, several_months = _period_games(scenario, rules, games_of, month, start)
     result = rate_period(previous, games, rules, month, players=players, standard=standard)
     rated_games = _own_games(result.rated_games, games_of, month) if several_months else result.rated_games
     if rules.publishes_list_after(month):

@@ -60,7 +60,7 @@ from pipeline.scenarios.corrections import (
     stored_points,
     with_corrections,
 )
-from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
+from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.restriction import restricted_in_month
 from pipeline.store.monthly import read_stored_month, stored_table_months
 from pipeline.store.object_store import ObjectStore
@@ -72,6 +72,8 @@ FULL, FORWARD = "full", "forward"
 LOOK_BACK_MONTHS = 12
 #: The metadata key of a month's notes as the run's words (the run summary prints them).
 LATE_REPORTS = "late_reports"
+#: A month's games answered by LateReports.games_of are kept at least this many months (a period reads a month twice).
+_ANSWERED_MONTHS = 3
 #: Player ids named in the run's words, at most.
 NAMED_PLAYERS = 5
 
@@ -284,12 +286,14 @@ class LateReports:
         games waiting), else the month's games, with the waiting ones within their window added to `month`'s own
         (the rest dropped, noted).
         """
+        # The whole period of `month` stays answered (six months for the first rapid list), at least three months.
+        kept = max(_ANSWERED_MONTHS, len(self.scenario.months_read(month)))
 
         def of(wanted: str) -> pl.DataFrame:
             if wanted not in self._answered:
                 own = games_of(wanted).with_columns(pl.col("game_id").cast(pl.UInt64))
                 self._answered[wanted] = self._games(wanted, own, wanted == month)
-                for old in sorted(self._answered)[:-MAX_PERIOD_MONTHS]:
+                for old in sorted(self._answered)[:-kept]:
                     del self._answered[old]
             return self._answered[wanted]
 
@@ -620,7 +624,11 @@ def late_reports(store: ObjectStore, scenario: Scenario, months: Sequence[str], 
     # A list before the run whose games are all known and as it rated them (not looked back at), though lists
     # carried a correction of it: the correction was withdrawn (the run's frozen lists, as rated: with_corrections).
     for month in sorted(late.carried_lists):
-        if month < months[0] and month not in looked_back and all(m in rated for m in scenario.months_read(month)):
+        if (
+            month < months[0]
+            and month not in looked_back
+            and all(m in rated for m in scenario.months_read(month, chain_start))
+        ):
             late.withdraw(month)
     return late
 
@@ -681,7 +689,7 @@ def changed_before(
     lists: dict[str, list[str]] = {}
     for month in changed["_month"].unique().sort().to_list():
         target = list_month(scenario, month)
-        period = scenario.months_read(target)
+        period = scenario.months_read(target, chain_start)
         if target >= first_month or any(m not in rated for m in period):
             continue  # the run rates its list (its frozen months find the games again), or its games are not all known
         of_month = changed.filter(pl.col("_month") == month)
@@ -696,7 +704,7 @@ def changed_before(
     whole: dict[str, pl.DataFrame] = {}  # each folder's games, read once
     every_file = pl.concat([*filed.values(), *read_earlier]) if lists else empty
     for target in sorted(lists):
-        ids = pl.concat([rated[m]["game_id"] for m in scenario.months_read(target)])
+        ids = pl.concat([rated[m]["game_id"] for m in scenario.months_read(target, chain_start)])
         held = every_file.filter(pl.col("game_id").is_in(ids.implode()))
         rows = []
         for folder in held["_filed"].unique().sort().to_list():
