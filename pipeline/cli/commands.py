@@ -292,6 +292,22 @@ def combined_partners(scenario: str, scenarios_file: str | None) -> dict[str, st
     return seeded_lists(scenarios, scenario)
 
 
+def _list_type(scenario: str, scenarios_file: str | None) -> str | None:
+    """The list the scenario rates, by the scenarios file: which seed list is the list before its first month (None:
+    a seed file of its own).
+    """
+    from pipeline.rules.model import RulesError
+    from pipeline.scenarios.model import load_scenarios
+
+    try:
+        own = load_scenarios(scenarios_file).get(scenario)
+    except RulesError:  # a store rated with a file not at hand: its list is read as a standard one
+        return "standard"
+    if own is None:
+        return "standard"
+    return own.list_type() if own.seed_list is None else None
+
+
 def command_list(args: argparse.Namespace) -> int:
     """One stored month's list as CSV, FIDE TXT, HTML or FIDE's combined layout, to standard output or --out: the bytes
     publishing writes (pipeline.publish.lists.write_published_file), from the stored Parquet list.
@@ -332,7 +348,7 @@ def command_list(args: argparse.Namespace) -> int:
     if args.format == "combined":
         made = stored_combined_month(store, scenario, month, combined_partners(scenario, args.scenarios))
     else:
-        made = stored_published_month(store, scenario, month)
+        made = stored_published_month(store, scenario, month, _list_type(scenario, args.scenarios))
     if args.out:
         write_file_whole(args.out, lambda handle: write_published_file(made, args.format, handle))
         print(f"wrote {args.out} ({scenario} {month}, {args.format}, {made.rows.height:,} players)", file=sys.stderr)
