@@ -36,7 +36,8 @@ class PublishedList(pa.DataFrameModel):
         nullable=True,
         description=(
             "Rating change this period, with the points the list adds for corrections of an earlier list's games "
-            "(the rating list's change + correction); empty when unrated before or after"
+            "(the rating list's change + correction); empty when unrated on the list before (a first rating, a "
+            "rapid or blitz player seeded from the standard list) or after (a delisted player)"
         ),
     )
     games: pl.Int32 = pa.Field(ge=0, description="Rated games this period")
@@ -59,8 +60,8 @@ class PublishedList(pa.DataFrameModel):
         ge=0,
         le=4000,
         description=(
-            "Rating on the previous list (rating - change; a delisted player's from the stored list before); empty "
-            "when unrated there"
+            "Rating on the previous list (rating - change; a delisted player's from the list before: the stored "
+            "list of the month before, in the chain's first month the seed list); empty when unrated there"
         ),
     )
 

@@ -146,7 +146,9 @@ def test_a_line_as_fide_prints_it() -> None:
         ({"sex": None, "inactive": True}, "flag", "i"),
         ({"games": None}, "standard_games", "0"),  # a rated player's unknown games count
         ({"rating": None, "games": 5, "k": 20}, "standard_games", ""),  # an unrated player's games and K: blank
-        ({"rating": None, "games": 5, "k": 20}, "standard_k", "20"),  # a K given is written, as write_fide_list's
+        ({"rating": None, "games": 5, "k": 20}, "standard_k", ""),  # as the docstring says: no rating, no K
+        ({"rapid_rating": None, "rapid_k": 40}, "rapid_k", ""),
+        ({"blitz_rating": None, "blitz_k": 20}, "blitz_k", ""),
         ({"rapid_rating": None, "rapid_games": 3}, "rapid_games", ""),
         ({"blitz_rating": 2000, "blitz_games": None}, "blitz_games", "0"),
         ({"blitz_rating": 2000, "blitz_k": None}, "blitz_k", ""),

@@ -425,3 +425,48 @@ def test_a_month_without_a_list_says_which_list_rates_its_games(quarterly: Simpl
     assert f"No list was published after {QUARTER[0]} under actual: its games are rated on the list of 2008-03" in text
     inferred = player_report(quarterly.store, player, month=QUARTER[0], scenarios={})
     assert not inferred.list_published and inferred.games.equals(report.games)
+
+
+@pytest.fixture(scope="module")
+def compressed(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """A chain's first month, 2024-01, with a one-time compression after it: 3001 (seed 1004, K 40) loses twice to 3002
+    (seed 1500) and falls below the floor of 1000.
+    """
+    root = tmp_path_factory.mktemp("compressed") / "store"
+    players, games = root / "raw" / "players" / "2024-01", root / "raw" / "FED" / "2024-01"
+    players.mkdir(parents=True)
+    games.mkdir(parents=True)
+    (players / "seed_list.csv").write_text(
+        "player_id,rating,games_total,birth_year,ever_2400,k\n3001,1004,5,1980,false,40\n3002,1500,100,1985,false,20\n"
+    )
+    (games / "games.csv").write_text(
+        "event_id,event_start,date,round,white_id,black_id,result,time_control\n"
+        "ev,2024-01-10,2024-01-10,1,3001,3002,0-1,classical\nev,2024-01-11,2024-01-11,2,3002,3001,1-0,classical\n"
+    )
+    scenario = Scenario.model_validate(
+        {
+            "name": "actual",
+            "description": "FIDE's regulations, compressed after 2024-01",
+            "rules": "fide-historical",
+            "events": [{"after": "2024-01", "compress": {}}],
+        }
+    )
+    scenarios = {"actual": scenario}
+    materialize(root, "2024-01", "2024-01", scenarios)
+    return SimpleNamespace(store=ObjectStore(str(root)), scenarios=scenarios)
+
+
+def test_a_delisted_players_rating_before_is_the_seed_lists(compressed: SimpleNamespace) -> None:
+    report = player_report(compressed.store, 3001, scenarios=compressed.scenarios)
+    assert report.list_row["rating"] is None and report.rating_before == 1004
+    assert "Rating before 1004, K 40, rated games 2; rating after -." in render_text(report)
+
+
+def test_the_compressions_share_makes_the_card_add_up_to_the_lists_change(compressed: SimpleNamespace) -> None:
+    report = player_report(compressed.store, 3002, scenarios=compressed.scenarios)
+    row = report.list_row
+    assert report.rating_before == 1500 and report.rounded_change is not None and report.one_time_events
+    assert report.rounded_change + report.one_time_events == row["change"] == row["rating"] - 1500
+    text = render_text(report)
+    assert f"one-time event (a compression) {report.one_time_events:+d}" in text
+    assert f"equal to the list's change {row['change']:+d}" in text and "NOT equal" not in text

@@ -35,7 +35,7 @@ from pipeline.publish.lists import (
     published_list_key,
     stored_txt_left_out,
     txt_left_out,
-    with_delisted_previous_ratings,
+    with_previous_list_ratings,
     write_published_month,
 )
 from pipeline.publish.ranked_registry import NAME_ORDER, published_registries, ranked_registry
@@ -1147,18 +1147,45 @@ def test_a_delisted_players_previous_rating_is_the_stored_list_before(tmp_path: 
     before = rating_list([{"player_id": 1, "rating": 1405, "change": -3}, {"player_id": 2, "rating": 1500}])
     now = rating_list(
         [
-            {"player_id": 1, "rating": None, "change": None, "delisted": True},
+            {"player_id": 1, "rating": None, "change": -5, "delisted": True},
             {"player_id": 2, "rating": 1510, "change": 10},
         ]
     )
     published = published_list(now, None)
     assert published["previous_rating"].to_list() == [1500, None]  # rating - change; the delisted: not from this list
     store = ObjectStore(str(tmp_path))
-    assert with_delisted_previous_ratings(published, store, "actual", "2024-03").equals(published)  # nothing stored
     store.write_parquet(before, "actual/rating_list/2024-02.parquet")
-    filled = with_delisted_previous_ratings(published, store, "actual", "2024-03")
+    store.write_parquet(now, "actual/rating_list/2024-03.parquet")
+    filled = with_previous_list_ratings(published, store, "actual", "2024-03")
     assert filled["id"].to_list() == [2, 1] and filled["previous_rating"].to_list() == [1500, 1405]
-    assert filled.drop("previous_rating").equals(published.drop("previous_rating"))
+    assert filled["change"].to_list() == [10, None], "unrated after: no change"
+    assert filled.drop("previous_rating", "change").equals(published.drop("previous_rating", "change"))
+    # A month after a gap in the stored lists: the list before is not at hand, the rows stay as they are.
+    assert with_previous_list_ratings(published, store, "actual", "2024-05").equals(published)
+
+
+def test_the_first_months_list_before_is_the_seed_list(tmp_path: Path) -> None:
+    """In the chain's first month the list before is the seed list: a delisted player's previous rating is his seed,
+    and a player unrated on it (a rapid player seeded from the standard list) has no previous rating and no change.
+    """
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    store.write_bytes(
+        b"player_id,rating,games_total,rapid_rating\n1,1004,5,1004\n2,1500,100,\n", "raw/players/2024-01/seed_list.csv"
+    )
+    now = rating_list(
+        [
+            {"player_id": 1, "rating": None, "change": -5, "delisted": True},
+            {"player_id": 2, "rating": 1514, "change": 14},  # seeded at 1500 from the standard list, then +14
+        ]
+    )
+    published = published_list(now, None)
+    assert published["previous_rating"].to_list() == [1500, None] and published["change"].to_list() == [14, -5]
+    rapid = with_previous_list_ratings(published, store, "actual_rapid", "2024-01", "rapid")
+    assert rapid["previous_rating"].to_list() == [None, 1004] and rapid["change"].to_list() == [None, None]
+    standard = with_previous_list_ratings(published, store, "actual", "2024-01")
+    assert standard["previous_rating"].to_list() == [1500, 1004] and standard["change"].to_list() == [14, None]
 
 
 def test_the_published_change_holds_the_correction_the_list_carries(tmp_path: Path) -> None:

@@ -632,3 +632,19 @@ def test_a_runs_kept_registry_keeps_its_files_problems_and_a_long_list_of_them_i
     # The next month's run reads February's folder alone, and adds its problems to the kept ones.
     a_run("2024-02")
     assert registry_file_problems(store, "2024-02").equals(whole) and not registry._read_history
+
+
+def test_a_registry_federation_that_is_no_three_letter_code_is_named_and_left_empty(tmp_path: Path) -> None:
+    from pipeline.ingest.registry import registry_problem_lines
+
+    rows = '1,"Alpha, Anna",E<b,F,1990,\n2,"Beta, Bernd",Germany,M,1991,\n3,"Gamma, Carl", ger ,M,2001,\n'
+    store = _store(tmp_path, {"raw/players/2024-01/players.csv": HEADER + rows + "4,,,M,2002,\n"})
+    players = read_players(store, "2024-01").sort("player_id")
+    # Read as a TRF's federation is ('ger' is GER); the others would be cut to 'E<b', 'Ger' in the FIDE TXT.
+    assert players["federation"].to_list() == ["", "", "GER", ""]  # empty as an empty cell is
+    assert registry_problem_lines(store, ["2024-01"]) == [
+        "WARNING: raw/players/2024-01/players.csv line 2: federation 'E<b' is not a three-letter code: the cell is "
+        "left empty",
+        "WARNING: raw/players/2024-01/players.csv line 3: federation 'Germany' is not a three-letter code: the cell "
+        "is left empty",
+    ]

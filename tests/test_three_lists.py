@@ -168,3 +168,16 @@ def test_the_combined_list_reads_back_to_the_three_lists(three_lists: Path, tmp_
             if row["rating"] is not None:
                 assert rows[player_id][f"{kind}_k"] == row["k"], (scenario, player_id)
     assert set(rows) == {100001, 100002, 100003, 100004, 100005, 100006, 100007}
+
+
+def test_the_combined_list_of_a_rapid_scenario_is_refused_naming_its_standard_one(
+    three_lists: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    out = tmp_path / "rapid.txt"
+    arguments = ["list", "--store", str(three_lists), "--month", "2024-06", "--format", "combined", "--out", str(out)]
+    scenarios = ["--scenarios", str(three_lists.parent / "scenarios.yaml")]
+    # Written, its SRtng column would hold the rapid ratings: refused instead, saying which scenario to ask for.
+    assert main([*arguments, *scenarios, "--scenario", "actual_rapid"]) == 2
+    assert not out.exists()
+    error = capsys.readouterr().err
+    assert "actual_rapid rates the rapid list" in error and "--scenario actual" in error

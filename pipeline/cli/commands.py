@@ -271,11 +271,41 @@ def command_player(args: argparse.Namespace) -> int:
 
 def combined_partners(scenario: str, scenarios_file: str | None) -> dict[str, str]:
     """The rapid and blitz chains scenario `scenario`'s standard list seeds, by the scenarios file (none where the
-    file does not name the scenario).
+    file does not name the scenario). UsageError where the file says `scenario` rates a rapid or blitz list: the
+    combined layout is a standard list with the lists it seeds, and its standard columns would show that list's
+    ratings as standard ones.
     """
-    from pipeline.scenarios.model import load_scenarios, seeded_lists
+    from pipeline.scenarios.model import canonical_name, load_scenarios, seeded_lists
 
-    return seeded_lists(load_scenarios(scenarios_file), scenario)
+    scenarios = load_scenarios(scenarios_file)
+    own = scenarios.get(scenario)
+    if own is not None and own.list_type() != "standard":
+        ask = (
+            f"ask for its standard list: --scenario {canonical_name(own.standard_chain)}"
+            if own.standard_chain is not None
+            else "no standard scenario seeds it; --format csv, txt or html give its own list"
+        )
+        raise UsageError(
+            f"--format combined: {scenario} rates the {own.list_type()} list, and the combined layout is a standard "
+            f"list's, with the rapid and blitz lists it seeds; {ask}"
+        )
+    return seeded_lists(scenarios, scenario)
+
+
+def _list_type(scenario: str, scenarios_file: str | None) -> str | None:
+    """The list the scenario rates, by the scenarios file: which seed list is the list before its first month (None:
+    a seed file of its own).
+    """
+    from pipeline.rules.model import RulesError
+    from pipeline.scenarios.model import load_scenarios
+
+    try:
+        own = load_scenarios(scenarios_file).get(scenario)
+    except RulesError:  # a store rated with a file not at hand: its list is read as a standard one
+        return "standard"
+    if own is None:
+        return "standard"
+    return own.list_type() if own.seed_list is None else None
 
 
 def command_list(args: argparse.Namespace) -> int:
@@ -318,7 +348,7 @@ def command_list(args: argparse.Namespace) -> int:
     if args.format == "combined":
         made = stored_combined_month(store, scenario, month, combined_partners(scenario, args.scenarios))
     else:
-        made = stored_published_month(store, scenario, month)
+        made = stored_published_month(store, scenario, month, _list_type(scenario, args.scenarios))
     if args.out:
         write_file_whole(args.out, lambda handle: write_published_file(made, args.format, handle))
         print(f"wrote {args.out} ({scenario} {month}, {args.format}, {made.rows.height:,} players)", file=sys.stderr)

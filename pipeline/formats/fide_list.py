@@ -602,8 +602,9 @@ def _line_cells(rows: pl.DataFrame, fields: list[str], layout: str = "B") -> lis
     def cell(field: str) -> pl.Expr:
         padded = made[field]().str.pad_end(width[field])
         written = _per_value(rows, by_value[field], padded) if field in by_value else padded
-        if field.endswith("games"):  # an unrated player's games are blank, as their rating (layout A only)
-            rating = numbers[field.removesuffix("games") + "rating"]
+        kind, _, part = field.rpartition("_")
+        if part in ("games", "k"):  # an unrated player's games and K are blank, as their rating (layout A only)
+            rating = numbers[f"{kind}_rating" if kind else "rating"]
             if rows[rating].null_count():
                 written = pl.when(pl.col(rating).is_null()).then(pl.lit(" " * width[field])).otherwise(written)
         return written

@@ -16,7 +16,7 @@ import polars as pl
 from pipeline.formats.common import UnreadableDump, strip_compression
 from pipeline.formats.decoding import decode_text, decompress, decompress_head
 from pipeline.formats.fide_list import FideListFile, detect_layout, parse_fide_list, rating_type_of
-from pipeline.formats.fields import OLD_TITLE_CODES
+from pipeline.formats.fields import OLD_TITLE_CODES, federation_code
 from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
     RAW,
@@ -464,7 +464,14 @@ def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.Da
         else:
             frames.append(registry_rows(table, month))
             found = registry_problems(table)
-            problems.append(_file_problems(key, found["source_line"], found["detail"] + ": this row is not read"))
+            cells = registry_cell_problems(table)
+            problems.append(
+                _file_problems(
+                    key,
+                    pl.concat([found["source_line"], cells["source_line"]]),
+                    pl.concat([found["detail"] + ": this row is not read", cells["detail"]]),
+                )
+            )
     fide_lists, unread = _fide_lists(store, keys)
     problems.append(unread)
     for list_key, fide_list in fide_lists:
@@ -819,6 +826,21 @@ def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def registry_cell_problems(table: pl.DataFrame) -> pl.DataFrame:
+    """Cells of the rows of a registry CSV that register a player (registry_problems names the others) that
+    registry_rows cannot read and leaves empty: a federation that is no three-letter code ('Germany', 'E<b'), which the
+    FIDE TXT would cut to three characters and the FIDE-list reader then refuse. Columns: source_line, detail.
+    """
+    written = _text(table, "federation")
+    registers = _text(table, "player_id").cast(pl.Int64, strict=False).gt(0).fill_null(False) & (_extra(table) == 0)
+    return table.select(
+        (pl.int_range(pl.len(), dtype=pl.Int64) + 2).alias("source_line"),  # line 1 is the header
+        pl.when(registers & written.is_not_null() & federation_code(written).is_null())
+        .then(pl.format("federation '{}' is not a three-letter code: the cell is left empty", written))
+        .alias("detail"),
+    ).filter(pl.col("detail").is_not_null())
+
+
 def _extra(table: pl.DataFrame) -> pl.Expr:
     """registry_table's EXTRA_FIELDS (0 for a table made some other way)."""
     return pl.col(EXTRA_FIELDS) if EXTRA_FIELDS in table.columns else pl.lit(0, dtype=pl.Int32)
@@ -1051,7 +1073,8 @@ def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
     rows = table.filter(_extra(table) == 0).select(
         _text(table, "player_id").cast(pl.Int64, strict=False).alias("player_id"),
         _text(table, "name").fill_null("").alias("name"),
-        _text(table, "federation").fill_null("").alias("federation"),
+        # Checked as a TRF's: a federation that is no three-letter code is left empty (registry_cell_problems).
+        federation_code(_text(table, "federation")).fill_null("").alias("federation"),
         _text(table, "sex").str.to_uppercase().replace_strict(SEX_SPELLINGS, default=None).alias("sex"),
         pl.when(birth_year.is_between(1900, 2100)).then(birth_year).alias("birth_year"),
         _text(table, "title").alias("title"),

@@ -30,6 +30,7 @@ from pipeline.months import add_months
 from pipeline.reports.page import frame_table_html, html_page, html_text
 from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
+from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
 from pipeline.store.monthly import stored_table_months
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
@@ -99,6 +100,12 @@ class PlayerReport:
     # The months of `scenario` whose list was rated again after it was stored and moved this player
     # (pipeline.scenarios.amendments): month, old_rating, new_rating, old_games, new_games, change.
     amended: pl.DataFrame | None = None
+    # The rating on the list before the period's (its stored list, in the chain's first month the seed list); None:
+    # unrated there, or not known.
+    rating_before: int | None = None
+    # The list's one-time events' share of its change (a compression's uplift): the rating after them minus the one
+    # kept before them (pipeline.store.kept); None where the month had none or the list before them is not kept.
+    one_time_events: int | None = None
 
     def period_months(self) -> list[str]:
         return self.period or [self.month]
@@ -363,6 +370,8 @@ def player_report(
         shown = full.filter(pl.col("month").is_in(kept.implode()))
     own_details = people.filter(pl.col("player_id") == player_id)
     details = own_details.row(0, named=True) if own_details.height else {}
+    chain = _scenario_map(scenarios).get(scenario)
+    before = _rating_before(store, scenario, period[0], player_id, own, chain)
     return PlayerReport(
         player_id=player_id,
         name=details.get("name"),
@@ -382,7 +391,46 @@ def player_report(
         hidden_months=full.height - shown.height,
         details={k: details[k] for k in ("federation", "title", "birth_year") if details.get(k) not in (None, "")},
         amended=player_amendments(store, scenario, player_id).drop("player_id", "name"),
+        rating_before=before,
+        one_time_events=_one_time_events(store, scenario, month, player_id, list_row["rating"]) if published else None,
     )
+
+
+def _rating_before(
+    store: ObjectStore, scenario: str, first_month: str, player_id: int, own: pl.DataFrame, chain: Scenario | None
+) -> int | None:
+    """The player's rating on the list before the period's first month (`own`: their rating_history rows under the
+    scenario): its stored list, else, where the scenario stores no list before, the seed list (publish's reading).
+    """
+    month_before = add_months(first_month, -1)
+    if own.filter(pl.col("month") < first_month).height or store.exists(
+        ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month_before)
+    ):
+        row = own.filter(pl.col("month") == month_before)
+        return row["rating"][0] if row.height else None
+    from pipeline.publish.lists import previous_list_ratings
+
+    list_type = "standard" if chain is None else chain.list_type() if chain.seed_list is None else None
+    seed = previous_list_ratings(store, scenario, first_month, list_type)
+    if seed is None:
+        return None
+    found = seed.filter(pl.col("id") == player_id)
+    return found["_before"][0] if found.height else None
+
+
+def _one_time_events(store: ObjectStore, scenario: str, month: str, player_id: int, rating: int | None) -> int | None:
+    """The share of the month's one-time events (a compression) in the player's change: their rating on the stored
+    list minus the one the chain kept before the events (kept.list_before_events); None where none is kept.
+    """
+    key = ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month)
+    if rating is None or not store.exists(key):
+        return None
+    stored = store.read_parquet(key, columns=BEFORE_EVENTS_COLUMNS)
+    before = list_before_events(store, scenario, month, stored)
+    if before is None:
+        return None
+    row = before.filter(pl.col("player_id") == player_id)
+    return rating - int(row["rating"][0]) if row.height else None
 
 
 def month_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, names: pl.DataFrame) -> pl.DataFrame:
@@ -608,7 +656,7 @@ def _summary_lines(report: PlayerReport) -> list[str]:
             else f"No list was published after {report.month} under {report.scenario}: its games are rated on {later}.",
         ]
     correction = row.get("correction") or 0
-    before = None if row["rating"] is None or row["change"] is None else row["rating"] - row["change"] - correction
+    before = report.rating_before
     carried = (
         f"; a correction of an earlier list {_signed(correction)} (lists/{report.scenario}/{report.month}"
         ".corrections.csv)"
@@ -620,13 +668,20 @@ def _summary_lines(report: PlayerReport) -> list[str]:
         f"rating after {_fmt(row['rating'])}.",
     ]
     what = "this month" if len(report.period_months()) == 1 else "in this rating period"
-    if report.total_change is None:
+    events = report.one_time_events or 0
+    # The list after the month's one-time events minus the one the chain kept before them.
+    event_text = f"the month's one-time event (a compression) {events:+d} (kept/rate/{report.scenario}/)"
+    if report.total_change is None or report.rounded_change is None:
         lines.append(f"No game changed a rating {what} (unrated before it, or no rated opponent).")
+        if events:
+            lines.append(f"The list's change {_signed(row['change'])} is {event_text}.")
     else:
-        agrees = "equal to" if report.rounded_change == row["change"] else "NOT equal to"
+        rounded = report.rounded_change
+        with_events = f", with {event_text}: {rounded + events:+d}," if events else ","
+        agrees = "equal to" if rounded + events == row["change"] else "NOT equal to"
         lines.append(
             f"Total change: sum of K x (score - expected) x weight = {report.total_change:+.2f}, "
-            f"rounded once (0.5 away from zero) {report.rounded_change:+d}, {agrees} the list's change "
+            f"rounded once (0.5 away from zero) {rounded:+d}{with_events} {agrees} the list's change "
             f"{_signed(row['change'])}."
         )
     return lines
