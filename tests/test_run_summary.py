@@ -200,3 +200,29 @@ def test_the_summary_of_a_run_whose_store_went_away_is_printed(tmp_path: Path, m
     text = closing_lines(summary, {}, "Run")
     assert summary["fault"] == fault and not summary["success"]
     assert "Run FAILED" in text and f"Run stopped by a store fault: {fault}" in text
+
+
+def test_ctrl_c_is_said_as_an_interruption_not_a_traceback(monkeypatch: pytest.MonkeyPatch, capsys):
+    """Ctrl-C between Dagster's runs (a KeyboardInterrupt out of run_store) ends the command with the shell's code
+    for SIGINT and one line; a step Dagster stopped is named interrupted in the summary, whose readable lists the run
+    may not have reached.
+    """
+    from types import SimpleNamespace
+
+    from assets.runtime import runs
+    from assets.runtime.cli import EXIT_INTERRUPTED
+    from pipeline.operations.run_plan import readable_lists_lines
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runs, "run_store", interrupted)
+    assert main(["run", "--store", "anywhere"]) == EXIT_INTERRUPTED == 130
+    err = capsys.readouterr().err
+    assert err.startswith("ratings run: interrupted (Ctrl-C).") and "Traceback" not in err
+
+    stopped = SimpleNamespace(cls_name="DagsterExecutionInterruptedError", message="", cause=None)
+    wrapper = SimpleNamespace(cls_name="DagsterExecutionStepExecutionError", message="Error in step", cause=stopped)
+    assert runs._root_cause(wrapper) == runs.INTERRUPTED
+    unfinished = readable_lists_lines("/s", ["2024-05"], [], finished=False)[0]
+    assert "made only if the run got that far" in unfinished and ".csv|.txt|.html" not in unfinished

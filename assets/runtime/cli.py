@@ -13,6 +13,13 @@ from pipeline.operations.instance_dirs import instance_dir
 
 # Nothing heavier at import: `ratings run` prints its first line (main) before the pipeline and Dagster load.
 
+#: The shell's code for a command ended by SIGINT (128 + 2).
+EXIT_INTERRUPTED = 130
+INTERRUPTED_LINE = (
+    "interrupted (Ctrl-C). What was written is whole (every write is atomic) and the store's lock is released: run "
+    "the same command again to finish"
+)
+
 
 def command_run(args: argparse.Namespace) -> int:
     from assets.runtime.runs import run_store  # Dagster loads only for the commands that need it
@@ -33,6 +40,9 @@ def command_run(args: argparse.Namespace) -> int:
     except StoreLocked as locked:  # not an error of this run: a scheduler should try again later
         print(f"ratings run: {escape_text(str(locked))}", file=sys.stderr)
         return EXIT_LOCKED
+    except KeyboardInterrupt:  # Ctrl-C before or between Dagster's runs (within one, Dagster stops it and says so)
+        print(f"ratings run: {INTERRUPTED_LINE}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0 if summary["success"] else 1
 
 
@@ -48,6 +58,9 @@ def command_demo(args: argparse.Namespace) -> int:
     except StoreLocked as locked:
         print(f"ratings demo: {escape_text(str(locked))}", file=sys.stderr)
         return EXIT_LOCKED
+    except KeyboardInterrupt:  # Ctrl-C before or between Dagster's runs (within one, Dagster stops it and says so)
+        print(f"ratings demo: {INTERRUPTED_LINE}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0 if summary["success"] else 1
 
 

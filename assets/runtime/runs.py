@@ -140,10 +140,16 @@ def dumps_changed_before(instance: dg.DagsterInstance, plan: RunPlan, fingerprin
     return changed
 
 
+#: What the summary says of a step Dagster stopped on Ctrl-C (SIGINT): its error names no cause of the step's own.
+INTERRUPTED = "interrupted (Ctrl-C): run the same command again to finish"
+
+
 def _root_cause(error: Any) -> str:
     """The first line of the innermost error Dagster wrapped (the user's exception, not the step wrapper)."""
     while error is not None and getattr(error, "cause", None) is not None:
         error = error.cause
+    if getattr(error, "cls_name", None) == "DagsterExecutionInterruptedError":
+        return INTERRUPTED
     return ((error.message if error is not None else "").strip().splitlines() or [""])[0]
 
 

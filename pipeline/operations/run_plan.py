@@ -584,13 +584,21 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
     }
 
 
-def readable_lists_lines(where: str, published: Sequence[str], stale: Sequence[str]) -> list[str]:
-    """Where a run's readable lists are, which months have them, and how to make any other month's."""
-    lines = (
-        [f"  readable lists of {_months_text(published)}: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html"]
-        if published
-        else ["  no readable list made (--publish none)"]
-    )
+def readable_lists_lines(
+    where: str, published: Sequence[str], stale: Sequence[str], finished: bool = True
+) -> list[str]:
+    """Where a run's readable lists are, which months have them, and how to make any other month's. A run that did not
+    finish (`finished` False) may have stopped before it published them: it says so, rather than where they are.
+    """
+    if published and not finished:
+        lines = [
+            f"  readable lists of {_months_text(published)}: made only if the run got that far (it stopped before "
+            f"it finished): see {where}/lists/<scenario>/"
+        ]
+    elif published:
+        lines = [f"  readable lists of {_months_text(published)}: {where}/lists/<scenario>/<YYYY-MM>.csv|.txt|.html"]
+    else:
+        lines = ["  no readable list made (--publish none)"]
     if stale:
         lines.append(
             f"  WARNING: the readable lists of {_months_text(stale)} under {where}/lists/ show the lists this run "
@@ -723,7 +731,12 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             else f"  {len(summary['run_ids'])} runs of all_months took {summary['run_seconds']:.0f}s (the UI shows "
             "each run's stage as its ratings/stage tag)"
         ),
-        *readable_lists_lines(where, summary.get("published", []), summary.get("stale_readable_lists", [])),
+        *readable_lists_lines(
+            where,
+            summary.get("published", []),
+            summary.get("stale_readable_lists", []),
+            finished=summary.get("run_succeeded", True),
+        ),
         f"  tables: {where}/<scenario>/<table>/<YYYY-MM>.parquet",
         f"  reports: {where}/reports/index.html",
         f"  UI: ratings ui --store {where}{ui_home} (then http://127.0.0.1:3000)",
