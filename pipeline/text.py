@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 import polars as pl
 
@@ -31,6 +32,11 @@ def escape_text(text: str) -> str:
     return _UNPRINTABLE.sub(
         lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
     )
+
+
+def shell_word(text: str) -> str:
+    """`text` as one word of a shell command a person copies from the output (a store path with blanks quoted)."""
+    return shlex.quote(text)
 
 
 def escape_lines(text: str) -> str:

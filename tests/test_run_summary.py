@@ -226,3 +226,11 @@ def test_ctrl_c_is_said_as_an_interruption_not_a_traceback(monkeypatch: pytest.M
     assert runs._root_cause(wrapper) == runs.INTERRUPTED
     unfinished = readable_lists_lines("/s", ["2024-05"], [], finished=False)[0]
     assert "made only if the run got that far" in unfinished and ".csv|.txt|.html" not in unfinished
+
+
+def test_the_commands_a_run_prints_can_be_copied_with_a_store_path_of_blanks():
+    from pipeline.operations.run_plan import readable_lists_lines
+
+    lines = readable_lists_lines("/data/my store", ["2024-05"], [])
+    assert "ratings list --store '/data/my store' --scenario <scenario>" in lines[-1]
+    assert "ratings list --store s3://chess/store --scenario" in readable_lists_lines("s3://chess/store", [], [])[-1]

@@ -61,6 +61,7 @@ from pipeline.store.object_store import (
     redact_url,
     store_root_from_env,
 )
+from pipeline.text import shell_word
 from pipeline.validate.month_figures import REPORTED_LATE
 
 PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
@@ -426,7 +427,7 @@ def mark_stale_lists(
     failed: asset_check_executions). Within a run Dagster updates the execution in place.
     """
     last = plan.months[-1]
-    command = f"ratings run --store {redact_url(plan.store.url())} --from {add_months(last, 1)}"
+    command = f"ratings run --store {shell_word(redact_url(plan.store.url()))} --from {add_months(last, 1)}"
     for name, lists in stale.items():
         months, problems = lists["months"], lists["problems"]
         key = dg.AssetKey([plan.scenarios[name].name, "rating_list"])

@@ -20,7 +20,7 @@ from pipeline.generator.config import SCALES
 from pipeline.months import parse_month
 from pipeline.rules.model import LIST_CLASSES, RulesError, load_rules, preset_names, resolve_rules, schedule_of
 from pipeline.rules.regulations import seeds_from_standard
-from pipeline.text import escape_lines, escape_text
+from pipeline.text import escape_lines, escape_text, shell_word
 
 DEBUG_ENV = "RATINGS_DEBUG"
 
@@ -324,7 +324,7 @@ def command_list(args: argparse.Namespace) -> int:
     lists = stored_list_months(store)
     if not lists:
         print(
-            f"ratings list: {where} holds no rating list: rate it first (`ratings run --store {where}`)",
+            f"ratings list: {where} holds no rating list: rate it first (`ratings run --store {shell_word(where)}`)",
             file=sys.stderr,
         )
         return 1
@@ -341,7 +341,8 @@ def command_list(args: argparse.Namespace) -> int:
         held = lists[scenario]
         print(
             f"ratings list: {scenario} has no stored list of {month} in {where} (it has {held[0]}..{held[-1]}, "
-            f"{len(held)} months): rate it first (`ratings run --store {where} --from {month} --to {month}`)",
+            f"{len(held)} months): rate it first "
+            f"(`ratings run --store {shell_word(where)} --from {month} --to {month}`)",
             file=sys.stderr,
         )
         return 1

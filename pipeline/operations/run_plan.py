@@ -36,7 +36,7 @@ from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.settings import DEFAULT_STORE, Settings
 from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, fault_line, redact_url, store_root_from_env
-from pipeline.text import escape_text
+from pipeline.text import escape_text, shell_word
 
 SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
 
@@ -357,7 +357,7 @@ def changed_before_line(months: Sequence[str], where: str, first: str) -> str:
     return (
         f"WARNING: the dumps of {_months_text(months)} changed since {'its' if len(months) == 1 else 'their'} stored "
         f"tables were made, and this run starts at {first}: bring them in with "
-        f"`ratings run --store {where} --from {months[0]}`"
+        f"`ratings run --store {shell_word(where)} --from {months[0]}`"
     )
 
 
@@ -705,7 +705,7 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(
             f"  WARNING: the stored lists after {last} ({later[0]}..{later[-1]}, scenarios {', '.join(stale)}) were "
             f"rated from the lists this run replaced and {state}; bring them up to date with "
-            f"`ratings run --store {where} --from {following}`"
+            f"`ratings run --store {shell_word(where)} --from {following}`"
         )
     if summary.get("dumps_changed_before"):
         lines.append(f"  {changed_before_line(summary['dumps_changed_before'], where, first)}")
@@ -723,7 +723,7 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         )
     # The store's own instance is the one `ratings ui --store` opens; another is named.
     own = summary["dagster_home"] == store_instance_dir(where)
-    ui_home = "" if own else f" --dagster-home {summary['dagster_home']}"
+    ui_home = "" if own else f" --dagster-home {shell_word(summary['dagster_home'])}"
     lines += [
         (
             f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s"
@@ -739,7 +739,7 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         ),
         f"  tables: {where}/<scenario>/<table>/<YYYY-MM>.parquet",
         f"  reports: {where}/reports/index.html",
-        f"  UI: ratings ui --store {where}{ui_home} (then http://127.0.0.1:3000)",
+        f"  UI: ratings ui --store {shell_word(where)}{ui_home} (then http://127.0.0.1:3000)",
     ]
     if summary.get("fault"):
         # Last, where a person looks first: what stopped the run and where (the figures above may be empty).
