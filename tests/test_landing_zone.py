@@ -196,15 +196,19 @@ def test_a_run_reads_the_listing_it_was_planned_on(tmp_path: Path):
 
 def test_a_dump_gone_or_refused_since_the_listing_is_one_record_and_the_others_are_read(tmp_path: Path):
     """Deleted (or made unreadable) between the run's listing and its read: that file is one unparseable record naming
-    why, and every other dump of the month is still read; before, the whole month's ingest failed with a traceback.
+    why, and every other dump of the month is still read; before, the whole month's ingest failed with a traceback. A
+    file written to meanwhile is not rated as it happens to be: the run rates what it listed and recorded.
     """
     store_root = tmp_path / "store"
     month = store_root / "raw" / "GER" / "2024-01"
     month.mkdir(parents=True)
-    for name in ("a.csv", "gone.csv", "gone.pgn.zst", "refused.csv"):
+    for name in ("a.csv", "gone.csv", "gone.pgn.zst", "refused.csv", "grown.csv"):
         shutil.copyfile(DATA / "games.csv", month / name)
     store = ObjectStore(str(store_root))
     entries = inventory(store)
+    listed = (month / "grown.csv").stat().st_size
+    with (month / "grown.csv").open("a") as grown:  # written to while the run reads the landing zone
+        grown.write("1001,1002,1-0\n")
     (month / "gone.csv").unlink()
     (month / "gone.pgn.zst").unlink()  # a streamed dump: opened only as it is parsed
     (month / "refused.csv").unlink()
@@ -219,4 +223,6 @@ def test_a_dump_gone_or_refused_since_the_listing_is_one_record_and_the_others_a
         "GER/2024-01/gone.csv": "the file is gone: it was deleted or renamed after the landing zone was listed",
         "GER/2024-01/gone.pgn.zst": "the file is gone: it was deleted or renamed after the landing zone was listed",
         "GER/2024-01/refused.csv": "the file could not be read: IsADirectoryError: Is a directory",
+        "GER/2024-01/grown.csv": f"the file changed while the run read it (listed with {listed:,} bytes, read with "
+        f"{listed + 14:,}): run again to rate it as it is now",
     }

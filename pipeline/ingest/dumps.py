@@ -89,8 +89,9 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
     # A .pgn.zst is decompressed and parsed straight from the store as it is read (DumpFile): never
     # held whole, compressed or not. Every other dump is read whole, in threads.
     read_whole = [(federation, key) for federation, key in keys if not _streamed(key)]
+    listed_size = {entry.key: _listed_size(entry.stamp) for entry in entries if entry.kind == DUMP}
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(read_whole)))) as pool:
-        whole = pool.map(lambda federation_key: _read_or_why(store, federation_key[1]), read_whole)
+        whole = pool.map(lambda fk: _read_or_why(store, fk[1], listed_size.get(fk[1])), read_whole)
         contents = dict(zip(read_whole, whole, strict=True))
     # A dump gone or refused since the listing (deleted, permissions changed) is one record saying so: one file never
     # stops the others. A fault of the store itself (unreachable, EIO) stops the run, as it would every read after.
@@ -129,15 +130,30 @@ def _relative_to_raw(key: str) -> str:
     return key[len(RAW) + 1 :] if key.startswith(RAW + "/") else key
 
 
-def _read_or_why(store: ObjectStore, key: str) -> bytes | str:
-    """read_listed, or why the file could not be read (pipeline.formats.common.unread_reason)."""
+def _read_or_why(store: ObjectStore, key: str, listed_size: int | None = None) -> bytes | str:
+    """read_listed, or why the file could not be read (pipeline.formats.common.unread_reason), or why it is not the
+    file the run listed: of another size than `listed_size` (written to while the run read it, as an upload in
+    progress or an append). The run's listing is what it records it rated; the file as it is now is the next run's.
+    """
     try:
-        return read_listed(store, key)
+        content = read_listed(store, key)
     except OSError as error:
         why = unread_reason(error)
         if why is None:
             raise
         return why
+    if listed_size is not None and len(content) != listed_size:
+        return (
+            f"the file changed while the run read it (listed with {listed_size:,} bytes, read with {len(content):,}): "
+            "run again to rate it as it is now"
+        )
+    return content
+
+
+def _listed_size(stamp: str) -> int | None:
+    """The size a landing entry's stamp ('size stamp', ObjectStore.list_stamps) gives, None when it gives none."""
+    size = stamp.split(" ", 1)[0]
+    return int(size) if size.isdigit() else None
 
 
 def _bytes_of(content: bytes | str) -> bytes:
