@@ -188,3 +188,29 @@ def test_a_bad_automation_setting_names_the_variable_the_value_and_the_range(
     with pytest.raises(SettingsError) as refused:
         Settings.from_env({variable: value})
     assert str(refused.value) == f"bad setting: {variable}={value!r}: expected a whole number {allowed}"
+
+
+@pytest.mark.parametrize("value", ["Mars/Olympus", "../../etc/passwd", "/etc/localtime", "Europe", "zone.tab", "utc+3"])
+def test_a_bad_schedule_time_zone_names_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"RATINGS_SCHEDULE_TIMEZONE": value})
+    assert str(refused.value) == (
+        f"bad setting: RATINGS_SCHEDULE_TIMEZONE={value!r}: not a time zone (IANA name such as Europe/Berlin)"
+    )
+
+
+@pytest.mark.parametrize("value", ["UTC", "Europe/Moscow", "America/Argentina/Buenos_Aires", "Etc/GMT+3"])
+def test_iana_time_zones_are_accepted(value: str) -> None:
+    assert Settings.from_env({"RATINGS_SCHEDULE_TIMEZONE": value}).schedule_timezone == value
+
+
+def test_a_last_month_before_the_first_names_the_variable_and_where_the_first_came_from() -> None:
+    with pytest.raises(
+        SettingsError,
+        match=r"^bad setting: RATINGS_LAST_MONTH='2022-12': before the first month "
+        r"2023-01 \(the landing zone's first month\)$",
+    ):
+        Settings.from_env({"RATINGS_LAST_MONTH": "2022-12"}).months_for(["2023-01", "2023-02"])
+    with pytest.raises(SettingsError, match=r"before the first month 2023-06 \(RATINGS_FIRST_MONTH\)$"):
+        Settings.from_env({"RATINGS_LAST_MONTH": "2023-02", "RATINGS_FIRST_MONTH": "2023-06"}).months_for([])
+    assert Settings.from_env({"RATINGS_LAST_MONTH": "2023-01"}).months_for(["2023-01"]) == ("2023-01", "2023-01")
