@@ -18,7 +18,8 @@ SCHEDULE_DESCRIPTION = """Rates the month just closed, on day {day} of each mont
 
 When an earlier month of the chain has no list yet (a failed or missed month), the run starts there
 instead; a scenario that recalculates its last N lists (recalculation: window N) makes it start N-1
-months earlier. RATINGS_SCHEDULE_DAY, RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
+months earlier. A month that holds no dump yet is skipped, saying so. RATINGS_SCHEDULE_DAY,
+RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
 
 SENSOR_DESCRIPTION = """Re-rates from the earliest month whose files under raw/ (dumps or registry) changed.
 
