@@ -49,7 +49,10 @@ def build_published_assets(
         registry_of = published_registries(object_store, months[-1], keep=True)
         largest = 0
         for done, month in enumerate(months, start=1):
-            listed = read_published_list(partial(rating_list.read, month))
+            try:
+                listed = read_published_list(partial(rating_list.read, month))
+            except FileNotFoundError as missing:  # its message names the list and what to materialize
+                raise dg.Failure(description=str(missing)) from None
             figures = write_published_month(object_store, scenario, month, listed, registry_of(month), validate)
             if partners:
                 names = {kind: partner.name for kind, partner in partners.items()}

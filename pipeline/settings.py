@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Literal, cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
@@ -22,6 +24,9 @@ DEFAULT_FIRST_MONTH = "2015-01"
 # far more likely a typo (1900-01, 0202-01) than a dump. Historical research sets RATINGS_EARLIEST_MONTH.
 DEFAULT_EARLIEST_MONTH = "1970-01"
 DEFAULT_STORE = "./data"
+# An IANA time-zone name: ZoneInfo reads the name as a path under the zone database, so a name with dots or
+# a leading slash ('../../etc/passwd') is refused before it is opened.
+TIME_ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+)*$")
 
 # Environment variable -> Settings field. The names are part of the interface (README, Configuration).
 ENVIRONMENT = {
@@ -113,6 +118,17 @@ class Settings(BaseModel):
             parse_month(value)
         return value
 
+    @field_validator("schedule_timezone")
+    @classmethod
+    def _a_time_zone(cls, value: str) -> str:
+        if TIME_ZONE_NAME.match(value):
+            try:
+                ZoneInfo(value)
+                return value
+            except (ZoneInfoNotFoundError, ValueError, OSError):  # unknown, not a zone file, or a folder ('Europe')
+                pass
+        raise ValueError("not a time zone (IANA name such as Europe/Berlin)")
+
     @field_validator("executor", mode="before")
     @classmethod
     def _executor_name(cls, value: object) -> object:
@@ -155,12 +171,18 @@ class Settings(BaseModel):
         return getattr(cls.from_env(own), field)
 
     def months_for(self, held: list[str]) -> tuple[str, str | None]:
-        """(first, last) partition months: the settings where given, else the landing zone's `held` months.
+        """(first, last) partition months: the settings where given, else the landing zone's `held` months;
+        SettingsError for a RATINGS_LAST_MONTH before the first month.
 
         With automation on and no last month the range stays open (up to the last completed month), so
         the schedule finds next month's partition; a UI or a run over a store shows the months it holds.
         """
         first = self.first_month or (held[0] if held else DEFAULT_FIRST_MONTH)
+        if self.last_month is not None and self.last_month < first:
+            source = "RATINGS_FIRST_MONTH" if self.first_month else "the landing zone's first month"
+            raise SettingsError(
+                f"bad setting: RATINGS_LAST_MONTH={self.last_month!r}: before the first month {first} ({source})"
+            )
         if self.last_month is not None or self.automation == "on":
             return first, self.last_month
         last = held[-1] if held and held[-1] >= first else None

@@ -11,15 +11,18 @@ from pipeline.operations.automation import (
     RANGE_END_TAG,
     RANGE_START_TAG,
     TRIGGER_TAG,
+    UNRATED_MONTHS_TAG,
     RunRequestPlan,
     decode_cursor,
     encode_cursor,
     list_paths,
     range_tags,
+    requests_made,
     rerate_start,
     scheduled_run,
     sensor_run,
     short_months,
+    unpartitioned_months,
     unrated_months,
 )
 from pipeline.settings import Settings, SettingsError
@@ -72,8 +75,10 @@ def test_a_cursor_of_the_previous_version_reads_as_a_first_tick() -> None:
     old = '{"version":1,"months":{"2024-01":"0123456789abcdef0123"}}'
     assert decode_cursor(old) is None  # -> rerate_start(..., first_tick=True): only months without a list
     assert rerate_start(["2024-01"], [], first_tick=decode_cursor(old) is None) is None
-    current = encode_cursor({"2024-02": "b", "2024-01": "a"})
-    assert current == f'{{"version":{CURSOR_VERSION},"months":{{"2024-01":"a","2024-02":"b"}}}}'
+    current = encode_cursor({"2024-02": "b", "2024-01": "a"}, 3)
+    assert current == f'{{"version":{CURSOR_VERSION},"months":{{"2024-01":"a","2024-02":"b"}},"requested":3}}'
+    assert requests_made(current) == 3 and requests_made(None) == 0 and requests_made(old) == 0
+    assert requests_made("not json") == requests_made('{"requested":-1}') == requests_made('{"requested":true}') == 0
     assert decode_cursor(current) == {"2024-01": "a", "2024-02": "b"}
     assert decode_cursor('{"version":2,"months":[]}') is None and decode_cursor("") is None
 
@@ -122,14 +127,24 @@ def test_the_schedule_rates_the_month_just_closed_from_the_earliest_gap_before_i
     assert (plan.tags[RANGE_START_TAG], plan.tags[RANGE_END_TAG]) == ("2024-02", "2024-03")
 
 
+def test_the_schedule_skips_a_month_that_holds_no_dump_yet_naming_it() -> None:
+    months = ["2024-01", "2024-02", "2024-03"]
+    skipped = scheduled_run("2024-03", months, lambda: [], held=lambda: ["2024-01", "2024-02"])
+    assert isinstance(skipped, str) and skipped.startswith("2024-03 holds no dumps yet: no file under raw/")
+    plan = scheduled_run("2024-03", months, lambda: [], held=lambda: months)
+    assert isinstance(plan, RunRequestPlan) and plan.run_key == "monthly-2024-03"
+
+
 def test_the_sensor_rerates_from_the_earliest_change_and_says_why_when_it_does_not() -> None:
     before = {"2024-01": "a", "2024-02": "b", "2024-03": "c"}
     assert sensor_run(None, before, [], "2024-03") == "fingerprinted 3 month(s); every list exists"
     assert sensor_run(before, before, [], "2024-03") == "no month has changed"
     # First tick: only the months without a list, whatever the fingerprints.
     first = sensor_run(None, before, ["2024-03"], "2024-03")
-    assert isinstance(first, RunRequestPlan) and first.tags[CHANGED_MONTHS_TAG] == "2024-01,2024-02,2024-03"
-    assert first.tags[RANGE_START_TAG] == "2024-03"
+    assert isinstance(first, RunRequestPlan) and first.tags[RANGE_START_TAG] == "2024-03"
+    # Nothing changed on a first tick: the months it rates are tagged and logged as unrated, not as changed.
+    assert first.tags[UNRATED_MONTHS_TAG] == "2024-03" and CHANGED_MONTHS_TAG not in first.tags
+    assert first.note == "rating 2024-03..2024-03: first evaluation, unrated months 2024-03"
     after = {**before, "2024-02": "B"}
     plan = sensor_run(before, after, [], "2024-03")
     assert isinstance(plan, RunRequestPlan)
@@ -140,13 +155,36 @@ def test_the_sensor_rerates_from_the_earliest_change_and_says_why_when_it_does_n
         CHANGED_MONTHS_TAG: "2024-02",
     }
     assert plan.note == "re-rating 2024-02..2024-03: changed months 2024-02"
-    # The key names the range and digests the new cursor: the same change is requested once, another one again.
-    assert plan.run_key.startswith("rerate-2024-02-2024-03-") and plan == sensor_run(before, after, [], "2024-03")
+    # The key names the range and counts the requests: a tick evaluated again before its cursor was saved asks
+    # under the same key (Dagster requests it once), another change under another one.
+    assert plan.run_key.startswith("rerate-2024-02-2024-03-1-") and plan == sensor_run(before, after, [], "2024-03")
     other = sensor_run(before, {**before, "2024-02": "C"}, [], "2024-03")
     assert isinstance(other, RunRequestPlan) and other.run_key != plan.run_key
     # A gap before the change: the run starts at the gap.
     gap = sensor_run(before, after, ["2024-01"], "2024-03")
     assert isinstance(gap, RunRequestPlan) and gap.tags[RANGE_START_TAG] == "2024-01"
+
+
+def test_a_correction_undone_then_made_again_is_requested_each_time() -> None:
+    original, corrected = {"2024-01": "a", "2024-02": "O"}, {"2024-01": "a", "2024-02": "C"}
+    cursor = encode_cursor(original)
+    keys = []
+    for state in (corrected, original, corrected):  # correct, restore, correct again
+        plan = sensor_run(decode_cursor(cursor), state, [], "2024-02", requests_made(cursor))
+        assert isinstance(plan, RunRequestPlan)
+        keys.append(plan.run_key)
+        cursor = encode_cursor(state, requests_made(cursor) + 1)
+    assert len(set(keys)) == 3, keys  # the third was the first's key: Dagster dropped it and C was never rated
+
+
+def test_closed_months_after_the_last_partition_are_named_and_the_month_in_progress_is_not() -> None:
+    held = ["2024-01", "2024-04", "2024-05", "2024-06"]
+    assert unpartitioned_months(held, "2024-04", "2024-06") == (
+        "2024-05 holds dumps but is not a partition (the last is 2024-04): reload the code location or set "
+        "RATINGS_AUTOMATION=on (with RATINGS_LAST_MONTH unset or later)"
+    )
+    assert unpartitioned_months(held, "2024-03", "2024-07").startswith("2024-04,2024-05,2024-06 hold dumps but are")
+    assert unpartitioned_months(held, "2024-05", "2024-06") == ""  # June is in progress: its dumps landed early
 
 
 # -- the settings they run by ----------------------------------------------------------------------
@@ -188,3 +226,29 @@ def test_a_bad_automation_setting_names_the_variable_the_value_and_the_range(
     with pytest.raises(SettingsError) as refused:
         Settings.from_env({variable: value})
     assert str(refused.value) == f"bad setting: {variable}={value!r}: expected a whole number {allowed}"
+
+
+@pytest.mark.parametrize("value", ["Mars/Olympus", "../../etc/passwd", "/etc/localtime", "Europe", "zone.tab", "utc+3"])
+def test_a_bad_schedule_time_zone_names_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"RATINGS_SCHEDULE_TIMEZONE": value})
+    assert str(refused.value) == (
+        f"bad setting: RATINGS_SCHEDULE_TIMEZONE={value!r}: not a time zone (IANA name such as Europe/Berlin)"
+    )
+
+
+@pytest.mark.parametrize("value", ["UTC", "Europe/Moscow", "America/Argentina/Buenos_Aires", "Etc/GMT+3"])
+def test_iana_time_zones_are_accepted(value: str) -> None:
+    assert Settings.from_env({"RATINGS_SCHEDULE_TIMEZONE": value}).schedule_timezone == value
+
+
+def test_a_last_month_before_the_first_names_the_variable_and_where_the_first_came_from() -> None:
+    with pytest.raises(
+        SettingsError,
+        match=r"^bad setting: RATINGS_LAST_MONTH='2022-12': before the first month "
+        r"2023-01 \(the landing zone's first month\)$",
+    ):
+        Settings.from_env({"RATINGS_LAST_MONTH": "2022-12"}).months_for(["2023-01", "2023-02"])
+    with pytest.raises(SettingsError, match=r"before the first month 2023-06 \(RATINGS_FIRST_MONTH\)$"):
+        Settings.from_env({"RATINGS_LAST_MONTH": "2023-02", "RATINGS_FIRST_MONTH": "2023-06"}).months_for([])
+    assert Settings.from_env({"RATINGS_LAST_MONTH": "2023-01"}).months_for(["2023-01"]) == ("2023-01", "2023-01")

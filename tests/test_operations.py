@@ -449,6 +449,48 @@ def test_schedule_rates_the_month_just_closed_and_catches_up_a_gap(rated_tiny: S
     assert "not a partition" in tick(defs, root, dt.datetime(2024, 7, 1, 2, tzinfo=dt.UTC))
 
 
+@pytest.mark.parametrize(
+    "zone, local_tick, closed",
+    [
+        ("Europe/Moscow", dt.datetime(2024, 4, 1, 2), "2024-03"),  # UTC+3: 23:00 UTC on the 31st
+        ("Europe/Athens", dt.datetime(2024, 4, 1, 2), "2024-03"),  # summer time, UTC+3
+        ("Europe/Athens", dt.datetime(2024, 3, 1, 2), "2024-02"),  # winter time, UTC+2: midnight UTC
+        ("Pacific/Kiritimati", dt.datetime(2024, 4, 1, 2), "2024-03"),  # UTC+14: noon UTC on the 31st
+        ("America/New_York", dt.datetime(2024, 4, 1, 2), "2024-03"),  # west of UTC, summer time
+        ("America/Los_Angeles", dt.datetime(2024, 3, 1, 23), "2024-02"),  # 07:00 UTC on the 2nd
+        ("UTC", dt.datetime(2024, 4, 1, 0), "2024-03"),
+    ],
+)
+def test_the_schedule_rates_the_month_just_closed_in_its_own_time_zone(
+    rated_tiny: SimpleNamespace, zone: str, local_tick: dt.datetime, closed: str
+) -> None:
+    from zoneinfo import ZoneInfo
+
+    schedule = build_monthly_schedule(
+        "all_months", monthly_partitions(TINY_START, None), {"plain": PLAIN}, Settings(schedule_timezone=zone)
+    )
+    when = local_tick.replace(tzinfo=ZoneInfo(zone))
+    # The daemon passes the tick in the schedule's zone; the same instant in UTC is read the same.
+    for instant in (when, when.astimezone(dt.UTC)):
+        context = dg.build_schedule_context(
+            scheduled_execution_time=instant, resources={"store": ObjectStoreResource(root=rated_tiny.root)}
+        )
+        data = schedule.evaluate_tick(context)
+        assert [r.run_key for r in data.run_requests or []] == [f"monthly-{closed}"], data.skip_message
+
+
+def test_the_schedule_skips_the_month_just_closed_while_it_holds_no_dump(
+    rated_tiny: SimpleNamespace, tmp_path: Path
+) -> None:
+    root = copy_of(rated_tiny, tmp_path)
+    for folder in Path(root, "raw").glob("*/2024-04"):  # the dumps arrive after the schedule's day
+        shutil.rmtree(folder)
+    skipped = tick(build(root), root, dt.datetime(2024, 5, 1, 2, tzinfo=dt.UTC))
+    assert isinstance(skipped, str) and skipped.startswith("2024-04 holds no dumps yet: no file under raw/")
+    [request] = tick(build(root), root, dt.datetime(2024, 4, 1, 2, tzinfo=dt.UTC))
+    assert request.run_key == "monthly-2024-03"
+
+
 # -- sensor ----------------------------------------------------------------------------------------
 
 
@@ -551,6 +593,37 @@ def test_a_late_correction_rerates_that_month_and_later_ones_like_a_full_recompu
     shutil.copytree(Path(root) / "raw", full / "raw")
     assert materialize(str(full)).success
     assert_same_tables(tables(stored_objects(ObjectStore(str(full)))), after)
+
+
+def test_a_correction_undone_then_made_again_is_requested_again(rated_tiny: SimpleNamespace, tmp_path: Path) -> None:
+    root = copy_of(rated_tiny, tmp_path)
+    defs = build(root)
+    dump = Path(root, "raw/NOR/2024-02/games.csv")
+    original, corrected = tmp_path / "O.csv", tmp_path / "C.csv"
+    cursor = sense(defs, root).cursor
+    shutil.copy2(dump, original)
+    corrected.write_text(dump.read_text().replace("1-0", "0-1", 1))
+    keys = []
+    for version in (corrected, original, corrected):  # the copies keep their mtimes: each state's fingerprint
+        shutil.copy2(version, dump)
+        sensed = sense(defs, root, cursor)
+        [request] = sensed.run_requests
+        keys.append(request.run_key)
+        cursor = sensed.cursor
+    # Dagster drops a request whose key it has seen: the third had the first's key, and C was never rated.
+    assert len(set(keys)) == 3, keys
+
+
+def test_a_month_closed_after_the_partitions_were_loaded_is_named(rated_tiny: SimpleNamespace, tmp_path: Path) -> None:
+    root = copy_of(rated_tiny, tmp_path)
+    defs = build(root)  # partitions 2024-01..2024-04, fixed when the definitions load
+    cursor = sense(defs, root).cursor
+    shutil.copytree(Path(root, "raw/NOR/2024-04"), Path(root, "raw/NOR/2024-05"))
+    later = sense(defs, root, cursor)
+    assert not later.run_requests and later.skip_message == (
+        "no month has changed; 2024-05 holds dumps but is not a partition (the last is 2024-04): reload the code "
+        "location or set RATINGS_AUTOMATION=on (with RATINGS_LAST_MONTH unset or later)"
+    )
 
 
 def test_dumps_landing_before_their_month_closes_wait_for_it(rated_tiny: SimpleNamespace, tmp_path: Path) -> None:

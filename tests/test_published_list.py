@@ -1269,6 +1269,27 @@ def test_published_list_asset_writes_three_files_per_month_and_scenario(tiny_sto
     assert not list(Path(tiny_store).rglob("*.tmp-*"))
 
 
+def test_publishing_a_month_without_its_stored_list_fails_in_one_message_naming_it(tiny_store: str) -> None:
+    from assets.definitions import build_defs
+    from pipeline.scenarios.model import Scenario
+    from tests.conftest import TINY_END, TINY_START
+
+    plain = Scenario(name="plain", description="plain", rules="fide-historical")
+    defs = build_defs(TINY_START, TINY_END, root=tiny_store, scenarios={"plain": plain})
+    result = dg.materialize(
+        defs.assets,
+        resources=defs.resources,
+        selection=dg.AssetSelection.assets(["plain", "published_list"]),
+        partition_key="2024-02",
+        raise_on_error=False,
+    )
+    [failure] = [event for event in result.all_events if event.event_type_value == "STEP_FAILURE"]
+    error = failure.step_failure_data.error
+    assert error is not None and error.cls_name == "Failure" and error.cause is None  # no wrapped traceback
+    assert "Failure: plain/rating_list has no stored partition 2024-02" in error.message
+    assert "materialize plain/rating_list for 2024-02 first" in error.message
+
+
 def test_a_registry_ranked_from_the_kept_one_is_the_one_ranked_whole(tmp_path: Path) -> None:
     """A run keeps its last month's ranked registry (KEPT_RANKED_FOLDER); the next ranks only the players added, and a
     kept row whose player changed since makes it rank the registry whole: the same frame either way.

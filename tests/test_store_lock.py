@@ -159,6 +159,35 @@ def test_two_ratings_runs_on_one_store_the_second_refused_in_one_line(tiny_landi
 
 
 @pytest.mark.integration
+def test_a_ratings_run_is_refused_while_a_run_dagster_launched_writes_the_store(tmp_path: Path, capsys) -> None:
+    import dagster as dg
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    from assets.runtime.runs import run_store, wait_for_dagster_runs
+
+    store = ObjectStore(str(tmp_path / "store"))
+    store.write_text("x", "raw/GER/2024-01/a.csv")
+    home = tmp_path / "home"
+    home.mkdir()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        # A sensor's run on the store, started by the daemon: no store lock, no pid tag.
+        started = DagsterRun(job_name="all_months", tags=store_tag(store), status=dg.DagsterRunStatus.STARTED)
+        instance.add_run(started)
+        instance.add_run(
+            DagsterRun(job_name="all_months", tags=store_tag(store), status=dg.DagsterRunStatus.NOT_STARTED)
+        )
+        with pytest.raises(StoreLocked) as refused:
+            run_store(store.url(), dagster_home=str(home))
+        assert str(refused.value) == (
+            f"{store.url()} is in use by another run (Dagster run {started.run_id} of all_months, started); "
+            f"not started: run again when it has finished, or add --wait"
+        )
+        assert not (tmp_path / "store" / LOCK_KEY).exists() and "Rating" not in capsys.readouterr().out
+        instance.report_run_failed(started)
+        wait_for_dagster_runs(store, str(home), wait=False, out=sys.stdout)  # one not started yet waits behind us
+
+
+@pytest.mark.integration
 def test_runs_of_a_store_carry_its_tag_and_the_shipped_instance_allows_one_per_store(tmp_path: Path) -> None:
     import dagster as dg
     from dagster._utils.tags import TagConcurrencyLimitsCounter

@@ -52,7 +52,7 @@ from pipeline.scenarios.amendments import COUNT_KEYS
 from pipeline.scenarios.model import load_scenarios
 from pipeline.scenarios.ratings_used import STATED_DIFFERING
 from pipeline.scenarios.recalculation import LATE_REPORTS
-from pipeline.store.lock import store_lock
+from pipeline.store.lock import STORE_TAG, WAIT_POLL_SECONDS, StoreLocked, store_lock
 from pipeline.store.object_store import (
     UNREACHABLE_ERRORS,
     ObjectStore,
@@ -86,6 +86,32 @@ def heal_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
             instance.report_run_failed(run, f"the process that ran it (pid {pid}) ended without finishing it")
             healed.append(run.run_id)
     return healed
+
+
+# A run Dagster launched (UI, schedule, sensor) in these states is writing its store; a queued one waits behind
+# this run's own (its tag limit counts them).
+WRITING = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
+
+
+def wait_for_dagster_runs(store: ObjectStore, dagster_home: str | None, wait: bool, out: TextIO) -> None:
+    """StoreLocked (with `wait`: waiting instead) while the store's instance holds an unfinished run over the store.
+
+    Runs that Dagster launches take no store lock, only their queue's limit of one run per store: without this a
+    `ratings run` started beside one wrote the same chains at the same time. Orphaned CLI runs are healed first.
+    """
+    where = redact_url(store.url())
+    with dg.DagsterInstance.from_config(instance_home(dagster_home, where)) as instance:
+        for run_id in heal_orphaned_runs(instance):
+            print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
+        told = False
+        while runs := instance.get_runs(dg.RunsFilter(tags={STORE_TAG: where}, statuses=WRITING), limit=1):
+            who = f"Dagster run {runs[0].run_id} of {runs[0].job_name}, {runs[0].status.value.lower()}"
+            if not wait:
+                raise StoreLocked(where, None, who)
+            if not told:
+                print(f"Waiting for {who} to finish ...", file=out, flush=True)
+                told = True
+            time.sleep(WAIT_POLL_SECONDS)
 
 
 # Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
@@ -341,7 +367,9 @@ def run_store(
     or rated no game at all. pipeline.store.lock.StoreLocked when another run holds the lock, unless `wait`.
     """
     out = out or sys.stdout
-    with store_lock(ObjectStore(root or store_root_from_env()), wait=wait, out=out):
+    store = ObjectStore(root or store_root_from_env())
+    with store_lock(store, wait=wait, out=out):
+        wait_for_dagster_runs(store, dagster_home, wait, out)
         plan = plan_run(root, first_month, last_month, scenarios_file, out=out, publish=publish)
         return _rate_planned(plan, scenarios_file, dagster_home, out, title, workers)
 

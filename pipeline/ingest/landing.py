@@ -23,9 +23,13 @@ store. The month folder is the rating period the dumps were reported for (its li
 next month): a tournament is filed under the month of the first list whose closing date it ended by, or up to the \
 third list after it ended (FIDE's calendar, docs/rules.md).
 
-Never modified by the pipeline. Observing it records one data version per month (from the dumps'
-keys, sizes and etags/modification times), so that a late correction to an old month marks that
-month's raw_games, and everything rated after it, as stale in the UI."""
+Never modified by the pipeline. Observing it records one data version per month, a digest of the
+month's files' keys, sizes and modification times (ETags on S3), not of their bytes: a late
+correction to an old month (or the same bytes with a new modification time) marks that month's
+raw_games stale in the UI.
+Only raw_games: Dagster does not mark the tables and months rated after it stale. The landing-zone
+sensor (RATINGS_AUTOMATION=on) re-rates from that month to the last one; without it, rate that
+range (`ratings run --from <month>`, or a backfill from the UI)."""
 
 RAW = "raw"
 REGISTRY_FOLDER = "players"

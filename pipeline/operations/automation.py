@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from pipeline.scenarios.model import Scenario
@@ -18,13 +18,15 @@ SCHEDULE_DESCRIPTION = """Rates the month just closed, on day {day} of each mont
 
 When an earlier month of the chain has no list yet (a failed or missed month), the run starts there
 instead; a scenario that recalculates its last N lists (recalculation: window N) makes it start N-1
-months earlier. RATINGS_SCHEDULE_DAY, RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
+months earlier. A month that holds no dump yet is skipped, saying so. RATINGS_SCHEDULE_DAY,
+RATINGS_SCHEDULE_HOUR, RATINGS_SCHEDULE_TIMEZONE set the time."""
 
 SENSOR_DESCRIPTION = """Re-rates from the earliest month whose files under raw/ (dumps or registry) changed.
 
 The cursor keeps each month's fingerprint (its files' keys, sizes and ETags or modification times);
 a new, replaced or removed file in month M requests one range run from M to the last month. The
-first evaluation only rates months that have no list yet."""
+first evaluation only rates months that have no list yet. A month that lands after the last
+partition is not seen until the partitions include it (the skip reason names it)."""
 
 # Version 2: fingerprints from pipeline.ingest.landing.LandingVersions.rerate_fingerprints (one inventory for
 # the UI's data versions and the sensor). Version 1 digested another listing (20 hex digits), so its
@@ -36,6 +38,7 @@ RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 TRIGGER_TAG = "ratings/trigger"
 CHANGED_MONTHS_TAG = "ratings/changed_months"
+UNRATED_MONTHS_TAG = "ratings/unrated_months"  # the first evaluation's: months without a list, not changed ones
 MONTHS_NAMED = 12  # months a tag or a log line names before it only counts the rest
 
 
@@ -92,8 +95,10 @@ def rerate_start(changed: list[str], unrated: list[str], first_tick: bool) -> st
     return gaps[0] if gaps else start
 
 
-def encode_cursor(fingerprints: Mapping[str, str]) -> str:
-    return json.dumps({"version": CURSOR_VERSION, "months": dict(sorted(fingerprints.items()))}, separators=(",", ":"))
+def encode_cursor(fingerprints: Mapping[str, str], requested: int = 0) -> str:
+    """The cursor: the fingerprints, and how many runs the sensor has requested (each request's key counts them)."""
+    document = {"version": CURSOR_VERSION, "months": dict(sorted(fingerprints.items())), "requested": requested}
+    return json.dumps(document, separators=(",", ":"))
 
 
 def decode_cursor(cursor: str | None) -> dict[str, str] | None:
@@ -110,16 +115,37 @@ def decode_cursor(cursor: str | None) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in months.items()} if isinstance(months, dict) else None
 
 
+def requests_made(cursor: str | None) -> int:
+    """The runs the sensor requested before this evaluation (0 for a cursor that does not count them)."""
+    try:
+        document = json.loads(cursor or "{}")
+    except json.JSONDecodeError:
+        return 0
+    requested = document.get("requested") if isinstance(document, dict) else None
+    return requested if isinstance(requested, int) and not isinstance(requested, bool) and requested >= 0 else 0
+
+
 def scheduled_run(
-    month: str, months: Sequence[str], unrated: Callable[[], Sequence[str]], recalculated: int = 1
+    month: str,
+    months: Sequence[str],
+    unrated: Callable[[], Sequence[str]],
+    recalculated: int = 1,
+    held: Callable[[], Collection[str]] | None = None,
 ) -> RunRequestPlan | str:
     """The schedule's run for `month` (the month just closed), from the earliest unrated month before it when the
-    chain has a gap; a skip reason when `month` is not a partition. `unrated` lists the store, only when needed.
-    `recalculated`: the lists a run rates again (the widest `window: N` of the scenarios' recalculation policies,
-    pipeline.scenarios.recalculation): the run then starts N-1 months before `month`.
+    chain has a gap; a skip reason when `month` is not a partition, or holds no dump. `unrated` lists the store,
+    only when needed. `recalculated`: the lists a run rates again (the widest `window: N` of the scenarios'
+    recalculation policies, pipeline.scenarios.recalculation): the run then starts N-1 months before `month`.
+    `held`: the months the landing zone holds files of (pipeline.ingest.landing.months_held).
     """
     if month not in months:
         return f"{month} is not a partition ({months[0] if months else '-'}..{months[-1] if months else '-'})"
+    # Rated empty, the month would be published (and frozen under `forward`) without the dumps that land late.
+    if held is not None and month not in held():
+        return (
+            f"{month} holds no dumps yet: no file under raw/<federation>/{month}/. The landing-zone sensor rates it "
+            f"when they land; else the next scheduled run starts from it"
+        )
     earlier_gaps = [m for m in unrated() if m < month]
     window_start = months[max(0, months.index(month) - (recalculated - 1))]
     start = min([*earlier_gaps[:1], window_start])
@@ -133,12 +159,19 @@ def recalculated_lists(scenarios: Mapping[str, Scenario]) -> int:
 
 
 def sensor_run(
-    previous: Mapping[str, str] | None, current: Mapping[str, str], unrated: list[str], last_month: str
+    previous: Mapping[str, str] | None,
+    current: Mapping[str, str],
+    unrated: list[str],
+    last_month: str,
+    requested: int = 0,
 ) -> RunRequestPlan | str:
     """The sensor's run re-rating from the earliest new or corrected month (or gap) to `last_month`, else why not.
 
-    `previous` is the last evaluation's fingerprints (None on the first one), `current` this one's.
-    The run key digests the new cursor, so the same landing zone never requests the same range twice.
+    `previous` is the last evaluation's fingerprints (None on the first one), `current` this one's;
+    `requested` the runs requested before (requests_made).
+    The run key counts the requests: Dagster drops a request whose key it has seen, so a key made of the
+    landing zone's state alone dropped a correction put back after it was undone (C, O, C again).
+    A tick retried before its cursor was saved counts the same and is still requested once.
     """
     changed = changed_months(previous or {}, current)
     start = rerate_start(changed, unrated, previous is None)
@@ -147,10 +180,27 @@ def sensor_run(
             return "no month has changed"
         return f"fingerprinted {len(current)} month(s); every list exists"
     digest = hashlib.sha256(encode_cursor(current).encode()).hexdigest()[:12]
-    tags = {
-        **range_tags(start, last_month),
-        TRIGGER_TAG: "landing_zone",
-        CHANGED_MONTHS_TAG: short_months(changed) or "none",
-    }
-    note = f"re-rating {start}..{last_month}: changed months {short_months(changed) or 'none'}"
-    return RunRequestPlan(f"rerate-{start}-{last_month}-{digest}", tags, note)
+    tags = {**range_tags(start, last_month), TRIGGER_TAG: "landing_zone"}
+    if previous is None:  # the first evaluation changed nothing: it rates the months without a list
+        tags[UNRATED_MONTHS_TAG] = short_months(unrated)
+        note = f"rating {start}..{last_month}: first evaluation, unrated months {short_months(unrated)}"
+    else:
+        tags[CHANGED_MONTHS_TAG] = short_months(changed) or "none"
+        note = f"re-rating {start}..{last_month}: changed months {short_months(changed) or 'none'}"
+    return RunRequestPlan(f"rerate-{start}-{last_month}-{requested + 1}-{digest}", tags, note)
+
+
+def unpartitioned_months(held: Iterable[str], last_month: str, this_month: str) -> str:
+    """Why closed months the landing zone holds after the last partition are not rated ('' when there are none).
+
+    The partitions are fixed when the definitions load (RATINGS_LAST_MONTH, or the landing zone's last month with
+    RATINGS_AUTOMATION off); a month closed since needs them loaded again. The month in progress is not due yet.
+    """
+    late = sorted(m for m in held if last_month < m < this_month)
+    if not late:
+        return ""
+    return (
+        f"{short_months(late)} {'holds' if len(late) == 1 else 'hold'} dumps but {'is' if len(late) == 1 else 'are'} "
+        f"not a partition (the last is {last_month}): reload the code location or set RATINGS_AUTOMATION=on "
+        f"(with RATINGS_LAST_MONTH unset or later)"
+    )

@@ -70,9 +70,9 @@ class Holder:
 class StoreLocked(RuntimeError):
     """Another run holds the store's lock (a refused run prints this one line and exits with EXIT_LOCKED)."""
 
-    def __init__(self, where: str, holder: Holder | None):
+    def __init__(self, where: str, holder: Holder | None, who: str = ""):
         self.where, self.holder = where, holder
-        who = holder.describe() if holder else "a run whose lock is being written"
+        who = who or (holder.describe() if holder else "a run whose lock is being written")
         super().__init__(
             f"{where} is in use by another run ({who}); not started: run again when it has finished, or add --wait"
         )
