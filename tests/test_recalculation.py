@@ -533,3 +533,39 @@ def test_a_list_carrying_a_correction_whose_own_games_are_corrected_corrects_tho
     expected = _expected_corrections(_list(store, "fwd", "2024-04"), _list(store, "whole", "2024-04"))
     assert carried == {player: expected[player] for player in (4, 6)}
     assert carried[4] < 0 < carried[6]
+
+
+def test_later_lists_are_named_stale_while_made_from_a_list_that_changed_since(tmp_path: Path):
+    """A run of earlier months that rates every list as stored (a rerun; a `forward` scenario keeping its lists) leaves
+    the lists after it as they were. A list that changed leaves the later ones stale until they are rated again, and
+    every run says so: the one that changed it, one rating it again as it now is, and a later run continuing from them.
+    """
+    from assets.runtime.runs import run_store
+
+    store, scenarios = _three_months(tmp_path)
+    home = str(tmp_path / "home")
+    summary = run_store(str(store), "2024-01", "2024-02", str(scenarios), dagster_home=home, out=io.StringIO())
+    assert summary["success"] and summary["stale_after"] == {}
+
+    corrected = pgn_game("Open", "2024.01.10", 1, 2, "0-1") + pgn_game("Open", "2024.01.11", 3, 4, "1-0")
+    write_raw(store, {"GER/2024-01/open.pgn": corrected})
+    for _ in range(2):  # the second run rates the lists as the first stored them: March is as stale as before
+        out = io.StringIO()
+        summary = run_store(str(store), "2024-01", "2024-02", str(scenarios), dagster_home=home, out=out)
+        assert summary["success"] and list(summary["stale_after"]) == ["whole"]
+        assert "(2024-03..2024-03, scenarios whole)" in out.getvalue()
+
+    write_raw(store, {"GER/2024-04/apr.pgn": pgn_game("April", "2024.04.10", 1, 6, "1-0")})
+    out = io.StringIO()
+    summary = run_store(str(store), "2024-04", "2024-04", str(scenarios), dagster_home=home, out=out)
+    assert summary["lists_stale_before"] == {"whole": "2024-03"}
+    warning = (
+        "WARNING: stored lists before 2024-04 were made from a list that has changed since (whole from 2024-03), and "
+        f"this run continues from them: bring them up to date with `ratings run --store {store} --from 2024-03`"
+    )
+    assert out.getvalue().count(warning) == 2  # in the plan and in the summary
+
+    out = io.StringIO()
+    summary = run_store(str(store), "2024-03", "2024-04", str(scenarios), dagster_home=home, out=out)
+    assert summary["success"] and summary["lists_stale_before"] == {} and summary["stale_after"] == {}
+    assert "stale" not in out.getvalue() and "has changed since" not in out.getvalue()

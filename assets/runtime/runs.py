@@ -37,6 +37,7 @@ from pipeline.operations.run_plan import (
     plan_run,
     remove_interrupted_writes,
     runs_summary,
+    stale_before_line,
 )
 from pipeline.operations.waves import (
     DEFAULT_WORKERS,
@@ -169,6 +170,65 @@ def dumps_changed_before(instance: dg.DagsterInstance, plan: RunPlan, fingerprin
 
 #: What the summary says of a step Dagster stopped on Ctrl-C (SIGINT): its error names no cause of the step's own.
 INTERRUPTED = "interrupted (Ctrl-C): run the same command again to finish"
+
+
+#: The metadata of a list rated again that differs from the stored one (pipeline.scenarios.amendments.record_amendment).
+CHANGES_FILE = "changes_file"
+
+
+def _changed_after(instance: dg.DagsterInstance, key: dg.AssetKey, month: str, storage_id: int) -> bool:
+    """Whether a materialization of `key`'s `month` after `storage_id` replaced a stored list with another (its
+    metadata names the changes file): one rated again as it was stored leaves what was made from it as good as it was.
+    """
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, asset_partitions=[month], after_storage_id=storage_id), limit=1000
+    ).records
+    return any(
+        record.asset_materialization is not None and CHANGES_FILE in record.asset_materialization.metadata
+        for record in records
+    )
+
+
+def lists_unchanged_since_next(instance: dg.DagsterInstance, plan: RunPlan) -> set[str]:
+    """The scenarios whose list of the run's last month has not changed since the stored list of the month after was
+    made (every rating of it since was as stored): the lists after the run are not stale. A rating system's list is not
+    its whole state, and a list made under another instance is not known here: neither is counted unchanged. A rapid
+    or blitz list counts unchanged only if the standard list it is seeded from does too.
+    """
+    last = plan.months[-1]
+    following = add_months(last, 1)
+    unchanged = set()
+    for name, scenario in plan.scenarios.items():
+        if scenario.is_system:
+            continue
+        key = dg.AssetKey([name, "rating_list"])
+        made = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, {following})
+        if following in made and not _changed_after(instance, key, last, made[following]):
+            unchanged.add(name)
+    return {
+        name
+        for name in unchanged
+        if plan.scenarios[name].standard_chain is None or plan.scenarios[name].standard_chain in unchanged
+    }
+
+
+def lists_stale_before(instance: dg.DagsterInstance, plan: RunPlan) -> dict[str, str]:
+    """Scenario -> the first of its stored lists between the chain's start and the run's first month that was made
+    before the list of the month before it changed (a run of earlier months that stopped short of them, or was killed
+    before it reached them): this run continues from lists made from a list that is no longer the stored one.
+    """
+    first = plan.months[0]
+    earlier = month_range(plan.chain_start, add_months(first, -1)) if plan.chain_start < first else []
+    stale: dict[str, str] = {}
+    for name in plan.scenarios if len(earlier) > 1 else []:
+        key = dg.AssetKey([name, "rating_list"])
+        made = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, set(earlier))
+        for before, month in zip(earlier, earlier[1:], strict=False):
+            if before in made and month in made and made[before] > made[month]:
+                if _changed_after(instance, key, before, made[month]):
+                    stale[name] = month
+                    break
+    return stale
 
 
 def _root_cause(error: Any) -> str:
@@ -369,8 +429,9 @@ def run_store(
     out = out or sys.stdout
     store = ObjectStore(root or store_root_from_env())
     with store_lock(store, wait=wait, out=out):
-        wait_for_dagster_runs(store, dagster_home, wait, out)
+        # The plan first: a run refused for its own arguments or store is refused without the instance.
         plan = plan_run(root, first_month, last_month, scenarios_file, out=out, publish=publish)
+        wait_for_dagster_runs(store, dagster_home, wait, out)
         return _rate_planned(plan, scenarios_file, dagster_home, out, title, workers)
 
 
@@ -389,7 +450,7 @@ def _rate_planned(
     previous_reporter = progress.install(progress.ConsoleProgress())
     outcomes: list[dict[str, Any]] = []
     waves: list[list[Stage]] = []
-    fault, changed_before = None, []
+    fault, changed_before, stale_before = None, [], {}
     try:
         with dg.DagsterInstance.from_config(home) as instance:
             for note in instance_notes(instance, home, source, where):
@@ -404,6 +465,12 @@ def _rate_planned(
                 print(f"  (could not compare the earlier months' dumps: {type(error).__name__})", file=out, flush=True)
             if changed_before:
                 print(f"  {changed_before_line(changed_before, where, plan.months[0])}", file=out, flush=True)
+            try:
+                stale_before = lists_stale_before(instance, plan)
+            except Exception as error:  # a warning's look-up, as above
+                print(f"  (could not compare the earlier months' lists: {type(error).__name__})", file=out, flush=True)
+            if stale_before:
+                print(f"  {stale_before_line(stale_before, where, plan.months[0])}", file=out, flush=True)
             observe_landing_zone(instance, fingerprints, plan.months)
         waves = stages(
             list(plan.scenarios),
@@ -424,8 +491,16 @@ def _rate_planned(
     finally:
         progress.install(previous_reporter)
 
-    summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home, fault)
+    unchanged: set[str] = set()
+    if fault is None:
+        try:
+            with dg.DagsterInstance.from_config(home) as instance:
+                unchanged = lists_unchanged_since_next(instance, plan)
+        except Exception:  # not known: every scenario with later lists is named stale, as it may be
+            unchanged = set()
+    summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home, fault, unchanged)
     summary["dumps_changed_before"] = changed_before
+    summary["lists_stale_before"] = stale_before
     if summary["stale_after"]:
         try:
             with dg.DagsterInstance.from_config(home) as instance:

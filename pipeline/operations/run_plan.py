@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -350,6 +350,18 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     return continuity_problems(previous, following, seeded)
 
 
+def stale_before_line(stale: Mapping[str, str], where: str, first: str) -> str:
+    """The warning of a run from `first` on a store whose earlier stored lists were made before the list of the month
+    before them changed (assets.runtime.runs.lists_stale_before): scenario -> the first such month.
+    """
+    start = min(stale.values())
+    named = ", ".join(f"{name} from {month}" for name, month in sorted(stale.items()))
+    return (
+        f"WARNING: stored lists before {first} were made from a list that has changed since ({named}), and this run "
+        f"continues from them: bring them up to date with `ratings run --store {shell_word(where)} --from {start}`"
+    )
+
+
 def changed_before_line(months: Sequence[str], where: str, first: str) -> str:
     """The warning of a run from `first` on a store whose dumps of earlier `months` changed since those months'
     stored tables were made (assets.runtime.runs.dumps_changed_before): the run leaves them as they were.
@@ -482,6 +494,7 @@ def runs_summary(
     run_seconds: float,
     dagster_home: str,
     fault: str | None = None,
+    unchanged: Set[str] = frozenset(),
 ) -> dict[str, Any]:
     """run_summary of the Dagster runs of a `ratings run`, the shared tables' runs first, each outcome its `run_id`,
     `success`, `checks` (name -> passed) and `failed_steps` (step -> cause); a run that never started failed.
@@ -525,7 +538,10 @@ def runs_summary(
     except Exception as error:  # the store failing as it is read: the summary says so, and the rest of it stands
         summary["registries"].append(f"WARNING: raw/players/ could not be read for its problems: {error}")
     summary["fault"] = fault or next((f for o in outcomes for f in o.get("faults", [])), None) or summary.get("fault")
-    summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, plan.scenarios, plan.months[-1])
+    # `unchanged`: scenarios whose list of the last month is, as far as the instance knows, the one the lists after it
+    # were made from (assets.runtime.runs.lists_unchanged_since_next): those lists are not stale.
+    changed = {name: scenario for name, scenario in plan.scenarios.items() if name not in unchanged}
+    summary["stale_after"] = {} if summary["fault"] else stale_after(plan.store, changed, plan.months[-1])
     return summary
 
 
@@ -709,6 +725,8 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         )
     if summary.get("dumps_changed_before"):
         lines.append(f"  {changed_before_line(summary['dumps_changed_before'], where, first)}")
+    if summary.get("lists_stale_before"):
+        lines.append(f"  {stale_before_line(summary['lists_stale_before'], where, first)}")
     if summary.get("bookkeeping"):
         lines.append(f"  WARNING: {escape_text(summary['bookkeeping'])}")
     if summary["rated_players"]:
