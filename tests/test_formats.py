@@ -351,6 +351,8 @@ class TestPgn:
             "1h30+30s": ("classical", 5400, 30),
             "Blitz 180+2": ("blitz", 180, 2),
             "Rapid": ("rapid", None, None),
+            "G/90;d5": ("classical", 5400, 5),  # a delay counts as an increment
+            "40/5400, 1800+30": ("classical", 5400, 0),  # of several periods the first
             "?": (None, None, None),  # PGN standard 9.6.1: unknown, so not stated
             "-": (None, None, None),
         }
@@ -369,7 +371,7 @@ class TestPgn:
         from pipeline.validate.split import split_games
         from schemas import Players, empty_frame
 
-        controls = ["*60", "G/90;d5", "40 moves in a while", "5400+30"]
+        controls = ["*60", "Fischer 90", "40 moves in a while", "5400+30"]
         text = "".join(
             f'[Event "A"]\n[Date "2024.01.0{day}"]\n[White "x"]\n[Black "y"]\n[Result "1-0"]\n'
             f'[TimeControl "{control}"]\n\n1. e4 1-0\n\n'

@@ -310,7 +310,9 @@ def test_rate_period_refuses_a_clock_fide_does_not_rate_on_its_day(
         (["122 90+30"], ("classical", 5400, 30)),  # typed: a base up to 150 is minutes
         (["122 90'+30''", "222 900+10"], ("rapid", 900, 10)),  # TRF-2026's encoded clock wins
         (["092 Individual: Swiss-System, Rapid"], ("rapid", None, None)),  # no clock: the declared class
-        (["092 Individual: Swiss-System, Blitz", "122 40/120, 60"], ("blitz", None, None)),  # a clock not read
+        (["092 Individual: Swiss-System, Blitz", "122 sandclock 60"], ("blitz", None, None)),  # a clock not read
+        (["122 40/120, 60"], ("classical", 7200, 0)),  # of several periods the first, typed in minutes
+        (["122 G/90;d5"], ("classical", 5400, 5)),  # a delay counts as an increment
         (["092 Individual: Swiss-System"], ("classical", None, None)),
         (["122 Blitz 3+2"], ("blitz", 180, 2)),  # a class word, then the clock
         (["122 G/90+30"], ("classical", 5400, 30)),  # US Chess notation, in minutes
@@ -333,7 +335,7 @@ def test_trf_time_control_from_its_tags(tags, expected):
     assert set(played.select("time_control", "tc_base_seconds", "tc_increment_seconds").rows()) == {expected}
 
 
-@pytest.mark.parametrize("clock", ["122 40/120, 60", "122 G/90;d5", "222 *60"])
+@pytest.mark.parametrize("clock", ["122 sandclock 60", "122 40 moves in a while", "222 *60"])
 def test_trf_clock_that_cannot_be_read_without_a_class_is_unparseable(clock):
     """A clock stated but not read, with no class in tag 092, was rated as standard: each record says why."""
     from pipeline.formats.trf import parse_trf

@@ -176,7 +176,7 @@ def stated_class(text: pl.Expr) -> pl.Expr:
 
 
 def _unitless(text: pl.Expr) -> pl.Expr:
-    return ~_without_class_word(text).str.contains(r"[^\d\s+/:]")
+    return ~_without_class_word(text).str.contains(r"[^\d\s+/:,;]")
 
 
 def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
@@ -184,13 +184,18 @@ def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
     '5400+30' (also '5400 + 30'), '40/5400+30:1800+30' (first period counts), '900', free text such as
     '15 min. + 10 s. per move', '90 minutes + 30 seconds' or TRF16's "90'+30''", hours and minutes ('90m+30s',
-    '1h30+30s'), US Chess notation in minutes ('G/5', 'G60+30', 'SD/90+30'), each after a class word ('Blitz 3+2').
+    '1h30+30s'), US Chess notation in minutes ('G/5', 'G60+30', 'SD/90+30', a delay 'G/90;d5' as an increment), each
+    after a class word ('Blitz 3+2'); of several periods ('40/120, 60') the first.
     Anything else, PGN's sandclock ('*60') among it, is null.
     """
     text = _without_class_word(text)
-    structured = text.str.extract_groups(r"^\s*(?:\d+/)?(\d+)(?:\s*\+\s*(\d+))?\s*(?::.*)?$")
-    # US Chess: 'G/90' is a game in 90 minutes, 'SD/90' a sudden-death period of 90 (US Chess rule 5C).
-    us_chess = text.str.extract_groups(r"(?i)^\s*(?:G|SD)\s*/?\s*(\d+)(?:\s*\+\s*(\d+)\s*s?)?\s*$")
+    # Later periods after ':' (PGN), or ',' and ';' as people type them ('40/120, 60'): the first period counts.
+    structured = text.str.extract_groups(r"^\s*(?:\d+/)?(\d+)(?:\s*\+\s*(\d+))?\s*(?:[:,;].*)?$")
+    # US Chess: 'G/90' is a game in 90 minutes, 'SD/90' a sudden-death period of 90 (US Chess rule 5C); a delay
+    # ('G/90;d5', 'G/90 d5') counts as an increment, as FIDE's count of 60 moves has it (docs/rules.md).
+    us_chess = text.str.extract_groups(
+        r"(?i)^\s*(?:G|SD)\s*/?\s*(\d+)(?:\s*\+\s*(\d+)\s*s?|\s*[;,]?\s*d\s*(\d+)\s*s?)?\s*$"
+    )
     hours = text.str.extract_groups(r"(?i)^\s*(?:(\d+)\s*h\s*(?:(\d+)\s*m?)?|(\d+)\s*m)\s*(?:\+\s*(\d+)\s*s?)?\s*$")
     free = text.str.extract_groups(r"(?i)(\d+)\s*(?:min|minutes|')[^\s+]*(?:.*?\+\s*(\d+)\s*(?:s|sec|seconds|\"|''))?")
 
@@ -211,7 +216,7 @@ def parse_time_control(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
         pl.when(number(structured, "1").is_not_null())
         .then(number(structured, "2").fill_null(0))
         .when(number(us_chess, "1").is_not_null())
-        .then(number(us_chess, "2").fill_null(0))
+        .then(pl.coalesce(number(us_chess, "2"), number(us_chess, "3")).fill_null(0))
         .when(hours_read)
         .then(number(hours, "4").fill_null(0))
         .when(number(free, "1").is_not_null())
