@@ -495,9 +495,9 @@ def test_a_player_whose_line_is_rejected_is_neither_left_nor_entered(rapid_lists
     kept_later = {i: p for i, p in later.items() if i not in (spoiled, lost)}
     assert json_rows(transition) == recount(kept_earlier, kept_later, 2023)
     notes = " ".join(transition["notes"])
-    assert f"1 players on {paths[0]} whose line on {paths[1]} was rejected are left out of both lists" in notes
+    assert f"1 player(s) on {paths[0]} whose line on {paths[1]} was rejected are left out of both lists" in notes
     assert (
-        f"1 rejected lines of {paths[1]} have no readable FIDE id: their players, if on {paths[0]}, count as left"
+        f"1 rejected line(s) of {paths[1]} have no readable FIDE id: their players, if on {paths[0]}, count as left"
         in (notes)
     )
 

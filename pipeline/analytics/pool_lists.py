@@ -287,14 +287,14 @@ def _without_rejected(earlier: PoolList, later: PoolList) -> tuple[PoolList, Poo
         left_out = pool.players.select(gone.sum()).item()
         if left_out:
             notes.append(
-                f"{left_out:,} players on {pool.name} whose line on {other.name} was rejected are left out of both "
+                f"{left_out:,} player(s) on {pool.name} whose line on {other.name} was rejected are left out of both "
                 "lists here (neither left nor entered)"
             )
         kept.append(replace(pool, players=pool.players.filter(~gone)) if left_out else pool)
     for pool, other, fate in ((earlier, later, "entered"), (later, earlier, "left")):
         if pool.rejected_without_id:
             notes.append(
-                f"{pool.rejected_without_id:,} rejected lines of {pool.name} have no readable FIDE id: their players, "
+                f"{pool.rejected_without_id:,} rejected line(s) of {pool.name} have no readable FIDE id: their players, "
                 f"if on {other.name}, count as {fate}"
             )
     return kept[0], kept[1], notes
