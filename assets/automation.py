@@ -3,25 +3,21 @@
 What they request is decided in pipeline.operations.automation; when they run comes from pipeline.settings.Settings.
 """
 
-from datetime import UTC, datetime, time
-from zoneinfo import ZoneInfo
+from datetime import UTC, datetime
 
 import dagster as dg
 
 from assets.storage import ObjectStoreResource
 from pipeline.ingest.landing import inventory, landing_versions, months_held
-from pipeline.months import add_months, first_day, month_of
+from pipeline.months import month_of
 from pipeline.operations.automation import (
     SCHEDULE_DESCRIPTION,
     SENSOR_DESCRIPTION,
-    decode_cursor,
-    encode_cursor,
     list_paths,
+    month_closed_at,
     recalculated_lists,
-    requests_made,
     scheduled_run,
-    sensor_run,
-    unpartitioned_months,
+    sensor_tick,
     unrated_months,
 )
 from pipeline.operations.automation import range_tags as range_tags  # re-exported: runs and tests tag ranges with it
@@ -56,13 +52,10 @@ def build_monthly_schedule(
         description=SCHEDULE_DESCRIPTION.format(day=day, hour=hour, timezone=timezone),
     )
     def monthly_rating_list(context: dg.ScheduleEvaluationContext, store: ObjectStoreResource):
-        tick: datetime = context.scheduled_execution_time.astimezone(ZoneInfo(timezone))
-        this_month = month_of(tick.date())
-        # The partitions are UTC months: east of UTC the month just closed here has not ended in UTC at the tick.
-        end_of_last = datetime.combine(first_day(this_month), time(), UTC)
-        months = partitions.get_partition_keys(current_time=end_of_last)
+        closed, complete_at = month_closed_at(context.scheduled_execution_time, timezone)
+        months = partitions.get_partition_keys(current_time=complete_at)
         plan = scheduled_run(
-            add_months(this_month, -1),
+            closed,
             months,
             lambda: unrated_months(store.store(), list_paths(scenarios), months),
             recalculated_lists(scenarios),
@@ -96,22 +89,15 @@ def build_landing_sensor(
         if not months:
             return dg.SensorResult(skip_reason="no partitions yet")
         object_store = store.store()
-        versions = landing_versions(object_store)
-        # Months after the last partition stay out of the cursor: dumps landing early wait for their month.
-        current = versions.rerate_fingerprints(months[0], months[-1])
         unrated = unrated_months(object_store, list_paths(scenarios), months)
-        requested = requests_made(context.cursor)
-        plan = sensor_run(decode_cursor(context.cursor), current, unrated, months[-1], requested)
-        unseen = unpartitioned_months(versions.dumps, months[-1], month_of(datetime.now(UTC).date()))
-        if isinstance(plan, str):
-            reason = f"{plan}; {unseen}" if unseen else plan
-            return dg.SensorResult(skip_reason=reason, cursor=encode_cursor(current, requested))
-        context.log.info(plan.note)
-        if unseen:
-            context.log.warning(unseen)
-        return dg.SensorResult(
-            run_requests=[dg.RunRequest(run_key=plan.run_key, tags=plan.tags)],
-            cursor=encode_cursor(current, requested + 1),
-        )
+        today = month_of(datetime.now(UTC).date())
+        tick = sensor_tick(context.cursor, landing_versions(object_store), unrated, months, today)
+        if tick.run is None:
+            return dg.SensorResult(skip_reason=tick.skip_reason, cursor=tick.cursor)
+        context.log.info(tick.run.note)
+        if tick.unseen:
+            context.log.warning(tick.unseen)
+        request = dg.RunRequest(run_key=tick.run.run_key, tags=tick.run.tags)
+        return dg.SensorResult(run_requests=[request], cursor=tick.cursor)
 
     return landing_zone_changes

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
@@ -23,7 +22,7 @@ from assets.storage import ObjectStoreResource, ParquetIOManager
 from assets.validate import build_validation_assets
 from pipeline.ingest.landing import inventory, months_held
 from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
-from pipeline.months import add_months, month_of
+from pipeline.operations.automation import month_closed_at
 from pipeline.scenarios.model import Scenario, compared_scenarios, load_scenarios, seeded_lists, standard_chain_of
 from pipeline.settings import Settings
 from pipeline.store.lock import store_tag
@@ -41,8 +40,7 @@ def build_resources(root: str | None = None) -> dict[str, ObjectStoreResource | 
 
 def month_just_closed(settings: Settings, now: datetime | None = None) -> str:
     """The month before the current one in the schedule's time zone: the month whose list is due next."""
-    today = (now or datetime.now(ZoneInfo(settings.schedule_timezone))).astimezone(ZoneInfo(settings.schedule_timezone))
-    return add_months(month_of(today.date()), -1)
+    return month_closed_at(now or datetime.now(UTC), settings.schedule_timezone)[0]
 
 
 def list_freshness(

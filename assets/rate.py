@@ -18,6 +18,7 @@ from pipeline.scenarios.chain import (
     ChainTable,
     MissingMonth,
     chain_tables,
+    dependency_order,
     games_or_empty,
     month_figures,
     rate_months,
@@ -40,17 +41,6 @@ def chain_key(scenario: Scenario, table: str) -> dg.AssetKey:
     return dg.AssetKey([scenario.name, table])
 
 
-def _dependency_order(tables: list[ChainTable]) -> list[str]:
-    """The chain's table names, each after the other tables it is computed from (ChainTable.reads)."""
-    order: list[str] = []
-    while len(order) < len(tables):
-        ready = [t.name for t in tables if t.name not in order and set(t.reads) - {t.name} <= set(order)]
-        if not ready:
-            raise ValueError(f"the chain's tables read each other: {[(t.name, t.reads) for t in tables]}")
-        order += ready
-    return order
-
-
 def build_rating_defs(
     partitions: dg.PartitionsDefinition,
     scenario: Scenario,
@@ -63,7 +53,7 @@ def build_rating_defs(
     """
     first_partition = partitions.get_first_partition_key()
     tables = chain_tables(scenario)
-    dependency_order = _dependency_order(tables)
+    stored_order = dependency_order(tables)
     keys = {table.name: chain_key(scenario, table.name) for table in tables}
 
     # A rule set's list month rates the games since its previous list; a system rates each month alone.
@@ -158,7 +148,7 @@ def build_rating_defs(
         frames = ((month, one_month(month)) for month in months)
         write_month_tables(context, object_store, stored, months, frames)
         # Dagster takes a multi-asset's results in the order of its tables' dependencies (the state before the list).
-        yield from (dg.MaterializeResult(asset_key=keys[name]) for name in dependency_order if name in selected)
+        yield from (dg.MaterializeResult(asset_key=keys[name]) for name in stored_order if name in selected)
 
     checks = stage_checks(
         rate.node_def.name,

@@ -294,8 +294,8 @@ def _without_rejected(earlier: PoolList, later: PoolList) -> tuple[PoolList, Poo
     for pool, other, fate in ((earlier, later, "entered"), (later, earlier, "left")):
         if pool.rejected_without_id:
             notes.append(
-                f"{pool.rejected_without_id:,} rejected line(s) of {pool.name} have no readable FIDE id: their players, "
-                f"if on {other.name}, count as {fate}"
+                f"{pool.rejected_without_id:,} rejected line(s) of {pool.name} have no readable FIDE id: their "
+                f"players, if on {other.name}, count as {fate}"
             )
     return kept[0], kept[1], notes
 

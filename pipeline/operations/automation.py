@@ -7,8 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, time
 from typing import NamedTuple
+from zoneinfo import ZoneInfo
 
+from pipeline.ingest.landing import LandingVersions
+from pipeline.months import add_months, first_day, month_of
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import stored_table_months
 from pipeline.store.object_store import ObjectStore
@@ -204,3 +208,36 @@ def unpartitioned_months(held: Iterable[str], last_month: str, this_month: str) 
         f"not a partition (the last is {last_month}): reload the code location or set RATINGS_AUTOMATION=on "
         f"(with RATINGS_LAST_MONTH unset or later)"
     )
+
+
+def month_closed_at(tick: datetime, timezone: str) -> tuple[str, datetime]:
+    """(The month just closed in `timezone` at the schedule's `tick`, the UTC instant its partition is complete): the
+    partitions are UTC months, and east of UTC the month just closed here has not ended in UTC at the tick.
+    """
+    this_month = month_of(tick.astimezone(ZoneInfo(timezone)).date())
+    return add_months(this_month, -1), datetime.combine(first_day(this_month), time(), UTC)
+
+
+class SensorTick(NamedTuple):
+    """What one evaluation of the landing-zone sensor does: request `run` (None: skip, saying `skip_reason`), store
+    `cursor`, and warn of `unseen` months (unpartitioned_months; empty: none).
+    """
+
+    run: RunRequestPlan | None
+    skip_reason: str
+    cursor: str
+    unseen: str
+
+
+def sensor_tick(
+    cursor: str | None, versions: LandingVersions, unrated: list[str], months: Sequence[str], this_month: str
+) -> SensorTick:
+    """The sensor's evaluation over the partitions `months` (sensor_run), with its new cursor."""
+    # Months after the last partition stay out of the cursor: dumps landing early wait for their month.
+    current = versions.rerate_fingerprints(months[0], months[-1])
+    requested = requests_made(cursor)
+    plan = sensor_run(decode_cursor(cursor), current, unrated, months[-1], requested)
+    unseen = unpartitioned_months(versions.dumps, months[-1], this_month)
+    if isinstance(plan, str):
+        return SensorTick(None, f"{plan}; {unseen}" if unseen else plan, encode_cursor(current, requested), "")
+    return SensorTick(plan, "", encode_cursor(current, requested + 1), unseen)

@@ -66,6 +66,17 @@ class ChainTable(NamedTuple):
     reads: tuple[str, ...] = ()
 
 
+def dependency_order(tables: list[ChainTable]) -> list[str]:
+    """The chain's table names, each after the other tables it is computed from (ChainTable.reads)."""
+    order: list[str] = []
+    while len(order) < len(tables):
+        ready = [t.name for t in tables if t.name not in order and set(t.reads) - {t.name} <= set(order)]
+        if not ready:
+            raise ValueError(f"the chain's tables read each other: {[(t.name, t.reads) for t in tables]}")
+        order += ready
+    return order
+
+
 def chain_tables(scenario: Scenario) -> list[ChainTable]:
     """The tables the chain writes, in the order a month's outputs are stored (the carried state before the games)."""
     if is_whole_history(scenario):
