@@ -92,8 +92,17 @@ def test_a_game_without_statements_is_left_as_it_is():
 SEED = "player_id,rating,birth_year\n1,2000,1980\n2,1900,1981\n"
 
 
-def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
+def _run(store: Path, tmp_path: Path, scenarios_text: str) -> tuple[dict, io.StringIO]:
+    """`ratings run` over the store under the scenarios given: its summary and what it printed."""
     from assets.runtime.runs import run_store
+
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text(scenarios_text)
+    out = io.StringIO()
+    return run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(tmp_path / "home"), out=out), out
+
+
+def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
 
     store = tmp_path / "store"
     files = {
@@ -103,13 +112,12 @@ def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
         + pgn_game("Open", "2024.01.11", 9, 2, "1-0", elos=(2400, 1900)),
     }
     write_raw(store, files)
-    scenarios = tmp_path / "scenarios.yaml"
-    scenarios.write_text(
+    summary, out = _run(
+        store,
+        tmp_path,
         "scenarios:\n  listed:\n    rules: fide-2024\n  trusting:\n    rules: fide-2024\n"
-        "    trust_stated_ratings: [GER]\n"
+        "    trust_stated_ratings: [GER]\n",
     )
-    out = io.StringIO()
-    summary = run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(tmp_path / "home"), out=out)
     assert summary["success"]
     assert summary["stated_ratings_differing"] == {"listed": 2, "trusting": 2}
     assert tuple(pl.read_csv(store / "lists" / "listed" / "2024-01.stated-ratings.csv").columns) == STATED_COLUMNS
@@ -138,8 +146,6 @@ def test_a_chain_lists_only_the_stated_ratings_of_the_games_it_rates(tmp_path: P
     """A classical game's stated 2050 is a difference of the standard list, not of the rapid list, which does not rate
     the game (and a rapid game's stated rating not of the standard list): each file and count holds its own games.
     """
-    from assets.runtime.runs import run_store
-
     store = tmp_path / "store"
     rapid = pgn_game("Rapid", "2024.01.13", 2, 1, "1-0", elos=(1950, None)).replace("5400+30", "900+10")
     write_raw(
@@ -149,13 +155,12 @@ def test_a_chain_lists_only_the_stated_ratings_of_the_games_it_rates(tmp_path: P
             "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 1, 2, "1-0", elos=(2050, None)) + rapid,
         },
     )
-    scenarios = tmp_path / "scenarios.yaml"
-    scenarios.write_text(
-        "scenarios:\n  listed:\n    rules: fide-2024\n"
-        "  listed_rapid:\n    rules: fide-rapid-2024\n    standard_chain: listed\n"
+    summary, out = _run(
+        store,
+        tmp_path,
+        "scenarios:\n  listed:\n    rules: fide-2024\n  listed_rapid:\n    rules: fide-rapid-2024\n"
+        "    standard_chain: listed\n",
     )
-    out = io.StringIO()
-    summary = run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(tmp_path / "home"), out=out)
     assert summary["success"]
     assert summary["stated_ratings_differing"] == {"listed": 1, "listed_rapid": 1}
     for name, stated in (("listed", (1, 2050)), ("listed_rapid", (2, 1950))):
