@@ -92,14 +92,21 @@ def test_a_game_without_statements_is_left_as_it_is():
 SEED = "player_id,rating,birth_year\n1,2000,1980\n2,1900,1981\n"
 
 
+LISTED = "scenarios:\n  listed:\n    rules: fide-2024\n"
+TRUSTING = LISTED + "  trusting:\n    rules: fide-2024\n    trust_stated_ratings: [GER]\n"
+WITH_RAPID = LISTED + "  listed_rapid:\n    rules: fide-rapid-2024\n    standard_chain: listed\n"
+
+
 def _run(store: Path, tmp_path: Path, scenarios_text: str) -> tuple[dict, io.StringIO]:
-    """`ratings run` over the store under the scenarios given: its summary and what it printed."""
+    """`ratings run` over the store under the scenarios given (it succeeds): its summary and what it printed."""
     from assets.runtime.runs import run_store
 
     scenarios = tmp_path / "scenarios.yaml"
     scenarios.write_text(scenarios_text)
     out = io.StringIO()
-    return run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(tmp_path / "home"), out=out), out
+    summary = run_store(str(store), scenarios_file=str(scenarios), dagster_home=str(tmp_path / "home"), out=out)
+    assert summary["success"]
+    return summary, out
 
 
 def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
@@ -112,13 +119,7 @@ def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
         + pgn_game("Open", "2024.01.11", 9, 2, "1-0", elos=(2400, 1900)),
     }
     write_raw(store, files)
-    summary, out = _run(
-        store,
-        tmp_path,
-        "scenarios:\n  listed:\n    rules: fide-2024\n  trusting:\n    rules: fide-2024\n"
-        "    trust_stated_ratings: [GER]\n",
-    )
-    assert summary["success"]
+    summary, out = _run(store, tmp_path, TRUSTING)
     assert summary["stated_ratings_differing"] == {"listed": 2, "trusting": 2}
     assert tuple(pl.read_csv(store / "lists" / "listed" / "2024-01.stated-ratings.csv").columns) == STATED_COLUMNS
     listed = pl.read_csv(store / "lists" / "listed" / "2024-01.stated-ratings.csv")
@@ -155,13 +156,7 @@ def test_a_chain_lists_only_the_stated_ratings_of_the_games_it_rates(tmp_path: P
             "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 1, 2, "1-0", elos=(2050, None)) + rapid,
         },
     )
-    summary, out = _run(
-        store,
-        tmp_path,
-        "scenarios:\n  listed:\n    rules: fide-2024\n  listed_rapid:\n    rules: fide-rapid-2024\n"
-        "    standard_chain: listed\n",
-    )
-    assert summary["success"]
+    summary, _ = _run(store, tmp_path, WITH_RAPID)
     assert summary["stated_ratings_differing"] == {"listed": 1, "listed_rapid": 1}
     for name, stated in (("listed", (1, 2050)), ("listed_rapid", (2, 1950))):
         differences = pl.read_csv(store / "lists" / name / "2024-01.stated-ratings.csv")
