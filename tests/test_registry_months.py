@@ -648,3 +648,17 @@ def test_a_registry_federation_that_is_no_three_letter_code_is_named_and_left_em
         "WARNING: raw/players/2024-01/players.csv line 3: federation 'Germany' is not a three-letter code: the cell "
         "is left empty",
     ]
+
+
+def test_a_registry_sex_or_birth_year_that_cannot_be_read_is_named_and_left_empty(tmp_path: Path) -> None:
+    from pipeline.ingest.registry import registry_problem_lines
+
+    rows = '1,"Alpha, Anna",GER,X,1990,\n2,"Beta, Bernd",GER,M,85,\n3,"Gamma, Carl",GER,w,1985-03-02,\n'
+    store = _store(tmp_path, {"raw/players/2024-01/players.csv": HEADER + rows})
+    players = read_players(store, "2024-01").sort("player_id")
+    assert players.select("sex", "birth_year").rows() == [(None, 1990), ("M", None), ("F", 1985)]
+    assert registry_problem_lines(store, ["2024-01"]) == [
+        "WARNING: raw/players/2024-01/players.csv line 2: sex 'X' is neither M nor F (nor W): the cell is left empty",
+        "WARNING: raw/players/2024-01/players.csv line 3: birth_year '85' is no year from 1900 to 2100: the cell is "
+        "left empty",
+    ]

@@ -829,16 +829,38 @@ def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
 def registry_cell_problems(table: pl.DataFrame) -> pl.DataFrame:
     """Cells of the rows of a registry CSV that register a player (registry_problems names the others) that
     registry_rows cannot read and leaves empty: a federation that is no three-letter code ('Germany', 'E<b'), which the
-    FIDE TXT would cut to three characters and the FIDE-list reader then refuse. Columns: source_line, detail.
+    FIDE TXT would cut to three characters and the FIDE-list reader then refuse; a sex that is neither M nor F; a birth
+    year that is no year from 1900 to 2100. Columns: source_line, detail.
     """
-    written = _text(table, "federation")
+    federation, sex, year = _text(table, "federation"), _text(table, "sex"), _text(table, "birth_year")
     registers = _text(table, "player_id").cast(pl.Int64, strict=False).gt(0).fill_null(False) & (_extra(table) == 0)
-    return table.select(
-        (pl.int_range(pl.len(), dtype=pl.Int64) + 2).alias("source_line"),  # line 1 is the header
-        pl.when(registers & written.is_not_null() & federation_code(written).is_null())
-        .then(pl.format("federation '{}' is not a three-letter code: the cell is left empty", written))
-        .alias("detail"),
-    ).filter(pl.col("detail").is_not_null())
+    unread = [
+        (federation, federation_code(federation), "federation '{}' is not a three-letter code"),
+        (sex, _sex(table), "sex '{}' is neither M nor F (nor W)"),
+        (year, _birth_year(table), "birth_year '{}' is no year from 1900 to 2100"),
+    ]
+    details = [
+        pl.when(registers & written.is_not_null() & read.is_null()).then(pl.format(message, written))
+        for written, read, message in unread
+    ]
+    return (
+        table.select(
+            (pl.int_range(pl.len(), dtype=pl.Int64) + 2).alias("source_line"),  # line 1 is the header
+            pl.concat_str(details, separator="; ", ignore_nulls=True).alias("detail"),
+        )
+        .filter(pl.col("detail") != "")
+        .with_columns(pl.col("detail") + ": the cell is left empty")
+    )
+
+
+def _sex(table: pl.DataFrame) -> pl.Expr:
+    return _text(table, "sex").str.to_uppercase().replace_strict(SEX_SPELLINGS, default=None)
+
+
+def _birth_year(table: pl.DataFrame) -> pl.Expr:
+    """A registry's birth year: its first four characters ('1985', '1985-03-02'), from 1900 to 2100, else null."""
+    year = _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False)
+    return pl.when(year.is_between(1900, 2100)).then(year)
 
 
 def _extra(table: pl.DataFrame) -> pl.Expr:
@@ -1069,14 +1091,13 @@ def _text(table: pl.DataFrame, column: str) -> pl.Expr:
 
 def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
     """Typed Players rows of one registry file; rows without a usable id cannot register anybody."""
-    birth_year = _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False)
     rows = table.filter(_extra(table) == 0).select(
         _text(table, "player_id").cast(pl.Int64, strict=False).alias("player_id"),
         _text(table, "name").fill_null("").alias("name"),
         # Checked as a TRF's: a federation that is no three-letter code is left empty (registry_cell_problems).
         federation_code(_text(table, "federation")).fill_null("").alias("federation"),
-        _text(table, "sex").str.to_uppercase().replace_strict(SEX_SPELLINGS, default=None).alias("sex"),
-        pl.when(birth_year.is_between(1900, 2100)).then(birth_year).alias("birth_year"),
+        _sex(table).alias("sex"),
+        _birth_year(table).alias("birth_year"),
         _text(table, "title").alias("title"),
         pl.lit(month).alias("registered"),
     )
