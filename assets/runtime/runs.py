@@ -455,8 +455,7 @@ def _rate_planned(
         with dg.DagsterInstance.from_config(home) as instance:
             for note in instance_notes(instance, home, source, where):
                 print(f"  {note}", file=out, flush=True)
-            for run_id in heal_orphaned_runs(instance):
-                print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
+            # Orphaned runs were healed by wait_for_dagster_runs, before this run took the store.
             remove_interrupted_writes(plan.store, out)
             fingerprints = landing_versions(plan.store, plan.entries).dumps
             try:

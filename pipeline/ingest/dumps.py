@@ -92,22 +92,23 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
     listed_size = {entry.key: _listed_size(entry.stamp) for entry in entries if entry.kind == DUMP}
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(read_whole)))) as pool:
         whole = pool.map(lambda fk: _read_or_why(store, fk[1], listed_size.get(fk[1])), read_whole)
-        contents = dict(zip(read_whole, whole, strict=True))
+        outcome = dict(zip(read_whole, whole, strict=True))
     # A dump gone or refused since the listing (deleted, permissions changed) is one record saying so: one file never
     # stops the others. A fault of the store itself (unreachable, EIO) stops the run, as it would every read after.
+    contents = {dump: content for dump, content in outcome.items() if isinstance(content, bytes)}
     refused += [
-        unreadable_record(_relative_to_raw(key), federation, month, UNKNOWN_FORMAT, content)
-        for (federation, key), content in contents.items()
-        if isinstance(content, str)
+        unreadable_record(_relative_to_raw(key), federation, month, UNKNOWN_FORMAT, why)
+        for (federation, key), why in outcome.items()
+        if isinstance(why, str)
     ]
-    keys = [(federation, key) for federation, key in keys if not isinstance(contents.get((federation, key)), str)]
     dumps: list[tuple[bytes | DumpFile, str, str]] = [
         (
-            _bytes_of(contents[federation, key]) if (federation, key) in contents else _listed_file(store, key),
+            contents[federation, key] if (federation, key) in contents else _listed_file(store, key),
             _relative_to_raw(key),
             federation,
         )
         for federation, key in keys
+        if (federation, key) in contents or _streamed(key)
     ]
     # TRF, PGN, CSV and Parquet files are parsed together in batches (a month holds hundreds of small
     # ones); the other dumps (streamed .pgn.zst, unknown types) file by file, overlapping in threads.
@@ -116,7 +117,6 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
     frames: list[pl.DataFrame | None] = [None] * len(dumps)
     for index, frame in zip(batched, read_dumps([dumps[index] for index in batched], month), strict=True):
         frames[index] = frame
-
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(others)))) as pool:
         for index, frame in zip(others, pool.map(lambda i: read_dumps([dumps[i]], month)[0], others), strict=True):
             frames[index] = frame
@@ -154,11 +154,6 @@ def _listed_size(stamp: str) -> int | None:
     """The size a landing entry's stamp ('size stamp', ObjectStore.list_stamps) gives, None when it gives none."""
     size = stamp.split(" ", 1)[0]
     return int(size) if size.isdigit() else None
-
-
-def _bytes_of(content: bytes | str) -> bytes:
-    assert isinstance(content, bytes)  # the reasons were taken out as records
-    return content
 
 
 def read_listed(store: ObjectStore, key: str, size: int | None = None) -> bytes:
