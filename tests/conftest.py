@@ -103,6 +103,7 @@ INTEGRATION_TESTS = {
     "test_a_run_that_finds_a_correction_carries_it_on_its_first_new_list",
     "test_a_withdrawn_correction_is_taken_back_under_forward_and_window",
     "test_later_lists_are_named_stale_while_made_from_a_list_that_changed_since",
+    "test_a_late_tournament_waiting_for_the_next_list_ends_when_its_trf_says",
     "test_a_list_carrying_a_correction_whose_own_games_are_corrected_corrects_those_games_alone",
     "test_stated_ratings_in_a_run_are_listed_and_counted",
     "test_a_chain_lists_only_the_stated_ratings_of_the_games_it_rates",

@@ -569,3 +569,45 @@ def test_later_lists_are_named_stale_while_made_from_a_list_that_changed_since(t
     summary = run_store(str(store), "2024-03", "2024-04", str(scenarios), dagster_home=home, out=out)
     assert summary["success"] and summary["lists_stale_before"] == {} and summary["stale_after"] == {}
     assert "stale" not in out.getvalue() and "has changed since" not in out.getvalue()
+
+
+def test_a_late_tournament_waiting_for_the_next_list_ends_when_its_trf_says(tmp_path: Path):
+    """Under `forward`, a game filed after its list was stored waits for the next list, within its window: the window
+    runs from the tournament's end, which a TRF's tag 052 may state after its games' days (here undated games of a
+    tournament started on 1 December and ended on 5 January: its lists are those of January to March).
+    """
+    from assets.runtime.runs import run_store
+
+    store = tmp_path / "store"
+    write_raw(
+        store,
+        {
+            "players/2023-11/seed_list.csv": SEED,
+            "GER/2023-12/dec.pgn": pgn_game("December", "2023.12.10", 1, 2, "1-0"),
+            "GER/2024-01/jan.pgn": pgn_game("January", "2024.01.10", 3, 4, "1-0"),
+            "GER/2024-02/feb.pgn": pgn_game("February", "2024.02.10", 1, 3, "1-0"),
+        },
+    )
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text("scenarios:\n  fwd:\n    rules: fide-historical\n    recalculation: forward\n")
+    home = str(tmp_path / "home")
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home, out=io.StringIO())["success"]
+
+    player = "001 {rank:>4}      {name:<33} {rating:>4} GER {fide_id:>11} 1990/01/01  0.0 {rank:>4}  {cell}\n"
+    late = "012 Winter Open\n042 2023/12/01\n052 2024/01/05\n" + "".join(
+        player.format(rank=rank, name=f"Player,{rank}", rating=2000, fide_id=fide_id, cell=cell)
+        for rank, fide_id, cell in ((1, 5, "   2 w 1"), (2, 6, "   1 b 0"))
+    )
+    write_raw(store, {"GER/2024-01/late.trf": late})
+    out = io.StringIO()
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home, out=out)["success"]
+    waiting = _game_ids(store, "2024-01", "late.trf")
+    assert len(waiting) == 1 and not waiting & _rated_ids(store, "fwd", "2024-01")
+    assert "fwd: 1 game(s) filed under 2024-01 after its list was stored" in out.getvalue()
+    assert "past their reporting window" not in out.getvalue()
+
+    write_raw(store, {"GER/2024-03/mar.pgn": pgn_game("March", "2024.03.10", 2, 4, "1-0")})
+    out = io.StringIO()
+    assert run_store(str(store), "2024-03", "2024-03", str(scenarios), dagster_home=home, out=out)["success"]
+    assert waiting <= _rated_ids(store, "fwd", "2024-03")
+    assert "the list of 2024-03 rates 1 game(s) filed under 2024-01 after their list was stored" in out.getvalue()

@@ -48,7 +48,7 @@ import polars as pl
 from pipeline.formats import event_named_by_row
 from pipeline.ingest.registry import registry_history
 from pipeline.months import add_months, month_range
-from pipeline.rules.calendar import reporting_problems, tournament_end
+from pipeline.rules.calendar import reporting_problems, stated_tournament_ends, tournament_end
 from pipeline.rules.model import RuleSet
 from pipeline.scenarios.corrections import (
     CORRECTION,
@@ -339,7 +339,7 @@ class LateReports:
         if new.height:
             note.waiting += new.height
             note.files += new["source_file"].unique().sort().to_list()
-            added = new.with_columns(_filed=pl.lit(month))
+            added = with_stated_ends(self.store, month, new.with_columns(_filed=pl.lit(month)))
             self.waiting = added if self.waiting is None else pl.concat([self.waiting, added], how="vertical_relaxed")
         return pool
 
@@ -539,12 +539,33 @@ def _filed_games(store: ObjectStore, month: str) -> pl.DataFrame | None:
 
 def _too_late(waiting: pl.DataFrame, month: str) -> pl.Series:
     """Which waiting games are past their reporting window at the list of `month` (pipeline.rules.calendar): the
-    tournament's end is its last game's day among them (its start where undated; tournament_end).
+    tournament's end is its last game's day among them (its start where undated), or the end its dump states when
+    later (`_stated_end`: with_stated_ends), as the validation judged it (tournament_end).
     """
-    named = pl.lit(event_named_by_row(waiting, pl.col("event_id")))
-    end = tournament_end(pl.coalesce(pl.col("date"), pl.col("event_start")), ["_filed", "event_id"], named)
+    event = pl.col("event_id").fill_null(pl.col("source_file"))
+    named = pl.lit(event_named_by_row(waiting, event))
+    day = pl.coalesce(pl.col("date"), pl.col("event_start"))
+    end = tournament_end(day, ["_filed", "source_file", event], named, pl.col("_stated_end"))
     reason, _ = reporting_problems(end, pl.lit(None, dtype=pl.Date), month)
     return waiting.select((reason == "too_late").fill_null(False)).to_series()
+
+
+def with_stated_ends(store: ObjectStore, month: str, games: pl.DataFrame) -> pl.DataFrame:
+    """`games` of `month` with `_stated_end`: the end their dump states (a TRF's tag 052; stated_tournament_ends of
+    the month's stored raw records), which the Games table does not keep.
+    """
+    raw = read_stored_month(store, ["raw_games"], month, ["source_file", "event_id", "event_end"])
+    ends = stated_tournament_ends(raw) if raw is not None else pl.DataFrame()
+    if ends.is_empty():
+        return games.with_columns(_stated_end=pl.lit(None, dtype=pl.Date))
+    event = pl.col("event_id").fill_null(pl.col("source_file"))
+    return games.join(
+        ends.rename({"event_id": "_event", "event_end": "_stated_end"}),
+        left_on=["source_file", event],
+        right_on=["source_file", "_event"],
+        how="left",
+        maintain_order="left",
+    )
 
 
 def frozen_months(policy: str | int, stored: set[str], months: Sequence[str]) -> list[str]:
@@ -605,9 +626,8 @@ def late_reports(store: ObjectStore, scenario: Scenario, months: Sequence[str], 
         games = read_stored_month(store, ["games"], month)
         assert games is not None  # its ids were just read
         games = games.with_columns(pl.col("game_id").cast(pl.UInt64))
-        waiting.append(
-            games.filter(pl.col("game_id").is_in(pl.Series(not_rated).implode())).with_columns(_filed=pl.lit(month))
-        )
+        games = games.filter(pl.col("game_id").is_in(pl.Series(not_rated).implode())).with_columns(_filed=pl.lit(month))
+        waiting.append(with_stated_ends(store, month, games))
     found = pl.concat(waiting, how="vertical_relaxed") if waiting else None
     if found is not None:
         # Past their window already at the list before the run: the run that made it said so; not again.
