@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from pipeline.rules import regulations
-from pipeline.rules.model import InitialRating, KPolicy, RuleSet, load_rules
+from pipeline.rules.model import InitialRating, KPolicy, RuleSet, load_rules, resolve_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = (RuleSet, KPolicy, InitialRating)
@@ -373,3 +373,18 @@ def test_inactive_after_12_months_without_a_rated_game():
         False,
         None,
     ]
+
+
+@pytest.mark.parametrize(
+    ("period", "floor"),
+    [
+        ("2004-03", 1801),  # GA 1999 handbook §9.21; FIDE's lists of January and April 2004 start at 1801
+        ("2007-12", 1801),
+        ("2008-01", 1400),  # [U]
+        ("2009-07", 1200),
+        ("2012-07", 1000),
+        ("2024-03", 1400),
+    ],
+)
+def test_fide_historical_floor_by_period(period, floor):
+    assert resolve_rules("fide-historical", period).floor == floor
