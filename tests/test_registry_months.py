@@ -662,3 +662,18 @@ def test_a_registry_sex_or_birth_year_that_cannot_be_read_is_named_and_left_empt
         "WARNING: raw/players/2024-01/players.csv line 3: birth_year '85' is no year from 1900 to 2100: the cell is "
         "left empty",
     ]
+
+
+def test_a_registry_title_that_is_no_fide_title_is_named_and_left_empty(tmp_path: Path) -> None:
+    from pipeline.ingest.registry import registry_problem_lines
+
+    rows = '1,"Alpha, Anna",GER,F,1990,wgm\n2,"Beta, Bernd",GER,M,1991,**bold**\n3,"Gamma, Carl",GER,M,1985,g\n'
+    store = _store(tmp_path, {"raw/players/2024-01/players.csv": HEADER + rows + '4,"Delta, Dora",GER,F,1999,NM\n'})
+    players = read_players(store, "2024-01").sort("player_id")
+    assert players["title"].to_list() == ["WGM", None, "GM", None]
+    assert registry_problem_lines(store, ["2024-01"]) == [
+        "WARNING: raw/players/2024-01/players.csv line 3: title '**bold**' is not a FIDE title (GM, IM, FM, CM, WGM, "
+        "WIM, WFM, WCM): the cell is left empty",
+        "WARNING: raw/players/2024-01/players.csv line 5: title 'NM' is not a FIDE title (GM, IM, FM, CM, WGM, WIM, "
+        "WFM, WCM): the cell is left empty",
+    ]

@@ -16,7 +16,7 @@ import polars as pl
 from pipeline.formats.common import UnreadableDump, strip_compression
 from pipeline.formats.decoding import decode_text, decompress, decompress_head
 from pipeline.formats.fide_list import FideListFile, detect_layout, parse_fide_list, rating_type_of
-from pipeline.formats.fields import OLD_TITLE_CODES, federation_code
+from pipeline.formats.fields import OLD_TITLE_CODES, TITLE_CODES, federation_code, title_code
 from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
     RAW,
@@ -830,14 +830,17 @@ def registry_cell_problems(table: pl.DataFrame) -> pl.DataFrame:
     """Cells of the rows of a registry CSV that register a player (registry_problems names the others) that
     registry_rows cannot read and leaves empty: a federation that is no three-letter code ('Germany', 'E<b'), which the
     FIDE TXT would cut to three characters and the FIDE-list reader then refuse; a sex that is neither M nor F; a birth
-    year that is no year from 1900 to 2100. Columns: source_line, detail.
+    year that is no year from 1900 to 2100; a title that is none of FIDE's (a national title, 'NM', is not published
+    in FIDE's title columns). Columns: source_line, detail.
     """
     federation, sex, year = _text(table, "federation"), _text(table, "sex"), _text(table, "birth_year")
+    title = _text(table, "title")
     registers = _text(table, "player_id").cast(pl.Int64, strict=False).gt(0).fill_null(False) & (_extra(table) == 0)
     unread = [
         (federation, federation_code(federation), "federation '{}' is not a three-letter code"),
         (sex, _sex(table), "sex '{}' is neither M nor F (nor W)"),
         (year, _birth_year(table), "birth_year '{}' is no year from 1900 to 2100"),
+        (title, title_code(title), f"title '{{}}' is not a FIDE title ({', '.join(TITLE_CODES)})"),
     ]
     details = [
         pl.when(registers & written.is_not_null() & read.is_null()).then(pl.format(message, written))
@@ -1098,7 +1101,8 @@ def registry_rows(table: pl.DataFrame, month: str) -> pl.DataFrame:
         federation_code(_text(table, "federation")).fill_null("").alias("federation"),
         _sex(table).alias("sex"),
         _birth_year(table).alias("birth_year"),
-        _text(table, "title").alias("title"),
+        # 'GM', 'gm' or 'g' is GM; any other title is named and left empty (registry_cell_problems).
+        title_code(_text(table, "title")).alias("title"),
         pl.lit(month).alias("registered"),
     )
     return rows.filter(pl.col("player_id").is_not_null() & (pl.col("player_id") > 0))
