@@ -10,6 +10,7 @@ import polars as pl
 
 from pipeline.formats import event_named_by_row
 from pipeline.rules.calendar import reported_late
+from pipeline.text import escape_text
 from pipeline.validate.duplicates import UNTOLD_COPY
 
 # Above this share of a month's records in quarantine, the month's report carries a warning.
@@ -129,7 +130,7 @@ def validation_figures(
             **({"warning": quarantined.warning} if quarantined.warning else {}),
             "by_reason": Counts("reason", "records", quarantined.by_reason),
             "by_file": Counts("file", "records", quarantined.by_file),
-            **({"file_warnings": "\n".join(warnings)} if warnings else {}),
+            **({"file_warnings": "\n".join(map(escape_text, warnings))} if warnings else {}),
             **{f"reason/{code}": n for code, n in quarantined.by_reason.items()},
         },
         "identity": {"players": identities.height, **{f"status/{code}": n for code, n in statuses.items()}},
