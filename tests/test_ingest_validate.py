@@ -795,6 +795,23 @@ def test_validation_figures_say_per_table_what_the_ui_shows_of_a_month():
     assert "warning" not in validation_figures(8, pl.DataFrame(), quarantine, identities)["quarantine"]
 
 
+def test_raw_figures_count_no_refused_folder_as_a_federation(tmp_path: Path) -> None:
+    from pipeline.validate.month_figures import raw_figures
+    from tests.landing import pgn_game, write_raw
+
+    write_raw(
+        tmp_path,
+        {
+            "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 4600003, 4600011, "1-0"),
+            "bad folder!/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 4600003, 4600011, "1-0"),
+        },
+    )
+    raw = read_month(ObjectStore(str(tmp_path)), "2024-01")
+    # The misplaced file is one record of the month (quarantined), its folder no federation read.
+    assert set(raw["federation"]) == {"GER", "bad folder!"}
+    assert (raw_figures(raw)["federations"], raw_figures(raw)["files"]) == (1, 2)
+
+
 def test_the_validate_steps_metadata_shows_registry_cells_and_file_names_as_written(tmp_path: Path) -> None:
     """The registry's problems are Markdown in the UI: a cell's image or link is shown as text, never fetched; a
     file name's bidi override is shown escaped in the quarantine's by_file table.
