@@ -32,6 +32,7 @@ from pipeline.invariants.tables import duplicate_problems, schema_problems
 from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
+from pipeline.text import markdown_list
 from schemas.util import polars_schema
 
 # Failing months listed in a check's metadata at most; the count says how many there were.
@@ -63,7 +64,7 @@ class _Check:
 def _listed(problems: list[str]) -> dg.MetadataValue:
     shown = problems[:MAX_LISTED_PROBLEMS]
     more = len(problems) - len(shown)
-    return dg.MetadataValue.md("\n".join(f"- {p}" for p in shown) + (f"\n- ... and {more} more" if more else ""))
+    return dg.MetadataValue.md(markdown_list(shown) + (f"\n- ... and {more} more" if more else ""))
 
 
 def _spec(

@@ -12,6 +12,7 @@ import polars as pl
 
 from pipeline.code_versions import code_version
 from pipeline.scenarios.model import Scenario
+from pipeline.text import escape_text, markdown_code_block
 from pipeline.validate.month_figures import Counts
 from schemas.conformance import validated
 
@@ -82,7 +83,7 @@ def table_attributes(
 def counts_table(counts: Counts) -> dg.TableMetadataValue:
     """A two-column table (e.g. reason -> records) for the UI."""
     schema = dg.TableSchema(columns=[dg.TableColumn(counts.key, "string"), dg.TableColumn(counts.value, "int")])
-    records = [dg.TableRecord({counts.key: str(k), counts.value: int(v)}) for k, v in counts.counts.items()]
+    records = [dg.TableRecord({counts.key: escape_text(k), counts.value: int(v)}) for k, v in counts.counts.items()]
     return dg.MetadataValue.table(records=records, schema=schema)
 
 
@@ -99,6 +100,6 @@ def validate(model: type[pa.DataFrameModel], frame: pl.DataFrame, what: str) -> 
             description=f"{what} does not match schemas.{model.__name__}: {len(cases)} failure case(s)",
             metadata={
                 "num_failure_cases": len(cases),
-                "failure_cases_sample": dg.MetadataValue.md(f"```\n{sample}\n```"),
+                "failure_cases_sample": dg.MetadataValue.md(markdown_code_block(str(sample))),
             },
         ) from error

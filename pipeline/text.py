@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 
 import polars as pl
 
@@ -25,6 +26,14 @@ _FORMULA_AFTER_SEMICOLON = f";([ ]*[{_FORMULA_CHARACTERS}])"
 
 _UNPRINTABLE = re.compile(CONTROL_OR_BIDI)
 _BREAK = re.compile(_BREAKS)
+# What Markdown or HTML in Dagster's UI (CommonMark with GitHub's extensions) reads in a line of text: emphasis,
+# code, links and images, headings, tables, HTML tags (< >), strikethrough (~), the autolink literals of GitHub's
+# extension (the ':' of http:// and https://, the '@' of an e-mail address, the dot of www.), and at the start of
+# the line a list item's marker (- + 1. 1)). CommonMark ("Backslash escapes",
+# https://spec.commonmark.org/0.31.2/#backslash-escapes): any ASCII punctuation escaped with a backslash is shown as
+# itself; '&' would start an entity reference instead, so it is written &amp;.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]()!#|<>~@]|:(?=//)|(?<=www)\.", re.IGNORECASE)
+_MARKDOWN_LINE_START = re.compile(r"^( *)([-+]|\d{1,9}[.)])")
 
 
 def escape_text(text: str) -> str:
@@ -49,6 +58,34 @@ def printable_text(text: str) -> str:
     marks are dropped; text without any is returned unchanged.
     """
     return _UNPRINTABLE.sub("", _BREAK.sub(" ", text))
+
+
+def markdown_text(text: str) -> str:
+    """printable_text of `text` made literal in Markdown: shown in the UI as written, never as a link, image, tag or
+    emphasis (see _MARKDOWN_SPECIAL); one line, since the word-separating controls became blanks.
+    """
+    text = _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(), printable_text(text).replace("&", "&amp;"))
+    return _MARKDOWN_LINE_START.sub(lambda m: f"{m[1]}{m[2][:-1]}\\{m[2][-1]}", text)
+
+
+def markdown_list(lines: Iterable[str]) -> str:
+    """A Markdown bullet list of `lines`, each shown as written (markdown_text)."""
+    return "\n".join(f"- {markdown_text(line)}" for line in lines)
+
+
+def markdown_items(written: str) -> str:
+    """A '- ' list another module wrote from raw text (or one line, such as 'none'), each item shown as written."""
+    return markdown_list(written[2:].split("\n- ")) if written.startswith("- ") else markdown_text(written)
+
+
+def markdown_code_block(text: str) -> str:
+    """`text` (a frame's repr, say) as a Markdown code block its own backticks cannot close: CommonMark ("Fenced
+    code blocks", https://spec.commonmark.org/0.31.2/#fenced-code-blocks) closes a fence only with a run of at least
+    as many backticks, so the fence is one longer than the longest run in `text`; each line printable_text.
+    """
+    lines = [printable_text(line) for line in text.split("\n")]
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", "\n".join(lines))), default=0))
+    return "\n".join([fence, *lines, fence])
 
 
 def printable(text: pl.Expr) -> pl.Expr:

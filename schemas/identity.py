@@ -32,7 +32,7 @@ class Identity(pa.DataFrameModel):
     player_id: pl.Int64 = pa.Field(nullable=True, description="Id the records were rated under (null: not identified)")
     candidates: pl.UInt32 = pa.Field(ge=0, description="Players the name matches (registry and the month's dumps)")
     records: pl.UInt32 = pa.Field(ge=1, description="Records of the month that name this player this way")
-    first_seen: pl.Utf8 = pa.Field(description="First record: '<source file>:<line>'")
+    first_seen: pl.Utf8 = pa.Field(description="First record: `<source file>:<line>`")
     federation: pl.Utf8 = pa.Field(
         nullable=True,
         description="Three-letter FIDE federation the dump states for this player (most records' value; null: none)",

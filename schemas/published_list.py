@@ -18,7 +18,7 @@ class PublishedList(pa.DataFrameModel):
     `<YYYY-MM>.txt`: the rated players in FIDE's current per-type layout (standard_rating_list.txt; flags
     i, w, wi; players without a FIDE id are left out). `<YYYY-MM>.html`: one self-contained page, sortable by
     any column, searchable by name or id, filtered by federation, sex, age and activity, each player linked to
-    their card (players/<id>.html, written by `ratings player ID --html`), fast at 500,000 players. Month M's
+    their card (`players/<id>.html`, written by `ratings player ID --html`), fast at 500,000 players. Month M's
     list is FIDE's list of the 1st of M+1.
     """
 

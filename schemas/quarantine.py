@@ -9,7 +9,7 @@ import polars as pl
 
 QUARANTINE_REASONS = {
     "misplaced": (
-        "a file outside raw/<FED>/<YYYY-MM>/ or in an oddly named folder: not read; the detail says where it belongs"
+        "a file outside `raw/<FED>/<YYYY-MM>/` or in an oddly named folder: not read; the detail says where it belongs"
     ),
     "not_a_file": "a symbolic link or special file in the landing zone: never followed or read",
     "unparseable": "the record could not be read",

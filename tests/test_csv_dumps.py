@@ -200,6 +200,14 @@ def test_identical_rows_without_round_or_date_are_copies_with_a_warning_that_say
     assert figures["quarantine"]["file_warnings"] == file_warnings(quarantine)[0]
 
 
+def test_the_ui_shows_a_file_warnings_file_name_with_its_controls_escaped():
+    text = "white_id,black_id,result\n1001,1002,1-0\n1001,1002,1-0\n"
+    games, quarantine = split({"club\u202e\nvsc.csv": text})
+    figures = validation_figures(3, games, quarantine, pl.DataFrame({"status": []}, schema={"status": pl.Utf8}))
+    # One warning on one line, the bidi override and the line break in the name shown, not acted on.
+    assert str(figures["quarantine"]["file_warnings"]).startswith("GER/2024-01/club\\u202e\\x0avsc.csv: 1 row(s)")
+
+
 def test_dated_identical_rows_without_round_say_to_add_a_round():
     text = "date,white_id,black_id,result\n2024-01-05,1001,1002,1-0\n2024-01-05,1001,1002,1-0\n"
     _, quarantine = split({"blitz.csv": text})

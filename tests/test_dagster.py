@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from pipeline.operations.automation import RANGE_END_TAG, RANGE_START_TAG
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import MonthlyFrames, MonthStream, Table, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
+from pipeline.text import markdown_text
 from schemas import Games, Quarantine
 
 # The months conftest.tiny_landing_zone generates.
@@ -459,7 +461,7 @@ def test_reconciliation_check_covers_the_run_range_or_its_one_partition(store_ro
     ]
     assert evaluation.check_name == RECONCILIATION and not evaluation.passed
     assert evaluation.metadata["months_checked"].value == 3
-    assert "2024-02: raw 5 != games 3 + quarantine 1" in evaluation.metadata["problems"].value
+    assert markdown_text("2024-02: raw 5 != games 3 + quarantine 1") in evaluation.metadata["problems"].value
     assert evaluation.metadata["raw_games_rows"].value == 12
 
     # A checks-only job refuses partition_key= (no selected asset to take the partitions from);
@@ -528,6 +530,22 @@ def test_definitions_load() -> None:
     for scenario in ("actual", "sonas_2017", "sonas_2002", "elo_480"):
         expected |= {f"rate_{scenario}", f"analyse_{scenario}", f"analyse_{scenario}_checks"}
     assert expected <= {n.name for n in job.nodes}
+
+
+def test_no_description_holds_text_the_ui_takes_for_an_html_tag(defs: dg.Definitions) -> None:
+    """The UI renders asset, check and column descriptions as Markdown and drops an unknown tag such as <FED>: a
+    placeholder belongs in a code span.
+    """
+    graph = defs.resolve_asset_graph()
+    texts = {}
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        texts[key.to_user_string()] = node.description or ""
+        for column in getattr(node.metadata.get("dagster/column_schema"), "columns", []):
+            texts[f"{key.to_user_string()}.{column.name}"] = column.description or ""
+    texts |= {str(check): graph.get_check_spec(check).description or "" for check in graph.asset_check_keys}
+    tags = {name: re.findall(r"<[A-Za-z/!?][^>]*>", re.sub(r"`[^`]*`", "", text)) for name, text in texts.items()}
+    assert {name: found for name, found in tags.items() if found} == {}
 
 
 def test_assets_groups_kinds_and_lineage(defs: dg.Definitions) -> None:

@@ -793,3 +793,78 @@ def test_validation_figures_say_per_table_what_the_ui_shows_of_a_month():
     assert figures["quarantine"]["reason/duplicate"] == 1
     assert figures["identity"] == {"players": 3, "status/matched_by_name": 1, "status/new": 2}
     assert "warning" not in validation_figures(8, pl.DataFrame(), quarantine, identities)["quarantine"]
+
+
+def test_raw_figures_count_no_refused_folder_as_a_federation(tmp_path: Path) -> None:
+    from pipeline.validate.month_figures import raw_figures
+    from tests.landing import pgn_game, write_raw
+
+    write_raw(
+        tmp_path,
+        {
+            "GER/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 4600003, 4600011, "1-0"),
+            "bad folder!/2024-01/open.pgn": pgn_game("Open", "2024.01.10", 4600003, 4600011, "1-0"),
+        },
+    )
+    raw = read_month(ObjectStore(str(tmp_path)), "2024-01")
+    # The misplaced file is one record of the month (quarantined), its folder no federation read.
+    assert set(raw["federation"]) == {"GER", "bad folder!"}
+    assert (raw_figures(raw)["federations"], raw_figures(raw)["files"]) == (1, 2)
+
+
+def test_the_validate_steps_metadata_shows_registry_cells_and_file_names_as_written(tmp_path: Path) -> None:
+    """The registry's problems are Markdown in the UI: a cell's image or link is shown as text, never fetched; a
+    file name's bidi override is shown escaped in the quarantine's by_file table.
+    """
+    import dagster as dg
+
+    from assets.definitions import build_resources
+    from assets.ingest import build_ingest_assets, build_landing_asset
+    from assets.partitions import monthly_partitions
+    from assets.validate import build_validation_assets
+    from pipeline.text import markdown_text
+    from tests.landing import pgn_game, write_raw
+
+    image = "![](http://127.0.0.1:8999/fed.png)"
+    write_raw(
+        tmp_path,
+        {
+            "GER/2024-01/open\u202e.pgn": pgn_game("Open", "2024.01.10", 4600003, 4600003, "1-0"),
+            "players/2024-01/seed_list.csv": f"player_id,rating\n4600003,{image}\n",
+        },
+    )
+    partitions = monthly_partitions("2024-01", "2024-01")
+    result = dg.materialize(
+        [build_landing_asset(partitions), *build_ingest_assets(partitions), *build_validation_assets(partitions)],
+        resources=build_resources(str(tmp_path)),
+        partition_key="2024-01",
+    )
+    metadata = {
+        event.asset_key.to_user_string(): event.step_materialization_data.materialization.metadata
+        for event in result.get_asset_materialization_events()
+    }
+    problems = metadata["games"]["registry_problems"].value
+    assert problems == (
+        "- WARNING: raw/players/2024-01/seed\\_list.csv line 2: rating '\\!\\[\\]\\(http\\://127.0.0.1:8999/fed.png\\)'"
+        " is not a number: player 4600003 is left out of the seed list"
+    )
+    assert image not in problems and markdown_text(image) in problems
+    [row] = metadata["quarantine"]["by_file"].value.records
+    assert row.data == {"file": "GER/2024-01/open\\u202e.pgn", "records": 1}
+
+
+def test_a_failed_validations_sample_is_a_code_block_its_values_cannot_close() -> None:
+    import dagster as dg
+
+    from assets.metadata import validate
+    from schemas import empty_frame
+
+    row = {"record_id": 1, "month": "2024-01", "federation": "GER", "source_file": "GER/2024-01/a.pgn"}
+    row |= {"source_line": 1, "reason": "```![](x.png)", "detail": "", "raw_text": ""}
+    frame = pl.concat([empty_frame(Quarantine), pl.DataFrame([row], schema=empty_frame(Quarantine).schema)])
+    with pytest.raises(dg.Failure) as failure:
+        validate(Quarantine, frame, "quarantine 2024-01")
+    sample = failure.value.metadata["failure_cases_sample"].value
+    # Fenced by more backticks than any run inside, so the value's ``` is text in the block, its image never fetched.
+    assert sample.startswith("````\n") and sample.endswith("\n````") and sample.count("````") == 2
+    assert "```![](x.png)" in sample

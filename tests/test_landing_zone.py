@@ -226,3 +226,22 @@ def test_a_dump_gone_or_refused_since_the_listing_is_one_record_and_the_others_a
         "GER/2024-01/grown.csv": f"the file changed while the run read it (listed with {listed:,} bytes, read with "
         f"{listed + 14:,}): run again to rate it as it is now",
     }
+
+
+def test_the_landing_checks_problems_show_folder_names_and_placeholders_as_written(tmp_path: Path) -> None:
+    """The check's problems are Markdown in the UI: a folder named like emphasis and a link stays its name, and the
+    problem's own <FED> and <YYYY-MM> are not taken for HTML tags (which the UI drops).
+    """
+    from assets.checks import _listed
+    from pipeline.invariants.store_checks import landing_layout_problems
+
+    (tmp_path / "raw" / "GER" / "**bold**[x](javascript:alert(1))").mkdir(parents=True)
+    (tmp_path / "raw" / "GER" / "**bold**[x](javascript:alert(1))" / "y.pgn").write_text("")
+    (tmp_path / "raw" / "loose.pgn").write_text("")
+    problems = landing_layout_problems(ObjectStore(str(tmp_path)), ["2024-01"]).problems
+    assert _listed(problems).value == (
+        "- raw/GER/\\*\\*bold\\*\\*\\[x\\]\\(javascript:alert\\(1\\)\\)/y.pgn: folder "
+        "'\\*\\*bold\\*\\*\\[x\\]\\(javascript:alert\\(1\\)\\)' is not a month: move the file to "
+        "raw/GER/\\<YYYY-MM\\>/\n"
+        "- raw/loose.pgn: a file directly under raw/ is not read: move it to raw/\\<FED\\>/\\<YYYY-MM\\>/"
+    )

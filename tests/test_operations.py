@@ -56,6 +56,7 @@ from pipeline.scenarios.model import Scenario
 from pipeline.settings import Settings
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore
+from pipeline.text import markdown_text
 from schemas import RatedGames, RatingList
 from schemas.util import polars_schema
 from tests.conftest import TINY_END, TINY_START
@@ -390,7 +391,7 @@ def test_a_failing_blocking_check_stops_everything_downstream(tiny_store: str, m
     evaluation = evaluations(result)[("plain/rating_list", LIST_CONTINUITY)]
     assert (
         not evaluation.passed
-        and "2024-02: 1 player(s) of the previous list missing" in evaluation.metadata["problems"].value
+        and markdown_text("2024-02: 1 player(s) of the previous list missing") in evaluation.metadata["problems"].value
     )
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert "plain/rating_list" in materialized and "plain/crosstable" not in materialized

@@ -19,7 +19,15 @@ from pipeline.reports.page import frame_table_html, render_table_page
 from pipeline.reports.player_card import AmbiguousPlayerError, PlayerReport, matches_text, render_html, render_text
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
-from pipeline.text import escape_text, printable_text, published_text
+from pipeline.text import (
+    escape_text,
+    markdown_code_block,
+    markdown_items,
+    markdown_list,
+    markdown_text,
+    printable_text,
+    published_text,
+)
 from tests.test_published_list import rating_list, registry
 
 # What a spreadsheet evaluates when a cell starts with it (OWASP "CSV Injection", and the full-width forms).
@@ -271,3 +279,36 @@ def test_printable_text_and_escape_text_agree_on_what_is_unprintable() -> None:
     assert printable_text("Ørsted,\nJosé\u200f") == "Ørsted, José"
     for ordinary in ("Carlsen, Magnus", "Zoë & <b>", "名字", "\u00a0nbsp"):
         assert printable_text(ordinary) == ordinary == escape_text(ordinary)
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("![](http://127.0.0.1:8999/fed.png)", r"\!\[\]\(http\://127.0.0.1:8999/fed.png\)"),  # an image the UI fetches
+        ("[click me](https://x.org)", r"\[click me\]\(https\://x.org\)"),  # a live link
+        ("<img src=x onerror=alert(1)>", r"\<img src=x onerror=alert\(1\)\>"),  # HTML the sanitizer would drop
+        ("raw/<FED>/<YYYY-MM>/", r"raw/\<FED\>/\<YYYY-MM\>/"),  # the project's placeholders, not tags
+        ("**bold** __b__ *i* _i_", r"\*\*bold\*\* \_\_b\_\_ \*i\* \_i\_"),
+        ("`code` ~~struck~~ a\\b", r"\`code\` \~\~struck\~\~ a\\b"),
+        ("# heading | a | b |", r"\# heading \| a \| b \|"),
+        ("AT&T &amp; &#60;", r"AT&amp;T &amp;amp; &amp;\#60;"),  # an entity shown as written, not as what it names
+        ("see http://x.org, www.x.org or a@x.org", r"see http\://x.org, www\.x.org or a\@x.org"),  # GFM autolinks
+        ("- item", r"\- item"),  # a list inside the list item
+        ("12. item", r"12\. item"),
+        ("fed\u202e.pgn\nnext", "fed.pgn next"),  # printable_text first: one line, no bidi override
+        ("2024-02: Müller, Jörg 1-0", "2024-02: Müller, Jörg 1-0"),  # ordinary text unchanged
+    ],
+)
+def test_markdown_text_shows_each_construct_as_written(text: str, shown: str) -> None:
+    assert markdown_text(text) == shown
+
+
+def test_markdown_lists_and_code_blocks_keep_raw_text_inside() -> None:
+    assert markdown_list(["a*b", "<c>"]) == "- a\\*b\n- \\<c\\>"
+    # A list another module wrote: each item escaped, an item's own line break a blank, a plain word kept.
+    assert markdown_items("- [x](y)\n- a\nb") == "- \\[x\\]\\(y\\)\n- a b"
+    assert markdown_items("none") == "none"
+    # Three backticks in a value cannot close the block: the fence is longer than any run in the text.
+    block = markdown_code_block("value\n```\n![](http://x/y.png)\u202e")
+    assert block == "````\nvalue\n```\n![](http://x/y.png)\n````"
+    assert markdown_code_block("a") == "```\na\n```"

@@ -16,6 +16,7 @@ import pytest
 from assets.runtime.cli import main
 from pipeline.operations.run_plan import may_generate
 from pipeline.store.object_store import ObjectStore
+from pipeline.text import markdown_text
 from pipeline.validate.identity import LOCAL_ID_BASE
 from tests.test_cli import ratings
 
@@ -152,7 +153,7 @@ def test_a_run_names_the_registry_rows_and_files_it_does_not_read(tmp_path: Path
         event = instance.get_latest_materialization_event(dg.AssetKey("games"))
         assert event is not None and event.asset_materialization is not None
         metadata = event.asset_materialization.metadata["registry_problems"]
-    assert "seed_list.csv line 4: rating '2,100' is not a number" in str(metadata.value)
+    assert markdown_text("seed_list.csv line 4: rating '2,100' is not a number") in str(metadata.value)
 
 
 def test_run_refuses_a_store_without_a_landing_zone(tmp_path: Path, one_scenario: Path, capsys):

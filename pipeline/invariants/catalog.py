@@ -25,7 +25,7 @@ the rating of the run.""",
     LANDING_ZONE_LAYOUT: """Every file under raw/ is read or accounted for in a month.
 
 Files in a month folder that are not read (misplaced, links, special files) are quarantined in that
-month; this check lists the files no month accounts for (directly under raw/ or raw/<FED>/, or in a
+month; this check lists the files no month accounts for (directly under `raw/` or `raw/<FED>/`, or in a
 folder that is no month), with where they belong. A warning: the dumps in place are rated all the same.""",
     QUARANTINE_SHARE: """At most half of a month's raw records are quarantined.
 
