@@ -335,6 +335,7 @@ class TestPgn:
             + game("½-½", "1. e4 e5\n1/2-1/2", white=4600020)  # agrees, as ½-½ is read
             + game("0-1", "1. e4 e5 2. Nf3")  # no marker: nothing to compare
             + game("*", "1. e4 e5 1-0")
+            + game("0-1", "1/2-1/2")  # the marker alone on its line
         )
         records = read("g.pgn", text.encode())
         assert records["parse_error"].to_list() == [
@@ -344,6 +345,7 @@ class TestPgn:
             None,
             None,
             "Result is '*' but the movetext ends with '1-0' (line 60); PGN standard 8.2.6: they must be the same",
+            "Result is '0-1' but the movetext ends with '1/2-1/2' (line 70); PGN standard 8.2.6: they must be the same",
         ]
         games, quarantine = split_games(records, empty_frame(Players), "2024-01")
         assert games["source_line"].to_list() == [21, 31, 42]
@@ -351,6 +353,7 @@ class TestPgn:
             (1, "unparseable"),
             (11, "unparseable"),
             (52, "unparseable"),
+            (62, "unparseable"),
         ]
 
     def test_tag_names_are_read_whatever_their_case(self):

@@ -1138,7 +1138,7 @@ def _move_facts(
 _MARKER_WORDS = {marker: int.from_bytes(marker.encode(), "little") for marker in ("1-0", "0-1", "1/2-1/2", "*")}
 _MARKER_VALUES = np.array(list(_MARKER_WORDS.values()), dtype=np.uint64)
 _MARKER_BOUNDARY = np.zeros(256, dtype=bool)
-_MARKER_BOUNDARY[list(b" \t})")] = True
+_MARKER_BOUNDARY[list(b" \t})\n")] = True  # '\n': the marker opens its line
 
 
 # PGN standard 8.2.6: the movetext ends with a game termination marker, which "shall match" the Result tag's value.
@@ -1159,8 +1159,8 @@ def _disagreeing_results(
     line = last_line.take(games)
     end = lines.ends.take(line)
     # One gather of the 8 bytes before each end, read as a word: a marker is its last 1, 3 or 7 bytes, with a blank (or
-    # a comment's or variation's end) or the line's start before it. A movetext line follows a tag line, so end >= 8
-    # (the bytes lie in the piece) but for junk.
+    # a comment's or variation's end) or the line's start (the previous line's '\n') before it. A movetext line follows
+    # a tag line, so end >= 8 (the bytes lie in the piece) but for junk.
     word = windows(arr, np.maximum(end - 8, 0), 8).view("<u8")[:, 0]
     blanks_after = np.flatnonzero(_BLANK_BYTES.take((word >> np.uint64(56)).astype(np.intp)))
     if len(blanks_after):  # rare: blanks after the marker
@@ -1168,16 +1168,12 @@ def _disagreeing_results(
             begin = int(lines.starts[line[i]])
             end[i] = begin + len(bytes(arr[begin : end[i]]).rstrip(b" \t"))
         word[blanks_after] = windows(arr, np.maximum(end[blanks_after] - 8, 0), 8).view("<u8")[:, 0]
-    length = end - lines.starts.take(line)
     found_games, found_codes = [], []
     for code, (text, value) in enumerate(_MARKER_WORDS.items()):
         width = len(text)
         found = np.flatnonzero((word >> np.uint64(8 * (8 - width))) == np.uint64(value))
         before = ((word.take(found) >> np.uint64(8 * (7 - width))) & np.uint64(0xFF)).astype(np.intp)
-        line_length = length.take(found)
-        found = found[
-            (end.take(found) >= 8) & ((line_length == width) | ((line_length > width) & _MARKER_BOUNDARY.take(before)))
-        ]
+        found = found[(end.take(found) >= 8) & _MARKER_BOUNDARY.take(before)]
         found_games.append(found)
         found_codes.append(np.full(len(found), code, dtype=np.int64))
     order = np.concatenate(found_games)
