@@ -299,6 +299,103 @@ class TestPgn:
         assert unplayed[116] == "under-one-move"  # draw without a move
         assert sum(value is not None for value in unplayed.values()) == 3
 
+    def test_a_game_lost_on_time_is_played(self):
+        """PGN's 'time forfeit' (Lichess: 'Time forfeit') is a flag fall after moves: rated; an export's own 'forfeit'
+        or 'unplayed' is a game not played.
+        """
+
+        def game(termination: str, moves: str = "1. e4 e5 2. Nf3 1-0") -> str:
+            return (
+                f'[Event "Open"]\n[White "A, B"]\n[Black "C, D"]\n[Result "1-0"]\n[WhiteFideId "4600003"]\n'
+                f'[BlackFideId "4600011"]\n[Termination "{termination}"]\n\n{moves}\n\n'
+            )
+
+        terminations = ["Time forfeit", "time forfeit", "normal", "Forfeit", "lost by forfeit", "forfeited", "unplayed"]
+        text = "".join(game(termination) for termination in terminations) + game("Time forfeit", "1-0")
+        unplayed = read("g.pgn", text.encode())["unplayed"].to_list()
+        assert unplayed == [None, None, None, "forfeit", "forfeit", "forfeit", "forfeit", "forfeit"]  # last: no move
+
+    def test_a_result_tag_the_movetext_contradicts_is_unparseable(self):
+        """PGN standard 8.2.6: the movetext's termination marker is the Result tag's value; which of two holds is
+        unknown, so the game is not rated by either.
+        """
+        from pipeline.validate.split import split_games
+        from schemas import Players, empty_frame
+
+        def game(result: str, movetext: str, white: int = 4600003) -> str:
+            return (
+                f'[Event "Open"]\n[Date "2024.01.05"]\n[White "A, B"]\n[Black "C, D"]\n[Result "{result}"]\n'
+                f'[WhiteFideId "{white}"]\n[BlackFideId "4600011"]\n\n{movetext}\n\n'
+            )
+
+        text = (
+            game("1-0", "1. e4 e5 2. Nf3 0-1")
+            + game("1-0", "1. e4 e5 *")
+            + game("1/2-1/2", "1. e4 e5 {agreed}1/2-1/2 ")  # agrees: a comment before, blanks after
+            + game("½-½", "1. e4 e5\n1/2-1/2", white=4600020)  # agrees, as ½-½ is read
+            + game("0-1", "1. e4 e5 2. Nf3")  # no marker: nothing to compare
+            + game("*", "1. e4 e5 1-0")
+            + game("0-1", "1/2-1/2")  # the marker alone on its line
+        )
+        records = read("g.pgn", text.encode())
+        assert records["parse_error"].to_list() == [
+            "Result is '1-0' but the movetext ends with '0-1' (line 9); PGN standard 8.2.6: they must be the same",
+            "Result is '1-0' but the movetext ends with '*' (line 19); PGN standard 8.2.6: they must be the same",
+            None,
+            None,
+            None,
+            "Result is '*' but the movetext ends with '1-0' (line 60); PGN standard 8.2.6: they must be the same",
+            "Result is '0-1' but the movetext ends with '1/2-1/2' (line 70); PGN standard 8.2.6: they must be the same",
+        ]
+        games, quarantine = split_games(records, empty_frame(Players), "2024-01")
+        assert games["source_line"].to_list() == [21, 31, 42]
+        assert quarantine.select("source_line", "reason").rows() == [
+            (1, "unparseable"),
+            (11, "unparseable"),
+            (52, "unparseable"),
+            (62, "unparseable"),
+        ]
+
+    def test_tag_names_are_read_whatever_their_case(self):
+        text = (
+            '[event "Open"]\n[white "A, B"]\n[BLACK "C, D"]\n[result "0-1"]\n[WhiteFIDEId "4600003"]\n'
+            '[blackfideid "4600011"]\n[whiteelo "2100"]\n[timecontrol "5400+30"]\n\n1. e4 e5 0-1\n'
+        )
+        record = read("g.pgn", text.encode()).row(0, named=True)
+        assert (record["event_id"], record["white_name"], record["black_name"], record["result"]) == (
+            "GER/2024-01/g#Open",
+            "A, B",
+            "C, D",
+            "0-1",
+        )
+        assert (record["white_id"], record["black_id"], record["white_rating"], record["tc_base_seconds"]) == (
+            4600003,
+            4600011,
+            2100,
+            5400,
+        )
+        assert record["parse_error"] is None
+
+    def test_a_line_break_inside_a_tag_value_spoils_its_whole_game(self):
+        """'[Event "A' / 'B"]': one record for the game, unparseable, not a malformed piece and a game rated without
+        its Event.
+        """
+        text = (
+            '[Event "Spring\nOpen"]\n[White "A, B"]\n[Black "C, D"]\n[Result "1-0"]\n[WhiteFideId "4600003"]\n'
+            '[BlackFideId "4600011"]\n\n1. e4 1-0\n\n'
+            '[Event "Open"]\n[White "A, B"]\n[Black "C, D"]\n[Result "1-0"]\n\n1. e4 1-0\n\n'
+            '[Event "Cup"] [White "A, B"] [Black "C, D"] [Result "1-0"] 1. e4 1-0 [Event "Cup"] [White "E, F"] 1-0\n'
+        )
+        records = read("g.pgn", text.encode())
+        assert records["source_line"].to_list() == [1, 11, 18]
+        assert records["parse_error"].to_list() == [
+            'malformed tag line 1: [Event "Spring (its value runs on to line 2: a line break inside a tag value)',
+            None,
+            'malformed tag line 18: [Event "Cup"] [White "A, B"] [Black "C, D"] [Result "1-0"] 1. e4 1-0 [Event "Cup"] '
+            '[White "E, F"] 1-0 (2 games on one line, read as one record: a PGN tag stands on a line of its own)',
+        ]
+        assert records["raw_text"][0].splitlines()[-1] == '[BlackFideId "4600011"]'
+
     def test_event_start_falls_back_to_first_game_date(self):
         winter = read("games.pgn", federation="ENG").filter(pl.col("event_id").str.ends_with("#Winter Cup"))
         assert winter["event_start"].unique().to_list() == [date(2024, 1, 20)]

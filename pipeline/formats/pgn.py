@@ -67,6 +67,10 @@ TAGS = [
 ]
 T = TypeVar("T")
 _TAG_INDEX = {tag: index for index, tag in enumerate(TAGS)}
+# Tag names are case-sensitive in the PGN standard (8.1), but exports write '[white "..."]' or 'WhiteFIDEId', and no
+# tag differs from a wanted one by case alone: names are matched whatever their case (a choice: README, "Rating your
+# own federation's files").
+_FOLDED_INDEX = {tag.lower(): index for index, tag in enumerate(TAGS)}
 _EVENT = _TAG_INDEX["Event"]
 _MISSING = ["", "?", "-", "0"]  # how PGN exports spell "no id" / "unrated" (the Olympiad file uses Elo "0")
 _MISSING_BYTE = np.zeros(256, dtype=bool)
@@ -113,10 +117,10 @@ def _pattern_words(pattern: bytes) -> tuple[int, int, int, int]:
 
 
 # A wanted tag line opens with its name, a blank and a quote: '[Event "'. After the '[', the first
-# six bytes of that pattern ('Event ', 'EventD', 'Date "', 'WhiteF', 'WhiteE'...) tell the wanted
+# six bytes of that pattern, case folded ('event ', 'eventd', 'date "', 'whitef', 'whitee'...), tell the wanted
 # names apart; a multiplicative hash of them picks a slot of a small table holding the candidate's
 # index in TAGS (or a last candidate that matches nothing), and the whole pattern confirms it.
-_PATTERNS = [_pattern_words(tag.encode() + b' "') for tag in TAGS] + [(1, 0, 0, 0)]  # (1 & 0) != ... never
+_PATTERNS = [_pattern_words(tag.lower().encode() + b' "') for tag in TAGS] + [(1, 0, 0, 0)]  # (1 & 0) != ... never
 _PATTERN_LOW, _PATTERN_HIGH, _PATTERN_MASK_LOW, _PATTERN_MASK_HIGH = (
     np.array(column, dtype=np.uint64) for column in zip(*_PATTERNS, strict=True)
 )
@@ -124,7 +128,10 @@ _PATTERN_MASK_LOW[-1] = 0  # the never-matching candidate: (low & 0) is never 1
 _NAME_LENGTH = np.array([len(tag.encode()) for tag in TAGS] + [0], dtype=np.int64)
 _PREFIX_MASK = np.uint64((1 << 48) - 1)
 _HASH_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's finaliser constant: no two wanted names collide
-_HASH_BITS = 7
+_HASH_BITS = 8  # 7 bits put two of the case-folded names in one slot
+# OR-ing 0x20 into every byte folds ASCII capitals to lower case and keeps digits, the blank and the quote; bytes it
+# turns into a blank or a quote (NUL, 0x02) are no name or spacing the fast path then accepts.
+_FOLD = np.uint64(0x2020202020202020)
 
 
 def _slot(low: np.ndarray) -> np.ndarray:
@@ -386,6 +393,13 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     tag_of, value_start, value_end, slow_values = _tags(
         lines, tag_lines, content.take(tag_lines), ends.take(tag_lines), escapes
     )
+    continued = _broken_values(lines, content, tag_lines[tag_of == _MALFORMED], tagish, blank, escape)
+    if len(continued):  # rare: they join the tag lines, malformed
+        tagish[continued], movetext[continued] = True, False
+        at = np.searchsorted(tag_lines, continued)
+        slow_values = {j + int(np.searchsorted(at, j, side="right")): value for j, value in slow_values.items()}
+        tag_lines, tag_of = np.insert(tag_lines, at, continued), np.insert(tag_of, at, _MALFORMED)
+        value_start, value_end = np.insert(value_start, at, 0), np.insert(value_end, at, 0)
     game = _game_numbers(tagish, tag_lines, tag_of, None if single else segment, segment_first)
     games = int(game.max(initial=0))
     preamble = _preamble(lines, game, blank, escape, file_line, segments.file, segment)
@@ -407,8 +421,17 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
         )
     malformed_at = np.flatnonzero(tag_of == _MALFORMED)
     malformed_games, first_malformed = np.unique(tag_game[malformed_at], return_index=True)
+    runs_on = set(continued.tolist())
     for g, line in zip(malformed_games.tolist(), tag_lines[malformed_at[first_malformed]].tolist(), strict=True):
-        errors.setdefault(g - 1, []).append(f"malformed tag line {file_line[line] + 1}: {lines.text(line)}")
+        error = f"malformed tag line {file_line[line] + 1}: {lines.text(line)}"
+        if line + 1 in runs_on:
+            last = line + 1
+            while last + 1 in runs_on:
+                last += 1
+            error += f" (its value runs on to line {file_line[last] + 1}: a line break inside a tag value)"
+        elif (count := lines.text(line).count("[Event ")) > 1:
+            error += f" ({count} games on one line, read as one record: a PGN tag stands on a line of its own)"
+        errors.setdefault(g - 1, []).append(error)
     if unclosed is not None:
         for line in unclosed.tolist():
             if game[line] > 0:
@@ -446,7 +469,8 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     event_start, start_from, _ = _date_values(lines, values["EventDate"], "EventDate", errors)
     # A game is played on or after its event's start: an EventDate known in part bounds an undated game's day too.
     date_from = pl.select(pl.when(day.is_null()).then(pl.max_horizontal(day_from, start_from))).to_series()
-    moves_known, has_move = _move_facts(lines, game, movetext, content, games, result)
+    moves_known, has_move, last_move_line = _move_facts(lines, game, movetext, content, games, result)
+    _disagreeing_results(lines, last_move_line, values["Result"], result, file_line, errors)
     # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run). _records reads
     # those columns only there, so only there are they made (a run's other games hold null).
     file_starts = np.ones(games, dtype=bool)
@@ -594,6 +618,40 @@ def _comment_lines(
     in_comment = np.zeros(len(content), dtype=bool)
     in_comment[candidates] = inside(content[candidates])
     return in_comment, unclosed
+
+
+_MOST_VALUE_LINES = 20
+
+
+def _broken_values(
+    lines: ByteLines,
+    content: np.ndarray,
+    malformed: np.ndarray,
+    tagish: np.ndarray,
+    blank: np.ndarray,
+    escape: np.ndarray,
+) -> np.ndarray:
+    """The lines that carry on a tag value broken by a line break ('[Event "A' then 'B"]'): up to the first line
+    ending with '"]', before any blank or tag line. They stay in the tag section, so that the game is one record,
+    unparseable for its malformed tag line, not a malformed piece and a game rated without the tag.
+
+    malformed: the malformed tag lines (rare), of which only those leaving a value open are followed.
+    """
+    arr, ends = lines.arr, lines.ends
+    continued: list[int] = []
+    for line in malformed.tolist():
+        text = bytes(arr[content[line] : ends[line]]).rstrip(b" \t")
+        if text.endswith(b"]") or (text.count(b'"') - text.count(b'\\"')) % 2 == 0:
+            continue  # blanks after the ']', or no value left open: a malformed line of its own
+        following = line + 1
+        while following < min(line + 1 + _MOST_VALUE_LINES, lines.count) and not (
+            blank[following] or tagish[following] or escape[following]
+        ):
+            if bytes(arr[lines.starts[following] : ends[following]]).rstrip(b" \t").endswith(b'"]'):
+                continued.extend(range(line + 1, following + 1))
+                break
+            following += 1
+    return np.array(continued, dtype=np.int64)
 
 
 def _first_rows(tag_of: np.ndarray, tag_game: np.ndarray, games: int) -> tuple[np.ndarray, np.ndarray]:
@@ -914,7 +972,7 @@ def _tags(
     # other tags' names are found and checked in them.
     window = windows(arr, begin + 1, _NAME_WINDOW)
     words = window.view("<u8")
-    low, high = words[:, 0], words[:, 1]
+    low, high = words[:, 0] | _FOLD, words[:, 1] | _FOLD
     index = _SLOT_TAG.take(_slot(low))
     pattern = ((low & _PATTERN_MASK_LOW.take(index)) == _PATTERN_LOW.take(index)) & (
         (high & _PATTERN_MASK_HIGH.take(index)) == _PATTERN_HIGH.take(index)
@@ -977,8 +1035,8 @@ def _tags(
             # A wanted name followed by NUL bytes ('Date\0') is read as that name, as the zero-padded
             # name words always read it (its game is in error anyway: a NUL byte).
             name = bytes(window[j, : name_length[j]]).rstrip(b"\0").decode("latin-1")
-            if len(name) < name_length[j] and name in _TAG_INDEX:
-                tag_of[j] = _TAG_INDEX[name]
+            if len(name) < name_length[j] and name.lower() in _FOLDED_INDEX:
+                tag_of[j] = _FOLDED_INDEX[name.lower()]
             else:
                 fast[j] = False
 
@@ -988,7 +1046,7 @@ def _tags(
         if match is None or _SECOND_TAG.search(match.group(2)):
             tag_of[j] = _MALFORMED
             continue
-        tag_of[j] = _TAG_INDEX.get(match.group(1), _UNWANTED)
+        tag_of[j] = _FOLDED_INDEX.get(match.group(1).lower(), _UNWANTED)
         if tag_of[j] >= 0:
             slow_values[j] = match.group(2).replace('\\"', '"').replace("\\\\", "\\")
     return tag_of, value_start, value_end, slow_values
@@ -1037,8 +1095,8 @@ def _game_numbers(
 
 def _move_facts(
     lines: ByteLines, game: np.ndarray, movetext: np.ndarray, content: np.ndarray, games: int, result: pl.Series
-) -> tuple[np.ndarray, np.ndarray]:
-    """(moves_known, has_move) per game: movetext present, and at least one move in it.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(moves_known, has_move, last movetext line or -1) per game: movetext present, and at least one move in it.
 
     Most games open their movetext with a numbered move ('1. e4'); only the others (no such
     opening: comments first, a bare result, a '0-0' double forfeit) are cleaned and searched.
@@ -1048,9 +1106,11 @@ def _move_facts(
     moves_known = np.zeros(games, dtype=bool)
     moves_known[move_game - 1] = True
     has_move = np.zeros(games, dtype=bool)
+    last_line = np.full(games, -1, dtype=np.int64)
     if len(move_lines) == 0:
-        return moves_known, has_move
+        return moves_known, has_move, last_line
     first = np.flatnonzero(np.diff(move_game, prepend=0))  # games are numbered in line order
+    last_line[move_game[first] - 1] = move_lines[np.append(first[1:], len(move_lines)) - 1]
     with_moves = move_game[first]
     first_lines = move_lines[first]
     quick = _opens_with_move(lines.arr, content[first_lines])
@@ -1072,7 +1132,66 @@ def _move_facts(
             .to_numpy()
         )
         has_move[unsure - 1] = checked
-    return moves_known, has_move
+    return moves_known, has_move, last_line
+
+
+_MARKER_WORDS = {marker: int.from_bytes(marker.encode(), "little") for marker in ("1-0", "0-1", "1/2-1/2", "*")}
+_MARKER_VALUES = np.array(list(_MARKER_WORDS.values()), dtype=np.uint64)
+_MARKER_BOUNDARY = np.zeros(256, dtype=bool)
+_MARKER_BOUNDARY[list(b" \t})\n")] = True  # '\n': the marker opens its line
+
+
+# PGN standard 8.2.6: the movetext ends with a game termination marker, which "shall match" the Result tag's value.
+def _disagreeing_results(
+    lines: ByteLines,
+    last_line: np.ndarray,
+    values: _TagValues,
+    result: pl.Series,
+    file_line: np.ndarray,
+    errors: dict[int, list[str]],
+) -> None:
+    """A game whose movetext ends with a result (1-0, 0-1, 1/2-1/2, *) other than its Result tag cannot be read: which
+    one holds is unknown. Only the 8 bytes before each game's last movetext line's end are read; a movetext without
+    such a marker (moves only, a comment last, '0-0') is not judged, nor is a game without a Result tag.
+    """
+    arr = lines.arr
+    games = np.flatnonzero(last_line >= 0)
+    line = last_line.take(games)
+    end = lines.ends.take(line)
+    # One gather of the 8 bytes before each end, read as a word: a marker is its last 1, 3 or 7 bytes, with a blank (or
+    # a comment's or variation's end) or the line's start (the previous line's '\n') before it. A movetext line follows
+    # a tag line, so end >= 8 (the bytes lie in the piece) but for junk.
+    word = windows(arr, np.maximum(end - 8, 0), 8).view("<u8")[:, 0]
+    blanks_after = np.flatnonzero(_BLANK_BYTES.take((word >> np.uint64(56)).astype(np.intp)))
+    if len(blanks_after):  # rare: blanks after the marker
+        for i in blanks_after.tolist():
+            begin = int(lines.starts[line[i]])
+            end[i] = begin + len(bytes(arr[begin : end[i]]).rstrip(b" \t"))
+        word[blanks_after] = windows(arr, np.maximum(end[blanks_after] - 8, 0), 8).view("<u8")[:, 0]
+    found_games, found_codes = [], []
+    for code, (text, value) in enumerate(_MARKER_WORDS.items()):
+        width = len(text)
+        found = np.flatnonzero((word >> np.uint64(8 * (8 - width))) == np.uint64(value))
+        before = ((word.take(found) >> np.uint64(8 * (7 - width))) & np.uint64(0xFF)).astype(np.intp)
+        found = found[(end.take(found) >= 8) & _MARKER_BOUNDARY.take(before)]
+        found_games.append(found)
+        found_codes.append(np.full(len(found), code, dtype=np.int64))
+    order = np.concatenate(found_games)
+    games, marker, end = games.take(order), np.concatenate(found_codes), end.take(order)
+    # The Result tag's bytes as written, compared with the marker's; the (rare) others are settled on the strings.
+    start, size = values.start.take(games), values.length.take(games)
+    written = windows(arr, start, 8).view("<u8")[:, 0] & _BYTE_MASKS.take(np.clip(size, 0, 8))
+    differ = (written != _MARKER_VALUES.take(marker)) & values.present.take(games)
+    texts = list(_MARKER_WORDS)
+    for g, code, line_end in zip(games[differ].tolist(), marker[differ].tolist(), end[differ].tolist(), strict=True):
+        tag = result[g]
+        if tag is None or tag.replace("½", "1/2") == texts[code]:
+            continue
+        at = int(np.searchsorted(lines.starts, line_end, side="right")) - 1
+        errors.setdefault(g, []).append(
+            f"Result is '{tag}' but the movetext ends with '{texts[code]}' (line {file_line[at] + 1}); "
+            "PGN standard 8.2.6: they must be the same"
+        )
 
 
 _MOVE_LETTERS = np.zeros(256, dtype=bool)
@@ -1214,6 +1333,17 @@ def _per_run(
     return derived.select(pl.all().gather(run))
 
 
+# PGN standard 9.8.1 (Termination): of its values (abandoned, adjudication, death, emergency, normal, rules
+# infraction, time forfeit, unterminated) none says a game was not played; "time forfeit" is a game lost on the
+# clock, played and rated (FIDE B.02 5.1: a game where each player made a move is rated). Exports add their own
+# "forfeit" (a game lost without play) and "unplayed": those words, but not "time forfeit" (Lichess's flag fall).
+def _unplayed_termination(termination: pl.Expr) -> pl.Expr:
+    """Whether a (lower-case) Termination says the game was not played: the word forfeit (forfeited, forfeits) or
+    unplayed, except a time forfeit.
+    """
+    return termination.str.contains(r"\b(forfeit\w*|unplayed)\b") & ~termination.str.contains(r"\btime[\s_-]*forfeit")
+
+
 def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
     """Record columns from the typed per-game values: event id, result, unplayed, time control.
 
@@ -1249,10 +1379,7 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
     forfeit = _per_run(
         games,
         "Termination",
-        {
-            "_forfeit": termination.str.contains("forfeit|unplayed"),
-            "_bye_termination": termination.str.contains(r"\bbye\b"),
-        },
+        {"_forfeit": _unplayed_termination(termination), "_bye_termination": termination.str.contains(r"\bbye\b")},
     )
     result = games.select(
         pl.when(pl.col("Result") == "½-½").then(pl.lit("1/2-1/2")).otherwise(pl.col("Result")).alias("result")
