@@ -111,6 +111,23 @@ def test_a_wrong_header_is_one_record_of_the_file_not_one_per_row():
     )
 
 
+def test_a_semicolon_or_tab_separated_file_is_told_so():
+    files = {
+        "semicolons.csv": "White ID;Black ID;Result\n1001;1002;1-0\n1003;1004;0-1\n",
+        "tabs.csv": '\n"white_id"\t"black_id"\t"result"\r\n1001\t1002\t1-0\r\n',
+        "commas.csv": "white_id,black_id,result,note\n1001,1002,1-0,a;b\n",
+    }
+    games, quarantine = split(files)
+    assert games.height == 1
+    assert quarantine["source_file"].to_list() == ["GER/2024-01/semicolons.csv", "GER/2024-01/tabs.csv"]
+    for (name, line), detail in zip([("semicolons", 1), ("tabs", 2)], quarantine["detail"], strict=True):
+        assert detail == (
+            f"the header (line {line}) is not comma-separated: it is separated by {name} (columns: white_id, "
+            "black_id, result), so none of its rows is read; a games file separates its columns with commas: save it "
+            "as CSV with commas (README, 'Rating your own federation's files')"
+        )
+
+
 def test_a_file_without_a_header_row_is_told_so():
     _, quarantine = split({"bare.csv": "1001,1002,1-0\n1003,1004,0-1\n"})
     assert quarantine.height == 1

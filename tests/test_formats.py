@@ -1222,6 +1222,58 @@ def test_is_utf8_agrees_with_pythons_decoder_on_random_bytes():
         assert is_utf8(data) is decodes, data
 
 
+def test_a_file_of_utf8_and_legacy_games_keeps_both_kinds_of_names():
+    from pipeline.formats.decoding import decode_text_detected, utf8_lf_bytes_detected
+
+    # As many accented names in the Latin-1 half as in the UTF-8 half: each line is read in its own encoding.
+    game = '[Event "Fürth Open"]\n[Site "Fürth"]\n[Date "2024.01.10"]\n[Round "{}"]\n[White "Müller, Jörg"]\n'
+    game += '[Black "Weiß, Groß"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n\n'
+    data = game.format(1).encode("utf-8") + game.format(2).encode("latin-1") + game.format(3).encode("cp1252")
+    records = read("mixed.pgn", data).sort("round")
+    assert records["white_name"].to_list() == ["Müller, Jörg"] * 3
+    assert records["black_name"].to_list() == ["Weiß, Groß"] * 3
+    assert records["event_id"].n_unique() == 1
+    text = "".join(game.format(number) for number in (1, 2, 3))
+    assert decode_text_detected(b"\xef\xbb\xbf" + data) == (text, "utf-8+windows-1252")
+    assert utf8_lf_bytes_detected(data.replace(b"\n", b"\r\n")) == (text.encode(), "utf-8+windows-1252")
+    # A legacy file stays one: wholly Windows-1252, or Latin-1 when a byte is undefined in Windows-1252.
+    assert decode_text_detected(text.encode("cp1252") + "€".encode("cp1252")) == (text + "€", "windows-1252")
+    assert decode_text_detected(text.encode("latin-1") + b"\x81") == (text + "\x81", "latin-1")
+    trf = f"012 Fürth Open\n001    1      {'Müller, Jörg':<33} 2000\n"
+    assert decode_text_detected(trf.encode() + trf.encode("cp1252")) == (trf * 2, "utf-8+windows-1252")
+
+
+def test_mixed_files_read_each_line_as_a_per_line_decoder_does():
+    import random
+    import re
+
+    from pipeline.formats.decoding import decode_text_detected
+
+    def by_line(data: bytes) -> str:
+        pieces = re.split(rb"(?<=[\r\n])", data)
+        legacy = b"".join(piece for piece in pieces if not _decodes(piece))
+        codec = "cp1252" if _decodes(legacy, "cp1252") else "latin-1"
+        if all(piece.isascii() or not _decodes(piece) for piece in pieces):  # no UTF-8 line: a legacy file
+            return data.decode(codec if _decodes(data, codec) else "latin-1")
+        return "".join(piece.decode("utf-8" if _decodes(piece) else codec) for piece in pieces)
+
+    rng = random.Random(5)
+    pieces = [case for case, _ in _UTF8_CASES] + [b"a", b"\n", b"\r", "é".encode(), "€".encode(), b"\xe9", b"\x81"]
+    pieces += [b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf"]  # the edges of the ranges
+    for _ in range(20_000):
+        data = b"a" + b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 10)))
+        if not _decodes(data):
+            assert decode_text_detected(data)[0] == by_line(data), data
+
+
+def _decodes(data: bytes, codec: str = "utf-8") -> bool:
+    try:
+        data.decode(codec)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def test_parse_digits_agrees_with_python_on_every_two_bytes_and_random_fields():
     import random
     import re

@@ -123,8 +123,30 @@ def csv_cells(text: str) -> TableCells:
             ]
         )
     cells, kaggle = _with_kaggle_names(cells)
+    if missing_columns(header_names(cells)):
+        _check_separator(text, header_line)
     _check_header(header_names(cells), header_line)
     return TableCells(cells, ragged, header_line, kaggle=kaggle)
+
+
+_OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs"}
+
+
+def _check_separator(text: str, header_line: int) -> None:
+    """UnreadableDump when a header that lacks a required column has them all split at semicolons or tabs.
+
+    Such a file (a spreadsheet's export where the decimal mark is a comma) is said to be one, not read: which
+    separator a file uses is read from nothing but its header, and its cells could hold the other.
+    """
+    line = re.split(r"\r\n|\r|\n", text, maxsplit=header_line)[header_line - 1]
+    for separator, name in _OTHER_SEPARATORS.items():
+        names = _column_names(line.split(separator))
+        if separator in line and not missing_columns(names):
+            raise UnreadableDump(
+                f"the header (line {header_line}) is not comma-separated: it is separated by {name} (columns: "
+                f"{', '.join(names)}), so none of its rows is read; a games file separates its columns with commas: "
+                "save it as CSV with commas (README, 'Rating your own federation's files')"
+            )
 
 
 def table_records(files: Sequence[TableCells], event_keys: Sequence[str]) -> pl.DataFrame:
