@@ -189,6 +189,41 @@ class TestTrf:
             "event start '2024/02/30' (tag 042) is not a date"
         ]
 
+    def test_round_dates_tag_132_are_read_in_trf_forms_only(self):
+        """Tag 132 is YY/MM/DD (TRF16) or YYYY/MM/DD: '10.01.24' (day.month.year) was read as 2010-01-24 and rated."""
+
+        def rounds(dates: str) -> pl.DataFrame:
+            lines = [
+                "042 2024/01/10",
+                "052 2024/01/12",
+                "132" + " " * 88 + dates,
+                trf_line("1", "One,A", "1001", ["   2 w 1", "   2 b =", "   2 w 0"]),
+                trf_line("2", "Two,B", "1002", ["   1 b 0", "   1 w =", "   1 b 1"]),
+            ]
+            return read("dates.trf", "\n".join(lines).encode()).sort("round").select("date", "parse_error")
+
+        days = [date(2024, 1, 10), date(2024, 1, 11), date(2024, 1, 12)]
+        assert rounds("24/01/10  24/01/11  24/01/12").to_dict(as_series=False) == {
+            "date": days,
+            "parse_error": [None] * 3,
+        }
+        assert rounds("2024/01/10  2024/01/11  2024/01/12")["date"].to_list() == days  # TRF-2026's wider dates
+        assert rounds("2024-01-10 2024.01.11 2024/01/12")["date"].to_list() == days  # a four-digit year first
+        day_month_year = rounds("10.01.24  11.01.24  12.01.24")
+        assert day_month_year["date"].to_list() == [None] * 3
+        assert day_month_year["parse_error"].to_list() == [
+            f"round {r} date '{d}.01.24' (tag 132, line 3, column {82 + 10 * r}) is neither YY/MM/DD (TRF16) nor "
+            "YYYY/MM/DD: not read, as 10.01.24 may be day.month.year"
+            for r, d in ((1, 10), (2, 11), (3, 12))
+        ]
+        # One cell in another form: that round's games only, the others dated.
+        assert rounds("24/01/10  11-01-24  24/01/12")["parse_error"].to_list() == [
+            None,
+            "round 2 date '11-01-24' (tag 132, line 3, column 102) is neither YY/MM/DD (TRF16) nor YYYY/MM/DD: not "
+            "read, as 10.01.24 may be day.month.year",
+            None,
+        ]
+
     def test_a_tournament_ending_after_its_folders_month_by_tag_052_is_not_rated_in_it(self):
         from pipeline.validate.split import split_games
         from schemas import Players, empty_frame

@@ -28,14 +28,14 @@ MONTH = "2024-01"
 #                            under the id the dump gives), 3 unplayed, 2 unparseable
 #  GER/tiny-resubmitted.trf.gz  the same file again (sorts before tiny.trf by name, after it by stem):
 #                            its 5 games become duplicates, the rest as above
-#  GER/games.csv             11 rows: 5 games (7777 unregistered, rated as written; one dated before its
-#                            league started, reported with it), self_play, result, 2 unparseable,
-#                            rating_implausible, unplayed
+#  GER/games.csv             11 rows: 4 games (7777 unregistered, rated as written), self_play, result,
+#                            3 unparseable (one dated before its league's stated start), rating_implausible,
+#                            unplayed
 #  ENG/games.pgn             13 games: 4 games, unknown_player (ambiguous name), 3 unplayed, result,
 #                            future (dated in February), 2 unparseable, rating_implausible
 #  ENG/garbage.trf, ENG/notes.docx: one unparseable record each
 EXPECTED_REASONS = {
-    "unparseable": 2 + 2 + 2 + 2 + 1 + 1,
+    "unparseable": 2 + 2 + 3 + 2 + 1 + 1,
     "unplayed": 3 + 3 + 1 + 3,
     "unknown_player": 1,
     "self_play": 1,
@@ -44,7 +44,7 @@ EXPECTED_REASONS = {
     "duplicate": 5,
     "rating_implausible": 1 + 1,
 }
-EXPECTED_GAMES = 5 + 5 + 4
+EXPECTED_GAMES = 5 + 4 + 4
 EXPECTED_RAW = 10 + 10 + 11 + 13 + 1 + 1
 
 
@@ -193,8 +193,12 @@ def test_quarantine_details(month_split):
     }
     assert detail[("games.csv", 3)] == ("self_play", "white and black are both player 1005")
     assert detail[("games.csv", 5)] == ("result_out_of_domain", "result '2-0' is not 1-0, 0-1 or 1/2-1/2")
-    # Dated 30 December in a league of January, reported with it: its tournament ended in January (the calendar).
-    assert ("games.csv", 7) not in detail
+    # Dated 30 December in a league its row says started on 5 January: one of the two dates is wrong.
+    assert detail[("games.csv", 7)] == (
+        "unparseable",
+        "game dated 2023-12-30 (date) is before its event's start 2024-01-05 (event_start): one of the two dates is "
+        "wrong",
+    )
     assert detail[("games.pgn", 79)] == (
         "future",
         "game dated 2024-02-03, after 2024-01: the month its dump was reported for",
@@ -215,11 +219,11 @@ def test_checks_apply_in_order():
     raw = read_file((DATA / "games.csv").read_bytes(), "GER/2024-01/games.csv", "GER", MONTH)
     games, quarantine = split_games(raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH)
     reasons = dict(quarantine.select("source_line", "reason").rows())
-    assert reasons[3] == "self_play" and reasons[5] == "result_out_of_domain" and 7 not in reasons
+    assert reasons[3] == "self_play" and reasons[5] == "result_out_of_domain" and reasons[7] == "unparseable"
     # '+-' is a forfeit before it is an unknown result; '12a' is unreadable before anything else.
     assert reasons[11] == "unplayed" and reasons[9] == "unparseable"
     assert dict(quarantine.group_by("reason").len().rows()) == {
-        "unparseable": 2,
+        "unparseable": 3,
         "unplayed": 1,
         "self_play": 1,
         "result_out_of_domain": 1,
@@ -267,6 +271,85 @@ def test_empty_month():
     assert games.height == 0 and quarantine.height == 0
     Games.validate(games)
     Quarantine.validate(quarantine)
+
+
+def test_a_game_dated_outside_its_events_stated_dates_is_unparseable_naming_both():
+    """A game's day before its event's stated start (TRF 042, PGN EventDate, a table's event_start) or after its
+    stated end (TRF 052) was rated on that day; a date known in part is refused only when its whole period is outside.
+    """
+    trf = [
+        "042 2024/01/10",
+        "052 2024/01/12",
+        "132" + " " * 88 + "23/01/10  24/01/11  24/01/14",  # round 1's year mistyped, round 3 after the end
+        *[
+            f"001 {rank:>4}      {name:<33} 2000 GER {fide_id:>11} 1990/01/01  0.0 {rank:>4}  " + "  ".join(cells)
+            for rank, name, fide_id, cells in (
+                ("1", "One,A", "1001", ["   2 w 1", "   2 b =", "   2 w 0"]),
+                ("2", "Two,B", "1002", ["   1 b 0", "   1 w =", "   1 b 1"]),
+            )
+        ],
+    ]
+    table = "event_id,event_start,date,white_id,black_id,result\ne,2024-01-10,2023-01-10,1003,1004,1-0\n"
+
+    def pgn(day: str, event_day: str | None, black: int) -> str:
+        event_date = f'[EventDate "{event_day}"]\n' if event_day else ""
+        return (
+            f'[Event "open"]\n[Date "{day}"]\n{event_date}[WhiteFideId "1005"]\n[BlackFideId "{black}"]\n'
+            '[Result "1-0"]\n\n1. e4 e5 1-0\n\n'
+        )
+
+    games = [
+        pgn("2023.01.10", "2024.01.10", 1006),
+        pgn("2023.??.??", "2024.01.10", 1007),  # the whole year before the event: refused
+        pgn("2024.??.??", "2024.01.10", 1008),  # may be of the event: rated
+        pgn("2024.01.05", None, 1009),  # without EventDate the event starts on its earliest whole date ...
+        pgn("2023.12.??", None, 1010),  # ... which a game of the month before may precede: rated
+    ]
+    raw = pl.concat(
+        [
+            read_file("\n".join(trf).encode(), "GER/2024-01/open.trf", "GER", MONTH),
+            read_file(table.encode(), "GER/2024-01/games.csv", "GER", MONTH),
+            read_file(games[0].encode(), "GER/2024-01/a.pgn", "GER", MONTH),
+            read_file("".join(games[1:3]).encode(), "GER/2024-01/b.pgn", "GER", MONTH),
+            read_file("".join(games[3:]).encode(), "GER/2024-01/c.pgn", "GER", MONTH),
+        ]
+    )
+    games_kept, quarantine = split_games(raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH)
+    wrong = ": one of the two dates is wrong"
+    assert sorted(quarantine.select("source_file", "reason", "detail").rows()) == [
+        (
+            "GER/2024-01/a.pgn",
+            "unparseable",
+            f"game dated 2023-01-10 (Date) is before its event's start 2024-01-10 (EventDate){wrong}",
+        ),
+        (
+            "GER/2024-01/b.pgn",
+            "unparseable",
+            "game dated in part, between 2023-01-01 and 2023-12-31 (Date) is before its event's start 2024-01-10 "
+            f"(EventDate){wrong}",
+        ),
+        (
+            "GER/2024-01/games.csv",
+            "unparseable",
+            f"game dated 2023-01-10 (date) is before its event's start 2024-01-10 (event_start){wrong}",
+        ),
+        (
+            "GER/2024-01/open.trf",
+            "unparseable",
+            f"game dated 2023-01-10 (tag 132) is before its event's start 2024-01-10 (tag 042){wrong}",
+        ),
+        (
+            "GER/2024-01/open.trf",
+            "unparseable",
+            f"game dated 2024-01-14 (tag 132) is after its event's end 2024-01-12 (tag 052){wrong}",
+        ),
+    ]
+    assert games_kept.sort("source_file", "date").select("source_file", "date").rows() == [
+        ("GER/2024-01/b.pgn", None),
+        ("GER/2024-01/c.pgn", None),
+        ("GER/2024-01/c.pgn", date(2024, 1, 5)),
+        ("GER/2024-01/open.trf", date(2024, 1, 11)),
+    ]
 
 
 # -- real files ------------------------------------------------------------------------------------
@@ -388,15 +471,15 @@ def test_without_registry_ids_are_known_and_the_month_is_the_files_own():
         raw, read_players(ObjectStore("/nonexistent-store"), MONTH), MONTH, check_month=False
     )
     counts = dict(quarantine.group_by("reason").len().rows())
-    # 7777 is no longer unknown, the December date no longer outside the month.
+    # 7777 is no longer unknown.
     assert counts == {
-        "unparseable": 2,
+        "unparseable": 3,
         "unplayed": 1,
         "self_play": 1,
         "result_out_of_domain": 1,
         "rating_implausible": 1,
     }
-    assert games.height == 5
+    assert games.height == 4
 
 
 # -- FIDE rating lists as registry and seed list ---------------------------------------------------
@@ -731,13 +814,13 @@ def test_quarantine_figures_count_by_reason_and_file_and_warn_when_most_is_quara
     figures = quarantine_figures(raw.height, quarantine)
     assert figures.quarantined == raw.height - games.height == sum(EXPECTED_REASONS.values())
     assert figures.by_reason == EXPECTED_REASONS and list(figures.by_reason)[:3] == [
-        "unparseable",  # 10, tied with unplayed: by name
+        "unparseable",  # 11
         "unplayed",
         "duplicate",
     ]
-    assert figures.share == pytest.approx(32 / 46)
-    assert figures.warning == "32 of 46 records (70%) quarantined; most: unparseable 10, unplayed 10, duplicate 5"
-    assert sum(figures.by_file.values()) == 32 and list(figures.by_file.values()) == sorted(
+    assert figures.share == pytest.approx(33 / 46)
+    assert figures.warning == "33 of 46 records (72%) quarantined; most: unparseable 11, unplayed 10, duplicate 5"
+    assert sum(figures.by_file.values()) == 33 and list(figures.by_file.values()) == sorted(
         figures.by_file.values(), reverse=True
     )
     # At most half quarantined: no warning; no raw record: a share of 0.

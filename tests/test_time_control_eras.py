@@ -196,7 +196,7 @@ def test_validation_classes_by_era_and_quarantines_clocks_fide_does_not_rate():
             "e,2024-06-01,2024-06-02,5,1003,1004,0-1,modern,900,10",  # declared modern, rapid clock: rapid
             "e,2024-06-01,2024-06-02,6,1001,1004,1-0,classical,180,2",  # the clock wins over the declared class
             "e,2024-06-01,2024-06-02,7,1004,1005,1-0,blitz,,",
-            "e,2024-06-01,2024-05-20,8,1001,1005,1-0,,60,0",  # outside the month too: not ratable is said first
+            "e,2024-05-01,2024-05-20,8,1001,1005,1-0,,60,0",  # outside the month too: not ratable is said first
             "e,2024-06-01,2024-06-02,9,1002,1005,+-,,60,0",  # a forfeit: unplayed, whatever its clock
         ],
     )

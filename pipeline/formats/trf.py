@@ -174,12 +174,15 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
         ["file", "tag"], keep="first", maintain_order=True
     )
     first: list[dict[str, str]] = [{} for _ in range(count)]
-    for file, tag, text in tags.select("file", "tag", "text").iter_rows():
+    round_dates_line = [0] * count  # the line of tag 132, which a round date's problem names
+    for file, tag, text, line_no in tags.select("file", "tag", "text", "line_no").iter_rows():
         first[file][tag] = text
+        if tag == "132":
+            round_dates_line[file] = line_no
     headers = []
     time_controls: dict[str, tuple] = {}  # a clock's text -> base, increment, the class it names, why it is unread
-    for tags_of_file in first:
-        round_dates, round_date_errors = _round_dates(tags_of_file.get("132", ""))
+    for file, tags_of_file in enumerate(first):
+        round_dates, round_date_errors = _round_dates(tags_of_file.get("132", ""), round_dates_line[file])
         start_text = tags_of_file.get("042", "")[4:]
         start, start_impossible = parse_free_date_checked(start_text)
         end, end_error = _end_date(tags_of_file.get("052", "")[4:], start)
@@ -252,30 +255,52 @@ def _declared_class(text: str) -> str | None:
     return "classical" if named == "standard" else named
 
 
-_DATE_TOKEN = re.compile(r"\d{2,4}[/.-]\d{1,2}[/.-]\d{1,2}")
+# TRF16 (FIDE handbook C.04 Annex 2): tag 132 writes round r's date YY/MM/DD in columns 92 + 10 (r - 1); TRF-2026
+# writes YYYY/MM/DD, wider than the cell. A two-digit year first is read in TRF16's form only: '10.01.24' is as
+# likely day.month.year, and a misread round date rates its games in another year's era and list, without a word.
+_ROUND_DATE = re.compile(r"^(?:(\d{2})/(\d{1,2})/(\d{1,2})|(\d{4})[/.-](\d{1,2})[/.-](\d{1,2}))$")
+# Where the dates do not sit in their columns: every token holding a digit, in order (words such as 'Dates:' skipped).
+_DATE_TOKEN = re.compile(r"\S*\d\S*")
 
 
-def _round_dates(line: str) -> tuple[list[date | None], dict[int, str]]:
-    """Tag 132: round r's date in columns 92 + 10 (r - 1) (YY/MM/DD in TRF16), and the rounds whose date does not exist.
+def _round_date(cell: str) -> tuple[date | None, bool]:
+    """(the day a tag 132 cell states in TRF's forms (_ROUND_DATE), or None; True when the cell is in another form)."""
+    match = _ROUND_DATE.match(cell)
+    if match is None:
+        return None, True
+    short, short_month, short_day, long, long_month, long_day = match.groups()
+    year = int(long) if long else 2000 + int(short) if int(short) < 70 else 1900 + int(short)
+    month, day = (long_month, long_day) if long else (short_month, short_day)
+    try:
+        return date(year, int(month), int(day)), False
+    except ValueError:
+        return None, False
+
+
+def _round_dates(line: str, line_no: int) -> tuple[list[date | None], dict[int, str]]:
+    """Tag 132: round r's date in columns 92 + 10 (r - 1) (_ROUND_DATE), and why a round's date cannot be used: it
+    does not exist, or it is written in another form (named with the line and column).
 
     When the dates do not sit in those columns (wider YYYY/MM/DD dates, other spacing), they are
     taken in order of appearance instead.
     """
     cells = [
-        line[position : position + CELL_STEP].strip()
+        (position, line[position : position + CELL_STEP].strip())
         for position in range(FIRST_CELL, min(len(line), MAX_LINE), CELL_STEP)
     ]
-    checked = [parse_free_date_checked(cell) for cell in cells]
-    if not all(
-        day is not None or impossible or not cell for cell, (day, impossible) in zip(cells, checked, strict=True)
-    ):
-        cells = _DATE_TOKEN.findall(line[4:])[:MAX_ROUNDS]
-        checked = [parse_free_date_checked(token) for token in cells]
-    errors = {
-        r + 1: f"round {r + 1} date '{cell}' (tag 132) is not a date"
-        for r, (cell, (_, impossible)) in enumerate(zip(cells, checked, strict=True))
-        if impossible
-    }
+    checked = [_round_date(cell) if cell else (None, False) for _, cell in cells]
+    if any(other_form for _, other_form in checked):
+        cells = [(4 + token.start(), token.group()) for token in _DATE_TOKEN.finditer(line[4:])][:MAX_ROUNDS]
+        checked = [_round_date(cell) for _, cell in cells]
+    errors = {}
+    for r, ((position, cell), (day, other_form)) in enumerate(zip(cells, checked, strict=True)):
+        if other_form:
+            errors[r + 1] = (
+                f"round {r + 1} date '{cell}' (tag 132, line {line_no}, column {position + 1}) is neither YY/MM/DD "
+                "(TRF16) nor YYYY/MM/DD: not read, as 10.01.24 may be day.month.year"
+            )
+        elif day is None and cell:
+            errors[r + 1] = f"round {r + 1} date '{cell}' (tag 132) is not a date"
     return [day for day, _ in checked], errors
 
 

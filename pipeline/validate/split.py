@@ -75,7 +75,8 @@ def split_month(
     """RawGames -> Games, Quarantine and Identity rows; every raw row ends in exactly one of the first two.
 
     Checks, first match wins: misplaced and not_a_file (landing-zone entries that were not read),
-    unparseable, unplayed, invalid_id (id_problems), unknown_player, self_play,
+    unparseable (also a day outside its event's stated dates: _with_days_outside_event), unplayed,
+    invalid_id (id_problems), unknown_player, self_play,
     result_out_of_domain, duplicate (of an earlier month's game), time_control_not_ratable,
     future, after_closing_date and too_late (FIDE's reporting calendar, pipeline.rules.calendar: the
     month folder is the list period the dumps were reported for; a tournament's games are rated in
@@ -141,6 +142,9 @@ def split_month(
     named = event_named_by_row(frame, event)
     stated_end = pl.col("event_end")  # a TRF's tag 052: a tournament ends no earlier, even after the month
     events: list[str | pl.Expr] = ["source_file", event]
+    frame = _with_days_outside_event(frame, event)
+    # A game its own event's dates contradict ends no tournament: its day is not known.
+    in_month = in_month & pl.col("_outside_event").is_null()
     alone = None if named.all() else pl.lit(named)
     frame = frame.with_columns(
         tournament_end(pl.when(in_month).then(game_day), events, alone, stated_end).alias("_event_end")
@@ -177,6 +181,7 @@ def split_month(
         (NOT_A_FILE, refused == NOT_A_FILE, pl.col("parse_error").str.strip_prefix(f"{NOT_A_FILE}: ")),
         *[(code, refused == code, pl.col("parse_error").str.strip_prefix(f"{code}: ")) for code in READER_REASONS],
         ("unparseable", pl.col("parse_error").is_not_null(), pl.col("parse_error")),
+        ("unparseable", pl.col("_outside_event").is_not_null(), pl.col("_outside_event")),
         (
             "unplayed",
             pl.col("unplayed").is_not_null(),
@@ -265,6 +270,53 @@ def split_month(
         Quarantine,
     )
     return MonthSplit(games, quarantine, identities)
+
+
+# A game is played between its event's first and last day. A day before the start its dump states (TRF tag 042, PGN
+# EventDate, a table's event_start) or after the end (TRF tag 052) contradicts the record itself: one of the two dates
+# is wrong (a typo of the year, day.month.year read as year/month/day), and the game's day picks the time-control era
+# and the reporting calendar and is stored, so neither is taken (README, "Rating your own federation's files"). A date
+# known in part contradicts only when the whole period it names is outside, and then only a start the dump states: a
+# PGN event without EventDate starts on its earliest whole date, which a game of the month before may precede.
+_STATED_AS = {"trf": ("tag 132", "tag 042", "tag 052"), "pgn": ("Date", "EventDate", "event_end")}
+_TABLE_STATED_AS = ("date", "event_start", "event_end")
+
+
+def _with_days_outside_event(frame: pl.DataFrame, event: pl.Expr) -> pl.DataFrame:
+    """Adds `_outside_event`: why a record's day contradicts its event's stated start or end (see above), else null."""
+    whole = pl.col("date").is_not_null()
+    first, last = pl.coalesce("date", "date_from"), pl.coalesce("date", "date_to")
+    start, end = pl.col("event_start"), pl.col("event_end")
+    before = last < start
+    if frame["date_to"].null_count() < frame.height:
+        # A start that is its event's earliest whole game date may have been taken from it (a PGN without EventDate).
+        stated = (start != pl.col("date").min().over("source_file", event)).fill_null(True)
+        before = before & (whole | stated)
+    sides = frame.select(before.fill_null(False).alias("before"), (first > end).fill_null(False).alias("after"))
+    flagged = sides.select((pl.col("before") | pl.col("after")).arg_true()).to_series()
+    if flagged.is_empty():  # as nearly always: no message is formatted on every row
+        return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("_outside_event"))
+
+    def label(part: int) -> pl.Expr:
+        stated_as = pl.col("format").replace_strict(
+            {name: names[part] for name, names in _STATED_AS.items()}, default=_TABLE_STATED_AS[part]
+        )
+        return pl.concat_str([pl.lit(" ("), stated_as, pl.lit(")")])
+
+    day = (
+        pl.when(whole)
+        .then(pl.format("game dated {}{}", pl.col("date"), label(0)))
+        .otherwise(pl.format("game dated in part, between {} and {}{}", first, last, label(0)))
+    )
+    detail = (
+        pl.when(pl.lit(sides["before"].gather(flagged)))
+        .then(pl.format("{} is before its event's start {}{}", day, start, label(1)))
+        .otherwise(pl.format("{} is after its event's end {}{}", day, end, label(2)))
+    )
+    details = frame[flagged].select(pl.concat_str([detail, pl.lit(": one of the two dates is wrong")]))
+    messages = pl.repeat(None, frame.height, dtype=pl.Utf8, eager=True).alias("_outside_event")
+    messages.scatter(flagged, details.to_series())
+    return frame.with_columns(messages)
 
 
 def _kept_rows(
