@@ -47,7 +47,8 @@ Conventions the ingestion side relies on:
   TRF forfeits `+`/`-`, byes `H`, `F`/`U` (the odd player out), `Z`, blank (withdrawals and
   round-robin sit-outs, written as `0000 - ` plus a blank result); PGN forfeits are games without
   moves and `[Termination "forfeit"]`; CSV/Parquet forfeits have result `+-` / `-+`; CSV/Parquet
-  games with a mistyped (unregistered) id; CSV, Parquet and PGN games dated one month early; events
+  games with a mistyped (unregistered) id; CSV, Parquet and PGN games dated one month early (a mistyped
+  month, before their event's stated start: quarantined as `unparseable`, naming both dates); events
   submitted twice (TRF/PGN: byte-identical file; CSV/Parquet: the event's rows again, typos and all).
 - Files are UTF-8 (ASCII content), LF line endings; registry sex is `M`/`F`, TRF sex `m`/`w`.
 
