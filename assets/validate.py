@@ -12,7 +12,7 @@ from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
 from pipeline.rules.calendar import stated_tournament_ends
 from pipeline.store.monthly import MonthlyFrames
-from pipeline.text import markdown_items
+from pipeline.text import markdown_list
 from pipeline.validate.month_figures import Counts, validation_figures
 from pipeline.validate.split import MonthValidator
 from schemas import Games, Identity, Quarantine
@@ -52,7 +52,7 @@ def build_validation_assets(partitions: dg.PartitionsDefinition) -> list[dg.Asse
             for table, values in figures.items():
                 metadata = {k: counts_table(v) if isinstance(v, Counts) else v for k, v in values.items()}
                 context.add_asset_metadata(metadata, asset_key=table, partition_key=month)
-            unread = dg.MetadataValue.md(markdown_items(validate_month.registry_notes(month)))
+            unread = dg.MetadataValue.md(markdown_list(validate_month.registry_notes(month)) or "none")
             context.add_asset_metadata({"registry_problems": unread}, asset_key="games", partition_key=month)
             progress.report("validate", month, months.index(month) + 1, len(months))
             return games, quarantine, identities

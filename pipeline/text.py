@@ -73,11 +73,6 @@ def markdown_list(lines: Iterable[str]) -> str:
     return "\n".join(f"- {markdown_text(line)}" for line in lines)
 
 
-def markdown_items(written: str) -> str:
-    """A '- ' list another module wrote from raw text (or one line, such as 'none'), each item shown as written."""
-    return markdown_list(written[2:].split("\n- ")) if written.startswith("- ") else markdown_text(written)
-
-
 def markdown_code_block(text: str) -> str:
     """`text` (a frame's repr, say) as a Markdown code block its own backticks cannot close: CommonMark ("Fenced
     code blocks", https://spec.commonmark.org/0.31.2/#fenced-code-blocks) closes a fence only with a run of at least

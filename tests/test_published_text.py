@@ -22,7 +22,6 @@ from pipeline.store.object_store import ObjectStore
 from pipeline.text import (
     escape_text,
     markdown_code_block,
-    markdown_items,
     markdown_list,
     markdown_text,
     printable_text,
@@ -305,9 +304,8 @@ def test_markdown_text_shows_each_construct_as_written(text: str, shown: str) ->
 
 def test_markdown_lists_and_code_blocks_keep_raw_text_inside() -> None:
     assert markdown_list(["a*b", "<c>"]) == "- a\\*b\n- \\<c\\>"
-    # A list another module wrote: each item escaped, an item's own line break a blank, a plain word kept.
-    assert markdown_items("- [x](y)\n- a\nb") == "- \\[x\\]\\(y\\)\n- a b"
-    assert markdown_items("none") == "none"
+    # An item's own line break is a blank: one item stays one item.
+    assert markdown_list(["[x](y)", "a\nb"]) == "- \\[x\\]\\(y\\)\n- a b"
     # Three backticks in a value cannot close the block: the fence is longer than any run in the text.
     block = markdown_code_block("value\n```\n![](http://x/y.png)\u202e")
     assert block == "````\nvalue\n```\n![](http://x/y.png)\n````"

@@ -434,9 +434,9 @@ class MonthValidator:
                 stored = stored.filter(pl.col("date").is_null())
             self._reported[month] = game_keys(stored)
 
-    def registry_notes(self, month: str) -> str:
-        """Markdown: what of the registry in force in `month` is not read, as the run's summary names it, or 'none'."""
-        return "\n".join(f"- {line}" for line in problem_lines(self._registry_problems, [month])) or "none"
+    def registry_notes(self, month: str) -> list[str]:
+        """What of the registry in force in `month` is not read, one line a problem, as the run's summary names it."""
+        return problem_lines(self._registry_problems, [month])
 
     @staticmethod
     def _dated_kept(earlier: str, month: str) -> bool:
