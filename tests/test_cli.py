@@ -518,3 +518,239 @@ def test_a_csv_of_the_wrong_kind_names_the_line_and_what_was_expected(
     err = capsys.readouterr().err
     assert f"{trf}: line 2: 2 fields" in err and "a games file's lines" in err and "truncate_ragged" not in err
     assert not (files / "new.csv").exists()
+
+
+# -- rate-period: what it refuses, counts and writes (the audit's findings F5 to F14) ---------------------------------
+
+AUDIT_PREV = (
+    "player_id,rating,k,games_total,birth_year,ever_2400\n1,2100,20,100,1980,false\n2,1900,20,100,1985,false\n"
+    "3,1700,40,10,2010,false\n4,,,,,\n5,2450,10,300,1970,true\n6,1500,20,50,1990,false\n"
+)
+AUDIT_GAMES = (
+    "event_id,white_id,black_id,result\nE1,1,2,1-0\nE1,3,1,1/2-1/2\nE1,2,3,0-1\nE1,5,6,1-0\nE1,4,1,0-1\n"
+    "E1,4,2,1/2-1/2\nE1,4,3,1-0\nE1,4,6,1-0\nE1,4,5,0-1\nE1,7,1,0-1\n"
+)
+
+
+def _rate(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+    prev: str,
+    games: str,
+    *more: str,
+    rules: str = "fide-2024",
+    month: str = "2024-05",
+):
+    """The exit code, stderr and NEW (None when not written) for PREV and GAMES given as CSV text."""
+    from pipeline.cli.commands import main
+
+    (tmp_path / "p.csv").write_text(prev)
+    (tmp_path / "g.csv").write_text(games)
+    out = tmp_path / "new.csv"
+    out.unlink(missing_ok=True)
+    args = ["--list", str(tmp_path / "p.csv"), "--games", str(tmp_path / "g.csv"), "--out", str(out)]
+    code = main(["rate-period", "--rules", rules, "--month", month, *args, *more])
+    return code, capsys.readouterr().err, pl.read_csv(out) if out.exists() else None
+
+
+def test_the_audit_baseline_is_rated_as_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code, err, new = _rate(tmp_path, capsys, AUDIT_PREV, AUDIT_GAMES)
+    assert code == 0 and new is not None and "10 games, 7 players (6 rated, 1 newly rated" in err
+    assert new.select("player_id", "rating", "change").rows() == [
+        (1, 2096, -4), (2, 1880, -20), (3, 1747, 47), (4, 1893, None), (5, 2451, 1), (6, 1498, -2), (7, None, None)
+    ]  # fmt: skip
+
+
+def test_compress_is_refused_for_a_rating_system(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code, err, new = _rate(tmp_path, capsys, AUDIT_PREV, AUDIT_GAMES, "--compress", rules="elo")
+    assert code == 2 and new is None and "--compress: only a FIDE rule set's list has the compression" in err
+
+
+@pytest.mark.parametrize(
+    ("time_control", "more", "rated"),
+    [
+        ("rapid", (), 1),
+        ("15+10", (), 1),
+        ("", ("--set", "list_type=blitz"), 1),  # an empty cell is of the list's class, blitz
+        ("classical", ("--set", "events_from=2030-01-01"), 0),
+    ],
+)
+def test_games_the_rule_set_does_not_rate_are_counted_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture, time_control: str, more: tuple[str, ...], rated: int
+) -> None:
+    games = f"event_id,white_id,black_id,result,time_control\nE,1,2,1-0,{time_control}\nE,1,3,1-0,classical\n"
+    code, err, new = _rate(tmp_path, capsys, AUDIT_PREV, games, *more)
+    assert code == 0 and new is not None
+    assert f"rated under fide-2024: {rated} games ({2 - rated} the rule set does not rate" in err
+    assert int(new["games"].sum()) == 2 * rated
+
+
+@pytest.mark.parametrize(
+    ("prev", "message"),
+    [
+        ("player_id,rating,k\n1,2100,-40\n", "line 2: previous list column 'k' has '-40', not a valid value (a whole"),
+        ("player_id,rating,k\n1,2100,700\n", "column 'k' has '700', not a valid value (a whole number from 0 to 100)"),
+        ("player_id,rating,k\n1,2100,999999\n", "column 'k' has '999999', not a valid value (a whole number from 0"),
+        ("player_id,rating\n1,-50\n", "column 'rating' has '-50', not a valid value (a rating from 1 to 4000"),
+        ("player_id,rating\n1,0\n", "column 'rating' has '0', not a valid value (a rating from 1 to 4000; an empty"),
+        ("player_id,rating\n1,99999\n", "column 'rating' has '99999'"),
+        ("player_id,rating,games_total\n1,2000,-5\n", "column 'games_total' has '-5', not a valid value (a whole"),
+        ("player_id,rating,birth_year\n1,2000,3000\n", "'birth_year' has '3000', not a valid value (a whole number "),
+        ("player_id,rating,ever_2400\n1,2000,maybe\n", "column 'ever_2400' has 'maybe', not a valid value (true or"),
+        ("player_id,rating\n-1,2000\n", "column 'player_id' has '-1', not a valid value (a whole number from 1 up)"),
+        ("player_id,rating\n2,2000\n0,2000\n", "line 3: previous list column 'player_id' has '0'"),
+        ("player_id,rating,last_played\n1,2000,2024-06\n", "'last_played' has '2024-06', not a valid value (a month"),
+        ("player_id,rating,pending_since\n1,,garbage\n", "column 'pending_since' has 'garbage', not a valid value"),
+        (
+            "player_id,Rating\n1,2000\n",
+            "needs a rating column (empty cells: unrated players): 'Rating' is not 'rating'",
+        ),
+        ("player_id,elo\n1,2000\n", "previous list needs a rating column (empty cells: unrated players) (has: player"),
+    ],
+)
+def test_a_previous_list_value_out_of_its_range_is_refused_naming_line_column_and_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture, prev: str, message: str
+) -> None:
+    code, err, new = _rate(tmp_path, capsys, prev, AUDIT_GAMES)
+    assert code == 2 and new is None and message in err and f"{tmp_path / 'p.csv'}: " in err
+    assert "Traceback" not in err
+
+
+def test_a_flag_is_read_in_its_spellings(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    prev = "player_id,rating,ever_2400\n1,2300,t\n2,2300,No\n3,2300,\n"
+    games = "event_id,white_id,black_id,result\nE,1,2,1-0\nE,2,3,1-0\n"
+    code, _, new = _rate(tmp_path, capsys, prev, games)
+    assert code == 0 and new is not None and new["k"].to_list() == [10, 20, 20]
+
+
+@pytest.mark.parametrize(
+    ("games", "message"),
+    [
+        ("white_rating,black_rating\nE,1,2,1-0,20000,-5\n", "column 'white_rating' has '20000', not a valid value "
+         "(a whole number from 1000 to 3000)"),
+        ("white_rating,black_rating\nE,1,2,1-0,2000,-5\n", "column 'black_rating' has '-5'"),
+        ("date\nE,-1,2,1-0,\n", "column 'white_id' has '-1', not a valid value (a whole number from 1 up)"),
+        ("date\nE,1,0,1-0,\n", "column 'black_id' has '0'"),
+        ("date\nE,1,2,1-0,2030-05-03\n", "line 2: date '2030-05-03' is after 2024-05, the month rated"),
+        ("date\nE,1,2,,2024-05-03\n", "line 2: result is empty, not 1-0, 0-1 or 1/2-1/2"),
+        ("result\nE,1,2,1-0,0-1\n", "line 1: column 'result' is named twice in the header of the games file"),
+    ],
+)  # fmt: skip
+def test_a_games_value_out_of_its_range_is_refused_naming_line_column_and_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture, games: str, message: str
+) -> None:
+    code, err, new = _rate(tmp_path, capsys, AUDIT_PREV, f"event_id,white_id,black_id,result,{games}")
+    assert code == 2 and new is None and message in err and f"{tmp_path / 'g.csv'}: " in err
+
+
+def test_a_game_reported_late_keeps_its_earlier_date(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    games = "event_id,white_id,black_id,result,date\nE,1,2,1-0,2024-04-28\n"
+    assert _rate(tmp_path, capsys, AUDIT_PREV, games)[0] == 0
+
+
+def test_a_rating_given_for_a_player_unrated_on_the_list_is_not_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """As the pipeline (scenarios.ratings_used): the game does not count for the rated opponent either."""
+    games = "event_id,white_id,black_id,result,white_rating,black_rating\nE,4,2,0-1,2000,\nE,1,2,1-0,2100,1900\n"
+    code, err, new = _rate(tmp_path, capsys, AUDIT_PREV, games)
+    assert code == 0 and new is not None
+    assert "g.csv: line 2: white_rating given for a player unrated on the previous list: not used" in err
+    player_2 = new.filter(pl.col("player_id") == 2)
+    assert player_2.select("change", "games").row(0) == (-5, 1)
+
+
+POOL = '"[{""month"":""2024-04"",""games"":2,""points_x2"":2,""opponent_rating_sum"":4000}]"'
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (f"4,,2,{POOL.replace('month', 'mnth')}", "line 2: previous list column 'pending' has"),
+        (f"4,,2,{POOL.replace('2024-04', '2024-5x')}", "not a pool (entries"),
+        (f"4,,2,{POOL.replace('2024-04', '2024-06')}", "a month YYYY-MM no later than 2024-05"),
+        ("4,,2," + POOL.replace('""games"":2', '""games"":""two""'), "line 2: previous list column 'pending' has"),
+        (f"4,,3,{POOL}", "line 2: previous list column 'pending_games' has 3, but the pool in 'pending' holds 2 games"),
+    ],
+)
+def test_a_newcomer_pool_is_checked(tmp_path: Path, capsys: pytest.CaptureFixture, row: str, message: str) -> None:
+    code, err, new = _rate(tmp_path, capsys, f"player_id,rating,pending_games,pending\n{row}\n", AUDIT_GAMES)
+    assert code == 2 and new is None and message in err and "Traceback" not in err
+    pooled = "player_id,rating,pending_games,pending\n" + "".join(
+        f"{player},{rating},0,[]\n" for player, rating in ((1, 2100), (2, 1900), (3, 1700), (5, 2450), (6, 1500))
+    )
+    code, _, new = _rate(tmp_path, capsys, f"{pooled}4,,2,{POOL}\n", AUDIT_GAMES)
+    assert code == 0 and new is not None and new.filter(pl.col("player_id") == 4)["games_total"][0] == 7
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "message"),
+    [
+        ("player_id", [1.0, 2.5], "row 2: previous list column 'player_id' has 2.5, not a valid value"),
+        ("rating", [2100.7, 1900.0], "row 1: previous list column 'rating' has 2100.7, not a valid value"),
+        ("rating", [True, None], "previous list column 'rating' holds Boolean values, not whole numbers"),
+        ("rating", [[1], [2]], "previous list column 'rating' holds List(Int64) values, not whole numbers"),
+    ],
+)
+def test_a_parquet_list_is_not_cast_silently(
+    tmp_path: Path, capsys: pytest.CaptureFixture, column: str, values: list, message: str
+) -> None:
+    from pipeline.cli.commands import main
+
+    frame = {"player_id": [1, 2], "rating": [2100, 1900], column: values}
+    pl.DataFrame(frame).write_parquet(tmp_path / "p.parquet")
+    (tmp_path / "g.csv").write_text(AUDIT_GAMES)
+    code = main(
+        ["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(tmp_path / "p.parquet"),
+         "--games", str(tmp_path / "g.csv"), "--out", str(tmp_path / "new.csv")]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and not (tmp_path / "new.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        ({"white_id": [1.0, 1.4]}, "row 2: games column 'white_id' has 1.4, not a valid value"),
+        ({"result": [["1-0"], ["0-1"]]}, "games column 'result' holds List(String) values, not one value a game"),
+    ],
+)
+def test_parquet_games_are_not_cast_silently(
+    tmp_path: Path, capsys: pytest.CaptureFixture, frame: dict, message: str
+) -> None:
+    from pipeline.cli.commands import main
+
+    games = {"event_id": ["e", "e"], "white_id": [1, 3], "black_id": [2, 2], "result": ["1-0", "0-1"], **frame}
+    pl.DataFrame(games).write_parquet(tmp_path / "g.parquet")
+    (tmp_path / "p.csv").write_text(AUDIT_PREV)
+    code = main(
+        ["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(tmp_path / "p.csv"),
+         "--games", str(tmp_path / "g.parquet"), "--out", str(tmp_path / "new.csv")]
+    )  # fmt: skip
+    assert code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("system", ["elo", "glicko2", "dwz", "uscf", "ecf"])
+def test_a_system_reads_its_list_through_the_checked_reader_and_writes_change_k_and_games(
+    tmp_path: Path, capsys: pytest.CaptureFixture, system: str
+) -> None:
+    for prev, message in [
+        ("player_id,rating\n1,2000\n1,1900\n", "previous list has duplicate player_id values: [1]"),
+        ("player_id,rating\nabc,2000\n", "p.csv: line 2: previous list column 'player_id' has 'abc'"),
+    ]:
+        code, err, _ = _rate(tmp_path, capsys, prev, AUDIT_GAMES, rules=system)
+        assert code == 2 and message in err and "Traceback" not in err
+    code, err, _ = _rate(tmp_path, capsys, "player_id,rating,colour\n1,2000,x\n", AUDIT_GAMES, rules=system)
+    assert code == 0 and "ignoring unknown column(s) colour" in err
+    code, _, new = _rate(tmp_path, capsys, AUDIT_PREV, AUDIT_GAMES, rules=system)
+    assert code == 0 and new is not None
+    assert new.columns[-3:] == ["change", "k", "games"]
+    assert new.filter(pl.col("player_id") == 1)["games"][0] == 4
+    assert new.filter(pl.col("player_id") == 7)["change"][0] is None
+    one = new.filter(pl.col("player_id") == 1)
+    assert one["change"][0] == pytest.approx(one["rating"][0] - 2100)
+    # NEW is read back as the next period's PREV.
+    (tmp_path / "may.csv").write_text(new.write_csv())
+    may = (tmp_path / "may.csv").read_text()
+    code, err, june = _rate(tmp_path, capsys, may, AUDIT_GAMES, rules=system, month="2024-06")
+    assert code == 0 and june is not None and "unknown column" not in err

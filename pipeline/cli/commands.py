@@ -13,7 +13,13 @@ from collections.abc import Callable
 
 import polars as pl
 
-from pipeline.cli.period_files import STANDARD_RATING, read_period_games, read_previous_list, standard_list_of
+from pipeline.cli.period_files import (
+    STANDARD_RATING,
+    read_period_games,
+    read_previous_list,
+    standard_list_of,
+    unrated_players_stay_unrated,
+)
 from pipeline.engine.period import EngineInputError, compress, normalize_list, rate_period
 from pipeline.formats.table_files import InputFileError, write_file_whole, write_table
 from pipeline.generator.config import SCALES
@@ -49,10 +55,13 @@ def command_rate_period(args: argparse.Namespace) -> int:
     from pipeline.cli.system_period import is_system_name, rate_system_files
 
     if is_system_name(args.rules):
+        if args.compress:
+            # A system's state is not a FIDE list: compressing it has no meaning (as a scenario's events say).
+            raise UsageError(f"--compress: only a FIDE rule set's list has the compression; {args.rules!r} is a system")
         write_table(rate_system_files(args.rules, args.month, args.list, args.games, tuple(args.set or ())), args.out)
         return 0
     rules = resolve_rules(args.rules, args.month, tuple(args.set or ()))
-    given = read_previous_list(args.list)
+    given = read_previous_list(args.list, args.month)
     standard = standard_list_of(given)
     if standard is not None and not seeds_from_standard(rules):
         print(
@@ -63,13 +72,22 @@ def command_rate_period(args: argparse.Namespace) -> int:
     previous = normalize_list(given.drop(STANDARD_RATING, strict=False))
     # A game the file states no time control for is of the class of the list rated.
     games = read_period_games(args.games, args.month, default_class=LIST_CLASSES[rules.list_type])
+    seeded = standard if seeds_from_standard(rules) else None
+    games = unrated_players_stay_unrated(games, previous, args.games, seeded)
     result = rate_period(previous, games, rules, args.month, standard=standard)
     new_list = compress(result.rating_list) if args.compress else result.rating_list
     write_table(new_list, args.out)
     rated = new_list.filter(pl.col("rating").is_not_null())
+    # A game of weight 0 (a class the list does not rate, an event before events_from, a rating gap) changes nobody.
+    unrated_games = int((result.rated_games["weight"] == 0).sum())
+    left_out = (
+        f" ({unrated_games:,} the rule set does not rate: time control, event start or rating gap)"
+        if unrated_games
+        else ""
+    )
     print(
         f"{args.month} rated under {rules.name}{' + compression' if args.compress else ''}: "
-        f"{games.height:,} games, {new_list.height:,} players ({rated.height:,} rated, "
+        f"{games.height - unrated_games:,} games{left_out}, {new_list.height:,} players ({rated.height:,} rated, "
         f"{new_list['newly_rated'].sum():,} newly rated, {new_list['delisted'].sum():,} delisted) -> {args.out}",
         file=sys.stderr,
     )

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import polars as pl
 
+from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.formats.fields import parse_clock
-from pipeline.formats.table_files import InputFileError, converted, decode_pending, read_table
-from pipeline.months import first_day
+from pipeline.formats.table_files import MONTH_PATTERN, InputFileError, converted, decode_pending, read_table, where
+from pipeline.months import add_months, first_day, parse_month
 from pipeline.rules.time_controls import not_ratable_detail, time_control_class
 from schemas.games import RESULT_SCORES, TIME_CONTROLS
-from schemas.rating_list import POOL_ENTRY, RatingList
+from schemas.rating_list import RatingList
 from schemas.util import polars_schema
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 GAMES_COLUMNS = ("event_id", "white_id", "black_id", "result", "white_rating", "black_rating", "date", "time_control")
 
@@ -29,34 +34,123 @@ def warn_unknown_columns(path: str, columns: list[str], known) -> None:
 STANDARD_RATING = "standard_rating"
 
 
-def read_previous_list(path: str) -> pl.DataFrame:
+#: What PREV's columns may hold, beyond their type (docs: README, "Rating one period by hand"): a rating is a rating of
+#: a list (RatingList: up to 4000), 0 not read as unrated (empty is); a K has never passed 40 at FIDE, 100 leaves room
+#: for a rule set of one's own; a birth year from 1850 to the year rated.
+PREV_RANGES: dict[str, tuple[int, int | None]] = {
+    "player_id": (1, None),
+    "rating": (1, 4000),
+    "k": (0, 100),
+    "k_used": (0, 100),
+    "games": (0, None),
+    "games_total": (0, None),
+    "pending_games": (0, None),
+    STANDARD_RATING: (1, 4000),
+}
+PREV_ALLOWED = {
+    "rating": "a rating from 1 to 4000; an empty cell is an unrated player, 0 is not read as one",
+    STANDARD_RATING: "a rating from 1 to 4000; an empty cell is none",
+}
+#: The spellings of a PREV flag (ever_2400, inactive, ...); any other is refused, not read as false.
+TRUE_WORDS, FALSE_WORDS = ("true", "t", "yes", "y", "1"), ("false", "f", "no", "n", "0")
+
+
+def read_previous_list(
+    path: str, month: str | None = None, extra: dict[str, PolarsDataType] | None = None
+) -> pl.DataFrame:
     """PREV: player_id, rating (empty = unrated), optional k, games_total, birth_year, ever_2400 (or a full list),
-    and standard_rating for a rapid or blitz list.
+    and standard_rating for a rapid or blitz list; `extra`: the columns (and types) a rating system reads beside them.
+
+    Every value is checked against its column's type and range (PREV_RANGES), a month (last_played, pending_since, a
+    pool's) against `month`; an error names the file, the line (a Parquet file's row), the column and what it allows.
     """
-    frame = decode_pending(read_table(path, "previous list"))
-    warn_unknown_columns(path, frame.columns, {**polars_schema(RatingList), STANDARD_RATING: pl.Int32})
-    if STANDARD_RATING in frame.columns and frame.schema[STANDARD_RATING] == pl.Utf8:
-        frame = frame.with_columns(converted(frame, STANDARD_RATING, pl.Int32, path, "previous list"))
-    if "player_id" not in frame.columns:
-        raise InputFileError(f"{path}: previous list needs a player_id column (has: {', '.join(frame.columns)})")
+    frame = read_table(path, "previous list")
+    known = {**polars_schema(RatingList), STANDARD_RATING: pl.Int32, **(extra or {})}
+    warn_unknown_columns(path, frame.columns, known)
+    for required in ("player_id", "rating"):
+        if required not in frame.columns:
+            close = [c for c in frame.columns if c.lower() == required]
+            hint = f": {close[0]!r} is not {required!r} (column names are lower-case)" if close else ""
+            raise InputFileError(
+                f"{path}: previous list needs a {required} column (empty cells: unrated players){hint} "
+                f"(has: {', '.join(frame.columns)})"
+            )
+    frame = decode_pending(frame, path, month)
+    year = parse_month(month)[0] if month else None
     columns = []
-    for name, dtype in polars_schema(RatingList).items():
-        if name not in frame.columns or frame.schema[name] != pl.Utf8 or dtype in (pl.Utf8, pl.List(POOL_ENTRY)):
+    for name, dtype in known.items():
+        if name not in frame.columns or name == "pending":
             continue
         if dtype == pl.Boolean:
-            columns.append(
-                frame[name].str.strip_chars().str.to_lowercase().is_in(["true", "1", "yes", "y"]).alias(name)
-            )
+            columns.append(_flag(frame, name, path))
+        elif name in ("last_played", "pending_since"):
+            columns.append(_month_column(frame, name, path, month))
+        elif dtype == pl.Utf8:
+            continue
         else:
-            columns.append(converted(frame, name, dtype, path, "previous list"))
+            low, high = PREV_RANGES.get(name, (None, None))
+            if name == "birth_year":
+                low, high = 1850, year
+            columns.append(converted(frame, name, dtype, path, "previous list", PREV_ALLOWED.get(name, ""), low, high))
     frame = frame.with_columns(columns)
     missing_ids = frame["player_id"].is_null()
     if missing_ids.any():
-        raise InputFileError(f"{path}: line {int(missing_ids.arg_true()[0]) + 2}: previous list row has no player_id")
+        raise InputFileError(
+            f"{path}: {where(path, int(missing_ids.arg_true()[0]))}: previous list row has no player_id"
+        )
     duplicates = frame.filter(pl.col("player_id").is_duplicated())["player_id"].unique().sort()
     if len(duplicates):
         raise InputFileError(f"{path}: previous list has duplicate player_id values: {duplicates.head(5).to_list()}")
+    if "pending" in frame.columns:
+        pooled = frame["pending"].list.eval(pl.element().struct.field("games")).list.sum().fill_null(0)
+        stated = frame["pending_games"] if "pending_games" in frame.columns else pl.Series([0] * frame.height)
+        stated = stated.fill_null(0)
+        differ = pooled != stated
+        if differ.any():
+            index = int(differ.arg_true()[0])
+            raise InputFileError(
+                f"{path}: {where(path, index)}: previous list column 'pending_games' has {stated[index]}, but the pool "
+                f"in 'pending' holds {pooled[index]} games (a pool as rate-period writes it holds pending_games games)"
+            )
     return frame
+
+
+def _flag(frame: pl.DataFrame, name: str, path: str) -> pl.Series:
+    """A flag column as booleans: a spelling of TRUE_WORDS or FALSE_WORDS, or empty (false); any other refused."""
+    raw = frame[name]
+    if raw.dtype in (pl.Boolean, pl.Null):
+        return raw.cast(pl.Boolean)
+    if raw.dtype != pl.Utf8:
+        raise InputFileError(f"{path}: previous list column {name!r} holds {raw.dtype} values, not true/false values")
+    word = raw.str.strip_chars().str.to_lowercase()
+    bad = word.is_not_null() & (word != "") & ~word.is_in([*TRUE_WORDS, *FALSE_WORDS])
+    if bad.any():
+        index = int(bad.arg_true()[0])
+        raise InputFileError(
+            f"{path}: {where(path, index)}: previous list column {name!r} has {raw[index]!r}, not a valid value "
+            f"({' or '.join(['true', 'false'])}; also {', '.join(TRUE_WORDS[1:])} / {', '.join(FALSE_WORDS[1:])})"
+        )
+    return word.is_in(TRUE_WORDS).alias(name)
+
+
+def _month_column(frame: pl.DataFrame, name: str, path: str, month: str | None) -> pl.Series:
+    """A month column (last_played, pending_since) as YYYY-MM text: a month no later than `month`, or empty."""
+    raw = frame[name]
+    if raw.dtype not in (pl.Utf8, pl.Null):
+        raise InputFileError(f"{path}: previous list column {name!r} holds {raw.dtype} values, not months (YYYY-MM)")
+    text = raw.cast(pl.Utf8).str.strip_chars()
+    text = pl.select(pl.when(text != "").then(text)).to_series().alias(name)
+    bad = text.is_not_null() & ~text.str.contains(MONTH_PATTERN)
+    if month:
+        bad = bad | (text > month).fill_null(False)
+    if bad.any():
+        index = int(bad.arg_true()[0])
+        later = f", no later than {month} (the month rated)" if month else ""
+        raise InputFileError(
+            f"{path}: {where(path, index)}: previous list column {name!r} has {raw[index]!r}, not a valid value "
+            f"(a month YYYY-MM{later})"
+        )
+    return text
 
 
 def read_period_games(path: str, month: str, default_class: str = "classical") -> pl.DataFrame:
@@ -67,6 +161,11 @@ def read_period_games(path: str, month: str, default_class: str = "classical") -
     """
     frame = read_table(path, "games")
     warn_unknown_columns(path, frame.columns, GAMES_COLUMNS)
+    nested = [name for name in GAMES_COLUMNS if name in frame.columns and frame.schema[name].is_nested()]
+    if nested:
+        raise InputFileError(
+            f"{path}: games column {nested[0]!r} holds {frame.schema[nested[0]]} values, not one value a game"
+        )
     required = ["event_id", "white_id", "black_id", "result"]
     missing = [c for c in required if c not in frame.columns]
     if missing:
@@ -77,22 +176,28 @@ def read_period_games(path: str, month: str, default_class: str = "classical") -
     unknown = result_text.is_null() | ~result_text.is_in(list(RESULT_SCORES))
     if unknown.any():
         index = int(unknown.arg_true()[0])
-        raise InputFileError(f"{path}: line {index + 2}: result {frame['result'][index]!r} is not 1-0, 0-1 or 1/2-1/2")
+        given = "is empty, not" if not result_text[index] else f"{frame['result'][index]!r} is not"
+        raise InputFileError(f"{path}: {where(path, index)}: result {given} 1-0, 0-1 or 1/2-1/2")
     games = pl.DataFrame(
         {
             "game_id": pl.Series(range(frame.height), dtype=pl.UInt64),
             "event_id": frame["event_id"].cast(pl.Utf8).fill_null(""),
-            "white_id": converted(frame, "white_id", pl.Int64, path, "games"),
-            "black_id": converted(frame, "black_id", pl.Int64, path, "games"),
+            "white_id": converted(frame, "white_id", pl.Int64, path, "games", low=1),
+            "black_id": converted(frame, "black_id", pl.Int64, path, "games", low=1),
             "white_score": result_text.replace_strict(RESULT_SCORES, return_dtype=pl.Float64),
         }
     )
     for column in ("white_id", "black_id"):
         if games[column].is_null().any():
-            raise InputFileError(f"{path}: line {int(games[column].is_null().arg_true()[0]) + 2}: {column} is empty")
+            raise InputFileError(
+                f"{path}: {where(path, int(games[column].is_null().arg_true()[0]))}: {column} is empty"
+            )
+    # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating: validation quarantines it (rating_implausible).
+    low, high = RATING_PLAUSIBLE
     for source, target in (("white_rating", "white_rating_used"), ("black_rating", "black_rating_used")):
         if source in frame.columns:
-            games = games.with_columns(converted(frame, source, pl.Int32, path, "games").alias(target))
+            rating = converted(frame, source, pl.Int32, path, "games", low=low, high=high)
+            games = games.with_columns(rating.alias(target))
     # The era of a clock is the game's day, else its event's start (validation's rule), else the month's first day.
     month_start = pl.lit(first_day(month))
     day = pl.select(pl.repeat(month_start, frame.height)).to_series()
@@ -107,7 +212,16 @@ def read_period_games(path: str, month: str, default_class: str = "classical") -
         bad = frame["date"].is_not_null() & (frame["date"].cast(pl.Utf8).str.strip_chars() != "") & dates.is_null()
         if bad.any():
             index = int(bad.arg_true()[0])
-            raise InputFileError(f"{path}: line {index + 2}: date {frame['date'][index]!r} is not YYYY-MM-DD")
+            raise InputFileError(f"{path}: {where(path, index)}: date {frame['date'][index]!r} is not YYYY-MM-DD")
+        # Reading chosen (README): a game may be reported after its month (an event rated late, with the list of its
+        # start), never before it is played: a day after the month rated is a typo.
+        later = (dates >= first_day(add_months(month, 1))).fill_null(False)
+        if later.any():
+            index = int(later.arg_true()[0])
+            raise InputFileError(
+                f"{path}: {where(path, index)}: date {frame['date'][index]!r} is after {month}, the month rated "
+                f"(a game is rated in its month or, reported late, a later one)"
+            )
         # The event starts on its first game's date; the list in force then is the one given as PREV.
         games = games.with_columns(dates.alias("date")).with_columns(
             event_start=pl.col("date").min().over("event_id").fill_null(month_start)
@@ -121,7 +235,40 @@ def read_period_games(path: str, month: str, default_class: str = "classical") -
     self_play = games["white_id"] == games["black_id"]
     if self_play.any():
         raise InputFileError(
-            f"{path}: line {int(self_play.arg_true()[0]) + 2}: white_id and black_id are the same player"
+            f"{path}: {where(path, int(self_play.arg_true()[0]))}: white_id and black_id are the same player"
+        )
+    return games
+
+
+def unrated_players_stay_unrated(
+    games: pl.DataFrame, previous: pl.DataFrame, path: str, seeded: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """The games with a white_rating or black_rating given for a player unrated on PREV (or absent from it) dropped,
+    named in a warning: as the pipeline reads a dump's stated ratings (scenarios.ratings_used), a rating a games file
+    states never makes a player the list does not rate count as rated, for their opponents or for themselves. A player
+    `seeded` by a standard rating (a rapid or blitz list) counts as rated.
+    """
+    rated = previous.filter(pl.col("rating").is_not_null())["player_id"]
+    if seeded is not None:
+        rated = pl.concat([rated, seeded["player_id"]])
+    rated = rated.implode()
+    dropped = []
+    for side in ("white", "black"):
+        column = f"{side}_rating_used"
+        if column not in games.columns:
+            continue
+        unrated = games[column].is_not_null() & ~games[f"{side}_id"].is_in(rated)
+        if unrated.any():
+            dropped.append((int(unrated.arg_true()[0]), int(unrated.sum()), side))
+            games = games.with_columns(pl.when(~unrated).then(pl.col(column)).alias(column))
+    if dropped:
+        index, _, side = min(dropped)
+        more = sum(count for _, count, _ in dropped) - 1
+        print(
+            f"ratings rate-period: warning: {path}: {where(path, index)}: {side}_rating given for a player unrated on "
+            f"the previous list{f' (and {more:,} more such)' if more else ''}: not used; as in the pipeline, a rating "
+            "a file states never makes a player the list does not rate count as rated",
+            file=sys.stderr,
         )
     return games
 
@@ -164,7 +311,7 @@ def period_time_controls(
     if bad.any():
         index = int(bad.arg_true()[0])
         raise InputFileError(
-            f"{path}: line {index + 2}: time_control {column[index]!r} is not {', '.join(TIME_CONTROLS)} "
+            f"{path}: {where(path, index)}: time_control {column[index]!r} is not {', '.join(TIME_CONTROLS)} "
             "or a clock such as 90+30 (minutes + seconds a move), 5400+30 (seconds + seconds) or 90 (minutes)"
         )
     too_fast = parsed.select(
@@ -176,7 +323,7 @@ def period_time_controls(
         on = f" on {day[index]}" if day is not None else ""
         others = f" (and {more:,} more such game{'s' if more > 1 else ''})" if more else ""
         raise InputFileError(
-            f"{path}: line {index + 2}: time_control {column[index]!r}{on} is not ratable by FIDE "
+            f"{path}: {where(path, index)}: time_control {column[index]!r}{on} is not ratable by FIDE "
             f"({too_fast[index]}): remove the game{others}"
         )
     return parsed.select("time_control", "tc_base_seconds", "tc_increment_seconds")

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from pipeline.cli.period_files import STANDARD_RATING, read_period_games
+from pipeline.cli.period_files import STANDARD_RATING, read_period_games, read_previous_list
 from pipeline.formats.table_files import InputFileError, converted, read_table
 from pipeline.months import month_index
 from pipeline.rules.model import LIST_CLASSES
 from pipeline.systems import ALIASES, REGISTRY, rate_system_period, seeded_from_list
 from pipeline.systems.config import load_system_rules
+
+if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
 
 #: rate-period's PREV may give, beside STANDARD_RATING, the games that standard rating rests on: a system that seeds a
 #: list from its standard list (uscf: quick and blitz from regular) weighs it by them.
@@ -53,6 +57,7 @@ def system_state_from_list(previous: pl.DataFrame, rules, period: int) -> pl.Dat
         if name == "rating":
             value = pl.col("rating").cast(dtype).fill_null(pl.lit(initial["rating"], dtype=dtype))
         elif given in previous.columns:
+            # Checked where PREV is read (read_previous_list): a cast here loses no line.
             value = pl.col(given).cast(dtype).fill_null(default)
         else:
             value = default
@@ -60,6 +65,33 @@ def system_state_from_list(previous: pl.DataFrame, rules, period: int) -> pl.Dat
             value = value.fill_null(0)
         columns.append(value.alias(name))
     return previous.select(columns).select(list(schema)).cast(schema).sort("player_id")
+
+
+def system_columns(rules) -> dict[str, PolarsDataType]:
+    """The columns a system's PREV may hold beside RatingList's, as the system's NEW writes them (read back by the next
+    period): its state (unrounded rating, games as games_total), its change and K as written (with_period_columns).
+    """
+    schema = {name: dtype for name, dtype in rules.system.state_schema().items() if name not in ("player_id", "games")}
+    return {**schema, "change": pl.Float64, "k": pl.Float64, STANDARD_GAMES: pl.Int64}
+
+
+def with_period_columns(new: pl.DataFrame, previous: pl.DataFrame, state: pl.DataFrame, params) -> pl.DataFrame:
+    """NEW with PRODUCT section 7's `change` (rating minus PREV's, null where unrated on either), `k` (the system's
+    constant K where it has one, else null) and `games` (the games rated this period) after the system's columns.
+    """
+    before = previous.select("player_id", pl.col("rating").cast(pl.Float64).alias("_before")).join(
+        state.select("player_id", pl.col("games").alias("_games_before")), on="player_id", how="left"
+    )
+    k = getattr(params, "k", None)
+    return (
+        new.join(before, on="player_id", how="left", maintain_order="left")
+        .with_columns(
+            change=pl.col("rating") - pl.col("_before"),
+            k=pl.lit(k if isinstance(k, (int, float)) else None, dtype=pl.Float64),
+            games=(pl.col("games_total") - pl.col("_games_before").fill_null(0)).cast(pl.Int32),
+        )
+        .drop("_before", "_games_before")
+    )
 
 
 def standard_seeds(previous: pl.DataFrame, list_path: str) -> pl.DataFrame | None:
@@ -92,7 +124,7 @@ def rate_system_files(rules_name: str, month: str, list_path: str, games_path: s
     rules = load_system_rules(rules_name, overrides, init=None)
     system = rules.system
     period = month_index(month)
-    previous = read_table(list_path, "previous list")
+    previous = read_previous_list(list_path, month, system_columns(rules))
     state = system_state_from_list(previous, rules, period)
     list_type = system.list_type(rules.params) if system.list_type is not None else "standard"
     games = read_period_games(games_path, month, default_class=LIST_CLASSES[list_type])
@@ -120,6 +152,7 @@ def rate_system_files(rules_name: str, month: str, list_path: str, games_path: s
     new = result.state.rename({"games": "games_total"})
     if system.unrated is not None:
         new = new.with_columns(rating=pl.when(system.unrated).then(None).otherwise(pl.col("rating")))
+    new = with_period_columns(new, previous, state, rules.params)
     left_out = f" ({given - games.height:,} in time controls its list does not rate)" if given > games.height else ""
     print(
         f"{month} rated under {rules.name}: {games.height:,} games{left_out}, {new.height:,} players", file=sys.stderr

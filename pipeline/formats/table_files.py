@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -51,12 +53,18 @@ def read_csv_text(data: str | Path | BinaryIO, path: str | Path, what: str) -> p
     InputFileError naming `path`, the first line whose fields do not match the header's, and the header.
     """
     try:
-        return pl.read_csv(data, infer_schema=False)
+        frame = pl.read_csv(data, infer_schema=False)
     except pl.exceptions.PolarsError as exc:
         if not isinstance(data, (str, Path)):
             data.seek(0)
         problem = _ragged_line(data, what)
         raise InputFileError(f"{path}: {problem or f'cannot read {what}: {first_line(exc)}'}") from None
+    # Polars names a header's second column of one name NAME_duplicated_0: which of the two is meant is the user's say.
+    for name in frame.columns:
+        first = re.sub(r"_duplicated_\d+$", "", name)
+        if first != name and first in frame.columns:
+            raise InputFileError(f"{path}: line 1: column {first!r} is named twice in the header of the {what} file")
+    return frame
 
 
 # What a header shown in an error may hold: a file of another kind (a TRF, a PGN) can have a long first line.
@@ -145,26 +153,137 @@ def write_table(frame: pl.DataFrame, path: str | Path) -> None:
     write_file_whole(path, frame.write_csv)
 
 
-def decode_pending(frame: pl.DataFrame) -> pl.DataFrame:
-    """Undo write_table's JSON encoding of the newcomer pool when a list comes back from CSV."""
-    if "pending" in frame.columns and frame.schema["pending"] == pl.Utf8:
-        return frame.with_columns(pl.col("pending").fill_null("[]").str.json_decode(pl.List(POOL_ENTRY)))
-    return frame
+#: A month as the lists write it, YYYY-MM.
+MONTH_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
+
+#: What a pool entry (write_table's JSON of POOL_ENTRY) holds, for an error's hint.
+_POOL_SHAPE = '[{"month": "YYYY-MM", "games": N, "points_x2": N, "opponent_rating_sum": N}, ...]'
+
+
+def decode_pending(frame: pl.DataFrame, path: str | Path = "", month: str | None = None) -> pl.DataFrame:
+    """Undo write_table's JSON encoding of the newcomer pool when a list comes back from CSV, checking each entry: a
+    month YYYY-MM no later than `month`, games at least 1, half points from 0 to twice the games, an opponents' sum
+    from 0; an entry lacking a key (a renamed one) or of another shape is refused with its line, not dropped.
+    """
+    if "pending" not in frame.columns:
+        return frame
+    raw = frame["pending"]
+    if raw.dtype == pl.Utf8:
+        text = raw.str.strip_chars().fill_null("[]")
+        text = pl.select(pl.when(text == "").then(pl.lit("[]")).otherwise(text)).to_series()
+        try:
+            pools = text.str.json_decode(pl.List(POOL_ENTRY))
+        except pl.exceptions.PolarsError:
+            pools = None
+        if pools is None or pools.null_count():
+            index = _first_bad_pool(text)
+            raise InputFileError(
+                f"{path}: {where(path, index)}: previous list column 'pending' has {raw[index]!r}, not a pool "
+                f"({_POOL_SHAPE})"
+            )
+    elif raw.dtype == pl.List(POOL_ENTRY) or raw.dtype == pl.Null:
+        pools = raw.cast(pl.List(POOL_ENTRY))
+    else:
+        raise InputFileError(f"{path}: previous list column 'pending' holds {raw.dtype} values, not pools")
+    entries = pl.DataFrame({"row": pl.int_range(0, len(pools), eager=True), "pending": pools}).explode("pending")
+    entries = entries.filter(pl.col("pending").is_not_null()).unnest("pending")
+    fields = [pl.col(name) for name in POOL_ENTRY.to_schema()]
+    bad = (
+        pl.any_horizontal(field.is_null() for field in fields)
+        | ~pl.col("month").str.contains(MONTH_PATTERN)
+        | (pl.col("games") < 1)
+        | (pl.col("points_x2") < 0)
+        | (pl.col("points_x2") > 2 * pl.col("games"))
+        | (pl.col("opponent_rating_sum") < 0)
+    )
+    if month is not None:
+        bad = bad | (pl.col("month") > month)
+    wrong = entries.filter(bad.fill_null(True))
+    if wrong.height:
+        index = int(wrong["row"][0])
+        later = f" no later than {month}" if month else ""
+        raise InputFileError(
+            f"{path}: {where(path, index)}: previous list column 'pending' has {raw[index]!r}, not a pool "
+            f"(entries {_POOL_SHAPE}: a month YYYY-MM{later}, games from 1, points_x2 from 0 to twice the games)"
+        )
+    return frame.with_columns(pools.alias("pending"))
+
+
+def _first_bad_pool(text: pl.Series) -> int:
+    """The row of the first pool that is not POOL_ENTRY's JSON (on the error's path only: one row at a time)."""
+    for index, cell in enumerate(text):
+        try:
+            value = json.loads(cell)
+        except ValueError:
+            return index
+        if not isinstance(value, list) or not all(
+            isinstance(entry, dict)
+            and set(entry) == set(POOL_ENTRY.to_schema())
+            and isinstance(entry["month"], str)
+            and all(
+                isinstance(entry[key], int) and not isinstance(entry[key], bool)
+                for key in POOL_ENTRY.to_schema()
+                if key != "month"
+            )
+            for entry in value
+        ):
+            return index
+    return 0
+
+
+def where(path: str | Path, index: int) -> str:
+    """Where row `index` (from 0) of a file stands as its user counts: a CSV's line (the header is line 1), a Parquet
+    file's row (from 1: it has no header line).
+    """
+    return f"row {index + 1}" if Path(path).suffix.lower() == ".parquet" else f"line {index + 2}"
+
+
+def _kind(dtype: PolarsDataType) -> str:
+    if dtype.is_integer():
+        return "whole numbers"
+    if dtype.is_numeric():
+        return "numbers"
+    return "true/false values" if dtype == pl.Boolean else "text"
 
 
 def converted(
-    frame: pl.DataFrame, column: str, dtype: PolarsDataType, path: str | Path, what: str, allowed: str = ""
+    frame: pl.DataFrame,
+    column: str,
+    dtype: PolarsDataType,
+    path: str | Path,
+    what: str,
+    allowed: str = "",
+    low: int | None = None,
+    high: int | None = None,
 ) -> pl.Series:
-    """Cast a text column, raising an error that names the first bad line (header is line 1)."""
+    """Cast a text column (or a Parquet file's typed one), raising an error that names the first bad line or row, the
+    column and what it allows: a value that does not parse, a fraction where whole numbers are due (a cast would
+    truncate it), or one outside `low`..`high`. A Parquet column of another kind (a boolean or a list for a number) is
+    refused whole, naming its type.
+    """
     raw = frame[column]
+    same_kind = raw.dtype in (dtype, pl.Utf8, pl.Null) or (dtype.is_numeric() and raw.dtype.is_numeric())
+    if not same_kind:
+        raise InputFileError(
+            f"{path}: {what} column {column!r} holds {raw.dtype} values, not {_kind(dtype)}"
+            + (f" ({allowed})" if allowed else "")
+        )
     values = raw.cast(dtype, strict=False) if raw.dtype != dtype else raw
     bad = raw.is_not_null() & values.is_null()
     if raw.dtype == pl.Utf8:
         bad = bad & (raw.str.strip_chars() != "")
+    if dtype.is_integer() and raw.dtype.is_float():
+        bad = bad | (raw.is_not_null() & (raw != raw.floor())).fill_null(True)
+    if low is not None:
+        bad = bad | (values < low).fill_null(False)
+    if high is not None:
+        bad = bad | (values > high).fill_null(False)
     if bad.any():
         index = int(bad.arg_true()[0])
+        if not allowed and low is not None:
+            allowed = f"a {_kind(dtype)[:-1]} from {low}" + (f" to {high}" if high is not None else " up")
         hint = f" ({allowed})" if allowed else ""
         raise InputFileError(
-            f"{path}: line {index + 2}: {what} column {column!r} has {raw[index]!r}, not a valid value{hint}"
+            f"{path}: {where(path, index)}: {what} column {column!r} has {raw[index]!r}, not a valid value{hint}"
         )
     return values
