@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from pipeline.rules import regulations
-from pipeline.rules.model import InitialRating, KPolicy, RuleSet, load_rules, resolve_rules
+from pipeline.rules.model import InitialRating, KPolicy, RulesError, RuleSet, load_rules, resolve_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = (RuleSet, KPolicy, InitialRating)
@@ -388,3 +388,119 @@ def test_inactive_after_12_months_without_a_rated_game():
 )
 def test_fide_historical_floor_by_period(period, floor):
     assert resolve_rules("fide-historical", period).floor == floor
+
+
+# -- reading rule sets: overrides, extends, schedules, names ------------------------------------
+
+
+def test_a_mapping_given_to_set_merges_into_the_rule_sets_mapping():
+    # Before, `initial={min_games: 9}` replaced `initial` whole: the 2024 formula and cap fell back to the defaults.
+    merged = load_rules("fide-2024", ("initial={min_games: 9}",))
+    assert (merged.initial.min_games, merged.initial.formula, merged.initial.max_rating) == (
+        9,
+        "hypothetical-draws",
+        2200,
+    )
+    assert merged == load_rules("fide-2024", ("initial.min_games=9",))
+    k = load_rules("fide-2012", ("k={standard: 15}",)).k
+    assert (k.standard, k.newcomer, k.junior) == (15, 30, None)
+    # A constant K given as a mapping drops the tiers, as `extends` does; the tiers of a K by player come back.
+    assert load_rules("fide-2024", ("k={kind: constant, value: 24}",)).k.value == 24
+    assert load_rules("elo-32", ("k={kind: fide, standard: 24}",)).k.standard == 24
+
+
+def test_k_value_on_a_k_by_player_is_refused():
+    with pytest.raises(RulesError, match=r"k.value \(24\) does not apply: K is by player"):
+        load_rules("fide-2024", ("k.value=24",))
+    assert load_rules("elo-32", ("k.kind=fide",)).k.value is None
+
+
+@pytest.mark.parametrize(
+    ("assignment", "problem"),
+    [
+        ("kappa=-10", "kappa: Input should be greater than or equal to 0"),
+        ("weights={classical: -1}", "weights: Value error, weights.classical: a weight is a number from 0"),
+        ("weights={classical: 1000}", "weights.classical: a weight is a number from 0"),
+        ("weights={classical: true}", "weights.classical: a weight is a number from 0"),
+        ("weights={clasical: 0.5}", "unknown time-control class(es) clasical"),
+        ("sonas_clamp=[390, -460]", "sonas_clamp must be [low, high] with low < high"),
+        ("weights_by_minutes=[[5, -0.1], [120, 1.0]]", "[5, -0.1]: a weight is a number from 0"),
+        ("initial.max_rating=0", "initial.max_rating: Input should be greater than 0"),
+        ("k=24.9", "k.value: Input should be a valid integer, got a number with a fractional part"),
+    ],
+)
+def test_out_of_range_rule_values_are_refused_naming_the_key(assignment: str, problem: str):
+    with pytest.raises(RulesError) as error:
+        load_rules("sonas-2002", (assignment,))
+    assert problem.removeprefix("weights: Value error, ") in str(error.value)
+    assert load_rules("sonas-2002", ("k=24.0",)).k.value == 24
+
+
+def test_a_file_named_like_a_preset_never_stands_in_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fide-2022").write_text("name: planted\nfloor: 2500\n")
+    (tmp_path / "base.yaml").write_text("name: planted\nfloor: 2500\n")
+    assert load_rules("fide-2022").name == "fide-2022"
+    assert load_rules("fide-2024").floor == 1400  # extends fide-2022, the preset
+    for name in ("../presets/fide-2022", f"../../../../../../..{tmp_path}/base", "FIDE-2022"):
+        with pytest.raises(RulesError, match="not found|unknown rule set"):
+            load_rules(name)
+
+
+def test_extends_is_read_from_the_files_folder_and_its_errors_name_file_and_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "base.yaml").write_text("extends: fide-2024\nname: base\nfloor: 1300\n")
+    (tmp_path / "sub" / "child.yaml").write_text("extends: base.yaml\nname: child\nk: {standard: 24}\n")
+    child = load_rules("sub/child.yaml")
+    assert (child.floor, child.k.standard, child.name) == (1300, 24, "child")
+    (tmp_path / "sub" / "child.yaml").write_text("extends: fide-2099\nname: child\n")
+    with pytest.raises(RulesError, match=r"sub/child.yaml: extends: unknown rule set 'fide-2099'.* glicko2"):
+        load_rules("sub/child.yaml")
+    (tmp_path / "sub" / "child.yaml").write_text("extends: child.yaml\nname: child\n")
+    with pytest.raises(RulesError, match="extend each other in a cycle"):
+        load_rules("sub/child.yaml")
+
+
+def test_a_key_given_twice_in_a_rule_file_is_refused(tmp_path: Path):
+    (tmp_path / "mine.yaml").write_text("extends: fide-2024\nname: mine\nfloor: 1000\nfloor: 1200\n")
+    with pytest.raises(RulesError, match="found the key 'floor' twice"):
+        load_rules(str(tmp_path / "mine.yaml"))
+    with pytest.raises(RulesError, match="found the key 'min_games' twice"):
+        load_rules("fide-2024", ("initial={min_games: 5, min_games: 9}",))
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        # A rule file extending a schedule: its keys were dropped, the file rated as fide-historical.
+        ("extends: fide-historical\nname: hist-k24\nk: {standard: 24}\nfloor: 900\n", "is a schedule of rule sets"),
+        ("schedule:\n  - {from: '2020-01', rules: fide-2017, sett: {floor: 900}}\n", "schedule entry 1: sett"),
+        ("floor: 900\nschedule:\n  - {from: '2020-01', rules: fide-2017}\n", "floor: a schedule holds only"),
+        ("schedule: []\n", "schedule: expected a list of entries"),
+        (
+            "schedule:\n  - {from: '2020-01', rules: fide-2017}\n  - {from: '2020-01', rules: fide-2022}\n",
+            "two entries",
+        ),
+        ("schedule:\n  - {from: '2020-13', rules: fide-2017}\n", "schedule entry 1: from"),
+        ("schedule:\n  - {from: '2020-01', rules: mine.yaml}\n", "schedules name each other in a cycle"),
+    ],
+)
+def test_a_schedule_is_refused_where_it_would_be_read_silently_otherwise(tmp_path: Path, body: str, problem: str):
+    (tmp_path / "mine.yaml").write_text(body)
+    with pytest.raises(RulesError, match=re.escape(problem)):
+        resolve_rules(str(tmp_path / "mine.yaml"), "2024-05")
+
+
+def test_a_schedule_files_entries_are_read_from_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "k24.yaml").write_text("extends: fide-2024\nname: k24\nk: {standard: 24}\n")
+    (tmp_path / "mine.yaml").write_text(
+        "name: mine\nschedule:\n  - {from: '2020-01', rules: fide-2017}\n  - {from: '2024-03', rules: k24.yaml, set: "
+        "{initial: {min_games: 9}}}\n"
+    )
+    monkeypatch.chdir(ROOT)
+    rules = resolve_rules(str(tmp_path / "mine.yaml"), "2024-05")
+    assert (rules.name, rules.k.standard, rules.initial.min_games, rules.initial.max_rating) == ("k24", 24, 9, 2200)
+    assert resolve_rules(str(tmp_path / "mine.yaml"), "2021-05").name == "fide-2017"

@@ -257,6 +257,51 @@ def test_bad_scenario_files_name_the_problem(tmp_path: Path):
         load_scenarios(str(path))
 
 
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        # Checked at 2000-01 and its own switches only, this failed mid-backfill at 2025-10 (exempt-top needs it).
+        ("  mine:\n    rules: fide-historical\n    set: {cap_exempt_from: null}\n", "cap_exempt_from"),
+        ("  mine: fide-2024\n", "scenario 'mine': expected a mapping"),
+        ("  mine:\n    rules: fide-2024\n  mine:\n    rules: fide-2022\n", "found the key 'mine' twice"),
+        ("  mine:\n    rules: fide-2024\n    events:\n      - {after: 2024-02, compress: {factor: 7}}\n", "factor"),
+        (
+            "  mine:\n    rules: fide-2024\n    events:\n      - {after: 2024-02, compress: {threshold: -5}}\n",
+            "threshold",
+        ),
+        (
+            "  mine:\n    rules: fide-2024\n    events:\n      - {after: 2024-02, compress: {}}\n"
+            "      - {after: 2024-02, compress: {factor: 0.2}}\n",
+            "two compress events after 2024-02",
+        ),
+    ],
+)
+def test_a_scenario_file_is_refused_at_load_where_it_would_fail_later_or_be_read_silently(
+    tmp_path: Path, body: str, problem: str
+):
+    path = tmp_path / "s.yaml"
+    path.write_text("scenarios:\n" + body)
+    with pytest.raises(RulesError, match=problem):
+        load_scenarios(str(path))
+
+
+def test_a_mapping_in_a_scenarios_set_merges_into_the_rule_sets_and_the_switchs_into_it():
+    scenario = Scenario(
+        name="s",
+        rules="fide-historical",
+        set={"initial": {"min_games": 9}},
+        schedule=({"from": "2024-06", "rules": "fide-2024", "set": {"initial": {"pool_months": 12}}},),
+    )
+    before, after = scenario.rules_for("2024-05").initial, scenario.rules_for("2024-07").initial
+    assert (before.min_games, before.pool_months, before.formula, before.max_rating) == (
+        9,
+        26,
+        "hypothetical-draws",
+        2200,
+    )
+    assert (after.min_games, after.pool_months, after.formula, after.max_rating) == (9, 12, "hypothetical-draws", 2200)
+
+
 def elite_2300_seed() -> pl.DataFrame:
     """A seed list as the landing zone gives it (no K, no ever_2400): players 1 and 2 at 2350, player 3 at 2290."""
     from pipeline.ingest.registry import registry_table, seed_rows

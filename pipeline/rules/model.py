@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
+import re
+from collections.abc import Hashable
 from datetime import date
 from importlib import resources
 from pathlib import Path
@@ -13,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pipeline.months import month_index, parse_month
+from schemas.games import TIME_CONTROLS
 
 PRESET_PACKAGE = "pipeline.rules.presets"
 
@@ -64,7 +68,8 @@ class KPolicy(_Frozen):
     @classmethod
     def _constant_shorthand(cls, data: Any) -> Any:
         if isinstance(data, (int, float)) and not isinstance(data, bool):
-            return {"kind": "constant", "value": int(data)}
+            # pydantic's int takes 24.0 and refuses 24.9, as it does for `k.value`; int() would truncate it.
+            return {"kind": "constant", "value": data}
         return data
 
     @model_validator(mode="after")
@@ -73,6 +78,11 @@ class KPolicy(_Frozen):
             raise ValueError("k.kind 'constant' needs k.value")
         if self.kind == "constant" and (tiers := [t for t in K_TIERS if t in self.model_fields_set]):
             raise ValueError(constant_k_tiers_message([f"k.{tier}" for tier in tiers], self.value))
+        if self.kind == "fide" and self.value is not None:
+            raise ValueError(
+                f"k.value ({self.value}) does not apply: K is by player (k.kind fide) in this rule set; set the tiers "
+                "(k.newcomer, k.standard, k.elite, ...) or k.kind=constant with k.value=N for one K for all"
+            )
         return self
 
 
@@ -107,7 +117,7 @@ class InitialRating(_Frozen):
     )
     hypothetical_games: int = Field(2, ge=0, description="hypothetical drawn games added (hypothetical-draws)")
     hypothetical_rating: int = Field(1800, description="rating of the hypothetical opponents (hypothetical-draws)")
-    max_rating: int | None = Field(None, ge=0, description="highest first rating (2200 in 2024; null: none)")
+    max_rating: int | None = Field(None, gt=0, description="highest first rating (2200 in 2024; null: none)")
     disregard_zero_first_event: bool = Field(
         True, description="a first event scoring under first_event_min_points is disregarded (§8.2.1)"
     )
@@ -148,7 +158,7 @@ class RuleSet(_Frozen):
         ),
     )
     scale: float = Field(400.0, gt=0, description="logistic and Elo-Davidson scale (400; 480 per Sonas 2011)")
-    kappa: float = Field(2.0, description="Elo-Davidson draw parameter (2 = logistic)")
+    kappa: float = Field(2.0, ge=0, description="Elo-Davidson draw parameter (2 = logistic)")
     sonas_intercept: float = Field(0.541767, description="Sonas 2002: White's expected score at equal ratings")
     sonas_slope: float = Field(0.001164, description="Sonas 2002: expected score per rating point of difference")
     sonas_clamp: tuple[int, int] = Field(
@@ -212,6 +222,29 @@ class RuleSet(_Frozen):
         "blitz: 1 January 2012); null: every event",
     )
 
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _known_weights(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            if unknown := sorted(str(key) for key in value if key not in TIME_CONTROLS):
+                raise ValueError(
+                    f"unknown time-control class(es) {', '.join(unknown)}; classes: {', '.join(TIME_CONTROLS)}"
+                )
+            for key, weight in value.items():
+                _check_weight(f"weights.{key}", weight)
+        return value
+
+    @field_validator("weights_by_minutes", mode="before")
+    @classmethod
+    def _weights_by_minutes(cls, value: Any) -> Any:
+        for point in value if isinstance(value, (list, tuple)) else ():
+            if isinstance(point, (list, tuple)) and len(point) == 2:
+                minutes, weight = point
+                if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or minutes < 0:
+                    raise ValueError(f"[{minutes}, {weight}]: minutes must be a number of at least 0")
+                _check_weight(f"[{minutes}, {weight}]", weight)
+        return value
+
     @field_validator("cap_mode", mode="before")
     @classmethod
     def _yaml_off(cls, value: Any) -> Any:
@@ -227,6 +260,8 @@ class RuleSet(_Frozen):
             raise ValueError("list_months must be months 1-12 (the months FIDE published a list), or null for monthly")
         if self.weights_by_minutes is not None and sorted(self.weights_by_minutes) != list(self.weights_by_minutes):
             raise ValueError("weights_by_minutes must be [minutes, weight] pairs in increasing minutes")
+        if self.sonas_clamp[0] >= self.sonas_clamp[1]:
+            raise ValueError(f"sonas_clamp must be [low, high] with low < high, got {list(self.sonas_clamp)}")
         return self
 
     def publishes_list_after(self, month: str) -> bool:
@@ -239,7 +274,42 @@ class RuleSet(_Frozen):
         return parse_month(month)[1] % 12 + 1 in self.list_months
 
 
+def _check_weight(where: str, weight: Any) -> None:
+    """A game's weight scales its change: from 0 (not rated) to 1 (rated in full), as regulations.game_weight reads."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
+        raise ValueError(f"{where}: a weight is a number from 0 (not rated) to 1 (rated in full), got {weight!r}")
+
+
 # -- loading -----------------------------------------------------------------------------------
+
+#: A shipped preset's name, as the files of pipeline/rules/presets/ spell them: no path can be built from it.
+_PRESET_NAME = re.compile(r"^[a-z0-9-]+$")
+#: The keys a schedule document holds beside `schedule`: its metadata. Any other key would apply to no entry.
+_SCHEDULE_KEYS = ("name", "description", "source", "schedule")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader, but a key given twice in one mapping is an error (PyYAML keeps the last one silently)."""
+
+
+def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if isinstance(key, Hashable) and key in seen:
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping", node.start_mark, f"found the key {key!r} twice", key_node.start_mark
+            )
+        seen.add(key) if isinstance(key, Hashable) else None
+    return loader.construct_mapping(node)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def load_yaml(text: str) -> Any:
+    """YAML as yaml.safe_load reads it, but refusing a key given twice in one mapping (yaml.YAMLError naming it)."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def preset_names() -> list[str]:
@@ -249,32 +319,60 @@ def preset_names() -> list[str]:
     )
 
 
-def _read_document(name_or_path: str) -> tuple[dict[str, Any], str]:
-    path = Path(name_or_path)
-    if name_or_path.endswith((".yaml", ".yml")) or path.is_file():
+def names_a_file(name: str) -> bool:
+    """Whether a rule-set name is a file (it ends in .yaml or .yml, or holds a path separator) rather than a preset.
+
+    A file in the current directory named like a preset (`fide-2022`) never stands in for the shipped one.
+    """
+    return name.endswith((".yaml", ".yml")) or "/" in name or os.sep in name
+
+
+def unknown_rule_set_message(name: str) -> str:
+    """What `--rules`, `extends` or a schedule entry accepts, for a name that is none of them."""
+    from pipeline.systems import system_names  # pipeline.systems reads this module's parse_override
+
+    return (
+        f"unknown rule set {name!r}; presets: {', '.join(preset_names())}; or a path to a .yaml file "
+        f"(`--rules` of rate-period also takes a rating system: {', '.join(system_names())})"
+    )
+
+
+def _read_document(name_or_path: str, folder: Path | None = None) -> tuple[dict[str, Any], str, Path | None]:
+    """The document, where it comes from (a file's path, `preset NAME`) and the folder its own names are relative
+    to (a file's; None for a preset). `folder`: where a relative file name is, the current directory if None.
+    """
+    if names_a_file(name_or_path):
+        path = Path(name_or_path) if folder is None else folder / name_or_path
         if not path.is_file():
-            raise RulesError(f"rule-set file not found: {name_or_path}")
-        text, origin = path.read_text(encoding="utf-8"), str(path)
+            raise RulesError(f"rule-set file not found: {path}")
+        text, origin, own_folder = path.read_text(encoding="utf-8"), str(path), path.parent
     else:
-        resource = resources.files(PRESET_PACKAGE) / f"{name_or_path}.yaml"
-        if not resource.is_file():
-            raise RulesError(
-                f"unknown rule set {name_or_path!r}; presets: {', '.join(preset_names())}, or a path to a .yaml file"
-            )
-        text, origin = resource.read_text(encoding="utf-8"), f"preset {name_or_path}"
+        preset = _preset_text(name_or_path) if _PRESET_NAME.match(name_or_path) else None
+        if preset is None:
+            raise RulesError(unknown_rule_set_message(name_or_path))
+        text, origin, own_folder = preset, f"preset {name_or_path}", None
     try:
         document = copy.deepcopy(_parsed_yaml(text))  # callers edit their copy
     except yaml.YAMLError as exc:
         raise RulesError(f"{origin}: not valid YAML: {exc}") from exc
     if not isinstance(document, dict):
         raise RulesError(f"{origin}: expected a mapping of rule-set keys")
-    return document, origin
+    return document, origin, own_folder
+
+
+@functools.lru_cache(maxsize=64)
+def _preset_text(name: str) -> str | None:
+    """A shipped preset's text, read once: package data, fixed for the process (a load_scenarios resolves each
+    preset of its schedules at every month they switch at).
+    """
+    resource = resources.files(PRESET_PACKAGE) / f"{name}.yaml"
+    return resource.read_text(encoding="utf-8") if resource.is_file() else None
 
 
 @functools.lru_cache(maxsize=256)
 def _parsed_yaml(text: str) -> Any:
     """YAML parsed once per distinct text: keyed by content, so an edited file is parsed again."""
-    return yaml.safe_load(text) or {}
+    return load_yaml(text) or {}
 
 
 def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
@@ -287,28 +385,54 @@ def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _resolved_document(name_or_path: str, seen: tuple[str, ...] = ()) -> tuple[dict[str, Any], str]:
-    if name_or_path in seen:
-        raise RulesError(f"rule sets extend each other in a cycle: {' -> '.join((*seen, name_or_path))}")
-    document, origin = _read_document(name_or_path)
+def _resolved_document(
+    name_or_path: str, seen: tuple[str, ...] = (), folder: Path | None = None
+) -> tuple[dict[str, Any], str, Path | None]:
+    document, origin, own_folder = _read_document(name_or_path, folder)
+    key = origin if own_folder is None else str(Path(origin).resolve())  # one file, however its path is spelt
+    if key in seen:
+        raise RulesError(f"rule sets extend each other in a cycle: {' -> '.join((*seen, key))}")
     parent = document.pop("extends", None)
     if parent is None:
-        return document, origin
-    base, _ = _resolved_document(str(parent), (*seen, name_or_path))
+        return document, origin, own_folder
+    if not isinstance(parent, str) or (own_folder is None and names_a_file(parent)):
+        expected = "a preset name" if own_folder is None else "a preset name or a .yaml path"
+        raise RulesError(f"{origin}: extends: {parent!r}: expected {expected}")
+    try:
+        base, _, _ = _resolved_document(parent, (*seen, key), own_folder)
+    except RulesError as exc:
+        raise RulesError(f"{origin}: extends: {exc}") from None
+    if "schedule" in base:
+        # Which entries its keys would change, and how they meet each entry's own `set:`, is not one reading.
+        raise RulesError(
+            f"{origin}: extends: {parent} is a schedule of rule sets by month, and a rule set extends one rule set "
+            f"(e.g. {_first_entry(base)}): to change a schedule's values, give them in a scenario's `set:` "
+            f"(`rules: {parent}`) or in a schedule of your own, in its entries' `set:`"
+        )
     base.pop("name", None)
     own_k = document.get("k")
     if isinstance(own_k, dict) and "k" in base:
-        base_k = _k_mapping(base["k"])
-        # A file switching K to a constant drops its parent's tiers; tiers it names itself are refused (KPolicy).
-        base["k"] = (
-            {key: base_k[key] for key in ("value",) if key in base_k} if own_k.get("kind") == "constant" else base_k
-        )
-    return _merge(base, document), origin
+        # A file switching K's kind drops its parent's keys of the other kind; those it names itself are refused.
+        base["k"] = _k_of_kind(_k_mapping(base["k"]), own_k.get("kind"))
+    return _merge(base, document), origin, own_folder
+
+
+def _first_entry(document: dict[str, Any]) -> str:
+    entries = document.get("schedule")
+    first = entries[0] if isinstance(entries, list) and entries else None
+    return str(first.get("rules")) if isinstance(first, dict) else "fide-2024"
 
 
 def _k_mapping(k: Any) -> Any:
     """A constant K's shorthand (`k: 32`) as the mapping it stands for, so that keys can be set on it."""
     return {"kind": "constant", "value": k} if isinstance(k, int) and not isinstance(k, bool) else k
+
+
+def _k_of_kind(k: Any, kind: Any) -> Any:
+    """K's mapping without the keys the other kind reads: a constant K reads no tier, a K by player no value."""
+    if not isinstance(k, dict) or kind not in ("constant", "fide"):
+        return k
+    return {key: value for key, value in k.items() if (key in K_TIERS) == (kind == "fide") and key != "kind"}
 
 
 def parse_override(assignment: str) -> tuple[list[str], Any]:
@@ -317,7 +441,7 @@ def parse_override(assignment: str) -> tuple[list[str], Any]:
     if not sep or not key.strip():
         raise RulesError(f"--set expects key=value, got {assignment!r}")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = load_yaml(raw) if raw.strip() else None
     except yaml.YAMLError as exc:
         raise RulesError(f"--set {assignment!r}: value is not valid YAML: {exc}") from exc
     return [part.strip() for part in key.split(".")], value
@@ -326,11 +450,12 @@ def parse_override(assignment: str) -> tuple[list[str], Any]:
 def apply_overrides(document: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """Apply dotted key=value assignments (a constant K's shorthand `k: 32` becomes its mapping).
 
-    A K tier (`k.standard=24`) on a K that ends constant is refused, as a constant K would never read it;
-    the tiers a tiered K had before `k.kind=constant` are dropped for the same reason.
+    A mapping given to a mapping is merged into it, as `extends` merges: `initial={min_games: 5}` keeps the
+    other keys of `initial`. A K tier (`k.standard=24`) on a K that ends constant is refused, as a constant K
+    would never read it; the keys of the other kind a K had before its kind was set are dropped for the same reason.
     """
     result = copy.deepcopy(document)
-    tiers_set: list[str] = []  # the assignments of a K tier
+    k_set: list[tuple[str, str]] = []  # (key of k, as the assignment names it)
     for assignment in overrides:
         path, value = parse_override(assignment)
         node = result
@@ -340,21 +465,31 @@ def apply_overrides(document: dict[str, Any], overrides: list[str] | tuple[str, 
                 child = {}
             node[part] = child
             node = child
-        node[path[-1]] = value
-        if len(path) == 2 and path[0] == "k" and path[1] in K_TIERS:
-            tiers_set.append(assignment.strip())
+        current = _k_mapping(node.get(path[-1])) if path == ["k"] else node.get(path[-1])
+        node[path[-1]] = _merge(current, value) if isinstance(value, dict) and isinstance(current, dict) else value
+        if path[0] == "k" and len(path) == 2:
+            k_set.append((path[1], assignment.strip()))
+        elif path == ["k"]:
+            given = (
+                [(key, f"k.{key}={_yaml_scalar(item)}") for key, item in value.items()]
+                if isinstance(value, dict)
+                else []
+            )
+            # A mapping merged into K adds to what was set on it before; any other value replaces K whole.
+            k_set = [*k_set, *given] if isinstance(value, dict) and isinstance(current, dict) else given
     k = result.get("k")
-    if isinstance(k, dict) and k.get("kind") == "constant":
-        if tiers_set:
-            raise RulesError(constant_k_tiers_message(tiers_set, k.get("value")))
-        if any(assignment.partition("=")[0].replace(" ", "") == "k.kind" for assignment in overrides):
-            result["k"] = {key: value for key, value in k.items() if key not in K_TIERS}
+    if isinstance(k, dict):
+        if k.get("kind") == "constant" and (tiers := [shown for key, shown in k_set if key in K_TIERS]):
+            raise RulesError(constant_k_tiers_message(tiers, k.get("value")))
+        if any(key == "kind" for key, _ in k_set):
+            kept = _k_of_kind(k, k.get("kind"))
+            result["k"] = {**kept, **{key: k[key] for key, _ in k_set if key in k}}
     return result
 
 
 def load_rules(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> RuleSet:
     """A preset name (e.g. 'fide-2024') or a YAML file path, with optional key=value overrides."""
-    document, origin = _resolved_document(name_or_path)
+    document, origin, _ = _resolved_document(name_or_path)
     if "schedule" in document:
         raise RulesError(
             f"{origin} is a schedule of rule sets by month, not one rule set: `ratings rules {name_or_path}` lists "
@@ -381,25 +516,57 @@ def _problem(error: Any) -> str:
     return f"{where}: {message}{shown if given is None or isinstance(given, (bool, int, float, str)) else ''}"
 
 
+class ScheduleEntry(_Frozen):
+    """One entry of a schedule: from rating period `from` on, the rule set `rules` with `set` overrides."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    from_: str = Field(alias="from")
+    rules: str
+    set: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("from_", mode="before")
+    @classmethod
+    def _month(cls, value: Any) -> str:
+        parse_month(str(value))
+        return str(value)
+
+
 def schedule_of(name_or_path: str) -> list[tuple[str, str, tuple[str, ...]]] | None:
     """[(from_month, rule_set_name, overrides), ...] sorted, when name_or_path is a schedule; else None.
 
-    An entry may carry `set: {key: value}` overrides (dotted keys), e.g. K 30 for newcomers from July 2011.
+    An entry may carry `set: {key: value}` overrides (dotted keys), e.g. K 30 for newcomers from July 2011. A
+    schedule holds no other key than its metadata beside `schedule`, at least one entry and one entry a month; a
+    preset's entries name presets, a file's name files relative to its folder.
     """
-    document, origin = _resolved_document(name_or_path)
+    document, origin, folder = _resolved_document(name_or_path)
     entries = document.get("schedule")
     if entries is None:
         return None
-    try:
-        triples = sorted(
-            (str(e["from"]), str(e["rules"]), tuple(f"{k}={_yaml_scalar(v)}" for k, v in (e.get("set") or {}).items()))
-            for e in entries
+    others = sorted(str(key) for key in document if key not in _SCHEDULE_KEYS)
+    if others:
+        raise RulesError(
+            f"{origin}: {', '.join(others)}: a schedule holds only {', '.join(_SCHEDULE_KEYS)}; a value for every "
+            "entry goes in each entry's `set:` (or a scenario's `set:`)"
         )
-        for month, _, _ in triples:
-            parse_month(month)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise RulesError(f"{origin}: schedule entries need 'from: YYYY-MM' and 'rules: NAME' ({exc})") from None
-    return triples
+    if not isinstance(entries, list) or not entries:
+        raise RulesError(f"{origin}: schedule: expected a list of entries {{from: YYYY-MM, rules: NAME, set: {{...}}}}")
+    triples = []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            parsed = ScheduleEntry.model_validate(entry)
+        except ValidationError as exc:
+            problems = "; ".join(_problem(err) for err in exc.errors())
+            raise RulesError(f"{origin}: schedule entry {number}: {problems}") from None
+        rules = parsed.rules
+        if names_a_file(rules) and folder is None:
+            raise RulesError(f"{origin}: schedule entry {number}: rules: {rules!r}: expected a preset name")
+        if names_a_file(rules) and not Path(rules).is_absolute():
+            rules = str(folder / rules) if folder is not None else rules
+        triples.append((parsed.from_, rules, tuple(f"{k}={_yaml_scalar(v)}" for k, v in parsed.set.items())))
+    months = [month for month, _, _ in triples]
+    if twice := sorted({month for month in months if months.count(month) > 1}):
+        raise RulesError(f"{origin}: schedule: two entries from {', '.join(twice)}: one rule set a month")
+    return sorted(triples, key=lambda triple: month_index(triple[0]))
 
 
 def _yaml_scalar(value: Any) -> str:
@@ -409,8 +576,14 @@ def _yaml_scalar(value: Any) -> str:
 def resolve_rules(name_or_path: str, month: str, overrides: list[str] | tuple[str, ...] = ()) -> RuleSet:
     """The rule set in force for rating period `month`: a plain rule set, or the schedule's entry for it.
 
-    Months before a schedule's first entry use the first entry. Schedules may name other schedules.
+    Months before a schedule's first entry use the first entry. Schedules may name other schedules, not in a cycle.
     """
+    return _resolved_rules(name_or_path, month, tuple(overrides), ())
+
+
+def _resolved_rules(name_or_path: str, month: str, overrides: tuple[str, ...], seen: tuple[str, ...]) -> RuleSet:
+    if name_or_path in seen:
+        raise RulesError(f"schedules name each other in a cycle: {' -> '.join((*seen, name_or_path))}")
     schedule = schedule_of(name_or_path)
     if schedule is None:
         return load_rules(name_or_path, overrides)
@@ -418,4 +591,17 @@ def resolve_rules(name_or_path: str, month: str, overrides: list[str] | tuple[st
     for start, rules_name, sets in schedule:
         if month_index(start) <= month_index(month):
             chosen, entry_overrides = rules_name, sets
-    return resolve_rules(chosen, month, (*entry_overrides, *overrides))
+    return _resolved_rules(chosen, month, (*entry_overrides, *overrides), (*seen, name_or_path))
+
+
+def schedule_months(name_or_path: str, seen: tuple[str, ...] = ()) -> list[str]:
+    """Every month a rule set's schedule, or a schedule it names, switches at (sorted; none for a plain rule set):
+    the months to resolve to check that each of its rule sets loads.
+    """
+    if name_or_path in seen:
+        raise RulesError(f"schedules name each other in a cycle: {' -> '.join((*seen, name_or_path))}")
+    schedule = schedule_of(name_or_path) or []
+    months = {month for month, _, _ in schedule}
+    for _, rules_name, _ in schedule:
+        months.update(schedule_months(rules_name, (*seen, name_or_path)))
+    return sorted(months, key=month_index)

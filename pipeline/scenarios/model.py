@@ -16,7 +16,16 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_v
 
 from pipeline.engine.period import PeriodResult, carry_forward, compress, predict_period, rate_period
 from pipeline.months import add_months, month_index, parse_month
-from pipeline.rules.model import RulesError, RuleSet, _Frozen, _yaml_scalar, resolve_rules
+from pipeline.rules.model import (
+    RulesError,
+    RuleSet,
+    _Frozen,
+    _yaml_scalar,
+    load_yaml,
+    names_a_file,
+    resolve_rules,
+    schedule_months,
+)
 from pipeline.settings import Settings
 from pipeline.systems import scenario_system, system_names
 from pipeline.systems.config import SystemRules
@@ -40,8 +49,9 @@ STANDARD_TIME_CONTROLS = ("classical", "modern")
 class Compression(_Frozen):
     """R + round(factor x (threshold - R)) for rated players below threshold (docs/regulations.md)."""
 
-    threshold: int = 2000
-    factor: float = 0.4
+    # A factor above 1 would move a player past the threshold: "nobody moves past 2000" needs 0 to 1.
+    threshold: int = Field(2000, gt=0)
+    factor: float = Field(0.4, ge=0, le=1)
     fresh_start: bool = True
 
 
@@ -163,6 +173,11 @@ class Scenario(_Frozen):
 
     @model_validator(mode="after")
     def _rules_or_system(self) -> Scenario:
+        changes = [(event.after, "compress" if event.compress is not None else "dwz_upgrade") for event in self.events]
+        if twice := sorted({change for change in changes if changes.count(change) > 1}):
+            raise ValueError(
+                "events: " + ", ".join(f"two {kind} events after {month}" for month, kind in twice) + ": give one"
+            )
         if (self.rules is None) == (self.system is None):
             raise ValueError(
                 f"give either 'rules' (a rule set) or 'system' (a rating system: {', '.join(system_names())})"
@@ -290,7 +305,7 @@ class Scenario(_Frozen):
         rules = _RESOLVED.get(key)
         if rules is None:
             rules = self._resolved_rules(month)
-            if not any(_names_a_file(name) for name in (self.rules, *(switch.rules for switch in self.schedule))):
+            if not any(names_a_file(name) for name in (self.rules, *(switch.rules for switch in self.schedule))):
                 if len(_RESOLVED) >= _RESOLVED_LIMIT:
                     _RESOLVED.clear()
                 _RESOLVED[key] = rules
@@ -298,11 +313,12 @@ class Scenario(_Frozen):
 
     def _resolved_rules(self, month: str) -> RuleSet:
         assert self.rules is not None
-        base, overrides = self.rules, dict(self.set)
+        base, overrides = self.rules, list(self.set.items())
         for switch in sorted(self.schedule, key=lambda s: s.from_):
             if month_index(switch.from_) <= month_index(month):
-                base, overrides = switch.rules, {**self.set, **switch.set}
-        return resolve_rules(base, month, tuple(f"{k}={_yaml_scalar(v)}" for k, v in overrides.items()))
+                # In order, so that a switch's mapping merges into the scenario's as --set merges it.
+                base, overrides = switch.rules, [*self.set.items(), *switch.set.items()]
+        return resolve_rules(base, month, tuple(f"{k}={_yaml_scalar(v)}" for k, v in overrides))
 
     def events_after(self, month: str) -> list[Event]:
         return [event for event in self.events if event.after == month]
@@ -338,11 +354,6 @@ _RESOLVED: dict[tuple[str, str], RuleSet] = {}
 _RESOLVED_LIMIT = 4096  # scenarios x months of a long run; cleared when full
 
 
-def _names_a_file(name: str) -> bool:
-    """Whether a rule-set name is read from a file rather than a shipped preset (as rules.model._read_document)."""
-    return name.endswith((".yaml", ".yml")) or Path(name).is_file()
-
-
 def canonical_name(name: str) -> str:
     """A scenario's one spelling: a dash, as in older files and the CLI ('sonas-2017'), is an underscore."""
     return name.strip().replace("-", "_")
@@ -357,7 +368,7 @@ def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
     """Scenarios by name from a YAML file (default: $RATINGS_SCENARIOS, else pipeline/scenarios/scenarios.yaml)."""
     path = path or default_scenarios_path()
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        document = load_yaml(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise RulesError(f"{path}: cannot read scenarios: {exc}") from None
     entries = document.get("scenarios") if isinstance(document, dict) else None
@@ -365,14 +376,19 @@ def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
         raise RulesError(f"{path}: expected a 'scenarios:' mapping of name -> scenario")
     scenarios: dict[str, Scenario] = {}
     for name, body in entries.items():
+        if body is not None and not isinstance(body, dict):
+            raise RulesError(f"{path}: scenario {name!r}: expected a mapping of scenario keys (rules: ..., ...)")
         try:
             scenario = Scenario.model_validate({"name": name, **(body or {})})
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
             raise RulesError(f"{path}: scenario {name!r}: {problems}") from None
         try:
-            # Fail now, not mid-backfill, on an unknown rule set or a wrong system parameter.
-            scenario.system_rules() if scenario.is_system else scenario.rules_for(LIST_TYPE_MONTH)
+            # Fail now, not mid-backfill, on an unknown rule set or a wrong system parameter, in any month.
+            if scenario.is_system:
+                scenario.system_rules()
+            for month in _switch_months(scenario):
+                scenario.rules_for(month)
             _check_list_type(scenario)
         except RulesError as exc:
             raise RulesError(f"{path}: scenario {name!r}: {exc}") from None
@@ -437,12 +453,23 @@ def _check_list_type(scenario: Scenario) -> None:
                 system = rules.system.name
                 raise RulesError(f"rates: {scenario.rates}, but its {system} parameters rate the {chosen} list")
         return
-    months = [LIST_TYPE_MONTH, *(switch.from_ for switch in scenario.schedule)]
-    kinds = {scenario.rules_for(month).list_type for month in months}
+    kinds = {scenario.rules_for(month).list_type for month in _switch_months(scenario)}
     if len(kinds) > 1:
         raise RulesError(f"its rule sets rate different lists ({', '.join(sorted(kinds))}): one scenario, one list")
     if scenario.rates is not None and kinds != {scenario.rates}:
         raise RulesError(f"rates: {scenario.rates}, but its rule sets rate the {kinds.pop()} list")
+
+
+def _switch_months(scenario: Scenario) -> list[str]:
+    """The months a rule-set scenario's rule set may change at: its switches' and those of the schedules they name
+    (and LIST_TYPE_MONTH). Resolving each checks every rule set the scenario rates with; a system has none.
+    """
+    if scenario.is_system:
+        return []
+    months = {LIST_TYPE_MONTH, *(switch.from_ for switch in scenario.schedule)}
+    for name in {str(scenario.rules), *(switch.rules for switch in scenario.schedule)}:
+        months.update(schedule_months(name))
+    return sorted(months, key=month_index)
 
 
 def _standard_chain_problem(scenario: Scenario, scenarios: dict[str, Scenario]) -> str | None:
