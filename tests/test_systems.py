@@ -298,3 +298,16 @@ def test_rate_period_with_a_bare_system_name_rates_a_newcomer_from_its_own_init_
     newcomer = bare.filter(pl.col("player_id") == 9)["rating"].item()
     # US Chess's Step 1 imputes 1300 without a birth year; from 2200 (the evaluation protocol's) he kept 2200.
     assert newcomer == stated.filter(pl.col("player_id") == 9)["rating"].item() == pytest.approx(1893.12, abs=0.01)
+
+
+def test_a_system_rule_file_is_read_as_written_and_never_stands_in_for_a_preset(tmp_path, monkeypatch):
+    from pipeline.systems.config import load_system_rules, rules_document
+
+    monkeypatch.chdir(tmp_path)
+    # A file named like a preset, in the current directory, is not read for it.
+    (tmp_path / "playerratings-elo").write_text("system: elo\nk: 99\n")
+    assert rules_document("playerratings-elo")["k"] != 99
+    # A key given twice is refused, naming it, not resolved silently.
+    (tmp_path / "twice.yaml").write_text("system: elo\nk: 20\nk: 30\n")
+    with pytest.raises(ValueError, match="twice|duplicate"):
+        load_system_rules("twice.yaml")

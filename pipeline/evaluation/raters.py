@@ -15,7 +15,7 @@ import yaml
 from pipeline.engine.period import normalize_list, rate_period
 from pipeline.formats.fields import KAGGLE_FIRST_YEAR, KAGGLE_LAST_MONTH_ID
 from pipeline.months import month_from_index, month_range
-from pipeline.rules.model import RulesError, parse_override, preset_names
+from pipeline.rules.model import RulesError, load_yaml, parse_override, preset_names
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.systems import empty_state, predict, rate_system_period, system_names, with_players
 from pipeline.systems.config import (
@@ -152,7 +152,7 @@ def _whole_history_document(name_or_path: str) -> dict[str, Any] | None:
     path = Path(name_or_path)
     if path.is_file() and name_or_path.endswith((".yaml", ".yml")):
         try:
-            document = yaml.safe_load(path.read_text(encoding="utf-8"))
+            document = load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError:
             return None
         if isinstance(document, dict) and str(document.get("system", "")).lower() in WHOLE_HISTORY:
@@ -290,7 +290,7 @@ def _rule_set_document(name_or_path: str) -> bool:
     path = Path(name_or_path)
     if path.is_file() and name_or_path.endswith((".yaml", ".yml")):
         try:
-            document = yaml.safe_load(path.read_text(encoding="utf-8"))
+            document = load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError:
             return False
         return isinstance(document, dict) and "system" not in document

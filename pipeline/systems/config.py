@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pipeline.rules.model import parse_override
+from pipeline.rules.model import load_yaml, names_a_file, parse_override
 from pipeline.systems import RatingSystem, SystemParams, get_system, system_names
 
 #: The systems' YAML presets (pipeline/systems/presets/; the rule sets' are pipeline.rules.model.PRESET_PACKAGE).
@@ -43,7 +43,8 @@ def system_preset_names() -> list[str]:
 def rules_document(name_or_path: str) -> dict[str, Any]:
     """{'system': ..., parameters...} from a YAML file, a preset, or a bare system name (its defaults)."""
     path = Path(name_or_path)
-    if name_or_path.endswith((".yaml", ".yml")) or path.is_file():
+    # As for a rule set: a file in the current directory named like a preset never stands in for it.
+    if names_a_file(name_or_path):
         if not path.is_file():
             raise ValueError(f"rules file not found: {name_or_path}")
         text, origin = path.read_text(encoding="utf-8"), str(path)
@@ -56,7 +57,7 @@ def rules_document(name_or_path: str) -> dict[str, Any]:
         get_system(name_or_path)  # raises, naming the systems, when it is none
         return {"system": name_or_path, "name": name_or_path}
     try:
-        document = yaml.safe_load(text) or {}
+        document = load_yaml(text) or {}
     except yaml.YAMLError as exc:
         raise ValueError(f"{origin}: not valid YAML: {exc}") from None
     if not isinstance(document, dict) or "system" not in document:
