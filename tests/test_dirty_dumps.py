@@ -205,6 +205,16 @@ def test_impossible_trf_start_date_spoils_the_event():
     assert records["parse_error"].str.contains("event start '2024/13/01' \\(tag 042\\) is not a date").all()
 
 
+@pytest.mark.parametrize(("tag", "written"), [("042", "06.01.24"), ("052", "07.01.24")])
+def test_a_trf_start_or_end_with_a_two_digit_year_not_first_in_trf_form_is_not_guessed(tag, written):
+    """'06.01.24' may be day.month.year as well as year.month.day (2006-01-24): TRF16's two-digit form is YY/MM/DD."""
+    text = (MALFORMED / "trf_bad_dates.trf").read_text()
+    text = text.replace("042 2024/01/06", "042 06.01.24") if tag == "042" else text.replace("\n", "\n052 07.01.24\n", 1)
+    records = read_dump(text.encode(), "GER/2024-01/s.trf", "GER", "2024-01")
+    name = "start" if tag == "042" else "end"
+    assert records["parse_error"].str.contains(f"event {name} '{written}' \\(tag {tag}\\) is not a date").all()
+
+
 # -- one file never stops the others -----------------------------------------------------------------
 def test_an_unexpected_error_stays_in_its_file(monkeypatch):
     import pipeline.validate.file_report as file_report

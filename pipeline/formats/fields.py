@@ -275,14 +275,21 @@ def parse_clock(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 # -- free-text dates (one value per file, so plain Python) ------------------------------------------
 _YMD = re.compile(r"(\d{4})\D{1,3}(\d{1,2})\D{1,3}(\d{1,2})")
 _DMY = re.compile(r"(\d{1,2})\D{1,3}(\d{1,2})\D{1,3}(\d{4})")
-_YY_MM_DD = re.compile(r"^(\d{2})\D(\d{1,2})\D(\d{1,2})$")
+# A two-digit year first is read in TRF16's form only (YY/MM/DD, as tag 132 writes it): '12.01.24' is as likely
+# day.month.year, and a misread start or end files the tournament in another year's list, without a word.
+_YY_MM_DD = re.compile(r"^(\d{2})/(\d{1,2})/(\d{1,2})$")
+_TWO_DIGIT_YEAR = re.compile(r"^\d{1,2}\D\d{1,2}\D\d{1,2}$")
 
 
 def parse_free_date_checked(text: str | None) -> tuple[date | None, bool]:
-    """(date, impossible): `impossible` is True when the text holds a date that does not exist ('2024/02/30')."""
+    """(date, impossible): `impossible` is True when the text holds a date that does not exist ('2024/02/30') or
+    one whose order cannot be told ('12.01.24': YY/MM/DD is TRF16's only two-digit form).
+    """
     if not text:
         return None, False
     text = text.strip()
+    if _TWO_DIGIT_YEAR.match(text) and not _YY_MM_DD.match(text):
+        return None, True
     for pattern, order in ((_YMD, "ymd"), (_DMY, "dmy"), (_YY_MM_DD, "yy")):
         match = pattern.search(text)
         if not match:
