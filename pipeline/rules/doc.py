@@ -267,8 +267,8 @@ def render() -> str:
         "| question | choice |",
         "|---|---|",
         "| floor before July 2009 | 1801 before 2008 (GA 1999 handbook §9.21, delisted below 1801 [V]; FIDE's lists "
-        "of January and April 2004 start at 1801), 1400 from 2008 [U] (lowered in steps in the 2000s, when is not "
-        "known; 1200 from July 2009) |",
+        "of January and April 2004 start at 1801; the 1990s too, though it was higher then [U]), 1400 from 2008 [U] "
+        "(lowered in steps in the 2000s, when is not known; 1200 from July 2009) |",
         "| newcomer pooling before 2014 | 26 months [U] (2003 text: the same and next 7 periods) |",
         "| per-event newcomer conditions before 2014 (3 rated opponents, 1 point) | not modelled [U] |",
         "| newcomer bonus after K 30 (2011) | 12.5 per half point kept [U] |",
