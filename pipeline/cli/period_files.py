@@ -35,13 +35,13 @@ STANDARD_RATING = "standard_rating"
 
 
 #: What PREV's columns may hold, beyond their type (docs: README, "Rating one period by hand"): a rating is a rating of
-#: a list (RatingList: up to 4000), 0 not read as unrated (empty is); a K has never passed 40 at FIDE, 100 leaves room
-#: for a rule set of one's own; a birth year from 1850 to the year rated.
+#: a list (RatingList: up to 4000), 0 not read as unrated (empty is); a K is not negative (a rule set of one's own may
+#: give any K, and its NEW is read back as the next PREV); a birth year from 1850 to the year rated.
 PREV_RANGES: dict[str, tuple[int, int | None]] = {
     "player_id": (1, None),
     "rating": (1, 4000),
-    "k": (0, 100),
-    "k_used": (0, 100),
+    "k": (0, None),
+    "k_used": (0, None),
     "games": (0, None),
     "games_total": (0, None),
     "pending_games": (0, None),
@@ -101,10 +101,9 @@ def read_previous_list(
     duplicates = frame.filter(pl.col("player_id").is_duplicated())["player_id"].unique().sort()
     if len(duplicates):
         raise InputFileError(f"{path}: previous list has duplicate player_id values: {duplicates.head(5).to_list()}")
-    if "pending" in frame.columns:
+    if "pending" in frame.columns and "pending_games" in frame.columns:  # without it, the pool's games are its count
         pooled = frame["pending"].list.eval(pl.element().struct.field("games")).list.sum().fill_null(0)
-        stated = frame["pending_games"] if "pending_games" in frame.columns else pl.Series([0] * frame.height)
-        stated = stated.fill_null(0)
+        stated = frame["pending_games"].fill_null(0)
         differ = pooled != stated
         if differ.any():
             index = int(differ.arg_true()[0])
@@ -153,11 +152,18 @@ def _month_column(frame: pl.DataFrame, name: str, path: str, month: str | None) 
     return text
 
 
-def read_period_games(path: str, month: str, default_class: str = "classical") -> pl.DataFrame:
+def read_period_games(
+    path: str,
+    month: str,
+    default_class: str = "classical",
+    stated_ratings: tuple[int, int | None] = RATING_PLAUSIBLE,
+) -> pl.DataFrame:
     """GAMES: event_id, white_id, black_id, result, optional white_rating, black_rating, date, time_control.
 
     A game whose time control the file does not state is of `default_class` (the class of the list rated: a
-    rapid period's games file need not say that its games are rapid).
+    rapid period's games file need not say that its games are rapid). A stated rating is a whole number within
+    `stated_ratings`: FIDE's plausible ratings for a rule set (validation's bound); a rating system's scale is its
+    own (a USCF scholastic 900).
     """
     frame = read_table(path, "games")
     warn_unknown_columns(path, frame.columns, GAMES_COLUMNS)
@@ -192,8 +198,9 @@ def read_period_games(path: str, month: str, default_class: str = "classical") -
             raise InputFileError(
                 f"{path}: {where(path, int(games[column].is_null().arg_true()[0]))}: {column} is empty"
             )
-    # A stated rating outside RATING_PLAUSIBLE is a typo, not a rating: validation quarantines it (rating_implausible).
-    low, high = RATING_PLAUSIBLE
+    # For a FIDE rule set a stated rating outside RATING_PLAUSIBLE is a typo, not a rating: validation quarantines it
+    # (rating_implausible).
+    low, high = stated_ratings
     for source, target in (("white_rating", "white_rating_used"), ("black_rating", "black_rating_used")):
         if source in frame.columns:
             rating = converted(frame, source, pl.Int32, path, "games", low=low, high=high)

@@ -127,7 +127,7 @@ def rate_system_files(rules_name: str, month: str, list_path: str, games_path: s
     previous = read_previous_list(list_path, month, system_columns(rules))
     state = system_state_from_list(previous, rules, period)
     list_type = system.list_type(rules.params) if system.list_type is not None else "standard"
-    games = read_period_games(games_path, month, default_class=LIST_CLASSES[list_type])
+    games = read_period_games(games_path, month, default_class=LIST_CLASSES[list_type], stated_ratings=(1, None))
     raw = read_table(games_path, "games")
     if "date" in raw.columns:
         games = games.with_columns(
