@@ -504,3 +504,33 @@ def test_a_schedule_files_entries_are_read_from_its_folder(tmp_path: Path, monke
     rules = resolve_rules(str(tmp_path / "mine.yaml"), "2024-05")
     assert (rules.name, rules.k.standard, rules.initial.min_games, rules.initial.max_rating) == ("k24", 24, 9, 2200)
     assert resolve_rules(str(tmp_path / "mine.yaml"), "2021-05").name == "fide-2017"
+
+
+def test_a_rule_file_named_without_yaml_is_named_in_the_error_and_yaml_in_any_case_is_a_file(tmp_path, monkeypatch):
+    from pipeline.rules.model import RulesError, names_a_file
+    from pipeline.systems.config import rules_document
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "myrules").write_text("extends: fide-2024\nname: mine\n")
+    with pytest.raises(RulesError, match=r"a file 'myrules' is in the current folder.*write \./myrules"):
+        load_rules("myrules")
+    with pytest.raises(ValueError, match=r"a file 'myrules' is in the current folder.*write \./myrules"):
+        rules_document("myrules")
+    (tmp_path / "Mine.YAML").write_text("extends: fide-2024\nname: mine\n")
+    assert names_a_file("Mine.YAML") and load_rules("Mine.YAML").name == "mine"
+
+
+def test_a_schedule_naming_itself_by_another_spelling_of_its_path_is_a_cycle(tmp_path):
+    from pipeline.rules.model import RulesError
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "s.yaml").write_text('name: s\nschedule:\n  - {from: "2020-01", rules: ../d/s.yaml}\n')
+    with pytest.raises(RulesError, match="schedules name each other in a cycle"):
+        resolve_rules(str(tmp_path / "d" / "s.yaml"), "2021-01")
+
+
+def test_a_kind_set_over_a_schedule_entry_makes_k_anew():
+    # fide-historical's 2011 entry sets k.newcomer=30 (a K by player); a constant K given after it drops that tier.
+    for overrides in (["k.kind=constant", "k.value=24"], ["k={kind: constant, value: 24}"]):
+        k = resolve_rules("fide-historical", "2012-01", overrides).k
+        assert (k.kind, k.value) == ("constant", 24)

@@ -324,15 +324,21 @@ def names_a_file(name: str) -> bool:
 
     A file in the current directory named like a preset (`fide-2022`) never stands in for the shipped one.
     """
-    return name.endswith((".yaml", ".yml")) or "/" in name or os.sep in name
+    return name.lower().endswith((".yaml", ".yml")) or "/" in name or os.sep in name
 
 
 def unknown_rule_set_message(name: str) -> str:
     """What `--rules`, `extends` or a schedule entry accepts, for a name that is none of them."""
     from pipeline.systems import system_names  # pipeline.systems reads this module's parse_override
 
+    here = (
+        f" (a file {name!r} is in the current folder: a name without .yaml and without a folder names a preset; "
+        f"write ./{name})"
+        if Path(name).is_file()
+        else ""
+    )
     return (
-        f"unknown rule set {name!r}; presets: {', '.join(preset_names())}; or a path to a .yaml file "
+        f"unknown rule set {name!r}{here}; presets: {', '.join(preset_names())}; or a path to a .yaml file "
         f"(`--rules` of rate-period also takes a rating system: {', '.join(system_names())})"
     )
 
@@ -468,15 +474,18 @@ def apply_overrides(document: dict[str, Any], overrides: list[str] | tuple[str, 
         current = _k_mapping(node.get(path[-1])) if path == ["k"] else node.get(path[-1])
         node[path[-1]] = _merge(current, value) if isinstance(value, dict) and isinstance(current, dict) else value
         if path[0] == "k" and len(path) == 2:
-            k_set.append((path[1], assignment.strip()))
+            # A kind set later makes K anew: the tiers set before it (a schedule entry's) are not the user's to answer.
+            k_set = [*([] if path[1] == "kind" else k_set), (path[1], assignment.strip())]
         elif path == ["k"]:
             given = (
                 [(key, f"k.{key}={_yaml_scalar(item)}") for key, item in value.items()]
                 if isinstance(value, dict)
                 else []
             )
-            # A mapping merged into K adds to what was set on it before; any other value replaces K whole.
-            k_set = [*k_set, *given] if isinstance(value, dict) and isinstance(current, dict) else given
+            # A mapping merged into K adds to what was set on it before, unless it sets the kind; any other value
+            # replaces K whole.
+            merged = isinstance(value, dict) and isinstance(current, dict) and "kind" not in value
+            k_set = [*k_set, *given] if merged else given
     k = result.get("k")
     if isinstance(k, dict):
         if k.get("kind") == "constant" and (tiers := [shown for key, shown in k_set if key in K_TIERS]):
@@ -581,9 +590,18 @@ def resolve_rules(name_or_path: str, month: str, overrides: list[str] | tuple[st
     return _resolved_rules(name_or_path, month, tuple(overrides), ())
 
 
+def _schedule_key(name_or_path: str, seen: tuple[str, ...]) -> str:
+    """A schedule's name for finding cycles (a file's resolved path: one file, however its path is spelt), refused
+    when `seen` already holds it.
+    """
+    key = str(Path(name_or_path).resolve()) if names_a_file(name_or_path) else name_or_path
+    if key in seen:
+        raise RulesError(f"schedules name each other in a cycle: {' -> '.join((*seen, key))}")
+    return key
+
+
 def _resolved_rules(name_or_path: str, month: str, overrides: tuple[str, ...], seen: tuple[str, ...]) -> RuleSet:
-    if name_or_path in seen:
-        raise RulesError(f"schedules name each other in a cycle: {' -> '.join((*seen, name_or_path))}")
+    key = _schedule_key(name_or_path, seen)
     schedule = schedule_of(name_or_path)
     if schedule is None:
         return load_rules(name_or_path, overrides)
@@ -591,17 +609,16 @@ def _resolved_rules(name_or_path: str, month: str, overrides: tuple[str, ...], s
     for start, rules_name, sets in schedule:
         if month_index(start) <= month_index(month):
             chosen, entry_overrides = rules_name, sets
-    return _resolved_rules(chosen, month, (*entry_overrides, *overrides), (*seen, name_or_path))
+    return _resolved_rules(chosen, month, (*entry_overrides, *overrides), (*seen, key))
 
 
 def schedule_months(name_or_path: str, seen: tuple[str, ...] = ()) -> list[str]:
     """Every month a rule set's schedule, or a schedule it names, switches at (sorted; none for a plain rule set):
     the months to resolve to check that each of its rule sets loads.
     """
-    if name_or_path in seen:
-        raise RulesError(f"schedules name each other in a cycle: {' -> '.join((*seen, name_or_path))}")
+    key = _schedule_key(name_or_path, seen)
     schedule = schedule_of(name_or_path) or []
     months = {month for month, _, _ in schedule}
     for _, rules_name, _ in schedule:
-        months.update(schedule_months(rules_name, (*seen, name_or_path)))
+        months.update(schedule_months(rules_name, (*seen, key)))
     return sorted(months, key=month_index)

@@ -54,6 +54,12 @@ def rules_document(name_or_path: str) -> dict[str, Any]:
             f"preset {name_or_path}",
         )
     else:
+        if Path(name_or_path).is_file() and name_or_path not in system_names():
+            raise ValueError(
+                f"unknown rating system {name_or_path!r} (a file {name_or_path!r} is in the current folder: a name "
+                f"without .yaml and without a folder names a preset or a system; write ./{name_or_path}); systems: "
+                f"{', '.join(system_names())}"
+            )
         get_system(name_or_path)  # raises, naming the systems, when it is none
         return {"system": name_or_path, "name": name_or_path}
     try:
