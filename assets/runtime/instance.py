@@ -88,7 +88,7 @@ def open_storages(instance: dg.DagsterInstance) -> dict[str, Any]:
         "events": instance.event_log_storage,
         "schedules": instance.schedule_storage,
     }
-    return {name: storage.alembic_version() for name, storage in storages.items()}
+    return {name: storage.alembic_version() for name, storage in storages.items() if storage is not None}
 
 
 def other_stores(instance: dg.DagsterInstance, store_url: str) -> list[str]:
