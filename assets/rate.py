@@ -20,6 +20,7 @@ from pipeline.scenarios.chain import (
     chain_tables,
     dependency_order,
     games_or_empty,
+    lineage_reads,
     month_figures,
     rate_months,
 )
@@ -49,7 +50,7 @@ def build_rating_defs(
 ) -> dg.Definitions:
     """The scenario's chain as one step writing its tables month by month, and the checks of those tables; the list
     is expected by `list_freshness` (when the monthly schedule rates the month just closed). A rapid or blitz chain
-    reads `standard_chain`'s list (a system's: its state) of the month before: its lineage shows it.
+    reads `standard_chain`'s list (a system's: its state) of M-1, and waits for M's so that a backfill runs it whole.
     """
     first_partition = partitions.get_first_partition_key()
     tables = chain_tables(scenario)
@@ -62,16 +63,16 @@ def build_rating_defs(
 
     def spec(table: ChainTable) -> dg.AssetSpec:
         # Each table's own lineage: the month's games and the tables of the month before it is computed from
-        # (ChainTable.reads), so the graph has self-dependencies but no cycle between two tables of the chain.
+        # (lineage_reads: one self-dependency per chain, which a backfill then runs whole, in one run).
         # The previous month is read from the store, not loaded as an input: in a range run the IO manager
         # would try to load months not yet written.
         # A rule set's list M also reads the lists in force at its late events' start (B.02 2024 §9.1), up to
         # LOOK_BACK_MONTHS back.
         lists = {"rating_list": PREVIOUS_MONTH if scenario.is_system else months_around(-LOOK_BACK_MONTHS, -1)}
-        before = [dg.AssetDep(keys[read], partition_mapping=lists.get(read, PREVIOUS_MONTH)) for read in table.reads]
+        before = [dg.AssetDep(keys[r], partition_mapping=lists.get(r, PREVIOUS_MONTH)) for r in lineage_reads(table)]
         if standard_chain is not None:
             seeding = "system_state" if standard_chain.is_system else "rating_list"  # uscf: games, unrounded rating
-            before.append(dg.AssetDep(chain_key(standard_chain, seeding), partition_mapping=PREVIOUS_MONTH))
+            before.append(dg.AssetDep(chain_key(standard_chain, seeding), partition_mapping=months_around(-1, 0)))
         return dg.AssetSpec(
             keys[table.name],
             deps=[dg.AssetDep("games", partition_mapping=games_mapping), *before],

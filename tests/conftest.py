@@ -96,6 +96,7 @@ INTEGRATION_FIXTURES = {
     "small_disk",
 }
 INTEGRATION_TESTS = {
+    "test_a_ui_backfill_of_every_asset_rates_each_chain_in_one_run_and_leaves_no_list_stale",  # a code server
     "test_an_undated_game_sent_again_in_a_later_month_is_a_duplicate_there",
     "test_a_corrected_file_rerated_writes_the_changes_of_exactly_the_players_it_moved",
     "test_late_files_under_each_policy",

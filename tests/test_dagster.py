@@ -1,18 +1,24 @@
 """The Dagster layer: definitions, the Parquet IO manager, the reconciliation check, and month-range runs end to end."""
 
 import io
+import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any, ClassVar
 
 import dagster as dg
 import pandera.polars as pa
 import polars as pl
 import pytest
+from dagster._core.execution.backfill import BulkActionStatus
+from dagster._core.launcher import RunLauncher
+from dagster._serdes import ConfigurableClass
 from polars.testing import assert_frame_equal
 
 from assets.automation import range_tags
@@ -976,3 +982,135 @@ def test_s3_stores_add_the_s3_kind() -> None:
         .get(dg.AssetKey(["plain", "rating_list"]))
         .kinds
     )
+
+
+def test_a_backfill_can_run_each_chain_whole_in_one_run() -> None:
+    """What Dagster's asset backfill needs to put a chain's tables and months in one run (1.13, asset_backfill.py):
+    no table of a chain depends on itself and on another table of its step (such a table went to a later run, after
+    the one its checks looked for it in), and a table of a rapid or blitz chain waits for its standard chain's month
+    itself, the first month too (the first, reading the seed only, went to a run of its own).
+    """
+    from assets.definitions import build_defs
+    from pipeline.scenarios.model import load_scenarios
+
+    defs = build_defs("2023-09", "2024-04", scenarios=load_scenarios())
+    graph = defs.resolve_asset_graph()
+    first = "2023-09"
+    assets = [asset for asset in defs.assets or [] if isinstance(asset, dg.AssetsDefinition)]
+    chains = [asset for asset in assets if asset.node_def.name.startswith("rate_")]
+    assert len(chains) == 10
+    seeded = set()
+    for chain in chains:
+        for key in chain.keys:
+            parents = graph.get(key).parent_keys
+            siblings = parents & (set(chain.keys) - {key})
+            assert not (key in parents and siblings), f"{key.to_user_string()} depends on itself and on {siblings}"
+            for parent in parents - set(chain.keys) - {dg.AssetKey("games")}:
+                upstream = graph.get_parents_partitions(key, first).parent_partitions
+                assert (parent, first) in {(p.asset_key, p.partition_key) for p in upstream}, (key, parent)
+                seeded.add(key.path[0])
+    assert seeded == {"actual_rapid", "actual_blitz"}
+
+
+class DeferredRunLauncher(RunLauncher, ConfigurableClass):
+    """Runs a backfill launches are queued here, and run by the test between the daemon's ticks: a tick sees the runs
+    of the last one in progress, as the daemon does while they run.
+    """
+
+    launched: ClassVar[list[tuple[str, Any]]] = []
+
+    def __init__(self, inst_data: Any = None) -> None:
+        self._inst_data = inst_data
+        super().__init__()
+
+    @property
+    def inst_data(self) -> Any:
+        return self._inst_data
+
+    @classmethod
+    def config_type(cls) -> dict:
+        return {}
+
+    @classmethod
+    def from_config_value(cls, inst_data: Any, config_value: Any) -> "DeferredRunLauncher":
+        return cls(inst_data=inst_data)
+
+    def launch_run(self, context: Any) -> None:
+        self.launched.append((context.dagster_run.run_id, context.job_code_origin))
+
+    def terminate(self, run_id: str) -> bool:
+        raise NotImplementedError
+
+
+def test_a_ui_backfill_of_every_asset_rates_each_chain_in_one_run_and_leaves_no_list_stale(
+    tiny_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The UI's Materialize all over every month (launchPartitionBackfill), run by the daemon's backfill iterations: a
+    rule-set chain, a system's and a rapid one seeded by the first each go in one run over the four months, no run
+    fails, and no list is stale after it (the split chains failed their first run, and their lists showed stale).
+    """
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+    from dagster._core.execution.api import execute_run
+    from dagster._core.execution.backfill import PartitionBackfill
+    from dagster._core.test_utils import create_test_daemon_workspace_context, instance_for_test
+    from dagster._core.workspace.load_target import ModuleTarget
+    from dagster._daemon.backfill import execute_backfill_iteration
+    from dagster._utils.hosted_user_process import recon_job_from_origin
+
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text(
+        "scenarios:\n"
+        "  actual: {description: actual, rules: fide-historical}\n"
+        "  glicko2: {description: glicko2, system: glicko2}\n"
+        "  actual_rapid: {description: rapid, rules: fide-rapid-historical, standard_chain: actual}\n"
+    )
+    monkeypatch.setenv("RATINGS_STORE", tiny_store)
+    monkeypatch.setenv("RATINGS_SCENARIOS", str(scenarios))
+    launcher = {"module": __name__, "class": DeferredRunLauncher.__name__}
+    coordinator = {"module": "dagster._core.run_coordinator", "class": "DefaultRunCoordinator"}
+    target = ModuleTarget("assets.definitions", "defs", str(ROOT), "ratings")
+    with (
+        instance_for_test(overrides={"run_launcher": launcher, "run_coordinator": coordinator}) as instance,
+        create_test_daemon_workspace_context(target, instance) as workspace,
+    ):
+        context = workspace.create_request_context()
+        graph = context.asset_graph
+        months = ["2024-01", "2024-02", "2024-03", "2024-04"]
+        backfill = PartitionBackfill.from_asset_partitions(
+            backfill_id="ui",
+            asset_graph=graph,
+            backfill_timestamp=time.time(),
+            tags={},
+            asset_selection=[key for key in graph.get_all_asset_keys() if graph.get(key).is_materializable],
+            partition_names=months,
+            dynamic_partitions_store=instance,
+            all_partitions=False,
+            title=None,
+            description=None,
+            run_config=None,
+        )
+        instance.add_backfill(backfill)
+        DeferredRunLauncher.launched.clear()
+        for _ in range(30):
+            for _ in range(2):  # the second tick sees the first's runs in progress
+                list(execute_backfill_iteration(workspace, logging.getLogger("backfill")))
+            if not DeferredRunLauncher.launched:
+                break
+            while DeferredRunLauncher.launched:
+                run_id, origin = DeferredRunLauncher.launched.pop(0)
+                execute_run(recon_job_from_origin(origin), instance.get_run_by_id(run_id), instance)
+        status = instance.get_backfill("ui").status
+        runs = instance.get_runs()
+        stale = CachingStaleStatusResolver(instance, context.asset_graph, context)
+        chains = ("actual", "glicko2", "actual_rapid")
+        lists = {name: stale.get_status(dg.AssetKey([name, "rating_list"]), months[-1]) for name in chains}
+    assert [run.status for run in runs if run.status != dg.DagsterRunStatus.SUCCESS] == []
+    assert status == BulkActionStatus.COMPLETED_SUCCESS
+    for chain in chains:
+        rating = [run for run in runs if {dg.AssetKey([chain, t]) for t in CHAIN} & set(run.asset_selection or ())]
+        assert len(rating) == 1, f"{chain} rated in {len(rating)} runs"
+        assert (rating[0].tags[RANGE_START_TAG], rating[0].tags[RANGE_END_TAG]) == (months[0], months[-1])
+    assert lists == dict.fromkeys(lists, StaleStatus.FRESH)
+
+
+CHAIN = {"rating_list", "system_state", "rated_games", "points_ledger", "points_flow"}

@@ -200,6 +200,28 @@ def two_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
 
 
 @pytest.mark.integration
+def test_ratings_ui_makes_every_storage_of_a_fresh_instance_before_dg_dev_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dagster as dg
+
+    from assets.runtime.instance import open_storages
+
+    store, home = tmp_path / "store", tmp_path / "fresh-home"
+    store.mkdir()
+    _ui(monkeypatch, capsys, "--store", str(store), "--dagster-home", str(home))
+    assert {path.relative_to(home).as_posix() for path in home.rglob("*.db")} == {
+        "history/runs.db",
+        "history/runs/index.db",
+        "schedules/schedules.db",
+    }
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        revisions = open_storages(instance)
+    assert set(revisions) == {"runs", "events", "schedules"}
+    assert all(found == head and head for found, head in revisions.values()), revisions
+
+
+@pytest.mark.integration
 def test_two_stores_rated_one_after_the_other_keep_their_runs_apart_and_make_ui_shows_the_demo_s_only(
     two_stores: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

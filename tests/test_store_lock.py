@@ -188,6 +188,32 @@ def test_a_ratings_run_is_refused_while_a_run_dagster_launched_writes_the_store(
 
 
 @pytest.mark.integration
+def test_a_run_launched_from_the_ui_without_the_store_tag_counts_as_writing_the_store(tmp_path: Path) -> None:
+    """The UI's runs carry no `ratings/store` tag; the store's instance is its own, so any of its runs writing is
+    writing this store, unless it names another store.
+    """
+    import dagster as dg
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    from assets.runtime.runs import wait_for_dagster_runs
+
+    store = ObjectStore(str(tmp_path / "store"))
+    home = tmp_path / "home"
+    home.mkdir()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        other = store_tag(ObjectStore(str(tmp_path / "other")))
+        instance.add_run(DagsterRun(job_name="__ASSET_JOB", tags=other, status=dg.DagsterRunStatus.STARTED))
+        wait_for_dagster_runs(store, str(home), wait=False, out=sys.stdout)  # another store's run
+        backfill = DagsterRun(
+            job_name="__ASSET_JOB", tags={"dagster/backfill": "ui"}, status=dg.DagsterRunStatus.STARTED
+        )
+        instance.add_run(backfill)
+        with pytest.raises(StoreLocked) as refused:
+            wait_for_dagster_runs(store, str(home), wait=False, out=sys.stdout)
+        assert f"Dagster run {backfill.run_id} of __ASSET_JOB, started" in str(refused.value)
+
+
+@pytest.mark.integration
 def test_runs_of_a_store_carry_its_tag_and_the_shipped_instance_allows_one_per_store(tmp_path: Path) -> None:
     import dagster as dg
     from dagster._utils.tags import TagConcurrencyLimitsCounter

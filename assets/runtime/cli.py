@@ -89,12 +89,13 @@ def command_ui(args: argparse.Namespace) -> int:
     """
     import dagster as dg
 
-    from assets.runtime.instance import instance_home, instance_notes
+    from assets.runtime.instance import instance_home, instance_notes, open_storages
     from pipeline.store.object_store import redact_url, store_root_from_env
 
     store, home, source = ui_target(args.store or store_root_from_env(), args.dagster_home)
     instance_home(args.dagster_home, redact_url(store))  # made, with the shipped dagster.yaml
     with dg.DagsterInstance.from_config(home) as instance:
+        open_storages(instance)  # the schema made here, not by the webserver and the daemon at once
         for note in instance_notes(instance, home, source, redact_url(store)):
             print(note, file=sys.stderr)
     command, environment = ui_command(store, home, args.host, args.port)

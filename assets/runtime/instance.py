@@ -76,6 +76,21 @@ def instance_home(dagster_home: str | None, store_url: str) -> str:
     return home
 
 
+def open_storages(instance: dg.DagsterInstance) -> dict[str, Any]:
+    """The alembic revision (database's, code's) of each storage of the instance (runs, event log, schedules), each
+    opened once, which makes its schema where there is none.
+
+    `ratings ui` opens them before it starts `dg dev`: on a fresh instance directory its webserver and daemon would
+    make the databases at the same moment, and alembic find two heads ("has more than one head present").
+    """
+    storages = {
+        "runs": instance.run_storage,
+        "events": instance.event_log_storage,
+        "schedules": instance.schedule_storage,
+    }
+    return {name: storage.alembic_version() for name, storage in storages.items() if storage is not None}
+
+
 def other_stores(instance: dg.DagsterInstance, store_url: str) -> list[str]:
     """The stores other than `store_url` whose runs the instance holds (by the runs' ratings/store tag), sorted.
 

@@ -99,13 +99,17 @@ def wait_for_dagster_runs(store: ObjectStore, dagster_home: str | None, wait: bo
 
     Runs that Dagster launches take no store lock, only their queue's limit of one run per store: without this a
     `ratings run` started beside one wrote the same chains at the same time. Orphaned CLI runs are healed first.
+    A run without the store's tag is over the store too, unless it names another: the UI's runs carry no tag (only
+    the all_months job has it), and an instance is the store's own unless one is shared (docs/operations.md).
     """
     where = redact_url(store.url())
     with dg.DagsterInstance.from_config(instance_home(dagster_home, where)) as instance:
         for run_id in heal_orphaned_runs(instance):
             print(f"Marked run {run_id} failed: its process was killed before it finished", file=out, flush=True)
         told = False
-        while runs := instance.get_runs(dg.RunsFilter(tags={STORE_TAG: where}, statuses=WRITING), limit=1):
+        while runs := [
+            r for r in instance.get_runs(dg.RunsFilter(statuses=WRITING)) if r.tags.get(STORE_TAG, where) == where
+        ]:
             who = f"Dagster run {runs[0].run_id} of {runs[0].job_name}, {runs[0].status.value.lower()}"
             if not wait:
                 raise StoreLocked(where, None, who)

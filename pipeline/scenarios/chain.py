@@ -119,6 +119,19 @@ def chain_tables(scenario: Scenario) -> list[ChainTable]:
 LEDGER, FLOWS = "points_ledger", "points_flow"
 
 
+def lineage_reads(table: ChainTable) -> tuple[str, ...]:
+    """The chain tables whose month M-1 the graph says `table`'s month M is computed from: its reads, without itself
+    when it reads another table of the chain (that table carries the chain month to month).
+
+    Dagster's asset backfill runs a self-dependent asset in no run with another asset it depends on (1.13,
+    asset_backfill.py: "Self-dependant assets cannot be materialized in the same run as other assets"): a system's
+    list drawn as reading its own M-1 and its state's went to a run after the state's, whose checks then found no
+    list. One self-dependent table per chain keeps the chain one run.
+    """
+    others = tuple(read for read in table.reads if read != table.name)
+    return others or table.reads
+
+
 class MissingMonth(LookupError):
     """The stored table of the month before the first month of a run is missing, unreadable or not this chain's: the
     chain cannot continue from it.
