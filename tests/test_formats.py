@@ -1278,6 +1278,33 @@ def test_a_file_of_utf8_and_legacy_games_keeps_both_kinds_of_names():
     assert decode_text_detected(trf.encode() + trf.encode("cp1252")) == (trf * 2, "utf-8+windows-1252")
 
 
+def test_a_legacy_file_with_one_line_valid_utf8_by_accident_stays_legacy():
+    from pipeline.formats.decoding import decode_text_detected
+
+    # The review's m_cp.trf and p_cp.pgn: `JOSÉ\xa0LUIS` is C9 A0, valid UTF-8 (U+0260) by accident.
+    trf = "012 Mini Open\n042 2024/01/10\n052 2024/01/11\n"
+    trf += "132" + " " * 88 + "24/01/10  24/01/11\n"
+    trf += trf_line("1", "JOSÉ\xa0LUIS,A", "4600003", ["   2 w 1", "   2 b ="]) + "\n"
+    trf += trf_line("2", "Müller,B", "4600011", ["   1 b 0", "   1 w ="]) + "\n"
+    assert decode_text_detected(trf.encode("cp1252")) == (trf, "windows-1252")
+    records = read("m_cp.trf", trf.encode("cp1252"))
+    assert records["parse_error"].null_count() == records.height == 2
+    assert set(records["white_name"]) | set(records["black_name"]) == {"JOSÉ\xa0LUIS,A", "Müller,B"}
+    pgn = ""
+    for number, (white, termination) in enumerate((("Gómez, José", "normal"), ("JOSÉ\xa0PEREZ, Luis", "normal"))):
+        pgn += f'[Event "Open"]\n[Date "2024.01.10"]\n[Round "{number + 1}"]\n[White "{white}"]\n'
+        pgn += f'[Black "Weiß, Max"]\n[Result "1-0"]\n[Termination "{termination}"]\n\n1. e4 e5 2. Nf3 1-0\n\n'
+    assert decode_text_detected(pgn.encode("cp1252")) == (pgn, "windows-1252")
+    assert read("p_cp.pgn", pgn.encode("cp1252"))["white_name"].to_list() == ["Gómez, José", "JOSÉ\xa0PEREZ, Luis"]
+    # A UTF-8 file with a legacy part is still read line by line: one UTF-8 line of letters is evidence, and so is an
+    # alphabet (Cyrillic) that is no accident of Windows-1252.
+    mixed = "012 Fürth\n".encode() + "001 Müller\n".encode("cp1252")
+    assert decode_text_detected(mixed) == ("012 Fürth\n001 Müller\n", "utf-8+windows-1252")
+    mixed = "012 Иванов, Сергей\n".encode() + "001 Müller\n".encode("cp1252")
+    assert decode_text_detected(mixed) == ("012 Иванов, Сергей\n001 Müller\n", "utf-8+windows-1252")
+    assert decode_text_detected("012 Ив\n".encode() + b"001 M\xfcller\n")[1] == "windows-1252"
+
+
 def test_mixed_files_read_each_line_as_a_per_line_decoder_does():
     import random
     import re
@@ -1288,13 +1315,18 @@ def test_mixed_files_read_each_line_as_a_per_line_decoder_does():
         pieces = re.split(rb"(?<=[\r\n])", data)
         legacy = b"".join(piece for piece in pieces if not _decodes(piece))
         codec = "cp1252" if _decodes(legacy, "cp1252") else "latin-1"
-        if all(piece.isascii() or not _decodes(piece) for piece in pieces):  # no UTF-8 line: a legacy file
+        utf8 = "".join(piece.decode() for piece in pieces if not piece.isascii() and _decodes(piece))
+        wide = [char for char in utf8 if not char.isascii()]
+        letters = sum("\u00c0" <= char <= "\u017f" and char not in "×÷" for char in wide)
+        if not wide or (2 * letters < len(wide) and len(set(wide)) < 8):  # no UTF-8 text: a legacy file
             return data.decode(codec if _decodes(data, codec) else "latin-1")
         return "".join(piece.decode("utf-8" if _decodes(piece) else codec) for piece in pieces)
 
     rng = random.Random(5)
     pieces = [case for case, _ in _UTF8_CASES] + [b"a", b"\n", b"\r", "é".encode(), "€".encode(), b"\xe9", b"\x81"]
     pieces += [b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf"]  # the edges of the ranges
+    pieces += ["ü".encode(), "É\xa0".encode("cp1252"), "×".encode(), "Ā".encode(), "ſ".encode(), "ƀ".encode()]
+    pieces += [chr(code).encode() for code in range(0x410, 0x420)]  # an alphabet's worth of other letters
     for _ in range(20_000):
         data = b"a" + b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 10)))
         if not _decodes(data):
