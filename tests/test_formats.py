@@ -189,6 +189,60 @@ class TestTrf:
             "event start '2024/02/30' (tag 042) is not a date"
         ]
 
+    def test_a_range_in_042_is_its_first_day_and_in_052_its_last(self):
+        """The review's m_range.trf: '042 10.-11.01.2024' was read as 11 January, so round 1 (10 January) was refused
+        as played before its event (example1.trf's rounds under such a 042: 865 of 1002 records lost).
+        """
+
+        def dates(tags: list[str]) -> pl.DataFrame:
+            lines = [
+                *tags,
+                "132" + " " * 88 + "24/01/10  24/01/11",
+                trf_line("1", "One,A", "4600003", ["   2 w 1", "   2 b ="]),
+                trf_line("2", "Two,B", "4600011", ["   1 b 0", "   1 w ="]),
+            ]
+            records = read("range.trf", "\n".join(lines).encode()).sort("round")
+            return records.select("event_start", "event_end", "parse_error")
+
+        first, last = date(2024, 1, 10), date(2024, 1, 11)
+        for tags in (
+            ["042 10.-11.01.2024", "052 11.01.2024"],
+            ["042 10.01.-11.01.2024", "052 10.01.-11.01.2024"],
+            ["042 10. 01. - 11. 01. 2024", "052 10-11.01.2024"],
+            ["042 2024/01/10 - 2024/01/11", "052 10.01.2024 - 11.01.2024"],
+        ):
+            assert dates(tags).rows() == [(first, last, None)] * 2, tags
+        assert dates(["042 28.12.-10.01.2024"])["event_start"].to_list() == [date(2023, 12, 28)] * 2
+        assert dates(["042 Open 2 - 10.01.2024"])["event_start"].to_list() == [first] * 2  # no range
+        # The review's m_range.trf, through validation: both rounds rated.
+        from pipeline.validate.split import split_games
+        from schemas import Players, empty_frame
+
+        lines = [
+            "012 Mini Open",
+            "042 10.-11.01.2024",
+            "052 11.01.2024",
+            "132" + " " * 88 + "24/01/10  24/01/11",
+            trf_line("1", "One,A", "4600003", ["   2 w 1", "   2 b ="]),
+            trf_line("2", "Two,B", "4600011", ["   1 b 0", "   1 w ="]),
+        ]
+        games, quarantine = split_games(read("m_range.trf", "\n".join(lines).encode()), empty_frame(Players), "2024-01")
+        assert (games.height, quarantine.height) == (2, 0)
+
+    def test_a_two_digit_year_in_042_or_052_says_why_it_is_refused(self):
+        def errors(start: str) -> list[str]:
+            lines = [
+                f"042 {start}",
+                trf_line("1", "One,A", "1001", ["   2 w 1"]),
+                trf_line("2", "Two,B", "1002", ["   1 b 0"]),
+            ]
+            return read("dmy.trf", "\n".join(lines).encode())["parse_error"].to_list()
+
+        why = "a two-digit year is read only as YY/MM/DD, TRF16's form: '{}' may be day.month.year"
+        for written in ("10.01.24", "10. 01. 24"):  # spaced as example1.trf spaces its dates
+            assert errors(written) == [f"event start '{written}' (tag 042) is not a date ({why.format(written)})"]
+        assert errors("24/01/10") == [None]
+
     def test_round_dates_tag_132_are_read_in_trf_forms_only(self):
         """Tag 132 is YY/MM/DD (TRF16) or YYYY/MM/DD: '10.01.24' (day.month.year) was read as 2010-01-24 and rated."""
 

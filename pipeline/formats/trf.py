@@ -184,7 +184,7 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
     for file, tags_of_file in enumerate(first):
         round_dates, round_date_errors = _round_dates(tags_of_file.get("132", ""), round_dates_line[file])
         start_text = tags_of_file.get("042", "")[4:]
-        start, start_impossible = parse_free_date_checked(start_text)
+        start, start_problem = parse_free_date_checked(start_text)
         end, end_error = _end_date(tags_of_file.get("052", "")[4:], start)
         rounds_tag = 0
         for key in ("142", "XXR"):
@@ -216,7 +216,7 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
                 tc=(base_seconds, increment_seconds),
                 declared=declared,
                 tc_error=None if declared or unreadable is None else f"{unreadable} (tag 092 names no class either)",
-                start_error=f"event start '{start_text.strip()}' (tag 042) is not a date" if start_impossible else None,
+                start_error=f"event start '{start_text.strip()}' (tag 042) {start_problem}" if start_problem else None,
                 round_date_errors=round_date_errors,
                 end=end,
                 end_error=end_error,
@@ -234,9 +234,9 @@ def _end_date(text: str, start: date | None) -> tuple[date | None, str | None]:
     end is then the last game's day. A date that does not exist, or one before the start (042),
     leaves the month the tournament is rated in unknown, so it is a problem of every record.
     """
-    end, impossible = parse_free_date_checked(text)
-    if impossible:
-        return None, f"event end '{text.strip()}' (tag 052) is not a date"
+    end, problem = parse_free_date_checked(text, last=True)
+    if problem:
+        return None, f"event end '{text.strip()}' (tag 052) {problem}"
     if end is not None and start is not None and end < start:
         return None, f"event end {end} (tag 052) is before its start {start} (tag 042)"
     return end, None
