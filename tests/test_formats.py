@@ -278,6 +278,23 @@ class TestTrf:
             None,
         ]
 
+        # The review's m_shift.trf: a blank cell and one in another form; each date stays in its own round's columns.
+        assert rounds("24/01/10            24.01.12").to_dict(as_series=False) == {
+            "date": [days[0], None, None],
+            "parse_error": [
+                None,
+                None,
+                "round 3 date '24.01.12' (tag 132, line 3, column 112) is neither YY/MM/DD (TRF16) nor YYYY/MM/DD: "
+                "not read, as 10.01.24 may be day.month.year",
+            ],
+        }
+        # A date that does not exist is named where it is, as one in another form is.
+        assert rounds("24/01/10  24/02/30  24/01/12")["parse_error"].to_list() == [
+            None,
+            "round 2 date '24/02/30' (tag 132, line 3, column 102) is not a date",
+            None,
+        ]
+
     def test_a_tournament_ending_after_its_folders_month_by_tag_052_is_not_rated_in_it(self):
         from pipeline.validate.split import split_games
         from schemas import Players, empty_frame

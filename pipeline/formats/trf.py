@@ -277,12 +277,21 @@ def _round_date(cell: str) -> tuple[date | None, bool]:
         return None, False
 
 
+def _in_one_cell(position: int, width: int) -> bool:
+    """Whether a tag 132 token at `position` (0-based) lies within one round's columns (92 + 10 (r - 1), 10 wide)."""
+    return (
+        position >= FIRST_CELL
+        and (position - FIRST_CELL) // CELL_STEP == (position + width - 1 - FIRST_CELL) // CELL_STEP
+    )
+
+
 def _round_dates(line: str, line_no: int) -> tuple[list[date | None], dict[int, str]]:
     """Tag 132: round r's date in columns 92 + 10 (r - 1) (_ROUND_DATE), and why a round's date cannot be used: it
     does not exist, or it is written in another form (named with the line and column).
 
-    When the dates do not sit in those columns (wider YYYY/MM/DD dates, other spacing), they are
-    taken in order of appearance instead.
+    When the dates do not sit in those columns (wider YYYY/MM/DD dates, other spacing: a token runs across a cell's
+    edge), they are taken in order of appearance instead; while each sits in a cell, a blank cell is a round without
+    a date and the next date stays on its own round.
     """
     cells = [
         (position, line[position : position + CELL_STEP].strip())
@@ -290,17 +299,20 @@ def _round_dates(line: str, line_no: int) -> tuple[list[date | None], dict[int, 
     ]
     checked = [_round_date(cell) if cell else (None, False) for _, cell in cells]
     if any(other_form for _, other_form in checked):
-        cells = [(4 + token.start(), token.group()) for token in _DATE_TOKEN.finditer(line[4:])][:MAX_ROUNDS]
-        checked = [_round_date(cell) for _, cell in cells]
+        tokens = [(4 + token.start(), token.group()) for token in _DATE_TOKEN.finditer(line[4:])][:MAX_ROUNDS]
+        if not all(_in_one_cell(position, len(token)) for position, token in tokens):
+            cells = tokens
+            checked = [_round_date(cell) for _, cell in cells]
     errors = {}
     for r, ((position, cell), (day, other_form)) in enumerate(zip(cells, checked, strict=True)):
+        where = f"(tag 132, line {line_no}, column {position + 1})"
         if other_form:
             errors[r + 1] = (
-                f"round {r + 1} date '{cell}' (tag 132, line {line_no}, column {position + 1}) is neither YY/MM/DD "
+                f"round {r + 1} date '{cell}' {where} is neither YY/MM/DD "
                 "(TRF16) nor YYYY/MM/DD: not read, as 10.01.24 may be day.month.year"
             )
         elif day is None and cell:
-            errors[r + 1] = f"round {r + 1} date '{cell}' (tag 132) is not a date"
+            errors[r + 1] = f"round {r + 1} date '{cell}' {where} is not a date"
     return [day for day, _ in checked], errors
 
 
