@@ -417,9 +417,10 @@ class TestPgn:
             )
 
         terminations = ["Time forfeit", "time forfeit", "normal", "Forfeit", "lost by forfeit", "forfeited", "unplayed"]
+        terminations += ["forfeit on time", "Forfeited by time", "lost on time"]  # the review's p_cp.pgn's first
         text = "".join(game(termination) for termination in terminations) + game("Time forfeit", "1-0")
         unplayed = read("g.pgn", text.encode())["unplayed"].to_list()
-        assert unplayed == [None, None, None, "forfeit", "forfeit", "forfeit", "forfeit", "forfeit"]  # last: no move
+        assert unplayed == [None, None, None, *["forfeit"] * 4, None, None, None, "forfeit"]  # last: no move
 
     def test_a_result_tag_the_movetext_contradicts_is_unparseable(self):
         """PGN standard 8.2.6: the movetext's termination marker is the Result tag's value; which of two holds is
@@ -441,7 +442,14 @@ class TestPgn:
             + game("½-½", "1. e4 e5\n1/2-1/2", white=4600020)  # agrees, as ½-½ is read
             + game("0-1", "1. e4 e5 2. Nf3")  # no marker: nothing to compare
             + game("*", "1. e4 e5 1-0")
-            + game("0-1", "1/2-1/2")  # the marker alone on its line
+            + game("0-1", "1. e4 e5\n1/2-1/2")  # the marker alone on its line
+            # The review's m_semi.pgn: a rest-of-line comment's words are no marker.
+            + game("1-0", "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# ; not 0-1", white=4600038)
+            # The review's m_star.pgn: a movetext of the marker alone is a game without a move, by those rules.
+            + game("1-0", "*", white=4600046)
+            + game("1:0", "1. e4 e5 1-0")  # the same result spelt otherwise: no disagreement (still not rated)
+            + game("1/2", "1. e4 e5 1/2-1/2")
+            + game("1:0", "1. e4 e5 0-1")
         )
         records = read("g.pgn", text.encode())
         assert records["parse_error"].to_list() == [
@@ -451,15 +459,24 @@ class TestPgn:
             None,
             None,
             "Result is '*' but the movetext ends with '1-0' (line 60); PGN standard 8.2.6: they must be the same",
-            "Result is '0-1' but the movetext ends with '1/2-1/2' (line 70); PGN standard 8.2.6: they must be the same",
+            "Result is '0-1' but the movetext ends with '1/2-1/2' (line 71); PGN standard 8.2.6: they must be the same",
+            None,
+            None,
+            None,
+            None,
+            "Result is '1:0' but the movetext ends with '0-1' (line 121); PGN standard 8.2.6: they must be the same",
         ]
         games, quarantine = split_games(records, empty_frame(Players), "2024-01")
-        assert games["source_line"].to_list() == [21, 31, 42]
+        assert games["source_line"].to_list() == [21, 31, 42, 73]
         assert quarantine.select("source_line", "reason").rows() == [
             (1, "unparseable"),
             (11, "unparseable"),
             (52, "unparseable"),
             (62, "unparseable"),
+            (83, "unplayed"),
+            (93, "result_out_of_domain"),
+            (103, "result_out_of_domain"),
+            (113, "unparseable"),
         ]
 
     def test_tag_names_are_read_whatever_their_case(self):
