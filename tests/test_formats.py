@@ -381,6 +381,17 @@ class TestPgn:
             None,  # a whole date needs no bound
         ]
         assert records["event_start"].to_list()[:2] == [date(2024, 1, 5)] * 2  # the event's earliest whole date
+        # Before every day an EventDate known in part allows, as before a whole EventDate: refused, naming both.
+        early = [
+            pgn_game("Club", "2024.02.29", 4600020, 4600038, "1-0", start="2024.03.??"),
+            pgn_game("Club", "2023.??.??", 4600020, 4600038, "1-0", start="2024.03.??"),
+        ]
+        assert read("early.pgn", "".join(early).encode())["parse_error"].to_list() == [
+            "game dated 2024-02-29 (Date) is before its event's start, 2024-03-01 at the earliest (EventDate, known in "
+            "part): one of the two dates is wrong",
+            "game dated in part, by 2023-12-31 at the latest (Date) is before its event's start, 2024-03-01 at the "
+            "earliest (EventDate, known in part): one of the two dates is wrong",
+        ]
 
     def test_a_game_dated_in_part_after_its_folders_month_is_future(self):
         from pipeline.validate.split import split_games

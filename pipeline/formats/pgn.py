@@ -469,6 +469,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     event_start, start_from, _ = _date_values(lines, values["EventDate"], "EventDate", errors)
     # A game is played on or after its event's start: an EventDate known in part bounds an undated game's day too.
     date_from = pl.select(pl.when(day.is_null()).then(pl.max_horizontal(day_from, start_from))).to_series()
+    _before_partial_start(day, day_to, event_start, start_from, errors)
     moves_known, has_move, last_move_line = _move_facts(lines, game, movetext, content, games, result)
     _disagreeing_results(lines, np.where(has_move, last_move_line, -1), values["Result"], result, file_line, errors)
     # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run). _records reads
@@ -857,6 +858,24 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
         ):
             errors.setdefault(g, []).append(message)
     return result.alias(label)
+
+
+def _before_partial_start(
+    day: pl.Series, day_to: pl.Series, event_start: pl.Series, start_from: pl.Series, errors: dict[int, list[str]]
+) -> None:
+    """A game whose whole Date (or every day of a Date known in part) is before the first day of its EventDate known
+    in part ('2023.12.31' beside '2024.01.??') is refused as one before a whole EventDate is: validation
+    (validate.split._with_days_outside_event, where the clause and its reading are) sees whole starts only.
+    """
+    early = pl.select(
+        ((pl.coalesce(pl.lit(day), pl.lit(day_to)) < pl.lit(start_from)) & pl.lit(event_start).is_null()).arg_true()
+    ).to_series()
+    for g in early.to_list():
+        dated = f"game dated {day[g]}" if day[g] is not None else f"game dated in part, by {day_to[g]} at the latest"
+        errors.setdefault(g, []).append(
+            f"{dated} (Date) is before its event's start, {start_from[g]} at the earliest (EventDate, known in part): "
+            "one of the two dates is wrong"
+        )
 
 
 def _date_values(
