@@ -529,6 +529,8 @@ class TestPgn:
             '[White "E, F"] 1-0 (2 games on one line, read as one record: a PGN tag stands on a line of its own)',
         ]
         assert records["raw_text"][0].splitlines()[-1] == '[BlackFideId "4600011"]'
+        lower = '[event "Cup"] [white "A, B"] 1. e4 1-0 [EVENT "Cup"] [white "E, F"] 1-0 [Event "Cup"] 1-0\n'
+        assert "(3 games on one line" in read("g.pgn", lower.encode())["parse_error"].item()
 
     def test_event_start_falls_back_to_first_game_date(self):
         winter = read("games.pgn", federation="ENG").filter(pl.col("event_id").str.ends_with("#Winter Cup"))

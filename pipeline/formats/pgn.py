@@ -91,6 +91,8 @@ _ID_TAGS = ("WhiteFideId", "BlackFideId")
 _TAG_LINE = re.compile(r'\[\s*([A-Za-z0-9_]+)\s+"(.*)"\s*\]')
 # '[Event "x"] [Site "y"]': several tags on one line are reported as a malformed tag line.
 _SECOND_TAG = re.compile(r'(?<!\\)"\s*\]\s*\[\s*[A-Za-z0-9_]+\s+"')
+# Several games' Event tags on one line, counted whatever the tag's case, as tag names are read (README).
+_EVENT_TAG = re.compile(r"(?i)\[event\s")
 # A movetext line that opens with a numbered move ('1. e4', '12...Nf6' is not needed: first lines only).
 _OPENS_WITH_MOVE = r"^\d+\.\s*[a-hKQRBNO]"
 # Per game: whether its Event / TimeControl / Termination starts a run of equal values (see _per_run).
@@ -429,7 +431,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             while last + 1 in runs_on:
                 last += 1
             error += f" (its value runs on to line {file_line[last] + 1}: a line break inside a tag value)"
-        elif (count := lines.text(line).count("[Event ")) > 1:
+        elif (count := len(_EVENT_TAG.findall(lines.text(line)))) > 1:
             error += f" ({count} games on one line, read as one record: a PGN tag stands on a line of its own)"
         errors.setdefault(g - 1, []).append(error)
     if unclosed is not None:
