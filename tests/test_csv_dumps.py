@@ -126,6 +126,13 @@ def test_a_semicolon_or_tab_separated_file_is_told_so():
             "black_id, result), so none of its rows is read; a games file separates its columns with commas: save it "
             "as CSV with commas (README, 'Rating your own federation's files')"
         )
+    # The review's c3.csv: Kaggle's names stand for the required columns, as in a comma-separated file.
+    _, quarantine = split({"kaggle.csv": "MonthID;Player1;Player2;Player1Score\n300;1000001;1000002;1\n"})
+    assert quarantine["detail"].to_list() == [
+        "the header (line 1) is not comma-separated: it is separated by semicolons (columns: monthid, player1, "
+        "player2, player1score), so none of its rows is read; a games file separates its columns with commas: save it "
+        "as CSV with commas (README, 'Rating your own federation's files')"
+    ]
 
 
 def test_a_file_without_a_header_row_is_told_so():

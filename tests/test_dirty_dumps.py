@@ -50,8 +50,8 @@ PROBLEMS = {
         " (opponent rank, colour, result)",
     ],
     "trf_bad_dates.trf": [
-        "line 5: round 2 date '24/02/30' (tag 132) is not a date",
-        "line 6: round 2 date '24/02/30' (tag 132) is not a date",
+        "line 5: round 2 date '24/02/30' (tag 132, line 4, column 102) is not a date",
+        "line 6: round 2 date '24/02/30' (tag 132, line 4, column 102) is not a date",
     ],
     "trf_nul_byte.trf": ["line 1: line holds a NUL byte (binary data), not a TRF record"],
     "trf_line_bomb.trf.gz": [

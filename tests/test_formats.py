@@ -189,6 +189,60 @@ class TestTrf:
             "event start '2024/02/30' (tag 042) is not a date"
         ]
 
+    def test_a_range_in_042_is_its_first_day_and_in_052_its_last(self):
+        """The review's m_range.trf: '042 10.-11.01.2024' was read as 11 January, so round 1 (10 January) was refused
+        as played before its event (example1.trf's rounds under such a 042: 865 of 1002 records lost).
+        """
+
+        def dates(tags: list[str]) -> pl.DataFrame:
+            lines = [
+                *tags,
+                "132" + " " * 88 + "24/01/10  24/01/11",
+                trf_line("1", "One,A", "4600003", ["   2 w 1", "   2 b ="]),
+                trf_line("2", "Two,B", "4600011", ["   1 b 0", "   1 w ="]),
+            ]
+            records = read("range.trf", "\n".join(lines).encode()).sort("round")
+            return records.select("event_start", "event_end", "parse_error")
+
+        first, last = date(2024, 1, 10), date(2024, 1, 11)
+        for tags in (
+            ["042 10.-11.01.2024", "052 11.01.2024"],
+            ["042 10.01.-11.01.2024", "052 10.01.-11.01.2024"],
+            ["042 10. 01. - 11. 01. 2024", "052 10-11.01.2024"],
+            ["042 2024/01/10 - 2024/01/11", "052 10.01.2024 - 11.01.2024"],
+        ):
+            assert dates(tags).rows() == [(first, last, None)] * 2, tags
+        assert dates(["042 28.12.-10.01.2024"])["event_start"].to_list() == [date(2023, 12, 28)] * 2
+        assert dates(["042 Open 2 - 10.01.2024"])["event_start"].to_list() == [first] * 2  # no range
+        # The review's m_range.trf, through validation: both rounds rated.
+        from pipeline.validate.split import split_games
+        from schemas import Players, empty_frame
+
+        lines = [
+            "012 Mini Open",
+            "042 10.-11.01.2024",
+            "052 11.01.2024",
+            "132" + " " * 88 + "24/01/10  24/01/11",
+            trf_line("1", "One,A", "4600003", ["   2 w 1", "   2 b ="]),
+            trf_line("2", "Two,B", "4600011", ["   1 b 0", "   1 w ="]),
+        ]
+        games, quarantine = split_games(read("m_range.trf", "\n".join(lines).encode()), empty_frame(Players), "2024-01")
+        assert (games.height, quarantine.height) == (2, 0)
+
+    def test_a_two_digit_year_in_042_or_052_says_why_it_is_refused(self):
+        def errors(start: str) -> list[str]:
+            lines = [
+                f"042 {start}",
+                trf_line("1", "One,A", "1001", ["   2 w 1"]),
+                trf_line("2", "Two,B", "1002", ["   1 b 0"]),
+            ]
+            return read("dmy.trf", "\n".join(lines).encode())["parse_error"].to_list()
+
+        why = "a two-digit year is read only as YY/MM/DD, TRF16's form: '{}' may be day.month.year"
+        for written in ("10.01.24", "10. 01. 24"):  # spaced as example1.trf spaces its dates
+            assert errors(written) == [f"event start '{written}' (tag 042) is not a date ({why.format(written)})"]
+        assert errors("24/01/10") == [None]
+
     def test_round_dates_tag_132_are_read_in_trf_forms_only(self):
         """Tag 132 is YY/MM/DD (TRF16) or YYYY/MM/DD: '10.01.24' (day.month.year) was read as 2010-01-24 and rated."""
 
@@ -221,6 +275,23 @@ class TestTrf:
             None,
             "round 2 date '11-01-24' (tag 132, line 3, column 102) is neither YY/MM/DD (TRF16) nor YYYY/MM/DD: not "
             "read, as 10.01.24 may be day.month.year",
+            None,
+        ]
+
+        # The review's m_shift.trf: a blank cell and one in another form; each date stays in its own round's columns.
+        assert rounds("24/01/10            24.01.12").to_dict(as_series=False) == {
+            "date": [days[0], None, None],
+            "parse_error": [
+                None,
+                None,
+                "round 3 date '24.01.12' (tag 132, line 3, column 112) is neither YY/MM/DD (TRF16) nor YYYY/MM/DD: "
+                "not read, as 10.01.24 may be day.month.year",
+            ],
+        }
+        # A date that does not exist is named where it is, as one in another form is.
+        assert rounds("24/01/10  24/02/30  24/01/12")["parse_error"].to_list() == [
+            None,
+            "round 2 date '24/02/30' (tag 132, line 3, column 102) is not a date",
             None,
         ]
 
@@ -310,6 +381,17 @@ class TestPgn:
             None,  # a whole date needs no bound
         ]
         assert records["event_start"].to_list()[:2] == [date(2024, 1, 5)] * 2  # the event's earliest whole date
+        # Before every day an EventDate known in part allows, as before a whole EventDate: refused, naming both.
+        early = [
+            pgn_game("Club", "2024.02.29", 4600020, 4600038, "1-0", start="2024.03.??"),
+            pgn_game("Club", "2023.??.??", 4600020, 4600038, "1-0", start="2024.03.??"),
+        ]
+        assert read("early.pgn", "".join(early).encode())["parse_error"].to_list() == [
+            "game dated 2024-02-29 (Date) is before its event's start, 2024-03-01 at the earliest (EventDate, known in "
+            "part): one of the two dates is wrong",
+            "game dated in part, by 2023-12-31 at the latest (Date) is before its event's start, 2024-03-01 at the "
+            "earliest (EventDate, known in part): one of the two dates is wrong",
+        ]
 
     def test_a_game_dated_in_part_after_its_folders_month_is_future(self):
         from pipeline.validate.split import split_games
@@ -346,9 +428,10 @@ class TestPgn:
             )
 
         terminations = ["Time forfeit", "time forfeit", "normal", "Forfeit", "lost by forfeit", "forfeited", "unplayed"]
+        terminations += ["forfeit on time", "Forfeited by time", "lost on time"]  # the review's p_cp.pgn's first
         text = "".join(game(termination) for termination in terminations) + game("Time forfeit", "1-0")
         unplayed = read("g.pgn", text.encode())["unplayed"].to_list()
-        assert unplayed == [None, None, None, "forfeit", "forfeit", "forfeit", "forfeit", "forfeit"]  # last: no move
+        assert unplayed == [None, None, None, *["forfeit"] * 4, None, None, None, "forfeit"]  # last: no move
 
     def test_a_result_tag_the_movetext_contradicts_is_unparseable(self):
         """PGN standard 8.2.6: the movetext's termination marker is the Result tag's value; which of two holds is
@@ -370,7 +453,14 @@ class TestPgn:
             + game("½-½", "1. e4 e5\n1/2-1/2", white=4600020)  # agrees, as ½-½ is read
             + game("0-1", "1. e4 e5 2. Nf3")  # no marker: nothing to compare
             + game("*", "1. e4 e5 1-0")
-            + game("0-1", "1/2-1/2")  # the marker alone on its line
+            + game("0-1", "1. e4 e5\n1/2-1/2")  # the marker alone on its line
+            # The review's m_semi.pgn: a rest-of-line comment's words are no marker.
+            + game("1-0", "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# ; not 0-1", white=4600038)
+            # The review's m_star.pgn: a movetext of the marker alone is a game without a move, by those rules.
+            + game("1-0", "*", white=4600046)
+            + game("1:0", "1. e4 e5 1-0")  # the same result spelt otherwise: no disagreement (still not rated)
+            + game("1/2", "1. e4 e5 1/2-1/2")
+            + game("1:0", "1. e4 e5 0-1")
         )
         records = read("g.pgn", text.encode())
         assert records["parse_error"].to_list() == [
@@ -380,15 +470,24 @@ class TestPgn:
             None,
             None,
             "Result is '*' but the movetext ends with '1-0' (line 60); PGN standard 8.2.6: they must be the same",
-            "Result is '0-1' but the movetext ends with '1/2-1/2' (line 70); PGN standard 8.2.6: they must be the same",
+            "Result is '0-1' but the movetext ends with '1/2-1/2' (line 71); PGN standard 8.2.6: they must be the same",
+            None,
+            None,
+            None,
+            None,
+            "Result is '1:0' but the movetext ends with '0-1' (line 121); PGN standard 8.2.6: they must be the same",
         ]
         games, quarantine = split_games(records, empty_frame(Players), "2024-01")
-        assert games["source_line"].to_list() == [21, 31, 42]
+        assert games["source_line"].to_list() == [21, 31, 42, 73]
         assert quarantine.select("source_line", "reason").rows() == [
             (1, "unparseable"),
             (11, "unparseable"),
             (52, "unparseable"),
             (62, "unparseable"),
+            (83, "unplayed"),
+            (93, "result_out_of_domain"),
+            (103, "result_out_of_domain"),
+            (113, "unparseable"),
         ]
 
     def test_tag_names_are_read_whatever_their_case(self):
@@ -430,6 +529,8 @@ class TestPgn:
             '[White "E, F"] 1-0 (2 games on one line, read as one record: a PGN tag stands on a line of its own)',
         ]
         assert records["raw_text"][0].splitlines()[-1] == '[BlackFideId "4600011"]'
+        lower = '[event "Cup"] [white "A, B"] 1. e4 1-0 [EVENT "Cup"] [white "E, F"] 1-0 [Event "Cup"] 1-0\n'
+        assert "(3 games on one line" in read("g.pgn", lower.encode())["parse_error"].item()
 
     def test_event_start_falls_back_to_first_game_date(self):
         winter = read("games.pgn", federation="ENG").filter(pl.col("event_id").str.ends_with("#Winter Cup"))
@@ -1278,6 +1379,33 @@ def test_a_file_of_utf8_and_legacy_games_keeps_both_kinds_of_names():
     assert decode_text_detected(trf.encode() + trf.encode("cp1252")) == (trf * 2, "utf-8+windows-1252")
 
 
+def test_a_legacy_file_with_one_line_valid_utf8_by_accident_stays_legacy():
+    from pipeline.formats.decoding import decode_text_detected
+
+    # The review's m_cp.trf and p_cp.pgn: `JOSÉ\xa0LUIS` is C9 A0, valid UTF-8 (U+0260) by accident.
+    trf = "012 Mini Open\n042 2024/01/10\n052 2024/01/11\n"
+    trf += "132" + " " * 88 + "24/01/10  24/01/11\n"
+    trf += trf_line("1", "JOSÉ\xa0LUIS,A", "4600003", ["   2 w 1", "   2 b ="]) + "\n"
+    trf += trf_line("2", "Müller,B", "4600011", ["   1 b 0", "   1 w ="]) + "\n"
+    assert decode_text_detected(trf.encode("cp1252")) == (trf, "windows-1252")
+    records = read("m_cp.trf", trf.encode("cp1252"))
+    assert records["parse_error"].null_count() == records.height == 2
+    assert set(records["white_name"]) | set(records["black_name"]) == {"JOSÉ\xa0LUIS,A", "Müller,B"}
+    pgn = ""
+    for number, (white, termination) in enumerate((("Gómez, José", "normal"), ("JOSÉ\xa0PEREZ, Luis", "normal"))):
+        pgn += f'[Event "Open"]\n[Date "2024.01.10"]\n[Round "{number + 1}"]\n[White "{white}"]\n'
+        pgn += f'[Black "Weiß, Max"]\n[Result "1-0"]\n[Termination "{termination}"]\n\n1. e4 e5 2. Nf3 1-0\n\n'
+    assert decode_text_detected(pgn.encode("cp1252")) == (pgn, "windows-1252")
+    assert read("p_cp.pgn", pgn.encode("cp1252"))["white_name"].to_list() == ["Gómez, José", "JOSÉ\xa0PEREZ, Luis"]
+    # A UTF-8 file with a legacy part is still read line by line: one UTF-8 line of letters is evidence, and so is an
+    # alphabet (Cyrillic) that is no accident of Windows-1252.
+    mixed = "012 Fürth\n".encode() + "001 Müller\n".encode("cp1252")
+    assert decode_text_detected(mixed) == ("012 Fürth\n001 Müller\n", "utf-8+windows-1252")
+    mixed = "012 Иванов, Сергей\n".encode() + "001 Müller\n".encode("cp1252")
+    assert decode_text_detected(mixed) == ("012 Иванов, Сергей\n001 Müller\n", "utf-8+windows-1252")
+    assert decode_text_detected("012 Ив\n".encode() + b"001 M\xfcller\n")[1] == "windows-1252"
+
+
 def test_mixed_files_read_each_line_as_a_per_line_decoder_does():
     import random
     import re
@@ -1288,13 +1416,18 @@ def test_mixed_files_read_each_line_as_a_per_line_decoder_does():
         pieces = re.split(rb"(?<=[\r\n])", data)
         legacy = b"".join(piece for piece in pieces if not _decodes(piece))
         codec = "cp1252" if _decodes(legacy, "cp1252") else "latin-1"
-        if all(piece.isascii() or not _decodes(piece) for piece in pieces):  # no UTF-8 line: a legacy file
+        utf8 = "".join(piece.decode() for piece in pieces if not piece.isascii() and _decodes(piece))
+        wide = [char for char in utf8 if not char.isascii()]
+        letters = sum("\u00c0" <= char <= "\u017f" and char not in "×÷" for char in wide)
+        if not wide or (2 * letters < len(wide) and len(set(wide)) < 8):  # no UTF-8 text: a legacy file
             return data.decode(codec if _decodes(data, codec) else "latin-1")
         return "".join(piece.decode("utf-8" if _decodes(piece) else codec) for piece in pieces)
 
     rng = random.Random(5)
     pieces = [case for case, _ in _UTF8_CASES] + [b"a", b"\n", b"\r", "é".encode(), "€".encode(), b"\xe9", b"\x81"]
     pieces += [b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf"]  # the edges of the ranges
+    pieces += ["ü".encode(), "É\xa0".encode("cp1252"), "×".encode(), "Ā".encode(), "ſ".encode(), "ƀ".encode()]
+    pieces += [chr(code).encode() for code in range(0x410, 0x420)]  # an alphabet's worth of other letters
     for _ in range(20_000):
         data = b"a" + b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 10)))
         if not _decodes(data):

@@ -319,13 +319,41 @@ def _utf8_lengths(codec: str) -> np.ndarray:
     return np.array([len(bytes([byte]).decode(codec, "replace").encode("utf-8")) for byte in range(256)])
 
 
+# What UTF-8 lines look like in a file that is not all UTF-8: mostly letters of U+00C0-U+017F (accented Latin
+# letters, C3 80-BF but x and / signs, C4, C5), or an alphabet's worth of different characters (Cyrillic, Greek, CJK).
+# A Windows-1252 line is valid UTF-8 only by accident: an accented capital or ß before one of its symbols
+# (`É\xa0` = C9 A0, U+0260), a character or two outside those letters, which one accident cannot add up to.
+_UTF8_ALPHABET = 8
+
+
+def _utf8_evidence(arr: np.ndarray, high: np.ndarray) -> bool:
+    """Whether the non-ASCII bytes at `high` (those of the lines that are valid UTF-8) are real UTF-8 text, not a
+    Windows-1252 line valid by accident (see _UTF8_ALPHABET): a file with no such evidence is read whole as legacy.
+    """
+    role = _UTF8_ROLE[arr[high]]
+    leads, length = high[role >= 2], role[role >= 2]
+    if len(leads) == 0:
+        return False
+    lead, second = arr[leads], arr[leads + 1]  # the lines are valid UTF-8: a lead's bytes are all there
+    letters = ((lead == 0xC3) & (second != 0x97) & (second != 0xB7)) | (lead == 0xC4) | (lead == 0xC5)
+    if 2 * int(np.count_nonzero(letters)) >= len(leads):
+        return True
+    key = np.zeros(len(leads), dtype=np.int64)
+    for ahead in range(4):
+        byte = arr[np.minimum(leads + ahead, len(arr) - 1)].astype(np.int64)
+        key = (key << 8) | np.where(length > ahead, byte, 0)
+    return len(np.unique(key)) >= _UTF8_ALPHABET
+
+
 def _mixed_lines(data: bytes) -> tuple[bytes, str] | None:
     """(the text as UTF-8 bytes, 'utf-8+<legacy encoding>') when some lines are UTF-8 and others not; None when no
-    line with a non-ASCII byte is valid UTF-8 (a legacy file, read whole as _legacy reads it).
+    line with a non-ASCII byte is valid UTF-8, or those lines show no UTF-8 text but an accident of Windows-1252
+    (_utf8_evidence): a legacy file, read whole as _legacy reads it.
 
-    Each line is read in the encoding it is valid in: a line that is valid UTF-8 and not ASCII is practically never
-    Windows-1252 (it would take an accented capital followed by a symbol such as `Ã©`), so it is read as UTF-8, and a
-    line that is not valid UTF-8 as Windows-1252 (Latin-1 when a byte is undefined there). A file of UTF-8 names with
+    Each line is read in the encoding it is valid in: a line that is valid UTF-8 and not ASCII is seldom Windows-1252
+    (it takes an accented capital followed by a symbol, such as `É` and a no-break space, and the file's other UTF-8
+    lines must show accidents rather than letters), so it is read as UTF-8, and a line that is not valid UTF-8 as
+    Windows-1252 (Latin-1 when a byte is undefined there). A file of UTF-8 names with
     some games pasted in from a legacy export keeps both kinds of names, however many of each there are. NumPy over
     the non-ASCII bytes and Arrow over the lines: a file of 3 million lines takes a fraction of a second.
     """
@@ -336,7 +364,7 @@ def _mixed_lines(data: bytes) -> tuple[bytes, str] | None:
     line_of = np.searchsorted(ends, high)
     legacy = np.zeros(len(ends) + 1, dtype=bool)
     legacy[line_of[bad]] = True
-    if legacy[line_of].all():
+    if legacy[line_of].all() or not _utf8_evidence(arr, high[~legacy[line_of]]):
         return None
     offsets = np.concatenate(([0], ends + 1, [len(arr)])).astype(np.int64)
     lines = pa.Array.from_buffers(pa.large_binary(), len(legacy), [None, pa.py_buffer(offsets), pa.py_buffer(data)])

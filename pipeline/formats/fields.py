@@ -273,33 +273,55 @@ def parse_clock(text: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
 
 # -- free-text dates (one value per file, so plain Python) ------------------------------------------
-_YMD = re.compile(r"(\d{4})\D{1,3}(\d{1,2})\D{1,3}(\d{1,2})")
-_DMY = re.compile(r"(\d{1,2})\D{1,3}(\d{1,2})\D{1,3}(\d{4})")
+# A whole date, a four-digit year first or last, read from the left so that '10.01.2024 - 12.01.2024' is two dates
+# (not the year-first '2024 - 12.01').
+_WHOLE_DATE = re.compile(
+    r"(?<!\d)(?:(\d{4})\D{1,3}(\d{1,2})\D{1,3}(\d{1,2})|(\d{1,2})\D{1,3}(\d{1,2})\D{1,3}(\d{4}))(?!\d)"
+)
+# Old files write a tournament's days as a range whose first day leaves out what it shares with the last
+# ('10.-11.01.2024', '28.07.-31.07.2005', '28. 07. - 31. 07. 2005'): the first day with a dot (and its month), or
+# right before the dash ('10-11.01.2024'), a dash, a whole date. 'Open 2 - 10.01.2024' is no range.
+_DAY_RANGE = re.compile(
+    r"(?<!\d)(\d{1,2})(?:\.\s*(?:(\d{1,2})\.?\s*)?|(?=[-–]))[-–]\s*(\d{1,2})\D{1,3}(\d{1,2})\D{1,3}(\d{4})(?!\d)"
+)
 # A two-digit year first is read in TRF16's form only (YY/MM/DD, as tag 132 writes it): '12.01.24' is as likely
-# day.month.year, and a misread start or end files the tournament in another year's list, without a word.
+# day.month.year, and a misread start or end files the tournament in another year's list, without a word. Spaced as
+# old files space their dates ('10. 01. 24') too.
 _YY_MM_DD = re.compile(r"^(\d{2})/(\d{1,2})/(\d{1,2})$")
-_TWO_DIGIT_YEAR = re.compile(r"^\d{1,2}\D\d{1,2}\D\d{1,2}$")
+_TWO_DIGIT_YEAR = re.compile(r"^\d{1,2}\D{1,3}\d{1,2}\D{1,3}\d{1,2}$")
+_TWO_DIGIT_YEAR_WHY = "a two-digit year is read only as YY/MM/DD, TRF16's form: '{}' may be day.month.year"
 
 
-def parse_free_date_checked(text: str | None) -> tuple[date | None, bool]:
-    """(date, impossible): `impossible` is True when the text holds a date that does not exist ('2024/02/30') or
-    one whose order cannot be told ('12.01.24': YY/MM/DD is TRF16's only two-digit form).
+# TRF16 (FIDE handbook C.04 Annex 2): "042 Date of start", "052 Date of end", free text in old files. A range stands
+# for the tournament's days: a start is its first day, an end its last (a reading of this project; README, "A TRF
+# file").
+def parse_free_date_checked(text: str | None, last: bool = False) -> tuple[date | None, str | None]:
+    """(date, why the text's date cannot be used, or None): the first date the text holds, or with `last` the last
+    (of a range such as '10.-11.01.2024' or '10.01.2024 - 12.01.2024'). Why: 'is not a date' (with the reason when the
+    date exists but its order cannot be told: '12.01.24', as YY/MM/DD is TRF16's only two-digit form).
     """
     if not text:
-        return None, False
+        return None, None
     text = text.strip()
     if _TWO_DIGIT_YEAR.match(text) and not _YY_MM_DD.match(text):
-        return None, True
-    for pattern, order in ((_YMD, "ymd"), (_DMY, "dmy"), (_YY_MM_DD, "yy")):
-        match = pattern.search(text)
-        if not match:
-            continue
-        a, b, c = (int(g) for g in match.groups())
-        year, month, day = (
-            (a, b, c) if order == "ymd" else (c, b, a) if order == "dmy" else (2000 + a if a < 70 else 1900 + a, b, c)
-        )
-        try:
-            return date(year, month, day), False
-        except ValueError:
-            return None, True
-    return None, False
+        return None, f"is not a date ({_TWO_DIGIT_YEAR_WHY.format(text)})"
+    found = [
+        (int(y), int(m), int(d)) if y else (int(year), int(month), int(day))
+        for y, m, d, day, month, year in _WHOLE_DATE.findall(text)
+    ]
+    if len(found) == 1 and (days := _DAY_RANGE.search(text)):
+        first_day, first_month, day, month, year = days.groups()
+        first = (int(year), int(first_month or month), int(first_day))
+        if first[1:] > (int(month), int(day)):  # '28.12.-02.01.2025': the first day is in the year before
+            first = (first[0] - 1, *first[1:])
+        found = [first, found[0]]
+    if not found and (short := _YY_MM_DD.match(text)):
+        a, month, day = (int(g) for g in short.groups())
+        found = [(2000 + a if a < 70 else 1900 + a, month, day)]
+    if not found:
+        return None, None
+    year, month, day = found[-1] if last else found[0]
+    try:
+        return date(year, month, day), None
+    except ValueError:
+        return None, "is not a date"

@@ -91,6 +91,8 @@ _ID_TAGS = ("WhiteFideId", "BlackFideId")
 _TAG_LINE = re.compile(r'\[\s*([A-Za-z0-9_]+)\s+"(.*)"\s*\]')
 # '[Event "x"] [Site "y"]': several tags on one line are reported as a malformed tag line.
 _SECOND_TAG = re.compile(r'(?<!\\)"\s*\]\s*\[\s*[A-Za-z0-9_]+\s+"')
+# Several games' Event tags on one line, counted whatever the tag's case, as tag names are read (README).
+_EVENT_TAG = re.compile(r"(?i)\[event\s")
 # A movetext line that opens with a numbered move ('1. e4', '12...Nf6' is not needed: first lines only).
 _OPENS_WITH_MOVE = r"^\d+\.\s*[a-hKQRBNO]"
 # Per game: whether its Event / TimeControl / Termination starts a run of equal values (see _per_run).
@@ -429,7 +431,7 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
             while last + 1 in runs_on:
                 last += 1
             error += f" (its value runs on to line {file_line[last] + 1}: a line break inside a tag value)"
-        elif (count := lines.text(line).count("[Event ")) > 1:
+        elif (count := len(_EVENT_TAG.findall(lines.text(line)))) > 1:
             error += f" ({count} games on one line, read as one record: a PGN tag stands on a line of its own)"
         errors.setdefault(g - 1, []).append(error)
     if unclosed is not None:
@@ -469,8 +471,9 @@ def _scan(lines: ByteLines, segments: _Segments, escapes: bool) -> tuple[pl.Data
     event_start, start_from, _ = _date_values(lines, values["EventDate"], "EventDate", errors)
     # A game is played on or after its event's start: an EventDate known in part bounds an undated game's day too.
     date_from = pl.select(pl.when(day.is_null()).then(pl.max_horizontal(day_from, start_from))).to_series()
+    _before_partial_start(day, day_to, event_start, start_from, errors)
     moves_known, has_move, last_move_line = _move_facts(lines, game, movetext, content, games, result)
-    _disagreeing_results(lines, last_move_line, values["Result"], result, file_line, errors)
+    _disagreeing_results(lines, np.where(has_move, last_move_line, -1), values["Result"], result, file_line, errors)
     # Where a file's runs of equal Event, TimeControl and Termination values start (see _per_run). _records reads
     # those columns only there, so only there are they made (a run's other games hold null).
     file_starts = np.ones(games, dtype=bool)
@@ -859,6 +862,24 @@ def _int_values(lines: ByteLines, values: _TagValues, label: str, errors: dict[i
     return result.alias(label)
 
 
+def _before_partial_start(
+    day: pl.Series, day_to: pl.Series, event_start: pl.Series, start_from: pl.Series, errors: dict[int, list[str]]
+) -> None:
+    """A game whose whole Date (or every day of a Date known in part) is before the first day of its EventDate known
+    in part ('2023.12.31' beside '2024.01.??') is refused as one before a whole EventDate is: validation
+    (validate.split._with_days_outside_event, where the clause and its reading are) sees whole starts only.
+    """
+    early = pl.select(
+        ((pl.coalesce(pl.lit(day), pl.lit(day_to)) < pl.lit(start_from)) & pl.lit(event_start).is_null()).arg_true()
+    ).to_series()
+    for g in early.to_list():
+        dated = f"game dated {day[g]}" if day[g] is not None else f"game dated in part, by {day_to[g]} at the latest"
+        errors.setdefault(g, []).append(
+            f"{dated} (Date) is before its event's start, {start_from[g]} at the earliest (EventDate, known in part): "
+            "one of the two dates is wrong"
+        )
+
+
 def _date_values(
     lines: ByteLines, values: _TagValues, label: str, errors: dict[int, list[str]]
 ) -> tuple[pl.Series, pl.Series, pl.Series]:
@@ -1139,6 +1160,8 @@ _MARKER_WORDS = {marker: int.from_bytes(marker.encode(), "little") for marker in
 _MARKER_VALUES = np.array(list(_MARKER_WORDS.values()), dtype=np.uint64)
 _MARKER_BOUNDARY = np.zeros(256, dtype=bool)
 _MARKER_BOUNDARY[list(b" \t})\n")] = True  # '\n': the marker opens its line
+# A Result tag's other spellings of the four markers: the same result, not a disagreement with the movetext's marker.
+_SAME_RESULT = {"½-½": "1/2-1/2", "1/2": "1/2-1/2", "½": "1/2-1/2", "=": "1/2-1/2", "1:0": "1-0", "0:1": "0-1"}
 
 
 # PGN standard 8.2.6: the movetext ends with a game termination marker, which "shall match" the Result tag's value.
@@ -1152,7 +1175,10 @@ def _disagreeing_results(
 ) -> None:
     """A game whose movetext ends with a result (1-0, 0-1, 1/2-1/2, *) other than its Result tag cannot be read: which
     one holds is unknown. Only the 8 bytes before each game's last movetext line's end are read; a movetext without
-    such a marker (moves only, a comment last, '0-0') is not judged, nor is a game without a Result tag.
+    such a marker (moves only, a comment last, '0-0') is not judged, nor is a game without a Result tag, one whose
+    last line holds a ';' (the marker may be a rest-of-line comment's words), or a game without a move (last_line
+    -1: the marker alone, read by the rules of games without a move). A Result spelt otherwise ('1:0', '1/2') is
+    compared as the marker it means (_SAME_RESULT).
     """
     arr = lines.arr
     games = np.flatnonzero(last_line >= 0)
@@ -1185,9 +1211,11 @@ def _disagreeing_results(
     texts = list(_MARKER_WORDS)
     for g, code, line_end in zip(games[differ].tolist(), marker[differ].tolist(), end[differ].tolist(), strict=True):
         tag = result[g]
-        if tag is None or tag.replace("½", "1/2") == texts[code]:
+        if tag is None or _SAME_RESULT.get(tag, tag) == texts[code]:
             continue
         at = int(np.searchsorted(lines.starts, line_end, side="right")) - 1
+        if b";" in bytes(arr[lines.starts[at] : line_end]):
+            continue
         errors.setdefault(g, []).append(
             f"Result is '{tag}' but the movetext ends with '{texts[code]}' (line {file_line[at] + 1}); "
             "PGN standard 8.2.6: they must be the same"
@@ -1336,12 +1364,16 @@ def _per_run(
 # PGN standard 9.8.1 (Termination): of its values (abandoned, adjudication, death, emergency, normal, rules
 # infraction, time forfeit, unterminated) none says a game was not played; "time forfeit" is a game lost on the
 # clock, played and rated (FIDE B.02 5.1: a game where each player made a move is rated). Exports add their own
-# "forfeit" (a game lost without play) and "unplayed": those words, but not "time forfeit" (Lichess's flag fall).
+# "forfeit" (a game lost without play) and "unplayed": those words, but not a game lost on time, however it is put
+# ("time forfeit", Lichess's flag fall; "forfeit on time", "forfeited by time"; "lost on time" has no such word).
+_LOST_ON_TIME = r"\btime[\s_-]*forfeit|\bforfeit\w*\s+(?:on|by)\s+time\b"
+
+
 def _unplayed_termination(termination: pl.Expr) -> pl.Expr:
     """Whether a (lower-case) Termination says the game was not played: the word forfeit (forfeited, forfeits) or
-    unplayed, except a time forfeit.
+    unplayed, except a game lost on time (_LOST_ON_TIME).
     """
-    return termination.str.contains(r"\b(forfeit\w*|unplayed)\b") & ~termination.str.contains(r"\btime[\s_-]*forfeit")
+    return termination.str.contains(r"\b(forfeit\w*|unplayed)\b") & ~termination.str.contains(_LOST_ON_TIME)
 
 
 def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:

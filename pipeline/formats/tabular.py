@@ -141,7 +141,9 @@ def _check_separator(text: str, header_line: int) -> None:
     line = re.split(r"\r\n|\r|\n", text, maxsplit=header_line)[header_line - 1]
     for separator, name in _OTHER_SEPARATORS.items():
         names = _column_names(line.split(separator))
-        if separator in line and not missing_columns(names):
+        # Kaggle's names ('MonthID;Player1;...') stand for the required columns here as in a comma-separated header.
+        known = [KAGGLE_ALIASES.get(name, name) for name in names]
+        if separator in line and not missing_columns(known):
             raise UnreadableDump(
                 f"the header (line {header_line}) is not comma-separated: it is separated by {name} (columns: "
                 f"{', '.join(names)}), so none of its rows is read; a games file separates its columns with commas: "

@@ -184,7 +184,7 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
     for file, tags_of_file in enumerate(first):
         round_dates, round_date_errors = _round_dates(tags_of_file.get("132", ""), round_dates_line[file])
         start_text = tags_of_file.get("042", "")[4:]
-        start, start_impossible = parse_free_date_checked(start_text)
+        start, start_problem = parse_free_date_checked(start_text)
         end, end_error = _end_date(tags_of_file.get("052", "")[4:], start)
         rounds_tag = 0
         for key in ("142", "XXR"):
@@ -216,7 +216,7 @@ def _headers(lines: pl.DataFrame, count: int) -> list[TrfHeader]:
                 tc=(base_seconds, increment_seconds),
                 declared=declared,
                 tc_error=None if declared or unreadable is None else f"{unreadable} (tag 092 names no class either)",
-                start_error=f"event start '{start_text.strip()}' (tag 042) is not a date" if start_impossible else None,
+                start_error=f"event start '{start_text.strip()}' (tag 042) {start_problem}" if start_problem else None,
                 round_date_errors=round_date_errors,
                 end=end,
                 end_error=end_error,
@@ -234,9 +234,9 @@ def _end_date(text: str, start: date | None) -> tuple[date | None, str | None]:
     end is then the last game's day. A date that does not exist, or one before the start (042),
     leaves the month the tournament is rated in unknown, so it is a problem of every record.
     """
-    end, impossible = parse_free_date_checked(text)
-    if impossible:
-        return None, f"event end '{text.strip()}' (tag 052) is not a date"
+    end, problem = parse_free_date_checked(text, last=True)
+    if problem:
+        return None, f"event end '{text.strip()}' (tag 052) {problem}"
     if end is not None and start is not None and end < start:
         return None, f"event end {end} (tag 052) is before its start {start} (tag 042)"
     return end, None
@@ -277,12 +277,21 @@ def _round_date(cell: str) -> tuple[date | None, bool]:
         return None, False
 
 
+def _in_one_cell(position: int, width: int) -> bool:
+    """Whether a tag 132 token at `position` (0-based) lies within one round's columns (92 + 10 (r - 1), 10 wide)."""
+    return (
+        position >= FIRST_CELL
+        and (position - FIRST_CELL) // CELL_STEP == (position + width - 1 - FIRST_CELL) // CELL_STEP
+    )
+
+
 def _round_dates(line: str, line_no: int) -> tuple[list[date | None], dict[int, str]]:
     """Tag 132: round r's date in columns 92 + 10 (r - 1) (_ROUND_DATE), and why a round's date cannot be used: it
     does not exist, or it is written in another form (named with the line and column).
 
-    When the dates do not sit in those columns (wider YYYY/MM/DD dates, other spacing), they are
-    taken in order of appearance instead.
+    When the dates do not sit in those columns (wider YYYY/MM/DD dates, other spacing: a token runs across a cell's
+    edge), they are taken in order of appearance instead; while each sits in a cell, a blank cell is a round without
+    a date and the next date stays on its own round.
     """
     cells = [
         (position, line[position : position + CELL_STEP].strip())
@@ -290,17 +299,20 @@ def _round_dates(line: str, line_no: int) -> tuple[list[date | None], dict[int, 
     ]
     checked = [_round_date(cell) if cell else (None, False) for _, cell in cells]
     if any(other_form for _, other_form in checked):
-        cells = [(4 + token.start(), token.group()) for token in _DATE_TOKEN.finditer(line[4:])][:MAX_ROUNDS]
-        checked = [_round_date(cell) for _, cell in cells]
+        tokens = [(4 + token.start(), token.group()) for token in _DATE_TOKEN.finditer(line[4:])][:MAX_ROUNDS]
+        if not all(_in_one_cell(position, len(token)) for position, token in tokens):
+            cells = tokens
+            checked = [_round_date(cell) for _, cell in cells]
     errors = {}
     for r, ((position, cell), (day, other_form)) in enumerate(zip(cells, checked, strict=True)):
+        where = f"(tag 132, line {line_no}, column {position + 1})"
         if other_form:
             errors[r + 1] = (
-                f"round {r + 1} date '{cell}' (tag 132, line {line_no}, column {position + 1}) is neither YY/MM/DD "
+                f"round {r + 1} date '{cell}' {where} is neither YY/MM/DD "
                 "(TRF16) nor YYYY/MM/DD: not read, as 10.01.24 may be day.month.year"
             )
         elif day is None and cell:
-            errors[r + 1] = f"round {r + 1} date '{cell}' (tag 132) is not a date"
+            errors[r + 1] = f"round {r + 1} date '{cell}' {where} is not a date"
     return [day for day, _ in checked], errors
 
 
