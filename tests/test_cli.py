@@ -553,6 +553,14 @@ def _rate(
     return code, capsys.readouterr().err, pl.read_csv(out) if out.exists() else None
 
 
+def _rate_paths(previous: Path, games: Path, out: Path) -> int:
+    """rate-period's exit code for files already written (fide-2024, 2024-05)."""
+    from pipeline.cli.commands import main
+
+    args = ["--list", str(previous), "--games", str(games), "--out", str(out)]
+    return main(["rate-period", "--rules", "fide-2024", "--month", "2024-05", *args])
+
+
 def test_the_audit_baseline_is_rated_as_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     code, err, new = _rate(tmp_path, capsys, AUDIT_PREV, AUDIT_GAMES)
     assert code == 0 and new is not None and "10 games, 7 players (6 rated, 1 newly rated" in err
@@ -699,15 +707,10 @@ def test_a_newcomer_pool_is_checked(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_a_parquet_list_is_not_cast_silently(
     tmp_path: Path, capsys: pytest.CaptureFixture, column: str, values: list, message: str
 ) -> None:
-    from pipeline.cli.commands import main
-
     frame = {"player_id": [1, 2], "rating": [2100, 1900], column: values}
     pl.DataFrame(frame).write_parquet(tmp_path / "p.parquet")
     (tmp_path / "g.csv").write_text(AUDIT_GAMES)
-    code = main(
-        ["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(tmp_path / "p.parquet"),
-         "--games", str(tmp_path / "g.csv"), "--out", str(tmp_path / "new.csv")]
-    )  # fmt: skip
+    code = _rate_paths(tmp_path / "p.parquet", tmp_path / "g.csv", tmp_path / "new.csv")
     err = capsys.readouterr().err
     assert code == 2 and message in err and not (tmp_path / "new.csv").exists()
 
@@ -722,15 +725,10 @@ def test_a_parquet_list_is_not_cast_silently(
 def test_parquet_games_are_not_cast_silently(
     tmp_path: Path, capsys: pytest.CaptureFixture, frame: dict, message: str
 ) -> None:
-    from pipeline.cli.commands import main
-
     games = {"event_id": ["e", "e"], "white_id": [1, 3], "black_id": [2, 2], "result": ["1-0", "0-1"], **frame}
     pl.DataFrame(games).write_parquet(tmp_path / "g.parquet")
     (tmp_path / "p.csv").write_text(AUDIT_PREV)
-    code = main(
-        ["rate-period", "--rules", "fide-2024", "--month", "2024-05", "--list", str(tmp_path / "p.csv"),
-         "--games", str(tmp_path / "g.parquet"), "--out", str(tmp_path / "new.csv")]
-    )  # fmt: skip
+    code = _rate_paths(tmp_path / "p.csv", tmp_path / "g.parquet", tmp_path / "new.csv")
     assert code == 2 and message in capsys.readouterr().err
 
 
