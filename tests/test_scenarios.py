@@ -451,3 +451,21 @@ def test_docs_rules_md_is_current():
 
     docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
     assert docs.read_text() == render(), "regenerate with: python -m pipeline.rules.doc > docs/rules.md"
+
+
+def test_a_scenarios_rule_file_is_read_from_the_scenarios_files_folder(tmp_path, monkeypatch):
+    """As `extends` and a schedule entry's `rules:`: a run started in another folder, or the UI's code location, reads
+    the same file (here a same-named file in the current folder says otherwise, and is not read).
+    """
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mine.yaml").write_text("extends: fide-2024\nname: mine\nfloor: 1500\n")
+    (tmp_path / "mine.yaml").write_text("extends: fide-2024\nname: other\nfloor: 1100\n")
+    (tmp_path / "sub" / "scenarios.yaml").write_text(
+        "scenarios:\n  own:\n    rules: mine.yaml\n  switched:\n    rules: fide-2022\n"
+        "    schedule:\n      - {from: '2024-03', rules: mine.yaml}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    scenarios = load_scenarios("sub/scenarios.yaml")
+    assert scenarios["own"].rules_for("2024-05").floor == 1500
+    assert scenarios["switched"].rules_for("2024-05").floor == 1500
+    assert scenarios["switched"].rules_for("2024-01").name == "fide-2022"

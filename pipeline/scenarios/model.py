@@ -379,7 +379,7 @@ def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
         if body is not None and not isinstance(body, dict):
             raise RulesError(f"{path}: scenario {name!r}: expected a mapping of scenario keys (rules: ..., ...)")
         try:
-            scenario = Scenario.model_validate({"name": name, **(body or {})})
+            scenario = Scenario.model_validate({"name": name, **_rules_from_folder(body or {}, Path(path).parent)})
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors())
             raise RulesError(f"{path}: scenario {name!r}: {problems}") from None
@@ -458,6 +458,25 @@ def _check_list_type(scenario: Scenario) -> None:
         raise RulesError(f"its rule sets rate different lists ({', '.join(sorted(kinds))}): one scenario, one list")
     if scenario.rates is not None and kinds != {scenario.rates}:
         raise RulesError(f"rates: {scenario.rates}, but its rule sets rate the {kinds.pop()} list")
+
+
+def _rules_from_folder(body: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A scenario's body with its `rules:` (and its switches') naming a relative file read from `folder`, the scenarios
+    file's, as `extends` and a schedule entry's `rules:` are read from their own file's: the UI's code location and a
+    `ratings run` started elsewhere read the same file.
+    """
+
+    def placed(name: Any) -> Any:
+        relative = isinstance(name, str) and names_a_file(name) and not Path(name).is_absolute()
+        return str(folder / name) if relative else name
+
+    placed_body = {**body, "rules": placed(body["rules"])} if "rules" in body else dict(body)
+    if isinstance(body.get("schedule"), list):
+        placed_body["schedule"] = [
+            {**switch, "rules": placed(switch["rules"])} if isinstance(switch, dict) and "rules" in switch else switch
+            for switch in body["schedule"]
+        ]
+    return placed_body
 
 
 def _switch_months(scenario: Scenario) -> list[str]:
