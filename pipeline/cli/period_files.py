@@ -9,8 +9,8 @@ import polars as pl
 
 from pipeline.formats.fide_list import RATING_PLAUSIBLE
 from pipeline.formats.fields import parse_clock
-from pipeline.formats.table_files import MONTH_PATTERN, InputFileError, converted, decode_pending, read_table, where
-from pipeline.months import add_months, first_day, parse_month
+from pipeline.formats.table_files import InputFileError, converted, decode_pending, read_table, where
+from pipeline.months import MONTH_PATTERN, add_months, first_day, parse_month
 from pipeline.rules.time_controls import not_ratable_detail, time_control_class
 from schemas.games import RESULT_SCORES, TIME_CONTROLS
 from schemas.rating_list import RatingList
@@ -139,7 +139,7 @@ def _month_column(frame: pl.DataFrame, name: str, path: str, month: str | None) 
         raise InputFileError(f"{path}: previous list column {name!r} holds {raw.dtype} values, not months (YYYY-MM)")
     text = raw.cast(pl.Utf8).str.strip_chars()
     text = pl.select(pl.when(text != "").then(text)).to_series().alias(name)
-    bad = text.is_not_null() & ~text.str.contains(MONTH_PATTERN)
+    bad = text.is_not_null() & ~text.str.contains(MONTH_PATTERN.pattern)
     if month:
         bad = bad | (text > month).fill_null(False)
     if bad.any():

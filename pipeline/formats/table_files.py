@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import polars as pl
 
+from pipeline.months import MONTH_PATTERN
 from pipeline.store.object_store import write_local_file
 from schemas.rating_list import POOL_ENTRY
 
@@ -153,9 +154,6 @@ def write_table(frame: pl.DataFrame, path: str | Path) -> None:
     write_file_whole(path, frame.write_csv)
 
 
-#: A month as the lists write it, YYYY-MM.
-MONTH_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
-
 #: What a pool entry (write_table's JSON of POOL_ENTRY) holds, for an error's hint.
 _POOL_SHAPE = '[{"month": "YYYY-MM", "games": N, "points_x2": N, "opponent_rating_sum": N}, ...]'
 
@@ -190,7 +188,7 @@ def decode_pending(frame: pl.DataFrame, path: str | Path = "", month: str | None
     fields = [pl.col(name) for name in POOL_ENTRY.to_schema()]
     bad = (
         pl.any_horizontal(field.is_null() for field in fields)
-        | ~pl.col("month").str.contains(MONTH_PATTERN)
+        | ~pl.col("month").str.contains(MONTH_PATTERN.pattern)
         | (pl.col("games") < 1)
         | (pl.col("points_x2") < 0)
         | (pl.col("points_x2") > 2 * pl.col("games"))
