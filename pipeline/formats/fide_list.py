@@ -12,7 +12,7 @@ import polars as pl
 
 from pipeline.formats.common import UnreadableDump
 from pipeline.formats.decoding import decode_text, split_lines
-from pipeline.formats.fields import parse_int, quoted
+from pipeline.formats.fields import parse_int, quoted, two_digit_year
 from pipeline.text import holds_control, printable
 from schemas.fide_list import FideList
 from schemas.util import conform, polars_schema
@@ -154,7 +154,7 @@ def period_of(*texts: str) -> str | None:
         match = _PERIOD_TOKEN.search(text or "")
         if match:
             year = int(match.group(2))
-            return f"{2000 + year if year < 70 else 1900 + year}-{_MONTHS[match.group(1).lower()]:02d}"
+            return f"{two_digit_year(year)}-{_MONTHS[match.group(1).lower()]:02d}"
     return None
 
 

@@ -292,6 +292,11 @@ _TWO_DIGIT_YEAR = re.compile(r"^\d{1,2}\D{1,3}\d{1,2}\D{1,3}\d{1,2}$")
 _TWO_DIGIT_YEAR_WHY = "a two-digit year is read only as YY/MM/DD, TRF16's form: '{}' may be day.month.year"
 
 
+def two_digit_year(year: int) -> int:
+    """The year a two-digit year stands for, 1970-2069: TRF16's YY/MM/DD dates, old FIDE lists' 'APR04' periods."""
+    return 2000 + year if year < 70 else 1900 + year
+
+
 # TRF16 (FIDE handbook C.04 Annex 2): "042 Date of start", "052 Date of end", free text in old files. A range stands
 # for the tournament's days: a start is its first day, an end its last (a reading of this project; README, "A TRF
 # file").
@@ -317,7 +322,7 @@ def parse_free_date_checked(text: str | None, last: bool = False) -> tuple[date 
         found = [first, found[0]]
     if not found and (short := _YY_MM_DD.match(text)):
         a, month, day = (int(g) for g in short.groups())
-        found = [(2000 + a if a < 70 else 1900 + a, month, day)]
+        found = [(two_digit_year(a), month, day)]
     if not found:
         return None, None
     year, month, day = found[-1] if last else found[0]

@@ -31,6 +31,7 @@ from pipeline.formats.fields import (
     quoted,
     stated_class,
     title_code,
+    two_digit_year,
     unreadable_clock,
 )
 
@@ -269,7 +270,7 @@ def _round_date(cell: str) -> tuple[date | None, bool]:
     if match is None:
         return None, True
     short, short_month, short_day, long, long_month, long_day = match.groups()
-    year = int(long) if long else 2000 + int(short) if int(short) < 70 else 1900 + int(short)
+    year = int(long) if long else two_digit_year(int(short))
     month, day = (long_month, long_day) if long else (short_month, short_day)
     try:
         return date(year, int(month), int(day)), False
