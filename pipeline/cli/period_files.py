@@ -250,10 +250,11 @@ def read_period_games(
 def unrated_players_stay_unrated(
     games: pl.DataFrame, previous: pl.DataFrame, path: str, seeded: pl.DataFrame | None = None
 ) -> pl.DataFrame:
-    """The games with a white_rating or black_rating given for a player unrated on PREV (or absent from it) dropped,
-    named in a warning: as the pipeline reads a dump's stated ratings (scenarios.ratings_used), a rating a games file
-    states never makes a player the list does not rate count as rated, for their opponents or for themselves. A player
-    `seeded` by a standard rating (a rapid or blitz list) counts as rated.
+    """The games with each white_rating or black_rating given for a player unrated on PREV (or absent from it) left
+    out (the game stays, rated with the list's ratings), named in a warning: as the pipeline reads a dump's stated
+    ratings (scenarios.ratings_used), a rating a games file states never makes a player the list does not rate count
+    as rated, for their opponents or for themselves. A player `seeded` by a standard rating (a rapid or blitz list)
+    counts as rated.
     """
     rated = previous.filter(pl.col("rating").is_not_null())["player_id"]
     if seeded is not None:
