@@ -171,6 +171,25 @@ def test_monthly_partitions_are_yyyy_mm_with_inclusive_last_month() -> None:
         monthly_partitions("2024-1")
 
 
+def test_the_current_month_is_a_partition_of_the_runs_and_the_uis_definitions() -> None:
+    """A run over dumps of the current month failed in raw_games: Dagster left out a month whose window had not ended,
+    though the plan rated it. The clock is fixed at the last day of the last month, and at its first.
+    """
+    from datetime import datetime
+
+    from assets.definitions import build_defs
+
+    months = ["2026-08", "2026-09", "2026-10", "2026-11"]
+    for now in (datetime(2026, 11, 30, 23), datetime(2026, 11, 1), datetime(2027, 3, 1)):
+        assert monthly_partitions("2026-08", "2026-11").get_partition_keys(current_time=now) == months, now
+    # The UI's code location and `ratings run` build the same definitions from the store's months.
+    job = build_defs("2026-08", "2026-11", scenarios=SCENARIOS).resolve_job_def("all_months")
+    assert job.partitions_def is not None
+    assert job.partitions_def.get_partition_keys(current_time=datetime(2026, 11, 30)) == months
+    # Open-ended (automation on), the range still ends with the last completed month: the schedule rates it.
+    assert monthly_partitions("2026-08").get_partition_keys(current_time=datetime(2026, 11, 30)) == months[:3]
+
+
 def test_settings_months_come_from_the_environment_else_from_the_landing_zone() -> None:
     from pipeline.settings import Settings
 

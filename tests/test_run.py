@@ -363,6 +363,16 @@ def test_months_to_rate_default_to_the_landing_zone_and_are_checked() -> None:
         months_to_rate([], "2024-13", None, "store")  # the month's own error before the missing dumps
 
 
+def test_the_current_month_is_rated_and_a_later_to_is_refused() -> None:
+    from pipeline.operations.run_plan import StoreError, months_to_rate
+
+    held = ["2026-08", "2026-11"]
+    assert months_to_rate(held, None, "2026-11", "store", current="2026-11")[-1] == "2026-11"
+    assert months_to_rate(held, None, None, "store", current="2026-11")[-1] == "2026-11"
+    with pytest.raises(StoreError, match="^--to 2026-12 is after the current month 2026-11: no games of it can"):
+        months_to_rate(held, "2026-08", "2026-12", "store", current="2026-11")
+
+
 def test_require_landing_zone_refuses_a_store_without_raw(tmp_path: Path) -> None:
     from pipeline.operations.run_plan import LANDING_ZONE_HELP, StoreError, require_landing_zone
 

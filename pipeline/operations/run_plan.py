@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import polars as pl
 
 from pipeline.generator import DEFAULT_DEMO, generate
-from pipeline.ingest.landing import LandingEntry, inventory, months_held, unplaced
+from pipeline.ingest.landing import LandingEntry, inventory, month_bounds, months_held, unplaced
 from pipeline.ingest.registry import registry_plan, registry_problem_lines
 from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
@@ -114,18 +114,31 @@ MAX_EMPTY_MONTHS = 120
 
 
 def months_to_rate(
-    held: Sequence[str], first_month: str | None, last_month: str | None, where: str, stored_last: str | None = None
+    held: Sequence[str],
+    first_month: str | None,
+    last_month: str | None,
+    where: str,
+    stored_last: str | None = None,
+    current: str | None = None,
 ) -> list[str]:
     """The months of a run: --from..--to, --from defaulting to the first month holding dumps (`held`), --to to the
     last month holding dumps or, when later, the last month with a stored list (`stored_last`): a run from M
     re-rates the chain through its end.
 
-    A month that is not YYYY-MM raises ValueError; no dumps to default from, --from after --to, or a default range
-    mostly without dumps (more than MAX_EMPTY_MONTHS), StoreError.
+    A month that is not YYYY-MM raises ValueError; no dumps to default from, --from after --to, a --to after the
+    `current` month (default: landing.month_bounds's, today's), or a default range mostly without dumps (more than
+    MAX_EMPTY_MONTHS), StoreError.
     """
     for month in (first_month, last_month):
         if month is not None:
             parse_month(month)
+    current = current or month_bounds()[1]
+    if last_month is not None and last_month > current:
+        # Its dumps could not be read (landing.classify), and its list would be published before its games.
+        raise StoreError(
+            f"--to {last_month} is after the current month {current}: no games of it can have been played yet "
+            f"(month folders after the current month are not read)"
+        )
     if not held and (first_month is None or last_month is None):
         raise StoreError(f"{where}/raw holds no dumps in month folders.\n{LANDING_ZONE_HELP}")
     first = first_month or held[0]
