@@ -363,6 +363,21 @@ def test_months_to_rate_default_to_the_landing_zone_and_are_checked() -> None:
         months_to_rate([], "2024-13", None, "store")  # the month's own error before the missing dumps
 
 
+def test_a_reversed_range_names_the_bound_given_and_where_the_other_came_from() -> None:
+    """--from after the last dumps said `--from 2023-09 is after --to 2023-06`, a --to the user never gave."""
+    from pipeline.operations.run_plan import StoreError, months_to_rate
+
+    held = ["2023-01", "2023-06"]
+    given_from = r"^--from 2023-09 is after 2023-06, the last month holding dumps \(where a run without --to ends\)$"
+    with pytest.raises(StoreError, match=given_from):
+        months_to_rate(held, "2023-09", None, "store")
+    with pytest.raises(StoreError, match="^--from 2023-09 is after 2023-08, the last month with a stored list"):
+        months_to_rate(held, "2023-09", None, "store", stored_last="2023-08")
+    given_to = r"^--to 2022-11 is before 2023-01, the first month holding dumps \(where a run without --from starts\)$"
+    with pytest.raises(StoreError, match=given_to):
+        months_to_rate(held, None, "2022-11", "store")
+
+
 def test_the_current_month_is_rated_and_a_later_to_is_refused() -> None:
     from pipeline.operations.run_plan import StoreError, months_to_rate
 

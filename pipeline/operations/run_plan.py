@@ -145,7 +145,7 @@ def months_to_rate(
     # Without --from the run rates what the landing zone holds; from a month on, the chain to its end.
     last = last_month or (max(held[-1], stored_last or held[-1]) if first_month else held[-1])
     if first > last:
-        raise StoreError(f"--from {first} is after --to {last}")
+        raise StoreError(_reversed_range(first_month, last_month, first, last, held))
     months = month_range(first, last)
     empty = len(months) - len(set(held) & set(months))
     if (first_month is None or last_month is None) and empty > MAX_EMPTY_MONTHS:
@@ -155,6 +155,16 @@ def months_to_rate(
             f"folder? Move it, or give both --from and --to to rate that range anyway"
         )
     return months
+
+
+def _reversed_range(first_month: str | None, last_month: str | None, first: str, last: str, held: Sequence[str]) -> str:
+    """Why first..last is no range, naming the bounds the user gave and where a default one came from."""
+    if first_month is not None and last_month is not None:
+        return f"--from {first} is after --to {last}"
+    if first_month is None:
+        return f"--to {last} is before {first}, the first month holding dumps (where a run without --from starts)"
+    source = "the last month holding dumps" if held and last == held[-1] else "the last month with a stored list"
+    return f"--from {first} is after {last}, {source} (where a run without --to ends)"
 
 
 def held_gaps(held: Sequence[str], first: str, last: str) -> list[str]:
