@@ -342,6 +342,40 @@ def test_a_run_from_before_the_stores_first_month_is_refused_before_anything_is_
     assert "not rated: the dumps of 2024-01, before RATINGS_FIRST_MONTH 2024-02 (the store's first month)" in plan.notes
 
 
+def test_a_stray_earlier_month_folder_does_not_move_the_stored_chains_start(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2019-01 folder beside stored lists from 2024-01 made the first dumps the chains' start: a default run rated
+    every stored list again from the seed list there (frozen forward ones too), saying only that there was a gap.
+    """
+    monkeypatch.delenv("RATINGS_FIRST_MONTH", raising=False)
+    store = ObjectStore(str(tmp_path / "store"))
+    (scenarios := tmp_path / "scenarios.yaml").write_text(SCENARIOS)
+    for month in ("2024-01", "2024-02"):
+        store.write_text('[White "A"]\n', f"raw/GER/{month}/a.pgn")
+        for scenario in ("actual", "glicko2"):
+            store.write_text("", f"{scenario}/rating_list/{month}.parquet")  # listed, never read: refused before
+    store.write_text('[White "A"]\n', "raw/GER/2019-01/a.pgn")
+    store.write_text('[White "A"]\n', "raw/ENG/2019-01/b.pgn")
+    for first in (None, "2019-01"):
+        with pytest.raises(StoreError) as refused:
+            plan_run(str(tmp_path / "store"), first, None, str(scenarios))
+        message = str(refused.value)
+        assert "first month holding dumps is now 2019-01 (raw/ENG/2019-01, raw/GER/2019-01), before 2024-01" in message
+        assert "set RATINGS_FIRST_MONTH=2024-01 to keep the chains' start" in message
+        assert "set RATINGS_FIRST_MONTH=2019-01 for this run and every later one" in message
+    home = tmp_path / "home"
+    assert main(["run", "--store", str(tmp_path / "store"), "--scenarios", str(scenarios), "--dagster-home", str(home)])
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Nothing written" in err, err
+    assert not home.exists()
+    # The setting keeps the chains' start (the stray month is then named, not rated), or moves it on purpose.
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-01")
+    assert plan_run(str(tmp_path / "store"), None, None, str(scenarios)).chain_start == "2024-01"
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2019-01")
+    assert plan_run(str(tmp_path / "store"), None, None, str(scenarios)).chain_start == "2019-01"
+
+
 def test_gaps_of_more_than_a_year_are_named() -> None:
     held = ["2020-01", "2020-02", "2022-03", "2022-04"]
     assert held_gaps(held, "2020-01", "2022-04") == ["no dumps for 24 months between 2020-02 and 2022-03"]

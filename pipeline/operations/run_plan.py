@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import polars as pl
 
 from pipeline.generator import DEFAULT_DEMO, generate
-from pipeline.ingest.landing import LandingEntry, inventory, month_bounds, months_held, unplaced
+from pipeline.ingest.landing import REGISTRY, LandingEntry, inventory, month_bounds, months_held, unplaced
 from pipeline.ingest.registry import registry_plan, registry_problem_lines
 from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
@@ -188,14 +188,18 @@ def store_first_month(held: Sequence[str]) -> tuple[str, str] | None:
     return (held[0], "the landing zone's first month holding dumps") if held else None
 
 
-def chain_start(held: Sequence[str], first_month: str) -> str:
+def chain_start(
+    held: Sequence[str], first_month: str, stored_first: str | None = None, entries: Sequence[LandingEntry] = ()
+) -> str:
     """The month every scenario's chain starts from the seed list: the store's first month (store_first_month). Every
     other month continues the stored list of the month before, whatever range a run rates (the UI's partitions
     start at the same month).
 
     StoreError for a run from before it: the chains would start from the seed list there, and every stored list
     after it would be rated again from that start (a frozen `recalculation: forward` list too), and again from
-    the store's own start by the next run. Starting earlier on purpose is setting RATINGS_FIRST_MONTH.
+    the store's own start by the next run. Starting earlier on purpose is setting RATINGS_FIRST_MONTH. So too for a
+    run from a landing zone's first month before `stored_first`, the first month of the stored lists: a stray or
+    mistyped month folder (`entries` names it) moved the store's first month.
     """
     first = store_first_month(held)
     if first is None:  # no dumps and no setting: the run's own --from..--to (both given) is all there is
@@ -208,13 +212,31 @@ def chain_start(held: Sequence[str], first_month: str) -> str:
             f"To start the chains earlier on purpose, set RATINGS_FIRST_MONTH={first_month} for this run and every "
             f"later one (the seed list then applies from {first_month} and every stored list is rated again)"
         )
+    # A stray earlier folder moved `start` before the stored chains, whose every list the run would rate again.
+    if source != "RATINGS_FIRST_MONTH" and stored_first is not None and first_month < stored_first:
+        folders = sorted(
+            {
+                "/".join(e.key.split("/")[:3])
+                for e in entries
+                if e.month and e.month < stored_first and e.kind != REGISTRY
+            }
+        )
+        shown = ", ".join(folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3 else "")
+        raise StoreError(
+            f"the landing zone's first month holding dumps is now {start} ({shown}), before {stored_first}, where "
+            f"the stored lists start: rating from {first_month} would start the chains there from the seed list and "
+            f"rate every stored list again (a frozen forward list too). Nothing written. A stray or mistyped month "
+            f"folder? Move it, or set RATINGS_FIRST_MONTH={stored_first} to keep the chains' start (its dumps are then "
+            f"not rated); to start the chains at {start} on purpose, set RATINGS_FIRST_MONTH={start} for this run and "
+            f"every later one"
+        )
     return start
 
 
-def last_stored_list(store: ObjectStore, scenarios: Mapping[str, Scenario]) -> str | None:
-    """The latest month any scenario has a stored list of, or None (one listing per scenario)."""
+def stored_lists_span(store: ObjectStore, scenarios: Mapping[str, Scenario]) -> tuple[str, str] | None:
+    """The earliest and the latest month any scenario has a stored list of, or None (one listing per scenario)."""
     months = [month for scenario in scenarios.values() for month in stored_table_months(store, _list_path(scenario))]
-    return max(months) if months else None
+    return (min(months), max(months)) if months else None
 
 
 def _list_path(scenario: Scenario) -> list[str]:
@@ -312,7 +334,8 @@ def plan_run(
             file=out,
             flush=True,
         )
-    stored_last = last_stored_list(store, scenarios)
+    stored = stored_lists_span(store, scenarios)
+    stored_last = stored[1] if stored else None
     # Dumps before a RATINGS_FIRST_MONTH later than them are outside the store's months: a default run starts at it.
     first, outside = store_first_month(held), []
     if first is not None and first_month is None:
@@ -323,7 +346,7 @@ def plan_run(
             )
     rated_held = held[len(outside) :]
     months = months_to_rate(rated_held, first_month, last_month, redact_url(store.url()), stored_last)
-    start = chain_start(held, months[0])
+    start = chain_start(held, months[0], stored[0] if stored else None, entries)
     # The store's months, of which the run rates months: pages over every month read them all.
     partition_range = (start, max(months[-1], held[-1] if held else months[-1], stored_last or months[-1]))
     for scenario in scenarios.values():
