@@ -101,6 +101,7 @@ INTEGRATION_TESTS = {
     "test_a_corrected_file_rerated_writes_the_changes_of_exactly_the_players_it_moved",
     "test_late_files_under_each_policy",
     "test_a_corrected_file_goes_into_the_next_list_under_forward",
+    "test_games_filed_late_are_said_to_wait_for_the_first_list_not_stored_whatever_the_runs_range",
     "test_a_run_that_finds_a_correction_carries_it_on_its_first_new_list",
     "test_a_withdrawn_correction_is_taken_back_under_forward_and_window",
     "test_later_lists_are_named_stale_while_made_from_a_list_that_changed_since",

@@ -390,6 +390,34 @@ def test_a_corrected_file_goes_into_the_next_list_under_forward(tmp_path: Path):
     assert "its correction was carried to the list of 2024-04 (recalculation: forward)" in out.getvalue()
 
 
+def test_games_filed_late_are_said_to_wait_for_the_first_list_not_stored_whatever_the_runs_range(tmp_path: Path):
+    """A run of the late file's month alone named the stored (frozen) list after it as theirs, and a run from a later
+    month said nothing of them at all: only a default run said where they go.
+    """
+    from assets.runtime.runs import run_store
+
+    store, scenarios = _three_months(
+        tmp_path, "scenarios:\n  fwd:\n    rules: fide-historical\n    recalculation: forward\n"
+    )
+    home = str(tmp_path / "home")
+    write_raw(store, {"GER/2024-01/late.pgn": pgn_game("Late", "2024.01.20", 4, 5, "1-0")})
+    where = "they belong to the list of 2024-04, where 1 of them will be past their reporting window (not rated)"
+    out = io.StringIO()
+    assert run_store(str(store), "2024-01", "2024-01", str(scenarios), dagster_home=home, out=out)["success"]
+    assert (
+        f"fwd: 1 game(s) filed under 2024-01 after its list was stored (GER/2024-01/late.pgn) are not rated on it "
+        f"(recalculation: forward): {where}" in out.getvalue()
+    )
+    for first in ("2024-02", "2024-03"):
+        out = io.StringIO()
+        assert run_store(str(store), first, None, str(scenarios), dagster_home=home, out=out)["success"]
+        said = [line.strip() for line in out.getvalue().splitlines() if "filed under 2024-01" in line]
+        assert set(said) == {
+            "fwd: 1 game(s) filed under 2024-01 after their list was stored (GER/2024-01/late.pgn) are rated on no "
+            f"list of this run (recalculation: forward): {where}"
+        }, (first, out.getvalue())
+
+
 def test_a_run_that_finds_a_correction_carries_it_on_its_first_new_list(tmp_path: Path):
     """A run of the stored months and the next finds January's corrected games and carries them to the next one; a
     player the correction brings in unrated is named, not corrected.

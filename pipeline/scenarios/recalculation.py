@@ -502,10 +502,12 @@ class LateReports:
                 carried = note.correction is not None and bool(note.correction.players or note.correction.problem)
                 if carried or before in self._changed:
                     lines += note.correction_lines(self.scenario_name, self.policy, before, self.corrects)
+        if month == months[-1]:
+            lines += self._waiting_from_before(months[0])
         if month not in self.notes:
             return lines
-        later = [m for m in months if m > month and m not in self.frozen]
-        next_list = later[0] if later else add_months(months[-1], 1)
+        # A stored list after `month` is frozen (forward) and takes none of its games: the first list not stored does.
+        next_list = self.next_list(month)
         past_window = 0
         if self.waiting is not None and self.notes[month].waiting:
             filed_here = self.waiting.filter(pl.col("_filed") == month)
@@ -513,6 +515,27 @@ class LateReports:
         return lines + self.notes[month].lines(
             self.scenario_name, self.policy, month, next_list, past_window, self.corrects
         )
+
+    def _waiting_from_before(self, first: str) -> list[str]:
+        """The run's words for the games filed before its first month after their list was stored that no list of the
+        run rated (each was stored, so frozen): which list they wait for. Named once, with the run's last month.
+        """
+        if self.waiting is None:
+            return []
+        still = self.waiting.filter(pl.col("_filed") < first)
+        if still.is_empty():
+            return []
+        next_list = self.next_list(self.months[-1])
+        past_window = int(_too_late(still, next_list).sum())
+        where = f"they belong to the list of {next_list}"
+        if past_window:
+            where += f", where {past_window} of them will be past their reporting window (not rated)"
+        return [
+            f"{self.scenario_name}: {still.height} game(s) filed under "
+            f"{', '.join(still['_filed'].unique().sort().to_list())} after their list was stored "
+            f"({_some(still['source_file'].unique().sort().to_list())}) are rated on no list of this run "
+            f"(recalculation: {self.policy}): {where}"
+        ]
 
 
 def _no_records() -> pl.DataFrame:
