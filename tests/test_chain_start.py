@@ -276,6 +276,29 @@ def test_previous_list_at_the_chain_start_is_the_seed_and_after_it_the_stored_li
         chain_continues(store, scenario, "2024-02", "2024-01")
 
 
+def test_a_chain_missing_several_months_is_rebuilt_from_the_first_of_them(tmp_path: Path) -> None:
+    """A scenario added to a store, or lists lost for several months: the command names the chain's first month
+    without a stored list, not the month before the run (from which a run would stop at the month before it, and so on
+    one month per attempt).
+    """
+    store = ObjectStore(str(tmp_path))
+    store.write_text("player_id,rating\n7,1800\n", "raw/players/2023-09/seed_list.csv")
+    added, kept = Scenario(name="added", rules="sonas-2002"), Scenario(name="actual", rules="fide-2014")
+    with pytest.raises(MissingMonth) as refused:
+        chain_continues(store, added, "2024-03", "2023-09")
+    assert "added/rating_list for 2024-02 is missing" in str(refused.value)
+    assert "--from 2023-09` (2023-09: the chain's first month without one)" in str(refused.value)
+    for month in ("2023-09", "2023-10"):
+        store.write_bytes(b"stored", f"actual/rating_list/{month}.parquet")
+    with pytest.raises(MissingMonth, match=r"for 2024-02 is missing .* --from 2023-11` \(2023-11: the chain's first"):
+        chain_continues(store, kept, "2024-03", "2023-09")
+    # Only the month before missing: the command is the one it always was.
+    for month in ("2023-11", "2023-12", "2024-01"):
+        store.write_bytes(b"stored", f"actual/rating_list/{month}.parquet")
+    with pytest.raises(MissingMonth, match=r"--from 2024-02` \(or a range starting earlier\)"):
+        chain_continues(store, kept, "2024-03", "2023-09")
+
+
 # -- the range is sane ------------------------------------------------------------------------------
 
 
