@@ -16,7 +16,7 @@ import pytest
 
 from assets.runtime.cli import main
 from pipeline.ingest.landing import MISPLACED, classify, inventory, months_held
-from pipeline.operations.run_plan import StoreError, held_gaps, months_to_rate, plan_run
+from pipeline.operations.run_plan import StoreError, held_gaps, months_to_rate, plan_run, waiting_lines
 from pipeline.scenarios.chain import MissingMonth, chain_continues, previous_list, rate_months, seeded_list
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
@@ -209,6 +209,71 @@ def test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_correc
     ).read_bytes(), f"the corrected game {corrected} changed nothing"
 
 
+def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with_where_to_start(
+    rated_store, tmp_path: Path, capsys
+) -> None:
+    """What a run from a later month leaves as it was, though it changes what the earlier months rate: a scenario's
+    definition (its `set:`), a registry folder, a dump; and under `recalculation: forward`, what going on without them
+    costs the games they add.
+    """
+    from assets.runtime.runs import landing_changed_before, lists_made_otherwise
+    from pipeline.ingest.landing import landing_versions
+
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    shutil.copytree(full.parent / "home", home)
+    # Nothing changed since the full run: nothing to name.
+    plan = plan_run(str(store), "2024-05", "2024-05", str(scenarios))
+    versions = landing_versions(ObjectStore(str(store)))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        registry = versions.registry_from(plan.chain_start)
+        assert landing_changed_before(instance, plan, versions.dumps, registry) == ([], [])
+        assert lists_made_otherwise(instance, plan) == {}
+
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(
+        SCENARIOS.replace("rules: fide-historical", "rules: fide-historical\n    recalculation: forward")
+        + "    set: {tau: 0.4}\n"
+    )
+    players = store / "raw" / "players" / "2024-02" / "players.csv"
+    header, first, *rest = players.read_text().splitlines()
+    players.write_text("\n".join([header, first, *rest, "9" + first[1:]]) + "\n")  # a new player
+    _correct_one_result(store, "2024-03")
+    (store / "actual" / "rating_list" / "2024-05.parquet").unlink()  # this run's list, made anew under forward
+    assert _run(store, changed, home, "--from", "2024-05", "--to", "2024-05") == 0
+    out = capsys.readouterr().out
+    where = f"`ratings run --store {store} --from"
+    for warning in (
+        "WARNING: the dumps of 2024-03 and the registry read from 2024-02 (raw/players/) changed since their stored "
+        f"tables were made, and this run starts at 2024-05: bring them in with {where} 2024-02`",
+        "WARNING: the stored lists of actual from 2024-01 and glicko2 from 2024-01 were made by another definition of "
+        f"the scenario (or another version of the code) than this run's, and this run starts at 2024-05: bring them "
+        f"in line with {where} 2024-01`",
+        "WARNING: actual (recalculation: forward): going on without 2024-02..2024-03 (2 months) makes the games their "
+        "files add, which would go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), "
+        "where those of tournaments that ended in 2024-02 are past their reporting window (not rated)",
+    ):
+        assert out.count(warning) == 2, (warning, out)  # in the plan and in the summary
+
+
+def test_going_on_without_changed_months_names_the_list_the_games_miss_and_who_is_then_too_late(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    for month in ("2024-01", "2024-02", "2024-03", "2024-04"):
+        store.write_bytes(b"stored", f"actual/rating_list/{month}.parquet")
+    forward = {"actual": Scenario(name="actual", rules="fide-2014", recalculation="forward")}
+    # The run's 2024-04 is stored (frozen): the games would go into its first list made anew, 2024-05.
+    (line,) = waiting_lines(store, forward, ["2024-04", "2024-05"], ["2024-02"])
+    assert line == (
+        "WARNING: actual (recalculation: forward): going on without 2024-02 makes the games its files add, which would "
+        "go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), where those of "
+        "tournaments that ended in 2024-02 are past their reporting window (not rated)"
+    )
+    assert waiting_lines(store, forward, ["2024-03", "2024-04"], ["2024-02"]) == []  # no list of the run made anew
+    assert waiting_lines(store, forward, ["2024-05"], []) == []  # nothing changed
+    full = {"actual": Scenario(name="actual", rules="fide-2014")}
+    assert waiting_lines(store, full, ["2024-05"], ["2024-02"]) == []  # the run from 2024-02 re-rates them all
+
+
 def _correct_one_result(store: Path, month: str) -> list[str]:
     """Turn the first decisive game between two FIDE ids of the month's CSV dump around; the row changed."""
     path = sorted((store / "raw").glob(f"*/{month}/*.csv"))[0]
@@ -274,6 +339,29 @@ def test_previous_list_at_the_chain_start_is_the_seed_and_after_it_the_stored_li
     chain_continues(store, scenario, "2024-01", "2024-01")  # the chain's start needs no stored list
     with pytest.raises(MissingMonth, match=r"--store .* --from 2024-01"):
         chain_continues(store, scenario, "2024-02", "2024-01")
+
+
+def test_a_chain_missing_several_months_is_rebuilt_from_the_first_of_them(tmp_path: Path) -> None:
+    """A scenario added to a store, or lists lost for several months: the command names the chain's first month
+    without a stored list, not the month before the run (from which a run would stop at the month before it, and so on
+    one month per attempt).
+    """
+    store = ObjectStore(str(tmp_path))
+    store.write_text("player_id,rating\n7,1800\n", "raw/players/2023-09/seed_list.csv")
+    added, kept = Scenario(name="added", rules="sonas-2002"), Scenario(name="actual", rules="fide-2014")
+    with pytest.raises(MissingMonth) as refused:
+        chain_continues(store, added, "2024-03", "2023-09")
+    assert "added/rating_list for 2024-02 is missing" in str(refused.value)
+    assert "--from 2023-09` (2023-09: the chain's first month without one)" in str(refused.value)
+    for month in ("2023-09", "2023-10"):
+        store.write_bytes(b"stored", f"actual/rating_list/{month}.parquet")
+    with pytest.raises(MissingMonth, match=r"for 2024-02 is missing .* --from 2023-11` \(2023-11: the chain's first"):
+        chain_continues(store, kept, "2024-03", "2023-09")
+    # Only the month before missing: the command is the one it always was.
+    for month in ("2023-11", "2023-12", "2024-01"):
+        store.write_bytes(b"stored", f"actual/rating_list/{month}.parquet")
+    with pytest.raises(MissingMonth, match=r"--from 2024-02` \(or a range starting earlier\)"):
+        chain_continues(store, kept, "2024-03", "2023-09")
 
 
 # -- the range is sane ------------------------------------------------------------------------------

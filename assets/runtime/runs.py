@@ -20,6 +20,7 @@ from assets.definitions import ALL_MONTHS_JOB, build_defs
 from assets.publish import PUBLISH_STAGE
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
+from pipeline.code_versions import code_version
 from pipeline.ingest.landing import dump_bytes, landing_versions, listing_of_the_run
 from pipeline.ingest.registry import keep_registry_history
 from pipeline.invariants.catalog import LIST_CONTINUITY
@@ -33,11 +34,13 @@ from pipeline.operations.run_plan import (
     checks_passed,
     closing_lines,
     generate_demo,
+    made_otherwise_line,
     opening_line,
     plan_run,
     remove_interrupted_writes,
     runs_summary,
     stale_before_line,
+    waiting_lines,
 )
 from pipeline.operations.waves import (
     DEFAULT_WORKERS,
@@ -119,46 +122,63 @@ def wait_for_dagster_runs(store: ObjectStore, dagster_home: str | None, wait: bo
             time.sleep(WAIT_POLL_SECONDS)
 
 
-# Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
-DATA_VERSION_TAG = "dagster/data_version"
+# Dagster's tags for an observation's data version and a materialization's code version
+# (dagster._core.definitions.data_version).
+DATA_VERSION_TAG, CODE_VERSION_TAG = "dagster/data_version", "dagster/code_version"
 
 
-def observe_landing_zone(instance: dg.DagsterInstance, fingerprints: Mapping[str, str], months: Sequence[str]) -> None:
+# The digest of the registry folders a month reads first (LandingVersions.registry_from), beside the data version.
+REGISTRY_VERSION_TAG = "ratings/registry_version"
+
+
+def observe_landing_zone(
+    instance: dg.DagsterInstance,
+    fingerprints: Mapping[str, str],
+    months: Sequence[str],
+    registry: Mapping[str, str] | None = None,
+) -> None:
     """Record the landing zone's data version of each month of the run (`fingerprints`: landing_versions' dumps), as
-    observing `landing_zone` in the UI does.
+    observing `landing_zone` in the UI does, and the version of the registry folders it reads first (`registry`:
+    LandingVersions.registry_from), which the validation and the chains read but not raw_games.
 
     An observable source asset is not executed by a job run; without this the UI would say
     "Never observed" and could not tell which months' dumps changed after the run.
     """
     for month in months:
+        registry_tag = {} if registry is None else {REGISTRY_VERSION_TAG: registry.get(month, "empty")}
         instance.report_runless_asset_event(
             dg.AssetObservation(
-                asset_key="landing_zone", partition=month, tags={DATA_VERSION_TAG: fingerprints.get(month, "empty")}
+                asset_key="landing_zone",
+                partition=month,
+                tags={DATA_VERSION_TAG: fingerprints.get(month, "empty"), **registry_tag},
             )
         )
 
 
-def dumps_changed_before(instance: dg.DagsterInstance, plan: RunPlan, fingerprints: Mapping[str, str]) -> list[str]:
+def landing_changed_before(
+    instance: dg.DagsterInstance, plan: RunPlan, fingerprints: Mapping[str, str], registry: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
     """The months from the chain's start to the run's first month, not rated by the run, whose dumps now differ from
-    those their stored tables were made from: the landing zone's version observed last before the oldest of the
-    month's latest raw_games and scenarios' lists (observe_landing_zone records it before every `ratings run`)
-    against this run's listing. The oldest: a run killed after it ingested a corrected month, before its chains
-    rated it, has the month's raw_games made from the dumps of now and its lists from those of before.
+    those their stored tables were made from, and those whose registry folders (`registry`: LandingVersions.
+    registry_from) do: the landing zone's versions observed last before the oldest of the month's latest raw_games
+    and scenarios' lists (observe_landing_zone records them before every `ratings run`) against this run's listing.
+    The oldest: a run killed after it ingested a corrected month, before its chains rated it, has the month's
+    raw_games made from the dumps of now and its lists from those of before.
 
     No dump is read: one query per table for the months' latest materializations, one per such month for its
     observation (a month never observed before it was made, as by a run launched from the UI without observing, is
-    not named).
+    not named; nor is a registry observed before its version was recorded).
     """
     first = plan.months[0]
     if plan.chain_start >= first:
-        return []
+        return [], []
     earlier = set(month_range(plan.chain_start, add_months(first, -1)))
     made: dict[str, int] = {}
     for key in [dg.AssetKey("raw_games"), *(dg.AssetKey([name, "rating_list"]) for name in plan.scenarios)]:
         latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, earlier)
         for month, storage_id in latest.items():
             made[month] = min(storage_id, made.get(month, storage_id))
-    changed = []
+    changed: tuple[list[str], list[str]] = [], []
     for month, storage_id in sorted(made.items()):
         records = instance.fetch_observations(
             dg.AssetRecordsFilter(
@@ -166,10 +186,44 @@ def dumps_changed_before(instance: dg.DagsterInstance, plan: RunPlan, fingerprin
             ),
             limit=1,
         ).records
-        observation = records[0].asset_observation if records else None
-        if observation is not None and observation.tags.get(DATA_VERSION_TAG) != fingerprints.get(month, "empty"):
-            changed.append(month)
+        tags = records[0].asset_observation.tags if records and records[0].asset_observation is not None else {}
+        if DATA_VERSION_TAG in tags and tags[DATA_VERSION_TAG] != fingerprints.get(month, "empty"):
+            changed[0].append(month)
+        if REGISTRY_VERSION_TAG in tags and tags[REGISTRY_VERSION_TAG] != registry.get(month, "empty"):
+            changed[1].append(month)
     return changed
+
+
+def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[str, str]:
+    """Scenario -> the first of its stored lists between the chain's start and the run's first month whose code
+    version (Dagster's tag on the materialization) is not the one its rating_list asset declares now: the scenario's
+    definition (its rules, schedule, `set:`) or the code rating it changed since, and this run continues from them.
+    Two queries per scenario: the months' latest materializations, then those records. A month without a recorded
+    materialization (made under another instance) or version is not named.
+    """
+    first = plan.months[0]
+    earlier = set(month_range(plan.chain_start, add_months(first, -1))) if plan.chain_start < first else set()
+    made: dict[str, str] = {}
+    for name, scenario in plan.scenarios.items() if earlier else ():
+        key = dg.AssetKey([name, "rating_list"])
+        latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, earlier)
+        if not latest:
+            continue
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
+        ).records
+        # As assets/rate.py's specs declare it: the rate stage's sources and the scenario's definition.
+        now = code_version("rate", scenario.model_dump_json())
+        other = [
+            record.asset_materialization.partition
+            for record in records
+            if record.asset_materialization is not None
+            and record.asset_materialization.partition is not None
+            and (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG, now) != now
+        ]
+        if other:
+            made[name] = min(other)
+    return made
 
 
 #: What the summary says of a step Dagster stopped on Ctrl-C (SIGINT): its error names no cause of the step's own.
@@ -454,27 +508,43 @@ def _rate_planned(
     previous_reporter = progress.install(progress.ConsoleProgress())
     outcomes: list[dict[str, Any]] = []
     waves: list[list[Stage]] = []
-    fault, changed_before, stale_before = None, [], {}
+    fault, stale_before = None, {}
+    changed_before: list[str] = []
+    registry_before: list[str] = []
+    waiting: list[str] = []
+    made_otherwise: dict[str, str] = {}
     try:
         with dg.DagsterInstance.from_config(home) as instance:
             for note in instance_notes(instance, home, source, where):
                 print(f"  {note}", file=out, flush=True)
             # Orphaned runs were healed by wait_for_dagster_runs, before this run took the store.
             remove_interrupted_writes(plan.store, out)
-            fingerprints = landing_versions(plan.store, plan.entries).dumps
+            versions = landing_versions(plan.store, plan.entries)
+            fingerprints, registry = versions.dumps, versions.registry_from(plan.chain_start)
             try:
-                changed_before = dumps_changed_before(instance, plan, fingerprints)
+                changed_before, registry_before = landing_changed_before(instance, plan, fingerprints, registry)
+                changed = sorted({*changed_before, *registry_before})
+                waiting = waiting_lines(plan.store, plan.scenarios, plan.months, changed)
             except Exception as error:  # a warning's look-up: never the reason a run does not start
                 print(f"  (could not compare the earlier months' dumps: {type(error).__name__})", file=out, flush=True)
-            if changed_before:
-                print(f"  {changed_before_line(changed_before, where, plan.months[0])}", file=out, flush=True)
+            if changed_before or registry_before:
+                line = changed_before_line(changed_before, where, plan.months[0], registry_before)
+                print(f"  {line}", file=out, flush=True)
+            for line in waiting:
+                print(f"  {line}", file=out, flush=True)
+            try:
+                made_otherwise = lists_made_otherwise(instance, plan)
+            except Exception as error:  # a warning's look-up, as above
+                print(f"  (could not compare the lists' versions: {type(error).__name__})", file=out, flush=True)
+            if made_otherwise:
+                print(f"  {made_otherwise_line(made_otherwise, where, plan.months[0])}", file=out, flush=True)
             try:
                 stale_before = lists_stale_before(instance, plan)
             except Exception as error:  # a warning's look-up, as above
                 print(f"  (could not compare the earlier months' lists: {type(error).__name__})", file=out, flush=True)
             if stale_before:
                 print(f"  {stale_before_line(stale_before, where, plan.months[0])}", file=out, flush=True)
-            observe_landing_zone(instance, fingerprints, plan.months)
+            observe_landing_zone(instance, fingerprints, plan.months, registry)
         waves = stages(
             list(plan.scenarios),
             workers,
@@ -503,6 +573,9 @@ def _rate_planned(
             unchanged = set()
     summary = runs_summary(plan, outcomes, sum(map(len, waves)), time.monotonic() - started, home, fault, unchanged)
     summary["dumps_changed_before"] = changed_before
+    summary["registry_changed_before"] = registry_before
+    summary["waiting_before"] = waiting
+    summary["lists_made_otherwise"] = made_otherwise
     summary["lists_stale_before"] = stale_before
     if summary["stale_after"]:
         try:

@@ -334,6 +334,15 @@ class LandingVersions:
                 parts.setdefault(affected, []).append(f"registry {month}\t{digest}")
         return {month: _digest(lines) for month, lines in sorted(parts.items())}
 
+    def registry_from(self, chain_start: str) -> dict[str, str]:
+        """Month -> digest of the registry folders a chain starting at `chain_start` reads first in that month: the
+        month's own folder, and at the chain's start every earlier folder too (see landing_month).
+        """
+        parts: dict[str, list[str]] = {}
+        for month, digest in self.registry.items():
+            parts.setdefault(max(month, chain_start), []).append(f"{month}\t{digest}")
+        return {month: _digest(lines) for month, lines in sorted(parts.items())}
+
 
 def landing_versions(store: ObjectStore, entries: list[LandingEntry] | None = None) -> LandingVersions:
     """The digests of every month's entries and registry files (keys, sizes and etags/mtimes), from one listing.

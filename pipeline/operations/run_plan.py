@@ -29,10 +29,12 @@ from pipeline.operations.waves import (
     consecutive_stretches,
 )
 from pipeline.publish.lists import TXT_LEFT_OUT_REASON, list_command, readable_list_months, stored_txt_left_out
+from pipeline.rules.calendar import last_listed_in
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.scenarios.amendments import previous_key
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
+from pipeline.scenarios.recalculation import FULL, frozen_months, list_month
 from pipeline.settings import DEFAULT_STORE, Settings
 from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, fault_line, redact_url, store_root_from_env
@@ -396,6 +398,19 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     return continuity_problems(previous, following, seeded)
 
 
+def made_otherwise_line(made: Mapping[str, str], where: str, first: str) -> str:
+    """The warning of a run from `first` on a store whose earlier stored lists were made by another code version than
+    the definitions give their scenario now (assets.runtime.runs.lists_made_otherwise): scenario -> the first such
+    month. The version holds the scenario's definition (its rules, schedule, `set:`) and the code rating it.
+    """
+    named = " and ".join(f"{name} from {month}" for name, month in sorted(made.items()))
+    return (
+        f"WARNING: the stored lists of {named} were made by another definition of the scenario (or another version "
+        f"of the code) than this run's, and this run starts at {first}: bring them in line with "
+        f"`ratings run --store {shell_word(where)} --from {min(made.values())}`"
+    )
+
+
 def stale_before_line(stale: Mapping[str, str], where: str, first: str) -> str:
     """The warning of a run from `first` on a store whose earlier stored lists were made before the list of the month
     before them changed (assets.runtime.runs.lists_stale_before): scenario -> the first such month.
@@ -408,15 +423,52 @@ def stale_before_line(stale: Mapping[str, str], where: str, first: str) -> str:
     )
 
 
-def changed_before_line(months: Sequence[str], where: str, first: str) -> str:
-    """The warning of a run from `first` on a store whose dumps of earlier `months` changed since those months'
-    stored tables were made (assets.runtime.runs.dumps_changed_before): the run leaves them as they were.
+def changed_before_line(months: Sequence[str], where: str, first: str, registry: Sequence[str] = ()) -> str:
+    """The warning of a run from `first` on a store whose dumps of earlier `months`, or the registry folders read from
+    earlier `registry` months, changed since those months' stored tables were made (assets.runtime.runs.
+    landing_changed_before): the run leaves them as they were.
     """
+    named = [f"the dumps of {_months_text(months)}"] if months else []
+    named += [f"the registry read from {_months_text(registry)} (raw/players/)"] if registry else []
+    one = len(months) + len(registry) == 1
     return (
-        f"WARNING: the dumps of {_months_text(months)} changed since {'its' if len(months) == 1 else 'their'} stored "
-        f"tables were made, and this run starts at {first}: bring them in with "
-        f"`ratings run --store {shell_word(where)} --from {months[0]}`"
+        f"WARNING: {' and '.join(named)} changed since {'its' if one else 'their'} stored tables were made, and this "
+        f"run starts at {first}: bring {'it' if one and not months else 'them'} in with "
+        f"`ratings run --store {shell_word(where)} --from {min([*months, *registry])}`"
     )
+
+
+def waiting_lines(
+    store: ObjectStore, scenarios: Mapping[str, Scenario], months: Sequence[str], changed: Sequence[str]
+) -> list[str]:
+    """What going on without the earlier `changed` months costs each scenario that keeps stored lists as they are
+    (recalculation: forward or a window): the games their files add that would go into this run's first list rated
+    anew wait for the list after it, where those of tournaments whose late window ends before it are past it.
+    One listing per such scenario, and only when months changed.
+    """
+    lines = []
+    for name, scenario in scenarios.items() if changed else ():
+        policy = scenario.recalculation_policy()
+        if policy == FULL:
+            continue
+        frozen = set(frozen_months(policy, set(stored_table_months(store, _list_path(scenario))), months))
+        target = next((month for month in months if month not in frozen), None)
+        if target is None:  # every list of the run stays as stored: the games wait whatever it does
+            continue
+        listed, label = list_month(scenario, target), policy if isinstance(policy, str) else f"window {policy}"
+        following = list_month(scenario, add_months(listed, 1))
+        ended = last_listed_in(listed, following)
+        past = (
+            f"those of tournaments that ended in {_months_text(ended)} are past their reporting window (not rated)"
+            if ended
+            else "none is yet past its reporting window"
+        )
+        lines.append(
+            f"WARNING: {name} (recalculation: {label}): going on without {_months_text(changed)} makes the games "
+            f"{'its' if len(changed) == 1 else 'their'} files add, which would go into this run's list of {listed}, "
+            f"wait for a later list ({following} at the earliest), where {past}"
+        )
+    return lines
 
 
 def remove_interrupted_writes(store: ObjectStore, out: TextIO) -> None:
@@ -769,8 +821,12 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             f"rated from the lists this run replaced and {state}; bring them up to date with "
             f"`ratings run --store {shell_word(where)} --from {following}`"
         )
-    if summary.get("dumps_changed_before"):
-        lines.append(f"  {changed_before_line(summary['dumps_changed_before'], where, first)}")
+    dumps, registry = summary.get("dumps_changed_before", []), summary.get("registry_changed_before", [])
+    if dumps or registry:
+        lines.append(f"  {changed_before_line(dumps, where, first, registry)}")
+    lines += [f"  {line}" for line in summary.get("waiting_before", [])]
+    if summary.get("lists_made_otherwise"):
+        lines.append(f"  {made_otherwise_line(summary['lists_made_otherwise'], where, first)}")
     if summary.get("lists_stale_before"):
         lines.append(f"  {stale_before_line(summary['lists_stale_before'], where, first)}")
     if summary.get("bookkeeping"):

@@ -18,7 +18,7 @@ from functools import cache
 import numpy as np
 import polars as pl
 
-from pipeline.months import add_months, first_day, month_index
+from pipeline.months import add_months, first_day, month_index, month_range
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,18 @@ def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
         "folder": folder,
         "closing_clause": _lookup(_CLOSING_CLAUSES, after),
     }
+
+
+def last_listed_in(list_month: str, next_list: str) -> list[str]:
+    """The months a tournament may end in for its last list (reporting_windows' `last`, the late window) to be
+    `list_month` or another before `next_list`: its games missing the first are past their window at the second.
+    """
+    width = max(era.late_lists for era in REPORTING_ERAS) * 4  # lists a quarter apart at the widest
+    months = month_range(add_months(list_month, -width), add_months(list_month, -1))
+    ends = pl.DataFrame({"end": [first_day(month) for month in months]})
+    last = ends.select(reporting_windows(pl.col("end"))["last"]).to_series().to_list()
+    low, high = month_index(list_month), month_index(next_list)
+    return [month for month, index in zip(months, last, strict=True) if low <= index < high]
 
 
 # B.02 2024 §9.1: the report is uploaded in time for the list the tournament is registered for or, "if there are five

@@ -37,7 +37,7 @@ from pipeline.scenarios.whole_history_step import (
 )
 from pipeline.scenarios.whole_history_stored import added_games, restored, state_frames, state_months
 from pipeline.store.kept import keep_list_before_events
-from pipeline.store.monthly import read_stored_month, table_key
+from pipeline.store.monthly import read_stored_month, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import (
     Games,
@@ -138,13 +138,24 @@ class MissingMonth(LookupError):
     """
 
     def __init__(
-        self, table: str, month: str, before: str, location: str, problem: str = "is missing", store_url: str = ""
+        self,
+        table: str,
+        month: str,
+        before: str,
+        location: str,
+        problem: str = "is missing",
+        store_url: str = "",
+        rebuild_from: str | None = None,
     ):
         store_option = f"--store {store_url} " if store_url else ""
+        # A run from `before` alone would stop at the month before it in turn: the command starts at the chain's first
+        # month without a stored table.
+        start = rebuild_from or before
+        since = f" ({start}: the chain's first month without one)" if start != before else ""
         super().__init__(
             f"{table} for {before} {problem} ({location}), so {month} cannot be rated (the list for {month} is the "
-            f"list for {before} plus {month}'s games). Rebuild it with `ratings run {store_option}--from {before}` "
-            f"(or a range starting earlier), then rate {month}."
+            f"list for {before} plus {month}'s games). Rebuild it with `ratings run {store_option}--from {start}`"
+            f"{since} (or a range starting earlier), then rate {month}."
         )
         self.missing_month, self.location, self.problem = before, location, problem
 
@@ -243,18 +254,26 @@ def with_later_columns(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> p
 
 
 def _stored_month_before(
-    store: ObjectStore, path: Sequence[str], month: str, model: type[pa.DataFrameModel]
+    store: ObjectStore,
+    path: Sequence[str],
+    month: str,
+    model: type[pa.DataFrameModel],
+    chain_start: str | None = None,
 ) -> pl.DataFrame:
-    """The stored table of M-1, refused (MissingMonth) when it is missing, unreadable, or not a table of this chain."""
+    """The stored table of M-1, refused (MissingMonth) when it is missing, unreadable, or not a table of this chain;
+    a missing one is rebuilt from the first month since `chain_start` without a stored table (one listing).
+    """
     before = add_months(month, -1)
     key = table_key(path, before)
     where, root = redact_url(store.url(key)), redact_url(store.url())
 
-    def refused(problem: str) -> MissingMonth:
-        return MissingMonth("/".join(path), month, before, where, problem, root)
+    def refused(problem: str, rebuild_from: str | None = None) -> MissingMonth:
+        return MissingMonth("/".join(path), month, before, where, problem, root, rebuild_from)
 
     if not store.exists(key):
-        raise refused("is missing")
+        stored = set(stored_table_months(store, path)) if chain_start is not None else set()
+        earlier = month_range(chain_start, before) if chain_start is not None and chain_start <= before else []
+        raise refused("is missing", next((m for m in earlier if m not in stored), None))
     try:
         frame = store.read_parquet(key)
     except Exception as error:  # a truncated or overwritten file: pyarrow's and Polars' errors differ by version
@@ -296,7 +315,7 @@ def previous_list(store: ObjectStore, scenario: Scenario, month: str, chain_star
             return seeded
         return members_only(seeded, scenario.restrict, registry_history(store, chain_start), chain_start)
     model = SystemRatingList if scenario.is_system else RatingList
-    return _stored_month_before(store, [scenario.name, "rating_list"], month, model)
+    return _stored_month_before(store, [scenario.name, "rating_list"], month, model, chain_start)
 
 
 def previous_state(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> pl.DataFrame:
@@ -304,7 +323,7 @@ def previous_state(store: ObjectStore, scenario: Scenario, month: str, chain_sta
     if month == chain_start:
         return seed_state(scenario, previous_list(store, scenario, month, chain_start), month)
     model = scenario.system_rules().system.state_model
-    return _stored_month_before(store, [scenario.name, "system_state"], month, model)
+    return _stored_month_before(store, [scenario.name, "system_state"], month, model, chain_start)
 
 
 def chain_continues(store: ObjectStore, scenario: Scenario, first_month: str, chain_start: str) -> None:
@@ -378,7 +397,7 @@ def standard_in_force(
     else:
         key = table_key([standard_chain.name, "rating_list"], add_months(month, -1))
         if not store.exists(key):
-            _stored_month_before(store, [standard_chain.name, "rating_list"], month, RatingList)  # raises MissingMonth
+            _stored_month_before(store, [standard_chain.name, "rating_list"], month, RatingList, chain_start)  # raises
         frame = store.read_parquet(key, columns=columns)
     if players is not None:
         frame = frame.filter(pl.col("player_id").is_in(players.cast(pl.Int64).implode()))
