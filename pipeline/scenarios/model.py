@@ -323,6 +323,10 @@ class Scenario(_Frozen):
     def events_after(self, month: str) -> list[Event]:
         return [event for event in self.events if event.after == month]
 
+    def publishes_list_after(self, month: str) -> bool:
+        """Whether a list follows `month`: a rating system's every month, a rule set's as its calendar has it."""
+        return self.system is not None or self.rules_for(month).publishes_list_after(month)
+
     def months_read(self, month: str, start: str | None = None) -> list[str]:
         """The months whose games rate_scenario_month reads for `month`: the period's (period_months, from `start`)
         where a list is published after it, else the month's own (its per-game table).

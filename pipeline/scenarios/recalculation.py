@@ -477,12 +477,12 @@ class LateReports:
 
     def next_list(self, month: str) -> str:
         """The first list after `month` not stored before the run: in the run, else after it."""
-        publishes = self.scenario.rules_for
+        publishes = self.scenario.publishes_list_after
         for later in self.months:
-            if later > month and later not in self.frozen and publishes(later).publishes_list_after(later):
+            if later > month and later not in self.frozen and publishes(later):
                 return later
         later = add_months(max(month, self.months[-1]), 1)
-        while later in self.stored or not publishes(later).publishes_list_after(later):
+        while later in self.stored or not publishes(later):
             later = add_months(later, 1)
         return later
 
