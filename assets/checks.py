@@ -134,7 +134,7 @@ def _chain_checks(
     if not scenario.is_system:
         ledger, flows = (dg.AssetKey([scenario.name, name]) for name in (LEDGER, FLOWS))
         spec = _spec(LEDGER_BALANCE, ledger, partitions, reads=[flows])
-        checks.append(_Check(spec, partial(ledger_problems, scenario_name=scenario.name)))
+        checks.append(_Check(spec, partial(ledger_problems, scenario_name=scenario.name, first_month=first_partition)))
     return checks
 
 

@@ -73,6 +73,16 @@ def markdown_list(lines: Iterable[str]) -> str:
     return "\n".join(f"- {markdown_text(line)}" for line in lines)
 
 
+def markdown_list_lines(markdown: str) -> list[str]:
+    """The lines markdown_list made `markdown` of, as written (its escapes undone), for a reader outside Markdown."""
+    items = (line[2:] for line in markdown.split("\n") if line.startswith("- "))
+    return [_MARKDOWN_ESCAPED.sub(lambda m: m[1] or "&", item) for item in items]
+
+
+# What markdown_text escaped: ASCII punctuation after a backslash, and '&' written &amp;.
+_MARKDOWN_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])|&amp;")
+
+
 def markdown_code_block(text: str) -> str:
     """`text` (a frame's repr, say) as a Markdown code block its own backticks cannot close: CommonMark ("Fenced
     code blocks", https://spec.commonmark.org/0.31.2/#fenced-code-blocks) closes a fence only with a run of at least

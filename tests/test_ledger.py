@@ -181,6 +181,42 @@ def test_the_balance_check_names_a_broken_channel_flows_that_do_not_add_up_and_a
     assert "2024-02: no points ledger stored for the month" in problems()
 
 
+def test_the_chains_first_month_is_not_held_to_a_ledger_left_from_an_earlier_first_month(tmp_path):
+    """A chain whose first month moved later (its first month's dumps removed) starts from the seed list: the ledger
+    stored for the month before is an earlier chain's, and its pool is no start the first month must meet.
+    """
+    from pipeline.invariants.ledger import ledger_problems
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    ledger, flows = points_ledger(*engine_month("2024-03", "fide-2024"), "2024-03")
+    for month, shift in (("2024-02", 10_304), ("2024-03", 0)):
+        moved = ledger.with_columns(pl.col("pool_before") + shift, pl.col("pool_after") + shift)
+        store.write_parquet(moved, table_key(["s", "points_ledger"], month))
+        store.write_parquet(flows, table_key(["s", "points_flow"], month))
+    assert ledger_problems(store, ["2024-03"], "s").problems == [
+        f"2024-03: the pool starts at {ledger['pool_before'][0]:,} points, the month before ended at "
+        f"{ledger['pool_after'][0] + 10_304:,}"
+    ]
+    assert ledger_problems(store, ["2024-03"], "s", first_month="2024-03").problems == []
+    # A later month of the chain is still held to the one before it.
+    assert ledger_problems(store, ["2024-03"], "s", first_month="2024-02").problems != []
+    # The run's check knows the chain's first month: its partitions' first.
+    import dagster as dg
+
+    from assets.checks import _chain_checks
+    from pipeline.invariants.catalog import LEDGER_BALANCE
+    from pipeline.scenarios.model import Scenario
+
+    keys = [dg.AssetKey(["s", table]) for table in ("rating_list", "rated_games")]
+    for first, passed in (("2024-03", True), ("2024-02", False)):
+        partitions = dg.StaticPartitionsDefinition(sorted({first, "2024-03"}))
+        checks = _chain_checks(Scenario(name="s", rules="fide-2024"), *keys, partitions)
+        (check,) = [c for c in checks if c.spec.name == LEDGER_BALANCE]
+        assert check.evaluate(store, ["2024-03"]).passed is passed
+
+
 def test_the_balance_check_holds_each_flow_matrix_to_the_games_channel(tmp_path):
     from pipeline.invariants.ledger import ledger_problems
     from pipeline.store.monthly import table_key

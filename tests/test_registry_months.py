@@ -454,6 +454,39 @@ def test_a_later_lists_rated_newcomers_join_the_chain_at_its_rating_from_its_mon
         assert 3 in state["player_id"].to_list() and state["player_id"].is_sorted()
 
 
+def test_the_registrys_birth_year_gives_every_listed_players_k_from_its_folders_month(tmp_path: Path) -> None:
+    """A listed player's junior K (B.02 §8.3.3: 40 under 18 below 2300) follows the registry's birth year in force,
+    not only a newcomer's: the seed list's empty year takes January's registry year, and March's folder corrects
+    another player's year from March on, played or not; the list's year stands where the registry states none.
+    """
+    store = _store(
+        tmp_path,
+        {
+            "raw/players/2024-01/seed_list.csv": "player_id,rating,games_total,birth_year\n"
+            "1,1800,50,\n2,1800,50,1990\n3,1800,50,1990\n4,1800,50,1990\n",
+            "raw/players/2024-01/players.csv": HEADER + '1,"One, A",GER,M,2012,\n2,"Two, B",GER,M,1990,\n',
+            "raw/players/2024-03/players.csv": HEADER + '2,"Two, B",GER,M,2012,\n3,"Three, C",GER,M,2012,\n',
+            "raw/ENG/2024-01/games.csv": "event_id,round,date,white_id,black_id,result\ne,1,2024-01-03,1,2,1-0\n",
+        },
+    )
+    months = month_range("2024-01", "2024-03")
+    validate = MonthValidator(store, months)
+    rate = rate_months(store, Scenario(name="actual", rules="fide-2024"), months, "2024-01")
+    lists = {}
+    for month in months:
+        games = validate(month, read_month(store, month)).games
+        lists[month] = rate(month, lambda _month, held=games: held)[0]
+    listed = {
+        m: {row[0]: row[1:] for row in frame.select("player_id", "birth_year", "k", "k_used").rows()}
+        for m, frame in lists.items()
+    }
+    assert listed["2024-01"][1] == (2012, 40, 40)  # the seed's empty year: January's registry, for the K used too
+    assert listed["2024-01"][2] == (1990, 20, 20)
+    assert listed["2024-02"][2][:2] == listed["2024-02"][3][:2] == (1990, 20)
+    assert listed["2024-03"][2][:2] == listed["2024-03"][3][:2] == (2012, 40)  # March's correction, played or not
+    assert listed["2024-03"][4][:2] == (1990, 20)  # no registry row: the list's year
+
+
 def test_a_registry_folder_every_month_is_named_first_and_last_with_how_many_between(tmp_path: Path) -> None:
     months = month_range("2024-01", "2024-10")
     folders = {f"raw/players/{m}/players.csv": HEADER + f'{i},"P{i}, X",GER,M,1990,\n' for i, m in enumerate(months, 1)}

@@ -228,6 +228,48 @@ def test_ctrl_c_is_said_as_an_interruption_not_a_traceback(monkeypatch: pytest.M
     assert "made only if the run got that far" in unfinished and ".csv|.txt|.html" not in unfinished
 
 
+def test_a_step_that_failed_its_checks_is_summarised_in_the_checks_own_words():
+    """Dagster fails a step whose blocking checks failed with an error naming the checks only; the summary says the
+    first problem of each, as the check wrote it, and how many more there are.
+    """
+    from types import SimpleNamespace
+
+    import dagster as dg
+
+    from assets.runtime import runs
+    from pipeline.text import markdown_list
+
+    problem = "2023-10: the pool starts at 1,289,256 points, the month before ended at 1,299,560 (a_b)"
+
+    def evaluation(step: str, problems: list[str], passed: bool = False, count: int | None = None) -> SimpleNamespace:
+        metadata = {"problems": dg.MetadataValue.md(markdown_list(problems))}
+        if count is not None:
+            metadata["problem_count"] = dg.MetadataValue.int(count)
+        data = dg.AssetCheckEvaluation(
+            asset_key=dg.AssetKey(["actual", "points_ledger"]),
+            check_name="ledger_balance",
+            passed=passed,
+            metadata=metadata,
+            severity=dg.AssetCheckSeverity.ERROR,
+        )
+        return SimpleNamespace(event_type_value="ASSET_CHECK_EVALUATION", step_key=step, event_specific_data=data)
+
+    events = [
+        evaluation("rate_actual_checks", [problem]),  # the month's evaluation
+        evaluation("rate_actual_checks", [problem, "2023-11: another"], count=3),  # the range's
+        evaluation("rate_kfull_checks", [], passed=True),
+    ]
+    failed = runs._failed_checks(events)
+    assert failed == {"rate_actual_checks": f"ledger_balance of actual/points_ledger: {problem} (and 2 more)"}
+    error = SimpleNamespace(
+        cls_name="DagsterAssetCheckFailedError",
+        message="dagster._core.errors.DagsterAssetCheckFailedError: 2 blocking asset checks failed",
+        cause=None,
+    )
+    assert runs._root_cause(error, failed["rate_actual_checks"]) == failed["rate_actual_checks"]
+    assert runs._root_cause(error).startswith("dagster._core.errors.DagsterAssetCheckFailedError")
+
+
 def test_the_commands_a_run_prints_can_be_copied_with_a_store_path_of_blanks():
     from pipeline.operations.run_plan import readable_lists_lines
 

@@ -9,7 +9,7 @@ import socket
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
@@ -65,7 +65,7 @@ from pipeline.store.object_store import (
     redact_url,
     store_root_from_env,
 )
-from pipeline.text import shell_word
+from pipeline.text import markdown_list_lines, shell_word
 from pipeline.validate.month_figures import REPORTED_LATE
 
 PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
@@ -289,13 +289,48 @@ def lists_stale_before(instance: dg.DagsterInstance, plan: RunPlan) -> dict[str,
     return stale
 
 
-def _root_cause(error: Any) -> str:
-    """The first line of the innermost error Dagster wrapped (the user's exception, not the step wrapper)."""
+def _root_cause(error: Any, failed_checks: str | None = None) -> str:
+    """The first line of the innermost error Dagster wrapped (the user's exception, not the step wrapper); for a step
+    that failed its blocking checks, `failed_checks` (_failed_checks: Dagster's error names the checks, not why).
+    """
     while error is not None and getattr(error, "cause", None) is not None:
         error = error.cause
     if getattr(error, "cls_name", None) == "DagsterExecutionInterruptedError":
         return INTERRUPTED
+    if getattr(error, "cls_name", None) == "DagsterAssetCheckFailedError" and failed_checks:
+        return failed_checks
     return ((error.message if error is not None else "").strip().splitlines() or [""])[0]
+
+
+def _failed_checks(events: Iterable[Any]) -> dict[str, str]:
+    """Each step's failed blocking checks in their own words: step key -> '<check> of <asset>: <its first problem>
+    (and N more)', from the problems the evaluations' metadata lists (assets.checks).
+    """
+    found: dict[str, dict[tuple[str, str], tuple[list[str], int]]] = {}
+    for event in events:
+        if event.event_type_value != "ASSET_CHECK_EVALUATION":
+            continue
+        evaluation = event.event_specific_data
+        if evaluation.passed or evaluation.severity != dg.AssetCheckSeverity.ERROR:
+            continue
+        checks = found.setdefault(event.step_key, {})
+        key = (evaluation.check_name, evaluation.asset_key.to_user_string())
+        problems, count = checks.get(key, ([], 0))
+        values = {name: entry.value for name, entry in evaluation.metadata.items()}
+        # A range's evaluation lists the first problems and then how many more ("... and N more"): problem_count.
+        for line in markdown_list_lines(str(values.get("problems", ""))):
+            if line not in problems and not line.startswith("... and "):
+                problems.append(line)
+        checks[key] = problems, max(count, int(values.get("problem_count", 0)), len(problems))
+    return {
+        step: "; ".join(
+            f"{check} of {asset}: "
+            + (problems[0] if problems else "failed")
+            + (f" (and {count - 1} more)" if count > 1 else "")
+            for (check, asset), (problems, count) in checks.items()
+        )
+        for step, checks in found.items()
+    }
 
 
 def _store_fault(error: Any) -> str | None:
@@ -412,12 +447,14 @@ def execute_stage(
                 raise_on_error=False,
                 asset_selection=list(selection.resolve(defs.resolve_asset_graph())),
             )
+    failed_checks = _failed_checks(result.all_events)
     return {
         "run_id": result.run_id,
         "success": result.success,
         "checks": checks_passed((e.check_name, e.passed) for e in result.get_asset_check_evaluations()),
         "failed_steps": {
-            event.step_key: _store_fault(event.step_failure_data.error) or _root_cause(event.step_failure_data.error)
+            event.step_key: _store_fault(event.step_failure_data.error)
+            or _root_cause(event.step_failure_data.error, failed_checks.get(event.step_key or ""))
             for event in result.all_events
             if event.event_type_value == "STEP_FAILURE"
         },

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandera.polars as pa
 import polars as pl
 
 from pipeline.engine.period import PeriodResult, normalize_list
 from pipeline.ingest.registry import (
+    SINCE,
     later_seed_files,
     read_seed_file,
     read_seed_list,
@@ -432,8 +434,9 @@ def rate_months(
     seed list; any later month continues the stored list of the month before, which is read (or
     refused with MissingMonth) before anything is rated, so a gap fails before any month is written.
     The registry's history is read once: a month sees the registry in force then (birth years of newcomers), made
-    for the month's players only. `standard_chain` (Scenario.standard_chain) is the scenario whose standard list in
-    force seeds a rapid or blitz month's unrated players; it must be stored for the month before each month.
+    for the month's players only, and the birth years it states then of every listed player. `standard_chain`
+    (Scenario.standard_chain) is the scenario whose standard list in force seeds a rapid or blitz month's unrated
+    players; it must be stored for the month before each month.
     `late` is the scenario's recalculation policy for the run (pipeline.scenarios.recalculation; None: `full`): the
     games a frozen month rates, the late games a later list rates, the frozen months that keep their tables, and
     the corrections of their games, computed here (a frozen list rated again in memory with the games the files give
@@ -462,6 +465,7 @@ def rate_months(
     if scenario.is_system:
         carried["state"] = previous_state(store, scenario, months[0], chain_start)
     history = registry_history(store, months[-1])
+    births = registered_births(history)
     list_type = scenario.list_type()
     later_lists = later_seed_files(store, chain_start, list_type) if scenario.seed_list is None else {}
 
@@ -482,8 +486,9 @@ def rate_months(
         if standard_chain is not None:
             standard = standard_in_force(store, standard_chain, month, chain_start, players_of(rated.values()))
         games_of = _held_first(rated, lambda _: empty_frame(Games))
+        listed = with_registered_births(previous, births, month)
         return rate_scenario_month(
-            scenario, previous, games_of, month, players=players, standard=standard, start=chain_start
+            scenario, listed, games_of, month, players=players, standard=standard, start=chain_start
         )
 
     def correct(month: str, previous: pl.DataFrame, stored: pl.DataFrame, read: dict[str, pl.DataFrame]) -> None:
@@ -669,6 +674,44 @@ def players_of(games: Iterable[pl.DataFrame]) -> pl.Series:
     """Every side's player id of `games` (repeats kept), as player_id."""
     sides = [frame[side].cast(pl.Int64).alias("player_id") for frame in games for side in ("white_id", "black_id")]
     return pl.concat(sides) if sides else pl.Series("player_id", [], dtype=pl.Int64)
+
+
+def registered_births(history: pl.DataFrame) -> pl.DataFrame:
+    """The birth years registry_history's rows state (player_id, SINCE, birth_year), by player and then folder, for
+    with_registered_births.
+    """
+    if "birth_year" not in history.columns:
+        return pl.DataFrame(schema={"player_id": pl.Int64, SINCE: pl.Utf8, "birth_year": pl.Int32})
+    return (
+        history.filter(pl.col("birth_year").is_not_null())
+        .select(pl.col("player_id").cast(pl.Int64), SINCE, pl.col("birth_year").cast(pl.Int32))
+        .sort("player_id", SINCE, maintain_order=True)
+    )
+
+
+# README, "Rating your own federation's files", step 2: a registry folder "corrects the others from that month on",
+# and a seed list's birth_year is optional. So the registry's year in force wins over the list's for every player of
+# the list, not only for the players new to it (engine.period._newcomers), as a system's chain has it
+# (system_step.with_registered_births): the list's year stands where the registry states none.
+def with_registered_births(rating_list: pl.DataFrame, births: pl.DataFrame, month: str) -> pl.DataFrame:
+    """`rating_list` with each player's birth year the registry's in force in `month` (registered_births' rows),
+    the list's where the registry states none.
+    """
+    stated = births.filter(pl.col(SINCE) <= month)
+    if stated.is_empty() or rating_list.is_empty():
+        return rating_list
+    # The rows are by player then folder: a player's last row is the newest folder's year, and the players are in
+    # id order, so each listed player is found by a binary search (a join of a fide-scale list cost 10 times more).
+    newest = stated.filter(pl.col("player_id") != pl.col("player_id").shift(-1, fill_value=-1))
+    registered, ids = newest["player_id"].to_numpy(), rating_list["player_id"].to_numpy()
+    at = np.minimum(np.searchsorted(registered, ids), len(registered) - 1)
+    found = pl.Series(registered[at] == ids)
+    year = pl.Series(newest["birth_year"].to_numpy()[at])
+    listed = rating_list["birth_year"]
+    years = pl.select(pl.when(found).then(year).otherwise(listed).cast(listed.dtype)).to_series()
+    if years.equals(listed, check_names=False, null_equal=True):
+        return rating_list
+    return rating_list.with_columns(years.alias("birth_year"))
 
 
 def _registered_players(history: pl.DataFrame, games: Iterable[pl.DataFrame], month: str) -> pl.DataFrame:
