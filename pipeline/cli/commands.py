@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -24,7 +25,14 @@ from pipeline.engine.period import EngineInputError, compress, normalize_list, r
 from pipeline.formats.table_files import InputFileError, write_file_whole, write_table
 from pipeline.generator.config import SCALES
 from pipeline.months import parse_month
-from pipeline.rules.model import LIST_CLASSES, RulesError, load_rules, preset_names, resolve_rules, schedule_of
+from pipeline.rules.model import (
+    RulesError,
+    load_rules,
+    preset_names,
+    resolve_rules,
+    schedule_of,
+    unstated_time_control,
+)
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.text import escape_lines, escape_text, shell_word
 
@@ -45,6 +53,17 @@ OUT_FILE_HELP = (
 
 class UsageError(ValueError):
     """Bad arguments; printed without a traceback."""
+
+
+def finite_number(text: str) -> float:
+    """An option's number, refused as argparse refuses a bad type when it is NaN or infinite (no rating is)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
 
 
 # -- rate-period -------------------------------------------------------------------------------
@@ -70,8 +89,7 @@ def command_rate_period(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     previous = normalize_list(given.drop(STANDARD_RATING, strict=False))
-    # A game the file states no time control for is of the class of the list rated.
-    games = read_period_games(args.games, args.month, default_class=LIST_CLASSES[rules.list_type])
+    games = read_period_games(args.games, args.month, default_class=unstated_time_control(rules.list_type))
     seeded = standard if seeds_from_standard(rules) else None
     games = unrated_players_stay_unrated(games, previous, args.games, seeded)
     result = rate_period(previous, games, rules, args.month, standard=standard)
@@ -815,7 +833,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     )
     protocol.add_argument(
         "--init",
-        type=float,
+        type=finite_number,
         default=None,
         metavar="RATING",
         help="everybody's initial rating (default: the rules' init_rating, else 2200)",
