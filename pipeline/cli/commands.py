@@ -245,7 +245,11 @@ def command_performance(args: argparse.Namespace) -> int:
     """Performance ratings of one tournament file, from the ratings the file states."""
     from pipeline.analytics.performance import file_performance, file_performance_json, file_performance_text
 
-    table = file_performance(args.file)
+    left_out: list[str] = []
+    table = file_performance(args.file, left_out)
+    # As `ratings validate` names them; on stderr, so that stdout stays the table or one JSON object.
+    for problem in left_out:
+        print(f"{args.file}: {escape_text(problem)}", file=sys.stderr)
     print(json.dumps(file_performance_json(table)) if args.json else file_performance_text(table, args.file))
     return 0
 
