@@ -448,6 +448,18 @@ def command_history(args: argparse.Namespace) -> int:
     if as_of not in held:
         print(f"ratings history: {name} has no stored month {as_of} (it has {held[0]}..{held[-1]})", file=sys.stderr)
         return 1
+    # A month not rated (yet, as of --as-of) has no player-months: a header-only CSV would read as a month of none.
+    if args.month is not None and args.month not in held:
+        print(
+            f"ratings history: {name} has no stored month {args.month} (it has {held[0]}..{held[-1]})", file=sys.stderr
+        )
+        return 1
+    if args.month is not None and args.month > as_of:
+        print(
+            f"ratings history: --month {args.month} is after --as-of {as_of}: {name} had not rated it yet",
+            file=sys.stderr,
+        )
+        return 1
     if args.list:
         frame = list_as_it_stands(store, scenario, args.month, as_of)
     else:
