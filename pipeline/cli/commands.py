@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -35,6 +36,9 @@ from pipeline.rules.model import (
 )
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.text import escape_lines, escape_text, shell_word
+
+if TYPE_CHECKING:
+    from pipeline.store.object_store import ObjectStore
 
 DEBUG_ENV = "RATINGS_DEBUG"
 
@@ -379,10 +383,16 @@ def command_list(args: argparse.Namespace) -> int:
     month = args.month or lists[scenario][-1]
     if month not in lists[scenario]:
         held = lists[scenario]
+        start = store_first_month(store)
+        # `ratings run` refuses a month before the store's first (its chains start there): no advice to run it.
+        advice = (
+            f"it is before the store's first month {start}, where every chain starts, so no list of it is rated"
+            if start is not None and month < start
+            else f"rate it first (`ratings run --store {shell_word(where)} --from {month} --to {month}`)"
+        )
         print(
             f"ratings list: {scenario} has no stored list of {month} in {where} (it has {held[0]}..{held[-1]}, "
-            f"{len(held)} months): rate it first "
-            f"(`ratings run --store {shell_word(where)} --from {month} --to {month}`)",
+            f"{len(held)} months): {advice}",
             file=sys.stderr,
         )
         return 1
@@ -403,6 +413,27 @@ def command_list(args: argparse.Namespace) -> int:
                 raise
             raise BrokenPipeError(str(error)) from None
     return 0
+
+
+def store_first_month(store: ObjectStore) -> str | None:
+    """The month the store's chains start (RATINGS_FIRST_MONTH, else the landing zone's first month folder), as
+    `ratings run` reads it; None without either. One listing per federation folder, not of every dump.
+    """
+    from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
+    from pipeline.months import MONTH_PATTERN
+    from pipeline.settings import Settings
+
+    first = Settings.from_env().first_month
+    if first is not None:
+        return first
+    months = [
+        month
+        for federation in store.list_dirs(RAW)
+        if federation != REGISTRY_FOLDER
+        for month in store.list_dirs(RAW, federation)
+        if MONTH_PATTERN.match(month)
+    ]
+    return min(months, default=None)
 
 
 # -- history: a whole-history scenario's estimates as they stand after a month ------------------
