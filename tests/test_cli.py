@@ -409,6 +409,11 @@ def test_run_refuses_fewer_than_one_worker_and_a_file_as_its_instance(tmp_path: 
             capsys.readouterr().err
         )
     assert parser.parse_args(["run", "--dagster-home", str(tmp_path / "new")]).dagster_home == str(tmp_path / "new")
+    for port in ("99999", "0", "-1", "http"):  # 99999 was handed on to `dg dev`
+        with pytest.raises(SystemExit):
+            parser.parse_args(["ui", "--port", port])
+        assert f"argument --port: '{port}': a TCP port, 1 to 65535" in capsys.readouterr().err
+    assert parser.parse_args(["ui", "--port", "3001"]).port == 3001
 
 
 def test_history_says_when_the_scenarios_have_no_whole_history_scenario_or_the_store_is_missing(

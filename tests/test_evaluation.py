@@ -669,3 +669,29 @@ def test_a_missing_metric_prints_as_none_and_the_last_period_is_named_as_the_fil
     board["results"][0].update(deviance_log10=None, bdev=math.nan, player_month_rmse=None)
     assert leaderboard_text(board).splitlines()[-1].split()[2:5] == ["none", "none", "none"]
     assert "holds the file's last period (2024-02)" in board["warnings"][0]
+
+
+def test_options_and_ids_out_of_range_are_refused_naming_them(
+    four_games: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+):
+    """`tune --top -1` or 0 was a Python slice, a negative player id was rated, and rules --month was ignored."""
+    args = ["--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02"]
+    for top in ("-1", "0"):
+        with pytest.raises(SystemExit):
+            main(["tune", *args, "--rules", "elo", "--grid", "k=10,20", "--top", top])
+        assert f"argument --top: expected a whole number from 1, got '{top}'" in capsys.readouterr().err
+    negative = tmp_path / "negative.csv"
+    negative.write_text("month,white_id,black_id,result\n2024-01,1,2,1-0\n2024-02,-3,1,0-1\n")
+    code, out, err = ratings(
+        capsys, "evaluate", *[str(negative) if a == str(four_games) else a for a in args], "--rules", "elo"
+    )
+    assert code == 2 and out == ""
+    assert f"{negative}: line 3: white_id '-3' is not a player id (a whole number from 1)" in err
+    with pytest.raises(SystemExit):
+        main(["generate", "--out", str(tmp_path / "gen"), "--seed", "-1"])
+    assert "argument --seed: expected a whole number from 0, got '-1'" in capsys.readouterr().err
+    for name, what in (("fide-2024", "is one rule set"), ("glicko", "is a rating system")):
+        code, out, err = ratings(capsys, "rules", name, "--month", "2024-05")
+        assert code == 2 and out == "" and f"--month does not apply: {name} {what}" in err
+    code, out, _ = ratings(capsys, "rules", "fide-historical", "--month", "2024-05")
+    assert code == 0 and json.loads(out)["name"] == "fide-2024"

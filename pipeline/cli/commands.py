@@ -70,6 +70,24 @@ def finite_number(text: str) -> float:
     return value
 
 
+def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` (to `high`), refused as argparse refuses a bad type, naming the
+    option (a Python slice would take --top -1 as 'all but the last').
+    """
+    allowed = f"from {low}" + (f" to {high}" if high is not None else "")
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number {allowed}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected a whole number {allowed}, got {text!r}")
+        return value
+
+    return parse
+
+
 # -- rate-period -------------------------------------------------------------------------------
 
 
@@ -188,14 +206,21 @@ def command_rules(args: argparse.Namespace) -> int:
             print(f"  {name:{width}} {rules_document(name).get('description', '')}")
         return 0
     if args.name in system_names() or args.name in system_preset_names():
+        if args.month is not None:
+            raise UsageError(f"--month does not apply: {args.name} is a rating system, the same in every month")
         rules = load_system_rules(args.name, tuple(args.set or ()))
         print(json.dumps({"name": rules.name, "system": rules.system.name, **rules.settings()}, indent=2))
         return 0
+    schedule = schedule_of(args.name)
     if args.month is not None:
         parse_month(args.month)
+        if schedule is None:
+            raise UsageError(
+                f"--month does not apply: {args.name} is one rule set, in force in every month, not a schedule "
+                f"(`ratings rules {args.name}` shows it)"
+            )
         print(resolve_rules(args.name, args.month, tuple(args.set or ())).model_dump_json(indent=2))
         return 0
-    schedule = schedule_of(args.name)
     if schedule is None:
         print(load_rules(args.name, tuple(args.set or ())).model_dump_json(indent=2))
         return 0
@@ -643,8 +668,10 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         default="small",
         help="preset: small (the demo: 30,000 players, 2015-2024), medium, fide (2008-2024 at the real pool's size)",
     )
-    gen.add_argument("--seed", type=int, default=None, help="random seed (default: the preset's)")
-    gen.add_argument("--players", type=int, default=None, help="players over the whole span (default: the preset's)")
+    gen.add_argument("--seed", type=whole_number(0), default=None, help="random seed (default: the preset's)")
+    gen.add_argument(
+        "--players", type=whole_number(1), default=None, help="players over the whole span (default: the preset's)"
+    )
     gen.add_argument("--start", default=None, help="first month YYYY-MM (default: the preset's)")
     gen.add_argument("--end", default=None, help="last month YYYY-MM (default: the preset's)")
     gen.add_argument(
@@ -933,7 +960,9 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
             "the file's last period"
         ),
     )
-    tune_parser.add_argument("--top", type=int, default=None, metavar="N", help="print only the N best settings")
+    tune_parser.add_argument(
+        "--top", type=whole_number(1), default=None, metavar="N", help="print only the N best settings"
+    )
     tune_parser.set_defaults(handler=command_tune)
 
     rules = commands.add_parser(
