@@ -15,6 +15,7 @@ from pipeline.engine.period import rate_period
 from pipeline.formats.table_files import write_file_whole
 from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_rules, schedule_of
 from pipeline.scenarios.model import load_scenarios
+from pipeline.systems.config import load_system_rules
 
 
 def ratings(*args: str) -> subprocess.CompletedProcess:
@@ -309,6 +310,37 @@ def test_nonsensical_rule_values_are_refused_by_set_and_by_file(tmp_path: Path, 
     assert str(error.value) == f"{tmp_path / 'mine.yaml'}: invalid rule set: {problem}"
 
 
+@pytest.mark.parametrize(
+    ("rules", "assignment", "key"),
+    [
+        ("sonas-2002", "sonas_slope=nan", "sonas_slope"),
+        ("elo-32", "scale=inf", "scale"),
+        ("elo-32", "k.value=.inf", "k.value"),
+    ],
+)
+def test_non_finite_rule_and_system_values_are_refused_with_the_key(
+    files: Path, tmp_path: Path, rules: str, assignment: str, key: str
+):
+    """NaN or infinity rated a period to empty ratings and a change of -2147483648 (sonas_slope), or every expectation
+    to 0.5 (scale), and `ratings rules` printed it as null.
+    """
+    with pytest.raises(RulesError, match=f"invalid rule set: {key}: Input should be a finite number"):
+        load_rules(rules, (assignment,))
+    run = _period(files, rules, "2024-05", "event_id,white_id,black_id,result\ne,1,2,1-0\n", "--set", assignment)
+    assert run.returncode == 2 and f"{key}: Input should be a finite number" in run.stderr
+    assert not (files / "o.csv").exists()
+    leaf, value = assignment.split("=")
+    *parents, leaf = leaf.split(".")
+    body = f"{leaf}: {value if value.startswith('.') else '.' + value}"
+    for parent in reversed(parents):
+        body = f"{parent}: {{{body}}}"
+    (tmp_path / "bad.yaml").write_text(f"scenarios:\n  bad:\n    rules: {rules}\n    set: {{{body}}}\n")
+    with pytest.raises(RulesError, match=f"scenario 'bad': .*{key}: Input should be a finite number"):
+        load_scenarios(str(tmp_path / "bad.yaml"))
+    with pytest.raises(ValueError, match="c: Input should be a finite number"):
+        load_system_rules("glicko", ("c=.inf",))
+
+
 def test_a_rules_file_naming_a_tier_of_a_constant_k_is_refused(tmp_path: Path):
     (tmp_path / "mine.yaml").write_text("extends: elo-32\nname: mine\nk:\n  standard: 24\n")
     with pytest.raises(RulesError, match="k: k.standard does not apply: K is constant \\(32\\)"):
@@ -377,6 +409,11 @@ def test_run_refuses_fewer_than_one_worker_and_a_file_as_its_instance(tmp_path: 
             capsys.readouterr().err
         )
     assert parser.parse_args(["run", "--dagster-home", str(tmp_path / "new")]).dagster_home == str(tmp_path / "new")
+    for port in ("99999", "0", "-1", "http"):  # 99999 was handed on to `dg dev`
+        with pytest.raises(SystemExit):
+            parser.parse_args(["ui", "--port", port])
+        assert f"argument --port: '{port}': a TCP port, 1 to 65535" in capsys.readouterr().err
+    assert parser.parse_args(["ui", "--port", "3001"]).port == 3001
 
 
 def test_history_says_when_the_scenarios_have_no_whole_history_scenario_or_the_store_is_missing(

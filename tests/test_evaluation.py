@@ -15,8 +15,9 @@ import polars as pl
 import pytest
 
 from pipeline.cli.commands import main
+from pipeline.evaluation import protocol
 from pipeline.evaluation.games_file import read_games
-from pipeline.evaluation.protocol import evaluate, parse_grid, tune
+from pipeline.evaluation.protocol import evaluate, evaluation_text, leaderboard_text, parse_grid, tune
 from pipeline.evaluation.raters import load_rater
 from pipeline.systems.config import load_system_rules
 
@@ -618,3 +619,79 @@ def test_kaggle_followup_fide_rule_sets_and_the_practical_preset():
         assert outcome["test_games"] == 77_785 and 0.27 < outcome["deviance_log10"] < coin
     practical = evaluate(games, "103", "104", "107", load_rater("practical-steph-white"))
     assert practical["player_month_rmse"] < glicko["player_month_rmse"]
+
+
+def test_non_finite_parameters_are_refused_and_a_nan_metric_ranks_last(
+    four_games: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+):
+    """NaN and infinity exited 0 with NaN metrics and a --json of NaN (not JSON), and tune ranked k=inf first."""
+    args = ["--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02"]
+    with pytest.raises(SystemExit):
+        main(["evaluate", *args, "--rules", "glicko", "--init", "nan"])
+    assert "argument --init: expected a finite number, got 'nan'" in capsys.readouterr().err
+    for rules, assignment, key in (("elo", "k=inf", "k"), ("fide-2024", "init_rating=.nan", "init_rating")):
+        code, out, err = ratings(capsys, "evaluate", *args, "--rules", rules, "--set", assignment, "--json")
+        assert code == 2 and out == "" and f"{key}: " in err and "finite number" in err
+    code, out, err = ratings(capsys, "tune", *args, "--rules", "elo", "--grid", "k=.inf,27,10")
+    assert code == 2 and "k: Input should be a finite number" in err
+    scored = protocol.evaluate_split
+
+    def nan_for_k27(rater, train, test):  # a metric a rater can still give as NaN
+        outcome = scored(rater, train, test)
+        return {**outcome, "deviance_log10": math.nan} if rater.settings().get("k") == 27 else outcome
+
+    monkeypatch.setattr(protocol, "evaluate_split", nan_for_k27)
+    board = tune(read_games(four_games), "2024-01", "2024-02", "2024-02", "elo", {"k": [10, 27, 40]})
+    assert [row["setting"]["k"] for row in board["results"]][-1] == 27
+
+
+@pytest.mark.parametrize("rules", ["fide-rapid-2024", "fide-blitz-2024", "fide-rapid-historical"])
+def test_a_rapid_or_blitz_rule_set_rates_the_protocols_games_as_its_own_class(
+    four_games: Path, capsys: pytest.CaptureFixture, rules: str
+):
+    """The games state no clock: as rate-period reads them, they are of the class of the list rated, not classical
+    (weighed 0 under a rapid or blitz rule set: nothing rated, and the text crashed on the missing metrics).
+    """
+    outcome = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", load_rater(rules))
+    assert outcome["player_months"] == 4 and outcome["deviance_log10"] != pytest.approx(math.log10(2))
+    args = ["--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02"]
+    code, out, err = ratings(capsys, "evaluate", *args, "--rules", rules)
+    assert code == 0 and "capped log10 deviance" in out and "Traceback" not in err
+
+
+def test_a_missing_metric_prints_as_none_and_the_last_period_is_named_as_the_file_writes_it(
+    four_games: Path, capsys: pytest.CaptureFixture
+):
+    outcome = evaluate(read_games(four_games), "2024-01", "2024-02", "2024-02", load_rater("elo"))
+    empty = {**outcome, "player_months": 0, "player_month_rmse": None, "deviance_log10": None, "bdev": None}
+    assert "capped log10 deviance (Kaggle 2011) none" in evaluation_text(empty)
+    board = tune(read_games(four_games), "2024-01", "2024-02", "2024-02", "elo", {"k": [10]})
+    board["results"][0].update(deviance_log10=None, bdev=math.nan, player_month_rmse=None)
+    assert leaderboard_text(board).splitlines()[-1].split()[2:5] == ["none", "none", "none"]
+    assert "holds the file's last period (2024-02)" in board["warnings"][0]
+
+
+def test_options_and_ids_out_of_range_are_refused_naming_them(
+    four_games: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+):
+    """`tune --top -1` or 0 was a Python slice, a negative player id was rated, and rules --month was ignored."""
+    args = ["--games", str(four_games), "--train-to", "2024-01", "--test-from", "2024-02", "--test-to", "2024-02"]
+    for top in ("-1", "0"):
+        with pytest.raises(SystemExit):
+            main(["tune", *args, "--rules", "elo", "--grid", "k=10,20", "--top", top])
+        assert f"argument --top: expected a whole number from 1, got '{top}'" in capsys.readouterr().err
+    negative = tmp_path / "negative.csv"
+    negative.write_text("month,white_id,black_id,result\n2024-01,1,2,1-0\n2024-02,-3,1,0-1\n")
+    code, out, err = ratings(
+        capsys, "evaluate", *[str(negative) if a == str(four_games) else a for a in args], "--rules", "elo"
+    )
+    assert code == 2 and out == ""
+    assert f"{negative}: line 3: white_id '-3' is not a player id (a whole number from 1)" in err
+    with pytest.raises(SystemExit):
+        main(["generate", "--out", str(tmp_path / "gen"), "--seed", "-1"])
+    assert "argument --seed: expected a whole number from 0, got '-1'" in capsys.readouterr().err
+    for name, what in (("fide-2024", "is one rule set"), ("glicko", "is a rating system")):
+        code, out, err = ratings(capsys, "rules", name, "--month", "2024-05")
+        assert code == 2 and out == "" and f"--month does not apply: {name} {what}" in err
+    code, out, _ = ratings(capsys, "rules", "fide-historical", "--month", "2024-05")
+    assert code == 0 and json.loads(out)["name"] == "fide-2024"

@@ -262,3 +262,31 @@ def test_cli_on_fides_example_trf(capsys: pytest.CaptureFixture) -> None:
         "performance_fide": 2486,
         "performance_400": 2463,
     }
+
+
+def test_cli_names_the_games_it_leaves_out_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """B's only games were unreadable or quarantined: B vanished from the table, exit 0, without a word."""
+
+    def game(day: int, black: str, black_elo: str, result: str, movetext_result: str) -> str:
+        return (
+            f'[Event "E"]\n[Date "2024.01.{day}"]\n[White "A, a"]\n[Black "{black}"]\n[WhiteElo "2000"]\n'
+            f'[BlackElo "{black_elo}"]\n[Result "{result}"]\n\n1. e4 {movetext_result}\n\n'
+        )
+
+    path = tmp_path / "bad.pgn"
+    path.write_text(
+        game(10, "B, b", "21OO", "1-0", "1-0")
+        + game(11, "B, b", "2100", "2-0", "1-0")
+        + game(12, "C, c", "2100", "1-0", "1-0")
+    )
+    assert main(["performance", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert [p["name"] for p in json.loads(captured.out)["players"]] == ["A, a", "C, c"]
+    assert captured.err.splitlines() == [
+        f"{path}: line 1: BlackElo '21OO' is not a number",
+        f"{path}: line 11: Result is '2-0' but the movetext ends with '1-0' (line 19); PGN standard 8.2.6: they must "
+        "be the same",
+    ]
+    # An unplayed game (the small TRF's forfeit) counts for nobody and is no problem of the file.
+    assert main(["performance", str(small_trf(tmp_path / "open.trf"))]) == 0
+    assert capsys.readouterr().err == ""

@@ -15,6 +15,7 @@ import pytest
 
 from pipeline.cli.commands import main
 from pipeline.publish.list_files import PLAYER_CARD_LINK
+from pipeline.publish.lists import stored_published_month
 from pipeline.reports import player_card
 from pipeline.reports.player_card import (
     AmbiguousPlayerError,
@@ -30,6 +31,7 @@ from pipeline.reports.player_card import (
     resolve_player,
 )
 from pipeline.scenarios.model import Scenario
+from pipeline.store.monthly import UnreadableTableError, stored_table_months
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.identity import LOCAL_ID_BASE
 from schemas.performance import Performance
@@ -470,3 +472,23 @@ def test_the_compressions_share_makes_the_card_add_up_to_the_lists_change(compre
     text = render_text(report)
     assert f"one-time event (a compression) {report.one_time_events:+d}" in text
     assert f"equal to the list's change {row['change']:+d}" in text and "NOT equal" not in text
+
+
+def test_a_stray_or_corrupt_file_among_the_lists_is_named_or_skipped(tmp_path: Path) -> None:
+    """A corrupt Parquet file broke every scenario's card and `ratings list` with a ComputeError naming no file, and
+    2024-13.parquet was taken for a stored month.
+    """
+    store = ObjectStore(str(tmp_path))
+    for month in ("2024-01", "2024-02"):
+        store.write_parquet(
+            pl.DataFrame({"player_id": [7, 8], "rating": [2000, 2100]}), f"actual/rating_list/{month}.parquet"
+        )
+    store.write_parquet(pl.DataFrame({"player_id": [7], "rating": [1]}), "actual/rating_list/2024-13.parquet")
+    store.write_parquet(pl.DataFrame({"player_id": [7], "rating": [1]}), "actual/rating_list/copy.parquet")
+    assert stored_table_months(store, ["actual", "rating_list"]) == ["2024-01", "2024-02"]
+    assert player_card.rating_history(store, 7, {"actual": ["2024-01", "2024-02"]})["rating"].to_list() == [2000, 2000]
+    (tmp_path / "actual" / "rating_list" / "2024-02.parquet").write_bytes(b"junk")
+    with pytest.raises(UnreadableTableError, match=r"actual/rating_list/2024-02\.parquet cannot be read \(parquet"):
+        player_card.rating_history(store, 7, {"actual": ["2024-01", "2024-02"]})
+    with pytest.raises(UnreadableTableError, match=r"actual/rating_list/2024-02\.parquet cannot be read"):
+        stored_published_month(store, "actual", "2024-02")

@@ -132,6 +132,10 @@ def test_ratings_list_says_what_is_missing(published_last: tuple, capsys: pytest
     assert commands.main(["list", "--store", str(root), "--month", "2023-05"]) == 1
     err = capsys.readouterr().err
     assert "actual has no stored list of 2023-05" in err and f"{TINY_START}..{TINY_END}" in err
+    # `ratings run` refuses a month before the store's first: the message says so rather than advise running it.
+    assert f"it is before the store's first month {TINY_START}" in err and "ratings run" not in err
+    assert commands.main(["list", "--store", str(root), "--month", "2030-01"]) == 1
+    assert "rate it first (`ratings run --store" in capsys.readouterr().err
     # Defaults: actual, its latest month, CSV to standard output.
     assert commands.main(["list", "--store", str(root)]) == 0
     assert capsys.readouterr().out.encode() == (root / "lists" / "actual" / f"{TINY_END}.csv").read_bytes()

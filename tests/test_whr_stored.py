@@ -230,3 +230,22 @@ def test_ratings_history_prints_a_month_and_its_list_as_they_stand(chain, tmp_pa
     assert_frame_equal(printed, list_as_it_stands(store, WHR, "2023-03"), check_exact=True, check_dtypes=False)
     assert main([*base, "--scenario", "plain"]) == 2
     assert "'plain' is not a whole-history scenario" in capsysbinary.readouterr().err.decode()
+
+
+def test_ratings_history_refuses_a_month_not_stored_or_after_as_of(chain, tmp_path: Path, capsysbinary) -> None:
+    """Such a month printed a header-only CSV (or, with --list, a list of a month not rated yet) and exited 0."""
+    from pipeline.cli.commands import main
+
+    root, _, _ = chain
+    scenarios = tmp_path / "s.yaml"
+    scenarios.write_text(
+        f"scenarios:\n  w:\n    system: whr\n    set: {{{', '.join(f'{k}: {v}' for k, v in WHR.set.items())}}}\n"
+    )
+    base = ["history", "--store", str(root), "--scenarios", str(scenarios)]
+    for more in ([], ["--list"]):
+        assert main([*base, "--month", "2024-05", *more]) == 1
+        captured = capsysbinary.readouterr()
+        assert captured.out == b"" and b"w has no stored month 2024-05 (it has 2023-01..2023-10)" in captured.err
+        assert main([*base, "--month", "2023-08", "--as-of", "2023-05", *more]) == 1
+        captured = capsysbinary.readouterr()
+        assert captured.out == b"" and b"--month 2023-08 is after --as-of 2023-05" in captured.err

@@ -125,14 +125,20 @@ def performance_ratings(rated_games: pl.DataFrame, month: str) -> pl.DataFrame:
 # -- one tournament file -----------------------------------------------------------------------
 
 
-def file_performance(path: str) -> pl.DataFrame:
+#: The left-out records `ratings performance` names one by one; it counts the others.
+MAX_LEFT_OUT = 20
+
+
+def file_performance(path: str, left_out: list[str] | None = None) -> pl.DataFrame:
     """Per player of a loose TRF / PGN (or CSV / Parquet dump) file: id (null without one), name and figures.
 
     Ratings are those the file states (TRF player line, PGN WhiteElo/BlackElo); the games are the
     file's games as `ratings validate` sees them (unplayed, unreadable and duplicate records left
     out). A player without a FIDE id is identified by the name written in the file. Players with no
     rated opponent are listed with games 0 and null figures. Raises InputFileError for a file that
-    cannot be read or holds no readable record.
+    cannot be read or holds no readable record. `left_out`, when given, receives 'line N: problem' for
+    each record left out other than an unplayed game (the first MAX_LEFT_OUT, then how many more), so
+    that a player whose every game was unreadable does not vanish without a word.
     """
     from pipeline.formats import read_dump
     from pipeline.formats.table_files import InputFileError
@@ -158,6 +164,8 @@ def file_performance(path: str) -> pl.DataFrame:
     # split_month identifies players without an id by name (a local id from the name), as validate does.
     split = split_month(raw.with_columns(pl.lit(month).alias("month")), empty_frame(Players), month, check_month=False)
     games = split.games
+    if left_out is not None:
+        left_out += _left_out_lines(split.quarantine)
     who = (
         pl.concat(
             [
@@ -185,6 +193,26 @@ def file_performance(path: str) -> pl.DataFrame:
         .sort(pl.col("performance_fide").is_null(), -pl.col("performance_fide").fill_null(0), pl.col("name"))
         .drop("key")
     )
+
+
+def _left_out_lines(quarantine: pl.DataFrame) -> list[str]:
+    """'line N: problem' for the quarantined records of a file but its unplayed games (which count for nobody), as
+    `ratings validate` words them: an unreadable record by its detail, another by its reason and detail.
+    """
+    dropped = quarantine.filter(pl.col("reason") != "unplayed").sort("source_line", "detail")
+    shown = dropped.head(MAX_LEFT_OUT).select(
+        pl.format(
+            "line {}: {}",
+            "source_line",
+            pl.when(pl.col("reason") == "unparseable")
+            .then(pl.col("detail"))
+            .otherwise(pl.format("{}: {}", "reason", "detail")),
+        )
+    )
+    lines = shown.to_series().to_list()
+    if dropped.height > MAX_LEFT_OUT:
+        lines.append(f"{dropped.height - MAX_LEFT_OUT:,} more records left out")
+    return lines
 
 
 def file_performance_json(table: pl.DataFrame) -> dict:

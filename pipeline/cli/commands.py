@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -24,9 +26,19 @@ from pipeline.engine.period import EngineInputError, compress, normalize_list, r
 from pipeline.formats.table_files import InputFileError, write_file_whole, write_table
 from pipeline.generator.config import SCALES
 from pipeline.months import parse_month
-from pipeline.rules.model import LIST_CLASSES, RulesError, load_rules, preset_names, resolve_rules, schedule_of
+from pipeline.rules.model import (
+    RulesError,
+    load_rules,
+    preset_names,
+    resolve_rules,
+    schedule_of,
+    unstated_time_control,
+)
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.text import escape_lines, escape_text, shell_word
+
+if TYPE_CHECKING:
+    from pipeline.store.object_store import ObjectStore
 
 DEBUG_ENV = "RATINGS_DEBUG"
 
@@ -45,6 +57,35 @@ OUT_FILE_HELP = (
 
 class UsageError(ValueError):
     """Bad arguments; printed without a traceback."""
+
+
+def finite_number(text: str) -> float:
+    """An option's number, refused as argparse refuses a bad type when it is NaN or infinite (no rating is)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` (to `high`), refused as argparse refuses a bad type, naming the
+    option (a Python slice would take --top -1 as 'all but the last').
+    """
+    allowed = f"from {low}" + (f" to {high}" if high is not None else "")
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number {allowed}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected a whole number {allowed}, got {text!r}")
+        return value
+
+    return parse
 
 
 # -- rate-period -------------------------------------------------------------------------------
@@ -70,8 +111,7 @@ def command_rate_period(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     previous = normalize_list(given.drop(STANDARD_RATING, strict=False))
-    # A game the file states no time control for is of the class of the list rated.
-    games = read_period_games(args.games, args.month, default_class=LIST_CLASSES[rules.list_type])
+    games = read_period_games(args.games, args.month, default_class=unstated_time_control(rules.list_type))
     seeded = standard if seeds_from_standard(rules) else None
     games = unrated_players_stay_unrated(games, previous, args.games, seeded)
     result = rate_period(previous, games, rules, args.month, standard=standard)
@@ -166,14 +206,21 @@ def command_rules(args: argparse.Namespace) -> int:
             print(f"  {name:{width}} {rules_document(name).get('description', '')}")
         return 0
     if args.name in system_names() or args.name in system_preset_names():
+        if args.month is not None:
+            raise UsageError(f"--month does not apply: {args.name} is a rating system, the same in every month")
         rules = load_system_rules(args.name, tuple(args.set or ()))
         print(json.dumps({"name": rules.name, "system": rules.system.name, **rules.settings()}, indent=2))
         return 0
+    schedule = schedule_of(args.name)
     if args.month is not None:
         parse_month(args.month)
+        if schedule is None:
+            raise UsageError(
+                f"--month does not apply: {args.name} is one rule set, in force in every month, not a schedule "
+                f"(`ratings rules {args.name}` shows it)"
+            )
         print(resolve_rules(args.name, args.month, tuple(args.set or ())).model_dump_json(indent=2))
         return 0
-    schedule = schedule_of(args.name)
     if schedule is None:
         print(load_rules(args.name, tuple(args.set or ())).model_dump_json(indent=2))
         return 0
@@ -227,7 +274,11 @@ def command_performance(args: argparse.Namespace) -> int:
     """Performance ratings of one tournament file, from the ratings the file states."""
     from pipeline.analytics.performance import file_performance, file_performance_json, file_performance_text
 
-    table = file_performance(args.file)
+    left_out: list[str] = []
+    table = file_performance(args.file, left_out)
+    # As `ratings validate` names them; on stderr, so that stdout stays the table or one JSON object.
+    for problem in left_out:
+        print(f"{args.file}: {escape_text(problem)}", file=sys.stderr)
     print(json.dumps(file_performance_json(table)) if args.json else file_performance_text(table, args.file))
     return 0
 
@@ -357,10 +408,16 @@ def command_list(args: argparse.Namespace) -> int:
     month = args.month or lists[scenario][-1]
     if month not in lists[scenario]:
         held = lists[scenario]
+        start = store_first_month(store)
+        # `ratings run` refuses a month before the store's first (its chains start there): no advice to run it.
+        advice = (
+            f"it is before the store's first month {start}, where every chain starts, so no list of it is rated"
+            if start is not None and month < start
+            else f"rate it first (`ratings run --store {shell_word(where)} --from {month} --to {month}`)"
+        )
         print(
             f"ratings list: {scenario} has no stored list of {month} in {where} (it has {held[0]}..{held[-1]}, "
-            f"{len(held)} months): rate it first "
-            f"(`ratings run --store {shell_word(where)} --from {month} --to {month}`)",
+            f"{len(held)} months): {advice}",
             file=sys.stderr,
         )
         return 1
@@ -381,6 +438,27 @@ def command_list(args: argparse.Namespace) -> int:
                 raise
             raise BrokenPipeError(str(error)) from None
     return 0
+
+
+def store_first_month(store: ObjectStore) -> str | None:
+    """The month the store's chains start (RATINGS_FIRST_MONTH, else the landing zone's first month folder), as
+    `ratings run` reads it; None without either. One listing per federation folder, not of every dump.
+    """
+    from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
+    from pipeline.months import MONTH_PATTERN
+    from pipeline.settings import Settings
+
+    first = Settings.from_env().first_month
+    if first is not None:
+        return first
+    months = [
+        month
+        for federation in store.list_dirs(RAW)
+        if federation != REGISTRY_FOLDER
+        for month in store.list_dirs(RAW, federation)
+        if MONTH_PATTERN.match(month)
+    ]
+    return min(months, default=None)
 
 
 # -- history: a whole-history scenario's estimates as they stand after a month ------------------
@@ -425,6 +503,18 @@ def command_history(args: argparse.Namespace) -> int:
     as_of = args.as_of or held[-1]
     if as_of not in held:
         print(f"ratings history: {name} has no stored month {as_of} (it has {held[0]}..{held[-1]})", file=sys.stderr)
+        return 1
+    # A month not rated (yet, as of --as-of) has no player-months: a header-only CSV would read as a month of none.
+    if args.month is not None and args.month not in held:
+        print(
+            f"ratings history: {name} has no stored month {args.month} (it has {held[0]}..{held[-1]})", file=sys.stderr
+        )
+        return 1
+    if args.month is not None and args.month > as_of:
+        print(
+            f"ratings history: --month {args.month} is after --as-of {as_of}: {name} had not rated it yet",
+            file=sys.stderr,
+        )
         return 1
     if args.list:
         frame = list_as_it_stands(store, scenario, args.month, as_of)
@@ -578,8 +668,10 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
         default="small",
         help="preset: small (the demo: 30,000 players, 2015-2024), medium, fide (2008-2024 at the real pool's size)",
     )
-    gen.add_argument("--seed", type=int, default=None, help="random seed (default: the preset's)")
-    gen.add_argument("--players", type=int, default=None, help="players over the whole span (default: the preset's)")
+    gen.add_argument("--seed", type=whole_number(0), default=None, help="random seed (default: the preset's)")
+    gen.add_argument(
+        "--players", type=whole_number(1), default=None, help="players over the whole span (default: the preset's)"
+    )
     gen.add_argument("--start", default=None, help="first month YYYY-MM (default: the preset's)")
     gen.add_argument("--end", default=None, help="last month YYYY-MM (default: the preset's)")
     gen.add_argument(
@@ -815,7 +907,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     )
     protocol.add_argument(
         "--init",
-        type=float,
+        type=finite_number,
         default=None,
         metavar="RATING",
         help="everybody's initial rating (default: the rules' init_rating, else 2200)",
@@ -868,7 +960,9 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
             "the file's last period"
         ),
     )
-    tune_parser.add_argument("--top", type=int, default=None, metavar="N", help="print only the N best settings")
+    tune_parser.add_argument(
+        "--top", type=whole_number(1), default=None, metavar="N", help="print only the N best settings"
+    )
     tune_parser.set_defaults(handler=command_tune)
 
     rules = commands.add_parser(

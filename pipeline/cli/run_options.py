@@ -96,6 +96,17 @@ DAGSTER_HOME_HELP = (
 )
 
 
+def port_number(value: str) -> int:
+    """--port: a TCP port, 1 to 65535 (99999 was handed on to `dg dev`)."""
+    try:
+        port = int(value)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r}: a TCP port, 1 to 65535")
+    return port
+
+
 def workers_count(value: str) -> int:
     """--workers: a whole number of at least 1 (0 or a negative count ran as one worker, silently)."""
     try:
@@ -201,7 +212,7 @@ def add_run_commands(
         "and materializations only, unless --dagster-home or $DAGSTER_HOME names a shared one).",
     )
     ui.add_argument("--store", default=None, help="object-store root (default: $RATINGS_STORE or ./data)")
-    ui.add_argument("--port", type=int, default=3000, help="port (default 3000)")
+    ui.add_argument("--port", type=port_number, default=3000, help="port (default 3000)")
     ui.add_argument(
         "--host",
         default="127.0.0.1",

@@ -10,7 +10,7 @@ import polars as pl
 from pipeline.cli.period_files import STANDARD_RATING, read_period_games, read_previous_list
 from pipeline.formats.table_files import InputFileError, converted, read_table
 from pipeline.months import month_index
-from pipeline.rules.model import LIST_CLASSES
+from pipeline.rules.model import unstated_time_control
 from pipeline.systems import ALIASES, REGISTRY, rate_system_period, seeded_from_list
 from pipeline.systems.config import load_system_rules
 
@@ -127,7 +127,9 @@ def rate_system_files(rules_name: str, month: str, list_path: str, games_path: s
     previous = read_previous_list(list_path, month, system_columns(rules))
     state = system_state_from_list(previous, rules, period)
     list_type = system.list_type(rules.params) if system.list_type is not None else "standard"
-    games = read_period_games(games_path, month, default_class=LIST_CLASSES[list_type], stated_ratings=(1, None))
+    games = read_period_games(
+        games_path, month, default_class=unstated_time_control(list_type), stated_ratings=(1, None)
+    )
     raw = read_table(games_path, "games")
     if "date" in raw.columns:
         games = games.with_columns(

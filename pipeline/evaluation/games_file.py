@@ -129,6 +129,9 @@ def read_games(path: str | Path) -> pl.DataFrame:
         ids[column] = text[column].cast(pl.Int64, strict=False)
         if ids[column].is_null().any():
             raise _bad_line(path, ids[column].is_null(), frame, column, "is not a whole-number player id")
+        # Ids count from 1, as rate-period and validation read them: 0 or -5 is a mistake, not a player.
+        if (ids[column] < 1).any():
+            raise _bad_line(path, ids[column] < 1, frame, column, "is not a player id (a whole number from 1)")
     if score_column == "white_score":
         score = text["white_score"].cast(pl.Float64, strict=False)
         bad = score.is_null() | ~score.is_in([0.0, 0.5, 1.0])

@@ -176,7 +176,7 @@ def tune(
                 "seconds": outcome["seconds"],
             }
         )
-    results.sort(key=lambda r: (r[metric] is None, r[metric]))
+    results.sort(key=lambda r: (missing(r[metric]), 0.0 if missing(r[metric]) else r[metric]))
     for rank, row in enumerate(results, 1):
         row["rank"] = rank
     return {
@@ -191,6 +191,16 @@ def tune(
         "warnings": warnings,
         "results": results,
     }
+
+
+def missing(value: float | None) -> bool:
+    """Whether a metric is absent: None (no player-month to score) or NaN, which ranks and prints as no value."""
+    return value is None or math.isnan(value)
+
+
+def metric_text(value: float | None, digits: int) -> str:
+    """A metric with `digits` decimals, or 'none' where it is missing (nothing was scored)."""
+    return "none" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
 def parse_window(text: str) -> tuple[int, int]:
@@ -220,8 +230,10 @@ def overlap_warnings(test_from: str, test_to: str, held_out: str | None, games: 
         return []
     latest = games["period"].max()
     if isinstance(latest, int) and first <= latest <= last:
+        # Named as the file writes it (2024-04 or Kaggle's 104), not as the month index periods are compared by.
+        written = games.filter(pl.col("period") == latest)["month"][0]
         return [
-            f"the validation window {test_from}..{test_to} holds the file's last period ({latest}): if the setting "
+            f"the validation window {test_from}..{test_to} holds the file's last period ({written}): if the setting "
             "is to be tested on these periods, it is tuned on its own test games; validate on periods before the "
             "test window, and name that window with --held-out FROM..TO to have it checked"
         ]
@@ -245,9 +257,9 @@ def leaderboard_text(outcome: dict[str, Any]) -> str:
         cells = [
             str(row["rank"]),
             *(str(row["setting"][k]) for k in keys),
-            f"{row['deviance_log10']:.6f}",
-            f"{row['bdev']:.3f}",
-            f"{row['player_month_rmse']:.6f}",
+            metric_text(row["deviance_log10"], 6),
+            metric_text(row["bdev"], 3),
+            metric_text(row["player_month_rmse"], 6),
             f"{row['seconds']:.2f}",
         ]
         lines.append("  ".join(f"{c:>14}" for c in cells))
@@ -262,9 +274,9 @@ def evaluation_text(outcome: dict[str, Any]) -> str:
         f"{outcome['train_to']} ({outcome['players_rated']:,} players)\n"
         f"  tested on {outcome['test_games']:,} games in {outcome['test_periods']} periods "
         f"{outcome['test_from']}..{outcome['test_to']} ({outcome['test_games_colour_known']:,} with colours known)\n"
-        f"  player-month RMSE (Kaggle 2010)   {outcome['player_month_rmse']:.6f} over "
+        f"  player-month RMSE (Kaggle 2010)   {metric_text(outcome['player_month_rmse'], 6)} over "
         f"{outcome['player_months']:,} player-months\n"
-        f"  capped log10 deviance (Kaggle 2011) {outcome['deviance_log10']:.6f}\n"
-        f"  bdev (PlayerRatings, 100 = coin flip) {outcome['bdev']:.3f}\n"
+        f"  capped log10 deviance (Kaggle 2011) {metric_text(outcome['deviance_log10'], 6)}\n"
+        f"  bdev (PlayerRatings, 100 = coin flip) {metric_text(outcome['bdev'], 3)}\n"
         f"  {outcome['seconds']:.2f} s"
     )

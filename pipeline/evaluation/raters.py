@@ -5,6 +5,7 @@ pipeline's engine, behind one train-then-predict interface.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,7 +16,7 @@ import yaml
 from pipeline.engine.period import normalize_list, rate_period
 from pipeline.formats.fields import KAGGLE_FIRST_YEAR, KAGGLE_LAST_MONTH_ID
 from pipeline.months import month_from_index, month_range
-from pipeline.rules.model import RulesError, load_yaml, parse_override, preset_names
+from pipeline.rules.model import RulesError, load_yaml, parse_override, preset_names, unstated_time_control
 from pipeline.scenarios.model import Scenario, rate_scenario_month
 from pipeline.systems import empty_state, predict, rate_system_period, system_names, with_players
 from pipeline.systems.config import (
@@ -214,6 +215,11 @@ class RuleSetRater:
     def settings(self) -> dict[str, Any]:
         return {"init_rating": self.init, **self.overrides}
 
+    @property
+    def time_control(self) -> str:
+        """The class of the protocol's games, which state no clock: the list's, as `rate-period` reads such games."""
+        return unstated_time_control(self.scenario.list_type())
+
     def _joined(self, listed: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
         """`listed` with every player of `games` it lacks, rated at the initial rating with no games."""
         ids = pl.concat([games["white_id"], games["black_id"]]).unique().to_frame("player_id")
@@ -227,7 +233,7 @@ class RuleSetRater:
 
     def rate(self, train: pl.DataFrame) -> pl.DataFrame:
         """The list after rating `train`, month by month from its first period to its last."""
-        games = engine_games(train)
+        games = engine_games(train, self.time_control)
         by_month = {str(month): part for (month,), part in games.group_by("_month")}
         months = month_range(min(by_month), max(by_month))
         empty = empty_frame(Games)
@@ -247,7 +253,7 @@ class RuleSetRater:
         frozen list, as the per-game table gives them: table 8.1.2's rounding and a one-sided 400-point rule can make
         them sum to other than 1.
         """
-        games = engine_games(test)
+        games = engine_games(test, self.time_control)
         unrated = frozen.filter(pl.col("rating").is_null()).select("player_id")
         frozen = self._joined(frozen.join(unrated, on="player_id", how="anti"), games)
         parts = []
@@ -262,9 +268,9 @@ class RuleSetRater:
         return []
 
 
-def engine_games(games: pl.DataFrame) -> pl.DataFrame:
+def engine_games(games: pl.DataFrame, time_control: str) -> pl.DataFrame:
     """The protocol's games as the engine reads them: a game id (the row), the month of the period (`_month`), the
-    players, the score and the event when given (classical games of one event a month otherwise).
+    players, the score, the event when given (one event a month otherwise) and `time_control`, the class of them all.
     """
     months = {p: period_month(p) for p in games["period"].unique().to_list()}
     event = pl.col("event_id").cast(pl.Utf8) if "event_id" in games.columns else pl.lit("event")
@@ -275,6 +281,7 @@ def engine_games(games: pl.DataFrame) -> pl.DataFrame:
         "white_id",
         "black_id",
         "white_score",
+        pl.lit(time_control).alias("time_control"),
     )
 
 
@@ -329,6 +336,8 @@ def load_rater(
         settings.update(copy.deepcopy(values or {}))
         start = float(settings.pop(INIT_KEY, init if init is not None else DEFAULT_INIT))
         label = Path(name_or_path).stem if name_or_path not in preset_names() else name_or_path
+        if not math.isfinite(start):  # as a system's init_rating is refused (pipeline.systems.SystemParams)
+            raise ValueError(f"{label}: {INIT_KEY}: expected a finite number, got {start}")
         scenario = Scenario(name="evaluation", rules=name_or_path, set=settings)
         try:
             scenario.rules_for(CHECK_MONTH)  # an unknown key or a wrong value fails here, not in the first period

@@ -31,7 +31,7 @@ from pipeline.publish.ranked_registry import (
 )
 from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.scenarios.model import Scenario
-from pipeline.store.monthly import stored_table_months, table_key
+from pipeline.store.monthly import stored_table_months, table_key, unreadable_table
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import shell_word
 from pipeline.validate.identity import LOCAL_ID_BASE
@@ -316,7 +316,10 @@ def stored_published_month(
     key = table_key([scenario_key, "rating_list"], month)
     if not store.exists(key):
         raise FileNotFoundError(f"no stored {scenario_key} list of {month} ({redact_url(store.url(key))})")
-    listed = read_published_list(partial(store.read_parquet, key))
+    try:
+        listed = read_published_list(partial(store.read_parquet, key))
+    except (pl.exceptions.PolarsError, OSError) as error:  # Polars' message names no file
+        raise unreadable_table(store, key, error) from None
     registry = published_registries(store, month)(month)
     return published_month(store, scenario_key, month, listed, registry, list_type)
 

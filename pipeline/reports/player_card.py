@@ -31,7 +31,7 @@ from pipeline.reports.page import frame_table_html, html_page, html_text
 from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
 from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
-from pipeline.store.monthly import stored_table_months
+from pipeline.store.monthly import stored_table_months, unreadable_table
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
 from pipeline.validate.identity import LOCAL_ID_BASE, name_key, players_named_in_dumps
@@ -154,6 +154,32 @@ def scan_tables(store: ObjectStore, keys: Sequence[str]) -> pl.LazyFrame:
     return scan.with_columns(_file_month())
 
 
+#: What Polars raises for a file that is not Parquet or is cut short.
+UNREADABLE = (pl.exceptions.PolarsError, OSError)
+
+
+def collect_tables(
+    store: ObjectStore, keys: Sequence[str], query: Callable[[pl.LazyFrame], pl.LazyFrame]
+) -> pl.DataFrame:
+    """`query` of scan_tables(store, keys), collected. Where the joint scan fails, the files are asked one by one, so
+    that the error names the one that cannot be read (Polars' does not): UnreadableTableError.
+    """
+    try:
+        return query(scan_tables(store, keys)).collect()
+    except UNREADABLE:
+        name_the_unreadable(store, keys, query)
+        raise
+
+
+def name_the_unreadable(store: ObjectStore, keys: Sequence[str], query: Callable[[pl.LazyFrame], pl.LazyFrame]) -> None:
+    """UnreadableTableError naming the first of `keys` whose `query` fails alone; nothing when each is read."""
+    for key in keys:
+        try:
+            query(scan_tables(store, [key])).collect()
+        except UNREADABLE as error:
+            raise unreadable_table(store, key, error) from None
+
+
 def _file_month() -> pl.Expr:
     return pl.col(FILE_MONTH).str.extract(r"(\d{4}-\d{2})\.parquet$").alias(FILE_MONTH)
 
@@ -162,11 +188,25 @@ def rating_history(store: ObjectStore, player_id: int, months: Mapping[str, Sequ
     """scenario, month, rating, change, correction, k_used, games and the flags of the player on every stored list of
     `months` (scenario -> months; only that player's rows are read).
     """
+    keys = {
+        scenario: [ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month) for month in stored]
+        for scenario, stored in months.items()
+        if stored
+    }
+    try:
+        return _rating_history(store, player_id, keys)
+    except UNREADABLE:
+        name_the_unreadable(
+            store, [k for of in keys.values() for k in of], lambda s: s.filter(pl.col("player_id") == player_id)
+        )
+        raise
+
+
+def _rating_history(store: ObjectStore, player_id: int, keys: Mapping[str, Sequence[str]]) -> pl.DataFrame:
+    """rating_history of the lists `keys` (scenario -> its lists' keys)."""
     scans = []
-    for scenario, stored in months.items():
-        if not stored:
-            continue
-        scan = scan_tables(store, [ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month) for month in stored])
+    for scenario, stored in keys.items():
+        scan = scan_tables(store, stored)
         held = scan.collect_schema()
         scans.append(
             scan.filter(pl.col("player_id") == player_id).select(
@@ -273,7 +313,7 @@ def _player_rated_games(store: ObjectStore, scenario: str, months: Sequence[str]
     if missing:
         raise PlayerReportError(f"no {scenario} rated_games for {', '.join(missing)} in the store")
     mine = (pl.col("white_id") == player_id) | (pl.col("black_id") == player_id)
-    return scan_tables(store, keys).filter(mine).drop(FILE_MONTH).collect()
+    return collect_tables(store, keys, lambda scan: scan.filter(mine).drop(FILE_MONTH))
 
 
 def _player_details(store: ObjectStore, month: str, ids: pl.Series) -> pl.DataFrame:
@@ -292,8 +332,14 @@ def _player_details(store: ObjectStore, month: str, ids: pl.Series) -> pl.DataFr
     # One listing, then one scan of the months' identity reports reading only the rows of `ids`.
     identity = [ObjectStore.table_key(IDENTITY, m) for m in stored_table_months(store, [IDENTITY]) if m <= month]
     if identity:
-        written = scan_tables(store, identity).filter(pl.col("player_id").is_in(ids.implode()))
-        named = players_named_in_dumps(written.select("month", "status", "name", "player_id", "records").collect())
+        written = collect_tables(
+            store,
+            identity,
+            lambda scan: scan.filter(pl.col("player_id").is_in(ids.implode())).select(
+                "month", "status", "name", "player_id", "records"
+            ),
+        )
+        named = players_named_in_dumps(written)
         frames.append(named.select("player_id", "name"))
     if not frames:
         return pl.DataFrame(schema=schema)
@@ -535,12 +581,14 @@ def player_names(store: ObjectStore, month: str) -> pl.DataFrame:
         frames.append(read_players(store, month).select(list(schema)).cast(schema))
     identity = [key for key in store.list_files(IDENTITY) if re.fullmatch(rf"{IDENTITY}/\d{{4}}-\d{{2}}\.parquet", key)]
     if identity:
-        written = (
-            scan_tables(store, identity)
-            .filter(pl.col("status").is_in(NAMED_STATUSES) & pl.col("player_id").is_not_null())
-            .select(pl.col("player_id").cast(pl.Int64), pl.col("name").cast(pl.Utf8))
-            .unique()
-            .collect()
+        written = collect_tables(
+            store,
+            identity,
+            lambda scan: (
+                scan.filter(pl.col("status").is_in(NAMED_STATUSES) & pl.col("player_id").is_not_null())
+                .select(pl.col("player_id").cast(pl.Int64), pl.col("name").cast(pl.Utf8))
+                .unique()
+            ),
         )
         frames.append(written)
     found = pl.concat(frames, how="diagonal_relaxed").filter(pl.col("name").is_not_null())

@@ -30,7 +30,8 @@ _NUMBERS = (int, float, int | None, float | None)
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # NaN or infinity in a knob makes every expectation or change NaN, which no list can hold: refused with its key.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -140,6 +141,13 @@ class GapNotRated(_Frozen):
 LIST_TYPES = ("standard", "rapid", "blitz")
 #: The time-control class of each list's games (the standard list: classical, and the modern controls by weight).
 LIST_CLASSES = {"standard": "classical", "rapid": "rapid", "blitz": "blitz"}
+
+
+def unstated_time_control(list_type: str) -> str:
+    """The class of a game whose file states no time control: the class of the list rated (a rapid period's games file
+    need not say that its games are rapid). A choice: no regulation speaks of games without a stated clock.
+    """
+    return LIST_CLASSES[list_type]
 
 
 class RuleSet(_Frozen):
@@ -528,7 +536,7 @@ def _problem(error: Any) -> str:
 class ScheduleEntry(_Frozen):
     """One entry of a schedule: from rating period `from` on, the rule set `rules` with `set` overrides."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
     from_: str = Field(alias="from")
     rules: str
     set: dict[str, Any] = Field(default_factory=dict)

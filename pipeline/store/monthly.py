@@ -9,6 +9,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pandera.polars as pa
 import polars as pl
 
+from pipeline.months import MONTH_PATTERN
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas.games import Games
 from schemas.util import empty_frame
@@ -27,11 +28,25 @@ def stored_table_months(store: ObjectStore, asset_path: Sequence[str]) -> list[s
     one listing.
     """
     prefix = "/".join(asset_path) + "/"
-    return [
+    names = [
         key[len(prefix) : -len(".parquet")]
         for key in store.list_files(*asset_path)
         if key.startswith(prefix) and key.endswith(".parquet") and "/" not in key[len(prefix) :]
     ]
+    # A table's month is its file's name: another name (a copy, 2024-13.parquet) is no month of it.
+    return [name for name in names if MONTH_PATTERN.match(name)]
+
+
+class UnreadableTableError(ValueError):
+    """A stored table's file cannot be read (not Parquet, cut short); the message names it."""
+
+
+def unreadable_table(store: ObjectStore, key: str, error: Exception) -> UnreadableTableError:
+    """The error naming `key`, which Polars' own message does not."""
+    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return UnreadableTableError(
+        f"{redact_url(store.url(key))} cannot be read ({first_line}): move it out of the store, or rate its month again"
+    )
 
 
 def months_stored(store: ObjectStore, asset_path: Sequence[str], months: Sequence[str]) -> list[str]:

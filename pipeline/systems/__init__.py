@@ -65,7 +65,8 @@ ESTIMATE_COLUMNS = ("rating", "deviation", "volatility")
 class SystemParams(BaseModel):
     """Knobs every system has; each system's model adds its own (YAML keys and `--set` names)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # NaN or infinity in a parameter makes every prediction NaN (or 0.5): refused with its key.
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     init_rating: float = 1500.0
     white_advantage: float = 0.0
