@@ -730,8 +730,9 @@ def test_an_undated_file_filed_again_unchanged_in_a_later_month_is_rated_once(tm
 
 
 def test_another_tournament_of_the_same_file_name_in_a_later_month_is_rated(tmp_path):
-    """Undated games are keyed by file name, players, round and result: another tournament filed under the same
-    name with other pairings is no copy, and of a file whose games differ in part only the same games are copies.
+    """Undated games are keyed by file name, players and round: another tournament filed under the same name with
+    other pairings is no copy, and a file with the same pairings is a copy, a game with another result too (it was
+    rated twice when the result was part of the key): its detail names both results and where a correction goes.
     """
     from pipeline.validate.split import MonthValidator
 
@@ -753,8 +754,13 @@ def test_another_tournament_of_the_same_file_name_in_a_later_month_is_rated(tmp_
     february = validate("2024-02", read_month(store, "2024-02"))
     assert february.games.height == 4 and february.quarantine.is_empty()
     march = validate("2024-03", read_month(store, "2024-03"))
-    assert march.games.select("white_id", "black_id", "white_score").rows() == [(4003, 4004, 1.0)]
-    assert march.quarantine["reason"].to_list() == ["duplicate"] * 3
+    assert march.games.is_empty() and march.quarantine["reason"].to_list() == ["duplicate"] * 4
+    corrected = march.quarantine.filter(pl.col("detail").str.contains("where this record gives"))
+    assert corrected["detail"].to_list() == [
+        "same game as 2024-01 GER/2024-01/winter.trf:6, which gives 0-1 where this record gives 1-0: a result is "
+        "corrected by replacing the file in the tournament's own month folder (recalculation: forward then carries "
+        "the correction), not by sending it again"
+    ]
 
 
 def test_the_rows_of_a_table_file_naming_no_tournament_meet_the_calendar_each_by_its_own_day(tmp_path):
@@ -951,3 +957,168 @@ def test_a_failed_validations_sample_is_a_code_block_its_values_cannot_close() -
     # Fenced by more backticks than any run inside, so the value's ``` is text in the block, its image never fetched.
     assert sample.startswith("````\n") and sample.endswith("\n````") and sample.count("````") == 2
     assert "```![](x.png)" in sample
+
+
+# -- the same game twice within a month and across months (pipeline/validate/duplicates.py) ------------------------
+
+
+def _split_files(files: dict[str, str], month: str = MONTH) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(games, quarantine) of the files (key under raw/ -> text) as one month's dumps, without a registry."""
+    from pipeline.formats import read_dumps
+
+    dumps = [(text.encode(), key, key.split("/")[0]) for key, text in files.items()]
+    return split_games(
+        pl.concat(read_dumps(dumps, month)), read_players(ObjectStore("/nonexistent-store"), month), month
+    )
+
+
+def _trf_row(rank: int, player: int, *rounds: str) -> str:
+    """A TRF16 player line: rank, FIDE id `player`, and its round cells ('   2 w 1')."""
+    return f"001 {rank:>4}      {f'Player,{rank}':<33} 2000 GER {player:>11} 1990/01/01  0.0 {rank:>4}  " + "  ".join(
+        rounds
+    )
+
+
+def _with_round(pgn: str, round_tag: str | None, clock: str = "5400+30") -> str:
+    """tests.landing.pgn_game's text with another Round tag (None: none) and clock."""
+    text = pgn.replace('[Round "1"]\n', f'[Round "{round_tag}"]\n' if round_tag else "")
+    return text.replace('[TimeControl "5400+30"]', f'[TimeControl "{clock}"]')
+
+
+def test_a_resubmission_of_a_game_refused_for_its_stated_rating_is_the_game_rated():
+    """open.pgn states WhiteElo 21000 (rating_implausible) and open-resubmitted.pgn puts it right: the resubmission
+    was quarantined as a duplicate of the refused copy and the game was not rated at all. A copy points only to a
+    record that is rated; a refused copy after the rated one is still its duplicate.
+    """
+    from tests.landing import pgn_game
+
+    def game(elo: int) -> str:
+        return pgn_game("Open", "2024.01.13", 1001, 1002, "1-0", start="2024.01.13", elos=(elo, None))
+
+    games, quarantine = _split_files(
+        {"GER/2024-01/open.pgn": game(21000), "GER/2024-01/open-resubmitted.pgn": game(2100)}
+    )
+    assert games.select("source_file", "white_rating_used").rows() == [("GER/2024-01/open-resubmitted.pgn", 2100)]
+    assert quarantine.select("source_file", "reason").rows() == [("GER/2024-01/open.pgn", "rating_implausible")]
+    games, quarantine = _split_files({"GER/2024-01/a.pgn": game(2100), "GER/2024-01/b.pgn": game(21000)})
+    assert games["source_file"].to_list() == ["GER/2024-01/a.pgn"]
+    assert quarantine.select("source_file", "reason", "detail").rows() == [
+        ("GER/2024-01/b.pgn", "duplicate", "same game as GER/2024-01/a.pgn:1")
+    ]
+
+
+def test_an_undated_table_event_id_with_a_hash_is_compared_whole_across_months(tmp_path):
+    """'Spring Rapid #1' in January and 'Autumn Blitz #1' in February were compared by '1' (the text after the '#',
+    which is a PGN id's event name after its dump key only): February's game was quarantined as January's.
+    """
+    from pipeline.validate.split import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    header = "event_id,round,white_id,black_id,result\n"
+    store.write_text(header + "Spring Rapid #1,1,1001,1002,1-0\n", "raw/GER/2024-01/jan.csv")
+    store.write_text(header + "Autumn Blitz #1,1,1001,1002,1-0\n", "raw/GER/2024-02/feb.csv")
+    store.write_text(header + "Spring Rapid #1,1,1001,1002,1-0\n", "raw/GER/2024-03/mar.csv")
+    months = ["2024-01", "2024-02", "2024-03"]
+    validate = MonthValidator(store, months)
+    splits = {month: validate(month, read_month(store, month)) for month in months}
+    assert [splits[month].games.height for month in months] == [1, 1, 0]
+    assert splits["2024-03"].quarantine["detail"].to_list() == ["same game as 2024-01 GER/2024-01/jan.csv:2"]
+
+
+def test_the_games_of_one_pgn_that_differ_are_separate_games_and_identical_ones_copies():
+    """A knockout match's games 1.1 and 1.3 (both round 1, same colours, both drawn) and a four-game match without a
+    Round tag (colours alternating, all drawn) shared their duplicate key: games 1.3, 3 and 4 were quarantined. The
+    records differ (Round, Date), so they are separate games; a game written twice is a copy, and a TRF's round 1 is
+    still the same game as a PGN's '1.1'.
+    """
+    from tests.landing import pgn_game
+
+    ko = "".join(
+        _with_round(pgn_game("KO Cup", f"2024.01.1{i}", *pair, "1/2-1/2", start="2024.01.10"), f"1.{i}")
+        for i, pair in enumerate([(1001, 1002), (1002, 1001), (1001, 1002), (1002, 1001)], start=1)
+    )
+    match = "".join(
+        _with_round(pgn_game("Training match", f"2024.01.1{5 + i}", *pair, "1/2-1/2"), None)
+        for i, pair in enumerate([(1003, 1004), (1004, 1003)] * 2)
+    )
+    twice = pgn_game("Club", "2024.01.20", 1005, 1006, "1-0") * 2
+    games, quarantine = _split_files(
+        {"GER/2024-01/ko.pgn": ko, "GER/2024-01/match.pgn": match, "GER/2024-01/club.pgn": twice}
+    )
+    assert games.group_by("source_file").len().sort("source_file").rows() == [
+        ("GER/2024-01/club.pgn", 1),
+        ("GER/2024-01/ko.pgn", 4),
+        ("GER/2024-01/match.pgn", 4),
+    ]
+    assert quarantine.select("source_file", "reason", "detail").rows() == [
+        ("GER/2024-01/club.pgn", "duplicate", "same game as GER/2024-01/club.pgn:1")
+    ]
+    trf = (
+        "012 Cup\n042 2024/01/10\n132"
+        + " " * 88
+        + "24/01/10\n"
+        + _trf_row(1, 1001, "   2 w =")
+        + "\n"
+        + _trf_row(2, 1002, "   1 b =")
+        + "\n"
+    )
+    games, quarantine = _split_files(
+        {"GER/2024-01/cup.trf": trf, "GER/2024-01/cup.pgn": ko.split("\n\n[Event")[0] + "\n\n"}
+    )
+    assert games["source_file"].to_list() == ["GER/2024-01/cup.pgn"]
+    assert quarantine.select("source_file", "reason").rows() == [("GER/2024-01/cup.trf", "duplicate")]
+
+
+def test_a_game_sent_again_with_another_result_is_a_duplicate_naming_both_results(tmp_path):
+    """league-corrected.trf reverses league.trf's result: both were rated (each player 2 games, change 0), and a
+    January game sent again reversed in February's folder was rated again there. The result is no longer part of the
+    key; the list is, so that a rapid and a blitz event of one day with the same pairing stay two games. A table
+    file's rows of the same players with another result are still separate games.
+    """
+    from pipeline.validate.split import MonthValidator
+    from tests.landing import pgn_game
+
+    def trf(white: str, black: str) -> str:
+        return (
+            "012 League\n042 2024/01/06\n132"
+            + " " * 88
+            + "24/01/06\n"
+            + _trf_row(1, 1001, f"   2 w {white}")
+            + "\n"
+            + _trf_row(2, 1002, f"   1 b {black}")
+            + "\n"
+        )
+
+    games, quarantine = _split_files(
+        {"GER/2024-01/league.trf": trf("1", "0"), "GER/2024-01/league-corrected.trf": trf("0", "1")}
+    )
+    assert games.select("source_file", "white_score").rows() == [("GER/2024-01/league.trf", 1.0)]
+    assert quarantine.select("source_file", "reason", "detail").rows() == [
+        (
+            "GER/2024-01/league-corrected.trf",
+            "duplicate",
+            "same game as GER/2024-01/league.trf:4, which gives 1-0 where this record gives 0-1: a result is corrected "
+            "by replacing the file in the tournament's own month folder (recalculation: forward then carries the "
+            "correction), not by sending it again",
+        )
+    ]
+    rapid = _with_round(pgn_game("Rapid Open", "2024.01.13", 1001, 1002, "1-0"), "1", clock="900+10")
+    blitz = _with_round(pgn_game("Blitz Open", "2024.01.13", 1001, 1002, "1-0"), "1", clock="180+2")
+    games, quarantine = _split_files({"GER/2024-01/rapid.pgn": rapid, "GER/2024-01/blitz.pgn": blitz})
+    assert sorted(games["time_control"].to_list()) == ["blitz", "rapid"] and quarantine.is_empty()
+    rows = "white_id,black_id,result\n1001,1002,1-0\n1001,1002,0-1\n1001,1002,1-0\n"
+    games, quarantine = _split_files({"GER/2024-01/club.csv": rows})
+    assert games["white_score"].to_list() == [1.0, 0.0] and quarantine["reason"].to_list() == ["duplicate"]
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text(pgn_game("Open", "2024.01.20", 1003, 1004, "1-0"), "raw/GER/2024-01/open.pgn")
+    store.write_text(pgn_game("Open", "2024.01.20", 1003, 1004, "0-1"), "raw/GER/2024-02/open-corrected.pgn")
+    validate = MonthValidator(store, ["2024-01", "2024-02"])
+    assert validate("2024-01", read_month(store, "2024-01")).games.height == 1
+    february = validate("2024-02", read_month(store, "2024-02"))
+    assert february.games.is_empty()
+    assert february.quarantine["detail"].to_list() == [
+        "same game as 2024-01 GER/2024-01/open.pgn:1, which gives 1-0 where this record gives 0-1: a result is "
+        "corrected by replacing the file in the tournament's own month folder (recalculation: forward then carries "
+        "the correction), not by sending it again"
+    ]

@@ -6,16 +6,29 @@ import polars as pl
 
 # Files whose rows are games: a file without rounds can still show which of its repeated rows are separate games.
 from pipeline.formats import TABLE_FORMATS
+from pipeline.rules.model import LIST_CLASSES
 from schemas.games import RESULTS
 
-# The same game reported twice: a tournament file submitted again, or the same game in two dumps. _occurrence tells
-# apart the games of one pairing that a CSV or Parquet file shows to be separate (with_occurrences).
-DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result", "_occurrence"]
+# The same game reported twice: a tournament file submitted again, or the same game in two dumps. The result is not
+# part of it: a copy that gives another result is the same game, misreported once (with_first_copies names both).
+# _list keeps a rapid and a blitz event of one day apart; _occurrence tells apart the games of one pairing that a file
+# shows to be separate (with_occurrences).
+DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "_list", "_occurrence"]
 # The end of a copy's quarantine detail when the copy is a row of the same table file without a round (the per-file
 # warning, pipeline.validate.month_figures.file_warnings, finds them by it).
 UNTOLD_COPY = "cannot be told from a copy"
 
-GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "white_score"]
+GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "list"]
+# The list a game is rated in, by its time-control class (LIST_CLASSES read backwards): classical, modern and a game
+# without a class (rated as classical: pipeline.engine.period.normalize_games) are the standard list's.
+_LIST_OF_CLASS = {time_control: list_type for list_type, time_control in LIST_CLASSES.items()}
+# A stored game's result, as a copy's detail names it.
+_RESULT_OF_SCORE = {score: result for result, score in RESULTS.items()}
+
+
+def list_of(time_control: pl.Expr) -> pl.Expr:
+    """The FIDE list a game of class `time_control` is rated in: 'standard', 'rapid' or 'blitz'."""
+    return time_control.replace_strict(_LIST_OF_CLASS, default="standard", return_dtype=pl.Utf8)
 
 
 def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
@@ -27,19 +40,29 @@ def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
     undated = date.is_null()
     # Event ids are '<dump key>#<event name>' when the dump names its events (PGN): the name is what two months share.
     # Otherwise (a TRF, a table file without event_id) the id is the dump's key '<FED>/<YYYY-MM>/<name>': its name
-    # within the month folder is. The federation goes with the folder, as it goes with a PGN's dump key.
-    named = event.str.replace(r"^(?:[^/]*/\d{4}-\d{2}/)?(?:[^#]*#)?", "")
+    # within the month folder is. The federation goes with the folder, as it goes with a PGN's dump key. An id without
+    # that prefix is a table's own event_id, kept whole: a '#' in it is part of its name ('Spring Rapid #1').
+    named = event.str.replace(r"^[^/]*/\d{4}-\d{2}/(?:[^#]*#)?", "")
     return [pl.when(~undated).then(day).alias("event_start"), pl.when(undated).then(named).alias("event_id")]
 
 
 def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """What identifies each validated game across months (for split_month's seen_keys), with where it was reported:
-    the GAME_KEY columns (_key_columns: a dated game by its event's start, an undated one by its event) and month,
-    source_file and source_line. One row per game, dated games first; the text naming a game is made only for the
-    few found again (with_earlier_reports), not for every game kept.
+    the GAME_KEY columns (_key_columns: a dated game by its event's start, an undated one by its event; `list` from
+    its time_control), its white_score, and month, source_file and source_line. One row per game, dated games first;
+    the text naming a game is made only for the few found again (with_earlier_reports), not for every game kept.
     """
     lazy = games.lazy()
-    where = [*GAME_KEY[2:], "month", "source_file", "source_line"]
+    where: list[str | pl.Expr] = [
+        "white_id",
+        "black_id",
+        "round",
+        list_of(pl.col("time_control")).alias("list"),
+        "white_score",
+        "month",
+        "source_file",
+        "source_line",
+    ]
     dated = lazy.filter(pl.col("date").is_not_null()).select(
         "event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where
     )
@@ -49,11 +72,30 @@ def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return pl.concat([dated, undated]).collect()
 
 
+# A game sent again with another result is still the game rated: one of the two results is wrong, and a copy does not
+# say which. README ("Rating your own federation's files"): a corrected file replaces the one in the tournament's own
+# month folder, and `recalculation: forward` carries the correction into the next list.
+def other_result_note(rated: pl.Expr, given: pl.Expr) -> pl.Expr:
+    """Where a copy gives another result than the game rated (`rated`: its result, 1-0, 0-1 or 1/2-1/2), why it is
+    not rated and where the correction goes; null when the two agree.
+    """
+    return pl.when(rated != given).then(
+        pl.format(
+            ", which gives {} where this record gives {}: a result is corrected by replacing the file in the "
+            "tournament's own month folder (recalculation: forward then carries the correction), not by sending it "
+            "again",
+            rated,
+            given,
+        )
+    )
+
+
 def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, candidates: pl.Expr) -> pl.DataFrame:
     """_seen_before: where an earlier month already reported this game ('<month> <file>:<line>', the earliest), null
-    when none did. Only the `candidates` are looked up (the records that can be a game sent again).
+    when none did; _seen_note: other_result_note when that game's result is another. Only the `candidates` are looked
+    up (the records that can be a game sent again).
     """
-    none = pl.lit(None, dtype=pl.Utf8).alias("_seen_before")
+    none = [pl.lit(None, dtype=pl.Utf8).alias("_seen_before"), pl.lit(None, dtype=pl.Utf8).alias("_seen_note")]
     if seen_keys is None or seen_keys.is_empty():
         return frame.with_columns(none)
     keys = frame.filter(candidates.fill_null(False)).select(
@@ -62,7 +104,8 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, ca
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
         pl.col("round").cast(pl.Int32),
-        pl.col("result").replace_strict(RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
+        pl.col("_list").alias("list"),
+        pl.col("result").alias("_result"),
     )
     if keys.is_empty():
         return frame.with_columns(none)
@@ -74,7 +117,8 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, ca
         pl.col("white_id").cast(pl.Int64),
         pl.col("black_id").cast(pl.Int64),
         pl.col("round").cast(pl.Int32),
-        pl.col("white_score").cast(pl.Float64),
+        pl.col("list").cast(pl.Utf8),
+        pl.col("white_score").replace_strict(_RESULT_OF_SCORE, default=None, return_dtype=pl.Utf8).alias("_rated"),
         "month",
         "source_file",
         "source_line",
@@ -83,7 +127,11 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, ca
         keys.join(seen, on=GAME_KEY, how="inner", nulls_equal=True)
         .sort("month", "source_file", "source_line")
         .unique("record_id", keep="first")
-        .select("record_id", pl.format("{} {}:{}", "month", "source_file", "source_line").alias("_seen_before"))
+        .select(
+            "record_id",
+            pl.format("{} {}:{}", "month", "source_file", "source_line").alias("_seen_before"),
+            other_result_note(pl.col("_rated"), pl.col("_result")).alias("_seen_note"),
+        )
     )
     if found.is_empty():
         return frame.with_columns(none)
@@ -91,25 +139,27 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, ca
 
 
 def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
-    """_occurrence: which game of its pairing a record is, among the records of a CSV or Parquet file that give no
-    round (0 for every other record, and for the first such game).
+    """_occurrence: which game of its pairing a record is, among the records of one file that share a DUPLICATE_KEY
+    (0 for every other record, and for the first such game).
 
-    A row of a table file is one game, but without a round two games of the same players with the
-    same result in the same month (and on the same day, when dated) have the same DUPLICATE_KEY. The
-    file's own structure tells them apart:
-    - rows that differ anywhere (blanks and quotes aside), e.g. in a game number or row id column such
-      as Kaggle's STID, or in a column the pipeline does not read, are separate games;
-    - identical rows are separate games when the two players meet with both colours in the file (a
-      match or a double round robin, colours alternating);
-    - other identical rows are copies: the later ones keep the first's occurrence, and so are
+    A record of a table file or a PGN is one game, but two games of the same players in the same month (on the
+    same day, when dated) can share a DUPLICATE_KEY: a table file gives no round, a PGN's sub-rounds ('1.1',
+    '1.3': round 1) or a missing Round tag do not tell a match's games apart. The file itself does:
+    - records that differ anywhere (blanks and quotes aside), e.g. in a game number or row id column such
+      as Kaggle's STID, a column the pipeline does not read, or a PGN tag (Date, Round), are separate games;
+    - identical rows of a table file are separate games when the two players meet with both colours in the
+      file (a match or a double round robin, colours alternating);
+    - other identical records are copies: the later ones keep the first's occurrence, and so are
       quarantined as its duplicates (with_first_copies says why: no round or date to tell them apart).
-    A copy of the whole file in another dump numbers its games alike, so its rows are duplicates of
-    this file's. Only records that passed every earlier check count, in the frame's (file) order.
+    A copy of the whole file in another dump numbers its games alike, so its records are duplicates of
+    this file's. A TRF holds a pairing of a round once, and a table row with a round is told by it: both keep 0.
+    Only records that passed every earlier check count, in the frame's (file) order.
     """
+    table = pl.col("format").is_in(TABLE_FORMATS)
     untold = (
         pl.col("_reason").is_null()
-        & pl.col("format").is_in(TABLE_FORMATS)
-        & pl.col("round").is_null()
+        & (pl.col("format") != "trf")
+        & (pl.col("round").is_null() | ~table)
         & pl.col("_white").is_not_null()
         & pl.col("_black").is_not_null()
     )
@@ -117,51 +167,56 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
     # Blanks around fields and quotes do not make a row another game.
     text = pl.col("raw_text").str.replace_all(r'[\s"]', "")
     players = [pl.min_horizontal("_white", "_black"), pl.max_horizontal("_white", "_black")]
-    both_colours = pl.col("_white").n_unique().over(pl.col("source_file"), *players, pl.col("_untold")) > 1
-    first_of_text = pl.col("_index").min().over(*pairing, text, pl.col("_untold"))
+    both_colours = pl.col("_white").n_unique().over(pl.col("source_file"), *players) > 1
+    first_of_text = pl.col("_index").min().over(*pairing, text)
     occurrence = (
-        pl.when(~pl.col("_untold"))
-        .then(0)
-        .when(both_colours)
-        .then(pl.int_range(pl.len()).over(*pairing, pl.col("_untold")))
-        .otherwise(first_of_text.rank("dense").over(*pairing, pl.col("_untold")) - 1)
+        pl.when(pl.col("_table") & both_colours)
+        .then(pl.int_range(pl.len()).over(*pairing))
+        .otherwise(first_of_text.rank("dense").over(*pairing) - 1)
     )
-    # Every window is within _untold's value, so the rows where it is false (0) are left out: the others, usually none,
-    # are computed alone, not the month's raw text (a fide-scale month's 35 MB) rewritten and grouped for nothing.
+    # Only the records that may share a key within their file are windowed: a table file's rows without a round (usually
+    # none) and the PGN records whose key repeats in their file, not the month's raw text (a fide-scale month's 35 MB)
+    # rewritten and grouped for nothing. A table file's rows are all kept, as both_colours reads the whole file.
     rows = (
         frame.select(
             pl.int_range(pl.len()).alias("_index"),
             untold.alias("_untold"),
+            table.alias("_table"),
             "source_file",
             "raw_text",
             *[c for c in DUPLICATE_KEY if c != "_occurrence"],
         )
         .filter(pl.col("_untold").fill_null(True))
+        .filter(pl.col("_table") | (pl.len().over(*pairing) > 1))
         .select("_index", occurrence.cast(pl.UInt32).alias("_occurrence"))
     )
     occurrences = pl.repeat(0, frame.height, dtype=pl.UInt32, eager=True).alias("_occurrence")
     return frame.with_columns(occurrences.scatter(rows["_index"], rows["_occurrence"]) if rows.height else occurrences)
 
 
-def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
+def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
     """_first_copy: for a later copy of a game in this month, where its first copy is ('<file>:<line>'); else null.
-    _copy_note: for a copy that repeats a row of its own table file without a round, why it is taken for a copy.
+    _copy_note: for a copy that repeats a row of its own table file without a round, why it is taken for a copy; for
+    a copy giving another result than its first, other_result_note.
 
-    Only records that passed every earlier check compete for "first copy", in the frame's order.
+    Only records that passed every earlier check compete for "first copy", in the frame's order, and of them only the
+    ones no later check refuses (`refused`, e.g. an implausible stated rating): a copy points to a game that is rated.
+    A refused record before that first copy keeps its own reason; one after it is a copy.
     Copies are rare, so the text is built for their keys only, not for every record of the month.
     """
     frame = with_occurrences(frame)
     candidate = pl.col("_reason").is_null()
-    later = candidate & ~pl.struct(*DUPLICATE_KEY).is_first_distinct().over(candidate)
-    frame = frame.with_columns(later.alias("_later_copy"))
-    copied = frame.filter(pl.col("_later_copy")).select(DUPLICATE_KEY).unique()
-    firsts = (
-        frame.select(*DUPLICATE_KEY, "source_file", "source_line", "_reason", "_later_copy")
-        .filter(candidate & ~pl.col("_later_copy"))
-        .join(copied, on=DUPLICATE_KEY, how="semi", nulls_equal=True)
-        .select(*DUPLICATE_KEY, pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"))
+    frame = frame.with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_index"))
+    first = pl.when(candidate & ~refused.fill_null(False)).then(pl.col("_index")).min().over(DUPLICATE_KEY)
+    later = candidate & (pl.col("_index") > pl.col("_first")).fill_null(False)
+    frame = frame.with_columns(first.alias("_first")).with_columns(later.alias("_later_copy"))
+    copied = frame.filter(pl.col("_later_copy"))["_first"].unique()
+    firsts = frame.filter(pl.col("_index").is_in(copied.implode())).select(
+        pl.col("_index").alias("_first"),
+        pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"),
+        pl.col("source_file").alias("_first_file"),
+        pl.col("result").alias("_first_result"),
     )
-    firsts = firsts.with_columns(pl.col("_first_copy").str.replace(r":\d+$", "").alias("_first_file"))
     same_file = pl.col("_first_file") == pl.col("source_file")
     no_round = pl.col("format").is_in(TABLE_FORMATS) & pl.col("round").is_null()
     note = (
@@ -180,12 +235,22 @@ def with_first_copies(frame: pl.DataFrame) -> pl.DataFrame:
         )
     )
     return (
-        frame.join(firsts, on=DUPLICATE_KEY, how="left", nulls_equal=True, maintain_order="left")
+        frame.join(firsts, on="_first", how="left", maintain_order="left")
         .with_columns(
             pl.when(pl.col("_later_copy")).then(pl.col("_first_copy")).alias("_first_copy"),
-            pl.when(pl.col("_later_copy") & same_file & no_round).then(note).alias("_copy_note"),
+            pl.when(pl.col("_later_copy"))
+            .then(
+                pl.concat_str(
+                    [
+                        pl.when(same_file & no_round).then(note),
+                        other_result_note(pl.col("_first_result"), pl.col("result")),
+                    ],
+                    ignore_nulls=True,
+                )
+            )
+            .alias("_copy_note"),
         )
-        .drop("_later_copy", "_first_file", "_occurrence")
+        .drop("_later_copy", "_first_file", "_occurrence", "_index", "_first", "_first_result")
     )
 
 
