@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import io
 import re
-from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -288,20 +287,3 @@ def test_kaggle_2011_month_85_is_rated_whole(tmp_path: Path):
     dumps = [(sink.getvalue().encode(), "KAG/2006-01/followup.csv", "KAG")]
     result = split_month(pl.concat(read_dumps(dumps, "2006-01")), empty_frame(Players), "2006-01")
     assert (result.games.height, result.quarantine.height) == (2_673, 0)
-
-
-def test_an_event_without_event_start_starts_with_its_earliest_game_in_the_file():
-    """A CSV giving event_id but no event_start started each row's event on the row's own day: a TRF of the same
-    tournament was caught as a copy in round 1 only (rated twice from round 2 on), and one event had two starts.
-    """
-    rows = "event_id,date,round,white_id,black_id,result\n"
-    rows += "Cup,2024-01-07,2,1002,1001,1/2-1/2\nCup,2024-01-06,1,1001,1002,1-0\n"
-    player = "001 {0:>4}      Player,{0:<26} 2000 GER {1:>11} 1990/01/01  1.0 {0:>4}  {2}\n"
-    trf = "012 Cup\n042 2024/01/06\n132" + " " * 88 + "24/01/06  24/01/07\n"
-    trf += player.format(1, 1001, "   2 w 1     2 b =") + player.format(2, 1002, "   1 b 0     1 w =")
-    games, quarantine = split({"cup.csv": rows, "cup.trf": trf})
-    assert games.select("source_file", "event_start").unique().rows() == [("GER/2024-01/cup.csv", date(2024, 1, 6))]
-    assert (
-        games.height == 2
-        and quarantine.select("source_file", "reason").rows() == [("GER/2024-01/cup.trf", "duplicate")] * 2
-    )

@@ -744,12 +744,7 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
         pl.col("event_id").fill_null(pl.col("_event_key")).alias("event_id"),
         # A month alone is the month the game was played: its first day is the event's start, the day the rating
         # period is known by (a game of another month than its folder's is quarantined as date_outside_month).
-        # Else a row naming its event started with the event's earliest game in the file, as a PGN event without
-        # EventDate does (pipeline.formats.pgn): one start for the event, not each row's own day, so that a copy of
-        # it in another dump is known in every round. A row naming no event is a game of its own (split_month).
-        pl.coalesce(
-            event_start, month, pl.when(pl.col("event_id").is_not_null()).then(date.min().over("file", "event_id"))
-        ).alias("event_start"),
+        pl.coalesce(event_start, month).alias("event_start"),
         date.alias("date"),
         pl.col("_round").alias("round"),
         pl.col("_white_id").alias("white_id"),
