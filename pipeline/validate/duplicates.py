@@ -6,29 +6,16 @@ import polars as pl
 
 # Files whose rows are games: a file without rounds can still show which of its repeated rows are separate games.
 from pipeline.formats import TABLE_FORMATS
-from pipeline.rules.model import LIST_CLASSES
 from schemas.games import RESULTS
 
-# The same game reported twice: a tournament file submitted again, or the same game in two dumps. The result is not
-# part of it: a copy that gives another result is the same game, misreported once (with_first_copies names both).
-# _list keeps a rapid and a blitz event of one day apart; _occurrence tells apart the games of one pairing that a file
-# shows to be separate (with_occurrences).
-DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "_list", "_occurrence"]
+# The same game reported twice: a tournament file submitted again, or the same game in two dumps. _occurrence tells
+# apart the games of one pairing that a file shows to be separate (with_occurrences).
+DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result", "_occurrence"]
 # The end of a copy's quarantine detail when the copy is a row of the same table file without a round (the per-file
 # warning, pipeline.validate.month_figures.file_warnings, finds them by it).
 UNTOLD_COPY = "cannot be told from a copy"
 
-GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "list"]
-# The list a game is rated in, by its time-control class (LIST_CLASSES read backwards): classical, modern and a game
-# without a class (rated as classical: pipeline.engine.period.normalize_games) are the standard list's.
-_LIST_OF_CLASS = {time_control: list_type for list_type, time_control in LIST_CLASSES.items()}
-# A stored game's result, as a copy's detail names it.
-_RESULT_OF_SCORE = {score: result for result, score in RESULTS.items()}
-
-
-def list_of(time_control: pl.Expr) -> pl.Expr:
-    """The FIDE list a game of class `time_control` is rated in: 'standard', 'rapid' or 'blitz'."""
-    return time_control.replace_strict(_LIST_OF_CLASS, default="standard", return_dtype=pl.Utf8)
+GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "white_score"]
 
 
 def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
@@ -48,21 +35,12 @@ def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
 
 def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """What identifies each validated game across months (for split_month's seen_keys), with where it was reported:
-    the GAME_KEY columns (_key_columns: a dated game by its event's start, an undated one by its event; `list` from
-    its time_control), its white_score, and month, source_file and source_line. One row per game, dated games first;
-    the text naming a game is made only for the few found again (with_earlier_reports), not for every game kept.
+    the GAME_KEY columns (_key_columns: a dated game by its event's start, an undated one by its event) and month,
+    source_file and source_line. One row per game, dated games first; the text naming a game is made only for the
+    few found again (with_earlier_reports), not for every game kept.
     """
     lazy = games.lazy()
-    where: list[str | pl.Expr] = [
-        "white_id",
-        "black_id",
-        "round",
-        list_of(pl.col("time_control")).alias("list"),
-        "white_score",
-        "month",
-        "source_file",
-        "source_line",
-    ]
+    where = [*GAME_KEY[2:], "month", "source_file", "source_line"]
     dated = lazy.filter(pl.col("date").is_not_null()).select(
         "event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where
     )
@@ -72,30 +50,11 @@ def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return pl.concat([dated, undated]).collect()
 
 
-# A game sent again with another result is still the game rated: one of the two results is wrong, and a copy does not
-# say which. README ("Rating your own federation's files"): a corrected file replaces the one in the tournament's own
-# month folder, and `recalculation: forward` carries the correction into the next list.
-def other_result_note(rated: pl.Expr, given: pl.Expr) -> pl.Expr:
-    """Where a copy gives another result than the game rated (`rated`: its result, 1-0, 0-1 or 1/2-1/2), why it is
-    not rated and where the correction goes; null when the two agree.
-    """
-    return pl.when(rated != given).then(
-        pl.format(
-            ", which gives {} where this record gives {}: a result is corrected by replacing the file in the "
-            "tournament's own month folder (recalculation: forward then carries the correction), not by sending it "
-            "again",
-            rated,
-            given,
-        )
-    )
-
-
 def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, candidates: pl.Expr) -> pl.DataFrame:
     """_seen_before: where an earlier month already reported this game ('<month> <file>:<line>', the earliest), null
-    when none did; _seen_note: other_result_note when that game's result is another. Only the `candidates` are looked
-    up (the records that can be a game sent again).
+    when none did. Only the `candidates` are looked up (the records that can be a game sent again).
     """
-    none = [pl.lit(None, dtype=pl.Utf8).alias("_seen_before"), pl.lit(None, dtype=pl.Utf8).alias("_seen_note")]
+    none = pl.lit(None, dtype=pl.Utf8).alias("_seen_before")
     if seen_keys is None or seen_keys.is_empty():
         return frame.with_columns(none)
     keys = frame.filter(candidates.fill_null(False)).select(
@@ -104,8 +63,7 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, ca
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
         pl.col("round").cast(pl.Int32),
-        pl.col("_list").alias("list"),
-        pl.col("result").alias("_result"),
+        pl.col("result").replace_strict(RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
     )
     if keys.is_empty():
         return frame.with_columns(none)
@@ -117,8 +75,7 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, ca
         pl.col("white_id").cast(pl.Int64),
         pl.col("black_id").cast(pl.Int64),
         pl.col("round").cast(pl.Int32),
-        pl.col("list").cast(pl.Utf8),
-        pl.col("white_score").replace_strict(_RESULT_OF_SCORE, default=None, return_dtype=pl.Utf8).alias("_rated"),
+        pl.col("white_score").cast(pl.Float64),
         "month",
         "source_file",
         "source_line",
@@ -127,11 +84,7 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, ca
         keys.join(seen, on=GAME_KEY, how="inner", nulls_equal=True)
         .sort("month", "source_file", "source_line")
         .unique("record_id", keep="first")
-        .select(
-            "record_id",
-            pl.format("{} {}:{}", "month", "source_file", "source_line").alias("_seen_before"),
-            other_result_note(pl.col("_rated"), pl.col("_result")).alias("_seen_note"),
-        )
+        .select("record_id", pl.format("{} {}:{}", "month", "source_file", "source_line").alias("_seen_before"))
     )
     if found.is_empty():
         return frame.with_columns(none)
@@ -142,9 +95,9 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
     """_occurrence: which game of its pairing a record is, among the records of one file that share a DUPLICATE_KEY
     (0 for every other record, and for the first such game).
 
-    A record of a table file or a PGN is one game, but two games of the same players in the same month (on the
-    same day, when dated) can share a DUPLICATE_KEY: a table file gives no round, a PGN's sub-rounds ('1.1',
-    '1.3': round 1) or a missing Round tag do not tell a match's games apart. The file itself does:
+    A record of a table file or a PGN is one game, but two games of the same players with the same result in the
+    same month (on the same day, when dated) can share a DUPLICATE_KEY: a table file gives no round, a PGN's
+    sub-rounds ('1.1', '1.3': round 1) or a missing Round tag do not tell a match's games apart. The file itself does:
     - records that differ anywhere (blanks and quotes aside), e.g. in a game number or row id column such
       as Kaggle's STID, a column the pipeline does not read, or a PGN tag (Date, Round), are separate games;
     - identical rows of a table file are separate games when the two players meet with both colours in the
@@ -196,8 +149,7 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
 
 def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
     """_first_copy: for a later copy of a game in this month, where its first copy is ('<file>:<line>'); else null.
-    _copy_note: for a copy that repeats a row of its own table file without a round, why it is taken for a copy; for
-    a copy giving another result than its first, other_result_note.
+    _copy_note: for a copy that repeats a row of its own table file without a round, why it is taken for a copy.
 
     Only records that passed every earlier check compete for "first copy", in the frame's order, and of them only the
     ones no later check refuses (`refused`, e.g. an implausible stated rating): a copy points to a game that is rated.
@@ -215,7 +167,6 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
         pl.col("_index").alias("_first"),
         pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"),
         pl.col("source_file").alias("_first_file"),
-        pl.col("result").alias("_first_result"),
     )
     same_file = pl.col("_first_file") == pl.col("source_file")
     no_round = pl.col("format").is_in(TABLE_FORMATS) & pl.col("round").is_null()
@@ -238,19 +189,9 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
         frame.join(firsts, on="_first", how="left", maintain_order="left")
         .with_columns(
             pl.when(pl.col("_later_copy")).then(pl.col("_first_copy")).alias("_first_copy"),
-            pl.when(pl.col("_later_copy"))
-            .then(
-                pl.concat_str(
-                    [
-                        pl.when(same_file & no_round).then(note),
-                        other_result_note(pl.col("_first_result"), pl.col("result")),
-                    ],
-                    ignore_nulls=True,
-                )
-            )
-            .alias("_copy_note"),
+            pl.when(pl.col("_later_copy") & same_file & no_round).then(note).alias("_copy_note"),
         )
-        .drop("_later_copy", "_first_file", "_occurrence", "_index", "_first", "_first_result")
+        .drop("_later_copy", "_first_file", "_occurrence", "_index", "_first")
     )
 
 

@@ -29,7 +29,6 @@ from pipeline.store.object_store import ObjectStore
 from pipeline.validate.duplicates import (
     UNDATED_WINDOW_MONTHS,
     game_keys,
-    list_of,
     with_earlier_reports,
     with_first_copies,
 )
@@ -206,31 +205,12 @@ def split_month(
             pl.format("result {} is not 1-0, 0-1 or 1/2-1/2", _quoted_or_missing(pl.col("result"))),
         ),
         # Reported in an earlier month: a duplicate, even though its date is (usually) outside this month.
-        (
-            "duplicate",
-            pl.col("_seen_before").is_not_null(),
-            pl.concat_str(
-                [pl.format("same game as {}", pl.col("_seen_before")), pl.col("_seen_note")], ignore_nulls=True
-            ),
-        ),
+        ("duplicate", pl.col("_seen_before").is_not_null(), pl.format("same game as {}", pl.col("_seen_before"))),
         # Before the calendar: a clock FIDE does not rate is rated in no month, so filing the game elsewhere would not
         # help.
         ("time_control_not_ratable", pl.col("_too_fast").is_not_null(), pl.col("_too_fast")),
         *[(code, pl.col("_reported") == code, pl.col("_reported_detail")) for code in REPORTING_REASONS],
     ]
-    # The game's class (Games.time_control) is made before the duplicate checks, whose keys hold its list: a rapid and
-    # a blitz event of one day are two games even with the same pairing.
-    frame = frame.with_columns(
-        pl.when((pl.col("time_control") == "modern") & (pl.col("_clock_class") == "classical"))
-        .then(pl.lit("modern"))
-        .when(pl.col("_clock_class").is_not_null())
-        .then(pl.col("_clock_class"))
-        .when(pl.col("time_control").is_in(TIME_CONTROLS))
-        .then(pl.col("time_control"))
-        .otherwise(pl.lit(DEFAULT_TIME_CONTROL))
-        .alias("_class")
-    )
-    frame = frame.with_columns(list_of(pl.col("_class")).alias("_list"))
     # An earlier month's game sent again is undated (its month does not show it) or dated before this month: a late
     # report, or a tournament of two months sent whole again in its second (its first month's games were rated
     # there). A game of this month cannot have been rated in an earlier folder, where it was `future`.
@@ -268,7 +248,14 @@ def split_month(
             pl.col("_white").alias("white_id"),
             pl.col("_black").alias("black_id"),
             pl.col("result").replace_strict(RESULTS, return_dtype=pl.Float64).alias("white_score"),
-            pl.col("_class").alias("time_control"),
+            pl.when((pl.col("time_control") == "modern") & (pl.col("_clock_class") == "classical"))
+            .then(pl.lit("modern"))
+            .when(pl.col("_clock_class").is_not_null())
+            .then(pl.col("_clock_class"))
+            .when(pl.col("time_control").is_in(TIME_CONTROLS))
+            .then(pl.col("time_control"))
+            .otherwise(pl.lit(DEFAULT_TIME_CONTROL))
+            .alias("time_control"),
             pl.col("white_rating").alias("white_rating_used"),
             pl.col("black_rating").alias("black_rating_used"),
         ],
