@@ -1063,6 +1063,43 @@ def test_the_games_of_one_pgn_that_differ_are_separate_games_and_identical_ones_
     assert quarantine.select("source_file", "reason").rows() == [("GER/2024-01/cup.trf", "duplicate")]
 
 
+def test_a_pgn_game_whose_tags_repeat_an_earlier_one_without_a_round_says_why_it_is_a_copy():
+    """A four-game match on one day without a Round tag, games 1 and 3 with the same tags: game 3 was quarantined as
+    a duplicate with no word of why, and the month's per-file warning left the PGN out. Its detail and the warning
+    now say it cannot be told from a copy and which tag to add, as a table file's; colours alternating do not make
+    a PGN's identical records separate games (the both-colours rule is a table file's).
+    """
+    from pipeline.validate.month_figures import file_warnings
+    from tests.landing import pgn_game
+
+    def match(day: str) -> str:
+        games = [(1001, 1002, "1-0"), (1002, 1001, "1/2-1/2"), (1001, 1002, "1-0"), (1002, 1001, "0-1")]
+        return "".join(_with_round(pgn_game("Club match", day, *game), None) for game in games)
+
+    games, quarantine = _split_files({"GER/2024-01/match.pgn": match("2024.01.10")})
+    assert games.height == 3
+    assert quarantine.select("source_line", "reason", "detail").rows() == [
+        (
+            25,
+            "duplicate",
+            "same game as GER/2024-01/match.pgn:1: the file repeats this game's tags on the same day and gives no "
+            "round, so a second game of the same players cannot be told from a copy; add a Round tag to have such "
+            "games rated",
+        )
+    ]
+    assert file_warnings(quarantine) == [
+        "GER/2024-01/match.pgn: 1 game(s) repeat an earlier game's tags in the file and are quarantined as "
+        "duplicate: without a round a second game of the same players cannot be told from a copy; add a Round tag "
+        "to have them rated"
+    ]
+    _, quarantine = _split_files({"GER/2024-01/match.pgn": match("????.??.??")})
+    assert quarantine["detail"].str.ends_with("add a Round or Date tag to have such games rated").to_list() == [True]
+    assert file_warnings(quarantine)[0].endswith(
+        "without a round or date a second game of the same players cannot be told from a copy; add a Round or Date "
+        "tag to have them rated"
+    )
+
+
 def test_the_result_is_part_of_what_identifies_a_game_and_the_list_is_not():
     """Two export files of one day's games of the same two players without rounds (a: 1-0 then 0-1; b: the same 0-1
     then a draw) were matched by position when the result was out of the key: a's 0-1 taken for b's first game, and

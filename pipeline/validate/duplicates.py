@@ -11,9 +11,10 @@ from schemas.games import RESULTS
 # The same game reported twice: a tournament file submitted again, or the same game in two dumps. _occurrence tells
 # apart the games of one pairing that a file shows to be separate (with_occurrences).
 DUPLICATE_KEY = ["_event_start", "_white", "_black", "round", "result", "_occurrence"]
-# The end of a copy's quarantine detail when the copy is a row of the same table file without a round (the per-file
-# warning, pipeline.validate.month_figures.file_warnings, finds them by it).
+# The end of a copy's quarantine detail when the copy is a record of the same table file or PGN without a round (the
+# per-file warning, pipeline.validate.month_figures.file_warnings, finds them by it, and a PGN's by its advice's end).
 UNTOLD_COPY = "cannot be told from a copy"
+UNTOLD_PGN_ADVICE = "tag to have such games rated"
 
 GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "white_score"]
 
@@ -149,7 +150,8 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
 
 def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
     """_first_copy: for a later copy of a game in this month, where its first copy is ('<file>:<line>'); else null.
-    _copy_note: for a copy that repeats a row of its own table file without a round, why it is taken for a copy.
+    _copy_note: for a copy that repeats a record of its own table file or PGN without a round, why it is taken for a
+    copy (a PGN's record is its tag section, so a game whose tags repeat an earlier one's is its copy).
 
     Only records that passed every earlier check compete for "first copy", in the frame's order, and of them only the
     ones no later check refuses (`refused`, e.g. an implausible stated rating): a copy points to a game that is rated.
@@ -169,9 +171,24 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
         pl.col("source_file").alias("_first_file"),
     )
     same_file = pl.col("_first_file") == pl.col("source_file")
-    no_round = pl.col("format").is_in(TABLE_FORMATS) & pl.col("round").is_null()
+    pgn = pl.col("format") == "pgn"
+    no_round = (pl.col("format").is_in(TABLE_FORMATS) | pgn) & pl.col("round").is_null()
     note = (
-        pl.when(pl.col("date").is_null())
+        pl.when(pgn & pl.col("date").is_null())
+        .then(
+            pl.lit(
+                f": the file repeats this game's tags and gives no round or date, so a second game of the same players "
+                f"{UNTOLD_COPY}; add a Round or Date {UNTOLD_PGN_ADVICE}"
+            )
+        )
+        .when(pgn)
+        .then(
+            pl.lit(
+                f": the file repeats this game's tags on the same day and gives no round, so a second game of the same "
+                f"players {UNTOLD_COPY}; add a Round {UNTOLD_PGN_ADVICE}"
+            )
+        )
+        .when(pl.col("date").is_null())
         .then(
             pl.lit(
                 f": the file repeats this row and gives no round or date, so a second game of the same players "

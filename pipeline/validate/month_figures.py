@@ -12,7 +12,7 @@ from pipeline.formats import event_named_by_row
 from pipeline.ingest.landing import MISPLACED, NOT_A_FILE
 from pipeline.rules.calendar import reported_late
 from pipeline.text import escape_text
-from pipeline.validate.duplicates import UNTOLD_COPY
+from pipeline.validate.duplicates import UNTOLD_COPY, UNTOLD_PGN_ADVICE
 
 # Above this share of a month's records in quarantine, the month's report carries a warning.
 QUARANTINE_WARNING_SHARE = 0.5
@@ -68,23 +68,31 @@ def quarantine_figures(raw_records: int, quarantine: pl.DataFrame) -> Quarantine
 
 
 def file_warnings(quarantine: pl.DataFrame) -> list[str]:
-    """One warning per CSV or Parquet file, by name, whose identical rows without a round were taken for copies and
-    quarantined as duplicates (pipeline.validate.duplicates.with_occurrences): adding a round or date column fixes
-    all of them at once.
+    """One warning per CSV, Parquet or PGN file, by name, whose identical records without a round (a PGN's: its
+    games' tag sections) were taken for copies and quarantined as duplicates
+    (pipeline.validate.duplicates.with_occurrences): adding a round or date column (a PGN's tag) fixes them all.
     """
     if "detail" not in quarantine.columns:
         return []
     copies = (
         quarantine.filter((pl.col("reason") == "duplicate") & pl.col("detail").str.contains(UNTOLD_COPY, literal=True))
         .group_by("source_file")
-        .agg(pl.len().alias("rows"), pl.col("detail").str.contains("no round or date", literal=True).any())
+        .agg(
+            pl.len().alias("rows"),
+            pl.col("detail").str.contains("no round or date", literal=True).any(),
+            pl.col("detail").str.ends_with(UNTOLD_PGN_ADVICE).any().alias("pgn"),
+        )
         .sort("source_file")
     )
     return [
-        f"{file}: {rows:,} row(s) repeat an earlier row of the file and are quarantined as duplicate: without a "
+        f"{file}: {rows:,} game(s) repeat an earlier game's tags in the file and are quarantined as duplicate: "
+        f"without a round{' or date' if undated else ''} a second game of the same players {UNTOLD_COPY}; add a "
+        f"Round{' or Date' if undated else ''} tag to have them rated"
+        if pgn
+        else f"{file}: {rows:,} row(s) repeat an earlier row of the file and are quarantined as duplicate: without a "
         f"round{' or date' if undated else ''} a second game of the same players {UNTOLD_COPY}; add a round (or "
         f"game number){' or date' if undated else ''} column to have them rated"
-        for file, rows, undated in copies.iter_rows()
+        for file, rows, undated, pgn in copies.iter_rows()
     ]
 
 
