@@ -134,6 +134,14 @@ def test_ratings_list_says_what_is_missing(published_last: tuple, capsys: pytest
     assert "actual has no stored list of 2023-05" in err and f"{TINY_START}..{TINY_END}" in err
     # `ratings run` refuses a month before the store's first: the message says so rather than advise running it.
     assert f"it is before the store's first month {TINY_START}" in err and "ratings run" not in err
+    # An early month folder holding no dump is no month of the store's for `ratings run`, nor for the hint.
+    empty = next(folder for folder in sorted((root / "raw").iterdir()) if folder.name != "players") / "2023-02"
+    empty.mkdir()
+    try:
+        assert commands.main(["list", "--store", str(root), "--month", "2023-05"]) == 1
+        assert f"it is before the store's first month {TINY_START}" in capsys.readouterr().err
+    finally:
+        empty.rmdir()
     assert commands.main(["list", "--store", str(root), "--month", "2030-01"]) == 1
     assert "rate it first (`ratings run --store" in capsys.readouterr().err
     # Defaults: actual, its latest month, CSV to standard output.

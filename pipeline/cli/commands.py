@@ -11,7 +11,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -36,9 +35,6 @@ from pipeline.rules.model import (
 )
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.text import escape_lines, escape_text, shell_word
-
-if TYPE_CHECKING:
-    from pipeline.store.object_store import ObjectStore
 
 DEBUG_ENV = "RATINGS_DEBUG"
 
@@ -408,8 +404,13 @@ def command_list(args: argparse.Namespace) -> int:
     month = args.month or lists[scenario][-1]
     if month not in lists[scenario]:
         held = lists[scenario]
-        start = store_first_month(store)
-        # `ratings run` refuses a month before the store's first (its chains start there): no advice to run it.
+        from pipeline.ingest.landing import inventory, months_held
+        from pipeline.operations.run_plan import store_first_month
+
+        # `ratings run` refuses a month before the store's first (its chains start there): no advice to run it. Its
+        # own reading, so that a month folder holding no dump (which it passes over) moves neither.
+        first = store_first_month(months_held(inventory(store)))
+        start = first[0] if first is not None else None
         advice = (
             f"it is before the store's first month {start}, where every chain starts, so no list of it is rated"
             if start is not None and month < start
@@ -438,27 +439,6 @@ def command_list(args: argparse.Namespace) -> int:
                 raise
             raise BrokenPipeError(str(error)) from None
     return 0
-
-
-def store_first_month(store: ObjectStore) -> str | None:
-    """The month the store's chains start (RATINGS_FIRST_MONTH, else the landing zone's first month folder), as
-    `ratings run` reads it; None without either. One listing per federation folder, not of every dump.
-    """
-    from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
-    from pipeline.months import MONTH_PATTERN
-    from pipeline.settings import Settings
-
-    first = Settings.from_env().first_month
-    if first is not None:
-        return first
-    months = [
-        month
-        for federation in store.list_dirs(RAW)
-        if federation != REGISTRY_FOLDER
-        for month in store.list_dirs(RAW, federation)
-        if MONTH_PATTERN.match(month)
-    ]
-    return min(months, default=None)
 
 
 # -- history: a whole-history scenario's estimates as they stand after a month ------------------
