@@ -196,8 +196,10 @@ def file_performance(path: str, left_out: list[str] | None = None) -> pl.DataFra
 
 
 def _left_out_lines(quarantine: pl.DataFrame) -> list[str]:
-    """'line N: problem' for the quarantined records of a file but its unplayed games (which count for nobody), as
-    `ratings validate` words them: an unreadable record by its detail, another by its reason and detail.
+    """'line N: problem' for the quarantined records of a file but its unplayed games (which count for nobody), in
+    the wording of `ratings validate`'s problem lines: an unreadable record by its detail, another by its reason and
+    detail. Validate lists only the records a file's reader could not take (unreadable, or refused for a reason of
+    its own); these are every record left out, a duplicate or a result its movetext contradicts too.
     """
     dropped = quarantine.filter(pl.col("reason") != "unplayed").sort("source_line", "detail")
     shown = dropped.head(MAX_LEFT_OUT).select(
