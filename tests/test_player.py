@@ -492,3 +492,40 @@ def test_a_stray_or_corrupt_file_among_the_lists_is_named_or_skipped(tmp_path: P
         player_card.rating_history(store, 7, {"actual": ["2024-01", "2024-02"]})
     with pytest.raises(UnreadableTableError, match=r"actual/rating_list/2024-02\.parquet cannot be read"):
         stored_published_month(store, "actual", "2024-02")
+
+
+def test_a_store_that_fails_to_read_a_list_is_not_taken_for_a_file_to_move_out(tmp_path: Path) -> None:
+    """The file-by-file fallback caught every OSError: a store's read failure (a StorageReadError, an S3 network
+    error, EIO) was reported as '... cannot be read: move it out of the store', of a file that is whole. The store's
+    error is raised as it is.
+    """
+    import errno
+
+    from pipeline.formats.common import StorageReadError
+    from pipeline.store.object_store import StoreFault
+
+    store = ObjectStore(str(tmp_path))
+    for month in ("2024-01", "2024-02"):
+        store.write_parquet(
+            pl.DataFrame({"player_id": [7, 8], "rating": [2000, 2100]}), f"actual/rating_list/{month}.parquet"
+        )
+    store.is_local = False  # a store double: every table read through its read_parquet, one at a time
+    read = store.read_parquet
+    for error in (
+        StorageReadError("cannot read actual/rating_list/2024-02.parquet: connection reset by peer"),
+        StoreFault("object store unreachable: connection failed at s3://bucket/actual/rating_list/2024-02.parquet"),
+        OSError(errno.EIO, "Input/output error"),
+    ):
+
+        def failing(*parts: str, columns: list[str] | None = None, error: OSError = error) -> pl.DataFrame:
+            if parts[-1].endswith("2024-02.parquet"):
+                raise error
+            return read(*parts, columns=columns)
+
+        store.read_parquet = failing  # type: ignore[method-assign]
+        with pytest.raises(OSError) as raised:
+            player_card.rating_history(store, 7, {"actual": ["2024-01", "2024-02"]})
+        assert raised.value is error
+        with pytest.raises(OSError) as raised:
+            stored_published_month(store, "actual", "2024-02")
+        assert raised.value is error

@@ -31,7 +31,7 @@ from pipeline.publish.ranked_registry import (
 )
 from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.scenarios.model import Scenario
-from pipeline.store.monthly import stored_table_months, table_key, unreadable_table
+from pipeline.store.monthly import store_failed, stored_table_months, table_key, unreadable_table
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import shell_word
 from pipeline.validate.identity import LOCAL_ID_BASE
@@ -319,6 +319,8 @@ def stored_published_month(
     try:
         listed = read_published_list(partial(store.read_parquet, key))
     except (pl.exceptions.PolarsError, OSError) as error:  # Polars' message names no file
+        if store_failed(error):
+            raise
         raise unreadable_table(store, key, error) from None
     registry = published_registries(store, month)(month)
     return published_month(store, scenario_key, month, listed, registry, list_type)

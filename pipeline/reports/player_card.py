@@ -31,7 +31,7 @@ from pipeline.reports.page import frame_table_html, html_page, html_text
 from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
 from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
-from pipeline.store.monthly import stored_table_months, unreadable_table
+from pipeline.store.monthly import store_failed, stored_table_months, unreadable_table
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
 from pipeline.validate.identity import LOCAL_ID_BASE, name_key, players_named_in_dumps
@@ -166,17 +166,22 @@ def collect_tables(
     """
     try:
         return query(scan_tables(store, keys)).collect()
-    except UNREADABLE:
-        name_the_unreadable(store, keys, query)
+    except UNREADABLE as error:
+        if not store_failed(error):
+            name_the_unreadable(store, keys, query)
         raise
 
 
 def name_the_unreadable(store: ObjectStore, keys: Sequence[str], query: Callable[[pl.LazyFrame], pl.LazyFrame]) -> None:
-    """UnreadableTableError naming the first of `keys` whose `query` fails alone; nothing when each is read."""
+    """UnreadableTableError naming the first of `keys` whose `query` fails alone; nothing when each is read. A store
+    that fails meanwhile (store_failed) is no file's fault: its error is raised as it is.
+    """
     for key in keys:
         try:
             query(scan_tables(store, [key])).collect()
         except UNREADABLE as error:
+            if store_failed(error):
+                raise
             raise unreadable_table(store, key, error) from None
 
 
@@ -195,7 +200,9 @@ def rating_history(store: ObjectStore, player_id: int, months: Mapping[str, Sequ
     }
     try:
         return _rating_history(store, player_id, keys)
-    except UNREADABLE:
+    except UNREADABLE as error:
+        if store_failed(error):
+            raise
         name_the_unreadable(
             store, [k for of in keys.values() for k in of], lambda s: s.filter(pl.col("player_id") == player_id)
         )

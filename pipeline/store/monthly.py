@@ -9,8 +9,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pandera.polars as pa
 import polars as pl
 
+from pipeline.formats.common import StorageReadError
 from pipeline.months import MONTH_PATTERN
-from pipeline.store.object_store import ObjectStore, redact_url
+from pipeline.store.object_store import ObjectStore, fault_cause, redact_url
 from schemas.games import Games
 from schemas.util import empty_frame
 
@@ -39,6 +40,14 @@ def stored_table_months(store: ObjectStore, asset_path: Sequence[str]) -> list[s
 
 class UnreadableTableError(ValueError):
     """A stored table's file cannot be read (not Parquet, cut short); the message names it."""
+
+
+def store_failed(error: BaseException) -> bool:
+    """Whether reading a stored table failed for the store's sake (unreachable, an I/O error, denied: fault_cause; a
+    StorageReadError), not the file's: such an error is raised as it is, never unreadable_table's advice to move a
+    file that may well be whole out of the store.
+    """
+    return isinstance(error, StorageReadError) or fault_cause(error) is not None
 
 
 def unreadable_table(store: ObjectStore, key: str, error: Exception) -> UnreadableTableError:
