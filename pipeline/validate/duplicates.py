@@ -202,14 +202,15 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
             )
         )
     )
-    return (
-        frame.join(firsts, on="_first", how="left", maintain_order="left")
-        .with_columns(
-            pl.when(pl.col("_later_copy")).then(pl.col("_first_copy")).alias("_first_copy"),
-            pl.when(pl.col("_later_copy") & same_file & no_round).then(note).alias("_copy_note"),
-        )
-        .drop("_later_copy", "_first_file", "_occurrence", "_index", "_first")
+    frame = frame.join(firsts, on="_first", how="left", maintain_order="left").with_columns(
+        pl.when(pl.col("_later_copy")).then(pl.col("_first_copy")).alias("_first_copy")
     )
+    # The notes are made for the untold copies only (usually none), not chosen among four texts for every record.
+    notes = frame.filter(pl.col("_later_copy") & same_file & no_round).select("_index", note.alias("_copy_note"))
+    copy_note = pl.repeat(None, frame.height, dtype=pl.Utf8, eager=True).alias("_copy_note")
+    return frame.with_columns(
+        copy_note.scatter(notes["_index"], notes["_copy_note"]) if notes.height else copy_note
+    ).drop("_later_copy", "_first_file", "_occurrence", "_index", "_first")
 
 
 # How far back an undated game sent again counts as a duplicate (a dated one as long as its month's games can be
