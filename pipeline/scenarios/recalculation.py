@@ -606,7 +606,7 @@ def frozen_months(policy: str | int, stored: set[str], months: Sequence[str]) ->
 
 def list_month(scenario: Scenario, month: str) -> str:
     """The list whose period holds `month`: the first from `month` on that the scenario's rules publish."""
-    while not scenario.rules_for(month).publishes_list_after(month):
+    while not scenario.publishes_list_after(month):
         month = add_months(month, 1)
     return month
 
