@@ -233,7 +233,7 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
     changed = tmp_path / "changed.yaml"
     changed.write_text(
         SCENARIOS.replace("rules: fide-historical", "rules: fide-historical\n    recalculation: forward")
-        + "    set: {tau: 0.4}\n"
+        + "    set: {tau: 0.4}\n    recalculation: {window: 2}\n"
     )
     players = store / "raw" / "players" / "2024-02" / "players.csv"
     header, first, *rest = players.read_text().splitlines()
@@ -249,11 +249,17 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
         "WARNING: the stored lists of actual from 2024-01 and glicko2 from 2024-01 were made by another definition of "
         f"the scenario (or another version of the code) than this run's, and this run starts at 2024-05: bring them "
         f"in line with {where} 2024-01`",
-        "WARNING: actual (recalculation: forward): going on without 2024-02..2024-03 (2 months) makes the games their "
-        "files add, which would go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), "
-        "where those of tournaments that ended in 2024-02 are past their reporting window (not rated)",
+        # The registry changed alone adds no games: only the month whose dumps changed makes games wait.
+        "WARNING: actual (recalculation: forward): going on without 2024-03 makes the games its files add, which would "
+        "go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), where those of "
+        "tournaments that ended in 2024-02 are past their reporting window (not rated)",
+        # A rating system under a window is named too: asking it for a rule set lost every scenario's line.
+        "WARNING: glicko2 (recalculation: window 2): going on without 2024-03 makes the games its files add, which "
+        "would go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), where those of "
+        "tournaments that ended in 2024-02 are past their reporting window (not rated)",
     ):
         assert out.count(warning) == 2, (warning, out)  # in the plan and in the summary
+    assert "(could not" not in out, out
 
 
 def test_going_on_without_changed_months_names_the_list_the_games_miss_and_who_is_then_too_late(tmp_path: Path) -> None:
@@ -272,6 +278,13 @@ def test_going_on_without_changed_months_names_the_list_the_games_miss_and_who_i
     assert waiting_lines(store, forward, ["2024-05"], []) == []  # nothing changed
     full = {"actual": Scenario(name="actual", rules="fide-2014")}
     assert waiting_lines(store, full, ["2024-05"], ["2024-02"]) == []  # the run from 2024-02 re-rates them all
+    # A rating system lists every month: asked for a rule set, it raised RulesError ('rated by system ecf').
+    ecf_eng = Scenario(name="ecf_eng", system="ecf", restrict={"reported_by": "ENG"}, recalculation={"window": 2})
+    (line,) = waiting_lines(store, {"ecf_eng": ecf_eng}, ["2024-04", "2024-05"], ["2024-02"])
+    assert line.startswith(
+        "WARNING: ecf_eng (recalculation: window 2): going on without 2024-02 makes the games its files add, which "
+        "would go into this run's list of 2024-04, wait for a later list (2024-05 at the earliest), where "
+    )
 
 
 def _correct_one_result(store: Path, month: str) -> list[str]:

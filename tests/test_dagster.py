@@ -171,23 +171,30 @@ def test_monthly_partitions_are_yyyy_mm_with_inclusive_last_month() -> None:
         monthly_partitions("2024-1")
 
 
-def test_the_current_month_is_a_partition_of_the_runs_and_the_uis_definitions() -> None:
-    """A run over dumps of the current month failed in raw_games: Dagster left out a month whose window had not ended,
-    though the plan rated it. The clock is fixed at the last day of the last month, and at its first.
+def test_a_month_is_a_partition_only_once_it_has_ended(tmp_path: Path) -> None:
+    """A list is made after its month ends: a partition of the current month (or a later one) let the sensor and the
+    UI rate a month not yet over, and a run freeze its list under `forward`. The clock is fixed in the month, and
+    after it.
     """
-    from datetime import datetime
+    from datetime import UTC, datetime
 
+    from assets.automation import SENSOR_NAME
     from assets.definitions import build_defs
+    from pipeline.months import month_of
 
     months = ["2026-08", "2026-09", "2026-10", "2026-11"]
-    for now in (datetime(2026, 11, 30, 23), datetime(2026, 11, 1), datetime(2027, 3, 1)):
-        assert monthly_partitions("2026-08", "2026-11").get_partition_keys(current_time=now) == months, now
-    # The UI's code location and `ratings run` build the same definitions from the store's months.
-    job = build_defs("2026-08", "2026-11", scenarios=SCENARIOS).resolve_job_def("all_months")
-    assert job.partitions_def is not None
-    assert job.partitions_def.get_partition_keys(current_time=datetime(2026, 11, 30)) == months
-    # Open-ended (automation on), the range still ends with the last completed month: the schedule rates it.
-    assert monthly_partitions("2026-08").get_partition_keys(current_time=datetime(2026, 11, 30)) == months[:3]
+    for now in (datetime(2026, 11, 30, 23), datetime(2026, 11, 1)):
+        assert monthly_partitions("2026-08", "2027-03").get_partition_keys(current_time=now) == months[:3], now
+        assert monthly_partitions("2026-08").get_partition_keys(current_time=now) == months[:3], now
+    assert monthly_partitions("2026-08", "2026-11").get_partition_keys(current_time=datetime(2027, 3, 1)) == months
+    # The landing sensor, with a last month far ahead: its run ends with the last completed month (the real clock's).
+    this_month = month_of(datetime.now(UTC).date())
+    root = str(tmp_path / "store")
+    ObjectStore(root).write_text("white_id,black_id,result,date\n1001,1002,1-0\n", f"raw/GER/{this_month}/a.csv")
+    defs = build_defs(add_months(this_month, -2), "2099-12", root=root, scenarios=SCENARIOS)
+    context = dg.build_sensor_context(cursor=None, resources={"store": ObjectStoreResource(root=root)})
+    [request] = defs.resolve_sensor_def(SENSOR_NAME).evaluate_tick(context).run_requests or []
+    assert request.tags[RANGE_END_TAG] == add_months(this_month, -1)
 
 
 def test_settings_months_come_from_the_environment_else_from_the_landing_zone() -> None:

@@ -378,14 +378,89 @@ def test_a_reversed_range_names_the_bound_given_and_where_the_other_came_from() 
         months_to_rate(held, None, "2022-11", "store")
 
 
-def test_the_current_month_is_rated_and_a_later_to_is_refused() -> None:
+def test_a_month_is_rated_only_once_it_has_ended() -> None:
+    """The month in progress was rated with the dumps it held so far, and under `forward` its list stayed frozen: a
+    tournament reported in time later in the month went a list late. Today is fixed in 2026-11.
+    """
     from pipeline.operations.run_plan import StoreError, months_to_rate
 
-    held = ["2026-08", "2026-11"]
-    assert months_to_rate(held, None, "2026-11", "store", current="2026-11")[-1] == "2026-11"
-    assert months_to_rate(held, None, None, "store", current="2026-11")[-1] == "2026-11"
-    with pytest.raises(StoreError, match="^--to 2026-12 is after the current month 2026-11: no games of it can"):
-        months_to_rate(held, "2026-08", "2026-12", "store", current="2026-11")
+    held = ["2026-08", "2026-09", "2026-10", "2026-11"]
+    ended = ["2026-08", "2026-09", "2026-10"]
+    assert months_to_rate(held, None, None, "store", current="2026-11") == ended
+    assert months_to_rate(held, "2026-09", None, "store", current="2026-11") == ended[1:]
+    # A list of the month in progress stored by an earlier version is not continued into.
+    assert months_to_rate(held, "2026-09", None, "store", stored_last="2026-11", current="2026-11") == ended[1:]
+    not_ended = r"the list of {0} is made after the month ends \(the last month that may be rated is 2026-10\)$"
+    with pytest.raises(StoreError, match="^--to 2026-11 is the current month: " + not_ended.format("2026-11")):
+        months_to_rate(held, "2026-08", "2026-11", "store", current="2026-11")
+    with pytest.raises(
+        StoreError, match="^--to 2026-12 is after the current month 2026-11: " + not_ended.format("2026-12")
+    ):
+        months_to_rate(held, None, "2026-12", "store", current="2026-11")
+    with pytest.raises(StoreError, match="^--from 2026-11 is the current month: "):
+        months_to_rate(held, "2026-11", None, "store", current="2026-11")
+    with pytest.raises(StoreError, match="^store/raw holds dumps only of 2026-11, the current month: the list of"):
+        months_to_rate(["2026-11"], None, None, "store", current="2026-11")
+
+
+def test_the_plan_names_the_dumps_of_the_month_in_progress_as_waiting(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from pipeline.months import add_months, month_of
+    from pipeline.operations.run_plan import plan_run
+
+    this_month = month_of(datetime.now(UTC).date())
+    months = [add_months(this_month, k) for k in (-3, -2, -1, 0)]
+    for month in months:
+        (tmp_path / "raw" / "GER" / month).mkdir(parents=True)
+        (tmp_path / "raw" / "GER" / month / "games.csv").write_text("white_id,black_id,result\n1001,1002,1-0\n")
+    plan = plan_run(str(tmp_path), None, None, None)
+    assert list(plan.months) == months[:3] and plan.partition_range == (months[0], months[2])
+    assert (
+        f"not rated yet: 1 file(s) of {this_month}, the current month (GER/{this_month}/games.csv), wait for the "
+        "month's end: the first run after it rates them"
+    ) in plan.notes
+
+
+def test_a_default_from_moved_by_ratings_first_month_is_named_so(tmp_path: Path, monkeypatch) -> None:
+    """`--to 2024-02` before a RATINGS_FIRST_MONTH of 2024-03 said 2024-03 was the first month holding dumps."""
+    from pipeline.operations.run_plan import StoreError, plan_run
+
+    for month in ("2024-01", "2024-02", "2024-03", "2024-04"):
+        (tmp_path / "raw" / "GER" / month).mkdir(parents=True)
+        (tmp_path / "raw" / "GER" / month / "games.csv").write_text("white_id,black_id,result\n1001,1002,1-0\n")
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-03")
+    with pytest.raises(StoreError, match=r"^--to 2024-02 is before 2024-03, RATINGS_FIRST_MONTH \(where a run"):
+        plan_run(str(tmp_path), None, "2024-02", None)
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2023-12")
+    with pytest.raises(StoreError, match=r"^--to 2023-11 is before 2024-01, the first month holding dumps \("):
+        plan_run(str(tmp_path), None, "2023-11", None)
+
+
+def test_a_run_over_dumps_of_the_month_in_progress_rates_the_months_before_it(
+    tmp_path: Path, one_scenario: Path, capsys
+) -> None:
+    """The months before the current one are rated and its dumps wait (a run failed in raw_games, then rated it)."""
+    from datetime import UTC, datetime
+
+    from pipeline.months import add_months, month_of
+
+    this_month = month_of(datetime.now(UTC).date())
+    months = [add_months(this_month, k) for k in (-3, -2, -1, 0)]
+    store = tmp_path / "store"
+    for month in months:
+        (store / "raw" / "GER" / month).mkdir(parents=True)
+        (store / "raw" / "GER" / month / "games.csv").write_text(
+            f"event_id,date,round,white_id,black_id,result\ne,{month}-01,1,1001,1002,1-0\ne,{month}-01,2,1002,1001,1/2\n"
+        )
+    code, out, _ = run(store, one_scenario, tmp_path / "home", capsys)
+    assert code == 0, out
+    assert f"Run done: 3 months {months[0]}..{months[2]}" in out
+    assert f"not rated yet: 1 file(s) of {this_month}, the current month (GER/{this_month}/games.csv)" in out
+    stored = ObjectStore(str(store))
+    assert stored.exists(f"games/{months[2]}.parquet") and not stored.exists(f"games/{this_month}.parquet")
+    code, out, _ = run(store, one_scenario, tmp_path / "home", capsys, "--to", this_month)
+    assert code != 0 and f"--to {this_month} is the current month: the list of {this_month} is made after" in out + _
 
 
 def test_require_landing_zone_refuses_a_store_without_raw(tmp_path: Path) -> None:

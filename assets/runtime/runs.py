@@ -560,13 +560,16 @@ def _rate_planned(
             fingerprints, registry = versions.dumps, versions.registry_from(plan.chain_start)
             try:
                 changed_before, registry_before = landing_changed_before(instance, plan, fingerprints, registry)
-                changed = sorted({*changed_before, *registry_before})
-                waiting = waiting_lines(plan.store, plan.scenarios, plan.months, changed)
             except Exception as error:  # a warning's look-up: never the reason a run does not start
                 print(f"  (could not compare the earlier months' dumps: {type(error).__name__})", file=out, flush=True)
             if changed_before or registry_before:
                 line = changed_before_line(changed_before, where, plan.months[0], registry_before)
                 print(f"  {line}", file=out, flush=True)
+            try:
+                # A registry changed alone adds no games: only the months whose dumps changed make games wait.
+                waiting = waiting_lines(plan.store, plan.scenarios, plan.months, changed_before)
+            except Exception as error:  # a warning's look-up, as above
+                print(f"  (could not say which games wait: {type(error).__name__})", file=out, flush=True)
             for line in waiting:
                 print(f"  {line}", file=out, flush=True)
             try:

@@ -122,36 +122,39 @@ def months_to_rate(
     where: str,
     stored_last: str | None = None,
     current: str | None = None,
+    first_source: str = "the first month holding dumps",
 ) -> list[str]:
-    """The months of a run: --from..--to, --from defaulting to the first month holding dumps (`held`), --to to the
-    last month holding dumps or, when later, the last month with a stored list (`stored_last`): a run from M
-    re-rates the chain through its end.
+    """The months of a run: --from..--to, --from defaulting to the first month holding dumps (`held`; `first_source`
+    names where it comes from), --to to the last month holding dumps or, when later, the last month with a stored list
+    (`stored_last`): a run from M re-rates the chain through its end. A default --to is never the `current` month
+    (default: landing.month_bounds's, today's) or later: its dumps wait for its end (waiting_for_month_end).
 
-    A month that is not YYYY-MM raises ValueError; no dumps to default from, --from after --to, a --to after the
-    `current` month (default: landing.month_bounds's, today's), or a default range mostly without dumps (more than
-    MAX_EMPTY_MONTHS), StoreError.
+    A month that is not YYYY-MM raises ValueError; no dumps to default from, --from after --to, a --from or --to in
+    the `current` month or later, or a default range mostly without dumps (more than MAX_EMPTY_MONTHS), StoreError.
     """
     for month in (first_month, last_month):
         if month is not None:
             parse_month(month)
     current = current or month_bounds()[1]
-    if last_month is not None and last_month > current:
-        # Its dumps could not be read (landing.classify), and its list would be published before its games.
-        raise StoreError(
-            f"--to {last_month} is after the current month {current}: no games of it can have been played yet "
-            f"(month folders after the current month are not read)"
-        )
-    if not held and (first_month is None or last_month is None):
+    for option, month in (("--to", last_month), ("--from", first_month)):
+        if month is not None and month >= current:
+            raise StoreError(_month_not_ended(option, month, current))
+    done = [month for month in held if month < current]
+    if not done and (first_month is None or last_month is None):
+        if held:
+            raise StoreError(f"{where}/raw holds dumps only of {current}, {_month_not_ended('', current, current)}")
         raise StoreError(f"{where}/raw holds no dumps in month folders.\n{LANDING_ZONE_HELP}")
-    first = first_month or held[0]
-    # Without --from the run rates what the landing zone holds; from a month on, the chain to its end.
-    last = last_month or (max(held[-1], stored_last or held[-1]) if first_month else held[-1])
+    first = first_month or done[0]
+    # Without --from the run rates what the landing zone holds; from a month on, the chain to its end (a list stored
+    # of the month in progress, by a version that rated it, is left as it is).
+    ended = add_months(current, -1)
+    last = last_month or (max(done[-1], min(stored_last or done[-1], ended)) if first_month else done[-1])
     if first > last:
-        raise StoreError(_reversed_range(first_month, last_month, first, last, held))
+        raise StoreError(_reversed_range(first_month, last_month, first, last, done, first_source))
     months = month_range(first, last)
-    empty = len(months) - len(set(held) & set(months))
+    empty = len(months) - len(set(done) & set(months))
     if (first_month is None or last_month is None) and empty > MAX_EMPTY_MONTHS:
-        gaps = "; ".join(held_gaps(held, first, last)[:3])
+        gaps = "; ".join(held_gaps(done, first, last)[:3])
         raise StoreError(
             f"{first}..{last} is {len(months)} months, {empty} of them without dumps ({gaps}): a stray month "
             f"folder? Move it, or give both --from and --to to rate that range anyway"
@@ -159,12 +162,47 @@ def months_to_rate(
     return months
 
 
-def _reversed_range(first_month: str | None, last_month: str | None, first: str, last: str, held: Sequence[str]) -> str:
+# B.02 2024 §7.1.3: the list of M is dated the 1st of M+1, its closing date 3 days before, and official FIDE events
+# ending the day before it may still be rated: M's list is made once M has ended. One made while M runs would publish
+# (and under `forward` freeze) it without the tournaments reported in time later in M.
+def _month_not_ended(option: str, month: str, current: str) -> str:
+    """Why `month` (given as `option`, '' for the landing zone's) is not rated yet: today is in `current`."""
+    state = "the current month" if month == current else f"after the current month {current}"
+    named = f"{option} {month} is {state}" if option else state
+    return f"{named}: the list of {month} is made after the month ends (the last month that may be rated is " + (
+        f"{add_months(current, -1)})"
+    )
+
+
+def waiting_for_month_end(entries: Sequence[LandingEntry], current: str) -> str | None:
+    """The line naming the dumps of the `current` month (or later), which no run rates before the month ends: they
+    wait, read by the first run after it. None when there are none.
+    """
+    files = sorted(e.key for e in entries if e.month is not None and e.month >= current and e.kind != REGISTRY)
+    if not files:
+        return None
+    shown = ", ".join(key.removeprefix("raw/") for key in files[:3]) + (
+        f" and {len(files) - 3} more" if len(files) > 3 else ""
+    )
+    return (
+        f"not rated yet: {len(files)} file(s) of {current}, the current month ({shown}), wait for the month's end: "
+        f"the first run after it rates them"
+    )
+
+
+def _reversed_range(
+    first_month: str | None,
+    last_month: str | None,
+    first: str,
+    last: str,
+    held: Sequence[str],
+    first_source: str = "the first month holding dumps",
+) -> str:
     """Why first..last is no range, naming the bounds the user gave and where a default one came from."""
     if first_month is not None and last_month is not None:
         return f"--from {first} is after --to {last}"
     if first_month is None:
-        return f"--to {last} is before {first}, the first month holding dumps (where a run without --from starts)"
+        return f"--to {last} is before {first}, {first_source} (where a run without --from starts)"
     source = "the last month holding dumps" if held and last == held[-1] else "the last month with a stored list"
     return f"--from {first} is after {last}, {source} (where a run without --to ends)"
 
@@ -347,16 +385,32 @@ def plan_run(
                 f"every month holding dumps ({_months_text(held)}) is before RATINGS_FIRST_MONTH {first[0]}"
             )
     rated_held = held[len(outside) :]
-    months = months_to_rate(rated_held, first_month, last_month, redact_url(store.url()), stored_last)
+    first_source = "the first month holding dumps"
+    if outside:  # the setting, not the landing zone, moved where a run without --from starts
+        setting = first[0] if first is not None else ""
+        first_source = (
+            "RATINGS_FIRST_MONTH"
+            if rated_held[0] == setting
+            else f"the first month holding dumps from RATINGS_FIRST_MONTH {setting} on"
+        )
+    current = month_bounds()[1]
+    where = redact_url(store.url())
+    months = months_to_rate(rated_held, first_month, last_month, where, stored_last, current, first_source)
     start = chain_start(held, months[0], stored[0] if stored else None, entries)
     # The store's months, of which the run rates months: pages over every month read them all.
-    partition_range = (start, max(months[-1], held[-1] if held else months[-1], stored_last or months[-1]))
+    # Not the month in progress, though it holds dumps or a list: its partition does not exist before it ends.
+    partition_range = (
+        start,
+        min(max(months[-1], held[-1] if held else months[-1], stored_last or months[-1]), add_months(current, -1)),
+    )
     for scenario in scenarios.values():
         try:
             chain_continues(store, scenario, months[0], start)
         except MissingMonth as missing:
             raise StoreError(f"scenario {scenario.name}: {missing}") from None
     notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
+    waiting = waiting_for_month_end(entries, current)
+    notes += (waiting,) if waiting else ()
     if outside:
         notes += (
             f"not rated: the dumps of {_months_text(outside)}, before RATINGS_FIRST_MONTH {start} (the store's first "

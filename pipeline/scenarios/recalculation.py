@@ -582,13 +582,15 @@ def with_stated_ends(store: ObjectStore, month: str, games: pl.DataFrame) -> pl.
     if ends.is_empty():
         return games.with_columns(_stated_end=pl.lit(None, dtype=pl.Date))
     event = pl.col("event_id").fill_null(pl.col("source_file"))
+    # A join on an expression keeps the right side's keys: without them every month's frame has the same columns, as
+    # the concatenation of the months' waiting games needs (a month without stated ends has none).
     return games.join(
         ends.rename({"event_id": "_event", "event_end": "_stated_end"}),
         left_on=["source_file", event],
         right_on=["source_file", "_event"],
         how="left",
         maintain_order="left",
-    )
+    ).select(*games.columns, "_stated_end")
 
 
 def frozen_months(policy: str | int, stored: set[str], months: Sequence[str]) -> list[str]:
@@ -606,7 +608,7 @@ def frozen_months(policy: str | int, stored: set[str], months: Sequence[str]) ->
 
 def list_month(scenario: Scenario, month: str) -> str:
     """The list whose period holds `month`: the first from `month` on that the scenario's rules publish."""
-    while not scenario.rules_for(month).publishes_list_after(month):
+    while not scenario.publishes_list_after(month):
         month = add_months(month, 1)
     return month
 
