@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 from collections.abc import Mapping
@@ -12,7 +13,7 @@ from annotated_types import Ge, Le
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-from pipeline.months import parse_month
+from pipeline.months import add_months, month_of, parse_month
 
 
 class SettingsError(ValueError):
@@ -170,14 +171,23 @@ class Settings(BaseModel):
         own = {name: value for name, value in environ.items() if ENVIRONMENT.get(name) == field}
         return getattr(cls.from_env(own), field)
 
-    def months_for(self, held: list[str]) -> tuple[str, str | None]:
-        """(first, last) partition months: the settings where given, else the landing zone's `held` months;
-        SettingsError for a RATINGS_LAST_MONTH before the first month.
+    def months_for(self, held: list[str], current: str | None = None) -> tuple[str, str | None]:
+        """(first, last) partition months: the settings where given, else the landing zone's `held` months that have
+        ended (`current`: the month in progress, default today's, UTC); SettingsError for a RATINGS_LAST_MONTH before
+        the first month, or a first month that has not ended (a month is a partition once it has: run_plan).
 
         With automation on and no last month the range stays open (up to the last completed month), so
         the schedule finds next month's partition; a UI or a run over a store shows the months it holds.
         """
-        first = self.first_month or (held[0] if held else DEFAULT_FIRST_MONTH)
+        current = current or month_of(datetime.datetime.now(datetime.UTC).date())
+        ended = [month for month in held if month < current]
+        # A landing zone holding only the month in progress shows the month before it: no month is rated yet.
+        first = self.first_month or (ended[0] if ended else add_months(current, -1) if held else DEFAULT_FIRST_MONTH)
+        if first >= current:
+            raise SettingsError(
+                f"bad setting: RATINGS_FIRST_MONTH={first!r}: a month is rated once it has ended, and {current} has "
+                f"not (the last month that has is {add_months(current, -1)})"
+            )
         if self.last_month is not None and self.last_month < first:
             source = "RATINGS_FIRST_MONTH" if self.first_month else "the landing zone's first month"
             raise SettingsError(
@@ -185,7 +195,7 @@ class Settings(BaseModel):
             )
         if self.last_month is not None or self.automation == "on":
             return first, self.last_month
-        last = held[-1] if held and held[-1] >= first else None
+        last = ended[-1] if ended and ended[-1] >= first else None
         return first, last
 
 

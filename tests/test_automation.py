@@ -252,3 +252,14 @@ def test_a_last_month_before_the_first_names_the_variable_and_where_the_first_ca
     with pytest.raises(SettingsError, match=r"before the first month 2023-06 \(RATINGS_FIRST_MONTH\)$"):
         Settings.from_env({"RATINGS_LAST_MONTH": "2023-02", "RATINGS_FIRST_MONTH": "2023-06"}).months_for([])
     assert Settings.from_env({"RATINGS_LAST_MONTH": "2023-01"}).months_for(["2023-01"]) == ("2023-01", "2023-01")
+
+
+def test_the_partitions_hold_only_months_that_have_ended() -> None:
+    """A landing zone holding only the month in progress made partitions with no month, and the UI's definitions
+    failed to load (an AssertionError in the chain checks); a first month in progress was taken too.
+    """
+    settings = Settings.from_env({})
+    assert settings.months_for(["2026-11"], current="2026-11") == ("2026-10", None)
+    assert settings.months_for(["2026-09", "2026-11"], current="2026-11") == ("2026-09", "2026-09")
+    with pytest.raises(SettingsError, match="a month is rated once it has ended, and 2026-11 has not"):
+        Settings.from_env({"RATINGS_FIRST_MONTH": "2026-11"}).months_for([], current="2026-11")

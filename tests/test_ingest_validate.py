@@ -1036,17 +1036,29 @@ def test_the_games_of_one_pgn_that_differ_are_separate_games_and_identical_ones_
         for i, pair in enumerate([(1003, 1004), (1004, 1003)] * 2)
     )
     twice = pgn_game("Club", "2024.01.20", 1005, 1006, "1-0") * 2
+    # The same game again with a Round tag, the copy adding tags an export adds (ECO, PlyCount): still a copy.
+    game = _with_round(pgn_game("Open", "2024.01.21", 1007, 1008, "1-0"), "3")
+    annotated = game + game.replace('[Round "3"]', '[Round "3"]\n[ECO "C20"]\n[PlyCount "7"]', 1)
     games, quarantine = _split_files(
-        {"GER/2024-01/ko.pgn": ko, "GER/2024-01/match.pgn": match, "GER/2024-01/club.pgn": twice}
+        {
+            "GER/2024-01/ko.pgn": ko,
+            "GER/2024-01/match.pgn": match,
+            "GER/2024-01/club.pgn": twice,
+            "GER/2024-01/open.pgn": annotated,
+        }
     )
     assert games.group_by("source_file").len().sort("source_file").rows() == [
         ("GER/2024-01/club.pgn", 1),
         ("GER/2024-01/ko.pgn", 4),
         ("GER/2024-01/match.pgn", 4),
+        ("GER/2024-01/open.pgn", 1),
     ]
-    assert quarantine.select("source_file", "reason", "detail").rows() == [
-        ("GER/2024-01/club.pgn", "duplicate", "same game as GER/2024-01/club.pgn:1")
+    assert quarantine.select("source_file", "reason").rows() == [
+        ("GER/2024-01/club.pgn", "duplicate"),
+        ("GER/2024-01/open.pgn", "duplicate"),
     ]
+    assert quarantine["detail"][0] == "same game as GER/2024-01/club.pgn:1"
+    assert quarantine["detail"][1].startswith("same game as GER/2024-01/open.pgn:1")
     trf = (
         "012 Cup\n042 2024/01/10\n132"
         + " " * 88

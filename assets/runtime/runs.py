@@ -216,7 +216,11 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
         ).records
         # The version the chain's specs declare (the rate stage's sources and the scenario's definition), asked of
         # them: its definition is made without reading anything (about 5 ms a scenario).
-        chains = [a for a in build_rating_defs(partitions, scenario).assets or () if isinstance(a, dg.AssetsDefinition)]
+        with warnings.catch_warnings():  # Dagster's Beta and Preview notes, as build_defs silences them
+            warnings.filterwarnings("ignore", category=dg.BetaWarning)
+            warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+            defs = build_rating_defs(partitions, scenario)
+        chains = [a for a in defs.assets or () if isinstance(a, dg.AssetsDefinition)]
         now = chains[0].code_versions_by_key[key]
         other = [
             record.asset_materialization.partition

@@ -99,8 +99,10 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
     A record of a table file or a PGN is one game, but two games of the same players with the same result in the
     same month (on the same day, when dated) can share a DUPLICATE_KEY: a table file gives no round, a PGN's
     sub-rounds ('1.1', '1.3': round 1) or a missing Round tag do not tell a match's games apart. The file itself does:
-    - records that differ anywhere (blanks and quotes aside), e.g. in a game number or row id column such
-      as Kaggle's STID, a column the pipeline does not read, or a PGN tag (Date, Round), are separate games;
+    - rows of a table file that differ anywhere (blanks and quotes aside), e.g. in a game number or row id
+      column such as Kaggle's STID or a column the pipeline does not read, and PGN records whose Round tag as
+      written ('1.1', '1.3') or date differs, are separate games (a PGN copy that adds an ECO or PlyCount tag
+      is a copy);
     - identical rows of a table file are separate games when the two players meet with both colours in the
       file (a match or a double round robin, colours alternating);
     - other identical records are copies: the later ones keep the first's occurrence, and so are
@@ -118,8 +120,14 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
         & pl.col("_black").is_not_null()
     )
     pairing = [pl.col("source_file"), *[pl.col(c) for c in DUPLICATE_KEY if c != "_occurrence"]]
-    # Blanks around fields and quotes do not make a row another game.
-    text = pl.col("raw_text").str.replace_all(r'[\s"]', "")
+    # Blanks around fields and quotes do not make a row another game; a PGN game is told from another of its pairing
+    # by the tags that say which game it is, not by tags an export adds or leaves out.
+    pgn_told = pl.concat_str(
+        pl.col("raw_text").str.extract(r'(?i)\[Round\s+"([^"]*)"').fill_null(""),
+        pl.col("date").cast(pl.Utf8).fill_null(""),
+        separator="|",
+    )
+    text = pl.when(pl.col("_table")).then(pl.col("raw_text").str.replace_all(r'[\s"]', "")).otherwise(pgn_told)
     players = [pl.min_horizontal("_white", "_black"), pl.max_horizontal("_white", "_black")]
     both_colours = pl.col("_white").n_unique().over(pl.col("source_file"), *players) > 1
     first_of_text = pl.col("_index").min().over(*pairing, text)
@@ -138,6 +146,7 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
             table.alias("_table"),
             "source_file",
             "raw_text",
+            "date",
             *[c for c in DUPLICATE_KEY if c != "_occurrence"],
         )
         .filter(pl.col("_untold").fill_null(True))
