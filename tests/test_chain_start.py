@@ -254,14 +254,14 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
         "WARNING: the stored lists of actual from 2024-01 and glicko2 from 2024-01 were made by another definition of "
         f"the scenario (or another version of the code) than this run's, and this run starts at 2024-05: bring them "
         f"in line with {where} 2024-01`",
-        # The registry changed alone adds no games: only the month whose dumps changed makes games wait.
-        "WARNING: actual (recalculation: forward): going on without 2024-03 makes the games its files add, which would "
-        "go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), where those of "
-        "tournaments that ended in 2024-02 are past their reporting window (not rated)",
+        # A registry folder changes what its months rate too (an unknown player now known adds a game): both count.
+        "WARNING: actual (recalculation: forward): going on without 2024-02..2024-03 (2 months) makes the games their "
+        "files add, which would go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), "
+        "where those of tournaments that ended in 2024-02 are past their reporting window (not rated)",
         # A rating system under a window is named too: asking it for a rule set lost every scenario's line.
-        "WARNING: glicko2 (recalculation: window 2): going on without 2024-03 makes the games its files add, which "
-        "would go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), where those of "
-        "tournaments that ended in 2024-02 are past their reporting window (not rated)",
+        "WARNING: glicko2 (recalculation: window 2): going on without 2024-02..2024-03 (2 months) makes the games "
+        "their files add, which would go into this run's list of 2024-05, wait for a later list (2024-06 at the "
+        "earliest), where those of tournaments that ended in 2024-02 are past their reporting window (not rated)",
     ):
         assert out.count(warning) == 2, (warning, out)  # in the plan and in the summary
     assert "(could not" not in out, out

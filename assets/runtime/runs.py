@@ -9,9 +9,9 @@ import socket
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import dagster as dg
 
@@ -70,6 +70,10 @@ from pipeline.text import markdown_list_lines, shell_word
 from pipeline.validate.month_figures import REPORTED_LATE
 
 PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
+
+
+#: What a warning's look-up returns.
+T = TypeVar("T")
 
 
 def _runner_tags() -> dict[str, str]:
@@ -553,7 +557,8 @@ def _rate_planned(
     previous_reporter = progress.install(progress.ConsoleProgress())
     outcomes: list[dict[str, Any]] = []
     waves: list[list[Stage]] = []
-    fault, stale_before = None, {}
+    fault = None
+    stale_before: dict[str, str] = {}
     changed_before: list[str] = []
     registry_before: list[str] = []
     waiting: list[str] = []
@@ -566,30 +571,40 @@ def _rate_planned(
             remove_interrupted_writes(plan.store, out)
             versions = landing_versions(plan.store, plan.entries)
             fingerprints, registry = versions.dumps, versions.registry_from(plan.chain_start)
-            try:
-                changed_before, registry_before = landing_changed_before(instance, plan, fingerprints, registry)
-            except Exception as error:  # a warning's look-up: never the reason a run does not start
-                print(f"  (could not compare the earlier months' dumps: {type(error).__name__})", file=out, flush=True)
+
+            def looked_up(what: str, look: Callable[[], T]) -> T | None:
+                try:
+                    return look()
+                except Exception as error:  # a warning's look-up: never the reason a run does not start
+                    print(f"  (could not {what}: {type(error).__name__})", file=out, flush=True)
+                    return None
+
+            compared = looked_up(
+                "compare the earlier months' dumps",
+                lambda: landing_changed_before(instance, plan, fingerprints, registry),
+            )
+            changed_before, registry_before = compared or ([], [])
             if changed_before or registry_before:
                 line = changed_before_line(changed_before, where, plan.months[0], registry_before)
                 print(f"  {line}", file=out, flush=True)
-            try:
-                # A registry changed alone adds no games: only the months whose dumps changed make games wait.
-                waiting = waiting_lines(plan.store, plan.scenarios, plan.months, changed_before)
-            except Exception as error:  # a warning's look-up, as above
-                print(f"  (could not say which games wait: {type(error).__name__})", file=out, flush=True)
+            # A registry folder changes what its months rate too (an unknown player now known adds a game).
+            changed = sorted({*changed_before, *registry_before})
+            waiting = (
+                looked_up(
+                    "say which games wait", lambda: waiting_lines(plan.store, plan.scenarios, plan.months, changed)
+                )
+                or []
+            )
             for line in waiting:
                 print(f"  {line}", file=out, flush=True)
-            try:
-                made_otherwise = lists_made_otherwise(instance, plan)
-            except Exception as error:  # a warning's look-up, as above
-                print(f"  (could not compare the lists' versions: {type(error).__name__})", file=out, flush=True)
+            made_otherwise = (
+                looked_up("compare the lists' versions", lambda: lists_made_otherwise(instance, plan)) or {}
+            )
             if made_otherwise:
                 print(f"  {made_otherwise_line(made_otherwise, where, plan.months[0])}", file=out, flush=True)
-            try:
-                stale_before = lists_stale_before(instance, plan)
-            except Exception as error:  # a warning's look-up, as above
-                print(f"  (could not compare the earlier months' lists: {type(error).__name__})", file=out, flush=True)
+            stale_before = (
+                looked_up("compare the earlier months' lists", lambda: lists_stale_before(instance, plan)) or {}
+            )
             if stale_before:
                 print(f"  {stale_before_line(stale_before, where, plan.months[0])}", file=out, flush=True)
             observe_landing_zone(instance, fingerprints, plan.months, registry)
