@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import polars as pl
 
@@ -136,3 +136,9 @@ def published_text_columns(frame: pl.DataFrame, *, spreadsheet: bool = False) ->
     """`frame` with each text column as published_text makes it; numbers (a change of -12, say) stay numbers."""
     text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
     return frame.with_columns(published_text(frame[name], spreadsheet=spreadsheet) for name in text)
+
+
+def some_names(names: Sequence[str], shown: int = 3) -> str:
+    """The first `shown` names, and how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")

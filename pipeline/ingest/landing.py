@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from pipeline.months import MONTH_PATTERN
+from pipeline.months import MONTH_PATTERN, month_of
 from pipeline.settings import Settings
 from pipeline.store.object_store import ObjectStore
 
@@ -86,7 +86,7 @@ def month_bounds(today: datetime.date | None = None) -> tuple[str, str]:
     earliest = Settings.one_from_env("earliest_month")
     assert isinstance(earliest, str)  # a validated 'YYYY-MM'
     now = today or datetime.datetime.now(datetime.UTC).date()
-    return earliest, f"{now.year:04d}-{now.month:02d}"
+    return earliest, month_of(now)
 
 
 def _out_of_bounds(month: str, bounds: tuple[str, str]) -> str | None:

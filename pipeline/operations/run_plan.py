@@ -38,7 +38,7 @@ from pipeline.scenarios.recalculation import FULL, frozen_months, list_month
 from pipeline.settings import DEFAULT_STORE, Settings
 from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, fault_line, redact_url, store_root_from_env
-from pipeline.text import escape_text, shell_word
+from pipeline.text import escape_text, shell_word, some_names
 
 SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
 
@@ -181,9 +181,7 @@ def waiting_for_month_end(entries: Sequence[LandingEntry], current: str) -> str 
     files = sorted(e.key for e in entries if e.month is not None and e.month >= current and e.kind != REGISTRY)
     if not files:
         return None
-    shown = ", ".join(key.removeprefix("raw/") for key in files[:3]) + (
-        f" and {len(files) - 3} more" if len(files) > 3 else ""
-    )
+    shown = some_names([key.removeprefix("raw/") for key in files])
     return (
         f"not rated yet: {len(files)} file(s) of {current}, the current month ({shown}), wait for the month's end: "
         f"the first run after it rates them"
@@ -261,7 +259,7 @@ def chain_start(
                 if e.month and e.month < stored_first and e.kind != REGISTRY
             }
         )
-        shown = ", ".join(folders[:3]) + (f" and {len(folders) - 3} more" if len(folders) > 3 else "")
+        shown = some_names(folders)
         raise StoreError(
             f"the landing zone's first month holding dumps is now {start} ({shown}), before {stored_first}, where "
             f"the stored lists start: rating from {first_month} would start the chains there from the seed list and "
@@ -555,7 +553,7 @@ def opening_line(
 def _months_text(months: Sequence[str]) -> str:
     """'2024-12', '2024-01..2024-12 (12 months)', or '2023-06, 2024-01..2024-12 (13 months)'."""
     stretches = [first if first == last else f"{first}..{last}" for first, last in consecutive_stretches(months)]
-    shown = ", ".join(stretches[:4]) + (f" and {len(stretches) - 4} more" if len(stretches) > 4 else "")
+    shown = some_names(stretches, 4)
     return shown if len(months) == 1 else f"{shown} ({len(months)} months)"
 
 

@@ -64,6 +64,7 @@ from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.restriction import restricted_in_month
 from pipeline.store.monthly import read_stored_month, stored_table_months
 from pipeline.store.object_store import ObjectStore
+from pipeline.text import some_names
 
 FULL, FORWARD = "full", "forward"
 #: Months before a run's first month searched for games reported after their list was stored and not rated yet (and
@@ -139,7 +140,7 @@ class MonthNote:
         """
         lines = []
         if self.waiting:
-            files = _some(self.files)
+            files = some_names(self.files)
             where = f"they belong to the list of {next_list}"
             if past_window:
                 where += f", where {past_window} of them will be past their reporting window (not rated)"
@@ -179,7 +180,7 @@ class MonthNote:
         if self.corrected:
             changed.append(
                 f"{self.corrected} game(s) the stored list of {month} rated are given otherwise by the files now "
-                f"({_some(sorted(set(self.corrected_files)))}: a corrected result or player)"
+                f"({some_names(sorted(set(self.corrected_files)))}: a corrected result or player)"
             )
         if self.gone:
             subject = "game(s) it rated are" if self.corrected else f"game(s) the stored list of {month} rated are"
@@ -222,11 +223,6 @@ class MonthNote:
                 "`full` re-rates them"
             )
         return lines
-
-
-def _some(names: Sequence[str]) -> str:
-    """The first three names, and how many more."""
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _ids(ids: Sequence[int]) -> str:
@@ -533,7 +529,7 @@ class LateReports:
         return [
             f"{self.scenario_name}: {still.height} game(s) filed under "
             f"{', '.join(still['_filed'].unique().sort().to_list())} after their list was stored "
-            f"({_some(still['source_file'].unique().sort().to_list())}) are rated on no list of this run "
+            f"({some_names(still['source_file'].unique().sort().to_list())}) are rated on no list of this run "
             f"(recalculation: {self.policy}): {where}"
         ]
 
