@@ -20,9 +20,9 @@ from assets.rate import build_rating_defs
 from assets.report import build_cross_scenario_assets, build_cross_scenario_checks, build_report_assets
 from assets.storage import ObjectStoreResource, ParquetIOManager
 from assets.validate import build_validation_assets
-from pipeline.ingest.landing import inventory, months_held
 from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
 from pipeline.operations.automation import month_closed_at
+from pipeline.operations.first_month import definitions_months
 from pipeline.scenarios.model import Scenario, compared_scenarios, load_scenarios, seeded_lists, standard_chain_of
 from pipeline.settings import Settings
 from pipeline.store.lock import store_tag
@@ -175,23 +175,16 @@ def build_defs(
 
 
 def build_defs_from_settings(settings: Settings) -> dg.Definitions:
-    """Definitions for the settings' months, by default those the store's landing zone holds (Settings.months_for)."""
-    held: list[str] = []
-    if not (settings.first_month and settings.last_month):
-        try:
-            held = months_held(inventory(ObjectStore(settings.store)))
-        except Exception as error:  # an unreachable store must not stop the UI from loading the definitions
-            warnings.warn(
-                f"could not list the landing zone for the partition range ({type(error).__name__}); "
-                f"using the default months",
-                stacklevel=2,
-            )
-    first, last = settings.months_for(held)
+    """Definitions for the settings' months, by default those the store's landing zone holds, from the stored lists'
+    first month on (definitions_months warns of the earlier folders it leaves out).
+    """
+    scenarios = load_scenarios(settings.scenarios)
+    first, last = definitions_months(settings, scenarios)
     return build_defs(
         first,
         last,
         root=settings.store,
-        scenarios=load_scenarios(settings.scenarios),
+        scenarios=scenarios,
         executor=executor_def(settings),
         settings=settings,
     )

@@ -61,7 +61,11 @@ class Settings(BaseModel):
 
     store: str = Field(default=DEFAULT_STORE, description="Object-store root: a directory or s3://bucket/prefix")
     first_month: str | None = Field(
-        default=None, description="First monthly partition (default: the landing zone's first month, else 2015-01)"
+        default=None,
+        description=(
+            "First monthly partition (default: the landing zone's first month, not before the stored lists' first; "
+            "else 2015-01)"
+        ),
     )
     last_month: str | None = Field(
         default=None,
@@ -171,10 +175,14 @@ class Settings(BaseModel):
         own = {name: value for name, value in environ.items() if ENVIRONMENT.get(name) == field}
         return getattr(cls.from_env(own), field)
 
-    def months_for(self, held: list[str], current: str | None = None) -> tuple[str, str | None]:
+    def months_for(
+        self, held: list[str], current: str | None = None, stored_first: str | None = None
+    ) -> tuple[str, str | None]:
         """(first, last) partition months: the settings where given, else the landing zone's `held` months that have
         ended (`current`: the month in progress, default today's, UTC); SettingsError for a RATINGS_LAST_MONTH before
         the first month, or a first month that has not ended (a month is a partition once it has: run_plan).
+        Without RATINGS_FIRST_MONTH the first is not before `stored_first`, the first month of the stored lists
+        (pipeline.operations.first_month.definitions_months), as if the setting were that month.
 
         With automation on and no last month the range stays open (up to the last completed month), so
         the schedule finds next month's partition; a UI or a run over a store shows the months it holds.
@@ -183,13 +191,16 @@ class Settings(BaseModel):
         ended = [month for month in held if month < current]
         # A landing zone holding only the month in progress shows the month before it: no month is rated yet.
         first = self.first_month or (ended[0] if ended else add_months(current, -1) if held else DEFAULT_FIRST_MONTH)
+        source = "RATINGS_FIRST_MONTH" if self.first_month else "the landing zone's first month"
+        # The chains start at the first partition: a stray earlier folder must not restart them before their lists.
+        if self.first_month is None and stored_first is not None and first < stored_first < current:
+            first, source = stored_first, "the stored lists' first month"
         if first >= current:
             raise SettingsError(
                 f"bad setting: RATINGS_FIRST_MONTH={first!r}: a month is rated once it has ended, and {current} has "
                 f"not (the last month that has is {add_months(current, -1)})"
             )
         if self.last_month is not None and self.last_month < first:
-            source = "RATINGS_FIRST_MONTH" if self.first_month else "the landing zone's first month"
             raise SettingsError(
                 f"bad setting: RATINGS_LAST_MONTH={self.last_month!r}: before the first month {first} ({source})"
             )

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.ingest.landing import DIGEST_LENGTH, inventory, landing_versions
+from pipeline.ingest.landing import DIGEST_LENGTH, LandingVersions, inventory, landing_versions
 from pipeline.operations.automation import (
     CHANGED_MONTHS_TAG,
     CURSOR_VERSION,
@@ -21,6 +21,7 @@ from pipeline.operations.automation import (
     rerate_start,
     scheduled_run,
     sensor_run,
+    sensor_tick,
     short_months,
     unpartitioned_months,
     unrated_months,
@@ -185,6 +186,31 @@ def test_closed_months_after_the_last_partition_are_named_and_the_month_in_progr
     )
     assert unpartitioned_months(held, "2024-03", "2024-07").startswith("2024-04,2024-05,2024-06 hold dumps but are")
     assert unpartitioned_months(held, "2024-05", "2024-06") == ""  # June is in progress: its dumps landed early
+
+
+def test_months_before_the_first_partition_are_named_as_never_rated_by_the_sensor() -> None:
+    """A stray 2019-01 folder before the stored lists' first month 2023-01 (the first partition: assets.definitions)
+    is left out of the partitions; the sensor's tick names it, and does not say it will be rated later.
+    """
+    held = ["2019-01", "2023-01", "2023-02", "2023-03"]
+    early, late = unpartitioned_months(held, "2023-02", "2023-06", "2023-01").split("; ")
+    assert early == (
+        "2019-01 holds dumps but is before the first partition 2023-01, where the chains start from the seed list: not "
+        "rated. A stray or mistyped month folder? Move it. To start the chains at 2019-01 on purpose, set "
+        "RATINGS_FIRST_MONTH=2019-01 (every stored list is then rated again from the seed list)"
+    )
+    assert late.startswith("2023-03 holds dumps but is not a partition (the last is 2023-02)")
+    assert unpartitioned_months(held[1:], "2023-03", "2023-06", "2023-01") == ""
+    versions = LandingVersions(dumps=dict.fromkeys(held[:3], "d"), registry={})
+    months = ["2023-01", "2023-02"]
+    every_list = sensor_tick(None, versions, [], months, "2023-06")
+    assert every_list.run is None and every_list.skip_reason.startswith("fingerprinted 2 month(s); every list exists; ")
+    assert "2019-01 holds dumps but is before the first partition 2023-01" in every_list.skip_reason
+    assert "reload" not in every_list.skip_reason and "later" not in every_list.skip_reason
+    # A month without a list is rated from itself, never from the stray month; the stray month is named beside it.
+    unrated = sensor_tick(None, versions, ["2023-02"], months, "2023-06")
+    assert unrated.run is not None and unrated.run.tags[RANGE_START_TAG] == "2023-02"
+    assert unrated.unseen.startswith("2019-01 holds dumps but is before the first partition 2023-01")
 
 
 # -- the settings they run by ----------------------------------------------------------------------

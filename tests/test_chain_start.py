@@ -17,6 +17,7 @@ import pytest
 
 from assets.runtime.cli import main
 from pipeline.ingest.landing import MISPLACED, classify, inventory, months_held
+from pipeline.months import month_range
 from pipeline.operations.run_plan import StoreError, held_gaps, months_to_rate, plan_run, waiting_lines
 from pipeline.scenarios.chain import MissingMonth, chain_continues, previous_list, rate_months, seeded_list
 from pipeline.scenarios.model import Scenario
@@ -480,6 +481,78 @@ def test_a_stray_earlier_month_folder_does_not_move_the_stored_chains_start(
     assert plan_run(str(tmp_path / "store"), None, None, str(scenarios)).chain_start == "2024-01"
     monkeypatch.setenv("RATINGS_FIRST_MONTH", "2019-01")
     assert plan_run(str(tmp_path / "store"), None, None, str(scenarios)).chain_start == "2019-01"
+
+
+def test_the_dagster_definitions_start_at_the_stored_lists_not_at_a_stray_earlier_month_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2019-01 folder beside stored lists from 2023-01 made 2019-01 the definitions' first partition, where the rate
+    assets start the chains from the seed list: the sensor requested 2019-01.. as unrated months and a UI backfill
+    rated the same, every stored list again, without a word. The partitions now start where the stored lists do, and
+    loading the definitions names the folders; RATINGS_FIRST_MONTH still starts the chains earlier on purpose.
+    """
+    from assets.definitions import build_defs_from_settings
+    from pipeline.settings import Settings
+
+    for variable in ("RATINGS_FIRST_MONTH", "RATINGS_LAST_MONTH", "RATINGS_AUTOMATION"):
+        monkeypatch.delenv(variable, raising=False)
+    root = tmp_path / "store"
+    store = ObjectStore(str(root))
+    (scenarios := tmp_path / "scenarios.yaml").write_text(SCENARIOS)
+    for month in ("2023-01", "2023-02"):
+        store.write_text('[White "A"]\n', f"raw/GER/{month}/a.pgn")
+        store.write_text("", f"glicko2/rating_list/{month}.parquet")  # listed, never read
+    store.write_text("", "actual/rating_list/2023-02.parquet")  # the earliest list of any scenario is the start
+    store.write_text('[White "A"]\n', "raw/GER/2019-01/x.pgn")
+    store.write_text('[White "A"]\n', "raw/ENG/2019-01/y.pgn")
+
+    def loaded(**environment: str) -> tuple[list[str], list[str]]:
+        """The definitions' partitions, and the warnings loading them gave (Dagster's Beta notes left out)."""
+        settings = Settings.from_env({"RATINGS_STORE": str(root), "RATINGS_SCENARIOS": str(scenarios), **environment})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            defs = build_defs_from_settings(settings)
+        keys = defs.resolve_job_def("all_months").partitions_def.get_partition_keys()
+        return keys, [str(w.message) for w in caught if w.category is UserWarning]
+
+    keys, [warning] = loaded()
+    assert (keys[0], keys[-1]) == ("2023-01", "2023-02")
+    assert "holds dumps before 2023-01, where the stored lists start (raw/ENG/2019-01, raw/GER/2019-01)" in warning
+    assert "Move it" in warning and "set RATINGS_FIRST_MONTH=2019-01" in warning
+
+    def unreachable(*_: object) -> list:
+        raise OSError("connection refused")
+
+    # The setting is the chains' start, as for `ratings run`: taken as it is, without a word or a look at the lists.
+    with monkeypatch.context() as patched:
+        patched.setattr("pipeline.operations.first_month.stored_lists_span", unreachable)
+        assert loaded(RATINGS_FIRST_MONTH="2019-01") == (month_range("2019-01", "2023-02"), [])
+        assert loaded(RATINGS_FIRST_MONTH="2023-01") == (["2023-01", "2023-02"], [])
+    # An unreachable store still loads the default months, saying so.
+    with monkeypatch.context() as patched:
+        patched.setattr("pipeline.operations.first_month.inventory", unreachable)
+        keys, [warning] = loaded()
+        assert keys[0] == "2015-01" and warning.startswith("could not list the landing zone for the partition range")
+    # Without stored lists the landing zone's first month is the store's first, as before.
+    for stored in ("actual/rating_list/2023-02", *(f"glicko2/rating_list/{m}" for m in ("2023-01", "2023-02"))):
+        (root / f"{stored}.parquet").unlink()
+    assert loaded() == (month_range("2019-01", "2023-02"), [])
+
+
+def test_the_first_partition_is_not_before_the_stored_lists_unless_the_setting_says_so() -> None:
+    from pipeline.settings import Settings, SettingsError
+
+    held = ["2019-01", "2023-01", "2023-02"]
+    unset, setting = Settings.from_env({}), Settings.from_env({"RATINGS_FIRST_MONTH": "2019-01"})
+    assert unset.months_for(held, "2024-06", stored_first="2023-01") == ("2023-01", "2023-02")
+    assert unset.months_for(held, "2024-06") == ("2019-01", "2023-02")  # no stored list: the landing zone's
+    assert setting.months_for(held, "2024-06", stored_first="2023-01") == ("2019-01", "2023-02")
+    # Stored lists from before the landing zone's first month (dumps moved away) do not move it earlier.
+    assert unset.months_for(held[1:], "2024-06", stored_first="2022-06") == ("2023-01", "2023-02")
+    # A list of the month in progress is no partition's.
+    assert unset.months_for(held, "2024-06", stored_first="2024-06") == ("2019-01", "2023-02")
+    with pytest.raises(SettingsError, match=r"before the first month 2023-01 \(the stored lists' first month\)$"):
+        Settings.from_env({"RATINGS_LAST_MONTH": "2022-12"}).months_for(held, "2024-06", stored_first="2023-01")
 
 
 def test_gaps_of_more_than_a_year_are_named() -> None:

@@ -30,7 +30,8 @@ SENSOR_DESCRIPTION = """Re-rates from the earliest month whose files under raw/ 
 The cursor keeps each month's fingerprint (its files' keys, sizes and ETags or modification times);
 a new, replaced or removed file in month M requests one range run from M to the last month. The
 first evaluation only rates months that have no list yet. A month that lands after the last
-partition is not seen until the partitions include it (the skip reason names it)."""
+partition is not seen until the partitions include it; one before the first (a stray folder before
+the stored lists) is never rated. The skip reason names both."""
 
 # Version 2: fingerprints from pipeline.ingest.landing.LandingVersions.rerate_fingerprints (one inventory for
 # the UI's data versions and the sensor). Version 1 digested another listing (20 hex digits), so its
@@ -194,20 +195,37 @@ def sensor_run(
     return RunRequestPlan(f"rerate-{start}-{last_month}-{requested + 1}-{digest}", tags, note)
 
 
-def unpartitioned_months(held: Iterable[str], last_month: str, this_month: str) -> str:
-    """Why closed months the landing zone holds after the last partition are not rated ('' when there are none).
+def unpartitioned_months(held: Iterable[str], last_month: str, this_month: str, first_month: str = "") -> str:
+    """Why months the landing zone holds before the first partition (`first_month`), or closed months after the last,
+    are not rated ('' when there are none).
 
     The partitions are fixed when the definitions load (RATINGS_LAST_MONTH, or the landing zone's last month with
     RATINGS_AUTOMATION off); a month closed since needs them loaded again. The month in progress is not due yet.
+    A month before the first (RATINGS_FIRST_MONTH, or the stored lists' first month: a stray folder) is never rated:
+    the chains start at the first partition, from the seed list.
     """
-    late = sorted(m for m in held if last_month < m < this_month)
-    if not late:
-        return ""
-    return (
-        f"{short_months(late)} {'holds' if len(late) == 1 else 'hold'} dumps but {'is' if len(late) == 1 else 'are'} "
-        f"not a partition (the last is {last_month}): reload the code location or set RATINGS_AUTOMATION=on "
-        f"(with RATINGS_LAST_MONTH unset or later)"
-    )
+    held = sorted(held)
+    early = [m for m in held if m < first_month]
+    late = [m for m in held if last_month < m < this_month]
+    lines = []
+    if early:
+        lines.append(
+            f"{_hold(early)} dumps but {'is' if len(early) == 1 else 'are'} before the first partition {first_month}, "
+            f"where the chains start from the seed list: not rated. A stray or mistyped month folder? Move it. To "
+            f"start the chains at {early[0]} on purpose, set RATINGS_FIRST_MONTH={early[0]} (every stored list is then "
+            f"rated again from the seed list)"
+        )
+    if late:
+        lines.append(
+            f"{_hold(late)} dumps but {'is' if len(late) == 1 else 'are'} not a partition (the last is {last_month}): "
+            f"reload the code location or set RATINGS_AUTOMATION=on (with RATINGS_LAST_MONTH unset or later)"
+        )
+    return "; ".join(lines)
+
+
+def _hold(months: list[str]) -> str:
+    """'2024-05 holds' or '2024-04,2024-05 hold'."""
+    return f"{short_months(months)} {'holds' if len(months) == 1 else 'hold'}"
 
 
 def month_closed_at(tick: datetime, timezone: str) -> tuple[str, datetime]:
@@ -237,7 +255,7 @@ def sensor_tick(
     current = versions.rerate_fingerprints(months[0], months[-1])
     requested = requests_made(cursor)
     plan = sensor_run(decode_cursor(cursor), current, unrated, months[-1], requested)
-    unseen = unpartitioned_months(versions.dumps, months[-1], this_month)
+    unseen = unpartitioned_months(versions.dumps, months[-1], this_month, months[0])
     if isinstance(plan, str):
         return SensorTick(None, f"{plan}; {unseen}" if unseen else plan, encode_cursor(current, requested), "")
     return SensorTick(plan, "", encode_cursor(current, requested + 1), unseen)

@@ -19,6 +19,7 @@ from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
 from pipeline.invariants.store_checks import mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
+from pipeline.operations.first_month import folders_before, list_path, stored_lists_span
 from pipeline.operations.instance_dirs import store_instance_dir
 from pipeline.operations.run_counts import GAME_OUTCOMES, distinct_players, players_by_identity, scenario_game_outcomes
 from pipeline.operations.waves import (
@@ -252,14 +253,7 @@ def chain_start(
         )
     # A stray earlier folder moved `start` before the stored chains, whose every list the run would rate again.
     if source != "RATINGS_FIRST_MONTH" and stored_first is not None and first_month < stored_first:
-        folders = sorted(
-            {
-                "/".join(e.key.split("/")[:3])
-                for e in entries
-                if e.month and e.month < stored_first and e.kind != REGISTRY
-            }
-        )
-        shown = some_names(folders)
+        shown = some_names(folders_before(entries, stored_first))
         raise StoreError(
             f"the landing zone's first month holding dumps is now {start} ({shown}), before {stored_first}, where "
             f"the stored lists start: rating from {first_month} would start the chains there from the seed list and "
@@ -269,16 +263,6 @@ def chain_start(
             f"every later one"
         )
     return start
-
-
-def stored_lists_span(store: ObjectStore, scenarios: Mapping[str, Scenario]) -> tuple[str, str] | None:
-    """The earliest and the latest month any scenario has a stored list of, or None (one listing per scenario)."""
-    months = [month for scenario in scenarios.values() for month in stored_table_months(store, _list_path(scenario))]
-    return (min(months), max(months)) if months else None
-
-
-def _list_path(scenario: Scenario) -> list[str]:
-    return [scenario.name, "rating_list"]
 
 
 @dataclass(frozen=True)
@@ -429,7 +413,7 @@ def stale_after(
     """
     stale = {}
     for name, scenario in scenarios.items():
-        later = [month for month in stored_table_months(store, _list_path(scenario)) if month > last_month]
+        later = [month for month in stored_table_months(store, list_path(scenario)) if month > last_month]
         if later:
             stale[name] = {"months": later, "problems": stale_continuity(store, scenario, last_month)}
     return stale
@@ -439,7 +423,7 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     """How the stored list of the month after `last_month` fails to continue the list a run just wrote for
     `last_month` (the list_continuity check's findings; empty when it still continues it, or is not stored).
     """
-    path = _list_path(scenario)
+    path = list_path(scenario)
     previous, following = (
         read_stored_month(store, path, last_month),
         read_stored_month(store, path, add_months(last_month, 1)),
@@ -503,7 +487,7 @@ def waiting_lines(
         policy = scenario.recalculation_policy()
         if policy == FULL:
             continue
-        frozen = set(frozen_months(policy, set(stored_table_months(store, _list_path(scenario))), months))
+        frozen = set(frozen_months(policy, set(stored_table_months(store, list_path(scenario))), months))
         target = next((month for month in months if month not in frozen), None)
         if target is None:  # every list of the run stays as stored: the games wait whatever it does
             continue
