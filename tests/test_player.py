@@ -529,3 +529,27 @@ def test_a_store_that_fails_to_read_a_list_is_not_taken_for_a_file_to_move_out(t
         with pytest.raises(OSError) as raised:
             stored_published_month(store, "actual", "2024-02")
         assert raised.value is error
+
+
+def newly_rated_cards_agree(store: ObjectStore, scenarios: dict[str, Scenario], month: str) -> int:
+    """How many newly rated players of the `month` list have a card whose first rating, from the pool read back from
+    the store, is the list's (each card asserted so); pipeline.reports.first_rating.
+    """
+    listed = store.read_parquet(f"actual/rating_list/{month}.parquet")
+    newcomers = listed.filter(pl.col("newly_rated")).sort("player_id")["player_id"].head(25).to_list()
+    for player in newcomers:
+        report = player_report(store, player, "actual", month, scenarios=scenarios)
+        text = render_text(report)
+        assert report.first_rating is not None and report.first_rating.published, player
+        assert "equal to the list's rating" in text and "NOT equal" not in text, text
+    return len(newcomers)
+
+
+def test_every_first_rating_of_a_rated_chain_is_shown_equal_to_the_list(
+    store: SimpleNamespace, quarterly: SimpleNamespace
+) -> None:
+    """The pool, the first event disregarded and the formula as the card reads them back agree with the lists the
+    Dagster chain stored: two-month 2024 pools, and a quarterly 2008 list (9 games, 12.5 per half point).
+    """
+    assert newly_rated_cards_agree(store.store, SCENARIOS, LAST) >= 1
+    assert newly_rated_cards_agree(quarterly.store, quarterly.scenarios, QUARTER[-1]) >= 1

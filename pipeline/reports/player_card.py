@@ -27,6 +27,7 @@ import polars as pl
 from pipeline.analytics.performance import performance_ratings
 from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
 from pipeline.months import add_months
+from pipeline.reports.first_rating import FirstRating, first_rating, first_rating_lines, pool_row
 from pipeline.reports.page import frame_table_html, html_page, html_text
 from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
@@ -106,6 +107,9 @@ class PlayerReport:
     # The list's one-time events' share of its change (a compression's uplift): the rating after them minus the one
     # kept before them (pipeline.store.kept); None where the month had none or the list before them is not kept.
     one_time_events: int | None = None
+    # A first rating the list published (its pool and the rule function's figures), or the pool of a player still
+    # unrated on it (pipeline.reports.first_rating); None for a rated player, and under a rating system.
+    first_rating: FirstRating | None = None
 
     def period_months(self) -> list[str]:
         return self.period or [self.month]
@@ -284,7 +288,7 @@ def list_period(
     holds a list carried forward (no K used, no game rated: pipeline.engine.period.carry_forward), and such months
     before a list belong to its period, up to MAX_PERIOD_MONTHS.
     """
-    scenario = (scenarios or {}).get(scenario_name)
+    scenario = _scenario_named(scenarios or {}, scenario_name)
     if scenario is not None and scenario.is_system:
         return [month], True, None
     if scenario is not None:
@@ -352,6 +356,11 @@ def _player_details(store: ObjectStore, month: str, ids: pl.Series) -> pl.DataFr
         return pl.DataFrame(schema=schema)
     found = pl.concat([f.filter(pl.col("player_id").is_in(ids.implode())) for f in frames], how="diagonal_relaxed")
     return found.cast(schema).select(list(schema)).unique("player_id", keep="first", maintain_order=True)
+
+
+def _scenario_named(scenarios: Mapping[str, Scenario], name: str) -> Scenario | None:
+    """The scenario of `scenarios` stored under `name` (the canonical spelling: a key may be written 'elo-32')."""
+    return scenarios.get(name) or next((s for s in scenarios.values() if s.name == name), None)
 
 
 def _scenario_map(scenarios: Mapping[str, Scenario] | None) -> Mapping[str, Scenario]:
@@ -423,8 +432,17 @@ def player_report(
         shown = full.filter(pl.col("month").is_in(kept.implode()))
     own_details = people.filter(pl.col("player_id") == player_id)
     details = own_details.row(0, named=True) if own_details.height else {}
-    chain = _scenario_map(scenarios).get(scenario)
+    chain = _scenario_named(_scenario_map(scenarios), scenario)
     before = _rating_before(store, scenario, period[0], player_id, own, chain)
+    first = None
+    if published and (list_row["newly_rated"] or list_row["rating"] is None) and not (chain and chain.is_system):
+        own_pool = pool_row(store, ObjectStore.table_key(f"{scenario}/{RATING_LIST}", month), player_id)
+        pool_before = None
+        if list_row["newly_rated"]:
+            key_before = ObjectStore.table_key(f"{scenario}/{RATING_LIST}", add_months(period[0], -1))
+            pool_before = pool_row(store, key_before, player_id)
+        rules = chain.rules_for(month) if chain is not None else None
+        first = first_rating(store, rules, month, period, player_id, player_games, list_row, own_pool, pool_before)
     return PlayerReport(
         player_id=player_id,
         name=details.get("name"),
@@ -446,6 +464,7 @@ def player_report(
         amended=player_amendments(store, scenario, player_id).drop("player_id", "name"),
         rating_before=before,
         one_time_events=_one_time_events(store, scenario, month, player_id, list_row["rating"]) if published else None,
+        first_rating=first,
     )
 
 
@@ -726,8 +745,15 @@ def _summary_lines(report: PlayerReport) -> list[str]:
     events = report.one_time_events or 0
     # The list after the month's one-time events minus the one the chain kept before them.
     event_text = f"the month's one-time event (a compression) {events:+d} (kept/rate/{report.scenario}/)"
-    if report.total_change is None or report.rounded_change is None:
+    first = report.first_rating
+    if first is not None and first.published:
+        lines += first_rating_lines(first, report.scenario, events)
+        if events:
+            lines.append(f"The list's change {_signed(row['change'])} is {event_text}.")
+    elif report.total_change is None or report.rounded_change is None:
         lines.append(f"No game changed a rating {what} (unrated before it, or no rated opponent).")
+        if first is not None:
+            lines += first_rating_lines(first, report.scenario)
         if events:
             lines.append(f"The list's change {_signed(row['change'])} is {event_text}.")
     else:

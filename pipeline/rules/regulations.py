@@ -11,7 +11,8 @@ clause and its source. Tables 8.1.1 and 8.1.2 are data in pipeline/rules/tables.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 import polars as pl
@@ -29,6 +30,9 @@ class _MonthTexts(Protocol):
 
     def compare(self, op: str, bound: str) -> np.ndarray: ...
 
+
+#: A pool's totals as initial_rating's shared steps take them: Polars expressions or NumPy arrays.
+_Pool = TypeVar("_Pool", pl.Expr, np.ndarray)
 
 _PD_SERIES = pl.Series("pd", PD_HIGHER_HUNDREDTHS.astype("int32"))
 _DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
@@ -686,16 +690,15 @@ def initial_rating(rules: RuleSet) -> pl.Expr:
     """
     initial = rules.initial
     # n is clipped to 1 because the expression is evaluated on every row, eligible or not.
-    n = pl.col("n_pool").cast(pl.Int64).clip(lower_bound=1)
-    points_x2, opp_sum = pl.col("p2_pool").cast(pl.Int64), pl.col("os_pool").cast(pl.Int64)
+    n, points_x2, opp_sum = _with_hypothetical_draws(
+        rules,
+        pl.col("n_pool").cast(pl.Int64).clip(lower_bound=1),
+        pl.col("p2_pool").cast(pl.Int64),
+        pl.col("os_pool").cast(pl.Int64),
+    )
+    dp = pl.lit(_DP_SERIES).gather(_percent_half_up(n, points_x2).clip(0, 100)).cast(pl.Int64)
     if initial.formula == "hypothetical-draws":
-        h = initial.hypothetical_games
-        n, points_x2, opp_sum = n + h, points_x2 + h, opp_sum + h * initial.hypothetical_rating
-    # p to the nearest hundredth, half up, computed exactly in integers.
-    percent = (100 * points_x2 + n) // (2 * n)
-    dp = pl.lit(_DP_SERIES).gather(percent.clip(0, 100)).cast(pl.Int64)
-    if initial.formula == "hypothetical-draws":
-        rating = (2 * opp_sum + 2 * dp * n + n) // (2 * n)  # round(Ra + dp), half up, exact
+        rating = _ra_plus_dp_rounded(n, opp_sum, dp)
     else:
         average = opp_sum.cast(pl.Float64) / n
         above = pl.when(points_x2 > n).then(initial.plus_score_per_half_point * (points_x2 - n).cast(pl.Float64))
@@ -706,23 +709,100 @@ def initial_rating(rules: RuleSet) -> pl.Expr:
     return rating.cast(pl.Int32)
 
 
-def _initial_rating_numpy(rules: RuleSet, n_pool: np.ndarray, p2_pool: np.ndarray, os_pool: np.ndarray) -> np.ndarray:
-    """initial_rating on NumPy arrays of the pooled totals (games, half points, sum of opponents' ratings): int32."""
+# The steps of initial_rating that read the same on Polars expressions and NumPy arrays, written once for both.
+def _with_hypothetical_draws(rules: RuleSet, n: _Pool, points_x2: _Pool, opp_sum: _Pool) -> tuple[_Pool, _Pool, _Pool]:
+    """(games, half points, sum of the opponents' ratings) the formula reads: the pool's, plus the hypothetical
+    opponents' drawn games (hypothetical-draws; the pool as it is otherwise).
+    """
     initial = rules.initial
-    n = np.maximum(n_pool.astype(np.int64), 1)
-    points_x2, opp_sum = p2_pool.astype(np.int64), os_pool.astype(np.int64)
-    if initial.formula == "hypothetical-draws":
-        h = initial.hypothetical_games
-        n, points_x2, opp_sum = n + h, points_x2 + h, opp_sum + h * initial.hypothetical_rating
-    percent = (100 * points_x2 + n) // (2 * n)
+    if initial.formula != "hypothetical-draws":
+        return n, points_x2, opp_sum
+    h = initial.hypothetical_games
+    return n + h, points_x2 + h, opp_sum + h * initial.hypothetical_rating
+
+
+def _percent_half_up(n: _Pool, points_x2: _Pool) -> _Pool:
+    """The score p in hundredths, to the nearest hundredth half up, exactly in integers (table 8.1.1's row)."""
+    return (100 * points_x2 + n) // (2 * n)
+
+
+def _ra_plus_dp_rounded(n: _Pool, opp_sum: _Pool, dp: _Pool) -> _Pool:
+    """round(Ra + dp), half up, exactly in integers (Ra = opp_sum / n)."""
+    return (2 * opp_sum + 2 * dp * n + n) // (2 * n)
+
+
+@dataclass(frozen=True)
+class InitialRatingTerms:
+    """The figures of initial_rating for each pool (NumPy arrays), as FIDE's calculation of a newcomer shows them."""
+
+    n: np.ndarray  # games the formula counts: the pool's, the hypothetical ones included (int64)
+    points_x2: np.ndarray  # half points, the hypothetical draws included (int64)
+    opponent_sum: np.ndarray  # sum of the opponents' ratings, the hypothetical opponents included (int64)
+    percent: np.ndarray  # p in hundredths as table 8.1.1 is read (int64)
+    dp: np.ndarray  # table 8.1.1's dp for `percent` (int64)
+    bonus: np.ndarray  # what is added to Ra: dp, or the plus-score's points over 50 % (float64)
+    uncapped: np.ndarray  # Ru rounded, before max_rating (int64)
+    rating: np.ndarray  # the first rating (int32)
+
+
+def initial_rating_terms(
+    rules: RuleSet, n_pool: np.ndarray, p2_pool: np.ndarray, os_pool: np.ndarray
+) -> InitialRatingTerms:
+    """initial_rating on NumPy arrays of the pooled totals (games, half points, sum of opponents' ratings), with the
+    figures it passes through (Ra = opponent_sum / n, p, dp, Ru before the cap): the engine's first ratings
+    (_initial_rating_numpy) and the player card's calculation of them.
+    """
+    initial = rules.initial
+    n, points_x2, opp_sum = _with_hypothetical_draws(
+        rules, np.maximum(n_pool.astype(np.int64), 1), p2_pool.astype(np.int64), os_pool.astype(np.int64)
+    )
+    percent = _percent_half_up(n, points_x2)
     dp = DP_BY_PERCENT[np.clip(percent, 0, 100)].astype(np.int64)
     if initial.formula == "hypothetical-draws":
-        rating = (2 * opp_sum + 2 * dp * n + n) // (2 * n)
+        bonus = dp.astype(np.float64)
+        rating = _ra_plus_dp_rounded(n, opp_sum, dp)
     else:
         average = opp_sum.astype(np.float64) / n.astype(np.float64)
         above = initial.plus_score_per_half_point * (points_x2 - n).astype(np.float64)
         bonus = np.where(points_x2 > n, above, np.where(points_x2 == n, 0.0, dp.astype(np.float64)))
         rating = np.floor(average + bonus + 0.5).astype(np.int64)
-    if initial.max_rating is not None:
-        rating = np.minimum(rating, initial.max_rating)
-    return rating.astype(np.int32)
+    capped = rating if initial.max_rating is None else np.minimum(rating, initial.max_rating)
+    return InitialRatingTerms(n, points_x2, opp_sum, percent, dp, bonus, rating, capped.astype(np.int32))
+
+
+@dataclass(frozen=True)
+class FirstRatingRule:
+    """A rule set's first-rating rule in figures (§7.1.4, §8.2), for a calculation to show beside its terms."""
+
+    min_games: int  # games against rated opponents a first rating needs
+    pool_months: int  # the months whose results are pooled
+    first_event_min_points: float | None  # a first event scoring less is disregarded (None: none is)
+    floor: int | None  # the lowest rating published (None: every rating)
+    hypothetical_games: int  # drawn games against hypothetical opponents added to the pool (0: none)
+    hypothetical_rating: int  # their rating
+    per_half_point: float | None  # plus-score: points per half point over 50 % (None: Ra + dp at every score)
+    max_rating: int | None  # the highest first rating (None: no cap)
+
+
+def first_rating_rule(rules: RuleSet) -> FirstRatingRule:
+    """The figures of the rule set's first rating (in_pool_window, enough_games_for_first_rating,
+    disregarded_first_event, below_floor, initial_rating) as a calculation names them: `ratings player` shows a
+    newcomer's first rating with them.
+    """
+    initial = rules.initial
+    hypothetical = initial.formula == "hypothetical-draws"
+    return FirstRatingRule(
+        min_games=initial.min_games,
+        pool_months=initial.pool_months,
+        first_event_min_points=initial.first_event_min_points if initial.disregard_zero_first_event else None,
+        floor=rules.floor,
+        hypothetical_games=initial.hypothetical_games if hypothetical else 0,
+        hypothetical_rating=initial.hypothetical_rating,
+        per_half_point=None if hypothetical else initial.plus_score_per_half_point,
+        max_rating=initial.max_rating,
+    )
+
+
+def _initial_rating_numpy(rules: RuleSet, n_pool: np.ndarray, p2_pool: np.ndarray, os_pool: np.ndarray) -> np.ndarray:
+    """initial_rating on NumPy arrays of the pooled totals (games, half points, sum of opponents' ratings): int32."""
+    return initial_rating_terms(rules, n_pool, p2_pool, os_pool).rating
