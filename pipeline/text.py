@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -46,6 +47,49 @@ def escape_text(text: str) -> str:
 def shell_word(text: str) -> str:
     """`text` as one word of a shell command a person copies from the output (a store path with blanks quoted)."""
     return shlex.quote(text)
+
+
+class Placeholder(str):
+    """A word of a printed command that a person replaces (`<YYYY-MM>`, `csv|txt|html`): shown as written, unquoted."""
+
+
+# The options of the command that printed a `ratings` command which that command takes too, and must repeat to run
+# as printed: a `ratings run` suggested after a run with --scenarios F that left F out rated other chains, or
+# refused for their missing lists.
+CARRIED_OPTIONS = {
+    "run": ("--store", "--scenarios", "--dagster-home"),
+    "demo": ("--store", "--dagster-home"),
+    "list": ("--store", "--scenarios"),
+    "player": ("--store", "--scenarios"),
+    "ui": ("--store", "--dagster-home"),
+}
+# `ratings ui` has no --scenarios: the definitions it serves read the scenarios file from the environment.
+SCENARIOS_VARIABLE = {"ui": "RATINGS_SCENARIOS"}
+
+
+@dataclass(frozen=True)
+class CommandLines:
+    """The one way a `ratings` command that output tells a person to run is written: with the options of the command
+    that printed it which it takes (CARRIED_OPTIONS; None: not given, so not carried), every word shell-quoted but a
+    Placeholder. `dagster_home` is given only when it is not the store's own instance (which needs no option).
+    """
+
+    store: str | None = None
+    scenarios: str | None = None
+    dagster_home: str | None = None
+
+    def ratings(self, command: str, *words: str) -> str:
+        """`ratings <command> --store S <words> [--scenarios F] [--dagster-home H]`, as far as `command` takes them
+        (`RATINGS_SCENARIOS=F ratings ui ...` for the UI).
+        """
+        given = {"--store": self.store, "--scenarios": self.scenarios, "--dagster-home": self.dagster_home}
+        carried = {option: value for option in CARRIED_OPTIONS.get(command, ()) if (value := given[option])}
+        store = carried.pop("--store", None)
+        parts = [*(["--store", store] if store else []), *words, *(w for pair in carried.items() for w in pair)]
+        shown = [word if isinstance(word, Placeholder) else shell_word(word) for word in parts]
+        variable = SCENARIOS_VARIABLE.get(command)
+        setting = [f"{variable}={shell_word(self.scenarios)}"] if variable and self.scenarios else []
+        return " ".join([*setting, "ratings", command, *shown])
 
 
 def escape_lines(text: str) -> str:

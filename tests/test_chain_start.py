@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
+import shlex
 import shutil
 import warnings
 from pathlib import Path
@@ -18,7 +20,7 @@ import pytest
 from assets.runtime.cli import main
 from pipeline.ingest.landing import MISPLACED, classify, inventory, months_held
 from pipeline.months import month_range
-from pipeline.operations.run_plan import StoreError, held_gaps, months_to_rate, plan_run, waiting_lines
+from pipeline.operations.run_plan import RunPlan, StoreError, held_gaps, months_to_rate, plan_run, waiting_lines
 from pipeline.scenarios.chain import MissingMonth, chain_continues, previous_list, rate_months, seeded_list
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
@@ -65,6 +67,11 @@ def _outputs(store: Path) -> dict[str, bytes]:
     return found
 
 
+def _carried(scenarios: Path, home: Path) -> str:
+    """The options of a run with --scenarios and --dagster-home that the commands it prints repeat."""
+    return f" --scenarios {scenarios} --dagster-home {home}"
+
+
 def _copy(source: Path, target: Path) -> Path:
     shutil.copytree(source, target)
     return target
@@ -85,7 +92,8 @@ def test_one_month_rerun_writes_what_the_full_run_wrote(rated_store, tmp_path: P
         following = f"{month[:5]}{int(month[5:]) + 1:02d}"
         if month != "2024-05":
             # The month was re-rated from unchanged dumps: the next list still continues it, but was not re-rated.
-            assert f"may be stale (the {following} list still continues" in out and f"--from {following}`" in out
+            assert f"may be stale (the {following} list still continues" in out
+            assert f"--from {following}{_carried(scenarios, tmp_path / 'home')}`" in out
             # The UI shows it too: the month after's list_continuity, evaluated against the new list, names them.
             check = dg.AssetCheckKey(dg.AssetKey(["actual", "rating_list"]), "list_continuity")
             with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:
@@ -125,8 +133,64 @@ def test_the_same_month_rated_twice_records_the_stale_lists_twice_and_a_failed_r
     monkeypatch.setattr("assets.runtime.runs.mark_stale_lists", failing)
     assert _run(store, scenarios, home, "--from", "2024-02", "--to", "2024-02") == 0
     out = capsys.readouterr().out
-    assert "Run done" in out and "UI: ratings ui" in out
+    assert "Run done" in out and "ratings ui --store" in out
     assert "WARNING: the UI's note of the stale lists was not recorded (RuntimeError: database is locked)" in out
+
+
+def _printed_commands(text: str) -> list[str]:
+    """The `ratings ...` commands quoted in a run's output, as printed."""
+    return re.findall(r"`(ratings [^`]*)`", text)
+
+
+def _planned(command: str) -> RunPlan:
+    """The plan of a printed `ratings run` command, parsed by the command line's own parser: StoreError where that
+    run would be refused before it starts.
+    """
+    from assets.runtime.cli import add_dagster_commands
+    from pipeline.cli.commands import build_parser
+
+    args = build_parser(add_dagster_commands).parse_args(shlex.split(command)[1:])
+    assert args.command == "run", command
+    return plan_run(args.store, args.first, args.last, args.scenarios, dagster_home=args.dagster_home)
+
+
+def test_the_commands_a_run_with_its_own_scenarios_file_prints_run_as_printed(
+    rated_store, tmp_path: Path, capsys
+) -> None:
+    """A run with --scenarios printed `ratings run --store S --from M` for the lists it left stale, which read the
+    shipped scenarios file and was refused for their missing lists (or rated other chains). Every command a run
+    prints carries its scenarios file and instance: each `ratings run` plans as printed; so does the rebuild a refused
+    run names.
+    """
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    _correct_one_result(store, "2024-02")
+    assert _run(store, scenarios, home, "--from", "2024-02", "--to", "2024-02") == 0
+    out = capsys.readouterr().out
+    printed = _printed_commands(out)
+    assert any("--from 2024-03" in command for command in printed), out  # the lists after it are stale
+    # The UI's note of the stale lists names the same command.
+    check = dg.AssetCheckKey(dg.AssetKey(["actual", "rating_list"]), "list_continuity")
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        history = instance.event_log_storage.get_asset_check_execution_history(check, limit=400)
+    notes = [r.evaluation.metadata for r in history if r.partition == "2024-03"]
+    noted = [metadata["bring_up_to_date"].value for metadata in notes if "bring_up_to_date" in metadata]
+    assert noted and noted[0] in printed
+    for command in [*printed, *noted]:
+        if command.startswith("ratings list"):
+            assert command.endswith(f" --scenarios {scenarios}"), command
+        elif command.startswith("ratings run"):
+            assert command.endswith(_carried(scenarios, home)), command
+            assert _planned(command).scenarios.keys() == {"actual", "glicko2"}
+    # The UI's definitions read the scenarios file from the environment (`ratings ui` has no --scenarios).
+    assert f"RATINGS_SCENARIOS={scenarios} ratings ui --store {store} --dagster-home {home}" in out
+    assert f"ratings list --store {store} --scenario <scenario> --month <YYYY-MM>" in out
+    # A run refused for a missing list names the run that rebuilds it, with the same options.
+    (store / "actual" / "rating_list" / "2024-04.parquet").unlink()
+    assert _run(store, scenarios, home, "--from", "2024-05", "--to", "2024-05") == 2
+    [rebuild] = _printed_commands(capsys.readouterr().err)
+    assert rebuild == f"ratings run --store {store} --from 2024-04{_carried(scenarios, home)}"
+    assert _planned(rebuild).months[0] == "2024-04"
 
 
 def test_a_missing_truncated_or_foreign_list_before_the_run_stops_it_before_anything_is_written(
@@ -190,7 +254,7 @@ def test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_correc
     out = capsys.readouterr().out
     warning = (
         "WARNING: the dumps of 2024-03 changed since its stored tables were made, and this run starts at 2024-04: "
-        f"bring them in with `ratings run --store {store} --from 2024-03`"
+        f"bring them in with `ratings run --store {store} --from 2024-03{_carried(scenarios, tmp_path / 'home')}`"
     )
     assert out.count(warning) == 2, out  # in the plan and in the summary
 
@@ -198,7 +262,7 @@ def test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_correc
     assert _run(store, scenarios, tmp_path / "home", "--from", "2024-03", "--to", "2024-03") == 0
     out = capsys.readouterr().out
     assert "are stale (the 2024-04 list no longer continues the new 2024-03 list in actual" in out
-    assert f"`ratings run --store {store} --from 2024-04`" in out
+    assert f"`ratings run --store {store} --from 2024-04{_carried(scenarios, tmp_path / 'home')}`" in out
     assert _run(store, scenarios, tmp_path / "home", "--from", "2024-04") == 0
     out = capsys.readouterr().out
     assert "stale" not in out and "changed since" not in out
@@ -248,13 +312,13 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
     (store / "actual" / "rating_list" / "2024-05.parquet").unlink()  # this run's list, made anew under forward
     assert _run(store, changed, home, "--from", "2024-05", "--to", "2024-05") == 0
     out = capsys.readouterr().out
-    where = f"`ratings run --store {store} --from"
+    where, carried = f"`ratings run --store {store} --from", _carried(changed, home)
     for warning in (
         "WARNING: the dumps of 2024-03 and the registry read from 2024-02 (raw/players/) changed since their stored "
-        f"tables were made, and this run starts at 2024-05: bring them in with {where} 2024-02`",
+        f"tables were made, and this run starts at 2024-05: bring them in with {where} 2024-02{carried}`",
         "WARNING: the stored lists of actual from 2024-01 and glicko2 from 2024-01 were made by another definition of "
         f"the scenario (or another version of the code) than this run's, and this run starts at 2024-05: bring them "
-        f"in line with {where} 2024-01`",
+        f"in line with {where} 2024-01{carried}`",
         # A registry folder changes what its months rate too (an unknown player now known adds a game): both count.
         "WARNING: actual (recalculation: forward): going on without 2024-02..2024-03 (2 months) makes the games their "
         "files add, which would go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), "
@@ -483,6 +547,53 @@ def test_a_stray_earlier_month_folder_does_not_move_the_stored_chains_start(
     assert plan_run(str(tmp_path / "store"), None, None, str(scenarios)).chain_start == "2019-01"
 
 
+def test_a_first_month_setting_after_the_stored_lists_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RATINGS_FIRST_MONTH set after the first month of the stored lists restarted the chains there from the seed list:
+    a run rated every stored list from it again (a frozen forward list too), or failed late on a list_continuity
+    check. `ratings run` refuses it before anything is written; the Dagster definitions, which cannot refuse it
+    without leaving the UI empty, say so.
+    """
+    from pipeline.operations.first_month import definitions_months
+    from pipeline.scenarios.model import load_scenarios
+    from pipeline.settings import Settings
+
+    root = tmp_path / "store"
+    store = ObjectStore(str(root))
+    (scenarios := tmp_path / "scenarios.yaml").write_text(SCENARIOS)
+    for month in ("2024-01", "2024-02", "2024-03"):
+        store.write_text('[White "A"]\n', f"raw/GER/{month}/a.pgn")
+        for scenario in ("actual", "glicko2"):
+            store.write_text("", f"{scenario}/rating_list/{month}.parquet")  # listed, never read: refused before
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-02")
+    for first in (None, "2024-02", "2024-03"):
+        with pytest.raises(StoreError) as refused:
+            plan_run(str(root), first, None, str(scenarios))
+        message = str(refused.value)
+        assert (
+            "the stored lists start at 2024-01, and RATINGS_FIRST_MONTH=2024-02 starts the chains at 2024-02" in message
+        )
+        assert "Nothing written. Unset RATINGS_FIRST_MONTH (or set it to 2024-01)" in message
+    home = tmp_path / "home"
+    assert main(["run", "--store", str(root), "--scenarios", str(scenarios), "--dagster-home", str(home)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "the stored lists start at 2024-01" in err, err
+    assert not home.exists() and sorted(p.name for p in (root / "actual" / "rating_list").iterdir()) == [
+        f"{month}.parquet" for month in ("2024-01", "2024-02", "2024-03")
+    ]
+    settings = Settings.from_env({"RATINGS_STORE": str(root), "RATINGS_FIRST_MONTH": "2024-02"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert definitions_months(settings, load_scenarios(str(scenarios)))[0] == "2024-02"
+    [warning] = [str(w.message) for w in caught if w.category is UserWarning]
+    assert warning.startswith("the stored lists start at 2024-01, and RATINGS_FIRST_MONTH=2024-02")
+    assert "a run of the UI, the schedule or the sensor would (`ratings run` refuses)" in warning
+    # The setting at the stored lists' start (or earlier, to restart on purpose) is taken as it is.
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-01")
+    assert plan_run(str(root), None, None, str(scenarios)).chain_start == "2024-01"
+
+
 def test_the_dagster_definitions_start_at_the_stored_lists_not_at_a_stray_earlier_month_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -523,11 +634,15 @@ def test_the_dagster_definitions_start_at_the_stored_lists_not_at_a_stray_earlie
     def unreachable(*_: object) -> list:
         raise OSError("connection refused")
 
-    # The setting is the chains' start, as for `ratings run`: taken as it is, without a word or a look at the lists.
+    # The setting is the chains' start, as for `ratings run`: taken as it is, without a word when it is not after the
+    # stored lists (which a store that cannot be listed leaves unknown, and says so).
+    assert loaded(RATINGS_FIRST_MONTH="2019-01") == (month_range("2019-01", "2023-02"), [])
+    assert loaded(RATINGS_FIRST_MONTH="2023-01") == (["2023-01", "2023-02"], [])
     with monkeypatch.context() as patched:
         patched.setattr("pipeline.operations.first_month.stored_lists_span", unreachable)
-        assert loaded(RATINGS_FIRST_MONTH="2019-01") == (month_range("2019-01", "2023-02"), [])
-        assert loaded(RATINGS_FIRST_MONTH="2023-01") == (["2023-01", "2023-02"], [])
+        keys, [warning] = loaded(RATINGS_FIRST_MONTH="2019-01")
+        assert keys == month_range("2019-01", "2023-02")
+        assert warning == "could not list the stored lists to check RATINGS_FIRST_MONTH=2019-01 (OSError)"
     # An unreachable store still loads the default months, saying so.
     with monkeypatch.context() as patched:
         patched.setattr("pipeline.operations.first_month.inventory", unreachable)

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import io
+import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import yaml
 
 from pipeline.cli import commands
 from pipeline.formats.fide_list import parse_fide_list
+from pipeline.months import month_range
 from pipeline.operations.run_plan import published_months
 from pipeline.publish.lists import PUBLISHED_FORMATS, STORED_FORMATS, published_list_key, readable_list_months
 from pipeline.scenarios.model import default_scenarios_path, load_scenarios
@@ -142,11 +145,56 @@ def test_ratings_list_says_what_is_missing(published_last: tuple, capsys: pytest
         assert f"it is before the store's first month {TINY_START}" in capsys.readouterr().err
     finally:
         empty.rmdir()
-    assert commands.main(["list", "--store", str(root), "--month", "2030-01"]) == 1
+    assert commands.main(["list", "--store", str(root), "--month", "2024-06"]) == 1
     assert "rate it first (`ratings run --store" in capsys.readouterr().err
     # Defaults: actual, its latest month, CSV to standard output.
     assert commands.main(["list", "--store", str(root)]) == 0
     assert capsys.readouterr().out.encode() == (root / "lists" / "actual" / f"{TINY_END}.csv").read_bytes()
+
+
+def _planned(command: str) -> list[str]:
+    """The months a printed `ratings run` plans (StoreError where that run would be refused before it starts)."""
+    from assets.runtime.cli import add_dagster_commands
+    from pipeline.operations.run_plan import plan_run
+
+    args = commands.build_parser(add_dagster_commands).parse_args(shlex.split(command)[1:])
+    assert args.command == "run", command
+    return plan_run(args.store, args.first, args.last, args.scenarios, dagster_home=args.dagster_home).months
+
+
+def test_ratings_list_names_a_run_that_makes_the_month(
+    published_last: tuple, scenarios_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A month after the last stored list was said to be made by `ratings run --from M --to M`, which is refused for
+    the list of the month before it: the command starts at the first month a chain of the scenarios file has no list
+    of, carries that file, and plans as printed. A month that has not ended is no run's.
+    """
+    from pipeline.ingest.landing import month_bounds
+
+    root = published_last[0]
+
+    def hinted(store: Path, month: str, *options: str) -> str:
+        assert commands.main(["list", "--store", str(store), "--month", month, *options]) == 1
+        [command] = re.findall(r"`(ratings run [^`]*)`", capsys.readouterr().err)
+        return command
+
+    later = hinted(root, "2024-09", "--scenarios", str(scenarios_file))
+    assert later == f"ratings run --store {root} --from 2024-05 --to 2024-09 --scenarios {scenarios_file}"
+    assert _planned(later) == month_range("2024-05", "2024-09")
+    # The shipped scenarios file's other chains have no list at all: from the store's first month.
+    assert _planned(hinted(root, "2024-09")) == month_range(TINY_START, "2024-09")
+    # A chain with lists missing before the month asked is rebuilt from the first of them.
+    store = tmp_path / "store"
+    shutil.copytree(root, store, ignore=shutil.ignore_patterns(".home"))
+    for month in ("2024-02", "2024-03"):
+        (store / "elo_480" / "rating_list" / f"{month}.parquet").unlink()
+    gap = hinted(store, "2024-03", "--scenario", "elo_480", "--scenarios", str(scenarios_file))
+    assert "--from 2024-02 --to 2024-03 " in gap and _planned(gap) == ["2024-02", "2024-03"]
+    current = month_bounds()[1]
+    assert commands.main(["list", "--store", str(root), "--month", current]) == 1
+    err = capsys.readouterr().err
+    assert f"--month {current} is the current month: the list of {current} is made after the month ends" in err
+    assert "ratings run" not in err
 
 
 def test_publish_none_makes_no_list(tiny_landing_zone: Path, scenarios_file: Path, tmp_path: Path) -> None:

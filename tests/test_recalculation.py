@@ -589,7 +589,8 @@ def test_later_lists_are_named_stale_while_made_from_a_list_that_changed_since(t
     assert summary["lists_stale_before"] == {"whole": "2024-03"}
     warning = (
         "WARNING: stored lists before 2024-04 were made from a list that has changed since (whole from 2024-03), and "
-        f"this run continues from them: bring them up to date with `ratings run --store {store} --from 2024-03`"
+        f"this run continues from them: bring them up to date with `ratings run --store {store} --from 2024-03 "
+        f"--scenarios {scenarios} --dagster-home {home}`"
     )
     assert out.getvalue().count(warning) == 2  # in the plan and in the summary
 

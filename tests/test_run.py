@@ -564,6 +564,7 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
         "run_seconds": 12.3,
         "store": str(tmp_path / "store"),
         "dagster_home": "home",
+        "scenarios_file": None,
     }
     assert summary == expected and list(summary) == list(expected)  # the order callers see, too
     assert "rated players on the 2024-02 list: actual 2, elo-k32 1" in closing_lines(summary, scenarios, "Run")

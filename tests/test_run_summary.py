@@ -276,3 +276,34 @@ def test_the_commands_a_run_prints_can_be_copied_with_a_store_path_of_blanks():
     lines = readable_lists_lines("/data/my store", ["2024-05"], [])
     assert "ratings list --store '/data/my store' --scenario <scenario>" in lines[-1]
     assert "ratings list --store s3://chess/store --scenario" in readable_lists_lines("s3://chess/store", [], [])[-1]
+
+
+def test_every_option_a_printed_command_carries_is_one_that_command_takes() -> None:
+    """CommandLines repeats the store, scenarios file and instance of the command that printed a command where that
+    command takes them: each is an option of its parser (a name it does not know would make the printed command exit
+    2), and a command without --scenarios gets the file through its variable.
+    """
+    import shlex
+
+    from assets.runtime.cli import add_dagster_commands
+    from pipeline.cli.commands import build_parser
+    from pipeline.text import CARRIED_OPTIONS, SCENARIOS_VARIABLE, CommandLines, Placeholder
+
+    parser = build_parser(add_dagster_commands)
+    lines = CommandLines("/data/my store", "/my files/two.yaml", "/var/dagster home")
+    given = {"--store": "/data/my store", "--scenarios": "/my files/two.yaml", "--dagster-home": "/var/dagster home"}
+    required = {"player": ["12345"], "list": []}
+    for command, options in CARRIED_OPTIONS.items():
+        words = shlex.split(lines.ratings(command, *required.get(command, [])))
+        setting = [word for word in words if "=" in word and not word.startswith("-")]
+        args = parser.parse_args(words[words.index("ratings") + 1 :])
+        for option in options:
+            assert getattr(args, option.removeprefix("--").replace("-", "_")) == given[option], (command, option)
+        assert setting == (
+            [f"{SCENARIOS_VARIABLE[command]}=/my files/two.yaml"] if command in SCENARIOS_VARIABLE else []
+        )
+    # Nothing given, nothing carried; a Placeholder is shown as written.
+    assert CommandLines().ratings("run", "--from", "2024-03") == "ratings run --from 2024-03"
+    template = CommandLines("/s").ratings("list", "--month", Placeholder("<YYYY-MM>"), "--scenario", "<x>")
+    assert shlex.split(template) == ["ratings", "list", "--store", "/s", "--month", "<YYYY-MM>", "--scenario", "<x>"]
+    assert "--month <YYYY-MM> --scenario '<x>'" in template  # the placeholder unquoted, a value quoted

@@ -66,7 +66,7 @@ from pipeline.store.object_store import (
     redact_url,
     store_root_from_env,
 )
-from pipeline.text import markdown_list_lines, shell_word
+from pipeline.text import markdown_list_lines
 from pipeline.validate.month_figures import REPORTED_LATE
 
 PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
@@ -537,7 +537,9 @@ def run_store(
     store = ObjectStore(root or store_root_from_env())
     with store_lock(store, wait=wait, out=out):
         # The plan first: a run refused for its own arguments or store is refused without the instance.
-        plan = plan_run(root, first_month, last_month, scenarios_file, out=out, publish=publish)
+        plan = plan_run(
+            root, first_month, last_month, scenarios_file, out=out, publish=publish, dagster_home=dagster_home
+        )
         wait_for_dagster_runs(store, dagster_home, wait, out)
         return _rate_planned(plan, scenarios_file, dagster_home, out, title, workers)
 
@@ -585,7 +587,7 @@ def _rate_planned(
             )
             changed_before, registry_before = compared or ([], [])
             if changed_before or registry_before:
-                line = changed_before_line(changed_before, where, plan.months[0], registry_before)
+                line = changed_before_line(changed_before, plan.commands, plan.months[0], registry_before)
                 print(f"  {line}", file=out, flush=True)
             # A registry folder changes what its months rate too (an unknown player now known adds a game).
             changed = sorted({*changed_before, *registry_before})
@@ -601,12 +603,12 @@ def _rate_planned(
                 looked_up("compare the lists' versions", lambda: lists_made_otherwise(instance, plan)) or {}
             )
             if made_otherwise:
-                print(f"  {made_otherwise_line(made_otherwise, where, plan.months[0])}", file=out, flush=True)
+                print(f"  {made_otherwise_line(made_otherwise, plan.commands, plan.months[0])}", file=out, flush=True)
             stale_before = (
                 looked_up("compare the earlier months' lists", lambda: lists_stale_before(instance, plan)) or {}
             )
             if stale_before:
-                print(f"  {stale_before_line(stale_before, where, plan.months[0])}", file=out, flush=True)
+                print(f"  {stale_before_line(stale_before, plan.commands, plan.months[0])}", file=out, flush=True)
             observe_landing_zone(instance, fingerprints, plan.months, registry)
         waves = stages(
             list(plan.scenarios),
@@ -669,7 +671,7 @@ def mark_stale_lists(
     failed: asset_check_executions). Within a run Dagster updates the execution in place.
     """
     last = plan.months[-1]
-    command = f"ratings run --store {shell_word(redact_url(plan.store.url()))} --from {add_months(last, 1)}"
+    command = plan.commands.ratings("run", "--from", add_months(last, 1))
     for name, lists in stale.items():
         months, problems = lists["months"], lists["problems"]
         key = dg.AssetKey([plan.scenarios[name].name, "rating_list"])

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -34,7 +35,10 @@ from pipeline.rules.model import (
     unstated_time_control,
 )
 from pipeline.rules.regulations import seeds_from_standard
-from pipeline.text import escape_lines, escape_text, shell_word
+from pipeline.text import CommandLines, escape_lines, escape_text
+
+if TYPE_CHECKING:
+    from pipeline.store.object_store import ObjectStore
 
 DEBUG_ENV = "RATINGS_DEBUG"
 
@@ -195,7 +199,8 @@ def command_rules(args: argparse.Namespace) -> int:
             print(f"  {name:{width}} {get_system(name).description}")
         print(
             f"  {'whr':{width}} Whole-History Rating (Coulom 2008): every player-month re-estimated from all games "
-            "(`ratings evaluate` only; w2, virtual_draws)"
+            "(`system: whr` scenarios of `ratings run`, e.g. examples/scenarios-whr.yaml, and `ratings evaluate`; "
+            "not `ratings rate-period`; w2, virtual_draws)"
         )
         print("system presets (a system with its parameters):")
         for name in system_presets:
@@ -288,6 +293,7 @@ def command_player(args: argparse.Namespace) -> int:
 
     A name several players hold lists them (id, name, federation, birth year) and exits 1.
     """
+    from pipeline.operations.run_plan import command_lines
     from pipeline.publish.lists import list_command, published_list_key
     from pipeline.reports.player_card import (
         AmbiguousPlayerError,
@@ -315,7 +321,11 @@ def command_player(args: argparse.Namespace) -> int:
     print(render_text(report))
     where = redact_url(store.url())
     page = published_list_key(report.scenario, report.month, "html")
-    made_by = None if store.exists(page) else list_command(where, report.scenario, report.month)
+    made_by = (
+        None
+        if store.exists(page)
+        else list_command(command_lines(where, args.scenarios), report.scenario, report.month)
+    )
     if made_by is None:
         print(f"readable list of {report.month}: {redact_url(store.url(page))}")
     else:
@@ -373,10 +383,32 @@ def _list_type(scenario: str, scenarios_file: str | None) -> str | None:
     return own.list_type() if own.seed_list is None else None
 
 
+def unrated_month_advice(store: ObjectStore, month: str, scenarios_file: str | None, commands: CommandLines) -> str:
+    """What `ratings list` says of a month the store holds no list of: the `ratings run` that makes it (from the first
+    month it must rate for every chain of the scenarios file to reach `month`), or why no run does.
+    """
+    from pipeline.ingest.landing import inventory, month_bounds, months_held
+    from pipeline.operations.run_plan import first_month_to_rate, month_not_ended, store_first_month
+    from pipeline.scenarios.model import load_scenarios
+
+    # `ratings run` refuses a month before the store's first (its chains start there): no advice to run it. Its
+    # own reading, so that a month folder holding no dump (which it passes over) moves neither.
+    first = store_first_month(months_held(inventory(store)))
+    start = first[0] if first is not None else None
+    if start is not None and month < start:
+        return f"it is before the store's first month {start}, where every chain starts, so no list of it is rated"
+    current = month_bounds()[1]
+    if month >= current:
+        return month_not_ended("--month", month, current)
+    begin = month if start is None else first_month_to_rate(store, load_scenarios(scenarios_file), month, start)
+    return f"rate it first (`{commands.ratings('run', '--from', begin, '--to', month)}`)"
+
+
 def command_list(args: argparse.Namespace) -> int:
     """One stored month's list as CSV, FIDE TXT, HTML or FIDE's combined layout, to standard output or --out: the bytes
     publishing writes (pipeline.publish.lists.write_published_file), from the stored Parquet list.
     """
+    from pipeline.operations.run_plan import command_lines
     from pipeline.publish.lists import stored_combined_month, stored_published_month, write_published_file
     from pipeline.reports.player_card import stored_list_months
     from pipeline.scenarios.model import canonical_name
@@ -384,12 +416,13 @@ def command_list(args: argparse.Namespace) -> int:
 
     store = ObjectStore(args.store) if args.store else ObjectStore()
     where = redact_url(store.url())
+    commands = command_lines(where, args.scenarios)
     if args.month is not None:
         parse_month(args.month)
     lists = stored_list_months(store)
     if not lists:
         print(
-            f"ratings list: {where} holds no rating list: rate it first (`ratings run --store {shell_word(where)}`)",
+            f"ratings list: {where} holds no rating list: rate it first (`{commands.ratings('run')}`)",
             file=sys.stderr,
         )
         return 1
@@ -404,21 +437,9 @@ def command_list(args: argparse.Namespace) -> int:
     month = args.month or lists[scenario][-1]
     if month not in lists[scenario]:
         held = lists[scenario]
-        from pipeline.ingest.landing import inventory, months_held
-        from pipeline.operations.run_plan import store_first_month
-
-        # `ratings run` refuses a month before the store's first (its chains start there): no advice to run it. Its
-        # own reading, so that a month folder holding no dump (which it passes over) moves neither.
-        first = store_first_month(months_held(inventory(store)))
-        start = first[0] if first is not None else None
-        advice = (
-            f"it is before the store's first month {start}, where every chain starts, so no list of it is rated"
-            if start is not None and month < start
-            else f"rate it first (`ratings run --store {shell_word(where)} --from {month} --to {month}`)"
-        )
         print(
             f"ratings list: {scenario} has no stored list of {month} in {where} (it has {held[0]}..{held[-1]}, "
-            f"{len(held)} months): {advice}",
+            f"{len(held)} months): {unrated_month_advice(store, month, args.scenarios, commands)}",
             file=sys.stderr,
         )
         return 1

@@ -134,7 +134,9 @@ def add_workers_option(command: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="worker processes: the shared tables in N runs of consecutive months side by side, then the "
-        "scenario chains N at a time, each in its own process and Dagster run (default 1: everything in one run)",
+        "scenario chains N at a time, each in its own process and Dagster run (default 1: everything in one run; "
+        "when --publish makes the readable lists of some months of the range but not all, as last does over several "
+        "months, those lists and the comparison follow in one more run per stretch of published months)",
     )
 
 
@@ -166,10 +168,16 @@ def add_run_commands(
         dest="first",
         default=None,
         metavar="YYYY-MM",
-        help="first month (default: the first month holding dumps)",
+        help="first month (default: the first month holding dumps, from RATINGS_FIRST_MONTH on when it is set)",
     )
     run.add_argument(
-        "--to", dest="last", default=None, metavar="YYYY-MM", help="last month (default: the last month holding dumps)"
+        "--to",
+        dest="last",
+        default=None,
+        metavar="YYYY-MM",
+        help="last month (default: the last month holding dumps that has ended; with --from, the last month with a "
+        "stored list when that is later, so that the chain is rated to its end; never the current month, whose list "
+        "is made after it ends)",
     )
     run.add_argument(
         "--scenarios",

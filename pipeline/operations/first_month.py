@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 from pipeline.ingest.landing import REGISTRY, LandingEntry, inventory, months_held
+from pipeline.months import add_months
 from pipeline.scenarios.model import Scenario
 from pipeline.settings import Settings
 from pipeline.store.monthly import stored_table_months
@@ -31,6 +32,35 @@ def folders_before(entries: Sequence[LandingEntry], month: str) -> list[str]:
     )
 
 
+def setting_after_stored_lists(setting: str, stored_first: str, outcome: str) -> str:
+    """Why a RATINGS_FIRST_MONTH of `setting`, after `stored_first` where the stored lists start, is refused by
+    `ratings run` (run_plan.chain_start) and named by the Dagster definitions (definitions_months), each saying its
+    `outcome`, and the two remedies.
+    """
+    return (
+        f"the stored lists start at {stored_first}, and RATINGS_FIRST_MONTH={setting} starts the chains at {setting}: "
+        f"that would rate every stored list from {setting} on again (frozen forward lists too), from the seed list "
+        f"instead of the stored list of {add_months(setting, -1)}. {outcome} Unset RATINGS_FIRST_MONTH (or set it to "
+        f"{stored_first}) to continue the stored chains, or remove the stored lists to restart them at {setting}"
+    )
+
+
+def _setting_after_stored_lists(store: ObjectStore, scenarios: Mapping[str, Scenario], setting: str) -> str | None:
+    """The definitions' warning of a RATINGS_FIRST_MONTH `setting` after the first month of the stored lists (None:
+    not after it); a store that cannot be listed is said so instead.
+    """
+    try:
+        span = stored_lists_span(store, scenarios)
+    except Exception as error:  # an unreachable store must not stop the UI from loading the definitions
+        return f"could not list the stored lists to check RATINGS_FIRST_MONTH={setting} ({type(error).__name__})"
+    if span is None or span[0] >= setting:
+        return None
+    outcome = (
+        f"The partitions start at {setting}: a run of the UI, the schedule or the sensor would (`ratings run` refuses)."
+    )
+    return setting_after_stored_lists(setting, span[0], outcome)
+
+
 def definitions_months(settings: Settings, scenarios: Mapping[str, Scenario]) -> tuple[str, str | None]:
     """The Dagster definitions' first and last partition (Settings.months_for): the settings where given, else the
     landing zone's months, the first never before the first month of the stored lists of `scenarios` while
@@ -39,8 +69,9 @@ def definitions_months(settings: Settings, scenarios: Mapping[str, Scenario]) ->
     The rate assets start the chains from the seed list at the first partition: a stray or mistyped earlier month
     folder (raw/GER/2019-01 beside lists from 2023-01) would otherwise have the sensor, the schedule and a UI backfill
     rate every stored list again from there, which `ratings run` refuses (run_plan.chain_start). Such folders are
-    named in one warning with the two remedies. The stored lists are listed only without RATINGS_FIRST_MONTH; a store
-    that cannot be listed gives the default months, with a warning.
+    named in one warning with the two remedies. A RATINGS_FIRST_MONTH after the stored lists' first month would have
+    them restart the chains there: named in a warning too (the definitions cannot refuse it as `ratings run` does
+    without leaving the UI empty). A store that cannot be listed gives the default months, with a warning.
     """
     entries: list[LandingEntry] = []
     held: list[str] = []
@@ -59,6 +90,10 @@ def definitions_months(settings: Settings, scenarios: Mapping[str, Scenario]) ->
                 f"using the default months",
                 stacklevel=2,
             )
+    if settings.first_month is not None:
+        later = _setting_after_stored_lists(ObjectStore(settings.store), scenarios, settings.first_month)
+        if later:
+            warnings.warn(later, stacklevel=2)
     first, last = settings.months_for(held, stored_first=stored_first)
     if stored_first is not None and first == stored_first and held[0] < first:
         strays = folders_before(entries, first)

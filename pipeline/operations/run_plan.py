@@ -19,8 +19,8 @@ from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
 from pipeline.invariants.store_checks import mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
-from pipeline.operations.first_month import folders_before, list_path, stored_lists_span
-from pipeline.operations.instance_dirs import store_instance_dir
+from pipeline.operations.first_month import folders_before, list_path, setting_after_stored_lists, stored_lists_span
+from pipeline.operations.instance_dirs import instance_dir, store_instance_dir
 from pipeline.operations.run_counts import GAME_OUTCOMES, distinct_players, players_by_identity, scenario_game_outcomes
 from pipeline.operations.waves import (
     PUBLISH_ALL,
@@ -39,7 +39,7 @@ from pipeline.scenarios.recalculation import FULL, frozen_months, list_month
 from pipeline.settings import DEFAULT_STORE, Settings
 from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, fault_line, redact_url, store_root_from_env
-from pipeline.text import escape_text, shell_word, some_names
+from pipeline.text import CommandLines, Placeholder, escape_text, some_names
 
 SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
 
@@ -139,11 +139,11 @@ def months_to_rate(
     current = current or month_bounds()[1]
     for option, month in (("--to", last_month), ("--from", first_month)):
         if month is not None and month >= current:
-            raise StoreError(_month_not_ended(option, month, current))
+            raise StoreError(month_not_ended(option, month, current))
     done = [month for month in held if month < current]
     if not done and (first_month is None or last_month is None):
         if held:
-            raise StoreError(f"{where}/raw holds dumps only of {current}, {_month_not_ended('', current, current)}")
+            raise StoreError(f"{where}/raw holds dumps only of {current}, {month_not_ended('', current, current)}")
         raise StoreError(f"{where}/raw holds no dumps in month folders.\n{LANDING_ZONE_HELP}")
     first = first_month or done[0]
     # Without --from the run rates what the landing zone holds; from a month on, the chain to its end (a list stored
@@ -166,13 +166,27 @@ def months_to_rate(
 # B.02 2024 §7.1.3: the list of M is dated the 1st of M+1, its closing date 3 days before, and official FIDE events
 # ending the day before it may still be rated: M's list is made once M has ended. One made while M runs would publish
 # (and under `forward` freeze) it without the tournaments reported in time later in M.
-def _month_not_ended(option: str, month: str, current: str) -> str:
+def month_not_ended(option: str, month: str, current: str) -> str:
     """Why `month` (given as `option`, '' for the landing zone's) is not rated yet: today is in `current`."""
     state = "the current month" if month == current else f"after the current month {current}"
     named = f"{option} {month} is {state}" if option else state
     return f"{named}: the list of {month} is made after the month ends (the last month that may be rated is " + (
         f"{add_months(current, -1)})"
     )
+
+
+def first_month_to_rate(store: ObjectStore, scenarios: Mapping[str, Scenario], month: str, start: str) -> str:
+    """The first month of a `ratings run` that makes the lists of `month`: `month` itself where every scenario's stored
+    chain holds the list before it, else the earliest month one is rebuilt from (chain_continues: the chain's first
+    month since the chains' `start` without a stored list).
+    """
+    firsts = [month]
+    for scenario in scenarios.values():
+        try:
+            chain_continues(store, scenario, month, start)
+        except MissingMonth as missing:
+            firsts.append(missing.rebuild_from)
+    return min(firsts)
 
 
 def waiting_for_month_end(entries: Sequence[LandingEntry], current: str) -> str | None:
@@ -238,13 +252,16 @@ def chain_start(
     after it would be rated again from that start (a frozen `recalculation: forward` list too), and again from
     the store's own start by the next run. Starting earlier on purpose is setting RATINGS_FIRST_MONTH. So too for a
     run from a landing zone's first month before `stored_first`, the first month of the stored lists: a stray or
-    mistyped month folder (`entries` names it) moved the store's first month.
+    mistyped month folder (`entries` names it) moved the store's first month. And for a RATINGS_FIRST_MONTH after
+    `stored_first`: its chains would restart there from the seed list, rating every stored list from it again.
     """
     first = store_first_month(held)
     if first is None:  # no dumps and no setting: the run's own --from..--to (both given) is all there is
         first_partition, _ = Settings.from_env().months_for(list(held))
         return min(first_partition, first_month)
     start, source = first
+    if source == "RATINGS_FIRST_MONTH" and stored_first is not None and stored_first < start:
+        raise StoreError(setting_after_stored_lists(start, stored_first, "Nothing written."))
     if first_month < start:
         raise StoreError(
             f"--from {first_month} is before the store's first month {start} ({source}): nothing written. "
@@ -281,11 +298,29 @@ class RunPlan:
     # The months whose readable lists the run publishes (published_months), and those it leaves stale.
     published: tuple[str, ...] = ()
     unpublished_stale: tuple[str, ...] = ()
+    # The run's --scenarios and --dagster-home as given: the commands it prints carry them (command_lines).
+    scenarios_file: str | None = None
+    dagster_home: str | None = None
 
     @property
     def chain_start(self) -> str:
         """The month the chains start from the seed list (the first partition)."""
         return self.partition_range[0]
+
+    @property
+    def commands(self) -> CommandLines:
+        """How the commands the run prints are written: with its store, scenarios file and instance."""
+        return command_lines(redact_url(self.store.url()), self.scenarios_file, self.dagster_home)
+
+
+def command_lines(where: str, scenarios_file: str | None = None, dagster_home: str | None = None) -> CommandLines:
+    """The CommandLines of a command over the store at `where` run with `scenarios_file` (named absolute: a command
+    printed into the UI's metadata, or for `dg dev`, which runs in the project's folder, is not run where this one was)
+    and `dagster_home` (--dagster-home, else $DAGSTER_HOME: named when it is not the store's own instance).
+    """
+    home = instance_dir(dagster_home, where)[0]
+    scenarios = os.path.abspath(scenarios_file) if scenarios_file else None
+    return CommandLines(where, scenarios, None if home == store_instance_dir(where) else home)
 
 
 # While the landing zone is listed, a line every this many seconds says how far the listing got.
@@ -333,10 +368,11 @@ def plan_run(
     scenarios_file: str | None,
     out: TextIO | None = None,
     publish: str = PUBLISH_LAST,
+    dagster_home: str | None = None,
 ) -> RunPlan:
     """The plan of a run over the store at `root` (default: the settings' store), refused without a landing zone,
     or (StoreError, before anything is written) when a scenario's stored chain cannot be continued from the month
-    before the run.
+    before the run. `dagster_home` is only named in the commands it prints.
 
     One listing of the landing zone serves the months, the observations and the closing summary. With `out`, says
     that it lists the landing zone, how far a long listing got, and what it found.
@@ -385,11 +421,12 @@ def plan_run(
         start,
         min(max(months[-1], held[-1] if held else months[-1], stored_last or months[-1]), add_months(current, -1)),
     )
+    commands = command_lines(where, scenarios_file, dagster_home)
     for scenario in scenarios.values():
         try:
             chain_continues(store, scenario, months[0], start)
         except MissingMonth as missing:
-            raise StoreError(f"scenario {scenario.name}: {missing}") from None
+            raise StoreError(f"scenario {scenario.name}: {missing.explained(commands)}") from None
     notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
     waiting = waiting_for_month_end(entries, current)
     notes += (waiting,) if waiting else ()
@@ -401,7 +438,19 @@ def plan_run(
     # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
     notes += tuple(registry_plan(store, months, start, entries))
     published, stale = published_months(store, scenarios, months, publish)
-    return RunPlan(root, store, entries, months, scenarios, partition_range, notes, tuple(published), tuple(stale))
+    return RunPlan(
+        root,
+        store,
+        entries,
+        months,
+        scenarios,
+        partition_range,
+        notes,
+        tuple(published),
+        tuple(stale),
+        scenarios_file,
+        dagster_home,
+    )
 
 
 def stale_after(
@@ -434,7 +483,7 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     return continuity_problems(previous, following, seeded)
 
 
-def made_otherwise_line(made: Mapping[str, str], where: str, first: str) -> str:
+def made_otherwise_line(made: Mapping[str, str], commands: CommandLines, first: str) -> str:
     """The warning of a run from `first` on a store whose earlier stored lists were made by another code version than
     the definitions give their scenario now (assets.runtime.runs.lists_made_otherwise): scenario -> the first such
     month. The version holds the scenario's definition (its rules, schedule, `set:`) and the code rating it.
@@ -443,11 +492,11 @@ def made_otherwise_line(made: Mapping[str, str], where: str, first: str) -> str:
     return (
         f"WARNING: the stored lists of {named} were made by another definition of the scenario (or another version "
         f"of the code) than this run's, and this run starts at {first}: bring them in line with "
-        f"`ratings run --store {shell_word(where)} --from {min(made.values())}`"
+        f"`{commands.ratings('run', '--from', min(made.values()))}`"
     )
 
 
-def stale_before_line(stale: Mapping[str, str], where: str, first: str) -> str:
+def stale_before_line(stale: Mapping[str, str], commands: CommandLines, first: str) -> str:
     """The warning of a run from `first` on a store whose earlier stored lists were made before the list of the month
     before them changed (assets.runtime.runs.lists_stale_before): scenario -> the first such month.
     """
@@ -455,11 +504,11 @@ def stale_before_line(stale: Mapping[str, str], where: str, first: str) -> str:
     named = ", ".join(f"{name} from {month}" for name, month in sorted(stale.items()))
     return (
         f"WARNING: stored lists before {first} were made from a list that has changed since ({named}), and this run "
-        f"continues from them: bring them up to date with `ratings run --store {shell_word(where)} --from {start}`"
+        f"continues from them: bring them up to date with `{commands.ratings('run', '--from', start)}`"
     )
 
 
-def changed_before_line(months: Sequence[str], where: str, first: str, registry: Sequence[str] = ()) -> str:
+def changed_before_line(months: Sequence[str], commands: CommandLines, first: str, registry: Sequence[str] = ()) -> str:
     """The warning of a run from `first` on a store whose dumps of earlier `months`, or the registry folders read from
     earlier `registry` months, changed since those months' stored tables were made (assets.runtime.runs.
     landing_changed_before): the run leaves them as they were.
@@ -470,7 +519,7 @@ def changed_before_line(months: Sequence[str], where: str, first: str, registry:
     return (
         f"WARNING: {' and '.join(named)} changed since {'its' if one else 'their'} stored tables were made, and this "
         f"run starts at {first}: bring {'it' if one and not months else 'them'} in with "
-        f"`ratings run --store {shell_word(where)} --from {min([*months, *registry])}`"
+        f"`{commands.ratings('run', '--from', min([*months, *registry]))}`"
     )
 
 
@@ -575,10 +624,12 @@ def run_summary(
     failed_steps: Mapping[str | None, str],
     run_seconds: float,
     dagster_home: str,
+    scenarios_file: str | None = None,
 ) -> dict[str, Any]:
     """The summary of a finished run (closing_lines prints it): `success` is False when the run failed or rated
     no game at all. A store that fails while the summary reads it (full disk, outage) leaves its figures empty
-    and `fault` naming why, so the summary is still printed.
+    and `fault` naming why, so the summary is still printed. `scenarios_file` is the run's --scenarios (None: not
+    given), which the commands the summary prints repeat.
     """
     try:
         outcome = run_outcome(store, months, entries)
@@ -610,6 +661,7 @@ def run_summary(
         "run_seconds": round(run_seconds, 1),
         "store": redact_url(store.url()),
         "dagster_home": dagster_home,
+        "scenarios_file": os.path.abspath(scenarios_file) if scenarios_file else None,
     }
 
 
@@ -647,6 +699,7 @@ def runs_summary(
         failed_steps={step: cause for o in outcomes for step, cause in o["failed_steps"].items()},
         run_seconds=run_seconds,
         dagster_home=dagster_home,
+        scenarios_file=plan.scenarios_file,
     )
     summary["run_ids"] = [outcome["run_id"] for outcome in outcomes]
     summary["reported_late"] = sum(outcome.get("reported_late", 0) for outcome in outcomes)
@@ -735,10 +788,15 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
 
 
 def readable_lists_lines(
-    where: str, published: Sequence[str], stale: Sequence[str], finished: bool = True
+    where: str,
+    published: Sequence[str],
+    stale: Sequence[str],
+    finished: bool = True,
+    commands: CommandLines | None = None,
 ) -> list[str]:
-    """Where a run's readable lists are, which months have them, and how to make any other month's. A run that did not
-    finish (`finished` False) may have stopped before it published them: it says so, rather than where they are.
+    """Where a run's readable lists are, which months have them, and how to make any other month's (`commands`: how
+    the run's commands are written, default over `where` alone). A run that did not finish (`finished` False) may
+    have stopped before it published them: it says so, rather than where they are.
     """
     if published and not finished:
         lines = [
@@ -754,15 +812,15 @@ def readable_lists_lines(
             f"  WARNING: the readable lists of {_months_text(stale)} under {where}/lists/ show the lists this run "
             "replaced: make them again with `ratings list` or a run with --publish last or all"
         )
-    lines.append(
-        f"  any month's list on demand: {list_command(where, '<scenario>', '<YYYY-MM>', 'csv|txt|html|combined')}"
-    )
+    template = [Placeholder("<scenario>"), Placeholder("<YYYY-MM>"), Placeholder("csv|txt|html|combined")]
+    lines.append(f"  any month's list on demand: {list_command(commands or CommandLines(where), *template)}")
     return lines
 
 
 def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str) -> str:
     """The summary a person reads at the end of a run: what was rated, what was not and why, where it is."""
     where, first, last = summary["store"], summary["first_month"], summary["last_month"]
+    commands = command_lines(where, summary.get("scenarios_file"), summary["dagster_home"])
     if not summary["run_succeeded"]:
         status = "FAILED (see the run in the Dagster UI)"
     elif summary["games"] == 0:
@@ -855,16 +913,16 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(
             f"  WARNING: the stored lists after {last} ({later[0]}..{later[-1]}, scenarios {', '.join(stale)}) were "
             f"rated from the lists this run replaced and {state}; bring them up to date with "
-            f"`ratings run --store {shell_word(where)} --from {following}`"
+            f"`{commands.ratings('run', '--from', following)}`"
         )
     dumps, registry = summary.get("dumps_changed_before", []), summary.get("registry_changed_before", [])
     if dumps or registry:
-        lines.append(f"  {changed_before_line(dumps, where, first, registry)}")
+        lines.append(f"  {changed_before_line(dumps, commands, first, registry)}")
     lines += [f"  {line}" for line in summary.get("waiting_before", [])]
     if summary.get("lists_made_otherwise"):
-        lines.append(f"  {made_otherwise_line(summary['lists_made_otherwise'], where, first)}")
+        lines.append(f"  {made_otherwise_line(summary['lists_made_otherwise'], commands, first)}")
     if summary.get("lists_stale_before"):
-        lines.append(f"  {stale_before_line(summary['lists_stale_before'], where, first)}")
+        lines.append(f"  {stale_before_line(summary['lists_stale_before'], commands, first)}")
     if summary.get("bookkeeping"):
         lines.append(f"  WARNING: {escape_text(summary['bookkeeping'])}")
     if summary["rated_players"]:
@@ -877,9 +935,6 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             f"  rated players left out of the {last} FIDE TXT ({TXT_LEFT_OUT_REASON}; in the CSV and HTML): "
             + ", ".join(f"{n} {c:,}" for n, c in summary["left_out_of_txt"].items())
         )
-    # The store's own instance is the one `ratings ui --store` opens; another is named.
-    own = summary["dagster_home"] == store_instance_dir(where)
-    ui_home = "" if own else f" --dagster-home {shell_word(summary['dagster_home'])}"
     lines += [
         (
             f"  run {summary['run_id']} took {summary['run_seconds']:.0f}s"
@@ -892,10 +947,11 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             summary.get("published", []),
             summary.get("stale_readable_lists", []),
             finished=summary.get("run_succeeded", True),
+            commands=commands,
         ),
         f"  tables: {where}/<scenario>/<table>/<YYYY-MM>.parquet",
         f"  reports: {where}/reports/index.html",
-        f"  UI: ratings ui --store {shell_word(where)}{ui_home} (then http://127.0.0.1:3000)",
+        f"  UI: {commands.ratings('ui')} (then http://127.0.0.1:3000)",
     ]
     if summary.get("fault"):
         # Last, where a person looks first: what stopped the run and where (the figures above may be empty).

@@ -33,7 +33,7 @@ from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import store_failed, stored_table_months, table_key, unreadable_table
 from pipeline.store.object_store import ObjectStore, redact_url
-from pipeline.text import shell_word
+from pipeline.text import CommandLines
 from pipeline.validate.identity import LOCAL_ID_BASE
 from schemas.conformance import ascends_strictly
 from schemas.published_list import PublishedList
@@ -70,10 +70,11 @@ def readable_list_months(store: ObjectStore, scenario_key: str) -> list[str]:
     return list_file_months(store, scenario_key, [f".{extension}" for extension in STORED_FORMATS])
 
 
-def list_command(store_url: str, scenario_key: str, month: str, file_format: str = "html") -> str:
-    """The command that makes a month's readable list on demand (`ratings list`)."""
-    store = shell_word(store_url)
-    return f"ratings list --store {store} --scenario {scenario_key} --month {month} --format {file_format}"
+def list_command(commands: CommandLines, scenario_key: str, month: str, file_format: str = "html") -> str:
+    """The command that makes a month's readable list on demand (`ratings list`), over the store and with the
+    scenarios file of `commands`.
+    """
+    return commands.ratings("list", "--scenario", scenario_key, "--month", month, "--format", file_format)
 
 
 def published_list(rating_list: pl.DataFrame, registry: pl.DataFrame | None) -> pl.DataFrame:

@@ -64,6 +64,7 @@ from pipeline.scenarios.model import Scenario
 from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
 from pipeline.store.monthly import months_stored
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
+from pipeline.text import CommandLines, Placeholder
 from schemas import Accuracy, YearlyDrift
 from schemas.util import empty_frame
 
@@ -531,7 +532,7 @@ def write_report_index(store: ObjectStore) -> list[ReportEntry]:
         if is_safe_part(name) and (months := readable_list_months(store, name))
     }
     # The store's place is left out: the index's bytes are the same wherever the store is (and a URL can be private).
-    command = list_command("<this store>", "<scenario>", "<YYYY-MM>")
+    command = list_command(CommandLines("<this store>"), Placeholder("<scenario>"), Placeholder("<YYYY-MM>"))
     store.write_text(
         render_index(entries, note=INDEX_NOTE, readable_lists=readable, list_command=command),
         REPORTS_PREFIX,

@@ -41,6 +41,7 @@ from pipeline.scenarios.whole_history_stored import added_games, restored, state
 from pipeline.store.kept import keep_list_before_events
 from pipeline.store.monthly import read_stored_month, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, redact_url
+from pipeline.text import CommandLines
 from schemas import (
     Games,
     Players,
@@ -149,17 +150,24 @@ class MissingMonth(LookupError):
         store_url: str = "",
         rebuild_from: str | None = None,
     ):
-        store_option = f"--store {store_url} " if store_url else ""
+        self.table, self.month, self.missing_month = table, month, before
+        self.location, self.problem = location, problem
         # A run from `before` alone would stop at the month before it in turn: the command starts at the chain's first
         # month without a stored table.
-        start = rebuild_from or before
+        self.rebuild_from = rebuild_from or before
+        super().__init__(self.explained(CommandLines(store_url or None)))
+
+    def explained(self, commands: CommandLines) -> str:
+        """What is missing and the `ratings run` that rebuilds it, written by `commands` (a run's: its scenarios file
+        and instance too).
+        """
+        month, before, start = self.month, self.missing_month, self.rebuild_from
         since = f" ({start}: the chain's first month without one)" if start != before else ""
-        super().__init__(
-            f"{table} for {before} {problem} ({location}), so {month} cannot be rated (the list for {month} is the "
-            f"list for {before} plus {month}'s games). Rebuild it with `ratings run {store_option}--from {start}`"
-            f"{since} (or a range starting earlier), then rate {month}."
+        return (
+            f"{self.table} for {before} {self.problem} ({self.location}), so {month} cannot be rated (the list for "
+            f"{month} is the list for {before} plus {month}'s games). Rebuild it with "
+            f"`{commands.ratings('run', '--from', start)}`{since} (or a range starting earlier), then rate {month}."
         )
-        self.missing_month, self.location, self.problem = before, location, problem
 
 
 def read_scenario_seed(store: ObjectStore, scenario: Scenario, chain_start: str | None = None) -> pl.DataFrame | None:
