@@ -47,6 +47,7 @@ class FileReport:
     quarantined: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # 'line N: what is wrong', the first MAX_PROBLEMS
     readable: bool = True  # False: nothing in the file could be read
+    opened: bool = True  # False: the file itself could not be read (missing, a folder, no permission)
     encoding: str | None = None  # text encoding read ('utf-8', 'windows-1252', ...); None: binary or unread
 
     def as_json(self) -> dict:
@@ -58,10 +59,13 @@ class FileReport:
             "players": self.players,
             "quarantined": dict(self.quarantined),
             "encoding": self.encoding,
+            "readable": self.readable,
         }
 
     def summary(self) -> str:
-        """One line for people: format and counts, quarantine by reason."""
+        """One line for people: format and counts, quarantine by reason; a file that could not be opened has none."""
+        if not self.opened:
+            return f"{self.path}: not read"
         counts = f"{self.records:,} records"
         if self.format.startswith(FIDE_LIST_PREFIX) or self.format in ("players-csv", "seed-csv"):
             counts += f", {self.players:,} players"
@@ -113,7 +117,11 @@ def _report_file(path: str) -> FileReport:
         data = Path(path).read_bytes()
     except OSError as error:
         return FileReport(
-            path, detect_format(path), problems=[f"cannot be read: {error.strerror or error}"], readable=False
+            path,
+            detect_format(path),
+            problems=[f"cannot be read: {error.strerror or error}"],
+            readable=False,
+            opened=False,
         )
     fmt = sniff_format(data, path)
     try:
