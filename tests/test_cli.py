@@ -226,6 +226,17 @@ def test_rules_command_lists_presets():
         assert name in run.stdout
 
 
+def test_rules_command_shows_whr_which_it_lists(capsys: pytest.CaptureFixture[str]):
+    from pipeline.cli.commands import main
+    from pipeline.whole_history.whr import WhrParams
+
+    # `ratings rules` lists whr beside the systems; `ratings rules whr` shows its parameters, --set applied.
+    assert main(["rules", "whr", "--set", "w2=20"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["system"] == "whr" and shown["w2"] == 20.0
+    assert shown["virtual_draws"] == WhrParams.model_fields["virtual_draws"].default
+
+
 def test_rules_command_shows_a_schedule_and_one_month_of_it():
     run = ratings("rules", "fide-historical")
     assert run.returncode == 0, run.stderr

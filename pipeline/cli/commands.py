@@ -206,6 +206,15 @@ def command_rules(args: argparse.Namespace) -> int:
         for name in system_presets:
             print(f"  {name:{width}} {rules_document(name).get('description', '')}")
         return 0
+    if args.name == "whr":  # not in the systems' registry: a whole-history fit, not a rating period's update
+        if args.month is not None:
+            raise UsageError("--month does not apply: whr is a rating system, the same in every month")
+        from pipeline.systems.config import system_params
+        from pipeline.whole_history.whr import WhrParams
+
+        params = system_params({"name": "whr", "system": "whr"}, WhrParams, tuple(args.set or ()))
+        print(json.dumps({"name": "whr", "system": "whr", **params.model_dump()}, indent=2))
+        return 0
     if args.name in system_names() or args.name in system_preset_names():
         if args.month is not None:
             raise UsageError(f"--month does not apply: {args.name} is a rating system, the same in every month")
