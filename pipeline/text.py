@@ -25,6 +25,12 @@ _FORMULA_START = f"^([ ]*[{_FORMULA_CHARACTERS}])"
 # spreadsheet in a locale that separates with ';' splits the line there, quotes or not.
 _FORMULA_AFTER_SEMICOLON = f";([ ]*[{_FORMULA_CHARACTERS}])"
 
+# A quarantine detail quotes the dump (a line, a cell, a header's column names): a 50 MB line made a 52 MB detail,
+# stored twice (raw_games, quarantine) and printed whole by `ratings validate`. A longer detail keeps its start (what
+# is wrong, and the quote's beginning) and its end (the advice after the quote), and says how much it leaves out.
+DETAIL_CHARS = 1_000
+_DETAIL_HEAD, _DETAIL_TAIL = 600, 300
+
 _UNPRINTABLE = re.compile(CONTROL_OR_BIDI)
 _BREAK = re.compile(_BREAKS)
 # What Markdown or HTML in Dagster's UI (CommonMark with GitHub's extensions) reads in a line of text: emphasis,
@@ -135,6 +141,27 @@ def markdown_code_block(text: str) -> str:
     lines = [printable_text(line) for line in text.split("\n")]
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", "\n".join(lines))), default=0))
     return "\n".join([fence, *lines, fence])
+
+
+def capped_detail(detail: pl.Expr) -> pl.Expr:
+    """A quarantine detail of at most about DETAIL_CHARS characters: a longer one as its first and last characters
+    around '... (N characters left out) ...'. The one cap on what details quote from a dump: every reader's problems
+    (formats.common.finish_batch) and every quarantine detail (validate.split) pass through it.
+    """
+    length = detail.str.len_chars()
+    left_out = (length - _DETAIL_HEAD - _DETAIL_TAIL).cast(pl.Utf8)
+    # Thousands separators without a lookahead (Polars' regex has none): every three digits from the right.
+    grouped = left_out.str.reverse().str.replace_all(r"(\d{3})", "${1},").str.strip_suffix(",").str.reverse()
+    shortened = pl.concat_str(
+        [
+            detail.str.head(_DETAIL_HEAD),
+            pl.lit(" ... ("),
+            grouped,
+            pl.lit(" characters left out) ... "),
+            detail.str.tail(_DETAIL_TAIL),
+        ]
+    )
+    return pl.when(length > DETAIL_CHARS).then(shortened).otherwise(detail)
 
 
 def printable(text: pl.Expr) -> pl.Expr:

@@ -55,7 +55,8 @@ PROBLEMS = {
     ],
     "trf_nul_byte.trf": ["line 1: line holds a NUL byte (binary data), not a TRF record"],
     "trf_line_bomb.trf.gz": [
-        f"line 1: {BOMB}: has more than 8,000,000 lines, the cap per file (MAX_LINES_PER_FILE); not read",
+        f"line 1: {BOMB}: has more than 8,000,000 lines, the cap per file (MAX_LINES_PER_FILE); not read: split it "
+        "into parts within the cap in the same month folder",
     ],
     "pgn_comment_brackets.pgn": [],
     "pgn_unclosed_comment.pgn": ["line 1: comment '{' on line 10 is never closed (read as ending with its line)"],
@@ -147,7 +148,8 @@ def test_byte_cap_names_the_file(monkeypatch):
     monkeypatch.setattr(formats, "decompress_dump", lambda data, compression: real(data, compression, limit=1 << 20))
     records = read_dump(gzip.compress(b"1. e4\n" * 300_000), "GER/2024-01/big.pgn.gz", "GER", "2024-01")
     assert records["parse_error"].to_list() == [
-        "GER/2024-01/big.pgn.gz: decompresses to more than 1 MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read"
+        "GER/2024-01/big.pgn.gz: decompresses to more than 1 MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read: "
+        "split it into parts within the cap in the same month folder"
     ]
 
 

@@ -1001,7 +1001,8 @@ class TestPgnBatch:
         assert first["record_id"].equals(ids("no_event_first.pgn", [(1, "1")]))
         assert frames["club.pgn.gz"]["event_start"].to_list() == [date(2024, 1, 9)]
         assert frames["club.pgn"]["event_start"].to_list() == [date(2024, 1, 8)]
-        assert frames["bom_only.pgn"].is_empty()
+        # A file with no game is one record all the same, which names it.
+        assert frames["bom_only.pgn"]["parse_error"].to_list() == ["empty file: only a byte-order mark"]
 
 
 # -- TRF batches and TRF-2026 ----------------------------------------------------------------------

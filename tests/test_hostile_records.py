@@ -196,7 +196,7 @@ def test_a_parquet_row_bomb_is_read_up_to_the_row_cap_and_the_rest_is_one_record
     assert excess["source_line"].to_list() == [1_001]
     assert excess["parse_error"][0] == (
         "rows 1,001-2,000,000 not read: the file has 2,000,000 rows, more than 1,000, "
-        "the cap per file (MAX_ROWS_PER_FILE)"
+        "the cap per file (MAX_ROWS_PER_FILE): split it into parts within the cap in the same month folder"
     )
     split = split_month(raw, NO_REGISTRY, MONTH, check_month=False)
     unparseable = split.quarantine.filter(pl.col("reason") == "unparseable")
@@ -234,7 +234,8 @@ def test_a_long_value_repeated_by_its_dictionary_is_capped_by_its_decoded_size(m
     # Each row is about 10,016 bytes of text: 9 rows fit in 100,000.
     assert cells.cells.height == 9
     assert cells.ragged["parse_error"].to_list() == [
-        "rows 10-2,000 not read: the rows decode to more than 100,000 bytes, the cap per file (MAX_DECOMPRESSED_BYTES)"
+        "rows 10-2,000 not read: the rows decode to more than 100,000 bytes, the cap per file "
+        "(MAX_DECOMPRESSED_BYTES): split it into parts within the cap in the same month folder"
     ]
 
 
@@ -261,7 +262,7 @@ def test_ratings_validate_on_a_row_bomb_reports_the_capped_rows(tmp_path: Path, 
     assert report.quarantined == {"duplicate": 499, "unparseable": 1}
     assert report.problems == [
         "line 501: rows 501-1,000,000 not read: the file has 1,000,000 rows, more than 500, "
-        "the cap per file (MAX_ROWS_PER_FILE)"
+        "the cap per file (MAX_ROWS_PER_FILE): split it into parts within the cap in the same month folder"
     ]
 
 

@@ -120,7 +120,8 @@ def test_zst_beyond_the_size_cap_is_one_record_naming_the_cap(monkeypatch):
     records = _read(_zst(_pgn(5000)), "big.pgn.zst")
     assert records.height == 1
     assert records["parse_error"][0] == (
-        "GER/2024-01/big.pgn.zst: decompresses to more than 1 MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read"
+        "GER/2024-01/big.pgn.zst: decompresses to more than 1 MiB, the cap per file (MAX_DECOMPRESSED_BYTES); "
+        "not read: split it into parts within the cap in the same month folder"
     )
 
 
@@ -129,7 +130,8 @@ def test_zst_beyond_the_line_cap_is_one_record_naming_the_cap(monkeypatch):
     records = _read(_zst(_pgn(200)), "long.pgn.zst")
     assert records.height == 1
     assert records["parse_error"][0] == (
-        "GER/2024-01/long.pgn.zst: has more than 1,000 lines, the cap per file (MAX_LINES_PER_FILE); not read"
+        "GER/2024-01/long.pgn.zst: has more than 1,000 lines, the cap per file (MAX_LINES_PER_FILE); not read: "
+        "split it into parts within the cap in the same month folder"
     )
 
 

@@ -511,7 +511,9 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
     games = pl.DataFrame({"game_id": [1, 2, 3], "white_id": [10, 11, 12], "black_id": [11, 10, 13]})
     store.write_parquet(games, table_key(["games"], "2024-01"))
     store.write_parquet(games.head(1), table_key(["games"], "2024-02"))
-    quarantine = pl.DataFrame({"reason": ["unplayed", "duplicate", "unplayed"], "source_file": ["a", "b", "b"]})
+    quarantine = pl.DataFrame(
+        {"reason": ["unplayed", "duplicate", "unplayed"], "source_file": ["a", "b", "b"], "detail": ["", "", ""]}
+    )
     store.write_parquet(quarantine, table_key(["quarantine"], "2024-02"))
     listed = pl.DataFrame({"player_id": [1, 2, 10**15], "rating": [2000, None, 1500]})
     store.write_parquet(listed, table_key(["actual", "rating_list"], "2024-02"))
@@ -556,6 +558,7 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
         "players": 4,
         "players_by_identity": {},
         "unplaced_files": [],
+        "not_read_whole": [],
         "rated_players": {"actual": 2, "elo-k32": 1},
         "game_outcomes": {name: dict.fromkeys(GAME_OUTCOMES, 0) for name in scenarios},
         "left_out_of_txt": {"actual": 1},

@@ -11,7 +11,7 @@ import polars as pl
 
 from pipeline.formats.common import UnreadableDump
 from pipeline.formats.table_files import InputFileError, first_line, read_csv_text
-from pipeline.formats.tabular import csv_cells
+from pipeline.formats.tabular import csv_cells, parquet_too_many_columns
 from pipeline.months import MONTH_PATTERN, month_index
 from schemas.games import RESULT_SCORES
 
@@ -45,6 +45,9 @@ def _read_any(path: Path) -> pl.DataFrame:
             with gzip.open(path) as stream:
                 data = io.BytesIO(stream.read())
         if base.endswith(".parquet"):
+            too_wide = parquet_too_many_columns(data.getvalue() if isinstance(data, io.BytesIO) else path)
+            if too_wide is not None:
+                raise InputFileError(f"{path}: cannot read games: {too_wide}")
             return pl.read_parquet(data)
         if base.endswith((".csv", ".txt")):
             return read_csv_text(data, path, "games")

@@ -21,7 +21,15 @@ from pipeline.formats.common import (
     unreadable_record,
 )
 from pipeline.formats.compressed import NotStreamable, read_pgn_zst
-from pipeline.formats.decoding import check_line_count, decode_text_detected, decompress_dump, utf8_lf_bytes_detected
+from pipeline.formats.decoding import (
+    EMPTY_FILE,
+    check_line_count,
+    decode_text_detected,
+    decompress_dump,
+    empty_problem,
+    text_size_problem,
+    utf8_lf_bytes_detected,
+)
 from pipeline.formats.pgn import parse_pgn_batch
 from pipeline.formats.tabular import TableCells, csv_cells, parquet_cells, table_records
 from pipeline.formats.trf import is_trf_text, parse_trf_batch
@@ -53,6 +61,7 @@ __all__ = [
     "event_named_by_row",
     "read_dump",
     "read_dumps",
+    "too_large_to_read",
 ]
 
 
@@ -83,6 +92,16 @@ def event_named_by_row(frame: pl.DataFrame, event_id: pl.Expr) -> pl.Series:
     default = pl.col("source_file").replace_strict(defaults, default=None, return_dtype=pl.Utf8)
     exact = rows.select(default.is_null() | (pl.col("event_id") != default)).to_series()
     return named.scatter(maybe_default.arg_true(), exact)
+
+
+def too_large_to_read(name: str, size: int) -> str | None:
+    """Why a dump of `size` bytes is not read, told from its name and size alone: a plain text dump (not compressed,
+    not Parquet, whose rows are capped as they are decoded) of more text than decoding.text_size_problem allows; None
+    for any other. Callers that know the size before reading (a listing, a stat) never read such a file.
+    """
+    if strip_compression(name)[1] is not None or detect_format(name) in ("parquet", UNKNOWN_FORMAT):
+        return None
+    return text_size_problem(size)
 
 
 def inner_name_is_txt(name: str) -> bool:
@@ -136,9 +155,15 @@ def read_dumps(
                 except NotStreamable:  # an encoding that needs the whole file: read it in memory below
                     pass
             data = _bytes(sources, index)
+            too_large = too_large_to_read(name, len(data))
+            if too_large is not None:
+                raise DumpTooLarge(too_large)
             content, after_stream = decompress_dump(data, compression)
             if fmt != "parquet":
                 check_line_count(content)
+            empty = empty_problem(content)
+            if empty is not None:
+                raise UnreadableDump(empty)
             if after_stream is not None:
                 trailing[index] = (
                     after_stream,
@@ -146,15 +171,13 @@ def read_dumps(
                 )
             if fmt == "trf":
                 text, detected[index] = decode_text_detected(content)
-                if not text.strip():
-                    raise UnreadableDump("empty file")
+                if not text.strip():  # blanks in UTF-16 without a byte-order mark
+                    raise UnreadableDump(f"{EMPTY_FILE}: only blank lines")
                 if inner_name_is_txt(name) and not is_trf_text(text):
                     raise UnreadableDump("text file does not start with TRF records")
                 trf.append((index, text))
                 continue
             if fmt == "pgn":
-                if not content or content.isspace():  # isspace stops at the first other byte; strip would copy the file
-                    raise UnreadableDump("empty file")
                 lf_bytes, detected[index] = utf8_lf_bytes_detected(content)  # per file: encodings differ between files
                 pgn.append((index, lf_bytes))
                 continue
@@ -164,8 +187,8 @@ def read_dumps(
             if why is None:
                 raise
             results[index] = unreadable_record(name, federation, month, fmt, why)
-        except Exception as error:  # see _unreadable_because
-            why = _unreadable_because(error, name)
+        except Exception as error:  # see unreadable_because
+            why = unreadable_because(error, name)
             results[index] = unreadable_record(name, federation, month, fmt, why, _preview(sources[index]))
     # Every dump that reaches a batch was read whole above: the batches see bytes only.
     read = [
@@ -199,6 +222,11 @@ def read_dumps(
     else:
         text_dumps()
         table_dumps()
+    for index, frame in enumerate(results):
+        if frame is not None and frame.is_empty():  # read, and no record in it: the file is named all the same
+            _, name, federation = read[index]
+            fmt = detect_format(name)
+            results[index] = unreadable_record(name, federation, month, fmt, _no_records(fmt), preview(read[index][0]))
     for index, (trailing_problem, line) in trailing.items():
         _, name, federation = read[index]
         extra = unreadable_record(
@@ -219,6 +247,16 @@ def read_dumps(
     finished = [frame for frame in results if frame is not None]
     assert len(finished) == len(dumps)  # every dump has its frame (parsed, or its unreadable record)
     return finished
+
+
+def _no_records(fmt: str) -> str:
+    """The problem of a file with text in it and no record: every file read ends as records, so that it is counted."""
+    holds = {
+        "csv": "a header and no rows",
+        "parquet": "no rows",
+        "pgn": "no game, only comments, escape lines (%) or blank lines",
+    }
+    return f"{EMPTY_FILE}: {holds.get(fmt, 'no game')}"
 
 
 def _read_pgn_zst(source: bytes | DumpFile, key: str) -> tuple[pl.DataFrame, str]:
@@ -335,11 +373,11 @@ def _cells_or_problem(content: bytes, fmt: str, name: str) -> tuple[TableCells |
     try:
         cells, encoding = _table_cells(content, fmt)
         return cells, encoding, ""
-    except Exception as error:  # see _unreadable_because
-        return None, None, _unreadable_because(error, name)
+    except Exception as error:  # see unreadable_because
+        return None, None, unreadable_because(error, name)
 
 
-def _unreadable_because(error: Exception, name: str) -> str:
+def unreadable_because(error: Exception, name: str) -> str:
     """Why a dump cannot be read, for its unreadable record. Any exception counts: a bug or a library failure on odd
     content is this file's problem, not the run's.
     """
@@ -354,8 +392,6 @@ def _table_cells(content: bytes, fmt: str) -> tuple[TableCells, str | None]:
     """(cells, text encoding) of a CSV or Parquet dump (raises UnreadableDump for content that is not one)."""
     if fmt == "parquet":
         return parquet_cells(content), None
-    if not content or content.isspace():  # isspace stops at the first other byte; strip would copy the file
-        raise UnreadableDump("empty file")
     text, encoding = decode_text_detected(content)
     return csv_cells(text), encoding
 

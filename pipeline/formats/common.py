@@ -14,6 +14,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from pipeline.formats.byes import with_byes
 from pipeline.hashing import _FNV_OFFSET, _FNV_PRIME  # the record id must equal stable_hash of the key
+from pipeline.text import capped_detail
 from schemas.raw_games import RawGames
 from schemas.util import conform, polars_schema
 
@@ -168,6 +169,7 @@ def finish_batch(
         pl.Series("source_file", source_files, dtype=pl.Utf8).gather(file),
         pl.lit(fmt).alias("format"),
         pl.col("raw_text").fill_null(""),
+        capped_detail(pl.col("parse_error")).alias("parse_error"),
     )
     # record_id = stable_hash('<source_file>:<source_line>:<position>'), the file part hashed once per file.
     states = np.array([_fnv_state(name + ":") for name in source_files], dtype=np.uint64)

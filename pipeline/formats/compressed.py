@@ -22,11 +22,14 @@ import polars as pl
 
 from pipeline.formats.common import DumpTooLarge, StorageReadError, UnreadableDump
 from pipeline.formats.decoding import (
+    EMPTY_FILE,
     MAX_DECOMPRESSED_BYTES,
     MAX_LINES_PER_FILE,
     Utf8Stream,
     _too_large,
     _utf16_codec,
+    binary_problem,
+    empty_problem,
     line_cap_message,
     looks_binary,
 )
@@ -133,6 +136,8 @@ class _Text:
         self.size = 0
         self.all_space = True
         self.binary = False
+        self.head = b""  # the text's first bytes (binary_problem tells compressed data by them)
+        self.start = b""  # the stream's first bytes, BOM and all (empty_problem)
         self.utf8: Utf8Stream | None = None
         self.finished = False
 
@@ -176,10 +181,12 @@ class _Text:
 
     def _open(self, head: bytes) -> bytes:
         """The start of the stream: BOM dropped; UTF-16 is not streamed; binary content is noted."""
+        self.start = head
         data = head[len(_BOM) :] if head.startswith(_BOM) else head
         if _utf16_codec(data) is not None:
             raise NotStreamable("UTF-16")
         self.binary = looks_binary(data)
+        self.head = data[:16]
         return data
 
     def _skipping(self) -> bool:
@@ -206,7 +213,11 @@ class _Text:
         assert self.finished
         if self.over_line_cap:
             raise DumpTooLarge(line_cap_message(MAX_LINES_PER_FILE))
-        if self.size == 0 or self.all_space:
-            raise UnreadableDump("empty file")
+        if self.size <= len(self.start):  # the whole stream is its start: what an in-memory read would say
+            empty = empty_problem(self.start)
+            if empty is not None:
+                raise UnreadableDump(empty)
+        elif self.all_space:
+            raise UnreadableDump(f"{EMPTY_FILE}: only blank lines")
         if self.binary:
-            raise UnreadableDump("binary content, not a text dump")
+            raise UnreadableDump(binary_problem(self.head))

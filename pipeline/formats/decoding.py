@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import numpy as np
@@ -13,9 +14,11 @@ from pipeline.formats.common import DumpTooLarge, UnreadableDump
 # Bounds on one dump, so that a small compressed file cannot exhaust memory (a 20 KB gzip can expand to
 # 10 million lines). The ingest reads up to 8 dumps at once on a 24 GB machine, and reading a text
 # dump takes a few times its size: 512 MiB of text per file keeps 8 of them well inside memory. The
-# line bound caps the records a file can make (the largest real exports seen, 250,000 PGN games, have
-# about 3 million lines; a TRF line holds at most MAX_ROUNDS records). A dump above either bound is
-# quarantined as one record whose reason names the file and the bound.
+# byte bound is on the text, plain or decompressed alike (a plain file beyond it is refused from its
+# size, unread: text_size_problem). The line bound caps the records a file can make (the largest real
+# exports seen, 250,000 PGN games, have about 3 million lines; a TRF line holds at most MAX_ROUNDS
+# records). A dump above either bound is quarantined as one record whose reason names the file, the
+# bound (CAP_PER_FILE: a run's summary warns of each such file) and what to do.
 MAX_DECOMPRESSED_BYTES = 512 << 20
 MAX_LINES_PER_FILE = 8_000_000
 # A Parquet file is bounded like text: a row is a record as a line is (MAX_ROWS_PER_FILE), and its rows'
@@ -24,6 +27,10 @@ MAX_LINES_PER_FILE = 8_000_000
 # 700 bytes of memory each once read): the rows up to a cap are read, the others are one quarantined
 # record naming the cap (tabular.parquet_cells).
 MAX_ROWS_PER_FILE = MAX_LINES_PER_FILE
+# What every message of a file beyond a cap says (run_plan finds the files not read whole by it in the quarantine).
+CAP_PER_FILE = "the cap per file"
+# What to do with a file beyond a cap: every file of a month folder is read, so parts of it are each read whole.
+SPLIT_ADVICE = "split it into parts within the cap in the same month folder"
 # Read from a compressed stream at a time while decompressing (the output is bounded, not the input).
 _INFLATE_STEP = 16 << 20
 
@@ -62,8 +69,26 @@ def decompress_dump(
 
 def _too_large(limit: int) -> UnreadableDump:
     return DumpTooLarge(
-        f"decompresses to more than {limit / (1 << 20):,.0f} MiB, the cap per file (MAX_DECOMPRESSED_BYTES); not read"
+        f"decompresses to more than {_size(limit)}, {CAP_PER_FILE} (MAX_DECOMPRESSED_BYTES); not read: {SPLIT_ADVICE}"
     )
+
+
+def text_size_problem(size: int, limit: int | None = None) -> str | None:
+    """Why a plain (not compressed) text dump of `size` bytes is not read: more text than MAX_DECOMPRESSED_BYTES, the
+    cap a compressed one meets once decompressed; None within it. Told from the size alone, so that a file listed
+    with its size is never read (a Parquet file is not text: its rows are capped as they are decoded).
+    """
+    limit = MAX_DECOMPRESSED_BYTES if limit is None else limit
+    if size <= limit:
+        return None
+    return (
+        f"is {size:,} bytes, more than {_size(limit)}, {CAP_PER_FILE} (MAX_DECOMPRESSED_BYTES); "
+        f"not read: {SPLIT_ADVICE}"
+    )
+
+
+def _size(size: int) -> str:
+    return f"{size / (1 << 20):,.0f} MiB" if size >= 1 << 20 else f"{size:,} bytes"
 
 
 def _gunzip(data: bytes, limit: int) -> tuple[bytes, str | None]:
@@ -166,23 +191,22 @@ def check_line_count(content: bytes, limit: int = MAX_LINES_PER_FILE) -> None:
 
 
 def line_cap_message(limit: int = MAX_LINES_PER_FILE) -> str:
-    return f"has more than {limit:,} lines, the cap per file (MAX_LINES_PER_FILE); not read"
+    return f"has more than {limit:,} lines, {CAP_PER_FILE} (MAX_LINES_PER_FILE); not read: {SPLIT_ADVICE}"
 
 
 def row_cap_message(first: int, rows: int, limit: int = MAX_ROWS_PER_FILE) -> str:
     """The problem of the rows of a Parquet file beyond the row cap (first: the first row not read)."""
     return (
         f"rows {first:,}-{rows:,} not read: the file has {rows:,} rows, more than {limit:,}, "
-        "the cap per file (MAX_ROWS_PER_FILE)"
+        f"{CAP_PER_FILE} (MAX_ROWS_PER_FILE): {SPLIT_ADVICE}"
     )
 
 
 def decoded_cap_message(first: int, rows: int, limit: int = MAX_DECOMPRESSED_BYTES) -> str:
     """The problem of the rows of a Parquet file beyond the decoded-size cap (first: the first row not read)."""
     return (
-        f"rows {first:,}-{rows:,} not read: the rows decode to more than "
-        f"{f'{limit / (1 << 20):,.0f} MiB' if limit >= 1 << 20 else f'{limit:,} bytes'}, "
-        "the cap per file (MAX_DECOMPRESSED_BYTES)"
+        f"rows {first:,}-{rows:,} not read: the rows decode to more than {_size(limit)}, "
+        f"{CAP_PER_FILE} (MAX_DECOMPRESSED_BYTES): {SPLIT_ADVICE}"
     )
 
 
@@ -199,6 +223,57 @@ def looks_binary(data: bytes) -> bool:
     sample = data[:65536]
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     return bool(sample) and controls / len(sample) > 0.05
+
+
+# Compressed data and archives by their magic bytes: a dump compressed but not renamed ('games.pgn' holding gzip data).
+# The readers decompress gzip (.gz) and zstd (.zst), named after the format: games.pgn.gz (common.strip_compression).
+_READ_COMPRESSED = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
+_SUFFIX = {"gzip": ".gz", "zstd": ".zst"}
+_ARCHIVES = {b"PK\x03\x04": "a zip archive", b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive", b"Rar!\x1a\x07": "a RAR archive"}
+_NOT_READ_COMPRESSED = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
+BINARY_CONTENT = "binary content, not a text dump"
+
+
+def binary_problem(head: bytes) -> str:
+    """Why content looks_binary calls binary is not read, from its first bytes: compressed data named as plain text
+    is said to be so, with the name that is read (or, for archives and other compressions, what to do).
+    """
+    for magic, codec in _READ_COMPRESSED.items():
+        if head.startswith(magic):
+            return (
+                f"{BINARY_CONTENT}: it is {codec}-compressed data; a {codec} file is read when its name ends in "
+                f"{_SUFFIX[codec]} after its format (games.pgn{_SUFFIX[codec]}, games.csv{_SUFFIX[codec]}): rename it"
+            )
+    for magic, what in _ARCHIVES.items():
+        if head.startswith(magic):
+            return f"{BINARY_CONTENT}: it is {what}, which is not read: extract its files into the month folder"
+    for magic, codec in _NOT_READ_COMPRESSED.items():
+        if head.startswith(magic):
+            return (
+                f"{BINARY_CONTENT}: it is {codec}-compressed data, which is not read: decompress it, or compress it "
+                "with gzip or zstd instead (games.pgn.gz, games.pgn.zst)"
+            )
+    return BINARY_CONTENT
+
+
+EMPTY_FILE = "empty file"
+_UTF8_BOM, _UTF16_BOMS = b"\xef\xbb\xbf", (b"\xff\xfe", b"\xfe\xff")
+
+
+def empty_problem(content: bytes) -> str | None:
+    """'empty file' (and what the file holds, when it holds anything: only a byte-order mark, only blank lines) for
+    content with no text, None for any other. Read up to the first byte that is text: never the whole of a dump.
+    """
+    if not content:
+        return EMPTY_FILE
+    bom = next((mark for mark in (_UTF8_BOM, *_UTF16_BOMS) if content.startswith(mark)), b"")
+    # UTF-16 writes each blank as two bytes, one of them NUL.
+    blank = re.compile(rb"[\s\x00]*" if bom in _UTF16_BOMS else rb"\s*")
+    if blank.fullmatch(content, len(bom)) is None:
+        return None
+    if not bom:
+        return f"{EMPTY_FILE}: only blank lines"
+    return f"{EMPTY_FILE}: only a byte-order mark" + (" and blank lines" if len(content) > len(bom) else "")
 
 
 def _utf16_codec(data: bytes) -> str | None:
@@ -235,10 +310,10 @@ def decode_text_detected(data: bytes) -> tuple[str, str]:
         except UnicodeDecodeError as error:
             raise UnreadableDump(f"invalid UTF-16 text: {error}") from error
         if looks_binary(text[:65536].encode("utf-8")):
-            raise UnreadableDump("binary content, not a text dump")
+            raise UnreadableDump(BINARY_CONTENT)
         return text, codec
     if looks_binary(data):
-        raise UnreadableDump("binary content, not a text dump")
+        raise UnreadableDump(binary_problem(data))
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
@@ -446,7 +521,7 @@ def utf8_lf_bytes_detected(data: bytes) -> tuple[bytes, str]:
         text, encoding = decode_text_detected(data)
         data = text.encode("utf-8")
     elif looks_binary(data):
-        raise UnreadableDump("binary content, not a text dump")
+        raise UnreadableDump(binary_problem(data))
     elif not data.isascii() and not is_utf8(data):
         data, encoding = _not_utf8_as_utf8(data)
     if b"\r" in data:

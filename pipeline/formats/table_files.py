@@ -16,6 +16,12 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import polars as pl
 
+from pipeline.formats.tabular import (
+    HEADER_SEPARATORS,
+    line_breaks,
+    parquet_too_many_columns,
+    too_many_columns_problem,
+)
 from pipeline.months import MONTH_PATTERN
 from pipeline.store.object_store import write_local_file
 from schemas.rating_list import POOL_ENTRY
@@ -36,6 +42,9 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
     suffix = path.suffix.lower()
     try:
         if suffix == ".parquet":
+            too_wide = parquet_too_many_columns(path)
+            if too_wide is not None:
+                raise InputFileError(f"{path}: cannot read {what}: {too_wide}")
             return pl.read_parquet(path)
         if suffix in (".csv", ".txt"):
             return read_csv_text(path, path, what)
@@ -53,6 +62,9 @@ def read_csv_text(data: str | Path | BinaryIO, path: str | Path, what: str) -> p
     """A CSV file (`data`, read from `path`) with every column as text; a file Polars cannot read raises an
     InputFileError naming `path`, the first line whose fields do not match the header's, and the header.
     """
+    too_wide = too_wide_header(data)
+    if too_wide is not None:
+        raise InputFileError(f"{path}: cannot read {what}: {too_wide}")
     try:
         frame = pl.read_csv(data, infer_schema=False)
     except pl.exceptions.PolarsError as exc:
@@ -66,6 +78,38 @@ def read_csv_text(data: str | Path | BinaryIO, path: str | Path, what: str) -> p
         if first != name and first in frame.columns:
             raise InputFileError(f"{path}: line 1: column {first!r} is named twice in the header of the {what} file")
     return frame
+
+
+def too_wide_header(data: str | Path | BinaryIO) -> str | None:
+    """tabular.too_many_columns of a CSV file's header, read in blocks up to its end and counted as it is read, never
+    held (a BinaryIO is read from and rewound): Polars allocates per column before it reads a row.
+    """
+    handle = open(data, "rb") if isinstance(data, (str, Path)) else data
+    separators = dict.fromkeys(sep.encode() for sep in HEADER_SEPARATORS)
+    counts = dict.fromkeys(separators, 0)
+    line = 1
+    started = False  # whether the header's text has begun (lines of blanks and separators before it are skipped)
+    try:
+        while block := handle.read(1 << 16):
+            if not started:
+                text = re.search(rb"[^\s,;]", block)
+                if text is None:
+                    line += line_breaks(block)
+                    continue
+                line_start = max(block.rfind(b"\n", 0, text.start()), block.rfind(b"\r", 0, text.start())) + 1
+                line += line_breaks(block[:line_start])
+                block, started = block[line_start:], True
+            end = min((at for at in (block.find(b"\n"), block.find(b"\r")) if at >= 0), default=len(block))
+            for separator in separators:
+                counts[separator] += block.count(separator, 0, end)
+            if end < len(block):
+                break
+    finally:
+        if isinstance(data, (str, Path)):
+            handle.close()
+        else:
+            handle.seek(0)
+    return too_many_columns_problem(max(counts.values()) + 1, line)
 
 
 # What a header shown in an error may hold: a file of another kind (a TRF, a PGN) can have a long first line.

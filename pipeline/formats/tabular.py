@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -80,6 +82,17 @@ _IDS = ("white_id", "black_id")
 # The csv module refuses fields above 131,072 characters by default, and cannot go on after that
 # error: one long quoted field would swallow the rest of the file. A field is bounded by the file.
 csv.field_size_limit(min(sys.maxsize, 2 * MAX_DECOMPRESSED_BYTES))
+# The most columns a table file may have (a games, registry or seed-list CSV, a Parquet file): real ones have 10 to 20.
+# Polars allocates per column before it reads a row: a 50 MB header of 26 million columns aborted the process (Rust's
+# allocation failure, no exception), stopping every other file of the month; one of 1,000,000 columns took 2.9 GB and
+# 50 s, one of 300,000 1.1 GB. A file with more is refused whole before any parser sees it (too_many_columns).
+MAX_COLUMNS = 1_000
+# A Parquet file's metadata (its footer) is parsed whole before its columns can be counted; about 160 bytes a column
+# and row group, it costs some 13 times its size to parse. 16 MiB is 100,000 column chunks (15 columns in 6,000 row
+# groups), far beyond a real file; a larger footer is refused unparsed.
+MAX_PARQUET_METADATA_BYTES = 16 << 20
+# What a header's fields may be separated by: a comma, or a spreadsheet's other separators (_check_separator).
+HEADER_SEPARATORS = (",", ";", "\t")
 # Integer columns and their types, in the order their errors are reported.
 _INTEGERS = {
     "white_id": pl.Int64,
@@ -104,8 +117,46 @@ class TableCells:
     kaggle: bool = False  # the header uses the Kaggle 2011 names: colours unknown unless a colour_known column says
 
 
+def too_many_columns(text: str) -> str | None:
+    """Why a CSV cannot be read when its header (its first line with more than separators and blanks) has more than
+    MAX_COLUMNS fields, counting commas, semicolons or tabs, whichever there are most of; else None. Counted in the
+    text as it is, on that line only (a comma inside quotes counts too: the bound is far above any real header).
+    """
+    first = re.search(r"[^\s,;]", text)
+    if first is None:
+        return None
+    start = max(text.rfind("\n", 0, first.start()), text.rfind("\r", 0, first.start())) + 1
+    ends = [end for end in (text.find("\n", start), text.find("\r", start)) if end >= 0]
+    end = min(ends) if ends else len(text)
+    columns = max(text.count(separator, start, end) for separator in HEADER_SEPARATORS) + 1
+    return too_many_columns_problem(columns, 1 + line_breaks(text[:start]) if start else 1)
+
+
+def line_breaks(text: str | bytes) -> int:
+    """The line ends in `text` (LF, CR or CRLF, as split_lines splits)."""
+    if isinstance(text, str):
+        return text.count("\n") + text.count("\r") - text.count("\r\n")
+    return text.count(b"\n") + text.count(b"\r") - text.count(b"\r\n")
+
+
+def too_many_columns_problem(columns: int, line: int | None = 1) -> str | None:
+    """Why a table of `columns` columns is not read (`line`: its header's line; None for a Parquet file, which has no
+    header line), None when it has at most MAX_COLUMNS.
+    """
+    if columns <= MAX_COLUMNS:
+        return None
+    where = "the file" if line is None else "the header" if line <= 1 else f"the header (line {line})"
+    return (
+        f"{where} has {columns:,} columns, more than {MAX_COLUMNS:,}, the most a table file may have (MAX_COLUMNS): "
+        "the file is not read"
+    )
+
+
 def csv_cells(text: str) -> TableCells:
     """The cells of a CSV games file (position = data row number; source_line = physical line)."""
+    too_wide = too_many_columns(text)
+    if too_wide is not None:
+        raise UnreadableDump(too_wide)
     # Files without quotes are split by Polars, and so are files whose quotes only wrap whole fields (what
     # spreadsheets and generators write around 'Last, First'); other quoted files need the csv module.
     split = _split_plain if '"' not in text else _split_quoted
@@ -421,6 +472,9 @@ def parquet_cells(data: bytes, max_rows: int | None = None, max_bytes: int | Non
     # The caps are read when called, not when defined: a test lowers them on the module.
     max_rows = MAX_ROWS_PER_FILE if max_rows is None else max_rows
     max_bytes = MAX_DECOMPRESSED_BYTES if max_bytes is None else max_bytes
+    too_wide = parquet_too_many_columns(data)
+    if too_wide is not None:
+        raise UnreadableDump(too_wide)
     try:
         rows, to_read, beyond_cap = _parquet_rows_to_read(data, max_rows, max_bytes)
         table = pl.read_parquet(io.BytesIO(data), n_rows=to_read)
@@ -489,6 +543,32 @@ def parquet_cells(data: bytes, max_rows: int | None = None, max_bytes: int | Non
             {"source_line": [first], "raw_text": [""], "parse_error": [beyond_cap(first, rows)]}, schema=_RAGGED_SCHEMA
         )
     return TableCells(cells, excess, 0, frozenset(trimmed), extra_errors, kaggle)
+
+
+def parquet_too_many_columns(source: bytes | str | Path) -> str | None:
+    """Why a Parquet file (its bytes or its path) cannot be read when it has more than MAX_COLUMNS columns, or metadata
+    beyond MAX_PARQUET_METADATA_BYTES (told from its last 8 bytes, before the metadata is parsed); else None. A file
+    that is no Parquet file is left to the reader, which says so.
+    """
+    if isinstance(source, bytes):
+        tail = source[-8:]
+    else:
+        with open(source, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 8))
+            tail = handle.read(8)
+    if len(tail) < 8 or tail[4:] != b"PAR1":
+        return None
+    footer = int.from_bytes(tail[:4], "little")
+    if footer > MAX_PARQUET_METADATA_BYTES:
+        return (
+            f"its metadata takes {footer:,} bytes, more than {MAX_PARQUET_METADATA_BYTES:,} "
+            "(MAX_PARQUET_METADATA_BYTES: thousands of columns or row groups): the file is not read"
+        )
+    try:
+        columns = pq.read_metadata(pa.BufferReader(source) if isinstance(source, bytes) else source).num_columns
+    except Exception:  # the reader says what is wrong with the file
+        return None
+    return too_many_columns_problem(columns, None)
 
 
 # Bytes a decoded value takes in memory, by Parquet physical type (text: a 16-byte view, its bytes counted apart).

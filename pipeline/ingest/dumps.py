@@ -10,8 +10,16 @@ from typing import BinaryIO, cast
 
 import polars as pl
 
-from pipeline.formats import UNKNOWN_FORMAT, DumpFile, detect_format, read_dump, read_dumps
-from pipeline.formats.common import strip_compression, unread_reason, unreadable_record
+from pipeline.formats import (
+    UNKNOWN_FORMAT,
+    DumpFile,
+    detect_format,
+    read_dump,
+    read_dumps,
+    too_large_to_read,
+    unreadable_because,
+)
+from pipeline.formats.common import DumpTooLarge, strip_compression, unread_reason, unreadable_record
 from pipeline.ingest.landing import (
     DUMP,
     RAW,
@@ -86,10 +94,28 @@ def read_month(store: ObjectStore, month: str, entries: list[LandingEntry] | Non
     ]
     if not keys:
         return pl.concat(refused, how="vertical") if refused else empty_frame(RawGames)
+    listed_size = {entry.key: _listed_size(entry.stamp) for entry in entries if entry.kind == DUMP}
+    # A plain dump of more text than the cap is one record from its listed size, never read (a compressed one is
+    # never decompressed beyond it): reading it whole only to refuse it could take more memory than the month.
+    too_large = {
+        (federation, key): why
+        for federation, key in keys
+        if (why := too_large_to_read(key, listed_size.get(key) or 0)) is not None
+    }
+    refused += [
+        unreadable_record(
+            _relative_to_raw(key),
+            federation,
+            month,
+            detect_format(key),
+            unreadable_because(DumpTooLarge(why), _relative_to_raw(key)),
+        )
+        for (federation, key), why in too_large.items()
+    ]
+    keys = [dump for dump in keys if dump not in too_large]
     # A .pgn.zst is decompressed and parsed straight from the store as it is read (DumpFile): never
     # held whole, compressed or not. Every other dump is read whole, in threads.
     read_whole = [(federation, key) for federation, key in keys if not _streamed(key)]
-    listed_size = {entry.key: _listed_size(entry.stamp) for entry in entries if entry.kind == DUMP}
     with ThreadPoolExecutor(max_workers=max(1, min(READ_WORKERS, len(read_whole)))) as pool:
         whole = pool.map(lambda fk: _read_or_why(store, fk[1], listed_size.get(fk[1])), read_whole)
         outcome = dict(zip(read_whole, whole, strict=True))

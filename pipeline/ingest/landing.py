@@ -130,8 +130,9 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
         )
     if len(parts) < 3:
         where = "raw/" if len(parts) == 1 else f"raw/{parts[0]}/"
-        fed = "<FED>" if len(parts) == 1 or parts[0] == REGISTRY_FOLDER else parts[0]
-        folder = "players" if len(parts) == 2 and parts[0] == REGISTRY_FOLDER else fed
+        registry = len(parts) == 2 and parts[0].lower() == REGISTRY_FOLDER
+        fed = "<FED>" if len(parts) == 1 or registry else parts[0]
+        folder = REGISTRY_FOLDER if registry else fed
         return LandingEntry(
             key,
             MISPLACED,
@@ -141,6 +142,8 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
         )
     federation, folder = parts[0], parts[1]
     month = folder if MONTH_PATTERN.match(folder) else lenient_month(folder)
+    if federation != REGISTRY_FOLDER and federation.lower() == REGISTRY_FOLDER:
+        return _registry_misnamed(key, federation, month, bounds)
     beyond = _out_of_bounds(month, bounds) if month is not None and federation != REGISTRY_FOLDER else None
     if beyond:
         return LandingEntry(key, MISPLACED, federation, None, f"{beyond}: not read")
@@ -172,6 +175,25 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
             f"letters, digits, . _ = + -): move the file to raw/<FED>/{month}/",
         )
     return LandingEntry(key, DUMP, federation, month)
+
+
+def _registry_misnamed(key: str, folder: str, month: str | None, bounds: tuple[str, str]) -> LandingEntry:
+    """A file under raw/Players/ (the registry folder in another case, which a case-sensitive store tells apart): never
+    read as a federation's games nor as the registry; accounted in its month, when that is one to rate, so that the run
+    names it.
+    """
+    parts = key.split("/")
+    rest = f"{month or '<YYYY-MM>'}/{parts[-1]}"
+    if month is not None and _out_of_bounds(month, bounds):
+        month = None
+    return LandingEntry(
+        key,
+        MISPLACED,
+        folder,
+        month,
+        f"folder raw/{folder}/ is not the player registry's folder, raw/{REGISTRY_FOLDER}/ (lower case): "
+        f"not read; move the file to raw/{REGISTRY_FOLDER}/{rest}",
+    )
 
 
 # The listing of the run in progress in this process (store URL -> entries), while listing_of_the_run holds it.

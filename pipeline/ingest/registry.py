@@ -17,6 +17,7 @@ from pipeline.formats.common import UnreadableDump, strip_compression
 from pipeline.formats.decoding import decode_text, decompress, decompress_head
 from pipeline.formats.fide_list import FideListFile, detect_layout, parse_fide_list, rating_type_of
 from pipeline.formats.fields import OLD_TITLE_CODES, TITLE_CODES, federation_code, title_code
+from pipeline.formats.tabular import too_many_columns
 from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
     RAW,
@@ -1055,6 +1056,9 @@ def registry_table(data: bytes) -> pl.DataFrame:
     text = decode_text(data)
     if not text.strip():
         raise UnreadableDump("empty file")
+    too_wide = too_many_columns(text)
+    if too_wide is not None:
+        raise UnreadableDump(too_wide)
     try:
         table = pl.read_csv(io.StringIO(text), infer_schema=False, truncate_ragged_lines=True)
     except pl.exceptions.PolarsError as error:

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from pipeline.formats.decoding import CAP_PER_FILE
 from pipeline.ingest.landing import inventory, unplaced
 from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION, MonthProblems
-from pipeline.store.monthly import read_stored_month, stored_rows
+from pipeline.store.monthly import read_stored_month, stored_rows, table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.month_figures import QUARANTINE_WARNING_SHARE
 from pipeline.validate.split import reconcile_files
@@ -70,6 +71,26 @@ def mostly_quarantined(store: ObjectStore, months: Sequence[str], share: float =
         records, quarantined = stored_rows(store, "raw_games", month), stored_rows(store, "quarantine", month)
         if records and quarantined is not None and quarantined > share * records:
             found.append(f"{month}: {quarantined:,} of {records:,} records ({quarantined / records:.0%}) quarantined")
+    return found
+
+
+def files_not_read_whole(store: ObjectStore, months: Sequence[str]) -> list[str]:
+    """'<file>: <why>' for each dump of `months` a cap per file kept from being read whole (its quarantined record
+    says so: decoding.CAP_PER_FILE), in month and file order: one record of the file stands for all it holds.
+    """
+    found = []
+    for month in months:
+        key = table_key(["quarantine"], month)
+        if not store.exists(key):
+            continue
+        capped = (
+            store.scan_parquet(key)
+            .filter((pl.col("reason") == "unparseable") & pl.col("detail").str.contains(CAP_PER_FILE, literal=True))
+            .select("source_file", "detail")
+            .unique(maintain_order=True)
+            .collect()
+        )
+        found += [f"{file}: {detail.removeprefix(f'{file}: ')}" for file, detail in capped.sort("source_file").rows()]
     return found
 
 

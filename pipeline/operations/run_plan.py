@@ -17,7 +17,7 @@ from pipeline.ingest.landing import REGISTRY, LandingEntry, inventory, month_bou
 from pipeline.ingest.registry import registry_plan, registry_problem_lines
 from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
-from pipeline.invariants.store_checks import mostly_quarantined
+from pipeline.invariants.store_checks import files_not_read_whole, mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
 from pipeline.operations.first_month import folders_before, list_path, setting_after_stored_lists, stored_lists_span
 from pipeline.operations.instance_dirs import instance_dir, store_instance_dir
@@ -784,6 +784,7 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
         "players": distinct_players(store, months),
         "players_by_identity": players_by_identity(identity_frame),
         "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(entries)],
+        "not_read_whole": files_not_read_whole(store, months),
     }
 
 
@@ -891,6 +892,11 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(f"  WARNING: not read: {escape_text(problem)}")
     if len(summary["unplaced_files"]) > SUMMARY_FILES:
         lines.append(f"  WARNING: ... and {len(summary['unplaced_files']) - SUMMARY_FILES} more files not read")
+    capped = summary.get("not_read_whole", [])
+    for problem in capped[:SUMMARY_FILES]:
+        lines.append(f"  WARNING: not read whole: {escape_text(problem)}")
+    if len(capped) > SUMMARY_FILES:
+        lines.append(f"  WARNING: ... and {len(capped) - SUMMARY_FILES} more files not read whole")
     for warning in summary["mostly_quarantined_months"][:SUMMARY_FILES]:
         lines.append(f"  WARNING: {warning}")
     if summary["mostly_quarantined_months"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -10,6 +11,8 @@ import pandera.polars as pa
 import polars as pl
 
 from pipeline.engine.period import PeriodResult, normalize_list
+from pipeline.formats.table_files import too_wide_header
+from pipeline.formats.tabular import parquet_too_many_columns
 from pipeline.ingest.registry import (
     SINCE,
     later_seed_files,
@@ -178,7 +181,12 @@ def read_scenario_seed(store: ObjectStore, scenario: Scenario, chain_start: str 
         return read_seed_list(store, chain_start, scenario.list_type())
     with store.open(scenario.seed_list) as handle:
         data = handle.read()
-    if scenario.seed_list.endswith(".parquet"):
+    parquet = scenario.seed_list.endswith(".parquet")
+    # Polars allocates per column before it reads a row: a header of a million columns would stop the process.
+    too_wide = parquet_too_many_columns(data) if parquet else too_wide_header(io.BytesIO(data))
+    if too_wide is not None:
+        raise ValueError(f"seed list {scenario.seed_list} is not read: {too_wide}")
+    if parquet:
         return pl.read_parquet(data)
     return pl.read_csv(data, schema_overrides={"player_id": pl.Int64, "rating": pl.Int32})
 

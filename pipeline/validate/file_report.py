@@ -11,14 +11,15 @@ are labelled with the most common month of their dates).
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from pipeline.formats import detect_format, read_dump, unexpected
-from pipeline.formats.common import READER_REASONS, UnreadableDump, strip_compression
+from pipeline.formats import detect_format, read_dump, too_large_to_read, unexpected, unreadable_because
+from pipeline.formats.common import READER_REASONS, DumpTooLarge, UnreadableDump, strip_compression
 from pipeline.formats.decoding import check_line_count, decode_text, decode_text_detected, decompress, decompress_head
 from pipeline.formats.fide_list import detect_layout, parse_fide_list
 from pipeline.formats.trf import PLAYER_TAG, is_trf_text
@@ -114,6 +115,9 @@ def report_file(path: str) -> FileReport:
 
 def _report_file(path: str) -> FileReport:
     try:
+        too_large = _too_large(path)
+        if too_large is not None:
+            return too_large
         data = Path(path).read_bytes()
     except OSError as error:
         return FileReport(
@@ -134,6 +138,23 @@ def _report_file(path: str) -> FileReport:
             path, fmt, records=1, quarantined={"unparseable": 1}, problems=[f"line 1: {problem}"], readable=False
         )
     return _dump_report(data, path, fmt)
+
+
+def _too_large(path: str) -> FileReport | None:
+    """The report of a plain text dump beyond the text cap, as a run quarantines it (formats.too_large_to_read), told
+    from its size and first bytes (a registry CSV is not a dump) without reading it whole; None for any other file.
+    """
+    why = too_large_to_read(path, os.stat(path).st_size)
+    if why is None:
+        return None
+    with open(path, "rb") as handle:
+        fmt = sniff_format(handle.read(SNIFF_BYTES), path)
+    if fmt not in ("trf", "pgn", "csv"):
+        return None
+    problem = unreadable_because(DumpTooLarge(why), path)
+    return FileReport(
+        path, fmt, records=1, quarantined={"unparseable": 1}, problems=[f"line 1: {problem}"], readable=False
+    )
 
 
 def sniff_format(data: bytes, path: str) -> str:

@@ -26,6 +26,7 @@ from pipeline.rules.calendar import (
 from pipeline.rules.time_controls import not_ratable_detail, time_control_class
 from pipeline.store.monthly import months_stored, table_key
 from pipeline.store.object_store import ObjectStore
+from pipeline.text import capped_detail
 from pipeline.validate.duplicates import (
     UNDATED_WINDOW_MONTHS,
     game_keys,
@@ -267,7 +268,7 @@ def split_month(
         [
             pl.lit(month).alias("month"),
             pl.col("_reason").alias("reason"),
-            pl.col("_detail").fill_null("").alias("detail"),
+            capped_detail(pl.col("_detail")).fill_null("").alias("detail"),
         ],
         Quarantine,
     )
