@@ -228,13 +228,15 @@ def test_rules_command_lists_presets():
 
 def test_rules_command_shows_whr_which_it_lists(capsys: pytest.CaptureFixture[str]):
     from pipeline.cli.commands import main
-    from pipeline.whole_history.whr import WhrParams
+    from pipeline.whole_history.system import WhrScenarioParams
 
-    # `ratings rules` lists whr beside the systems; `ratings rules whr` shows its parameters, --set applied.
-    assert main(["rules", "whr", "--set", "w2=20"]) == 0
+    # `ratings rules` lists whr beside the systems; `ratings rules whr` shows a whr scenario's parameters (those
+    # examples/scenarios-whr.yaml sets among them), --set applied.
+    assert main(["rules", "whr", "--set", "w2=20", "--set", "full_sweeps_every=12", "--set", "full_sweeps=20"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["system"] == "whr" and shown["w2"] == 20.0
-    assert shown["virtual_draws"] == WhrParams.model_fields["virtual_draws"].default
+    assert shown["system"] == "whr"
+    assert (shown["w2"], shown["full_sweeps_every"], shown["full_sweeps"]) == (20.0, 12, 20)
+    assert shown["virtual_draws"] == WhrScenarioParams.model_fields["virtual_draws"].default
 
 
 def test_rules_command_shows_a_schedule_and_one_month_of_it():

@@ -16,7 +16,7 @@ from schemas.quarantine import QUARANTINE_REASONS
 DATA = Path(__file__).resolve().parent / "data"
 MALFORMED = DATA / "malformed"
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
-JSON_KEYS = ["path", "format", "records", "games", "players", "quarantined", "encoding", "readable"]
+JSON_KEYS = ["path", "format", "records", "games", "players", "quarantined", "encoding", "readable", "opened"]
 
 # file -> (format, records, games or players, quarantined by reason, something readable).
 # How each case is made and why it ends this way: tests/data/malformed/README.md.
@@ -152,6 +152,7 @@ def test_json_is_one_object_with_the_contract_keys(capsys):
         "quarantined": {"unplayed": 3, "unparseable": 2, "result_out_of_domain": 1, "rating_implausible": 1},
         "encoding": "utf-8",
         "readable": True,
+        "opened": True,
     }
     assert (trf["format"], trf["records"], trf["games"], trf["players"], trf["encoding"]) == (
         "trf",
@@ -175,7 +176,7 @@ def test_exit_code_is_non_zero_only_when_nothing_could_be_read(capsys):
     code, result, err = validate_json(capsys, str(MALFORMED / "trf_binary.trf"), str(DATA / "no-such-file.pgn"))
     assert code == 1 and "no file could be read" in err
     # A script tells a file that could not be read from one without records.
-    assert [entry["readable"] for entry in result["files"]] == [False, False]
+    assert [(entry["readable"], entry["opened"]) for entry in result["files"]] == [(False, True), (False, False)]
     assert result["files"][1] == {
         "path": str(DATA / "no-such-file.pgn"),
         "format": "pgn",
@@ -185,6 +186,7 @@ def test_exit_code_is_non_zero_only_when_nothing_could_be_read(capsys):
         "quarantined": {},
         "encoding": None,
         "readable": False,
+        "opened": False,
     }
     assert "no-such-file.pgn: cannot be read" in err
     # In text, a file that could not be opened is not given counts as if it held no record.

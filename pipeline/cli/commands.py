@@ -210,9 +210,10 @@ def command_rules(args: argparse.Namespace) -> int:
         if args.month is not None:
             raise UsageError("--month does not apply: whr is a rating system, the same in every month")
         from pipeline.systems.config import system_params
-        from pipeline.whole_history.whr import WhrParams
+        from pipeline.whole_history.system import WhrScenarioParams
 
-        params = system_params({"name": "whr", "system": "whr"}, WhrParams, tuple(args.set or ()))
+        # The parameters a `system: whr` scenario takes (the evaluation's, and its chain's full sweeps).
+        params = system_params({"name": "whr", "system": "whr"}, WhrScenarioParams, tuple(args.set or ()))
         print(json.dumps({"name": "whr", "system": "whr", **params.model_dump()}, indent=2))
         return 0
     if args.name in system_names() or args.name in system_preset_names():

@@ -385,8 +385,7 @@ FORMER_REPORT_INPUTS = "kept/reports"
 BEFORE_NOT_KEPT = (
     "The list of {month} before the compression is not kept: the chain keeps it when it rates the month, and this "
     "month was rated by a version that did not, or its record under kept/rate/ was deleted. Rate the month again to "
-    "draw it beside the list after: ratings run --store {store} --from {month} --to {month} (and the run's "
-    "--scenarios, if it was given one)"
+    "draw it beside the list after: {command} (and the run's --scenarios, if it was given one)"
 )
 
 
@@ -408,9 +407,10 @@ def put_compression_page(
     if before is None:
         title = f"The list of {month} after compression"
         # The page names no store: its bytes are the same wherever the store is (and a URL can be private).
-        note = BEFORE_NOT_KEPT.format(month=month, store="<this store>")
+        rerun = ("run", "--from", month, "--to", month)
+        note = BEFORE_NOT_KEPT.format(month=month, command=CommandLines(Placeholder("<this store>")).ratings(*rerun))
         if warn is not None:
-            where = BEFORE_NOT_KEPT.format(month=month, store=redact_url(store.url()))
+            where = BEFORE_NOT_KEPT.format(month=month, command=CommandLines(redact_url(store.url())).ratings(*rerun))
             warn(f"{scenario.name}: the compression page shows the list after the compression alone. {where}")
     drawn = {name: frame for name, frame in lists.items() if frame is not None}
     distribution = rating_distributions(drawn)

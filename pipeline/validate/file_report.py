@@ -61,6 +61,7 @@ class FileReport:
             "quarantined": dict(self.quarantined),
             "encoding": self.encoding,
             "readable": self.readable,
+            "opened": self.opened,
         }
 
     def summary(self) -> str:
