@@ -474,6 +474,23 @@ def test_the_compressions_share_makes_the_card_add_up_to_the_lists_change(compre
     assert f"equal to the list's change {row['change']:+d}" in text and "NOT equal" not in text
 
 
+def test_a_compression_whose_share_is_not_kept_is_named_not_called_a_mismatch(
+    compressed: SimpleNamespace, tmp_path: Path
+) -> None:
+    """Without the chain's record of the list before the compression (deleted, or a store rated before it was kept),
+    the list's change holds a share the card cannot know: it says so instead of "NOT equal to".
+    """
+    copy = tmp_path / "store"
+    shutil.copytree(compressed.store.root, copy, ignore=shutil.ignore_patterns("kept"))
+    report = player_report(ObjectStore(str(copy)), 3002, scenarios=compressed.scenarios)
+    assert report.one_time_events is None and report.one_time_events_unkept
+    text = render_text(report)
+    assert "NOT equal" not in text
+    assert f"the list's change {report.list_row['change']:+d} also holds the month's one-time event" in text
+    # Where the record is kept, nothing is said of it.
+    assert not player_report(compressed.store, 3002, scenarios=compressed.scenarios).one_time_events_unkept
+
+
 def test_a_stray_or_corrupt_file_among_the_lists_is_named_or_skipped(tmp_path: Path) -> None:
     """A corrupt Parquet file broke every scenario's card and `ratings list` with a ComputeError naming no file, and
     2024-13.parquet was taken for a stored month.

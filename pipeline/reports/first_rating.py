@@ -224,10 +224,11 @@ def _entry_text(row: dict) -> str:
     )
 
 
-def first_rating_lines(figures: FirstRating, scenario: str, events: int = 0) -> list[str]:
+def first_rating_lines(figures: FirstRating, scenario: str, events: int | None = 0) -> list[str]:
     """The card's lines on a first rating (published) or an unrated player's pool; text from dumps (event ids) is
     escaped for a terminal, the page escapes the lines as a whole. `events`: the month's one-time events' share of
-    the list's rating (a compression's uplift, which a first rating of its month receives too).
+    the list's rating (a compression's uplift, which a first rating of its month receives too); None: the month had
+    one whose share is not kept, so the rating is not compared.
     """
     if not figures.published:
         return [_pending_line(figures)]
@@ -258,7 +259,9 @@ def first_rating_lines(figures: FirstRating, scenario: str, events: int = 0) -> 
     return lines + _formula_lines(figures, rule, terms, events)
 
 
-def _formula_lines(figures: FirstRating, rule: FirstRatingRule, terms: InitialRatingTerms, events: int) -> list[str]:
+def _formula_lines(
+    figures: FirstRating, rule: FirstRatingRule, terms: InitialRatingTerms, events: int | None
+) -> list[str]:
     """Ra, p, dp (or the plus-score), Ru and the cap, from the rule function's terms; then the list's rating."""
     n, points_x2, opponents = int(terms.n[0]), int(terms.points_x2[0]), int(terms.opponent_sum[0])
     percent, dp, bonus = int(terms.percent[0]), int(terms.dp[0]), float(terms.bonus[0])
@@ -282,6 +285,13 @@ def _formula_lines(figures: FirstRating, rule: FirstRatingRule, terms: InitialRa
     capped = f", at most {rule.max_rating}: {rating}" if rating != uncapped else ""
     lines.append(f"  Ru = Ra + {added} = {ra + bonus:.2f}, rounded {uncapped}{capped}")
     games = figures.totals()[0]
+    if events is None:
+        return [
+            *lines,
+            f"First rating {rating} from {games} games; the list's rating {figures.listed_rating} "
+            f"({figures.listed_games} games) also holds the month's one-time event (a compression), whose share is "
+            "not kept (kept/rate/): rating the month again keeps it, and this card then compares the two.",
+        ]
     with_events = f", with the month's one-time event (a compression) {events:+d}, {rating + events}" if events else ""
     same = rating + events == figures.listed_rating and games == figures.listed_games
     lines.append(

@@ -30,6 +30,7 @@ from pipeline.months import add_months
 from pipeline.reports.first_rating import FirstRating, first_rating, first_rating_lines, pool_row
 from pipeline.reports.page import frame_table_html, html_page, html_text
 from pipeline.scenarios.amendments import player_amendments
+from pipeline.scenarios.chain import LEDGER
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
 from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
 from pipeline.store.monthly import store_failed, stored_table_months, unreadable_table
@@ -107,6 +108,9 @@ class PlayerReport:
     # The list's one-time events' share of its change (a compression's uplift): the rating after them minus the one
     # kept before them (pipeline.store.kept); None where the month had none or the list before them is not kept.
     one_time_events: int | None = None
+    # The month had one-time events (its points ledger says so) whose share the chain did not keep: the list's change
+    # cannot be compared with its games'.
+    one_time_events_unkept: bool = False
     # A first rating the list published (its pool and the rule function's figures), or the pool of a player still
     # unrated on it (pipeline.reports.first_rating); None for a rated player, and under a rating system.
     first_rating: FirstRating | None = None
@@ -443,6 +447,7 @@ def player_report(
             pool_before = pool_row(store, key_before, player_id)
         rules = chain.rules_for(month) if chain is not None else None
         first = first_rating(store, rules, month, period, player_id, player_games, list_row, own_pool, pool_before)
+    one_time = _one_time_events(store, scenario, month, player_id, list_row["rating"]) if published else None
     return PlayerReport(
         player_id=player_id,
         name=details.get("name"),
@@ -463,7 +468,8 @@ def player_report(
         details={k: details[k] for k in ("federation", "title", "birth_year") if details.get(k) not in (None, "")},
         amended=player_amendments(store, scenario, player_id).drop("player_id", "name"),
         rating_before=before,
-        one_time_events=_one_time_events(store, scenario, month, player_id, list_row["rating"]) if published else None,
+        one_time_events=one_time,
+        one_time_events_unkept=published and one_time is None and _had_one_time_events(store, scenario, month, chain),
         first_rating=first,
     )
 
@@ -503,6 +509,18 @@ def _one_time_events(store: ObjectStore, scenario: str, month: str, player_id: i
         return None
     row = before.filter(pl.col("player_id") == player_id)
     return rating - int(row["rating"][0]) if row.height else None
+
+
+def _had_one_time_events(store: ObjectStore, scenario: str, month: str, chain: Scenario | None) -> bool:
+    """Whether the month's list holds one-time events (a compression): the scenario's definition, else (a scenario the
+    scenarios file does not hold) its points ledger's channel.
+    """
+    if chain is not None:
+        return bool(chain.events_after(month))
+    key = ObjectStore.table_key(f"{scenario}/{LEDGER}", month)
+    if not store.exists(key):
+        return False
+    return bool((store.read_parquet(key, columns=["one_time_events"])["one_time_events"] != 0).any())
 
 
 def month_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, names: pl.DataFrame) -> pl.DataFrame:
@@ -745,9 +763,13 @@ def _summary_lines(report: PlayerReport) -> list[str]:
     events = report.one_time_events or 0
     # The list after the month's one-time events minus the one the chain kept before them.
     event_text = f"the month's one-time event (a compression) {events:+d} (kept/rate/{report.scenario}/)"
+    unkept = (
+        f"also holds the month's one-time event (a compression), whose share is not kept (kept/rate/{report.scenario}/"
+        "): rating the month again keeps it"
+    )
     first = report.first_rating
     if first is not None and first.published:
-        lines += first_rating_lines(first, report.scenario, events)
+        lines += first_rating_lines(first, report.scenario, None if report.one_time_events_unkept else events)
         if events:
             lines.append(f"The list's change {_signed(row['change'])} is {event_text}.")
     elif report.total_change is None or report.rounded_change is None:
@@ -756,6 +778,11 @@ def _summary_lines(report: PlayerReport) -> list[str]:
             lines += first_rating_lines(first, report.scenario)
         if events:
             lines.append(f"The list's change {_signed(row['change'])} is {event_text}.")
+    elif report.one_time_events_unkept:
+        lines.append(
+            f"Total change: sum of K x (score - expected) x weight = {report.total_change:+.2f}, rounded once (0.5 "
+            f"away from zero) {report.rounded_change:+d}; the list's change {_signed(row['change'])} {unkept}."
+        )
     else:
         rounded = report.rounded_change
         with_events = f", with {event_text}: {rounded + events:+d}," if events else ","
