@@ -91,7 +91,8 @@ def build_landing_sensor(
         object_store = store.store()
         unrated = unrated_months(object_store, list_paths(scenarios), months)
         today = month_of(datetime.now(UTC).date())
-        tick = sensor_tick(context.cursor, landing_versions(object_store), unrated, months, today)
+        versions = landing_versions(object_store)
+        tick = sensor_tick(context.cursor, versions, unrated, months, today, settings.first_month is not None)
         if tick.run is None:
             return dg.SensorResult(skip_reason=tick.skip_reason, cursor=tick.cursor)
         context.log.info(tick.run.note)

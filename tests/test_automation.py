@@ -213,6 +213,19 @@ def test_months_before_the_first_partition_are_named_as_never_rated_by_the_senso
     assert unrated.unseen.startswith("2019-01 holds dumps but is before the first partition 2023-01")
 
 
+def test_months_before_a_first_month_set_on_purpose_are_not_named_by_the_sensor() -> None:
+    """RATINGS_FIRST_MONTH=2023-01 set to leave 2019-01 out: every tick named it as a stray folder to move."""
+    held = ["2019-01", "2023-01", "2023-02", "2023-03"]
+    versions = LandingVersions(dumps=dict.fromkeys(held, "d"), registry={})
+    months = ["2023-01", "2023-02"]
+    every_list = sensor_tick(None, versions, [], months, "2023-06", first_month_set=True)
+    assert every_list.run is None and "2019-01" not in every_list.skip_reason
+    assert every_list.skip_reason.startswith("fingerprinted 2 month(s); every list exists; 2023-03 holds dumps")
+    unrated = sensor_tick(None, versions, ["2023-02"], months, "2023-06", first_month_set=True)
+    assert unrated.run is not None and unrated.unseen.startswith("2023-03 holds dumps but is not a partition")
+    assert "2019-01" not in unrated.unseen
+
+
 # -- the settings they run by ----------------------------------------------------------------------
 
 

@@ -20,7 +20,15 @@ import pytest
 from assets.runtime.cli import main
 from pipeline.ingest.landing import MISPLACED, classify, inventory, months_held
 from pipeline.months import month_range
-from pipeline.operations.run_plan import RunPlan, StoreError, held_gaps, months_to_rate, plan_run, waiting_lines
+from pipeline.operations.run_plan import (
+    RunPlan,
+    StoreError,
+    chain_start,
+    held_gaps,
+    months_to_rate,
+    plan_run,
+    waiting_lines,
+)
 from pipeline.scenarios.chain import MissingMonth, chain_continues, previous_list, rate_months, seeded_list
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
@@ -567,7 +575,7 @@ def test_a_first_month_setting_after_the_stored_lists_is_refused_before_anything
         for scenario in ("actual", "glicko2"):
             store.write_text("", f"{scenario}/rating_list/{month}.parquet")  # listed, never read: refused before
     monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-02")
-    for first in (None, "2024-02", "2024-03"):
+    for first in (None, "2024-02"):
         with pytest.raises(StoreError) as refused:
             plan_run(str(root), first, None, str(scenarios))
         message = str(refused.value)
@@ -592,6 +600,91 @@ def test_a_first_month_setting_after_the_stored_lists_is_refused_before_anything
     # The setting at the stored lists' start (or earlier, to restart on purpose) is taken as it is.
     monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-01")
     assert plan_run(str(root), None, None, str(scenarios)).chain_start == "2024-01"
+
+
+def test_a_later_first_month_setting_refuses_only_a_run_from_it_and_names_the_remedy_that_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run from after a RATINGS_FIRST_MONTH later than the stored lists continues the stored list before it, and was
+    refused too. With dumps held before the stored lists (why the setting was made), "Unset RATINGS_FIRST_MONTH" led
+    into the stray-folder refusal.
+    """
+    held = ["2024-01", "2024-02", "2024-03"]
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-02")
+    assert chain_start(held, "2024-03", "2024-01") == "2024-02"  # continues the stored list of 2024-02
+    with pytest.raises(StoreError, match=r"Nothing written\. Unset RATINGS_FIRST_MONTH \(or set it to 2024-01\)"):
+        chain_start(held, "2024-02", "2024-01")
+    with pytest.raises(StoreError) as refused:
+        chain_start(["2023-11", *held], "2024-02", "2024-01")
+    assert "Nothing written. Set RATINGS_FIRST_MONTH=2024-01 (dumps before it are held)" in str(refused.value)
+    assert "Unset" not in str(refused.value)
+    # The remedy named runs: from 2024-01 the run continues nothing earlier, and the dumps before it are left out.
+    monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-01")
+    assert chain_start(["2023-11", *held], "2024-01", "2024-01") == "2024-01"
+
+
+def test_the_hints_start_the_chains_where_a_run_does_not_at_a_stray_earlier_month_folder(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a stray 2019-01 folder beside lists from 2024-01, `ratings list` and a refused run's rebuild hint named
+    `ratings run --from 2019-01`, which is refused; a month before the stored lists was to be rated from there too.
+    """
+    monkeypatch.delenv("RATINGS_FIRST_MONTH", raising=False)
+    root = tmp_path / "store"
+    store = ObjectStore(str(root))
+    (scenarios := tmp_path / "scenarios.yaml").write_text(SCENARIOS)
+    for month in ("2024-01", "2024-02", "2024-03"):
+        store.write_text('[White "A"]\n', f"raw/GER/{month}/a.pgn")
+    for month in ("2024-01", "2024-02"):
+        for scenario in ("actual", "glicko2"):
+            store.write_text("", f"{scenario}/rating_list/{month}.parquet")  # listed, never read
+    store.write_text('[White "A"]\n', "raw/GER/2019-01/a.pgn")
+    base = ["list", "--store", str(root), "--scenarios", str(scenarios)]
+    assert main([*base, "--month", "2024-04"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert f"rate it first (`ratings run --store {root} --from 2024-03 --to 2024-04 --scenarios {scenarios}`)" in err
+    assert main([*base, "--month", "2023-06"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "it is before the store's first month 2024-01 (the stored lists' first month), where every chain starts, so "
+        "no list of it is rated"
+    )
+    with pytest.raises(StoreError, match=r"Rebuild it with `ratings run --store \S+ --from 2024-03 "):
+        plan_run(str(root), "2024-04", "2024-04", str(scenarios))
+    # The hinted start is a run's: not refused, where a run from the stray month is.
+    entries = inventory(store)
+    assert chain_start(months_held(entries), "2024-03", "2024-01", entries) == "2024-01"
+    with pytest.raises(StoreError, match="first month holding dumps is now 2019-01"):
+        chain_start(months_held(entries), "2019-01", "2024-01", entries)
+
+
+def test_pinned_months_load_the_definitions_without_listing_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With RATINGS_FIRST_MONTH and RATINGS_LAST_MONTH both set, every load of the code location (each step process
+    of a Celery run) listed every scenario's lists, and warned on each when the store could not be reached.
+    """
+    from pipeline.operations.first_month import definitions_months
+    from pipeline.scenarios.model import load_scenarios
+    from pipeline.settings import Settings
+
+    listed: list[str] = []
+
+    def unreachable(*_: object) -> list:
+        listed.append("listed")
+        raise OSError("connection refused")
+
+    monkeypatch.setattr("pipeline.operations.first_month.stored_lists_span", unreachable)
+    monkeypatch.setattr("pipeline.operations.first_month.inventory", unreachable)
+    environment = {"RATINGS_STORE": "/nonexistent/store", "RATINGS_FIRST_MONTH": "2024-02"}
+    pinned = Settings.from_env({**environment, "RATINGS_LAST_MONTH": "2024-05"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert definitions_months(pinned, load_scenarios(None)) == ("2024-02", "2024-05")
+    assert [str(w.message) for w in caught if w.category is UserWarning] == [] and listed == []
+    # Unpinned, the store is listed (and its being unreachable said).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        definitions_months(Settings.from_env(environment), load_scenarios(None))
+    assert listed and any("could not list" in str(w.message) for w in caught)
 
 
 def test_the_dagster_definitions_start_at_the_stored_lists_not_at_a_stray_earlier_month_folder(

@@ -398,19 +398,25 @@ def unrated_month_advice(store: ObjectStore, month: str, scenarios_file: str | N
     month it must rate for every chain of the scenarios file to reach `month`), or why no run does.
     """
     from pipeline.ingest.landing import inventory, month_bounds, months_held
-    from pipeline.operations.run_plan import first_month_to_rate, month_not_ended, store_first_month
+    from pipeline.operations.first_month import stored_lists_span
+    from pipeline.operations.run_plan import chains_first_month, first_month_to_rate, month_not_ended
     from pipeline.scenarios.model import load_scenarios
 
-    # `ratings run` refuses a month before the store's first (its chains start there): no advice to run it. Its
-    # own reading, so that a month folder holding no dump (which it passes over) moves neither.
-    first = store_first_month(months_held(inventory(store)))
+    # `ratings run` refuses a month before the chains' start: no advice to run it. Its own reading, so that a month
+    # folder holding no dump (which it passes over) moves neither, nor does a stray folder before the stored lists.
+    scenarios = load_scenarios(scenarios_file)
+    stored = stored_lists_span(store, scenarios)
+    first = chains_first_month(months_held(inventory(store)), stored[0] if stored else None)
     start = first[0] if first is not None else None
-    if start is not None and month < start:
-        return f"it is before the store's first month {start}, where every chain starts, so no list of it is rated"
+    if first is not None and month < first[0]:
+        return (
+            f"it is before the store's first month {first[0]} ({first[1]}), where every chain starts, so no list of "
+            f"it is rated"
+        )
     current = month_bounds()[1]
     if month >= current:
         return month_not_ended("--month", month, current)
-    begin = month if start is None else first_month_to_rate(store, load_scenarios(scenarios_file), month, start)
+    begin = month if start is None else first_month_to_rate(store, scenarios, month, start)
     return f"rate it first (`{commands.ratings('run', '--from', begin, '--to', month)}`)"
 
 

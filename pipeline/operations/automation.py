@@ -201,8 +201,9 @@ def unpartitioned_months(held: Iterable[str], last_month: str, this_month: str, 
 
     The partitions are fixed when the definitions load (RATINGS_LAST_MONTH, or the landing zone's last month with
     RATINGS_AUTOMATION off); a month closed since needs them loaded again. The month in progress is not due yet.
-    A month before the first (RATINGS_FIRST_MONTH, or the stored lists' first month: a stray folder) is never rated:
-    the chains start at the first partition, from the seed list.
+    A month before the first (the stored lists' first month: a stray folder) is never rated: the chains start at the
+    first partition, from the seed list. `first_month` is '' when the first partition is RATINGS_FIRST_MONTH: the
+    months before it are left out on purpose (`ratings run` names them as not rated), not strays (sensor_tick).
     """
     held = sorted(held)
     early = [m for m in held if m < first_month]
@@ -248,14 +249,21 @@ class SensorTick(NamedTuple):
 
 
 def sensor_tick(
-    cursor: str | None, versions: LandingVersions, unrated: list[str], months: Sequence[str], this_month: str
+    cursor: str | None,
+    versions: LandingVersions,
+    unrated: list[str],
+    months: Sequence[str],
+    this_month: str,
+    first_month_set: bool = False,
 ) -> SensorTick:
-    """The sensor's evaluation over the partitions `months` (sensor_run), with its new cursor."""
+    """The sensor's evaluation over the partitions `months` (sensor_run), with its new cursor. `first_month_set`: the
+    first partition is RATINGS_FIRST_MONTH (Settings.first_month), so the months before it go unnamed on every tick.
+    """
     # Months after the last partition stay out of the cursor: dumps landing early wait for their month.
     current = versions.rerate_fingerprints(months[0], months[-1])
     requested = requests_made(cursor)
     plan = sensor_run(decode_cursor(cursor), current, unrated, months[-1], requested)
-    unseen = unpartitioned_months(versions.dumps, months[-1], this_month, months[0])
+    unseen = unpartitioned_months(versions.dumps, months[-1], this_month, "" if first_month_set else months[0])
     if isinstance(plan, str):
         return SensorTick(None, f"{plan}; {unseen}" if unseen else plan, encode_cursor(current, requested), "")
     return SensorTick(plan, "", encode_cursor(current, requested + 1), unseen)

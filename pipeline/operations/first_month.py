@@ -32,22 +32,30 @@ def folders_before(entries: Sequence[LandingEntry], month: str) -> list[str]:
     )
 
 
-def setting_after_stored_lists(setting: str, stored_first: str, outcome: str) -> str:
+def setting_after_stored_lists(setting: str, stored_first: str, outcome: str, earlier_dumps: bool) -> str:
     """Why a RATINGS_FIRST_MONTH of `setting`, after `stored_first` where the stored lists start, is refused by
     `ratings run` (run_plan.chain_start) and named by the Dagster definitions (definitions_months), each saying its
-    `outcome`, and the two remedies.
+    `outcome`, and the two remedies. `earlier_dumps`: the landing zone holds dumps before `stored_first`, so that
+    unsetting the setting would start the chains at them (a stray folder, refused too): it must then be `stored_first`.
     """
+    keep = (
+        f"Set RATINGS_FIRST_MONTH={stored_first} (dumps before it are held)"
+        if earlier_dumps
+        else f"Unset RATINGS_FIRST_MONTH (or set it to {stored_first})"
+    )
     return (
         f"the stored lists start at {stored_first}, and RATINGS_FIRST_MONTH={setting} starts the chains at {setting}: "
         f"that would rate every stored list from {setting} on again (frozen forward lists too), from the seed list "
-        f"instead of the stored list of {add_months(setting, -1)}. {outcome} Unset RATINGS_FIRST_MONTH (or set it to "
-        f"{stored_first}) to continue the stored chains, or remove the stored lists to restart them at {setting}"
+        f"instead of the stored list of {add_months(setting, -1)}. {outcome} {keep} to continue the stored chains, "
+        f"or remove the stored lists to restart them at {setting}"
     )
 
 
-def _setting_after_stored_lists(store: ObjectStore, scenarios: Mapping[str, Scenario], setting: str) -> str | None:
+def _setting_after_stored_lists(
+    store: ObjectStore, scenarios: Mapping[str, Scenario], setting: str, held: Sequence[str]
+) -> str | None:
     """The definitions' warning of a RATINGS_FIRST_MONTH `setting` after the first month of the stored lists (None:
-    not after it); a store that cannot be listed is said so instead.
+    not after it; `held`: the landing zone's months); a store that cannot be listed is said so instead.
     """
     try:
         span = stored_lists_span(store, scenarios)
@@ -58,7 +66,7 @@ def _setting_after_stored_lists(store: ObjectStore, scenarios: Mapping[str, Scen
     outcome = (
         f"The partitions start at {setting}: a run of the UI, the schedule or the sensor would (`ratings run` refuses)."
     )
-    return setting_after_stored_lists(setting, span[0], outcome)
+    return setting_after_stored_lists(setting, span[0], outcome, any(month < span[0] for month in held))
 
 
 def definitions_months(settings: Settings, scenarios: Mapping[str, Scenario]) -> tuple[str, str | None]:
@@ -72,6 +80,10 @@ def definitions_months(settings: Settings, scenarios: Mapping[str, Scenario]) ->
     named in one warning with the two remedies. A RATINGS_FIRST_MONTH after the stored lists' first month would have
     them restart the chains there: named in a warning too (the definitions cannot refuse it as `ratings run` does
     without leaving the UI empty). A store that cannot be listed gives the default months, with a warning.
+
+    With both RATINGS_FIRST_MONTH and RATINGS_LAST_MONTH set (a pinned deployment) the store is not listed at all:
+    every load of the code location (each step process of a Celery or Kubernetes run) would pay the listings, and
+    warn on each when the store cannot be reached. Such a setting after the stored lists is then not named here.
     """
     entries: list[LandingEntry] = []
     held: list[str] = []
@@ -90,8 +102,8 @@ def definitions_months(settings: Settings, scenarios: Mapping[str, Scenario]) ->
                 f"using the default months",
                 stacklevel=2,
             )
-    if settings.first_month is not None:
-        later = _setting_after_stored_lists(ObjectStore(settings.store), scenarios, settings.first_month)
+    if settings.first_month is not None and settings.last_month is None:
+        later = _setting_after_stored_lists(ObjectStore(settings.store), scenarios, settings.first_month, held)
         if later:
             warnings.warn(later, stacklevel=2)
     first, last = settings.months_for(held, stored_first=stored_first)

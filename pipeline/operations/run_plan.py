@@ -241,6 +241,18 @@ def store_first_month(held: Sequence[str]) -> tuple[str, str] | None:
     return (held[0], "the landing zone's first month holding dumps") if held else None
 
 
+def chains_first_month(held: Sequence[str], stored_first: str | None) -> tuple[str, str] | None:
+    """The month a run starts the chains from the seed list and where it comes from: the store's first month
+    (store_first_month), but while RATINGS_FIRST_MONTH is unset not before `stored_first`, the first month of the
+    stored lists. A stray or mistyped earlier month folder moves no start: chain_start refuses a run from it, and the
+    Dagster definitions start there too (first_month.definitions_months). Every printed `ratings run` starts from it.
+    """
+    first = store_first_month(held)
+    if first is None or first[1] == "RATINGS_FIRST_MONTH" or stored_first is None or stored_first <= first[0]:
+        return first
+    return stored_first, "the stored lists' first month"
+
+
 def chain_start(
     held: Sequence[str], first_month: str, stored_first: str | None = None, entries: Sequence[LandingEntry] = ()
 ) -> str:
@@ -252,16 +264,19 @@ def chain_start(
     after it would be rated again from that start (a frozen `recalculation: forward` list too), and again from
     the store's own start by the next run. Starting earlier on purpose is setting RATINGS_FIRST_MONTH. So too for a
     run from a landing zone's first month before `stored_first`, the first month of the stored lists: a stray or
-    mistyped month folder (`entries` names it) moved the store's first month. And for a RATINGS_FIRST_MONTH after
-    `stored_first`: its chains would restart there from the seed list, rating every stored list from it again.
+    mistyped month folder (`entries` names it) moved the store's first month; a later run is not refused, and its
+    chains start where the stored lists do (chains_first_month). And for a run from a RATINGS_FIRST_MONTH after
+    `stored_first`: its chains would restart there from the seed list, rating every stored list from it again (a run
+    from a later month continues the stored list before it).
     """
     first = store_first_month(held)
     if first is None:  # no dumps and no setting: the run's own --from..--to (both given) is all there is
         first_partition, _ = Settings.from_env().months_for(list(held))
         return min(first_partition, first_month)
     start, source = first
-    if source == "RATINGS_FIRST_MONTH" and stored_first is not None and stored_first < start:
-        raise StoreError(setting_after_stored_lists(start, stored_first, "Nothing written."))
+    if source == "RATINGS_FIRST_MONTH" and stored_first is not None and stored_first < start == first_month:
+        earlier = any(month < stored_first for month in held)
+        raise StoreError(setting_after_stored_lists(start, stored_first, "Nothing written.", earlier))
     if first_month < start:
         raise StoreError(
             f"--from {first_month} is before the store's first month {start} ({source}): nothing written. "
@@ -279,7 +294,8 @@ def chain_start(
             f"not rated); to start the chains at {start} on purpose, set RATINGS_FIRST_MONTH={start} for this run and "
             f"every later one"
         )
-    return start
+    chains = chains_first_month(held, stored_first)
+    return chains[0] if chains is not None else start
 
 
 @dataclass(frozen=True)
