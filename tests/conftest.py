@@ -121,6 +121,7 @@ INTEGRATION_TESTS = {
     "test_cpu_seconds_count_the_ended_worker_processes_too",  # a worker process
     "test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest",  # worker processes
     "test_worker_processes_progress_reaches_the_parents_reporter",  # worker processes
+    "test_ctrl_c_during_a_wave_ends_its_running_workers_and_starts_none_of_its_other_stages",  # worker processes
     "test_a_second_process_is_refused_with_who_holds_the_lock_then_takes_over_once_it_is_killed",  # a holder process
     "test_wait_waits_for_the_holder_to_finish",  # a holder process
     # headless chromium
@@ -135,6 +136,8 @@ INTEGRATION_TESTS = {
     "test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with_where_to_start",
     "test_the_commands_a_run_with_its_own_scenarios_file_prints_run_as_printed",
     "test_a_restricted_windowed_system_is_rated_again_from_a_later_month",  # `ratings run`, Dagster's instance
+    # `ratings run` interrupted in a process of its own (its worker processes too), then run again
+    "test_ctrl_c_ends_a_run_in_one_line_with_no_process_left_and_the_rerun_writes_an_uninterrupted_run_s_lists",
 }
 
 

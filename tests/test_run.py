@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 import polars as pl
 import pytest
@@ -240,10 +241,20 @@ def test_a_run_whose_process_was_killed_is_marked_failed(tmp_path: Path):
             status=dg.DagsterRunStatus.STARTED,
             tags={PID_TAG: "1", HOST_TAG: host},
         )  # pid 1 lives
-        instance.add_run(orphan)
-        instance.add_run(running)
+        mine = DagsterRun(
+            job_name="__ephemeral_asset_job__",
+            run_id="2" * 8 + "-0000-0000-0000-" + "0" * 12,
+            status=dg.DagsterRunStatus.NOT_STARTED,
+            tags={PID_TAG: str(os.getpid()), HOST_TAG: host},
+        )  # this process's own, interrupted before Dagster started it
+        for run in (orphan, running, mine):
+            instance.add_run(run)
         assert heal_orphaned_runs(instance) == [orphan.run_id]
         assert instance.get_run_by_id(orphan.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert instance.get_run_by_id(running.run_id).status == dg.DagsterRunStatus.STARTED
+        assert instance.get_run_by_id(mine.run_id).status == dg.DagsterRunStatus.NOT_STARTED
+        # Ending on Ctrl-C, this process fails its own too, never another's that is alive.
+        assert heal_orphaned_runs(instance, interrupted=True) == [mine.run_id]
         assert instance.get_run_by_id(running.run_id).status == dg.DagsterRunStatus.STARTED
 
 
@@ -309,6 +320,108 @@ def test_a_killed_run_heals_and_its_rerun_writes_what_an_uninterrupted_run_write
         statuses = sorted(run.status.value for run in instance.get_runs())
     # The killed run; the rerun's two: the months, then the last month's readable lists with the comparison.
     assert statuses == ["FAILURE", "SUCCESS", "SUCCESS"]
+
+
+def live_processes_of_session(session: int) -> list[str]:
+    """The processes of `session` still running (zombies left for init to reap are not), as 'pid command' (/proc)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        state, _parent, _group, its_session = text[text.rindex(")") + 2 :].split()[:4]  # after "pid (name) "
+        if int(its_session) == session and state != "Z":
+            alive.append(f"{stat.parent.name} {command[:120]}")
+    return alive
+
+
+def store_outputs(root: Path) -> dict[str, bytes]:
+    """What a run wrote into the store `root` (not the landing zone, nor the store's own Dagster instance)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.relative_to(root).as_posix().startswith(("raw/", ".dagster/"))
+    }
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tiny_landing_zone: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict]:
+    """`ratings run` over the tiny landing zone with one scenario (the command, without --store) and what it wrote
+    when nothing interrupted it.
+    """
+    import sys
+
+    root = tmp_path_factory.mktemp("uninterrupted")
+    scenarios = root / "scenarios.yaml"
+    scenarios.write_text("scenarios:\n  actual:\n    description: FIDE 2014, monthly\n    rules: fide-2014\n")
+    shutil.copytree(tiny_landing_zone, root / "store" / "raw")
+    command = [sys.executable, "-m", "assets", "run", "--scenarios", str(scenarios)]
+    subprocess.run([*command, "--store", str(root / "store")], check=True, capture_output=True, timeout=120)
+    return command, store_outputs(root / "store")
+
+
+#: A progress line (pipeline.operations.progress.ConsoleProgress, not on a terminal).
+PROGRESS_LINE = re.compile(r"^\S.* \[[#.]+\] +\d+/\d+ +\d{4}-\d{2} +[\d.]+s$")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_ends_a_run_in_one_line_with_no_process_left_and_the_rerun_writes_an_uninterrupted_run_s_lists(
+    tiny_landing_zone: Path, tmp_path: Path, uninterrupted: tuple[list[str], dict], workers: str
+):
+    """Ctrl-C as a terminal sends it (SIGINT to the run's whole process group: Dagster's watchers of a run's logs
+    and the worker processes too) once the run has started rating, in one process and with --workers 2: exit code
+    130; on stderr nothing but the progress lines and the one line saying what was written and how to go on (no
+    traceback of any process); no process of the run left and no Dagster run left unfinished; the same command run
+    again completes and writes what an uninterrupted run writes.
+    """
+    import signal
+    import threading
+    import time
+
+    import dagster as dg
+
+    def watch(stream: TextIO, lines: list[str], rating: threading.Event) -> None:
+        for line in stream:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("rate actual"):
+                rating.set()
+
+    command, clean = uninterrupted
+    store = tmp_path / "store"
+    shutil.copytree(tiny_landing_zone, store / "raw")
+    run = subprocess.Popen(
+        [*command, "--store", str(store), "--workers", workers],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group, as a terminal's foreground job: Ctrl-C reaches all of it
+    )
+    lines: list[str] = []
+    rating = threading.Event()
+    reader = threading.Thread(target=watch, args=(run.stderr, lines, rating))
+    reader.start()
+    assert rating.wait(120), "\n".join(lines)
+    os.killpg(run.pid, signal.SIGINT)
+    assert run.wait(30) == 130, "\n".join(lines)
+    reader.join(10)
+    said = [line for line in lines if not PROGRESS_LINE.match(line)]
+    assert said == [lines[-1]] and lines[-1].startswith("ratings run: interrupted (Ctrl-C). "), "\n".join(lines)
+    assert "--from" in lines[-1] and "run the same command again" in lines[-1]
+    deadline = time.monotonic() + 5
+    while (left := live_processes_of_session(run.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == []
+    with dg.DagsterInstance.from_config(str(store / ".dagster")) as instance:
+        statuses = {dagster_run.status for dagster_run in instance.get_runs()}
+    assert statuses and statuses <= {dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.SUCCESS}  # none unfinished
+
+    rerun = subprocess.run(
+        [*command, "--store", str(store), "--workers", workers], capture_output=True, text=True, timeout=120
+    )
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert store_outputs(store) == clean
 
 
 def test_a_full_disk_fails_the_run_in_one_line_and_the_rerun_after_freeing_space_equals_a_clean_run(

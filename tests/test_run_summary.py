@@ -207,10 +207,12 @@ def test_ctrl_c_is_said_as_an_interruption_not_a_traceback(monkeypatch: pytest.M
     for SIGINT and one line; a step Dagster stopped is named interrupted in the summary, whose readable lists the run
     may not have reached.
     """
+    import signal
     from types import SimpleNamespace
 
     from assets.runtime import runs
     from assets.runtime.cli import EXIT_INTERRUPTED
+    from assets.runtime.interrupts import interrupted_line
     from pipeline.operations.run_plan import readable_lists_lines
 
     def interrupted(*_args: object, **_kwargs: object) -> None:
@@ -220,6 +222,15 @@ def test_ctrl_c_is_said_as_an_interruption_not_a_traceback(monkeypatch: pytest.M
     assert main(["run", "--store", "anywhere"]) == EXIT_INTERRUPTED == 130
     err = capsys.readouterr().err
     assert err.startswith("ratings run: interrupted (Ctrl-C).") and "Traceback" not in err
+    # SIGTERM is named; `--from` is offered where the command has it; a demo cut off generating says what to remove.
+    term = interrupted_line("run", signal.SIGTERM)
+    assert term.startswith("ratings run: interrupted (SIGTERM).") and "--from" in term
+    assert "run the same command again" in interrupted_line("demo", signal.SIGINT)
+    assert "--from" not in interrupted_line("demo", signal.SIGINT)
+    note = "while generating its data: remove /s/raw before running it again"
+    cut = interrupted_line("demo", signal.SIGINT, note)
+    assert cut.startswith("ratings demo: interrupted (Ctrl-C)") and cut.endswith(note)
+    assert "run the same command again" not in cut
 
     stopped = SimpleNamespace(cls_name="DagsterExecutionInterruptedError", message="", cause=None)
     wrapper = SimpleNamespace(cls_name="DagsterExecutionStepExecutionError", message="Error in step", cause=stopped)

@@ -91,6 +91,46 @@ def test_a_waves_runs_go_to_worker_processes_and_a_failed_wave_stops_the_rest() 
     assert [o["stage"] for o in stopped] == ["shared", "a", "b", "c"]  # no comparison after a failed scenario
 
 
+def stage_that_takes_long(stage: Stage, folder: str, reporter: object) -> dict:
+    """A stand-in for a long Dagster run: says it started (a file named after its stage), then takes 20 s."""
+    Path(folder, stage.name).touch()
+    time.sleep(20)
+    return {"stage": stage.name, "success": True}
+
+
+def test_ctrl_c_during_a_wave_ends_its_running_workers_and_starts_none_of_its_other_stages(tmp_path: Path) -> None:
+    """Ctrl-C (a KeyboardInterrupt in this process, which the workers do not see) while two of a wave's five
+    stages run: run_waves raises it once the workers have ended, sent SIGINT after a grace of STOP_GRACE_SECONDS[0],
+    long before their stages would have finished, and no worker process is left. The pool's workers would take the
+    other stages otherwise (a 10-scenario wave: 50 s after Ctrl-C); at most the one the pool had queued starts.
+    """
+    import multiprocessing
+    import threading
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    def once_two_have_started() -> None:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    watcher = threading.Thread(target=once_two_have_started)
+    try:
+        watcher.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_waves([[Stage(name, (name,)) for name in "abcde"]], stage_that_takes_long, (str(tmp_path),), 2)
+        assert time.monotonic() - started < 15
+    finally:
+        watcher.join()
+        signal.signal(signal.SIGUSR1, previous)
+    assert multiprocessing.active_children() == []
+    assert {path.name for path in tmp_path.iterdir()} in ({"a", "b"}, {"a", "b", "c"})
+
+
 MONTHS = ["2024-01", "2024-02", "2024-03", "2024-04"]
 
 

@@ -13,12 +13,10 @@ from pipeline.operations.instance_dirs import instance_dir
 
 # Nothing heavier at import: `ratings run` prints its first line (main) before the pipeline and Dagster load.
 
-#: The shell's code for a command ended by SIGINT (128 + 2).
+#: The shell's code for a command ended by SIGINT (128 + 2); by SIGTERM, 143 (assets.runtime.interrupts).
 EXIT_INTERRUPTED = 130
-INTERRUPTED_LINE = (
-    "interrupted (Ctrl-C). What was written is whole (every write is atomic) and the store's lock is released: run "
-    "the same command again to finish"
-)
+#: The commands that end on Ctrl-C or SIGTERM with one line (assets.runtime.interrupts) and the shell's code.
+INTERRUPTIBLE = ("run", "demo", "ui")
 
 
 def command_run(args: argparse.Namespace) -> int:
@@ -40,9 +38,6 @@ def command_run(args: argparse.Namespace) -> int:
     except StoreLocked as locked:  # not an error of this run: a scheduler should try again later
         print(f"ratings run: {escape_text(str(locked))}", file=sys.stderr)
         return EXIT_LOCKED
-    except KeyboardInterrupt:  # Ctrl-C before or between Dagster's runs (within one, Dagster stops it and says so)
-        print(f"ratings run: {INTERRUPTED_LINE}", file=sys.stderr)
-        return EXIT_INTERRUPTED
     return 0 if summary["success"] else 1
 
 
@@ -58,9 +53,6 @@ def command_demo(args: argparse.Namespace) -> int:
     except StoreLocked as locked:
         print(f"ratings demo: {escape_text(str(locked))}", file=sys.stderr)
         return EXIT_LOCKED
-    except KeyboardInterrupt:  # Ctrl-C before or between Dagster's runs (within one, Dagster stops it and says so)
-        print(f"ratings demo: {INTERRUPTED_LINE}", file=sys.stderr)
-        return EXIT_INTERRUPTED
     return 0 if summary["success"] else 1
 
 
@@ -108,7 +100,11 @@ def command_ui(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    os.execve(command[0], command, environment)  # the UI replaces this process: Ctrl-C goes straight to it
+    # This process becomes a small one (nothing of the pipeline or Dagster kept in memory) that runs `dg dev` as its
+    # child: Ctrl-C while the servers start made them print tracebacks, which it drops, and it ends with the shell's
+    # code and one line (assets.runtime.interrupts).
+    supervised = [sys.executable, "-m", "assets.runtime.interrupts", *command]
+    os.execve(supervised[0], supervised, environment)
 
 
 def add_dagster_commands(commands: argparse._SubParsersAction) -> None:
@@ -122,10 +118,22 @@ def main(argv: list[str] | None = None) -> int:
         # Python ends by collecting the objects left (Dagster's and the imports', some 300,000): a CPU-second of a
         # month's run. Frozen (gc.freeze, run last of the exit handlers), they are freed without that walk.
         atexit.register(gc.freeze)
-    # `run` and `demo` say where they are going before the seconds of loading the pipeline and Dagster.
-    first = starting_line(arguments)
-    if first:
-        print(first, flush=True)
-    from pipeline.cli import commands as cli
 
-    return cli.main(arguments, more_commands=add_dagster_commands)
+    def command() -> int:
+        # `run` and `demo` say where they are going before the seconds of loading the pipeline and Dagster.
+        first = starting_line(arguments)
+        if first:
+            print(first, flush=True)
+        from pipeline.cli import commands as cli
+
+        return cli.main(arguments, more_commands=add_dagster_commands)
+
+    if not arguments or arguments[0] not in INTERRUPTIBLE:
+        return command()
+    from assets.runtime.interrupts import interrupted_line, run_quietly
+
+    # Quiet (stderr passed through a pipe, muted once a signal arrives) as the installed command only: a test
+    # calling main keeps its own stderr and signal handlers. Not `ui`, which starts no process before it becomes the
+    # one that is quiet itself (command_ui): the pipe's reader would not outlive that.
+    quiet = argv is None and arguments[0] != "ui"
+    return run_quietly(command, lambda signum, note: interrupted_line(arguments[0], signum, note), quiet=quiet)

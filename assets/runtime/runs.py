@@ -10,7 +10,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, TextIO, TypeVar
 
 import dagster as dg
@@ -22,6 +22,7 @@ from assets.publish import PUBLISH_STAGE
 from assets.rate import build_rating_defs
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
+from assets.runtime.interrupts import Interrupted, raise_if_received
 from pipeline.ingest.landing import dump_bytes, landing_versions, listing_of_the_run
 from pipeline.ingest.registry import keep_registry_history
 from pipeline.invariants.catalog import LIST_CONTINUITY
@@ -81,8 +82,9 @@ def _runner_tags() -> dict[str, str]:
     return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
 
 
-def heal_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
-    """Mark failed the unfinished runs that an earlier CLI process of this machine left behind when it was killed.
+def heal_orphaned_runs(instance: dg.DagsterInstance, interrupted: bool = False) -> list[str]:
+    """Mark failed the unfinished runs that an earlier CLI process of this machine left behind when it was killed;
+    `interrupted` (this process is ending on Ctrl-C): its own and its ended workers' too.
 
     A run executed in-process stays STARTED for ever once its process dies, and with one run at a
     time (the shipped dagster.yaml) every queued run would wait behind it. Returns the healed run ids.
@@ -91,7 +93,8 @@ def heal_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
     healed = []
     for run in instance.get_runs(filters=dg.RunsFilter(statuses=unfinished, tags={HOST_TAG: socket.gethostname()})):
         pid = run.tags.get(PID_TAG, "")
-        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
+        mine = pid == str(os.getpid())
+        if pid.isdigit() and (interrupted if mine else not process_alive(int(pid))):
             instance.report_run_failed(run, f"the process that ran it (pid {pid}) ended without finishing it")
             healed.append(run.run_id)
     return healed
@@ -382,7 +385,15 @@ def run_demo(
     """
     out = out or sys.stdout
     root = root or store_root_from_env()
-    generate_demo(root, explicit=generate_data, out=out)
+    try:
+        generate_demo(root, explicit=generate_data, out=out)
+    except KeyboardInterrupt as stop:  # a rerun would rate the landing zone cut short as it finds it
+        store = ObjectStore(root)
+        if not store.exists("raw"):
+            raise
+        raise Interrupted(
+            f"while generating its data: remove {redact_url(store.url())}/raw before running it again"
+        ) from stop
     return run_store(root, dagster_home=dagster_home, out=out, title="Demo", workers=workers, publish=publish)
 
 
@@ -440,6 +451,7 @@ def execute_stage(
     Called in this process or in a worker process (then `reporter` forwards progress to the parent).
     """
     first, last = stage.months or (first, last)
+    raise_if_received()
     if reporter is not None:
         progress.install(reporter)
     with warnings.catch_warnings():
@@ -459,6 +471,9 @@ def execute_stage(
                 raise_on_error=False,
                 asset_selection=list(selection.resolve(defs.resolve_asset_graph())),
             )
+    # Dagster takes Ctrl-C within its run as its own (it fails the run, or the signal came as it ended): the command
+    # stops here too, rather than summarise or start the next stage.
+    raise_if_received()
     failed_checks = _failed_checks(result.all_events)
     return {
         "run_id": result.run_id,
@@ -619,9 +634,17 @@ def _rate_planned(
             seeded=[name for name, scenario in plan.scenarios.items() if scenario.standard_chain],
         )
         run_args = (plan.months[0], plan.months[-1], plan.partition_range, plan.root, scenarios_file, home)
+        raise_if_received()
         with listing_of_the_run(plan.store, list(plan.entries)):
             keep_registry_history(plan.store, plan.months[-1])
-            outcomes = run_waves(waves, execute_stage, run_args, workers)
+            try:
+                outcomes = run_waves(waves, execute_stage, run_args, workers)
+            except KeyboardInterrupt:
+                # Ctrl-C: the runs Dagster had not ended as failed (one interrupted before it started, a worker's
+                # killed) are now, or nothing would run after them in the UI until the next `ratings run`.
+                with suppress(Exception), dg.DagsterInstance.from_config(home) as instance:
+                    heal_orphaned_runs(instance, interrupted=True)
+                raise
     except Exception as error:  # the store failed outside any step: still summarise, naming where and why
         fault = fault_line(plan.store.url(), error)
         if fault is None:

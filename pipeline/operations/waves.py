@@ -14,9 +14,10 @@ import queue
 import signal
 import sys
 import threading
+import time
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from itertools import accumulate
 from multiprocessing import reduction
 from typing import Any, NamedTuple
@@ -226,12 +227,53 @@ def _forward_progress(messages: Any, stop: threading.Event) -> None:
                 return
 
 
+# Once the command is interrupted, how long a wave's running stages have to end by themselves (a terminal's Ctrl-C
+# reaches every process of its group: Dagster fails each worker's run), then to end on the SIGINT they are sent,
+# before they are killed.
+STOP_GRACE_SECONDS = (2.0, 10.0)
+
+
+def _stop_stages(futures: Sequence[Future[Any]]) -> None:
+    """End an interrupted wave: its stages not yet started are cancelled; its worker processes have
+    STOP_GRACE_SECONDS[0] to end by themselves, then are sent SIGINT (a signal to this process alone did not reach
+    them), and are killed if still running STOP_GRACE_SECONDS[1] later (the next run marks their Dagster runs failed).
+    A worker the pool starts meanwhile (for a stage it had already queued) is sent SIGINT at once. Once no worker is
+    left, nothing more is waited for: the pool's thread may have died starting one (its results would never come).
+    Once every stage has ended, the pool ends its workers as usual.
+    """
+    for future in futures:
+        future.cancel()  # only those not yet handed to a worker
+    reached = {child.pid for child in multiprocessing.active_children()}  # by a terminal's Ctrl-C, if it was one
+    signalled: set[int] = set()
+    started = time.monotonic()
+    none_since: float | None = None
+    while not all(future.done() for future in futures) and time.monotonic() < started + sum(STOP_GRACE_SECONDS):
+        children = multiprocessing.active_children()
+        none_since = None if children else (none_since or time.monotonic())
+        if none_since is not None and time.monotonic() - none_since > 0.5:
+            break
+        for child in children:
+            late = child.pid not in reached or time.monotonic() > started + STOP_GRACE_SECONDS[0]
+            if child.pid is not None and child.pid not in signalled and late:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child.pid, signal.SIGINT)
+                signalled.add(child.pid)
+        wait(futures, timeout=0.1)
+    if all(future.done() for future in futures):
+        return  # a worker still ending, or one started to replace it, is the pool's to end (killed, it could die
+        # holding a lock of the pool's queues that the others then wait for)
+    for child in multiprocessing.active_children():
+        child.kill()
+        child.join()
+
+
 def run_waves(
     waves: list[list[Stage]], execute: Callable[..., dict[str, Any]], args: tuple, workers: int
 ) -> list[dict[str, Any]]:
     """execute(stage, *args, reporter) for every stage, wave after wave, a wave's stages `workers` at a time in
     spawned worker processes, a fresh one per stage (`execute` must pickle); nothing after a wave with an outcome
-    not `success`. With one worker, every stage runs in this process.
+    not `success`, nor after Ctrl-C (KeyboardInterrupt: the wave's workers are ended first, _stop_stages). With one
+    worker, every stage runs in this process.
 
     A wave of one stage goes to a worker process too: the closing run (the comparison and every scenario's lists)
     made this process, which keeps Polars' freed memory for reuse, the history's peak (2.49 of 2.52 GB, four
@@ -268,8 +310,14 @@ def run_waves(
                         initargs=(messages, os.getpid(), lock_files),
                     ) as pool,
                 ):
-                    futures = [pool.submit(execute, stage, *args, QueueReporter()) for stage in wave]
-                    done = [future.result() for future in futures]
+                    futures: list[Future[dict[str, Any]]] = []
+                    try:
+                        for stage in wave:
+                            futures.append(pool.submit(execute, stage, *args, QueueReporter()))
+                        done = [future.result() for future in futures]
+                    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no stage starts, and those running end
+                        _stop_stages(futures)
+                        raise
             finally:
                 stop.set()
                 forwarder.join()
