@@ -555,6 +555,21 @@ def test_a_stray_earlier_month_folder_does_not_move_the_stored_chains_start(
     assert plan_run(str(tmp_path / "store"), None, None, str(scenarios)).chain_start == "2019-01"
 
 
+def _dumps_and_listed_lists(tmp_path: Path, list_months: tuple[str, ...]) -> tuple[Path, Path]:
+    """A store with dumps of 2024-01..03 and, for `list_months`, empty files where actual's and glicko2's lists are
+    (listed, never read: what is checked is refused or planned before any list is read); its scenarios file.
+    """
+    root = tmp_path / "store"
+    store = ObjectStore(str(root))
+    (scenarios := tmp_path / "scenarios.yaml").write_text(SCENARIOS)
+    for month in ("2024-01", "2024-02", "2024-03"):
+        store.write_text('[White "A"]\n', f"raw/GER/{month}/a.pgn")
+    for month in list_months:
+        for scenario in ("actual", "glicko2"):
+            store.write_text("", f"{scenario}/rating_list/{month}.parquet")
+    return root, scenarios
+
+
 def test_a_first_month_setting_after_the_stored_lists_is_refused_before_anything_is_written(
     tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -567,13 +582,7 @@ def test_a_first_month_setting_after_the_stored_lists_is_refused_before_anything
     from pipeline.scenarios.model import load_scenarios
     from pipeline.settings import Settings
 
-    root = tmp_path / "store"
-    store = ObjectStore(str(root))
-    (scenarios := tmp_path / "scenarios.yaml").write_text(SCENARIOS)
-    for month in ("2024-01", "2024-02", "2024-03"):
-        store.write_text('[White "A"]\n', f"raw/GER/{month}/a.pgn")
-        for scenario in ("actual", "glicko2"):
-            store.write_text("", f"{scenario}/rating_list/{month}.parquet")  # listed, never read: refused before
+    root, scenarios = _dumps_and_listed_lists(tmp_path, ("2024-01", "2024-02", "2024-03"))
     monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-02")
     for first in (None, "2024-02"):
         with pytest.raises(StoreError) as refused:
@@ -630,14 +639,8 @@ def test_the_hints_start_the_chains_where_a_run_does_not_at_a_stray_earlier_mont
     `ratings run --from 2019-01`, which is refused; a month before the stored lists was to be rated from there too.
     """
     monkeypatch.delenv("RATINGS_FIRST_MONTH", raising=False)
-    root = tmp_path / "store"
+    root, scenarios = _dumps_and_listed_lists(tmp_path, ("2024-01", "2024-02"))
     store = ObjectStore(str(root))
-    (scenarios := tmp_path / "scenarios.yaml").write_text(SCENARIOS)
-    for month in ("2024-01", "2024-02", "2024-03"):
-        store.write_text('[White "A"]\n', f"raw/GER/{month}/a.pgn")
-    for month in ("2024-01", "2024-02"):
-        for scenario in ("actual", "glicko2"):
-            store.write_text("", f"{scenario}/rating_list/{month}.parquet")  # listed, never read
     store.write_text('[White "A"]\n', "raw/GER/2019-01/a.pgn")
     base = ["list", "--store", str(root), "--scenarios", str(scenarios)]
     assert main([*base, "--month", "2024-04"]) == 1
