@@ -639,6 +639,7 @@ def test_the_hints_start_the_chains_where_a_run_does_not_at_a_stray_earlier_mont
     `ratings run --from 2019-01`, which is refused; a month before the stored lists was to be rated from there too.
     """
     monkeypatch.delenv("RATINGS_FIRST_MONTH", raising=False)
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # the store's own instance: the hints name no --dagster-home
     root, scenarios = _dumps_and_listed_lists(tmp_path, ("2024-01", "2024-02"))
     store = ObjectStore(str(root))
     store.write_text('[White "A"]\n', "raw/GER/2019-01/a.pgn")

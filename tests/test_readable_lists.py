@@ -163,7 +163,11 @@ def _planned(command: str) -> list[str]:
 
 
 def test_ratings_list_names_a_run_that_makes_the_month(
-    published_last: tuple, scenarios_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    published_last: tuple,
+    scenarios_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A month after the last stored list was said to be made by `ratings run --from M --to M`, which is refused for
     the list of the month before it: the command starts at the first month a chain of the scenarios file has no list
@@ -171,6 +175,7 @@ def test_ratings_list_names_a_run_that_makes_the_month(
     """
     from pipeline.ingest.landing import month_bounds
 
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # the store's own instance: the hint names no --dagster-home
     root = published_last[0]
 
     def hinted(store: Path, month: str, *options: str) -> str:

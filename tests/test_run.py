@@ -368,7 +368,11 @@ PROGRESS_LINE = re.compile(r"^\S.* \[[#.]+\] +\d+/\d+ +\d{4}-\d{2} +[\d.]+s$")
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_ends_a_run_in_one_line_with_no_process_left_and_the_rerun_writes_an_uninterrupted_run_s_lists(
-    tiny_landing_zone: Path, tmp_path: Path, uninterrupted: tuple[list[str], dict], workers: str
+    tiny_landing_zone: Path,
+    tmp_path: Path,
+    uninterrupted: tuple[list[str], dict],
+    workers: str,
+    monkeypatch: pytest.MonkeyPatch,
 ):
     """Ctrl-C as a terminal sends it (SIGINT to the run's whole process group: Dagster's watchers of a run's logs
     and the worker processes too) once the run has started rating, in one process and with --workers 2: exit code
@@ -389,6 +393,8 @@ def test_ctrl_c_ends_a_run_in_one_line_with_no_process_left_and_the_rerun_writes
                 rating.set()
 
     command, clean = uninterrupted
+    # The run's instance is the store's own (read below), not a DAGSTER_HOME the environment names (`make test`'s).
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
     store = tmp_path / "store"
     shutil.copytree(tiny_landing_zone, store / "raw")
     run = subprocess.Popen(
