@@ -11,17 +11,13 @@ import os
 import re
 import stat
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 import polars as pl
 
-from pipeline.formats.tabular import (
-    HEADER_SEPARATORS,
-    line_breaks,
-    parquet_too_many_columns,
-    too_many_columns_problem,
-)
+from pipeline.formats.tabular import HEADER_CHUNK, header_too_wide, parquet_too_many_columns
 from pipeline.months import MONTH_PATTERN
 from pipeline.store.object_store import write_local_file
 from schemas.rating_list import POOL_ENTRY
@@ -81,35 +77,17 @@ def read_csv_text(data: str | Path | BinaryIO, path: str | Path, what: str) -> p
 
 
 def too_wide_header(data: str | Path | BinaryIO) -> str | None:
-    """tabular.too_many_columns of a CSV file's header, read in blocks up to its end and counted as it is read, never
-    held (a BinaryIO is read from and rewound): Polars allocates per column before it reads a row.
+    """tabular.header_too_wide of a CSV file, read in blocks up to its header's end, never held (a BinaryIO is read
+    from and rewound): Polars allocates per column before it reads a row.
     """
     handle = open(data, "rb") if isinstance(data, (str, Path)) else data
-    separators = dict.fromkeys(sep.encode() for sep in HEADER_SEPARATORS)
-    counts = dict.fromkeys(separators, 0)
-    line = 1
-    started = False  # whether the header's text has begun (lines of blanks and separators before it are skipped)
     try:
-        while block := handle.read(1 << 16):
-            if not started:
-                text = re.search(rb"[^\s,;]", block)
-                if text is None:
-                    line += line_breaks(block)
-                    continue
-                line_start = max(block.rfind(b"\n", 0, text.start()), block.rfind(b"\r", 0, text.start())) + 1
-                line += line_breaks(block[:line_start])
-                block, started = block[line_start:], True
-            end = min((at for at in (block.find(b"\n"), block.find(b"\r")) if at >= 0), default=len(block))
-            for separator in separators:
-                counts[separator] += block.count(separator, 0, end)
-            if end < len(block):
-                break
+        return header_too_wide(iter(partial(handle.read, HEADER_CHUNK), b""))
     finally:
         if isinstance(data, (str, Path)):
             handle.close()
         else:
             handle.seek(0)
-    return too_many_columns_problem(max(counts.values()) + 1, line)
 
 
 # What a header shown in an error may hold: a file of another kind (a TRF, a PGN) can have a long first line.

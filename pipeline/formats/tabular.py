@@ -8,10 +8,11 @@ import io
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -118,18 +119,40 @@ class TableCells:
 
 
 def too_many_columns(text: str) -> str | None:
+    """header_too_wide of a CSV dump's text."""
+    return header_too_wide(text[at : at + HEADER_CHUNK] for at in range(0, len(text), HEADER_CHUNK))
+
+
+# A header is read this much at a time, up to its end only: a 50 MB line is counted without being held.
+HEADER_CHUNK = 1 << 16
+_HEADER_TEXT: dict[type, re.Pattern[Any]] = {str: re.compile(r"[^\s,;]"), bytes: re.compile(rb"[^\s,;]")}
+
+
+def header_too_wide(chunks: Iterable[str] | Iterable[bytes]) -> str | None:
     """Why a CSV cannot be read when its header (its first line with more than separators and blanks) has more than
-    MAX_COLUMNS fields, counting commas, semicolons or tabs, whichever there are most of; else None. Counted in the
-    text as it is, on that line only (a comma inside quotes counts too: the bound is far above any real header).
+    MAX_COLUMNS fields, counting commas, semicolons or tabs, whichever there are most of; else None. `chunks`: the
+    file's text or bytes in order, read up to the header's end (a comma inside quotes counts too: the bound is far
+    above any real header).
     """
-    first = re.search(r"[^\s,;]", text)
-    if first is None:
-        return None
-    start = max(text.rfind("\n", 0, first.start()), text.rfind("\r", 0, first.start())) + 1
-    ends = [end for end in (text.find("\n", start), text.find("\r", start)) if end >= 0]
-    end = min(ends) if ends else len(text)
-    columns = max(text.count(separator, start, end) for separator in HEADER_SEPARATORS) + 1
-    return too_many_columns_problem(columns, 1 + line_breaks(text[:start]) if start else 1)
+    line, started, counts = 1, False, [0] * len(HEADER_SEPARATORS)
+    chunk: Any  # str or bytes, the same throughout
+    for chunk in chunks:
+        text = isinstance(chunk, str)
+        newline, cr = ("\n", "\r") if text else (b"\n", b"\r")
+        if not started:
+            first = _HEADER_TEXT[type(chunk)].search(chunk)
+            if first is None:
+                line += line_breaks(chunk)
+                continue
+            line_start = max(chunk.rfind(newline, 0, first.start()), chunk.rfind(cr, 0, first.start())) + 1
+            line += line_breaks(chunk[:line_start])
+            chunk, started = chunk[line_start:], True
+        end = min((at for at in (chunk.find(newline), chunk.find(cr)) if at >= 0), default=len(chunk))
+        for index, separator in enumerate(HEADER_SEPARATORS):
+            counts[index] += chunk.count(separator if text else separator.encode(), 0, end)
+        if end < len(chunk):
+            break
+    return too_many_columns_problem(max(counts) + 1, line)
 
 
 def line_breaks(text: str | bytes) -> int:
