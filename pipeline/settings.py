@@ -175,6 +175,24 @@ class Settings(BaseModel):
         own = {name: value for name, value in environ.items() if ENVIRONMENT.get(name) == field}
         return getattr(cls.from_env(own), field)
 
+    def chains_first_month(
+        self,
+        landing_first: str,
+        stored_first: str | None,
+        landing_source: str = "the landing zone's first month holding dumps",
+    ) -> tuple[str, str]:
+        """The month every scenario's chain starts from the seed list, and where it comes from (named as
+        `landing_source` when it is `landing_first`): RATINGS_FIRST_MONTH where set, else the landing zone's first
+        month, but not before `stored_first`, the first month of the stored lists. The one home of this rule: the
+        Dagster partitions (months_for) and a run and its printed commands (run_plan) start there.
+        """
+        if self.first_month is not None:
+            return self.first_month, "RATINGS_FIRST_MONTH"
+        # A stray or mistyped earlier month folder must not restart the chains before their lists.
+        if stored_first is not None and landing_first < stored_first:
+            return stored_first, "the stored lists' first month"
+        return landing_first, landing_source
+
     def months_for(
         self, held: list[str], current: str | None = None, stored_first: str | None = None
     ) -> tuple[str, str | None]:
@@ -190,11 +208,9 @@ class Settings(BaseModel):
         current = current or month_of(datetime.datetime.now(datetime.UTC).date())
         ended = [month for month in held if month < current]
         # A landing zone holding only the month in progress shows the month before it: no month is rated yet.
-        first = self.first_month or (ended[0] if ended else add_months(current, -1) if held else DEFAULT_FIRST_MONTH)
-        source = "RATINGS_FIRST_MONTH" if self.first_month else "the landing zone's first month"
-        # The chains start at the first partition: a stray earlier folder must not restart them before their lists.
-        if self.first_month is None and stored_first is not None and first < stored_first < current:
-            first, source = stored_first, "the stored lists' first month"
+        landing_first = ended[0] if ended else add_months(current, -1) if held else DEFAULT_FIRST_MONTH
+        started = stored_first if stored_first is not None and stored_first < current else None
+        first, source = self.chains_first_month(landing_first, started, "the landing zone's first month")
         if first >= current:
             raise SettingsError(
                 f"bad setting: RATINGS_FIRST_MONTH={first!r}: a month is rated once it has ended, and {current} has "

@@ -235,10 +235,7 @@ def store_first_month(held: Sequence[str]) -> tuple[str, str] | None:
     """The store's first month and where it comes from: the setting RATINGS_FIRST_MONTH, else the landing zone's
     first month holding dumps; None for a landing zone without dumps and no setting.
     """
-    settings = Settings.from_env()
-    if settings.first_month is not None:
-        return settings.first_month, "RATINGS_FIRST_MONTH"
-    return (held[0], "the landing zone's first month holding dumps") if held else None
+    return chains_first_month(held, None)
 
 
 def chains_first_month(held: Sequence[str], stored_first: str | None) -> tuple[str, str] | None:
@@ -247,10 +244,11 @@ def chains_first_month(held: Sequence[str], stored_first: str | None) -> tuple[s
     stored lists. A stray or mistyped earlier month folder moves no start: chain_start refuses a run from it, and the
     Dagster definitions start there too (first_month.definitions_months). Every printed `ratings run` starts from it.
     """
-    first = store_first_month(held)
-    if first is None or first[1] == "RATINGS_FIRST_MONTH" or stored_first is None or stored_first <= first[0]:
-        return first
-    return stored_first, "the stored lists' first month"
+    settings = Settings.from_env()
+    if settings.first_month is None and not held:
+        return None
+    # Without dumps the setting is the start, and no landing month is looked at.
+    return settings.chains_first_month(held[0] if held else "", stored_first)
 
 
 def chain_start(
