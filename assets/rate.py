@@ -12,6 +12,7 @@ from assets.metadata import table_attributes
 from assets.partitions import PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
+from pipeline.operations.run_plan import location_commands
 from pipeline.scenarios.amendments import amendment_line, lazy_names, record_amendment
 from pipeline.scenarios.chain import (
     ChainNotes,
@@ -105,7 +106,7 @@ def build_rating_defs(
             rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain, late, notes)
         except MissingMonth as missing:
             raise dg.Failure(
-                description=str(missing),
+                description=missing.explained(location_commands(object_store)),
                 metadata={"missing_month": missing.missing_month, "expected_at": missing.location},
             ) from None
         games_of = games_or_empty(games)

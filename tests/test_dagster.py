@@ -897,6 +897,22 @@ def test_a_month_after_a_gap_fails_naming_the_missing_month(tiny_store: str) -> 
     assert not ObjectStore(tiny_store).exists(table_key(["plain", "rating_list"], "2024-03"))
 
 
+def test_a_missing_month_in_a_dagster_run_names_the_rebuild_with_the_location_s_scenarios_and_instance(
+    tiny_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assets.definitions import build_defs
+
+    scenarios_file, home = tmp_path / "my scenarios.yaml", tmp_path / "home"
+    monkeypatch.setenv("RATINGS_SCENARIOS", str(scenarios_file))
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    defs = build_defs(TINY_START, TINY_END, root=tiny_store, scenarios=SCENARIOS)
+    result = materialize_all(defs, partition_key="2024-03", raise_on_error=False)
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    description = failure.step_failure_data.user_failure_data.description
+    # Run as printed, the rebuild rates the same scenarios into the same instance as the code location.
+    assert f"--from 2024-01 --scenarios '{scenarios_file}' --dagster-home {home}`" in description
+
+
 def test_demo_rates_the_scenarios_side_by_side_with_the_bytes_of_one_run(
     tiny_store: str, tiny_landing_zone: Path, tmp_path: Path
 ) -> None:

@@ -337,6 +337,14 @@ def command_lines(where: str, scenarios_file: str | None = None, dagster_home: s
     return CommandLines(where, scenarios, None if home == store_instance_dir(where) else home)
 
 
+def location_commands(store: ObjectStore) -> CommandLines:
+    """The CommandLines of what a Dagster run (the UI's, the schedule's, the sensor's) prints over `store`: with the
+    scenarios file (RATINGS_SCENARIOS) and the instance ($DAGSTER_HOME) its code location runs with.
+    """
+    scenarios_file = Settings.one_from_env("scenarios")
+    return command_lines(redact_url(store.url()), scenarios_file if isinstance(scenarios_file, str) else None)
+
+
 # While the landing zone is listed, a line every this many seconds says how far the listing got.
 LISTING_PROGRESS_SECONDS = 5.0
 
