@@ -12,7 +12,7 @@ from assets.metadata import table_attributes
 from assets.partitions import PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
-from pipeline.operations.run_plan import location_commands
+from pipeline.operations.instance_dirs import location_commands
 from pipeline.scenarios.amendments import amendment_line, lazy_names, record_amendment
 from pipeline.scenarios.chain import (
     ChainNotes,

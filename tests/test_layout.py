@@ -43,6 +43,7 @@ NOT_STAGE_SOURCES = {
     "pipeline/operations/__init__.py": "the folder's docstring",
     "pipeline/operations/progress.py": "prints a month's progress to a reporter when one is installed",
     "pipeline/code_versions.py": "computes the code versions themselves (metadata); writes no table",
+    "pipeline/operations/instance_dirs.py": "which Dagster instance a command uses, named in printed commands",
 }
 #: What the scenario model must not load: the command line, the dump readers, the generator.
 HEAVY_FOR_SCENARIO_MODEL = ("pipeline.cli", "pipeline.formats", "pipeline.generator")

@@ -303,7 +303,7 @@ def command_player(args: argparse.Namespace) -> int:
 
     A name several players hold lists them (id, name, federation, birth year) and exits 1.
     """
-    from pipeline.operations.run_plan import command_lines
+    from pipeline.operations.instance_dirs import command_lines
     from pipeline.publish.lists import list_command, published_list_key
     from pipeline.reports.player_card import (
         AmbiguousPlayerError,
@@ -424,7 +424,7 @@ def command_list(args: argparse.Namespace) -> int:
     """One stored month's list as CSV, FIDE TXT, HTML or FIDE's combined layout, to standard output or --out: the bytes
     publishing writes (pipeline.publish.lists.write_published_file), from the stored Parquet list.
     """
-    from pipeline.operations.run_plan import command_lines
+    from pipeline.operations.instance_dirs import command_lines
     from pipeline.publish.lists import stored_combined_month, stored_published_month, write_published_file
     from pipeline.reports.player_card import stored_list_months
     from pipeline.scenarios.model import canonical_name

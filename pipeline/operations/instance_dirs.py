@@ -6,6 +6,13 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pipeline.settings import Settings
+from pipeline.text import CommandLines
+
+if TYPE_CHECKING:
+    from pipeline.store.object_store import ObjectStore
 
 # A local store's own Dagster instance: a folder in the store's root, beside raw/ and the tables. A dot name, so
 # no table, report or landing-zone key can be it (pipeline.store.object_store.safe_part refuses dot names), and
@@ -50,3 +57,23 @@ def instance_dir(dagster_home: str | None, store_url: str, environ: Mapping[str,
     if environ.get("DAGSTER_HOME"):
         return os.path.abspath(environ["DAGSTER_HOME"]), FROM_ENVIRONMENT
     return store_instance_dir(store_url, environ), FROM_STORE
+
+
+def command_lines(where: str, scenarios_file: str | None = None, dagster_home: str | None = None) -> CommandLines:
+    """The CommandLines of a command over the store at `where` run with `scenarios_file` (named absolute: a command
+    printed into the UI's metadata, or for `dg dev`, which runs in the project's folder, is not run where this one was)
+    and `dagster_home` (--dagster-home, else $DAGSTER_HOME: named when it is not the store's own instance).
+    """
+    home = instance_dir(dagster_home, where)[0]
+    scenarios = os.path.abspath(scenarios_file) if scenarios_file else None
+    return CommandLines(where, scenarios, None if home == store_instance_dir(where) else home)
+
+
+def location_commands(store: ObjectStore) -> CommandLines:
+    """The CommandLines of what a Dagster run (the UI's, the schedule's, the sensor's) prints over `store`: with the
+    scenarios file (RATINGS_SCENARIOS) and the instance ($DAGSTER_HOME) its code location runs with.
+    """
+    scenarios_file = Settings.one_from_env("scenarios")
+    from pipeline.store.object_store import redact_url  # not at import: the store's libraries load slowly
+
+    return command_lines(redact_url(store.url()), scenarios_file if isinstance(scenarios_file, str) else None)

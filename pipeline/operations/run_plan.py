@@ -20,7 +20,7 @@ from pipeline.invariants.chain import continuity_problems
 from pipeline.invariants.store_checks import files_not_read_whole, mostly_quarantined
 from pipeline.months import add_months, month_index, month_range, parse_month
 from pipeline.operations.first_month import folders_before, list_path, setting_after_stored_lists, stored_lists_span
-from pipeline.operations.instance_dirs import instance_dir, store_instance_dir
+from pipeline.operations.instance_dirs import command_lines
 from pipeline.operations.run_counts import GAME_OUTCOMES, distinct_players, players_by_identity, scenario_game_outcomes
 from pipeline.operations.waves import (
     PUBLISH_ALL,
@@ -325,24 +325,6 @@ class RunPlan:
     def commands(self) -> CommandLines:
         """How the commands the run prints are written: with its store, scenarios file and instance."""
         return command_lines(redact_url(self.store.url()), self.scenarios_file, self.dagster_home)
-
-
-def command_lines(where: str, scenarios_file: str | None = None, dagster_home: str | None = None) -> CommandLines:
-    """The CommandLines of a command over the store at `where` run with `scenarios_file` (named absolute: a command
-    printed into the UI's metadata, or for `dg dev`, which runs in the project's folder, is not run where this one was)
-    and `dagster_home` (--dagster-home, else $DAGSTER_HOME: named when it is not the store's own instance).
-    """
-    home = instance_dir(dagster_home, where)[0]
-    scenarios = os.path.abspath(scenarios_file) if scenarios_file else None
-    return CommandLines(where, scenarios, None if home == store_instance_dir(where) else home)
-
-
-def location_commands(store: ObjectStore) -> CommandLines:
-    """The CommandLines of what a Dagster run (the UI's, the schedule's, the sensor's) prints over `store`: with the
-    scenarios file (RATINGS_SCENARIOS) and the instance ($DAGSTER_HOME) its code location runs with.
-    """
-    scenarios_file = Settings.one_from_env("scenarios")
-    return command_lines(redact_url(store.url()), scenarios_file if isinstance(scenarios_file, str) else None)
 
 
 # While the landing zone is listed, a line every this many seconds says how far the listing got.
