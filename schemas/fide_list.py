@@ -5,15 +5,10 @@ from __future__ import annotations
 import pandera.polars as pa
 import polars as pl
 
-FIDE_LIST_LAYOUTS = {
-    "A": "current combined players_list_foa.txt (standard, rapid, blitz; 162 characters)",
-    "B": "current per-type list, e.g. standard_rating_list.txt (136 characters)",
-    "C": "legacy combined players_list.txt without FOA (158 characters)",
-    "D": "2012-2015 per-type list, e.g. rapid_jan13frl.txt (132 characters)",
-    "E": "about 2011 bimonthly standard list (year of birth, no sex column)",
-    "F": "2001-2004 quarterly standard list, e.g. JAN04FRL.TXT (79 characters, dd.mm.yy birthdays)",
-}
-RATING_TYPES = ["standard", "rapid", "blitz"]
+#: The FIDE lists a rule set can rate: the standard list, and the rapid and blitz lists (monthly since July 2012); a
+#: combined list's columns, one group each. Here, not in pipeline.rules.model, so that the readers of the lists (whose
+#: code versions do not hash the rule sets) name them too.
+LIST_TYPES = ("standard", "rapid", "blitz")
 
 
 class FideList(pa.DataFrameModel):

@@ -10,9 +10,6 @@ TIME_CONTROLS = ["classical", "modern", "rapid", "blitz"]
 #: The games' results as the dumps are read (raw_games' `result`) and White's score in each: the results validation
 #: keeps.
 RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
-#: The results a games file given to `ratings rate-period` or `ratings evaluate` may write: RESULTS and PGN's
-#: Unicode draw.
-RESULT_SCORES = {**RESULTS, "½-½": 0.5}
 
 
 class Games(pa.DataFrameModel):

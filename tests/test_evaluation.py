@@ -19,6 +19,7 @@ from pipeline.evaluation import protocol
 from pipeline.evaluation.games_file import read_games
 from pipeline.evaluation.protocol import evaluate, evaluation_text, leaderboard_text, parse_grid, tune
 from pipeline.evaluation.raters import load_rater
+from pipeline.formats.table_files import InputFileError
 from pipeline.systems.config import load_system_rules
 
 KAGGLE = Path("/work/shared/realdata/kaggle2011-followup/followup_secondary_training.csv.gz")
@@ -115,6 +116,15 @@ def test_separate_test_file(tmp_path: Path, four_games: Path):
     )
     assert outcome["test_games"] == 1
     assert outcome["deviance_log10"] == pytest.approx(deviance(1.0, logistic(20)), rel=1e-12)
+
+
+def test_a_games_file_s_results_are_spelt_as_the_dumps_may_spell_them(tmp_path: Path):
+    path = tmp_path / "games.csv"
+    path.write_text("month,white_id,black_id,result\n2024-01,1,2,1:0\n2024-01,1,2,½\n2024-01,1,2,0:1\n2024-01,1,2,=\n")
+    assert read_games(path)["white_score"].to_list() == [1.0, 0.5, 0.0, 0.5]
+    path.write_text("month,white_id,black_id,result\n2024-01,1,2,1:0\n2024-01,1,2,2:0\n")
+    with pytest.raises(InputFileError, match="line 3: result '2:0' is not 1-0, 0-1 or 1/2-1/2"):
+        read_games(path)
 
 
 def test_kaggle_columns_mean_colours_unknown(tmp_path: Path):

@@ -458,8 +458,8 @@ class TestPgn:
             + game("1-0", "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# ; not 0-1", white=4600038)
             # The review's m_star.pgn: a movetext of the marker alone is a game without a move, by those rules.
             + game("1-0", "*", white=4600046)
-            + game("1:0", "1. e4 e5 1-0")  # the same result spelt otherwise: no disagreement (still not rated)
-            + game("1/2", "1. e4 e5 1/2-1/2")
+            + game("1:0", "1. e4 e5 1-0")  # the same result spelt otherwise: no disagreement, read as 1-0
+            + game("1/2", "1. e4 e5 1/2-1/2", white=4600054)
             + game("1:0", "1. e4 e5 0-1")
         )
         records = read("g.pgn", text.encode())
@@ -478,15 +478,14 @@ class TestPgn:
             "Result is '1:0' but the movetext ends with '0-1' (line 121); PGN standard 8.2.6: they must be the same",
         ]
         games, quarantine = split_games(records, empty_frame(Players), "2024-01")
-        assert games["source_line"].to_list() == [21, 31, 42, 73]
+        assert games["source_line"].to_list() == [21, 31, 42, 73, 93, 103]
+        assert games.filter(pl.col("source_line") >= 93)["white_score"].to_list() == [1.0, 0.5]
         assert quarantine.select("source_line", "reason").rows() == [
             (1, "unparseable"),
             (11, "unparseable"),
             (52, "unparseable"),
             (62, "unparseable"),
             (83, "unplayed"),
-            (93, "result_out_of_domain"),
-            (103, "result_out_of_domain"),
             (113, "unparseable"),
         ]
 
@@ -746,6 +745,23 @@ class TestTabular:
 
 
 # -- unreadable files ------------------------------------------------------------------------------
+# One spelling of the results for every reader (pipeline.formats.fields.RESULT_SPELLINGS): a PGN's Result tag spelt
+# '1:0' or '1/2' is read as a games CSV reads it, and both are results validation keeps.
+@pytest.mark.parametrize("written", ["1-0", "0-1", "1/2-1/2", "1:0", "0:1", "½-½", "½", "1/2", "0.5-0.5", "="])
+def test_a_result_reads_the_same_in_a_pgn_and_a_csv(written: str) -> None:
+    from schemas.games import RESULTS
+
+    pgn = (
+        f'[Event "Open"]\n[Date "2024.01.05"]\n[White "A, B"]\n[Black "C, D"]\n[Result "{written}"]\n'
+        f'[WhiteFideId "4600003"]\n[BlackFideId "4600011"]\n\n1. e4 e5\n\n'
+    )
+    csv = f"white_id,black_id,result,date\n4600003,4600011,{written},2024-01-05\n"
+    from_pgn, from_csv = read("g.pgn", pgn.encode()), read("g.csv", csv.encode())
+    assert from_pgn["parse_error"].to_list() == from_csv["parse_error"].to_list() == [None]
+    assert from_pgn["result"].to_list() == from_csv["result"].to_list()
+    assert from_pgn["result"][0] in RESULTS
+
+
 def test_binary_and_unknown_files_become_one_record():
     garbage = read("garbage.trf")
     assert garbage["parse_error"].to_list() == ["binary content, not a text dump"]

@@ -36,6 +36,7 @@ from pipeline.rules.model import (
 )
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.text import CommandLines, escape_lines, escape_text
+from schemas.fide_list import LIST_TYPES
 
 if TYPE_CHECKING:
     from pipeline.store.object_store import ObjectStore
@@ -868,7 +869,7 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
     pool.add_argument(
         "--type",
         default=None,
-        choices=["standard", "rapid", "blitz"],
+        choices=list(LIST_TYPES),
         help="the rating compared: the column of combined lists (players_list_foa.txt); a per-type list must be of "
         "this type (default: the first list's type)",
     )

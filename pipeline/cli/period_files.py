@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from pipeline.formats.fide_list import RATING_PLAUSIBLE
-from pipeline.formats.fields import parse_clock
+from pipeline.formats.fields import parse_clock, result_as_read
 from pipeline.formats.table_files import InputFileError, converted, decode_pending, read_table, where
 from pipeline.months import MONTH_PATTERN, add_months, first_day, parse_month
 from pipeline.rules.time_controls import not_ratable_detail, time_control_class
-from schemas.games import RESULT_SCORES, TIME_CONTROLS
+from schemas.games import RESULTS, TIME_CONTROLS
 from schemas.rating_list import RatingList
 from schemas.util import polars_schema
 
@@ -178,8 +178,8 @@ def read_period_games(
         raise InputFileError(
             f"{path}: games file lacks required column(s) {', '.join(missing)} (has: {', '.join(frame.columns)})"
         )
-    result_text = frame["result"].cast(pl.Utf8).str.strip_chars()
-    unknown = result_text.is_null() | ~result_text.is_in(list(RESULT_SCORES))
+    result_text = pl.select(result_as_read(pl.lit(frame["result"].cast(pl.Utf8).str.strip_chars()))).to_series()
+    unknown = result_text.is_null() | ~result_text.is_in(list(RESULTS))
     if unknown.any():
         index = int(unknown.arg_true()[0])
         given = "is empty, not" if not result_text[index] else f"{frame['result'][index]!r} is not"
@@ -190,7 +190,7 @@ def read_period_games(
             "event_id": frame["event_id"].cast(pl.Utf8).fill_null(""),
             "white_id": converted(frame, "white_id", pl.Int64, path, "games", low=1),
             "black_id": converted(frame, "black_id", pl.Int64, path, "games", low=1),
-            "white_score": result_text.replace_strict(RESULT_SCORES, return_dtype=pl.Float64),
+            "white_score": result_text.replace_strict(RESULTS, return_dtype=pl.Float64),
         }
     )
     for column in ("white_id", "black_id"):

@@ -10,15 +10,11 @@ from typing import Any
 import polars as pl
 
 from pipeline.formats.common import UnreadableDump
+from pipeline.formats.fields import KAGGLE_COLUMNS, result_as_read
 from pipeline.formats.table_files import InputFileError, first_line, read_csv_text
-from pipeline.formats.tabular import csv_cells, parquet_too_many_columns
-from pipeline.months import MONTH_PATTERN, month_index
-from schemas.games import RESULT_SCORES
-
-#: The Kaggle 2011 files' own column names; their Player1 is not necessarily White.
-KAGGLE_ALIASES = {"MonthID": "month", "Player1": "white_id", "Player2": "black_id", "Player1Score": "white_score"}
-TRUE_TEXT = ("true", "1", "yes", "y", "t")
-FALSE_TEXT = ("false", "0", "no", "n", "f")
+from pipeline.formats.tabular import FALSE_TEXT, TRUE_TEXT, csv_cells, parquet_too_many_columns
+from pipeline.months import MONTH_PATTERN, month_index, month_index_of
+from schemas.games import RESULTS
 
 
 def parse_period(text: str) -> int:
@@ -105,8 +101,8 @@ def read_games(path: str | Path) -> pl.DataFrame:
     if not path.is_file():
         raise InputFileError(f"{path}: games file not found")
     frame = _read_any(path)
-    kaggle = any(alias in frame.columns for alias in KAGGLE_ALIASES)
-    frame = frame.rename({a: c for a, c in KAGGLE_ALIASES.items() if a in frame.columns and c not in frame.columns})
+    kaggle = any(alias in frame.columns for alias in KAGGLE_COLUMNS)
+    frame = frame.rename({a: c for a, c in KAGGLE_COLUMNS.items() if a in frame.columns and c not in frame.columns})
     score_column = "white_score" if "white_score" in frame.columns else "result"
     missing = [c for c in ("month", "white_id", "black_id", score_column) if c not in frame.columns]
     if missing:
@@ -121,12 +117,7 @@ def read_games(path: str | Path) -> pl.DataFrame:
     bad = months.is_null() | (~is_month.fill_null(False) & as_int.is_null())
     if bad.any():
         raise _bad_line(path, bad, frame, "month", "is neither YYYY-MM nor an integer period")
-    year_month = (
-        months.str.extract(r"^(\d{4})-(\d{2})$", 1).cast(pl.Int64, strict=False) * 12
-        + months.str.extract(r"^(\d{4})-(\d{2})$", 2).cast(pl.Int64, strict=False)
-        - 1
-    )
-    period = pl.select(pl.when(is_month).then(year_month).otherwise(as_int)).to_series()
+    period = pl.select(pl.when(is_month).then(month_index_of(pl.lit(months))).otherwise(as_int)).to_series()
     ids = {}
     for column in ("white_id", "black_id"):
         ids[column] = text[column].cast(pl.Int64, strict=False)
@@ -141,10 +132,11 @@ def read_games(path: str | Path) -> pl.DataFrame:
         if bad.any():
             raise _bad_line(path, bad, frame, "white_score", "is not 1, 0.5 or 0")
     else:
-        bad = text["result"].is_null() | ~text["result"].is_in(list(RESULT_SCORES))
+        result = pl.select(result_as_read(pl.lit(text["result"]))).to_series()
+        bad = result.is_null() | ~result.is_in(list(RESULTS))
         if bad.any():
             raise _bad_line(path, bad, frame, "result", "is not 1-0, 0-1 or 1/2-1/2")
-        score = text["result"].replace_strict(RESULT_SCORES, return_dtype=pl.Float64)
+        score = result.replace_strict(RESULTS, return_dtype=pl.Float64)
     if "colour_known" in frame.columns:
         flag = frame["colour_known"].cast(pl.Utf8).str.strip_chars().str.to_lowercase()
         bad = flag.is_not_null() & ~flag.is_in([*TRUE_TEXT, *FALSE_TEXT, ""])

@@ -14,7 +14,7 @@ import polars as pl
 import yaml
 
 from pipeline.engine.period import normalize_list, rate_period
-from pipeline.formats.fields import KAGGLE_FIRST_YEAR, KAGGLE_LAST_MONTH_ID
+from pipeline.formats.fields import kaggle_month_index
 from pipeline.months import month_from_index, month_range
 from pipeline.rules.model import RulesError, load_yaml, parse_override, preset_names, unstated_time_control
 from pipeline.scenarios.model import Scenario, rate_scenario_month
@@ -180,9 +180,8 @@ def period_month(period: int) -> str:
     the pipeline's CSV reader takes it (pipeline.formats.fields.parse_month_cell), else a month index (a file that
     writes YYYY-MM: pipeline.evaluation.games_file.parse_period).
     """
-    if 1 <= period <= KAGGLE_LAST_MONTH_ID:
-        return month_from_index(KAGGLE_FIRST_YEAR * 12 + period - 1)
-    return month_from_index(period)
+    kaggle = pl.select(kaggle_month_index(pl.lit(period, dtype=pl.Int64))).item()
+    return month_from_index(period if kaggle is None else kaggle)
 
 
 @dataclass(frozen=True)

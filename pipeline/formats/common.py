@@ -9,11 +9,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from pipeline.formats.byes import with_byes
-from pipeline.hashing import _FNV_OFFSET, _FNV_PRIME  # the record id must equal stable_hash of the key
+from pipeline.hashing import continue_hash, hash_state  # the record id is stable_hash of the key
 from pipeline.text import capped_detail
 from schemas.raw_games import RawGames
 from schemas.util import conform, polars_schema
@@ -172,96 +170,25 @@ def finish_batch(
         capped_detail(pl.col("parse_error")).alias("parse_error"),
     )
     # record_id = stable_hash('<source_file>:<source_line>:<position>'), the file part hashed once per file.
-    states = np.array([_fnv_state(name + ":") for name in source_files], dtype=np.uint64)
+    states = np.array([hash_state(name + ":") for name in source_files], dtype=np.uint64)
     states = states[file] if len(file) else np.zeros(0, np.uint64)
     record_id = record_ids(states, records["source_line"], records["position"])
     return conform(records.with_columns(record_id), RawGames)
 
 
 def record_ids(states: np.ndarray, source_line: pl.Series, position: pl.Series) -> pl.Series:
-    """continue_stable_hash(states, '<source_line>:<position>' of each row), without making those strings.
+    """continue_hash(states, '<source_line>:<position>' of each row), without making those strings.
 
     FNV-1a is a left fold over the bytes: the line's digits, then ':', then the position's bytes.
     A row whose line or position is null hashes no suffix at all (its suffix is null, read as '').
     """
     line_text, position_text = source_line.cast(pl.Utf8), position.cast(pl.Utf8)
-    hashes = _continue_fnv(states.astype(np.uint64, copy=True), line_text)
-    with np.errstate(over="ignore"):
-        hashes ^= np.uint64(ord(":"))
-        hashes *= _FNV_PRIME
-    hashes = _continue_fnv(hashes, position_text)
+    hashes = continue_hash(states.astype(np.uint64, copy=True), line_text)
+    hashes = hash_state(":", hashes)
+    hashes = continue_hash(hashes, position_text)
     missing = (line_text.is_null() | position_text.is_null()).to_numpy()
     if missing.any():
         hashes[missing] = states[missing]
-    return pl.Series("record_id", hashes, dtype=pl.UInt64)
-
-
-def _continue_fnv(hashes: np.ndarray, texts: pl.Series) -> np.ndarray:
-    """FNV-1a continued from `hashes` over each text's UTF-8 bytes (null: none), in place when it can be.
-
-    The texts' bytes are gathered into a (width, rows) matrix at once, so that each byte position is a
-    contiguous row; rows whose text has ended keep their hash.
-    """
-    array = pa.compute.cast(texts.fill_null("").to_arrow(), pa.large_string())
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    n = len(array)
-    if n == 0:
-        return hashes
-    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset : array.offset + n + 1]
-    lengths = np.diff(offsets)
-    width = int(lengths.max(initial=0))
-    if width == 0:
-        return hashes
-    buffer = array.buffers()[2]
-    data = np.frombuffer(buffer, dtype=np.uint8) if buffer is not None else np.zeros(0, np.uint8)
-    padded = np.zeros(int(offsets[-1]) + width, dtype=np.uint8)  # every window of `width` bytes stays inside
-    padded[: offsets[-1] - offsets[0]] = data[offsets[0] : offsets[-1]]
-    items = np.ndarray(shape=(len(padded) - width + 1,), dtype=f"V{width}", buffer=padded, strides=(1,))
-    matrix = np.ascontiguousarray(items[offsets[:-1] - offsets[0]].view(np.uint8).reshape(n, width).T)
-    shortest = int(lengths.min())
-    with np.errstate(over="ignore"):
-        for position in range(width):
-            if position < shortest:  # every text still has bytes
-                hashes ^= matrix[position]
-                hashes *= _FNV_PRIME
-            else:
-                hashes = np.where(lengths > position, (hashes ^ matrix[position]) * _FNV_PRIME, hashes)
-    return hashes
-
-
-def _fnv_state(prefix: str) -> np.uint64:
-    """FNV-1a state after the bytes of `prefix` (stable_hash's hash when nothing follows)."""
-    state = _FNV_OFFSET
-    with np.errstate(over="ignore"):
-        for byte in prefix.encode("utf-8"):
-            state = (state ^ np.uint64(byte)) * _FNV_PRIME
-    return state
-
-
-def continue_stable_hash(states: np.ndarray, suffixes: pl.Series) -> pl.Series:
-    """Continue FNV-1a from per-row states over each suffix's bytes (equal to stable_hash of prefix + suffix).
-
-    FNV-1a is a left fold over the bytes, so rows that share a prefix share the state after it;
-    only the short suffixes ('line:position') are walked, byte position by byte position.
-    """
-    suffixes = suffixes.cast(pl.Utf8).fill_null("")
-    array = pa.compute.cast(suffixes.to_arrow(), pa.large_string())
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    n = len(array)
-    hashes = states.astype(np.uint64, copy=True)
-    if n:
-        offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset : array.offset + n + 1]
-        data = array.buffers()[2]
-        data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-        data = np.concatenate([data, np.zeros(1, np.uint8)])  # a readable byte past the end for the masked gathers
-        lengths = np.diff(offsets)
-        with np.errstate(over="ignore"):
-            for position in range(int(lengths.max(initial=0))):
-                active = lengths > position
-                byte = data[np.where(active, offsets[:-1] + position, len(data) - 1)].astype(np.uint64)
-                hashes = np.where(active, (hashes ^ byte) * _FNV_PRIME, hashes)
     return pl.Series("record_id", hashes, dtype=pl.UInt64)
 
 

@@ -14,7 +14,7 @@ from pipeline.formats.common import UnreadableDump
 from pipeline.formats.decoding import decode_text, split_lines
 from pipeline.formats.fields import parse_int, quoted, two_digit_year
 from pipeline.text import holds_control, printable
-from schemas.fide_list import FideList
+from schemas.fide_list import LIST_TYPES, FideList
 from schemas.util import conform, polars_schema
 
 # 0-based half-open slices of each layout (reference section 3.2). 'rating', 'games', 'k' are the
@@ -297,7 +297,7 @@ def _read_lines(
         pl.when((pl.col(f"{kind}_rating") > 0) & ~pl.col(f"{kind}_rating").is_between(low, high)).then(
             pl.format(f"{kind} rating {{}} is outside {low}-{high}", pl.col(f"{kind}_rating"))
         )
-        for kind in ("standard", "rapid", "blitz")
+        for kind in LIST_TYPES
         if f"{kind}_rating" in fields
     ]
     frame = frame.with_columns(
@@ -390,7 +390,7 @@ def _players(frame: pl.DataFrame, fields: dict[str, tuple[int, int]], layout: st
         flag.fill_null("").str.contains("i").alias("inactive"),
         *[
             pl.when(pl.col(f"{kind}_rating") > 0).then(pl.col(f"{kind}_rating")).alias(f"{kind}_rating")
-            for kind in ("standard", "rapid", "blitz")
+            for kind in LIST_TYPES
             if f"{kind}_rating" in fields
         ],
     )
@@ -446,7 +446,7 @@ _LAYOUT_A_HEADINGS = {
     "blitz_k": "BK",
 }
 # write_fide_combined_list's optional columns, the rapid and blitz lists' own.
-COMBINED_OPTIONAL = [f"{kind}_{part}" for kind in ("rapid", "blitz") for part in ("rating", "games", "k")]
+COMBINED_OPTIONAL = [f"{kind}_{part}" for kind in LIST_TYPES if kind != "standard" for part in ("rating", "games", "k")]
 # The players' column written into each numeric field of a written layout, checked against its column (the text
 # columns are cut to fit). The combined list's standard fields hold write_fide_list's rating, games and k.
 _NUMBER_COLUMNS: dict[str, dict[str, str]] = {

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from pipeline.months import MONTH_PATTERN, month_index_of, month_start
 from pipeline.rules.time_controls import time_control_class
 
 if TYPE_CHECKING:
@@ -92,26 +93,24 @@ def parse_iso_date(text: pl.Expr) -> pl.Expr:
     return pl.when(dashed.str.contains(r"^\d{4}-\d{1,2}-\d{1,2}$")).then(dashed.str.to_date("%Y-%m-%d", strict=False))
 
 
-# A games file's `month` column: YYYY-MM, or a month number as the Kaggle 2011 contest (Deloitte/FIDE Chess Rating
-# Challenge, FIDE's own games) numbers them, 1 = January 1999 (its MonthID). Numbers up to KAGGLE_LAST_MONTH_ID.
+# The Kaggle 2011 contest's games files (Deloitte/FIDE Chess Rating Challenge, FIDE's own games): their column names
+# and what each stands for (their Player1 is not necessarily White), and their month numbers (MonthID), 1 = January
+# 1999, up to KAGGLE_LAST_MONTH_ID. A games file's `month` column may be YYYY-MM or such a number.
+KAGGLE_COLUMNS = {"MonthID": "month", "Player1": "white_id", "Player2": "black_id", "Player1Score": "white_score"}
 KAGGLE_FIRST_YEAR = 1999
 KAGGLE_LAST_MONTH_ID = 1200  # December 2098
+
+
+def kaggle_month_index(number: pl.Expr) -> pl.Expr:
+    """The month index (pipeline.months.month_index) of a Kaggle MonthID, null outside 1..KAGGLE_LAST_MONTH_ID."""
+    return pl.when((number >= 1) & (number <= KAGGLE_LAST_MONTH_ID)).then(KAGGLE_FIRST_YEAR * 12 + number - 1)
 
 
 def parse_month_cell(text: pl.Expr) -> pl.Expr:
     """A month cell -> the Date of its first day: 'YYYY-MM', or a Kaggle MonthID (1 = 1999-01); anything else null."""
     stripped = text.str.strip_chars()
-    year_month = stripped.str.extract_groups(r"^(\d{4})-(0[1-9]|1[0-2])$")
-    number = stripped.cast(pl.Int64, strict=False)
-    index = pl.when((number >= 1) & (number <= KAGGLE_LAST_MONTH_ID)).then(KAGGLE_FIRST_YEAR * 12 + number - 1)
-    return pl.coalesce(
-        pl.date(
-            year_month.struct.field("1").cast(pl.Int32, strict=False),
-            year_month.struct.field("2").cast(pl.Int8, strict=False),
-            1,
-        ),
-        pl.date((index // 12).cast(pl.Int32), (index % 12 + 1).cast(pl.Int8), 1),
-    )
+    year_month = pl.when(stripped.str.contains(MONTH_PATTERN.pattern)).then(month_index_of(stripped))
+    return month_start(pl.coalesce(year_month, kaggle_month_index(stripped.cast(pl.Int64, strict=False))))
 
 
 def month_cell_error(text: pl.Expr, parsed: pl.Expr) -> pl.Expr:
@@ -123,6 +122,29 @@ def month_cell_error(text: pl.Expr, parsed: pl.Expr) -> pl.Expr:
             pl.lit(str(KAGGLE_FIRST_YEAR)),
         )
     )
+
+
+# The results' other spellings met in dumps and games files, each read as the result it means (PGN's three, which
+# raw_games and validation keep: schemas.games.RESULTS): every reader applies this one map (a reading of this project;
+# README, "A games CSV or Parquet file"). A PGN Result tag spelt so is compared with the movetext's marker as read.
+RESULT_SPELLINGS = {
+    "½-½": "1/2-1/2",
+    "½": "1/2-1/2",
+    "1/2": "1/2-1/2",
+    "0.5-0.5": "1/2-1/2",
+    "=": "1/2-1/2",
+    "1:0": "1-0",
+    "0:1": "0-1",
+}
+
+
+def result_as_read(text: pl.Expr) -> pl.Expr:
+    """A result as written -> as read (RESULT_SPELLINGS: '1:0' -> '1-0'); any other text as it is."""
+    # A comparison per spelling: a few times faster than Expr.replace's lookup over a million games.
+    as_read: pl.Expr = text
+    for written, read in reversed(RESULT_SPELLINGS.items()):
+        as_read = pl.when(text == written).then(pl.lit(read)).otherwise(as_read)
+    return as_read
 
 
 def parse_flag(text: pl.Expr, true_text: tuple[str, ...], false_text: tuple[str, ...]) -> pl.Expr:

@@ -18,6 +18,7 @@ from pipeline.formats.byes import BYE_FIRST_BYTES, BYE_LAST_BYTES, BYE_NAME_MAX_
 from pipeline.formats.common import CONFLICTING_TAGS
 from pipeline.formats.decoding import utf8_lf_bytes
 from pipeline.formats.fields import (
+    RESULT_SPELLINGS,
     blank_to_null,
     classify_time_control,
     date_error,
@@ -28,6 +29,7 @@ from pipeline.formats.fields import (
     parse_iso_date,
     parse_time_control,
     quoted,
+    result_as_read,
     stated_class,
     title_code,
     unreadable_clock,
@@ -1160,8 +1162,6 @@ _MARKER_WORDS = {marker: int.from_bytes(marker.encode(), "little") for marker in
 _MARKER_VALUES = np.array(list(_MARKER_WORDS.values()), dtype=np.uint64)
 _MARKER_BOUNDARY = np.zeros(256, dtype=bool)
 _MARKER_BOUNDARY[list(b" \t})\n")] = True  # '\n': the marker opens its line
-# A Result tag's other spellings of the four markers: the same result, not a disagreement with the movetext's marker.
-_SAME_RESULT = {"½-½": "1/2-1/2", "1/2": "1/2-1/2", "½": "1/2-1/2", "=": "1/2-1/2", "1:0": "1-0", "0:1": "0-1"}
 
 
 # PGN standard 8.2.6: the movetext ends with a game termination marker, which "shall match" the Result tag's value.
@@ -1178,7 +1178,7 @@ def _disagreeing_results(
     such a marker (moves only, a comment last, '0-0') is not judged, nor is a game without a Result tag, one whose
     last line holds a ';' (the marker may be a rest-of-line comment's words), or a game without a move (last_line
     -1: the marker alone, read by the rules of games without a move). A Result spelt otherwise ('1:0', '1/2') is
-    compared as the marker it means (_SAME_RESULT).
+    compared as the marker it means (fields.RESULT_SPELLINGS).
     """
     arr = lines.arr
     games = np.flatnonzero(last_line >= 0)
@@ -1211,7 +1211,7 @@ def _disagreeing_results(
     texts = list(_MARKER_WORDS)
     for g, code, line_end in zip(games[differ].tolist(), marker[differ].tolist(), end[differ].tolist(), strict=True):
         tag = result[g]
-        if tag is None or _SAME_RESULT.get(tag, tag) == texts[code]:
+        if tag is None or RESULT_SPELLINGS.get(tag, tag) == texts[code]:
             continue
         at = int(np.searchsorted(lines.starts, line_end, side="right")) - 1
         if b";" in bytes(arr[lines.starts[at] : line_end]):
@@ -1413,9 +1413,7 @@ def _records(games: pl.DataFrame, event_keys: list[str]) -> pl.DataFrame:
         "Termination",
         {"_forfeit": _unplayed_termination(termination), "_bye_termination": termination.str.contains(r"\bbye\b")},
     )
-    result = games.select(
-        pl.when(pl.col("Result") == "½-½").then(pl.lit("1/2-1/2")).otherwise(pl.col("Result")).alias("result")
-    ).to_series()
+    result = games.select(result_as_read(pl.col("Result")).alias("result")).to_series()
     # Without movetext (exports that strip moves, like the FWWRC file) the move count is unknown: assume
     # played. unplayed: 'bye' (a side is written as a bye, or Termination says so), else 'forfeit' (Termination
     # says so, or a decisive result without a move: a bye has one too, but there was nobody to forfeit), else

@@ -28,6 +28,7 @@ from pipeline.formats.decoding import (
     split_lines,
 )
 from pipeline.formats.fields import (
+    KAGGLE_COLUMNS,
     blank_to_null,
     classify_time_control,
     int_error,
@@ -38,6 +39,7 @@ from pipeline.formats.fields import (
     parse_iso_date,
     parse_month_cell,
     quoted,
+    result_as_read,
 )
 from schemas.games import TIME_CONTROLS
 
@@ -62,7 +64,7 @@ OPTIONAL = [
     "colour_known",
 ]
 # Other spellings met in hand-made files (the rate-period GAMES layout says "ratings used"), and the Kaggle 2011
-# contest's names, which `ratings evaluate` reads too (pipeline.evaluation.games_file.KAGGLE_ALIASES): its Player1 is
+# contest's names, which `ratings evaluate` reads too (pipeline.formats.fields.KAGGLE_COLUMNS): its Player1 is
 # not necessarily White, so such a file's colours are unknown unless it has a colour_known column.
 ALIASES = {
     "white_rating_used": "white_rating",
@@ -71,11 +73,10 @@ ALIASES = {
     "black": "black_name",
 }
 # Kaggle's names, as _canonical writes them; each stands for its column when the file does not also have that one.
-KAGGLE_ALIASES = {"monthid": "month", "player1": "white_id", "player2": "black_id", "player1score": SCORE}
+KAGGLE_ALIASES = {name.lower(): column for name, column in KAGGLE_COLUMNS.items()}
 SCORE_RESULTS = {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}
 TRUE_TEXT = ("true", "1", "yes", "y", "t")
 FALSE_TEXT = ("false", "0", "no", "n", "f")
-RESULT_SPELLINGS = {"½-½": "1/2-1/2", "0.5-0.5": "1/2-1/2", "=": "1/2-1/2", "1:0": "1-0", "0:1": "0-1"}
 FORFEIT_RESULTS = ["+-", "-+", "--", "+:-", "-:+"]
 TIME_CONTROL_SPELLINGS = {"standard": "classical", "std": "classical"}
 # Ids are digits only, as written ('4.600003e6' and '1.5e7' are no ids).
@@ -785,7 +786,7 @@ def _records(cells: pl.DataFrame, trimmed: Set[str] = frozenset()) -> pl.DataFra
         parse_iso_date(pl.col("event_start")).alias("_event_start"),
         parse_iso_date(pl.col("date")).alias("_date"),
         parse_month_cell(pl.col("month")).alias("_month"),
-        pl.col("result").replace(RESULT_SPELLINGS).alias("_stated_result"),
+        result_as_read(pl.col("result")).alias("_stated_result"),
         pl.col(SCORE).cast(pl.Float64, strict=False).replace_strict(SCORE_RESULTS, default=None).alias("_score"),
         pl.col("time_control").str.to_lowercase().replace(TIME_CONTROL_SPELLINGS).alias("_time_control"),
         parse_flag(pl.col("colour_known"), TRUE_TEXT, FALSE_TEXT).alias("_colour_known"),

@@ -30,10 +30,10 @@ from pipeline.ingest.landing import (
 from pipeline.months import add_months
 from pipeline.store.kept import KeptRows
 from pipeline.store.object_store import ObjectStore
+from schemas.fide_list import LIST_TYPES
 from schemas.players import Players
 from schemas.util import conform, empty_frame, polars_schema
 
-PLAYERS_FOLDER = REGISTRY_FOLDER
 PLAYERS_FILE = "players.csv"
 SEED_LIST_FILE = "seed_list.csv"
 
@@ -504,7 +504,7 @@ def _seed_file_problems(store: ObjectStore, key: str) -> pl.DataFrame:
     except ValueError as unreadable:
         return _whole_file_problem(key, f"not read: {unreadable}")
     found: list[pl.DataFrame] = []
-    for list_type in ("standard", "rapid", "blitz"):
+    for list_type in LIST_TYPES:
         if list_type != "standard" and f"{list_type}_rating" not in table.columns:
             continue
         which = "the seed list" if list_type == "standard" else f"the {list_type} seed list"

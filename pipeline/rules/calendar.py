@@ -18,7 +18,15 @@ from functools import cache
 import numpy as np
 import polars as pl
 
-from pipeline.months import add_months, first_day, month_index, month_range
+from pipeline.months import (
+    add_months,
+    first_day,
+    month_index,
+    month_index_of_day,
+    month_label,
+    month_range,
+    month_start,
+)
 
 
 @dataclass(frozen=True)
@@ -107,11 +115,6 @@ def _position(index: int) -> int:
     return min(max(index, _FIRST), _LAST) - _FIRST
 
 
-def _month_start(index: pl.Expr) -> pl.Expr:
-    """The 1st of month index `index` as a Date."""
-    return pl.date(index // 12, index % 12 + 1, 1)
-
-
 def _lookup(table: np.ndarray | list[str], index: pl.Expr, offset: int = _FIRST) -> pl.Expr:
     """table[index - offset] per row (a month index's entry of a table over the span, by default)."""
     return pl.lit(pl.Series(table)).gather(index - offset)
@@ -123,11 +126,11 @@ def reporting_windows(event_end: pl.Expr) -> dict[str, pl.Expr]:
     (`on_time`: the first, or the following one by §9.1's carry-over), of the last (the late_lists-th list dated
     after it: `last`), and the first list's closing date (`closing`), as expressions.
     """
-    end_month = event_end.dt.year().cast(pl.Int32) * 12 + event_end.dt.month().cast(pl.Int32) - 1
+    end_month = month_index_of_day(event_end)
     month = end_month.clip(_FIRST, _LAST)
     after, second = _lookup(_FOLLOWING[:, 0], month), _lookup(_FOLLOWING[:, 1], month)
     closing_days = _lookup(_CLOSING_DAYS, after)
-    closing = _month_start(after) - pl.duration(days=closing_days)
+    closing = month_start(after) - pl.duration(days=closing_days)
     first = pl.when(event_end <= closing).then(after).otherwise(second)
     on_time = pl.max_horizontal(first, pl.when(carried_over(event_end)).then(second))
     late = _lookup(_LATE_LISTS, after)
@@ -224,7 +227,7 @@ def reporting_problems(
                 pl.lit(date(listed // 12, listed % 12 + 1, 1) - timedelta(days=int(_CLOSING_DAYS[_position(listed)]))),
                 pl.lit(_CLOSING_CLAUSES[_position(listed)]),
                 _list_label(windows["first"]),
-                _month_label(windows["folder"]),
+                month_label(windows["folder"]),
             )
         )
         .when(late)
@@ -316,17 +319,12 @@ def _list_label(index: pl.Expr) -> pl.Expr:
     return pl.format("1 {} {}", _lookup(list(month_name)[1:], index % 12, offset=0), index // 12)
 
 
-def _month_label(index: pl.Expr) -> pl.Expr:
-    """'YYYY-MM' of month index `index`."""
-    return pl.format("{}-{}", index // 12, (index % 12 + 1).cast(pl.Utf8).str.zfill(2))
-
-
 def on_time_folder(event_end: date) -> str:
     """The month folder a tournament ending on `event_end` is reported in on time: its own month, or the next when
     it ended after the closing date of its month's list.
     """
     folder = pl.select(reporting_windows(pl.lit(event_end))["folder"]).item()
-    return pl.select(_month_label(pl.lit(folder))).item()
+    return pl.select(month_label(pl.lit(folder))).item()
 
 
 def describe_reporting_calendar() -> str:

@@ -137,8 +137,6 @@ class GapNotRated(_Frozen):
     above: int = Field(2600, description="when at least one player is rated above this (strictly)")
 
 
-#: The FIDE lists a rule set can rate: the standard list, and the rapid and blitz lists (monthly since July 2012).
-LIST_TYPES = ("standard", "rapid", "blitz")
 #: The time-control class of each list's games (the standard list: classical, and the modern controls by weight).
 LIST_CLASSES = {"standard": "classical", "rapid": "rapid", "blitz": "blitz"}
 

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from pipeline.months import month_index
+from pipeline.months import month_index, month_label
 from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.system_step import _rated_games, _rating_list
 from pipeline.systems import WHOLE_HISTORY
@@ -77,7 +77,7 @@ def month_labels(indices: np.ndarray) -> pl.Series:
         return pl.Series("month", [], dtype=pl.Utf8)
     low = int(indices.min())
     span = pl.Series(np.arange(low, int(indices.max()) + 1, dtype=np.int64))
-    labels = (span // 12).cast(pl.Utf8).str.zfill(4) + "-" + (span % 12 + 1).cast(pl.Utf8).str.zfill(2)
+    labels = span.to_frame("index").select(month_label(pl.col("index"))).to_series()
     return labels.gather(pl.Series(indices - low, dtype=pl.Int64)).alias("month")
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import polars as pl
 
-from pipeline.months import add_months, month_index
+from pipeline.months import add_months, month_index, month_index_of
 from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.whole_history_step import (
     WHR_STATE,
@@ -92,7 +92,7 @@ def _state_month(store: ObjectStore, scenario: Scenario, month: str) -> pl.DataF
     key = table_key([scenario.name, WHR_STATE], month)
     if not store.exists(key):
         raise FileNotFoundError(f"{scenario.name}/{WHR_STATE} of {month} is missing ({key})")
-    return store.read_parquet(key).with_columns(_month_index(pl.col("month")).cast(pl.Int32))
+    return store.read_parquet(key).with_columns(month_index_of(pl.col("month")).cast(pl.Int32))
 
 
 def stored_months(store: ObjectStore, scenario: Scenario) -> list[str]:
@@ -101,11 +101,6 @@ def stored_months(store: ObjectStore, scenario: Scenario) -> list[str]:
     if not months:
         raise FileNotFoundError(f"{scenario.name}/{WHR_STATE} has no stored month")
     return months
-
-
-def _month_index(month: pl.Expr) -> pl.Expr:
-    """YYYY-MM as pipeline.months.month_index."""
-    return month.str.slice(0, 4).cast(pl.Int64) * 12 + month.str.slice(5, 2).cast(pl.Int64) - 1
 
 
 def _in_elo(state: pl.DataFrame, scenario: Scenario) -> pl.DataFrame:
