@@ -680,6 +680,28 @@ def test_k_numpy_twins_equal_the_rules_on_every_player_state(name):
         )
 
 
+@pytest.mark.parametrize("name", ["fide-2024", "fide-2009", "sonas-2002", "elo-32"])
+def test_k_at_event_start_numpy_equals_the_rule(name):
+    from pipeline.rules.regulations import _k_at_event_start_numpy, k_at_event_start
+
+    policy = load_rules(name).k
+    ks = [None, 10, 15, 20, 24, 30, 32, 40]
+    frame = pl.DataFrame(
+        [{"k_of_period": period, "k_at_start": start} for period in ks[1:] for start in ks],
+        schema={"k_of_period": pl.Int16, "k_at_start": pl.Int16},
+    )
+    twin = _k_at_event_start_numpy(
+        policy,
+        frame["k_of_period"].to_numpy(),
+        frame["k_at_start"].fill_null(0).to_numpy(),
+        frame["k_at_start"].is_not_null().to_numpy(),
+    )
+    assert twin.dtype == np.int16
+    assert np.array_equal(twin, _rule_values(k_at_event_start(policy), frame))
+    # A tiered policy takes the start's list's K where it gives one; a constant K keeps the period's.
+    assert (twin != frame["k_of_period"].to_numpy()).any() == (policy.kind != "constant")
+
+
 @pytest.mark.parametrize("elite_from", [2400, 2300, 2650])
 def test_reached_elite_numpy_equals_the_rule_on_every_player_state(elite_from):
     from pipeline.rules.regulations import _reached_elite_numpy, reached_elite
@@ -761,6 +783,36 @@ def test_rounding_and_floor_numpy_twins_equal_the_rules():
         rules = load_rules(name)
         frame = pl.DataFrame({"r": rating})
         assert np.array_equal(_below_floor_numpy(rating, rules), _rule_values(below_floor(pl.col("r"), rules), frame))
+
+
+def test_counting_game_and_played_before_numpy_twins_equal_the_rules():
+    from pipeline.rules.regulations import _counting_game_numpy, _played_before_numpy, counting_game, played_before
+
+    sides = pl.DataFrame(
+        {"weight": [0.0, 0.18, 1.0, 0.0, 0.18, 1.0], "opponent_rating": [1800, 1800, 1800, None, None, None]}
+    )
+    twin = _counting_game_numpy(sides["weight"].to_numpy(), sides["opponent_rating"].is_not_null().to_numpy())
+    assert np.array_equal(twin, _rule_values(counting_game(pl.col("weight"), pl.col("opponent_rating")), sides))
+    assert twin.tolist() == [False, True, True, False, False, False]
+    rows = pl.DataFrame(
+        {"last_played": [None, None, None, "2024-01", "2024-01"], "pending_games": [None, 0, 3, 0, 3]},
+        schema={"last_played": pl.Utf8, "pending_games": pl.Int32},
+    )
+    twin = _played_before_numpy(
+        rows["last_played"].is_not_null().to_numpy(), rows["pending_games"].fill_null(0).to_numpy()
+    )
+    assert np.array_equal(twin, _rule_values(played_before(), rows))
+    assert twin.tolist() == [False, False, True, True, True]
+
+
+def test_dp_of_percent_numpy_equals_the_rule():
+    from pipeline.rules.regulations import _dp_of_percent_numpy, dp_of_percent
+    from pipeline.rules.tables import DP_BY_PERCENT
+
+    percent = np.arange(-5, 106, dtype=np.int64)  # beyond both ends: the nearest end's dp
+    frame = pl.DataFrame({"p": percent})
+    assert np.array_equal(_dp_of_percent_numpy(percent), _rule_values(dp_of_percent(pl.col("p")), frame))
+    assert _dp_of_percent_numpy(np.array([-5, 105])).tolist() == [DP_BY_PERCENT[0], DP_BY_PERCENT[100]]
 
 
 @pytest.mark.parametrize("name", ["fide-2024", "fide-2014", "fide-2009"])

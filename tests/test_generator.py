@@ -23,6 +23,7 @@ from pipeline.generator.population import initial_count
 from pipeline.ingest.dumps import read_file, read_month
 from pipeline.ingest.registry import read_players
 from pipeline.months import month_index, month_range
+from pipeline.rules.model import resolve_rules
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.split import split_games
 
@@ -151,6 +152,13 @@ def game_ids(root: Path) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"month": pl.Utf8, "format": pl.Utf8, "player_id": pl.Int64}, orient="row")
 
 
+def _floor(month: str) -> int:
+    """The floor of the rules the generator's seed list follows (config.SEED_LIST_RULES) in `month`."""
+    floor = resolve_rules(config.SEED_LIST_RULES, month).floor
+    assert floor is not None
+    return floor
+
+
 def check_trf_crosstable(text: str, month: str, ids: set[int]) -> tuple[dict, list[dict], list]:
     """Everything a TRF file promises about itself: header counts, round dates, mirrored round cells, points."""
     assert text.endswith("\n") and "\r" not in text
@@ -171,7 +179,7 @@ def check_trf_crosstable(text: str, month: str, ids: set[int]) -> tuple[dict, li
     assert len({p["fide_id"] for p in players}) == len(players)  # nobody enters an event twice
     for p in players:
         assert p["fide_id"] in ids  # columns 58-68 hold a registered FIDE id
-        assert p["rating"] == "    " or (p["rating"].isdigit() and int(p["rating"]) >= config.RATING_FLOOR)
+        assert p["rating"] == "    " or (p["rating"].isdigit() and int(p["rating"]) >= _floor(month))
         assert p["sex"] in "mw" and re.fullmatch(r"\d{4}/01/01", p["birth"])
         assert len(p["cells"]) == rounds
         points = 0.0
@@ -441,15 +449,17 @@ def test_registry_and_seed_list(small, registry):
     assert first.height >= initial_count(SMALL["players"], month_index(SMALL["start"]), months)
     seed = pl.read_csv(root / "raw" / "players" / SMALL["start"] / "seed_list.csv")
     assert seed["player_id"].is_in(first["player_id"].to_list()).all()
-    assert seed["rating"].min() >= config.RATING_FLOOR and seed["games_total"].min() >= 5
+    assert seed["rating"].min() >= _floor(SMALL["start"]) and seed["games_total"].min() >= 5
     assert seed.filter(pl.col("rating") >= 2400)["ever_2400"].all()
     assert 0.4 * first.height < seed.height <= first.height
 
 
-def test_seed_list_floor_follows_the_start_month(tmp_path):
-    generate(str(tmp_path), seed=2, players=2000, start="2008-01", end="2008-01")
-    seed = pl.read_csv(tmp_path / "raw/players/2008-01/seed_list.csv")
-    assert seed["rating"].min() >= 1400  # the floor in force before July 2009
+@pytest.mark.parametrize("start", ["2008-01", "2024-06"])
+def test_seed_list_floor_follows_the_start_month(tmp_path, start):
+    """The seed list keeps the floor of FIDE's rules of its first month (1400 before July 2009 and from March 2024)."""
+    generate(str(tmp_path), seed=2, players=2000, start=start, end=start)
+    seed = pl.read_csv(tmp_path / f"raw/players/{start}/seed_list.csv")
+    assert seed["rating"].min() >= _floor(start) == 1400
 
 
 def test_truth_strength(small, registry):

@@ -138,6 +138,42 @@ def test_per_game_changes_sum_to_the_list_change_for_many_players(store: SimpleN
             assert rounded == change, (scenario, player, total)
 
 
+def test_the_card_s_change_is_the_list_s_under_a_rule_set_that_rounds_per_event(tmp_path: Path) -> None:
+    """A rule set given as data that rounds per event (§8.3.4's exception): the card rounds as the engine does, so its
+    change is the list's for every player, where rounding the period's sum once would differ for some.
+    """
+    import numpy as np
+
+    from pipeline.engine.period import rate_period
+    from pipeline.rules.model import load_rules
+
+    path = tmp_path / "per-event.yaml"
+    path.write_text("extends: fide-2024\nname: per-event\nrounding: per-event\n", encoding="utf-8")
+    rules = load_rules(str(path))
+    rng = np.random.default_rng(5)
+    players, count = 120, 3_000
+    previous = pl.DataFrame(
+        {"player_id": np.arange(1, players + 1), "rating": rng.integers(1500, 2500, players), "k": [20] * players}
+    )
+    white = rng.integers(1, players + 1, count)
+    games = pl.DataFrame(
+        {
+            "event_id": [f"e{e}" for e in rng.integers(0, 40, count)],
+            "white_id": white,
+            "black_id": (white + rng.integers(1, players, count) - 1) % players + 1,
+            "white_score": rng.choice([0.0, 0.5, 1.0], count),
+        }
+    )
+    result = rate_period(previous, games, rules, "2024-05")
+    listed = result.rating_list.filter(pl.col("games") > 0)
+    once_differs = 0
+    for player, change, k_used in listed.select("player_id", "change", "k_used").iter_rows():
+        table = month_games(result.rated_games, player, k_used, NO_NAMES)
+        assert period_change(table, k_used, rules)[1] == change, player
+        once_differs += period_change(table, k_used)[1] != change
+    assert listed.height == players and once_differs > 0
+
+
 def test_performance_of_the_month_by_hand(store: SimpleNamespace) -> None:
     from pipeline.rules.tables import DP_BY_PERCENT  # table 8.1.1 as data
 

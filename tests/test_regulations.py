@@ -311,9 +311,13 @@ def test_a_list_entering_the_engine_is_read_under_the_rule_sets_threshold():
         ever_2400=[False, False, False],
         k=pl.Series([None, None, 10], dtype=pl.Int16),
     )
-    assert regulations.k_ten_for_good(seed, load_rules("fide-2024").k)["ever_2400"].to_list() == [False, False, True]
+    assert regulations.mark_elite_reached(seed, load_rules("fide-2024").k)["ever_2400"].to_list() == [
+        False,
+        False,
+        True,
+    ]
     lowered = load_rules("fide-2024", ["k.elite_from=2300"]).k
-    assert regulations.k_ten_for_good(seed, lowered)["ever_2400"].to_list() == [True, True, True]
+    assert regulations.mark_elite_reached(seed, lowered)["ever_2400"].to_list() == [True, True, True]
 
 
 # -- §7.1.4 and §8.2.1: the newcomer's pool -------------------------------------------------------------

@@ -377,3 +377,19 @@ def test_a_game_dated_in_part_is_too_late_only_by_the_last_day_its_date_allows()
     late = quarantine.filter(pl.col("source_line") == 1)
     assert late["reason"].to_list() == ["too_late"]
     assert late["detail"].item().startswith("the tournament ended 2023-12-31 at the latest (a date known in part)")
+
+
+def test_the_calendar_s_list_months_are_the_presets_for_every_month_2000_to_2030():
+    """FIDE's list calendar is written twice, as data: the reporting eras' list months (rules/calendar.py) and the
+    standard presets' `list_months` as fide-historical switches them. The list of period M is dated the 1st of M+1.
+    """
+    from pipeline.months import add_months, month_index, month_range
+    from pipeline.rules.calendar import list_of_period
+    from pipeline.rules.model import resolve_rules
+
+    periods = month_range("2000-01", "2030-12")
+    calendar = [list_of_period(m) == month_index(add_months(m, 1)) for m in periods]
+    presets = [resolve_rules("fide-historical", m).publishes_list_after(m) for m in periods]
+    disagree = [m for m, a, b in zip(periods, calendar, presets, strict=True) if a != b]
+    assert not disagree, f"the calendar and the presets disagree on the lists after {disagree[:6]}"
+    assert 0 < sum(calendar) < len(periods)  # both quarterly and monthly eras are covered

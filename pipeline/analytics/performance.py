@@ -27,11 +27,10 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.rules.tables import DP_BY_PERCENT
+from pipeline.rules.regulations import counting_game, dp_of_percent, percent_half_up, ra_plus_dp_rounded
 from schemas.performance import Performance
 from schemas.util import conform
 
-_DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
 FIGURE_COLUMNS = (
     "games",
     "wins",
@@ -50,19 +49,19 @@ _TOTALS = ("games", "wins", "draws", "losses", "opponent_rating_sum")
 
 
 def performance_sides(games: pl.DataFrame) -> pl.DataFrame:
-    """One row per counted (player, game): player_id, event_id, opponent_rating, score.
+    """One row per counted (player, game; regulations.counting_game): player_id, event_id, opponent_rating, score.
 
     `games` has the rated_games columns white_id, black_id, event_id, white_score, white_rating_used,
     black_rating_used and weight (games without a weight column all count as rated time controls).
     """
-    rated_tc = (pl.col("weight") > 0) if "weight" in games.columns else pl.lit(True)
-    white = games.filter(rated_tc & pl.col("black_rating_used").is_not_null()).select(
+    weight = pl.col("weight") if "weight" in games.columns else pl.lit(1.0)
+    white = games.filter(counting_game(weight, pl.col("black_rating_used"))).select(
         player_id=pl.col("white_id"),
         event_id=pl.col("event_id"),
         opponent_rating=pl.col("black_rating_used").cast(pl.Int64),
         score=pl.col("white_score"),
     )
-    black = games.filter(rated_tc & pl.col("white_rating_used").is_not_null()).select(
+    black = games.filter(counting_game(weight, pl.col("white_rating_used"))).select(
         player_id=pl.col("black_id"),
         event_id=pl.col("event_id"),
         opponent_rating=pl.col("white_rating_used").cast(pl.Int64),
@@ -85,18 +84,18 @@ def _totals(sides: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 def _figures(totals: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """The results and both performance ratings of each row of _totals (see module docstring)."""
     n, points_x2, total = pl.col("games"), 2 * pl.col("wins") + pl.col("draws"), pl.col("opponent_rating_sum")
-    # floor((100 p + 0.5)) without floats: p = points_x2 / (2 n).
-    percent = (100 * points_x2 + n) // (2 * n)
+    # Only a perfect or a zero score reads the table's ends (module docstring).
+    percent = percent_half_up(n, points_x2)
     percent = pl.when(points_x2 == 2 * n).then(100).when(points_x2 == 0).then(0).otherwise(percent.clip(1, 99))
     return (
         totals.with_columns(percent=percent)
-        .with_columns(dp=pl.lit(_DP_SERIES).gather(pl.col("percent")).cast(pl.Int64))
+        .with_columns(dp=dp_of_percent(pl.col("percent")))
         .with_columns(
             score=pl.col("wins").cast(pl.Float64) + 0.5 * pl.col("draws").cast(pl.Float64),
             average_opponent=total.cast(pl.Float64) / n.cast(pl.Float64),
             p=(pl.col("percent").cast(pl.Float64) / 100.0).round(2),
-            # round half up of (total + dp n) / n and of (total + 400 (W - L)) / n, exactly.
-            performance_fide=((2 * total + 2 * pl.col("dp") * n + n) // (2 * n)).cast(pl.Int32),
+            # Rp = Ra + dp as the regulations round it; (total + 400 (W - L)) / n rounded half up the same way, exactly.
+            performance_fide=ra_plus_dp_rounded(n, total, pl.col("dp")).cast(pl.Int32),
             performance_400=((2 * (total + 400 * (pl.col("wins") - pl.col("losses"))) + n) // (2 * n)).cast(pl.Int32),
             dp=pl.col("dp").cast(pl.Int32),
         )

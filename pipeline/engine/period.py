@@ -27,10 +27,12 @@ from pipeline.engine.arrays import (
     numbers,
 )
 from pipeline.engine.unrated import UnratedPeriod, UnratedSides, pending_column, unrated_period
-from pipeline.months import add_months, first_day, parse_month
+from pipeline.months import first_day, parse_month
 from pipeline.rules.model import RuleSet
 from pipeline.rules.regulations import (
+    _HUNDREDTH,
     _below_floor_numpy,
+    _counting_game_numpy,
     _development_coefficient_numpy,
     _expected_score_numpy,
     _game_weight_numpy,
@@ -39,17 +41,18 @@ from pipeline.rules.regulations import (
     _k_at_event_start_numpy,
     _k_from_previous_list_numpy,
     _k_times_games_cap_numpy,
+    _rating_changes_numpy,
     _rating_difference_numpy,
     _reached_elite_numpy,
-    _round_half_away_numpy,
     events_matter,
-    k_ten_for_good,
+    mark_elite_reached,
     once_per_event_cap,
     rating_difference,
     reached_elite,
     round_half_away,
     rounds_per_event,
     seeded_from_standard,
+    year_of_list_k,
 )
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, RatingList
@@ -84,7 +87,7 @@ def normalize_list(frame: pl.DataFrame | None, month: str | None = None) -> pl.D
 
     Only player_id is required; a missing rating means unrated, a missing ever_2400 is False (what
     the list states: the rule set that rates the list adds the players whose rating has reached its
-    elite_from, regulations.k_ten_for_good), a missing k is derived from the rule set when the period
+    elite_from, regulations.mark_elite_reached), a missing k is derived from the rule set when the period
     is rated, a missing games_total is unknown for a rated player (established: K is not the
     newcomer's) and 0 for an unrated one.
     """
@@ -305,10 +308,6 @@ def _with_newcomers(listed: Listed, side_ids: np.ndarray, players: pl.DataFrame 
 
 # -- the period ---------------------------------------------------------------------------------
 
-# Polars divides a float column by a literal as a product with its reciprocal; the engine's arithmetic does the same,
-# so that every value is the one the relational engine computed, to the last bit.
-_HUNDREDTH = 1.0 / 100.0
-
 
 @dataclass
 class _Sides:
@@ -376,7 +375,7 @@ class _Sides:
             black_used=black_used,
             score=np.concatenate([white_score, 1.0 - white_score]),
             weight=weight,
-            counts=np.tile(weight > 0, 2) & opponent_known,
+            counts=_counting_game_numpy(np.tile(weight, 2), opponent_known),
             unit_weight=bool((weight == 1.0).all()),
             k_at_start=k_at_start,
         )
@@ -405,7 +404,7 @@ class _RatedPeriod:
 def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _RatedPeriod:
     counting = sides.player_rated & sides.counts
     side = np.flatnonzero(counting)
-    per_event: pl.DataFrame | None = None
+    events: pl.Series | None = None  # each counting side's event_id, where events matter
     if events_matter(rules):
         # The once-per-event 400-point rule and rounding per event need each side's player and event.
         game = sides.game_of(side)
@@ -421,7 +420,7 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         )
         rows = once_per_event_cap(rows.with_columns(d=rating_difference(rules)), rules)
         side, d = rows["side_row"].to_numpy(), rows["d"].to_numpy()
-        per_event = rows.select("event_id")
+        events = rows["event_id"]
     else:
         d = _rating_difference_numpy(rules, np.take(sides.own, side), np.take(sides.opponent, side))
     expected_h = _expected_score_numpy(rules, d, side < sides.games.height)
@@ -462,18 +461,10 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         side_k = _k_times_games_cap_numpy(
             _k_at_event_start_numpy(rules.k, k_start[player], given, known), n[player], rules
         )
-    if not rounds_per_event(rules):
-        # x / 100.0 as Polars evaluates it (round_half_away's callers): times the reciprocal, bit for bit.
-        change = _round_half_away_numpy(k_used.astype(np.float64) * np.take(delta, played) * _HUNDREDTH)
-        if player is not None and (differs := side_k != k_used[player]).any():
-            # A player with an event rated under another list's K: sum K x dR over the sides, rounded once.
-            mixed = np.unique(player[differs])
-            weighted = np.bincount(player, weights=side_k.astype(np.float64) * delta_h, minlength=len(played))
-            change[mixed] = _round_half_away_numpy(weighted[mixed] * _HUNDREDTH)
-    else:
-        assert per_event is not None
-        player = np.searchsorted(played, position) if player is None else player
-        change = _changes_rounded_per_event(per_event, player, delta_h, played, side_k)
+    per_event = rounds_per_event(rules)
+    if per_event and player is None:
+        player = np.searchsorted(played, position)
+    _, change = _rating_changes_numpy(per_event, k_used, np.take(delta, played), delta_h, player, side_k, events)
     updated = rating + change
     delisted = _below_floor_numpy(updated, rules)
     return _RatedPeriod(
@@ -489,27 +480,6 @@ def _rated_period(sides: _Sides, listed: Listed, rules: RuleSet, year: int) -> _
         delisted=delisted,
         games_total=games_total + n,
     )
-
-
-def _changes_rounded_per_event(
-    events: pl.DataFrame, player: np.ndarray, delta_h: np.ndarray, played: np.ndarray, side_k: np.ndarray
-) -> np.ndarray:
-    """§8.3.4's one known exception: the change rounded per event, then summed (`events`: each side's event_id;
-    `player`: each side's index into `played`; an event's sides of a player share one K, its start's list's).
-    """
-    rows = events.with_columns(
-        player=pl.Series(player, dtype=pl.Int64), delta_h=pl.Series(delta_h), k=pl.Series(side_k, dtype=pl.Int16)
-    )
-    per_event = (
-        rows.group_by("player", "event_id")
-        .agg(pl.col("delta_h").sum(), pl.col("k").first())
-        .with_columns(change=round_half_away(pl.col("k").cast(pl.Float64) * pl.col("delta_h") / 100.0))
-        .group_by("player")
-        .agg(pl.col("change").sum().cast(pl.Int32))
-    )
-    change = np.zeros(len(played), dtype=np.int32)
-    change[per_event["player"].to_numpy()] = per_event["change"].to_numpy()
-    return change
 
 
 def rate_period(
@@ -590,7 +560,7 @@ def _rated_sides(
         rated_here = game_rows.filter(pl.Series(_game_weight_numpy(rules, game_rows) > 0))
         players_of_month = pl.concat([rated_here["white_id"], rated_here["black_id"]])
         prev = with_seeds(prev, seeded_from_standard(rules, prev, standard, players_of_month))
-    prev = _in_id_order(k_ten_for_good(prev, rules.k))
+    prev = _in_id_order(mark_elite_reached(prev, rules.k))
     side_ids = np.concatenate([game_rows["white_id"].to_numpy(), game_rows["black_id"].to_numpy()])
     listed, side_pos = _with_newcomers(Listed.read(prev), side_ids, players)
     sides = _Sides.of(game_rows, listed, side_pos, rules)
@@ -664,7 +634,7 @@ def _next_list(
     # The list's K column is the K of the next period (FIDE semantics), before the K x n cap.
     k = _development_coefficient_numpy(
         rules.k,
-        parse_month(add_months(month, 1))[0],
+        year_of_list_k(month),
         rating=rating,
         rated=has_rating,
         games_total=games_total,

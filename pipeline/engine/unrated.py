@@ -22,6 +22,7 @@ from pipeline.rules.regulations import (
     _enough_games_for_first_rating_numpy,
     _in_pool_window_numpy,
     _initial_rating_numpy,
+    _played_before_numpy,
 )
 
 
@@ -87,7 +88,7 @@ def unrated_period(
 ) -> UnratedPeriod:
     """The period of the unrated players at list rows `positions` (increasing), from their counting `sides`."""
     players = len(positions)
-    debuted = listed.last_played.valid[positions] | (listed.pending_games[positions] > 0)
+    debuted = _played_before_numpy(listed.last_played.valid[positions], listed.pending_games[positions])
     played, games, points_x2, opponent_sum = _results(sides, debuted, rules)
 
     # Pools: the entries of the pool window (§7.1.4), then this period's (entries without games go too).

@@ -74,10 +74,8 @@ JUNIOR_ENTRY_AGE_BY_YEAR = (((2008.0, 9.0), (2024.0, 6.0)), ((2008.0, 16.0), (20
 INITIAL_JUNIOR_AGE = (8.0, 19.0)  # uniform, juniors present at start
 INITIAL_RATED_SHARE_ADULT = 0.90
 INITIAL_RATED_SHARE_JUNIOR = 0.60
-RATING_FLOOR = 1000  # the lowest rating the 2014-era rules publish
-# The floor in force for the seed list, by the month it applies from: FIDE lowered it in steps
-# (1400 before July 2009 is a documented choice: the reference marks the earlier floors unverified).
-SEED_LIST_FLOOR_FROM = (("0000-01", 1400), ("2009-07", 1200), ("2012-07", 1000))
+# The rule set whose floor the seed list keeps (population.seed_list_rules): FIDE's, as it was in force.
+SEED_LIST_RULES = "fide-historical"
 SEED_LIST_NOISE_SD = 50.0  # seed ratings = strength + noise (juniors also lag behind)
 SEED_LIST_JUNIOR_LAG = 40.0
 

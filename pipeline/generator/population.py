@@ -9,6 +9,8 @@ import numpy as np
 from pipeline.generator import config as C
 from pipeline.generator.names import player_names
 from pipeline.months import month_from_index
+from pipeline.rules.model import RuleSet, resolve_rules
+from pipeline.rules.regulations import _below_floor_numpy
 
 
 @dataclass(frozen=True)
@@ -54,10 +56,11 @@ def _truncated_normal(
     return np.clip(rng.normal(mean, sd, n), low, high)
 
 
-def seed_list_floor(first_absolute_month: int) -> int:
-    """The rating floor in force for a seed list of the given first month."""
-    label = month_from_index(first_absolute_month)
-    return next(floor for start, floor in reversed(C.SEED_LIST_FLOOR_FROM) if start <= label)
+def seed_list_rules(first_absolute_month: int) -> RuleSet:
+    """The rule set whose floor a seed list of the given first month keeps: the one that rates the month
+    (SEED_LIST_RULES).
+    """
+    return resolve_rules(C.SEED_LIST_RULES, month_from_index(first_absolute_month))
 
 
 def _pool_and_influx(first_absolute_month: int, months: int) -> tuple[float, np.ndarray]:
@@ -159,7 +162,7 @@ def build_population(
     noisy = np.round(
         start_strength + rng.normal(0.0, C.SEED_LIST_NOISE_SD, n) - np.where(junior, C.SEED_LIST_JUNIOR_LAG, 0.0)
     )
-    on_list &= noisy >= seed_list_floor(first_absolute_month)  # below the floor no rating is published
+    on_list &= ~_below_floor_numpy(noisy, seed_list_rules(first_absolute_month))  # no rating published below it
     seed_rating = np.where(on_list, noisy, 0).astype(np.int32)
     start_age = first_absolute_month / 12.0 - birth_year - 0.5
     years_playing = np.clip(start_age - 10.0, 1.0, 40.0) * rng.uniform(0.2, 1.0, n)

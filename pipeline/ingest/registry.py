@@ -541,7 +541,7 @@ def read_seed_list(
     states it, null where it does not, and always for a FIDE list: no rule set is known here, so
     whether a rating has reached the elite threshold is decided by the rule set that rates the list,
     from the rating and its k.elite_from, and a list K of 10 means it was reached,
-    regulations.k_ten_for_good); from a FIDE list also k (Int16) and inactive (flag i).
+    regulations.mark_elite_reached); from a FIDE list also k (Int16) and inactive (flag i).
     """
     folder = _seed_folder(_registry_keys(store), chain_start, list_type)
     if folder is None:
@@ -773,7 +773,7 @@ def fide_list_seed_rows(fide_list: FideListFile, list_type: str = "standard") ->
         rating.alias("rating"),
         pl.when(rating.is_null()).then(pl.lit(0, dtype=pl.Int32)).alias("games_total"),
         "birth_year",
-        # The list does not say (regulations.k_ten_for_good reads the rating and the K under the rule set).
+        # The list does not say (regulations.mark_elite_reached reads the rating and the K under the rule set).
         pl.lit(None, dtype=pl.Boolean).alias("ever_2400"),
         pl.col(f"{kind}_k").alias("k"),
         "inactive",
@@ -1135,7 +1135,7 @@ def seed_rows(table: pl.DataFrame, list_type: str = "standard") -> pl.DataFrame:
             .cast(pl.Int32, strict=False)
             .alias("games_total"),
             _text(table, "birth_year").str.slice(0, 4).cast(pl.Int32, strict=False).alias("birth_year"),
-            # As stated; null where the file does not say (regulations.k_ten_for_good decides under the rule set).
+            # As stated; null where the file does not say (regulations.mark_elite_reached decides under the rule set).
             pl.when(ever.is_in(EVER_TRUE)).then(True).when(ever.is_in(EVER_FALSE)).then(False).alias("ever_2400"),
             # The K the list published (optional): a tiered policy honours it, see regulations.k_from_previous_list.
             _text(table, f"{prefix}k").cast(pl.Float64, strict=False).cast(pl.Int16, strict=False).alias("k"),

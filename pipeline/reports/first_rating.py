@@ -21,10 +21,14 @@ from pipeline.rules.model import RuleSet
 from pipeline.rules.regulations import (
     FirstRatingRule,
     InitialRatingTerms,
+    below_floor,
+    counting_game,
     disregarded_first_event,
+    enough_games_for_first_rating,
     first_rating_rule,
     in_pool_window,
     initial_rating_terms,
+    played_before,
 )
 from pipeline.store.monthly import store_failed, unreadable_table
 from pipeline.store.object_store import ObjectStore
@@ -51,6 +55,10 @@ class FirstRating:
     listed_rating: int | None
     listed_games: int  # newly rated: the list's rated games (the pool); unrated: the games its pool holds
     since: str | None = None  # unrated: the pool's first month as the list states it
+    # Unrated: whether the pool holds the games a first rating needs (enough_games_for_first_rating), and whether the
+    # rating it gives is under the floor (below_floor); None without the rule set (or, for the floor, a rating).
+    enough_games: bool | None = None
+    below_floor: bool | None = None
 
     def totals(self) -> tuple[int, int, int]:
         """(games, half points, sum of the opponents' ratings) of the entries counted."""
@@ -100,16 +108,25 @@ def first_rating(
         if list_row.get("rating") is not None or not own.get("pending_games"):
             return None
         entries = _entries(own.get("pending"))
+        terms = _terms(rules, entries)
+        pooled = int(own["pending_games"])
+        enough = under_floor = None
+        if rules is not None:
+            enough = bool(pl.select(enough_games_for_first_rating(pl.lit(pooled), rules)).item())
+            if terms is not None:
+                under_floor = bool(pl.select(below_floor(pl.lit(int(terms.rating[0])), rules)).item())
         return FirstRating(
             published=False,
             entries=entries,
             expired=entries.clear(),
             disregarded=no_events,
             rule=first_rating_rule(rules) if rules is not None else None,
-            terms=_terms(rules, entries),
+            terms=terms,
             listed_rating=None,
-            listed_games=int(own["pending_games"]),
+            listed_games=pooled,
             since=own.get("pending_since"),
+            enough_games=enough,
+            below_floor=under_floor,
         )
     held = before or {}
     earlier = _entries(held.get("pending")).filter(pl.col("games") > 0)
@@ -118,8 +135,13 @@ def first_rating(
         window = in_pool_window(rules, month)
         earlier, expired = earlier.filter(window), earlier.filter(~window)
     sides = _counting_sides(player_games, player_id)
-    # The engine's "debuted": a player who played a rated period or holds a pool is past their first event.
-    debuted = held.get("last_played") is not None or bool(held.get("pending_games"))
+    # The engine's "debuted" (played_before): a player who played a rated period or holds a pool is past their first
+    # event.
+    held_row = pl.DataFrame(
+        {"last_played": [held.get("last_played")], "pending_games": [held.get("pending_games")]},
+        schema={"last_played": pl.Utf8, "pending_games": pl.Int64},
+    )
+    debuted = bool(held_row.select(played_before()).item())
     disregarded = no_events
     if rules is not None and not debuted and sides.height:
         sides = _with_event_start(store, period, sides)
@@ -150,8 +172,8 @@ def first_rating(
 
 
 def _counting_sides(player_games: pl.DataFrame, player_id: int) -> pl.DataFrame:
-    """The player's games that reach §8.2 (the engine's counting sides): against an opponent with a rating used, in
-    a time control the list rates (weight > 0); game_id, event_id, month, points_x2, opponent_rating, player_id.
+    """The player's games that reach §8.2 (the engine's counting sides, regulations.counting_game): game_id, event_id,
+    month, points_x2, opponent_rating, player_id.
     """
     white = pl.col("white_id") == player_id
     return (
@@ -171,7 +193,7 @@ def _counting_sides(player_games: pl.DataFrame, player_id: int) -> pl.DataFrame:
             .alias("opponent_rating"),
             "weight",
         )
-        .filter((pl.col("weight") > 0) & pl.col("opponent_rating").is_not_null())
+        .filter(counting_game(pl.col("weight"), pl.col("opponent_rating")))
         .drop("weight")
         .with_columns(pl.lit(player_id, dtype=pl.Int64).alias("player_id"))
     )
@@ -309,7 +331,7 @@ def _pending_line(figures: FirstRating) -> str:
         return (
             f"Unrated: {n} games against rated opponents pooled since {since} (§7.1.4; the rule set is not known here)."
         )
-    if n < rule.min_games:
+    if not figures.enough_games:
         return (
             f"Unrated: {n} of the {rule.min_games} games against rated opponents a first rating needs are pooled since "
             f"{since} (§7.1.4)."
@@ -321,6 +343,6 @@ def _pending_line(figures: FirstRating) -> str:
     if terms is None:
         return f"{pooled}; no first rating was published (§7.1.4)."
     rating = int(terms.rating[0])
-    if rule.floor is not None and rating < rule.floor:
+    if figures.below_floor:
         return f"{pooled}; the rating they give, {rating}, is below the floor {rule.floor} (§7.1.4)."
     return f"{pooled}; the rating they give, {rating}, was NOT published on the list (§7.1.4)."

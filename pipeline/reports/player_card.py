@@ -3,9 +3,9 @@ ratings.
 
 The calculation repeats the engine's arithmetic on the stored `rated_games`: per game the change is
 K x (score - expected) x weight, K being the list's `k_used` (K after the K x n cap); the period's
-change is their sum rounded once to the nearest whole number, 0.5 away from zero (§8.3.4). For the
-rule sets that round per period (every preset) that is exactly the list's `change`; a rule set that
-rounds per event (`rounding: per-event`) rounds each event's sum instead, so the two may differ.
+change is their sum rounded as the list's rule set rounds it, by the engine's own function
+(regulations._rating_changes_numpy): once, to the nearest whole number, 0.5 away from zero (§8.3.4), or each
+event's sum for a rule set that rounds per event (`rounding: per-event`). That is the list's `change`.
 A list rates the games of every month of its rating period: before July 2012 FIDE published a list only every
 three, then every two months (Scenario.period_months), so the list of March 2008 rates January to March.
 
@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
+import numpy as np
 import polars as pl
 
 from pipeline.analytics.performance import performance_ratings
@@ -29,6 +30,8 @@ from pipeline.ingest.landing import RAW, REGISTRY_FOLDER
 from pipeline.months import add_months
 from pipeline.reports.first_rating import FirstRating, first_rating, first_rating_lines, pool_row
 from pipeline.reports.page import frame_table_html, html_page, html_text
+from pipeline.rules.model import RuleSet
+from pipeline.rules.regulations import _rating_changes_numpy, rounds_per_event
 from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.chain import LEDGER
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
@@ -92,7 +95,7 @@ class PlayerReport:
     games: pl.DataFrame  # the rating period's games, one row each, with expected score and change
     performance: pl.DataFrame  # Performance rows of the player for the period (scope month, then events)
     total_change: float | None  # K x sum of (score - expected) x weight, unrounded; None when no game was rated
-    rounded_change: int | None  # total_change rounded once, 0.5 away from zero
+    rounded_change: int | None  # total_change rounded as the rule set rounds it (period_change)
     period: list[str] = field(default_factory=list)  # the months whose games the list rates (default: [month])
     list_published: bool = True  # False: no list was published after `month` (its games count on a later list)
     next_list: str | None = None  # where list_published is False: the month whose list rates `month`'s games
@@ -111,6 +114,8 @@ class PlayerReport:
     # The month had one-time events (its points ledger says so) whose share the chain did not keep: the list's change
     # cannot be compared with its games'.
     one_time_events_unkept: bool = False
+    # The list's rule set rounds the change per event (§8.3.4's exception), not once for the period.
+    rounds_per_event: bool = False
     # A first rating the list published (its pool and the rule function's figures), or the pool of a player still
     # unrated on it (pipeline.reports.first_rating); None for a rated player, and under a rating system.
     first_rating: FirstRating | None = None
@@ -426,7 +431,9 @@ def player_report(
     people = _player_details(store, month, opponents)
     k_used = list_row["k_used"] if published else None
     games = period_games(player_games, player_id, k_used, people.select("player_id", "name"))
-    total, rounded = period_change(games, k_used)
+    chain = _scenario_named(_scenario_map(scenarios), scenario)
+    rules = chain.rules_for(month) if chain is not None and not chain.is_system else None
+    total, rounded = period_change(games, k_used, rules)
     performance = performance_ratings(player_games, month).filter(pl.col("player_id") == player_id)
     full = history_table(rows, names, scenario)
     if all_months:
@@ -436,7 +443,6 @@ def player_report(
         shown = full.filter(pl.col("month").is_in(kept.implode()))
     own_details = people.filter(pl.col("player_id") == player_id)
     details = own_details.row(0, named=True) if own_details.height else {}
-    chain = _scenario_named(_scenario_map(scenarios), scenario)
     before = _rating_before(store, scenario, period[0], player_id, own, chain)
     first = None
     if published and (list_row["newly_rated"] or list_row["rating"] is None) and not (chain and chain.is_system):
@@ -445,7 +451,6 @@ def player_report(
         if list_row["newly_rated"]:
             key_before = ObjectStore.table_key(f"{scenario}/{RATING_LIST}", add_months(period[0], -1))
             pool_before = pool_row(store, key_before, player_id)
-        rules = chain.rules_for(month) if chain is not None else None
         first = first_rating(store, rules, month, period, player_id, player_games, list_row, own_pool, pool_before)
     one_time = _one_time_events(store, scenario, month, player_id, list_row["rating"]) if published else None
     return PlayerReport(
@@ -460,6 +465,7 @@ def player_report(
         performance=performance,
         total_change=total,
         rounded_change=rounded,
+        rounds_per_event=rules is not None and rounds_per_event(rules),
         period=period,
         list_published=published,
         next_list=next_list,
@@ -588,20 +594,34 @@ def period_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, 
     )
 
 
-def period_change(games: pl.DataFrame, k_used: int | None) -> tuple[float | None, int | None]:
-    """(the sum of the counted games' K x (score - expected) x weight, that rounded once 0.5 away from zero); K is
-    each game's (period_games), `k_used` where a table gives none.
+def period_change(
+    games: pl.DataFrame, k_used: int | None, rules: RuleSet | None = None
+) -> tuple[float | None, int | None]:
+    """(the counted games' K x (score - expected) x weight summed, that rounded) as the engine computes the list's
+    change (regulations._rating_changes_numpy): rounded once 0.5 away from zero, or per event where `rules` round
+    per event (None: a rule set not known here, rounded once). K is each game's (period_games), `k_used` where a
+    table gives none.
     """
     counted = games.filter(pl.col("delta_h").is_not_null())
     if k_used is None or counted.is_empty():
         return None, None
-    k = counted["k"].cast(pl.Float64).fill_null(float(k_used)) if "k" in counted.columns else float(k_used)
-    if isinstance(k, float) or k.n_unique() == 1:
-        # One K: K x the sum, as the engine multiplies (the same bits as before per-game K).
-        total = float(k if isinstance(k, float) else k[0]) * float(counted["delta_h"].sum()) / 100.0
-    else:
-        total = float((k * counted["delta_h"]).sum()) / 100.0
-    return total, int(math.copysign(math.floor(abs(total) + 0.5), total))
+    delta_h = counted["delta_h"].cast(pl.Float64).to_numpy()
+    side_k = (
+        counted["k"].fill_null(k_used).cast(pl.Int16).to_numpy()
+        if "k" in counted.columns
+        else np.full(counted.height, k_used, dtype=np.int16)
+    )
+    player = np.zeros(counted.height, dtype=np.int64)  # one player: every side is theirs
+    exact, rounded = _rating_changes_numpy(
+        rules is not None and rounds_per_event(rules),
+        np.array([k_used], dtype=np.int16),
+        np.bincount(player, weights=delta_h),  # summed in order, as the engine sums a player's sides
+        delta_h,
+        player,
+        side_k,
+        counted["event_id"].cast(pl.Utf8),
+    )
+    return float(exact[0]), int(rounded[0])
 
 
 # -- finding a player by name ------------------------------------------------------------------
@@ -780,8 +800,8 @@ def _summary_lines(report: PlayerReport) -> list[str]:
             lines.append(f"The list's change {_signed(row['change'])} is {event_text}.")
     elif report.one_time_events_unkept:
         lines.append(
-            f"Total change: sum of K x (score - expected) x weight = {report.total_change:+.2f}, rounded once (0.5 "
-            f"away from zero) {report.rounded_change:+d}; the list's change {_signed(row['change'])} {unkept}."
+            f"Total change: sum of K x (score - expected) x weight = {report.total_change:+.2f}, {_rounding(report)} "
+            f"{report.rounded_change:+d}; the list's change {_signed(row['change'])} {unkept}."
         )
     else:
         rounded = report.rounded_change
@@ -789,10 +809,16 @@ def _summary_lines(report: PlayerReport) -> list[str]:
         agrees = "equal to" if rounded + events == row["change"] else "NOT equal to"
         lines.append(
             f"Total change: sum of K x (score - expected) x weight = {report.total_change:+.2f}, "
-            f"rounded once (0.5 away from zero) {rounded:+d}{with_events} {agrees} the list's change "
-            f"{_signed(row['change'])}."
+            f"{_rounding(report)} {rounded:+d}{with_events} {agrees} the list's change {_signed(row['change'])}."
         )
     return lines
+
+
+def _rounding(report: PlayerReport) -> str:
+    """How the rule set rounds the period's change (§8.3.4), as the total's line says it."""
+    if report.rounds_per_event:
+        return "rounded per event (0.5 away from zero) and summed"
+    return "rounded once (0.5 away from zero)"
 
 
 def _amended_lines(report: PlayerReport) -> list[str]:

@@ -232,7 +232,7 @@ def render() -> str:
         "",
         "A list's `k` is the K of the next period (FIDE's convention). Every list that enters the engine",
         "(a seed list, a FIDE list file, `rate-period --list`, the previous period's list) is read the same way",
-        "(`pipeline/rules/regulations.py`: `development_coefficient`, `reached_elite`, `k_ten_for_good`,",
+        "(`pipeline/rules/regulations.py`: `development_coefficient`, `reached_elite`, `mark_elite_reached`,",
         "`k_from_previous_list`):",
         "",
         '- **An empty `games_total` means established.** FIDE B.02 2024 §8.3.3 gives K 40 to a player "new',

@@ -273,7 +273,8 @@ class RuleSet(_Frozen):
     def publishes_list_after(self, month: str) -> bool:
         """Whether period `month` ends with a new list (FIDE's list of the 1st of the next month).
 
-        Before July 2012 FIDE published quarterly, then every two months: ratings changed only then.
+        FIDE published quarterly until June 2009, every two months from July 2009 to June 2012 (FIDE news 4059),
+        monthly since: ratings changed only on the lists it published.
         """
         if self.list_months is None:
             return True

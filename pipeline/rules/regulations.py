@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 import numpy as np
 import polars as pl
 
-from pipeline.months import add_months
+from pipeline.months import add_months, parse_month
 from pipeline.rules.model import KPolicy, RuleSet
 from pipeline.rules.tables import DP_BY_PERCENT, PD_HIGHER_HUNDREDTHS, PD_MAX_DIFFERENCE
 
@@ -36,6 +36,23 @@ _Pool = TypeVar("_Pool", pl.Expr, np.ndarray)
 
 _PD_SERIES = pl.Series("pd", PD_HIGHER_HUNDREDTHS.astype("int32"))
 _DP_SERIES = pl.Series("dp", DP_BY_PERCENT.astype("int32"))
+
+
+# -- §5.1 and §8.3.1: the games that count ----------------------------------------------------------
+# A rated player's rating changes only through games against rated opponents (§8.3.1: "the opponent's rating"),
+# and a first rating pools only such games (§7.1.4, §8.2); forfeits and byes never reach the engine (§5.1, the
+# validation stage). Here a side counts when its opponent has a rating used and the list rates the game's time
+# control (its weight, game_weight, above 0); the side's own rating plays no part.
+
+
+def counting_game(weight: pl.Expr, opponent_rating: pl.Expr) -> pl.Expr:
+    """Whether a game side counts: a weight above 0 (game_weight) and an opponent with a rating used."""
+    return (weight > 0) & opponent_rating.is_not_null()
+
+
+def _counting_game_numpy(weight: np.ndarray, opponent_known: np.ndarray) -> np.ndarray:
+    """counting_game on NumPy arrays, one value per side: a bool array."""
+    return (weight > 0) & opponent_known
 
 
 # -- §8.3.1: the rating difference, and the 400-point rule ----------------------------------------
@@ -333,7 +350,7 @@ def reached_elite(policy: KPolicy, rating: str = "rating") -> pl.Expr:
     null: unrated). The list column keeps FIDE's name `ever_2400`, stored on every list; it means
     "reached the rule set's elite threshold (`elite_from`)", 2400 unless a rule set says otherwise. This
     is the one place the threshold is read: the K of a period (development_coefficient), every list
-    that enters the engine (k_ten_for_good) and every list the engine or a rating system writes.
+    that enters the engine (mark_elite_reached) and every list the engine or a rating system writes.
     """
     return pl.col("ever_2400").fill_null(False) | (pl.col(rating) >= policy.elite_from).fill_null(False)
 
@@ -341,6 +358,13 @@ def reached_elite(policy: KPolicy, rating: str = "rating") -> pl.Expr:
 def _reached_elite_numpy(policy: KPolicy, ever_2400: np.ndarray, rating: np.ndarray, rated: np.ndarray) -> np.ndarray:
     """reached_elite on NumPy arrays: ever_2400 and rated (bool), rating (any value where not rated)."""
     return ever_2400 | (rated & (rating >= policy.elite_from))
+
+
+def year_of_list_k(month: str) -> int:
+    """The year whose K the list of period `month` states: a list's K column is the K of the period that follows it,
+    so a December list states K for January's year (development_coefficient's `year`).
+    """
+    return parse_month(add_months(month, 1))[0]
 
 
 def development_coefficient(policy: KPolicy, year: int) -> pl.Expr:
@@ -420,8 +444,10 @@ def _list_k_tells_elite(policy: KPolicy) -> bool:
     return policy.elite not in {policy.newcomer, policy.standard, policy.junior}
 
 
-def k_ten_for_good(rating_list: pl.DataFrame, policy: KPolicy) -> pl.DataFrame:
-    """§8.3.3: "K = 10 once a player's published rating has reached 2400 ... even if the rating drops below 2400."
+def mark_elite_reached(rating_list: pl.DataFrame, policy: KPolicy) -> pl.DataFrame:
+    """The list with `ever_2400` set for every player who has reached the elite threshold: it sets no K, the K of a
+    period reads the flag (§8.3.3: "K = 10 once a player's published rating has reached 2400 ... even if the
+    rating drops below 2400").
 
     Applied to every list that enters the engine (seed lists, rate-period's PREV, a previous period's
     list): `ever_2400` is set where the list's rating has reached `elite_from` (reached_elite; a list
@@ -445,19 +471,30 @@ def k_from_previous_list(policy: KPolicy, year: int) -> pl.Expr:
     the K it published; else the policy's K from the player's state. A constant-K rule set (Sonas
     2002: K 24, Elo: 32) uses its own K always: a list's K was set under other rules.
     """
+    return _listed_k_wins(policy, pl.col("k"), development_coefficient(policy, year))
+
+
+def _listed_k_wins(policy: KPolicy, listed: pl.Expr, own: pl.Expr) -> pl.Expr:
+    """The K a list published (`listed`, null where it gives none) over the rule set's own K, under a tiered policy;
+    a constant-K rule set keeps its own (k_from_previous_list).
+    """
     if policy.kind == "constant":
-        return development_coefficient(policy, year)
-    return pl.coalesce(pl.col("k"), development_coefficient(policy, year))
+        return own
+    return pl.coalesce(listed, own)
 
 
 def _k_from_previous_list_numpy(
     policy: KPolicy, year: int, k: np.ndarray, k_known: np.ndarray, **state: np.ndarray
 ) -> np.ndarray:
     """k_from_previous_list on NumPy arrays (`state`: the arrays of _development_coefficient_numpy): int16 K."""
-    own = _development_coefficient_numpy(policy, year, **state)
+    return _listed_k_wins_numpy(policy, k, k_known, _development_coefficient_numpy(policy, year, **state))
+
+
+def _listed_k_wins_numpy(policy: KPolicy, listed: np.ndarray, listed_known: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """_listed_k_wins on NumPy arrays: `listed` where `listed_known`, else `own` (int16 K)."""
     if policy.kind == "constant":
         return own
-    return own + k_known.astype(np.int16) * (k.astype(np.int16) - own)
+    return own + listed_known.astype(np.int16) * (listed.astype(np.int16) - own)
 
 
 def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Expr:
@@ -470,22 +507,6 @@ def k_times_games_cap(k_start: pl.Expr, games: pl.Expr, rules: RuleSet) -> pl.Ex
     return pl.when(over).then(pl.lit(rules.k_games_cap) // games).otherwise(k_start)
 
 
-def _k_at_event_start_numpy(
-    policy: KPolicy, k_of_period: np.ndarray, k_listed_at_start: np.ndarray, listed_known: np.ndarray
-) -> np.ndarray:
-    """K of a rated player's side in an event that started before its period: the K of the list in force at the
-    event's start, before the K x n cap (int16).
-
-    B.02 2024 §9.1 rates a late tournament on a later list "with the ratings of the list in force at its start";
-    FIDE's per-player calculations print K per tournament, and issue 36 reads the rule as ratings and K alike.
-    A tiered (FIDE) policy takes the K that list published where it gives one (k_from_previous_list's rule); a
-    player that list does not give, or a constant-K rule set, keeps the period's K.
-    """
-    if policy.kind == "constant":
-        return k_of_period
-    return np.where(listed_known, k_listed_at_start, k_of_period).astype(np.int16)
-
-
 def _k_times_games_cap_numpy(k_start: np.ndarray, games: np.ndarray, rules: RuleSet) -> np.ndarray:
     """k_times_games_cap on NumPy arrays (int16 K, int32 n > 0): the K used, int16."""
     if rules.k_games_cap is None:
@@ -494,6 +515,30 @@ def _k_times_games_cap_numpy(k_start: np.ndarray, games: np.ndarray, rules: Rule
     k = k_start.astype(np.int16)
     k[over] = rules.k_games_cap // games[over]
     return k
+
+
+# -- §9.1: a tournament rated on a later list -------------------------------------------------------
+# B.02 2024 §9.1 lets a tournament be reported up to "the third list after the tournament ends", so it may be
+# rated in a later period than the one it started in. Which list it is rated with is not written in the Rating
+# Regulations: the Title Regulations (B.01) §1.4.6 a and FIDE's published calculations take the ratings of the
+# list in force at the event's start [S]; those calculations print K per tournament, and issue 36 reads the rule
+# as ratings and K alike (docs/rules.md, "the ratings of a tournament started before its period"). Every rule set
+# whose games state the K of their start's list (rated_games' white_k_used and black_k_used) is rated so.
+
+
+def k_at_event_start(policy: KPolicy) -> pl.Expr:
+    """K of a rated player's side in an event that started before its period, before the K x n cap: the K the list
+    in force at the event's start published (column k_at_start, null where that list gives the player none) under
+    a tiered (FIDE) policy, as k_from_previous_list takes a list's K; else the period's (column k_of_period).
+    """
+    return _listed_k_wins(policy, pl.col("k_at_start"), pl.col("k_of_period"))
+
+
+def _k_at_event_start_numpy(
+    policy: KPolicy, k_of_period: np.ndarray, k_listed_at_start: np.ndarray, listed_known: np.ndarray
+) -> np.ndarray:
+    """k_at_event_start on NumPy arrays (int16 K; `listed_known`: the list at the start gives one): int16 K."""
+    return _listed_k_wins_numpy(policy, k_listed_at_start, listed_known, k_of_period)
 
 
 # -- §8.3.4: rounding ------------------------------------------------------------------------------
@@ -509,6 +554,62 @@ def round_half_away(x: pl.Expr) -> pl.Expr:
 def _round_half_away_numpy(x: np.ndarray) -> np.ndarray:
     """round_half_away on a float64 array: int32."""
     return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(np.int32)
+
+
+#: Polars divides a float column by a literal as a product with its reciprocal; the NumPy arithmetic does the same,
+#: so that every value is the one the relational engine computes, to the last bit.
+_HUNDREDTH = 1.0 / 100.0
+
+
+def _rating_changes_numpy(
+    per_event: bool,
+    k_used: np.ndarray,
+    delta_sum_h: np.ndarray,
+    delta_h: np.ndarray,
+    player: np.ndarray | None,
+    side_k: np.ndarray,
+    events: pl.Series | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """§8.3.2 d and §8.3.4: each player's change for the period, K x the sum of the games' dR, as (the exact change,
+    float64; the change rounded, 0.5 away from zero, int32), one value per player.
+
+    Per player: `k_used` (K after the K x n cap, int16) and `delta_sum_h` (the sum of delta_h over its sides, in
+    side order). Per counting side: `delta_h` (100 x (score - expected) x weight), `player` (its player's index;
+    None: every side is rated with its player's k_used, which rounding per period then needs no more than), `side_k`
+    (the K the side is rated with: k_used, or that of its event's start, k_at_event_start) and `events` (its
+    event_id; needed only when rounding per event). The change is rounded once per period: K x the sum where the
+    player's sides share one K, else the sum of K x dR; or, `per_event` (rounds_per_event of the rule set), each
+    event's K x the sum of its dR rounded, then summed (an event's sides share one K, its start's list's).
+    """
+    if not per_event:
+        exact = k_used.astype(np.float64) * delta_sum_h * _HUNDREDTH
+        if player is not None and (differs := side_k != k_used[player]).any():
+            # A player with an event rated under another list's K: the sum of K x dR over the sides, rounded once.
+            mixed = np.unique(player[differs])
+            weighted = np.bincount(player, weights=side_k.astype(np.float64) * delta_h, minlength=len(k_used))
+            exact[mixed] = weighted[mixed] * _HUNDREDTH
+        return exact, _round_half_away_numpy(exact)
+    assert player is not None and events is not None  # rounding per event reads each side's player and event
+    rows = pl.DataFrame(
+        {
+            "event_id": events,
+            "player": pl.Series(player, dtype=pl.Int64),
+            "delta_h": pl.Series(delta_h),
+            "k": pl.Series(side_k, dtype=pl.Int16),
+        }
+    )
+    by_event = (
+        rows.group_by("player", "event_id")
+        .agg(pl.col("delta_h").sum(), pl.col("k").first())
+        .with_columns(exact=pl.col("k").cast(pl.Float64) * pl.col("delta_h") / 100.0)
+        .with_columns(change=round_half_away(pl.col("exact")))
+        .group_by("player")
+        .agg(pl.col("exact").sum(), pl.col("change").sum().cast(pl.Int32))
+    )
+    exact, change = np.zeros(len(k_used), dtype=np.float64), np.zeros(len(k_used), dtype=np.int32)
+    exact[by_event["player"].to_numpy()] = by_event["exact"].to_numpy()
+    change[by_event["player"].to_numpy()] = by_event["change"].to_numpy()
+    return exact, change
 
 
 def rounds_per_event(rules: RuleSet) -> bool:
@@ -566,6 +667,34 @@ def _inactive_numpy(rules: RuleSet, month: str, last_played: pl.Series | _MonthT
     return last_played.compare("<=", cutoff)
 
 
+# -- §8.1: table 8.1.1 and Ra + dp ------------------------------------------------------------------
+# Table 8.1.1 (2024; 8.1(a) before) gives the rating difference dp of a fractional score p, read in steps of 0.01:
+# a first rating is "Ru = Ra + dp" (§8.2.3), and a performance rating Ra + dp (the Title Regulations' norm table
+# 1.4.9 is the same table; pipeline/analytics/performance.py). p is rounded to the hundredth, half up (the
+# regulations are silent; FIDE's published first ratings agree), and Ra + dp to the nearest whole number, half up,
+# both exactly in integers. The functions take Polars expressions or NumPy arrays alike.
+
+
+def percent_half_up(n: _Pool, points_x2: _Pool) -> _Pool:
+    """The score p in hundredths, to the nearest hundredth half up, exactly in integers (table 8.1.1's row)."""
+    return (100 * points_x2 + n) // (2 * n)
+
+
+def dp_of_percent(percent: pl.Expr) -> pl.Expr:
+    """Table 8.1.1's dp (Int64) for a score in hundredths, 0 to 100 (a value outside reads the nearest end)."""
+    return pl.lit(_DP_SERIES).gather(percent.clip(0, 100)).cast(pl.Int64)
+
+
+def _dp_of_percent_numpy(percent: np.ndarray) -> np.ndarray:
+    """dp_of_percent on an integer array: int64."""
+    return DP_BY_PERCENT[np.clip(percent, 0, 100)].astype(np.int64)
+
+
+def ra_plus_dp_rounded(n: _Pool, opp_sum: _Pool, dp: _Pool) -> _Pool:
+    """round(Ra + dp), half up, exactly in integers (Ra = opp_sum / n)."""
+    return (2 * opp_sum + 2 * dp * n + n) // (2 * n)
+
+
 # -- §8.2 and §7.1.4: the first rating of an unrated player -------------------------------------------
 # 2024, in our words: a player new to the list gets a published rating only after at least 5 games
 # against rated opponents (§7.1.4); the results of tournaments in consecutive rating periods of not more
@@ -611,6 +740,19 @@ def enough_games_for_first_rating(n_pool: pl.Expr, rules: RuleSet) -> pl.Expr:
 def _enough_games_for_first_rating_numpy(n_pool: np.ndarray, rules: RuleSet) -> np.ndarray:
     """enough_games_for_first_rating on an integer array: bool."""
     return n_pool >= rules.initial.min_games
+
+
+def played_before() -> pl.Expr:
+    """§8.2.1's "first event" is an unrated player's very first: whether a player has a rated game behind them, from
+    the list's columns last_played (a period with a counting game) and pending_games (a pool held). A player
+    without is one whose first event disregarded_first_event looks for.
+    """
+    return pl.col("last_played").is_not_null() | (pl.col("pending_games").fill_null(0) > 0)
+
+
+def _played_before_numpy(last_played_known: np.ndarray, pending_games: np.ndarray) -> np.ndarray:
+    """played_before on NumPy arrays (last_played known, pending_games with 0 where missing): a bool array."""
+    return last_played_known | (pending_games > 0)
 
 
 def disregarded_first_event(rules: RuleSet) -> pl.Expr:
@@ -696,9 +838,9 @@ def initial_rating(rules: RuleSet) -> pl.Expr:
         pl.col("p2_pool").cast(pl.Int64),
         pl.col("os_pool").cast(pl.Int64),
     )
-    dp = pl.lit(_DP_SERIES).gather(_percent_half_up(n, points_x2).clip(0, 100)).cast(pl.Int64)
+    dp = dp_of_percent(percent_half_up(n, points_x2))
     if initial.formula == "hypothetical-draws":
-        rating = _ra_plus_dp_rounded(n, opp_sum, dp)
+        rating = ra_plus_dp_rounded(n, opp_sum, dp)
     else:
         average = opp_sum.cast(pl.Float64) / n
         above = pl.when(points_x2 > n).then(initial.plus_score_per_half_point * (points_x2 - n).cast(pl.Float64))
@@ -719,16 +861,6 @@ def _with_hypothetical_draws(rules: RuleSet, n: _Pool, points_x2: _Pool, opp_sum
         return n, points_x2, opp_sum
     h = initial.hypothetical_games
     return n + h, points_x2 + h, opp_sum + h * initial.hypothetical_rating
-
-
-def _percent_half_up(n: _Pool, points_x2: _Pool) -> _Pool:
-    """The score p in hundredths, to the nearest hundredth half up, exactly in integers (table 8.1.1's row)."""
-    return (100 * points_x2 + n) // (2 * n)
-
-
-def _ra_plus_dp_rounded(n: _Pool, opp_sum: _Pool, dp: _Pool) -> _Pool:
-    """round(Ra + dp), half up, exactly in integers (Ra = opp_sum / n)."""
-    return (2 * opp_sum + 2 * dp * n + n) // (2 * n)
 
 
 @dataclass(frozen=True)
@@ -756,11 +888,11 @@ def initial_rating_terms(
     n, points_x2, opp_sum = _with_hypothetical_draws(
         rules, np.maximum(n_pool.astype(np.int64), 1), p2_pool.astype(np.int64), os_pool.astype(np.int64)
     )
-    percent = _percent_half_up(n, points_x2)
-    dp = DP_BY_PERCENT[np.clip(percent, 0, 100)].astype(np.int64)
+    percent = percent_half_up(n, points_x2)
+    dp = _dp_of_percent_numpy(percent)
     if initial.formula == "hypothetical-draws":
         bonus = dp.astype(np.float64)
-        rating = _ra_plus_dp_rounded(n, opp_sum, dp)
+        rating = ra_plus_dp_rounded(n, opp_sum, dp)
     else:
         average = opp_sum.astype(np.float64) / n.astype(np.float64)
         above = initial.plus_score_per_half_point * (points_x2 - n).astype(np.float64)

@@ -15,9 +15,15 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from pipeline.months import add_months, parse_month
+from pipeline.months import parse_month
 from pipeline.rules.model import RuleSet
-from pipeline.rules.regulations import below_floor, development_coefficient, k_ten_for_good, reached_elite
+from pipeline.rules.regulations import (
+    below_floor,
+    development_coefficient,
+    mark_elite_reached,
+    reached_elite,
+    year_of_list_k,
+)
 from pipeline.scenarios.amendments import LISTS_PREFIX, list_file_months
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas.rating_list import POOL_ENTRY, RatingList
@@ -86,7 +92,7 @@ def with_corrections(
     """
     if points.is_empty():
         return rating_list, pl.Series("player_id", [], dtype=pl.Int64)
-    before = k_ten_for_good(previous.select("player_id", "rating", "k", "ever_2400"), rules.k).select(
+    before = mark_elite_reached(previous.select("player_id", "rating", "k", "ever_2400"), rules.k).select(
         "player_id", _before="rating", _elite_before="ever_2400"
     )
     # A rating to correct: on the list before and on this one (or delisted by this month's games).
@@ -105,8 +111,7 @@ def with_corrections(
         ever_2400=pl.col("_elite_before").fill_null(False),
         correction=pl.col("_points"),
     ).with_columns(ever_2400=reached_elite(rules.k))
-    year = parse_month(add_months(month, 1))[0]
-    corrected = corrected.with_columns(k=development_coefficient(rules.k, year))
+    corrected = corrected.with_columns(k=development_coefficient(rules.k, year_of_list_k(month)))
     updated = conform(corrected, RatingList).select("player_id", "rating", CORRECTION, "k", "delisted", "ever_2400")
     carried = rating_list.update(updated, on="player_id", how="left", include_nulls=True)
     return conform(carried, RatingList), not_applied
