@@ -13,7 +13,6 @@ from assets.partitions import PREVIOUS_MONTH
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
 from pipeline.operations.instance_dirs import location_commands
-from pipeline.scenarios.amendments import amendment_line, lazy_names, record_amendment
 from pipeline.scenarios.chain import (
     ChainNotes,
     ChainTable,
@@ -26,8 +25,8 @@ from pipeline.scenarios.chain import (
     rate_months,
 )
 from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario
-from pipeline.scenarios.ratings_used import record_stated_differences
-from pipeline.scenarios.recalculation import LATE_REPORTS, LOOK_BACK_MONTHS, late_reports
+from pipeline.scenarios.month_records import month_records
+from pipeline.scenarios.recalculation import LOOK_BACK_MONTHS, late_reports
 from pipeline.store.monthly import MonthlyFrames
 
 
@@ -114,34 +113,15 @@ def build_rating_defs(
         selected = [table.name for table in tables if keys[table.name] in context.selected_asset_keys]
         stored = [(keys[t.name], t.model) if t.name in selected else None for t in tables]
 
-        names = lazy_names(object_store, months[-1])
+        record = month_records(object_store, scenario, months, late, notes, keys["rating_list"].path)
 
         def one_month(month: str) -> tuple[pl.DataFrame, ...]:
             frames = rate_month(month, games_of)
             figures = month_figures(dict(zip(keys, frames, strict=True)), scenario.rules_name(month))
-            unconverged = notes.unconverged.pop(month, None)
-            if unconverged is not None:
-                context.log.warning(unconverged)
-                figures["rating_list"]["whr_fit"] = unconverged
-            differences = notes.stated.pop(month, None)  # None: a rating system, or a month kept as stored
-            if "rating_list" in selected and differences is not None:
-                stated = record_stated_differences(object_store, scenario.name, month, differences)
-                figures["rating_list"].update(stated)
-            if late is not None:
-                if "rating_list" in selected:  # before the writer stores the list that carries them
-                    figures["rating_list"].update(late.record(month))
-                figures["rating_list"].update(late.metadata(month))
-                lines = late.lines(month, months)
-                for line in lines:
-                    context.log.warning(line)
-                if lines:
-                    figures["rating_list"][LATE_REPORTS] = "\n".join(lines)
-            if "rating_list" in selected:  # before the writer replaces the stored month
-                list_path = keys["rating_list"].path
-                amended = record_amendment(object_store, scenario.name, list_path, month, frames[0], names(month))
-                if amended is not None:
-                    figures["rating_list"].update(amended)
-                    context.log.warning(amendment_line(scenario.name, month, amended))
+            recorded = record(month, frames[0], "rating_list" in selected)  # before the writer stores the month
+            figures["rating_list"].update(recorded.metadata)
+            for line in recorded.warnings:
+                context.log.warning(line)
             for name in selected:
                 context.add_asset_metadata(figures[name], asset_key=keys[name], partition_key=month)
             progress.report(f"rate {scenario.name}", month, months.index(month) + 1, len(months))

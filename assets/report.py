@@ -32,7 +32,7 @@ from pipeline.reports.writer import (
     write_scenario_reports,
 )
 from pipeline.scenarios.chain import FLOWS, LEDGER, chain_tables
-from pipeline.scenarios.model import Scenario, compared_scenarios
+from pipeline.scenarios.model import Scenario, baseline_name, compared_scenarios
 from pipeline.store.monthly import MonthStream, months_stored, stream_months
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import Accuracy
@@ -85,7 +85,7 @@ def build_cross_scenario_assets(
     report_keys = [dg.AssetKey([s.name, "reports"]) for s in scenarios.values()]
     drift_keys = [dg.AssetKey([s.name, t]) for s in scenarios.values() for t in POOL_HEALTH_ANALYSES]
     list_keys = [dg.AssetKey([s.name, "published_list"]) for s in scenarios.values()]
-    baseline = "actual" if "actual" in scenarios else None
+    baseline = baseline_name(compared)  # compared with the first of them where no scenario is `actual`
 
     # Each month's accuracy on the games every compared scenario rated, so that the comparison over the whole history
     # reads a few rows a month and a monthly run computes its month only.

@@ -12,6 +12,7 @@ from schemas.games import Games
 from schemas.group_truth import GroupTruth
 from schemas.identity import IDENTITY_STATUSES, Identity
 from schemas.leaderboard import Leaderboard
+from schemas.list_changes import LIST_CHANGE_KINDS, ListChanges
 from schemas.performance import Performance
 from schemas.players import Players
 from schemas.points_ledger import PointsFlow, PointsLedger
@@ -23,6 +24,7 @@ from schemas.rating_distribution import RatingDistribution
 from schemas.rating_list import RatingList, SystemRatingList
 from schemas.raw_games import RawGames
 from schemas.score_curve import ScoreCurve
+from schemas.stated_ratings import StatedRatingDifference, StatedRatings
 from schemas.system_state import SystemState, UscfState
 from schemas.truth_error import TruthError
 from schemas.util import column_descriptions, empty_frame, polars_schema
@@ -31,6 +33,7 @@ from schemas.yearly_drift import YearlyDrift
 
 __all__ = [
     "IDENTITY_STATUSES",
+    "LIST_CHANGE_KINDS",
     "POOL_DIMENSIONS",
     "QUARANTINE_REASONS",
     "Accuracy",
@@ -45,6 +48,7 @@ __all__ = [
     "GroupTruth",
     "Identity",
     "Leaderboard",
+    "ListChanges",
     "Performance",
     "Players",
     "PointsFlow",
@@ -57,6 +61,8 @@ __all__ = [
     "RatingList",
     "RawGames",
     "ScoreCurve",
+    "StatedRatingDifference",
+    "StatedRatings",
     "SystemRatingList",
     "SystemState",
     "UscfState",

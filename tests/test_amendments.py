@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from pipeline.scenarios.amendments import (
-    CHANGES_COLUMNS,
+    CHANGES_SCHEMA,
     _same_list,
     change_counts,
     list_changes,
@@ -37,7 +37,12 @@ def test_changes_name_each_created_updated_and_deleted_player_once():
         (4, None, 1500, None, 1, None, "deleted"),
         (5, None, None, 1400, None, 5, "created"),
     ]
-    assert changes.columns == list(CHANGES_COLUMNS)
+    # The changes file's contract (scripts outside the project read it): its columns, in this order.
+    assert (
+        changes.columns
+        == list(CHANGES_SCHEMA)
+        == [*("player_id", "name", "old_rating", "new_rating", "old_games", "new_games", "change")]
+    )
 
 
 def test_a_row_changed_outside_the_rating_is_counted_not_listed():
@@ -67,6 +72,31 @@ def test_record_amendment_keeps_the_replaced_bytes_and_writes_nothing_for_an_equ
     changes = pl.read_csv(io.BytesIO(store.read_bytes("lists/s/2024-01.changes.csv")))
     assert changes["name"].to_list() == ["'=cmd()", "Bee, Ann"], "a formula is neutralised as in the CSV list"
     assert changes.select("old_rating", "new_rating").rows() == [(2000, 1990), (1900, 1910)]
+
+
+def test_a_months_records_are_written_only_where_its_list_is_stored_and_say_what_they_wrote(tmp_path: Path):
+    from pipeline.scenarios.chain import ChainNotes
+    from pipeline.scenarios.model import Scenario
+    from pipeline.scenarios.month_records import month_records
+    from pipeline.scenarios.ratings_used import DIFFERENCE_SCHEMA, STATED_DIFFERING
+
+    store = ObjectStore(str(tmp_path))
+    store.write_parquet(_list([(1, 2000, 3), (2, 1900, 1)]), "s/rating_list/2024-01.parquet")
+    new = _list([(1, 1990, 3), (2, 1900, 1)])
+    stated = pl.DataFrame(
+        [(1, "GER/2024-01/a.pgn", "Open", 7, 2100, 2000, 2000)], schema=DIFFERENCE_SCHEMA, orient="row"
+    )
+    notes = ChainNotes()
+    notes.stated["2024-01"], notes.unconverged["2024-01"] = stated, "not converged"
+    record = month_records(store, Scenario(name="s", rules="fide-2024"), ["2024-01"], None, notes, ["s", "rating_list"])
+    unstored = record("2024-01", new, False)
+    assert unstored.metadata == {"whr_fit": "not converged"} and unstored.warnings == ["not converged"]
+    assert not store.exists("lists/s/2024-01.changes.csv") and not store.exists("lists/s/2024-01.stated-ratings.csv")
+    notes.stated["2024-01"] = stated
+    stored = record("2024-01", new, True)
+    assert stored.metadata[STATED_DIFFERING] == 1 and stored.metadata["players_updated"] == 1
+    assert store.exists("lists/s/2024-01.changes.csv") and store.exists("lists/s/2024-01.stated-ratings.csv")
+    assert len(stored.warnings) == 1 and "the list of 2024-01 was rated again" in stored.warnings[0]
 
 
 POOL = pl.Struct({"month": pl.Utf8, "games": pl.Int32, "points_x2": pl.Int32, "opponent_rating_sum": pl.Int64})

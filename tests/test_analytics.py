@@ -409,7 +409,7 @@ def test_compare_accuracy_by_hand() -> None:
         deviance=pl.col("deviance_sum") / 20,
     )
     accuracy = Accuracy.validate(conform(rows, Accuracy))
-    table = compare_accuracy(accuracy)
+    table = compare_accuracy(accuracy, baseline="actual")
     AccuracyComparison.validate(table)
     assert table["scenario"].to_list() == ["actual", "late", "new"]
     baseline, late, new = table.to_dicts()

@@ -14,6 +14,9 @@ from schemas import PointsFlow, PointsLedger
 from schemas.rated_games import RatedGames
 from schemas.util import empty_frame
 
+#: The K policy of the rule set these months are rated under (fide-2024), whose newcomers the flows group.
+FIDE_K = load_rules("fide-2024").k
+
 
 def listed(rows: list[tuple], **more: list) -> pl.DataFrame:
     """A full list from (player_id, rating, inactive) rows and further columns."""
@@ -40,7 +43,7 @@ def test_each_channel_on_a_month_built_by_hand():
         rating=pl.Series([2007, 1910, 1800, 1697, 1500, None, 1602, 2104], dtype=pl.Int32),
         correction=pl.Series([None] * 7 + [4], dtype=pl.Int32),
     )
-    ledger, flows = points_ledger(previous, after_games, current, empty_frame(RatedGames), "2024-03", True)
+    ledger, flows = points_ledger(previous, after_games, current, empty_frame(RatedGames), "2024-03", FIDE_K, True)
     PointsLedger.validate(ledger)
     PointsFlow.validate(flows)
     row = ledger.row(0, named=True)
@@ -65,12 +68,18 @@ def test_each_channel_on_a_month_built_by_hand():
     corrected_out = current.with_columns(
         correction=pl.when(pl.col("player_id") == 6).then(-5).otherwise(pl.col("correction")).cast(pl.Int32)
     )
-    out = points_ledger(previous, after_games, corrected_out, empty_frame(RatedGames), "2024-03", True)[0]
+    out = points_ledger(previous, after_games, corrected_out, empty_frame(RatedGames), "2024-03", FIDE_K, True)[0]
     assert (out["corrections"][0], out["delisted"][0], out["unexplained"][0]) == (-1, 1410 - 20 - 5, 0)
     # A point the channels do not account for shows as unexplained: here the month's event, said not to be there.
-    assert points_ledger(previous, after_games, current, empty_frame(RatedGames), "2024-03")[0]["unexplained"][0] == 10
+    assert (
+        points_ledger(previous, after_games, current, empty_frame(RatedGames), "2024-03", FIDE_K)[0]["unexplained"][0]
+        == 10
+    )
     tampered = current.with_columns(rating=pl.when(pl.col("player_id") == 2).then(1911).otherwise(pl.col("rating")))
-    assert points_ledger(previous, after_games, tampered, empty_frame(RatedGames), "2024-03")[0]["unexplained"][0] == 11
+    assert (
+        points_ledger(previous, after_games, tampered, empty_frame(RatedGames), "2024-03", FIDE_K)[0]["unexplained"][0]
+        == 11
+    )
 
 
 def engine_month(month: str, rules_name: str, compression: bool = False):
@@ -114,7 +123,9 @@ def engine_month(month: str, rules_name: str, compression: bool = False):
 )
 def test_months_the_engine_rates_balance_and_the_flows_add_up_to_the_games(rules: str, compression: bool):
     previous, after_games, current, period_games = engine_month("2024-03", rules, compression)
-    ledger, flows = points_ledger(previous, after_games, current, period_games, "2024-03", compression)
+    ledger, flows = points_ledger(
+        previous, after_games, current, period_games, "2024-03", load_rules(rules).k, compression
+    )
     row = ledger.row(0, named=True)
     assert row["unexplained"] == 0
     assert row["games_change"] != 0 and row["newcomers"] + row["returning"] > 0
@@ -154,7 +165,7 @@ def test_the_balance_check_names_a_broken_channel_flows_that_do_not_add_up_and_a
     previous, after_games, current, period_games = engine_month("2024-03", "fide-2024")
     ended = None
     for month in months:  # the same figures twice, the second month's pool moved to start where the first ended
-        ledger, flows = points_ledger(previous, after_games, current, period_games, month)
+        ledger, flows = points_ledger(previous, after_games, current, period_games, month, FIDE_K)
         if ended is not None:
             shift = ended - ledger["pool_before"][0]
             ledger = ledger.with_columns(pl.col("pool_before") + shift, pl.col("pool_after") + shift)
@@ -190,7 +201,7 @@ def test_the_chains_first_month_is_not_held_to_a_ledger_left_from_an_earlier_fir
     from pipeline.store.object_store import ObjectStore
 
     store = ObjectStore(str(tmp_path))
-    ledger, flows = points_ledger(*engine_month("2024-03", "fide-2024"), "2024-03")
+    ledger, flows = points_ledger(*engine_month("2024-03", "fide-2024"), "2024-03", FIDE_K)
     for month, shift in (("2024-02", 10_304), ("2024-03", 0)):
         moved = ledger.with_columns(pl.col("pool_before") + shift, pl.col("pool_after") + shift)
         store.write_parquet(moved, table_key(["s", "points_ledger"], month))
@@ -223,7 +234,7 @@ def test_the_balance_check_holds_each_flow_matrix_to_the_games_channel(tmp_path)
     from pipeline.store.object_store import ObjectStore
 
     store = ObjectStore(str(tmp_path))
-    ledger, flows = points_ledger(*engine_month("2024-03", "fide-2024"), "2024-03")
+    ledger, flows = points_ledger(*engine_month("2024-03", "fide-2024"), "2024-03", FIDE_K)
     ledger_key, flows_key = table_key(["s", "points_ledger"], "2024-03"), table_key(["s", "points_flow"], "2024-03")
     store.write_parquet(ledger, ledger_key)
     store.write_parquet(flows, flows_key)
@@ -246,7 +257,64 @@ def test_a_list_that_lost_a_player_after_its_games_shows_it_and_is_not_refused()
     in_pool = previous.filter(pl.col("rating").is_not_null() & ~pl.col("inactive"))
     lost, rating = in_pool.row(0)[:2]
     ledger, _ = points_ledger(
-        previous, after_games, current.filter(pl.col("player_id") != lost), period_games, "2024-03"
+        previous, after_games, current.filter(pl.col("player_id") != lost), period_games, "2024-03", FIDE_K
     )
     # The player leaves the pool with the rating of the list before; what their games moved leaves with them.
     assert ledger["left_the_list"][0] == rating and ledger["unexplained"][0] == 0
+
+
+# -- the groups: one rule, its NumPy twin, the threshold of the rule set in force -----------------------------------
+
+
+def _player_states() -> pl.DataFrame:
+    """Every combination of the columns a player's group depends on, missing values included."""
+    rows = [
+        {"rating": r, "games_total": g, "birth_year": b}
+        for r in (None, 1500, 2450)
+        for g in (None, 0, 19, 20, 29, 30, 31, 300)
+        for b in (None, 1950, 2003, 2004, 2005, 2020)
+    ]
+    return pl.DataFrame(rows, schema={"rating": pl.Int32, "games_total": pl.Int32, "birth_year": pl.Int32})
+
+
+@pytest.mark.parametrize("newcomer_until_games", [30, 20, 0])
+def test_the_groups_numpy_twin_equals_the_rule_on_every_player_state(newcomer_until_games: int):
+    import numpy as np
+
+    from pipeline.scenarios.ledger import KINDS, _player_kind_numpy, player_kind
+
+    policy = load_rules("fide-2024", [f"k.newcomer_until_games={newcomer_until_games}"]).k
+    states = _player_states()
+
+    def values(name: str) -> tuple[np.ndarray, np.ndarray]:
+        return states[name].fill_null(0).to_numpy(), states[name].is_not_null().to_numpy()
+
+    (_, rated), (games, games_known), (birth, birth_known) = (
+        values(c) for c in ("rating", "games_total", "birth_year")
+    )
+    for year in (2023, 2024):
+        twin = _player_kind_numpy(policy, year, rated, games, games_known, birth, birth_known)
+        rule = states.select(player_kind(policy, year)).to_series()
+        assert [KINDS[kind] for kind in twin] == rule.to_list()
+    assert rule.n_unique() == (4 if newcomer_until_games else 3)  # with no newcomer K, nobody is a newcomer
+
+
+def test_the_flows_newcomers_are_those_of_the_rule_set_the_period_is_rated_under():
+    previous, after_games, current, period_games = engine_month("2024-03", "fide-2024")
+    newcomers = {}
+    for until in (0, 30, 80):
+        policy = load_rules("fide-2024", [f"k.newcomer_until_games={until}"]).k
+        flows = points_ledger(previous, after_games, current, period_games, "2024-03", policy)[1]
+        kinds = flows.filter(pl.col("grouping") == "kind")
+        newcomers[until] = kinds.filter(pl.col("group") == "newcomer")["sides"].sum()
+        assert kinds["points"].sum() == pytest.approx(flows.filter(pl.col("grouping") == "band")["points"].sum())
+    assert newcomers[0] == 0 < newcomers[30] < newcomers[80]
+
+
+def test_a_scenarios_k_policy_is_its_rule_sets_in_the_month_and_fides_default_for_a_system():
+    from pipeline.scenarios.model import SYSTEM_K_POLICY, Scenario
+
+    scenario = Scenario(name="s", rules="fide-2024", set={"k.newcomer_until_games": 20})
+    assert scenario.k_policy("2024-03") == scenario.rules_for("2024-03").k
+    assert scenario.k_policy("2024-03").newcomer_until_games == 20
+    assert Scenario(name="g", system="glicko2").k_policy("2024-03") is SYSTEM_K_POLICY

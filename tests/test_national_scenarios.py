@@ -73,6 +73,41 @@ def test_the_shipped_dwz_ger_scenario_is_german_players_under_dwz_with_the_upgra
     assert "dwz_ger" in compared_scenarios(scenarios, national=True)
 
 
+def test_the_baseline_is_actual_else_the_first_compared_scenario_and_the_comparison_is_against_it() -> None:
+    from pipeline.analytics.accuracy import compare_accuracy
+    from pipeline.scenarios.model import baseline_name
+    from schemas import Accuracy
+    from schemas.util import conform
+
+    fide, sonas = Scenario(name="fide", rules="fide-2024"), Scenario(name="sonas", rules="sonas-2002")
+    german = Scenario(name="german", system="dwz", restrict={"players": "GER"})
+    assert baseline_name({"sonas": sonas, "actual": fide.model_copy(update={"name": "actual"})}) == "actual"
+    assert baseline_name({}) is None and compared_scenarios({}) == {}
+    # Without `actual`: the first scenario, for the scenarios compared and for the report's comparison alike.
+    assert baseline_name({"sonas": sonas, "fide": fide}) == "sonas"
+    # A national first scenario chooses the list compared, but is not compared: the comparison's baseline is the
+    # first scenario it holds.
+    compared = compared_scenarios({"german": german, "fide": fide, "sonas": sonas})
+    assert list(compared) == ["fide", "sonas"] and baseline_name(compared) == "fide"
+    monthly = pl.DataFrame(
+        {
+            "month": ["2024-01", "2024-02"] * 2,
+            "scenario": ["fide", "fide", "sonas", "sonas"],
+            **{"players": [10] * 4, "games": [20] * 4, "sides": [40] * 4},
+            "total_abs_error": [5.0, 6.0, 4.0, 7.0],
+            "sum_squared_error": [4.0, 5.0, 3.0, 6.0],
+            "deviance_sum": [5.0, 5.0, 4.0, 6.0],
+        }
+    ).with_columns(
+        mean_abs_error=pl.col("total_abs_error") / 10,
+        rmse=(pl.col("sum_squared_error") / 10).sqrt(),
+        deviance=pl.col("deviance_sum") / 20,
+    )
+    table = compare_accuracy(Accuracy.validate(conform(monthly, Accuracy)), baseline_name(compared))
+    assert table["scenario"].to_list() == ["fide", "sonas"] and set(table["baseline"]) == {"fide"}
+    assert table.filter(pl.col("scenario") == "sonas")["share_better_mean_abs_error"].item() == 0.5
+
+
 def test_the_shipped_ecf_eng_scenario_is_englands_reports_under_ecf_with_six_lists_recalculated() -> None:
     scenarios = load_scenarios()
     ecf = scenarios["ecf_eng"]

@@ -9,7 +9,11 @@ import pytest
 
 from pipeline.analytics.federations import federation_residuals
 from pipeline.analytics.group_truth import group_truth
+from pipeline.rules.model import load_rules
 from schemas import FederationResiduals, GroupTruth
+
+#: The K policy whose newcomers the groups are: FIDE's of 2024.
+FIDE_K = load_rules("fide-2024").k
 
 
 def games_of(rows: list[tuple]) -> pl.DataFrame:
@@ -89,7 +93,7 @@ TRUTH = pl.DataFrame(
 
 
 def test_each_group_gains_its_players_points_of_the_year_beside_their_true_change():
-    table = group_truth(START, YEAR, "2024-12", TRUTH.lazy())
+    table = group_truth(START, YEAR, "2024-12", FIDE_K, TRUTH.lazy())
     GroupTruth.validate(table)
     rows = {(r["grouping"], r["group"]): r for r in table.iter_rows(named=True)}
     assert set(table["year"]) == {2024}
@@ -112,12 +116,14 @@ def test_each_group_gains_its_players_points_of_the_year_beside_their_true_chang
 
 
 def test_without_a_truth_every_player_who_played_counts_and_the_true_figures_are_empty():
-    table = group_truth(START, YEAR, "2024-12")
+    table = group_truth(START, YEAR, "2024-12", FIDE_K)
     rows = {(r["grouping"], r["group"]): r for r in table.iter_rows(named=True)}
     assert (rows[("kind", "adult")]["players"], rows[("kind", "adult")]["points"]) == (2, -3)
     assert rows[("band", "1400-1599")]["players"] == 1
     assert table["true_change"].null_count() == table.height == table["gap"].null_count()
-    assert group_truth(START, YEAR, "2024-11").is_empty() and group_truth(None, YEAR, "2024-12").is_empty()
+    assert (
+        group_truth(START, YEAR, "2024-11", FIDE_K).is_empty() and group_truth(None, YEAR, "2024-12", FIDE_K).is_empty()
+    )
 
 
 def test_the_page_shows_the_federations_with_most_games_by_year_and_the_groups_against_the_truth():
@@ -141,7 +147,7 @@ def test_the_page_shows_the_federations_with_most_games_by_year_and_the_groups_a
     # Most games first; FRA (5 games) is not among the top two; GER's years pool their points: 0 over 40 games.
     assert table["federation"].to_list() == ["<X>", "GER"] and table["games"].to_list() == [50, 40]
     assert table.row(1) == ("GER", 40, 0.0, 10.0, -3.33)
-    groups = group_truth(START, YEAR, "2024-12", TRUTH.lazy())
+    groups = group_truth(START, YEAR, "2024-12", FIDE_K, TRUTH.lazy())
     page = render_pool_health_page(
         "s", None, empty_frame(YearlyDrift), None, None, None, ["2024-01", "2024-12"], residuals=yearly, groups=groups
     )
@@ -211,3 +217,10 @@ def test_the_yearly_sums_do_not_depend_on_the_order_the_months_come_in() -> None
     assert residual_table(yearly_residuals(shuffled[0])).equals(residual_table(yearly_residuals(residuals)))
     assert flow_matrix(shuffled[1]).equals(flow_matrix(flows))
     assert yearly_index(shuffled[2]).equals(yearly_index(index))
+
+
+def test_the_groups_newcomers_are_those_of_the_k_policy_given():
+    fewer = load_rules("fide-2024", ["k.newcomer_until_games=10"]).k  # player 1 has 10 rated games: no newcomer now
+    kinds = group_truth(START, YEAR, "2024-12", fewer).filter(pl.col("grouping") == "kind")
+    assert "newcomer" not in kinds["group"].to_list()
+    assert kinds.filter(pl.col("group") == "adult")["players"].item() == 3

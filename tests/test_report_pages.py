@@ -353,7 +353,7 @@ def test_months_compared_are_the_months_the_shares_come_from() -> None:
         deviance=pl.when(pl.col("games") > 0).then(pl.col("deviance_sum") / pl.col("games")),
     )
     new = (
-        compare_accuracy(Accuracy.validate(conform(frame, Accuracy)))
+        compare_accuracy(Accuracy.validate(conform(frame, Accuracy)), baseline="actual")
         .filter(pl.col("scenario") == "new")
         .row(0, named=True)
     )
@@ -388,7 +388,7 @@ def two_scenario_store(root: Path) -> tuple[ObjectStore, pl.DataFrame]:
 @needs_chromium
 def test_accuracy_page_compares_on_common_games_in_plain_words(tmp_path: Path) -> None:
     store, monthly = two_scenario_store(tmp_path)
-    own = compare_accuracy(monthly)
+    own = compare_accuracy(monthly, baseline="actual")
     assert len(set(own["games"].to_list())) == 2  # the scenarios predicted different game sets
     comparison = write_accuracy_comparison(store, monthly, "actual", stored=["actual", "floor"])
     common = int(comparison["games"][0])

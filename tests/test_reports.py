@@ -292,7 +292,7 @@ def test_accuracy_markdown_and_comparison(games: pl.DataFrame) -> None:
     actual = accuracy.row(0, named=True)
     assert f"| 2024-06 | actual | {actual['players']:,} | {actual['games']:,} |" in markdown
     assert f"{actual['deviance']:.4f}" in markdown
-    comparison = compare_accuracy(accuracy)
+    comparison = compare_accuracy(accuracy, baseline="actual")
     text = accuracy_comparison_markdown(comparison)
     # A coin flip never beats real ratings on these games.
     assert "| coin | 1 |" in text and text.count("0%") >= 3 and "`actual`" in text

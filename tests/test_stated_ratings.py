@@ -13,7 +13,10 @@ import polars as pl
 import pytest
 
 from pipeline.scenarios.model import Scenario
-from pipeline.scenarios.ratings_used import STATED_COLUMNS, ListsInForce
+from pipeline.scenarios.ratings_used import ListsInForce, record_stated_differences, stated_differences_key
+from pipeline.store.object_store import ObjectStore
+from schemas.stated_ratings import StatedRatings
+from schemas.util import polars_schema
 from tests.landing import pgn_game, write_raw
 
 LISTS = {
@@ -87,6 +90,17 @@ def test_a_game_without_statements_is_left_as_it_is():
     assert games.equals(plain) and differences.is_empty()
 
 
+def test_the_stated_ratings_file_has_its_contracts_columns_one_row_per_statement(tmp_path: Path):
+    _, differences = _in_force().ratings_used(pl.concat([GAMES, GAMES.filter(pl.col("game_id") == 1)]), "2024-02")
+    store = ObjectStore(str(tmp_path))
+    assert record_stated_differences(store, "s", "2024-02", differences)["stated_ratings_differing"] == 2
+    written = pl.read_csv(store.path(stated_differences_key("s", "2024-02")))
+    # The contract scripts read: these columns, in this order; game 1 twice is one statement of two games.
+    assert written.columns == ["player_id", "source_file", "event_id", "stated", "listed", "used", "games"]
+    assert written.select("player_id", "games").rows() == [(1, 2), (3, 2)]
+    StatedRatings.validate(written.cast(dict(polars_schema(StatedRatings))))
+
+
 # -- end to end --------------------------------------------------------------------------------------------------
 
 SEED = "player_id,rating,birth_year\n1,2000,1980\n2,1900,1981\n"
@@ -121,7 +135,9 @@ def test_stated_ratings_in_a_run_are_listed_and_counted(tmp_path: Path):
     write_raw(store, files)
     summary, out = _run(store, tmp_path, TRUSTING)
     assert summary["stated_ratings_differing"] == {"listed": 2, "trusting": 2}
-    assert tuple(pl.read_csv(store / "lists" / "listed" / "2024-01.stated-ratings.csv").columns) == STATED_COLUMNS
+    assert pl.read_csv(store / "lists" / "listed" / "2024-01.stated-ratings.csv").columns == list(
+        polars_schema(StatedRatings)
+    )
     listed = pl.read_csv(store / "lists" / "listed" / "2024-01.stated-ratings.csv")
     assert listed.sort("player_id").select("player_id", "stated", "listed", "used").rows() == [
         (1, 2231, 2000, 2000),

@@ -311,3 +311,62 @@ def test_a_system_rule_file_is_read_as_written_and_never_stands_in_for_a_preset(
     (tmp_path / "twice.yaml").write_text("system: elo\nk: 20\nk: 30\n")
     with pytest.raises(ValueError, match="twice|duplicate"):
         load_system_rules("twice.yaml")
+
+
+# -- the expectancies the systems share ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("diff", "scale", "expected"),
+    [
+        (0.0, 400.0, 0.5),  # Elo (1978) 8.4: equal ratings, an even game
+        (400.0, 400.0, 10 / 11),  # the scale is the difference at which the favourite's odds are 10 to 1
+        (-400.0, 400.0, 1 / 11),
+        (200.0, 200.0, 10 / 11),
+    ],
+)
+def test_the_logistic_expectancy_is_elos_curve(diff: float, scale: float, expected: float) -> None:
+    from pipeline.systems import logistic_expectancy
+
+    assert pl.select(logistic_expectancy(pl.lit(diff), scale)).item() == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    # Glickman (1999), "The Glicko system", the example: a 1500 player against these opponents.
+    ("opponent", "deviation", "expected"),
+    [(1400.0, 30.0, 0.639), (1550.0, 100.0, 0.432), (1700.0, 300.0, 0.303)],
+)
+def test_the_glicko_expectancy_is_glickmans_worked_example(opponent: float, deviation: float, expected: float) -> None:
+    from pipeline.systems import glicko_expectancy, glicko_g
+
+    g = glicko_g(pl.lit(deviation * deviation))
+    assert pl.select(glicko_expectancy(g, pl.lit(1500.0 - opponent))).item() == pytest.approx(expected, abs=5e-4)
+
+
+def test_whrs_polars_expectancy_is_its_numpy_twin() -> None:
+    from pipeline.systems import scenario_system
+    from pipeline.whole_history.whr import expected_score
+
+    whr = scenario_system("whr")
+    white, black = (a.ravel() for a in np.meshgrid(np.arange(800.0, 2900.0, 37.5), np.arange(800.0, 2900.0, 53.0)))
+    advantage = np.where(np.arange(len(white)) % 3 == 0, 0.0, 35.0)
+    frame = pl.DataFrame({"white_rating": white, "black_rating": black, "advantage": advantage})
+    rule = frame.select(whr.expected(whr.params())).to_series().to_numpy()
+    # 10^(-D/400) and e^(-D ln 10/400): the same curve, a few ulps apart.
+    np.testing.assert_allclose(rule, expected_score(white, black, advantage), rtol=1e-13, atol=0)
+
+
+def test_a_systems_one_time_events_are_what_it_declares() -> None:
+    from dataclasses import replace
+
+    from pipeline.scenarios.model import Scenario
+    from pipeline.scenarios.system_step import one_time_events
+
+    dwz = get_system("dwz")
+    assert set(dwz.one_time_events) == {"dwz_upgrade"}
+    assert all(not get_system(name).one_time_events for name in REGISTRY if name != "dwz")
+    scenario = Scenario(name="d", system="dwz", events=[{"after": "2024-02", "dwz_upgrade": {}}])
+    state = pl.DataFrame({"player_id": [1], "rating": [1500.0]})
+    marked = replace(dwz, one_time_events={"dwz_upgrade": lambda s: s.with_columns(pl.col("rating") + 1.0)})
+    assert one_time_events(scenario, marked, state, "2024-02")["rating"].item() == 1501.0
+    assert one_time_events(scenario, marked, state, "2024-03").equals(state)  # another month: no event

@@ -154,7 +154,7 @@ def _common_ids(frames: list[pl.DataFrame]) -> pl.Series:
     return pl.Series("game_id", common if common is not None else [], dtype=pl.UInt64)
 
 
-def compare_accuracy(accuracy: pl.DataFrame, baseline: str | None = "actual") -> pl.DataFrame:
+def compare_accuracy(accuracy: pl.DataFrame, baseline: str | None) -> pl.DataFrame:
     """One AccuracyComparison row per scenario: pooled metrics over its months and, for each metric,
     the share of months in which it beats `baseline` (strictly lower error, same month).
 

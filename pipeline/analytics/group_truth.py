@@ -13,7 +13,8 @@ import polars as pl
 from pipeline.analytics.common import in_order_sum
 from pipeline.analytics.drift import true_moves
 from pipeline.months import is_december
-from pipeline.scenarios.ledger import BAND_WIDTH, JUNIOR_BELOW_AGE, NEWCOMER_GAMES
+from pipeline.rules.model import KPolicy
+from pipeline.scenarios.ledger import BAND_WIDTH, player_kind
 from schemas.group_truth import GroupTruth
 from schemas.util import conform, empty_frame
 
@@ -54,33 +55,31 @@ def game_points(rated_games: pl.DataFrame) -> pl.DataFrame | None:
     )
 
 
-def ledger_groups(start: pl.DataFrame, year: int) -> pl.DataFrame:
+def ledger_groups(start: pl.DataFrame, year: int, policy: KPolicy) -> pl.DataFrame:
     """(player_id, kind, band) of the rated players of the list `start`, as points_flow groups a side on the list before
-    the period (pipeline.scenarios.ledger: newcomer under NEWCOMER_GAMES rated games, FIDE's K-40 tier, B.02 2024
-    §8.3.3; junior under JUNIOR_BELOW_AGE in `year`; else adult; 200-point bands of the rating).
+    the period (pipeline.scenarios.ledger.player_kind under the K `policy`; 200-point bands of the rating).
     """
     rated = start.filter(pl.col("rating").is_not_null())
-    kind = (
-        pl.when(pl.col("games_total").is_not_null() & (pl.col("games_total") < NEWCOMER_GAMES))
-        .then(pl.lit("newcomer"))
-        .when(pl.col("birth_year").is_not_null() & (year - pl.col("birth_year") < JUNIOR_BELOW_AGE))
-        .then(pl.lit("junior"))
-        .otherwise(pl.lit("adult"))
-    )
+    kind = player_kind(policy, year)
     low = (pl.col("rating").cast(pl.Int64) // BAND_WIDTH) * BAND_WIDTH
     band = low.cast(pl.Utf8) + pl.lit("-") + (low + BAND_WIDTH - 1).cast(pl.Utf8)
     return rated.select(pl.col("player_id").cast(pl.Int64), kind.alias("kind"), band.alias("band"))
 
 
 def group_truth(
-    start: pl.DataFrame | None, year_lists: pl.DataFrame, month: str, truth: pl.LazyFrame | None = None
+    start: pl.DataFrame | None,
+    year_lists: pl.DataFrame,
+    month: str,
+    policy: KPolicy,
+    truth: pl.LazyFrame | None = None,
 ) -> pl.DataFrame:
     """The GroupTruth rows of the December list `month`: `start` is the list a year before (START_COLUMNS; None when not
-    stored: no rows), `year_lists` the rows (YEAR_COLUMNS) of the year's twelve lists stacked, `truth` the true
-    strengths (player_id, month, strength; None on real data). Each player rated on `start` who played a rated game
-    in the year keeps the group `start` gives them all year, so a group's points and its true change are of the same
-    players; on generated data only the players the truth holds at both ends count (a truth without the two months:
-    none). Empty in other months.
+    stored: no rows), `year_lists` the rows (YEAR_COLUMNS) of the year's twelve lists stacked, `policy` the K policy
+    of the year's first period (the one `start` is in force for: Scenario.k_policy), `truth` the true strengths
+    (player_id, month, strength; None on real data). Each player rated on `start` who played a rated game in the year
+    keeps the group `start` gives them all year, so a group's points and its true change are of the same players; on
+    generated data only the players the truth holds at both ends count (a truth without the two months: none). Empty
+    in other months.
     """
     if not is_december(month) or start is None:
         return empty_frame(GroupTruth)
@@ -94,7 +93,7 @@ def group_truth(
         )
         .with_columns(pl.col("player_id").cast(pl.Int64))
     )
-    players = ledger_groups(start, year).join(played, on="player_id").sort("player_id")
+    players = ledger_groups(start, year, policy).join(played, on="player_id").sort("player_id")
     moves = true_moves(truth, players["player_id"], month) if truth is not None and players.height else None
     if moves is not None and moves.height:
         players = players.join(moves, on="player_id", maintain_order="left")

@@ -125,7 +125,7 @@ def _group_truth(store: ObjectStore, scenario: Scenario) -> MonthTable:
         if start is None or any(frame is None for frame in year):  # a year not stored whole has no figures
             return empty_frame(GroupTruth)
         year_rows = pl.concat([frame.cast({"change": pl.Float64}) for frame in year if frame is not None])
-        return group_truth(start, year_rows, month, truth)
+        return group_truth(start, year_rows, month, scenario.k_policy(add_months(month, -11)), truth)
 
     return groups
 

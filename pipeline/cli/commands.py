@@ -180,7 +180,7 @@ def refuse_generating_over(out: str) -> None:
 
 def command_rules(args: argparse.Namespace) -> int:
     """The rule sets, the rating systems and the systems' presets, each with one line; or one of them in full."""
-    from pipeline.systems import get_system, system_names
+    from pipeline.systems import WHOLE_HISTORY, get_system, scenario_system, system_names
     from pipeline.systems.config import load_system_rules, rules_document, system_preset_names
 
     if not args.name:
@@ -207,15 +207,15 @@ def command_rules(args: argparse.Namespace) -> int:
         for name in system_presets:
             print(f"  {name:{width}} {rules_document(name).get('description', '')}")
         return 0
-    if args.name == "whr":  # not in the systems' registry: a whole-history fit, not a rating period's update
+    if args.name in WHOLE_HISTORY:  # not in the systems' registry: a whole-history fit, not a rating period's update
         if args.month is not None:
-            raise UsageError("--month does not apply: whr is a rating system, the same in every month")
+            raise UsageError(f"--month does not apply: {args.name} is a rating system, the same in every month")
         from pipeline.systems.config import system_params
-        from pipeline.whole_history.system import WhrScenarioParams
 
         # The parameters a `system: whr` scenario takes (the evaluation's, and its chain's full sweeps).
-        params = system_params({"name": "whr", "system": "whr"}, WhrScenarioParams, tuple(args.set or ()))
-        print(json.dumps({"name": "whr", "system": "whr", **params.model_dump()}, indent=2))
+        whole = scenario_system(args.name)
+        params = system_params({"name": whole.name, "system": whole.name}, whole.params, tuple(args.set or ()))
+        print(json.dumps({"name": whole.name, "system": whole.name, **params.model_dump()}, indent=2))
         return 0
     if args.name in system_names() or args.name in system_preset_names():
         if args.month is not None:

@@ -34,14 +34,14 @@ from pipeline.rules.model import RuleSet
 from pipeline.rules.regulations import _rating_changes_numpy, rounds_per_event
 from pipeline.scenarios.amendments import player_amendments
 from pipeline.scenarios.chain import LEDGER
-from pipeline.scenarios.model import MAX_PERIOD_MONTHS, Scenario, canonical_name
+from pipeline.scenarios.model import BASELINE_SCENARIO, MAX_PERIOD_MONTHS, Scenario, canonical_name
 from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
 from pipeline.store.monthly import store_failed, stored_table_months, unreadable_table
 from pipeline.store.object_store import ObjectStore, is_safe_part, polars_s3_options
 from pipeline.text import escape_text, printable_text
 from pipeline.validate.identity import LOCAL_ID_BASE, name_key, players_named_in_dumps
 
-DEFAULT_SCENARIO = "actual"
+DEFAULT_SCENARIO = BASELINE_SCENARIO
 RATING_LIST, RATED_GAMES, IDENTITY, SYSTEM_STATE = "rating_list", "rated_games", "identity", "system_state"
 # <store>/players/<id>.html: the player cards `ratings player ID --html` writes, which the HTML lists link to.
 PLAYER_PAGES = "players"

@@ -20,24 +20,16 @@ from pipeline.months import parse_month
 from pipeline.store.monthly import table_key
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import published_text_columns
+from schemas.list_changes import LIST_CHANGE_KINDS, ListChanges
+from schemas.util import polars_schema
 
 #: Where the readable lists and the changes files are: lists/<scenario>/.
 LISTS_PREFIX = "lists"
-#: The changes file's columns, in order (a contract: scripts outside the project read them).
-CHANGES_COLUMNS = ("player_id", "name", "old_rating", "new_rating", "old_games", "new_games", "change")
+#: The changes file's columns and types, in order (schemas.list_changes: a contract, scripts outside the project read
+#: them).
+CHANGES_SCHEMA = polars_schema(ListChanges)
 #: What happened to a player between the two versions (`change`).
-CREATED, UPDATED, DELETED = "created", "updated", "deleted"
-CHANGES_SCHEMA = pl.Schema(
-    {
-        "player_id": pl.Int64,
-        "name": pl.Utf8,
-        "old_rating": pl.Int32,
-        "new_rating": pl.Int32,
-        "old_games": pl.Int32,
-        "new_games": pl.Int32,
-        "change": pl.Utf8,
-    }
-)
+CREATED, UPDATED, DELETED = LIST_CHANGE_KINDS
 #: The metadata keys of an amended month (the materialization's and the run summary's), in order.
 COUNT_KEYS = ("players_created", "players_updated", "players_deleted", "players_otherwise_changed")
 

@@ -577,7 +577,9 @@ def rate_months(
         if event:
             # The list the events change exists here alone; the compression page draws it (event months only).
             keep_list_before_events(store, scenario.name, month, result.after_games, rating_list)
-        ledger = points_ledger(before, result.after_games, rating_list, result.period_games, month, event)
+        ledger = points_ledger(
+            before, result.after_games, rating_list, result.period_games, month, scenario.k_policy(month), event
+        )
         return rating_list, result.rated_games, *ledger
 
     return rate
@@ -659,7 +661,8 @@ def kept_ledger(
         ledger, flows = (store.read_parquet(key) for key in keys)
         return ledger, flows
     period = kept_games if scenario.rules_for(month).publishes_list_after(month) else kept_games.clear()
-    return points_ledger(before, kept_list, kept_list, period, month, bool(scenario.events_after(month)))
+    events = bool(scenario.events_after(month))
+    return points_ledger(before, kept_list, kept_list, period, month, scenario.k_policy(month), events)
 
 
 def rated_here(differences: pl.DataFrame, games: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:

@@ -26,12 +26,10 @@ import polars as pl
 
 from pipeline.engine.arrays import bools, numbers
 from pipeline.engine.period import positions
+from pipeline.rules.model import KPolicy
 from schemas.points_ledger import PointsFlow, PointsLedger
 from schemas.util import conform
 
-#: A player is a newcomer while FIDE's newcomer K applies: fewer than 30 rated games (B.02 2024 §8.3.3, K = 40 "for a
-#: new player to the rating list until he has completed events with at least 30 games").
-NEWCOMER_GAMES = 30
 #: A junior is under 20 in the list's year (the flow's groups; FIDE's junior K stops at 18, its junior lists at 20).
 JUNIOR_BELOW_AGE = 20
 BAND_WIDTH = 200
@@ -139,12 +137,14 @@ def points_ledger(
     current: pl.DataFrame,
     period_games: pl.DataFrame,
     month: str,
+    policy: KPolicy,
     one_time_event: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The PointsLedger row and the PointsFlow rows of the list of `month` (module docstring): `previous` is the list
     in force before the period, `after_games` the list after its games (before the month's one-time events),
     `current` the list published, `period_games` the per-game table of every game the list rates (a period of
     several months: all of them). The lists are in player_id order, `after_games` and `current` of the same players.
+    `policy`: the K policy the period is rated under (Scenario.k_policy), whose newcomers the flows group.
     `one_time_event`: the month has one (Scenario.events_after); in any other month the published list differs from
     the list after the games by the corrections alone, and any other difference is unexplained.
 
@@ -152,7 +152,7 @@ def points_ledger(
     half a CPU-second a month).
     """
     period = _Period(previous, after_games, current, period_games)
-    return _ledger(period, month, one_time_event), _flows(period, month)
+    return _ledger(period, month, one_time_event), _flows(period, month, policy)
 
 
 def _ledger(period: _Period, month: str, one_time_event: bool) -> pl.DataFrame:
@@ -221,17 +221,48 @@ KINDS = ("unrated", "newcomer", "junior", "adult")
 GROUPINGS = ("kind", "band")
 
 
-def _groups(period: _Period, rows: np.ndarray, year: int) -> tuple[np.ndarray, np.ndarray]:
-    """The kind (an index of KINDS) and the 200-point band's lowest rating (-1: unrated) of the players at `rows` of the
-    published list, as they stood on the list before the period.
+def player_kind(policy: KPolicy, year: int) -> pl.Expr:
+    """The group (KINDS) of a list's player from its rating, games_total and birth_year: unrated; a newcomer while the
+    K policy's newcomer K applies, fewer than its newcomer_until_games rated games (B.02 2024 §8.3.3: K = 40 "for a
+    new player to the rating list until he has completed events with at least 30 games"; an unknown count is not a
+    newcomer's); a junior, under JUNIOR_BELOW_AGE in `year`; else an adult.
+    """
+    return (
+        pl.when(pl.col("rating").is_null())
+        .then(pl.lit(KINDS[0]))
+        .when(pl.col("games_total").is_not_null() & (pl.col("games_total") < policy.newcomer_until_games))
+        .then(pl.lit(KINDS[1]))
+        .when(pl.col("birth_year").is_not_null() & (year - pl.col("birth_year") < JUNIOR_BELOW_AGE))
+        .then(pl.lit(KINDS[2]))
+        .otherwise(pl.lit(KINDS[3]))
+    )
+
+
+def _player_kind_numpy(
+    policy: KPolicy,
+    year: int,
+    rated: np.ndarray,
+    games_total: np.ndarray,
+    games_total_known: np.ndarray,
+    birth_year: np.ndarray,
+    birth_year_known: np.ndarray,
+) -> np.ndarray:
+    """player_kind on NumPy arrays, as an index of KINDS (a missing value is a False mask beside its array)."""
+    junior = np.where(birth_year_known & (year - birth_year < JUNIOR_BELOW_AGE), 2, 3)
+    newcomer = games_total_known & (games_total < policy.newcomer_until_games)
+    return np.where(~rated, 0, np.where(newcomer, 1, junior))
+
+
+def _groups(period: _Period, rows: np.ndarray, year: int, policy: KPolicy) -> tuple[np.ndarray, np.ndarray]:
+    """The kind (an index of KINDS: player_kind) and the 200-point band's lowest rating (-1: unrated) of the players at
+    `rows` of the published list, as they stood on the list before the period.
     """
     listed, rows = rows >= 0, np.maximum(rows, 0)  # an opponent missing from the list counts as unrated
     rating, rated = (values[rows] for values in period.before("rating"))
     games, games_known = (values[rows] for values in period.before("games_total"))
     birth, birth_known = (values[rows] for values in period.before("birth_year"))
     rated &= listed
-    junior = np.where(birth_known & (year - birth < JUNIOR_BELOW_AGE), 2, 3)
-    kind = np.where(~rated, 0, np.where(games_known & (games < NEWCOMER_GAMES), 1, junior))
+    kind = _player_kind_numpy(policy, year, rated, games, games_known, birth, birth_known)
     band = np.where(rated, (rating // BAND_WIDTH) * BAND_WIDTH, -1)
     return kind, band
 
@@ -246,12 +277,12 @@ def _labels(codes: pl.Expr, grouping: str) -> pl.Expr:
     )
 
 
-def _flows(period: _Period, month: str) -> pl.DataFrame:
-    """Each counting side's K x W x (S - E) from its player's group to the opponent's, by kind (newcomer, junior,
-    adult) and by 200-point band, both as on the list before the period.
+def _flows(period: _Period, month: str, policy: KPolicy) -> pl.DataFrame:
+    """Each counting side's K x W x (S - E) from its player's group to the opponent's, by kind (player_kind, under the
+    period's K `policy`) and by 200-point band, both as on the list before the period.
     """
     year = int(month[:4])
-    own, opponent = _groups(period, period.player, year), _groups(period, period.opponent, year)
+    own, opponent = _groups(period, period.player, year, policy), _groups(period, period.opponent, year, policy)
     parts = [
         pl.DataFrame({"group": own[index], "opponent_group": opponent[index], "points": period.points})
         .group_by("group", "opponent_group")

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_v
 from pipeline.engine.period import PeriodResult, carry_forward, compress, predict_period, rate_period
 from pipeline.months import add_months, month_index, parse_month
 from pipeline.rules.model import (
+    KPolicy,
     RulesError,
     RuleSet,
     _Frozen,
@@ -42,6 +43,12 @@ MAX_PERIOD_MONTHS = 12
 _EARLIEST_MONTH = "1970-01"
 #: A month the scenario's list type is read at: a schedule's rule sets rate one list (load_scenarios checks).
 LIST_TYPE_MONTH = "2000-01"
+#: The scenario the others are compared with (the accuracy comparison's baseline, a player card's first chain): FIDE's
+#: own regulations, as the shipped scenarios file names them (baseline_name).
+BASELINE_SCENARIO = "actual"
+#: A rating system has no K: where its lists are read as FIDE's are (ever_2400 from elite_from, the points ledger's
+#: newcomers from newcomer_until_games), FIDE's default K policy stands in (2400 and 30 games, as in every preset).
+SYSTEM_K_POLICY = KPolicy()
 #: The time controls a system scenario rates unless it says otherwise: FIDE's standard list.
 STANDARD_TIME_CONTROLS = ("classical", "modern")
 
@@ -70,7 +77,7 @@ class DwzUpgrade(_Frozen):
 
 class Event(_Frozen):
     """A one-time change applied to the list of period `after`, after its regular calculation: `compress` (a rule
-    set's list) or `dwz_upgrade` (a `dwz` system's state, and so its list).
+    set's list) or `dwz_upgrade` (a `dwz` system's state, and so its list: RatingSystem.one_time_events).
     """
 
     after: Month
@@ -82,6 +89,16 @@ class Event(_Frozen):
         if (self.compress is None) == (self.dwz_upgrade is None):
             raise ValueError(f"event after {self.after}: give one change, 'compress: {{}}' or 'dwz_upgrade: {{}}'")
         return self
+
+    @property
+    def kind(self) -> str:
+        """The change's key: `compress`, or the key of a system's one-time event (RatingSystem.one_time_events)."""
+        return "compress" if self.compress is not None else "dwz_upgrade"
+
+
+def _event_systems(kind: str) -> str:
+    """The systems whose one-time events include `kind`, as an error names them."""
+    return ", ".join(name for name in system_names() if kind in scenario_system(name).one_time_events)
 
 
 #: A federation as the registry and the landing zone's folders write it (raw/GER/..., Players.federation).
@@ -173,7 +190,7 @@ class Scenario(_Frozen):
 
     @model_validator(mode="after")
     def _rules_or_system(self) -> Scenario:
-        changes = [(event.after, "compress" if event.compress is not None else "dwz_upgrade") for event in self.events]
+        changes = [(event.after, event.kind) for event in self.events]
         if twice := sorted({change for change in changes if changes.count(change) > 1}):
             raise ValueError(
                 "events: " + ", ".join(f"two {kind} events after {month}" for month, kind in twice) + ": give one"
@@ -190,8 +207,11 @@ class Scenario(_Frozen):
                 )
             if any(event.compress is not None for event in self.events):
                 raise ValueError(f"events: only a rule-set scenario has compress events; {self.system!r} has none")
-            if self.system != "dwz" and self.events:
-                raise ValueError(f"events: dwz_upgrade is an event of system dwz, not of {self.system!r}")
+            declared = scenario_system(self.system).one_time_events
+            if foreign := next((event.kind for event in self.events if event.kind not in declared), None):
+                raise ValueError(
+                    f"events: {foreign} is an event of system {_event_systems(foreign)}, not of {self.system!r}"
+                )
             if self.time_controls is not None and scenario_system(self.system).selects_games is not None:
                 # Its parameters pick the games from their clocks (uscf: rating_list); classes would contradict them.
                 raise ValueError(
@@ -200,8 +220,8 @@ class Scenario(_Frozen):
                 )
         elif self.time_controls is not None:
             raise ValueError("time_controls: only a system scenario has it (a rule set weighs time controls itself)")
-        elif any(event.dwz_upgrade is not None for event in self.events):
-            raise ValueError("events: dwz_upgrade is an event of system dwz, not of a rule set")
+        elif foreign := next((event.kind for event in self.events if event.compress is None), None):
+            raise ValueError(f"events: {foreign} is an event of system {_event_systems(foreign)}, not of a rule set")
         return self
 
     @field_validator("time_controls")
@@ -311,6 +331,10 @@ class Scenario(_Frozen):
                 _RESOLVED[key] = rules
         return rules
 
+    def k_policy(self, month: str) -> KPolicy:
+        """The K policy period `month` is rated under: its rule set's, or SYSTEM_K_POLICY for a rating system."""
+        return self.rules_for(month).k if self.system is None else SYSTEM_K_POLICY
+
     def _resolved_rules(self, month: str) -> RuleSet:
         assert self.rules is not None
         base, overrides = self.rules, list(self.set.items())
@@ -408,16 +432,23 @@ def load_scenarios(path: str | None = None) -> dict[str, Scenario]:
     return {scenario.name: scenario for scenario in scenarios.values()}
 
 
+def baseline_name(scenarios: dict[str, Scenario]) -> str | None:
+    """The name of the scenario the others of `scenarios` are compared with: BASELINE_SCENARIO where they hold it, else
+    the first's (a file of what-ifs without FIDE's own regulations); None for none.
+    """
+    return BASELINE_SCENARIO if BASELINE_SCENARIO in scenarios else next(iter(scenarios), None)
+
+
 def compared_scenarios(scenarios: dict[str, Scenario], national: bool = False) -> dict[str, Scenario]:
-    """The scenarios the comparison and the leaderboard set side by side: those rating the list `actual` rates (else
-    the first scenario's). Scenarios of other lists predict other games: on the games every scenario rated, a rapid
+    """The scenarios the comparison and the leaderboard set side by side: those rating the list their baseline rates
+    (baseline_name). Scenarios of other lists predict other games: on the games every scenario rated, a rapid
     list and a standard list have none in common. A national scenario (`restrict`) rates one federation's games only:
     the comparison of each month's common games leaves it out; the leaderboard (`national`) scores it on its own.
     """
-    if not scenarios:
+    baseline = baseline_name(scenarios)
+    if baseline is None:
         return {}
-    baseline = scenarios.get("actual") or next(iter(scenarios.values()))
-    kind = baseline.list_type()
+    kind = scenarios[baseline].list_type()
     return {
         name: scenario
         for name, scenario in scenarios.items()

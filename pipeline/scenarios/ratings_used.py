@@ -29,19 +29,11 @@ from pipeline.scenarios.amendments import LISTS_PREFIX
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import published_text_columns
+from schemas.stated_ratings import StatedRatingDifference, StatedRatings
+from schemas.util import conform, polars_schema
 
-#: A stated rating that differs from the list, one row per side (stated_differences).
-DIFFERENCE_SCHEMA = pl.Schema(
-    {
-        "player_id": pl.Int64,
-        "source_file": pl.Utf8,
-        "event_id": pl.Utf8,
-        "game_id": pl.UInt64,
-        "stated": pl.Int32,
-        "listed": pl.Int32,
-        "used": pl.Int32,
-    }
-)
+#: A stated rating that differs from the list, one row per side (schemas.stated_ratings).
+DIFFERENCE_SCHEMA = polars_schema(StatedRatingDifference)
 _SIDES = ("white", "black")
 
 
@@ -207,8 +199,6 @@ class ListsInForce:
         return held
 
 
-#: The columns of lists/<scenario>/<YYYY-MM>.stated-ratings.csv (a contract: scripts read them).
-STATED_COLUMNS = ("player_id", "source_file", "event_id", "stated", "listed", "used", "games")
 #: The metadata key of a month's count of stated ratings that differ from the list (the run summary adds them up).
 STATED_DIFFERING = "stated_ratings_differing"
 
@@ -222,8 +212,8 @@ def record_stated_differences(
     store: ObjectStore, scenario: str, month: str, differences: pl.DataFrame
 ) -> dict[str, object]:
     """The month's differing stated ratings written to stated_differences_key, one row per player, file, event and
-    statement (STATED_COLUMNS; a stale file of an earlier run removed when there are none); the metadata that counts
-    them.
+    statement (schemas.stated_ratings.StatedRatings; a stale file of an earlier run removed when there are none); the
+    metadata that counts them.
     """
     key = stated_differences_key(scenario, month)
     if differences.is_empty():
@@ -231,10 +221,12 @@ def record_stated_differences(
             store.remove(key)
         return {}
     # One row per player and event statement: how many of the event's games it was stated in.
-    per_event = (
-        differences.group_by("player_id", "source_file", "event_id", "stated", "listed", "used")
+    statement = [column for column in polars_schema(StatedRatings) if column != "games"]
+    per_event = conform(
+        differences.group_by(statement)
         .agg(games=pl.len().cast(pl.Int32))
-        .sort("player_id", "source_file", "event_id", "stated")
+        .sort("player_id", "source_file", "event_id", "stated"),
+        StatedRatings,
     )
     # File names and event names come from dumps: printable, a cell a spreadsheet would evaluate neutralised.
     published = published_text_columns(per_event, spreadsheet=True)

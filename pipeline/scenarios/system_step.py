@@ -10,21 +10,16 @@ import polars as pl
 
 from pipeline.engine.period import round_half_away
 from pipeline.months import add_months, month_index
-from pipeline.rules.model import KPolicy
 from pipeline.rules.regulations import reached_elite
-from pipeline.scenarios.model import Scenario
-from pipeline.systems import empty_state, rate_system_period, seeded_from_list, with_players
+from pipeline.scenarios.model import SYSTEM_K_POLICY, Scenario
+from pipeline.systems import RatingSystem, empty_state, rate_system_period, seeded_from_list, with_players
 from pipeline.systems.config import SystemRules
-from pipeline.systems.dwz import apply_upgrade_2025
 from schemas.rated_games import RatedGames
 from schemas.rating_list import POOL_ENTRY, SystemRatingList
 from schemas.util import conform, polars_schema
 
 #: The published rating is a whole number in RatingList's range; a system's scale is unbounded.
 RATING_MIN, RATING_MAX = 0, 4000
-#: A rating system has no K: its list's `ever_2400` keeps the column's FIDE meaning, under the default K policy
-#: (elite_from 2400, as every FIDE preset).
-FIDE_K = KPolicy()
 
 
 class SystemMonth(NamedTuple):
@@ -104,7 +99,7 @@ def rate_system_month(
     if seeds is not None:
         state = seeded_from_list(rules.system, state, seeds, sides, rules.params)
     result = rate_system_period(rules.system, state, to_rate, rules.params, period_of(month))
-    new_state = one_time_events(scenario, result.state.select(list(rules.system.state_schema())), month)
+    new_state = one_time_events(scenario, rules.system, result.state.select(list(rules.system.state_schema())), month)
     rated_games = _rated_games(games, to_rate, result.games, state, rules, month)
     rating_list = _rating_list(previous_list, state, new_state, to_rate, month, players)
     return SystemMonth(conform(rating_list, SystemRatingList), conform(rated_games, RatedGames), new_state)
@@ -132,14 +127,13 @@ def with_registered_births(
     )
 
 
-def one_time_events(scenario: Scenario, state: pl.DataFrame, month: str) -> pl.DataFrame:
-    """The system's state after the scenario's events of `month` (Scenario.events), after the month's games: the DWZ
-    upgrade of 2025 (pipeline.systems.dwz.apply_upgrade_2025), so the month's list and every later month start from
-    the upgraded ratings.
+def one_time_events(scenario: Scenario, system: RatingSystem, state: pl.DataFrame, month: str) -> pl.DataFrame:
+    """The system's state after the scenario's events of `month` (Scenario.events), after the month's games: each the
+    change the system declares for it (RatingSystem.one_time_events: DWZ's upgrade of 2025), so the month's list and
+    every later month start from the changed ratings. Scenario checks that its system declares each of its events.
     """
     for event in scenario.events_after(month):
-        if event.dwz_upgrade is not None:
-            state = apply_upgrade_2025(state)
+        state = system.one_time_events[event.kind](state)
     return state
 
 
@@ -194,8 +188,9 @@ def _rating_list(
     month: str,
     players: pl.DataFrame | None,
 ) -> pl.DataFrame:
-    # The list in force read as the engine reads a list (a seed list states only what its file says).
-    previous = previous.with_columns(ever_2400=reached_elite(FIDE_K))
+    # The list in force read as the engine reads a list (a seed list states only what its file says); `ever_2400`
+    # keeps the column's FIDE meaning.
+    previous = previous.with_columns(ever_2400=reached_elite(SYSTEM_K_POLICY))
     sides = pl.concat([to_rate.select(player_id="white_id"), to_rate.select(player_id="black_id")])
     played = sides.group_by("player_id").agg(games=pl.len().cast(pl.Int32))
     deviation = pl.col("deviation") if "deviation" in new_state.columns else pl.lit(None, dtype=pl.Float64)
@@ -240,7 +235,7 @@ def _rating_list(
         delisted=pl.lit(False),
         newly_rated=pl.col("rating").is_null() & pl.col("new_rating").is_not_null(),
         birth_year=pl.coalesce("birth_year", "registry_birth_year"),
-        ever_2400=reached_elite(FIDE_K, rating="new_rating"),
+        ever_2400=reached_elite(SYSTEM_K_POLICY, rating="new_rating"),
         last_played=pl.when(games > 0).then(pl.lit(month)).otherwise(pl.col("last_played")),
         pending_games=pl.lit(0, dtype=pl.Int32),
         pending_since=pl.lit(None, dtype=pl.Utf8),

@@ -12,7 +12,7 @@ quantities are summed per player with `group_by`; no Python loop runs over games
 that rates event by event (`by_event`: uscf, dwz) gets the period's events in (end date, event_id)
 order, batched in waves of events that share no player (`event_waves`): one update call per wave.
 
-Games (`GAME_SCHEMA`): `white_id`, `black_id`, `white_score` (1, 0.5, 0), `colour_known` (false: the
+Games (`normalised_games`): `white_id`, `black_id`, `white_score` (1, 0.5, 0), `colour_known` (false: the
 first player need not be White, so no White advantage applies to that game, in the prediction or in
 the update), optional `event_id` (uscf counts events) and optional `date` (the order of events for a
 `by_event` system; without it events go by event_id). State: `schemas.system_state.SystemState`
@@ -52,14 +52,6 @@ WHOLE_HISTORY: dict[str, str] = {"whr": "pipeline.whole_history.system"}
 ALIASES: dict[str, str] = {"steph": "stephenson", "glicko-2": "glicko2", "glicko1": "glicko"}
 
 STATE_SCHEMA: dict[str, pl.DataType] = dict(polars_schema(SystemState))
-GAME_SCHEMA: dict[str, PolarsDataType] = {
-    "white_id": pl.Int64,
-    "black_id": pl.Int64,
-    "white_score": pl.Float64,
-    "colour_known": pl.Boolean,
-}
-#: Columns of SystemState that carry a system's estimate; a system keeps a subset of them.
-ESTIMATE_COLUMNS = ("rating", "deviation", "volatility")
 
 
 class SystemParams(BaseModel):
@@ -127,6 +119,9 @@ class RatingSystem(Generic[P]):
     #: -> the state with its unrated rows (games 0) started from `seeds` (player_id, rating, games: the seeding list's
     #: state); None: no list of the system is seeded by another.
     seeded_from: Callable[[pl.DataFrame, pl.DataFrame, P], pl.DataFrame] | None = None
+    #: The one-time changes of its state a scenario's `events` may name, by the event's key (DWZ: `dwz_upgrade`, the
+    #: DSB's upgrade of 2025): state -> the state after the change, applied after the month's games.
+    one_time_events: Mapping[str, Callable[[pl.DataFrame], pl.DataFrame]] = field(default_factory=dict)
 
     def state_schema(self) -> pl.Schema:
         return pl.Schema({**STATE_SCHEMA, **self.extra_state})
@@ -170,13 +165,26 @@ def glicko_g(variance: pl.Expr) -> pl.Expr:
     return 1.0 / (1.0 + 3.0 * Q * Q * variance / 3.141592653589793**2).sqrt()
 
 
+def logistic_expectancy(diff: pl.Expr, scale: float = 400.0) -> pl.Expr:
+    """Elo (1978) 8.4, logistic form: W_e = 1 / (1 + 10^(-D / scale)), D the rating difference (own - opponent, White's
+    advantage inside it); WHR's Bradley-Terry in Elo units is the same curve (pipeline.whole_history.whr).
+    """
+    return 1.0 / (1.0 + pl.lit(10.0).pow(-diff / scale))
+
+
+def glicko_expectancy(g: pl.Expr, diff: pl.Expr) -> pl.Expr:
+    """Glickman (1999), Step 2: E = 1 / (1 + 10^(-g (r - r_j) / 400)), the logistic of the difference scaled by g
+    (g(RD_j) in the update, g of the combined deviation in a prediction); White's advantage inside `diff`.
+    """
+    return 1.0 / (1.0 + pl.lit(10.0).pow(-g * diff / 400.0))
+
+
 def combined_deviation_expected(params: SystemParams) -> pl.Expr:
     """Glickman (1999), "Expected outcome of a game": E = 1 / (1 + 10^(-g(sqrt(RD_i^2 + RD_j^2)) (r_i - r_j) / 400)),
     with the White advantage added to White's side of the difference.
     """
     g = glicko_g(pl.col("white_deviation").pow(2) + pl.col("black_deviation").pow(2))
-    diff = pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage")
-    return 1.0 / (1.0 + pl.lit(10.0).pow(-g * diff / 400.0))
+    return glicko_expectancy(g, pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage"))
 
 
 def with_opponents(sides: pl.DataFrame, players: pl.DataFrame, columns: list[str]) -> pl.DataFrame:

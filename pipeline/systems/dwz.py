@@ -557,4 +557,5 @@ SYSTEM = RatingSystem(
     seeded=lambda params: {"dwz_index": 6},
     unrated=pl.col("dwz_index") == 0,
     by_event=True,
+    one_time_events={"dwz_upgrade": apply_upgrade_2025},
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 from pydantic import Field
 
-from pipeline.systems import RatingSystem, SystemParams, signed_advantage, with_opponents
+from pipeline.systems import RatingSystem, SystemParams, logistic_expectancy, signed_advantage, with_opponents
 
 
 class EloParams(SystemParams):
@@ -15,17 +15,13 @@ class EloParams(SystemParams):
 
 
 def _expected(params: EloParams) -> pl.Expr:
-    # Elo (1978) 8.4, logistic form: W_e = 1 / (1 + 10^(-D/400)), D = own - opponent (+ White's advantage).
-    diff = pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage")
-    return 1.0 / (1.0 + pl.lit(10.0).pow(-diff / params.scale))
+    return logistic_expectancy(pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage"), params.scale)
 
 
 def _update(players: pl.DataFrame, sides: pl.DataFrame, params: EloParams, period: int) -> pl.DataFrame:
     sides = with_opponents(sides, players, ["rating"]).with_columns(
-        expected=1.0
-        / (
-            1.0
-            + pl.lit(10.0).pow(-(pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params)) / params.scale)
+        expected=logistic_expectancy(
+            pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params), params.scale
         )
     )
     # R_n = R_o + K (W - W_e), the period's games summed (all games of a period are simultaneous).

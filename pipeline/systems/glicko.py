@@ -10,6 +10,7 @@ from pipeline.systems import (
     RatingSystem,
     SystemParams,
     combined_deviation_expected,
+    glicko_expectancy,
     glicko_g,
     signed_advantage,
     with_opponents,
@@ -48,15 +49,9 @@ def pre_period_variance(players: pl.DataFrame, c: float, rd_max: float) -> pl.Ex
 def _update(players: pl.DataFrame, sides: pl.DataFrame, params: GlickoParams, period: int) -> pl.DataFrame:
     players = players.with_columns(variance=pre_period_variance(players, params.c, params.rd_max))
     sides = with_opponents(sides, players, ["rating", "variance"]).with_columns(g=glicko_g(pl.col("opp_variance")))
-    # Step 2: E(s | r, r_j, RD_j) = 1 / (1 + 10^(-g(RD_j)(r - r_j)/400)), White's advantage inside the difference.
+    # Step 2: E(s | r, r_j, RD_j), White's advantage inside the difference.
     sides = sides.with_columns(
-        expected=1.0
-        / (
-            1.0
-            + pl.lit(10.0).pow(
-                -pl.col("g") * (pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params)) / 400.0
-            )
-        )
+        expected=glicko_expectancy(pl.col("g"), pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params))
     )
     sums = sides.group_by("player_id").agg(
         # d^2 = [q^2 sum g(RD_j)^2 E (1 - E)]^-1: summed here as 1/d^2.

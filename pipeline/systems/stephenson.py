@@ -12,6 +12,7 @@ from pipeline.systems import (
     RatingSystem,
     SystemParams,
     combined_deviation_expected,
+    glicko_expectancy,
     glicko_g,
     signed_advantage,
     with_opponents,
@@ -47,15 +48,9 @@ def _update(players: pl.DataFrame, sides: pl.DataFrame, params: StephensonParams
     # Step 1 (ChessRatings.pdf appendix): v = v + c t, t periods since the player last competed, capped at rd_max^2.
     players = players.with_columns(variance=pre_period_variance(players, params.cval, params.rd_max))
     sides = with_opponents(sides, players, ["rating", "variance"]).with_columns(k=glicko_g(pl.col("opp_variance")))
-    # e_j = 1 / (1 + 10^(-k_j (r - r_j + gamma w_j)/400)), w_j = +1 White, -1 Black, 0 unknown.
+    # e_j = 1 / (1 + 10^(-k_j (r - r_j + gamma w_j)/400)), w_j = +1 White, -1 Black, 0 unknown: Glicko's Step 2.
     sides = sides.with_columns(
-        expected=1.0
-        / (
-            1.0
-            + pl.lit(10.0).pow(
-                -pl.col("k") * (pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params)) / 400.0
-            )
-        )
+        expected=glicko_expectancy(pl.col("k"), pl.col("own_rating") - pl.col("opp_rating") + signed_advantage(params))
     )
     bonus = params.bval / 100.0
     sums = sides.group_by("player_id").agg(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 from pydantic import Field
 
-from pipeline.systems import RatingSystem
+from pipeline.systems import RatingSystem, logistic_expectancy
 from pipeline.whole_history.whr import WhrParams
 
 
@@ -53,9 +53,10 @@ def _no_period_update(players: pl.DataFrame, sides: pl.DataFrame, params: WhrSce
 
 
 def _expected(params: WhrScenarioParams) -> pl.Expr:
-    """Bradley-Terry in Elo units (whr.expected_score), from the ratings alone: WHR's prediction has no deviation."""
-    diff = pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage")
-    return 1.0 / (1.0 + pl.lit(10.0).pow(-diff / 400.0))
+    """Bradley-Terry in Elo units (whr.expected_score, its NumPy twin), from the ratings alone: WHR's prediction has
+    no deviation.
+    """
+    return logistic_expectancy(pl.col("white_rating") - pl.col("black_rating") + pl.col("advantage"))
 
 
 SYSTEM: RatingSystem = RatingSystem(
