@@ -72,7 +72,7 @@ ui: $(STAMP)
 	$(BIN)/ratings ui --port $(PORT)
 
 bench: $(STAMP) bench-tools
-	RATINGS_BENCH_RLIB=$${RATINGS_BENCH_RLIB:-$(RLIB)} $(BIN)/python -m bench $(WORKLOADS)
+	RATINGS_BENCH_RLIB="$${RATINGS_BENCH_RLIB:-$(RLIB)}" $(BIN)/python -m bench $(WORKLOADS)
 
 # R (Debian's) and the R package PlayerRatings for engine-vs-playerratings, into bench/.cache/rlib: from CRAN, or from
 # its sources where PLAYERRATINGS_SRC names them (a folder or tarball, e.g. of github.com/cran/PlayerRatings). Where
@@ -84,8 +84,8 @@ bench-tools:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends r-base-core r-base-dev) \
 	  >/dev/null 2>&1 || echo "could not install R: engine-vs-playerratings will be skipped"; }
 	@if command -v Rscript >/dev/null 2>&1 && ! Rscript -e 'quit(status = !requireNamespace("PlayerRatings", lib.loc = c("$(RLIB)", .libPaths()), quietly = TRUE))' >/dev/null 2>&1; then \
-	  mkdir -p $(RLIB); \
-	  if [ -n "$(PLAYERRATINGS_SRC)" ]; then R CMD INSTALL -l $(RLIB) "$(PLAYERRATINGS_SRC)" >/dev/null 2>&1; \
+	  mkdir -p "$(RLIB)"; \
+	  if [ -n "$(PLAYERRATINGS_SRC)" ]; then R CMD INSTALL -l "$(RLIB)" "$(PLAYERRATINGS_SRC)" >/dev/null 2>&1; \
 	  else Rscript -e 'install.packages("PlayerRatings", lib = "$(RLIB)", repos = "https://cloud.r-project.org")' >/dev/null 2>&1; fi; \
 	  Rscript -e 'quit(status = !requireNamespace("PlayerRatings", lib.loc = c("$(RLIB)", .libPaths()), quietly = TRUE))' >/dev/null 2>&1 \
 	  || echo "could not install PlayerRatings (PLAYERRATINGS_SRC=its sources): engine-vs-playerratings will be skipped"; fi

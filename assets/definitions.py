@@ -20,6 +20,7 @@ from assets.rate import build_rating_defs
 from assets.report import build_cross_scenario_assets, build_cross_scenario_checks, build_report_assets
 from assets.storage import ObjectStoreResource, ParquetIOManager
 from assets.validate import build_validation_assets
+from pipeline.cli.encoding import require_utf8_file_names
 from pipeline.invariants.catalog import LANDING_ZONE_LAYOUT, QUARANTINE_SHARE, RECONCILIATION
 from pipeline.operations.automation import month_closed_at
 from pipeline.operations.first_month import definitions_months
@@ -193,4 +194,5 @@ def build_defs_from_settings(settings: Settings) -> dg.Definitions:
 @dg.definitions
 def defs() -> dg.Definitions:
     """What `dagster dev` and the webserver load: built when Dagster asks, not when the module is imported."""
+    require_utf8_file_names()  # `ratings` runs in UTF-8 mode; a deployment must too, or it rates otherwise
     return build_defs_from_settings(Settings.from_env())

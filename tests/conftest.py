@@ -136,6 +136,10 @@ INTEGRATION_TESTS = {
     "test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with_where_to_start",
     "test_the_commands_a_run_with_its_own_scenarios_file_prints_run_as_printed",
     "test_a_restricted_windowed_system_is_rated_again_from_a_later_month",  # `ratings run`, Dagster's instance
+    # tests/test_environment.py: a locale, a terminal's encoding or a thread count in a process of its own
+    "test_a_non_utf8_locale_reads_non_ascii_file_names_as_a_utf8_one_does",
+    "test_output_a_terminal_cannot_encode_is_escaped_not_an_error",
+    "test_truth_error_and_accuracy_are_the_same_bytes_whatever_the_thread_count",
     # `ratings run` interrupted in a process of its own (its worker processes too), then run again
     "test_ctrl_c_ends_a_run_in_one_line_with_no_process_left_and_the_rerun_writes_an_uninterrupted_run_s_lists",
 }

@@ -8,6 +8,7 @@ import gc
 import os
 import sys
 
+from pipeline.cli.encoding import utf8_process
 from pipeline.cli.run_options import add_run_commands, exposed_ui_warning, starting_line, ui_command
 from pipeline.operations.instance_dirs import instance_dir
 
@@ -113,6 +114,7 @@ def add_dagster_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    utf8_process(entry=argv is None)  # the command line's own process: file names as UTF-8 whatever the locale
     arguments = sys.argv[1:] if argv is None else argv
     if argv is None:
         # Python ends by collecting the objects left (Dagster's and the imports', some 300,000): a CPU-second of a

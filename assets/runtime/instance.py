@@ -60,9 +60,14 @@ from pipeline.operations.instance_dirs import (
     store_instance_dir,
 )
 from pipeline.store.lock import STORE_TAG
+from pipeline.store.object_store import StoreFault, fault_line
 
 # Instance settings shipped with the project (telemetry off), copied into an instance directory that has none.
 INSTANCE_YAML = os.path.join(os.path.dirname(__file__), "dagster.yaml")
+
+
+#: What to do about an instance directory that cannot be written (a read-only store holding its own instance).
+UNWRITABLE_INSTANCE = "its databases (runs, events) are written to; give another with --dagster-home DIR"
 
 
 def instance_home(dagster_home: str | None, store_url: str) -> str:
@@ -70,9 +75,18 @@ def instance_home(dagster_home: str | None, store_url: str) -> str:
     the shipped dagster.yaml when it has none: `dagster_home`, else $DAGSTER_HOME, else the store's own.
     """
     home, _ = instance_dir(dagster_home, store_url)
-    os.makedirs(home, exist_ok=True)
-    if os.path.isfile(INSTANCE_YAML) and not os.path.exists(os.path.join(home, "dagster.yaml")):
-        shutil.copyfile(INSTANCE_YAML, os.path.join(home, "dagster.yaml"))
+    try:
+        os.makedirs(home, exist_ok=True)
+        if os.path.isfile(INSTANCE_YAML) and not os.path.exists(os.path.join(home, "dagster.yaml")):
+            shutil.copyfile(INSTANCE_YAML, os.path.join(home, "dagster.yaml"))
+    except OSError as error:
+        line = fault_line(home, error, "making the Dagster instance directory")
+        if line is None:
+            raise
+        raise StoreFault(f"{line}: {UNWRITABLE_INSTANCE}") from error
+    if not os.access(home, os.W_OK):
+        # SQLite said only "unable to open database file", naming no path.
+        raise StoreFault(f"the Dagster instance directory {home} cannot be written to: {UNWRITABLE_INSTANCE}")
     return home
 
 

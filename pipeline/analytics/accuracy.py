@@ -84,9 +84,10 @@ def predictive_accuracy(
         .agg(error=in_order_sum(pl.col("score")) - in_order_sum(pl.col("expected")))
         .sort("player_id")  # a fixed summation order, so that a rerun writes identical bytes
         .select(
+            # Added in that order whatever the chunks (a sort leaves one per thread): POLARS_MAX_THREADS changed them.
             players=pl.len().cast(pl.Int64),
-            total_abs_error=pl.col("error").abs().sum(),
-            sum_squared_error=pl.col("error").pow(2).sum(),
+            total_abs_error=in_order_sum(pl.col("error").abs()),
+            sum_squared_error=in_order_sum(pl.col("error").pow(2)),
         )
     )
     white_deviance = pl.when(_predicted("white_expected")).then(
@@ -104,7 +105,7 @@ def predictive_accuracy(
         .select(
             games=pl.len().cast(pl.Int64),
             sides=pl.col("sides").sum().cast(pl.Int64),
-            deviance_sum=pl.col("deviance").sum(),
+            deviance_sum=in_order_sum(pl.col("deviance")),
         )
     )
     row = pl.concat([per_player, per_game], how="horizontal").with_columns(

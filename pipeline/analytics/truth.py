@@ -74,27 +74,30 @@ def rating_error_vs_truth(
     if n == 0:
         return pl.DataFrame(schema=ERROR_COLUMNS)
 
+    # Every whole-column sum in row order (in_order_*): Polars adds a long column in parallel pieces, chunk by chunk
+    # and split by its threads, so POLARS_MAX_THREADS (and a run's timing) changed the last bits.
+    centred = {name: pl.col(name) - in_order_mean(pl.col(name)) for name in ("rating", "strength")}
     total = rated.select(
-        pl.col("offset").sum().alias("sum"),
-        (pl.col("offset") ** 2).sum().alias("sumsq"),
-        pl.col("rating").mean().alias("mean_rating"),
-        pl.col("strength").mean().alias("mean_strength"),
-        pl.col("offset").mean().alias("mean_offset"),
-        pl.col("offset").std().alias("sd_offset"),
-        (pl.cov("rating", "strength") / pl.col("strength").var()).alias("slope"),
+        in_order_sum(pl.col("offset")).alias("sum"),
+        in_order_sum(pl.col("offset") ** 2).alias("sumsq"),
+        in_order_mean(pl.col("rating")).alias("mean_rating"),
+        in_order_mean(pl.col("strength")).alias("mean_strength"),
+        in_order_mean(pl.col("offset")).alias("mean_offset"),
+        in_order_std(pl.col("offset")).alias("sd_offset"),
+        # cov(rating, strength) / var(strength): their n - 1 cancels.
+        (in_order_sum(centred["rating"] * centred["strength"]) / in_order_sum(centred["strength"] ** 2)).alias("slope"),
     ).row(0, named=True)
     pairs = n * (n - 1) / 2
     # Each player is the higher-rated side against everyone rated below and the lower side against
     # everyone rated above; ties cancel out and are left out of the pair count.
+    # Added in row order: a rank or window's result comes in chunks as the threads made them.
     oriented = rated.select(
-        (
+        in_order_sum(
             pl.col("offset")
             * (pl.col("rating").rank("min").cast(pl.Float64) - 1 - (n - pl.col("rating").rank("max").cast(pl.Float64)))
-        )
-        .sum()
-        .alias("sum"),
+        ).alias("sum"),
         # A rating shared by t players is t(t - 1) / 2 tied pairs: (t - 1) / 2 per player.
-        ((pl.len().over("rating") - 1) / 2).sum().alias("tied"),
+        in_order_sum((pl.len().over("rating") - 1) / 2).alias("tied"),
     ).row(0, named=True)
     ordered_pairs = pairs - oriented["tied"]
     all_row = {

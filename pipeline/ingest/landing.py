@@ -105,6 +105,17 @@ def _out_of_bounds(month: str, bounds: tuple[str, str]) -> str | None:
     return None
 
 
+#: What a FIFO, device or socket is called where it is not read (not_a_file_problem).
+SPECIAL_FILE = "a special file (FIFO, device or socket)"
+
+
+def not_a_file_problem(what: str) -> str:
+    """Why an entry that is no regular file (`what`: 'a symbolic link', SPECIAL_FILE) is not read: a run's NOT_A_FILE
+    record and `ratings validate` say it alike.
+    """
+    return f"{what} is not read (only regular files are): copy the file itself into the landing zone"
+
+
 def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, str] | None = None) -> LandingEntry:
     """Place one key under raw/ ('raw/GER/2024-01/open.trf'); `what` names a non-file ('a symbolic link').
 
@@ -126,7 +137,7 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
             NOT_A_FILE,
             parts[0] if len(parts) >= 2 else "",
             month,
-            f"{what} is not read (only regular files are): copy the file itself into the landing zone",
+            not_a_file_problem(what),
         )
     if len(parts) < 3:
         where = "raw/" if len(parts) == 1 else f"raw/{parts[0]}/"
@@ -286,9 +297,7 @@ def _local_entries(
                 elif stat.S_ISREG(info.st_mode):
                     entries.append(_stamped(classify(key, bounds=bounds), f"{info.st_size} {info.st_mtime_ns}"))
                 else:
-                    what = (
-                        "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a special file (FIFO, device or socket)"
-                    )
+                    what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else SPECIAL_FILE
                     entries.append(classify(key, is_file=False, what=what, bounds=bounds))
         if listed is not None:
             listed(len(entries))

@@ -104,6 +104,12 @@ def generate_demo(root: str, explicit: bool, out: TextIO) -> None:
 
 def require_landing_zone(store: ObjectStore) -> None:
     """StoreError unless the store has a raw/ folder: `ratings run` never rates (or generates) elsewhere."""
+    if store.is_local and os.path.islink(os.path.join(store.base, "raw")):
+        # Never followed, as a link among the dumps is not (landing.inventory): the zone holds what the store holds.
+        raise StoreError(
+            f"{redact_url(store.url('raw'))} is a symbolic link, which is not read (only a real folder is): copy or "
+            f"move the landing zone itself into the store\n{LANDING_ZONE_HELP}"
+        )
     if not store.exists("raw"):
         raise StoreError(f"{redact_url(store.url())} has no landing zone (no raw/ folder).\n{LANDING_ZONE_HELP}")
 

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from pipeline.store.object_store import ObjectStore, fault_cause, process_alive, redact_url
+from pipeline.store.object_store import (
+    ObjectStore,
+    StoreFault,
+    fault_cause,
+    fault_line,
+    process_alive,
+    redact_url,
+)
 
 # A dot name: safe_part refuses it, so no table, report or landing-zone name can ever be this key.
 LOCK_KEY = ".ratings-run.lock"
@@ -144,7 +151,13 @@ class StoreLock:
         return self._try_local() if self.store.is_local else self._try_object()
 
     def _try_local(self) -> tuple[bool, Holder | None, str | None]:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:  # a read-only store, a denied folder: said as the store's other writes say it
+            line = fault_line(self.lock_url, error, "writing the run's lock")
+            if line is None:
+                raise
+            raise StoreFault(line) from error
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -30,7 +30,8 @@ def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
     # Otherwise (a TRF, a table file without event_id) the id is the dump's key '<FED>/<YYYY-MM>/<name>': its name
     # within the month folder is. The federation goes with the folder, as it goes with a PGN's dump key. An id without
     # that prefix is a table's own event_id, kept whole: a '#' in it is part of its name ('Spring Rapid #1').
-    named = event.str.replace(r"^[^/]*/\d{4}-\d{2}/(?:[^#]*#)?", "")
+    # NFC: a file or event name sent once composed ('café') and once decomposed (macOS's file names) is one name.
+    named = event.str.replace(r"^[^/]*/\d{4}-\d{2}/(?:[^#]*#)?", "").str.normalize("NFC")
     return [pl.when(~undated).then(day).alias("event_start"), pl.when(undated).then(named).alias("event_id")]
 
 

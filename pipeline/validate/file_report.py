@@ -10,8 +10,8 @@ are labelled with the most common month of their dates).
 
 from __future__ import annotations
 
-import datetime as dt
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +23,7 @@ from pipeline.formats.common import READER_REASONS, DumpTooLarge, UnreadableDump
 from pipeline.formats.decoding import check_line_count, decode_text, decode_text_detected, decompress, decompress_head
 from pipeline.formats.fide_list import detect_layout, parse_fide_list
 from pipeline.formats.trf import PLAYER_TAG, is_trf_text
+from pipeline.ingest.landing import NOT_A_FILE, SPECIAL_FILE, month_bounds, not_a_file_problem
 from pipeline.ingest.registry import registry_problems, registry_table, seed_problems
 from pipeline.text import escape_text
 from pipeline.validate.split import split_games
@@ -116,6 +117,15 @@ def report_file(path: str) -> FileReport:
 
 def _report_file(path: str) -> FileReport:
     try:
+        # Stat first: reading a FIFO would wait for a writer for ever; a run does not read one either.
+        if not stat.S_ISREG(mode := os.stat(path).st_mode) and not stat.S_ISDIR(mode):
+            return FileReport(
+                path,
+                detect_format(path),
+                problems=[f"{NOT_A_FILE}: {not_a_file_problem(SPECIAL_FILE)}"],
+                readable=False,
+                opened=False,
+            )
         too_large = _too_large(path)
         if too_large is not None:
             return too_large
@@ -233,7 +243,7 @@ def _own_month(raw: pl.DataFrame) -> str:
     """The most common YYYY-MM among the records' dates (the current month when none has a date)."""
     days = raw.select(pl.coalesce("date", "event_start").dt.strftime("%Y-%m").drop_nulls().alias("month"))["month"]
     if days.is_empty():
-        return dt.date.today().strftime("%Y-%m")
+        return month_bounds()[1]  # the current month as a run's is: UTC's
     return days.value_counts(sort=True)["month"][0]
 
 
