@@ -340,6 +340,35 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
     assert "(could not" not in out, out
 
 
+def test_games_stored_by_another_version_of_the_readers_or_validation_are_named_with_where_to_start(
+    rated_store, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that changes only how games are read or validated leaves the rating code's version as it was, yet
+    the stored games of earlier months (and the lists rated on them) are not what a run from scratch makes: said.
+    """
+    from assets.runtime import runs
+
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    shutil.copytree(full.parent / "home", home)
+    plan = plan_run(str(store), "2024-05", "2024-05", str(scenarios))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert runs.tables_made_otherwise(instance, plan) == []
+    # The validation's code changed since the stored games were made (the readers' and the rating code's did not).
+    real = runs.code_version
+    changed = {"validate": "x"}
+    monkeypatch.setattr(runs, "code_version", lambda stage, extra="": real(stage, extra) + changed.get(stage, ""))
+    assert _run(store, scenarios, home, "--from", "2024-05", "--to", "2024-05") == 0
+    out = capsys.readouterr().out
+    warning = (
+        "WARNING: the stored games of 2024-01..2024-04 (4 months) were read or validated by another version of the "
+        "code than this run's, and this run starts at 2024-05: the lists rated on them may differ from a rating from "
+        f"scratch; bring them in line with `ratings run --store {store} --from 2024-01{_carried(scenarios, home)}`"
+    )
+    assert out.count(warning) == 2, out  # in the plan and in the summary
+    assert "another definition of the scenario" not in out  # the lists' own versions are the code's of now
+
+
 def test_going_on_without_changed_months_names_the_list_the_games_miss_and_who_is_then_too_late(tmp_path: Path) -> None:
     store = ObjectStore(str(tmp_path))
     for month in ("2024-01", "2024-02", "2024-03", "2024-04"):

@@ -500,6 +500,18 @@ def made_otherwise_line(made: Mapping[str, str], commands: CommandLines, first: 
     )
 
 
+def games_made_otherwise_line(months: Sequence[str], commands: CommandLines, first: str) -> str:
+    """The warning of a run from `first` on a store whose games of earlier `months` (raw_games or games) were read or
+    validated by another version of the code than this run's (assets.runtime.runs.tables_made_otherwise): the lists
+    rated on them may differ from those a run from scratch makes, and this run continues them.
+    """
+    return (
+        f"WARNING: the stored games of {_months_text(months)} were read or validated by another version of the code "
+        f"than this run's, and this run starts at {first}: the lists rated on them may differ from a rating from "
+        f"scratch; bring them in line with `{commands.ratings('run', '--from', months[0])}`"
+    )
+
+
 def stale_before_line(stale: Mapping[str, str], commands: CommandLines, first: str) -> str:
     """The warning of a run from `first` on a store whose earlier stored lists were made before the list of the month
     before them changed (assets.runtime.runs.lists_stale_before): scenario -> the first such month.
@@ -931,6 +943,8 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
     lines += [f"  {line}" for line in summary.get("waiting_before", [])]
     if summary.get("lists_made_otherwise"):
         lines.append(f"  {made_otherwise_line(summary['lists_made_otherwise'], commands, first)}")
+    if summary.get("games_made_otherwise"):
+        lines.append(f"  {games_made_otherwise_line(summary['games_made_otherwise'], commands, first)}")
     if summary.get("lists_stale_before"):
         lines.append(f"  {stale_before_line(summary['lists_stale_before'], commands, first)}")
     if summary.get("bookkeeping"):
