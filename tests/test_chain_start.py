@@ -21,6 +21,7 @@ from assets.runtime.cli import main
 from pipeline.ingest.landing import MISPLACED, classify, inventory, months_held
 from pipeline.months import month_range
 from pipeline.operations.run_plan import (
+    MADE_OTHERWISE,
     RunPlan,
     StoreError,
     chain_start,
@@ -338,6 +339,21 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
     ):
         assert out.count(warning) == 2, (warning, out)  # in the plan and in the summary
     assert "(could not" not in out, out
+    # The Dagster rate step says it too (as in a run the schedule, sensor or UI launch), of the list it continues.
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        for name in ("actual", "glicko2"):
+            key = dg.AssetKey([name, "rating_list"])
+            records = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=key, asset_partitions=["2024-05"]), limit=1
+            ).records
+            said = records[0].asset_materialization.metadata[MADE_OTHERWISE].value
+            assert said.startswith(
+                f"WARNING: the stored lists of {name} from 2024-04 (or earlier) were made by another definition of the "
+                "scenario (or another version of the code) than this run's, and this run starts at 2024-05: bring them "
+                "in line with `ratings run"
+            ), said
+            assert " --from 2024-04" in said, said
+            assert said.endswith("`, or from the first such month before it (a `ratings run` names it)"), said
 
 
 def test_games_stored_by_another_version_of_the_readers_or_validation_are_named_with_where_to_start(
@@ -367,6 +383,13 @@ def test_games_stored_by_another_version_of_the_readers_or_validation_are_named_
     )
     assert out.count(warning) == 2, out  # in the plan and in the summary
     assert "another definition of the scenario" not in out  # the lists' own versions are the code's of now
+    with dg.DagsterInstance.from_config(str(home)) as instance:  # nor does the rate step say so of its list
+        key = dg.AssetKey(["actual", "rating_list"])
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=["2024-05"]), limit=2
+        ).records
+        assert len(records) == 2 and records[0].storage_id > records[1].storage_id  # the run's, then the fixture's
+        assert MADE_OTHERWISE not in records[0].asset_materialization.metadata
 
 
 def test_going_on_without_changed_months_names_the_list_the_games_miss_and_who_is_then_too_late(tmp_path: Path) -> None:

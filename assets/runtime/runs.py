@@ -23,6 +23,7 @@ from assets.rate import build_rating_defs
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
 from assets.runtime.interrupts import Interrupted, raise_if_received
+from assets.runtime.upgrades import CODE_VERSION_TAG
 from pipeline.code_versions import code_version
 from pipeline.ingest.landing import dump_bytes, landing_versions, listing_of_the_run
 from pipeline.ingest.registry import keep_registry_history
@@ -132,9 +133,8 @@ def wait_for_dagster_runs(store: ObjectStore, dagster_home: str | None, wait: bo
             time.sleep(WAIT_POLL_SECONDS)
 
 
-# Dagster's tags for an observation's data version and a materialization's code version
-# (dagster._core.definitions.data_version).
-DATA_VERSION_TAG, CODE_VERSION_TAG = "dagster/data_version", "dagster/code_version"
+# Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
+DATA_VERSION_TAG = "dagster/data_version"
 
 
 # The digest of the registry folders a month reads first (LandingVersions.registry_from), beside the data version.

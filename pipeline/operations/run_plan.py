@@ -487,16 +487,26 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     return continuity_problems(previous, following, seeded)
 
 
-def made_otherwise_line(made: Mapping[str, str], commands: CommandLines, first: str) -> str:
+#: The metadata key of the warning a Dagster rate step puts on its first list (assets.runtime.upgrades).
+MADE_OTHERWISE = "made_otherwise"
+
+
+def made_otherwise_line(
+    made: Mapping[str, str], commands: CommandLines, first: str, earliest_known: bool = True
+) -> str:
     """The warning of a run from `first` on a store whose earlier stored lists were made by another code version than
     the definitions give their scenario now (assets.runtime.runs.lists_made_otherwise): scenario -> the first such
-    month. The version holds the scenario's definition (its rules, schedule, `set:`) and the code rating it.
+    month. The version holds the scenario's definition (its rules, schedule, `set:`) and the code rating it. Unless
+    `earliest_known`, only the month before `first` was asked (a Dagster rate step): earlier lists may be so too.
     """
-    named = " and ".join(f"{name} from {month}" for name, month in sorted(made.items()))
+    named = " and ".join(
+        f"{name} from {month}{'' if earliest_known else ' (or earlier)'}" for name, month in sorted(made.items())
+    )
     return (
         f"WARNING: the stored lists of {named} were made by another definition of the scenario (or another version "
         f"of the code) than this run's, and this run starts at {first}: bring them in line with "
         f"`{commands.ratings('run', '--from', min(made.values()))}`"
+        + ("" if earliest_known else ", or from the first such month before it (a `ratings run` names it)")
     )
 
 
