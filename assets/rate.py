@@ -103,7 +103,7 @@ def build_rating_defs(
         object_store = store.store()
         notes = ChainNotes()
         late = late_reports(object_store, scenario, months, first_partition)
-        warn_if_continuing_otherwise(context, keys["rating_list"], first_partition, location_commands(object_store))
+        warn_if_continuing_otherwise(context, scenario, keys["rating_list"], first_partition, object_store)
         try:
             rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain, late, notes)
         except MissingMonth as missing:

@@ -327,7 +327,8 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
         f"tables were made, and this run starts at 2024-05: bring them in with {where} 2024-02{carried}`",
         "WARNING: the stored lists of actual from 2024-01 and glicko2 from 2024-01 were made by another definition of "
         f"the scenario (or another version of the code) than this run's, and this run starts at 2024-05: bring them "
-        f"in line with {where} 2024-01{carried}`",
+        f"in line with {where} 2024-01{carried}`; for actual (recalculation: forward), glicko2 (recalculation: window "
+        "2) it does so only in part",
         # A registry folder changes what its months rate too (an unknown player now known adds a game): both count.
         "WARNING: actual (recalculation: forward): going on without 2024-02..2024-03 (2 months) makes the games their "
         "files add, which would go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), "
@@ -353,7 +354,11 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
                 "in line with `ratings run"
             ), said
             assert " --from 2024-04" in said, said
-            assert said.endswith("`, or from the first such month before it (a `ratings run` names it)"), said
+            policy = {"actual": "forward", "glicko2": "window 2"}[name]
+            assert (
+                "`, or from the first such month before it (a `ratings run` names it); for "
+                f"{name} (recalculation: {policy}) it does so only in part"
+            ) in said, said
 
 
 def test_games_stored_by_another_version_of_the_readers_or_validation_are_named_with_where_to_start(
@@ -390,6 +395,31 @@ def test_games_stored_by_another_version_of_the_readers_or_validation_are_named_
         ).records
         assert len(records) == 2 and records[0].storage_id > records[1].storage_id  # the run's, then the fixture's
         assert MADE_OTHERWISE not in records[0].asset_materialization.metadata
+
+
+def test_the_remedy_of_lists_or_games_made_by_another_version_says_what_frozen_lists_keep() -> None:
+    """`ratings run --from` brings a `full` scenario's lists in line with the code of now; under `forward` or a window
+    a stored list is rated again on the games it rated only, and kept where the files give them otherwise now: the
+    warning says so of those scenarios alone, rather than promise what the run does not do.
+    """
+    from pipeline.operations.instance_dirs import command_lines
+    from pipeline.operations.run_plan import games_made_otherwise_line, made_otherwise_line
+
+    scenarios = {
+        "actual": Scenario(name="actual", rules="fide-2014"),
+        "kept": Scenario(name="kept", rules="fide-2014", recalculation="forward"),
+        "recent": Scenario(name="recent", system="glicko2", recalculation={"window": 3}),
+    }
+    commands = command_lines("/s", None, None)
+    frozen = "; for kept (recalculation: forward), recent (recalculation: window 3) it does so only in part: "
+    games = games_made_otherwise_line(["2024-01", "2024-02"], commands, "2024-04", scenarios)
+    assert f"bring them in line with `{commands.ratings('run', '--from', '2024-01')}`{frozen}" in games
+    assert "kept as stored where the files give those games otherwise now" in games
+    assert "no command rates them anew" in games
+    full_only = made_otherwise_line({"actual": "2024-02"}, commands, "2024-04", scenarios=scenarios)
+    assert full_only.endswith(f"`{commands.ratings('run', '--from', '2024-02')}`")
+    both = made_otherwise_line({"actual": "2024-02", "kept": "2024-01"}, commands, "2024-04", scenarios=scenarios)
+    assert "; for kept (recalculation: forward) it does so only in part" in both and "recent" not in both
 
 
 def test_going_on_without_changed_months_names_the_list_the_games_miss_and_who_is_then_too_late(tmp_path: Path) -> None:

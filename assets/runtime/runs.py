@@ -655,12 +655,13 @@ def _rate_planned(
                 looked_up("compare the lists' versions", lambda: lists_made_otherwise(instance, plan)) or {}
             )
             if made_otherwise:
-                print(f"  {made_otherwise_line(made_otherwise, plan.commands, plan.months[0])}", file=out, flush=True)
+                line = made_otherwise_line(made_otherwise, plan.commands, plan.months[0], scenarios=plan.scenarios)
+                print(f"  {line}", file=out, flush=True)
             games_otherwise = (
                 looked_up("compare the stored games' versions", lambda: tables_made_otherwise(instance, plan)) or []
             )
             if games_otherwise:
-                line = games_made_otherwise_line(games_otherwise, plan.commands, plan.months[0])
+                line = games_made_otherwise_line(games_otherwise, plan.commands, plan.months[0], plan.scenarios)
                 print(f"  {line}", file=out, flush=True)
             stale_before = (
                 looked_up("compare the earlier months' lists", lambda: lists_stale_before(instance, plan)) or {}

@@ -3,18 +3,24 @@
 import dagster as dg
 
 from pipeline.months import add_months
+from pipeline.operations.instance_dirs import location_commands
 from pipeline.operations.run_plan import MADE_OTHERWISE, made_otherwise_line
-from pipeline.text import CommandLines
+from pipeline.scenarios.model import Scenario
+from pipeline.store.object_store import ObjectStore
 
 # Dagster's tag for a materialization's code version (dagster._core.definitions.data_version).
 CODE_VERSION_TAG = "dagster/code_version"
 
 
 def warn_if_continuing_otherwise(
-    context: dg.AssetExecutionContext, key: dg.AssetKey, first_partition: str, commands: CommandLines
+    context: dg.AssetExecutionContext,
+    scenario: Scenario,
+    key: dg.AssetKey,
+    first_partition: str,
+    store: ObjectStore,
 ) -> str | None:
     """Log a WARNING, and put it in the metadata of the step's first list, when the stored list of the month before
-    it (`key`, the scenario's rating_list) was made by another code version than the one `key` declares now (the
+    it (`key`, the `scenario`'s rating_list) was made by another code version than the one `key` declares now (the
     scenario's definition or the code rating it changed since: an upgrade), as `ratings run` says of the lists it
     continues; a run launched by the schedule, the sensor or the UI says it too. One query: the month's latest
     materialization, whose version Dagster tagged; the months before it are not asked (a `ratings run` names the
@@ -32,7 +38,9 @@ def warn_if_continuing_otherwise(
     now = context.assets_def.code_versions_by_key.get(key)
     if made is None or now is None or (made.tags or {}).get(CODE_VERSION_TAG, now) == now:
         return None
-    line = made_otherwise_line({key.path[0]: previous}, commands, first, earliest_known=False)
+    made = {scenario.name: previous}
+    commands = location_commands(store)  # what the run's commands are printed with (its scenarios file, instance)
+    line = made_otherwise_line(made, commands, first, earliest_known=False, scenarios={scenario.name: scenario})
     context.log.warning(line)
     context.add_asset_metadata({MADE_OTHERWISE: line}, asset_key=key, partition_key=first)
     return line
