@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import os
 import re
 import shlex
@@ -359,6 +360,29 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
                 "`, or from the first such month before it (a `ratings run` names it); for "
                 f"{name} (recalculation: {policy}) it does so only in part"
             ) in said, said
+    # A run launched as the UI does (no `ratings run` around it to say so) logs it as a WARNING too; the CLI's did not.
+    from assets.definitions import build_defs
+    from pipeline.scenarios.model import load_scenarios
+
+    defs = build_defs("2024-01", "2024-05", root=str(store), scenarios=load_scenarios(str(changed)))
+    key = dg.AssetKey(["actual", "rating_list"])
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        cli_run = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=["2024-05"]), limit=1
+        ).records[0]
+        result = dg.materialize(
+            [*defs.assets], selection=[key], partition_key="2024-05", instance=instance, resources=defs.resources
+        )
+        assert result.success
+
+        def warnings_of(run_id: str) -> list[str]:
+            return [e.user_message for e in instance.all_logs(run_id) if e.level == logging.WARNING]
+
+        logged = [line for line in warnings_of(result.run_id) if "were made by another definition" in line]
+        assert len(logged) == 1 and logged[0].startswith(
+            "WARNING: the stored lists of actual from 2024-04 (or earlier)"
+        )
+        assert not [line for line in warnings_of(cli_run.run_id) if "were made by another definition" in line]
 
 
 def test_games_stored_by_another_version_of_the_readers_or_validation_are_named_with_where_to_start(

@@ -23,7 +23,7 @@ from assets.rate import build_rating_defs
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
 from assets.runtime.interrupts import Interrupted, raise_if_received
-from assets.runtime.upgrades import CODE_VERSION_TAG
+from assets.runtime.upgrades import CODE_VERSION_TAG, STAGE_TAG
 from pipeline.code_versions import code_version
 from pipeline.ingest.landing import dump_bytes, landing_versions, listing_of_the_run
 from pipeline.ingest.registry import keep_registry_history
@@ -73,7 +73,7 @@ from pipeline.store.object_store import (
 from pipeline.text import markdown_list_lines
 from pipeline.validate.month_figures import REPORTED_LATE
 
-PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
+PID_TAG, HOST_TAG = "ratings/pid", "ratings/host"
 
 
 #: What a warning's look-up returns.

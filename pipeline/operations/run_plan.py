@@ -550,9 +550,8 @@ def frozen_clause(scenarios: Mapping[str, Any], names: Sequence[str]) -> str:
     return (
         f"; for {named} it does so only in part: a list stored before it (under a window, before its last months) "
         "is rated again on the games it rated alone, and kept as stored where the files give those games otherwise "
-        "now (by policy: the "
-        "difference goes into the next list not stored yet, a rating system's is only listed), so such lists "
-        "stand unlike a rating from scratch; no command rates them anew"
+        "now (by policy: the difference goes into the next list not stored yet, a rating system's is only listed), "
+        "so such lists stand unlike a rating from scratch; no command rates them anew"
     )
 
 
