@@ -10,6 +10,7 @@ import polars as pl
 from assets.checks import CheckedTable, stage_checks
 from assets.metadata import table_attributes
 from assets.partitions import PREVIOUS_MONTH
+from assets.runtime.upgrades import warn_if_continuing_otherwise
 from assets.storage import ObjectStoreResource, write_month_tables
 from pipeline.operations import progress
 from pipeline.operations.instance_dirs import location_commands
@@ -101,6 +102,7 @@ def build_rating_defs(
         object_store = store.store()
         notes = ChainNotes()
         late = late_reports(object_store, scenario, months, first_partition)
+        warn_if_continuing_otherwise(context, scenario, keys["rating_list"], first_partition, object_store)
         try:
             rate_month = rate_months(object_store, scenario, months, first_partition, standard_chain, late, notes)
         except MissingMonth as missing:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import os
 import re
 import shlex
@@ -21,6 +22,7 @@ from assets.runtime.cli import main
 from pipeline.ingest.landing import MISPLACED, classify, inventory, months_held
 from pipeline.months import month_range
 from pipeline.operations.run_plan import (
+    MADE_OTHERWISE,
     RunPlan,
     StoreError,
     chain_start,
@@ -326,7 +328,8 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
         f"tables were made, and this run starts at 2024-05: bring them in with {where} 2024-02{carried}`",
         "WARNING: the stored lists of actual from 2024-01 and glicko2 from 2024-01 were made by another definition of "
         f"the scenario (or another version of the code) than this run's, and this run starts at 2024-05: bring them "
-        f"in line with {where} 2024-01{carried}`",
+        f"in line with {where} 2024-01{carried}`; for actual (recalculation: forward), glicko2 (recalculation: window "
+        "2) it does so only in part",
         # A registry folder changes what its months rate too (an unknown player now known adds a game): both count.
         "WARNING: actual (recalculation: forward): going on without 2024-02..2024-03 (2 months) makes the games their "
         "files add, which would go into this run's list of 2024-05, wait for a later list (2024-06 at the earliest), "
@@ -338,6 +341,109 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
     ):
         assert out.count(warning) == 2, (warning, out)  # in the plan and in the summary
     assert "(could not" not in out, out
+    # The Dagster rate step says it too (as in a run the schedule, sensor or UI launch), of the list it continues.
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        for name in ("actual", "glicko2"):
+            key = dg.AssetKey([name, "rating_list"])
+            records = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=key, asset_partitions=["2024-05"]), limit=1
+            ).records
+            said = records[0].asset_materialization.metadata[MADE_OTHERWISE].value
+            assert said.startswith(
+                f"WARNING: the stored lists of {name} from 2024-04 (or earlier) were made by another definition of the "
+                "scenario (or another version of the code) than this run's, and this run starts at 2024-05: bring them "
+                "in line with `ratings run"
+            ), said
+            assert " --from 2024-04" in said, said
+            policy = {"actual": "forward", "glicko2": "window 2"}[name]
+            assert (
+                "`, or from the first such month before it (a `ratings run` names it); for "
+                f"{name} (recalculation: {policy}) it does so only in part"
+            ) in said, said
+    # A run launched as the UI does (no `ratings run` around it to say so) logs it as a WARNING too; the CLI's did not.
+    from assets.definitions import build_defs
+    from pipeline.scenarios.model import load_scenarios
+
+    defs = build_defs("2024-01", "2024-05", root=str(store), scenarios=load_scenarios(str(changed)))
+    key = dg.AssetKey(["actual", "rating_list"])
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        cli_run = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=["2024-05"]), limit=1
+        ).records[0]
+        result = dg.materialize(
+            [*defs.assets], selection=[key], partition_key="2024-05", instance=instance, resources=defs.resources
+        )
+        assert result.success
+
+        def warnings_of(run_id: str) -> list[str]:
+            return [e.user_message for e in instance.all_logs(run_id) if e.level == logging.WARNING]
+
+        logged = [line for line in warnings_of(result.run_id) if "were made by another definition" in line]
+        assert len(logged) == 1 and logged[0].startswith(
+            "WARNING: the stored lists of actual from 2024-04 (or earlier)"
+        )
+        assert not [line for line in warnings_of(cli_run.run_id) if "were made by another definition" in line]
+
+
+def test_games_stored_by_another_version_of_the_readers_or_validation_are_named_with_where_to_start(
+    rated_store, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that changes only how games are read or validated leaves the rating code's version as it was, yet
+    the stored games of earlier months (and the lists rated on them) are not what a run from scratch makes: said.
+    """
+    from assets.runtime import runs
+
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    shutil.copytree(full.parent / "home", home)
+    plan = plan_run(str(store), "2024-05", "2024-05", str(scenarios))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert runs.tables_made_otherwise(instance, plan) == []
+    # The validation's code changed since the stored games were made (the readers' and the rating code's did not).
+    real = runs.code_version
+    changed = {"validate": "x"}
+    monkeypatch.setattr(runs, "code_version", lambda stage, extra="": real(stage, extra) + changed.get(stage, ""))
+    assert _run(store, scenarios, home, "--from", "2024-05", "--to", "2024-05") == 0
+    out = capsys.readouterr().out
+    warning = (
+        "WARNING: the stored games of 2024-01..2024-04 (4 months) were read or validated by another version of the "
+        "code than this run's, and this run starts at 2024-05: the lists rated on them may differ from a rating from "
+        f"scratch; bring them in line with `ratings run --store {store} --from 2024-01{_carried(scenarios, home)}`"
+    )
+    assert out.count(warning) == 2, out  # in the plan and in the summary
+    assert "another definition of the scenario" not in out  # the lists' own versions are the code's of now
+    with dg.DagsterInstance.from_config(str(home)) as instance:  # nor does the rate step say so of its list
+        key = dg.AssetKey(["actual", "rating_list"])
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=["2024-05"]), limit=2
+        ).records
+        assert len(records) == 2 and records[0].storage_id > records[1].storage_id  # the run's, then the fixture's
+        assert MADE_OTHERWISE not in records[0].asset_materialization.metadata
+
+
+def test_the_remedy_of_lists_or_games_made_by_another_version_says_what_frozen_lists_keep() -> None:
+    """`ratings run --from` brings a `full` scenario's lists in line with the code of now; under `forward` or a window
+    a stored list is rated again on the games it rated only, and kept where the files give them otherwise now: the
+    warning says so of those scenarios alone, rather than promise what the run does not do.
+    """
+    from pipeline.operations.instance_dirs import command_lines
+    from pipeline.operations.run_plan import games_made_otherwise_line, made_otherwise_line
+
+    scenarios = {
+        "actual": Scenario(name="actual", rules="fide-2014"),
+        "kept": Scenario(name="kept", rules="fide-2014", recalculation="forward"),
+        "recent": Scenario(name="recent", system="glicko2", recalculation={"window": 3}),
+    }
+    commands = command_lines("/s", None, None)
+    frozen = "; for kept (recalculation: forward), recent (recalculation: window 3) it does so only in part: "
+    games = games_made_otherwise_line(["2024-01", "2024-02"], commands, "2024-04", scenarios)
+    assert f"bring them in line with `{commands.ratings('run', '--from', '2024-01')}`{frozen}" in games
+    assert "kept as stored where the files give those games otherwise now" in games
+    assert "no command rates them anew" in games
+    full_only = made_otherwise_line({"actual": "2024-02"}, commands, "2024-04", scenarios=scenarios)
+    assert full_only.endswith(f"`{commands.ratings('run', '--from', '2024-02')}`")
+    both = made_otherwise_line({"actual": "2024-02", "kept": "2024-01"}, commands, "2024-04", scenarios=scenarios)
+    assert "; for kept (recalculation: forward) it does so only in part" in both and "recent" not in both
 
 
 def test_going_on_without_changed_months_names_the_list_the_games_miss_and_who_is_then_too_late(tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ from assets.rate import build_rating_defs
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
 from assets.runtime.interrupts import Interrupted, raise_if_received
+from assets.runtime.upgrades import CODE_VERSION_TAG, STAGE_TAG
+from pipeline.code_versions import code_version
 from pipeline.ingest.landing import dump_bytes, landing_versions, listing_of_the_run
 from pipeline.ingest.registry import keep_registry_history
 from pipeline.invariants.catalog import LIST_CONTINUITY
@@ -35,6 +37,7 @@ from pipeline.operations.run_plan import (
     changed_before_line,
     checks_passed,
     closing_lines,
+    games_made_otherwise_line,
     generate_demo,
     made_otherwise_line,
     opening_line,
@@ -70,7 +73,7 @@ from pipeline.store.object_store import (
 from pipeline.text import markdown_list_lines
 from pipeline.validate.month_figures import REPORTED_LATE
 
-PID_TAG, HOST_TAG, STAGE_TAG = "ratings/pid", "ratings/host", "ratings/stage"
+PID_TAG, HOST_TAG = "ratings/pid", "ratings/host"
 
 
 #: What a warning's look-up returns.
@@ -130,9 +133,8 @@ def wait_for_dagster_runs(store: ObjectStore, dagster_home: str | None, wait: bo
             time.sleep(WAIT_POLL_SECONDS)
 
 
-# Dagster's tags for an observation's data version and a materialization's code version
-# (dagster._core.definitions.data_version).
-DATA_VERSION_TAG, CODE_VERSION_TAG = "dagster/data_version", "dagster/code_version"
+# Dagster's tag for an observation's data version (dagster._core.definitions.data_version).
+DATA_VERSION_TAG = "dagster/data_version"
 
 
 # The digest of the registry folders a month reads first (LandingVersions.registry_from), beside the data version.
@@ -239,6 +241,40 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
         if other:
             made[name] = min(other)
     return made
+
+
+#: The stored tables every chain rests on, by the stage whose code version makes them: a list rated from scratch
+#: reads and validates its month's games anew, so games stored by another version may rate otherwise.
+SHARED_TABLES = {"raw_games": "ingest", "games": "validate"}
+
+
+def tables_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> list[str]:
+    """The months between the chain's start and the run's first month whose stored raw_games or games were made by
+    another code version (Dagster's tag on their latest materialization) than the ingest and validate stages' now:
+    the lists this run continues were rated on games a run from scratch would read or validate otherwise (an upgrade
+    of the readers or the validation). Two queries per table; a month without a recorded version is not named.
+    """
+    first = plan.months[0]
+    if plan.chain_start >= first:
+        return []
+    earlier = set(month_range(plan.chain_start, add_months(first, -1)))
+    other: set[str] = set()
+    for table, stage in SHARED_TABLES.items():
+        key, now = dg.AssetKey(table), code_version(stage)
+        latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, earlier)
+        if not latest:
+            continue
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
+        ).records
+        other |= {
+            record.asset_materialization.partition
+            for record in records
+            if record.asset_materialization is not None
+            and record.asset_materialization.partition is not None
+            and (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG, now) != now
+        }
+    return sorted(other)
 
 
 #: What the summary says of a step Dagster stopped on Ctrl-C (SIGINT): its error names no cause of the step's own.
@@ -580,6 +616,7 @@ def _rate_planned(
     registry_before: list[str] = []
     waiting: list[str] = []
     made_otherwise: dict[str, str] = {}
+    games_otherwise: list[str] = []
     try:
         with dg.DagsterInstance.from_config(home) as instance:
             for note in instance_notes(instance, home, source, where):
@@ -618,7 +655,14 @@ def _rate_planned(
                 looked_up("compare the lists' versions", lambda: lists_made_otherwise(instance, plan)) or {}
             )
             if made_otherwise:
-                print(f"  {made_otherwise_line(made_otherwise, plan.commands, plan.months[0])}", file=out, flush=True)
+                line = made_otherwise_line(made_otherwise, plan.commands, plan.months[0], scenarios=plan.scenarios)
+                print(f"  {line}", file=out, flush=True)
+            games_otherwise = (
+                looked_up("compare the stored games' versions", lambda: tables_made_otherwise(instance, plan)) or []
+            )
+            if games_otherwise:
+                line = games_made_otherwise_line(games_otherwise, plan.commands, plan.months[0], plan.scenarios)
+                print(f"  {line}", file=out, flush=True)
             stale_before = (
                 looked_up("compare the earlier months' lists", lambda: lists_stale_before(instance, plan)) or {}
             )
@@ -664,6 +708,7 @@ def _rate_planned(
     summary["registry_changed_before"] = registry_before
     summary["waiting_before"] = waiting
     summary["lists_made_otherwise"] = made_otherwise
+    summary["games_made_otherwise"] = games_otherwise
     summary["lists_stale_before"] = stale_before
     if summary["stale_after"]:
         try:

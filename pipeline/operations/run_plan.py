@@ -493,16 +493,71 @@ def stale_continuity(store: ObjectStore, scenario: Scenario, last_month: str) ->
     return continuity_problems(previous, following, seeded)
 
 
-def made_otherwise_line(made: Mapping[str, str], commands: CommandLines, first: str) -> str:
+#: The metadata key of the warning a Dagster rate step puts on its first list (assets.runtime.upgrades).
+MADE_OTHERWISE = "made_otherwise"
+
+
+def made_otherwise_line(
+    made: Mapping[str, str],
+    commands: CommandLines,
+    first: str,
+    earliest_known: bool = True,
+    scenarios: Mapping[str, Any] | None = None,
+) -> str:
     """The warning of a run from `first` on a store whose earlier stored lists were made by another code version than
     the definitions give their scenario now (assets.runtime.runs.lists_made_otherwise): scenario -> the first such
-    month. The version holds the scenario's definition (its rules, schedule, `set:`) and the code rating it.
+    month. The version holds the scenario's definition (its rules, schedule, `set:`) and the code rating it. Unless
+    `earliest_known`, only the month before `first` was asked (a Dagster rate step): earlier lists may be so too.
+    What the `--from` brings in line depends on each scenario's policy (`scenarios`: its definitions; frozen_clause).
     """
-    named = " and ".join(f"{name} from {month}" for name, month in sorted(made.items()))
+    named = " and ".join(
+        f"{name} from {month}{'' if earliest_known else ' (or earlier)'}" for name, month in sorted(made.items())
+    )
     return (
         f"WARNING: the stored lists of {named} were made by another definition of the scenario (or another version "
         f"of the code) than this run's, and this run starts at {first}: bring them in line with "
         f"`{commands.ratings('run', '--from', min(made.values()))}`"
+        + ("" if earliest_known else ", or from the first such month before it (a `ratings run` names it)")
+        + frozen_clause(scenarios or {}, list(made))
+    )
+
+
+def games_made_otherwise_line(
+    months: Sequence[str], commands: CommandLines, first: str, scenarios: Mapping[str, Any] | None = None
+) -> str:
+    """The warning of a run from `first` on a store whose games of earlier `months` (raw_games or games) were read or
+    validated by another version of the code than this run's (assets.runtime.runs.tables_made_otherwise): the lists
+    rated on them may differ from those a run from scratch makes, and this run continues them; what the `--from`
+    brings in line depends on each of the `scenarios`' policy (frozen_clause).
+    """
+    return (
+        f"WARNING: the stored games of {_months_text(months)} were read or validated by another version of the code "
+        f"than this run's, and this run starts at {first}: the lists rated on them may differ from a rating from "
+        f"scratch; bring them in line with `{commands.ratings('run', '--from', months[0])}`"
+        + frozen_clause(scenarios or {}, list(scenarios or {}))
+    )
+
+
+def frozen_clause(scenarios: Mapping[str, Any], names: Sequence[str]) -> str:
+    """What a `ratings run --from` leaves unlike a rating from scratch in the named scenarios that keep stored lists
+    (recalculation: forward, or a window: pipeline.scenarios.recalculation): it rates a frozen list again on the games
+    it rated only, and keeps as stored one whose games the files (read and validated now) give otherwise, by policy;
+    nothing in the product rates such a scenario's stored lists anew. Empty when every named scenario is `full`.
+    """
+    frozen = {}
+    for name in sorted(names):
+        scenario = scenarios.get(name)
+        policy = scenario.recalculation_policy() if isinstance(scenario, Scenario) else FULL
+        if policy != FULL:
+            frozen[name] = policy if isinstance(policy, str) else f"window {policy}"
+    if not frozen:
+        return ""
+    named = ", ".join(f"{name} (recalculation: {label})" for name, label in frozen.items())
+    return (
+        f"; for {named} it does so only in part: a list stored before it (under a window, before its last months) "
+        "is rated again on the games it rated alone, and kept as stored where the files give those games otherwise "
+        "now (by policy: the difference goes into the next list not stored yet, a rating system's is only listed), "
+        "so such lists stand unlike a rating from scratch; no command rates them anew"
     )
 
 
@@ -936,7 +991,11 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(f"  {changed_before_line(dumps, commands, first, registry)}")
     lines += [f"  {line}" for line in summary.get("waiting_before", [])]
     if summary.get("lists_made_otherwise"):
-        lines.append(f"  {made_otherwise_line(summary['lists_made_otherwise'], commands, first)}")
+        made = summary["lists_made_otherwise"]
+        lines.append(f"  {made_otherwise_line(made, commands, first, scenarios=scenarios)}")
+    if summary.get("games_made_otherwise"):
+        games = summary["games_made_otherwise"]
+        lines.append(f"  {games_made_otherwise_line(games, commands, first, scenarios)}")
     if summary.get("lists_stale_before"):
         lines.append(f"  {stale_before_line(summary['lists_stale_before'], commands, first)}")
     if summary.get("bookkeeping"):
