@@ -696,3 +696,22 @@ def test_a_stored_list_whose_list_before_is_rated_otherwise_is_rated_again_not_k
         rated = _rated_ids(store, name, "2024-02")
         assert len(rated) == 1 and rated < _game_ids(store, "2024-02", "GER/2024-02/cup.pgn")
     assert "its correction (2 player(s), " in out.getvalue() and "carried to the list of 2024-04" in out.getvalue()
+
+
+def test_stated_ends_of_raw_records_stored_before_they_kept_them_are_none(tmp_path: Path):
+    """Raw records stored by a version that kept no stated end (no `event_end` column) failed the run with a
+    ColumnNotFoundError; they state none (the last game's day ends the tournament), and a stated end is still read.
+    """
+    from datetime import date
+
+    from pipeline.scenarios.recalculation import with_stated_ends
+
+    store = ObjectStore(str(tmp_path))
+    (tmp_path / "raw_games").mkdir()
+    raw = pl.DataFrame({"source_file": ["GER/2024-01/a.trf"], "event_id": ["e1"], "event_end": [date(2024, 1, 31)]})
+    raw.drop("event_end").write_parquet(tmp_path / "raw_games" / "2024-01.parquet")
+    raw.write_parquet(tmp_path / "raw_games" / "2024-02.parquet")
+    games = pl.DataFrame({"source_file": ["GER/2024-01/a.trf"], "event_id": ["e1"], "game_id": [7]})
+    older = with_stated_ends(store, "2024-01", games)
+    assert older["_stated_end"].to_list() == [None] and older.schema["_stated_end"] == pl.Date
+    assert with_stated_ends(store, "2024-02", games)["_stated_end"].to_list() == [date(2024, 1, 31)]

@@ -620,10 +620,11 @@ def _too_late(waiting: pl.DataFrame, month: str) -> pl.Series:
 
 def with_stated_ends(store: ObjectStore, month: str, games: pl.DataFrame) -> pl.DataFrame:
     """`games` of `month` with `_stated_end`: the end their dump states (a TRF's tag 052; stated_tournament_ends of
-    the month's stored raw records), which the Games table does not keep.
+    the month's stored raw records), which the Games table does not keep. Raw records stored before they kept the
+    stated end (no `event_end` column) state none: the tournament ends on its last game's day, as a PGN's does.
     """
-    raw = read_stored_month(store, ["raw_games"], month, ["source_file", "event_id", "event_end"])
-    ends = stated_tournament_ends(raw) if raw is not None else pl.DataFrame()
+    raw = read_stored_month(store, ["raw_games"], month, ["source_file", "event_id"], optional=["event_end"])
+    ends = stated_tournament_ends(raw) if raw is not None and "event_end" in raw.columns else pl.DataFrame()
     if ends.is_empty():
         return games.with_columns(_stated_end=pl.lit(None, dtype=pl.Date))
     event = pl.col("event_id").fill_null(pl.col("source_file"))
