@@ -172,3 +172,23 @@ def test_without_the_kept_list_the_page_shows_the_list_after_alone_and_says_how_
     html = store.read_bytes(f"{REPORTS_PREFIX}/squeeze/rating-distribution/compression-2024-02.html").decode()
     assert "before the compression is not kept" in html and command.format("&lt;this store&gt;") in html
     assert len(notes) == 1 and notes[0].startswith("squeeze: ") and command.format(store.url()) in notes[0]
+
+
+def test_a_month_an_older_version_wrote_with_other_types_reads_as_the_model_says(tmp_path: Path) -> None:
+    """group_truth's points were integers in older Decembers, floats in newer ones: the pool-health page's
+    concatenation failed (SchemaError: type Float64 is incompatible with expected type Int64); each month is read as
+    the model says, a column it was stored without empty.
+    """
+    from pipeline.reports.writer import stored_frames
+    from schemas import GroupTruth
+    from schemas.util import conform
+
+    store = ObjectStore(str(tmp_path))
+    row = {"month": "2023-12", "year": 2023, "grouping": "age", "group": "25-45", "players": 3, "games": 9}
+    newer = conform(pl.DataFrame([{**row, "points": 1.5, "true_change": 2.0, "gap": -0.5}]), GroupTruth)
+    older = newer.with_columns(month=pl.lit("2022-12"), year=pl.lit(2022, pl.Int32), points=pl.lit(4, pl.Int64))
+    store.write_parquet(older.drop("gap"), ObjectStore.table_key("s/group_truth", "2022-12"))
+    store.write_parquet(newer, ObjectStore.table_key("s/group_truth", "2023-12"))
+    both = stored_frames(store, "s", "group_truth", ["2022-12", "2023-12", "2024-12"])
+    assert both is not None and both.schema == newer.schema
+    assert both["points"].to_list() == [4.0, 1.5] and both["gap"].to_list() == [None, -0.5]

@@ -22,6 +22,7 @@ from pipeline.analytics import (
     rating_distributions,
     years_of,
 )
+from pipeline.analytics.monthly import MONTHLY_ANALYSES
 from pipeline.analytics.previews import crosstable_markdown
 from pipeline.analytics.windows import PeriodWindow
 from pipeline.months import is_december
@@ -62,10 +63,10 @@ from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
 from pipeline.scenarios.model import Scenario
 from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
-from pipeline.store.monthly import months_stored
+from pipeline.store.monthly import Model, read_stored_months
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
 from pipeline.text import CommandLines, Placeholder
-from schemas import Accuracy, YearlyDrift
+from schemas import Accuracy, PointsFlow, PointsLedger, YearlyDrift
 from schemas.util import empty_frame
 
 # The report assets as the UI describes them (assets/report.py), beside the writers of what they describe.
@@ -258,11 +259,22 @@ def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequen
     return pl.concat(frames) if frames else None
 
 
+#: The model of each monthly table the pages read over several months: every month is read as it says, so a month an
+#: older version wrote (group_truth's points were integers) concatenates with the others.
+TABLE_MODELS: dict[str, Model] = {
+    **{analysis.table: analysis.model for analysis in MONTHLY_ANALYSES},
+    LEDGER: PointsLedger,
+    FLOWS: PointsFlow,
+}
+
+
 def stored_frames(store: ObjectStore, scenario: str, table: str, months: Sequence[str]) -> pl.DataFrame | None:
-    """The stored months of a scenario's monthly table as one frame (None when none is stored)."""
-    keys = [_table(scenario, table, m) for m in months_stored(store, [scenario, table], months)]
+    """The stored months of a scenario's monthly table as one frame, each month read as its model says (TABLE_MODELS;
+    None when none is stored).
+    """
+    frames = read_stored_months(store, [scenario, table], months, TABLE_MODELS[table])
     # Concatenated as read, one chunk a month: a sum over the months then adds in the order it always did.
-    return pl.concat(store.read_parquets(keys)) if keys else None
+    return pl.concat(frames.values()) if frames else None
 
 
 def put_pool_health(
