@@ -192,3 +192,25 @@ def test_a_month_an_older_version_wrote_with_other_types_reads_as_the_model_says
     both = stored_frames(store, "s", "group_truth", ["2022-12", "2023-12", "2024-12"])
     assert both is not None and both.schema == newer.schema
     assert both["points"].to_list() == [4.0, 1.5] and both["gap"].to_list() == [None, -0.5]
+
+
+def test_analyses_an_older_version_never_wrote_leave_the_pages_to_the_other_months_and_say_so(tmp_path: Path) -> None:
+    """A month without score_curve and band_trend (rated by a version that made none) failed every report step with
+    FileNotFoundError; the pages rest on the stored months and, as the run's words, name those lacking and the run
+    that makes them.
+    """
+    store = ObjectStore(str(tmp_path))
+    stored_scenario(store, COMPRESSING)
+    for table in ("score_curve", "band_trend"):
+        store.remove(ObjectStore.table_key(f"squeeze/{table}", "2024-01"))
+    notes: list[str] = []
+    written = write_scenario_reports(store, COMPRESSING, MONTHS, notes.append)
+    assert "squeeze/score-curves/2023-2024.html" in written and "squeeze/crosstable/2024.html" in written
+    said = "score_curve of 2024-01; band_trend of 2024-01 are not stored"
+    command = "ratings run --store {} --from 2024-01 --to 2024-01"
+    assert len(notes) == 1 and said in notes[0] and command.format(store.url()) in notes[0]
+    for page in ("score-curves/2023-2024", "band-trend/2023-2024", "crosstable/2024"):
+        html = store.read_bytes(f"{REPORTS_PREFIX}/squeeze/{page}.html").decode()
+        assert said in html and command.format("&lt;this store&gt;") in html, page
+    curves = store.read_parquet(f"{REPORTS_PREFIX}/squeeze/score-curves/2023-2024.parquet")
+    assert curves["games"].sum() > 0
