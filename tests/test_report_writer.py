@@ -4,6 +4,7 @@ from functools import partial
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from pipeline.analytics import predictive_accuracy, rating_distribution, summary_crosstable
 from pipeline.analytics.curves import band_trend, score_curve
@@ -214,3 +215,41 @@ def test_analyses_an_older_version_never_wrote_leave_the_pages_to_the_other_mont
         assert said in html and command.format("&lt;this store&gt;") in html, page
     curves = store.read_parquet(f"{REPORTS_PREFIX}/squeeze/score-curves/2023-2024.parquet")
     assert curves["games"].sum() > 0
+
+
+def test_the_compression_pages_hint_carries_the_runs_options_or_says_the_list_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hint to rate the event month again left out --scenarios and --dagster-home (refused as printed); and under
+    `forward`, where the stored list of the month stands (a game it rated is gone), the run it named changed nothing:
+    the page says it cannot be drawn.
+    """
+    scenarios, home = tmp_path / "mine.yaml", tmp_path / "home"
+    monkeypatch.setenv("RATINGS_SCENARIOS", str(scenarios))
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    forward = COMPRESSING.model_copy(update={"recalculation": "forward"})
+    store = ObjectStore(str(tmp_path / "store"))
+    stored_scenario(store, forward)
+    for path in store.list_files(KEPT_BEFORE_EVENTS):
+        store.remove(path)
+    notes: list[str] = []
+    write_scenario_reports(store, forward, MONTHS, notes.append)
+    rerun = (
+        f"ratings run --store {store.url()} --from 2024-02 --to 2024-02 --scenarios {scenarios} --dagster-home {home}"
+    )
+    assert len(notes) == 1 and rerun in notes[0]
+    page = f"{REPORTS_PREFIX}/squeeze/rating-distribution/compression-2024-02.html"
+    placeholders = (
+        "--scenarios &lt;the run&#x27;s scenarios file&gt; --dagster-home &lt;the run&#x27;s Dagster home&gt;"
+    )
+    assert placeholders in store.read_bytes(page).decode()
+
+    key = ObjectStore.table_key("games", "2024-02")
+    rated = store.read_parquet(ObjectStore.table_key("squeeze/rated_games", "2024-02"))["game_id"]
+    games = store.read_parquet(key)
+    store.write_parquet(games.filter(pl.col("game_id") != rated[0]), key)  # a game its list rated is gone
+    notes.clear()
+    write_scenario_reports(store, forward, MONTHS, notes.append)
+    html = store.read_bytes(page).decode()
+    assert "cannot be drawn" in html and "ratings run" not in html
+    assert len(notes) == 1 and "cannot be drawn" in notes[0] and "ratings run" not in notes[0]

@@ -63,8 +63,9 @@ from pipeline.reports.pool_health import (
 from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
 from pipeline.scenarios.model import Scenario
+from pipeline.scenarios.recalculation import stands_as_stored
 from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
-from pipeline.store.monthly import Model, read_stored_months
+from pipeline.store.monthly import Model, read_stored_months, stored_table_months
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
 from pipeline.text import CommandLines, Placeholder
 from schemas import Accuracy, PointsFlow, PointsLedger, YearlyDrift
@@ -444,7 +445,14 @@ FORMER_REPORT_INPUTS = "kept/reports"
 BEFORE_NOT_KEPT = (
     "The list of {month} before the compression is not kept: the chain keeps it when it rates the month, and this "
     "month was rated by a version that did not, or its record under kept/rate/ was deleted. Rate the month again to "
-    "draw it beside the list after: {command} (and the run's --scenarios, if it was given one)"
+    "draw it beside the list after: {command}"
+)
+#: What it says when rating the month again would keep nothing: its stored list stands (LateReports.keeps).
+BEFORE_NOT_DRAWN = (
+    "The list of {month} before the compression is not kept, and cannot be drawn: the chain keeps it when it rates "
+    "the month, this month was rated by a version that did not, and its stored list stands as it is under the "
+    "scenario's recalculation policy (a game it rated is given otherwise or gone now), so a run of the month rates "
+    "nothing again and keeps nothing"
 )
 
 
@@ -465,11 +473,14 @@ def put_compression_page(
     title, note = f"The list of {month} before and after compression", None
     if before is None:
         title = f"The list of {month} after compression"
-        # The page names no store: its bytes are the same wherever the store is (and a URL can be private).
         rerun = ("run", "--from", month, "--to", month)
-        note = BEFORE_NOT_KEPT.format(month=month, command=CommandLines(Placeholder("<this store>")).ratings(*rerun))
+        chain_start = stored_table_months(store, [scenario.name, "rating_list"])[0]
+        if stands_as_stored(store, scenario, month, chain_start):
+            note = where = BEFORE_NOT_DRAWN.format(month=month)
+        else:
+            note = BEFORE_NOT_KEPT.format(month=month, command=_page_commands(store).ratings(*rerun))
+            where = BEFORE_NOT_KEPT.format(month=month, command=location_commands(store).ratings(*rerun))
         if warn is not None:
-            where = BEFORE_NOT_KEPT.format(month=month, command=CommandLines(redact_url(store.url())).ratings(*rerun))
             warn(f"{scenario.name}: the compression page shows the list after the compression alone. {where}")
     drawn = {name: frame for name, frame in lists.items() if frame is not None}
     distribution = rating_distributions(drawn)

@@ -66,7 +66,7 @@ from pipeline.scenarios.corrections import (
 )
 from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.restriction import restricted_in_month
-from pipeline.store.monthly import read_stored_month, stored_table_months
+from pipeline.store.monthly import read_stored_month, stored_games, stored_table_months
 from pipeline.store.object_store import ObjectStore
 from pipeline.text import some_names
 
@@ -722,6 +722,18 @@ def late_reports(store: ObjectStore, scenario: Scenario, months: Sequence[str], 
         ):
             late.withdraw(month)
     return late
+
+
+def stands_as_stored(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> bool:
+    """Whether a run of the stored `month` alone keeps its stored tables as they are (LateReports.keeps: frozen under
+    the scenario's policy, a game of its period given otherwise or gone): it rates nothing again.
+    """
+    late = late_reports(store, scenario, [month], chain_start)
+    if late is None or not late.is_frozen(month):
+        return False
+    games_of = late.games_of(month, lambda wanted: stored_games(store, wanted))
+    read = {m: games_of(m) for m in scenario.months_read(month, chain_start)}
+    return late.keeps(month, read)
 
 
 def _history(store: ObjectStore, scenario: Scenario, months: Sequence[str]) -> pl.DataFrame | None:
