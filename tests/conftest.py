@@ -107,6 +107,7 @@ INTEGRATION_TESTS = {
     "test_later_lists_are_named_stale_while_made_from_a_list_that_changed_since",
     "test_a_late_tournament_waiting_for_the_next_list_ends_when_its_trf_says",
     "test_a_list_carrying_a_correction_whose_own_games_are_corrected_corrects_those_games_alone",
+    "test_a_stored_list_whose_list_before_is_rated_otherwise_is_rated_again_not_kept",
     "test_stated_ratings_in_a_run_are_listed_and_counted",
     "test_the_validate_steps_metadata_shows_registry_cells_and_file_names_as_written",  # dg.materialize
     "test_a_chain_lists_only_the_stated_ratings_of_the_games_it_rates",

@@ -640,3 +640,78 @@ def test_a_late_tournament_waiting_for_the_next_list_ends_when_its_trf_says(tmp_
     assert run_store(str(store), "2024-03", "2024-03", str(scenarios), dagster_home=home, out=out)["success"]
     assert waiting <= _rated_ids(store, "fwd", "2024-03")
     assert "the list of 2024-03 rates 1 game(s) filed under 2024-01 after their list was stored" in out.getvalue()
+
+
+def test_a_stored_list_whose_list_before_is_rated_otherwise_is_rated_again_not_kept(tmp_path: Path):
+    """A stored list that would keep its tables (a game it rated is gone) though the run rated the list before it
+    otherwise (as a code change does to an older version's store) was kept, and the chain broke at it: list_continuity
+    refused the run's own lists. It is rated again from the games it rated, a system's and a rule set's alike.
+    """
+    from assets.runtime.runs import run_store
+
+    store = tmp_path / "store"
+    february = pgn_game("Cup", "2024.02.10", 1, 5, "1/2-1/2") + pgn_game("Cup", "2024.02.11", 2, 4, "1-0")
+    write_raw(
+        store,
+        {
+            "players/2023-12/seed_list.csv": SEED,
+            "GER/2024-01/open.pgn": JANUARY,
+            "GER/2024-02/cup.pgn": february,
+            "GER/2024-03/match.pgn": pgn_game("Match", "2024.03.10", 2, 3, "0-1"),
+        },
+    )
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text(
+        "scenarios:\n  fwd:\n    rules: fide-historical\n    recalculation: forward\n"
+        "  sys:\n    system: glicko2\n    recalculation: forward\n"
+    )
+    home = str(tmp_path / "home")
+    assert run_store(str(store), scenarios_file=str(scenarios), dagster_home=home)["success"]
+    # As an older version rated them: player 6 (no games) five points higher on every list, a continuous chain.
+    for name in ("fwd", "sys"):
+        for month in MONTHS:
+            path = store / name / "rating_list" / f"{month}.parquet"
+            older = pl.read_parquet(path)
+            rating = pl.when(pl.col("player_id") == 6).then(pl.col("rating") + 5).otherwise(pl.col("rating"))
+            older.with_columns(rating.cast(older["rating"].dtype)).write_parquet(path)
+    corrected = pgn_game("Cup", "2024.02.10", 1, 5, "1/2-1/2") + pgn_game("Cup", "2024.02.11", 2, 4, "0-1")
+    write_raw(store, {"GER/2024-02/cup.pgn": corrected})
+    out = io.StringIO()
+    result = run_store(str(store), scenarios_file=str(scenarios), dagster_home=home, out=out)
+    assert result["success"], out.getvalue()[-3000:]
+    for name in ("fwd", "sys"):
+        lists = [_list(store, name, month) for month in MONTHS]
+        assert [continuity_problems(a, b) for a, b in zip(lists[:-1], lists[1:], strict=True)] == [[], []]
+        assert (
+            lists[1].filter(pl.col("player_id") == 6)["rating"].item()
+            == lists[0].filter(pl.col("player_id") == 6)["rating"].item()
+        )
+        said = (
+            f"{name}: 1 game(s) the stored list of 2024-02 rated are given otherwise by the files now "
+            "(GER/2024-02/cup.pgn: a corrected result or player): the list before it changed in this run, so the list "
+            "of 2024-02 is rated again from the games it rated that the files still give as they were"
+        )
+        assert said in out.getvalue()
+        # Rated again without the corrected game: a system does not rate it, a rule set carries its correction.
+        rated = _rated_ids(store, name, "2024-02")
+        assert len(rated) == 1 and rated < _game_ids(store, "2024-02", "GER/2024-02/cup.pgn")
+    assert "its correction (2 player(s), " in out.getvalue() and "carried to the list of 2024-04" in out.getvalue()
+
+
+def test_stated_ends_of_raw_records_stored_before_they_kept_them_are_none(tmp_path: Path):
+    """Raw records stored by a version that kept no stated end (no `event_end` column) failed the run with a
+    ColumnNotFoundError; they state none (the last game's day ends the tournament), and a stated end is still read.
+    """
+    from datetime import date
+
+    from pipeline.scenarios.recalculation import with_stated_ends
+
+    store = ObjectStore(str(tmp_path))
+    (tmp_path / "raw_games").mkdir()
+    raw = pl.DataFrame({"source_file": ["GER/2024-01/a.trf"], "event_id": ["e1"], "event_end": [date(2024, 1, 31)]})
+    raw.drop("event_end").write_parquet(tmp_path / "raw_games" / "2024-01.parquet")
+    raw.write_parquet(tmp_path / "raw_games" / "2024-02.parquet")
+    games = pl.DataFrame({"source_file": ["GER/2024-01/a.trf"], "event_id": ["e1"], "game_id": [7]})
+    older = with_stated_ends(store, "2024-01", games)
+    assert older["_stated_end"].to_list() == [None] and older.schema["_stated_end"] == pl.Date
+    assert with_stated_ends(store, "2024-02", games)["_stated_end"].to_list() == [date(2024, 1, 31)]

@@ -7,7 +7,7 @@ from html import escape
 
 import polars as pl
 
-from pipeline.reports.page import frame_table_html, html_page
+from pipeline.reports.page import frame_table_html, html_page, note_html
 
 CHART_CSS = """
 img.chart { display: block; max-width: 100%; height: auto; border: 1px solid #e0e0e0; margin: 8px 0 16px; }
@@ -36,9 +36,11 @@ def render_score_curves_page(
     png_href: str,
     coverage: Mapping[str, str],
     back_href: str | None = None,
+    note: str | None = None,
 ) -> str:
     """The score-curve chart of a scenario with, under it, one row per advantage bin and, per window,
-    its games, actual and expected score (%). `coverage`: window label -> the months it covers.
+    its games, actual and expected score (%). `coverage`: window label -> the months it covers; `note` above the
+    chart when given (what the page lacks, and how to get it).
     """
     games = int(curves["games"].sum()) if curves.height else 0
     title = f"Favourite's score vs rating advantage · {scenario}"
@@ -68,7 +70,7 @@ def render_score_curves_page(
         f"<h1>{escape(title)}</h1>\n"
         f'<p class="meta">{games:,} games rated for both players, by window (the last reaches the latest year '
         "with data):</p>"
-        f'<ul class="coverage">{items}</ul>\n' + chart_image(png_href, title) + table
+        f'<ul class="coverage">{items}</ul>\n' + note_html(note) + chart_image(png_href, title) + table
     )
     return html_page(title, body, CHART_CSS, back_href, games=games)
 
@@ -79,8 +81,11 @@ def render_band_trend_page(
     png_href: str,
     months: Sequence[str],
     back_href: str | None = None,
+    note: str | None = None,
 ) -> str:
-    """The band-vs-band chart with its per-year figures (games, actual, expected, difference) under it."""
+    """The band-vs-band chart with its per-year figures (games, actual, expected, difference) under it, and `note`
+    above the chart when given.
+    """
     games = int(trend["games"].sum()) if trend.height else 0
     title = f"Band vs band by year · {scenario}"
     table = ""
@@ -97,7 +102,7 @@ def render_band_trend_page(
     body = (
         f"<h1>{escape(title)}</h1>\n"
         f'<p class="meta">Months {escape(month_span(months))} · {games:,} games between the bands, rated for '
-        "both players.</p>\n" + chart_image(png_href, title) + table
+        "both players.</p>\n" + note_html(note) + chart_image(png_href, title) + table
     )
     return html_page(title, body, CHART_CSS, back_href, games=games)
 
@@ -139,7 +144,7 @@ def render_distribution_page(
         f"<h1>{escape(full_title)}</h1>\n"
         f'<p class="meta">{len(periods)} list{"s" if len(periods) != 1 else ""} (rating periods '
         f"{escape(', '.join(periods))}); rated players in 25-point bins.</p>\n"
-        + (f'<p class="meta"><b>{escape(note)}</b></p>\n' if note else "")
+        + note_html(note)
         + chart_image(png_href, full_title)
         + table
     )

@@ -10,7 +10,7 @@ import polars as pl
 from pipeline.analytics.crosstable import format_difference, format_row_summary
 from pipeline.analytics.grid import DEFAULT_MIN_GAMES, Cell, crosstable_grid
 from pipeline.analytics.windows import PeriodWindow, describe_coverage
-from pipeline.reports.page import html_page
+from pipeline.reports.page import html_page, note_html
 
 # Over-performance blue, under-performance red (Sonas's colours); mixed with white by the size of
 # the difference so that small, noisy differences stay pale.
@@ -109,6 +109,7 @@ def render_crosstable_html(
     back_href: str | None = None,
     window: PeriodWindow | None = None,
     months: Sequence[str] | None = None,
+    note: str | None = None,
 ) -> str:
     """One period's Crosstable frame as a complete HTML page (inline CSS, readable offline, printable).
 
@@ -117,7 +118,8 @@ def render_crosstable_html(
     games as text, the diagonal 'X'. Cells with fewer than `min_games` games show a grey '·'.
     `period` overrides the label taken from the frame (needed for an empty frame). `months` (those
     with data in the table) are stated on the page, against `window` when given, so a window the
-    data covers only in part says which months it really covers.
+    data covers only in part says which months it really covers. `note` (what the page lacks, and how to get it)
+    under the coverage when given.
     """
     grid = crosstable_grid(crosstable)
     period_label = period or (window.label if window else None) or grid.period or "?"
@@ -156,7 +158,7 @@ def render_crosstable_html(
         else ""
     )
     body = (
-        f"<h1>{escape(title)}</h1>\n{coverage_html}"
+        f"<h1>{escape(title)}</h1>\n{coverage_html}{note_html(note)}"
         '<p class="meta">Players grouped by the rating used for the game; same-band games excluded; '
         "only games rated for both players count.</p>\n"
         f"{_legend(saturation_pct)}\n{empty_note}"

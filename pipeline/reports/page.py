@@ -41,6 +41,11 @@ def html_text(text: str) -> str:
     return escape(printable_text(text))
 
 
+def note_html(note: str | None) -> str:
+    """What a page lacks, and how to get it, above what it shows (nothing without a note)."""
+    return f'<p class="meta"><b>{html_text(note)}</b></p>\n' if note else ""
+
+
 def html_page(
     title: str, body: str, extra_css: str = "", back_href: str | None = None, games: int | None = None
 ) -> str:

@@ -22,9 +22,11 @@ from pipeline.analytics import (
     rating_distributions,
     years_of,
 )
+from pipeline.analytics.monthly import MONTHLY_ANALYSES
 from pipeline.analytics.previews import crosstable_markdown
 from pipeline.analytics.windows import PeriodWindow
 from pipeline.months import is_december
+from pipeline.operations.instance_dirs import location_commands
 from pipeline.publish.lists import LISTS_PREFIX, list_command, readable_list_months
 from pipeline.reports.accuracy_page import render_accuracy_page
 from pipeline.reports.chart_pages import render_band_trend_page, render_distribution_page, render_score_curves_page
@@ -61,11 +63,12 @@ from pipeline.reports.pool_health import (
 from pipeline.scenarios.chain import FLOWS, LEDGER
 from pipeline.scenarios.ledger import CHANNELS
 from pipeline.scenarios.model import Scenario
+from pipeline.scenarios.recalculation import stands_as_stored
 from pipeline.store.kept import BEFORE_EVENTS_COLUMNS, list_before_events
-from pipeline.store.monthly import months_stored
+from pipeline.store.monthly import Model, read_stored_months, stored_table_months
 from pipeline.store.object_store import TEMP_MARK, ObjectStore, is_safe_part, redact_url
 from pipeline.text import CommandLines, Placeholder
-from schemas import Accuracy, YearlyDrift
+from schemas import Accuracy, PointsFlow, PointsLedger, YearlyDrift
 from schemas.util import empty_frame
 
 # The report assets as the UI describes them (assets/report.py), beside the writers of what they describe.
@@ -164,14 +167,22 @@ def write_scenario_reports(
         store_report(store, relative, data)
         written.append(relative)
 
-    crosstables = dict(zip(months, store.read_parquets([_table(key, "crosstable", m) for m in months]), strict=True))
-    # The months' sums, made by the analyse stage (pipeline.analytics.monthly): a few hundred rows each.
-    curves = dict(zip(months, store.read_parquets([_table(key, "score_curve", m) for m in months]), strict=True))
-    trends = store.read_parquets([_table(key, "band_trend", m) for m in months])
+    # The months' sums, made by the analyse stage (pipeline.analytics.monthly): a few hundred rows each. A month an
+    # older version rated may lack one (it made no score curve): the pages rest on the others and say so.
+    crosstables, curves, trends = (
+        read_stored_months(store, [key, table], months, TABLE_MODELS[table]) for table in PAGE_ANALYSES
+    )
+    lacking = {
+        table: [m for m in months if m not in held]
+        for table, held in zip(PAGE_ANALYSES, (crosstables, curves, trends), strict=True)
+    }
+    page_note = lacking_note(lacking, _page_commands(store))
+    if page_note and warn is not None:
+        warn(f"{name}: {lacking_note(lacking, location_commands(store))}")
 
     # Pages rest on the months with games: a year or window without any gets no page at all, so
     # the index never links an empty one.
-    with_games = [m for m in months if crosstables[m].height]
+    with_games = [m for m in crosstables if crosstables[m].height]
     for window in [*years_of(with_games), *windows_for(with_games)]:
         in_window = covered_months(window, with_games)
         table = combine_crosstables([crosstables[m] for m in in_window], window.label)
@@ -188,10 +199,11 @@ def write_scenario_reports(
                 back_href=index_href_from(page),
                 window=window,
                 months=in_window,
+                note=page_note,
             ),
         )
 
-    curve_months = [m for m in months if curves[m].height]
+    curve_months = [m for m in curves if curves[m].height]
     # The years the curves rest on, not the stored months: no label promises years without games.
     span = year_span(curve_months) if curve_months else ""
     if curve_months:
@@ -204,14 +216,16 @@ def write_scenario_reports(
         chart, title = report_path(name, "score-curves", span, "png"), f"{name}: favourite's score vs rating advantage"
         put(chart, drawn_chart(store, chart, windowed, lambda: plot_score_curves(windowed, title), title))
         coverage = {w.label: describe_coverage(w, curve_months) for w in windows}
-        put(page, render_score_curves_page(windowed, name, f"{span}.png", coverage, back_href=index_href_from(page)))
-    trend = combine_band_trends(trends)
+        back = index_href_from(page)
+        put(page, render_score_curves_page(windowed, name, f"{span}.png", coverage, back_href=back, note=page_note))
+    trend = combine_band_trends(list(trends.values()))
     if trend.height:
         page = report_path(name, "band-trend", span, "html")
         put(report_path(name, "band-trend", span, "parquet"), trend)
         chart, title = report_path(name, "band-trend", span, "png"), f"{name}: band vs band by year"
         put(chart, drawn_chart(store, chart, trend, lambda: plot_band_trend(trend, title), title))
-        put(page, render_band_trend_page(trend, name, f"{span}.png", curve_months, back_href=index_href_from(page)))
+        back = index_href_from(page)
+        put(page, render_band_trend_page(trend, name, f"{span}.png", curve_months, back_href=back, note=page_note))
 
     put_pool_health(store, put, scenario, months)
 
@@ -231,6 +245,41 @@ def write_scenario_reports(
         store.remove(path)
     remove_stale_reports(store, name, written)
     return written
+
+
+#: The monthly analyses the crosstable, score-curve and band-trend pages rest on.
+PAGE_ANALYSES = ("crosstable", "score_curve", "band_trend")
+
+
+def lacking_note(lacking: dict[str, list[str]], commands: CommandLines) -> str | None:
+    """What the pages lack (`lacking`: table -> the months of the reports not stored, as an older version rated them
+    without it) and the run that makes them; None when nothing is lacking.
+    """
+    parts = [f"{table} of {_months_named(missing)}" for table, missing in lacking.items() if missing]
+    if not parts:
+        return None
+    every = sorted({month for missing in lacking.values() for month in missing})
+    command = commands.ratings("run", "--from", every[0], "--to", every[-1])
+    return (
+        f"These pages rest on the stored months alone: {'; '.join(parts)} are not stored (rated by a version that did "
+        f"not make them). Make them: {command}"
+    )
+
+
+def _months_named(months: Sequence[str]) -> str:
+    """'2024-04' or '3 months, 2023-01..2024-04'."""
+    return months[0] if len(months) == 1 else f"{len(months)} months, {months[0]}..{months[-1]}"
+
+
+def _page_commands(store: ObjectStore) -> CommandLines:
+    """The commands a page names: those of the run (location_commands) with placeholders for the store and, when the
+    run was given them, its scenarios file and instance, so that the page's bytes are the same wherever the store is
+    (and a URL can be private).
+    """
+    run = location_commands(store)
+    scenarios = Placeholder("<the run's scenarios file>") if run.scenarios else None
+    home = Placeholder("<the run's Dagster home>") if run.dagster_home else None
+    return CommandLines(Placeholder("<this store>"), scenarios, home)
 
 
 def report_figures(
@@ -258,11 +307,22 @@ def stored_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequen
     return pl.concat(frames) if frames else None
 
 
+#: The model of each monthly table the pages read over several months: every month is read as it says, so a month an
+#: older version wrote (group_truth's points were integers) concatenates with the others.
+TABLE_MODELS: dict[str, Model] = {
+    **{analysis.table: analysis.model for analysis in MONTHLY_ANALYSES},
+    LEDGER: PointsLedger,
+    FLOWS: PointsFlow,
+}
+
+
 def stored_frames(store: ObjectStore, scenario: str, table: str, months: Sequence[str]) -> pl.DataFrame | None:
-    """The stored months of a scenario's monthly table as one frame (None when none is stored)."""
-    keys = [_table(scenario, table, m) for m in months_stored(store, [scenario, table], months)]
+    """The stored months of a scenario's monthly table as one frame, each month read as its model says (TABLE_MODELS;
+    None when none is stored).
+    """
+    frames = read_stored_months(store, [scenario, table], months, TABLE_MODELS[table])
     # Concatenated as read, one chunk a month: a sum over the months then adds in the order it always did.
-    return pl.concat(store.read_parquets(keys)) if keys else None
+    return pl.concat(frames.values()) if frames else None
 
 
 def put_pool_health(
@@ -385,7 +445,14 @@ FORMER_REPORT_INPUTS = "kept/reports"
 BEFORE_NOT_KEPT = (
     "The list of {month} before the compression is not kept: the chain keeps it when it rates the month, and this "
     "month was rated by a version that did not, or its record under kept/rate/ was deleted. Rate the month again to "
-    "draw it beside the list after: {command} (and the run's --scenarios, if it was given one)"
+    "draw it beside the list after: {command}"
+)
+#: What it says when rating the month again would keep nothing: its stored list stands (LateReports.keeps).
+BEFORE_NOT_DRAWN = (
+    "The list of {month} before the compression is not kept, and cannot be drawn: the chain keeps it when it rates "
+    "the month, this month was rated by a version that did not, and its stored list stands as it is under the "
+    "scenario's recalculation policy (a game it rated is given otherwise or gone now), so a run of the month rates "
+    "nothing again and keeps nothing"
 )
 
 
@@ -406,11 +473,14 @@ def put_compression_page(
     title, note = f"The list of {month} before and after compression", None
     if before is None:
         title = f"The list of {month} after compression"
-        # The page names no store: its bytes are the same wherever the store is (and a URL can be private).
         rerun = ("run", "--from", month, "--to", month)
-        note = BEFORE_NOT_KEPT.format(month=month, command=CommandLines(Placeholder("<this store>")).ratings(*rerun))
+        chain_start = stored_table_months(store, [scenario.name, "rating_list"])[0]
+        if stands_as_stored(store, scenario, month, chain_start):
+            note = where = BEFORE_NOT_DRAWN.format(month=month)
+        else:
+            note = BEFORE_NOT_KEPT.format(month=month, command=_page_commands(store).ratings(*rerun))
+            where = BEFORE_NOT_KEPT.format(month=month, command=location_commands(store).ratings(*rerun))
         if warn is not None:
-            where = BEFORE_NOT_KEPT.format(month=month, command=CommandLines(redact_url(store.url())).ratings(*rerun))
             warn(f"{scenario.name}: the compression page shows the list after the compression alone. {where}")
     drawn = {name: frame for name, frame in lists.items() if frame is not None}
     distribution = rating_distributions(drawn)

@@ -544,7 +544,7 @@ def rate_months(
         if late is not None:
             games_of = late.games_of(month, games_of)
         read = {m: games_of(m) for m in scenario.months_read(month, chain_start)}
-        if late is not None and late.is_frozen(month) and any(late.kept(m) for m in read):
+        if late is not None and late.keeps(month, read):
             kept = stored_tables(store, scenario, month)
             publishes = not scenario.is_system and scenario.rules_for(month).publishes_list_after(month)
             if publishes and any(late.changed(m) for m in read):
@@ -561,6 +561,8 @@ def rate_months(
                 seeds = standard_state(store, standard_chain, month, chain_start, players_of(read.values()))
             system = rate_system_month(scenario, carried["list"], carried["state"], read[month], month, players, seeds)
             carried.update(list=system.rating_list, state=system.state)
+            if late is not None:
+                late.listed(month, system.rating_list)
             return system.rating_list, system.state, system.rated_games
         if late is not None and not late.is_frozen(month):
             # A list not stored before rates the games of its period as the files give them now (a frozen month of
@@ -570,6 +572,14 @@ def rate_months(
         rating_list = result.rating_list
         if late is not None:
             rating_list = late.with_corrections(month, rating_list, carried["list"], scenario.rules_for(month))
+            publishes = scenario.rules_for(month).publishes_list_after(month)
+            if publishes and late.rated_again(month) and any(late.changed(m) for m in read):
+                # Rated again from the games it rated as they were: the others' change is its correction, as kept.
+                stated = notes.stated.get(month)
+                correct(month, carried["list"], rating_list, {m: late.corrected_games(m, f) for m, f in read.items()})
+                if stated is not None:
+                    notes.stated[month] = stated
+            late.listed(month, rating_list)
         carried["list"] = rating_list
         in_force.keep(month, rating_list)
         assert result.after_games is not None and result.period_games is not None  # rate_scenario_month's

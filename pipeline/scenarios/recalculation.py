@@ -34,13 +34,17 @@ back on the next list not stored yet, and said (LateReports.withdraw). The month
 corrected games as for late ones (LOOK_BACK_MONTHS): the monthly schedule's run of the next month carries a correction
 the sensor's run found.
 A rating-system scenario carries no corrections: its stored tables stand and the corrected games are only listed.
+Stored tables stand only on the list they were rated from: when the run rates the list before a month otherwise (a code
+or rule change reaches a frozen list), that month is rated again from the games it rated that the files still give as
+they were, the others corrected or listed as above (LateReports.keeps): a run never writes a chain its list_continuity
+check refuses.
 Whatever the policy, a list that comes out different from the stored one says what changed
 (pipeline.scenarios.amendments).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -62,7 +66,7 @@ from pipeline.scenarios.corrections import (
 )
 from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.restriction import restricted_in_month
-from pipeline.store.monthly import read_stored_month, stored_table_months
+from pipeline.store.monthly import read_stored_month, stored_games, stored_table_months
 from pipeline.store.object_store import ObjectStore
 from pipeline.text import some_names
 
@@ -103,6 +107,7 @@ class MonthNote:
     too_late: int = 0  # such games beyond their reporting window at this list: not rated
     too_late_from: list[str] = field(default_factory=list)
     kept_as_stored: bool = False  # a game the stored list rated is given otherwise or gone: the stored tables stand
+    rated_again: bool = False  # so, but the list before it changed in this run: its list is rated again (keeps)
     corrected: int = 0  # games the stored list rated that the files now give otherwise (a corrected result or player)
     gone: int = 0  # games the stored list rated that are no longer in the files
     corrected_files: list[str] = field(default_factory=list)
@@ -185,17 +190,23 @@ class MonthNote:
         if self.gone:
             subject = "game(s) it rated are" if self.corrected else f"game(s) the stored list of {month} rated are"
             changed.append(f"{self.gone} {subject} no longer in the files")
+        stands = (
+            f"the list before it changed in this run, so the list of {month} is rated again from the games it rated "
+            "that the files still give as they were (the stored one would no longer continue it)"
+            if self.rated_again
+            else "the stored list stands"
+        )
         if not corrects:
             if not changed:
                 return []
             return [
-                f"{scenario}: {'; '.join(changed)}: the stored list stands, the games are not rated again "
+                f"{scenario}: {'; '.join(changed)}: {stands}, the games changed are not rated "
                 f"(recalculation: {policy}; a rating system carries no corrections, a scenario under `full` re-rates "
                 "them)"
             ]
         note = self.correction
         if note is None:
-            return [f"{scenario}: {'; '.join(changed)}: the stored list stands"] if changed else []
+            return [f"{scenario}: {'; '.join(changed)}: {stands}"] if changed else []
         if note.withdrawn:
             return [
                 f"{scenario}: the files give the games the stored list of {month} rated as it rated them again: the "
@@ -215,7 +226,7 @@ class MonthNote:
             tail = f"its correction was carried to the list of {', '.join(note.carried_before)}"
         else:
             tail = "its correction changes no rating"
-        lines = [f"{scenario}: {head}: the stored list stands, and {tail} (recalculation: {policy})"]
+        lines = [f"{scenario}: {head}: {stands}, and {tail} (recalculation: {policy})"]
         if note.not_carried:
             lines.append(
                 f"{scenario}: {len(note.not_carried)} player(s) whose rated status or pool of unrated games the "
@@ -269,6 +280,8 @@ class LateReports:
         self._changed: dict[str, pl.DataFrame] = {}  # a frozen month's games the files give otherwise now
         self._pending: list[pl.DataFrame] = []  # corrections not carried yet (POINTS_SCHEMA)
         self._carrying: dict[str, pl.DataFrame] = {}  # a list of the run -> the corrections it carries
+        self._before_changed = False  # the list the next month starts from is not the stored one (listed)
+        self._rated_again: set[str] = set()  # frozen lists rated again though a game of theirs changed (keeps)
         # The lists whose recorded corrections do not add up to nothing (none on nearly every run): a withdrawn
         # correction is found among them (withdraw).
         net = self.carried_before.group_by("month", "player_id").agg(pl.col(CORRECTION).sum())
@@ -342,6 +355,41 @@ class LateReports:
     def kept(self, month: str) -> bool:
         """Whether `month` keeps its stored tables as they are (a game they rated is given otherwise or gone)."""
         return month in self.notes and self.notes[month].kept_as_stored
+
+    def keeps(self, month: str, read: Iterable[str]) -> bool:
+        """Whether the list of `month` (reading the games of `read`) keeps its stored tables: frozen, a game of its
+        period is given otherwise or gone (kept), and the list it starts from is the one the stored list was rated
+        from. When the run rated that list otherwise (a code or rule change reaches a frozen list), the stored list no
+        longer continues it, so it is rated again from the games it rated that the files still give as they were
+        (a rule-set scenario's correction of the others carried as ever): a run never writes a chain its
+        list_continuity check refuses.
+        """
+        if not self.is_frozen(month) or not any(self.kept(m) for m in read):
+            return False
+        if not self._before_changed:
+            return True
+        for m in read:
+            if self.kept(m):
+                self.notes[m].kept_as_stored, self.notes[m].rated_again = False, True
+        self._rated_again.add(month)
+        return False
+
+    def rated_again(self, month: str) -> bool:
+        """Whether the list of `month` would have kept its stored tables but is rated again (keeps)."""
+        return month in self._rated_again
+
+    def listed(self, month: str, rating_list: pl.DataFrame) -> None:
+        """The list the run made of `month`: whether it is the stored one (its players and ratings), which the next
+        stored list rests on (keeps). Only a frozen list is compared: a list not frozen is new or rated again, as
+        are all the lists after it.
+        """
+        if not self.is_frozen(month):
+            self._before_changed = True
+            return
+        columns = ["player_id", "rating"]
+        stored = read_stored_month(self.store, [self.scenario_name, "rating_list"], month, columns)
+        made = rating_list.select(columns)
+        self._before_changed = stored is None or not stored.cast(made.schema).equals(made)
 
     def changed(self, month: str) -> bool:
         """Whether the files give otherwise a game the stored tables of `month` (a month of the run) rated."""
@@ -421,7 +469,8 @@ class LateReports:
         stored lists carried was withdrawn (withdraw).
         """
         if self.is_frozen(month):
-            self.withdraw(month)
+            if month not in self._rated_again:  # its games changed: corrected (chain.rate), not withdrawn
+                self.withdraw(month)
             points = self._stored_points(month)
             return rating_list if points is None else with_corrections(rating_list, previous, points, rules, month)[0]
         if not self._pending or not rules.publishes_list_after(month):
@@ -571,10 +620,11 @@ def _too_late(waiting: pl.DataFrame, month: str) -> pl.Series:
 
 def with_stated_ends(store: ObjectStore, month: str, games: pl.DataFrame) -> pl.DataFrame:
     """`games` of `month` with `_stated_end`: the end their dump states (a TRF's tag 052; stated_tournament_ends of
-    the month's stored raw records), which the Games table does not keep.
+    the month's stored raw records), which the Games table does not keep. Raw records stored before they kept the
+    stated end (no `event_end` column) state none: the tournament ends on its last game's day, as a PGN's does.
     """
-    raw = read_stored_month(store, ["raw_games"], month, ["source_file", "event_id", "event_end"])
-    ends = stated_tournament_ends(raw) if raw is not None else pl.DataFrame()
+    raw = read_stored_month(store, ["raw_games"], month, ["source_file", "event_id"], optional=["event_end"])
+    ends = stated_tournament_ends(raw) if raw is not None and "event_end" in raw.columns else pl.DataFrame()
     if ends.is_empty():
         return games.with_columns(_stated_end=pl.lit(None, dtype=pl.Date))
     event = pl.col("event_id").fill_null(pl.col("source_file"))
@@ -672,6 +722,18 @@ def late_reports(store: ObjectStore, scenario: Scenario, months: Sequence[str], 
         ):
             late.withdraw(month)
     return late
+
+
+def stands_as_stored(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> bool:
+    """Whether a run of the stored `month` alone keeps its stored tables as they are (LateReports.keeps: frozen under
+    the scenario's policy, a game of its period given otherwise or gone): it rates nothing again.
+    """
+    late = late_reports(store, scenario, [month], chain_start)
+    if late is None or not late.is_frozen(month):
+        return False
+    games_of = late.games_of(month, lambda wanted: stored_games(store, wanted))
+    read = {m: games_of(m) for m in scenario.months_read(month, chain_start)}
+    return late.keeps(month, read)
 
 
 def _history(store: ObjectStore, scenario: Scenario, months: Sequence[str]) -> pl.DataFrame | None:

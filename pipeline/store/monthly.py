@@ -13,7 +13,7 @@ from pipeline.formats.common import StorageReadError
 from pipeline.months import MONTH_PATTERN
 from pipeline.store.object_store import ObjectStore, fault_cause, redact_url
 from schemas.games import Games
-from schemas.util import empty_frame
+from schemas.util import empty_frame, polars_schema
 
 Model = type[pa.DataFrameModel]
 
@@ -66,6 +66,27 @@ def months_stored(store: ObjectStore, asset_path: Sequence[str], months: Sequenc
         return []
     held = set(stored_table_months(store, asset_path))
     return [month for month in months if month in held]
+
+
+def read_stored_months(
+    store: ObjectStore, asset_path: Sequence[str], months: Sequence[str], model: Model | None = None
+) -> dict[str, pl.DataFrame]:
+    """The stored months of `months` of a table (months_stored), in their order; with `model`, each read as the model
+    says: its columns in its order, each cast to its dtype, a column the month was stored without empty. A month an
+    older version wrote (a column retyped or added since) then concatenates with the others.
+    """
+    held = months_stored(store, asset_path, months)
+    frames = store.read_parquets([table_key(asset_path, month) for month in held])
+    if model is not None:
+        schema = polars_schema(model)
+        frames = [
+            frame.select(
+                pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
+                for name, dtype in schema.items()
+            )
+            for frame in frames
+        ]
+    return dict(zip(held, frames, strict=True))
 
 
 def read_stored_month(
