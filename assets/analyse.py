@@ -1,5 +1,7 @@
-"""Analyse stage, per scenario and month: the analyses of pipeline.analytics.monthly (summary crosstables, performance
-ratings, predictive accuracy, the error against the truth, pool health) as one step, with the checks of their tables.
+"""Analyse stage, per scenario and month: the analyses of pipeline.analytics.monthly as one step.
+
+The analyses: summary crosstables, performance ratings, predictive accuracy, the error against the truth, pool health;
+with the checks of their tables.
 """
 
 from collections.abc import Iterator

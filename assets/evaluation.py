@@ -1,5 +1,6 @@
-"""Evaluate stage: every scenario's rule set or system on one train/test split of the store's games, as a leaderboard
-(pipeline.evaluation.scenarios).
+"""Evaluate stage: every scenario's rule set or system on one train/test split of the store's games, as a leaderboard.
+
+Its logic: pipeline.evaluation.scenarios.
 """
 
 import dagster as dg

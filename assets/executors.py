@@ -1,6 +1,7 @@
-"""The executor a run uses, chosen by RATINGS_EXECUTOR: in-process (default), one process per step, Celery workers,
-or a Kubernetes job per step. The last two are optional dependencies (extras `celery`, `k8s`), imported only when
-chosen.
+"""The executor a run uses, chosen by RATINGS_EXECUTOR.
+
+In-process (default), one process per step, Celery workers, or a Kubernetes job per step. The last two are optional
+dependencies (extras `celery`, `k8s`), imported only when chosen.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Ingest stage: the landing zone (observed: a data version per month) and its raw dumps of each month as one
-raw_games table (pipeline.ingest.dumps).
+"""Ingest stage: the landing zone and its raw dumps of each month as one raw_games table (pipeline.ingest.dumps).
+
+The landing zone is observed: a data version per month.
 """
 
 import dagster as dg

@@ -1,5 +1,7 @@
-"""Publish stage, per scenario: each month's rating list as CSV, FIDE TXT and a searchable HTML page under lists/, and
-FIDE's combined list of a standard list with the rapid and blitz lists it seeds (pipeline.publish.lists).
+"""Publish stage, per scenario: each month's rating list and FIDE's combined list (pipeline.publish.lists).
+
+Each month's list as CSV, FIDE TXT and a searchable HTML page under lists/; the combined list of a standard list with
+the rapid and blitz lists it seeds.
 """
 
 from collections.abc import Mapping

@@ -1,5 +1,6 @@
-"""Rate stage, one chain per scenario (pipeline.scenarios.chain): the monthly list, the per-game calculation and,
-for a rating system, its state, with the checks of these tables.
+"""Rate stage, one chain per scenario (pipeline.scenarios.chain), with the checks of its tables.
+
+The tables: the monthly list, the per-game calculation and, for a rating system, its state.
 """
 
 from collections.abc import Iterator

@@ -1,5 +1,6 @@
-"""Report stage: each scenario's pages and charts, the scenario comparison and the index (written by
-pipeline.reports.writer).
+"""Report stage: each scenario's pages and charts, the scenario comparison and the index.
+
+Written by pipeline.reports.writer.
 """
 
 from typing import Any

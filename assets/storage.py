@@ -1,5 +1,6 @@
-"""Where tables live in Dagster: the object-store resource, and the Parquet IO manager over it (one file per asset
-and month, range outputs streamed, column lineage for the UI).
+"""Where tables live in Dagster: the object-store resource, and the Parquet IO manager over it.
+
+The IO manager: one file per asset and month, range outputs streamed, column lineage for the UI.
 """
 
 from __future__ import annotations

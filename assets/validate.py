@@ -1,5 +1,6 @@
-"""Validate stage: split each month's raw records into games, quarantine and the identity report
-(pipeline.validate.split.MonthValidator), with each month's figures (pipeline.validate.month_figures) as metadata.
+"""Validate stage: split each month's raw records into games, quarantine and the identity report.
+
+The split: pipeline.validate.split.MonthValidator; each month's figures (pipeline.validate.month_figures) as metadata.
 """
 
 from collections.abc import Iterator

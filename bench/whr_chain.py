@@ -1,5 +1,6 @@
-"""A `system: whr` chain on a store, month by month as `ratings run` rates it, without Dagster: what it stores and
-holds in memory, and what a restart reads.
+"""A `system: whr` chain on a store, month by month as `ratings run` rates it, without Dagster.
+
+What it stores and holds in memory, and what a restart reads.
 
 `python -m bench.whr_chain --store DIR --to 2024-11` rates the store's validated games (`games/<M>`, made by a run
 or by ingest alone) from its first month with `rate_months` and writes each month's tables through the store's

@@ -1,5 +1,7 @@
-"""A `system: whr` scenario on the demo's world, month by month as its chain rates it: time, the gap of the stored
-history to a converged fit with and without full sweeps, and each December list against the true strengths.
+"""A `system: whr` scenario on the demo's world, month by month as its chain rates it.
+
+Time, the gap of the stored history to a converged fit with and without full sweeps, and each December list against the
+true strengths.
 
 `python -m bench.whr_scenario` (the demo: scale small, 120 months): the generator's world in memory (same seed,
 same games as `ratings generate --scale small`), its classical played games, seed list as the chain's; WHR through

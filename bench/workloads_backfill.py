@@ -1,5 +1,6 @@
-"""Backfill workloads: the whole fide-scale history from raw dumps to every list, crosstable, accuracy figure and
-report, through Dagster.
+"""Backfill workloads: the whole fide-scale history from raw dumps to every output, through Dagster.
+
+The outputs: every list, crosstable, accuracy figure and report.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Engine workloads: one FIDE-scale month through the rating engine alone, beside the per-game reference, and
-two years of months beside the yardstick of ../shared/yardsticks/bare_period_core.py.
+"""Engine workloads: one FIDE-scale month through the rating engine alone, and two years of months.
+
+The month beside the per-game reference; the two years beside the yardstick of ../shared/yardsticks/bare_period_core.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Ingest workloads: reading generated PGN and TRF dumps of a million games, and many small CSV and Parquet tables
-(input written untimed).
+"""Ingest workloads: reading generated PGN and TRF dumps of a million games, and many small CSV and Parquet tables.
+
+The input is written untimed.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Performance ratings per player per event and per month, by FIDE's method and the algorithm of 400
-(docs/analytics.md).
+"""Performance ratings per player per event and per month, by FIDE's method and the algorithm of 400.
+
+See docs/analytics.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The published rating list (lists/<scenario>/<YYYY-MM>.csv): the month's list with the registry's names, in reading
-order.
+"""The published rating list: the month's list with the registry's names, in reading order.
+
+Stored as lists/<scenario>/<YYYY-MM>.csv.
 """
 
 from __future__ import annotations

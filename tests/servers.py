@@ -1,5 +1,6 @@
-"""Test infrastructure for operations: real servers (SeaweedFS S3, moto as fallback, PostgreSQL, Redis), a
-request-counting proxy, store helpers.
+"""Test infrastructure for operations: real servers, a request-counting proxy, store helpers.
+
+The servers: SeaweedFS S3, moto as fallback, PostgreSQL, Redis.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""A list rated again that differs from the stored one says what changed (issue 36, part 4): the changes file names
-exactly the players whose rating changed, appeared or disappeared, and the replaced list is kept beside it.
+"""A list rated again that differs from the stored one says what changed (issue 36, part 4).
+
+The changes file names exactly the players whose rating changed, appeared or disappeared, and the replaced list is kept
+beside it.
 """
 
 from __future__ import annotations

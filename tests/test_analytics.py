@@ -1,5 +1,7 @@
-"""Analyses on small hand-made frames with answers worked out by hand: windows, crosstables over
-windows, score curves, band trends, rating distributions, predictive accuracy and its comparison.
+"""Analyses on small hand-made frames with answers worked out by hand.
+
+Windows, crosstables over windows, score curves, band trends, rating distributions, predictive accuracy and its
+comparison.
 """
 
 from __future__ import annotations

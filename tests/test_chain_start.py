@@ -1,5 +1,6 @@
-"""The chain's start is the store's: a run of any range continues the stored lists, refuses a broken one, and a
-seeded player's inactivity clock runs from the seed list; stray month folders add no months to a run.
+"""The chain's start is the store's: a run of any range continues the stored lists and refuses a broken one.
+
+A seeded player's inactivity clock runs from the seed list; stray month folders add no months to a run.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""Landing-zone CSV and Parquet games files: the columns the README lists, Kaggle's names, a header problem said once,
-colour_known, and repeated games in a file without rounds kept when the file shows them, else quarantined with a
-warning that says why. The Kaggle 2011 follow-up file from ../shared/realdata when it is there.
+"""Landing-zone CSV and Parquet games files.
+
+The columns the README lists, Kaggle's names, a header problem said once, colour_known, and repeated games in a file
+without rounds kept when the file shows them, else quarantined with a warning that says why. The Kaggle 2011 follow-up
+file from ../shared/realdata when it is there.
 """
 
 from __future__ import annotations

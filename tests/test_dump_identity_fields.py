@@ -1,5 +1,7 @@
-"""What dumps state about a game beyond its players and result: a CSV's colour_known reaches the games table and the
-systems, and the titles and federations of TRF 001 lines and PGN tags name the players no registry holds.
+"""What dumps state about a game beyond its players and result.
+
+A CSV's colour_known reaches the games table and the systems, and the titles and federations of TRF 001 lines and PGN
+tags name the players no registry holds.
 """
 
 from __future__ import annotations

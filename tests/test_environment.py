@@ -1,5 +1,7 @@
-"""What the environment must not change: the locale's encoding, a terminal's, the thread count, the machine's time zone,
-and a landing zone or store that is a link, a FIFO or read-only.
+"""What the environment must not change.
+
+The locale's encoding, a terminal's, the thread count, the machine's time zone, and a landing zone or store that is a
+link, a FIFO or read-only.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""`ratings evaluate` / `ratings tune` (pipeline/evaluation/protocol.py): metrics by hand, the train/test split,
-Kaggle columns, the CLI, real games.
+"""`ratings evaluate` / `ratings tune` (pipeline/evaluation/protocol.py).
+
+Metrics by hand, the train/test split, Kaggle columns, the CLI, real games.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""`ratings validate`: the JSON contract, exit codes, real files, and the malformed-input corpus
-(tests/data/malformed).
+"""`ratings validate`: the JSON contract, exit codes, real files, and the malformed-input corpus.
+
+The corpus: tests/data/malformed.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""One Dagster instance per store (issue 40): where a store's instance lives, which instance a command uses
-(`--dagster-home`, else $DAGSTER_HOME, else the store's own), `ratings ui --store` opening that store's instance, and
-two stores rated one after the other keeping their runs apart, `make ui` showing only the demo's.
+"""One Dagster instance per store (issue 40).
+
+Where a store's instance lives, which instance a command uses (`--dagster-home`, else $DAGSTER_HOME, else the store's
+own), `ratings ui --store` opening that store's instance, and two stores rated one after the other keeping their runs
+apart, `make ui` showing only the demo's.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""Landing zones at their extremes: a header of absurdly many columns, a line quoted whole, a file beyond a cap, files
-with no record, the registry folder in another case, compressed data under a plain name. Every file ends as records
-(games or one quarantined record that says why), and one such file never stops the others.
+"""Landing zones at their extremes.
+
+A header of absurdly many columns, a line quoted whole, a file beyond a cap, files with no record, the registry folder
+in another case, compressed data under a plain name. Every file ends as records (games or one quarantined record that
+says why), and one such file never stops the others.
 """
 
 from __future__ import annotations

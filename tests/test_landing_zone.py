@@ -1,5 +1,6 @@
-"""The landing zone's inventory: nothing under raw/ is ignored without a record, and nothing outside the store is
-read.
+"""The landing zone's inventory: nothing under raw/ is ignored without a record.
+
+Nothing outside the store is read.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The pool's points ledger (issue 37, part 1): every channel on a month built by hand, and months the engine rates
-balancing to the point.
+"""The pool's points ledger (issue 37, part 1).
+
+Every channel on a month built by hand, and months the engine rates balancing to the point.
 """
 
 from __future__ import annotations

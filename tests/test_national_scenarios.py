@@ -1,5 +1,6 @@
-"""National scenarios: a scenario restricted to one federation's players or dumps, and the DWZ 2025 upgrade as a
-one-time event of a dwz scenario.
+"""National scenarios: a scenario restricted to one federation's players or dumps, and the DWZ 2025 upgrade.
+
+The upgrade is a one-time event of a dwz scenario.
 """
 
 import shutil

@@ -1,5 +1,6 @@
-"""Byes, forfeits and duplicates as pairing programs write them: a bye opponent, one FIDE id on two TRF lines, a PGN
-tag given twice.
+"""Byes, forfeits and duplicates as pairing programs write them.
+
+A bye opponent, one FIDE id on two TRF lines, a PGN tag given twice.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Performance ratings: FIDE's Ra + dp and the algorithm of 400 by hand, the Performance table,
-`ratings performance`.
+"""Performance ratings by hand, the Performance table, `ratings performance`.
+
+By hand: FIDE's Ra + dp and the algorithm of 400.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""`ratings player`: history under every scenario (the months with activity), a list's calculation that adds up to the
-list's change in every era (a quarterly list rates three months of games), a player found by name (local ids too),
-the HTML card the lists link to.
+"""`ratings player`: a player's history, list calculations, lookup by name and HTML card.
+
+History under every scenario (the months with activity), a list's calculation that adds up to the list's change in every
+era (a quarterly list rates three months of games), a player found by name (local ids too), the HTML card the lists link
+to.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""`ratings player` on a newcomer: the first rating's calculation from the pool the engine rated (2024: two
-hypothetical draws against 1800, the 2200 cap; 2014: the plus-score rule, a zero first event disregarded), and the
-one line of a player still unrated. The chains are rated here month by month (rate_scenario_month), no Dagster.
+"""`ratings player` on a newcomer: the first rating's calculation, and the one line of a player still unrated.
+
+The calculation is from the pool the engine rated (2024: two hypothetical draws against 1800, the 2200 cap; 2014: the
+plus-score rule, a zero first event disregarded). The chains are rated here month by month (rate_scenario_month), no
+Dagster.
 """
 
 from __future__ import annotations

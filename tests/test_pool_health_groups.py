@@ -1,5 +1,6 @@
-"""Issue 37's federation residuals (part 3) and the ledger's groups against their true strength change (part 2), each
-on a small frame worked by hand.
+"""Issue 37's federation residuals (part 3) and the ledger's groups against their true strength change (part 2).
+
+Each on a small frame worked by hand.
 """
 
 from __future__ import annotations

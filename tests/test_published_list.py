@@ -1,5 +1,6 @@
-"""The published list: CSV columns and values, the FIDE TXT round trip, the HTML page in Chromium, and the Dagster
-asset.
+"""The published list: CSV columns and values, the FIDE TXT round trip, the HTML page and the Dagster asset.
+
+The HTML page is checked in Chromium.
 """
 
 from __future__ import annotations

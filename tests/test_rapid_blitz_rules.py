@@ -1,5 +1,7 @@
-"""FIDE's rapid and blitz rule sets (issue 35): each era's clauses as table tests, a standard rating seeding the
-list, the 600-point rule of December 2024, and `ratings rate-period` on a rapid period as an officer runs it.
+"""FIDE's rapid and blitz rule sets (issue 35).
+
+Each era's clauses as table tests, a standard rating seeding the list, the 600-point rule of December 2024, and
+`ratings rate-period` on a rapid period as an officer runs it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""Readable lists for the months people read: `ratings run` publishes the last month (all or none on request), and
-`ratings list` makes any stored month's list, byte for byte what publishing writes.
+"""Readable lists for the months people read.
+
+`ratings run` publishes the last month (all or none on request), and `ratings list` makes any stored month's list, byte
+for byte what publishing writes.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""A scenario's recalculation policy (issue 36, part 3): `forward` never re-rates a stored list with other games and
-rates late reports on the next list, `window: N` recalculates the last N lists, `full` re-rates everything.
+"""A scenario's recalculation policy (issue 36, part 3): `forward`, `window: N` and `full`.
+
+`forward` never re-rates a stored list with other games and rates late reports on the next list, `window: N`
+recalculates the last N lists, `full` re-rates everything.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""The registry in force each month: every raw/players/<M>/ folder applies from its month (the newest folder names a
-player, the first registers them), the seed list is the list in force before the chains start, and the run's plan says
-which files apply to which months. Real FIDE lists of 2004 from ../shared/realdata when it is there.
+"""The registry in force each month: every raw/players/<M>/ folder applies from its month.
+
+The newest folder names a player, the first registers them; the seed list is the list in force before the chains start,
+and the run's plan says which files apply to which months. Real FIDE lists of 2004 from ../shared/realdata when it is
+there.
 """
 
 from __future__ import annotations

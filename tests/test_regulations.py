@@ -1,5 +1,6 @@
-"""One home for every rule: the RuleSet's knobs are read by pipeline/rules/regulations.py only, each described, each
-clause documented.
+"""One home for every rule: the RuleSet's knobs are read by pipeline/rules/regulations.py only.
+
+Each described, each clause documented.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""What an analyst checks on each report page (issue 18): months and games stated, values readable
-without hover and in print, a chronological index without empty pages, distinct curves with game
-counts, distributions as small multiples and a fair scenario comparison; in headless Chromium where
-a browser is what a person would use.
+"""What an analyst checks on each report page (issue 18).
+
+Months and games stated, values readable without hover and in print, a chronological index without empty pages, distinct
+curves with game counts, distributions as small multiples and a fair scenario comparison; in headless Chromium where a
+browser is what a person would use.
 """
 
 from __future__ import annotations

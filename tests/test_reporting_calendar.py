@@ -1,6 +1,7 @@
-"""FIDE's reporting calendar (issue 36): the month folder is the list period the dumps were reported for. A
-tournament is rated from the first list whose closing date it ended by up to the third list after it ended, with
-the ratings of the list in force at its start; outside, its games are quarantined with the clause they break.
+"""FIDE's reporting calendar (issue 36): the month folder is the list period the dumps were reported for.
+
+A tournament is rated from the first list whose closing date it ended by up to the third list after it ended, with the
+ratings of the list in force at its start; outside, its games are quarantined with the clause they break.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Report rendering: the HTML crosstable and index (also rendered in headless Chromium), PNG charts
-and Markdown previews.
+"""Report rendering: the HTML crosstable and index, PNG charts and Markdown previews.
+
+The crosstable and index are also rendered in headless Chromium.
 """
 
 from __future__ import annotations

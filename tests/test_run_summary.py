@@ -1,5 +1,6 @@
-"""The closing summary counts what happened: each scenario's games by what they did, distinct players by how they were
-identified; a test recounts them from the stored tables.
+"""The closing summary counts what happened; a test recounts them from the stored tables.
+
+Each scenario's games by what they did, distinct players by how they were identified.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Every preset against worked examples, the compression, list frequency, scenarios, and scenarios side by side in
-Dagster.
+"""Every preset against worked examples, the compression, list frequency and scenarios.
+
+Scenarios also run side by side in Dagster.
 """
 
 from pathlib import Path

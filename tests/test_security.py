@@ -1,5 +1,6 @@
-"""Security: credentials never reach events, logs, metadata or errors; the UI listens on loopback; names cannot leave
-the store.
+"""Security: credentials never reach events, logs, metadata or errors.
+
+The UI listens on loopback; names cannot leave the store.
 """
 
 import logging

@@ -1,6 +1,7 @@
-"""Ratings a dump states are checked against the list in force at the event's start (issue 36, part 2): the list wins
-for a rated player, a stated rating never rates an unrated opponent, a trusted source's are used as they are, and
-every difference is listed.
+"""Ratings a dump states are checked against the list in force at the event's start (issue 36, part 2).
+
+The list wins for a rated player, a stated rating never rates an unrated opponent, a trusted source's are used as they
+are, and every difference is listed.
 """
 
 from __future__ import annotations

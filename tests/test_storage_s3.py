@@ -1,5 +1,6 @@
-"""The object store on a local directory and on a real S3 server (SeaweedFS on 127.0.0.1): same code path, atomic
-writes, identical bytes.
+"""The object store on a local directory and on a real S3 server (SeaweedFS on 127.0.0.1).
+
+Same code path, atomic writes, identical bytes.
 """
 
 import os

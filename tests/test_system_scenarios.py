@@ -1,5 +1,6 @@
-"""Scenarios rated by a rating system (pipeline/systems): scenario-file validation, and a system chain in Dagster
-against rate_system_period by hand.
+"""Scenarios rated by a rating system (pipeline/systems).
+
+Scenario-file validation, and a system chain in Dagster against rate_system_period by hand.
 """
 
 import shutil

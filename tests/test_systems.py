@@ -1,5 +1,6 @@
-"""Rating systems beside FIDE's Elo (pipeline/systems): the papers' worked examples, the glicko2 package, White
-advantage.
+"""Rating systems beside FIDE's Elo (pipeline/systems).
+
+The papers' worked examples, the glicko2 package, White advantage.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""FIDE's three lists end to end (issue 35): a store whose dumps hold standard, rapid and blitz games (PGN with
-TimeControl 5400+30, 900+10 and 180+2, a bullet game FIDE does not rate, and a TRF of a rapid event) rated by
-`ratings run` into a standard, a rapid and a blitz chain; the combined list read back by the FIDE-list reader.
+"""FIDE's three lists end to end (issue 35).
+
+A store whose dumps hold standard, rapid and blitz games (PGN with TimeControl 5400+30, 900+10 and 180+2, a bullet game
+FIDE does not rate, and a TRF of a rapid event) rated by `ratings run` into a standard, a rapid and a blitz chain; the
+combined list read back by the FIDE-list reader.
 """
 
 from __future__ import annotations

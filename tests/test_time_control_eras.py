@@ -1,6 +1,7 @@
-"""Every game's time-control class by the FIDE era of its day (pipeline.rules.time_controls), the readers' parse-time
-class (the current era) and validation: the era's class overrides the dump's, a clock FIDE does not rate is
-quarantined as time_control_not_ratable, a game without a clock keeps its declared class.
+"""Every game's time-control class by the FIDE era of its day (pipeline.rules.time_controls).
+
+The readers' parse-time class (the current era) and validation: the era's class overrides the dump's, a clock FIDE does
+not rate is quarantined as time_control_not_ratable, a game without a clock keeps its declared class.
 """
 
 from __future__ import annotations

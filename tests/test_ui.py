@@ -1,5 +1,6 @@
-"""The Dagster UI for real: the webserver on 127.0.0.1 over a small materialized data set, its GraphQL API, and
-Chromium.
+"""The Dagster UI for real: the webserver over a small materialized data set, its GraphQL API, and Chromium.
+
+The webserver listens on 127.0.0.1.
 """
 
 import os

@@ -1,6 +1,7 @@
-"""The Dagster UI as a user reads it after `ratings run`, in Chromium: the lineage draws (the chains' month-before
-dependencies make no cycle), every check shows per month what it verified after a range run and after a run of one
-month, and the list of the month just closed reads fresh.
+"""The Dagster UI as a user reads it after `ratings run`, in Chromium.
+
+The lineage draws (the chains' month-before dependencies make no cycle), every check shows per month what it verified
+after a range run and after a run of one month, and the list of the month just closed reads fresh.
 
 The store holds the three months up to the month just closed, like a store rated every month; tests/test_ui.py's
 store holds 2024's, like the demo, whose lists are old.

@@ -1,5 +1,7 @@
-"""US Chess's regular, quick and blitz lists (pipeline/systems/uscf.py, rule 5C): which list rates a game, a uscf
-scenario per list (a dual-rated game in regular and quick), quick and blitz seeded from regular, and rate-period.
+"""US Chess's regular, quick and blitz lists (pipeline/systems/uscf.py, rule 5C).
+
+Which list rates a game, a uscf scenario per list (a dual-rated game in regular and quick), quick and blitz seeded from
+regular, and rate-period.
 """
 
 from __future__ import annotations

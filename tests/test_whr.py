@@ -1,5 +1,7 @@
-"""Whole-History Rating (pipeline/whole_history/whr.py): goshrine's worked example, the whole-history-rating package
-as an oracle, draws, incremental months, the two lists of a month, `ratings evaluate --rules whr`.
+"""Whole-History Rating (pipeline/whole_history/whr.py).
+
+Checked: goshrine's worked example, the whole-history-rating package as an oracle, draws, incremental months, the two
+lists of a month, `ratings evaluate --rules whr`.
 """
 
 from __future__ import annotations

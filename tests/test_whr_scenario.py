@@ -1,5 +1,6 @@
-"""A `system: whr` scenario (issue 39, part 4) rated through the Dagster run path: the list of a month as it stood,
-the history as it stands now, and a rerun from the stored warm start.
+"""A `system: whr` scenario (issue 39, part 4) rated through the Dagster run path.
+
+The list of a month as it stood, the history as it stands now, and a rerun from the stored warm start.
 """
 
 import shutil

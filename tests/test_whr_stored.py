@@ -1,6 +1,8 @@
-"""A `system: whr` chain's storage (issue 39): each month stores the player-months it changed, a checkpoint month
-every one; the stored months give back the in-memory history bit for bit, a run continuing the chain writes the bytes
-an uninterrupted one wrote, and a month's rows follow what it changed, not the length of the history.
+"""A `system: whr` chain's storage (issue 39).
+
+Each month stores the player-months it changed, a checkpoint month every one; the stored months give back the in-memory
+history bit for bit, a run continuing the chain writes the bytes an uninterrupted one wrote, and a month's rows follow
+what it changed, not the length of the history.
 """
 
 import shutil

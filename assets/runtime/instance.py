@@ -1,5 +1,6 @@
-"""The Dagster instance of `assets/runtime/dagster.yaml`: which directory a store's runs go to, and Dagster's SQLite
-storage, with its connections kept open.
+"""The Dagster instance of `assets/runtime/dagster.yaml`.
+
+Which directory a store's runs go to, and Dagster's SQLite storage, with its connections kept open.
 
 Each store has its own instance unless one is named (operations.instance_dirs.instance_dir: `--dagster-home`, else
 $DAGSTER_HOME, else `<store>/.dagster`), so that the UI over a store shows its runs and materializations only.

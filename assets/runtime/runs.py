@@ -1,5 +1,6 @@
-"""`ratings run` and `ratings demo` in Dagster: heal orphaned runs, observe the landing zone, run the `all_months`
-job. What they decide and say without Dagster is pipeline.operations.run_plan.
+"""`ratings run` and `ratings demo` in Dagster: heal orphaned runs, observe the landing zone, run the `all_months` job.
+
+What they decide and say without Dagster is pipeline.operations.run_plan.
 """
 
 import gc

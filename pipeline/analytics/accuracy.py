@@ -1,5 +1,6 @@
-"""Predictive accuracy of a scenario's ratings per month (Sonas's total absolute error, Kaggle 2010 RMSE,
-Kaggle 2011 capped log10 binomial deviance) and the comparison of scenarios against a baseline.
+"""Predictive accuracy of a scenario's ratings per month and the comparison of scenarios against a baseline.
+
+The measures: Sonas's total absolute error, Kaggle 2010 RMSE, Kaggle 2011 capped log10 binomial deviance.
 """
 
 from __future__ import annotations

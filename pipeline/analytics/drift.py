@@ -1,5 +1,7 @@
-"""The yearly drift of a stable cohort: the median rating change over a year of the adults aged 25-45 who stayed
-active, from one December list to the next, beside the same players' change of true strength on generated data.
+"""The yearly drift of a stable cohort beside the same players' change of true strength on generated data.
+
+The drift is the median rating change over a year of the adults aged 25-45 who stayed active, from one December list to
+the next.
 
 The FIDE-watchers' pool monitor follows this "anchor cohort (aged 25-45, steadily active)": its median annual drift
 was -6 to -2 points a year before March 2024 and +2 to +3 after (../shared/reference/systems-and-calendar.md,

@@ -1,5 +1,6 @@
-"""Favourite's actual minus expected score by year and scenario, from the stored rated_games (python -m
-pipeline.analytics.favourites ROOT).
+"""Favourite's actual minus expected score by year and scenario, from the stored rated_games.
+
+Run as python -m pipeline.analytics.favourites ROOT.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The points ledger's groups over a year against the truth: the points each group gained in games beside its players'
-change of true strength, on generated data (issue 37, part 2).
+"""The points ledger's groups over a year against the truth, on generated data (issue 37, part 2).
+
+For each group: the points it gained in games beside its players' change of true strength.
 
 Sonas's 2023 report for FIDE ("Repairing the FIDE Standard Elo Rating System", ../shared/reference/
 fide-rules-and-formats.md) reads deflation as new, improving players entering too low and pulling rating points from

@@ -1,5 +1,6 @@
-"""Performance ratings per player per event and per month (FIDE's Ra + dp and the algorithm of 400), and for one
-tournament file.
+"""Performance ratings per player per event and per month, and for one tournament file.
+
+Two methods: FIDE's Ra + dp and the algorithm of 400.
 
 Which games count: a game counts for a player when the opponent has a rating used (the list in force,
 or the rating the source states) and, in the pipeline, when the scenario rates its time control

@@ -1,5 +1,6 @@
-"""How far a rating list is from the generator's ground truth: offsets and rating-difference errors per band (pure
-Polars).
+"""How far a rating list is from the generator's ground truth: offsets and rating-difference errors per band.
+
+Pure Polars.
 """
 
 from __future__ import annotations

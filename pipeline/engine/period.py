@@ -1,5 +1,6 @@
-"""Rating engine for one period: the previous list plus the month's games give the new list (NumPy on the players'
-positions, vectorised).
+"""Rating engine for one period: the previous list plus the month's games give the new list.
+
+NumPy on the players' positions, vectorised.
 
 Every rule is a function of pipeline/rules/regulations.py, under its clause; the engine only composes them
 over a period: per game dR = score - PD, summed over the period, times K (reduced so that K x n <=

@@ -1,6 +1,7 @@
-"""The unrated players' period (§8.2, §7.1.4): their results pooled over the pool window, and a first rating once a
-pool is large enough. NumPy on the players' positions; the rules (the pool window, the minimum games, the zero
-first event, the first rating and the floor) are those of pipeline/rules/regulations.py.
+"""The unrated players' period (§8.2, §7.1.4): their results pooled, and a first rating once a pool is large enough.
+
+The results are pooled over the pool window. NumPy on the players' positions; the rules (the pool window, the minimum
+games, the zero first event, the first rating and the floor) are those of pipeline/rules/regulations.py.
 
 The players are those unrated on the list in force who played this period or hold a pool (whose
 entries may expire), numbered 0..U-1 in list order (`owner` of a side or a pool entry).

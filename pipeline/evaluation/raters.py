@@ -1,5 +1,6 @@
-"""What `ratings evaluate` and `tune` rate with: a rating system (pipeline/systems) or a FIDE-style rule set through the
-pipeline's engine, behind one train-then-predict interface.
+"""What `ratings evaluate` and `tune` rate with, behind one train-then-predict interface.
+
+Either a rating system (pipeline/systems) or a FIDE-style rule set through the pipeline's engine.
 """
 
 from __future__ import annotations

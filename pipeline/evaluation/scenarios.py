@@ -1,5 +1,6 @@
-"""Every scenario on one train/test split of the store's own games: freeze each chain at the end of training, predict
-the test months, score; the leaderboard's page and data file.
+"""Every scenario on one train/test split of the store's own games, and the leaderboard's page and data file.
+
+Each scenario: freeze each chain at the end of training, predict the test months, score.
 """
 
 from __future__ import annotations

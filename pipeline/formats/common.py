@@ -1,5 +1,7 @@
-"""What every dump reader shares: the RawGames columns it fills, the dump handle and its errors, event keys, the reasons
-a reader settles, and the finished frame with its record ids.
+"""What every dump reader shares.
+
+The RawGames columns it fills, the dump handle and its errors, event keys, the reasons a reader settles, and the
+finished frame with its record ids.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""PGN game headers -> one raw record per game: NumPy scans the bytes for lines, tag sections and values; Polars types
-them.
+"""PGN game headers -> one raw record per game.
+
+NumPy scans the bytes for lines, tag sections and values; Polars types them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Reading and writing the files a command's user names (the rate-period files: CSV or Parquet chosen by extension;
-any --out file written whole), with clear errors.
+"""Reading and writing the files a command's user names, with clear errors.
+
+The rate-period files: CSV or Parquet chosen by extension; any --out file written whole.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Tunable constants of the synthetic federation: scale presets, population, events, results model and dirty-record
-rates.
+"""Tunable constants of the synthetic federation.
+
+Scale presets, population, events, results model and dirty-record rates.
 """
 
 from __future__ import annotations

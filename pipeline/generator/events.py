@@ -1,5 +1,6 @@
-"""The event calendar: which players enter which events (opens, rating sections, junior events, round robins, team
-events) each month.
+"""The event calendar: which players enter which events each month.
+
+The events: opens, rating sections, junior events, round robins, team events.
 """
 
 from __future__ import annotations

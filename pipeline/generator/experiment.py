@@ -1,5 +1,6 @@
-"""Replays the synthetic federation through the rating engine under FIDE 2014 rules and under the 2017 reform, reporting
-deflation per year.
+"""Replays the synthetic federation under FIDE 2014 rules and under the 2017 reform, reporting deflation per year.
+
+The replay runs through the rating engine.
 
     python -m pipeline.generator.experiment --scale medium --json medium.json   # ~40 s; fide: ~7 min
 

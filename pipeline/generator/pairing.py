@@ -1,5 +1,6 @@
-"""Pairs every event round (Swiss by score and strength estimate, round robins and team matches by Berger tables) and
-draws results.
+"""Pairs every event round and draws results.
+
+Swiss by score and strength estimate, round robins and team matches by Berger tables.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""The ledger_balance check: every month's points ledger accounts for every point, each grouping of its flows adds up
-to its games channel, and each month starts from the pool the month before ended with.
+"""The ledger_balance check: every month's points ledger accounts for every point.
+
+Each grouping of its flows adds up to its games channel, and each month starts from the pool the month before ended
+with.
 """
 
 from __future__ import annotations

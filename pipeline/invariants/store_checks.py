@@ -1,5 +1,6 @@
-"""The checks over the whole store for a run's months: reconciliation, the landing zone's layout, the quarantine
-share.
+"""The checks over the whole store for a run's months.
+
+Reconciliation, the landing zone's layout, the quarantine share.
 """
 
 from __future__ import annotations

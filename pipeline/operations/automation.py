@@ -1,5 +1,6 @@
-"""What unattended runs rate: the sensor's cursor of landing-zone fingerprints, changed and unrated months, the start
-month, and the run the schedule or the sensor requests (its key and tags).
+"""What unattended runs rate, and the run the schedule or the sensor requests (its key and tags).
+
+The sensor's cursor of landing-zone fingerprints, changed and unrated months, the start month.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""What a run of `ratings run`/`ratings demo` does around Dagster and says: where it may generate, which months it
-rates, what the stored tables show, the closing summary.
+"""What a run of `ratings run`/`ratings demo` does around Dagster and says.
+
+Where it may generate, which months it rates, what the stored tables show, the closing summary.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""`ratings run` as waves of runs: the shared tables by month ranges and the scenarios side by side in worker
-processes, then the comparison.
+"""`ratings run` as waves of runs, then the comparison.
+
+The shared tables by month ranges and the scenarios side by side in worker processes.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""A published month's files, each written into a handle: the CSV, FIDE's TXT and combined layouts, and the searchable
-HTML page.
+"""A published month's files, each written into a handle.
+
+The CSV, FIDE's TXT and combined layouts, and the searchable HTML page.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""What a month's published list is: its rating list named by the registry, in reading order, with the figures
-publishing reports; stored for the months a run publishes, made on demand by `ratings list` (its files: list_files).
+"""What a month's published list is: its rating list named by the registry, in reading order.
+
+With the figures publishing reports; stored for the months a run publishes, made on demand by `ratings list` (its files:
+list_files).
 """
 
 from __future__ import annotations

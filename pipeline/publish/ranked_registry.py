@@ -1,5 +1,6 @@
-"""The run's registry made ready to name its published lists: its cells cleaned, each name's place in (name, id)
-order and each player's FIDE TXT identity text made once a run, and kept for the next run.
+"""The run's registry made ready to name its published lists, once a run, and kept for the next run.
+
+Its cells cleaned, each name's place in (name, id) order and each player's FIDE TXT identity text made.
 """
 
 from __future__ import annotations

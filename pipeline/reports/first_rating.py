@@ -1,5 +1,7 @@
-"""A newcomer's first rating on the player card (§8.2, §7.1.4): the pool the engine rated, read back from the store,
-and the figures of the one rule function (regulations.initial_rating_terms).
+"""A newcomer's first rating on the player card (§8.2, §7.1.4).
+
+The pool the engine rated, read back from the store, and the figures of the one rule function
+(regulations.initial_rating_terms).
 
 The list before the period holds the player's pool (`pending`: games, half points and the sum of the opponents'
 ratings of each month); the period's rated_games hold its games with each opponent's rating used and the game's

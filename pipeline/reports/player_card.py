@@ -1,5 +1,6 @@
-"""One player from a store: rating history under every scenario, a list's calculation as FIDE shows it, performance
-ratings.
+"""One player from a store.
+
+Rating history under every scenario, a list's calculation as FIDE shows it, performance ratings.
 
 The calculation repeats the engine's arithmetic on the stored `rated_games`: per game the change is
 K x (score - expected) x weight, K being the list's `k_used` (K after the K x n cap); the period's

@@ -1,6 +1,7 @@
-"""The pool-health pages: a scenario's points ledger by year, its stable cohort's drift beside the truth, the points
-its groups won from each other and against their true strength change, each federation's residual against the others;
-and the cohort's drift of every scenario side by side (docs/analytics.md).
+"""The pool-health pages of a scenario, and the cohort's drift of every scenario side by side (docs/analytics.md).
+
+A scenario's pages: its points ledger by year, its stable cohort's drift beside the truth, the points its groups won
+from each other and against their true strength change, each federation's residual against the others.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""FIDE's reporting calendar by era: on which lists a tournament may be rated, from its end date, as data and Polars
-expressions.
+"""FIDE's reporting calendar by era: on which lists a tournament may be rated, from its end date.
+
+As data and Polars expressions.
 
 The landing zone's month folder raw/<FED>/<YYYY-MM>/ is the rating period the dumps were reported for: period M's
 list is FIDE's list of the 1st of M+1 (or, before July 2012, the next list FIDE published after M). A tournament

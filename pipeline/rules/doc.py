@@ -1,5 +1,6 @@
-"""Renders docs/rules.md: one table of every preset's parameters, with each preset's sources (python -m
-pipeline.rules.doc).
+"""Renders docs/rules.md: one table of every preset's parameters, with each preset's sources.
+
+Run as python -m pipeline.rules.doc.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""FIDE's rating regulations as the engine applies them: one function per rule, under the clause and edition it
-implements.
+"""FIDE's rating regulations as the engine applies them, one function per rule.
+
+Each function is under the clause and edition it implements.
 
 Every knob of a RuleSet (pipeline/rules/model.py) is read here and nowhere else in the rating arithmetic:
 the engine (pipeline/engine/period.py) composes these functions, the invariant checks

@@ -1,5 +1,7 @@
-"""Corrections carried forward (recalculation `forward`): what a stored list would have been with the games the files
-give now, and the points that difference adds to the next list (pipeline.scenarios.recalculation).
+"""Corrections carried forward (recalculation `forward`) from a stored list to the next list.
+
+What a stored list would have been with the games the files give now, and the points that difference adds to the next
+list (pipeline.scenarios.recalculation).
 
 A stored list M keeps its tables; the list M would have had with the corrected games is rated in memory only. The
 correction of a player rated on both versions is their rating on the corrected M minus their rating on the stored M:

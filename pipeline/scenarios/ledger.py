@@ -1,5 +1,6 @@
-"""The pool's points ledger of one list: where the change of the pool's total rating points came from, channel by
-channel, and the points each group of players won from each other group in the period's games.
+"""The pool's points ledger of one list: where the change of the pool's total rating points came from.
+
+Channel by channel, and the points each group of players won from each other group in the period's games.
 
 Sonas's 2023 account of FIDE's deflation is an account of rating points (../shared/reference/systems-and-calendar.md,
 1.10): newcomers entering too low pull points from established players. The ledger makes that account for a

@@ -1,5 +1,6 @@
-"""Scenarios: a rule-set schedule plus one-time events (or a rating system), and the chain step that rates one month of
-one scenario.
+"""Scenarios, and the chain step that rates one month of one scenario.
+
+A scenario is a rule-set schedule plus one-time events (or a rating system).
 """
 
 from __future__ import annotations

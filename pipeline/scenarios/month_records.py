@@ -1,5 +1,7 @@
-"""What a chain's month records beside its tables: the stated ratings that differ from the list in force, the late
-reports, and the changes of a list rated again; their files, the list's metadata and the run's warnings.
+"""What a chain's month records beside its tables.
+
+The stated ratings that differ from the list in force, the late reports, and the changes of a list rated again; their
+files, the list's metadata and the run's warnings.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The rating each side of a game is rated with: the list in force at its event's start; a rating the dump states is
-checked against that list and never trusted silently.
+"""The rating each side of a game is rated with: the list in force at its event's start.
+
+A rating the dump states is checked against that list and never trusted silently.
 
 B.02 2024 §9.1 lets a tournament be reported up to the third list after it ended (and one ending in the last days of a
 month for the next list): such an event is rated in a later period than it started in, with the ratings of the list

@@ -1,5 +1,6 @@
-"""The chain step of a scenario rated by a rating system: the month's games -> the system's new state, its list and
-per-game table.
+"""The chain step of a scenario rated by a rating system.
+
+The month's games -> the system's new state, its list and per-game table.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""The chain step of a `system: whr` scenario: the month's games added to the warm-started whole history -> the list
-of the month as it stands after it, the player-months the month changed, and the per-game table.
+"""The chain step of a `system: whr` scenario.
+
+The month's games added to the warm-started whole history -> the list of the month as it stands after it, the
+player-months the month changed, and the per-game table.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""A whole-history chain's stored months read back: every player-month as it stands after a month, the list of a month
-as it stands, and the history a run continuing the chain starts from.
+"""A whole-history chain's stored months read back.
+
+Every player-month as it stands after a month, the list of a month as it stands, and the history a run continuing the
+chain starts from.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Rating systems beside FIDE's Elo behind one interface: previous state + a period's games -> new state and
-expectations.
+"""Rating systems beside FIDE's Elo behind one interface.
+
+Previous state + a period's games -> new state and expectations.
 
 A system is one module of this package defining `SYSTEM`, a `RatingSystem`: its parameter model,
 the state columns it keeps, a new player's initial values, its expectancy (White's predicted score)

@@ -1,5 +1,6 @@
-"""Stephenson (Kaggle 2011 FIDE-prize winner as PlayerRatings' steph()): Glicko plus per-game RD growth, a bonus and a
-pull to the opponents.
+"""The Stephenson rating system (Kaggle 2011 FIDE-prize winner as PlayerRatings' steph()).
+
+Glicko plus per-game RD growth, a bonus and a pull to the opponents.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""What `ratings validate` says about loose files: detected format, records read, rated games, players, quarantine by
-reason.
+"""What `ratings validate` says about loose files.
+
+Detected format, records read, rated games, players, quarantine by reason.
 
 Files are validated outside a landing zone, so there is no player registry and no month folder:
 every FIDE id present counts as a known player, a player without an id is identified by the name

@@ -1,5 +1,6 @@
-"""Who a record's players are: ids checked, names normalised and matched against the registry, local ids, the identity
-report.
+"""Who a record's players are.
+
+Ids checked, names normalised and matched against the registry, local ids, the identity report.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""What the ingest and validate stages report of each month: the records read, the games validated, the quarantine by
-reason and by file (with a warning when most of the month is quarantined) and how players were identified.
+"""What the ingest and validate stages report of each month.
+
+The records read, the games validated, the quarantine by reason and by file (with a warning when most of the month is
+quarantined) and how players were identified.
 """
 
 from __future__ import annotations
