@@ -144,6 +144,8 @@ INTEGRATION_TESTS = {
     "test_truth_error_and_accuracy_are_the_same_bytes_whatever_the_thread_count",
     # `ratings run` interrupted in a process of its own (its worker processes too), then run again
     "test_ctrl_c_ends_a_run_in_one_line_with_no_process_left_and_the_rerun_writes_an_uninterrupted_run_s_lists",
+    # validate, rate-period and generate interrupted in processes of their own, generate run again
+    "test_ctrl_c_and_sigterm_end_every_command_in_one_line_leaving_no_partial_file",
 }
 
 

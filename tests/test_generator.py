@@ -15,7 +15,16 @@ import polars as pl
 import pytest
 
 from pipeline.analytics.truth import rating_error_vs_truth
-from pipeline.generator import DEFAULT_DEMO, SCALES, GenerationSummary, config, generate, resolve_scale, simulate
+from pipeline.generator import (
+    DEFAULT_DEMO,
+    GENERATING,
+    SCALES,
+    GenerationSummary,
+    config,
+    generate,
+    resolve_scale,
+    simulate,
+)
 from pipeline.generator.dumps import CSV_COLUMNS, DUPLICATE_SUFFIX, REGISTRY_COLUMNS, mistype_ids
 from pipeline.generator.events import TEAM
 from pipeline.generator.pairing import round_robin_template, white_scores
@@ -205,6 +214,40 @@ def test_same_arguments_give_byte_identical_files(small, tmp_path):
     differing = [key for key in first if first[key] != second[key]]
     assert differing == []
     assert dataclasses.replace(again, root=summary.root) == summary and summary.files == len(first)
+
+
+def test_a_generation_cut_short_leaves_the_store_as_it_was_and_the_next_clears_one_killed_outright(
+    small, tmp_path, monkeypatch
+):
+    """Into a local store without raw/ the data set is made in a temporary folder and moved into place once complete:
+    cut short (a KeyboardInterrupt, as Ctrl-C raises it, while its last file is written) it leaves nothing, not even
+    the store's folder it made. The folder of a generation killed outright (its writer's pid gone) does not make the
+    store look used to the demo, and the next generation removes it.
+    """
+    from pipeline.generator.dumps import DumpWriter
+    from pipeline.operations.run_plan import may_generate
+    from pipeline.store.object_store import TEMP_MARK
+
+    def cut_short(_writer: DumpWriter) -> None:
+        raise KeyboardInterrupt
+
+    store = tmp_path / "store"
+    with monkeypatch.context() as patched:
+        patched.setattr(DumpWriter, "write_truth", cut_short)
+        with pytest.raises(KeyboardInterrupt):
+            generate(str(store), **SMALL)
+        assert not store.exists()
+        store.mkdir()
+        with pytest.raises(KeyboardInterrupt):
+            generate(str(store), **SMALL)
+        assert list(store.iterdir()) == []
+    no_such_pid = 2**22 + 1  # above Linux's largest pid_max
+    killed = store / f"{GENERATING}{TEMP_MARK}{no_such_pid}-{'0' * 32}" / "raw"
+    killed.mkdir(parents=True)
+    (killed / "games.csv").write_text("event_id\n")
+    assert may_generate(ObjectStore(str(store)), str(store), explicit=False) is None
+    generate(str(store), **SMALL)
+    assert files_of(store) == files_of(small[0])
 
 
 def test_same_seed_same_bytes_with_parquet_federations(fide_formats, tmp_path):

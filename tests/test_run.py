@@ -420,8 +420,14 @@ def test_ctrl_c_ends_a_run_in_one_line_with_no_process_left_and_the_rerun_writes
         time.sleep(0.1)
     assert left == []
     with dg.DagsterInstance.from_config(str(store / ".dagster")) as instance:
-        statuses = {dagster_run.status for dagster_run in instance.get_runs()}
+        runs = instance.get_runs()
+    statuses = {dagster_run.status for dagster_run in runs}
     assert statuses and statuses <= {dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.SUCCESS}  # none unfinished
+    # The instance's run_retries (the shipped dagster.yaml) would not retry a run of the command: it ran in-process, so
+    # the daemon has no code location to launch it from. The run says so rather than wait for a retry.
+    failed = [dagster_run for dagster_run in runs if dagster_run.status == dg.DagsterRunStatus.FAILURE]
+    assert failed and all(dagster_run.tags.get("dagster/will_retry") == "false" for dagster_run in failed)
+    assert not any(dagster_run.is_complete_and_waiting_to_retry for dagster_run in failed)
 
     rerun = subprocess.run(
         [*command, "--store", str(store), "--workers", workers], capture_output=True, text=True, timeout=120

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import gc
 import os
+import re
 import sys
 
-from pipeline.cli.encoding import utf8_process
-from pipeline.cli.run_options import add_run_commands, exposed_ui_warning, starting_line, ui_command
-from pipeline.operations.instance_dirs import instance_dir
+from assets.runtime.interrupts import DAGSTER_COMMANDS, interrupted_line, run_quietly
 
-# Nothing heavier at import: `ratings run` prints its first line (main) before the pipeline and Dagster load.
+TYPE_CHECKING = False  # as in assets.runtime.interrupts: argparse (2 ms) loads with the commands, after the handlers
+if TYPE_CHECKING:
+    import argparse
+
+# Nothing of the pipeline at import (the standard library's and interrupts' few milliseconds): main's handlers of
+# Ctrl-C and SIGTERM go on before the pipeline loads (a second for the commands' modules), and `ratings run` prints
+# its first line before the pipeline and Dagster load. Python's own start (some 20 ms) comes before either.
 
 #: The shell's code for a command ended by SIGINT (128 + 2); by SIGTERM, 143 (assets.runtime.interrupts).
 EXIT_INTERRUPTED = 130
-#: The commands that end on Ctrl-C or SIGTERM with one line (assets.runtime.interrupts) and the shell's code.
-INTERRUPTIBLE = ("run", "demo", "ui")
 
 
 def command_run(args: argparse.Namespace) -> int:
@@ -63,6 +65,7 @@ def ui_target(store_root: str, dagster_home: str | None) -> tuple[str, str, str]
     (operations.instance_dirs.instance_dir), nothing made. ValueError for a local store folder that does not exist:
     its UI would show nothing, and its own instance would make the folder.
     """
+    from pipeline.operations.instance_dirs import instance_dir
     from pipeline.store.object_store import ObjectStore, redact_url
 
     store = ObjectStore(store_root)
@@ -83,6 +86,7 @@ def command_ui(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from assets.runtime.instance import instance_home, instance_notes, open_storages
+    from pipeline.cli.run_options import exposed_ui_warning, ui_command
     from pipeline.store.object_store import redact_url, store_root_from_env
 
     store, home, source = ui_target(args.store or store_root_from_env(), args.dagster_home)
@@ -110,32 +114,54 @@ def command_ui(args: argparse.Namespace) -> int:
 
 def add_dagster_commands(commands: argparse._SubParsersAction) -> None:
     """`ratings run`, `ratings demo` and `ratings ui` (their options: pipeline.cli.run_options)."""
+    from pipeline.cli.run_options import add_run_commands
+
     add_run_commands(commands, run_handler=command_run, demo_handler=command_demo, ui_handler=command_ui)
 
 
 def main(argv: list[str] | None = None) -> int:
-    utf8_process(entry=argv is None)  # the command line's own process: file names as UTF-8 whatever the locale
+    """Every command, ended by Ctrl-C or SIGTERM with the shell's code and one line (assets.runtime.interrupts): for
+    `run`, `demo` and `ui` what the rating cut short, for the others what they wrote (pipeline.cli.interrupted).
+    """
+    if argv is None:  # the command line's own process: file names as UTF-8 whatever the locale (it may run again)
+        from pipeline.cli.encoding import utf8_process
+
+        utf8_process()
     arguments = sys.argv[1:] if argv is None else argv
     if argv is None:
         # Python ends by collecting the objects left (Dagster's and the imports', some 300,000): a CPU-second of a
         # month's run. Frozen (gc.freeze, run last of the exit handlers), they are freed without that walk.
         atexit.register(gc.freeze)
+    named = arguments[0] if arguments and re.fullmatch(r"[a-z][a-z-]*", arguments[0]) else ""
+    # The command's arguments once parsed and what its output files were before it ran, for its line.
+    parsed: list[tuple[argparse.Namespace, dict]] = []
 
     def command() -> int:
+        from pipeline.cli.run_options import starting_line
+
         # `run` and `demo` say where they are going before the seconds of loading the pipeline and Dagster.
         first = starting_line(arguments)
         if first:
             print(first, flush=True)
         from pipeline.cli import commands as cli
+        from pipeline.cli.interrupted import outputs_before
 
-        return cli.main(arguments, more_commands=add_dagster_commands)
+        args = cli.build_parser(more_commands=add_dagster_commands).parse_args(arguments)
+        parsed.append((args, outputs_before(args)))
+        return cli.run_command(args)
 
-    if not arguments or arguments[0] not in INTERRUPTIBLE:
-        return command()
-    from assets.runtime.interrupts import interrupted_line, run_quietly
+    def line(signum: int, note: str) -> str:
+        name = parsed[0][0].command if parsed else named
+        if name in DAGSTER_COMMANDS:
+            return interrupted_line(name, signum, note)
+        from pipeline.cli.interrupted import written_note
 
-    # Quiet (stderr passed through a pipe, muted once a signal arrives) as the installed command only: a test
-    # calling main keeps its own stderr and signal handlers. Not `ui`, which starts no process before it becomes the
-    # one that is quiet itself (command_ui): the pipe's reader would not outlive that.
-    quiet = argv is None and arguments[0] != "ui"
-    return run_quietly(command, lambda signum, note: interrupted_line(arguments[0], signum, note), quiet=quiet)
+        return interrupted_line(name, signum, written_note(*parsed[0]) if parsed else written_note(None, None))
+
+    if argv is None and named in ("run", "demo"):
+        # The allocators' settings (pipeline.malloc, at the package's import) before run_quietly's thread starts.
+        import pipeline  # noqa: F401
+    # Quiet (stderr muted once a signal arrives) as the installed command only: a test calling main keeps its own
+    # stderr and signal handlers. `run` and `demo` start processes, whose stderr passes through a pipe; the others
+    # start none (`ui` becomes the supervisor of its servers, quiet itself: command_ui).
+    return run_quietly(command, line, quiet=argv is None, children=named in ("run", "demo"))

@@ -1,11 +1,10 @@
-"""Ctrl-C and SIGTERM in `ratings run`, `demo` and `ui`: the shell's code and one line, no traceback of any process."""
+"""Ctrl-C and SIGTERM in every `ratings` command: the shell's code and one line, no traceback of any process."""
 
 from __future__ import annotations
 
 import os
 import select
 import signal
-import subprocess
 import sys
 import threading
 import tty
@@ -13,10 +12,19 @@ from collections.abc import Callable
 from contextlib import suppress
 from types import FrameType
 
+# Every command imports this module before its handlers go on (assets/runtime/cli.py main), so nothing slow to load
+# comes first: subprocess (4 ms) is imported where `ratings ui`'s supervisor uses it, typing not at all.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+
 #: The signals that end a command quietly, as its line names them. The exit code is the shell's: 128 + the signal.
 ENDING: dict[int, str] = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 #: How long a child process (the UI's `dg dev`) has to end by itself once the command is interrupted.
 CHILD_GRACE_SECONDS = 30.0
+#: The commands that run Dagster and start processes (assets/runtime/cli.py); the others are pure code, whose line
+#: ends with what they wrote (pipeline.cli.interrupted).
+DAGSTER_COMMANDS = ("run", "demo", "ui")
 
 # The first ending signal this process received, and whether this module has raised KeyboardInterrupt for it.
 _received: list[int] = []
@@ -33,9 +41,12 @@ class Interrupted(KeyboardInterrupt):
 
 
 def interrupted_line(command: str, signum: int, note: str = "") -> str:
-    """What `ratings run`, `demo` or `ui` says last when SIGINT (Ctrl-C) or SIGTERM ended it; `note`: what it cut
-    short, where that is not the rating (Interrupted).
+    """What a `ratings` command says last when SIGINT (Ctrl-C) or SIGTERM ended it. `note`: for `run`, `demo` or `ui`,
+    what it cut short where that is not the rating (Interrupted); for a command of pure code (or '': the command was
+    not known yet), what it wrote and how to go on (pipeline.cli.interrupted).
     """
+    if command not in DAGSTER_COMMANDS:
+        return f"ratings{' ' + command if command else ''}: interrupted ({ENDING[signum]}); {note}"
     if note:
         return f"ratings {command}: interrupted ({ENDING[signum]}) {note}"
     if command == "ui":
@@ -154,7 +165,9 @@ def _forward(source: int, real: int, wakeup: int, stop: int, last: bytearray, en
             last[:] = data[-1:]
 
 
-def run_quietly(command: Callable[[], int], line: Callable[[int, str], str], quiet: bool = True) -> int:
+def run_quietly(
+    command: Callable[[], int], line: Callable[[int, str], str], quiet: bool = True, children: bool = True
+) -> int:
     """command()'s code, or, once SIGINT or SIGTERM reached it, 128 + the signal after `line(signal, note)` on
     stderr (`note`: an Interrupted's, else '').
 
@@ -162,7 +175,9 @@ def run_quietly(command: Callable[[], int], line: Callable[[int, str], str], qui
     reaches it. A terminal's Ctrl-C goes to every process of its group (Dagster's watchers of a run's logs, the worker
     processes, `dg dev`'s servers), which print tracebacks of their own; so fd 2 of this process, and of all it starts,
     is a pipe that a thread copies to the real stderr until then (a pseudo-terminal when stderr is a terminal:
-    whatever asks isatty still sees one). Without `quiet` (a test calling main) only KeyboardInterrupt is caught.
+    whatever asks isatty still sees one). Without `children` (a command that starts no process) there is no pipe: the
+    signal's handler sends this process's own stderr to /dev/null (_run_alone). Without `quiet` (a test calling main)
+    only KeyboardInterrupt is caught.
     """
     real = None
     if quiet and threading.current_thread() is threading.main_thread():  # where signal handlers can be set
@@ -178,6 +193,8 @@ def run_quietly(command: Callable[[], int], line: Callable[[int, str], str], qui
     for state in (_received, _raised):
         state.clear()
     _muted.clear()
+    if not children:
+        return _run_alone(command, line, real)
     source, sink = os.openpty() if os.isatty(real) else os.pipe()
     if os.isatty(sink):
         tty.setraw(sink)  # bytes as written: the real terminal translates line ends itself
@@ -215,9 +232,7 @@ def run_quietly(command: Callable[[], int], line: Callable[[int, str], str], qui
         with suppress(ValueError, OSError):
             sys.stderr.flush()
         if _received:  # what this process writes from now on (exit handlers, threads ending) is dropped too
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 2)
-            os.close(devnull)
+            _mute_stderr()
         else:
             os.dup2(real, 2)
         os.write(stop_sink, b".")
@@ -225,9 +240,80 @@ def run_quietly(command: Callable[[], int], line: Callable[[int, str], str], qui
         for fd in (wakeup, wakeup_sink, stop, stop_sink) + (() if forwarder.is_alive() else (source,)):
             os.close(fd)
     if code is not None and not _received:
+        _over()
         os.close(real)
         return code
     _say(real, last, line(_received[0], note))
+    _over()
+    os.close(real)
+    return 128 + _received[0]
+
+
+def _exit_at_once(signum: int, _frame: FrameType | None) -> None:
+    os._exit(128 + signum)
+
+
+def _over() -> None:
+    """The command is over, ended or interrupted: what is left is this process's exit (exit handlers, threads joined,
+    the interpreter's teardown), which SIGINT or SIGTERM now ends at once with the shell's code. Python's own handling
+    there printed a KeyboardInterrupt's traceback, or SIGTERM killed the process without a word. Standard output is
+    written out first: os._exit does not.
+    """
+    with suppress(OSError, ValueError):  # a reader gone (`| head`): the command said it already
+        sys.stdout.flush()
+    for ending in ENDING:
+        signal.signal(ending, _exit_at_once)
+
+
+def _mute_stderr() -> None:
+    """Stderr (fd 2) goes to /dev/null: nothing this process writes there from now on is seen."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _run_alone(command: Callable[[], int], line: Callable[[int, str], str], real: int) -> int:
+    """run_quietly for a command that starts no process (the commands of pure code, `ui` until it becomes its
+    supervisor), `real` its stderr: the first SIGINT or SIGTERM mutes stderr and raises KeyboardInterrupt, which ends
+    the command through its `finally`s (a temporary file removed, a thread pool's writes awaited); a second one ends
+    the process at once, with the same line.
+
+    Muted in the handler itself, before the KeyboardInterrupt unwinds anything: raised inside a finalizer, Python
+    prints it as "Exception ignored in ..." with a traceback, and one that reaches interpreter shutdown is dumped
+    whole. Nothing here touches sys.stderr, which the handler may have interrupted mid-write.
+    """
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        _record(signum)
+        if not _raised:
+            _raised.append(True)
+            _mute_stderr()
+            raise KeyboardInterrupt
+        _say(real, bytearray(b"\n"), line(_received[0], ""))  # the cleanup the first one started does not end
+        os._exit(128 + _received[0])
+
+    previous = {ending: signal.signal(ending, on_signal) for ending in ENDING}
+    code, note = None, ""
+    try:
+        code = command()
+    except KeyboardInterrupt as interruption:
+        if not _received:  # raised by the command itself (no signal seen): said as Ctrl-C
+            _mute_stderr()
+            _record(signal.SIGINT)
+        note = getattr(interruption, "note", "")
+    except BaseException:
+        if not _received:
+            raise
+    finally:
+        if not _received:  # else a second signal still ends the process at once, until the line is said
+            for ending, handler in previous.items():
+                signal.signal(ending, handler)
+    if code is not None and not _received:
+        _over()
+        os.close(real)
+        return code
+    _say(real, bytearray(b"\n"), line(_received[0], note))
+    _over()
     os.close(real)
     return 128 + _received[0]
 
@@ -236,6 +322,8 @@ def wait_ending(child: subprocess.Popen[bytes]) -> int:
     """child.wait(); interrupted, the child ends too before the KeyboardInterrupt goes on: a terminal's Ctrl-C reached
     it already, a signal to this process alone is passed on; killed after CHILD_GRACE_SECONDS.
     """
+    import subprocess
+
     try:
         return child.wait()
     except KeyboardInterrupt:
@@ -256,6 +344,7 @@ def serve(command: list[str]) -> int:
     """`ratings ui` once it has become `python -m assets.runtime.interrupts dg dev ...` (assets/runtime/cli.py,
     command_ui): `command` run as a child until it ends, or until Ctrl-C or SIGTERM ends both, quietly.
     """
+    import subprocess
 
     def run() -> int:
         try:

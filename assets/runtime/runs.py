@@ -75,6 +75,7 @@ from pipeline.text import markdown_list_lines
 from pipeline.validate.month_figures import REPORTED_LATE
 
 PID_TAG, HOST_TAG = "ratings/pid", "ratings/host"
+MAX_RETRIES_TAG = "dagster/max_retries"  # dagster._core.storage.tags.MAX_RETRIES_TAG, a tag users may set
 
 
 #: What a warning's look-up returns.
@@ -82,8 +83,14 @@ T = TypeVar("T")
 
 
 def _runner_tags() -> dict[str, str]:
-    """Tags naming the process that executes a CLI run in-process, so a later run can tell it was orphaned."""
-    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+    """Tags naming the process that executes a CLI run in-process, so a later run can tell it was orphaned; and
+    saying that the instance does not retry it when it fails.
+
+    The instance's run_retries (dagster.yaml) would tag a failed CLI run, one Ctrl-C ended too, dagster/will_retry
+    = true, and the daemon (`ratings ui`) then finds no code location to launch it from (it ran in-process) and logs
+    that it cannot retry it: the UI shows it waiting for a retry that never comes. `ratings run` is run again by hand.
+    """
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname(), MAX_RETRIES_TAG: "0"}
 
 
 def heal_orphaned_runs(instance: dg.DagsterInstance, interrupted: bool = False) -> list[str]:
@@ -424,10 +431,18 @@ def run_demo(
     root = root or store_root_from_env()
     try:
         generate_demo(root, explicit=generate_data, out=out)
-    except KeyboardInterrupt as stop:  # a rerun would rate the landing zone cut short as it finds it
+    except KeyboardInterrupt as stop:
         store = ObjectStore(root)
+        if store.is_local:  # raw/ is moved into place whole once generated, or not at all (pipeline.generator)
+            raise Interrupted(
+                "while generating its data: none of it was kept (it is made in a temporary folder and moved into "
+                "place once complete): run the same command again"
+                if not store.exists("raw")
+                else "once its data was generated (whole): run the same command again to rate it"
+            ) from stop
         if not store.exists("raw"):
             raise
+        # On S3 the files are written in place (a prefix cannot be renamed): a rerun would rate them as it finds them.
         raise Interrupted(
             f"while generating its data: remove {redact_url(store.url())}/raw before running it again"
         ) from stop

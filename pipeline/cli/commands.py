@@ -1000,7 +1000,11 @@ def build_parser(more_commands: Callable[[argparse._SubParsersAction], None] | N
 def main(
     argv: list[str] | None = None, more_commands: Callable[[argparse._SubParsersAction], None] | None = None
 ) -> int:
-    args = build_parser(more_commands).parse_args(argv)
+    return run_command(build_parser(more_commands).parse_args(argv))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """The command `args` names (build_parser's), its errors said in one line."""
     try:
         return args.handler(args)
     except BrokenPipeError:  # the reader went away (`ratings ... | head`): nothing more to say to it

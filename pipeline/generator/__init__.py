@@ -57,8 +57,12 @@ This package never imports dagster.
 
 from __future__ import annotations
 
+import os
+import shutil
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,7 +73,7 @@ from pipeline.generator.events import TEAM, EventNamer, Schedule, build_schedule
 from pipeline.generator.pairing import Crosstable, pair_and_play
 from pipeline.generator.population import Population, build_population
 from pipeline.months import month_index, month_range
-from pipeline.store.object_store import ObjectStore
+from pipeline.store.object_store import TEMP_MARK, ObjectStore, orphaned_temp_name
 
 __all__ = [
     "DEFAULT_DEMO",
@@ -193,6 +197,10 @@ def simulate(
     return Simulation(chosen["seed"], chosen["players"], chosen["start"], chosen["end"], chosen["federations"])
 
 
+#: The temporary folder, inside a local store, that `generate` writes the data set into (then its writer's pid).
+GENERATING = ".generating"
+
+
 def generate(
     out: str,
     seed: int | None = None,
@@ -202,10 +210,58 @@ def generate(
     *,
     scale: str = config.DEFAULT_SCALE,
 ) -> GenerationSummary:
-    """Simulate the preset `scale` (explicit arguments override it) and write the raw dumps to `out`."""
+    """Simulate the preset `scale` (explicit arguments override it) and write the raw dumps to `out`.
+
+    Into a local store without raw/, whole or not at all: written into a temporary folder inside it, then moved into
+    place, raw/ first (a rename); cut short (Ctrl-C, a full disk), the folder is removed and the store is as it was.
+    On S3 (a prefix cannot be renamed) and into a raw/ that is there (--force), each file is written whole in place.
+    """
     chosen = resolve_scale(scale, seed, players, start, end)
     world = Simulation(chosen["seed"], chosen["players"], chosen["start"], chosen["end"], chosen["federations"])
     store = ObjectStore(out)
+    if not store.is_local or store.exists("raw"):
+        return _write_dumps(world, store, chosen, scale, store.url())
+    made = not os.path.isdir(store.base)
+    os.makedirs(store.base, exist_ok=True)
+    for name in leftover_generations(store.base):  # of a generation killed outright
+        shutil.rmtree(os.path.join(store.base, name), ignore_errors=True)
+    folder = os.path.join(store.base, f"{GENERATING}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex}")
+    try:
+        summary = _write_dumps(world, ObjectStore(folder), chosen, scale, store.url())
+        _move_into_place(folder, store.base)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        if made:  # the store's folder too, made for it and empty again
+            with suppress(OSError):
+                os.rmdir(store.base)
+        raise
+    shutil.rmtree(folder, ignore_errors=True)  # its folders, emptied
+    return summary
+
+
+def leftover_generations(base: str) -> list[str]:
+    """The temporary folders in the local store `base` of generations whose process has ended (killed outright)."""
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return []
+    return [name for name in names if name.startswith(GENERATING) and orphaned_temp_name(name)]
+
+
+def _move_into_place(folder: str, base: str) -> None:
+    """The data set generated in `folder` moved into the store `base`: raw/ first, in one rename (what `ratings run`
+    and `demo` look for), then the other files (truth/strength.parquet), each replacing its namesake.
+    """
+    os.rename(os.path.join(folder, "raw"), os.path.join(base, "raw"))
+    for parent, _dirs, files in os.walk(folder):
+        for name in files:
+            target = os.path.join(base, os.path.relpath(os.path.join(parent, name), folder))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.replace(os.path.join(parent, name), target)
+
+
+def _write_dumps(world: Simulation, store: ObjectStore, chosen: dict, scale: str, root: str) -> GenerationSummary:
+    """The simulated world's files written to `store`; `root`: where the summary says they are."""
     played_per_month = np.zeros(world.months, dtype=np.int64)
     events = team_events = classical = forfeits = byes = 0
     with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:
@@ -233,7 +289,7 @@ def generate(
         games=int(played_per_month.sum()),
         files=stats.files,
         federations=tuple(f.code for f in world.federations),
-        root=store.url(),
+        root=root,
         start=chosen["start"],
         end=chosen["end"],
         scale=scale,

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import polars as pl
 
-from pipeline.generator import DEFAULT_DEMO, generate
+from pipeline.generator import DEFAULT_DEMO, generate, leftover_generations
 from pipeline.ingest.landing import REGISTRY, LandingEntry, inventory, month_bounds, months_held, unplaced
 from pipeline.ingest.registry import registry_plan, registry_problem_lines
 from pipeline.invariants.catalog import RECONCILIATION
@@ -68,7 +68,8 @@ def may_generate(store: ObjectStore, root: str, explicit: bool) -> str | None:
             f"{redact_url(store.url())} has no raw/ landing zone; `ratings demo` generates synthetic data only "
             f"into a local store unless you add --generate"
         )
-    if os.path.isdir(store.base) and not os.listdir(store.base):
+    # Empty but for what a generation killed outright left (generate removes it).
+    if os.path.isdir(store.base) and set(os.listdir(store.base)) <= set(leftover_generations(store.base)):
         return None
     if os.path.abspath(root) == os.path.abspath(DEFAULT_STORE) and not os.path.exists(store.base):
         return None

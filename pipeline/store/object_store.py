@@ -45,6 +45,12 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def orphaned_temp_name(name: str) -> bool:
+    """Whether `name` is a temporary file's or folder's (TEMP_MARK, then its writer's pid) whose writer has ended."""
+    match = _TEMP_NAME.search(name)
+    return match is not None and not process_alive(int(match.group(1)))
+
+
 # Errors that mean the store itself failed (not the data): named in one line with the path and the cause.
 _FAULT_ERRNOS = (
     errno.ENOSPC,
@@ -363,8 +369,7 @@ class ObjectStore:
             if folder == self.base and "raw" in dirs:
                 dirs.remove("raw")
             for name in files:
-                match = _TEMP_NAME.search(name)
-                if match and not process_alive(int(match.group(1))):
+                if orphaned_temp_name(name):
                     os.remove(os.path.join(folder, name))
                     removed += 1
         return removed
