@@ -356,6 +356,8 @@ def test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with
                 "in line with `ratings run"
             ), said
             assert " --from 2024-04" in said, said
+            # Printed inside the CLI's run, the command carries the run's --scenarios and --dagster-home as its own.
+            assert f" --from 2024-04{carried}`" in said, said
             policy = {"actual": "forward", "glicko2": "window 2"}[name]
             assert (
                 "`, or from the first such month before it (a `ratings run` names it); for "

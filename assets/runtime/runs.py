@@ -3,6 +3,7 @@
 What they decide and say without Dagster is pipeline.operations.run_plan.
 """
 
+import contextlib
 import gc
 import logging
 import os
@@ -485,6 +486,25 @@ def stage_selection(stage: Stage) -> dg.AssetSelection:
     return selection - dg.AssetSelection.assets("landing_zone")  # observed by run_store instead
 
 
+@contextlib.contextmanager
+def _as_the_run_s_location(scenarios_file: str | None, home: str) -> Iterator[None]:
+    """RATINGS_SCENARIOS and DAGSTER_HOME set, for the block, to the run's scenarios file and instance, as a code
+    location's are: what its steps print (instance_dirs.location_commands: a missing month's rebuild, the upgrade
+    warning) then carries the run's --scenarios and --dagster-home. Restored after.
+    """
+    given = {"DAGSTER_HOME": home, **({"RATINGS_SCENARIOS": os.path.abspath(scenarios_file)} if scenarios_file else {})}
+    before = {name: os.environ.get(name) for name in given}
+    os.environ.update(given)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def execute_stage(
     stage: Stage,
     first: str,
@@ -506,7 +526,7 @@ def execute_stage(
     raise_if_received()
     if reporter is not None:
         progress.install(reporter)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _as_the_run_s_location(scenarios_file, home):
         # Beta/preview notices about backfill policies and partitioned checks are not news to a user.
         warnings.simplefilter("ignore")
         logging.getLogger("dagster").setLevel(logging.WARNING)
