@@ -51,15 +51,7 @@ HEAVY_FOR_SCENARIO_MODEL = ("pipeline.cli", "pipeline.formats", "pipeline.genera
 #: Where a module docstring's summary must be one line: the packages, and the tests and benchmarks beside them.
 ONE_LINE_SUMMARY_FOLDERS = (*PACKAGES, "tests", "bench")
 #: Modules whose docstring summary still wraps onto its second line, each with why it is let off.
-SUMMARY_WRAPS = {
-    path: "edited elsewhere this session; to be done"
-    for path in (
-        "pipeline/cli/commands.py",
-        "pipeline/cli/encoding.py",
-        "pipeline/cli/run_options.py",
-        "pipeline/scenarios/recalculation.py",
-    )
-}
+SUMMARY_WRAPS: dict[str, str] = {}  # path -> why its summary may wrap (none may)
 
 
 def module_name(path: Path) -> str:

@@ -1,5 +1,6 @@
-"""The `ratings` commands of pure code: rate a period, validate files, performance, player, list, history,
-pool-health, evaluate, rules, generate.
+"""The `ratings` commands of pure code (those that run no Dagster).
+
+Rate a period, validate files, performance, player, list, history, pool-health, evaluate, rules, generate.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""One text encoding whatever the locale: the `ratings` processes in Python's UTF-8 mode, output they cannot encode
-escaped instead of ending the command.
+"""One text encoding whatever the locale: the `ratings` processes run in Python's UTF-8 mode.
+
+Output they cannot encode is escaped instead of ending the command.
 """
 
 from __future__ import annotations

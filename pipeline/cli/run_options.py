@@ -1,5 +1,7 @@
-"""The options of `ratings run`, `ratings demo` and `ratings ui`: an interface (scripts call them). The commands run
-Dagster, so assets/runtime/cli.py gives the handlers; pipeline/cli/commands.py has the commands of pure code.
+"""The options of `ratings run`, `ratings demo` and `ratings ui`: an interface (scripts call them).
+
+The commands run Dagster, so assets/runtime/cli.py gives the handlers; pipeline/cli/commands.py has the commands of
+pure code.
 
 The default of their `--dagster-home` (which instance a store's runs go to) is pipeline.operations.instance_dirs.
 """

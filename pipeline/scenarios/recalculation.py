@@ -1,5 +1,6 @@
-"""A scenario's recalculation policy: which stored lists a run may rate again, and where games reported after their
-list was stored are rated instead.
+"""A scenario's recalculation policy: which stored lists a run may rate again.
+
+And where games reported after their list was stored are rated instead.
 
 FIDE does not rewrite a published list: a late or corrected report changes the next list (B.02 2024 §9.1 and the
 rating administration's practice, ../shared/reference/systems-and-calendar.md). The English federation recalculates
