@@ -79,8 +79,9 @@ data), favourite's score vs rating advantage by window, band-vs-band trend by ye
 distribution of each January list and, where the scenario compresses ratings, before and after.
 Rebuilt from the stored monthly tables; linked from `reports/index.html`."""
 
-COMPARISON_DESCRIPTION = """Predictive accuracy of every scenario of `actual`'s list side by side: pooled errors and \
-the share of months each beats `actual` (a rapid or blitz list predicts other games: it is not compared here).
+COMPARISON_DESCRIPTION = """Predictive accuracy of every scenario of the baseline's list side by side (`actual`, \
+else the scenarios file's first: scenarios.model.baseline_name): pooled errors and the share of months each beats the \
+baseline (a rapid or blitz list predicts other games: it is not compared here).
 
 Written to `reports/all-scenarios/` as data, a table page and a monthly chart."""
 
