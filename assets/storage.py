@@ -12,6 +12,7 @@ import polars as pl
 from pydantic import Field
 
 from assets.metadata import Metadata, validate
+from pipeline.store import monthly
 from pipeline.store.monthly import Model, MonthlyFrames, MonthStream, Table, table_key, write_months, write_tables
 from pipeline.store.object_store import ObjectStore, redact_url, store_root_from_env
 from schemas.lineage import COLUMN_LINEAGE, SHARED_TABLES
@@ -78,7 +79,10 @@ def write_month_tables(
         context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=month)
 
     stored = [(table[0].path, table[1]) if table else None for table in tables]
-    write_tables(store, stored, months, frames, validate, written)
+    versions = context.assets_def.code_versions_by_key
+    # Each table's code version in its footer as well: what a run compares where the instance has no record of it.
+    footers = [{monthly.CODE_VERSION_FOOTER: versions[t[0]]} if t and versions.get(t[0]) else None for t in tables]
+    write_tables(store, stored, months, frames, validate, written, footers)
 
 
 class ParquetIOManager(dg.ConfigurableIOManager):

@@ -913,3 +913,30 @@ def test_a_list_stored_before_the_correction_column_continues_the_chain(tmp_path
     corrected = january.with_columns(correction=pl.lit(5, dtype=pl.Int32))
     unnamed = pl.DataFrame({"player_id": [1, 2], "name": [None, None]}, schema={"player_id": pl.Int64, "name": pl.Utf8})
     assert record_amendment(store, "old", ["old", "rating_list"], "2024-01", corrected, lambda _: unnamed) is not None
+
+
+def test_lists_made_otherwise_are_named_from_their_footers_where_the_instance_has_no_record(
+    rated_store, tmp_path: Path
+) -> None:
+    """A store rated under another instance (an object store's, from a fresh machine) is judged by the code version
+    each list's footer records, as the instance would judge it.
+    """
+    from assets.runtime.runs import lists_made_otherwise
+    from pipeline.store.monthly import CODE_VERSION_FOOTER
+
+    full, scenarios = rated_store
+    store = _copy(full, tmp_path / "store")
+    lists = store / "actual" / "rating_list"
+    assert pl.read_parquet_metadata(lists / "2024-04.parquet")[CODE_VERSION_FOOTER]
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(SCENARIOS + "    set: {tau: 0.4}\n")  # glicko2's definition, so its version, changes
+    with dg.DagsterInstance.ephemeral() as instance:  # no record of any list
+        assert lists_made_otherwise(instance, plan_run(str(store), "2024-05", "2024-05", str(scenarios))) == {}
+        assert lists_made_otherwise(instance, plan_run(str(store), "2024-05", "2024-05", str(changed))) == {
+            "glicko2": "2024-01"
+        }
+        # A list without a footer was written before lists recorded their version: by other code.
+        pl.read_parquet(lists / "2024-04.parquet").write_parquet(lists / "2024-04.parquet")
+        assert lists_made_otherwise(instance, plan_run(str(store), "2024-05", "2024-05", str(scenarios))) == {
+            "actual": "2024-04"
+        }

@@ -71,7 +71,9 @@ def test_the_same_operations_behave_the_same_locally_and_on_s3(any_root: str) ->
     )
     assert store.parquet_schema("plain/rating_list/2024-03.parquet") == dict(frame.schema)
     assert store.parquet_rows("plain/rating_list/2024-03.parquet") == frame.height
-    store.write_parquet(frame.head(3), "plain/rating_list/2024-04.parquet")
+    assert store.parquet_footer("plain/rating_list/2024-03.parquet").get("ratings/code_version") is None
+    store.write_parquet(frame.head(3), "plain/rating_list/2024-04.parquet", footer={"ratings/code_version": "v1"})
+    assert store.parquet_footer("plain/rating_list/2024-04.parquet")["ratings/code_version"] == "v1"
     both = store.read_parquets(["plain/rating_list/2024-04.parquet", "plain/rating_list/2024-03.parquet"])
     assert_frame_equal(both[0], frame.head(3))
     assert_frame_equal(both[1], frame)

@@ -64,6 +64,7 @@ from pipeline.scenarios.model import load_scenarios
 from pipeline.scenarios.ratings_used import STATED_DIFFERING
 from pipeline.scenarios.recalculation import LATE_REPORTS
 from pipeline.store.lock import STORE_TAG, WAIT_POLL_SECONDS, StoreLocked, store_lock
+from pipeline.store.monthly import stored_code_version, table_key
 from pipeline.store.object_store import (
     UNREACHABLE_ERRORS,
     ObjectStore,
@@ -217,21 +218,30 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
     """Scenario -> the first of its stored lists between the chain's start and the run's first month whose code
     version (Dagster's tag on the materialization) is not the one its rating_list asset declares now: the scenario's
     definition (its rules, schedule, `set:`) or the code rating it changed since, and this run continues from them.
-    Two queries per scenario: the months' latest materializations, then those records. A month without a recorded
-    materialization (made under another instance) or version is not named.
+    Two queries per scenario: the months' latest materializations, then those records. The list of the month before
+    the run, where the instance has no record of it (a store rated under another instance, an object store from a
+    fresh machine), is judged by the version its footer records (CODE_VERSION_FOOTER: one footer read); a list
+    recording none (written before lists did) is not named.
     """
     first = plan.months[0]
     earlier = set(month_range(plan.chain_start, add_months(first, -1))) if plan.chain_start < first else set()
     made: dict[str, str] = {}
     partitions = monthly_partitions(plan.chain_start, plan.months[-1])
+    store = ObjectStore(plan.root)
     for name, scenario in plan.scenarios.items() if earlier else ():
         key = dg.AssetKey([name, "rating_list"])
         latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, earlier)
-        if not latest:
+        records = (
+            instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
+            ).records
+            if latest
+            else []
+        )
+        previous, path = add_months(first, -1), key.path
+        unrecorded = previous not in latest and store.exists(table_key(path, previous))
+        if not records and not unrecorded:
             continue
-        records = instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
-        ).records
         # The version the chain's specs declare (the rate stage's sources and the scenario's definition), asked of
         # them: its definition is made without reading anything (about 5 ms a scenario).
         with warnings.catch_warnings():  # Dagster's Beta and Preview notes, as build_defs silences them
@@ -247,6 +257,13 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
             and record.asset_materialization.partition is not None
             and (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG, now) != now
         ]
+        if unrecorded and stored_code_version(store, path, previous) != now:
+            # No footer: written before lists recorded their version, so by other code. The months before it are not
+            # read one by one (a footer read each, on an object store a request): the chain's first list says whether
+            # to start there.
+            start = plan.chain_start
+            judged = start in latest or stored_code_version(store, path, start) == now
+            other.append(previous if judged else start)
         if other:
             made[name] = min(other)
     return made

@@ -224,6 +224,20 @@ def write_months(
     )[0]
 
 
+#: The footer key (key-value metadata) of a stored table holding the code version of the asset that wrote it, as the
+#: Dagster instance records it too: what a run continuing the table compares where the instance has no record of it
+#: (a store moved to another instance, an object store rated from a fresh machine).
+CODE_VERSION_FOOTER = "ratings/code_version"
+
+
+def stored_code_version(store: ObjectStore, path: Sequence[str], month: str) -> str | None:
+    """The code version a stored monthly table's footer records (CODE_VERSION_FOOTER); None: no such table, or one
+    written before tables recorded it.
+    """
+    key = table_key(path, month)
+    return store.parquet_footer(key).get(CODE_VERSION_FOOTER) if store.exists(key) else None
+
+
 def write_tables(
     store: ObjectStore,
     tables: Sequence[tuple[Sequence[str], Model] | None],
@@ -231,9 +245,11 @@ def write_tables(
     frames: Iterable[tuple[str, tuple[pl.DataFrame, ...]]],
     check: Callable[[Model, pl.DataFrame, str], object],
     written: Callable[[int, str, str, int], None],
+    footers: Sequence[Mapping[str, str] | None] = (),
 ) -> list[dict[str, int]]:
     """Store each month's frames as they come, one per table ((path, model), or None: not stored), after
     check(model, frame, what); written(table index, month, key, rows) after each. Returns month -> rows per table.
+    `footers`: each table's key-value metadata (by index; none where not given), in every month's file.
 
     Month M is checked, compressed and written in a thread while month M+1 is computed (Polars
     releases the GIL); at most MAX_PENDING_WRITES months wait, so memory stays flat whatever the range.
@@ -242,9 +258,11 @@ def write_tables(
     rows: list[dict[str, int]] = [{} for _ in tables]
     pending: deque[list[tuple[int, str, str, int, Future]]] = deque()
 
-    def check_and_write(model: Model, frame: pl.DataFrame, key: str, what: str) -> None:
+    def check_and_write(
+        model: Model, frame: pl.DataFrame, key: str, what: str, footer: Mapping[str, str] | None
+    ) -> None:
         check(model, frame, what)
-        store.write_parquet(frame, key)
+        store.write_parquet(frame, key, footer=footer)
 
     def finish_oldest() -> None:
         for index, month, key, height, write in pending.popleft():
@@ -267,7 +285,8 @@ def write_tables(
                 if not isinstance(frame, pl.DataFrame):
                     raise TypeError(f"{name} {month}: expected a DataFrame, got {type(frame).__name__}")
                 key = table_key(path, month)
-                write = writer.submit(check_and_write, model, frame, key, f"{name} {month}")
+                footer = footers[index] if index < len(footers) else None
+                write = writer.submit(check_and_write, model, frame, key, f"{name} {month}", footer)
                 writes.append((index, month, key, frame.height, write))
                 rows[index][month] = frame.height
             return writes

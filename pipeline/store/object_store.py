@@ -8,7 +8,7 @@ import os
 import posixpath
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 from urllib.parse import urlsplit
@@ -375,14 +375,28 @@ class ObjectStore:
         return removed
 
     # -- tables --------------------------------------------------------------------------------
-    def write_parquet(self, frame: pl.DataFrame, *parts: str) -> str:
-        """Parquet bytes that depend only on the frame (same frame, same bytes), written atomically."""
+    def write_parquet(self, frame: pl.DataFrame, *parts: str, footer: Mapping[str, str] | None = None) -> str:
+        """Parquet bytes that depend only on the frame and `footer` (key-value metadata; same frame and footer, same
+        bytes), written atomically.
+        """
+        metadata = dict(footer) if footer else None
         return self.write_with(
             lambda handle: frame.write_parquet(
-                handle, compression="zstd", compression_level=PARQUET_ZSTD_LEVEL, statistics=True
+                handle, compression="zstd", compression_level=PARQUET_ZSTD_LEVEL, statistics=True, metadata=metadata
             ),
             *parts,
         )
+
+    def parquet_footer(self, *parts: str) -> dict[str, str]:
+        """The key-value metadata of a stored table (write_parquet's `footer`), from its footer only."""
+        if self.is_local:
+            found = pl.read_parquet_metadata(self.path(*parts))
+        elif self.is_s3:
+            found = pl.read_parquet_metadata(self.url(*parts), storage_options=polars_s3_options())
+        else:
+            with self.open(*parts) as handle:
+                found = pl.read_parquet_metadata(handle)
+        return dict(found)
 
     def read_parquet(self, *parts: str, columns: list[str] | None = None) -> pl.DataFrame:
         """A stored table, optionally only some columns (on S3 only those columns' bytes are fetched)."""
