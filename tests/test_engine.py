@@ -650,9 +650,11 @@ def test_k_numpy_twins_equal_the_rules_on_every_player_state(name):
         _development_coefficient_numpy,
         _k_from_previous_list_numpy,
         _k_times_games_cap_numpy,
+        _still_a_newcomer_numpy,
         development_coefficient,
         k_from_previous_list,
         k_times_games_cap,
+        still_a_newcomer,
     )
 
     rules = load_rules(name, ["k_games_cap=700"])
@@ -669,6 +671,11 @@ def test_k_numpy_twins_equal_the_rules_on_every_player_state(name):
                 _k_from_previous_list_numpy(policy, year, k, k_known, **state),
                 _rule_values(k_from_previous_list(policy, year), states),
             )
+    if rules.k.kind != "constant":
+        assert np.array_equal(
+            _still_a_newcomer_numpy(rules.k, state["games_total"], state["games_total_known"]),
+            _rule_values(still_a_newcomer(rules.k), states),
+        )
     k_start = np.tile(np.array([10, 15, 20, 24, 32, 40], dtype=np.int16), 60)
     n = np.repeat(np.arange(1, 61, dtype=np.int32), 6)
     frame = pl.DataFrame({"k": k_start, "n": n})

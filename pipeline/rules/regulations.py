@@ -368,6 +368,22 @@ def year_of_list_k(month: str) -> int:
     return parse_month(add_months(month, 1))[0]
 
 
+# B.02 2024 §8.3.3 (and each K policy's edition): K = 40 "for a new player to the rating list until he has completed
+# events with at least 30 games" (the policy's newcomer_until_games).
+def still_a_newcomer(policy: KPolicy) -> pl.Expr:
+    """Whether a listed player still counts as a new player by their rated games (games_total below the policy's
+    newcomer_until_games). An unknown games_total (an empty cell, or a list without the column, as FIDE's own lists)
+    counts as established, not as a newcomer: a rated player on a list has a record behind the rating; normalize_list
+    keeps it null for rated players (0 for unrated).
+    """
+    return pl.col("games_total").fill_null(policy.newcomer_until_games) < policy.newcomer_until_games
+
+
+def _still_a_newcomer_numpy(policy: KPolicy, games_total: np.ndarray, games_total_known: np.ndarray) -> np.ndarray:
+    """still_a_newcomer on NumPy arrays (an unknown count is a False mask beside its array): bool."""
+    return games_total_known & (games_total < policy.newcomer_until_games)
+
+
 def development_coefficient(policy: KPolicy, year: int) -> pl.Expr:
     """K for a period of `year` from the columns rating, games_total, birth_year, ever_2400 (or the constant K)."""
     if policy.kind == "constant":
@@ -378,10 +394,7 @@ def development_coefficient(policy: KPolicy, year: int) -> pl.Expr:
         last_junior_year = pl.col("birth_year") + policy.junior_until_age
         young = (pl.lit(year) <= last_junior_year) if policy.junior_end_of_year else (pl.lit(year) < last_junior_year)
         junior = young.fill_null(False) & (pl.col("rating").fill_null(0) < policy.junior_below)
-    # An unknown games_total (an empty cell, or a list without the column, as FIDE's own lists)
-    # counts as established, not as a newcomer: a rated player on a list has a record behind the
-    # rating. normalize_list keeps it null for rated players (0 for unrated).
-    newcomer = pl.col("games_total").fill_null(policy.newcomer_until_games) < policy.newcomer_until_games
+    newcomer = still_a_newcomer(policy)
     return (
         pl.when(elite)
         .then(pl.lit(policy.elite))
@@ -412,8 +425,7 @@ def _development_coefficient_numpy(
     """
     if policy.kind == "constant":
         return np.full(len(rating), policy.value, dtype=np.int16)
-    # An unknown games_total counts as established (development_coefficient).
-    tiers = (games_total_known & (games_total < policy.newcomer_until_games)).view(np.uint8)
+    tiers = _still_a_newcomer_numpy(policy, games_total, games_total_known).view(np.uint8)
     if policy.junior is not None:
         last_junior_year = birth_year + np.int32(policy.junior_until_age)  # Int32, as the Polars expression
         young = (year <= last_junior_year) if policy.junior_end_of_year else (year < last_junior_year)

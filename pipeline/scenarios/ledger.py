@@ -28,6 +28,7 @@ import polars as pl
 from pipeline.engine.arrays import bools, numbers
 from pipeline.engine.period import positions
 from pipeline.rules.model import KPolicy
+from pipeline.rules.regulations import _still_a_newcomer_numpy, still_a_newcomer
 from schemas.points_ledger import PointsFlow, PointsLedger
 from schemas.util import conform
 
@@ -224,14 +225,13 @@ GROUPINGS = ("kind", "band")
 
 def player_kind(policy: KPolicy, year: int) -> pl.Expr:
     """The group (KINDS) of a list's player from its rating, games_total and birth_year: unrated; a newcomer while the
-    K policy's newcomer K applies, fewer than its newcomer_until_games rated games (B.02 2024 §8.3.3: K = 40 "for a
-    new player to the rating list until he has completed events with at least 30 games"; an unknown count is not a
-    newcomer's); a junior, under JUNIOR_BELOW_AGE in `year`; else an adult.
+    K policy counts them a new player (regulations.still_a_newcomer, §8.3.3); a junior, under JUNIOR_BELOW_AGE in
+    `year`; else an adult.
     """
     return (
         pl.when(pl.col("rating").is_null())
         .then(pl.lit(KINDS[0]))
-        .when(pl.col("games_total").is_not_null() & (pl.col("games_total") < policy.newcomer_until_games))
+        .when(still_a_newcomer(policy))
         .then(pl.lit(KINDS[1]))
         .when(pl.col("birth_year").is_not_null() & (year - pl.col("birth_year") < JUNIOR_BELOW_AGE))
         .then(pl.lit(KINDS[2]))
@@ -250,7 +250,7 @@ def _player_kind_numpy(
 ) -> np.ndarray:
     """player_kind on NumPy arrays, as an index of KINDS (a missing value is a False mask beside its array)."""
     junior = np.where(birth_year_known & (year - birth_year < JUNIOR_BELOW_AGE), 2, 3)
-    newcomer = games_total_known & (games_total < policy.newcomer_until_games)
+    newcomer = _still_a_newcomer_numpy(policy, games_total, games_total_known)
     return np.where(~rated, 0, np.where(newcomer, 1, junior))
 
 
