@@ -791,3 +791,13 @@ def test_generate_refuses_a_store_holding_a_landing_zone(tmp_path: Path, capsys:
 
 def test_generate_refuses_an_s3_store_holding_a_landing_zone(s3_root: str, capsys: pytest.CaptureFixture) -> None:
     generate_refuses_a_landing_zone(s3_root, capsys)
+
+
+def test_one_rated_player_has_no_slope_of_rating_on_strength():
+    rating_list = pl.DataFrame(
+        {"player_id": [1, 2], "rating": [1600, None]}, schema={"player_id": pl.Int64, "rating": pl.Int32}
+    )
+    truth = pl.DataFrame({"player_id": [1, 2], "month": ["2024-01", "2024-01"], "strength": [1592.0, 1500.0]})
+    overall = rating_error_vs_truth(rating_list, truth, "2024-01").filter(pl.col("band") == "all").row(0, named=True)
+    # A line through one point has no slope: null, as the standard deviation beside it (not 0/0 = NaN).
+    assert (overall["players"], overall["sd_offset"], overall["slope"]) == (1, None, None)

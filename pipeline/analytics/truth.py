@@ -85,8 +85,10 @@ def rating_error_vs_truth(
         in_order_mean(pl.col("strength")).alias("mean_strength"),
         in_order_mean(pl.col("offset")).alias("mean_offset"),
         in_order_std(pl.col("offset")).alias("sd_offset"),
-        # cov(rating, strength) / var(strength): their n - 1 cancels.
-        (in_order_sum(centred["rating"] * centred["strength"]) / in_order_sum(centred["strength"] ** 2)).alias("slope"),
+        # cov(rating, strength) / var(strength): their n - 1 cancels; with one player there is none (null, as they are).
+        pl.when(pl.len() > 1)
+        .then(in_order_sum(centred["rating"] * centred["strength"]) / in_order_sum(centred["strength"] ** 2))
+        .alias("slope"),
     ).row(0, named=True)
     pairs = n * (n - 1) / 2
     # Each player is the higher-rated side against everyone rated below and the lower side against
