@@ -108,10 +108,12 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         if not isinstance(obj, expected_type):
             raise TypeError(f"{'/'.join(path)}: expected a {expected_type.__name__}, got {type(obj).__name__}")
 
+        version = context.asset_spec.code_version  # in each file too, as write_month_tables writes it
+        footer = {monthly.CODE_VERSION_FOOTER: version} if version else None
         if isinstance(obj, Table):
             key = table_key(path, None)
             validate(obj.model, obj.frame, "/".join(path))
-            store.write_parquet(obj.frame, key)
+            store.write_parquet(obj.frame, key, footer=footer)
             context.add_output_metadata({"dagster/row_count": obj.frame.height, "path": redact_url(store.url(key))})
             return
 
@@ -122,7 +124,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             context.step_context.add_asset_metadata(metadata, asset_key=context.asset_key, partition_key=month)
 
         # Every table is checked against its Pandera model (schemas/) before it is stored.
-        rows = write_months(store, path, obj, list(context.asset_partition_keys), validate, written)
+        rows = write_months(store, path, obj, list(context.asset_partition_keys), validate, written, footer)
 
         # Run-wide figures go to the run's log: as output metadata they would land on every month's
         # materialization, above the month's own figures in the UI.

@@ -136,6 +136,7 @@ INTEGRATION_TESTS = {
     "test_a_correction_rerated_from_its_month_gives_what_a_full_run_on_the_corrected_dumps_gives",
     "test_a_changed_definition_registry_or_late_file_before_the_run_is_named_with_where_to_start",
     "test_lists_made_otherwise_are_named_from_their_footers_where_the_instance_has_no_record",
+    "test_an_instance_s_stale_record_of_a_table_rated_again_elsewhere_does_not_name_it",
     "test_games_stored_by_another_version_of_the_readers_or_validation_are_named_with_where_to_start",
     "test_the_commands_a_run_with_its_own_scenarios_file_prints_run_as_printed",
     "test_a_restricted_windowed_system_is_rated_again_from_a_later_month",  # `ratings run`, Dagster's instance

@@ -927,7 +927,8 @@ def test_lists_made_otherwise_are_named_from_their_footers_where_the_instance_ha
     full, scenarios = rated_store
     store = _copy(full, tmp_path / "store")
     lists = store / "actual" / "rating_list"
-    assert pl.read_parquet_metadata(lists / "2024-04.parquet")[CODE_VERSION_FOOTER]
+    for table in (lists, store / "games", store / "raw_games"):  # a step's tables, and an IO manager's
+        assert pl.read_parquet_metadata(table / "2024-04.parquet")[CODE_VERSION_FOOTER]
     changed = tmp_path / "changed.yaml"
     changed.write_text(SCENARIOS + "    set: {tau: 0.4}\n")  # glicko2's definition, so its version, changes
     with dg.DagsterInstance.ephemeral() as instance:  # no record of any list
@@ -940,3 +941,32 @@ def test_lists_made_otherwise_are_named_from_their_footers_where_the_instance_ha
         assert lists_made_otherwise(instance, plan_run(str(store), "2024-05", "2024-05", str(scenarios))) == {
             "actual": "2024-04"
         }
+
+
+def test_an_instance_s_stale_record_of_a_table_rated_again_elsewhere_does_not_name_it(
+    rated_store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list or month of games rated again under another instance (a shared $DAGSTER_HOME, a store rated elsewhere
+    and brought back) records in its footer the version that wrote it: this instance's older record of it is stale.
+    """
+    from assets.runtime import runs
+    from pipeline.store.monthly import CODE_VERSION_FOOTER
+
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(SCENARIOS + "    set: {tau: 0.4}\n")  # glicko2's definition, so its version, changes
+    assert _run(store, changed, home, "--to", "2024-04") == 0  # this instance records glicko2's lists so
+    for month in ("2024-01", "2024-02", "2024-03", "2024-04"):  # ... then they are rated again elsewhere
+        shutil.copy(full / "glicko2" / "rating_list" / f"{month}.parquet", store / "glicko2" / "rating_list")
+    plan = plan_run(str(store), "2024-05", "2024-05", str(scenarios))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert runs.lists_made_otherwise(instance, plan) == {}
+        assert runs.tables_made_otherwise(instance, plan) == []
+        # The validation's code changes, and one month's games are validated again elsewhere by the new code.
+        games = store / "games" / "2024-02.parquet"
+        pl.read_parquet(games).write_parquet(games, metadata={CODE_VERSION_FOOTER: "validated-anew"})
+        real = runs.code_version
+        anew = {"validate": "validated-anew"}
+        monkeypatch.setattr(runs, "code_version", lambda stage: anew.get(stage) or real(stage))
+        assert runs.tables_made_otherwise(instance, plan) == ["2024-01", "2024-03", "2024-04"]

@@ -257,6 +257,7 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
             and record.asset_materialization.partition is not None
             and (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG, now) != now
         ]
+        other = footer_confirmed(store, path, other, now, first=True)
         if unrecorded and stored_code_version(store, path, previous) != now:
             # No footer: written before lists recorded their version, so by other code. The months before it are not
             # read one by one (a footer read each, on an object store a request): the chain's first list says whether
@@ -293,14 +294,33 @@ def tables_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> list[s
         records = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
         ).records
-        other |= {
+        flagged = {
             record.asset_materialization.partition
             for record in records
             if record.asset_materialization is not None
             and record.asset_materialization.partition is not None
             and (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG, now) != now
         }
+        other |= set(footer_confirmed(ObjectStore(plan.root), key.path, flagged, now))
     return sorted(other)
+
+
+def footer_confirmed(
+    store: ObjectStore, path: Sequence[str], flagged: Iterable[str], now: str | None, first: bool = False
+) -> list[str]:
+    """The months of `flagged` (the instance's record of their table names another code version than `now`) whose
+    stored table's footer does not record `now` either (CODE_VERSION_FOOTER; none: written before tables recorded
+    it): a table written again since under another instance (a shared $DAGSTER_HOME, a store rated elsewhere and
+    brought back) records the version that wrote it, and the instance's record of it is stale. In month order;
+    `first`: only the first such month. A footer read per month asked: none when nothing is flagged.
+    """
+    confirmed = []
+    for month in sorted(flagged):
+        if stored_code_version(store, path, month) != now:
+            confirmed.append(month)
+            if first:
+                break
+    return confirmed
 
 
 #: What the summary says of a step Dagster stopped on Ctrl-C (SIGINT): its error names no cause of the step's own.

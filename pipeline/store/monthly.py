@@ -211,8 +211,11 @@ def write_months(
     months: Sequence[str],
     check: Callable[[Model, pl.DataFrame, str], object],
     written: Callable[[str, str, int], None],
+    footer: Mapping[str, str] | None = None,
 ) -> dict[str, int]:
-    """Store each month of `stream` under `path` (see write_tables); written(month, key, rows) after each."""
+    """Store each month of `stream` under `path` (see write_tables, `footer` in each file); written(month, key,
+    rows) after each.
+    """
     return write_tables(
         store,
         [(path, stream.model)],
@@ -221,6 +224,7 @@ def write_months(
         map(lambda pair: (pair[0], (pair[1],)), stream),
         check,
         lambda _, month, key, rows: written(month, key, rows),
+        [footer],
     )[0]
 
 
