@@ -816,7 +816,8 @@ def launch_one_table_again(runs: SimpleNamespace, tmp_path: Path, table: str, le
     before = (target.read_bytes(), other.stat().st_mtime_ns)
     target.unlink()
     scenarios = tmp_path / "scenarios.yaml"
-    scenarios.write_text("scenarios:\n  plain:\n    rules: fide-historical\n")
+    # The same definition as PLAIN's (its version, in each table's footer, is the run's): the same bytes again.
+    scenarios.write_text(f'scenarios:\n  plain:\n    description: "{PLAIN.description}"\n    rules: fide-historical\n')
     environment = {
         **os.environ,
         "RATINGS_STORE": str(root),
