@@ -116,29 +116,22 @@ def report_file(path: str) -> FileReport:
     return report
 
 
+def _not_opened(path: str, problem: str) -> FileReport:
+    """The report of a file that could not be opened (`problem`: why)."""
+    return FileReport(path, detect_format(path), problems=[problem], readable=False, opened=False)
+
+
 def _report_file(path: str) -> FileReport:
     try:
         # Stat first: reading a FIFO would wait for a writer for ever; a run does not read one either.
         if not stat.S_ISREG(mode := os.stat(path).st_mode) and not stat.S_ISDIR(mode):
-            return FileReport(
-                path,
-                detect_format(path),
-                problems=[f"{NOT_A_FILE}: {not_a_file_problem(SPECIAL_FILE)}"],
-                readable=False,
-                opened=False,
-            )
+            return _not_opened(path, f"{NOT_A_FILE}: {not_a_file_problem(SPECIAL_FILE)}")
         too_large = _too_large(path)
         if too_large is not None:
             return too_large
         data = Path(path).read_bytes()
     except OSError as error:
-        return FileReport(
-            path,
-            detect_format(path),
-            problems=[f"cannot be read: {error.strerror or error}"],
-            readable=False,
-            opened=False,
-        )
+        return _not_opened(path, f"cannot be read: {error.strerror or error}")
     fmt = sniff_format(data, path)
     try:
         if fmt.startswith(FIDE_LIST_PREFIX):
