@@ -108,7 +108,10 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         if not isinstance(obj, expected_type):
             raise TypeError(f"{'/'.join(path)}: expected a {expected_type.__name__}, got {type(obj).__name__}")
 
-        version = context.asset_spec.code_version  # in each file too, as write_month_tables writes it
+        try:  # in each file too, as write_month_tables writes it; a context built without its spec has none
+            version = context.asset_spec.code_version
+        except dg.DagsterInvariantViolationError:
+            version = None
         footer = {monthly.CODE_VERSION_FOOTER: version} if version else None
         if isinstance(obj, Table):
             key = table_key(path, None)
