@@ -3,7 +3,6 @@
 What they decide and say without Dagster is pipeline.operations.run_plan.
 """
 
-import contextlib
 import gc
 import logging
 import os
@@ -221,7 +220,8 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
     Two queries per scenario: the months' latest materializations, then those records. The list of the month before
     the run, where the instance has no record of it (a store rated under another instance, an object store from a
     fresh machine), is judged by the version its footer records (CODE_VERSION_FOOTER: one footer read); a list
-    recording none (written before lists did) is not named.
+    recording none was written before lists recorded it, so by other code. A month the instance flags is named only
+    where its footer does not record this version either (footer_confirmed: the record may be stale).
     """
     first = plan.months[0]
     earlier = set(month_range(plan.chain_start, add_months(first, -1))) if plan.chain_start < first else set()
@@ -230,17 +230,10 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
     store = ObjectStore(plan.root)
     for name, scenario in plan.scenarios.items() if earlier else ():
         key = dg.AssetKey([name, "rating_list"])
-        latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, earlier)
-        records = (
-            instance.fetch_materializations(
-                dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
-            ).records
-            if latest
-            else []
-        )
+        recorded = recorded_versions(instance, key, earlier)
         previous, path = add_months(first, -1), key.path
-        unrecorded = previous not in latest and store.exists(table_key(path, previous))
-        if not records and not unrecorded:
+        unrecorded = previous not in recorded and store.exists(table_key(path, previous))
+        if not recorded and not unrecorded:
             continue
         # The version the chain's specs declare (the rate stage's sources and the scenario's definition), asked of
         # them: its definition is made without reading anything (about 5 ms a scenario).
@@ -250,20 +243,14 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
             defs = build_rating_defs(partitions, scenario)
         chains = [a for a in defs.assets or () if isinstance(a, dg.AssetsDefinition)]
         now = chains[0].code_versions_by_key[key]
-        other = [
-            record.asset_materialization.partition
-            for record in records
-            if record.asset_materialization is not None
-            and record.asset_materialization.partition is not None
-            and (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG, now) != now
-        ]
-        other = footer_confirmed(store, path, other, now, first=True)
+        flagged = [month for month, version in recorded.items() if version not in (None, now)]
+        other = footer_confirmed(store, path, flagged, now, first=True)
         if unrecorded and stored_code_version(store, path, previous) != now:
             # No footer: written before lists recorded their version, so by other code. The months before it are not
             # read one by one (a footer read each, on an object store a request): the chain's first list says whether
             # to start there.
             start = plan.chain_start
-            judged = start in latest or stored_code_version(store, path, start) == now
+            judged = start in recorded or stored_code_version(store, path, start) == now
             other.append(previous if judged else start)
         if other:
             made[name] = min(other)
@@ -286,23 +273,30 @@ def tables_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> list[s
         return []
     earlier = set(month_range(plan.chain_start, add_months(first, -1)))
     other: set[str] = set()
+    store = ObjectStore(plan.root)
     for table, stage in SHARED_TABLES.items():
         key, now = dg.AssetKey(table), code_version(stage)
-        latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, earlier)
-        if not latest:
-            continue
-        records = instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
-        ).records
-        flagged = {
-            record.asset_materialization.partition
-            for record in records
-            if record.asset_materialization is not None
-            and record.asset_materialization.partition is not None
-            and (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG, now) != now
-        }
-        other |= set(footer_confirmed(ObjectStore(plan.root), key.path, flagged, now))
+        recorded = recorded_versions(instance, key, earlier)
+        flagged = [month for month, version in recorded.items() if version not in (None, now)]
+        other |= set(footer_confirmed(store, key.path, flagged, now))
     return sorted(other)
+
+
+def recorded_versions(instance: dg.DagsterInstance, key: dg.AssetKey, months: set[str]) -> dict[str, str | None]:
+    """Month -> the code version Dagster tagged on the latest materialization of `key` the instance records for it
+    (None: recorded without one), for the `months` it records. Two queries: the latest storage ids, then those records.
+    """
+    latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, months)
+    if not latest:
+        return {}
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
+    ).records
+    return {
+        record.asset_materialization.partition: (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG)
+        for record in records
+        if record.asset_materialization is not None and record.asset_materialization.partition is not None
+    }
 
 
 def footer_confirmed(
@@ -523,7 +517,7 @@ def stage_selection(stage: Stage) -> dg.AssetSelection:
     return selection - dg.AssetSelection.assets("landing_zone")  # observed by run_store instead
 
 
-@contextlib.contextmanager
+@contextmanager
 def _as_the_run_s_location(scenarios_file: str | None, home: str) -> Iterator[None]:
     """RATINGS_SCENARIOS and DAGSTER_HOME set, for the block, to the run's scenarios file and instance, as a code
     location's are: what its steps print (instance_dirs.location_commands: a missing month's rebuild, the upgrade
