@@ -24,8 +24,8 @@ from pipeline.reports.player_card import (
     active_months,
     chart_title,
     find_players,
-    month_games,
     period_change,
+    period_games,
     player_page_key,
     player_report,
     render_html,
@@ -136,7 +136,7 @@ def test_per_game_changes_sum_to_the_list_change_for_many_players(store: SimpleN
         changed = listed.filter(pl.col("change").is_not_null() & (pl.col("games") > 0)).sort("player_id").head(40)
         assert changed.height >= 10
         for player, change, k_used in changed.select("player_id", "change", "k_used").iter_rows():
-            total, rounded = period_change(month_games(rated, player, k_used, NO_NAMES), k_used)
+            total, rounded = period_change(period_games(rated, player, k_used, NO_NAMES), k_used)
             assert rounded == change, (scenario, player, total)
 
 
@@ -170,7 +170,7 @@ def test_the_card_s_change_is_the_list_s_under_a_rule_set_that_rounds_per_event(
     listed = result.rating_list.filter(pl.col("games") > 0)
     once_differs = 0
     for player, change, k_used in listed.select("player_id", "change", "k_used").iter_rows():
-        table = month_games(result.rated_games, player, k_used, NO_NAMES)
+        table = period_games(result.rated_games, player, k_used, NO_NAMES)
         assert period_change(table, k_used, rules)[1] == change, player
         once_differs += period_change(table, k_used)[1] != change
     assert listed.height == players and once_differs > 0

@@ -143,11 +143,6 @@ def stored_list_months(store: ObjectStore) -> dict[str, list[str]]:
     )
 
 
-def store_scenarios(store: ObjectStore) -> list[str]:
-    """Scenarios (asset-key prefixes) with at least one stored rating list: `actual` first, then by name."""
-    return list(stored_list_months(store))
-
-
 def scan_tables(store: ObjectStore, keys: Sequence[str]) -> pl.LazyFrame:
     """The stored Parquet tables `keys` (at least one) as one LazyFrame with FILE_MONTH, each row's file's month.
 
@@ -528,11 +523,6 @@ def _had_one_time_events(store: ObjectStore, scenario: str, month: str, chain: S
     if not store.exists(key):
         return False
     return bool((store.read_parquet(key, columns=["one_time_events"])["one_time_events"] != 0).any())
-
-
-def month_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, names: pl.DataFrame) -> pl.DataFrame:
-    """The player's games among `rated_games` as FIDE's individual calculation lists them (period_games, one month)."""
-    return period_games(rated_games, player_id, k_used, names)
 
 
 def period_games(rated_games: pl.DataFrame, player_id: int, k_used: int | None, names: pl.DataFrame) -> pl.DataFrame:
