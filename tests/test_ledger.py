@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.engine.period import compress, normalize_list, rate_period
 from pipeline.rules.model import load_rules
+from pipeline.scenarios.corrections import with_corrections
 from pipeline.scenarios.ledger import points_ledger
 from schemas import PointsFlow, PointsLedger
 from schemas.rated_games import RatedGames
@@ -81,6 +82,35 @@ def test_each_channel_on_a_month_built_by_hand():
         points_ledger(previous, after_games, tampered, empty_frame(RatedGames), "2024-03", FIDE_K)[0]["unexplained"][0]
         == 11
     )
+
+
+def test_a_correction_that_takes_a_player_below_the_floor_delists_them_and_the_ledger_counts_it():
+    # The list that carries a correction (recalculation forward) puts the corrected rating through the floor as a game
+    # would (corrections.with_corrections): 2 falls under 1400 by -60 without a game, 3 holds a rating an earlier floor
+    # allowed (a rapid or blitz list of 2024) and +50 leaves it under, 4 plays and is corrected (+8) above it. The list
+    # after the games delisted nobody: the ledger counted 2 and 3 leaving in no channel (ledger_balance failed on the
+    # seeded rapid and blitz lists by the sum of their ratings).
+    rules = load_rules("fide-2024")
+    rows = [(1, 2000, False), (2, 1450, False), (3, 1100, False), (4, 1500, False)]
+    previous = listed(rows, games_total=[50] * 4)
+    after_games = listed(
+        [(1, 2004, False), (2, 1450, False), (3, 1100, False), (4, 1496, False)],
+        games_total=[55, 50, 50, 55],
+        change=[4, 0, 0, -4],
+        newly_rated=[False] * 4,
+        delisted=[False] * 4,
+    )
+    points = pl.DataFrame(
+        {"player_id": [2, 3, 4], "correction": [-60, 50, 8]}, schema={"player_id": pl.Int64, "correction": pl.Int32}
+    )
+    current, not_applied = with_corrections(after_games, previous, points, rules, "2024-05")
+    assert not_applied.is_empty() and current["delisted"].to_list() == [False, True, True, False]
+    row = points_ledger(previous, after_games, current, empty_frame(RatedGames), "2024-05", rules.k)[0].row(
+        0, named=True
+    )
+    assert row["pool_change"] == (2004 + 1504) - (2000 + 1450 + 1100 + 1500)
+    assert (row["corrections"], row["delisted"]) == (-60 + 50 + 8, (1450 - 60) + (1100 + 50))
+    assert (row["players_after"], row["unexplained"]) == (2, 0)
 
 
 def engine_month(month: str, rules_name: str, compression: bool = False):

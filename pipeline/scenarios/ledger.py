@@ -13,8 +13,9 @@ of earlier lists' games, pipeline.scenarios.recalculation):
   uplift (the compression of March 2024);
 - entering: a newcomer's first rating; an inactive player who played again brings the rating of the list before;
   a player rated without a first rating (seeded from the standard list: rapid and blitz) brings the seed;
-- leaving: flagged inactive (the rating of the list before goes), below the floor after the games (delisted: the
-  rating after the games goes), absent from the list (never, lists only grow: counted to prove it).
+- leaving: flagged inactive (the rating of the list before goes), below the floor after the games or after a
+  correction (delisted as the published list flags it: the rating after both goes), absent from the list (never,
+  lists only grow: counted to prove it).
 
 `unexplained` is what these leave of the pool's change: 0 when every point is accounted for, which the blocking
 `ledger_balance` check asserts.
@@ -164,7 +165,10 @@ def _ledger(period: _Period, month: str, one_time_event: bool) -> pl.DataFrame:
     correction = _column(current, "correction")[0] if "correction" in current.columns else np.zeros(len(r1), int)
     r_games, rated_games = _column(after_games, "rating")
     g = _column(after_games, "change")[0].astype(np.int64)
-    newly_rated, delisted_now = after_games["newly_rated"].to_numpy(), after_games["delisted"].to_numpy()
+    newly_rated = after_games["newly_rated"].to_numpy()
+    # The published list's flag, not the list's after the games: a correction delists a player whose corrected rating
+    # is below the floor though the games did not (corrections.with_corrections), and relists one they delisted.
+    delisted_now = current["delisted"].to_numpy()
     r0, rated0 = period.before("rating")
     inactive0 = period.before("inactive")[0].astype(bool)
     r0, r1, r_games, correction = (a.astype(np.int64) for a in (r0, r1, r_games, correction))
