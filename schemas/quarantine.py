@@ -28,6 +28,10 @@ QUARANTINE_REASONS = {
     "after_closing_date": "the tournament ended after the closing date of the month's list: a later month's",
     "too_late": "reported after the third list since the tournament ended: not rated (FIDE B.02 §9.1)",
     "duplicate": "the same game was already reported",
+    "conflicting_result": (
+        "another file, or an earlier month's rated game, gives the same round of the same players another result (or"
+        " colours): which one is right is unknown"
+    ),
     "rating_implausible": "a stated rating is outside 1000-3000",
     "invalid_id": "a player id that cannot be a FIDE id: 0, negative, beyond FIDE's range or in the local-id range",
     "duplicate_player": "one FIDE id on two player lines of one tournament: the lines' games are not rated",

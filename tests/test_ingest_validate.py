@@ -731,7 +731,8 @@ def test_an_undated_file_filed_again_unchanged_in_a_later_month_is_rated_once(tm
 
 def test_another_tournament_of_the_same_file_name_in_a_later_month_is_rated(tmp_path):
     """Undated games are keyed by file name, players, round and result: another tournament filed under the same
-    name with other pairings is no copy, and of a file whose games differ in part only the same games are copies.
+    name with other pairings is no copy, and of a file whose games differ in part only the same games are copies;
+    the game it gives another result is no other game (its round is known): it conflicts with January's.
     """
     from pipeline.validate.split import MonthValidator
 
@@ -753,8 +754,8 @@ def test_another_tournament_of_the_same_file_name_in_a_later_month_is_rated(tmp_
     february = validate("2024-02", read_month(store, "2024-02"))
     assert february.games.height == 4 and february.quarantine.is_empty()
     march = validate("2024-03", read_month(store, "2024-03"))
-    assert march.games.select("white_id", "black_id", "white_score").rows() == [(4003, 4004, 1.0)]
-    assert march.quarantine["reason"].to_list() == ["duplicate"] * 3
+    assert march.games.is_empty()
+    assert sorted(march.quarantine["reason"].to_list()) == ["conflicting_result"] + ["duplicate"] * 3
 
 
 def test_the_rows_of_a_table_file_naming_no_tournament_meet_the_calendar_each_by_its_own_day(tmp_path):
@@ -1152,3 +1153,154 @@ def test_the_result_is_part_of_what_identifies_a_game_and_the_list_is_not():
     rows = "white_id,black_id,result\n1001,1002,1-0\n1001,1002,0-1\n1001,1002,1-0\n"
     games, quarantine = _split_files({"GER/2024-01/club.csv": rows})
     assert games["white_score"].to_list() == [1.0, 0.0] and quarantine["reason"].to_list() == ["duplicate"]
+
+
+# -- one round of one pairing given two results (conflicting_result) ---------------------------------------------------
+
+
+def _dated_trf(cells: dict[int, list[str]], event: str = "Spring Open") -> str:
+    """A TRF16 of players 5001-5004 starting 6 January 2024, one round a day (tag 132), cells by rank."""
+    dates = "".join(f"  24/01/{day:02d}" for day in range(6, 6 + len(next(iter(cells.values())))))
+    rows = [_trf_row(rank, 5000 + rank, *rounds) for rank, rounds in cells.items()]
+    return "\n".join([f"012 {event}", "042 2024/01/06", "132" + " " * 85 + dates, *rows]) + "\n"
+
+
+def _rank_line(trf: str, rank: int) -> int:
+    """The 1-based line of a TRF's player line of `rank`."""
+    return next(n for n, text in enumerate(trf.splitlines(), start=1) if text.startswith(f"001 {rank:>4} "))
+
+
+# Round 1: 5001-5002 1-0, 5003-5004 1/2; round 2: 5003-5001 0-1, 5002-5004 1-0.
+SPRING = {
+    1: ["   2 w 1", "   3 b 1"],
+    2: ["   1 b 0", "   4 w 1"],
+    3: ["   4 w =", "   1 w 0"],
+    4: ["   3 b =", "   2 b 0"],
+}
+# The same file with round 1's 5003-5004 won by White, as a tournament director puts a result right.
+SPRING_CORRECTED = {**SPRING, 3: ["   4 w 1", "   1 w 0"], 4: ["   3 b 0", "   2 b 0"]}
+
+
+def test_a_trf_sent_again_in_its_month_with_one_result_changed_rates_neither_record_of_that_game():
+    """open.trf and open-corrected.trf of one tournament differ in one result: the other games' copies were
+    duplicates, but the changed game was rated twice (5003 and 5004 each played round 1 twice, with opposite
+    results). One pairing of one round is one game: both its records are conflicting_result, each naming the other;
+    a third copy of either result conflicts too, and a copy with the colours reversed is the same game.
+    """
+    from pipeline.validate.month_figures import file_warnings
+
+    games, quarantine = _split_files(
+        {"GER/2024-01/open.trf": _dated_trf(SPRING), "GER/2024-01/open-corrected.trf": _dated_trf(SPRING_CORRECTED)}
+    )
+    assert games.height == 3 and set(games["source_file"]) == {"GER/2024-01/open.trf"}
+    line = _rank_line(_dated_trf(SPRING), 3)  # 5003-5004 of round 1, from the lower rank's line
+    conflicts = quarantine.filter(pl.col("reason") == "conflicting_result").sort("source_file")
+    assert conflicts.select("source_file", "source_line").rows() == [
+        ("GER/2024-01/open-corrected.trf", line),
+        ("GER/2024-01/open.trf", line),
+    ]
+    assert (
+        quarantine.filter(pl.col("reason") == "duplicate")["source_file"].to_list()
+        == ["GER/2024-01/open-corrected.trf"] * 3
+    )
+    assert conflicts["detail"].to_list() == [
+        f"round 1 of these players is also reported at GER/2024-01/open.trf:{line} as 1/2-1/2: the files give this "
+        "game different results (or colours) and which is the correction is not known, so none is rated; keep one "
+        "file (replace the tournament's file in its month folder, remove the other) and run again",
+        f"round 1 of these players is also reported at GER/2024-01/open-corrected.trf:{line} as 1-0: the files give "
+        "this game different results (or colours) and which is the correction is not known, so none is rated; keep "
+        "one file (replace the tournament's file in its month folder, remove the other) and run again",
+    ]
+    # The month's per-file warnings name both files, as the fix is a file's.
+    assert file_warnings(quarantine) == [
+        f"GER/2024-01/{name}: 1 game(s) are given another result (or colours) by another file of the month and are "
+        "quarantined as conflicting_result, as are that file's: keep one file (replace the tournament's file in its "
+        "month folder, remove the other) and run again"
+        for name in ["open-corrected.trf", "open.trf"]
+    ]
+    # A copy of the original as well: the game's three records conflict, the copy named as such.
+    games, quarantine = _split_files(
+        {
+            "GER/2024-01/open.trf": _dated_trf(SPRING),
+            "GER/2024-01/open-again.trf": _dated_trf(SPRING),
+            "GER/2024-01/open-corrected.trf": _dated_trf(SPRING_CORRECTED),
+        }
+    )
+    conflicts = quarantine.filter(pl.col("reason") == "conflicting_result").sort("source_file")
+    assert conflicts["source_file"].to_list() == [
+        "GER/2024-01/open-again.trf",
+        "GER/2024-01/open-corrected.trf",
+        "GER/2024-01/open.trf",
+    ]
+    assert f"open.trf:{line} as 1/2-1/2 (a copy of this record)" in conflicts["detail"][0]
+    assert games.height == 3 and quarantine.filter(pl.col("reason") == "duplicate").height == 6
+    # Round 1's 5001-5002 sent again with the colours reversed (and so White's result): one pairing, two accounts.
+    swapped = {**SPRING, 1: ["   2 b 1", "   3 b 1"], 2: ["   1 w 0", "   4 w 1"]}
+    games, quarantine = _split_files(
+        {"GER/2024-01/open.trf": _dated_trf(SPRING), "GER/2024-01/open-corrected.trf": _dated_trf(swapped)}
+    )
+    conflicts = quarantine.filter(pl.col("reason") == "conflicting_result").sort("source_file")
+    assert conflicts["source_line"].to_list() == [_rank_line(_dated_trf(SPRING), 1)] * 2
+    assert conflicts["raw_text"].str.starts_with("round 1: 1 [   2 ").all()
+    assert " as 1-0 with colours reversed: " in conflicts["detail"][0]
+    assert games.height == 3 and quarantine.height == 5
+
+
+def test_a_trf_sent_again_in_a_later_month_with_one_result_changed_conflicts_with_the_rated_game(tmp_path):
+    """January's open.trf rated 5003-5004 drawn; February's folder receives the tournament again (a late report)
+    with that game won by White: the copies were duplicates and the changed game was rated on February's list too.
+    It is conflicting_result, naming January's game and where the file is put right; January's game stays rated.
+    """
+    from pipeline.validate.month_figures import file_warnings
+    from pipeline.validate.split import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text(_dated_trf(SPRING), "raw/GER/2024-01/open.trf")
+    store.write_text(_dated_trf(SPRING_CORRECTED), "raw/GER/2024-02/open-corrected.trf")
+    validate = MonthValidator(store, ["2024-01", "2024-02"])
+    january = validate("2024-01", read_month(store, "2024-01"))
+    assert january.games.height == 4
+    rated = january.games.filter((pl.col("white_id") == 5003) & (pl.col("black_id") == 5004)).row(0, named=True)
+    february = validate("2024-02", read_month(store, "2024-02"))
+    assert february.games.is_empty()
+    assert sorted(february.quarantine["reason"].to_list()) == ["conflicting_result"] + ["duplicate"] * 3
+    conflict = february.quarantine.filter(pl.col("reason") == "conflicting_result").row(0, named=True)
+    assert conflict["source_line"] == rated["source_line"] == _rank_line(_dated_trf(SPRING), 3)
+    assert conflict["detail"] == (
+        f"round 1 of these players was rated in 2024-01 from GER/2024-01/open.trf:{rated['source_line']} as "
+        "1/2-1/2: the stored lists rated that result; to correct it, replace the tournament's file in its own month "
+        "folder (GER/2024-01/) and run again (`recalculation: forward` then carries the correction into the next "
+        "list) rather than send a second file"
+    )
+    assert file_warnings(february.quarantine) == [
+        "GER/2024-02/open-corrected.trf: 1 game(s) are given another result (or colours) than an earlier month rated "
+        "them with and are quarantined as conflicting_result: a result is corrected by replacing the tournament's file "
+        "in its own month folder, not by sending a second file"
+    ]
+
+
+def test_games_a_round_does_not_tell_apart_are_still_rated_each():
+    """What the round cannot identify stays rated: a match's games without a Round tag on one day (same players,
+    different results), in one file or exported to two, and a rapid and a blitz event starting the same day that
+    pair the same players in round 3.
+    """
+    from tests.landing import pgn_game
+
+    match = [_with_round(pgn_game("Club match", "2024.01.10", 1001, 1002, result), None) for result in ["1-0", "0-1"]]
+    games, quarantine = _split_files({"GER/2024-01/match.pgn": "".join(match)})
+    assert games["white_score"].to_list() == [1.0, 0.0] and quarantine.is_empty()
+    games, quarantine = _split_files({"GER/2024-01/game-1.pgn": match[0], "GER/2024-01/game-2.pgn": match[1]})
+    assert games["white_score"].to_list() == [1.0, 0.0] and quarantine.is_empty()
+
+    def side_event(name: str, clock: str, result: str) -> str:
+        game = pgn_game(name, "2024.01.13", 1001, 1002, result, start="2024.01.13")
+        return _with_round(game, "3", clock=clock)
+
+    games, quarantine = _split_files(
+        {
+            "GER/2024-01/rapid.pgn": side_event("Saturday Rapid", "900+10", "1-0"),
+            "GER/2024-01/blitz.pgn": side_event("Saturday Blitz", "180+2", "0-1"),
+        }
+    )
+    assert quarantine.is_empty()
+    assert games.sort("time_control").select("time_control", "white_score").rows() == [("blitz", 0.0), ("rapid", 1.0)]

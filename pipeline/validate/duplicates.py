@@ -18,6 +18,29 @@ UNTOLD_PGN_ADVICE = "tag to have such games rated"
 
 GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "white_score"]
 
+# One pairing of one round of one event is one game (README, "Rating your own federation's files", **Choice**): two
+# records of it that give another result, or the players in other colours, cannot both be rated, and which one is the
+# correction is not known (file names sort, they do not date). The advice ends every conflicting_result detail.
+CONFLICT_ADVICE = "keep one file (replace the tournament's file in its month folder, remove the other) and run again"
+# {} is the earlier game's month folder: where the tournament's file is replaced (README's correction flow).
+EARLIER_CONFLICT_ADVICE = (
+    "to correct it, replace the tournament's file in its own month folder ({}) and run again "
+    "(`recalculation: forward` then carries the correction into the next list) rather than send a second file"
+)
+# Within a month the day is DUPLICATE_KEY's: what makes two records copies, but for the result and colours.
+_PAIRING = ["_event_start", "_low", "_high", "round"]
+_RESULT_OF_SCORE = {score: result for result, score in RESULTS.items()}
+
+
+def _players() -> list[pl.Expr]:
+    """The pairing's players whatever their colours: a game sent again with the colours put right is the same game."""
+    return [pl.min_horizontal("_white", "_black").alias("_low"), pl.max_horizontal("_white", "_black").alias("_high")]
+
+
+def _one_list(stated_class: pl.Expr) -> pl.Expr:
+    """The class a record's clock or dump states, 'modern' as 'classical' (one list): null when neither states one."""
+    return stated_class.replace("modern", "classical")
+
 
 def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
     """The day and event parts of GAME_KEY: a dated game is keyed by its event's start, an undated one by its event.
@@ -38,11 +61,12 @@ def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
 def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """What identifies each validated game across months (for split_month's seen_keys), with where it was reported:
     the GAME_KEY columns (_key_columns: a dated game by its event's start, an undated one by its event) and month,
-    source_file and source_line. One row per game, dated games first; the text naming a game is made only for the
-    few found again (with_earlier_reports), not for every game kept.
+    source_file, source_line and time_control (a conflict is with a game of the list a record's clock states). One row
+    per game, dated games first; the text naming a game is made only for the few found again (with_earlier_reports),
+    not for every game kept.
     """
     lazy = games.lazy()
-    where = [*GAME_KEY[2:], "month", "source_file", "source_line"]
+    where = [*GAME_KEY[2:], "month", "source_file", "source_line", "time_control"]
     dated = lazy.filter(pl.col("date").is_not_null()).select(
         "event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where
     )
@@ -52,26 +76,36 @@ def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return pl.concat([dated, undated]).collect()
 
 
-def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, candidates: pl.Expr) -> pl.DataFrame:
+def with_earlier_reports(
+    frame: pl.DataFrame, seen_keys: pl.DataFrame | None, candidates: pl.Expr, stated_class: pl.Expr
+) -> pl.DataFrame:
     """_seen_before: where an earlier month already reported this game ('<month> <file>:<line>', the earliest), null
-    when none did. Only the `candidates` are looked up (the records that can be a game sent again).
+    when none did. _conflict_before: for a record whose round is known that an earlier month rated with another result
+    or the colours reversed, which game it rated and what to do (a conflicting_result detail), else null.
+    Only the `candidates` are looked up (the records that can be a game sent again).
+
+    A conflict needs the round to tell the game: the record's file holds no other record of its pairing and round,
+    and the earlier months rated one game of it, of the class the record's clock or dump states (`stated_class`, null
+    when it states none: any list's). A record that matches an earlier game whole is that game's duplicate.
     """
-    none = pl.lit(None, dtype=pl.Utf8).alias("_seen_before")
+    none = [pl.lit(None, dtype=pl.Utf8).alias("_seen_before"), pl.lit(None, dtype=pl.Utf8).alias("_conflict_before")]
     if seen_keys is None or seen_keys.is_empty():
         return frame.with_columns(none)
     keys = frame.filter(candidates.fill_null(False)).select(
         "record_id",
+        "source_file",
         *_key_columns(pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file"))),
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
         pl.col("round").cast(pl.Int32),
         pl.col("result").replace_strict(RESULTS, default=None, return_dtype=pl.Float64).alias("white_score"),
+        _one_list(stated_class).alias("_class"),
     )
     if keys.is_empty():
         return frame.with_columns(none)
-    # The earlier games of the candidates' white players only: the join then hashes a few rows, not months of games.
-    whites = keys["white_id"].drop_nulls().unique().implode()
-    seen = seen_keys.filter(pl.col("white_id").is_in(whites)).select(
+    # The earlier games of the candidates' players only: the join then hashes a few rows, not months of games.
+    players = pl.concat([keys["white_id"], keys["black_id"]]).drop_nulls().unique().implode()
+    seen = seen_keys.filter(pl.col("white_id").is_in(players)).select(
         pl.col("event_start").cast(pl.Date),
         pl.col("event_id").cast(pl.Utf8),
         pl.col("white_id").cast(pl.Int64),
@@ -81,16 +115,152 @@ def with_earlier_reports(frame: pl.DataFrame, seen_keys: pl.DataFrame | None, ca
         "month",
         "source_file",
         "source_line",
+        _one_list(pl.col("time_control").cast(pl.Utf8)).alias("time_control"),
     )
     found = (
         keys.join(seen, on=GAME_KEY, how="inner", nulls_equal=True)
-        .sort("month", "source_file", "source_line")
+        .sort("month", "source_file_right", "source_line")
         .unique("record_id", keep="first")
-        .select("record_id", pl.format("{} {}:{}", "month", "source_file", "source_line").alias("_seen_before"))
+        .select("record_id", pl.format("{} {}:{}", "month", "source_file_right", "source_line").alias("_seen_before"))
     )
-    if found.is_empty():
+    conflicts = _earlier_conflicts(keys.join(found, on="record_id", how="anti"), seen)
+    if found.is_empty() and conflicts.is_empty():
         return frame.with_columns(none)
-    return frame.join(found, on="record_id", how="left", maintain_order="left")
+    reports = found.join(conflicts, on="record_id", how="full", coalesce=True)
+    return frame.join(reports, on="record_id", how="left", maintain_order="left")
+
+
+def _earlier_conflicts(keys: pl.DataFrame, seen: pl.DataFrame) -> pl.DataFrame:
+    """record_id and _conflict_before of the `keys` (none an earlier game's duplicate) that conflict with one."""
+    day = ["event_start", "event_id"]
+    players = [pl.min_horizontal("white_id", "black_id").alias("_low"), pl.max_horizontal("white_id", "black_id")]
+    pairing = [*day, "_low", "_high", "round"]
+    told = (
+        keys.filter(pl.col("round").is_not_null() & pl.col("white_id").is_not_null() & pl.col("black_id").is_not_null())
+        .with_columns(players[0], players[1].alias("_high"))
+        .filter(pl.len().over("source_file", *pairing) == 1)
+    )
+    earlier = seen.filter(pl.col("round").is_not_null()).with_columns(players[0], players[1].alias("_high"))
+    matched = told.join(earlier, on=pairing, how="inner", nulls_equal=True, suffix="_earlier").filter(
+        pl.col("_class").is_null() | (pl.col("_class") == pl.col("time_control"))
+    )
+    reversed_colours = pl.when(pl.col("white_id") != pl.col("white_id_earlier")).then(pl.lit(", colours reversed"))
+    detail = pl.concat_str(
+        [
+            pl.format(
+                "round {} of these players was rated in {} from {}:{} as {}",
+                "round",
+                "month",
+                "source_file_earlier",
+                "source_line",
+                pl.col("white_score_earlier").replace_strict(_RESULT_OF_SCORE, default="?", return_dtype=pl.Utf8),
+            ),
+            reversed_colours,
+            pl.format(
+                f": the stored lists rated that result; {EARLIER_CONFLICT_ADVICE}",
+                pl.col("source_file_earlier").str.replace(r"[^/]*$", ""),
+            ),
+        ],
+        ignore_nulls=True,
+    )
+    # One earlier game of the pairing's round is the game; several (a match's games of one round) do not tell which.
+    return matched.filter(pl.len().over("record_id") == 1).select("record_id", detail.alias("_conflict_before"))
+
+
+def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr) -> pl.DataFrame:
+    """_conflict: for a record of a game that another record of this month gives with another result or the colours
+    reversed, the other records ('<file>:<line> as <result>') and what to do (a conflicting_result detail), else null.
+
+    The records are those that passed every earlier check and that no later check refuses (`refused`), whose round is
+    known, grouped by DUPLICATE_KEY's day (the event's start; undated and without one, the month's first day), the
+    players whatever their colours and the round; then by the class their clocks or dumps state (`stated_class`),
+    when two records of one group state two (a rapid and a blitz event starting the same day): a record that states
+    none is then left out, and is any class's otherwise. A group conflicts when its records differ in result or
+    colours and no file holds two of them (a file with two games of the same players in one round, a match's
+    sub-rounds '1.1' and '1.3', tells them apart itself, as with_occurrences does): all its records, copies included.
+    Groups of more than one record are rare, so only they are windowed again and described.
+    """
+    eligible = (
+        pl.col("_reason").is_null()
+        & ~refused.fill_null(False)
+        & pl.col("round").is_not_null()
+        & pl.col("_white").is_not_null()
+        & pl.col("_black").is_not_null()
+    )
+    # Lazy: the pairing's columns are made for the eligible records only (half the time of doing it eagerly).
+    rows = (
+        frame.lazy()
+        .select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias("_index"),
+            eligible.alias("_eligible"),
+            "_event_start",
+            *_players(),
+            "round",
+        )
+        .filter(pl.col("_eligible"))
+        .filter(pl.len().over(_PAIRING) > 1)
+        .select("_index")
+        .collect()
+    )
+    conflict = pl.repeat(None, frame.height, dtype=pl.Utf8, eager=True).alias("_conflict")
+    if rows.is_empty():
+        return frame.with_columns(conflict)
+    groups = frame[rows["_index"]].select(
+        rows["_index"],
+        "_event_start",
+        *_players(),
+        "round",
+        "_white",
+        "result",
+        "source_file",
+        "source_line",
+        _one_list(stated_class).alias("_class"),
+    )
+    classes = pl.col("_class").drop_nulls().n_unique().over(_PAIRING)
+    groups = groups.with_columns(pl.when(classes > 1).then(pl.col("_class")).alias("_split")).filter(
+        (classes <= 1) | pl.col("_class").is_not_null()
+    )
+    game = [*_PAIRING, "_split"]
+    outcome = pl.concat_str([pl.col("_white").cast(pl.Utf8), pl.col("result")], separator=" ")
+    conflicting = groups.filter(
+        (pl.len().over(game) > 1)
+        & (pl.len().over(game) == pl.col("source_file").n_unique().over(game))
+        & (outcome.n_unique().over(game) > 1)
+    )
+    if conflicting.is_empty():
+        return frame.with_columns(conflict)
+    others = (
+        conflicting.join(conflicting, on=game, how="inner", nulls_equal=True, suffix="_other")
+        .filter(pl.col("_index") != pl.col("_index_other"))
+        .sort("_index", "source_file_other", "source_line_other")
+        .group_by("_index", maintain_order=True)
+        .agg(
+            pl.first("round"),
+            pl.concat_str(
+                [
+                    pl.format("{}:{} as {}", "source_file_other", "source_line_other", "result_other"),
+                    pl.when(pl.col("_white_other") != pl.col("_white")).then(pl.lit(" with colours reversed")),
+                    pl.when(
+                        (pl.col("_white_other") == pl.col("_white")) & (pl.col("result_other") == pl.col("result"))
+                    ).then(pl.lit(" (a copy of this record)")),
+                ],
+                ignore_nulls=True,
+            )
+            .str.join(", ")
+            .alias("_others"),
+        )
+    )
+    details = others.select(
+        "_index",
+        pl.format(
+            "round {} of these players is also reported at {}: the files give this game different results (or "
+            "colours) and which is the correction is not known, so none is rated; {}",
+            "round",
+            "_others",
+            pl.lit(CONFLICT_ADVICE),
+        ).alias("_conflict"),
+    )
+    return frame.with_columns(conflict.scatter(details["_index"], details["_conflict"]))
 
 
 def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:

@@ -14,7 +14,7 @@ from pipeline.formats import event_named_by_row
 from pipeline.ingest.landing import MISPLACED, NOT_A_FILE
 from pipeline.rules.calendar import reported_late
 from pipeline.text import escape_text
-from pipeline.validate.duplicates import UNTOLD_COPY, UNTOLD_PGN_ADVICE
+from pipeline.validate.duplicates import CONFLICT_ADVICE, UNTOLD_COPY, UNTOLD_PGN_ADVICE
 
 # Above this share of a month's records in quarantine, the month's report carries a warning.
 QUARANTINE_WARNING_SHARE = 0.5
@@ -73,9 +73,37 @@ def file_warnings(quarantine: pl.DataFrame) -> list[str]:
     """One warning per CSV, Parquet or PGN file, by name, whose identical records without a round (a PGN's: its
     games' tag sections) were taken for copies and quarantined as duplicates
     (pipeline.validate.duplicates.with_occurrences): adding a round or date column (a PGN's tag) fixes them all.
+    Then one per file whose games another file of the month, or an earlier month's rated game, gives another result
+    (conflicting_result): keeping one file of the tournament fixes them all.
     """
     if "detail" not in quarantine.columns:
         return []
+    return _untold_copy_warnings(quarantine) + _conflict_warnings(quarantine)
+
+
+def _conflict_warnings(quarantine: pl.DataFrame) -> list[str]:
+    """file_warnings' warnings of conflicting_result records, by file: those another file of the month gives another
+    result, then those an earlier month rated otherwise (their details end otherwise: its month folder is corrected).
+    """
+    conflicts = (
+        quarantine.filter(pl.col("reason") == "conflicting_result")
+        .group_by("source_file", pl.col("detail").str.ends_with(CONFLICT_ADVICE).alias("in_month"))
+        .len()
+        .sort("source_file", "in_month", descending=[False, True])
+    )
+    return [
+        f"{file}: {rows:,} game(s) are given another result (or colours) by another file of the month and are "
+        f"quarantined as conflicting_result, as are that file's: {CONFLICT_ADVICE}"
+        if in_month
+        else f"{file}: {rows:,} game(s) are given another result (or colours) than an earlier month rated them with "
+        "and are quarantined as conflicting_result: a result is corrected by replacing the tournament's file in its "
+        "own month folder, not by sending a second file"
+        for file, in_month, rows in conflicts.iter_rows()
+    ]
+
+
+def _untold_copy_warnings(quarantine: pl.DataFrame) -> list[str]:
+    """file_warnings' warnings of copies without a round."""
     copies = (
         quarantine.filter((pl.col("reason") == "duplicate") & pl.col("detail").str.contains(UNTOLD_COPY, literal=True))
         .group_by("source_file")

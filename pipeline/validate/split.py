@@ -30,6 +30,7 @@ from pipeline.text import capped_detail
 from pipeline.validate.duplicates import (
     UNDATED_WINDOW_MONTHS,
     game_keys,
+    with_conflicts,
     with_earlier_reports,
     with_first_copies,
 )
@@ -78,12 +79,14 @@ def split_month(
     Checks, first match wins: misplaced and not_a_file (landing-zone entries that were not read),
     unparseable (also a day outside its event's stated dates: _with_days_outside_event), unplayed,
     invalid_id (id_problems), unknown_player, self_play,
-    result_out_of_domain, duplicate (of an earlier month's game), time_control_not_ratable,
+    result_out_of_domain, duplicate (of an earlier month's game), conflicting_result (the round of an earlier
+    month's game with another result or colours: with_earlier_reports), time_control_not_ratable,
     future, after_closing_date and too_late (FIDE's reporting calendar, pipeline.rules.calendar: the
     month folder is the list period the dumps were reported for; a tournament's games are rated in
     a period from the first list whose closing date it ended by to the third list after it ended),
-    duplicate (of a game earlier in this month: another dump, or the same tournament sent twice; a record
-    rating_implausible refuses is nobody's first copy), rating_implausible.
+    conflicting_result (records of one round of one pairing this month that give another result or colours:
+    with_conflicts), duplicate (of a game earlier in this month: another dump, or the same tournament sent twice; a
+    record rating_implausible refuses is nobody's first copy), rating_implausible.
 
     A game's time_control is FIDE's class for its clock in the era of its day (its date, else its
     event's start; pipeline.rules.time_controls), whatever the dump or reader said, except that a
@@ -134,6 +137,13 @@ def split_month(
     frame = frame.with_columns(
         time_control_class(base, increment, clock_day).alias("_clock_class"),
         not_ratable_detail(base, increment, clock_day).alias("_too_fast"),
+    )
+    # The class a record's clock states, else the one its dump declares (null: neither; rated as the default).
+    stated_class = (
+        pl.when(pl.col("_clock_class").is_not_null())
+        .then(pl.col("_clock_class"))
+        .when(pl.col("time_control").is_in(TIME_CONTROLS))
+        .then(pl.col("time_control"))
     )
     game_day = pl.col("_game_day")
     # A tournament's end is its last game in the month or before: a game dated after the month cannot have been
@@ -207,6 +217,7 @@ def split_month(
         ),
         # Reported in an earlier month: a duplicate, even though its date is (usually) outside this month.
         ("duplicate", pl.col("_seen_before").is_not_null(), pl.format("same game as {}", pl.col("_seen_before"))),
+        ("conflicting_result", pl.col("_conflict_before").is_not_null(), pl.col("_conflict_before")),
         # Before the calendar: a clock FIDE does not rate is rated in no month, so filing the game elsewhere would not
         # help.
         ("time_control_not_ratable", pl.col("_too_fast").is_not_null(), pl.col("_too_fast")),
@@ -216,13 +227,16 @@ def split_month(
     # report, or a tournament of two months sent whole again in its second (its first month's games were rated
     # there). A game of this month cannot have been rated in an earlier folder, where it was `future`.
     sent_again = pl.col("date").is_null() | (pl.col("date") < pl.lit(month_start))
-    frame = with_earlier_reports(frame, seen_keys, sent_again if check_month else pl.lit(True))
+    frame = with_earlier_reports(frame, seen_keys, sent_again if check_month else pl.lit(True), stated_class)
     frame = frame.with_columns(_first_match(early))
 
     implausible = _implausible("white_rating") | _implausible("black_rating")
-    # A record rating_implausible refuses is no first copy: its resubmission with the rating put right is the game.
-    frame = with_first_copies(frame, implausible)
+    # A record rating_implausible refuses neither conflicts nor is a first copy: its resubmission with the rating put
+    # right is the game. A conflicting record is no first copy either: none of its game's records is rated.
+    frame = with_conflicts(frame, implausible, stated_class)
+    frame = with_first_copies(frame, implausible | pl.col("_conflict").is_not_null())
     late = [
+        ("conflicting_result", pl.col("_conflict").is_not_null(), pl.col("_conflict")),
         (
             "duplicate",
             pl.col("_first_copy").is_not_null(),
@@ -251,11 +265,7 @@ def split_month(
             pl.col("result").replace_strict(RESULTS, return_dtype=pl.Float64).alias("white_score"),
             pl.when((pl.col("time_control") == "modern") & (pl.col("_clock_class") == "classical"))
             .then(pl.lit("modern"))
-            .when(pl.col("_clock_class").is_not_null())
-            .then(pl.col("_clock_class"))
-            .when(pl.col("time_control").is_in(TIME_CONTROLS))
-            .then(pl.col("time_control"))
-            .otherwise(pl.lit(DEFAULT_TIME_CONTROL))
+            .otherwise(stated_class.fill_null(pl.lit(DEFAULT_TIME_CONTROL)))
             .alias("time_control"),
             pl.col("white_rating").alias("white_rating_used"),
             pl.col("black_rating").alias("black_rating_used"),
