@@ -346,3 +346,43 @@ def players_named_in_dumps(identities: pl.DataFrame, month: str | None = None) -
     (pipeline.publish.lists).
     """
     return named_as_of(dump_name_versions(identities), month)
+
+
+def names_given_ids(identities: pl.DataFrame) -> pl.DataFrame:
+    """The players the dumps named only and a month rated under a local id (new_name) whose name a later month matched
+    to an id (matched_by_name: the registry registered the name since, or a dump wrote it beside an id).
+
+    Nothing carries the local id's games over to that id: from the later month the name's records are that id's, who
+    starts as a player of their own, and the local id keeps its games (unrated ones pending for ever). `identities`:
+    identity rows of any months (month, status, name, player_id). One row per local id and id, in local-id order:
+    name (as first written), local_id, first (the local id's first month), player_id, month (the first month of
+    `player_id`'s after `first`).
+    """
+    keyed = identities.select("month", "status", "name", "player_id", name_key(pl.col("name")).alias(NAME_KEY))
+    local = (
+        keyed.filter(pl.col("status") == "new_name")
+        .sort("month")
+        .group_by(NAME_KEY)
+        .agg(
+            pl.col("name").first(), pl.col("player_id").first().alias("local_id"), pl.col("month").min().alias("first")
+        )
+    )
+    matched = keyed.filter((pl.col("status") == "matched_by_name") & pl.col("player_id").is_not_null())
+    return (
+        local.join(matched.select(NAME_KEY, "player_id", "month"), on=NAME_KEY)
+        .filter(pl.col("month") > pl.col("first"))
+        .group_by("name", "local_id", "first", "player_id")
+        .agg(pl.col("month").min())
+        .sort("local_id", "month", "player_id")
+    )
+
+
+def name_id_lines(splits: pl.DataFrame) -> list[str]:
+    """What the run's summary says of each names_given_ids row, and what to do about it."""
+    return [
+        f"'{name}' was rated by name under the local id {local} from {first}; from {month} the name's records are "
+        f"rated as {player} (registered since, or written beside that id in the dumps), a player of their own, and the "
+        f"local id keeps its games: to rate them all as {player}, register {player} under this name in "
+        f"raw/players/{first}/ (or write the id in the dumps from {first}) and run again from {first}"
+        for name, local, first, player, month in splits.select("name", "local_id", "first", "player_id", "month").rows()
+    ]
