@@ -78,3 +78,34 @@ def test_a_name_rated_under_a_local_id_then_given_an_id_is_named_in_the_summary(
         "dagster_home": str(tmp_path / ".dagster"),
     }
     assert f"  WARNING: {line}" in closing_lines(summary, {}, "Run").splitlines()
+
+
+def test_an_id_rated_before_the_registry_gives_its_name_to_another_id_is_no_mistyped_id(tmp_path: Path) -> None:
+    # Larry plays as the unregistered 13 from February, by name in one file and without it in another; April's
+    # registry registers 'Late, Larry' as 21. 14 first plays in April, beside the name April registers as 22.
+    files = {
+        "raw/players/2023-01/players.csv": HEADER + '1,"One, Olga",NOR\n2,"Two, Tom",NOR\n',
+        "raw/players/2023-04/players.csv": HEADER + '21,"Late, Larry",NOR\n22,"Other, Otto",NOR\n',
+    }
+    months = month_range("2023-02", "2023-04")
+    for month in months:
+        files[f"raw/NOR/{month}/named.csv"] = GAMES + f'named {month},1,13,"Late, Larry",1,,1-0\n'
+        files[f"raw/NOR/{month}/bare.csv"] = GAMES + f"bare {month},1,13,,2,,0-1\n"
+    files["raw/NOR/2023-04/named.csv"] += 'named 2023-04,2,14,"Other, Otto",2,,1-0\n'
+    files["raw/NOR/2023-04/bare.csv"] += "bare 2023-04,2,1,,14,,1-0\n"
+    # A run of the three months, and a run of April alone after February and March were stored: alike.
+    whole = _validated(_store(tmp_path / "whole", files), months)["2023-04"]
+    store = _store(tmp_path / "from-april", files)
+    _validated(store, months[:2])
+    split = MonthValidator(store, ["2023-04"])("2023-04", read_month(store, "2023-04"))
+    assert split.identities.equals(whole)
+    larry = split.games.filter((pl.col("white_id") == 13) | (pl.col("black_id") == 13))
+    assert larry.height == 2  # both files' games, named or not, are rated under 13 as before
+    identities = split.identities.filter(pl.col("given_id") == 13)
+    assert identities["status"].unique().to_list() == ["new"]
+    # 14 has no history: each of its records is quarantined as a mistyped id, the one without a name too.
+    quarantined = split.quarantine.filter(pl.col("reason") == "unknown_player").sort("source_file")
+    assert quarantined["source_file"].to_list() == ["NOR/2023-04/bare.csv", "NOR/2023-04/named.csv"]
+    assert all("id 14 is not registered, and 'Other, Otto' is registered as 22" in d for d in quarantined["detail"])
+    assert "another record of the month writes the id beside that name" in quarantined["detail"][0]
+    assert split.games.filter((pl.col("white_id") == 14) | (pl.col("black_id") == 14)).is_empty()
