@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import polars as pl
+
+from pipeline.formats.fide_list import write_fide_combined_list
 from pipeline.ingest.registry import read_players, registry_file_problems
 from pipeline.store.object_store import ObjectStore
 
@@ -58,3 +62,43 @@ def test_a_registry_without_an_id_column_is_one_problem_for_the_file(tmp_path: P
     [(key, line, detail)] = _problems(store)
     assert key == KEY and line is None
     assert detail == "not read: no player_id column (the header names 'name', 'federation'): the file registers nobody"
+
+
+def _fide_list(rows: list[dict[str, object]]) -> bytes:
+    """A FIDE combined list (layout A) of `rows` (id, name, federation, sex, title, birth year), unrated."""
+    schema = {
+        "player_id": pl.Int64,
+        "name": pl.Utf8,
+        "federation": pl.Utf8,
+        "sex": pl.Utf8,
+        "title": pl.Utf8,
+        "birth_year": pl.Int32,
+        "rating": pl.Int32,
+        "games": pl.Int32,
+        "k": pl.Int16,
+        "inactive": pl.Boolean,
+    }
+    buffer = io.BytesIO()
+    write_fide_combined_list(pl.DataFrame([{c: row.get(c) for c in schema} for row in rows], schema=schema), buffer)
+    return buffer.getvalue()
+
+
+def test_the_files_of_one_folder_fill_each_other_and_what_they_state_otherwise_is_named(tmp_path: Path) -> None:
+    # players.csv has no sex column and no birth year for 1; the FIDE list says F, 1990, and another federation.
+    store = _store(tmp_path, {KEY: 'player_id,name,federation,birth_year\n1,"One, Olga",GER,\n2,"Two, Tom",GER,1980\n'})
+    fide_key = "raw/players/2023-01/players_list_foa.txt"
+    store.write_bytes(
+        _fide_list(
+            [
+                {"player_id": 1, "name": "One, Olga", "federation": "FRA", "sex": "F", "birth_year": 1990},
+                {"player_id": 3, "name": "Three, Tia", "federation": "AUT", "sex": "F", "birth_year": 2000},
+            ]
+        ),
+        fide_key,
+    )
+    players = read_players(store, "2023-01").select("player_id", "federation", "sex", "birth_year")
+    # players.csv is read first: its federation stays; what it does not state is the FIDE list's.
+    assert players.rows() == [(1, "GER", "F", 1990), (2, "GER", None, 1980), (3, "AUT", "F", 2000)]
+    [(key, line, detail)] = _problems(store)
+    assert key == fide_key and line is None
+    assert detail.startswith("player 1: this file's federation 'FRA' (read: 'GER') is not read: an earlier file")

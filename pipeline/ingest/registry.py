@@ -90,8 +90,10 @@ def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     layouts A-F, e.g. players_list_foa.txt or JAN04FRL.TXT): both register players. A player is
     `registered` from the first folder holding them; each identity field (IDENTITY_FIELDS) is the
     newest folder's that states it (an empty cell, or a players.csv without the column, keeps the
-    older value). Within one folder players.csv comes before the FIDE lists (by name), and the first
-    row of an id wins. Rows without a usable id register nobody (`registry_problems` lists them).
+    older value). Within one folder players.csv comes before the FIDE lists (by name): an id's first
+    file wins, a field it leaves empty is the next file's that states it, and what a later file states
+    otherwise is named (registry_file_problems). Rows without a usable id register nobody
+    (`registry_problems` lists them).
     Rows are in the order players were first registered.
     """
     return conform(registry_in_force(registry_history(store, up_to_month), up_to_month), Players)
@@ -475,11 +477,12 @@ def _whole_file_problem(key: str, detail: str) -> pl.DataFrame:
 
 
 def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.DataFrame | None, pl.DataFrame]:
-    """One folder's registry rows (players.csv, then the FIDE lists by name; the first row of an id wins), with
+    """One folder's registry rows (players.csv, then the FIDE lists by name, merged: _merged_files), with
     empty names and federations as null (not stated) and SINCE; None when the folder registers nobody. And the
     problems of the folder's files, its seed list's too (registry_file_problems): the rows and files not read.
     """
-    frames, problems = [], [FILE_PROBLEMS.clear()]
+    frames: list[tuple[str, pl.DataFrame]] = []
+    problems = [FILE_PROBLEMS.clear()]
     key = _find_file(keys, PLAYERS_FILE)
     if key is not None:
         try:
@@ -490,7 +493,7 @@ def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.Da
             if "player_id" not in table.columns:
                 problems.append(_whole_file_problem(key, f"not read: {_no_id_column(table)}"))
             else:
-                frames.append(registry_rows(table, month))
+                frames.append((key, registry_rows(table, month)))
                 found = registry_problems(table)
                 cells = registry_cell_problems(table)
                 header = unread_columns(table)
@@ -512,7 +515,7 @@ def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.Da
     fide_lists, unread = _fide_lists(store, keys)
     problems.append(unread)
     for list_key, fide_list in fide_lists:
-        frames.append(fide_list_registry_rows(fide_list.players, month))
+        frames.append((list_key, fide_list_registry_rows(fide_list.players, month)))
         rejected = fide_list.rejected
         problems.append(
             _file_problems(list_key, rejected["source_line"], rejected["detail"] + ": this line is not read")
@@ -524,11 +527,64 @@ def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.Da
         return None, pl.concat(problems)
     not_stated = [pl.when(pl.col(c) != "").then(pl.col(c)).alias(c) for c in ("name", "federation")]
     # is_first_distinct, not unique(keep="first"): the same rows, with a tenth of the memory (0.2 GB for 900,000).
-    rows = pl.concat(frames, how="vertical").filter(pl.col("player_id").is_first_distinct())
-    folder = rows.with_columns(*not_stated, pl.col("birth_year").cast(pl.Int32), pl.lit(month).alias(SINCE)).select(
-        "player_id", *IDENTITY_FIELDS, "registered", SINCE
-    )
-    return folder, pl.concat(problems)
+    files = [
+        rows.filter(pl.col("player_id").is_first_distinct()).with_columns(
+            *not_stated, pl.col("birth_year").cast(pl.Int32)
+        )
+        for _, rows in frames
+    ]
+    rows, conflicts = _merged_files(files, [key for key, _ in frames]) if len(files) > 1 else (files[0], None)
+    folder = rows.with_columns(pl.lit(month).alias(SINCE)).select("player_id", *IDENTITY_FIELDS, "registered", SINCE)
+    return folder, pl.concat([*problems, *([conflicts] if conflicts is not None else [])])
+
+
+def _merged_files(files: list[pl.DataFrame], keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The registry rows of one folder's files (each one row an id, not stated as null), in the order they are read
+    (players.csv, then the FIDE lists by name): an id's row is its first file's, each field it does not state taken
+    from the first file after it that does (a players.csv without a sex column beside a FIDE list saying F), as a
+    later folder's empty cell keeps an earlier folder's value. And (FILE_PROBLEMS) each row of a later file that states
+    a field otherwise than the value read, named under that file's key.
+    """
+    merged, found = files[0], [FILE_PROBLEMS.clear()]
+    for key, other in zip(keys[1:], files[1:], strict=True):
+        # Joined on the ids both hold, not grouped: two FIDE lists of a folder (standard and rapid) hold the same
+        # million players.
+        both = merged.join(other.select("player_id", *IDENTITY_FIELDS), on="player_id", suffix="_other")
+        differs = [
+            pl.col(f"{field}_other").is_not_null()
+            & pl.col(field).is_not_null()
+            & (pl.col(field) != pl.col(f"{field}_other"))
+            for field in IDENTITY_FIELDS
+        ]
+        stated = both.filter(pl.any_horizontal(differs)).select(
+            "player_id",
+            pl.concat_str(
+                [
+                    pl.when(differ).then(pl.format(f"{field} '{{}}' (read: '{{}}')", f"{field}_other", field))
+                    for field, differ in zip(IDENTITY_FIELDS, differs, strict=True)
+                ],
+                separator=", ",
+                ignore_nulls=True,
+            ).alias("_differs"),
+        )
+        details = pl.format(
+            "player {}: this file's {} is not read: an earlier file of the folder states it otherwise (a folder's "
+            "files are read players.csv first, then the FIDE lists by name)",
+            "player_id",
+            "_differs",
+        )
+        lines = pl.Series([None] * stated.height, dtype=pl.Int64)  # a FIDE list's players carry no line
+        found.append(_file_problems(key, lines, stated.select(details).to_series()))
+        # What the earlier files leave empty, this one fills; the ids they do not hold follow theirs.
+        empty = [pl.col(field).is_null() & pl.col(f"{field}_other").is_not_null() for field in IDENTITY_FIELDS]
+        filled = both.filter(pl.any_horizontal(empty)).select(
+            "player_id", *[pl.coalesce(field, f"{field}_other").alias(field) for field in IDENTITY_FIELDS]
+        )
+        if filled.height:
+            merged = merged.update(filled, on="player_id", how="left")
+        if other.height > both.height:
+            merged = pl.concat([merged, other.filter(~pl.col("player_id").is_in(both["player_id"].implode()))])
+    return merged, pl.concat(found)
 
 
 def _seed_file_problems(store: ObjectStore, key: str) -> pl.DataFrame:
