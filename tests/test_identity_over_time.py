@@ -109,3 +109,24 @@ def test_an_id_rated_before_the_registry_gives_its_name_to_another_id_is_no_mist
     assert all("id 14 is not registered, and 'Other, Otto' is registered as 22" in d for d in quarantined["detail"])
     assert "another record of the month writes the id beside that name" in quarantined["detail"][0]
     assert split.games.filter((pl.col("white_id") == 14) | (pl.col("black_id") == 14)).is_empty()
+
+
+def test_a_renumbered_id_makes_its_name_ambiguous_until_the_old_id_is_listed_under_another_name(
+    tmp_path: Path,
+) -> None:
+    # What README's "Renumbered ids" promises: ids are not merged, the old id stays registered, and listing it again
+    # under a name that tells it apart gives the name to the new id alone.
+    files = {
+        "raw/players/2023-01/players.csv": HEADER + '1,"One, Olga",NOR\n12,"Eleven, Paul",GER\n',
+        "raw/players/2023-04/players.csv": HEADER + '30,"Eleven, Paul",GER\n',
+        "raw/NOR/2023-05/extra.csv": GAMES + 'extra,1,,"Eleven, Paul",1,,1-0\n',
+    }
+    store = _store(tmp_path / "as-is", files)
+    as_is = MonthValidator(store, ["2023-05"])("2023-05", read_month(store, "2023-05"))
+    assert as_is.games.is_empty() and as_is.quarantine["detail"].to_list() == [
+        "white has no id and name 'Eleven, Paul' matches 2 players"
+    ]
+    files["raw/players/2023-04/players.csv"] += '12,"Eleven, Paul (renumbered 30)",GER\n'
+    store = _store(tmp_path / "renamed", files)
+    renamed = MonthValidator(store, ["2023-05"])("2023-05", read_month(store, "2023-05"))
+    assert renamed.games["white_id"].to_list() == [30]
