@@ -682,6 +682,7 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
         "mostly_quarantined_months": [],
         "players": 4,
         "players_by_identity": {},
+        "names_given_ids": [],
         "unplaced_files": [],
         "not_read_whole": [],
         "rated_players": {"actual": 2, "elo-k32": 1},

@@ -725,11 +725,17 @@ def _check_duplicates(raw_names: list[str], names: list[str]) -> None:
         raise UnreadableDump(f"column(s) given more than once in the header: {listed}; the file is not read")
 
 
-def _canonical(raw: str) -> str:
-    """A header cell's column name: lower-case, trimmed, blanks and dashes inside as '_' ('White ID' is white_id),
-    aliases resolved.
+def normalised_header(raw: str) -> str:
+    """A CSV header cell as a column name, the one normalisation of every CSV the pipeline reads (games, registry, seed
+    list): lower-case, trimmed (a BOM and quotes too), blanks and dashes inside as '_' ('White ID' is white_id, 'FIDE
+    ID' fide_id, 'B-day' b_day). Each reader then resolves its own aliases.
     """
-    name = re.sub(r"(?<=[a-z0-9])[\s-]+(?=[a-z])", "_", raw.strip().lstrip("\ufeff").strip().strip('"').strip().lower())
+    return re.sub(r"(?<=[a-z0-9])[\s-]+(?=[a-z])", "_", raw.strip().lstrip("\ufeff").strip().strip('"').strip().lower())
+
+
+def _canonical(raw: str) -> str:
+    """A games file's header cell's column name (normalised_header), aliases resolved."""
+    name = normalised_header(raw)
     return ALIASES.get(name, name)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
@@ -17,7 +18,7 @@ from pipeline.formats.common import UnreadableDump, strip_compression
 from pipeline.formats.decoding import decode_text, decompress, decompress_head
 from pipeline.formats.fide_list import FideListFile, detect_layout, parse_fide_list, rating_type_of
 from pipeline.formats.fields import OLD_TITLE_CODES, TITLE_CODES, federation_code, title_code
-from pipeline.formats.tabular import too_many_columns
+from pipeline.formats.tabular import normalised_header, too_many_columns
 from pipeline.ingest.dumps import read_listed
 from pipeline.ingest.landing import (
     RAW,
@@ -38,12 +39,35 @@ PLAYERS_FILE = "players.csv"
 SEED_LIST_FILE = "seed_list.csv"
 
 
+# Other names of a registry's or seed list's columns, as tabular.normalised_header writes them ('FIDE ID' is fide_id,
+# 'B-day' b_day: FIDE's own list headers among them). Where a file has several columns for one, the one named as the
+# column is read, else the first alias below (a national registry's 'id' beside its 'fide_id' is its own number); the
+# others are named as not read (registry_file_problems).
 PLAYER_COLUMN_ALIASES = {
-    "id": "player_id",
     "fide_id": "player_id",
+    "fideid": "player_id",
+    "id_number": "player_id",
+    "fide_number": "player_id",
+    "id": "player_id",
+    "player_name": "name",
+    "full_name": "name",
     "fed": "federation",
+    "country": "federation",
+    "nation": "federation",
+    "gender": "sex",
+    "yob": "birth_year",
+    "birthyear": "birth_year",
+    "year_of_birth": "birth_year",
+    "birth_date": "birth_year",
+    "birthdate": "birth_year",
+    "date_of_birth": "birth_year",
     "birthday": "birth_year",
+    "b_day": "birth_year",
+    "bday": "birth_year",
     "born": "birth_year",
+    "tit": "title",
+    "titel": "title",
+    "fide_title": "title",
 }
 SEX_SPELLINGS = {"M": "M", "F": "F", "W": "F"}  # TRF and FIDE lists write women as 'w' or 'f'
 # Title codes of the 2001-2012 lists -> today's (OLD_TITLE_CODES, imported above); others (such as 'h' and 'wh')
@@ -66,8 +90,10 @@ def read_players(store: ObjectStore, up_to_month: str) -> pl.DataFrame:
     layouts A-F, e.g. players_list_foa.txt or JAN04FRL.TXT): both register players. A player is
     `registered` from the first folder holding them; each identity field (IDENTITY_FIELDS) is the
     newest folder's that states it (an empty cell, or a players.csv without the column, keeps the
-    older value). Within one folder players.csv comes before the FIDE lists (by name), and the first
-    row of an id wins. Rows without a usable id register nobody (`registry_problems` lists them).
+    older value). Within one folder players.csv comes before the FIDE lists (by name): an id's first
+    file wins, a field it leaves empty is the next file's that states it, and what a later file states
+    otherwise is named (registry_file_problems). Rows without a usable id register nobody
+    (`registry_problems` lists them).
     Rows are in the order players were first registered.
     """
     return conform(registry_in_force(registry_history(store, up_to_month), up_to_month), Players)
@@ -451,11 +477,12 @@ def _whole_file_problem(key: str, detail: str) -> pl.DataFrame:
 
 
 def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.DataFrame | None, pl.DataFrame]:
-    """One folder's registry rows (players.csv, then the FIDE lists by name; the first row of an id wins), with
+    """One folder's registry rows (players.csv, then the FIDE lists by name, merged: _merged_files), with
     empty names and federations as null (not stated) and SINCE; None when the folder registers nobody. And the
     problems of the folder's files, its seed list's too (registry_file_problems): the rows and files not read.
     """
-    frames, problems = [], [FILE_PROBLEMS.clear()]
+    frames: list[tuple[str, pl.DataFrame]] = []
+    problems = [FILE_PROBLEMS.clear()]
     key = _find_file(keys, PLAYERS_FILE)
     if key is not None:
         try:
@@ -463,20 +490,32 @@ def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.Da
         except ValueError as unreadable:
             problems.append(_whole_file_problem(key, f"not read: {unreadable}"))
         else:
-            frames.append(registry_rows(table, month))
-            found = registry_problems(table)
-            cells = registry_cell_problems(table)
-            problems.append(
-                _file_problems(
-                    key,
-                    pl.concat([found["source_line"], cells["source_line"]]),
-                    pl.concat([found["detail"] + ": this row is not read", cells["detail"]]),
+            if "player_id" not in table.columns:
+                problems.append(_whole_file_problem(key, f"not read: {_no_id_column(table)}"))
+            else:
+                frames.append((key, registry_rows(table, month)))
+                found = registry_problems(table)
+                cells = registry_cell_problems(table)
+                header = unread_columns(table)
+                problems.append(
+                    _file_problems(
+                        key,
+                        pl.concat(
+                            [pl.Series([1] * len(header), dtype=pl.Int64), found["source_line"], cells["source_line"]]
+                        ),
+                        pl.concat(
+                            [
+                                pl.Series(header, dtype=pl.Utf8),
+                                found["detail"] + ": this row is not read",
+                                cells["detail"],
+                            ]
+                        ),
+                    )
                 )
-            )
     fide_lists, unread = _fide_lists(store, keys)
     problems.append(unread)
     for list_key, fide_list in fide_lists:
-        frames.append(fide_list_registry_rows(fide_list.players, month))
+        frames.append((list_key, fide_list_registry_rows(fide_list.players, month)))
         rejected = fide_list.rejected
         problems.append(
             _file_problems(list_key, rejected["source_line"], rejected["detail"] + ": this line is not read")
@@ -488,11 +527,64 @@ def _folder_rows(store: ObjectStore, keys: list[str], month: str) -> tuple[pl.Da
         return None, pl.concat(problems)
     not_stated = [pl.when(pl.col(c) != "").then(pl.col(c)).alias(c) for c in ("name", "federation")]
     # is_first_distinct, not unique(keep="first"): the same rows, with a tenth of the memory (0.2 GB for 900,000).
-    rows = pl.concat(frames, how="vertical").filter(pl.col("player_id").is_first_distinct())
-    folder = rows.with_columns(*not_stated, pl.col("birth_year").cast(pl.Int32), pl.lit(month).alias(SINCE)).select(
-        "player_id", *IDENTITY_FIELDS, "registered", SINCE
-    )
-    return folder, pl.concat(problems)
+    files = [
+        rows.filter(pl.col("player_id").is_first_distinct()).with_columns(
+            *not_stated, pl.col("birth_year").cast(pl.Int32)
+        )
+        for _, rows in frames
+    ]
+    rows, conflicts = _merged_files(files, [key for key, _ in frames]) if len(files) > 1 else (files[0], None)
+    folder = rows.with_columns(pl.lit(month).alias(SINCE)).select("player_id", *IDENTITY_FIELDS, "registered", SINCE)
+    return folder, pl.concat([*problems, *([conflicts] if conflicts is not None else [])])
+
+
+def _merged_files(files: list[pl.DataFrame], keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The registry rows of one folder's files (each one row an id, not stated as null), in the order they are read
+    (players.csv, then the FIDE lists by name): an id's row is its first file's, each field it does not state taken
+    from the first file after it that does (a players.csv without a sex column beside a FIDE list saying F), as a
+    later folder's empty cell keeps an earlier folder's value. And (FILE_PROBLEMS) each row of a later file that states
+    a field otherwise than the value read, named under that file's key.
+    """
+    merged, found = files[0], [FILE_PROBLEMS.clear()]
+    for key, other in zip(keys[1:], files[1:], strict=True):
+        # Joined on the ids both hold, not grouped: two FIDE lists of a folder (standard and rapid) hold the same
+        # million players.
+        both = merged.join(other.select("player_id", *IDENTITY_FIELDS), on="player_id", suffix="_other")
+        differs = [
+            pl.col(f"{field}_other").is_not_null()
+            & pl.col(field).is_not_null()
+            & (pl.col(field) != pl.col(f"{field}_other"))
+            for field in IDENTITY_FIELDS
+        ]
+        stated = both.filter(pl.any_horizontal(differs)).select(
+            "player_id",
+            pl.concat_str(
+                [
+                    pl.when(differ).then(pl.format(f"{field} '{{}}' (read: '{{}}')", f"{field}_other", field))
+                    for field, differ in zip(IDENTITY_FIELDS, differs, strict=True)
+                ],
+                separator=", ",
+                ignore_nulls=True,
+            ).alias("_differs"),
+        )
+        details = pl.format(
+            "player {}: this file's {} is not read: an earlier file of the folder states it otherwise (a folder's "
+            "files are read players.csv first, then the FIDE lists by name)",
+            "player_id",
+            "_differs",
+        )
+        lines = pl.Series([None] * stated.height, dtype=pl.Int64)  # a FIDE list's players carry no line
+        found.append(_file_problems(key, lines, stated.select(details).to_series()))
+        # What the earlier files leave empty, this one fills; the ids they do not hold follow theirs.
+        empty = [pl.col(field).is_null() & pl.col(f"{field}_other").is_not_null() for field in IDENTITY_FIELDS]
+        filled = both.filter(pl.any_horizontal(empty)).select(
+            "player_id", *[pl.coalesce(field, f"{field}_other").alias(field) for field in IDENTITY_FIELDS]
+        )
+        if filled.height:
+            merged = merged.update(filled, on="player_id", how="left")
+        if other.height > both.height:
+            merged = pl.concat([merged, other.filter(~pl.col("player_id").is_in(both["player_id"].implode()))])
+    return merged, pl.concat(found)
 
 
 def _seed_file_problems(store: ObjectStore, key: str) -> pl.DataFrame:
@@ -780,6 +872,31 @@ def fide_list_seed_rows(fide_list: FideListFile, list_type: str = "standard") ->
     )
 
 
+# The columns of players.csv that are read (PLAYER_COLUMN_ALIASES: their other names).
+REGISTRY_COLUMNS = ("player_id", *IDENTITY_FIELDS)
+
+
+def unread_columns(table: pl.DataFrame) -> list[str]:
+    """What the header of a players.csv (registry_table's) names that registry_rows does not read: one line a column."""
+    read = ", ".join(REGISTRY_COLUMNS)
+    return [
+        f"column '{column}' is not read"
+        + (
+            f": another column of the header gives {PLAYER_COLUMN_ALIASES[column]}"
+            if column in PLAYER_COLUMN_ALIASES
+            else f" (a registry reads {read}, or their usual other names)"
+        )
+        for column in table.columns
+        if column not in REGISTRY_COLUMNS and column != EXTRA_FIELDS
+    ]
+
+
+def _no_id_column(table: pl.DataFrame) -> str:
+    """Why a registry CSV without a player_id column registers nobody."""
+    columns = ", ".join(f"'{column}'" for column in table.columns if column != EXTRA_FIELDS)
+    return f"no player_id column (the header names {columns}): the file registers nobody"
+
+
 def registry_problems(table: pl.DataFrame) -> pl.DataFrame:
     """Rows of a registry CSV (registry_table's) that cannot register anybody, or not from this row, with why.
 
@@ -1063,10 +1180,30 @@ def registry_table(data: bytes) -> pl.DataFrame:
         table = pl.read_csv(io.StringIO(text), infer_schema=False, truncate_ragged_lines=True)
     except pl.exceptions.PolarsError as error:
         raise UnreadableDump(f"not a readable CSV file: {str(error).splitlines()[0]}") from error
-    table = table.rename(
-        {name: PLAYER_COLUMN_ALIASES.get(name.strip().lower(), name.strip().lower()) for name in table.columns}
-    )
+    table.columns = _column_names(text, table.columns)
     return table.with_columns(_extra_fields(text, table.width, table.height).alias(EXTRA_FIELDS))
+
+
+def _column_names(text: str, read: list[str]) -> list[str]:
+    """The columns' names: each header cell as tabular.normalised_header writes it, an alias (PLAYER_COLUMN_ALIASES)
+    replaced by its column unless another cell of the header gives that column first (by PLAYER_COLUMN_ALIASES'
+    preference); a name given twice is made unique with a suffix. The cells are the header line's as written (Polars
+    renames a repeated one), where they line up with the columns read.
+    """
+    written = next(csv.reader(io.StringIO(text.lstrip("\ufeff").split("\n", 1)[0])), [])
+    names = [normalised_header(cell) for cell in (written if len(written) == len(read) else read)]
+    preference = {alias: rank for rank, alias in enumerate(PLAYER_COLUMN_ALIASES)}
+    chosen: dict[str, str] = {}  # column -> the header name that gives it
+    for name in sorted(names, key=lambda name: -1 if name not in preference else preference[name]):
+        chosen.setdefault(PLAYER_COLUMN_ALIASES.get(name, name), name)
+    given = {name: column for column, name in chosen.items()}
+    result: list[str] = []
+    for name in names:
+        column = given.pop(name, name)
+        while column in result:
+            column += "_2"
+        result.append(column)
+    return result
 
 
 #: registry_table's column: the fields with text a row has beyond its header's.

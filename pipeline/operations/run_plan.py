@@ -41,6 +41,7 @@ from pipeline.settings import DEFAULT_STORE, Settings
 from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore, fault_line, redact_url, store_root_from_env
 from pipeline.text import CommandLines, Placeholder, escape_text, some_names
+from pipeline.validate.identity import name_id_lines, names_given_ids
 
 SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
 
@@ -835,9 +836,11 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
     """
     games = sum(stored_rows(store, "games", month) or 0 for month in months)
     quarantine_frame = _stored(store, "quarantine", months, pl.Schema({"reason": pl.Utf8, "source_file": pl.Utf8}))
-    identity_frame = _stored(
-        store, "identity", months, pl.Schema({"status": pl.Utf8, "player_id": pl.Int64, "name": pl.Utf8})
-    )
+    # Every stored month up to the last: a name rated under a local id before the run may be given an id in it.
+    stored = [month for month in stored_table_months(store, ["identity"]) if month <= months[-1]] if months else []
+    identity_schema = pl.Schema({"month": pl.Utf8, "status": pl.Utf8, "player_id": pl.Int64, "name": pl.Utf8})
+    every_identity = _stored(store, "identity", stored, identity_schema)
+    identity_frame = every_identity.filter(pl.col("month").is_in(list(months)))
 
     def counted(frame: pl.DataFrame, column: str) -> dict[str, int]:
         return dict(frame.group_by(column).len().sort("len", column, descending=[True, False]).iter_rows())
@@ -850,6 +853,7 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
         "mostly_quarantined_months": mostly_quarantined(store, months),
         "players": distinct_players(store, months),
         "players_by_identity": players_by_identity(identity_frame),
+        "names_given_ids": name_id_lines(names_given_ids(every_identity)),
         "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(entries)],
         "not_read_whole": files_not_read_whole(store, months),
     }
@@ -955,6 +959,10 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             "  players not identified by a registered id, distinct (see identity/<YYYY-MM>.parquet): "
             + ", ".join(f"{status} {n:,}" for status, n in identities.items())
         )
+    named = summary.get("names_given_ids", [])
+    lines += [f"  WARNING: {escape_text(line)}" for line in named[:SUMMARY_FILES]]
+    if len(named) > SUMMARY_FILES:
+        lines.append(f"  WARNING: ... and {len(named) - SUMMARY_FILES} more local ids whose name was given an id later")
     for problem in summary["unplaced_files"][:SUMMARY_FILES]:
         lines.append(f"  WARNING: not read: {escape_text(problem)}")
     if len(summary["unplaced_files"]) > SUMMARY_FILES:

@@ -45,13 +45,14 @@ def with_name_keys(players: pl.DataFrame) -> pl.DataFrame:
     return players if NAME_KEY in players.columns else players.with_columns(name_key(pl.col("name")).alias(NAME_KEY))
 
 
-def resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+def resolve_players(frame: pl.DataFrame, players: pl.DataFrame, rated: pl.Series | None = None) -> pl.DataFrame:
     """_white/_black: the id the record is rated under, _<side>_status (schemas.identity) and a problem text.
 
     An id written in the dump identifies the player, registered or not: the registry adds names,
     federations and titles, and identifies records that carry a name only. The one exception is an
-    unregistered id whose name the registry holds under another id: a mistyped id, not a new player.
-    A record without an id is matched by name against the registry and the month's own (name, id) pairs.
+    unregistered id whose name the registry holds under another id: a mistyped id, not a new player
+    (_mistyped_ids). A record without an id is matched by name against the registry and the month's own
+    (name, id) pairs. `rated`: the unregistered ids earlier months rated (their identity tables' `new` ids).
     """
     registered = players["player_id"].cast(pl.Int64).implode()
     # Only ids that can identify somebody are given to records by name (a registry's id 0 or a dump's 10^16
@@ -87,6 +88,7 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     else:
         everyone = registry_names
     frame = frame.with_row_index("_row")
+    mistyped = _mistyped_ids(frame, registered, registry_names, rated) if players.height else _NO_MISTYPED
     for side in ("white", "black"):
         given, name = pl.col(f"{side}_id"), pl.col(f"{side}_name")
         frame = frame.with_columns(given.is_in(registered).fill_null(False).alias("_registered"))
@@ -95,21 +97,9 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
         by_name = _name_matches(
             frame.filter(given.is_null() & name.is_not_null()).select("_row", name.alias("_raw_name")), everyone
         )
-        mistyped = (
-            (
-                _name_matches(
-                    frame.filter(given.is_not_null() & ~pl.col("_registered") & name.is_not_null()).select(
-                        "_row", name.alias("_raw_name")
-                    ),
-                    registry_names,
-                ).select("_row", pl.col("_name_id").alias("_registered_as"))
-            )
-            if players.height
-            else pl.DataFrame(schema={"_row": pl.UInt32, "_registered_as": pl.Int64})
-        )
         frame = (
             frame.join(by_name, on="_row", how="left", maintain_order="left")
-            .join(mistyped, on="_row", how="left", maintain_order="left")
+            .join(mistyped.rename({"_id": f"{side}_id"}), on=f"{side}_id", how="left", maintain_order="left")
             .with_columns(
                 pl.when(given.is_not_null() & pl.col("_registered"))
                 .then(pl.lit("registered"))
@@ -138,10 +128,13 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
                 pl.when(pl.col(f"_{side}_status") == "id_mismatch")
                 .then(
                     pl.format(
-                        f"{side} id {{}} is not registered, and '{{}}' is registered as {{}} (a mistyped id?)",
+                        f"{side} id {{}} is not registered, and '{{}}' is registered as {{}} (a mistyped id?{{}})",
                         given,
-                        name,
+                        pl.col("_mistyped_name"),
                         pl.col("_registered_as"),
+                        pl.when(name.is_null() | (name != pl.col("_mistyped_name")))
+                        .then(pl.lit("; another record of the month writes the id beside that name"))
+                        .otherwise(pl.lit("")),
                     )
                 )
                 .when(pl.col(f"_{side}_status") == "unmatched")
@@ -152,9 +145,42 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
                 )
                 .alias(f"_{side}_problem"),
             )
-            .drop("_name_id", "_name_matches", "_registered", "_registered_as", "_local_id")
+            .drop("_name_id", "_name_matches", "_registered", "_registered_as", "_mistyped_name", "_local_id")
         )
     return frame.drop("_row")
+
+
+_NO_MISTYPED = pl.DataFrame(schema={"_id": pl.Int64, "_registered_as": pl.Int64, "_mistyped_name": pl.Utf8})
+
+
+def _mistyped_ids(
+    frame: pl.DataFrame, registered: pl.Series, registry_names: pl.DataFrame, rated: pl.Series | None
+) -> pl.DataFrame:
+    """The month's mistyped ids (_id), each with the registered id (_registered_as) and the name (_mistyped_name) of
+    its first record that shows it: an unregistered id written beside a name the registry holds under another id.
+
+    Decided per id, not per record: every record of the id is quarantined, those that write no name too (they would
+    rate under the id the player the named ones show to be somebody else's). An id earlier months rated (`rated`) is
+    no mistyped id: it has a rating history (the registry gave its name to another id since, such as a player's FIDE
+    id after months under another), and quarantining it from a month on would cut that history in two.
+    """
+    sides = pl.concat(
+        [
+            frame.select("_row", pl.col(f"{side}_id").alias("_id"), pl.col(f"{side}_name").alias("_raw_name"))
+            for side in ("white", "black")
+        ]
+    )
+    doubtful = ~pl.col("_id").is_in(registered) & pl.col("_raw_name").is_not_null()
+    if rated is not None and rated.len():
+        doubtful &= ~pl.col("_id").is_in(rated.implode())
+    named = sides.filter(pl.col("_id").is_not_null() & doubtful).with_row_index("_side_row")
+    matches = _name_matches(named.select(pl.col("_side_row").alias("_row"), "_raw_name"), registry_names)
+    return (
+        named.join(matches.rename({"_row": "_side_row"}), on="_side_row")
+        .sort("_row", "_side_row")
+        .group_by("_id", maintain_order=True)
+        .agg(pl.col("_name_id").first().alias("_registered_as"), pl.col("_raw_name").first().alias("_mistyped_name"))
+    )
 
 
 # Players known by name only get a local id from their name: above every FIDE id, stable across months.
@@ -346,3 +372,43 @@ def players_named_in_dumps(identities: pl.DataFrame, month: str | None = None) -
     (pipeline.publish.lists).
     """
     return named_as_of(dump_name_versions(identities), month)
+
+
+def names_given_ids(identities: pl.DataFrame) -> pl.DataFrame:
+    """The players the dumps named only and a month rated under a local id (new_name) whose name a later month matched
+    to an id (matched_by_name: the registry registered the name since, or a dump wrote it beside an id).
+
+    Nothing carries the local id's games over to that id: from the later month the name's records are that id's, who
+    starts as a player of their own, and the local id keeps its games (unrated ones pending for ever). `identities`:
+    identity rows of any months (month, status, name, player_id). One row per local id and id, in local-id order:
+    name (as first written), local_id, first (the local id's first month), player_id, month (the first month of
+    `player_id`'s after `first`).
+    """
+    keyed = identities.select("month", "status", "name", "player_id", name_key(pl.col("name")).alias(NAME_KEY))
+    local = (
+        keyed.filter(pl.col("status") == "new_name")
+        .sort("month")
+        .group_by(NAME_KEY)
+        .agg(
+            pl.col("name").first(), pl.col("player_id").first().alias("local_id"), pl.col("month").min().alias("first")
+        )
+    )
+    matched = keyed.filter((pl.col("status") == "matched_by_name") & pl.col("player_id").is_not_null())
+    return (
+        local.join(matched.select(NAME_KEY, "player_id", "month"), on=NAME_KEY)
+        .filter(pl.col("month") > pl.col("first"))
+        .group_by("name", "local_id", "first", "player_id")
+        .agg(pl.col("month").min())
+        .sort("local_id", "month", "player_id")
+    )
+
+
+def name_id_lines(splits: pl.DataFrame) -> list[str]:
+    """What the run's summary says of each names_given_ids row, and what to do about it."""
+    return [
+        f"'{name}' was rated by name under the local id {local} from {first}; from {month} the name's records are "
+        f"rated as {player} (registered since, or written beside that id in the dumps), a player of their own, and the "
+        f"local id keeps its games: to rate them all as {player}, register {player} under this name in "
+        f"raw/players/{first}/ (or write the id in the dumps from {first}) and run again from {first}"
+        for name, local, first, player, month in splits.select("name", "local_id", "first", "player_id", "month").rows()
+    ]

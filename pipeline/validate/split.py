@@ -24,7 +24,7 @@ from pipeline.rules.calendar import (
     tournament_end,
 )
 from pipeline.rules.time_controls import not_ratable_detail, time_control_class
-from pipeline.store.monthly import months_stored, table_key
+from pipeline.store.monthly import months_stored, stored_table_months, table_key
 from pipeline.store.object_store import ObjectStore
 from pipeline.text import capped_detail
 from pipeline.validate.duplicates import (
@@ -73,6 +73,7 @@ def split_month(
     *,
     seen_keys: pl.DataFrame | None = None,
     check_month: bool = True,
+    rated: pl.Series | None = None,
 ) -> MonthSplit:
     """RawGames -> Games, Quarantine and Identity rows; every raw row ends in exactly one of the first two.
 
@@ -96,7 +97,8 @@ def split_month(
     players: the registry (may be empty): an id in a dump identifies its player whether registered or
     not (see _resolve_players); a registry used for many months carries its names' keys
     (with_name_keys), else they are computed here. seen_keys: game_keys() of the games of earlier
-    months; a game among them is a duplicate here (a tournament reported again in a later month).
+    months; a game among them is a duplicate here (a tournament reported again in a later month). rated: the
+    unregistered ids earlier months rated, never taken for mistyped ids (resolve_players).
     check_month=False skips the reporting calendar (a loose file's month is its own). A tournament's end is
     its last game's day in the month's dumps (per file and event), of the games dated by the month's end, or the
     end its dump states when later (pipeline.rules.calendar.tournament_end: a table file's row naming no event
@@ -108,7 +110,7 @@ def split_month(
     stem = pl.col("source_file").str.replace(r"(?i)(\.(trf|txt|pgn|csv|parquet))?(\.(gz|zst))?$", "")
     frame = raw.sort(stem, pl.col("source_file"), pl.col("source_line"), pl.col("record_id"))
     frame = frame.with_columns(id_problems(pl.col("white_id"), pl.col("black_id")).alias("_id_problem"))
-    frame = resolve_players(frame, players)
+    frame = resolve_players(frame, players, rated)
     # Only records that name players count in the identity report (not unreadable lines, byes or ids that are none).
     identities = identity_report(
         frame.lazy().filter(
@@ -446,6 +448,14 @@ class MonthValidator:
             if not self._dated_kept(month, months[0]):
                 stored = stored.filter(pl.col("date").is_null())
             self._reported[month] = game_keys(stored)
+        # The unregistered ids rated so far (every stored month's identity table before the run, then each month's):
+        # no mistyped ids (resolve_players).
+        stored_identities = [
+            store.scan_parquet(table_key(["identity"], month))
+            for month in stored_table_months(store, ["identity"])
+            if month < months[0]
+        ]
+        self._rated = _rated_ids(stored_identities)
 
     def registry_notes(self, month: str) -> list[str]:
         """What of the registry in force in `month` is not read, one line a problem, as the run's summary names it."""
@@ -464,6 +474,16 @@ class MonthValidator:
             elif not self._dated_kept(earlier, month):
                 self._reported[earlier] = keys.filter(pl.col("event_start").is_null())
         seen = pl.concat(self._reported.values()) if self._reported else None
-        split = split_month(raw, self.registry(month), month, seen_keys=seen)
+        split = split_month(raw, self.registry(month), month, seen_keys=seen, rated=self._rated)
         self._reported[month] = game_keys(split.games)
+        self._rated = pl.concat([self._rated, _rated_ids([split.identities])]).unique()
         return split
+
+
+def _rated_ids(identities: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.Series:
+    """The ids identity tables rated without a registry entry (`new`), each once."""
+    new = [
+        frame.lazy().filter(pl.col("status") == "new").select(pl.col("player_id").cast(pl.Int64))
+        for frame in identities
+    ]
+    return pl.concat(new).unique().collect()["player_id"] if new else pl.Series("player_id", [], dtype=pl.Int64)
