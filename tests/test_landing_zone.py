@@ -246,3 +246,71 @@ def test_the_landing_checks_problems_show_folder_names_and_placeholders_as_writt
         "raw/GER/\\<YYYY-MM\\>/\n"
         "- raw/loose.pgn: a file directly under raw/ is not read: move it to raw/\\<FED\\>/\\<YYYY-MM\\>/"
     )
+
+
+# -- federation folders -------------------------------------------------------------------------------------------
+FEDERATION_SCENARIOS = """scenarios:
+  actual:
+    rules: fide-historical
+  ger_rep:
+    rules: fide-historical
+    restrict: {reported_by: GER}
+  fra_rep:
+    rules: fide-historical
+    restrict: {reported_by: FRA}
+  ita_trusted:
+    rules: fide-historical
+    trust_stated_ratings: [ITA, "FRA/*/x.pgn"]
+"""
+
+
+def test_federation_folders_not_named_as_a_code_are_named_and_so_are_scenarios_without_their_folder(
+    tmp_path: Path,
+) -> None:
+    """raw/ger/ is read as federation 'ger', which `reported_by: GER` never takes: the plan, the summary and the
+    definitions name it (and GER2, a long name, two folders differing in case), and the scenarios left without games.
+    """
+    from pipeline.operations.first_month import definitions_months
+    from pipeline.operations.run_plan import closing_lines, plan_run, runs_summary
+    from pipeline.scenarios.model import load_scenarios
+    from pipeline.settings import Settings
+
+    long = "A" * 250  # a stray folder's name
+    keys = ["ger/2024-01/a.pgn", "GER2/2024-01/b.pgn", f"{long}/2024-01/c.pgn", "Ger/2024-02/d.pgn"]
+    keys.append("FRA/2024-02/e.pgn")  # FRA reports in another month than the run's
+    for key in keys:
+        (tmp_path / "raw" / key).parent.mkdir(parents=True)
+        (tmp_path / "raw" / key).write_text("")
+    (tmp_path / "scenarios.yaml").write_text(FEDERATION_SCENARIOS)
+    plan = plan_run(str(tmp_path), "2024-01", "2024-01", str(tmp_path / "scenarios.yaml"))
+    code = "is not a federation code (three capital letters, as GER): its dumps are read as reported by"
+    expected = [
+        f"WARNING: federation folder raw/{'A' * 40}.../ {code} '{'A' * 40}...', which no scenario's `reported_by` "
+        "names; move them to raw/<FED>/ (its code)",
+        f"WARNING: federation folder raw/GER2/ {code} 'GER2', which no scenario's `reported_by` names; move them to "
+        "raw/<FED>/ (its code)",
+        f"WARNING: federation folder raw/Ger/ {code} 'Ger', which no scenario's `reported_by` names; move them to "
+        "raw/GER/",
+        f"WARNING: federation folder raw/ger/ {code} 'ger', which no scenario's `reported_by` names; move them to "
+        "raw/GER/",
+        "WARNING: federation folders raw/Ger/, raw/ger/ differ only in case: read as 2 federations (one folder on a "
+        "case-insensitive file system); move their files to raw/GER/",
+        "WARNING: scenario ger_rep rates only the games reported by GER (restrict: reported_by), but no folder "
+        "raw/GER/ holds dumps of 2024-01: it rates no game (raw/ger/ differs only in case)",
+        "WARNING: scenario fra_rep rates only the games reported by FRA (restrict: reported_by), but no folder "
+        "raw/FRA/ holds dumps of 2024-01: it rates no game (it holds dumps of other months only)",
+        "WARNING: scenario ita_trusted trusts the ratings stated by ITA (trust_stated_ratings), but no folder "
+        "raw/ITA/ holds dumps of 2024-01: it trusts none",
+    ]
+    assert [note for note in plan.notes if "federation" in note or "scenario" in note] == expected
+    summary = runs_summary(plan, [], 1, 0.0, str(tmp_path / "home"))
+    assert [
+        line
+        for line in closing_lines(summary, plan.scenarios, "Run").splitlines()
+        if line in {f"  {note}" for note in expected}
+    ] == [f"  {note}" for note in expected]
+    # Loading the definitions names the folders (the scenarios' months are the run's, not the definitions').
+    settings = Settings.from_env().model_copy(update={"store": str(tmp_path)})
+    with pytest.warns(UserWarning) as warned:
+        definitions_months(settings, load_scenarios(str(tmp_path / "scenarios.yaml")))
+    assert [str(warning.message) for warning in warned] == [line.removeprefix("WARNING: ") for line in expected[:5]]
