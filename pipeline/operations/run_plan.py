@@ -305,13 +305,48 @@ def chain_start(
         raise StoreError(
             f"the landing zone's first month holding dumps is now {start} ({shown}), before {stored_first}, where "
             f"the stored lists start: rating from {first_month} would start the chains there from the seed list and "
-            f"rate every stored list again (a frozen forward list too). Nothing written. A stray or mistyped month "
-            f"folder? Move it, or set RATINGS_FIRST_MONTH={stored_first} to keep the chains' start (its dumps are then "
-            f"not rated); to start the chains at {start} on purpose, set RATINGS_FIRST_MONTH={start} for this run and "
-            f"every later one"
+            f"rate every stored list again (a frozen forward list too). Nothing written. "
+            + dumps_before_stored_lists(start, stored_first)
         )
     chains = chains_first_month(held, stored_first)
     return chains[0] if chains is not None else start
+
+
+def dumps_before_stored_lists(start: str, stored_first: str) -> str:
+    """What to do about dumps of months from `start` on before `stored_first`, where the stored lists start: the
+    remedies of a run from such a month, refused (chain_start), and of a later one, which leaves them unrated
+    (not_rated_before).
+    """
+    return (
+        f"A stray or mistyped month folder? Move it, or set RATINGS_FIRST_MONTH={stored_first} to keep the chains' "
+        f"start (its dumps are then not rated); to start the chains at {start} on purpose, set "
+        f"RATINGS_FIRST_MONTH={start} for this run and every later one"
+    )
+
+
+def not_rated_before(
+    entries: Sequence[LandingEntry], held: Sequence[str], stored_first: str | None, first_month: str
+) -> str | None:
+    """The note of a run from `first_month` on the dumps of `held` months before the chains' start, which no run
+    rates: before a RATINGS_FIRST_MONTH, or before `stored_first`, the stored lists' first month (a folder filed
+    since, which a run from its month is refused for: chain_start), then naming the folders and the remedies. None
+    when there are none.
+    """
+    chains = chains_first_month(held, stored_first)
+    earlier = [month for month in held if chains is not None and month < chains[0]]
+    if chains is None or not earlier:
+        return None
+    start, source = chains
+    if source == "RATINGS_FIRST_MONTH":
+        return (
+            f"not rated: the dumps of {_months_text(earlier)}, before RATINGS_FIRST_MONTH {start} (the store's first "
+            "month)"
+        )
+    return (
+        f"not rated: the dumps of {some_names(folders_before(entries, start))}, before {start}, where the stored lists "
+        f"start: this run from {first_month} continues them, and no run rates those dumps. "
+        + dumps_before_stored_lists(earlier[0], start)
+    )
 
 
 @dataclass(frozen=True)
@@ -452,11 +487,8 @@ def plan_run(
     notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
     waiting = waiting_for_month_end(entries, current)
     notes += (waiting,) if waiting else ()
-    if outside:
-        notes += (
-            f"not rated: the dumps of {_months_text(outside)}, before RATINGS_FIRST_MONTH {start} (the store's first "
-            "month)",
-        )
+    before = not_rated_before(entries, held, stored[0] if stored else None, months[0])
+    notes += (before,) if before else ()
     notes += tuple(federation_warnings(scenarios, entries, months))
     # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
     notes += tuple(registry_plan(store, months, start, entries))
