@@ -314,3 +314,46 @@ def test_federation_folders_not_named_as_a_code_are_named_and_so_are_scenarios_w
     with pytest.warns(UserWarning) as warned:
         definitions_months(settings, load_scenarios(str(tmp_path / "scenarios.yaml")))
     assert [str(warning.message) for warning in warned] == [line.removeprefix("WARNING: ") for line in expected[:5]]
+
+
+def test_an_invisible_character_in_a_folder_is_shown_escaped_by_the_summary_as_by_the_quarantine_detail(
+    tmp_path: Path,
+) -> None:
+    """The summary's "quarantined by file" printed 'G<zero-width space>ER/...' raw, reading as GER's file, where the
+    quarantine detail escaped it; and an advice for an S3 key raw/../GER/... said to move the file to raw/../.
+    """
+    from pipeline.operations.run_plan import closing_lines, run_summary
+
+    month, folder = "2024-01", "G\u200bER"
+    (tmp_path / "raw" / folder / month).mkdir(parents=True)
+    (tmp_path / "raw" / folder / month / "zwsp.pgn").write_text("")
+    store = ObjectStore(str(tmp_path))
+    entries = inventory(store)
+    _, quarantine = split_games(read_month(store, month, entries), empty_frame(Players), month)
+    store.write_parquet(quarantine, "quarantine", f"{month}.parquet")
+    assert "federation folder 'G\\u200bER' is not a federation code" in quarantine["detail"][0]
+    summary = run_summary(
+        store,
+        [month],
+        entries,
+        {},
+        run_succeeded=True,
+        run_id="r1",
+        reconciliation_passed=True,
+        failed_steps={},
+        run_seconds=1.0,
+        dagster_home=str(tmp_path / "home"),
+    )
+    lines = closing_lines(summary, {}, "Run").splitlines()
+    assert "  quarantined by file: G\\u200bER/2024-01/zwsp.pgn 1" in lines
+    assert not any("\u200b" in line for line in lines)
+    # An advice never repeats a federation folder's name that is none.
+    assert (
+        classify("raw/../GER/2024-01/x.trf").problem
+        == "folder 'GER' is not a month: move the file to raw/<FED>/<YYYY-MM>/"
+    )
+    assert (
+        classify("raw/../x.trf").problem == "a file directly under raw/../ is not read: move it to raw/<FED>/<YYYY-MM>/"
+    )
+    assert classify("raw/<b>/2024-1/x.trf").problem.endswith("move the file to raw/<FED>/2024-01/")
+    assert classify("raw/GER/2024-1/x.trf").problem.endswith("move the file to raw/GER/2024-01/")

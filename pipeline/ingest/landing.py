@@ -144,7 +144,7 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
     if len(parts) < 3:
         where = "raw/" if len(parts) == 1 else f"raw/{parts[0]}/"
         registry = len(parts) == 2 and parts[0].lower() == REGISTRY_FOLDER
-        fed = "<FED>" if len(parts) == 1 or registry else parts[0]
+        fed = "<FED>" if len(parts) == 1 or registry else _federation_target(parts[0])
         folder = REGISTRY_FOLDER if registry else fed
         return LandingEntry(
             key,
@@ -166,7 +166,7 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
             MISPLACED,
             federation,
             None,
-            f"folder {folder!r} is not a month: move the file to raw/{federation}/<YYYY-MM>/",
+            f"folder {folder!r} is not a month: move the file to raw/{_federation_target(federation)}/<YYYY-MM>/",
         )
     if month != folder:
         return LandingEntry(
@@ -174,7 +174,7 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
             MISPLACED,
             federation,
             month,
-            f"folder {folder!r} is not written YYYY-MM: move the file to raw/{federation}/{month}/",
+            f"folder {folder!r} is not written YYYY-MM: move the file to raw/{_federation_target(federation)}/{month}/",
         )
     if federation == REGISTRY_FOLDER:
         return LandingEntry(key, REGISTRY, "", month)
@@ -188,6 +188,13 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
             f"letters, digits, . _ = + -): move the file to raw/<FED>/{month}/",
         )
     return LandingEntry(key, DUMP, federation, month)
+
+
+def _federation_target(folder: str) -> str:
+    """The federation folder an advice moves a file to: `folder` itself, or <FED> where it is no federation folder's
+    name ('..', '<img>'), which the advice must not repeat.
+    """
+    return folder if FEDERATION_PATTERN.match(folder) else "<FED>"
 
 
 def _registry_misnamed(key: str, folder: str, month: str | None, bounds: tuple[str, str]) -> LandingEntry:
