@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -43,11 +44,25 @@ _MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]()!#|<>~@]|:(?=//)|(?<=www)\.", re.IG
 _MARKDOWN_LINE_START = re.compile(r"^( *)([-+]|\d{1,9}[.)])")
 
 
+# Unicode's format characters (category Cf: the zero-width space and joiners, the soft hyphen, the BOM, the word
+# joiner, tags) are invisible: a terminal line showed the folder 'G\u200bER' as 'GER'. Printed text escapes them as
+# Python's repr (and so a quarantine detail quoting a folder) does; a published page keeps them (printable_text: a
+# joiner belongs to some scripts' spelling). Any character but ASCII is looked at, the ordinary ones kept.
+_ESCAPED = re.compile(f"{CONTROL_OR_BIDI}|[^\\x00-\\x7f]")
+
+
+def _escaped(character: str) -> str:
+    if not (_UNPRINTABLE.match(character) or unicodedata.category(character) == "Cf"):
+        return character
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def escape_text(text: str) -> str:
-    r"""`text` with every control character written as \xNN or \uNNNN (ESC -> \x1b), the rest unchanged."""
-    return _UNPRINTABLE.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
-    )
+    r"""`text` with every control character, bidi mark and other invisible format character written as \xNN,
+    \uNNNN or \UNNNNNNNN (ESC -> \x1b, a zero-width space -> \u200b), the rest unchanged.
+    """
+    return _ESCAPED.sub(lambda m: _escaped(m.group()), text)
 
 
 def shell_word(text: str) -> str:

@@ -657,9 +657,26 @@ def test_a_stray_earlier_month_folder_does_not_move_the_stored_chains_start(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Nothing written" in err, err
     assert not home.exists()
-    # The setting keeps the chains' start (the stray month is then named, not rated), or moves it on purpose.
+    # A run from where the stored lists start is not refused: its plan names the stray folders it leaves unrated,
+    # with the refusal's remedies.
+    plan = plan_run(str(tmp_path / "store"), "2024-01", None, str(scenarios))
+    assert plan.chain_start == "2024-01"
+    assert plan.notes[0] == (
+        "not rated: the dumps of raw/ENG/2019-01, raw/GER/2019-01, before 2024-01, where the stored lists start: this "
+        "run from 2024-01 continues them, and no run rates those dumps. A stray or mistyped month folder? Move it, or "
+        "set RATINGS_FIRST_MONTH=2024-01 to keep the chains' start (its dumps are then not rated); to start the chains "
+        "at 2019-01 on purpose, set RATINGS_FIRST_MONTH=2019-01 for this run and every later one"
+    )
+    # The setting keeps the chains' start (the stray month is then named, not rated, whatever the run's --from), or
+    # moves it on purpose.
     monkeypatch.setenv("RATINGS_FIRST_MONTH", "2024-01")
-    assert plan_run(str(tmp_path / "store"), None, None, str(scenarios)).chain_start == "2024-01"
+    for first in (None, "2024-01"):
+        plan = plan_run(str(tmp_path / "store"), first, None, str(scenarios))
+        assert plan.chain_start == "2024-01"
+        assert (
+            plan.notes[0]
+            == "not rated: the dumps of 2019-01, before RATINGS_FIRST_MONTH 2024-01 (the store's first month)"
+        )
     monkeypatch.setenv("RATINGS_FIRST_MONTH", "2019-01")
     assert plan_run(str(tmp_path / "store"), None, None, str(scenarios)).chain_start == "2019-01"
 

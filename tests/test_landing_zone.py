@@ -246,3 +246,114 @@ def test_the_landing_checks_problems_show_folder_names_and_placeholders_as_writt
         "raw/GER/\\<YYYY-MM\\>/\n"
         "- raw/loose.pgn: a file directly under raw/ is not read: move it to raw/\\<FED\\>/\\<YYYY-MM\\>/"
     )
+
+
+# -- federation folders -------------------------------------------------------------------------------------------
+FEDERATION_SCENARIOS = """scenarios:
+  actual:
+    rules: fide-historical
+  ger_rep:
+    rules: fide-historical
+    restrict: {reported_by: GER}
+  fra_rep:
+    rules: fide-historical
+    restrict: {reported_by: FRA}
+  ita_trusted:
+    rules: fide-historical
+    trust_stated_ratings: [ITA, "FRA/*/x.pgn"]
+"""
+
+
+def test_federation_folders_not_named_as_a_code_are_named_and_so_are_scenarios_without_their_folder(
+    tmp_path: Path,
+) -> None:
+    """raw/ger/ is read as federation 'ger', which `reported_by: GER` never takes: the plan, the summary and the
+    definitions name it (and GER2, a long name, two folders differing in case), and the scenarios left without games.
+    """
+    from pipeline.operations.first_month import definitions_months
+    from pipeline.operations.run_plan import closing_lines, plan_run, runs_summary
+    from pipeline.scenarios.model import load_scenarios
+    from pipeline.settings import Settings
+
+    long = "A" * 250  # a stray folder's name
+    keys = ["ger/2024-01/a.pgn", "GER2/2024-01/b.pgn", f"{long}/2024-01/c.pgn", "Ger/2024-02/d.pgn"]
+    keys.append("FRA/2024-02/e.pgn")  # FRA reports in another month than the run's
+    for key in keys:
+        (tmp_path / "raw" / key).parent.mkdir(parents=True)
+        (tmp_path / "raw" / key).write_text("")
+    (tmp_path / "scenarios.yaml").write_text(FEDERATION_SCENARIOS)
+    plan = plan_run(str(tmp_path), "2024-01", "2024-01", str(tmp_path / "scenarios.yaml"))
+    code = "is not a federation code (three capital letters, as GER): its dumps are read as reported by"
+    expected = [
+        f"WARNING: federation folder raw/{'A' * 40}.../ {code} '{'A' * 40}...', which no scenario's `reported_by` "
+        "names; move them to raw/<FED>/ (its code)",
+        f"WARNING: federation folder raw/GER2/ {code} 'GER2', which no scenario's `reported_by` names; move them to "
+        "raw/<FED>/ (its code)",
+        f"WARNING: federation folder raw/Ger/ {code} 'Ger', which no scenario's `reported_by` names; move them to "
+        "raw/GER/",
+        f"WARNING: federation folder raw/ger/ {code} 'ger', which no scenario's `reported_by` names; move them to "
+        "raw/GER/",
+        "WARNING: federation folders raw/Ger/, raw/ger/ differ only in case: read as 2 federations (one folder on a "
+        "case-insensitive file system); move their files to raw/GER/",
+        "WARNING: scenario ger_rep rates only the games reported by GER (restrict: reported_by), but no folder "
+        "raw/GER/ holds dumps of 2024-01: it rates no game (raw/ger/ differs only in case)",
+        "WARNING: scenario fra_rep rates only the games reported by FRA (restrict: reported_by), but no folder "
+        "raw/FRA/ holds dumps of 2024-01: it rates no game (it holds dumps of other months only)",
+        "WARNING: scenario ita_trusted trusts the ratings stated by ITA (trust_stated_ratings), but no folder "
+        "raw/ITA/ holds dumps of 2024-01: it trusts none",
+    ]
+    assert [note for note in plan.notes if "federation" in note or "scenario" in note] == expected
+    summary = runs_summary(plan, [], 1, 0.0, str(tmp_path / "home"))
+    assert [
+        line
+        for line in closing_lines(summary, plan.scenarios, "Run").splitlines()
+        if line in {f"  {note}" for note in expected}
+    ] == [f"  {note}" for note in expected]
+    # Loading the definitions names the folders (the scenarios' months are the run's, not the definitions').
+    settings = Settings.from_env().model_copy(update={"store": str(tmp_path)})
+    with pytest.warns(UserWarning) as warned:
+        definitions_months(settings, load_scenarios(str(tmp_path / "scenarios.yaml")))
+    assert [str(warning.message) for warning in warned] == [line.removeprefix("WARNING: ") for line in expected[:5]]
+
+
+def test_an_invisible_character_in_a_folder_is_shown_escaped_by_the_summary_as_by_the_quarantine_detail(
+    tmp_path: Path,
+) -> None:
+    """The summary's "quarantined by file" printed 'G<zero-width space>ER/...' raw, reading as GER's file, where the
+    quarantine detail escaped it; and an advice for an S3 key raw/../GER/... said to move the file to raw/../.
+    """
+    from pipeline.operations.run_plan import closing_lines, run_summary
+
+    month, folder = "2024-01", "G\u200bER"
+    (tmp_path / "raw" / folder / month).mkdir(parents=True)
+    (tmp_path / "raw" / folder / month / "zwsp.pgn").write_text("")
+    store = ObjectStore(str(tmp_path))
+    entries = inventory(store)
+    _, quarantine = split_games(read_month(store, month, entries), empty_frame(Players), month)
+    store.write_parquet(quarantine, "quarantine", f"{month}.parquet")
+    assert "federation folder 'G\\u200bER' is not a federation code" in quarantine["detail"][0]
+    summary = run_summary(
+        store,
+        [month],
+        entries,
+        {},
+        run_succeeded=True,
+        run_id="r1",
+        reconciliation_passed=True,
+        failed_steps={},
+        run_seconds=1.0,
+        dagster_home=str(tmp_path / "home"),
+    )
+    lines = closing_lines(summary, {}, "Run").splitlines()
+    assert "  quarantined by file: G\\u200bER/2024-01/zwsp.pgn 1" in lines
+    assert not any("\u200b" in line for line in lines)
+    # An advice never repeats a federation folder's name that is none.
+    assert (
+        classify("raw/../GER/2024-01/x.trf").problem
+        == "folder 'GER' is not a month: move the file to raw/<FED>/<YYYY-MM>/"
+    )
+    assert (
+        classify("raw/../x.trf").problem == "a file directly under raw/../ is not read: move it to raw/<FED>/<YYYY-MM>/"
+    )
+    assert classify("raw/<b>/2024-1/x.trf").problem.endswith("move the file to raw/<FED>/2024-01/")
+    assert classify("raw/GER/2024-1/x.trf").problem.endswith("move the file to raw/GER/2024-01/")

@@ -225,3 +225,39 @@ def test_the_groups_newcomers_are_those_of_the_k_policy_given():
     kinds = group_truth(START, YEAR, "2024-12", fewer).filter(pl.col("grouping") == "kind")
     assert "newcomer" not in kinds["group"].to_list()
     assert kinds.filter(pl.col("group") == "adult")["players"].item() == 3
+
+
+def test_a_player_the_dumps_alone_name_counts_for_the_federation_the_list_gives_them(tmp_path) -> None:
+    """Two seeded players the registry does not hold, whose dumps say ITA, were ITA on the lists but counted for
+    nobody in the residuals: both now take a player's federation from the lists' one rule (registry, else dumps).
+    """
+    from pipeline.analytics.monthly import MONTHLY_ANALYSES
+    from pipeline.publish.ranked_registry import published_registries
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text('player_id,name,federation\n1,"A, A",GER\n2,"B, B",GER\n', "raw/players/2024-01/players.csv")
+    identity = pl.DataFrame(
+        {
+            "month": ["2024-01"] * 2,
+            "status": ["new"] * 2,
+            "name": ["Rossi, Mario", "Bianchi, Luca"],
+            "player_id": [3, 4],
+            "records": [2, 2],
+            "federation": ["ITA", "ITA"],
+            "title": [None, None],
+        },
+        schema_overrides={"records": pl.UInt32, "title": pl.Utf8},
+    )
+    store.write_parquet(identity, table_key(["identity"], "2024-01"))
+    games = games_of([(1, 3, 1.0, 0.6, 0.4), (4, 2, 0.5, 0.5, 0.5), (3, 4, 1.0, 0.5, 0.5)])
+    store.write_parquet(games, table_key(["actual", "rated_games"], "2024-01"))
+    analysis = next(analysis for analysis in MONTHLY_ANALYSES if analysis.table == "federation_residuals")
+    table = analysis.prepare(store, Scenario(name="actual", rules="fide-historical"))(games, "2024-01")
+    listed = dict(published_registries(store, "2024-01")("2024-01").select("player_id", "federation").iter_rows())
+    assert [listed[player] for player in (1, 2, 3, 4)] == ["GER", "GER", "ITA", "ITA"]
+    # GER 1 of 0.6 and 0.5 of 0.5; ITA 0 of 0.4 and 0.5 of 0.5 (ITA against ITA is within a federation).
+    assert table.select("federation", "games", "score").rows() == [("GER", 2, 1.5), ("ITA", 2, 0.5)]
+    assert table["expected"].to_list() == pytest.approx([1.1, 0.9])

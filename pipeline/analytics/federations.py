@@ -15,9 +15,9 @@ def federation_residuals(rated_games: pl.DataFrame, federations: pl.DataFrame, m
     with the games behind it. The FIDE-watchers' "cross-border federation residuals" (Zugzwang Foundation,
     Chess-ELO-Rating docs/research/PRIOR-WORK_2026-10-10.md G2-G4; ../shared/reference/systems-and-calendar.md 1.1),
     the per-federation view of the cross-federation Deflation Index (Ghita, The Rating Revolution, 2026, p. 50: 3.83 %
-    across federations against 1.67 % within, 2025). `federations` is (player_id, federation) of the registry in
-    force; a player without one (empty or absent: a player the dumps name only) counts for nobody, and a game within
-    a federation is left out.
+    across federations against 1.67 % within, 2025). `federations` is (player_id, federation) as the month's list
+    names its players (publish.ranked_registry.federations_in_force: the registry in force, else the dumps); a player
+    without one (empty or absent) counts for nobody, and a game within a federation is left out.
     """
     counted = counted_for_both_sides(rated_games)
     # The registry's players who played (a tenth of a fide-scale registry's 900,000) before the joins: each join would

@@ -16,8 +16,8 @@ from pipeline.analytics.group_truth import GAME_COLUMNS, SIDE_K, START_COLUMNS, 
 from pipeline.analytics.performance import performance_ratings
 from pipeline.analytics.previews import accuracy_markdown, crosstable_markdown
 from pipeline.analytics.truth import TRUTH_KEY, rating_error_vs_truth
-from pipeline.ingest.registry import players_in_force
 from pipeline.months import add_months, is_december
+from pipeline.publish.ranked_registry import federations_in_force
 from pipeline.scenarios.model import Scenario
 from pipeline.store.monthly import read_stored_month, stored_table_months
 from pipeline.store.object_store import ObjectStore
@@ -139,8 +139,8 @@ def _federation_residuals(store: ObjectStore, scenario: Scenario) -> MonthTable:
     months = stored_table_months(store, [scenario.name, "rated_games"])
     if not months:
         return lambda games, month: empty_frame(FederationResiduals)
-    # One registry a folder (not a month): what the month's players' federations are read from.
-    federations = players_in_force(store, months[-1], lambda registry: registry.select("player_id", "federation"))
+    # A player's federation as the month's list gives it: the registry's, else the dumps' (one registry a folder).
+    federations = federations_in_force(store, months[-1])
     return lambda games, month: federation_residuals(games, federations(month), month)
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from pipeline.ingest.federations import FEDERATION_CODE
 from pipeline.months import MONTH_PATTERN, month_index_of, month_start
 from pipeline.rules.time_controls import time_control_class
 
@@ -42,7 +43,7 @@ def title_code(text: pl.Expr) -> pl.Expr:
 def federation_code(text: pl.Expr) -> pl.Expr:
     """A federation as a dump states it -> its three-letter code in uppercase ('ger ' -> 'GER'), else null."""
     upper = text.str.strip_chars().str.to_uppercase()
-    return pl.when(upper.str.contains(r"^[A-Z]{3}$")).then(upper)
+    return pl.when(upper.str.contains(FEDERATION_CODE.pattern)).then(upper)
 
 
 # -- field parsing (expressions) -------------------------------------------------------------------

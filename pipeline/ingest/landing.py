@@ -13,9 +13,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from pipeline.ingest.federations import FEDERATION_CODE
 from pipeline.months import MONTH_PATTERN, month_of
 from pipeline.settings import Settings
 from pipeline.store.object_store import ObjectStore
+from pipeline.text import escape_text
 
 # The landing zone as the UI describes it (assets/ingest.py), kept beside the layout it describes.
 LANDING_DESCRIPTION = """The federations' raw dumps as received: `raw/<federation>/<YYYY-MM>/<file>` in the object \
@@ -142,7 +144,7 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
     if len(parts) < 3:
         where = "raw/" if len(parts) == 1 else f"raw/{parts[0]}/"
         registry = len(parts) == 2 and parts[0].lower() == REGISTRY_FOLDER
-        fed = "<FED>" if len(parts) == 1 or registry else parts[0]
+        fed = "<FED>" if len(parts) == 1 or registry else _federation_target(parts[0])
         folder = REGISTRY_FOLDER if registry else fed
         return LandingEntry(
             key,
@@ -164,7 +166,7 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
             MISPLACED,
             federation,
             None,
-            f"folder {folder!r} is not a month: move the file to raw/{federation}/<YYYY-MM>/",
+            f"folder {folder!r} is not a month: move the file to raw/{_federation_target(federation)}/<YYYY-MM>/",
         )
     if month != folder:
         return LandingEntry(
@@ -172,7 +174,7 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
             MISPLACED,
             federation,
             month,
-            f"folder {folder!r} is not written YYYY-MM: move the file to raw/{federation}/{month}/",
+            f"folder {folder!r} is not written YYYY-MM: move the file to raw/{_federation_target(federation)}/{month}/",
         )
     if federation == REGISTRY_FOLDER:
         return LandingEntry(key, REGISTRY, "", month)
@@ -186,6 +188,13 @@ def classify(key: str, is_file: bool = True, what: str = "", bounds: tuple[str, 
             f"letters, digits, . _ = + -): move the file to raw/<FED>/{month}/",
         )
     return LandingEntry(key, DUMP, federation, month)
+
+
+def _federation_target(folder: str) -> str:
+    """The federation folder an advice moves a file to: `folder` itself, or <FED> where it is no federation folder's
+    name ('..', '<img>'), which the advice must not repeat.
+    """
+    return folder if FEDERATION_PATTERN.match(folder) else "<FED>"
 
 
 def _registry_misnamed(key: str, folder: str, month: str | None, bounds: tuple[str, str]) -> LandingEntry:
@@ -306,6 +315,51 @@ def _local_entries(
 
 def _key_of(entry: LandingEntry) -> str:
     return entry.key
+
+
+# A federation folder's name is shown up to this many characters: a 250-letter name is a stray folder, not news.
+_FOLDER_SHOWN = 40
+
+
+def _shown(name: str) -> str:
+    """A folder's name as a line shows it: escaped, a long one cut."""
+    shown = escape_text(name)
+    return shown[:_FOLDER_SHOWN] + ("..." if len(shown) > _FOLDER_SHOWN else "")
+
+
+def _folder(name: str) -> str:
+    return f"raw/{_shown(name)}/"
+
+
+def federation_folder_problems(entries: Sequence[LandingEntry]) -> list[str]:
+    """What is wrong with the names of the federation folders whose dumps are read: one not a federation code (three
+    capital letters, FEDERATION_CODE) and two that differ only in case, each one line naming the folders.
+
+    Such a folder is read as it is named, never upper-cased: its games count as reported by that name, which no
+    scenario's `restrict: {reported_by: ...}` (a federation code) names, and a case-insensitive file system would
+    make two of them one. Renaming is the landing zone owner's call, so the run and the definitions say it instead.
+    """
+    read = sorted({entry.federation for entry in entries if entry.kind == DUMP})
+    lines = []
+    for name in read:
+        if not FEDERATION_CODE.match(name):
+            target = f"raw/{name.upper()}/" if FEDERATION_CODE.match(name.upper()) else "raw/<FED>/ (its code)"
+            lines.append(
+                f"federation folder {_folder(name)} is not a federation code (three capital letters, as GER): its "
+                f"dumps are read as reported by '{_shown(name)}', which no scenario's `reported_by` names; "
+                f"move them to {target}"
+            )
+    by_case: dict[str, list[str]] = {}
+    for name in read:
+        by_case.setdefault(name.casefold(), []).append(name)
+    for names in (names for names in by_case.values() if len(names) > 1):
+        code = next((name for name in names if FEDERATION_CODE.match(name)), names[0].upper())
+        target = f"raw/{code}/" if FEDERATION_CODE.match(code) else "one of them"
+        lines.append(
+            f"federation folders {', '.join(map(_folder, names))} differ only in case: read as {len(names)} "
+            f"federations (one folder on a case-insensitive file system); move their files to {target}"
+        )
+    return lines
 
 
 def refusal(entry: LandingEntry) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 
-from pipeline.ingest.landing import REGISTRY, LandingEntry, inventory, months_held
+from pipeline.ingest.landing import REGISTRY, LandingEntry, federation_folder_problems, inventory, months_held
 from pipeline.months import add_months
 from pipeline.scenarios.model import Scenario
 from pipeline.settings import Settings
@@ -77,9 +77,10 @@ def definitions_months(settings: Settings, scenarios: Mapping[str, Scenario]) ->
     The rate assets start the chains from the seed list at the first partition: a stray or mistyped earlier month
     folder (raw/GER/2019-01 beside lists from 2023-01) would otherwise have the sensor, the schedule and a UI backfill
     rate every stored list again from there, which `ratings run` refuses (run_plan.chain_start). Such folders are
-    named in one warning with the two remedies. A RATINGS_FIRST_MONTH after the stored lists' first month would have
-    them restart the chains there: named in a warning too (the definitions cannot refuse it as `ratings run` does
-    without leaving the UI empty). A store that cannot be listed gives the default months, with a warning.
+    named in one warning with the two remedies, and federation folders named otherwise than a federation code
+    (landing.federation_folder_problems) in one each. A RATINGS_FIRST_MONTH after the stored lists' first month
+    would have them restart the chains there: named in a warning too (the definitions cannot refuse it as `ratings
+    run` does without leaving the UI empty). A store that cannot be listed gives the default months, with a warning.
 
     With both RATINGS_FIRST_MONTH and RATINGS_LAST_MONTH set (a pinned deployment) the store is not listed at all:
     every load of the code location (each step process of a Celery or Kubernetes run) would pay the listings, and
@@ -102,6 +103,9 @@ def definitions_months(settings: Settings, scenarios: Mapping[str, Scenario]) ->
                 f"using the default months",
                 stacklevel=2,
             )
+    # Federation folders a `ratings run` warns of too (run_plan.federation_warnings): named on every load.
+    for problem in federation_folder_problems(entries):
+        warnings.warn(problem, stacklevel=2)
     if settings.first_month is not None and settings.last_month is None:
         later = _setting_after_stored_lists(ObjectStore(settings.store), scenarios, settings.first_month, held)
         if later:

@@ -14,7 +14,16 @@ from typing import Any, TextIO
 import polars as pl
 
 from pipeline.generator import DEFAULT_DEMO, generate, leftover_generations
-from pipeline.ingest.landing import REGISTRY, LandingEntry, inventory, month_bounds, months_held, unplaced
+from pipeline.ingest.landing import (
+    DUMP,
+    REGISTRY,
+    LandingEntry,
+    federation_folder_problems,
+    inventory,
+    month_bounds,
+    months_held,
+    unplaced,
+)
 from pipeline.ingest.registry import registry_plan, registry_problem_lines
 from pipeline.invariants.catalog import RECONCILIATION
 from pipeline.invariants.chain import continuity_problems
@@ -36,6 +45,7 @@ from pipeline.rules.regulations import seeds_from_standard
 from pipeline.scenarios.amendments import previous_key
 from pipeline.scenarios.chain import MissingMonth, chain_continues
 from pipeline.scenarios.model import Scenario, load_scenarios
+from pipeline.scenarios.ratings_used import trusted_federations
 from pipeline.scenarios.recalculation import FULL, frozen_months, list_month
 from pipeline.settings import DEFAULT_STORE, Settings
 from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
@@ -296,13 +306,48 @@ def chain_start(
         raise StoreError(
             f"the landing zone's first month holding dumps is now {start} ({shown}), before {stored_first}, where "
             f"the stored lists start: rating from {first_month} would start the chains there from the seed list and "
-            f"rate every stored list again (a frozen forward list too). Nothing written. A stray or mistyped month "
-            f"folder? Move it, or set RATINGS_FIRST_MONTH={stored_first} to keep the chains' start (its dumps are then "
-            f"not rated); to start the chains at {start} on purpose, set RATINGS_FIRST_MONTH={start} for this run and "
-            f"every later one"
+            f"rate every stored list again (a frozen forward list too). Nothing written. "
+            + dumps_before_stored_lists(start, stored_first)
         )
     chains = chains_first_month(held, stored_first)
     return chains[0] if chains is not None else start
+
+
+def dumps_before_stored_lists(start: str, stored_first: str) -> str:
+    """What to do about dumps of months from `start` on before `stored_first`, where the stored lists start: the
+    remedies of a run from such a month, refused (chain_start), and of a later one, which leaves them unrated
+    (not_rated_before).
+    """
+    return (
+        f"A stray or mistyped month folder? Move it, or set RATINGS_FIRST_MONTH={stored_first} to keep the chains' "
+        f"start (its dumps are then not rated); to start the chains at {start} on purpose, set "
+        f"RATINGS_FIRST_MONTH={start} for this run and every later one"
+    )
+
+
+def not_rated_before(
+    entries: Sequence[LandingEntry], held: Sequence[str], stored_first: str | None, first_month: str
+) -> str | None:
+    """The note of a run from `first_month` on the dumps of `held` months before the chains' start, which no run
+    rates: before a RATINGS_FIRST_MONTH, or before `stored_first`, the stored lists' first month (a folder filed
+    since, which a run from its month is refused for: chain_start), then naming the folders and the remedies. None
+    when there are none.
+    """
+    chains = chains_first_month(held, stored_first)
+    earlier = [month for month in held if chains is not None and month < chains[0]]
+    if chains is None or not earlier:
+        return None
+    start, source = chains
+    if source == "RATINGS_FIRST_MONTH":
+        return (
+            f"not rated: the dumps of {_months_text(earlier)}, before RATINGS_FIRST_MONTH {start} (the store's first "
+            "month)"
+        )
+    return (
+        f"not rated: the dumps of {some_names(folders_before(entries, start))}, before {start}, where the stored lists "
+        f"start: this run from {first_month} continues them, and no run rates those dumps. "
+        + dumps_before_stored_lists(earlier[0], start)
+    )
 
 
 @dataclass(frozen=True)
@@ -443,11 +488,9 @@ def plan_run(
     notes = tuple(f"WARNING: {gap}" for gap in held_gaps(held, months[0], months[-1]))
     waiting = waiting_for_month_end(entries, current)
     notes += (waiting,) if waiting else ()
-    if outside:
-        notes += (
-            f"not rated: the dumps of {_months_text(outside)}, before RATINGS_FIRST_MONTH {start} (the store's first "
-            "month)",
-        )
+    before = not_rated_before(entries, held, stored[0] if stored else None, months[0])
+    notes += (before,) if before else ()
+    notes += tuple(federation_warnings(scenarios, entries, months))
     # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
     notes += tuple(registry_plan(store, months, start, entries))
     published, stale = published_months(store, scenarios, months, publish)
@@ -464,6 +507,42 @@ def plan_run(
         scenarios_file,
         dagster_home,
     )
+
+
+def federation_warnings(
+    scenarios: Mapping[str, Scenario], entries: Sequence[LandingEntry], months: Sequence[str]
+) -> list[str]:
+    """The run's warnings of its federation folders: names that are no federation code or differ only in case
+    (landing.federation_folder_problems), and each scenario whose `reported_by` or trusted federation has no folder
+    holding dumps of `months`, which the run would rate (or trust) nothing of without a word.
+    """
+    lines = [f"WARNING: {line}" for line in federation_folder_problems(entries)]
+    wanted = set(months)
+    read = {entry.federation for entry in entries if entry.kind == DUMP}
+    held = {entry.federation for entry in entries if entry.kind == DUMP and entry.month in wanted}
+    for name, scenario in scenarios.items():
+        reported_by = scenario.restrict.reported_by if scenario.restrict else None
+        named = (
+            [(reported_by, "rates only the games reported by", "restrict: reported_by", "it rates no game")]
+            if reported_by
+            else []
+        )
+        named += [
+            (federation, "trusts the ratings stated by", "trust_stated_ratings", "it trusts none")
+            for federation in trusted_federations(scenario.trust_stated_ratings)
+        ]
+        for federation, what, key, outcome in named:
+            if federation in held:
+                continue
+            alike = [f"raw/{escape_text(f)}/" for f in sorted(held) if f.casefold() == federation.casefold()]
+            hint = f"{', '.join(alike)} differs only in case" if alike else ""
+            hint = hint or ("it holds dumps of other months only" if federation in read else "")
+            lines.append(
+                f"WARNING: scenario {name} {what} {escape_text(federation)} ({key}), but no folder "
+                f"raw/{escape_text(federation)}/ holds dumps of {_months_text(months)}: {outcome}"
+                + (f" ({hint})" if hint else "")
+            )
+    return lines
 
 
 def stale_after(
@@ -785,6 +864,7 @@ def runs_summary(
     for row in summary["amended_lists"][:SUMMARY_FILES]:
         if row.get("players_otherwise_changed") and not summary.get("fault"):
             row["columns_changed"] = columns_changed(plan.store, row["scenario"], row["month"])
+    summary["federation_warnings"] = federation_warnings(plan.scenarios, plan.entries, plan.months)
     summary["published"] = list(plan.published)
     summary["stale_readable_lists"] = list(plan.unpublished_stale)
     summary["registries"] = registry_plan(plan.store, plan.months, plan.chain_start, plan.entries)
@@ -967,6 +1047,7 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(f"  WARNING: not read: {escape_text(problem)}")
     if len(summary["unplaced_files"]) > SUMMARY_FILES:
         lines.append(f"  WARNING: ... and {len(summary['unplaced_files']) - SUMMARY_FILES} more files not read")
+    lines += [f"  {line}" for line in summary.get("federation_warnings", [])]
     capped = summary.get("not_read_whole", [])
     for problem in capped[:SUMMARY_FILES]:
         lines.append(f"  WARNING: not read whole: {escape_text(problem)}")

@@ -134,14 +134,9 @@ def published_registries(store: ObjectStore, last_month: str, keep: bool = False
     names are prepared once and placed among the registry's names each month. With `keep` (publishing in a run), the
     registry of `last_month` ranked is kept for the next run.
     """
-    identities = [
-        _identity_columns(store.scan_parquet(table_key(["identity"], month)))
-        for month in stored_table_months(store, ["identity"])
-        if month <= last_month
-    ]
-    versions = _prepared_rows(dump_name_versions(pl.concat(identities, how="diagonal_relaxed"))) if identities else None
+    versions = stored_name_versions(store, last_month)
     if versions is not None:  # in version order again: _prepared_rows keeps each id's versions in order
-        versions = versions.sort("player_id", "registered", maintain_order=True)
+        versions = _prepared_rows(versions).sort("player_id", "registered", maintain_order=True)
 
     # The ranked rows the next folder's registry is ranked from: the store's kept ones (read when first needed), then
     # the last folder's; and the rows ranked anew since the store's (every row where none is, or it was ranked whole).
@@ -166,17 +161,56 @@ def published_registries(store: ObjectStore, last_month: str, keep: bool = False
         registry, sorted_keys, digests, stale = registries(month)
         if keep and stale and month == last_month:
             _keep_ranked(store, registry, digests, month)
-        if versions is None:
-            return registry
-        named = named_as_of(versions, month)
-        named = named.filter(~pl.col("player_id").is_in(registry["player_id"].implode()))
-        if not named.height:
+        named = named_beside(registry, versions, month)
+        if named is None:
             return registry
         if not sorted_keys:
             sorted_keys.append(_sorted_name_keys(registry))
         return _with_more_players(registry, sorted_keys[0], named)
 
     return month_registry
+
+
+def stored_name_versions(store: ObjectStore, last_month: str) -> pl.DataFrame | None:
+    """dump_name_versions of every stored identity report of `last_month` and before (None: none is stored): how the
+    dumps name the players the registry does not hold, month by month (named_beside).
+    """
+    identities = [
+        _identity_columns(store.scan_parquet(table_key(["identity"], month)))
+        for month in stored_table_months(store, ["identity"])
+        if month <= last_month
+    ]
+    return dump_name_versions(pl.concat(identities, how="diagonal_relaxed")) if identities else None
+
+
+def named_beside(registry: pl.DataFrame, versions: pl.DataFrame | None, month: str) -> pl.DataFrame | None:
+    """The one rule of who names a player in a month's outputs (the published lists, the federation residuals): the
+    registry in force in `month` (`registry`) where it holds the player, its federation too, even an empty one; else
+    the dumps of `month` and before (`versions`, stored_name_versions in (player_id, registered) order; named_as_of).
+    Returns the Players rows of the players named by the dumps alone, None when there are none.
+    """
+    if versions is None:
+        return None
+    named = named_as_of(versions, month).filter(~pl.col("player_id").is_in(registry["player_id"].implode()))
+    return named if named.height else None
+
+
+def federations_in_force(store: ObjectStore, last_month: str) -> Callable[[str], pl.DataFrame]:
+    """Month (up to `last_month`) -> (player_id, federation) of every player its list names (named_beside): the
+    registry's, then the dumps' of the players it does not hold. Read once: the registry's folders and the identity
+    reports.
+    """
+    registries = players_in_force(store, last_month, lambda registry: registry.select("player_id", "federation"))
+    versions = stored_name_versions(store, last_month)
+
+    def federations(month: str) -> pl.DataFrame:
+        registry = registries(month)
+        named = named_beside(registry, versions, month)
+        if named is None:
+            return registry
+        return pl.concat([registry, named.select(registry.columns)], how="vertical_relaxed")
+
+    return federations
 
 
 #: What publishing keeps for the next run (derived: deleting the folder is safe): the registry in force of the last

@@ -16,6 +16,7 @@ import yaml
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipeline.engine.period import PeriodResult, carry_forward, compress, predict_period, rate_period
+from pipeline.ingest.federations import FEDERATION_CODE
 from pipeline.months import add_months, month_index, parse_month
 from pipeline.rules.model import (
     KPolicy,
@@ -102,10 +103,6 @@ def _event_systems(kind: str) -> str:
     return ", ".join(name for name in system_names() if kind in scenario_system(name).one_time_events)
 
 
-#: A federation as the registry and the landing zone's folders write it (raw/GER/..., Players.federation).
-_FEDERATION = re.compile(r"^[A-Z]{3}$")
-
-
 class Restriction(_Frozen):
     """Which games a national scenario rates (applied by pipeline.scenarios.restriction), one of:
 
@@ -124,7 +121,7 @@ class Restriction(_Frozen):
         if len(given) != 1:
             raise ValueError("give one of 'players: <FED>' (its players' games) or 'reported_by: <FED>' (its dumps)")
         for key, value in given.items():
-            if not _FEDERATION.match(value):
+            if not FEDERATION_CODE.match(value):
                 raise ValueError(f"{key}: {value!r} is not a federation code (three capital letters, as GER or ENG)")
         return self
 

@@ -44,12 +44,17 @@ def trusted_sources(patterns: Sequence[str]) -> pl.Expr:
     """
     if not patterns:
         return pl.lit(False)
-    federations = [p for p in patterns if "/" not in p and not any(c in p for c in "*?[")]
+    federations = trusted_federations(patterns)
     globs = [p for p in patterns if p not in federations]
     trusted = pl.col("federation").is_in(federations) if federations else pl.lit(False)
     for glob in globs:
         trusted = trusted | pl.col("source_file").str.contains(_glob_regex(glob))
     return trusted
+
+
+def trusted_federations(patterns: Sequence[str]) -> list[str]:
+    """The trusted sources that name a federation's folder (raw/<FED>/), not a file glob."""
+    return [p for p in patterns if "/" not in p and not any(c in p for c in "*?[")]
 
 
 def _glob_regex(glob: str) -> str:
