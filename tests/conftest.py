@@ -138,6 +138,10 @@ INTEGRATION_TESTS = {
     "test_lists_made_otherwise_are_named_from_their_footers_where_the_instance_has_no_record",
     "test_an_instance_s_stale_record_of_a_table_rated_again_elsewhere_does_not_name_it",
     "test_games_stored_by_another_version_of_the_readers_or_validation_are_named_with_where_to_start",
+    "test_a_dagster_rate_step_on_a_fresh_instance_judges_the_month_before_by_its_footers",
+    "test_a_dagster_rate_step_names_games_an_older_validation_made_though_its_list_s_version_is_today_s",
+    "test_a_dagster_rate_step_trusts_the_footer_over_an_instance_s_stale_record",
+    "test_dagster_months_after_a_ratings_run_or_a_dagster_month_of_the_same_code_say_nothing",
     "test_the_commands_a_run_with_its_own_scenarios_file_prints_run_as_printed",
     "test_a_restricted_windowed_system_is_rated_again_from_a_later_month",  # `ratings run`, Dagster's instance
     # tests/test_environment.py: a locale, a terminal's encoding or a thread count in a process of its own

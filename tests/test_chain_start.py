@@ -936,9 +936,9 @@ def test_lists_made_otherwise_are_named_from_their_footers_where_the_instance_ha
     rated_store, tmp_path: Path
 ) -> None:
     """A store rated under another instance (an object store's, from a fresh machine) is judged by the code version
-    each list's footer records, as the instance would judge it.
+    each list's footer records, as the instance would judge it; the games of the month before the run by theirs.
     """
-    from assets.runtime.runs import lists_made_otherwise
+    from assets.runtime.runs import lists_made_otherwise, tables_made_otherwise
     from pipeline.store.monthly import CODE_VERSION_FOOTER
 
     full, scenarios = rated_store
@@ -958,6 +958,15 @@ def test_lists_made_otherwise_are_named_from_their_footers_where_the_instance_ha
         assert lists_made_otherwise(instance, plan_run(str(store), "2024-05", "2024-05", str(scenarios))) == {
             "actual": "2024-04"
         }
+        # The shared tables of the month before the run alike (a Dagster rate step judges them so too); the chain's
+        # first month's footer says whether the months between may be so as well.
+        plan = plan_run(str(store), "2024-05", "2024-05", str(scenarios))
+        assert tables_made_otherwise(instance, plan) == []
+        games = store / "games"
+        pl.read_parquet(games / "2024-04.parquet").write_parquet(games / "2024-04.parquet", metadata={"other": "x"})
+        assert tables_made_otherwise(instance, plan) == ["2024-04"]
+        pl.read_parquet(games / "2024-01.parquet").write_parquet(games / "2024-01.parquet")
+        assert tables_made_otherwise(instance, plan) == ["2024-01", "2024-04"]
 
 
 def test_an_instance_s_stale_record_of_a_table_rated_again_elsewhere_does_not_name_it(
@@ -987,3 +996,135 @@ def test_an_instance_s_stale_record_of_a_table_rated_again_elsewhere_does_not_na
         anew = {"validate": "validated-anew"}
         monkeypatch.setattr(runs, "code_version", lambda stage: anew.get(stage) or real(stage))
         assert runs.tables_made_otherwise(instance, plan) == ["2024-01", "2024-03", "2024-04"]
+
+
+def _rated_by_dagster(
+    store: Path, scenarios: Path, home: Path, month: str, names: tuple[str, ...], *upstream: str
+) -> tuple[list[str], dict[str, dict[str, object]]]:
+    """Materialize the `names` scenarios' lists of `month` (and the `upstream` tables' month) as the UI, the schedule
+    or the sensor does, no `ratings run` around it: the run's warnings of stored tables made otherwise, and each
+    list's metadata of those warnings.
+    """
+    from assets.definitions import build_defs
+    from assets.runtime.upgrades import GAMES_MADE_OTHERWISE
+    from pipeline.scenarios.model import load_scenarios
+
+    defs = build_defs("2024-01", month, root=str(store), scenarios=load_scenarios(str(scenarios)))
+    lists = [dg.AssetKey([name, "rating_list"]) for name in names]
+    # Each chain's tables of the month (a rating system's next month reads its state) and the upstream tables'.
+    chains = [
+        k for a in defs.assets or () if isinstance(a, dg.AssetsDefinition) and set(lists) & a.keys for k in a.keys
+    ]
+    selection = dg.AssetSelection.assets(*chains, *map(dg.AssetKey, upstream)).required_multi_asset_neighbors()
+    home.mkdir(exist_ok=True)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        result = dg.materialize(
+            [*defs.assets], selection=selection, partition_key=month, instance=instance, resources=defs.resources
+        )
+        assert result.success
+        logged = [
+            e.user_message
+            for e in instance.all_logs(result.run_id)
+            if e.level == logging.WARNING and e.user_message.startswith("WARNING: the stored")
+        ]
+    said: dict[str, dict[str, object]] = {name: {} for name in names}
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        if materialization.asset_key in lists:
+            metadata = materialization.metadata
+            said[materialization.asset_key.path[0]] = {
+                k: metadata[k].value for k in (MADE_OTHERWISE, GAMES_MADE_OTHERWISE) if k in metadata
+            }
+    return logged, said
+
+
+def test_a_dagster_rate_step_on_a_fresh_instance_judges_the_month_before_by_its_footers(
+    rated_store, tmp_path: Path
+) -> None:
+    """A schedule on a machine whose instance has no record of the month before (a fresh $DAGSTER_HOME over an object
+    store, a store rated under another instance) judges its list, raw_games and games by their footers.
+    """
+    from assets.runtime.upgrades import GAMES_MADE_OTHERWISE
+    from pipeline.store.monthly import CODE_VERSION_FOOTER
+
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "fresh-home"
+    listed = store / "actual" / "rating_list" / "2024-04.parquet"
+    pl.read_parquet(listed).write_parquet(listed, metadata={CODE_VERSION_FOOTER: "rated-before-the-upgrade"})
+    logged, said = _rated_by_dagster(store, scenarios, home, "2024-05", ("actual", "glicko2"))
+    (line,) = logged
+    assert line.startswith(
+        "WARNING: the stored lists of actual from 2024-04 (or earlier) were made by another definition of the scenario "
+        "(or another version of the code) than this run's, and this run starts at 2024-05: bring them in line with "
+        f"`ratings run --store {store} --from 2024-04"
+    ), line
+    assert said == {"actual": {MADE_OTHERWISE: line}, "glicko2": {}}
+    # The games of the month before validated by other code: said of every list continuing them.
+    games = store / "games" / "2024-04.parquet"
+    pl.read_parquet(games).write_parquet(games, metadata={CODE_VERSION_FOOTER: "validated-before-the-upgrade"})
+    logged, said = _rated_by_dagster(store, scenarios, home, "2024-05", ("glicko2",))
+    (line,) = logged
+    assert line.startswith(
+        "WARNING: the stored games of 2024-04 were read or validated by another version of the code than this run's, "
+        f"and this run starts at 2024-05: the lists rated on them may differ from a rating from scratch; bring them in "
+        f"line with `ratings run --store {store} --from 2024-04"
+    ), line
+    assert said == {"glicko2": {GAMES_MADE_OTHERWISE: line}}
+
+
+def test_a_dagster_rate_step_names_games_an_older_validation_made_though_its_list_s_version_is_today_s(
+    rated_store, tmp_path: Path
+) -> None:
+    """An upgrade of the readers or the validation alone leaves the rate stage's version, so the list's, as it was;
+    the games of the month before, which the instance and their footer say older validation code made, are named.
+    """
+    from assets.runtime.upgrades import CODE_VERSION_TAG, GAMES_MADE_OTHERWISE
+    from pipeline.store.monthly import CODE_VERSION_FOOTER
+
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    shutil.copytree(full.parent / "home", home)
+    games = store / "games" / "2024-04.parquet"
+    pl.read_parquet(games).write_parquet(games, metadata={CODE_VERSION_FOOTER: "validated-before-the-upgrade"})
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                "games", partition="2024-04", tags={CODE_VERSION_TAG: "validated-before-the-upgrade"}
+            )
+        )
+    logged, said = _rated_by_dagster(store, scenarios, home, "2024-05", ("actual",))
+    (line,) = logged
+    assert line.startswith("WARNING: the stored games of 2024-04 were read or validated by another version"), line
+    assert said == {"actual": {GAMES_MADE_OTHERWISE: line}}
+
+
+def test_a_dagster_rate_step_trusts_the_footer_over_an_instance_s_stale_record(rated_store, tmp_path: Path) -> None:
+    """The instance records another version of the month before's list and games than today's, but those tables were
+    written again since (under another instance) by today's code, as their footers record: nothing is said.
+    """
+    from assets.runtime.upgrades import CODE_VERSION_TAG
+
+    full, scenarios = rated_store
+    store, home = _copy(full, tmp_path / "store"), tmp_path / "home"
+    shutil.copytree(full.parent / "home", home)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        for key in (dg.AssetKey(["glicko2", "rating_list"]), dg.AssetKey("games"), dg.AssetKey("raw_games")):
+            instance.report_runless_asset_event(
+                dg.AssetMaterialization(key, partition="2024-04", tags={CODE_VERSION_TAG: "made-elsewhere-before"})
+            )
+    assert _rated_by_dagster(store, scenarios, home, "2024-05", ("glicko2",)) == ([], {"glicko2": {}})
+
+
+def test_dagster_months_after_a_ratings_run_or_a_dagster_month_of_the_same_code_say_nothing(
+    rated_store, tmp_path: Path
+) -> None:
+    """A `ratings run` of two months, then the third and the fourth launched by Dagster (ingest, validation and the
+    lists), with the same code and definitions: no stored table was made otherwise, and no step says so.
+    """
+    full, scenarios = rated_store
+    store, home = tmp_path / "store", tmp_path / "home"
+    shutil.copytree(full / "raw", store / "raw")
+    assert _run(store, scenarios, home, "--to", "2024-02") == 0
+    for month in ("2024-03", "2024-04"):
+        said = _rated_by_dagster(store, scenarios, home, month, ("actual", "glicko2"), "raw_games", "games")
+        assert said == ([], {"actual": {}, "glicko2": {}}), month

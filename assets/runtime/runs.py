@@ -12,6 +12,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from functools import partial
 from typing import Any, TextIO, TypeVar
 
 import dagster as dg
@@ -24,7 +25,7 @@ from assets.rate import build_rating_defs
 from assets.runtime.instance import INSTANCE_YAML as INSTANCE_YAML  # re-exported: tests copy it into instances
 from assets.runtime.instance import instance_home, instance_notes
 from assets.runtime.interrupts import Interrupted, raise_if_received
-from assets.runtime.upgrades import CODE_VERSION_TAG, STAGE_TAG
+from assets.runtime.upgrades import SHARED_TABLES, STAGE_TAG, made_otherwise
 from pipeline.code_versions import code_version
 from pipeline.ingest.landing import dump_bytes, landing_versions, listing_of_the_run
 from pipeline.ingest.registry import keep_registry_history
@@ -59,11 +60,10 @@ from pipeline.operations.waves import (
     stages,
 )
 from pipeline.scenarios.amendments import COUNT_KEYS
-from pipeline.scenarios.model import load_scenarios
+from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.scenarios.ratings_used import STATED_DIFFERING
 from pipeline.scenarios.recalculation import LATE_REPORTS
 from pipeline.store.lock import STORE_TAG, WAIT_POLL_SECONDS, StoreLocked, store_lock
-from pipeline.store.monthly import stored_code_version, table_key
 from pipeline.store.object_store import (
     UNREACHABLE_ERRORS,
     ObjectStore,
@@ -214,27 +214,20 @@ def landing_changed_before(
 
 
 def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[str, str]:
-    """Scenario -> the first of its stored lists between the chain's start and the run's first month whose code
-    version (Dagster's tag on the materialization) is not the one its rating_list asset declares now: the scenario's
-    definition (its rules, schedule, `set:`) or the code rating it changed since, and this run continues from them.
-    Two queries per scenario: the months' latest materializations, then those records. The list of the month before
-    the run, where the instance has no record of it (a store rated under another instance, an object store from a
-    fresh machine), is judged by the version its footer records (CODE_VERSION_FOOTER: one footer read); a list
-    recording none was written before lists recorded it, so by other code. A month the instance flags is named only
-    where its footer does not record this version either (footer_confirmed: the record may be stale).
+    """Scenario -> the first of its stored lists between the chain's start and the run's first month made by another
+    code version than the one its rating_list asset declares now: the scenario's definition (its rules, schedule,
+    `set:`) or the code rating it changed since, and this run continues from them. Judged as a Dagster rate step judges
+    the month before its own (upgrades.made_otherwise): the instance's record confirmed by the footer, the list of the
+    month before the run by its footer where the instance has none (a list recording none: by other code).
     """
     first = plan.months[0]
-    earlier = set(month_range(plan.chain_start, add_months(first, -1))) if plan.chain_start < first else set()
-    made: dict[str, str] = {}
+    if plan.chain_start >= first:
+        return {}
+    earlier = month_range(plan.chain_start, add_months(first, -1))
     partitions = monthly_partitions(plan.chain_start, plan.months[-1])
     store = ObjectStore(plan.root)
-    for name, scenario in plan.scenarios.items() if earlier else ():
-        key = dg.AssetKey([name, "rating_list"])
-        recorded = recorded_versions(instance, key, earlier)
-        previous, path = add_months(first, -1), key.path
-        unrecorded = previous not in recorded and store.exists(table_key(path, previous))
-        if not recorded and not unrecorded:
-            continue
+
+    def declared(scenario: Scenario, key: dg.AssetKey) -> str | None:
         # The version the chain's specs declare (the rate stage's sources and the scenario's definition), asked of
         # them: its definition is made without reading anything (about 5 ms a scenario).
         with warnings.catch_warnings():  # Dagster's Beta and Preview notes, as build_defs silences them
@@ -242,79 +235,33 @@ def lists_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> dict[st
             warnings.filterwarnings("ignore", category=dg.PreviewWarning)
             defs = build_rating_defs(partitions, scenario)
         chains = [a for a in defs.assets or () if isinstance(a, dg.AssetsDefinition)]
-        now = chains[0].code_versions_by_key[key]
-        flagged = [month for month, version in recorded.items() if version not in (None, now)]
-        other = footer_confirmed(store, path, flagged, now, first=True)
-        if unrecorded and stored_code_version(store, path, previous) != now:
-            # No footer: written before lists recorded their version, so by other code. The months before it are not
-            # read one by one (a footer read each, on an object store a request): the chain's first list says whether
-            # to start there.
-            start = plan.chain_start
-            judged = start in recorded or stored_code_version(store, path, start) == now
-            other.append(previous if judged else start)
+        return chains[0].code_versions_by_key[key]
+
+    made: dict[str, str] = {}
+    for name, scenario in plan.scenarios.items():
+        key = dg.AssetKey([name, "rating_list"])
+        other = made_otherwise(instance, store, key, earlier, partial(declared, scenario, key), first=True)
         if other:
-            made[name] = min(other)
+            made[name] = other[0]
     return made
-
-
-#: The stored tables every chain rests on, by the stage whose code version makes them: a list rated from scratch
-#: reads and validates its month's games anew, so games stored by another version may rate otherwise.
-SHARED_TABLES = {"raw_games": "ingest", "games": "validate"}
 
 
 def tables_made_otherwise(instance: dg.DagsterInstance, plan: RunPlan) -> list[str]:
     """The months between the chain's start and the run's first month whose stored raw_games or games were made by
-    another code version (Dagster's tag on their latest materialization) than the ingest and validate stages' now:
-    the lists this run continues were rated on games a run from scratch would read or validate otherwise (an upgrade
-    of the readers or the validation). Two queries per table; a month without a recorded version is not named.
+    another code version than the ingest and validate stages' now (SHARED_TABLES): the lists this run continues were
+    rated on games a run from scratch would read or validate otherwise (an upgrade of the readers or the validation).
+    Judged as the lists are (upgrades.made_otherwise): the instance's record confirmed by the footer, the month before
+    the run by its footer where the instance has none.
     """
     first = plan.months[0]
     if plan.chain_start >= first:
         return []
-    earlier = set(month_range(plan.chain_start, add_months(first, -1)))
-    other: set[str] = set()
+    earlier = month_range(plan.chain_start, add_months(first, -1))
     store = ObjectStore(plan.root)
+    other: set[str] = set()
     for table, stage in SHARED_TABLES.items():
-        key, now = dg.AssetKey(table), code_version(stage)
-        recorded = recorded_versions(instance, key, earlier)
-        flagged = [month for month, version in recorded.items() if version not in (None, now)]
-        other |= set(footer_confirmed(store, key.path, flagged, now))
+        other |= set(made_otherwise(instance, store, dg.AssetKey(table), earlier, partial(code_version, stage)))
     return sorted(other)
-
-
-def recorded_versions(instance: dg.DagsterInstance, key: dg.AssetKey, months: set[str]) -> dict[str, str | None]:
-    """Month -> the code version Dagster tagged on the latest materialization of `key` the instance records for it
-    (None: recorded without one), for the `months` it records. Two queries: the latest storage ids, then those records.
-    """
-    latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, months)
-    if not latest:
-        return {}
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
-    ).records
-    return {
-        record.asset_materialization.partition: (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG)
-        for record in records
-        if record.asset_materialization is not None and record.asset_materialization.partition is not None
-    }
-
-
-def footer_confirmed(
-    store: ObjectStore, path: Sequence[str], flagged: Iterable[str], now: str | None, first: bool = False
-) -> list[str]:
-    """The months of `flagged` (the instance's record of their table names another code version than `now`) whose
-    stored table's footer does not record `now` either (CODE_VERSION_FOOTER; none: written before tables recorded
-    it): a table written again since under another instance (a shared $DAGSTER_HOME, a store rated elsewhere and
-    brought back) records the version that wrote it, and the instance's record of it is stale. In month order;
-    `first`: only the first such month. A footer read per month asked: none when nothing is flagged.
-    """
-    confirmed = []
-    for month in sorted(flagged):
-        if stored_code_version(store, path, month) != now:
-            confirmed.append(month)
-            if first:
-                break
-    return confirmed
 
 
 #: What the summary says of a step Dagster stopped on Ctrl-C (SIGINT): its error names no cause of the step's own.
