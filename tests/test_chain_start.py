@@ -1065,9 +1065,9 @@ def test_a_dagster_rate_step_on_a_fresh_instance_judges_the_month_before_by_its_
     logged, said = _rated_by_dagster(store, scenarios, home, "2024-05", ("glicko2",))
     (line,) = logged
     assert line.startswith(
-        "WARNING: the stored games of 2024-04 were read or validated by another version of the code than this run's, "
-        f"and this run starts at 2024-05: the lists rated on them may differ from a rating from scratch; bring them in "
-        f"line with `ratings run --store {store} --from 2024-04"
+        "WARNING: the stored games of 2024-04 (or earlier) were read or validated by another version of the code than "
+        f"this run's, and this run starts at 2024-05: the lists rated on them may differ from a rating from scratch; "
+        f"bring them in line with `ratings run --store {store} --from 2024-04`, or from the first such month before it"
     ), line
     assert said == {"glicko2": {GAMES_MADE_OTHERWISE: line}}
 
@@ -1094,7 +1094,7 @@ def test_a_dagster_rate_step_names_games_an_older_validation_made_though_its_lis
         )
     logged, said = _rated_by_dagster(store, scenarios, home, "2024-05", ("actual",))
     (line,) = logged
-    assert line.startswith("WARNING: the stored games of 2024-04 were read or validated by another version"), line
+    assert line.startswith("WARNING: the stored games of 2024-04 (or earlier) were read or validated by another"), line
     assert said == {"actual": {GAMES_MADE_OTHERWISE: line}}
 
 

@@ -144,7 +144,8 @@ def warn_if_continuing_otherwise(
         made = {scenario.name: previous}
         said[MADE_OTHERWISE] = made_otherwise_line(made, commands, first, earliest_known=False, scenarios=scenarios)
     if games:
-        said[GAMES_MADE_OTHERWISE] = games_made_otherwise_line([previous], commands, first, scenarios)
+        games_line = games_made_otherwise_line([previous], commands, first, scenarios, earliest_known=False)
+        said[GAMES_MADE_OTHERWISE] = games_line
     for line in said.values() if STAGE_TAG not in context.run.tags else ():
         context.log.warning(line)
     context.add_asset_metadata(said, asset_key=key, partition_key=first)

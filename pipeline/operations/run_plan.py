@@ -605,17 +605,24 @@ def made_otherwise_line(
 
 
 def games_made_otherwise_line(
-    months: Sequence[str], commands: CommandLines, first: str, scenarios: Mapping[str, Any] | None = None
+    months: Sequence[str],
+    commands: CommandLines,
+    first: str,
+    scenarios: Mapping[str, Any] | None = None,
+    earliest_known: bool = True,
 ) -> str:
     """The warning of a run from `first` on a store whose games of earlier `months` (raw_games or games) were read or
     validated by another version of the code than this run's (assets.runtime.runs.tables_made_otherwise): the lists
     rated on them may differ from those a run from scratch makes, and this run continues them; what the `--from`
-    brings in line depends on each of the `scenarios`' policy (frozen_clause).
+    brings in line depends on each of the `scenarios`' policy (frozen_clause). Unless `earliest_known`, only the month
+    before `first` was asked (a Dagster rate step): earlier months' games may be so too.
     """
     return (
-        f"WARNING: the stored games of {_months_text(months)} were read or validated by another version of the code "
-        f"than this run's, and this run starts at {first}: the lists rated on them may differ from a rating from "
-        f"scratch; bring them in line with `{commands.ratings('run', '--from', months[0])}`"
+        f"WARNING: the stored games of {_months_text(months)}{'' if earliest_known else ' (or earlier)'} were read or "
+        f"validated by another version of the code than this run's, and this run starts at {first}: the lists rated "
+        f"on them may differ from a rating from scratch; bring them in line with "
+        f"`{commands.ratings('run', '--from', months[0])}`"
+        + ("" if earliest_known else ", or from the first such month before it (a `ratings run` names it)")
         + frozen_clause(scenarios or {}, list(scenarios or {}))
     )
 
