@@ -674,7 +674,10 @@ def registry_plan(
             )
         later = _seed_file(keys) if month > start else None
         if later is not None and later != seed_key:
-            lines.append(f"newcomers from {month}: {later}: its rated players on no list yet join at its rating")
+            lines.append(
+                f"newcomers from {month}: {later}: its rated players the chains do not rate (on no list yet, unrated "
+                "or delisted) join at its rating"
+            )
         other_seeds = [key for key in keys if _is_seed_csv(key) and key not in (seed_key, later)]
         if other_seeds:
             lines.append(f"not read: {', '.join(other_seeds)} (only the seed list the chains start from is read)")

@@ -220,28 +220,50 @@ def seeded_list(seed: pl.DataFrame | None, clock_month: str) -> pl.DataFrame:
     )
 
 
+# FIDE Rating Regulations B.02 (2024) §8.2.4: an unrated player who receives a published rating before a tournament of
+# theirs is rated is rated as a rated player with that rating. A later list in raw/players/<M>/ is such a published
+# rating for every player the chain holds unrated (pooling toward a first rating, or delisted): README, step 2.
 def with_later_list_newcomers(
     carried: dict[str, pl.DataFrame], scenario: Scenario, later: pl.DataFrame, month: str
-) -> dict[str, pl.DataFrame]:
+) -> tuple[dict[str, pl.DataFrame], int]:
     """The list (and a system's state) in force before `month` with the rated players of a list filed in `month` that
-    no list of the chain holds yet, each at that list's rating, as the seed list's players joined at the start.
+    the chain does not rate, each at that list's rating, as the seed list's players joined at the start; and how many
+    joined.
 
-    A federation files FIDE's newer list in raw/players/<M>/: its newcomers were rated by events the federation's
-    dumps do not hold, so they join the chain where FIDE's list says they stand (their inactivity clock from
-    M-1), under every scenario alike. Players the chain already lists keep the chain's own rating.
+    A federation files FIDE's newer list (or its own seed list) in raw/players/<M>/: its players the chain does not
+    rate were rated by events the federation's dumps do not hold, so they join the chain where the list says they
+    stand (their inactivity clock from M-1), under every scenario alike. That includes a player the chain holds
+    unrated: pooling games toward a first rating, or delisted below the floor. The list's rating replaces the pool,
+    which is dropped: the list rated those games too where they were rated at all (FIDE pools an unrated player's
+    results over every rated event, §7.1.4), so pooling them on would count them twice. Players the chain rates
+    (inactive ones too) keep the chain's own rating. What the chain knew of a joined player that the list does not
+    say stays: the birth year where the list has none, and ever_2400 once reached (K 10 for good).
     """
     previous = carried["list"]
     rated = later.filter(pl.col("rating").is_not_null())
-    newcomers = rated.join(previous.select("player_id"), on="player_id", how="anti")
+    newcomers = rated.join(
+        previous.filter(pl.col("rating").is_not_null()).select("player_id"), on="player_id", how="anti"
+    )
     if newcomers.is_empty():
-        return carried
+        return carried, 0
     joined = seeded_list(newcomers, add_months(month, -1))
-    updated = {"list": pl.concat([previous, joined], how="diagonal_relaxed").select(previous.columns).sort("player_id")}
+    known = previous.select("player_id", held_birth_year="birth_year", held_ever_2400="ever_2400")
+    joined = (
+        joined.join(known, on="player_id", how="left")
+        .with_columns(
+            pl.coalesce("birth_year", "held_birth_year").cast(previous.schema["birth_year"]).alias("birth_year"),
+            (pl.col("ever_2400") | pl.col("held_ever_2400").fill_null(False)).alias("ever_2400"),
+        )
+        .drop("held_birth_year", "held_ever_2400")
+    )
+    kept = previous.join(joined.select("player_id"), on="player_id", how="anti")
+    listed = pl.concat([kept, joined], how="diagonal_relaxed").select(previous.columns).sort("player_id")
+    updated = {"list": listed}
     if "state" in carried:
-        state = carried["state"]
+        state = carried["state"].join(joined.select("player_id"), on="player_id", how="anti")
         joined_state = seed_state(scenario, joined, month).select(state.columns)
         updated["state"] = pl.concat([state, joined_state], how="vertical_relaxed").sort("player_id")
-    return updated
+    return updated, joined.height
 
 
 #: Columns a chain table gained after tables were stored without them, with the dtype of their empty value: a table
@@ -485,9 +507,9 @@ def rate_months(
     list_type = scenario.list_type()
     later_lists = later_seed_files(store, chain_start, list_type) if scenario.seed_list is None else {}
 
-    def with_newcomers(listed: dict[str, pl.DataFrame], month: str) -> dict[str, pl.DataFrame]:
+    def with_newcomers(listed: dict[str, pl.DataFrame], month: str) -> tuple[dict[str, pl.DataFrame], int]:
         if month not in later_lists:
-            return listed
+            return listed, 0
         later = members_only(read_seed_file(store, later_lists[month], list_type), scenario.restrict, history, month)
         return with_later_list_newcomers(listed, scenario, later, month)
 
@@ -525,7 +547,9 @@ def rate_months(
         # the run's first list not stored before it.
         for month, games in sorted(late.looked_back.items()):
             try:
-                previous = with_newcomers({"list": previous_list(store, scenario, month, chain_start)}, month)["list"]
+                previous = with_newcomers({"list": previous_list(store, scenario, month, chain_start)}, month)[0][
+                    "list"
+                ]
             except MissingMonth as missing:
                 late.cannot_correct(month, f"the list of {missing.missing_month} is {missing.problem}")
                 continue
@@ -540,7 +564,10 @@ def rate_months(
             games_of = _restricted(games_of, scenario.restrict, history)
         # The list the month starts from, as stored: players a later FIDE list adds join the pool as seeded.
         before = carried["list"]
-        carried.update(with_newcomers(carried, month))
+        joined_carried, joined = with_newcomers(carried, month)
+        carried.update(joined_carried)
+        if joined:
+            notes.joined[month] = joined
         if late is not None:
             games_of = late.games_of(month, games_of)
         read = {m: games_of(m) for m in scenario.months_read(month, chain_start)}
@@ -633,15 +660,21 @@ def _whole_history_months(
     return rate
 
 
+#: The metadata key of a list's count of players a later list brought in at its rating (the run summary adds them up).
+JOINED_FROM_LATER_LIST = "joined_from_later_list"
+
+
 class ChainNotes:
     """What the chain's months found besides their tables: month -> the stated ratings that differ from the list in
     force (pipeline.scenarios.ratings_used.DIFFERENCE_SCHEMA), of the games of that month; month -> why a
-    whole-history month's fit to tolerance is not converged (whole_history_step.fit_warning).
+    whole-history month's fit to tolerance is not converged (whole_history_step.fit_warning); month -> how many
+    players the list filed in that month's registry folder brought in at its rating (with_later_list_newcomers).
     """
 
     def __init__(self) -> None:
         self.stated: dict[str, pl.DataFrame] = {}
         self.unconverged: dict[str, str] = {}
+        self.joined: dict[str, int] = {}
 
 
 def stored_tables(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, ...]:
