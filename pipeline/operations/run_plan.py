@@ -34,7 +34,7 @@ from pipeline.publish.lists import TXT_LEFT_OUT_REASON, list_command, readable_l
 from pipeline.rules.calendar import last_listed_in
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.scenarios.amendments import previous_key
-from pipeline.scenarios.chain import JOINED_FROM_LATER_LIST, MissingMonth, chain_continues
+from pipeline.scenarios.chain import JOINED_FROM_LATER_LIST, MissingMonth, chain_continues, seeds_below_floor
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.scenarios.recalculation import FULL, frozen_months, list_month
 from pipeline.settings import DEFAULT_STORE, Settings
@@ -449,6 +449,8 @@ def plan_run(
         )
     # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
     notes += tuple(registry_plan(store, months, start, entries))
+    if months[0] == start:  # the run reads the seed list
+        notes += tuple(seeds_below_floor(store, scenarios.values(), start))
     published, stale = published_months(store, scenarios, months, publish)
     return RunPlan(
         root,

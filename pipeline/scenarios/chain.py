@@ -24,7 +24,7 @@ from pipeline.ingest.registry import (
 )
 from pipeline.months import add_months, month_range
 from pipeline.rules.model import RulesError, RuleSet
-from pipeline.rules.regulations import game_weight
+from pipeline.rules.regulations import below_floor, game_weight
 from pipeline.scenarios.corrections import stored_points, with_corrections
 from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
@@ -356,6 +356,46 @@ def previous_list(store: ObjectStore, scenario: Scenario, month: str, chain_star
         return members_only(seeded, scenario.restrict, registry_history(store, chain_start), chain_start)
     model = SystemRatingList if scenario.is_system else RatingList
     return _stored_month_before(store, [scenario.name, "rating_list"], month, model, chain_start)
+
+
+#: Of the seed list's players below a floor, how many seeds_below_floor names by id; the others are counted.
+BELOW_FLOOR_NAMED = 5
+
+
+def seeds_below_floor(store: ObjectStore, scenarios: Iterable[Scenario], chain_start: str) -> list[str]:
+    """Plan lines (WARNING), one a rule-set scenario whose list `chain_start` starts from holds rated players below
+    the floor of its rules in that month (regulations.below_floor): a rating no list of those rules publishes (a typo:
+    5 for 1500). The chain takes the seed as it stands, so their opponents are rated against it, and the list delists
+    them once they play; the seed list itself says nothing of it.
+    """
+    lines = []
+    # Scenarios starting from the same list read it once (a FIDE list of a million players: a second or two).
+    lists: dict[tuple[str | None, str, str], pl.DataFrame] = {}
+    for scenario in scenarios:
+        if scenario.is_system:
+            continue
+        rules = scenario.rules_for(chain_start)
+        start = (scenario.seed_list, scenario.list_type(), repr(scenario.restrict))
+        try:
+            seeded = lists.get(start)
+            if seeded is None:
+                seeded = lists[start] = previous_list(store, scenario, chain_start, chain_start)
+        except (ValueError, OSError):
+            continue  # a seed list that cannot be read: the run says so where it reads it
+        below = seeded.filter(below_floor(pl.col("rating"), rules).fill_null(False))
+        if below.is_empty():
+            continue
+        named = ", ".join(
+            f"{player} ({rating})"
+            for player, rating in below.head(BELOW_FLOOR_NAMED).select("player_id", "rating").rows()
+        )
+        more = f" and {below.height - BELOW_FLOOR_NAMED:,} more" if below.height > BELOW_FLOOR_NAMED else ""
+        lines.append(
+            f"WARNING: {scenario.name}: {below.height:,} player(s) of the seed list rated below the floor of "
+            f"{rules.name} in {chain_start} ({rules.floor}): {named}{more}; their rating counts for their opponents "
+            "and the list delists them once they play"
+        )
+    return lines
 
 
 def previous_state(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> pl.DataFrame:
