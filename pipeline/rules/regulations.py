@@ -656,6 +656,11 @@ def has_floor(rules: RuleSet) -> bool:
     return rules.floor is not None
 
 
+def lowest_published_rating(rules: RuleSet) -> int | None:
+    """The floor below_floor holds ratings to, as a message names it (§7.2.1); None where every rating is kept."""
+    return rules.floor
+
+
 # -- §7.2.2: inactivity ---------------------------------------------------------------------------
 # A player who plays no rated game for one year becomes inactive (the list's flag i), and is active again
 # on the list after their next rated game (2024; the 2014 text alike). An inactive player's rating still

@@ -24,7 +24,7 @@ from pipeline.ingest.registry import (
 )
 from pipeline.months import add_months, month_range
 from pipeline.rules.model import RulesError, RuleSet
-from pipeline.rules.regulations import below_floor, game_weight
+from pipeline.rules.regulations import below_floor, game_weight, lowest_published_rating
 from pipeline.scenarios.corrections import stored_points, with_corrections
 from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
@@ -390,10 +390,10 @@ def seeds_below_floor(store: ObjectStore, scenarios: Iterable[Scenario], chain_s
             for player, rating in below.head(BELOW_FLOOR_NAMED).select("player_id", "rating").rows()
         )
         more = f" and {below.height - BELOW_FLOOR_NAMED:,} more" if below.height > BELOW_FLOOR_NAMED else ""
+        floor = f"the floor of {rules.name} in {chain_start} ({lowest_published_rating(rules)})"
         lines.append(
-            f"WARNING: {scenario.name}: {below.height:,} player(s) of the seed list rated below the floor of "
-            f"{rules.name} in {chain_start} ({rules.floor}): {named}{more}; their rating counts for their opponents "
-            "and the list delists them once they play"
+            f"WARNING: {scenario.name}: {below.height:,} player(s) of the seed list rated below {floor}: "
+            f"{named}{more}; their rating counts for their opponents and the list delists them once they play"
         )
     return lines
 
