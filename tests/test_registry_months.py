@@ -496,16 +496,23 @@ def test_a_later_list_rates_a_player_the_chain_holds_unrated_from_its_month(tmp_
 def test_the_registrys_birth_year_gives_every_listed_players_k_from_its_folders_month(tmp_path: Path) -> None:
     """A listed player's junior K (B.02 §8.3.3: 40 under 18 below 2300) follows the registry's birth year in force,
     not only a newcomer's: the seed list's empty year takes January's registry year, and March's folder corrects
-    another player's year from March on, played or not; the list's year stands where the registry states none.
+    other players' years from March on, played or not, for the K March's games use too (the K February's list stated
+    under the old year is decided again), both ways; the K a player keeps once reached stands (10, the seed's K of a
+    player below 2400; 40 until 30 games); the list's year stands where the registry states none.
     """
     store = _store(
         tmp_path,
         {
-            "raw/players/2024-01/seed_list.csv": "player_id,rating,games_total,birth_year\n"
-            "1,1800,50,\n2,1800,50,1990\n3,1800,50,1990\n4,1800,50,1990\n",
-            "raw/players/2024-01/players.csv": HEADER + '1,"One, A",GER,M,2012,\n2,"Two, B",GER,M,1990,\n',
-            "raw/players/2024-03/players.csv": HEADER + '2,"Two, B",GER,M,2012,\n3,"Three, C",GER,M,2012,\n',
+            "raw/players/2024-01/seed_list.csv": "player_id,rating,games_total,birth_year,k\n"
+            "1,1800,50,,\n2,1800,50,1990,\n3,1800,50,1990,\n4,1800,50,1990,\n5,2350,50,1990,10\n6,1800,10,,\n",
+            "raw/players/2024-01/players.csv": HEADER
+            + '1,"One, A",GER,M,2012,\n2,"Two, B",GER,M,1990,\n6,"Six, F",GER,M,2012,\n',
+            "raw/players/2024-03/players.csv": HEADER
+            + '1,"One, A",GER,M,1990,\n2,"Two, B",GER,M,2012,\n3,"Three, C",GER,M,2012,\n5,"Five, E",GER,M,2012,\n'
+            + '6,"Six, F",GER,M,1990,\n',
             "raw/ENG/2024-01/games.csv": "event_id,round,date,white_id,black_id,result\ne,1,2024-01-03,1,2,1-0\n",
+            "raw/ENG/2024-03/games.csv": "event_id,round,date,white_id,black_id,result\n"
+            "f,1,2024-03-03,1,2,1-0\nf,2,2024-03-03,3,4,1-0\nf,3,2024-03-03,5,6,1-0\n",
         },
     )
     months = month_range("2024-01", "2024-03")
@@ -522,8 +529,14 @@ def test_the_registrys_birth_year_gives_every_listed_players_k_from_its_folders_
     assert listed["2024-01"][1] == (2012, 40, 40)  # the seed's empty year: January's registry, for the K used too
     assert listed["2024-01"][2] == (1990, 20, 20)
     assert listed["2024-02"][2][:2] == listed["2024-02"][3][:2] == (1990, 20)
-    assert listed["2024-03"][2][:2] == listed["2024-03"][3][:2] == (2012, 40)  # March's correction, played or not
-    assert listed["2024-03"][4][:2] == (1990, 20)  # no registry row: the list's year
+    assert listed["2024-02"][1][:2] == (2012, 40)
+    # March's corrections, for March's games too: adult -> junior (2, 3), junior -> adult (1); 4 kept his year.
+    assert listed["2024-03"][2] == listed["2024-03"][3] == (2012, 40, 40)
+    assert listed["2024-03"][1] == (1990, 20, 20)
+    assert listed["2024-03"][4] == (1990, 20, 20)  # no registry row: the list's year
+    # The K reached stands: 5's K 10 (reached 2400 once), 6's K 40 of a player with fewer than 30 games.
+    assert listed["2024-02"][5][1:] == (10, None) and listed["2024-03"][5] == (2012, 10, 10)
+    assert listed["2024-02"][6][1:] == (40, None) and listed["2024-03"][6] == (1990, 40, 40)
 
 
 def test_a_registry_folder_every_month_is_named_first_and_last_with_how_many_between(tmp_path: Path) -> None:

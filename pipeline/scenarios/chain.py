@@ -22,9 +22,9 @@ from pipeline.ingest.registry import (
     registry_in_force,
     seed_list_month,
 )
-from pipeline.months import add_months, month_range
-from pipeline.rules.model import RulesError, RuleSet
-from pipeline.rules.regulations import below_floor, game_weight, lowest_published_rating
+from pipeline.months import add_months, month_range, parse_month
+from pipeline.rules.model import KPolicy, RulesError, RuleSet
+from pipeline.rules.regulations import below_floor, game_weight, k_for_corrected_birth_years, lowest_published_rating
 from pipeline.scenarios.corrections import stored_points, with_corrections
 from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
@@ -564,7 +564,7 @@ def rate_months(
         if standard_chain is not None:
             standard = standard_in_force(store, standard_chain, month, chain_start, players_of(rated.values()))
         games_of = _held_first(rated, lambda _: empty_frame(Games))
-        listed = with_registered_births(previous, births, month)
+        listed = with_registered_births(previous, births, month, scenario.rules_for(month).k)
         return rate_scenario_month(
             scenario, listed, games_of, month, players=players, standard=standard, start=chain_start
         )
@@ -794,10 +794,14 @@ def registered_births(history: pl.DataFrame) -> pl.DataFrame:
 # README, "Rating your own federation's files", step 2: a registry folder "corrects the others from that month on",
 # and a seed list's birth_year is optional. So the registry's year in force wins over the list's for every player of
 # the list, not only for the players new to it (engine.period._newcomers), as a system's chain has it
-# (system_step.with_registered_births): the list's year stands where the registry states none.
-def with_registered_births(rating_list: pl.DataFrame, births: pl.DataFrame, month: str) -> pl.DataFrame:
+# (system_step.with_registered_births): the list's year stands where the registry states none. The K the list stated
+# under a year corrected so is decided again from the month on (regulations.k_for_corrected_birth_years).
+def with_registered_births(
+    rating_list: pl.DataFrame, births: pl.DataFrame, month: str, policy: KPolicy | None = None
+) -> pl.DataFrame:
     """`rating_list` with each player's birth year the registry's in force in `month` (registered_births' rows),
-    the list's where the registry states none.
+    the list's where the registry states none; under `policy` (the K policy of period `month`), with the K of each
+    player whose corrected year changes it decided again.
     """
     stated = births.filter(pl.col(SINCE) <= month)
     if stated.is_empty() or rating_list.is_empty():
@@ -813,7 +817,10 @@ def with_registered_births(rating_list: pl.DataFrame, births: pl.DataFrame, mont
     years = pl.select(pl.when(found).then(year).otherwise(listed).cast(listed.dtype)).to_series()
     if years.equals(listed, check_names=False, null_equal=True):
         return rating_list
-    return rating_list.with_columns(years.alias("birth_year"))
+    corrected = rating_list.with_columns(years.alias("birth_year"))
+    if policy is None:
+        return corrected
+    return k_for_corrected_birth_years(corrected, listed, policy, parse_month(month)[0])
 
 
 def _registered_players(history: pl.DataFrame, games: Iterable[pl.DataFrame], month: str) -> pl.DataFrame:
