@@ -33,7 +33,7 @@ from pipeline.reports.writer import (
     write_scenario_reports,
 )
 from pipeline.scenarios.chain import FLOWS, LEDGER, chain_tables
-from pipeline.scenarios.model import Scenario, baseline_name, compared_scenarios
+from pipeline.scenarios.model import Scenario, baseline_name, compared_scenarios, nothing_compared
 from pipeline.store.monthly import MonthStream, months_stored, stream_months
 from pipeline.store.object_store import ObjectStore, redact_url
 from schemas import Accuracy
@@ -120,15 +120,16 @@ def build_cross_scenario_assets(
         description=COMPARISON_DESCRIPTION,
     )
     def accuracy_comparison(context: dg.AssetExecutionContext, store: ObjectStoreResource) -> dg.MaterializeResult:
+        if skipped := nothing_compared(scenarios):  # nothing failed: said as the leaderboard says it
+            context.log.warning(f"no accuracy comparison: {skipped}")
+            return dg.MaterializeResult(metadata={"skipped": skipped})
         object_store = store.store()
         all_months = partitions.get_partition_keys()
         monthly = stored_accuracy(object_store, list(compared), all_months)
         if monthly is None:
             raise dg.Failure("no stored accuracy month in any scenario")
-        keys = [
-            ObjectStore.table_key(COMMON_ACCURACY, m)
-            for m in months_stored(object_store, [COMMON_ACCURACY], all_months)
-        ]
+        stored = months_stored(object_store, [COMMON_ACCURACY], all_months)
+        keys = [ObjectStore.table_key(COMMON_ACCURACY, m) for m in stored]
         common_frame = pl.concat(object_store.read_parquets(keys)) if keys else None
         comparison = write_accuracy_comparison(
             object_store, monthly, baseline, stored=list(compared), common=common_frame

@@ -7,6 +7,12 @@ from typing import Annotated
 import pandera.polars as pa
 import polars as pl
 
+#: The largest K a list publishes: 40, FIDE's newcomer and junior K since July 2014 (B.02 §8.3.3; 30 for newcomers
+#: from July 2011, 25 before), and the largest any preset declares (tests/test_seed_values.py checks it). A seed list's
+#: `k` is the K published on that list: a larger one is no list's (400 for 40), and is not read
+#: (pipeline.ingest.registry.seed_problems). A list this pipeline writes holds its rule set's K, whatever it is.
+LARGEST_LIST_K = 40
+
 POOL_ENTRY = pl.Struct({"month": pl.Utf8, "games": pl.Int32, "points_x2": pl.Int32, "opponent_rating_sum": pl.Int64})
 
 

@@ -23,6 +23,17 @@ def conform(frame: pl.DataFrame, model: type[pa.DataFrameModel]) -> pl.DataFrame
     return frame.select([pl.col(name).cast(dtype) for name, dtype in schema.items()])
 
 
+def column_bounds(model: type[pa.DataFrameModel], column: str) -> tuple[float | None, float | None]:
+    """The lowest and highest value the model's Field(ge=..., le=...) allow in `column`, None where it sets none."""
+    lowest = highest = None
+    for check in model.to_schema().columns[column].checks:
+        if check.name == "greater_than_or_equal_to":
+            lowest = check.statistics["min_value"]
+        elif check.name == "less_than_or_equal_to":
+            highest = check.statistics["max_value"]
+    return lowest, highest
+
+
 def column_descriptions(model: type[pa.DataFrameModel]) -> dict[str, str]:
     """Column name -> description, as written in the model's Field(description=...)."""
     schema = model.to_schema()

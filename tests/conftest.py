@@ -144,6 +144,7 @@ INTEGRATION_TESTS = {
     "test_dagster_months_after_a_ratings_run_or_a_dagster_month_of_the_same_code_say_nothing",
     "test_the_commands_a_run_with_its_own_scenarios_file_prints_run_as_printed",
     "test_a_restricted_windowed_system_is_rated_again_from_a_later_month",  # `ratings run`, Dagster's instance
+    "test_national_scenarios_alone_skip_the_accuracy_comparison_saying_why_not_failing_the_run",  # an asset's context
     # tests/test_environment.py: a locale, a terminal's encoding or a thread count in a process of its own
     "test_a_non_utf8_locale_reads_non_ascii_file_names_as_a_utf8_one_does",
     "test_output_a_terminal_cannot_encode_is_escaped_not_an_error",

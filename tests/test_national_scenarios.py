@@ -17,7 +17,7 @@ from pipeline.engine.period import normalize_list
 from pipeline.ingest.registry import registry_history, registry_in_force
 from pipeline.months import month_index
 from pipeline.rules.model import RulesError
-from pipeline.scenarios.model import Scenario, compared_scenarios, load_scenarios
+from pipeline.scenarios.model import Scenario, compared_scenarios, load_scenarios, nothing_compared
 from pipeline.scenarios.restriction import Restriction, restricted_games
 from pipeline.scenarios.system_step import rate_system_month, seed_state, with_registered_births
 from pipeline.store.monthly import table_key
@@ -364,3 +364,29 @@ def test_a_restricted_windowed_system_is_rated_again_from_a_later_month(
     assert main([*run, "--from", "2024-04"]) == 0, capsys.readouterr().out
     assert "Run done: 1 months 2024-04..2024-04" in capsys.readouterr().out
     assert (store / "ecf_eng" / "rating_list" / "2024-04.parquet").read_bytes() == stored
+
+
+def test_national_scenarios_alone_skip_the_accuracy_comparison_saying_why_not_failing_the_run(tmp_path: Path) -> None:
+    """Store G of the registry audit: a scenarios file holding only a `restrict: {players: GER}` scenario failed the
+    run at accuracy_comparison ("no stored accuracy month in any scenario"): compared_scenarios leaves a national
+    scenario out, so there was nothing to compare. The asset now says so and the run goes on.
+    """
+    from assets.partitions import monthly_partitions
+    from assets.report import build_cross_scenario_assets
+    from assets.storage import ObjectStoreResource
+
+    scenarios = {"ger": Scenario(name="ger", rules="fide-2024", restrict=Restriction(players="GER"))}
+    assert compared_scenarios(scenarios) == {}
+    assets = build_cross_scenario_assets(monthly_partitions("2024-01", "2024-02"), scenarios)
+    comparison = next(a for a in assets if a.key == dg.AssetKey("accuracy_comparison"))
+    result = comparison(context=dg.build_asset_context(), store=ObjectStoreResource(root=str(tmp_path)))
+    assert result.metadata["skipped"] == nothing_compared(scenarios)
+    assert not (tmp_path / "reports").exists()
+
+
+def test_the_comparison_has_nothing_to_compare_only_where_every_scenario_of_the_baselines_list_is_national() -> None:
+    ger = Scenario(name="ger", rules="fide-2024", restrict=Restriction(players="GER"))
+    plain, rapid = Scenario(name="plain", rules="fide-2024"), Scenario(name="rapid", rules="fide-rapid-2024")
+    assert "rating the standard list is national" in str(nothing_compared({"ger": ger}))
+    assert "rating the standard list is national" in str(nothing_compared({"ger": ger, "rapid": rapid}))
+    assert nothing_compared({"ger": ger, "plain": plain}) is None and compared_scenarios({"ger": ger, "plain": plain})

@@ -27,7 +27,7 @@ from pipeline.ingest.registry import (
 )
 from pipeline.months import month_range
 from pipeline.publish.lists import published_list
-from pipeline.scenarios.chain import rate_months, seed_clock_month
+from pipeline.scenarios.chain import ChainNotes, rate_months, seed_clock_month
 from pipeline.scenarios.model import Scenario
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.identity import NAME_KEY
@@ -456,19 +456,63 @@ def test_a_later_lists_rated_newcomers_join_the_chain_at_its_rating_from_its_mon
         assert 3 in state["player_id"].to_list() and state["player_id"].is_sorted()
 
 
+def test_a_later_list_rates_a_player_the_chain_holds_unrated_from_its_month(tmp_path: Path) -> None:
+    """A later list's rating reaches a player the chain holds unrated (B.02 §8.2.4: a published rating received while
+    unrated is the rating he is rated with): 5, pooling one game toward a first rating, and 6, delisted in February,
+    are on March's list at its rating, 5's pool dropped and his March game rated from it; the chain notes both.
+    """
+    seed = "player_id,rating,games_total,birth_year\n"
+    games = "event_id,round,date,white_id,black_id,result\n"
+    store = _store(
+        tmp_path,
+        {
+            "raw/players/2024-01/seed_list.csv": seed + "1,2000,50,1990\n2,1800,50,1991\n6,1401,50,1992\n",
+            "raw/players/2024-03/seed_list.csv": seed + "5,2500,40,\n6,1500,60,\n",
+            "raw/ENG/2024-02/games.csv": games + "e,1,2024-02-03,5,1,1-0\ne,2,2024-02-04,6,2,0-1\n",
+            "raw/ENG/2024-03/games.csv": games + "f,1,2024-03-03,5,2,1-0\n",
+        },
+    )
+    months = month_range("2024-01", "2024-03")
+    validate = MonthValidator(store, months)
+    notes = ChainNotes()
+    rate = rate_months(store, Scenario(name="actual", rules="fide-2024"), months, "2024-01", notes=notes)
+    lists = {}
+    for month in months:
+        games_of = validate(month, read_month(store, month)).games
+        lists[month] = rate(month, lambda _month, held=games_of: held)
+    february, march = (lists[m][0].filter(pl.col("player_id").is_in([5, 6])).sort("player_id") for m in months[1:])
+    assert february.select("rating", "pending_games", "delisted").rows() == [(None, 1, False), (None, 0, True)]
+    assert march["pending_games"].to_list() == [0, 0] and march["newly_rated"].to_list() == [False, False]
+    assert march.filter(pl.col("player_id") == 6)["rating"].item() == 1500
+    rated_games = lists["2024-03"][1]
+    assert rated_games["white_rating_used"].to_list() == [2500] and rated_games["white_expected"].is_not_null().all()
+    five = march.row(0, named=True)
+    assert five["rating"] == 2500 + five["change"] and five["change"] != 0 and five["games_total"] == 41
+    ledger = lists["2024-03"][2].row(0, named=True)
+    assert ledger["seeded"] == 2500 + 1500 and ledger["unexplained"] == 0
+    assert notes.joined == {"2024-03": 2}
+
+
 def test_the_registrys_birth_year_gives_every_listed_players_k_from_its_folders_month(tmp_path: Path) -> None:
     """A listed player's junior K (B.02 §8.3.3: 40 under 18 below 2300) follows the registry's birth year in force,
     not only a newcomer's: the seed list's empty year takes January's registry year, and March's folder corrects
-    another player's year from March on, played or not; the list's year stands where the registry states none.
+    other players' years from March on, played or not, for the K March's games use too (the K February's list stated
+    under the old year is decided again), both ways; the K a player keeps once reached stands (10, the seed's K of a
+    player below 2400; 40 until 30 games); the list's year stands where the registry states none.
     """
     store = _store(
         tmp_path,
         {
-            "raw/players/2024-01/seed_list.csv": "player_id,rating,games_total,birth_year\n"
-            "1,1800,50,\n2,1800,50,1990\n3,1800,50,1990\n4,1800,50,1990\n",
-            "raw/players/2024-01/players.csv": HEADER + '1,"One, A",GER,M,2012,\n2,"Two, B",GER,M,1990,\n',
-            "raw/players/2024-03/players.csv": HEADER + '2,"Two, B",GER,M,2012,\n3,"Three, C",GER,M,2012,\n',
+            "raw/players/2024-01/seed_list.csv": "player_id,rating,games_total,birth_year,k\n"
+            "1,1800,50,,\n2,1800,50,1990,\n3,1800,50,1990,\n4,1800,50,1990,\n5,2350,50,1990,10\n6,1800,10,,\n",
+            "raw/players/2024-01/players.csv": HEADER
+            + '1,"One, A",GER,M,2012,\n2,"Two, B",GER,M,1990,\n6,"Six, F",GER,M,2012,\n',
+            "raw/players/2024-03/players.csv": HEADER
+            + '1,"One, A",GER,M,1990,\n2,"Two, B",GER,M,2012,\n3,"Three, C",GER,M,2012,\n5,"Five, E",GER,M,2012,\n'
+            + '6,"Six, F",GER,M,1990,\n',
             "raw/ENG/2024-01/games.csv": "event_id,round,date,white_id,black_id,result\ne,1,2024-01-03,1,2,1-0\n",
+            "raw/ENG/2024-03/games.csv": "event_id,round,date,white_id,black_id,result\n"
+            "f,1,2024-03-03,1,2,1-0\nf,2,2024-03-03,3,4,1-0\nf,3,2024-03-03,5,6,1-0\n",
         },
     )
     months = month_range("2024-01", "2024-03")
@@ -485,8 +529,14 @@ def test_the_registrys_birth_year_gives_every_listed_players_k_from_its_folders_
     assert listed["2024-01"][1] == (2012, 40, 40)  # the seed's empty year: January's registry, for the K used too
     assert listed["2024-01"][2] == (1990, 20, 20)
     assert listed["2024-02"][2][:2] == listed["2024-02"][3][:2] == (1990, 20)
-    assert listed["2024-03"][2][:2] == listed["2024-03"][3][:2] == (2012, 40)  # March's correction, played or not
-    assert listed["2024-03"][4][:2] == (1990, 20)  # no registry row: the list's year
+    assert listed["2024-02"][1][:2] == (2012, 40)
+    # March's corrections, for March's games too: adult -> junior (2, 3), junior -> adult (1); 4 kept his year.
+    assert listed["2024-03"][2] == listed["2024-03"][3] == (2012, 40, 40)
+    assert listed["2024-03"][1] == (1990, 20, 20)
+    assert listed["2024-03"][4] == (1990, 20, 20)  # no registry row: the list's year
+    # The K reached stands: 5's K 10 (reached 2400 once), 6's K 40 of a player with fewer than 30 games.
+    assert listed["2024-02"][5][1:] == (10, None) and listed["2024-03"][5] == (2012, 10, 10)
+    assert listed["2024-02"][6][1:] == (40, None) and listed["2024-03"][6] == (1990, 40, 40)
 
 
 def test_a_registry_folder_every_month_is_named_first_and_last_with_how_many_between(tmp_path: Path) -> None:

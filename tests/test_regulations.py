@@ -321,6 +321,24 @@ def test_a_list_entering_the_engine_is_read_under_the_rule_sets_threshold():
     assert regulations.mark_elite_reached(seed, lowered)["ever_2400"].to_list() == [True, True, True]
 
 
+def test_a_k_stated_under_a_corrected_birth_year_is_decided_again_by_the_birth_year_part_alone():
+    """2024 rules, period of 2024 (the junior K to the end of the year of the 18th birthday: born 2006 on)."""
+    listed = frame(
+        rating=pl.Series([1800, 1800, 1800, 2300, 1800, 1800, 1800], dtype=pl.Int32),
+        games_total=pl.Series([50, 50, 10, 50, 50, 50, None], dtype=pl.Int32),
+        ever_2400=[False] * 7,
+        k=pl.Series([20, 40, 40, 10, 20, None, 25], dtype=pl.Int16),
+        birth_year=pl.Series([2012, 1990, 1990, 2012, 1990, 2012, 1991], dtype=pl.Int32),  # the years now
+    )
+    stated = pl.Series([1990, 2012, 2012, 1990, 1990, 1990, 1990], dtype=pl.Int32)  # the years the K was stated under
+    decided = regulations.k_for_corrected_birth_years(listed, stated, load_rules("fide-2024").k, 2024)
+    # adult -> junior 40; junior -> adult 20; a newcomer's 40 and the 10 reached stand; an unchanged year, no listed
+    # K, or a change the policy's K does not see (1990 -> 1991) leave the list's K.
+    assert decided["k"].to_list() == [40, 20, 40, 10, 20, None, 25]
+    assert decided.drop("k").equals(listed.drop("k"))
+    assert regulations.k_for_corrected_birth_years(listed, stated, load_rules("elo-32").k, 2024).equals(listed)
+
+
 # -- §7.1.4 and §8.2.1: the newcomer's pool -------------------------------------------------------------
 
 

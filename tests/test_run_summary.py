@@ -319,3 +319,44 @@ def test_every_option_a_printed_command_carries_is_one_that_command_takes() -> N
     template = CommandLines("/s").ratings("list", "--month", Placeholder("<YYYY-MM>"), "--scenario", "<x>")
     assert shlex.split(template) == ["ratings", "list", "--store", "/s", "--month", "<YYYY-MM>", "--scenario", "<x>"]
     assert "--month <YYYY-MM> --scenario '<x>'" in template  # the placeholder unquoted, a value quoted
+
+
+def test_the_summary_counts_the_players_a_later_list_brought_in_by_scenario_and_month(tmp_path: Path) -> None:
+    """The players a list filed after the chain's start brings in at its rating (chain.with_later_list_newcomers) are
+    named by the run, as its plan line promises: each month's count goes from the chain's notes to the list's
+    metadata, and the runs' counts to the summary, by scenario and month.
+    """
+    from pipeline.operations.run_plan import RunPlan, closing_lines, runs_summary
+    from pipeline.scenarios.chain import JOINED_FROM_LATER_LIST, ChainNotes
+    from pipeline.scenarios.model import Scenario
+    from pipeline.scenarios.month_records import month_records
+
+    store = ObjectStore(str(tmp_path))
+    notes = ChainNotes()
+    notes.joined["2023-03"] = 2
+    record = month_records(store, Scenario(name="a", rules="fide-2024"), ["2023-03"], None, notes, ["a", "rating_list"])
+    listed = pl.DataFrame({"player_id": [1], "rating": [2000]})
+    assert record("2023-03", listed, False).metadata == {JOINED_FROM_LATER_LIST: 2}
+    assert record("2023-03", listed, False).metadata == {}  # said once
+
+    plan = RunPlan(str(tmp_path), store, [], ["2023-03", "2023-05"], {}, ("2023-03", "2023-05"))
+    outcomes = [
+        {
+            "run_id": "r1",
+            "success": True,
+            "checks": {},
+            "failed_steps": {},
+            JOINED_FROM_LATER_LIST: {"a": {"2023-03": 2}},
+        },
+        {
+            "run_id": "r2",
+            "success": True,
+            "checks": {},
+            "failed_steps": {},
+            JOINED_FROM_LATER_LIST: {"a": {"2023-05": 1}},
+        },
+    ]
+    summary = runs_summary(plan, outcomes, 2, 1.0, "home")
+    assert summary[JOINED_FROM_LATER_LIST] == {"a": {"2023-03": 2, "2023-05": 1}}
+    line = next(line for line in closing_lines(summary, {}, "Run").splitlines() if line.startswith("  a: 3 player"))
+    assert line.endswith(": 2023-03 2, 2023-05 1")

@@ -60,6 +60,7 @@ from pipeline.operations.waves import (
     stages,
 )
 from pipeline.scenarios.amendments import COUNT_KEYS
+from pipeline.scenarios.chain import JOINED_FROM_LATER_LIST
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.scenarios.ratings_used import STATED_DIFFERING
 from pipeline.scenarios.recalculation import LATE_REPORTS
@@ -547,11 +548,13 @@ def execute_stage(
 def _materialization_notes(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
     """What the run's materializations say for the summary, in one pass over them: the lists rated again that differ
     from the stored ones (`amended`: scenario, month, counts; pipeline.scenarios.amendments), the stated ratings that
-    differ from the list in force per scenario (ratings_used), the games reported late (validation) and the
-    recalculation policy's words (recalculation).
+    differ from the list in force per scenario (ratings_used), the players a later list brought in at its rating per
+    scenario and month (chain.with_later_list_newcomers), the games reported late (validation) and the recalculation
+    policy's words (recalculation).
     """
     amended: list[dict[str, Any]] = []
     stated: dict[str, int] = {}
+    joined: dict[str, dict[str, int]] = {}
     reported_late, late_reports = 0, []
     for event in result.get_asset_materialization_events():
         materialization = event.step_materialization_data.materialization
@@ -564,6 +567,8 @@ def _materialization_notes(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
             )
         if isinstance(count := values.get(STATED_DIFFERING), int):
             stated[key.path[0]] = stated.get(key.path[0], 0) + count
+        if isinstance(count := values.get(JOINED_FROM_LATER_LIST), int):
+            joined.setdefault(key.path[0], {})[str(materialization.partition)] = count
         if key == dg.AssetKey("games") and isinstance(late := values.get(REPORTED_LATE), int):
             reported_late += late
         if LATE_REPORTS in values:
@@ -571,6 +576,7 @@ def _materialization_notes(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
     return {
         "amended": amended,
         "stated_ratings_differing": stated,
+        JOINED_FROM_LATER_LIST: joined,
         "reported_late": reported_late,
         "late_reports": late_reports,
     }

@@ -33,7 +33,8 @@ from pipeline.store.kept import KeptRows
 from pipeline.store.object_store import ObjectStore
 from schemas.fide_list import LIST_TYPES
 from schemas.players import Players
-from schemas.util import conform, empty_frame, polars_schema
+from schemas.rating_list import LARGEST_LIST_K, RatingList
+from schemas.util import column_bounds, conform, empty_frame, polars_schema
 
 PLAYERS_FILE = "players.csv"
 SEED_LIST_FILE = "seed_list.csv"
@@ -766,7 +767,10 @@ def registry_plan(
             )
         later = _seed_file(keys) if month > start else None
         if later is not None and later != seed_key:
-            lines.append(f"newcomers from {month}: {later}: its rated players on no list yet join at its rating")
+            lines.append(
+                f"newcomers from {month}: {later}: its rated players the chains do not rate (on no list yet, unrated "
+                "or delisted) join at its rating"
+            )
         other_seeds = [key for key in keys if _is_seed_csv(key) and key not in (seed_key, later)]
         if other_seeds:
             lines.append(f"not read: {', '.join(other_seeds)} (only the seed list the chains start from is read)")
@@ -994,6 +998,7 @@ def _extra_detail(extra: pl.Expr, width: int) -> pl.Expr:
     return pl.format(f"the row has {{}} field(s) more than the header's {width}: its fields do not line up", extra)
 
 
+INT32_MAX = 2**31 - 1  # a count a seed column is read into (Int32)
 # Spellings of a seed list's ever_2400.
 EVER_TRUE = ("true", "1", "yes", "y", "t")
 EVER_FALSE = ("false", "0", "no", "n", "f")
@@ -1002,8 +1007,9 @@ EVER_FALSE = ("false", "0", "no", "n", "f")
 def seed_problems(table: pl.DataFrame, list_type: str = "standard") -> pl.DataFrame:
     """Rows of a seed_list.csv (registry_table's) that seed nobody for the `list_type` list, with why: a player_id
     that is no positive number, fields beyond the header's, a cell seed_rows reads that says something it cannot
-    read (a rating, games_total or k that is not a whole number, such as 'abc', '2,100' or 1800.7; a birth_year that
-    is no year; an ever_2400 that is neither true nor false), or an id a readable row on an earlier line seeds (of
+    read (a rating, games_total or k that is not a whole number, such as 'abc', '2,100' or 1800.7; a rating outside
+    the range a rating list holds, RatingList's; a k below 1 or above LARGEST_LIST_K; a birth_year that is no year;
+    an ever_2400 that is neither true nor false), or an id a readable row on an earlier line seeds (of
     the readable rows of an id, the first is read). Such a row is left out of the seed list, never read as an
     unrated player or with the cell as empty (an empty games_total counts as established, an empty rating as
     unrated): a seed list starts every chain.
@@ -1015,7 +1021,7 @@ def seed_problems(table: pl.DataFrame, list_type: str = "standard") -> pl.DataFr
     parsed = ids.cast(pl.Int64, strict=False)
     player_id = pl.when(parsed > 0).then(parsed)
 
-    def whole(column: str, lowest: int, dtype: type[pl.Int16] | type[pl.Int32]) -> pl.Expr:
+    def whole(column: str, lowest: float, highest: float) -> pl.Expr:
         cell = _text(table, column)
         number = cell.cast(pl.Float64, strict=False)
         return (
@@ -1025,9 +1031,12 @@ def seed_problems(table: pl.DataFrame, list_type: str = "standard") -> pl.DataFr
             .then(pl.format(f"{column} '{{}}' is not a number", cell))
             .when(number != number.round())
             .then(pl.format(f"{column} '{{}}' is not a whole number", cell))
-            .when((number < lowest) | (number > dtype.max()))
-            .then(pl.format(f"{column} '{{}}' is out of range", cell))
+            .when((number < lowest) | (number > highest))
+            .then(pl.format(f"{column} '{{}}' is out of range ({int(lowest)} to {int(highest)})", cell))
         )
+
+    # A rating the list's schema would refuse fails no later step: it is named here, with its file and line.
+    low, high = column_bounds(RatingList, "rating")
 
     birth, ever = _text(table, "birth_year"), _text(table, "ever_2400")
     problems = [
@@ -1037,9 +1046,9 @@ def seed_problems(table: pl.DataFrame, list_type: str = "standard") -> pl.DataFr
         pl.when(_extra(table) > 0).then(
             _extra_detail(_extra(table), len([c for c in table.columns if c != EXTRA_FIELDS]))
         ),
-        whole(f"{prefix}rating", 0, pl.Int32),
-        whole(f"{prefix}games_total", 0, pl.Int32),
-        whole(f"{prefix}k", 1, pl.Int16),
+        whole(f"{prefix}rating", low if low is not None else 0, high if high is not None else INT32_MAX),
+        whole(f"{prefix}games_total", 0, INT32_MAX),
+        whole(f"{prefix}k", 1, LARGEST_LIST_K),
         pl.when(birth.is_not_null() & birth.str.slice(0, 4).cast(pl.Int32, strict=False).is_null()).then(
             pl.format("birth_year '{}' is not a year", birth)
         ),

@@ -43,7 +43,7 @@ from pipeline.publish.lists import TXT_LEFT_OUT_REASON, list_command, readable_l
 from pipeline.rules.calendar import last_listed_in
 from pipeline.rules.regulations import seeds_from_standard
 from pipeline.scenarios.amendments import previous_key
-from pipeline.scenarios.chain import MissingMonth, chain_continues
+from pipeline.scenarios.chain import JOINED_FROM_LATER_LIST, MissingMonth, chain_continues, seeds_below_floor
 from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.scenarios.ratings_used import trusted_federations
 from pipeline.scenarios.recalculation import FULL, frozen_months, list_month
@@ -493,6 +493,8 @@ def plan_run(
     notes += tuple(federation_warnings(scenarios, entries, months))
     # Which of raw/players/ applies to which months: the seed list the chains start from, the registry in force.
     notes += tuple(registry_plan(store, months, start, entries))
+    if months[0] == start:  # the run reads the seed list
+        notes += tuple(seeds_below_floor(store, scenarios.values(), start))
     published, stale = published_months(store, scenarios, months, publish)
     return RunPlan(
         root,
@@ -864,6 +866,11 @@ def runs_summary(
         if count
     }
     summary["late_reports"] = [line for outcome in outcomes for line in outcome.get("late_reports", [])]
+    joined: dict[str, dict[str, int]] = {}
+    for outcome in outcomes:
+        for scenario, months in outcome.get(JOINED_FROM_LATER_LIST, {}).items():
+            joined.setdefault(scenario, {}).update(months)
+    summary[JOINED_FROM_LATER_LIST] = joined
     summary["amended_lists"] = sorted(
         (row for outcome in outcomes for row in outcome.get("amended", [])),
         key=lambda row: (row["scenario"], row["month"]),
@@ -1013,6 +1020,12 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
             + (f" and {len(files) - SUMMARY_FILES} more files" if len(files) > SUMMARY_FILES else "")
         )
     lines += [f"  {escape_text(line)}" for line in summary.get("registries", [])]
+    for name, months in summary.get(JOINED_FROM_LATER_LIST, {}).items():
+        lines.append(
+            f"  {name}: {sum(months.values()):,} player(s) the chain did not rate (on no list yet, unrated or "
+            "delisted) joined at the rating of a list filed after its start, any pool toward a first rating dropped: "
+            + ", ".join(f"{month} {count:,}" for month, count in sorted(months.items()))
+        )
     for name, counts in summary.get("game_outcomes", {}).items():
         if any(counts.values()):
             lines.append(

@@ -384,14 +384,14 @@ def _still_a_newcomer_numpy(policy: KPolicy, games_total: np.ndarray, games_tota
     return games_total_known & (games_total < policy.newcomer_until_games)
 
 
-def development_coefficient(policy: KPolicy, year: int) -> pl.Expr:
-    """K for a period of `year` from the columns rating, games_total, birth_year, ever_2400 (or the constant K)."""
+def development_coefficient(policy: KPolicy, year: int, birth_year: str = "birth_year") -> pl.Expr:
+    """K for a period of `year` from the columns rating, games_total, `birth_year`, ever_2400 (or the constant K)."""
     if policy.kind == "constant":
         return pl.lit(policy.value, dtype=pl.Int16)
     elite = reached_elite(policy)
     junior = pl.lit(False)
     if policy.junior is not None:
-        last_junior_year = pl.col("birth_year") + policy.junior_until_age
+        last_junior_year = pl.col(birth_year) + policy.junior_until_age
         young = (pl.lit(year) <= last_junior_year) if policy.junior_end_of_year else (pl.lit(year) < last_junior_year)
         junior = young.fill_null(False) & (pl.col("rating").fill_null(0) < policy.junior_below)
     newcomer = still_a_newcomer(policy)
@@ -485,6 +485,29 @@ def k_from_previous_list(policy: KPolicy, year: int) -> pl.Expr:
     2002: K 24, Elo: 32) uses its own K always: a list's K was set under other rules.
     """
     return _listed_k_wins(policy, pl.col("k"), development_coefficient(policy, year))
+
+
+# §8.3.3's junior K ("K = 40 for all players until the end of the year of their 18th birthday, as long as their rating
+# remains under 2300", 2024) rests on the birth year: a list's K stated under a year the registry has since corrected
+# (README, step 2: the registry's year counts for the junior K from its folder's month on) is the K of a birth year
+# that no longer holds. The tiers a player keeps once reached stand: K 10 once 2400 was reached, K 40 until 30 games.
+def k_for_corrected_birth_years(
+    rating_list: pl.DataFrame, stated_birth_year: pl.Series, policy: KPolicy, year: int
+) -> pl.DataFrame:
+    """`rating_list` (its birth_year the year in force now) with column k decided again for a period of `year` where
+    the K rests on the birth year `stated_birth_year` gave the list (row by row) and it has changed: where the policy
+    gives another K under the year now than under the year stated, the policy's K under the year now (which keeps the
+    elite K once reached, the list's own K of 10 telling it as mark_elite_reached reads it, and a newcomer's K by
+    games_total); elsewhere the list's K stands (k_from_previous_list). A constant K rests on no birth year.
+    """
+    if policy.kind == "constant" or "k" not in rating_list.columns:
+        return rating_list
+    stated = "_stated_birth_year"
+    marked = mark_elite_reached(rating_list, policy).with_columns(stated_birth_year.alias(stated))
+    now, before = development_coefficient(policy, year), development_coefficient(policy, year, stated)
+    corrected = pl.col(stated).ne_missing(pl.col("birth_year")) & pl.col("k").is_not_null() & (now != before)
+    k = marked.select(pl.when(corrected).then(now).otherwise(pl.col("k")).cast(rating_list.schema["k"]))
+    return rating_list.with_columns(k.to_series().alias("k"))
 
 
 def _listed_k_wins(policy: KPolicy, listed: pl.Expr, own: pl.Expr) -> pl.Expr:
@@ -654,6 +677,11 @@ def _below_floor_numpy(rating: np.ndarray, rules: RuleSet) -> np.ndarray:
 def has_floor(rules: RuleSet) -> bool:
     """Whether the rule set publishes only ratings from a floor up (every FIDE edition; not plain Elo)."""
     return rules.floor is not None
+
+
+def lowest_published_rating(rules: RuleSet) -> int | None:
+    """The floor below_floor holds ratings to, as a message names it (§7.2.1); None where every rating is kept."""
+    return rules.floor
 
 
 # -- §7.2.2: inactivity ---------------------------------------------------------------------------

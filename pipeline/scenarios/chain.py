@@ -22,9 +22,9 @@ from pipeline.ingest.registry import (
     registry_in_force,
     seed_list_month,
 )
-from pipeline.months import add_months, month_range
-from pipeline.rules.model import RulesError, RuleSet
-from pipeline.rules.regulations import game_weight
+from pipeline.months import add_months, month_range, parse_month
+from pipeline.rules.model import KPolicy, RulesError, RuleSet
+from pipeline.rules.regulations import below_floor, game_weight, k_for_corrected_birth_years, lowest_published_rating
 from pipeline.scenarios.corrections import stored_points, with_corrections
 from pipeline.scenarios.ledger import points_ledger
 from pipeline.scenarios.model import Scenario, rate_scenario_month
@@ -220,28 +220,50 @@ def seeded_list(seed: pl.DataFrame | None, clock_month: str) -> pl.DataFrame:
     )
 
 
+# FIDE Rating Regulations B.02 (2024) §8.2.4: an unrated player who receives a published rating before a tournament of
+# theirs is rated is rated as a rated player with that rating. A later list in raw/players/<M>/ is such a published
+# rating for every player the chain holds unrated (pooling toward a first rating, or delisted): README, step 2.
 def with_later_list_newcomers(
     carried: dict[str, pl.DataFrame], scenario: Scenario, later: pl.DataFrame, month: str
-) -> dict[str, pl.DataFrame]:
+) -> tuple[dict[str, pl.DataFrame], int]:
     """The list (and a system's state) in force before `month` with the rated players of a list filed in `month` that
-    no list of the chain holds yet, each at that list's rating, as the seed list's players joined at the start.
+    the chain does not rate, each at that list's rating, as the seed list's players joined at the start; and how many
+    joined.
 
-    A federation files FIDE's newer list in raw/players/<M>/: its newcomers were rated by events the federation's
-    dumps do not hold, so they join the chain where FIDE's list says they stand (their inactivity clock from
-    M-1), under every scenario alike. Players the chain already lists keep the chain's own rating.
+    A federation files FIDE's newer list (or its own seed list) in raw/players/<M>/: its players the chain does not
+    rate were rated by events the federation's dumps do not hold, so they join the chain where the list says they
+    stand (their inactivity clock from M-1), under every scenario alike. That includes a player the chain holds
+    unrated: pooling games toward a first rating, or delisted below the floor. The list's rating replaces the pool,
+    which is dropped: the list rated those games too where they were rated at all (FIDE pools an unrated player's
+    results over every rated event, §7.1.4), so pooling them on would count them twice. Players the chain rates
+    (inactive ones too) keep the chain's own rating. What the chain knew of a joined player that the list does not
+    say stays: the birth year where the list has none, and ever_2400 once reached (K 10 for good).
     """
     previous = carried["list"]
     rated = later.filter(pl.col("rating").is_not_null())
-    newcomers = rated.join(previous.select("player_id"), on="player_id", how="anti")
+    newcomers = rated.join(
+        previous.filter(pl.col("rating").is_not_null()).select("player_id"), on="player_id", how="anti"
+    )
     if newcomers.is_empty():
-        return carried
+        return carried, 0
     joined = seeded_list(newcomers, add_months(month, -1))
-    updated = {"list": pl.concat([previous, joined], how="diagonal_relaxed").select(previous.columns).sort("player_id")}
+    known = previous.select("player_id", held_birth_year="birth_year", held_ever_2400="ever_2400")
+    joined = (
+        joined.join(known, on="player_id", how="left")
+        .with_columns(
+            pl.coalesce("birth_year", "held_birth_year").cast(previous.schema["birth_year"]).alias("birth_year"),
+            (pl.col("ever_2400") | pl.col("held_ever_2400").fill_null(False)).alias("ever_2400"),
+        )
+        .drop("held_birth_year", "held_ever_2400")
+    )
+    kept = previous.join(joined.select("player_id"), on="player_id", how="anti")
+    listed = pl.concat([kept, joined], how="diagonal_relaxed").select(previous.columns).sort("player_id")
+    updated = {"list": listed}
     if "state" in carried:
-        state = carried["state"]
+        state = carried["state"].join(joined.select("player_id"), on="player_id", how="anti")
         joined_state = seed_state(scenario, joined, month).select(state.columns)
         updated["state"] = pl.concat([state, joined_state], how="vertical_relaxed").sort("player_id")
-    return updated
+    return updated, joined.height
 
 
 #: Columns a chain table gained after tables were stored without them, with the dtype of their empty value: a table
@@ -334,6 +356,46 @@ def previous_list(store: ObjectStore, scenario: Scenario, month: str, chain_star
         return members_only(seeded, scenario.restrict, registry_history(store, chain_start), chain_start)
     model = SystemRatingList if scenario.is_system else RatingList
     return _stored_month_before(store, [scenario.name, "rating_list"], month, model, chain_start)
+
+
+#: Of the seed list's players below a floor, how many seeds_below_floor names by id; the others are counted.
+BELOW_FLOOR_NAMED = 5
+
+
+def seeds_below_floor(store: ObjectStore, scenarios: Iterable[Scenario], chain_start: str) -> list[str]:
+    """Plan lines (WARNING), one a rule-set scenario whose list `chain_start` starts from holds rated players below
+    the floor of its rules in that month (regulations.below_floor): a rating no list of those rules publishes (a typo:
+    5 for 1500). The chain takes the seed as it stands, so their opponents are rated against it, and the list delists
+    them once they play; the seed list itself says nothing of it.
+    """
+    lines = []
+    # Scenarios starting from the same list read it once (a FIDE list of a million players: a second or two).
+    lists: dict[tuple[str | None, str, str], pl.DataFrame] = {}
+    for scenario in scenarios:
+        if scenario.is_system:
+            continue
+        rules = scenario.rules_for(chain_start)
+        start = (scenario.seed_list, scenario.list_type(), repr(scenario.restrict))
+        try:
+            seeded = lists.get(start)
+            if seeded is None:
+                seeded = lists[start] = previous_list(store, scenario, chain_start, chain_start)
+        except (ValueError, OSError):
+            continue  # a seed list that cannot be read: the run says so where it reads it
+        below = seeded.filter(below_floor(pl.col("rating"), rules).fill_null(False))
+        if below.is_empty():
+            continue
+        named = ", ".join(
+            f"{player} ({rating})"
+            for player, rating in below.head(BELOW_FLOOR_NAMED).select("player_id", "rating").rows()
+        )
+        more = f" and {below.height - BELOW_FLOOR_NAMED:,} more" if below.height > BELOW_FLOOR_NAMED else ""
+        floor = f"the floor of {rules.name} in {chain_start} ({lowest_published_rating(rules)})"
+        lines.append(
+            f"WARNING: {scenario.name}: {below.height:,} player(s) of the seed list rated below {floor}: "
+            f"{named}{more}; their rating counts for their opponents and the list delists them once they play"
+        )
+    return lines
 
 
 def previous_state(store: ObjectStore, scenario: Scenario, month: str, chain_start: str) -> pl.DataFrame:
@@ -485,9 +547,9 @@ def rate_months(
     list_type = scenario.list_type()
     later_lists = later_seed_files(store, chain_start, list_type) if scenario.seed_list is None else {}
 
-    def with_newcomers(listed: dict[str, pl.DataFrame], month: str) -> dict[str, pl.DataFrame]:
+    def with_newcomers(listed: dict[str, pl.DataFrame], month: str) -> tuple[dict[str, pl.DataFrame], int]:
         if month not in later_lists:
-            return listed
+            return listed, 0
         later = members_only(read_seed_file(store, later_lists[month], list_type), scenario.restrict, history, month)
         return with_later_list_newcomers(listed, scenario, later, month)
 
@@ -502,7 +564,7 @@ def rate_months(
         if standard_chain is not None:
             standard = standard_in_force(store, standard_chain, month, chain_start, players_of(rated.values()))
         games_of = _held_first(rated, lambda _: empty_frame(Games))
-        listed = with_registered_births(previous, births, month)
+        listed = with_registered_births(previous, births, month, scenario.rules_for(month).k)
         return rate_scenario_month(
             scenario, listed, games_of, month, players=players, standard=standard, start=chain_start
         )
@@ -525,7 +587,9 @@ def rate_months(
         # the run's first list not stored before it.
         for month, games in sorted(late.looked_back.items()):
             try:
-                previous = with_newcomers({"list": previous_list(store, scenario, month, chain_start)}, month)["list"]
+                previous = with_newcomers({"list": previous_list(store, scenario, month, chain_start)}, month)[0][
+                    "list"
+                ]
             except MissingMonth as missing:
                 late.cannot_correct(month, f"the list of {missing.missing_month} is {missing.problem}")
                 continue
@@ -540,7 +604,10 @@ def rate_months(
             games_of = _restricted(games_of, scenario.restrict, history)
         # The list the month starts from, as stored: players a later FIDE list adds join the pool as seeded.
         before = carried["list"]
-        carried.update(with_newcomers(carried, month))
+        joined_carried, joined = with_newcomers(carried, month)
+        carried.update(joined_carried)
+        if joined:
+            notes.joined[month] = joined
         if late is not None:
             games_of = late.games_of(month, games_of)
         read = {m: games_of(m) for m in scenario.months_read(month, chain_start)}
@@ -633,15 +700,21 @@ def _whole_history_months(
     return rate
 
 
+#: The metadata key of a list's count of players a later list brought in at its rating (the run summary adds them up).
+JOINED_FROM_LATER_LIST = "joined_from_later_list"
+
+
 class ChainNotes:
     """What the chain's months found besides their tables: month -> the stated ratings that differ from the list in
     force (pipeline.scenarios.ratings_used.DIFFERENCE_SCHEMA), of the games of that month; month -> why a
-    whole-history month's fit to tolerance is not converged (whole_history_step.fit_warning).
+    whole-history month's fit to tolerance is not converged (whole_history_step.fit_warning); month -> how many
+    players the list filed in that month's registry folder brought in at its rating (with_later_list_newcomers).
     """
 
     def __init__(self) -> None:
         self.stated: dict[str, pl.DataFrame] = {}
         self.unconverged: dict[str, str] = {}
+        self.joined: dict[str, int] = {}
 
 
 def stored_tables(store: ObjectStore, scenario: Scenario, month: str) -> tuple[pl.DataFrame, ...]:
@@ -721,10 +794,14 @@ def registered_births(history: pl.DataFrame) -> pl.DataFrame:
 # README, "Rating your own federation's files", step 2: a registry folder "corrects the others from that month on",
 # and a seed list's birth_year is optional. So the registry's year in force wins over the list's for every player of
 # the list, not only for the players new to it (engine.period._newcomers), as a system's chain has it
-# (system_step.with_registered_births): the list's year stands where the registry states none.
-def with_registered_births(rating_list: pl.DataFrame, births: pl.DataFrame, month: str) -> pl.DataFrame:
+# (system_step.with_registered_births): the list's year stands where the registry states none. The K the list stated
+# under a year corrected so is decided again from the month on (regulations.k_for_corrected_birth_years).
+def with_registered_births(
+    rating_list: pl.DataFrame, births: pl.DataFrame, month: str, policy: KPolicy | None = None
+) -> pl.DataFrame:
     """`rating_list` with each player's birth year the registry's in force in `month` (registered_births' rows),
-    the list's where the registry states none.
+    the list's where the registry states none; under `policy` (the K policy of period `month`), with the K of each
+    player whose corrected year changes it decided again.
     """
     stated = births.filter(pl.col(SINCE) <= month)
     if stated.is_empty() or rating_list.is_empty():
@@ -740,7 +817,10 @@ def with_registered_births(rating_list: pl.DataFrame, births: pl.DataFrame, mont
     years = pl.select(pl.when(found).then(year).otherwise(listed).cast(listed.dtype)).to_series()
     if years.equals(listed, check_names=False, null_equal=True):
         return rating_list
-    return rating_list.with_columns(years.alias("birth_year"))
+    corrected = rating_list.with_columns(years.alias("birth_year"))
+    if policy is None:
+        return corrected
+    return k_for_corrected_birth_years(corrected, listed, policy, parse_month(month)[0])
 
 
 def _registered_players(history: pl.DataFrame, games: Iterable[pl.DataFrame], month: str) -> pl.DataFrame:

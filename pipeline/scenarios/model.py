@@ -454,6 +454,19 @@ def compared_scenarios(scenarios: dict[str, Scenario], national: bool = False) -
     }
 
 
+def nothing_compared(scenarios: dict[str, Scenario]) -> str | None:
+    """Why the accuracy comparison has no scenario to compare (compared_scenarios is empty), else None: a run does not
+    fail for an analysis it cannot make.
+    """
+    baseline = baseline_name(scenarios)
+    if compared_scenarios(scenarios) or baseline is None:
+        return None
+    return (
+        f"every scenario rating the {scenarios[baseline].list_type()} list is national (restrict): the comparison on "
+        "the games every scenario rated leaves a national scenario out; its own accuracy is on its reports page"
+    )
+
+
 def seeded_lists(scenarios: dict[str, Scenario], standard: str) -> dict[str, str]:
     """The rapid and blitz chains the standard list of scenario `standard` seeds: list type -> scenario name (the
     combined list's partners). FIDE's combined list holds FIDE-style lists: a system's seeded lists are not partners.

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from pipeline.scenarios.amendments import amendment_line, lazy_names, record_amendment
-from pipeline.scenarios.chain import ChainNotes
+from pipeline.scenarios.chain import JOINED_FROM_LATER_LIST, ChainNotes
 from pipeline.scenarios.model import Scenario
 from pipeline.scenarios.ratings_used import record_stated_differences
 from pipeline.scenarios.recalculation import LATE_REPORTS, LateReports
@@ -46,6 +46,9 @@ def month_records(
         if unconverged is not None:
             warnings.append(unconverged)
             metadata["whr_fit"] = unconverged
+        joined = notes.joined.pop(month, 0)
+        if joined:
+            metadata[JOINED_FROM_LATER_LIST] = joined
         differences = notes.stated.pop(month, None)  # None: a rating system, or a month kept as stored
         if list_stored and differences is not None:
             metadata.update(record_stated_differences(store, scenario.name, month, differences))
