@@ -363,25 +363,26 @@ BELOW_FLOOR_NAMED = 5
 
 
 def seeds_below_floor(store: ObjectStore, scenarios: Iterable[Scenario], chain_start: str) -> list[str]:
-    """Plan lines (WARNING), one a rule-set scenario whose list `chain_start` starts from holds rated players below
-    the floor of its rules in that month (regulations.below_floor): a rating no list of those rules publishes (a typo:
-    5 for 1500). The chain takes the seed as it stands, so their opponents are rated against it, and the list delists
-    them once they play; the seed list itself says nothing of it.
+    """Plan lines (WARNING), one a seed list the run's rule-set scenarios start from at `chain_start`, naming its rated
+    players below the LOWEST floor of those scenarios' rules in that month (regulations.below_floor): a rating no
+    list of any of them publishes (a typo: 5 for 1500). The chain takes the seed as it stands, so their opponents are
+    rated against it, and the list delists them once they play; the seed list itself says nothing of it. The lowest
+    floor, not each scenario's: a what-if scenario applying a later era's floor to a list issued under an earlier one
+    (sonas_2017: 1400 from 2017 on FIDE's lists floored at 1000) holds ratings below it by design, not by mistake.
     """
-    lines = []
-    # Scenarios starting from the same list read it once (a FIDE list of a million players: a second or two).
-    lists: dict[tuple[str | None, str, str], pl.DataFrame] = {}
+    by_start: dict[tuple[str | None, str, str], list[Scenario]] = {}
     for scenario in scenarios:
-        if scenario.is_system:
-            continue
-        rules = scenario.rules_for(chain_start)
-        start = (scenario.seed_list, scenario.list_type(), repr(scenario.restrict))
+        if not scenario.is_system and lowest_published_rating(scenario.rules_for(chain_start)) is not None:
+            start = (scenario.seed_list, scenario.list_type(), repr(scenario.restrict))
+            by_start.setdefault(start, []).append(scenario)
+    lines = []
+    for starting in by_start.values():
+        # Scenarios starting from the same list read it once (a FIDE list of a million players: a second or two).
         try:
-            seeded = lists.get(start)
-            if seeded is None:
-                seeded = lists[start] = previous_list(store, scenario, chain_start, chain_start)
+            seeded = previous_list(store, starting[0], chain_start, chain_start)
         except (ValueError, OSError):
             continue  # a seed list that cannot be read: the run says so where it reads it
+        rules = min((s.rules_for(chain_start) for s in starting), key=lambda r: lowest_published_rating(r) or 0)
         below = seeded.filter(below_floor(pl.col("rating"), rules).fill_null(False))
         if below.is_empty():
             continue
@@ -390,9 +391,10 @@ def seeds_below_floor(store: ObjectStore, scenarios: Iterable[Scenario], chain_s
             for player, rating in below.head(BELOW_FLOOR_NAMED).select("player_id", "rating").rows()
         )
         more = f" and {below.height - BELOW_FLOOR_NAMED:,} more" if below.height > BELOW_FLOOR_NAMED else ""
-        floor = f"the floor of {rules.name} in {chain_start} ({lowest_published_rating(rules)})"
+        names = ", ".join(s.name for s in starting)
+        floor = f"the lowest floor of their rules in {chain_start} ({lowest_published_rating(rules)}, {rules.name})"
         lines.append(
-            f"WARNING: {scenario.name}: {below.height:,} player(s) of the seed list rated below {floor}: "
+            f"WARNING: {names}: {below.height:,} player(s) of the seed list rated below {floor}: "
             f"{named}{more}; their rating counts for their opponents and the list delists them once they play"
         )
     return lines
