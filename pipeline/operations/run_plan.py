@@ -516,7 +516,10 @@ def federation_warnings(
 ) -> list[str]:
     """The run's warnings of its federation folders: names that are no federation code or differ only in case
     (landing.federation_folder_problems), and each scenario whose `reported_by` or trusted federation has no folder
-    holding dumps of `months`, which the run would rate (or trust) nothing of without a word.
+    holding dumps of `months` but one differing only in case (a misnamed folder), which the run would rate (or trust)
+    nothing of without a word. A federation with no folder at all gets a note (no WARNING: the default scenarios
+    name ENG and GER, which a federation rating its own files does not send); one that sent dumps of other months
+    only, nothing (a month without its dumps is common).
     """
     lines = [f"WARNING: {line}" for line in federation_folder_problems(entries)]
     wanted = set(months)
@@ -537,13 +540,17 @@ def federation_warnings(
             if federation in held:
                 continue
             alike = [f"raw/{escape_text(f)}/" for f in sorted(held) if f.casefold() == federation.casefold()]
-            hint = f"{', '.join(alike)} differs only in case" if alike else ""
-            hint = hint or ("it holds dumps of other months only" if federation in read else "")
-            lines.append(
-                f"WARNING: scenario {name} {what} {escape_text(federation)} ({key}), but no folder "
-                f"raw/{escape_text(federation)}/ holds dumps of {_months_text(months)}: {outcome}"
-                + (f" ({hint})" if hint else "")
-            )
+            if not alike and federation in read:
+                continue
+            code = escape_text(federation)
+            said = f"scenario {name} {what} {code} ({key}), but no folder raw/{code}/"
+            if alike:
+                lines.append(
+                    f"WARNING: {said} holds dumps of {_months_text(months)}: {outcome} ({', '.join(alike)} differs "
+                    "only in case)"
+                )
+            else:
+                lines.append(f"Note: {said} is in the landing zone: {outcome}")
     return lines
 
 
@@ -1067,7 +1074,8 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
         lines.append(f"  WARNING: not read: {escape_text(problem)}")
     if len(summary["unplaced_files"]) > SUMMARY_FILES:
         lines.append(f"  WARNING: ... and {len(summary['unplaced_files']) - SUMMARY_FILES} more files not read")
-    lines += [f"  {line}" for line in summary.get("federation_warnings", [])]
+    # The plan's notes of scenarios without their federation's folder are not said again at the end.
+    lines += [f"  {line}" for line in summary.get("federation_warnings", []) if line.startswith("WARNING: ")]
     capped = summary.get("not_read_whole", [])
     for problem in capped[:SUMMARY_FILES]:
         lines.append(f"  WARNING: not read whole: {escape_text(problem)}")
