@@ -11,6 +11,10 @@ import polars as pl
 LIST_TYPES = ("standard", "rapid", "blitz")
 
 
+#: A federation code: three capital letters (GER), as FIDE's lists, the scenarios and raw/<FED>/ folders write it.
+FEDERATION_PATTERN = r"^[A-Z]{3}$"
+
+
 class FideList(pa.DataFrameModel):
     """One row per player line that parsed; rejected lines are reported beside it, never dropped.
 
@@ -20,7 +24,9 @@ class FideList(pa.DataFrameModel):
 
     player_id: pl.Int64 = pa.Field(gt=0, unique=True, description="FIDE id")
     name: pl.Utf8 = pa.Field(description="'Lastname, Firstname' as listed")
-    federation: pl.Utf8 = pa.Field(nullable=True, str_matches=r"^[A-Z]{3}$", description="Three-letter federation code")
+    federation: pl.Utf8 = pa.Field(
+        nullable=True, str_matches=FEDERATION_PATTERN, description="Three-letter federation code"
+    )
     sex: pl.Utf8 = pa.Field(
         nullable=True,
         isin=["M", "F"],

@@ -14,7 +14,7 @@ from pipeline.formats.common import UnreadableDump
 from pipeline.formats.decoding import decode_text, split_lines
 from pipeline.formats.fields import parse_int, quoted, two_digit_year
 from pipeline.text import holds_control, printable
-from schemas.fide_list import LIST_TYPES, FideList
+from schemas.fide_list import FEDERATION_PATTERN, LIST_TYPES, FideList
 from schemas.util import conform, polars_schema
 
 # 0-based half-open slices of each layout (reference section 3.2). 'rating', 'games', 'k' are the
@@ -193,7 +193,7 @@ def _data_layout(lines: list[str]) -> str | None:
                 (
                     _slice(fields["player_id"]).str.contains(r"^\d+$")
                     & (_slice(fields["name"]) != "")
-                    & _slice(fields["federation"]).str.contains(r"^[A-Z]{3}$")
+                    & _slice(fields["federation"]).str.contains(FEDERATION_PATTERN)
                     & pl.all_horizontal(_slice(bounds).str.contains(r"^\d*$") for bounds in ratings)
                     # Nearly every listed player has a rating in a list's (first) rating column.
                     & pl.any_horizontal(_slice(bounds).str.contains(r"^\d+$") for bounds in ratings)
@@ -274,7 +274,7 @@ def _read_lines(
             )
         ),
         pl.when(pl.col("_name") == "").then(pl.lit("no name")),
-        pl.when((pl.col("_federation") != "") & ~pl.col("_federation").str.contains(r"^[A-Z]{3}$")).then(
+        pl.when((pl.col("_federation") != "") & ~pl.col("_federation").str.contains(FEDERATION_PATTERN)).then(
             pl.format("federation {} is not a three-letter code", quoted(pl.col("_federation")))
         ),
     ]

@@ -4,5 +4,7 @@ from __future__ import annotations
 
 import re
 
+from schemas.fide_list import FEDERATION_PATTERN
+
 #: A federation code: what a scenario's `restrict` names and what a folder raw/<FED>/ is meant to be called.
-FEDERATION_CODE = re.compile(r"^[A-Z]{3}$")
+FEDERATION_CODE = re.compile(FEDERATION_PATTERN)
