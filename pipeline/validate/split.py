@@ -234,7 +234,7 @@ def split_month(
     # A record rating_implausible refuses neither conflicts nor is a first copy: its resubmission with the rating put
     # right is the game. A conflicting record is no first copy either: none of its game's records is rated.
     frame = with_conflicts(frame, implausible, stated_class)
-    frame = with_first_copies(frame, implausible | pl.col("_conflict").is_not_null())
+    frame = with_first_copies(frame, implausible | pl.col("_conflict").is_not_null(), stated_class)
     late = [
         ("conflicting_result", pl.col("_conflict").is_not_null(), pl.col("_conflict")),
         (
