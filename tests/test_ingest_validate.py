@@ -1397,3 +1397,25 @@ def test_a_game_an_earlier_month_rated_is_known_on_its_day_whatever_start_or_rou
     march = validate("2024-03", read_month(store, "2024-03"))
     assert march.games.select("white_id", "white_score").rows() == [(5003, 1.0)]
     assert march.quarantine["reason"].to_list() == ["duplicate"]
+
+
+def test_an_undated_trf_sent_again_in_a_later_month_under_another_name_is_known_by_its_stated_start(tmp_path):
+    """A TRF without round dates (no tag 132) states its start in tag 042: GER sent it in January, FRA in February
+    under another file name, and its games were rated in both months (undated games were matched by file name only).
+    The start the file states keys it; a table file stating none is still matched by name only.
+    """
+    from pipeline.validate.split import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text(_undated_trf(WINTER), "raw/GER/2024-01/winter.trf")
+    store.write_text(_undated_trf(WINTER), "raw/FRA/2024-02/open-d-hiver.trf")
+    csv = "white_id,black_id,result,month,round\n8001,8002,1-0,2024-01,1\n"
+    store.write_text(csv, "raw/GER/2024-01/club.csv")
+    store.write_text(csv, "raw/FRA/2024-02/club-games.csv")
+    validate = MonthValidator(store, ["2024-01", "2024-02"])
+    january = validate("2024-01", read_month(store, "2024-01"))
+    assert january.games.height == 5 and january.games["date"].null_count() == 5
+    february = validate("2024-02", read_month(store, "2024-02"))
+    assert february.games["source_file"].to_list() == ["FRA/2024-02/club-games.csv"]
+    assert february.quarantine["reason"].to_list() == ["duplicate"] * 4
+    assert february.quarantine["detail"].str.starts_with("same game as 2024-01 GER/2024-01/winter.trf:").all()

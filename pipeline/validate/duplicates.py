@@ -47,39 +47,58 @@ def _one_list(stated_class: pl.Expr) -> pl.Expr:
     return stated_class.replace("modern", "classical")
 
 
-def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
-    """The day and event parts of GAME_KEY: a dated game is keyed by its event's start, an undated one by its event.
+def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr, start: pl.Expr) -> list[pl.Expr]:
+    """The day and event parts of GAME_KEY: a dated game is keyed by its event's start (`day`), an undated one by the
+    start its file states (`start`: stated_start), and one with neither by its event.
 
-    An undated game (no game date, no event start) is filed under the 1st of whichever month it was
-    sent in, so the same game sent in two months has two days: its event id is what stays the same.
+    An undated game without a stated start is filed under the 1st of whichever month it was sent in, so the same game
+    sent in two months has two days: its event id is what stays the same. A stated start (a TRF's tag 042 without
+    round dates) is the same in both, whatever the file is called.
     """
-    undated = date.is_null()
+    by_name = date.is_null() & start.is_null()
     # Event ids are '<dump key>#<event name>' when the dump names its events (PGN): the name is what two months share.
     # Otherwise (a TRF, a table file without event_id) the id is the dump's key '<FED>/<YYYY-MM>/<name>': its name
     # within the month folder is. The federation goes with the folder, as it goes with a PGN's dump key. An id without
     # that prefix is a table's own event_id, kept whole: a '#' in it is part of its name ('Spring Rapid #1').
     # NFC: a file or event name sent once composed ('café') and once decomposed (macOS's file names) is one name.
     named = event.str.replace(r"^[^/]*/\d{4}-\d{2}/(?:[^#]*#)?", "").str.normalize("NFC")
-    return [pl.when(~undated).then(day).alias("event_start"), pl.when(undated).then(named).alias("event_id")]
+    return [
+        pl.when(date.is_not_null()).then(day).otherwise(start).alias("event_start"),
+        pl.when(by_name).then(named).alias("event_id"),
+    ]
+
+
+def stated_start() -> pl.Expr:
+    """The start a raw record's file states for its event: a TRF's tag 042, a PGN's EventDate, a table's event_start;
+    null where it states none. A PGN event without EventDate starts on its earliest game date (pipeline.formats.pgn),
+    which a copy holding some of its games gives otherwise, a table row's `month` is read as its first day
+    (pipeline.formats.tabular: a table's start on a month's first day is taken for one) and a record without either
+    starts on its month's first day (split_month): none of them is stated.
+    """
+    pgn_inferred = (pl.col("format") == "pgn") & ~pl.col("raw_text").str.contains(r'(?i)\[EventDate\s+"[^"?]*\d[^"?]*"')
+    a_month = pl.col("format").is_in(TABLE_FORMATS) & (pl.col("event_start").dt.day() == 1)
+    return pl.when(~pgn_inferred & ~a_month).then(pl.col("event_start"))
 
 
 def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """What identifies each validated game across months (for split_month's seen_keys), with where it was reported:
-    the GAME_KEY columns (_key_columns: a dated game by its event's start, an undated one by its event), the game's date
-    (a dated game sent again is also known by its day: with_earlier_reports) and month, source_file, source_line and
-    time_control (a conflict is with a game of the list a record's clock states). One row per game, dated games
-    first; the text naming a game is made only for the few found again (with_earlier_reports), not for every game
-    kept.
+    the GAME_KEY columns (_key_columns), the game's date (a dated game sent again is also known by its day:
+    with_earlier_reports) and month, source_file, source_line and time_control (a conflict is with a game of the list a
+    record's clock states). One row per dated game, dated games first; an undated game has two, one keyed by its
+    event's start, one by its event's name: the games table does not say whether its file stated the start or the
+    month's first day was taken (a record sent again is looked up by the one its file gives). The text naming a game is
+    made only for the few found again (with_earlier_reports), not for every game kept.
     """
     lazy = games.lazy()
     where = [*GAME_KEY[2:], "date", "month", "source_file", "source_line", "time_control"]
     dated = lazy.filter(pl.col("date").is_not_null()).select(
         "event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where
     )
-    undated = lazy.filter(pl.col("date").is_null()).select(
-        *_key_columns(pl.col("event_start"), pl.col("date"), pl.col("event_id")), *where
-    )
-    return pl.concat([dated, undated]).collect()
+    undated = lazy.filter(pl.col("date").is_null())
+    by_start = undated.select("event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where)
+    none = pl.lit(None, dtype=pl.Date)
+    by_name = undated.select(*_key_columns(none, pl.col("date"), pl.col("event_id"), none), *where)
+    return pl.concat([dated, by_start, by_name]).collect()
 
 
 def with_earlier_reports(
@@ -100,7 +119,9 @@ def with_earlier_reports(
     keys = frame.filter(candidates.fill_null(False)).select(
         "record_id",
         "source_file",
-        *_key_columns(pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file"))),
+        *_key_columns(
+            pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file")), stated_start()
+        ),
         "date",
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
