@@ -1419,3 +1419,35 @@ def test_an_undated_trf_sent_again_in_a_later_month_under_another_name_is_known_
     assert february.games["source_file"].to_list() == ["FRA/2024-02/club-games.csv"]
     assert february.quarantine["reason"].to_list() == ["duplicate"] * 4
     assert february.quarantine["detail"].str.starts_with("same game as 2024-01 GER/2024-01/winter.trf:").all()
+
+
+def test_a_game_two_federations_send_in_a_month_counts_as_reported_by_both(tmp_path):
+    """GER's TRF of its open and FRA's copy of it: the copy kept was the first folder's by name (FRA's), so the
+    game's `federation` said FRA only, and `restrict: {reported_by: GER}` lost GER's own event (as did
+    `trust_stated_ratings: [GER]`). The games table lists the other federations that sent it; restriction reads both.
+    A month stored before that column is read with it empty, its games counting for their `federation` alone.
+    """
+    from pipeline.scenarios.model import Restriction
+    from pipeline.scenarios.restriction import restricted_games
+    from pipeline.store.monthly import read_stored_months, table_key
+
+    trf = _dated_trf(SPRING)
+    games, quarantine = _split_files(
+        {"GER/2024-01/open.trf": trf, "FRA/2024-01/open-de-printemps.trf": trf, "ENG/2024-01/own.trf": trf}
+    )
+    assert games.height == 4 and quarantine.height == 8
+    assert games["federation"].to_list() == ["ENG"] * 4
+    assert games["also_reported_by"].to_list() == [["FRA", "GER"]] * 4
+    for federation in ["GER", "FRA", "ENG"]:
+        assert restricted_games(games, Restriction(reported_by=federation), None).height == 4
+    assert restricted_games(games, Restriction(reported_by="ITA"), None).is_empty()
+    # A game one federation sent twice (a file filed twice) is that federation's alone.
+    games, _ = _split_files({"GER/2024-01/open.trf": trf, "GER/2024-01/open-again.trf": trf})
+    assert games["also_reported_by"].null_count() == 4
+    # Games stored without the column (an older version's store) are read with it empty.
+    store = ObjectStore(str(tmp_path))
+    store.write_parquet(games.drop("also_reported_by"), table_key(["games"], MONTH))
+    stored = read_stored_months(store, ["games"], [MONTH], Games)[MONTH]
+    assert stored["also_reported_by"].null_count() == 4
+    assert restricted_games(stored, Restriction(reported_by="GER"), None).height == 4
+    assert restricted_games(games.drop("also_reported_by"), Restriction(reported_by="GER"), None).height == 4

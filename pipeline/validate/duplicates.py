@@ -260,6 +260,11 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
             (pl.col("date").is_not_null() & (pl.len().over(_DATED_PAIRING) > 1)).alias("_by_date"),
         )
         .filter(pl.col("_by_start") | pl.col("_by_date"))
+        # A day's records of one event start are the event's pairing's already: only two starts need the day's.
+        .with_columns(
+            pl.col("_by_date")
+            & (pl.col("_event_start").min().over(_DATED_PAIRING) != pl.col("_event_start").max().over(_DATED_PAIRING))
+        )
         .select("_index", "_by_start", "_by_date")
         .collect()
     )
@@ -410,6 +415,8 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
 
 def with_first_copies(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr) -> pl.DataFrame:
     """_first_copy: for a later copy of a game in this month, where its first copy is ('<file>:<line>'); else null.
+    _also_reported_by: for a game's first copy (and its copies), the other federations whose dumps sent a copy of it
+    this month, sorted; null when none did (the games table's also_reported_by).
     _copy_note: for a copy that repeats a record of its own table file or PGN without a round, why it is taken for a
     copy (a PGN's record is its tag section, so a game whose tags repeat an earlier one's is its copy).
 
@@ -426,11 +433,20 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Ex
     frame = _same_day_firsts(frame.with_columns(first.alias("_first")), stated_class)
     later = candidate & (pl.col("_index") > pl.col("_first")).fill_null(False)
     frame = frame.with_columns(later.alias("_later_copy"))
-    copied = frame.filter(pl.col("_later_copy"))["_first"].unique()
-    firsts = frame.filter(pl.col("_index").is_in(copied.implode())).select(
-        pl.col("_index").alias("_first"),
-        pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"),
-        pl.col("source_file").alias("_first_file"),
+    copies = frame.filter(pl.col("_later_copy"))
+    # A game counts as reported by every federation whose dump sent it this month, not by the folder of the copy
+    # kept alone (national scenarios: pipeline.scenarios.restriction.sent_by).
+    sent = copies.group_by("_first").agg(pl.col("federation").unique().alias("_sent"))
+    others = pl.col("_sent").list.set_difference(pl.concat_list(pl.col("federation"))).list.sort()
+    firsts = (
+        frame.filter(pl.col("_index").is_in(sent["_first"].implode()))
+        .join(sent, left_on="_index", right_on="_first")
+        .select(
+            pl.col("_index").alias("_first"),
+            pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"),
+            pl.col("source_file").alias("_first_file"),
+            pl.when(others.list.len() > 0).then(others).alias("_also_reported_by"),
+        )
     )
     same_file = pl.col("_first_file") == pl.col("source_file")
     pgn = pl.col("format") == "pgn"
@@ -500,6 +516,8 @@ def _same_day_firsts(frame: pl.DataFrame, stated_class: pl.Expr) -> pl.DataFrame
         & pl.col("_white").is_not_null()
         & pl.col("_black").is_not_null()
     )
+    # A record none of whose DUPLICATE_KEY is rated (all refused) may still be a later copy of another file's game.
+    none_rated = pl.col("_first").fill_null(pl.lit(2**32 - 1, dtype=pl.UInt32))
     rows = (
         frame.lazy()
         .select(
@@ -513,6 +531,10 @@ def _same_day_firsts(frame: pl.DataFrame, stated_class: pl.Expr) -> pl.DataFrame
             _one_list(stated_class).alias("_class"),
         )
         .filter(pl.col("_candidate"))
+        # Only days whose records are not one game already (a copy of a whole file is, by DUPLICATE_KEY), by windows
+        # of len, min and max first: n_unique over every record costs seven times as much.
+        .filter(pl.len().over(_DAY) > 1)
+        .filter(none_rated.min().over(_DAY) != none_rated.max().over(_DAY))
         .filter(pl.col("source_file").n_unique().over(_DAY) > 1)
         .collect()
     )

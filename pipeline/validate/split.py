@@ -269,6 +269,7 @@ def split_month(
             .alias("time_control"),
             pl.col("white_rating").alias("white_rating_used"),
             pl.col("black_rating").alias("black_rating_used"),
+            pl.col("_also_reported_by").alias("also_reported_by"),
         ],
         Games,
     )
