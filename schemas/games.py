@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pandera.polars as pa
 import polars as pl
 
@@ -22,7 +24,14 @@ class Games(pa.DataFrameModel):
 
     game_id: pl.UInt64 = pa.Field(unique=True, description="Stable hash of source file and position in it")
     month: pl.Utf8 = pa.Field(str_matches=r"^\d{4}-\d{2}$", description="Rating period (YYYY-MM)")
-    federation: pl.Utf8 = pa.Field(description="Federation whose dump reported the game")
+    federation: pl.Utf8 = pa.Field(description="Federation whose dump's copy of the game is kept (the first by file)")
+    also_reported_by: Annotated[pl.List, pl.Utf8] = pa.Field(
+        nullable=True,
+        description=(
+            "Other federations whose dumps sent the game in its month, their copies quarantined as its duplicates "
+            "(sorted; null: none). A scenario restricted to or trusting a federation's reports reads both columns"
+        ),
+    )
     event_id: pl.Utf8 = pa.Field(description="Event identifier")
     event_start: pl.Date = pa.Field(description="First day of the event: picks the list in force")
     date: pl.Date = pa.Field(nullable=True, description="Date the game was played, when known")

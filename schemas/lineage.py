@@ -27,6 +27,8 @@ COLUMN_LINEAGE: dict[str, dict[str, list[tuple[str, str]]]] = {
         "white_rating_used": [("raw_games", "white_rating")],
         "black_rating_used": [("raw_games", "black_rating")],
         "colour_known": [("raw_games", "colour_known")],
+        # The federation folders of the game's copies quarantined as its duplicates.
+        "also_reported_by": [("raw_games", "federation")],
         **{column: [("raw_games", source)] for column, source in _SAME.items()},
     },
     "quarantine": {

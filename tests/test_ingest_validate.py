@@ -1304,3 +1304,150 @@ def test_games_a_round_does_not_tell_apart_are_still_rated_each():
     )
     assert quarantine.is_empty()
     assert games.sort("time_control").select("time_control", "white_score").rows() == [("blitz", 0.0), ("rapid", 1.0)]
+
+
+# -- one game reported by two federations' files of the month (pipeline/validate/duplicates.py _same_day_firsts) -----
+
+# SPRING's games as a PGN export gives them: (round, day, white, black, result).
+SPRING_GAMES = [
+    (1, "2024.01.06", 5001, 5002, "1-0"),
+    (1, "2024.01.06", 5003, 5004, "1/2-1/2"),
+    (2, "2024.01.07", 5003, 5001, "0-1"),
+    (2, "2024.01.07", 5002, 5004, "1-0"),
+]
+
+
+def _spring_pgn(rounds: set[int], *, round_tags: bool, start: str | None, changed: dict | None = None) -> str:
+    """SPRING's games of `rounds` as one PGN (with or without Round tags and EventDate); `changed`: (white, black) ->
+    another result.
+    """
+    from tests.landing import pgn_game
+
+    return "".join(
+        _with_round(
+            pgn_game("Spring Open", day, white, black, (changed or {}).get((white, black), result), start=start),
+            str(rnd) if round_tags else None,
+        )
+        for rnd, day, white, black, result in SPRING_GAMES
+        if rnd in rounds
+    )
+
+
+def test_a_game_two_federations_report_on_its_day_is_rated_once_whatever_start_or_round_their_files_give():
+    """GER's TRF of an open and FRA's PGN of it: without Round tags (EventDate given), the PGN's games were rated as
+    games of their own (8 rated for 4); with rounds 2 only and no EventDate, the PGN's event start is inferred from
+    round 2's day (7 January, the TRF's tag 042 says 6 January) and its games were rated again too. A dated game is
+    one game on its own day across files; the copy names the game rated.
+    """
+    trf = _dated_trf(SPRING)
+    for pgn in [
+        _spring_pgn({1, 2}, round_tags=False, start="2024.01.06"),
+        _spring_pgn({2}, round_tags=True, start=None),
+        _spring_pgn({2}, round_tags=False, start=None),
+    ]:
+        games, quarantine = _split_files({"GER/2024-01/open.trf": trf, "FRA/2024-01/open.pgn": pgn})
+        assert games.height == 4, games.select("source_file", "round", "white_id", "black_id").rows()
+        assert set(quarantine["reason"]) == {"duplicate"}
+        # FRA's folder sorts first: its records are the games and GER's records of them the copies.
+        rated = games.filter(pl.col("source_file") == "FRA/2024-01/open.pgn").height
+        assert quarantine.height == rated
+        assert quarantine["detail"].str.starts_with("same game as FRA/2024-01/open.pgn:").all()
+    # Another result on that day and no round: another game (the result is part of what identifies it), no conflict.
+    pgn = _spring_pgn({1}, round_tags=False, start="2024.01.06", changed={(5003, 5004): "1-0"})
+    games, quarantine = _split_files({"GER/2024-01/open.trf": trf, "FRA/2024-01/open.pgn": pgn})
+    assert games.height == 5 and quarantine["reason"].to_list() == ["duplicate"]
+    # A file that tells two games of a day apart (a game number) has two: one is the TRF's game, the other rated.
+    match = "white_id,black_id,result,date,game\n" + "5001,5002,1-0,2024-01-06,{}\n" * 2
+    games, quarantine = _split_files({"GER/2024-01/open.trf": trf, "FRA/2024-01/match.csv": match.format(1, 2)})
+    assert games.height == 4 + 1 and quarantine.select("source_file", "reason").rows() == [
+        ("GER/2024-01/open.trf", "duplicate")
+    ]
+
+
+def test_a_round_two_files_date_alike_and_give_two_results_conflicts_whatever_start_they_give():
+    """FRA's PGN holds round 2 only, no EventDate (its start inferred from round 2's day), and gives 5002-5004 another
+    result than GER's TRF: the round is known in both, so the game is one and its two records conflict, as they would
+    under one event start.
+    """
+    pgn = _spring_pgn({2}, round_tags=True, start=None, changed={(5002, 5004): "0-1"})
+    games, quarantine = _split_files({"GER/2024-01/open.trf": _dated_trf(SPRING), "FRA/2024-01/open.pgn": pgn})
+    conflicts = quarantine.filter(pl.col("reason") == "conflicting_result")
+    assert sorted(conflicts["source_file"].to_list()) == ["FRA/2024-01/open.pgn", "GER/2024-01/open.trf"]
+    assert conflicts["detail"].str.starts_with("round 2 of these players is also reported at ").all()
+    assert games.height == 3
+
+
+def test_a_game_an_earlier_month_rated_is_known_on_its_day_whatever_start_or_round_the_later_file_gives(tmp_path):
+    """GER's TRF rated January's open; FRA reports it late, in February, as a PGN without Round tags or EventDate (its
+    start inferred from its earliest game, round 2's day): its games were rated again in February. They are January's
+    games by their day; a round given in both must agree, and another result is another game where none is given.
+    """
+    from pipeline.validate.split import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text(_dated_trf(SPRING), "raw/GER/2024-01/open.trf")
+    store.write_text(_spring_pgn({2}, round_tags=False, start=None), "raw/FRA/2024-02/open.pgn")
+    changed = _spring_pgn({2}, round_tags=False, start=None, changed={(5003, 5001): "1-0"})
+    store.write_text(changed, "raw/FRA/2024-03/open.pgn")
+    validate = MonthValidator(store, ["2024-01", "2024-02", "2024-03"])
+    assert validate("2024-01", read_month(store, "2024-01")).games.height == 4
+    february = validate("2024-02", read_month(store, "2024-02"))
+    assert february.games.is_empty() and february.quarantine["reason"].to_list() == ["duplicate"] * 2
+    assert february.quarantine["detail"].str.starts_with("same game as 2024-01 GER/2024-01/open.trf:").all()
+    march = validate("2024-03", read_month(store, "2024-03"))
+    assert march.games.select("white_id", "white_score").rows() == [(5003, 1.0)]
+    assert march.quarantine["reason"].to_list() == ["duplicate"]
+
+
+def test_an_undated_trf_sent_again_in_a_later_month_under_another_name_is_known_by_its_stated_start(tmp_path):
+    """A TRF without round dates (no tag 132) states its start in tag 042: GER sent it in January, FRA in February
+    under another file name, and its games were rated in both months (undated games were matched by file name only).
+    The start the file states keys it; a table file stating none is still matched by name only.
+    """
+    from pipeline.validate.split import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text(_undated_trf(WINTER), "raw/GER/2024-01/winter.trf")
+    store.write_text(_undated_trf(WINTER), "raw/FRA/2024-02/open-d-hiver.trf")
+    csv = "white_id,black_id,result,month,round\n8001,8002,1-0,2024-01,1\n"
+    store.write_text(csv, "raw/GER/2024-01/club.csv")
+    store.write_text(csv, "raw/FRA/2024-02/club-games.csv")
+    validate = MonthValidator(store, ["2024-01", "2024-02"])
+    january = validate("2024-01", read_month(store, "2024-01"))
+    assert january.games.height == 5 and january.games["date"].null_count() == 5
+    february = validate("2024-02", read_month(store, "2024-02"))
+    assert february.games["source_file"].to_list() == ["FRA/2024-02/club-games.csv"]
+    assert february.quarantine["reason"].to_list() == ["duplicate"] * 4
+    assert february.quarantine["detail"].str.starts_with("same game as 2024-01 GER/2024-01/winter.trf:").all()
+
+
+def test_a_game_two_federations_send_in_a_month_counts_as_reported_by_both(tmp_path):
+    """GER's TRF of its open and FRA's copy of it: the copy kept was the first folder's by name (FRA's), so the
+    game's `federation` said FRA only, and `restrict: {reported_by: GER}` lost GER's own event (as did
+    `trust_stated_ratings: [GER]`). The games table lists the other federations that sent it; restriction reads both.
+    A month stored before that column is read with it empty, its games counting for their `federation` alone.
+    """
+    from pipeline.scenarios.model import Restriction
+    from pipeline.scenarios.restriction import restricted_games
+    from pipeline.store.monthly import read_stored_months, table_key
+
+    trf = _dated_trf(SPRING)
+    games, quarantine = _split_files(
+        {"GER/2024-01/open.trf": trf, "FRA/2024-01/open-de-printemps.trf": trf, "ENG/2024-01/own.trf": trf}
+    )
+    assert games.height == 4 and quarantine.height == 8
+    assert games["federation"].to_list() == ["ENG"] * 4
+    assert games["also_reported_by"].to_list() == [["FRA", "GER"]] * 4
+    for federation in ["GER", "FRA", "ENG"]:
+        assert restricted_games(games, Restriction(reported_by=federation), None).height == 4
+    assert restricted_games(games, Restriction(reported_by="ITA"), None).is_empty()
+    # A game one federation sent twice (a file filed twice) is that federation's alone.
+    games, _ = _split_files({"GER/2024-01/open.trf": trf, "GER/2024-01/open-again.trf": trf})
+    assert games["also_reported_by"].null_count() == 4
+    # Games stored without the column (an older version's store) are read with it empty.
+    store = ObjectStore(str(tmp_path))
+    store.write_parquet(games.drop("also_reported_by"), table_key(["games"], MONTH))
+    stored = read_stored_months(store, ["games"], [MONTH], Games)[MONTH]
+    assert stored["also_reported_by"].null_count() == 4
+    assert restricted_games(stored, Restriction(reported_by="GER"), None).height == 4
+    assert restricted_games(games.drop("also_reported_by"), Restriction(reported_by="GER"), None).height == 4

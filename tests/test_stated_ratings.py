@@ -178,3 +178,19 @@ def test_a_chain_lists_only_the_stated_ratings_of_the_games_it_rates(tmp_path: P
     for name, stated in (("listed", (1, 2050)), ("listed_rapid", (2, 1950))):
         differences = pl.read_csv(store / "lists" / name / "2024-01.stated-ratings.csv")
         assert differences.select("player_id", "stated").rows() == [stated]
+
+
+def test_a_trusted_federation_covers_the_games_another_federations_copy_was_kept_for():
+    """Game 1 was sent by GER and FRA; FRA's copy is kept (`federation` FRA, `also_reported_by` [GER]): trusting GER
+    uses its stated ratings, as trusting FRA does, and trusting ENG does not. A games table without the column (an
+    older store) trusts by `federation` alone.
+    """
+    games = GAMES.with_columns(
+        federation=pl.when(pl.col("game_id") == 1).then(pl.lit("FRA")).otherwise(pl.col("federation")),
+        also_reported_by=pl.when(pl.col("game_id") == 1).then(pl.lit(["GER"], dtype=pl.List(pl.Utf8))),
+    )
+    for trust, used in [("GER", (2100, 1500)), ("FRA", (2100, 1500)), ("ENG", (None, None))]:
+        rated, _ = _in_force((trust,)).ratings_used(games, "2024-02")
+        assert rated.filter(pl.col("game_id") == 1).select("white_rating_used", "black_rating_used").row(0) == used
+    rated, _ = _in_force(("GER",)).ratings_used(games.drop("also_reported_by"), "2024-02")
+    assert rated.filter(pl.col("game_id") == 1).select("white_rating_used", "black_rating_used").row(0) == (None, None)

@@ -108,7 +108,8 @@ class Restriction(_Frozen):
 
     - `players: GER`: games between two players the registry in force in the month rated gives federation GER
       (a national list of the federation's members; a game against a foreign player is not rated);
-    - `reported_by: GER`: the games GER's dumps reported (raw/GER/..., the games' `federation`), whoever plays them:
+    - `reported_by: GER`: the games GER's dumps reported (raw/GER/..., the games' `federation` or
+      `also_reported_by`: a game another federation's dump also sent that month counts for both), whoever plays them:
       what a national federation rates (its events), foreign players included.
     """
 

@@ -20,7 +20,7 @@ stated, listed, used) and counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 import polars as pl
@@ -28,6 +28,7 @@ import polars as pl
 from pipeline.months import add_months, first_day
 from pipeline.scenarios.amendments import LISTS_PREFIX
 from pipeline.scenarios.model import Scenario
+from pipeline.scenarios.restriction import sent_by
 from pipeline.store.object_store import ObjectStore, redact_url
 from pipeline.text import published_text_columns
 from schemas.stated_ratings import StatedRatingDifference, StatedRatings
@@ -38,15 +39,16 @@ DIFFERENCE_SCHEMA = polars_schema(StatedRatingDifference)
 _SIDES = ("white", "black")
 
 
-def trusted_sources(patterns: Sequence[str]) -> pl.Expr:
-    """Whether a game's source is trusted: its federation is one of `patterns`, or its file (relative to raw/)
-    matches one as a glob (`GER/2024-*/*.trf`).
+def trusted_sources(patterns: Sequence[str], columns: Collection[str]) -> pl.Expr:
+    """Whether a game's source is trusted: a federation of `patterns` reported it (sent_by: its kept copy's folder or
+    another copy's of the month; `columns`: the games table's), or its file (relative to raw/) matches one as a glob
+    (`GER/2024-*/*.trf`).
     """
     if not patterns:
         return pl.lit(False)
     federations = trusted_federations(patterns)
     globs = [p for p in patterns if p not in federations]
-    trusted = pl.col("federation").is_in(federations) if federations else pl.lit(False)
+    trusted = sent_by(federations, columns) if federations else pl.lit(False)
     for glob in globs:
         trusted = trusted | pl.col("source_file").str.contains(_glob_regex(glob))
     return trusted
@@ -84,7 +86,7 @@ class ListsInForce:
         self.lists: dict[str, pl.DataFrame | tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for month, frame in lists.items():
             self.keep(month, frame)
-        self.trusted = trusted_sources(scenario.trust_stated_ratings)
+        self.trusted_patterns = scenario.trust_stated_ratings
 
     def keep(self, month: str, rating_list: pl.DataFrame) -> None:
         """The chain's list of `month` (the list in force through the month after it)."""
@@ -119,7 +121,7 @@ class ListsInForce:
             _start=pl.when(pl.col("event_start") < first_day(period_start))
             .then(pl.col("event_start").dt.strftime("%Y-%m"))
             .otherwise(pl.lit(period_start)),
-            _trusted=self.trusted,
+            _trusted=trusted_sources(self.trusted_patterns, games.columns),
         )
         filled, differences = [], []
         for side in _SIDES:

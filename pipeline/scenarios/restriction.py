@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 import polars as pl
 
 from pipeline.ingest.registry import registry_in_force
 from pipeline.scenarios.model import Restriction
+
+
+def sent_by(federations: Sequence[str], columns: Collection[str]) -> pl.Expr:
+    """Whether a game was reported by one of `federations`: its kept copy's folder (`federation`) or that of a copy
+    another federation's dump sent the same month (`also_reported_by`). A games table stored before that column
+    (`columns` without it) has the kept copy's only.
+    """
+    sent = pl.col("federation").is_in(list(federations))
+    if "also_reported_by" not in columns:
+        return sent
+    also = pl.col("also_reported_by").list.eval(pl.element().is_in(list(federations))).list.any()
+    return sent | also.fill_null(False)
 
 
 def restricted_games(games: pl.DataFrame, restriction: Restriction, registry: pl.DataFrame | None) -> pl.DataFrame:
@@ -13,7 +27,7 @@ def restricted_games(games: pl.DataFrame, restriction: Restriction, registry: pl
     for `players` (a player it does not hold belongs to no federation).
     """
     if restriction.reported_by is not None:
-        return games.filter(pl.col("federation") == restriction.reported_by)
+        return games.filter(sent_by([restriction.reported_by], games.columns))
     assert registry is not None, "a restriction to a federation's players reads the registry in force"
     members = registry.filter(pl.col("federation") == restriction.players)["player_id"].cast(pl.Int64).implode()
     return games.filter(

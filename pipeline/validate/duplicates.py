@@ -17,6 +17,9 @@ UNTOLD_COPY = "cannot be told from a copy"
 UNTOLD_PGN_ADVICE = "tag to have such games rated"
 
 GAME_KEY = ["event_start", "event_id", "white_id", "black_id", "round", "white_score"]
+# A dated game sent again in a later month, by its own day (with_earlier_reports), and what names the game found.
+_SEEN_DAY = ["date", "white_id", "black_id", "white_score"]
+_FOUND = ["record_id", "month", "source_file_right", "source_line"]
 
 # One pairing of one round of one event is one game (README, "Rating your own federation's files", **Choice**): two
 # records of it that give another result, or the players in other colours, cannot both be rated, and which one is the
@@ -29,6 +32,8 @@ EARLIER_CONFLICT_ADVICE = (
 )
 # Within a month the day is DUPLICATE_KEY's: what makes two records copies, but for the result and colours.
 _PAIRING = ["_event_start", "_low", "_high", "round"]
+# A dated record's pairing by its own day: one game across files whatever event start each gives (_same_day_firsts).
+_DATED_PAIRING = ["date", "_low", "_high", "round"]
 _RESULT_OF_SCORE = {score: result for result, score in RESULTS.items()}
 
 
@@ -42,38 +47,58 @@ def _one_list(stated_class: pl.Expr) -> pl.Expr:
     return stated_class.replace("modern", "classical")
 
 
-def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr) -> list[pl.Expr]:
-    """The day and event parts of GAME_KEY: a dated game is keyed by its event's start, an undated one by its event.
+def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr, start: pl.Expr) -> list[pl.Expr]:
+    """The day and event parts of GAME_KEY: a dated game is keyed by its event's start (`day`), an undated one by the
+    start its file states (`start`: stated_start), and one with neither by its event.
 
-    An undated game (no game date, no event start) is filed under the 1st of whichever month it was
-    sent in, so the same game sent in two months has two days: its event id is what stays the same.
+    An undated game without a stated start is filed under the 1st of whichever month it was sent in, so the same game
+    sent in two months has two days: its event id is what stays the same. A stated start (a TRF's tag 042 without
+    round dates) is the same in both, whatever the file is called.
     """
-    undated = date.is_null()
+    by_name = date.is_null() & start.is_null()
     # Event ids are '<dump key>#<event name>' when the dump names its events (PGN): the name is what two months share.
     # Otherwise (a TRF, a table file without event_id) the id is the dump's key '<FED>/<YYYY-MM>/<name>': its name
     # within the month folder is. The federation goes with the folder, as it goes with a PGN's dump key. An id without
     # that prefix is a table's own event_id, kept whole: a '#' in it is part of its name ('Spring Rapid #1').
     # NFC: a file or event name sent once composed ('café') and once decomposed (macOS's file names) is one name.
     named = event.str.replace(r"^[^/]*/\d{4}-\d{2}/(?:[^#]*#)?", "").str.normalize("NFC")
-    return [pl.when(~undated).then(day).alias("event_start"), pl.when(undated).then(named).alias("event_id")]
+    return [
+        pl.when(date.is_not_null()).then(day).otherwise(start).alias("event_start"),
+        pl.when(by_name).then(named).alias("event_id"),
+    ]
+
+
+def stated_start() -> pl.Expr:
+    """The start a raw record's file states for its event: a TRF's tag 042, a PGN's EventDate, a table's event_start;
+    null where it states none. A PGN event without EventDate starts on its earliest game date (pipeline.formats.pgn),
+    which a copy holding some of its games gives otherwise, a table row's `month` is read as its first day
+    (pipeline.formats.tabular: a table's start on a month's first day is taken for one) and a record without either
+    starts on its month's first day (split_month): none of them is stated.
+    """
+    pgn_inferred = (pl.col("format") == "pgn") & ~pl.col("raw_text").str.contains(r'(?i)\[EventDate\s+"[^"?]*\d[^"?]*"')
+    a_month = pl.col("format").is_in(TABLE_FORMATS) & (pl.col("event_start").dt.day() == 1)
+    return pl.when(~pgn_inferred & ~a_month).then(pl.col("event_start"))
 
 
 def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """What identifies each validated game across months (for split_month's seen_keys), with where it was reported:
-    the GAME_KEY columns (_key_columns: a dated game by its event's start, an undated one by its event) and month,
-    source_file, source_line and time_control (a conflict is with a game of the list a record's clock states). One row
-    per game, dated games first; the text naming a game is made only for the few found again (with_earlier_reports),
-    not for every game kept.
+    the GAME_KEY columns (_key_columns), the game's date (a dated game sent again is also known by its day:
+    with_earlier_reports) and month, source_file, source_line and time_control (a conflict is with a game of the list a
+    record's clock states). One row per dated game, dated games first; an undated game has two, one keyed by its
+    event's start, one by its event's name: the games table does not say whether its file stated the start or the
+    month's first day was taken (a record sent again is looked up by the one its file gives). The text naming a game is
+    made only for the few found again (with_earlier_reports), not for every game kept.
     """
     lazy = games.lazy()
-    where = [*GAME_KEY[2:], "month", "source_file", "source_line", "time_control"]
+    where = [*GAME_KEY[2:], "date", "month", "source_file", "source_line", "time_control"]
     dated = lazy.filter(pl.col("date").is_not_null()).select(
         "event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where
     )
-    undated = lazy.filter(pl.col("date").is_null()).select(
-        *_key_columns(pl.col("event_start"), pl.col("date"), pl.col("event_id")), *where
-    )
-    return pl.concat([dated, undated]).collect()
+    undated = lazy.filter(pl.col("date").is_null())
+    by_start = undated.select("event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where)
+    none = pl.lit(None, dtype=pl.Date)
+    by_name = undated.select(*_key_columns(none, pl.col("date"), pl.col("event_id"), none), *where)
+    return pl.concat([dated, by_start, by_name]).collect()
 
 
 def with_earlier_reports(
@@ -94,7 +119,10 @@ def with_earlier_reports(
     keys = frame.filter(candidates.fill_null(False)).select(
         "record_id",
         "source_file",
-        *_key_columns(pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file"))),
+        *_key_columns(
+            pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file")), stated_start()
+        ),
+        "date",
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
         pl.col("round").cast(pl.Int32),
@@ -112,13 +140,27 @@ def with_earlier_reports(
         pl.col("black_id").cast(pl.Int64),
         pl.col("round").cast(pl.Int32),
         pl.col("white_score").cast(pl.Float64),
+        pl.col("date").cast(pl.Date),
         "month",
         "source_file",
         "source_line",
         _one_list(pl.col("time_control").cast(pl.Utf8)).alias("time_control"),
     )
+    # A dated game is also the game an earlier month rated on its day whatever start either file gives, where their
+    # rounds agree or one gives none (README, **Choice**; _same_day_firsts within a month).
+    same_day = (
+        keys.filter(pl.col("date").is_not_null())
+        .join(seen.filter(pl.col("date").is_not_null()), on=_SEEN_DAY, how="inner", suffix="_seen")
+        .filter(pl.col("round").is_null() | pl.col("round_seen").is_null() | (pl.col("round") == pl.col("round_seen")))
+        .rename({"source_file_seen": "source_file_right"})
+    )
     found = (
-        keys.join(seen, on=GAME_KEY, how="inner", nulls_equal=True)
+        pl.concat(
+            [
+                keys.join(seen, on=GAME_KEY, how="inner", nulls_equal=True).select(_FOUND),
+                same_day.select(_FOUND),
+            ]
+        )
         .sort("month", "source_file_right", "source_line")
         .unique("record_id", keep="first")
         .select("record_id", pl.format("{} {}:{}", "month", "source_file_right", "source_line").alias("_seen_before"))
@@ -132,17 +174,29 @@ def with_earlier_reports(
 
 def _earlier_conflicts(keys: pl.DataFrame, seen: pl.DataFrame) -> pl.DataFrame:
     """record_id and _conflict_before of the `keys` (none an earlier game's duplicate) that conflict with one."""
-    day = ["event_start", "event_id"]
     players = [pl.min_horizontal("white_id", "black_id").alias("_low"), pl.max_horizontal("white_id", "black_id")]
-    pairing = [*day, "_low", "_high", "round"]
-    told = (
-        keys.filter(pl.col("round").is_not_null() & pl.col("white_id").is_not_null() & pl.col("black_id").is_not_null())
-        .with_columns(players[0], players[1].alias("_high"))
-        .filter(pl.len().over("source_file", *pairing) == 1)
-    )
+    told = keys.filter(
+        pl.col("round").is_not_null() & pl.col("white_id").is_not_null() & pl.col("black_id").is_not_null()
+    ).with_columns(players[0], players[1].alias("_high"))
     earlier = seen.filter(pl.col("round").is_not_null()).with_columns(players[0], players[1].alias("_high"))
-    matched = told.join(earlier, on=pairing, how="inner", nulls_equal=True, suffix="_earlier").filter(
-        pl.col("_class").is_null() | (pl.col("_class") == pl.col("time_control"))
+    kept = ["record_id", "round", "white_id", "month", "source_line", "time_control", "_class"]
+    kept += [f"{name}_earlier" for name in ["source_file", "white_id", "black_id", "white_score"]]
+    # By the event's start (or name), and, dated, by the game's own day whatever start either file gives: an earlier
+    # game both find is one.
+    by_start = ["event_start", "event_id", "_low", "_high", "round"]
+    by_day = ["date", "_low", "_high", "round"]
+    matched = (
+        pl.concat(
+            [
+                told.filter(dated)
+                .filter(pl.len().over("source_file", *pairing) == 1)
+                .join(earlier.filter(dated), on=pairing, how="inner", nulls_equal=True, suffix="_earlier")
+                .select(kept)
+                for pairing, dated in [(by_start, pl.lit(True)), (by_day, pl.col("date").is_not_null())]
+            ]
+        )
+        .unique(maintain_order=True)
+        .filter(pl.col("_class").is_null() | (pl.col("_class") == pl.col("time_control")))
     )
     reversed_colours = pl.when(pl.col("white_id") != pl.col("white_id_earlier")).then(pl.lit(", colours reversed"))
     detail = pl.concat_str(
@@ -172,12 +226,14 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
     reversed, the other records ('<file>:<line> as <result>') and what to do (a conflicting_result detail), else null.
 
     The records are those that passed every earlier check and that no later check refuses (`refused`), whose round is
-    known, grouped by DUPLICATE_KEY's day (the event's start; undated and without one, the month's first day), the
-    players whatever their colours and the round; then by the class their clocks or dumps state (`stated_class`),
-    when two records of one group state two (a rapid and a blitz event starting the same day): a record that states
-    none is then left out, and is any class's otherwise. A group conflicts when its records differ in result or
-    colours and no file holds two of them (a file with two games of the same players in one round, a match's
-    sub-rounds '1.1' and '1.3', tells them apart itself, as with_occurrences does): all its records, copies included.
+    known (a record without a round conflicts with none), grouped by DUPLICATE_KEY's day (the event's start; undated
+    and without one, the month's first day) or, when dated, by their own day (_DATED_PAIRING: as _same_day_firsts,
+    whatever start each file gives), the players whatever their colours and the round; then by the class their clocks
+    or dumps state (`stated_class`), when two records of one group state two (a rapid and a blitz event starting the
+    same day): a record that states none is then left out, and is any class's otherwise. A group conflicts when its
+    records differ in result or colours and no file holds two of them (a file with two games of the same players in
+    one round, a match's sub-rounds '1.1' and '1.3', tells them apart itself, as with_occurrences does): all its
+    records, copies included.
     Groups of more than one record are rare, so only they are windowed again and described.
     """
     eligible = (
@@ -194,20 +250,50 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
             pl.int_range(pl.len(), dtype=pl.UInt32).alias("_index"),
             eligible.alias("_eligible"),
             "_event_start",
+            "date",
             *_players(),
             "round",
         )
         .filter(pl.col("_eligible"))
-        .filter(pl.len().over(_PAIRING) > 1)
-        .select("_index")
+        .with_columns(
+            (pl.len().over(_PAIRING) > 1).alias("_by_start"),
+            (pl.col("date").is_not_null() & (pl.len().over(_DATED_PAIRING) > 1)).alias("_by_date"),
+        )
+        .filter(pl.col("_by_start") | pl.col("_by_date"))
+        # A day's records of one event start are the event's pairing's already: only two starts need the day's.
+        .with_columns(
+            pl.col("_by_date")
+            & (pl.col("_event_start").min().over(_DATED_PAIRING) != pl.col("_event_start").max().over(_DATED_PAIRING))
+        )
+        .select("_index", "_by_start", "_by_date")
         .collect()
     )
     conflict = pl.repeat(None, frame.height, dtype=pl.Utf8, eager=True).alias("_conflict")
     if rows.is_empty():
         return frame.with_columns(conflict)
-    groups = frame[rows["_index"]].select(
-        rows["_index"],
-        "_event_start",
+    # A game is one by its event's start or, dated, by its own day (_same_day_firsts): either pairing's records
+    # conflict. A record both find conflicting is described by its event's.
+    details = pl.concat(
+        [
+            _conflict_details(frame, rows.filter(pl.col(by))["_index"], pairing, stated_class)
+            for by, pairing in [("_by_start", _PAIRING), ("_by_date", _DATED_PAIRING)]
+        ]
+    ).unique("_index", keep="first", maintain_order=True)
+    if details.is_empty():
+        return frame.with_columns(conflict)
+    return frame.with_columns(conflict.scatter(details["_index"], details["_conflict"]))
+
+
+def _conflict_details(
+    frame: pl.DataFrame, indices: pl.Series, pairing: list[str], stated_class: pl.Expr
+) -> pl.DataFrame:
+    """_index and _conflict (with_conflicts) of the `frame` records at `indices` grouped by `pairing`."""
+    empty = pl.DataFrame(schema={"_index": pl.UInt32, "_conflict": pl.Utf8})
+    if indices.is_empty():
+        return empty
+    groups = frame[indices].select(
+        indices.alias("_index"),
+        pairing[0],
         *_players(),
         "round",
         "_white",
@@ -216,11 +302,11 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
         "source_line",
         _one_list(stated_class).alias("_class"),
     )
-    classes = pl.col("_class").drop_nulls().n_unique().over(_PAIRING)
+    classes = pl.col("_class").drop_nulls().n_unique().over(pairing)
     groups = groups.with_columns(pl.when(classes > 1).then(pl.col("_class")).alias("_split")).filter(
         (classes <= 1) | pl.col("_class").is_not_null()
     )
-    game = [*_PAIRING, "_split"]
+    game = [*pairing, "_split"]
     outcome = pl.concat_str([pl.col("_white").cast(pl.Utf8), pl.col("result")], separator=" ")
     conflicting = groups.filter(
         (pl.len().over(game) > 1)
@@ -228,7 +314,7 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
         & (outcome.n_unique().over(game) > 1)
     )
     if conflicting.is_empty():
-        return frame.with_columns(conflict)
+        return empty
     others = (
         conflicting.join(conflicting, on=game, how="inner", nulls_equal=True, suffix="_other")
         .filter(pl.col("_index") != pl.col("_index_other"))
@@ -250,7 +336,7 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
             .alias("_others"),
         )
     )
-    details = others.select(
+    return others.select(
         "_index",
         pl.format(
             "round {} of these players is also reported at {}: the files give this game different results (or "
@@ -260,7 +346,6 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
             pl.lit(CONFLICT_ADVICE),
         ).alias("_conflict"),
     )
-    return frame.with_columns(conflict.scatter(details["_index"], details["_conflict"]))
 
 
 def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
@@ -328,11 +413,14 @@ def with_occurrences(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(occurrences.scatter(rows["_index"], rows["_occurrence"]) if rows.height else occurrences)
 
 
-def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
+def with_first_copies(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr) -> pl.DataFrame:
     """_first_copy: for a later copy of a game in this month, where its first copy is ('<file>:<line>'); else null.
+    _also_reported_by: for a game's first copy (and its copies), the other federations whose dumps sent a copy of it
+    this month, sorted; null when none did (the games table's also_reported_by).
     _copy_note: for a copy that repeats a record of its own table file or PGN without a round, why it is taken for a
     copy (a PGN's record is its tag section, so a game whose tags repeat an earlier one's is its copy).
 
+    A copy shares the first's DUPLICATE_KEY, or is in another file and dated the same day (_same_day_firsts).
     Only records that passed every earlier check compete for "first copy", in the frame's order, and of them only the
     ones no later check refuses (`refused`, e.g. an implausible stated rating): a copy points to a game that is rated.
     A refused record before that first copy keeps its own reason; one after it is a copy.
@@ -342,13 +430,23 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
     candidate = pl.col("_reason").is_null()
     frame = frame.with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_index"))
     first = pl.when(candidate & ~refused.fill_null(False)).then(pl.col("_index")).min().over(DUPLICATE_KEY)
+    frame = _same_day_firsts(frame.with_columns(first.alias("_first")), stated_class)
     later = candidate & (pl.col("_index") > pl.col("_first")).fill_null(False)
-    frame = frame.with_columns(first.alias("_first")).with_columns(later.alias("_later_copy"))
-    copied = frame.filter(pl.col("_later_copy"))["_first"].unique()
-    firsts = frame.filter(pl.col("_index").is_in(copied.implode())).select(
-        pl.col("_index").alias("_first"),
-        pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"),
-        pl.col("source_file").alias("_first_file"),
+    frame = frame.with_columns(later.alias("_later_copy"))
+    copies = frame.filter(pl.col("_later_copy"))
+    # A game counts as reported by every federation whose dump sent it this month, not by the folder of the copy
+    # kept alone (national scenarios: pipeline.scenarios.restriction.sent_by).
+    sent = copies.group_by("_first").agg(pl.col("federation").unique().alias("_sent"))
+    others = pl.col("_sent").list.set_difference(pl.concat_list(pl.col("federation"))).list.sort()
+    firsts = (
+        frame.filter(pl.col("_index").is_in(sent["_first"].implode()))
+        .join(sent, left_on="_index", right_on="_first")
+        .select(
+            pl.col("_index").alias("_first"),
+            pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_first_copy"),
+            pl.col("source_file").alias("_first_file"),
+            pl.when(others.list.len() > 0).then(others).alias("_also_reported_by"),
+        )
     )
     same_file = pl.col("_first_file") == pl.col("source_file")
     pgn = pl.col("format") == "pgn"
@@ -391,6 +489,81 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr) -> pl.DataFrame:
     return frame.with_columns(
         copy_note.scatter(notes["_index"], notes["_copy_note"]) if notes.height else copy_note
     ).drop("_later_copy", "_first_file", "_occurrence", "_index", "_first")
+
+
+# A dated game is one game on its own day whatever event start its files give or infer (README, **Choice**): two
+# files' records of the same players, colours, result and day are one game where their rounds agree or one gives
+# none. Within one file with_occurrences tells a match's games apart; across files nothing does, so a game without a
+# round is taken for the game of another file on its day (two games of the same players, colours and result on one
+# day, one file without rounds, are one: the price of not rating a game twice).
+_DAY = ["date", "_white", "_black", "result"]
+
+
+def _same_day_firsts(frame: pl.DataFrame, stated_class: pl.Expr) -> pl.DataFrame:
+    """`frame` (with `_index`, and `_first`: the first rated copy of each record's DUPLICATE_KEY) with `_first` also
+    joining the records of other files dated the same day (_DAY) into one game.
+
+    Within a day's records of the players, colours and result, a record with a round is the game of that round (and
+    occurrence), and a file's records without one, in occurrence order, the games of the day's rounds in order (the
+    k-th the k-th round known; past them, the k-th game without a round). A file that gives some of them a round and
+    some none is left as with_occurrences has it. Records of two classes (a rapid and a blitz event on one day, by
+    their clocks or dumps: `stated_class`) are two games, and one stating none is then left alone, as in
+    with_conflicts. Only days some other file also reports are windowed, not the month's every record.
+    """
+    candidate = (
+        pl.col("_reason").is_null()
+        & pl.col("date").is_not_null()
+        & pl.col("_white").is_not_null()
+        & pl.col("_black").is_not_null()
+    )
+    # A record none of whose DUPLICATE_KEY is rated (all refused) may still be a later copy of another file's game.
+    none_rated = pl.col("_first").fill_null(pl.lit(2**32 - 1, dtype=pl.UInt32))
+    rows = (
+        frame.lazy()
+        .select(
+            "_index",
+            "_first",
+            candidate.alias("_candidate"),
+            "source_file",
+            *_DAY,
+            "round",
+            "_occurrence",
+            _one_list(stated_class).alias("_class"),
+        )
+        .filter(pl.col("_candidate"))
+        # Only days whose records are not one game already (a copy of a whole file is, by DUPLICATE_KEY), by windows
+        # of len, min and max first: n_unique over every record costs seven times as much.
+        .filter(pl.len().over(_DAY) > 1)
+        .filter(none_rated.min().over(_DAY) != none_rated.max().over(_DAY))
+        .filter(pl.col("source_file").n_unique().over(_DAY) > 1)
+        .collect()
+    )
+    if rows.is_empty():
+        return frame
+    untold = pl.col("round").is_null()
+    # A round and its occurrence in one number (a match's sub-rounds '1.1', '1.3' are round 1, occurrences 0 and 1).
+    told_slot = pl.col("round").cast(pl.Int64) * 65536 + pl.col("_occurrence").cast(pl.Int64)
+    rounds_known = told_slot.filter(~untold).unique().sort().over(_DAY, mapping_strategy="join")
+    rank = pl.col("_occurrence").rank("dense").over("source_file", *_DAY, untold).cast(pl.Int64) - 1
+    slot = (
+        pl.when(~untold)
+        .then(told_slot)
+        .otherwise(pl.coalesce(rounds_known.list.get(rank, null_on_oob=True), -rank - 1))
+    )
+    classes = pl.col("_class").drop_nulls().n_unique().over(*_DAY, "_slot")
+    linked = (
+        rows.filter(untold.n_unique().over("source_file", *_DAY) == 1)
+        .with_columns(slot.alias("_slot"))
+        .with_columns(pl.when(classes > 1).then(pl.col("_class")).alias("_split"))
+        .filter((classes <= 1) | pl.col("_class").is_not_null())
+        .with_columns(pl.col("_first").min().over(*_DAY, "_slot", "_split").alias("_day_first"))
+        .filter(pl.col("_day_first") < pl.col("_first").fill_null(pl.col("_day_first") + 1))
+    )
+    if linked.is_empty():
+        return frame
+    firsts = frame["_first"].clone().scatter(linked["_index"], linked["_day_first"])
+    # A record's copies in its own file (its DUPLICATE_KEY) follow it to the other file's first copy.
+    return frame.with_columns(firsts).with_columns(pl.col("_first").min().over(DUPLICATE_KEY))
 
 
 # How far back an undated game sent again counts as a duplicate (a dated one as long as its month's games can be

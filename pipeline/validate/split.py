@@ -236,7 +236,7 @@ def split_month(
     # A record rating_implausible refuses neither conflicts nor is a first copy: its resubmission with the rating put
     # right is the game. A conflicting record is no first copy either: none of its game's records is rated.
     frame = with_conflicts(frame, implausible, stated_class)
-    frame = with_first_copies(frame, implausible | pl.col("_conflict").is_not_null())
+    frame = with_first_copies(frame, implausible | pl.col("_conflict").is_not_null(), stated_class)
     late = [
         ("conflicting_result", pl.col("_conflict").is_not_null(), pl.col("_conflict")),
         (
@@ -271,6 +271,7 @@ def split_month(
             .alias("time_control"),
             pl.col("white_rating").alias("white_rating_used"),
             pl.col("black_rating").alias("black_rating_used"),
+            pl.col("_also_reported_by").alias("also_reported_by"),
         ],
         Games,
     )
