@@ -48,6 +48,13 @@ class Identity(pa.DataFrameModel):
             "(each spelling is a row, and may print alike)"
         ),
     )
+    registered_as: pl.Int64 = pa.Field(
+        nullable=True,
+        description=(
+            "For an id the registry does not hold written beside a name it holds under another id: that id "
+            "(id_mismatch: quarantined as a mistyped id; new: rated under the written id, which earlier months rated)"
+        ),
+    )
 
     class Config:
         strict = True

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from pipeline.ingest.dumps import read_month
 from pipeline.months import month_range
@@ -109,6 +110,45 @@ def test_an_id_rated_before_the_registry_gives_its_name_to_another_id_is_no_mist
     assert all("id 14 is not registered, and 'Other, Otto' is registered as 22" in d for d in quarantined["detail"])
     assert "another record of the month writes the id beside that name" in quarantined["detail"][0]
     assert split.games.filter((pl.col("white_id") == 14) | (pl.col("black_id") == 14)).is_empty()
+    # 13 keeps its history, and the run's summary says whose name its records write: the months, both ids, what to do.
+    assert identities["registered_as"].to_list() == [21] * identities.height
+    stored = store.read_parquet(table_key(["identity"], "2023-02"))
+    store.write_parquet(stored.drop("registered_as"), table_key(["identity"], "2023-02"))  # as an older run stored it
+    store.write_parquet(split.identities, table_key(["identity"], "2023-04"))
+    [line] = run_outcome(store, ["2023-04"], [])["names_registered_elsewhere"]
+    assert "id 13 is not registered, and its records of 2023-04 write 'Late, Larry'" in line
+    assert "registers as 21: they are rated as 13, whose games since 2023-02" in line
+    assert (
+        "write 21 in the dumps instead of 13 and run again from 2023-02" in line
+        and "register it in raw/players/2023-02/" in line
+    )
+    assert run_outcome(store, ["2023-02", "2023-03"], [])["names_registered_elsewhere"] == []
+
+
+@pytest.mark.parametrize("rated_before", [False, True])
+def test_an_unregistered_id_copied_onto_a_registered_player_s_line_quarantines_that_line_alone(
+    tmp_path: Path, rated_before: bool
+) -> None:
+    # Doe plays under the unregistered 2000002 in b.csv; a.csv's arbiter copied her id onto Smith's line (registered as
+    # 1000001). Whether or not an earlier month rated 2000002, only Smith's line is the mistyped id.
+    files = {"raw/players/2023-01/players.csv": HEADER + '1000001,"Smith, John",GER\n5,"Five, F",GER\n6,"Six, S",GER\n'}
+    files["raw/GER/2023-02/a.csv"] = GAMES + 'a,1,2000002,"Smith, John",5,,1-0\n'
+    files["raw/GER/2023-02/b.csv"] = GAMES + 'b,1,2000002,"Doe, Jane",6,,0-1\nb,2,5,,2000002,"Doe, Jane",1/2-1/2\n'
+    if rated_before:
+        files["raw/GER/2023-01/c.csv"] = GAMES + 'c,1,2000002,"Doe, Jane",6,,1-0\n'
+    store = _store(tmp_path, files)
+    if rated_before:
+        _validated(store, ["2023-01"])
+    split = MonthValidator(store, ["2023-02"])("2023-02", read_month(store, "2023-02"))
+    doe = split.games.filter((pl.col("white_id") == 2000002) | (pl.col("black_id") == 2000002))
+    assert doe["source_file"].to_list() == ["GER/2023-02/b.csv"] * 2
+    [detail] = split.quarantine.filter(pl.col("reason") == "unknown_player")["detail"].to_list()
+    assert split.quarantine["source_file"].to_list() == ["GER/2023-02/a.csv"]
+    assert detail == "white id 2000002 is not registered, and 'Smith, John' is registered as 1000001 (a mistyped id?)"
+    statuses = dict(split.identities.select("name", "status").iter_rows())
+    assert statuses == {"Smith, John": "id_mismatch", "Doe, Jane": "new"}
+    store.write_parquet(split.identities, table_key(["identity"], "2023-02"))
+    assert run_outcome(store, ["2023-02"], [])["names_registered_elsewhere"] == []
 
 
 def test_a_renumbered_id_makes_its_name_ambiguous_until_the_old_id_is_listed_under_another_name(

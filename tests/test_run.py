@@ -683,6 +683,7 @@ def test_run_summary_reads_the_stored_tables_of_the_run(tmp_path: Path) -> None:
         "players": 4,
         "players_by_identity": {},
         "names_given_ids": [],
+        "names_registered_elsewhere": [],
         "unplaced_files": [],
         "not_read_whole": [],
         "rated_players": {"actual": 2, "elo-k32": 1},

@@ -49,9 +49,14 @@ from pipeline.scenarios.ratings_used import trusted_federations
 from pipeline.scenarios.recalculation import FULL, frozen_months, list_month
 from pipeline.settings import DEFAULT_STORE, Settings
 from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
-from pipeline.store.object_store import ObjectStore, fault_line, redact_url, store_root_from_env
+from pipeline.store.object_store import ObjectStore, fault_line, polars_s3_options, redact_url, store_root_from_env
 from pipeline.text import CommandLines, Placeholder, escape_text, some_names
-from pipeline.validate.identity import name_id_lines, names_given_ids
+from pipeline.validate.identity import (
+    name_id_lines,
+    names_given_ids,
+    names_registered_elsewhere,
+    registered_elsewhere_lines,
+)
 
 SUMMARY_FILES = 10  # files and warnings named in the closing summary; the tables hold them all
 
@@ -931,6 +936,50 @@ def _stored(store: ObjectStore, table: str, months: Sequence[str], schema: pl.Sc
     return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
 
 
+# The identity columns the summary reads (registered_as is null in a month stored before the table had it).
+IDENTITY_COLUMNS = pl.Schema(
+    {"month": pl.Utf8, "status": pl.Utf8, "player_id": pl.Int64, "name": pl.Utf8, "registered_as": pl.Int64}
+)
+
+
+def _identity_scan(store: ObjectStore, months: Sequence[str]) -> pl.LazyFrame:
+    """The IDENTITY_COLUMNS of the stored identity tables of `months` as one scan: the files are read side by side,
+    not one after the other (two hundred months: a look and a read each, on S3 a request each).
+    """
+    keys = [table_key(["identity"], month) for month in months]
+    if not keys:
+        return pl.LazyFrame(schema=IDENTITY_COLUMNS)
+    options: dict[str, Any] = {"schema": IDENTITY_COLUMNS, "missing_columns": "insert", "extra_columns": "ignore"}
+    if store.is_local:
+        return pl.scan_parquet([store.path(key) for key in keys], hive_partitioning=False, **options)
+    if store.is_s3:
+        return pl.scan_parquet([store.url(key) for key in keys], storage_options=polars_s3_options(), **options)
+    return pl.concat(  # another filesystem: the files as read_parquets reads them
+        frame.lazy().select(
+            pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
+            for name, dtype in IDENTITY_COLUMNS.items()
+        )
+        for frame in store.read_parquets(keys)
+    )
+
+
+def _summary_identities(store: ObjectStore, months: Sequence[str]) -> pl.DataFrame:
+    """The identity rows the summary reads: every row of `months`, and of the stored months up to their last those
+    names_given_ids and names_registered_elsewhere read (filtered as the files are read: most rows are neither).
+    """
+    stored = [month for month in stored_table_months(store, ["identity"]) if month <= months[-1]] if months else []
+    scan = _identity_scan(store, stored)
+    told = (pl.col("status") == "new") & pl.col("registered_as").is_not_null()
+    wanted = pl.col("month").is_in(list(months)) | pl.col("status").is_in(["new_name", "matched_by_name"]) | told
+    rows = scan.filter(wanted).collect()
+    told_ids = rows.filter(told)["player_id"].unique()
+    if told_ids.is_empty():  # most runs: no earlier month to look for
+        return rows
+    # The months that rated these ids before they were told apart (names_registered_elsewhere's `since`).
+    before = scan.filter(~wanted & (pl.col("status") == "new") & pl.col("player_id").is_in(told_ids.implode()))
+    return pl.concat([rows, before.collect()])
+
+
 def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[LandingEntry]) -> dict[str, Any]:
     """What the stored tables of `months` say: games, quarantine by reason and file, mostly-quarantined months,
     identities.
@@ -938,9 +987,7 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
     games = sum(stored_rows(store, "games", month) or 0 for month in months)
     quarantine_frame = _stored(store, "quarantine", months, pl.Schema({"reason": pl.Utf8, "source_file": pl.Utf8}))
     # Every stored month up to the last: a name rated under a local id before the run may be given an id in it.
-    stored = [month for month in stored_table_months(store, ["identity"]) if month <= months[-1]] if months else []
-    identity_schema = pl.Schema({"month": pl.Utf8, "status": pl.Utf8, "player_id": pl.Int64, "name": pl.Utf8})
-    every_identity = _stored(store, "identity", stored, identity_schema)
+    every_identity = _summary_identities(store, months)
     identity_frame = every_identity.filter(pl.col("month").is_in(list(months)))
 
     def counted(frame: pl.DataFrame, column: str) -> dict[str, int]:
@@ -955,6 +1002,7 @@ def run_outcome(store: ObjectStore, months: Sequence[str], entries: list[Landing
         "players": distinct_players(store, months),
         "players_by_identity": players_by_identity(identity_frame),
         "names_given_ids": name_id_lines(names_given_ids(every_identity)),
+        "names_registered_elsewhere": registered_elsewhere_lines(names_registered_elsewhere(every_identity)),
         "unplaced_files": [f"{entry.key}: {entry.problem}" for entry in unplaced(entries)],
         "not_read_whole": files_not_read_whole(store, months),
     }
@@ -1070,6 +1118,13 @@ def closing_lines(summary: dict[str, Any], scenarios: dict[str, Any], title: str
     lines += [f"  WARNING: {escape_text(line)}" for line in named[:SUMMARY_FILES]]
     if len(named) > SUMMARY_FILES:
         lines.append(f"  WARNING: ... and {len(named) - SUMMARY_FILES} more local ids whose name was given an id later")
+    elsewhere = summary.get("names_registered_elsewhere", [])
+    lines += [f"  WARNING: {escape_text(line)}" for line in elsewhere[:SUMMARY_FILES]]
+    if len(elsewhere) > SUMMARY_FILES:
+        lines.append(
+            f"  WARNING: ... and {len(elsewhere) - SUMMARY_FILES} more unregistered ids whose name is registered as "
+            "another id"
+        )
     for problem in summary["unplaced_files"][:SUMMARY_FILES]:
         lines.append(f"  WARNING: not read: {escape_text(problem)}")
     if len(summary["unplaced_files"]) > SUMMARY_FILES:

@@ -51,8 +51,9 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame, rated: pl.Series
     An id written in the dump identifies the player, registered or not: the registry adds names,
     federations and titles, and identifies records that carry a name only. The one exception is an
     unregistered id whose name the registry holds under another id: a mistyped id, not a new player
-    (_mistyped_ids). A record without an id is matched by name against the registry and the month's own
-    (name, id) pairs. `rated`: the unregistered ids earlier months rated (their identity tables' `new` ids).
+    (_mistyped_records). A record without an id is matched by name against the registry and the month's own
+    (name, id) pairs. `rated`: the unregistered ids earlier months rated (their identity tables' `new` ids), which
+    keep their history where they are used for one registered player alone.
     """
     registered = players["player_id"].cast(pl.Int64).implode()
     # Only ids that can identify somebody are given to records by name (a registry's id 0 or a dump's 10^16
@@ -88,7 +89,7 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame, rated: pl.Series
     else:
         everyone = registry_names
     frame = frame.with_row_index("_row")
-    mistyped = _mistyped_ids(frame, registered, registry_names, rated) if players.height else _NO_MISTYPED
+    mistyped = _mistyped_records(frame, registered, registry_names, rated) if players.height else _NO_MISTYPED
     for side in ("white", "black"):
         given, name = pl.col(f"{side}_id"), pl.col(f"{side}_name")
         frame = frame.with_columns(given.is_in(registered).fill_null(False).alias("_registered"))
@@ -99,11 +100,11 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame, rated: pl.Series
         )
         frame = (
             frame.join(by_name, on="_row", how="left", maintain_order="left")
-            .join(mistyped.rename({"_id": f"{side}_id"}), on=f"{side}_id", how="left", maintain_order="left")
+            .join(mistyped.filter(pl.col("_side") == side).drop("_side"), on="_row", how="left", maintain_order="left")
             .with_columns(
                 pl.when(given.is_not_null() & pl.col("_registered"))
                 .then(pl.lit("registered"))
-                .when(given.is_not_null() & pl.col("_registered_as").is_null())
+                .when(given.is_not_null() & (pl.col("_registered_as").is_null() | pl.col("_kept").fill_null(False)))
                 .then(pl.lit("new"))
                 .when(given.is_not_null())
                 .then(pl.lit("id_mismatch"))
@@ -116,6 +117,7 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame, rated: pl.Series
                 .otherwise(pl.lit("unmatched"))
                 .alias(f"_{side}_status"),
                 pl.col("_name_matches").fill_null(0).alias(f"_{side}_candidates"),
+                pl.col("_registered_as").alias(f"_{side}_registered_as"),
             )
             .with_columns(
                 pl.when(pl.col(f"_{side}_status").is_in(["registered", "new"]))
@@ -145,42 +147,78 @@ def resolve_players(frame: pl.DataFrame, players: pl.DataFrame, rated: pl.Series
                 )
                 .alias(f"_{side}_problem"),
             )
-            .drop("_name_id", "_name_matches", "_registered", "_registered_as", "_mistyped_name", "_local_id")
+            .drop("_name_id", "_name_matches", "_registered", "_registered_as", "_mistyped_name", "_kept", "_local_id")
         )
     return frame.drop("_row")
 
 
-_NO_MISTYPED = pl.DataFrame(schema={"_id": pl.Int64, "_registered_as": pl.Int64, "_mistyped_name": pl.Utf8})
+_NO_MISTYPED = pl.DataFrame(
+    schema={
+        "_row": pl.UInt32,
+        "_side": pl.Utf8,
+        "_registered_as": pl.Int64,
+        "_mistyped_name": pl.Utf8,
+        "_kept": pl.Boolean,
+    }
+)
 
 
-def _mistyped_ids(
+def _mistyped_records(
     frame: pl.DataFrame, registered: pl.Series, registry_names: pl.DataFrame, rated: pl.Series | None
 ) -> pl.DataFrame:
-    """The month's mistyped ids (_id), each with the registered id (_registered_as) and the name (_mistyped_name) of
-    its first record that shows it: an unregistered id written beside a name the registry holds under another id.
+    """The month's records (_row, _side) whose unregistered id is written where the registry holds the player under
+    another id: that id (_registered_as), the name that shows it (_mistyped_name) and whether the records are rated
+    under the written id all the same (_kept); every other record is rated under the id it writes.
 
-    Decided per id, not per record: every record of the id is quarantined, those that write no name too (they would
-    rate under the id the player the named ones show to be somebody else's). An id earlier months rated (`rated`) is
-    no mistyped id: it has a rating history (the registry gave its name to another id since, such as a player's FIDE
-    id after months under another), and quarantining it from a month on would cut that history in two.
+    A record is a mistyped id when its id is unregistered and its name is registered under another id: decided per
+    record where the month writes the id beside other names too (an unregistered player's id copied onto a
+    registered player's line: only that line is quarantined, whatever the id's history). Where every named record of
+    the id names one registered player, the id is that player's written wrongly, or a player rated under it before
+    the registry gave the name to another id, and the verdict is the id's, over all its records, those without a
+    name too: an id earlier months rated (`rated`) keeps its history, every record rated under it (_kept; the run's
+    summary warns, names_registered_elsewhere); any other is quarantined whole (a record without a name would rate
+    under the id the player the named ones show to be somebody else).
     """
-    sides = pl.concat(
+    # Only records whose id the registry does not hold are looked at (a month of registered ids has none).
+    unregistered = pl.concat(
         [
-            frame.select("_row", pl.col(f"{side}_id").alias("_id"), pl.col(f"{side}_name").alias("_raw_name"))
+            frame.select(
+                "_row",
+                pl.lit(side).alias("_side"),
+                pl.col(f"{side}_id").alias("_id"),
+                pl.col(f"{side}_name").alias("_raw_name"),
+            ).filter(pl.col("_id").is_not_null() & ~pl.col("_id").is_in(registered))
             for side in ("white", "black")
         ]
+    ).sort("_row", maintain_order=True)
+    named = unregistered.filter(_is_a_name(pl.col("_raw_name"))).with_row_index("_named_row")
+    matches = _name_matches(named.select(pl.col("_named_row").alias("_row"), "_raw_name"), registry_names)
+    named = named.join(matches.rename({"_row": "_named_row"}), on="_named_row", how="left", maintain_order="left")
+    # One registered player in every named record of the id: the verdict is the id's.
+    consistent = (
+        named.group_by("_id", maintain_order=True)
+        .agg(
+            pl.col("_name_id").first().alias("_registered_as"),
+            pl.col("_raw_name").first().alias("_mistyped_name"),
+            (pl.col("_name_id").is_not_null().all() & (pl.col("_name_id").n_unique() == 1)).alias("_one_player"),
+        )
+        .filter("_one_player")
+        .drop("_one_player")
     )
-    doubtful = ~pl.col("_id").is_in(registered) & pl.col("_raw_name").is_not_null()
-    if rated is not None and rated.len():
-        doubtful &= ~pl.col("_id").is_in(rated.implode())
-    named = sides.filter(pl.col("_id").is_not_null() & doubtful).with_row_index("_side_row")
-    matches = _name_matches(named.select(pl.col("_side_row").alias("_row"), "_raw_name"), registry_names)
-    return (
-        named.join(matches.rename({"_row": "_side_row"}), on="_side_row")
-        .sort("_row", "_side_row")
-        .group_by("_id", maintain_order=True)
-        .agg(pl.col("_name_id").first().alias("_registered_as"), pl.col("_raw_name").first().alias("_mistyped_name"))
+    kept = pl.col("_id").is_in(rated.implode()) if rated is not None and rated.len() else pl.lit(False)
+    whole = unregistered.join(consistent, on="_id").select(
+        "_row", "_side", "_registered_as", "_mistyped_name", kept.alias("_kept")
     )
+    by_record = named.filter(
+        pl.col("_name_id").is_not_null() & ~pl.col("_id").is_in(consistent["_id"].implode())
+    ).select(
+        "_row",
+        "_side",
+        pl.col("_name_id").alias("_registered_as"),
+        pl.col("_raw_name").alias("_mistyped_name"),
+        pl.lit(False).alias("_kept"),
+    )
+    return pl.concat([whole, by_record]).cast(_NO_MISTYPED.schema)
 
 
 # Players known by name only get a local id from their name: above every FIDE id, stable across months.
@@ -295,6 +333,7 @@ def identity_report(frame: pl.DataFrame | pl.LazyFrame, month: str) -> pl.DataFr
                 pl.col(f"{side}_id").alias("given_id"),
                 pl.col(f"_{side}").alias("player_id"),
                 pl.col(f"_{side}_candidates").alias("candidates"),
+                pl.col(f"_{side}_registered_as").alias("registered_as"),
                 pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).alias("_where"),
                 pl.col(f"{side}_federation").alias("federation"),
                 pl.col(f"{side}_title").alias("title"),
@@ -305,6 +344,7 @@ def identity_report(frame: pl.DataFrame | pl.LazyFrame, month: str) -> pl.DataFr
     )
     report = sides.group_by("status", "name", "given_id", "player_id", maintain_order=True).agg(
         pl.col("candidates").max(),
+        pl.col("registered_as").max(),
         pl.len().cast(pl.UInt32).alias("records"),
         pl.col("_where").first().alias("first_seen"),
         *[_most_frequent(column) for column in ("federation", "title")],
@@ -384,18 +424,24 @@ def names_given_ids(identities: pl.DataFrame) -> pl.DataFrame:
     name (as first written), local_id, first (the local id's first month), player_id, month (the first month of
     `player_id`'s after `first`).
     """
-    keyed = identities.select("month", "status", "name", "player_id", name_key(pl.col("name")).alias(NAME_KEY))
-    local = (
-        keyed.filter(pl.col("status") == "new_name")
-        .sort("month")
-        .group_by(NAME_KEY)
-        .agg(
-            pl.col("name").first(), pl.col("player_id").first().alias("local_id"), pl.col("month").min().alias("first")
-        )
+    matched = identities.filter((pl.col("status") == "matched_by_name") & pl.col("player_id").is_not_null())
+    # A name comes back every month: each spelling is normalised once (name_key), not once per month's row.
+    spellings = (
+        identities.filter(pl.col("status") == "new_name")
+        .sort("month", maintain_order=True)
+        .group_by("name", maintain_order=True)
+        .agg(pl.col("player_id").first().alias("local_id"), pl.col("month").first().alias("first"))
     )
-    matched = keyed.filter((pl.col("status") == "matched_by_name") & pl.col("player_id").is_not_null())
+    if matched.is_empty() or spellings.is_empty():  # most runs: nothing to normalise
+        spellings = spellings.clear()
+    local = (
+        spellings.with_columns(name_key(pl.col("name")).alias(NAME_KEY))
+        .sort("first", maintain_order=True)
+        .group_by(NAME_KEY)
+        .agg(pl.col("name").first(), pl.col("local_id").first(), pl.col("first").first())
+    )
     return (
-        local.join(matched.select(NAME_KEY, "player_id", "month"), on=NAME_KEY)
+        local.join(matched.select(name_key(pl.col("name")).alias(NAME_KEY), "player_id", "month"), on=NAME_KEY)
         .filter(pl.col("month") > pl.col("first"))
         .group_by("name", "local_id", "first", "player_id")
         .agg(pl.col("month").min())
@@ -412,3 +458,47 @@ def name_id_lines(splits: pl.DataFrame) -> list[str]:
         f"raw/players/{first}/ (or write the id in the dumps from {first}) and run again from {first}"
         for name, local, first, player, month in splits.select("name", "local_id", "first", "player_id", "month").rows()
     ]
+
+
+def names_registered_elsewhere(identities: pl.DataFrame) -> pl.DataFrame:
+    """The unregistered ids rated under their history though the name their records write is registered under another
+    id (`new` rows with registered_as: _mistyped_records keeps an id earlier months rated).
+
+    `identities`: identity rows of any months (month, status, name, player_id, registered_as), those of these ids'
+    `new` rows before they were first told apart included. One row per id and registered id, in id order: player_id,
+    name (as first written), registered_as, since (the id's first month), first and last (the months its records
+    wrote a name the registry holds as registered_as).
+    """
+    new = identities.filter(pl.col("status") == "new")
+    told = new.filter(pl.col("registered_as").is_not_null()).sort("month", maintain_order=True)
+    since = (
+        new.filter(pl.col("player_id").is_in(told["player_id"].implode()))
+        .group_by("player_id")
+        .agg(pl.col("month").min().alias("since"))
+    )
+    return (
+        told.group_by("player_id", "registered_as", maintain_order=True)
+        .agg(
+            pl.col("name").drop_nulls().first(),
+            pl.col("month").min().alias("first"),
+            pl.col("month").max().alias("last"),
+        )
+        .join(since, on="player_id")
+        .select("player_id", "name", "registered_as", "since", "first", "last")
+        .sort("player_id", "first", "registered_as")
+    )
+
+
+def registered_elsewhere_lines(ids: pl.DataFrame) -> list[str]:
+    """What the run's summary says of each names_registered_elsewhere row, and what to do about it."""
+    lines = []
+    for player, name, registered_as, since, first, last in ids.rows():
+        months = first if first == last else f"{first}..{last}"
+        lines.append(
+            f"id {player} is not registered, and its records of {months} write '{name}', whom the registry "
+            f"registers as {registered_as}: they are rated as {player}, whose games since {since} are rated under "
+            f"it, not as {registered_as}. To rate them as {registered_as}, write {registered_as} in the dumps "
+            f"instead of {player} and run again from {since}; to keep {player}, register it in raw/players/{since}/ "
+            f"(under a name that tells it apart from {registered_as}'s, or records written by name alone match both)"
+        )
+    return lines

@@ -98,7 +98,8 @@ def split_month(
     not (see _resolve_players); a registry used for many months carries its names' keys
     (with_name_keys), else they are computed here. seen_keys: game_keys() of the games of earlier
     months; a game among them is a duplicate here (a tournament reported again in a later month). rated: the
-    unregistered ids earlier months rated, never taken for mistyped ids (resolve_players).
+    unregistered ids earlier months rated: one whose every named record of the month names one registered player
+    keeps its history, rated under the id (resolve_players).
     check_month=False skips the reporting calendar (a loose file's month is its own). A tournament's end is
     its last game's day in the month's dumps (per file and event), of the games dated by the month's end, or the
     end its dump states when later (pipeline.rules.calendar.tournament_end: a table file's row naming no event
@@ -450,7 +451,7 @@ class MonthValidator:
                 stored = stored.filter(pl.col("date").is_null())
             self._reported[month] = game_keys(stored)
         # The unregistered ids rated so far (every stored month's identity table before the run, then each month's):
-        # no mistyped ids (resolve_players).
+        # such an id used for one registered player alone keeps its history (resolve_players).
         stored_identities = [
             store.scan_parquet(table_key(["identity"], month))
             for month in stored_table_months(store, ["identity"])
