@@ -1306,6 +1306,83 @@ def test_games_a_round_does_not_tell_apart_are_still_rated_each():
     assert games.sort("time_control").select("time_control", "white_score").rows() == [("blitz", 0.0), ("rapid", 1.0)]
 
 
+def _one_game(event: str, day: str, result: str, *, start: str | None = None, round_tag: str = "1") -> str:
+    """A PGN of one game of 1001 (White) and 1002 in `event`, without a TimeControl tag (no class stated)."""
+    from tests.landing import pgn_game
+
+    game = _with_round(pgn_game(event, day, 1001, 1002, result, start=start), round_tag)
+    return game.replace('[TimeControl "5400+30"]\n', "")
+
+
+def test_the_same_pairing_and_round_in_two_events_sharing_no_game_is_two_games_rated():
+    """Two events pairing the same players in the same round on one day, with different results, were quarantined as
+    conflicting_result: two undated events of the month (both on its first day), a rapid and a blitz event of one
+    day without clocks, two events starting the same day. One pairing of one round of one EVENT is one game: records
+    of other event ids whose files share no other game are two games, both rated. The same event id is one game,
+    whatever the files are called; so is a game a third record copies (its event then is the game's).
+    """
+    from tests.landing import pgn_game
+
+    cases = [
+        ("club.pgn", "Club Championship", "winter.pgn", "Winter Cup", "????.??.??", None, "1"),
+        ("rapid.pgn", "Saturday Rapid", "blitz.pgn", "Saturday Blitz", "2024.01.13", "2024.01.13", "3"),
+        ("a.pgn", "Event A", "b.pgn", "Event B", "2024.01.13", "2024.01.13", "1"),
+    ]
+    for file, event, other_file, other_event, day, start, rnd in cases:
+        files = {
+            f"GER/2024-01/{file}": _one_game(event, day, "1-0", start=start, round_tag=rnd),
+            f"GER/2024-01/{other_file}": _one_game(other_event, day, "0-1", start=start, round_tag=rnd),
+        }
+        games, quarantine = _split_files(files)
+        assert quarantine.is_empty(), (event, quarantine.select("reason", "detail").rows())
+        assert sorted(games["white_score"].to_list()) == [0.0, 1.0]
+        # The same event sent in a second file with the result changed is one game given two results.
+        files[f"GER/2024-01/{other_file}"] = _one_game(event, day, "0-1", start=start, round_tag=rnd)
+        games, quarantine = _split_files(files)
+        assert games.is_empty() and quarantine["reason"].to_list() == ["conflicting_result"] * 2
+    # A copy of open.trf's 5003-5004 alone, in an event of another name: the game it copies conflicts, and so does it.
+    lone = pgn_game("Printemps", "2024.01.06", 5003, 5004, "1/2-1/2", start="2024.01.06")
+    games, quarantine = _split_files(
+        {
+            "GER/2024-01/open.trf": _dated_trf(SPRING),
+            "GER/2024-01/open-corrected.trf": _dated_trf(SPRING_CORRECTED),
+            "FRA/2024-01/lone.pgn": lone,
+        }
+    )
+    conflicts = quarantine.filter(pl.col("reason") == "conflicting_result").sort("source_file")
+    assert conflicts["source_file"].to_list() == [
+        "FRA/2024-01/lone.pgn",
+        "GER/2024-01/open-corrected.trf",
+        "GER/2024-01/open.trf",
+    ]
+    assert "GER/2024-01/open-corrected.trf:" in conflicts["detail"][0]
+    assert games.height == 3
+
+
+def test_a_later_month_s_game_of_another_event_on_a_rated_pairing_s_day_and_round_is_rated(tmp_path):
+    """January rated round 1 of 1001-1002 in the Club Championship; February's folder receives the Winter Cup late,
+    whose round 1 on that day paired them too, with another result: it was conflicting_result. Another event id, and
+    a file sharing no game with January's, is another game; the Club Championship's file sent again under another
+    name with that result changed still conflicts, by its event's name, with January's game alone (the Winter Cup's is
+    another event's, so the earlier game is known).
+    """
+    from pipeline.validate.split import MonthValidator
+
+    store = ObjectStore(str(tmp_path))
+    store.write_text(_one_game("Club Championship", "2024.01.13", "1-0"), "raw/GER/2024-01/club.pgn")
+    store.write_text(_one_game("Winter Cup", "2024.01.13", "0-1"), "raw/GER/2024-02/winter.pgn")
+    store.write_text(_one_game("Club Championship", "2024.01.13", "1/2-1/2"), "raw/GER/2024-03/club-fixed.pgn")
+    validate = MonthValidator(store, ["2024-01", "2024-02", "2024-03"])
+    assert validate("2024-01", read_month(store, "2024-01")).games.height == 1
+    february = validate("2024-02", read_month(store, "2024-02"))
+    assert february.quarantine.is_empty() and february.games["white_score"].to_list() == [0.0]
+    march = validate("2024-03", read_month(store, "2024-03"))
+    assert march.games.is_empty() and march.quarantine["reason"].to_list() == ["conflicting_result"]
+    assert march.quarantine["detail"][0].startswith(
+        "round 1 of these players was rated in 2024-01 from GER/2024-01/club.pgn:"
+    )
+
+
 # -- one game reported by two federations' files of the month (pipeline/validate/duplicates.py _same_day_firsts) -----
 
 # SPRING's games as a PGN export gives them: (round, day, white, black, result).

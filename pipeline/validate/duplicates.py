@@ -56,16 +56,25 @@ def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr, start: pl.Expr) ->
     round dates) is the same in both, whatever the file is called.
     """
     by_name = date.is_null() & start.is_null()
+    return [
+        pl.when(date.is_not_null()).then(day).otherwise(start).alias("event_start"),
+        pl.when(by_name).then(_event_name(event)).alias("event_id"),
+    ]
+
+
+def _event_name(event: pl.Expr) -> pl.Expr:
+    """An event id as two dumps of one event share it, whatever file, month or federation folder each came in."""
     # Event ids are '<dump key>#<event name>' when the dump names its events (PGN): the name is what two months share.
     # Otherwise (a TRF, a table file without event_id) the id is the dump's key '<FED>/<YYYY-MM>/<name>': its name
     # within the month folder is. The federation goes with the folder, as it goes with a PGN's dump key. An id without
     # that prefix is a table's own event_id, kept whole: a '#' in it is part of its name ('Spring Rapid #1').
     # NFC: a file or event name sent once composed ('café') and once decomposed (macOS's file names) is one name.
-    named = event.str.replace(r"^[^/]*/\d{4}-\d{2}/(?:[^#]*#)?", "").str.normalize("NFC")
-    return [
-        pl.when(date.is_not_null()).then(day).otherwise(start).alias("event_start"),
-        pl.when(by_name).then(named).alias("event_id"),
-    ]
+    return event.str.replace(r"^[^/]*/\d{4}-\d{2}/(?:[^#]*#)?", "").str.normalize("NFC")
+
+
+def _event() -> pl.Expr:
+    """A raw record's event id: its file's where the file names none (a table file without event_id)."""
+    return pl.col("event_id").fill_null(pl.col("source_file"))
 
 
 def stated_start() -> pl.Expr:
@@ -87,10 +96,19 @@ def game_keys(games: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     record's clock states). One row per dated game, dated games first; an undated game has two, one keyed by its
     event's start, one by its event's name: the games table does not say whether its file stated the start or the
     month's first day was taken (a record sent again is looked up by the one its file gives). The text naming a game is
-    made only for the few found again (with_earlier_reports), not for every game kept.
+    made only for the few found again (with_earlier_reports), not for every game kept. `event` is the game's event id
+    as stored (a conflict is with a game of the same event: _earlier_conflicts).
     """
     lazy = games.lazy()
-    where = [*GAME_KEY[2:], "date", "month", "source_file", "source_line", "time_control"]
+    where: list[str | pl.Expr] = [
+        *GAME_KEY[2:],
+        "date",
+        "month",
+        "source_file",
+        "source_line",
+        "time_control",
+        pl.col("event_id").alias("event"),
+    ]
     dated = lazy.filter(pl.col("date").is_not_null()).select(
         "event_start", pl.lit(None, dtype=pl.Utf8).alias("event_id"), *where
     )
@@ -110,8 +128,9 @@ def with_earlier_reports(
     Only the `candidates` are looked up (the records that can be a game sent again).
 
     A conflict needs the round to tell the game: the record's file holds no other record of its pairing and round,
-    and the earlier months rated one game of it, of the class the record's clock or dump states (`stated_class`, null
-    when it states none: any list's). A record that matches an earlier game whole is that game's duplicate.
+    and the earlier months rated one game of it of the same event (_earlier_conflicts), of the class the record's
+    clock or dump states (`stated_class`, null when it states none: any list's). A record that matches an earlier game
+    whole is that game's duplicate.
     """
     none = [pl.lit(None, dtype=pl.Utf8).alias("_seen_before"), pl.lit(None, dtype=pl.Utf8).alias("_conflict_before")]
     if seen_keys is None or seen_keys.is_empty():
@@ -119,9 +138,8 @@ def with_earlier_reports(
     keys = frame.filter(candidates.fill_null(False)).select(
         "record_id",
         "source_file",
-        *_key_columns(
-            pl.col("_event_start"), pl.col("date"), pl.col("event_id").fill_null(pl.col("source_file")), stated_start()
-        ),
+        *_key_columns(pl.col("_event_start"), pl.col("date"), _event(), stated_start()),
+        _event().alias("_event"),
         "date",
         pl.col("_white").alias("white_id"),
         pl.col("_black").alias("black_id"),
@@ -145,6 +163,7 @@ def with_earlier_reports(
         "source_file",
         "source_line",
         _one_list(pl.col("time_control").cast(pl.Utf8)).alias("time_control"),
+        pl.col("event").cast(pl.Utf8),
     )
     # A dated game is also the game an earlier month rated on its day whatever start either file gives, where their
     # rounds agree or one gives none (README, **Choice**; _same_day_firsts within a month).
@@ -154,32 +173,39 @@ def with_earlier_reports(
         .filter(pl.col("round").is_null() | pl.col("round_seen").is_null() | (pl.col("round") == pl.col("round_seen")))
         .rename({"source_file_seen": "source_file_right"})
     )
+    matches = pl.concat(
+        [
+            keys.join(seen, on=GAME_KEY, how="inner", nulls_equal=True).select(*_FOUND, "_event"),
+            same_day.select(*_FOUND, "_event"),
+        ]
+    )
+    # A record's event shares a game with an earlier month's file: the file sent again (with_conflicts' rule).
+    shared = matches.select(
+        "_event", pl.col("source_file_right").alias("source_file_earlier"), pl.lit(True).alias("_shares")
+    )
     found = (
-        pl.concat(
-            [
-                keys.join(seen, on=GAME_KEY, how="inner", nulls_equal=True).select(_FOUND),
-                same_day.select(_FOUND),
-            ]
-        )
-        .sort("month", "source_file_right", "source_line")
+        matches.sort("month", "source_file_right", "source_line")
         .unique("record_id", keep="first")
         .select("record_id", pl.format("{} {}:{}", "month", "source_file_right", "source_line").alias("_seen_before"))
     )
-    conflicts = _earlier_conflicts(keys.join(found, on="record_id", how="anti"), seen)
+    conflicts = _earlier_conflicts(keys.join(found, on="record_id", how="anti"), seen, shared.unique())
     if found.is_empty() and conflicts.is_empty():
         return frame.with_columns(none)
     reports = found.join(conflicts, on="record_id", how="full", coalesce=True)
     return frame.join(reports, on="record_id", how="left", maintain_order="left")
 
 
-def _earlier_conflicts(keys: pl.DataFrame, seen: pl.DataFrame) -> pl.DataFrame:
-    """record_id and _conflict_before of the `keys` (none an earlier game's duplicate) that conflict with one."""
+def _earlier_conflicts(keys: pl.DataFrame, seen: pl.DataFrame, shared: pl.DataFrame) -> pl.DataFrame:
+    """record_id and _conflict_before of the `keys` (none an earlier game's duplicate) that conflict with one: a game of
+    the same event (with_conflicts): of the same event id (_event_name), or of a file another record of the key's event
+    is a duplicate of (`shared`: _event, source_file_earlier, _shares), the tournament's file sent again.
+    """
     players = [pl.min_horizontal("white_id", "black_id").alias("_low"), pl.max_horizontal("white_id", "black_id")]
     told = keys.filter(
         pl.col("round").is_not_null() & pl.col("white_id").is_not_null() & pl.col("black_id").is_not_null()
     ).with_columns(players[0], players[1].alias("_high"))
     earlier = seen.filter(pl.col("round").is_not_null()).with_columns(players[0], players[1].alias("_high"))
-    kept = ["record_id", "round", "white_id", "month", "source_line", "time_control", "_class"]
+    kept = ["record_id", "round", "white_id", "month", "source_line", "time_control", "_class", "_event", "event"]
     kept += [f"{name}_earlier" for name in ["source_file", "white_id", "black_id", "white_score"]]
     # By the event's start (or name), and, dated, by the game's own day whatever start either file gives: an earlier
     # game both find is one.
@@ -197,6 +223,8 @@ def _earlier_conflicts(keys: pl.DataFrame, seen: pl.DataFrame) -> pl.DataFrame:
         )
         .unique(maintain_order=True)
         .filter(pl.col("_class").is_null() | (pl.col("_class") == pl.col("time_control")))
+        .join(shared, on=["_event", "source_file_earlier"], how="left", maintain_order="left")
+        .filter((_event_name(pl.col("_event")) == _event_name(pl.col("event"))) | pl.col("_shares").fill_null(False))
     )
     reversed_colours = pl.when(pl.col("white_id") != pl.col("white_id_earlier")).then(pl.lit(", colours reversed"))
     detail = pl.concat_str(
@@ -232,8 +260,8 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
     or dumps state (`stated_class`), when two records of one group state two (a rapid and a blitz event starting the
     same day): a record that states none is then left out, and is any class's otherwise. A group conflicts when its
     records differ in result or colours and no file holds two of them (a file with two games of the same players in
-    one round, a match's sub-rounds '1.1' and '1.3', tells them apart itself, as with_occurrences does): all its
-    records, copies included.
+    one round, a match's sub-rounds '1.1' and '1.3', tells them apart itself, as with_occurrences does); of it, the
+    records two accounts of one event give two results (_accounts_of_one_event), copies included.
     Groups of more than one record are rare, so only they are windowed again and described.
     """
     eligible = (
@@ -275,7 +303,7 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
     # conflict. A record both find conflicting is described by its event's.
     details = pl.concat(
         [
-            _conflict_details(frame, rows.filter(pl.col(by))["_index"], pairing, stated_class)
+            _conflict_details(frame, rows.filter(pl.col(by))["_index"], pairing, refused, stated_class)
             for by, pairing in [("_by_start", _PAIRING), ("_by_date", _DATED_PAIRING)]
         ]
     ).unique("_index", keep="first", maintain_order=True)
@@ -285,7 +313,7 @@ def with_conflicts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr)
 
 
 def _conflict_details(
-    frame: pl.DataFrame, indices: pl.Series, pairing: list[str], stated_class: pl.Expr
+    frame: pl.DataFrame, indices: pl.Series, pairing: list[str], refused: pl.Expr, stated_class: pl.Expr
 ) -> pl.DataFrame:
     """_index and _conflict (with_conflicts) of the `frame` records at `indices` grouped by `pairing`."""
     empty = pl.DataFrame(schema={"_index": pl.UInt32, "_conflict": pl.Utf8})
@@ -300,24 +328,35 @@ def _conflict_details(
         "result",
         "source_file",
         "source_line",
+        _event().alias("_event"),
         _one_list(stated_class).alias("_class"),
+        pl.concat_str([pl.col("_white").cast(pl.Utf8), pl.col("result")], separator=" ").alias("_outcome"),
     )
     classes = pl.col("_class").drop_nulls().n_unique().over(pairing)
     groups = groups.with_columns(pl.when(classes > 1).then(pl.col("_class")).alias("_split")).filter(
         (classes <= 1) | pl.col("_class").is_not_null()
     )
     game = [*pairing, "_split"]
-    outcome = pl.concat_str([pl.col("_white").cast(pl.Utf8), pl.col("result")], separator=" ")
     conflicting = groups.filter(
         (pl.len().over(game) > 1)
         & (pl.len().over(game) == pl.col("source_file").n_unique().over(game))
-        & (outcome.n_unique().over(game) > 1)
+        & (pl.col("_outcome").n_unique().over(game) > 1)
     )
     if conflicting.is_empty():
         return empty
+    accounts = _accounts_of_one_event(frame, conflicting, game, refused, stated_class)
+    if accounts.is_empty():
+        return empty
+    # A record conflicts when its result is one an account of its event contradicts; it names its copies and those
+    # accounts (not the records of another event that pairs the same players in that round on that day).
     others = (
-        conflicting.join(conflicting, on=game, how="inner", nulls_equal=True, suffix="_other")
+        conflicting.join(
+            accounts.select(*game, "_outcome").unique(), on=[*game, "_outcome"], how="semi", nulls_equal=True
+        )
+        .join(conflicting, on=game, how="inner", nulls_equal=True, suffix="_other")
         .filter(pl.col("_index") != pl.col("_index_other"))
+        .join(accounts, on=[*game, "_outcome", "_outcome_other"], how="left", nulls_equal=True)
+        .filter((pl.col("_outcome") == pl.col("_outcome_other")) | pl.col("_linked").fill_null(False))
         .sort("_index", "source_file_other", "source_line_other")
         .group_by("_index", maintain_order=True)
         .agg(
@@ -345,6 +384,53 @@ def _conflict_details(
             "_others",
             pl.lit(CONFLICT_ADVICE),
         ).alias("_conflict"),
+    )
+
+
+def _accounts_of_one_event(
+    frame: pl.DataFrame, conflicting: pl.DataFrame, game: list[str], refused: pl.Expr, stated_class: pl.Expr
+) -> pl.DataFrame:
+    """The pairs of outcomes of each `game` of the `conflicting` records (`_outcome`, `_outcome_other`, `_linked`) that
+    two accounts of one event give: a record of each of the same event id (_event_name), or of two events that share
+    another game (a record of one is a duplicate of a record of the other: _with_firsts), as a tournament's file sent
+    again under another name, or another federation's export of it naming the event otherwise, does.
+
+    The same pairing in the same round on one day in two events that share no game is two games (two undated events
+    of one month, a rapid and a blitz event of one day without clocks, two events starting on one day).
+    Only the files of records whose event ids differ are looked into again, for the games they share.
+    """
+    pairs = (
+        conflicting.join(conflicting, on=game, how="inner", nulls_equal=True, suffix="_other")
+        .filter(pl.col("_outcome") != pl.col("_outcome_other"))
+        .with_columns((_event_name(pl.col("_event")) == _event_name(pl.col("_event_other"))).alias("_linked"))
+    )
+    unnamed = pairs.filter(~pl.col("_linked"))
+    if not unnamed.is_empty():
+        files = pl.concat([unnamed["source_file"], unnamed["source_file_other"]]).unique()
+        shared = _events_sharing_a_game(
+            frame.filter(pl.col("source_file").is_in(files.implode())), refused, stated_class
+        )
+        pairs = pairs.join(shared, on=["_event", "_event_other"], how="left").with_columns(
+            pl.col("_linked") | pl.col("_shares").fill_null(False)
+        )
+    return pairs.filter(pl.col("_linked")).select(*game, "_outcome", "_outcome_other", "_linked").unique()
+
+
+def _events_sharing_a_game(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr) -> pl.DataFrame:
+    """The pairs of events (`_event`, `_event_other`, `_shares`) of which a record of one is a copy of a record of the
+    other in `frame` (whole files), by with_first_copies' rule (_with_firsts).
+    """
+    copies = (
+        _with_firsts(frame, refused, stated_class)
+        .filter(pl.col("_reason").is_null() & pl.col("_first").is_not_null())
+        .select("_first", _event().alias("_event"))
+        .unique()
+    )
+    return (
+        copies.join(copies, on="_first", suffix="_other")
+        .filter(pl.col("_event") != pl.col("_event_other"))
+        .select("_event", "_event_other", pl.lit(True).alias("_shares"))
+        .unique()
     )
 
 
@@ -426,11 +512,8 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Ex
     A refused record before that first copy keeps its own reason; one after it is a copy.
     Copies are rare, so the text is built for their keys only, not for every record of the month.
     """
-    frame = with_occurrences(frame)
+    frame = _with_firsts(frame, refused, stated_class)
     candidate = pl.col("_reason").is_null()
-    frame = frame.with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_index"))
-    first = pl.when(candidate & ~refused.fill_null(False)).then(pl.col("_index")).min().over(DUPLICATE_KEY)
-    frame = _same_day_firsts(frame.with_columns(first.alias("_first")), stated_class)
     later = candidate & (pl.col("_index") > pl.col("_first")).fill_null(False)
     frame = frame.with_columns(later.alias("_later_copy"))
     copies = frame.filter(pl.col("_later_copy"))
@@ -489,6 +572,17 @@ def with_first_copies(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Ex
     return frame.with_columns(
         copy_note.scatter(notes["_index"], notes["_copy_note"]) if notes.height else copy_note
     ).drop("_later_copy", "_first_file", "_occurrence", "_index", "_first")
+
+
+def _with_firsts(frame: pl.DataFrame, refused: pl.Expr, stated_class: pl.Expr) -> pl.DataFrame:
+    """`frame` with _occurrence (with_occurrences), _index (its row) and _first: the _index of the first record of
+    its game that passed every check and that `refused` does not refuse, the record's own when it is that first; null
+    where none is. A record's game is its DUPLICATE_KEY's, or another file's of the same day (_same_day_firsts).
+    """
+    frame = with_occurrences(frame).with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_index"))
+    rated = pl.col("_reason").is_null() & ~refused.fill_null(False)
+    first = pl.when(rated).then(pl.col("_index")).min().over(DUPLICATE_KEY)
+    return _same_day_firsts(frame.with_columns(first.alias("_first")), stated_class)
 
 
 # A dated game is one game on its own day whatever event start its files give or infer (README, **Choice**): two
