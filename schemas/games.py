@@ -9,6 +9,8 @@ import polars as pl
 
 #: The games' time-control classes (`time_control`); a games file given to `ratings rate-period` may name them.
 TIME_CONTROLS = ["classical", "modern", "rapid", "blitz"]
+#: The classes FIDE's standard list rates: a game of either is one of that list's games.
+STANDARD_TIME_CONTROLS = ("classical", "modern")
 #: The games' results as the dumps are read (raw_games' `result`) and White's score in each: the results validation
 #: keeps.
 RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}

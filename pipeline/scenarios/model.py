@@ -32,7 +32,7 @@ from pipeline.rules.model import (
 from pipeline.settings import Settings
 from pipeline.systems import scenario_system, system_names
 from pipeline.systems.config import SystemRules
-from schemas.games import TIME_CONTROLS
+from schemas.games import STANDARD_TIME_CONTROLS, TIME_CONTROLS
 
 # One name everywhere: tables, Dagster groups (which allow no dash), reports, lists and the CLI.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -51,8 +51,6 @@ BASELINE_SCENARIO = "actual"
 #: A rating system has no K: where its lists are read as FIDE's are (ever_2400 from elite_from, the points ledger's
 #: newcomers from newcomer_until_games), FIDE's default K policy stands in (2400 and 30 games, as in every preset).
 SYSTEM_K_POLICY = KPolicy()
-#: The time controls a system scenario rates unless it says otherwise: FIDE's standard list.
-STANDARD_TIME_CONTROLS = ("classical", "modern")
 
 
 class Compression(_Frozen):

@@ -6,7 +6,7 @@ import polars as pl
 
 # Files whose rows are games: a file without rounds can still show which of its repeated rows are separate games.
 from pipeline.formats import TABLE_FORMATS
-from schemas.games import RESULTS
+from schemas.games import RESULTS, STANDARD_TIME_CONTROLS
 
 # The same game reported twice: a tournament file submitted again, or the same game in two dumps. _occurrence tells
 # apart the games of one pairing that a file shows to be separate (with_occurrences).
@@ -43,8 +43,11 @@ def _players() -> list[pl.Expr]:
 
 
 def _one_list(stated_class: pl.Expr) -> pl.Expr:
-    """The class a record's clock or dump states, 'modern' as 'classical' (one list): null when neither states one."""
-    return stated_class.replace("modern", "classical")
+    """The class a record's clock or dump states, 'modern' as 'classical' (one list: STANDARD_TIME_CONTROLS); null
+    when neither states one.
+    """
+    standard = list(STANDARD_TIME_CONTROLS)
+    return stated_class.replace(standard, [standard[0]] * len(standard))
 
 
 def _key_columns(day: pl.Expr, date: pl.Expr, event: pl.Expr, start: pl.Expr) -> list[pl.Expr]:
