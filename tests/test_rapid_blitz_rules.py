@@ -398,3 +398,20 @@ def test_fides_real_rapid_list_of_january_2013_seeds_the_rapid_chain():
     assert rows.height == 11_098 and rows["rating"].null_count() == 0
     assert set(rows["k"].to_list()) == {20}, "K 20 for every player of FIDE's 2013 rapid list"
     assert rows["rating"].min() >= 1000
+
+
+def test_the_default_rapid_and_blitz_lists_are_compressed_on_the_march_2024_list_as_the_standard_one() -> None:
+    """FIDE's one-time compression of 1 March 2024 came on all three lists (docs/regulations.md): without it the rapid
+    and blitz chains kept ratings of 1000-1399 under the 1400 floor of their 2024 rules, delisted as they played.
+    """
+    from pipeline.scenarios.model import load_scenarios
+
+    scenarios = load_scenarios()
+    compressed = {
+        name
+        for name, scenario in scenarios.items()
+        if any(event.compress is not None for event in scenario.events_after("2024-02"))
+    }
+    assert {"actual", "actual_rapid", "actual_blitz"} <= compressed
+    for name in ("actual_rapid", "actual_blitz"):
+        assert resolve_rules(scenarios[name].rules, "2024-03").floor == 1400
