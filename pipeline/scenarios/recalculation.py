@@ -695,9 +695,7 @@ def late_reports(store: ObjectStore, scenario: Scenario, months: Sequence[str], 
         not_rated = left["game_id"].to_numpy()
         if not len(not_rated):
             continue
-        games = read_stored_month(store, ["games"], month)
-        assert games is not None  # its ids were just read
-        games = games.with_columns(pl.col("game_id").cast(pl.UInt64))
+        games = stored_games(store, month).with_columns(pl.col("game_id").cast(pl.UInt64))
         games = games.filter(pl.col("game_id").is_in(pl.Series(not_rated).implode())).with_columns(_filed=pl.lit(month))
         waiting.append(with_stated_ends(store, month, games))
     found = pl.concat(waiting, how="vertical_relaxed") if waiting else None
@@ -813,9 +811,7 @@ def changed_before(
         rows = []
         for folder in held["_filed"].unique().sort().to_list():
             if folder not in whole:
-                games = read_stored_month(store, ["games"], folder)
-                assert games is not None  # its ids were just read
-                whole[folder] = games.with_columns(pl.col("game_id").cast(pl.UInt64))
+                whole[folder] = stored_games(store, folder).with_columns(pl.col("game_id").cast(pl.UInt64))
             rows.append(whole[folder].filter(pl.col("game_id").is_in(ids.implode())))
         looked_back[target] = pl.concat(rows, how="vertical_relaxed").sort("game_id")
     return looked_back, notes

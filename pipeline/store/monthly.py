@@ -78,15 +78,18 @@ def read_stored_months(
     held = months_stored(store, asset_path, months)
     frames = store.read_parquets([table_key(asset_path, month) for month in held])
     if model is not None:
-        schema = polars_schema(model)
-        frames = [
-            frame.select(
-                pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
-                for name, dtype in schema.items()
-            )
-            for frame in frames
-        ]
+        frames = [as_stored_now(frame, model) for frame in frames]
     return dict(zip(held, frames, strict=True))
+
+
+def as_stored_now(frame: pl.DataFrame, model: Model) -> pl.DataFrame:
+    """A stored table as this version's `model` has it: its columns in its order, each cast to its dtype, a column an
+    older version stored the table without (games' also_reported_by) empty, so that it concatenates with new frames.
+    """
+    return frame.select(
+        pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
+        for name, dtype in polars_schema(model).items()
+    )
 
 
 def read_stored_month(
@@ -109,10 +112,12 @@ def read_stored_month(
 
 
 def stored_games(store: ObjectStore, month: str, columns: list[str] | None = None) -> pl.DataFrame:
-    """The month's validated games as stored (only `columns` when given); none where the month has no games stored."""
+    """The month's validated games as stored (only `columns` when given; else every column of the Games model, one an
+    older version did not store empty: as_stored_now); none where the month has no games stored.
+    """
     stored = read_stored_month(store, ["games"], month, columns)
     if stored is not None:
-        return stored
+        return stored if columns is not None else as_stored_now(stored, Games)
     return empty_frame(Games) if columns is None else empty_frame(Games).select(columns)
 
 
