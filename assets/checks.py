@@ -13,6 +13,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 
 from assets.metadata import Metadata
+from assets.runtime.upgrades import latest_materializations
 from assets.storage import ObjectStoreResource
 from pipeline.invariants.catalog import (
     CHECK_DESCRIPTIONS,
@@ -144,12 +145,7 @@ def month_targets(instance: dg.DagsterInstance, key: dg.AssetKey, months: Iterab
     The UI counts a month's check as passed or failed only while its latest evaluation targets the
     month's latest materialization; an evaluation without a target reads as never run (Missing).
     """
-    latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, set(months))
-    if not latest:
-        return {}
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
-    ).records
+    records = latest_materializations(instance, key, set(months))
     return {
         record.partition_key: Target(run_id=record.run_id, storage_id=record.storage_id, timestamp=record.timestamp)
         for record in records

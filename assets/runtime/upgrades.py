@@ -29,6 +29,22 @@ GAMES_MADE_OTHERWISE = "games_made_otherwise"
 SHARED_TABLES = {"raw_games": "ingest", "games": "validate"}
 
 
+def latest_materializations(
+    instance: dg.DagsterInstance, key: dg.AssetKey, months: set[str]
+) -> list[dg.EventLogRecord]:
+    """The latest materialization record of `key` the instance holds for each of `months` it records (in no order).
+    Two queries: the latest storage ids, then those records.
+    """
+    latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, months)
+    if not latest:
+        return []
+    return list(
+        instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
+        ).records
+    )
+
+
 def recorded_versions(instance: dg.DagsterInstance, key: dg.AssetKey, months: set[str]) -> dict[str, str | None]:
     """Month -> the code version Dagster tagged on the latest materialization of `key` the instance records for it
     (None: recorded without one), for the `months` it records. Two queries: the latest storage ids, then those records;
@@ -39,12 +55,7 @@ def recorded_versions(instance: dg.DagsterInstance, key: dg.AssetKey, months: se
             dg.AssetRecordsFilter(asset_key=key, asset_partitions=list(months)), limit=1
         ).records
     else:
-        latest = instance.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, months)
-        if not latest:
-            return {}
-        records = instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=key, storage_ids=list(latest.values())), limit=len(latest)
-        ).records
+        records = latest_materializations(instance, key, months)
     return {
         record.asset_materialization.partition: (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG)
         for record in records
