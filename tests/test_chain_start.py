@@ -1067,8 +1067,9 @@ def test_a_dagster_rate_step_on_a_fresh_instance_judges_the_month_before_by_its_
     assert line.startswith(
         "WARNING: the stored games of 2024-04 (or earlier) were read or validated by another version of the code than "
         f"this run's, and this run starts at 2024-05: the lists rated on them may differ from a rating from scratch; "
-        f"bring them in line with `ratings run --store {store} --from 2024-04`, or from the first such month before it"
+        f"bring them in line with `ratings run --store {store} --from 2024-04"
     ), line
+    assert "`, or from the first such month before it (a `ratings run` names it)" in line
     assert said == {"glicko2": {GAMES_MADE_OTHERWISE: line}}
 
 

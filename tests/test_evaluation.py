@@ -310,6 +310,7 @@ def stored_games(month: str, pairs: list[tuple[int, int, float]]) -> pl.DataFram
                 "source_file": [f"GER/{month}/open.trf"] * n,
                 "source_line": list(range(1, n + 1)),
                 "colour_known": [None] * n,
+                "also_reported_by": pl.Series([None] * n, dtype=pl.List(pl.Utf8)),
             }
         ),
         Games,

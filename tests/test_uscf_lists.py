@@ -115,6 +115,7 @@ def month_games(pairs: list[tuple[int, int]], clocks=CLOCKS, month: str = "2024-
             "colour_known": True,
             "source_file": "USA/x.csv",
             "source_line": list(range(2, 2 + len(pairs))),
+            "also_reported_by": pl.Series([None] * len(pairs), dtype=pl.List(pl.Utf8)),
         }
     )
     return conform(frame, Games)

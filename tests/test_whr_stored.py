@@ -85,6 +85,7 @@ def _games(month: str, rng: np.random.Generator) -> pl.DataFrame:
                 "colour_known": [i % 5 != 0 for i in range(n)],
                 "source_file": [f"GER/{month}/games.csv"] * n,
                 "source_line": pl.Series(np.arange(2, n + 2), dtype=pl.Int64),
+                "also_reported_by": pl.Series([None] * n, dtype=pl.List(pl.Utf8)),
             }
         ),
         Games,
