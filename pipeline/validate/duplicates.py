@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 # Files whose rows are games: a file without rounds can still show which of its repeated rows are separate games.
@@ -37,9 +39,20 @@ _DATED_PAIRING = ["date", "_low", "_high", "round"]
 _RESULT_OF_SCORE = {score: result for result, score in RESULTS.items()}
 
 
-def _players() -> list[pl.Expr]:
+def _players(white: str = "_white", black: str = "_black") -> list[pl.Expr]:
     """The pairing's players whatever their colours: a game sent again with the colours put right is the same game."""
-    return [pl.min_horizontal("_white", "_black").alias("_low"), pl.max_horizontal("_white", "_black").alias("_high")]
+    return [pl.min_horizontal(white, black).alias("_low"), pl.max_horizontal(white, black).alias("_high")]
+
+
+def _split_by_class(frame: pl.DataFrame, game: Sequence[str]) -> pl.DataFrame:
+    """`frame` with _split: the `_class` of records of a `game` whose records state two classes (a rapid and a blitz
+    event starting on one day: two games), null where they state at most one; a record stating none is left out of a
+    game whose records state two (it is neither's).
+    """
+    classes = pl.col("_class").drop_nulls().n_unique().over(game)
+    return frame.with_columns(pl.when(classes > 1).then(pl.col("_class")).alias("_split")).filter(
+        (classes <= 1) | pl.col("_class").is_not_null()
+    )
 
 
 def _one_list(stated_class: pl.Expr) -> pl.Expr:
@@ -203,17 +216,16 @@ def _earlier_conflicts(keys: pl.DataFrame, seen: pl.DataFrame, shared: pl.DataFr
     the same event (with_conflicts): of the same event id (_event_name), or of a file another record of the key's event
     is a duplicate of (`shared`: _event, source_file_earlier, _shares), the tournament's file sent again.
     """
-    players = [pl.min_horizontal("white_id", "black_id").alias("_low"), pl.max_horizontal("white_id", "black_id")]
+    players = _players("white_id", "black_id")
     told = keys.filter(
         pl.col("round").is_not_null() & pl.col("white_id").is_not_null() & pl.col("black_id").is_not_null()
-    ).with_columns(players[0], players[1].alias("_high"))
-    earlier = seen.filter(pl.col("round").is_not_null()).with_columns(players[0], players[1].alias("_high"))
+    ).with_columns(players)
+    earlier = seen.filter(pl.col("round").is_not_null()).with_columns(players)
     kept = ["record_id", "round", "white_id", "month", "source_line", "time_control", "_class", "_event", "event"]
     kept += [f"{name}_earlier" for name in ["source_file", "white_id", "black_id", "white_score"]]
     # By the event's start (or name), and, dated, by the game's own day whatever start either file gives: an earlier
     # game both find is one.
     by_start = ["event_start", "event_id", "_low", "_high", "round"]
-    by_day = ["date", "_low", "_high", "round"]
     matched = (
         pl.concat(
             [
@@ -221,7 +233,7 @@ def _earlier_conflicts(keys: pl.DataFrame, seen: pl.DataFrame, shared: pl.DataFr
                 .filter(pl.len().over("source_file", *pairing) == 1)
                 .join(earlier.filter(dated), on=pairing, how="inner", nulls_equal=True, suffix="_earlier")
                 .select(kept)
-                for pairing, dated in [(by_start, pl.lit(True)), (by_day, pl.col("date").is_not_null())]
+                for pairing, dated in [(by_start, pl.lit(True)), (_DATED_PAIRING, pl.col("date").is_not_null())]
             ]
         )
         .unique(maintain_order=True)
@@ -335,10 +347,7 @@ def _conflict_details(
         _one_list(stated_class).alias("_class"),
         pl.concat_str([pl.col("_white").cast(pl.Utf8), pl.col("result")], separator=" ").alias("_outcome"),
     )
-    classes = pl.col("_class").drop_nulls().n_unique().over(pairing)
-    groups = groups.with_columns(pl.when(classes > 1).then(pl.col("_class")).alias("_split")).filter(
-        (classes <= 1) | pl.col("_class").is_not_null()
-    )
+    groups = _split_by_class(groups, pairing)
     game = [*pairing, "_split"]
     conflicting = groups.filter(
         (pl.len().over(game) > 1)
@@ -647,12 +656,11 @@ def _same_day_firsts(frame: pl.DataFrame, stated_class: pl.Expr) -> pl.DataFrame
         .then(told_slot)
         .otherwise(pl.coalesce(rounds_known.list.get(rank, null_on_oob=True), -rank - 1))
     )
-    classes = pl.col("_class").drop_nulls().n_unique().over(*_DAY, "_slot")
     linked = (
-        rows.filter(untold.n_unique().over("source_file", *_DAY) == 1)
-        .with_columns(slot.alias("_slot"))
-        .with_columns(pl.when(classes > 1).then(pl.col("_class")).alias("_split"))
-        .filter((classes <= 1) | pl.col("_class").is_not_null())
+        _split_by_class(
+            rows.filter(untold.n_unique().over("source_file", *_DAY) == 1).with_columns(slot.alias("_slot")),
+            [*_DAY, "_slot"],
+        )
         .with_columns(pl.col("_first").min().over(*_DAY, "_slot", "_split").alias("_day_first"))
         .filter(pl.col("_day_first") < pl.col("_first").fill_null(pl.col("_day_first") + 1))
     )
