@@ -48,7 +48,7 @@ from pipeline.scenarios.model import Scenario, load_scenarios
 from pipeline.scenarios.ratings_used import trusted_federations
 from pipeline.scenarios.recalculation import FULL, frozen_months, list_month
 from pipeline.settings import DEFAULT_STORE, Settings
-from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key
+from pipeline.store.monthly import read_stored_month, stored_rows, stored_table_months, table_key, with_schema
 from pipeline.store.object_store import ObjectStore, fault_line, polars_s3_options, redact_url, store_root_from_env
 from pipeline.text import CommandLines, Placeholder, escape_text, some_names
 from pipeline.validate.identity import (
@@ -954,13 +954,8 @@ def _identity_scan(store: ObjectStore, months: Sequence[str]) -> pl.LazyFrame:
         return pl.scan_parquet([store.path(key) for key in keys], hive_partitioning=False, **options)
     if store.is_s3:
         return pl.scan_parquet([store.url(key) for key in keys], storage_options=polars_s3_options(), **options)
-    return pl.concat(  # another filesystem: the files as read_parquets reads them
-        frame.lazy().select(
-            pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
-            for name, dtype in IDENTITY_COLUMNS.items()
-        )
-        for frame in store.read_parquets(keys)
-    )
+    # Another filesystem: the files as read_parquets reads them.
+    return pl.concat(with_schema(frame, IDENTITY_COLUMNS).lazy() for frame in store.read_parquets(keys))
 
 
 def _summary_identities(store: ObjectStore, months: Sequence[str]) -> pl.DataFrame:

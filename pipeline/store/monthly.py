@@ -86,9 +86,14 @@ def as_stored_now(frame: pl.DataFrame, model: Model) -> pl.DataFrame:
     """A stored table as this version's `model` has it: its columns in its order, each cast to its dtype, a column an
     older version stored the table without (games' also_reported_by) empty, so that it concatenates with new frames.
     """
+    return with_schema(frame, polars_schema(model))
+
+
+def with_schema(frame: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """`frame`'s columns of `schema`, in its order, each cast to its dtype; one the frame lacks empty."""
     return frame.select(
         pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
-        for name, dtype in polars_schema(model).items()
+        for name, dtype in schema.items()
     )
 
 
