@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 
 from pipeline.analytics import (
     BandPair,
     PeriodWindow,
+    accuracy_on_common_sides,
     band_trend,
     combine_band_trends,
     combine_crosstables,
@@ -391,6 +393,64 @@ def _predicted_ids(ids: list[int]) -> pl.DataFrame:
 def test_common_sides_are_the_sides_every_scenario_predicted(tables: list[list[int]], common: list[int]) -> None:
     frames = {f"s{n}": _predicted_ids(ids) for n, ids in enumerate(tables)}
     assert common_sides(frames).white.to_list() == common and common_sides(frames).black.to_list() == []
+
+
+def common_month(
+    seed: int = 5, games: int = 600, scenarios: tuple[str, ...] = ("a", "b", "c")
+) -> dict[str, pl.DataFrame]:
+    """The columns the common-games accuracy reads of each scenario's per-game table of one month: the same games
+    (players, results) in game_id order, each scenario predicting its own sides (about four in five) with its own
+    expected scores, random, so that a sum added in another order differs in its last bits.
+    """
+    rng = np.random.default_rng(seed)
+    white = rng.integers(1, 41, games)
+    games_of = pl.DataFrame(
+        {
+            "game_id": np.sort(rng.choice(10**9, games, replace=False)).astype(np.uint64),
+            "white_id": white,
+            "black_id": (white + rng.integers(0, 39, games)) % 40 + 1,  # never White's player
+            "white_score": rng.choice([0.0, 0.5, 1.0], games),
+        }
+    )
+
+    def expected() -> pl.Series:
+        return pl.Series(np.where(rng.random(games) < 0.8, rng.uniform(0.01, 0.99, games), np.nan)).fill_nan(None)
+
+    return {name: games_of.with_columns(white_expected=expected(), black_expected=expected()) for name in scenarios}
+
+
+@pytest.mark.parametrize(
+    "change, shared",
+    [
+        ({}, True),
+        # Each scenario rated other games (a time control one rule set does not rate).
+        ({"b": lambda f: f.gather_every(3), "c": lambda f: f.filter(pl.col("game_id") % 2 == 0)}, True),
+        ({"c": lambda f: f.clear()}, True),  # a month one scenario has not rated
+        ({"b": lambda f: f.reverse()}, False),  # not in game_id order
+        ({"c": lambda f: f.with_columns(white_score=1.0 - pl.col("white_score"))}, False),  # rated before a resend
+        ({"b": lambda f: f.with_columns(white_id=pl.col("white_id") + 100)}, False),
+        (
+            {"a": lambda f: f.with_columns(black_id=pl.when(pl.col("black_id") == 3).then(None).otherwise("black_id"))},
+            False,
+        ),
+    ],
+)
+def test_the_accuracy_on_common_sides_is_each_scenario_s_on_them_grouped_once_where_the_games_agree(
+    change: dict, shared: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the tables agree on the common games' players and results (as tables rated from one games table do),
+    the sides are grouped by player once for every scenario, with the rows of predictive_accuracy on the common
+    sides to the last bit; else each scenario is scored on its own table as before.
+    """
+    tables = {name: change.get(name, lambda f: f)(frame) for name, frame in common_month().items()}
+    common = common_sides(tables)
+    each = pl.concat([predictive_accuracy(frame, "2024-03", name, sides=common) for name, frame in tables.items()])
+    grouped = []
+    group_by = pl.DataFrame.group_by
+    monkeypatch.setattr(pl.DataFrame, "group_by", lambda self, *a, **k: grouped.append(1) or group_by(self, *a, **k))
+    rows = accuracy_on_common_sides(tables, "2024-03")
+    assert rows.equals(each) and (rows["games"][0] > 0) == all(frame.height for frame in tables.values())
+    assert len(grouped) == (1 if shared else len(tables))
 
 
 def test_compare_accuracy_by_hand() -> None:

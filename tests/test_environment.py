@@ -183,7 +183,7 @@ def test_output_a_terminal_cannot_encode_is_escaped_not_an_error(tmp_path: Path)
 THREADS_PROBE = """
 import hashlib, io
 import numpy as np, polars as pl
-from pipeline.analytics.accuracy import predictive_accuracy
+from pipeline.analytics.accuracy import accuracy_on_common_sides, predictive_accuracy
 from pipeline.analytics.truth import rating_error_vs_truth
 
 n = 300_000
@@ -201,7 +201,13 @@ rated = pl.DataFrame({
     "white_expected": expected,
     "black_expected": 1 - expected,
 })
-for frame in (rating_error_vs_truth(rating_list, truth, "2024-01"), predictive_accuracy(rated, "2024-01", "x")):
+another = rng.uniform(0.05, 0.95, n)
+other = rated.with_columns(white_expected=pl.Series(another), black_expected=pl.Series(1 - another))
+for frame in (
+    rating_error_vs_truth(rating_list, truth, "2024-01"),
+    predictive_accuracy(rated, "2024-01", "x"),
+    accuracy_on_common_sides({"x": rated, "y": other}, "2024-01"),
+):
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
     print(hashlib.sha256(buffer.getvalue()).hexdigest())
@@ -211,7 +217,8 @@ for frame in (rating_error_vs_truth(rating_list, truth, "2024-01"), predictive_a
 def test_truth_error_and_accuracy_are_the_same_bytes_whatever_the_thread_count() -> None:
     """A sort after a join or group-by leaves one chunk per thread, and a whole column's sum adds chunk by chunk:
     POLARS_MAX_THREADS=1 and 8 wrote other last bits in truth_error and accuracy (and so common_accuracy, the
-    leaderboard and the accuracy report).
+    leaderboard and the accuracy report). The scenarios' accuracies on their common sides, summed in one group-by
+    (accuracy_on_common_sides), are probed too.
     """
     digests = [
         subprocess.run(
@@ -224,4 +231,4 @@ def test_truth_error_and_accuracy_are_the_same_bytes_whatever_the_thread_count()
         ).stdout.split()
         for threads in (1, 8, 8)
     ]
-    assert len(digests[0]) == 2 and digests[0] == digests[1] == digests[2]
+    assert len(digests[0]) == 3 and digests[0] == digests[1] == digests[2]

@@ -11,6 +11,7 @@ from pipeline.analytics.curves import band_trend, score_curve
 from pipeline.months import add_months
 from pipeline.reports.index import REPORTS_PREFIX
 from pipeline.reports.writer import (
+    common_games_accuracy,
     list_before_and_after,
     windows_for,
     write_accuracy_comparison,
@@ -253,3 +254,28 @@ def test_the_compression_pages_hint_carries_the_runs_options_or_says_the_list_st
     html = store.read_bytes(page).decode()
     assert "cannot be drawn" in html and "ratings run" not in html
     assert len(notes) == 1 and "cannot be drawn" in notes[0] and "ratings run" not in notes[0]
+
+
+def test_the_common_games_accuracy_groups_a_month_s_sides_once_for_every_scenario(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each month's rows of the scenarios' accuracy on the games they all predicted (the cross-scenario stage's
+    table) group the month's common sides by player once, not once per scenario, and are each scenario's own rows
+    on those sides to the last bit.
+    """
+    from pipeline.analytics import common_sides
+    from tests.test_analytics import common_month
+
+    store, months = ObjectStore(str(tmp_path)), ["2024-01", "2024-02"]
+    expected = []
+    for seed, month in enumerate(months):
+        tables = common_month(seed=seed)
+        common = common_sides(tables)
+        expected += [predictive_accuracy(frame, month, name, sides=common) for name, frame in tables.items()]
+        for name, frame in tables.items():
+            store.write_parquet(frame, ObjectStore.table_key(f"{name}/rated_games", month))
+    grouped = []
+    group_by = pl.DataFrame.group_by
+    monkeypatch.setattr(pl.DataFrame, "group_by", lambda self, *a, **k: grouped.append(1) or group_by(self, *a, **k))
+    rows = common_games_accuracy(store, ["a", "b", "c"], months)
+    assert rows.equals(pl.concat(expected)) and len(grouped) == len(months)

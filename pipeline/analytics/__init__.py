@@ -2,6 +2,7 @@
 
 from pipeline.analytics.accuracy import (
     CommonSides,
+    accuracy_on_common_sides,
     common_sides,
     compare_accuracy,
     predicted_sides,
@@ -42,6 +43,7 @@ __all__ = [
     "BandPair",
     "CommonSides",
     "PeriodWindow",
+    "accuracy_on_common_sides",
     "band_trend",
     "combine_band_trends",
     "combine_crosstables",

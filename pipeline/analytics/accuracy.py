@@ -6,6 +6,7 @@ The measures: Sonas's total absolute error, Kaggle 2010 RMSE, Kaggle 2011 capped
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import reduce
 from typing import NamedTuple
 
 import numpy as np
@@ -14,7 +15,7 @@ import polars as pl
 from pipeline.analytics.common import in_order_sum
 from schemas.accuracy import Accuracy
 from schemas.accuracy_comparison import AccuracyComparison
-from schemas.util import conform
+from schemas.util import conform, empty_frame
 
 # Kaggle 2011 capped predictions to [0.01, 0.99] so that one confident miss cannot dominate the mean.
 PREDICTION_FLOOR, PREDICTION_CEILING = 0.01, 0.99
@@ -137,6 +138,143 @@ def common_sides(rated_games_by_scenario: Mapping[str, pl.DataFrame]) -> CommonS
     white = _common_ids([frame.filter(_predicted("white_expected")) for frame in rated_games_by_scenario.values()])
     black = _common_ids([frame.filter(_predicted("black_expected")) for frame in rated_games_by_scenario.values()])
     return CommonSides(white, black)
+
+
+def accuracy_on_common_sides(rated_games_by_scenario: Mapping[str, pl.DataFrame], month: str) -> pl.DataFrame:
+    """One Accuracy row per scenario, in their order, on the sides every one of them predicted: the rows of
+    predictive_accuracy(frame, month, name, sides=common_sides(rated_games_by_scenario)), to the last bit.
+
+    The common sides are one set of player-games: where the tables are each in game_id order and agree on those
+    games' players and results (as the per-game tables rated from one games table do), the sides are grouped by
+    player once for every scenario, each scenario's expected scores summed beside the scores; otherwise each
+    scenario is scored on its own table.
+    """
+    names, frames = list(rated_games_by_scenario), list(rated_games_by_scenario.values())
+    if not frames:
+        return empty_frame(Accuracy)
+    rows = _shared_rows(frames)
+    if rows is None:
+        common = common_sides(rated_games_by_scenario)
+        return pl.concat(
+            [predictive_accuracy(frame, month, name, sides=common) for name, frame in rated_games_by_scenario.items()]
+        )
+    first, (white, black, games) = frames[0], rows[0]
+    score = _values(first, "white_score")
+    expected = [{colour: _values(frame, f"{colour}_expected") for colour in ("white", "black")} for frame in frames]
+    # The rows predicted_sides makes of the common sides, in its order (White's sides, then Black's, each in game
+    # order), with every scenario's expected score beside them: the same sums, added in the same order.
+    sides = pl.DataFrame(
+        {
+            "player_id": np.concatenate([_values(first, "white_id")[white], _values(first, "black_id")[black]]),
+            "score": np.concatenate([score[white], 1.0 - score[black]]),
+            **{
+                f"expected_{n}": np.concatenate([values["white"][w], values["black"][b]])
+                for n, (values, (w, b, _)) in enumerate(zip(expected, rows, strict=True))
+            },
+        }
+    )
+    errors = [pl.col("score") - pl.col(f"expected_{n}") for n in range(len(frames))]
+    per_player = (
+        sides.group_by("player_id")
+        .agg(in_order_sum(pl.col(column)).alias(column) for column in sides.columns[1:])
+        .sort("player_id")
+        .select(
+            pl.len().cast(pl.Int64).alias("players"),
+            *(in_order_sum(error.abs()).alias(f"total_abs_error_{n}") for n, error in enumerate(errors)),
+            *(in_order_sum(error.pow(2)).alias(f"sum_squared_error_{n}") for n, error in enumerate(errors)),
+        )
+        .row(0, named=True)
+    )
+    # The games with a common side, in game order, each scenario's deviance on them as predictive_accuracy computes
+    # it: a side not common has none.
+    on_white, on_black = np.zeros(first.height, dtype=bool), np.zeros(first.height, dtype=bool)
+    on_white[white], on_black[black] = True, True
+    per_game = pl.DataFrame(
+        {
+            "white_side": on_white[games],
+            "black_side": on_black[games],
+            "white_score": score[games],
+            **{
+                f"{colour}_{n}": values[colour][g]
+                for n, (values, (_, _, g)) in enumerate(zip(expected, rows, strict=True))
+                for colour in ("white", "black")
+            },
+        }
+    )
+    deviance_sums = per_game.select(
+        in_order_sum(
+            pl.mean_horizontal(
+                pl.when(pl.col("white_side")).then(_capped_deviance(pl.col("white_score"), pl.col(f"white_{n}"))),
+                pl.when(pl.col("black_side")).then(_capped_deviance(1.0 - pl.col("white_score"), pl.col(f"black_{n}"))),
+            )
+        ).alias(str(n))
+        for n in range(len(frames))
+    ).row(0)
+    every = len(names)
+    row = pl.DataFrame(
+        {
+            "month": [month] * every,
+            "scenario": names,
+            "players": [per_player["players"]] * every,
+            "games": [len(games)] * every,
+            "sides": [len(white) + len(black)] * every,
+            "total_abs_error": [per_player[f"total_abs_error_{n}"] for n in range(every)],
+            "sum_squared_error": [per_player[f"sum_squared_error_{n}"] for n in range(every)],
+            "deviance_sum": list(deviance_sums),
+        },
+        schema_overrides={"total_abs_error": pl.Float64, "sum_squared_error": pl.Float64, "deviance_sum": pl.Float64},
+    )
+    return conform(_with_metrics(row, "players", "games"), Accuracy)
+
+
+def _values(frame: pl.DataFrame, column: str) -> np.ndarray:
+    """`column` as an array, a null as 0 (read only at rows holding a value)."""
+    return frame[column].fill_null(0).to_numpy()
+
+
+class _Rows(NamedTuple):
+    """A table's rows of the common sides: those of the White sides, of the Black sides, and of the games with
+    either, each in increasing order.
+    """
+
+    white: np.ndarray
+    black: np.ndarray
+    games: np.ndarray
+
+
+# What the common sides take from one table for every scenario: White's player on the White sides, Black's on the
+# Black sides, the result on the games with either.
+_GAME_FACTS = ("white_id", "black_id", "white_score")
+
+
+def _shared_rows(frames: list[pl.DataFrame]) -> list[_Rows] | None:
+    """Each table's rows of the sides every table predicted, where the tables are each in game_id order (one row a
+    game) and agree on those games' players and results; else None.
+    """
+    if any(frame[column].has_nulls() for frame in frames for column in _GAME_FACTS):
+        return None
+    ids = [frame["game_id"].to_numpy() for frame in frames]
+    if not all(bool(np.all(i[1:] > i[:-1])) for i in ids):
+        return None
+    white = [frame["white_expected"].is_not_null().to_numpy() for frame in frames]
+    black = [frame["black_expected"].is_not_null().to_numpy() for frame in frames]
+    if all(np.array_equal(i, ids[0]) for i in ids[1:]):
+        # The same games in every table (the usual month): the common sides are where every table predicted.
+        rows = [_rows(np.logical_and.reduce(white), np.logical_and.reduce(black))] * len(frames)
+    else:
+        common_white = reduce(np.intersect1d, [i[mask] for i, mask in zip(ids, white, strict=True)])
+        common_black = reduce(np.intersect1d, [i[mask] for i, mask in zip(ids, black, strict=True)])
+        rows = [_rows(np.isin(i, common_white), np.isin(i, common_black)) for i in ids]
+    for side, column in enumerate(_GAME_FACTS):  # at[side]: its White sides, Black sides, games
+        held = [frame[column].to_numpy()[at[side]] for frame, at in zip(frames, rows, strict=True)]
+        if not all(np.array_equal(values, held[0]) for values in held[1:]):
+            return None
+    return rows
+
+
+def _rows(white: np.ndarray, black: np.ndarray) -> _Rows:
+    """The rows of a table's common White and Black sides, given as masks of its rows."""
+    return _Rows(np.flatnonzero(white), np.flatnonzero(black), np.flatnonzero(white | black))
 
 
 def _common_ids(frames: list[pl.DataFrame]) -> pl.Series:

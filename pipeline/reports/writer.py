@@ -9,16 +9,15 @@ import polars as pl
 
 from pipeline.analytics import (
     DISTRIBUTION_COLUMNS,
+    accuracy_on_common_sides,
     combine_band_trends,
     combine_crosstables,
     combine_score_curves,
-    common_sides,
     compare_accuracy,
     covered_months,
     covering_windows,
     describe_coverage,
     january_lists,
-    predictive_accuracy,
     rating_distributions,
     years_of,
 )
@@ -514,7 +513,7 @@ COMMON_ACCURACY = "common_accuracy"
 
 def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: Sequence[str]) -> pl.DataFrame:
     """Accuracy rows (per month and scenario) on the sides of games every one of `scenarios` predicted that month
-    (common_sides); a month one of them has not rated has none.
+    (accuracy_on_common_sides); a month one of them has not rated has none.
     """
     rows = []
     for month in months:
@@ -525,9 +524,7 @@ def common_games_accuracy(store: ObjectStore, scenarios: Sequence[str], months: 
         if not frames:
             continue
         template = next(iter(frames.values())).clear()
-        frames = {name: frames.get(name, template) for name in scenarios}
-        common = common_sides(frames)
-        rows += [predictive_accuracy(frame, month, name, sides=common) for name, frame in frames.items()]
+        rows.append(accuracy_on_common_sides({name: frames.get(name, template) for name in scenarios}, month))
     return pl.concat(rows) if rows else empty_frame(Accuracy)
 
 
