@@ -406,6 +406,62 @@ def test_predictions_from_the_test_players_rows_equal_the_whole_lists(rules: str
         assert predict_scenario_month(scenario, listed, games.__getitem__, month).equals(rated)
 
 
+def test_each_test_month_is_predicted_from_the_frozen_list_cut_to_the_players_its_prediction_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evaluate_stored hands each test month's prediction the frozen list cut to the players of the games it reads:
+    its own month's, or its list's period's (fide-historical's list after 2008-06 rates 2008-04..2008-06), not every
+    test month's; the leaderboard is the one the whole frozen list gives.
+    """
+    from pipeline.engine.period import normalize_list
+    from pipeline.evaluation import scenarios as evaluation
+    from pipeline.evaluation.scenarios import Split, evaluate_stored, frozen_list_only, leaderboard
+    from pipeline.scenarios.model import Scenario
+    from pipeline.store.monthly import table_key
+    from pipeline.store.object_store import ObjectStore
+
+    store = ObjectStore(str(tmp_path / "store"))
+    listed = normalize_list(
+        pl.DataFrame({"player_id": list(range(101, 121)), "rating": [1500 + 60 * i for i in range(19)] + [None]})
+    )
+    games = {
+        "2008-03": stored_games("2008-03", [(101, 102, 1.0)]),
+        "2008-04": stored_games("2008-04", [(101, 105, 1.0), (106, 120, 0.5)]),
+        "2008-05": stored_games("2008-05", [(102, 104, 0.0), (101, 119, 0.5), (121, 103, 1.0)]),
+        "2008-06": stored_games("2008-06", [(118, 117, 1.0), (104, 120, 0.0)]),
+        "2008-07": stored_games("2008-07", [(110, 111, 0.5), (112, 108, 1.0)]),
+    }
+    for month, frame in games.items():
+        store.write_parquet(frame, table_key(["games"], month))
+    store.write_parquet(listed, table_key(["actual", "rating_list"], "2008-03"))
+    scenarios = {"actual": Scenario(name="actual", rules="fide-historical")}
+    split = Split(["2008-03"], ["2008-04", "2008-05", "2008-06", "2008-07"])
+    assert scenarios["actual"].months_read("2008-06") == ["2008-04", "2008-05", "2008-06"]
+
+    handed: dict[str, list[int]] = {}
+    predict = evaluation.month_predictions
+
+    def recorded(scenario, frozen_list, frozen_state, games_of, month):  # noqa: ANN001, ANN202
+        handed[month] = frozen_list["player_id"].to_list()
+        return predict(scenario, frozen_list, frozen_state, games_of, month)
+
+    monkeypatch.setattr(evaluation, "month_predictions", recorded)
+    table = evaluate_stored(store, scenarios, split)
+    assert handed == {
+        "2008-04": [101, 105, 106, 120],
+        "2008-05": [101, 102, 103, 104, 119],  # 121 is on no list
+        "2008-06": [101, 102, 103, 104, 105, 106, 117, 118, 119, 120],
+        "2008-07": [108, 110, 111, 112],
+    }
+    whole = [
+        (m, {"actual": predict(scenarios["actual"], listed, None, frozen_list_only(games.__getitem__), m)})
+        for m in split.test
+    ]
+    test_games = sum(games[m].height for m in split.test)
+    assert table.equals(leaderboard(scenarios, iter(whole), split, games["2008-03"].height, test_games))
+    assert table["common_games"][0] > 0
+
+
 def test_the_leaderboard_scored_a_month_at_a_time_equals_the_test_months_scored_together() -> None:
     """leaderboard() takes each test month's predictions in turn and lets them go; its counts and metrics are those
     of every month's common games put together (prediction_metrics over them at once), for each scenario: here two

@@ -63,7 +63,9 @@ def stored_scenario(store: ObjectStore, scenario: Scenario, months: list[str] = 
         )
 
 
-def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Path) -> None:
+def test_every_page_of_a_scenario_then_the_comparison_and_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = ObjectStore(str(tmp_path))
     stored_scenario(store, COMPRESSING)
     months = months_stored(store, ["squeeze", "crosstable"], ["2023-11", *MONTHS, "2024-03"])
@@ -71,7 +73,12 @@ def test_every_page_of_a_scenario_then_the_comparison_and_the_index(tmp_path: Pa
     # A Sonas window overlaps the data, and 2024 (after the last one) gets its own: the windows reach the latest year.
     assert [w.label for w in windows_for(months)] == ["2021-23", "2024"]
 
+    named: list[str] = []
+    name_rules = Scenario.rules_name
+    monkeypatch.setattr(Scenario, "rules_name", lambda self, month: named.append(month) or name_rules(self, month))
     written = write_scenario_reports(store, COMPRESSING, months)
+    # Each month's rule set is named once, though each month is on a year's page and a window's.
+    assert named == MONTHS
     assert set(written) == {
         "squeeze/crosstable/2023.parquet",
         "squeeze/crosstable/2023.html",

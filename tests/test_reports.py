@@ -5,9 +5,11 @@ The crosstable and index are also rendered in headless Chromium.
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import matplotlib.image
@@ -378,6 +380,56 @@ def test_a_chart_is_drawn_again_only_when_what_it_is_drawn_from_changed(tmp_path
     store_report(store, "x/chart.png", first[:-40] + b"\0" * 40)  # a damaged chart is drawn again
     drawn_chart(store, "x/chart.png", data, draw("a"), "a")
     assert drawings == ["a", "a", "b", "a"]
+
+
+def loaded_at_import(start: str) -> set[str]:
+    """The modules importing `start` loads: the project's modules reached by import statements run on import (a
+    module's top level, not its functions nor `if TYPE_CHECKING:`), and every other module named there.
+    """
+    from tests.test_layout import _is_type_checking, modules, syntax
+
+    def run_on_import(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+        for statement in body:
+            if isinstance(statement, ast.If) and not _is_type_checking(statement):
+                yield from run_on_import(statement.body + statement.orelse)
+            elif isinstance(statement, ast.Try):
+                yield from run_on_import(statement.body + statement.finalbody)
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                yield statement
+
+    seen, todo = set(), [start]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name not in modules():
+            continue
+        package = name if modules()[name].name == "__init__.py" else name.rpartition(".")[0]
+        for node in run_on_import(syntax(modules()[name]).body):
+            if isinstance(node, ast.Import):
+                named = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                named = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            for dotted in named:
+                parts = dotted.split(".")
+                todo += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return seen
+
+
+def test_the_definitions_load_matplotlib_only_when_a_chart_is_drawn() -> None:
+    """A process that writes no report (the shared tables' and each chain's worker process) imports the definitions,
+    and the report pages' writer with them, but not matplotlib (0.4-0.6 CPU-s): the writer imports the charts' module
+    where it draws or compares a chart.
+    """
+    loaded = loaded_at_import("assets.definitions")
+    assert {"assets.report", "pipeline.reports.writer", "pipeline.evaluation.scenarios"} <= loaded
+    assert "pipeline.reports.charts" not in loaded
+    assert not [name for name in loaded if name.split(".")[0] == "matplotlib"]
 
 
 def test_pool_health_tables_add_up_by_year_and_the_pages_show_them(tmp_path: Path):

@@ -248,12 +248,24 @@ def evaluate_stored(store: ObjectStore, scenarios: Mapping[str, Scenario], split
         frozen[name] = test_players_rows(scenario, frozen_list, players), frozen_state
         readers[name] = games_of if scenario.restrict is None else _restricted(games_of, scenario.restrict, history)
 
+    def month_rows(name: str, month: str) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+        """The frozen list cut again to the players of the games the month's prediction reads (its period's): the engine
+        merges the month's newcomers into it and searches it for every side, and a year's test players made that
+        about twice the work of a month's (the same per-game table: test_players_rows).
+        """
+        frozen_list, frozen_state = frozen[name]
+        scenario = scenarios[name]
+        if scenario.is_system:
+            return frozen_list, frozen_state
+        read = players_of(readers[name](m) for m in scenario.months_read(month))
+        return test_players_rows(scenario, frozen_list, read), frozen_state
+
     def monthly() -> Iterator[tuple[str, dict[str, pl.DataFrame]]]:
         for month in split.test:
             yield (
                 month,
                 {
-                    name: month_predictions(scenario, *frozen[name], readers[name], month)
+                    name: month_predictions(scenario, *month_rows(name, month), readers[name], month)
                     for name, scenario in scenarios.items()
                 },
             )

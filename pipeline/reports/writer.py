@@ -29,17 +29,6 @@ from pipeline.operations.instance_dirs import location_commands
 from pipeline.publish.lists import LISTS_PREFIX, list_command, readable_list_months
 from pipeline.reports.accuracy_page import render_accuracy_page
 from pipeline.reports.chart_pages import render_band_trend_page, render_distribution_page, render_score_curves_page
-from pipeline.reports.charts import (
-    chart_stamp,
-    plot_accuracy,
-    plot_band_trend,
-    plot_cohort_drift,
-    plot_pool_ledger,
-    plot_rating_distribution,
-    plot_score_curves,
-    stamp_of,
-    stamped,
-)
 from pipeline.reports.crosstable_html import render_crosstable_html
 from pipeline.reports.index import (
     CROSS_SCENARIO,
@@ -145,6 +134,10 @@ def drawn_chart(
     (charts.chart_stamp) says it was drawn from the same, else drawn now and stamped. Drawing is most of a monthly
     run's report pages (a 17-panel chart of January lists is over a CPU-second); most charts do not change.
     """
+    # The charts' module here, not at the top: it loads matplotlib (0.4-0.6 CPU-s), which a process that writes no
+    # report never needs (the shared tables' and each chain's worker process import this module with the definitions).
+    from pipeline.reports.charts import chart_stamp, stamp_of, stamped
+
     stamp = chart_stamp(data, *labels)
     target = f"{REPORTS_PREFIX}/{relative}"
     if store.exists(target):
@@ -183,12 +176,14 @@ def write_scenario_reports(
     # Pages rest on the months with games: a year or window without any gets no page at all, so
     # the index never links an empty one.
     with_games = [m for m in crosstables if crosstables[m].height]
+    # Each month's rule set named once: a month is in a year's page and a window's, and a name resolves the rule set.
+    rule_names = {m: scenario.rules_name(m) for m in with_games}
     for window in [*years_of(with_games), *windows_for(with_games)]:
         in_window = covered_months(window, with_games)
         table = combine_crosstables([crosstables[m] for m in in_window], window.label)
         page = report_path(name, "crosstable", window.label, "html")
         put(report_path(name, "crosstable", window.label, "parquet"), table)
-        rules = ", ".join(sorted({scenario.rules_name(m) for m in in_window}))
+        rules = ", ".join(sorted({rule_names[m] for m in in_window}))
         put(
             page,
             render_crosstable_html(
@@ -214,6 +209,8 @@ def write_scenario_reports(
         page = report_path(name, "score-curves", span, "html")
         put(report_path(name, "score-curves", span, "parquet"), windowed)
         chart, title = report_path(name, "score-curves", span, "png"), f"{name}: favourite's score vs rating advantage"
+        from pipeline.reports.charts import plot_score_curves  # matplotlib where a chart is drawn (drawn_chart)
+
         put(chart, drawn_chart(store, chart, windowed, lambda: plot_score_curves(windowed, title), title))
         coverage = {w.label: describe_coverage(w, curve_months) for w in windows}
         back = index_href_from(page)
@@ -223,6 +220,8 @@ def write_scenario_reports(
         page = report_path(name, "band-trend", span, "html")
         put(report_path(name, "band-trend", span, "parquet"), trend)
         chart, title = report_path(name, "band-trend", span, "png"), f"{name}: band vs band by year"
+        from pipeline.reports.charts import plot_band_trend  # matplotlib where a chart is drawn (drawn_chart)
+
         put(chart, drawn_chart(store, chart, trend, lambda: plot_band_trend(trend, title), title))
         back = index_href_from(page)
         put(page, render_band_trend_page(trend, name, f"{span}.png", curve_months, back_href=back, note=page_note))
@@ -350,6 +349,8 @@ def put_pool_health(
         chart = report_path(name, "pool-health", span, "png")
         title = f"{name}: where the pool's rating points came from and went, by year"
         channels = list(CHANNELS)
+        from pipeline.reports.charts import plot_pool_ledger  # matplotlib where a chart is drawn (drawn_chart)
+
         put(chart, drawn_chart(store, chart, yearly, lambda: plot_pool_ledger(yearly, channels, title), title))
     indexes = stored_frames(store, name, "deflation_index", months)
     index = yearly_index(indexes) if indexes is not None else None
@@ -384,6 +385,8 @@ def write_drift_comparison(store: ObjectStore, scenarios: Sequence[str], months:
     page = report_path(CROSS_SCENARIO, "pool-health", span, "html")
     chart = report_path(CROSS_SCENARIO, "pool-health", span, "png")
     title = "The stable cohort's median yearly rating change, by scenario"
+    from pipeline.reports.charts import plot_cohort_drift  # matplotlib where a chart is drawn (drawn_chart)
+
     store_report(store, report_path(CROSS_SCENARIO, "pool-health", span, "parquet"), table)
     store_report(store, chart, drawn_chart(store, chart, table, lambda: plot_cohort_drift(table, title), title))
     stored_indexes = {name: stored_frames(store, name, "deflation_index", months) for name in scenarios}
@@ -408,6 +411,8 @@ def put_distribution(
     page = report_path(scenario, "rating-distribution", label, "html")
     put(report_path(scenario, "rating-distribution", label, "parquet"), distribution)
     chart, heading = report_path(scenario, "rating-distribution", label, "png"), f"{scenario}: {title}"
+    from pipeline.reports.charts import plot_rating_distribution  # matplotlib where a chart is drawn (drawn_chart)
+
     put(
         chart,
         drawn_chart(
@@ -554,6 +559,8 @@ def write_accuracy_comparison(
     page = report_path(CROSS_SCENARIO, "accuracy-comparison", span, "html")
     chart = report_path(CROSS_SCENARIO, "accuracy", span, "png")
     title = "Predictive accuracy by month: deviance on the games every scenario rated (lower is better)"
+    from pipeline.reports.charts import plot_accuracy  # matplotlib where a chart is drawn (drawn_chart)
+
     files: dict[str, bytes | str | pl.DataFrame] = {
         report_path(CROSS_SCENARIO, "accuracy-comparison", span, "parquet"): comparison,
         report_path(CROSS_SCENARIO, "accuracy", span, "parquet"): common,
