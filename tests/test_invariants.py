@@ -152,3 +152,29 @@ def test_a_list_of_several_months_that_leaves_out_a_counted_game_is_named(tmp_pa
     ]
     # From a run starting within the period, the months before it are read from the store.
     assert chain_problems(store, rapid, months[4:], *paths, "2012-01", lambda: seed).conservation.problems == short
+
+
+def test_the_chain_pass_checks_each_stored_table_in_one_chunk(tmp_path: Path, monkeypatch) -> None:
+    import pipeline.invariants.chain as chain_module
+
+    store = ObjectStore(str(tmp_path))
+    seed = rated_chain(store)
+    months = ["2024-05", "2024-06"]
+    # Files of several row groups (a fide-scale list has six), which Polars reads as a chunk each.
+    for path in (LIST_PATH, GAMES_PATH):
+        for month in months:
+            key = table_key(path, month)
+            store.read_parquet(key).write_parquet(store.path(key), row_group_size=100)
+    assert store.read_parquet(table_key(LIST_PATH, "2024-06"))["player_id"].n_chunks() > 1
+    chunks: list[int] = []
+    for name in ("continuity_problems", "conservation_problems"):
+        check = getattr(chain_module, name)
+
+        def counted(*args, check=check, **kwargs):
+            chunks.extend(max(frame.n_chunks("all")) for frame in args if isinstance(frame, pl.DataFrame))
+            return check(*args, **kwargs)
+
+        monkeypatch.setattr(chain_module, name, counted)
+    outcome = chain_problems(store, PLAIN, months, LIST_PATH, GAMES_PATH, "2024-05", lambda: seed)
+    assert outcome.continuity.passed and outcome.conservation.passed
+    assert len(chunks) == 8 and set(chunks) == {1}

@@ -349,3 +349,76 @@ def test_a_scenarios_k_policy_is_its_rule_sets_in_the_month_and_fides_default_fo
     assert scenario.k_policy("2024-03") == scenario.rules_for("2024-03").k
     assert scenario.k_policy("2024-03").newcomer_until_games == 20
     assert Scenario(name="g", system="glicko2").k_policy("2024-03") is SYSTEM_K_POLICY
+
+
+@pytest.mark.parametrize("lost_one", [False, True])
+def test_the_flows_group_each_player_of_the_list_before_once_and_each_side_as_the_rule_does(
+    monkeypatch: pytest.MonkeyPatch, lost_one: bool
+):
+    import pipeline.scenarios.ledger as ledger_module
+    from pipeline.scenarios.ledger import BAND_WIDTH, player_kind
+
+    previous, after_games, current, period_games = engine_month("2024-03", "fide-2024")
+    if lost_one:  # a player the list lost: as an opponent, unrated (absent from the list the sides are read on)
+        lost = previous.filter(pl.col("rating").is_not_null())["player_id"][0]
+        after_games, current = (frame.filter(pl.col("player_id") != lost) for frame in (after_games, current))
+    groups = previous.select(
+        "player_id",
+        kind=player_kind(FIDE_K, 2024),
+        band=pl.when(pl.col("rating").is_null())
+        .then(pl.lit("unrated"))
+        .otherwise(
+            pl.format(
+                "{}-{}",
+                pl.col("rating") // BAND_WIDTH * BAND_WIDTH,
+                pl.col("rating") // BAND_WIDTH * BAND_WIDTH + BAND_WIDTH - 1,
+            )
+        ),
+    ).join(current.select("player_id"), on="player_id", how="semi")
+    sides = pl.concat(
+        [
+            period_games.select(
+                player="white_id",
+                opponent="black_id",
+                k="white_k_used",
+                score="white_score",
+                expected="white_expected",
+                weight="weight",
+            ),
+            period_games.select(
+                player="black_id",
+                opponent="white_id",
+                k="black_k_used",
+                score=1 - pl.col("white_score"),
+                expected="black_expected",
+                weight="weight",
+            ),
+        ]
+    ).filter(
+        pl.col("expected").is_not_null()
+        & (pl.col("weight") > 0)
+        & pl.col("player").is_in(current["player_id"].implode())
+    )
+    sides = sides.with_columns(points=pl.col("k") * pl.col("weight") * (pl.col("score") - pl.col("expected")))
+    made: list[int] = []
+    twin = ledger_module._player_kind_numpy
+    monkeypatch.setattr(ledger_module, "_player_kind_numpy", lambda *args: made.append(len(args[2])) or twin(*args))
+    for grouping in ("kind", "band"):
+        named = groups.select("player_id", group=grouping)
+        expected = (
+            sides.join(named, left_on="player", right_on="player_id", how="left")
+            .join(named.rename({"group": "opponent_group"}), left_on="opponent", right_on="player_id", how="left")
+            .with_columns(pl.col("group", "opponent_group").fill_null("unrated"))
+            .group_by("group", "opponent_group")
+            .agg(sides=pl.len().cast(pl.Int64), points=pl.col("points").sum())
+            .sort("group", "opponent_group")
+        )
+        made.clear()
+        flows = points_ledger(previous, after_games, current, period_games, "2024-03", FIDE_K)[1]
+        # Each player of the list before grouped once, not each side's player and opponent.
+        assert made == [previous.height]
+        flows = flows.filter(pl.col("grouping") == grouping)
+        assert flows.select("group", "opponent_group", "sides").equals(
+            expected.select("group", "opponent_group", "sides")
+        )
+        assert flows["points"].to_list() == pytest.approx(expected["points"].to_list())

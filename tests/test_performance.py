@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.analytics.performance import performance_by, performance_ratings
+from pipeline.analytics.performance import performance_by, performance_ratings, performance_sides
 from pipeline.cli.commands import main
 from schemas.performance import Performance
 from schemas.rated_games import RatedGames
@@ -291,3 +291,25 @@ def test_cli_names_the_games_it_leaves_out_on_stderr(tmp_path: Path, capsys: pyt
     # An unplayed game (the small TRF's forfeit) counts for nobody and is no problem of the file.
     assert main(["performance", str(small_trf(tmp_path / "open.trf"))]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_the_month_table_is_added_up_in_numpy_in_the_tables_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Events whose names do not sort as they come, players in no order, one id beyond a combined key's reach (the
+    # sides are then sorted by both keys, not one), games that do not count: the table equals the generic
+    # per-(player, event) and per-player figures, each player's month row first, then their events by name.
+    rows = [("e3", 1, 2, 1.0, 2200, 2000, 1.0), ("b1", 1, 3, 0.5, 2200, 2100, 1.0), *GAMES]
+    rows += [("a9", 2**62, 1, 0.0, 1500, 2200, 1.0), ("a9", 2, 2**62, 0.5, 2000, 1500, 1.0)]
+    for games in (
+        rated_games(rows),
+        rated_games(rows).filter((pl.col("white_id") < 2**62) & (pl.col("black_id") < 2**62)),
+    ):
+        sides = performance_sides(games)
+        per_event = performance_by(sides, ["player_id", "event_id"]).with_columns(scope=pl.lit("event"))
+        per_month = performance_by(sides, ["player_id"]).with_columns(scope=pl.lit("month"), event_id=pl.lit(None))
+        expected = pl.concat([per_month, per_event.select(per_month.columns)], how="vertical_relaxed")
+        expected = expected.with_columns(month=pl.lit("2024-05")).sort("player_id", "event_id", nulls_last=False)
+        # No Polars grouping: the totals are NumPy's.
+        with monkeypatch.context() as patched:
+            patched.setattr(pl.DataFrame, "group_by", lambda *args, **kwargs: pytest.fail("grouped in Polars"))
+            table = Performance.validate(performance_ratings(games, "2024-05"))
+        assert table.equals(expected.select(table.columns))

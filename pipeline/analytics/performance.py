@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from pipeline.rules.regulations import counting_game, dp_of_percent, percent_half_up, ra_plus_dp_rounded
 from schemas.performance import Performance
-from schemas.util import conform
+from schemas.util import conform, empty_frame
 
 FIGURE_COLUMNS = (
     "games",
@@ -111,15 +112,76 @@ def performance_by(sides: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 def performance_ratings(rated_games: pl.DataFrame, month: str) -> pl.DataFrame:
     """Performance frame of a month's rated_games: a `month` row per player and an `event` row per player and event."""
-    event_totals = _totals(performance_sides(rated_games), ["player_id", "event_id"])
-    # A month's totals are its events' (whole numbers: the same sums), from a table under half the size of the sides.
-    month_totals = event_totals.group_by("player_id").agg(pl.col(_TOTALS).sum())
-    per_month = _figures(month_totals, ["player_id"])
-    per_month = per_month.with_columns(scope=pl.lit("month"), event_id=pl.lit(None, pl.Utf8))
-    per_event = _figures(event_totals, ["player_id", "event_id"]).with_columns(scope=pl.lit("event"))
-    table = pl.concat([per_month, per_event.select(per_month.columns)]).with_columns(month=pl.lit(month))
-    # A fixed order (the player's month row, then their events), so a rerun writes identical bytes.
-    return conform(table.sort("player_id", "event_id", nulls_last=False), Performance)
+    # Every total is a count or a sum of whole numbers, so it is added up in NumPy over the sides sorted by (player,
+    # event code), the codes in the event names' order, and the table is made in its order: a player's month row,
+    # then their events by name (Polars grouping by the 40-byte names and sorting the table by them: 68 ms for a
+    # fide-scale month of 207,000 games, this 45-50).
+    names = rated_games["event_id"].drop_nulls().unique().sort()
+    event = rated_games["event_id"].cast(pl.Enum(names)).to_physical().cast(pl.Int64).fill_null(-1).to_numpy()
+    weight = pl.col("weight") if "weight" in rated_games.columns else pl.lit(1.0)
+    counts = rated_games.select(
+        counting_game(weight, pl.col("black_rating_used")).fill_null(False).alias("white"),
+        counting_game(weight, pl.col("white_rating_used")).fill_null(False).alias("black"),
+    )
+    white, black = (np.flatnonzero(counts[side].to_numpy()) for side in ("white", "black"))
+    if not len(white) + len(black):
+        return empty_frame(Performance)
+    score = rated_games["white_score"].to_numpy()
+    player = np.concatenate([rated_games["white_id"].to_numpy()[white], rated_games["black_id"].to_numpy()[black]])
+    side_event = np.concatenate([event[white], event[black]])
+    opponent_rating = np.concatenate(
+        [_whole(rated_games["black_rating_used"])[white], _whole(rated_games["white_rating_used"])[black]]
+    )
+    side_score = np.concatenate([score[white], 1.0 - score[black]])
+
+    order = _by_player_and_event(player, side_event)
+    player, side_event = player[order], side_event[order]
+    side_score, opponent_rating = side_score[order], opponent_rating[order]
+    starts = np.flatnonzero(np.r_[True, (player[1:] != player[:-1]) | (side_event[1:] != side_event[:-1])])
+    event_totals = {
+        "games": np.diff(np.r_[starts, len(player)]),
+        "wins": np.add.reduceat((side_score == 1.0).astype(np.int64), starts),
+        "draws": np.add.reduceat((side_score == 0.5).astype(np.int64), starts),
+        "losses": np.add.reduceat((side_score == 0.0).astype(np.int64), starts),
+        "opponent_rating_sum": np.add.reduceat(opponent_rating, starts),
+    }
+    # A month's totals are its events' (whole numbers: the same sums).
+    group_player = player[starts]
+    firsts = np.flatnonzero(np.r_[True, group_player[1:] != group_player[:-1]])
+    # Each player's month row, then their event rows: an event row moves down by the month rows up to its own.
+    month_rows = firsts + np.arange(len(firsts))
+    event_rows = np.arange(len(starts)) + np.cumsum(np.r_[True, group_player[1:] != group_player[:-1]])
+    size = len(firsts) + len(starts)
+    columns: dict[str, np.ndarray] = {}
+    for name, totals in {"player_id": group_player, "event": side_event[starts], **event_totals}.items():
+        column = np.empty(size, np.int64)
+        column[event_rows] = totals
+        column[month_rows] = totals[firsts] if name in ("player_id", "event") else np.add.reduceat(totals, firsts)
+        columns[name] = column
+    is_event = np.zeros(size, bool)
+    is_event[event_rows] = True
+    codes = np.where(is_event, columns.pop("event"), -1)
+    event_ids = names.gather(np.maximum(codes, 0)) if len(names) else pl.Series(np.full(size, None), dtype=pl.Utf8)
+    table = pl.DataFrame(columns).with_columns(
+        scope=pl.when(pl.Series(is_event)).then(pl.lit("event")).otherwise(pl.lit("month")),
+        event_id=pl.when(pl.Series(codes >= 0)).then(event_ids),
+        month=pl.lit(month),
+    )
+    return conform(_figures(table, ["month", "scope", "player_id", "event_id"]), Performance)
+
+
+def _whole(column: pl.Series) -> np.ndarray:
+    """An integer column as int64, 0 where missing (only read where known)."""
+    return column.cast(pl.Int64).fill_null(0).to_numpy()
+
+
+def _by_player_and_event(player: np.ndarray, event: np.ndarray) -> np.ndarray:
+    """An order of the sides by player, then event code (-1 first); within one (player, event) any order."""
+    span = int(event.max()) + 2
+    if len(player) and int(player.min()) >= 0 and int(player.max()) < np.iinfo(np.int64).max // span:
+        # One int64 key: NumPy's vectorized sort (np.lexsort of the two keys: 50 ms for 220,000 sides, this 5-10).
+        return np.argsort(player * span + (event + 1))
+    return np.lexsort((event, player))
 
 
 # -- one tournament file -----------------------------------------------------------------------
