@@ -154,8 +154,8 @@ def test_an_unregistered_id_copied_onto_a_registered_player_s_line_quarantines_t
 def test_a_renumbered_id_makes_its_name_ambiguous_until_the_old_id_is_listed_under_another_name(
     tmp_path: Path,
 ) -> None:
-    # What README's "Renumbered ids" promises: ids are not merged, the old id stays registered, and listing it again
-    # under a name that tells it apart gives the name to the new id alone.
+    # What docs/federation-files.md's "Renumbered ids" promises: ids are not merged, the old id stays registered, and
+    # listing it again under a name that tells it apart gives the name to the new id alone.
     files = {
         "raw/players/2023-01/players.csv": HEADER + '1,"One, Olga",NOR\n12,"Eleven, Paul",GER\n',
         "raw/players/2023-04/players.csv": HEADER + '30,"Eleven, Paul",GER\n',
