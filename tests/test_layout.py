@@ -362,3 +362,26 @@ def test_the_folder_map_and_the_readme_name_every_folder_and_leaf() -> None:
     held = {path.name for package in PACKAGES for path in (ROOT / package).rglob("*.py")}
     gone = sorted(name for name in named if name.endswith(".py") and name not in held)
     assert gone == [], f"docs/architecture.md names modules that do not exist: {gone}"
+
+
+def test_the_folder_map_names_every_module_in_its_folders_row() -> None:
+    """A newcomer finds every module of pipeline/ in its folder's row of docs/architecture.md, and every module of
+    assets/runtime/ and schemas/ in the map.
+    """
+    folder_map = (ROOT / "docs" / "architecture.md").read_text()
+    rows = {line.split("`")[1].strip("/"): line for line in folder_map.splitlines() if line.startswith("| `")}
+    named = {f"`{name}`" for name in folder_map.split("`")[1::2]}
+    unnamed = [
+        f"{folder.name}/{module.name}"
+        for folder in sorted((ROOT / "pipeline").iterdir())
+        if (folder / "__init__.py").is_file()
+        for module in sorted(folder.glob("*.py"))
+        if not module.name.startswith("__") and f"`{module.name}`" not in rows.get(folder.name, "")
+    ]
+    assert unnamed == [], f"docs/architecture.md does not name these modules in their folder's row: {unnamed}"
+    others = [
+        f"{module.parent.name}/{module.name}"
+        for module in sorted([*(ROOT / "assets" / "runtime").glob("*.py"), *(ROOT / "schemas").glob("*.py")])
+        if not module.name.startswith("__") and not {f"`{module.name}`", f"`{module.stem}`"} & named
+    ]
+    assert others == [], f"docs/architecture.md does not name these modules: {others}"
