@@ -370,7 +370,7 @@ def test_the_folder_map_names_every_module_in_its_folders_row() -> None:
     """
     folder_map = (ROOT / "docs" / "architecture.md").read_text()
     rows = {line.split("`")[1].strip("/"): line for line in folder_map.splitlines() if line.startswith("| `")}
-    named = {f"`{name}`" for name in folder_map.split("`")[1::2]}
+    named = set(folder_map.split("`")[1::2])
     unnamed = [
         f"{folder.name}/{module.name}"
         for folder in sorted((ROOT / "pipeline").iterdir())
@@ -382,6 +382,6 @@ def test_the_folder_map_names_every_module_in_its_folders_row() -> None:
     others = [
         f"{module.parent.name}/{module.name}"
         for module in sorted([*(ROOT / "assets" / "runtime").glob("*.py"), *(ROOT / "schemas").glob("*.py")])
-        if not module.name.startswith("__") and not {f"`{module.name}`", f"`{module.stem}`"} & named
+        if not module.name.startswith("__") and not {module.name, module.stem} & named
     ]
     assert others == [], f"docs/architecture.md does not name these modules: {others}"
