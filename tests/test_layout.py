@@ -1,7 +1,7 @@
 """The layout's guards, read from the source with `ast` (no import, no subprocess, no Dagster).
 
-No import circle, the pure code free of Dagster, small top levels, module docstrings, the scenario model light, and each
-stage's code version hashing every module its assets run.
+No import circle, the pure code free of Dagster, small top levels, module docstrings, the scenario model light, each
+stage's code version hashing every module its assets run, and the folder map and the paths the docs name current.
 
 An import is any `import` or `from ... import` statement, at module level or inside a function (run later, but a
 circle all the same), except under `if TYPE_CHECKING:` (never run). `from pkg import name` imports the submodule
@@ -11,6 +11,7 @@ circle all the same), except under `if TYPE_CHECKING:` (never run). `from pkg im
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -385,3 +386,35 @@ def test_the_folder_map_names_every_module_in_its_folders_row() -> None:
         if not module.name.startswith("__") and not {module.name, module.stem} & named
     ]
     assert others == [], f"docs/architecture.md does not name these modules: {others}"
+
+
+#: A path into the project's code folders, wherever the README or docs/ write one ('`pipeline/engine/`',
+#: 'tests/test_engine.py::name', 'see bench/workloads.py.'): its trailing punctuation is the sentence's.
+_PROJECT_PATH = re.compile(r"(?<![\w./-])((?:pipeline|assets|schemas|tests|bench|examples)/[\w./-]*)")
+
+
+def _ignored_outputs() -> list[str]:
+    """The entries of .gitignore that name a file or folder inside the project (`bench/results.json`): what the
+    project's tools write, which the docs may name although a fresh clone does not hold it yet.
+    """
+    entries = (line.strip() for line in (ROOT / ".gitignore").read_text().splitlines())
+    return [entry.strip("/") for entry in entries if "/" in entry.strip("/") and not entry.startswith("#")]
+
+
+def test_every_path_the_readme_and_docs_name_exists() -> None:
+    """A reader who follows a path the README or docs/ give (`pipeline/scenarios/chain.py`, a link to
+    docs/rules.md) finds it: a module moved, renamed or removed is named nowhere any more.
+    """
+    outputs = _ignored_outputs()
+    missing = []
+    for document in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = document.read_text()
+        linked = [target.split("#")[0] for target in re.findall(r"\]\(([^)\s]+)\)", text)]
+        named = [match.rstrip(".,:;") for match in _PROJECT_PATH.findall(text)]
+        for path in [*(document.parent / t for t in linked if t and "://" not in t), *(ROOT / n for n in named)]:
+            if not path.resolve().is_relative_to(ROOT):  # ../shared: the team's reference files, not a clone's
+                continue
+            relative = path.resolve().relative_to(ROOT).as_posix()
+            if not path.exists() and not any(relative == o or relative.startswith(o + "/") for o in outputs):
+                missing.append(f"{document.relative_to(ROOT)}: {relative}")
+    assert missing == [], f"the README and docs/ name paths that do not exist: {missing}"
