@@ -64,6 +64,7 @@ INTEGRATION_MODULES = {
     "test_cli",
     "test_dagster",
     "test_instance",  # Dagster's SQLite instance, materializations, a forked process
+    "test_month_reads",
     "test_operations",
     "test_player",
     "test_published_list",
