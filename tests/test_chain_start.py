@@ -434,19 +434,19 @@ def test_the_remedy_of_lists_or_games_made_by_another_version_says_what_frozen_l
 
     scenarios = {
         "actual": Scenario(name="actual", rules="fide-2014"),
-        "kept": Scenario(name="kept", rules="fide-2014", recalculation="forward"),
+        "frozen": Scenario(name="frozen", rules="fide-2014", recalculation="forward"),
         "recent": Scenario(name="recent", system="glicko2", recalculation={"window": 3}),
     }
     commands = command_lines("/s", None, None)
-    frozen = "; for kept (recalculation: forward), recent (recalculation: window 3) it does so only in part: "
+    frozen = "; for frozen (recalculation: forward), recent (recalculation: window 3) it does so only in part: "
     games = games_made_otherwise_line(["2024-01", "2024-02"], commands, "2024-04", scenarios)
     assert f"bring them in line with `{commands.ratings('run', '--from', '2024-01')}`{frozen}" in games
     assert "kept as stored where the files give those games otherwise now" in games
     assert "no command rates them anew" in games
     full_only = made_otherwise_line({"actual": "2024-02"}, commands, "2024-04", scenarios=scenarios)
     assert full_only.endswith(f"`{commands.ratings('run', '--from', '2024-02')}`")
-    both = made_otherwise_line({"actual": "2024-02", "kept": "2024-01"}, commands, "2024-04", scenarios=scenarios)
-    assert "; for kept (recalculation: forward) it does so only in part" in both and "recent" not in both
+    both = made_otherwise_line({"actual": "2024-02", "frozen": "2024-01"}, commands, "2024-04", scenarios=scenarios)
+    assert "; for frozen (recalculation: forward) it does so only in part" in both and "recent" not in both
 
 
 def test_going_on_without_changed_months_names_the_list_the_games_miss_and_who_is_then_too_late(tmp_path: Path) -> None:

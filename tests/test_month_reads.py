@@ -1,4 +1,4 @@
-"""What a month rated after the history reads of the stored months: the months it needs, not the history."""
+"""A store rated by `ratings run`: what a month after the history reads of it, and the folders beside its scenarios."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from assets.runtime.runs import run_store
 from pipeline.analytics.distribution import DISTRIBUTION_COLUMNS
 from pipeline.evaluation.scenarios import DEFAULT_TEST_MONTHS
 from pipeline.months import add_months
-from pipeline.scenarios.model import default_scenarios_path
+from pipeline.scenarios.model import RESERVED_NAMES, default_scenarios_path
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.duplicates import UNDATED_WINDOW_MONTHS
 
@@ -122,3 +122,13 @@ def test_a_month_after_the_history_reads_the_whole_tables_of_its_windows_and_the
 def _is_january_list(month: str) -> bool:
     """Whether `month`'s list is FIDE's list of 1 January (the list a December's games make)."""
     return month.endswith("-12")
+
+
+def test_every_folder_a_run_makes_beside_its_scenarios_is_a_name_no_scenario_may_take(history: Path):
+    """A scenario's tables go to <scenario>/ at the store's top: every other folder there is the store's own, whose
+    name the scenarios file refuses (RESERVED_NAMES), or a scenario named like it would write among its files.
+    """
+    scenarios = set(yaml.safe_load((history / "scenarios.yaml").read_text())["scenarios"])
+    folders = {path.name for path in history.iterdir() if path.is_dir() and not path.name.startswith(".")}
+    assert {"raw", "games", "lists", "reports", "kept"} <= folders  # a run's whole store, the landing zone's included
+    assert folders - scenarios - {"home"} <= RESERVED_NAMES  # home: the Dagster instance this test gave the run

@@ -3,6 +3,7 @@
 Scenarios also run side by side in Dagster.
 """
 
+import re
 from pathlib import Path
 
 import dagster as dg
@@ -11,7 +12,7 @@ import pytest
 
 from pipeline.engine.period import compress, normalize_list, rate_period
 from pipeline.rules.model import RulesError, load_rules, preset_names, resolve_rules
-from pipeline.scenarios.model import Scenario, load_scenarios, rate_scenario_month
+from pipeline.scenarios.model import RESERVED_NAMES, Scenario, load_scenarios, rate_scenario_month
 
 EMPTY_GAMES = pl.DataFrame(schema={"white_id": pl.Int64, "black_id": pl.Int64, "white_score": pl.Float64})
 
@@ -256,6 +257,39 @@ def test_bad_scenario_files_name_the_problem(tmp_path: Path):
     path.write_text("scenarios:\n  mine:\n    rules: fide-2024\n    events:\n      - {after: 2024-13, compress: {}}\n")
     with pytest.raises(RulesError, match="not a month"):
         load_scenarios(str(path))
+
+
+@pytest.mark.parametrize("name", sorted(RESERVED_NAMES))
+def test_a_scenario_may_not_take_the_name_of_a_folder_or_stage_of_the_stores_own(tmp_path: Path, name: str):
+    """Its tables would go among the store's own: `raw` wrote them into the landing zone, `reports` among the pages."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"scenarios:\n  {name.replace('_', '-')}:\n    rules: fide-2024\n")  # a dash is an underscore
+    spelled = name.replace("_", "-")
+    with pytest.raises(RulesError, match=re.escape(f"{path}: scenario '{spelled}': ") + f".*'{name}' is one of the"):
+        load_scenarios(str(path))
+    assert Scenario(name=f"{name}_2", rules="fide-2024").name == f"{name}_2"  # the name alone is taken
+
+
+def test_the_reserved_names_hold_every_top_folder_and_shared_group_the_pipeline_makes(tmp_path: Path):
+    """RESERVED_NAMES against what the pipeline makes beside its scenarios: the top of every asset key (the table's
+    folder) and every Dagster group of the definitions, and the constants naming the store's other folders.
+    """
+    from assets.definitions import build_defs
+    from pipeline.analytics.truth import TRUTH_KEY
+    from pipeline.ingest.landing import RAW
+    from pipeline.ingest.registry import KEPT_HISTORY_FOLDER
+    from pipeline.publish.ranked_registry import KEPT_RANKED_FOLDER
+    from pipeline.reports.index import REPORTS_PREFIX
+    from pipeline.reports.player_card import PLAYER_PAGES
+    from pipeline.scenarios.amendments import LISTS_PREFIX
+
+    scenarios = load_scenarios()
+    graph = build_defs("2024-01", "2024-02", root=str(tmp_path), scenarios=scenarios).resolve_asset_graph()
+    made = {key.path[0] for key in graph.get_all_asset_keys()}
+    made |= {graph.get(key).group_name for key in graph.get_all_asset_keys()}
+    assert "games" in made and "evaluation" in made and "common_games" in made  # what the test reads is there
+    folders = [RAW, KEPT_HISTORY_FOLDER, KEPT_RANKED_FOLDER, REPORTS_PREFIX, PLAYER_PAGES, LISTS_PREFIX, TRUTH_KEY]
+    assert (made - set(scenarios)) | {path.split("/")[0] for path in folders} <= RESERVED_NAMES
 
 
 @pytest.mark.parametrize(

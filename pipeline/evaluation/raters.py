@@ -338,7 +338,7 @@ def load_rater(
         label = Path(name_or_path).stem if name_or_path not in preset_names() else name_or_path
         if not math.isfinite(start):  # as a system's init_rating is refused (pipeline.systems.SystemParams)
             raise ValueError(f"{label}: {INIT_KEY}: expected a finite number, got {start}")
-        scenario = Scenario(name="evaluation", rules=name_or_path, set=settings)
+        scenario = Scenario(name="evaluated", rules=name_or_path, set=settings)
         try:
             scenario.rules_for(CHECK_MONTH)  # an unknown key or a wrong value fails here, not in the first period
         except RulesError as exc:

@@ -489,8 +489,9 @@ def k_from_previous_list(policy: KPolicy, year: int) -> pl.Expr:
 
 # §8.3.3's junior K ("K = 40 for all players until the end of the year of their 18th birthday, as long as their rating
 # remains under 2300", 2024) rests on the birth year: a list's K stated under a year the registry has since corrected
-# (README, step 2: the registry's year counts for the junior K from its folder's month on) is the K of a birth year
-# that no longer holds. The tiers a player keeps once reached stand: K 10 once 2400 was reached, K 40 until 30 games.
+# (docs/federation-files.md, "Your own CSV files": the registry's year counts for the junior K from its folder's month
+# on) is the K of a birth year that no longer holds. The tiers a player keeps once reached stand: K 10 once 2400 was
+# reached, K 40 until 30 games.
 def k_for_corrected_birth_years(
     rating_list: pl.DataFrame, stated_birth_year: pl.Series, policy: KPolicy, year: int
 ) -> pl.DataFrame:

@@ -36,6 +36,21 @@ from schemas.games import STANDARD_TIME_CONTROLS, TIME_CONTROLS
 
 # One name everywhere: tables, Dagster groups (which allow no dash), reports, lists and the CLI.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: The names no scenario may take. A scenario's name is a folder at the store's top (its tables), under lists/ and
+#: reports/, a Dagster group and the first part of its assets' keys; these are the store's own top-level folders (the
+#: landing zone raw/, the shared tables, the derived kept/ and registry/, the readable lists, the report pages and the
+#: leaderboard's, the generator's truth/, the player cards), the keys of the assets every scenario shares and the
+#: groups of their stages. Named `raw`, a scenario wrote its tables into the landing zone; named `reports`, among the
+#: report pages, whose index then showed each of its tables as a scenario. tests/test_scenarios.py holds this set
+#: against the definitions' keys and groups and the constants naming the other folders.
+RESERVED_NAMES = frozenset(
+    {
+        *("raw", "raw_games", "games", "quarantine", "identity", "common_accuracy", "evaluation"),
+        *("kept", "registry", "lists", "reports", "truth", "players"),
+        *("landing_zone", "report_index", "accuracy_comparison", "pool_health_comparison"),
+        *("ingest", "validate", "common_games"),
+    }
+)
 #: The months of games a rule set's list reads without a store lookup (the rate stage's games dependency, the cache of
 #: a run's late games): a list's period reaches back to the previous list (Scenario.period_months), and list_months
 #: are months of the year, so a rule set lists at least once in twelve months. The first rapid and blitz list
@@ -243,6 +258,11 @@ class Scenario(_Frozen):
             value = canonical_name(value)
             if not _NAME.match(value):
                 raise ValueError(f"scenario name {value!r} must be lower-case letters, digits and underscores")
+            if value in RESERVED_NAMES:
+                raise ValueError(
+                    f"scenario name {value!r} is one of the store's own folders or stages, where a scenario's tables, "
+                    f"lists and pages would mix with theirs ({', '.join(sorted(RESERVED_NAMES))}): choose another"
+                )
         return value
 
     @property
