@@ -262,9 +262,8 @@ def test_bad_scenario_files_name_the_problem(tmp_path: Path):
 @pytest.mark.parametrize("name", sorted(RESERVED_NAMES))
 def test_a_scenario_may_not_take_the_name_of_a_folder_or_stage_of_the_stores_own(tmp_path: Path, name: str):
     """Its tables would go among the store's own: `raw` wrote them into the landing zone, `reports` among the pages."""
-    path = tmp_path / "s.yaml"
-    path.write_text(f"scenarios:\n  {name.replace('_', '-')}:\n    rules: fide-2024\n")  # a dash is an underscore
-    spelled = name.replace("_", "-")
+    path, spelled = tmp_path / "s.yaml", name.replace("_", "-")  # a dash is read as an underscore
+    path.write_text(f"scenarios:\n  {spelled}:\n    rules: fide-2024\n")
     with pytest.raises(RulesError, match=re.escape(f"{path}: scenario '{spelled}': ") + f".*'{name}' is one of the"):
         load_scenarios(str(path))
     assert Scenario(name=f"{name}_2", rules="fide-2024").name == f"{name}_2"  # the name alone is taken
