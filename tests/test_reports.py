@@ -28,7 +28,15 @@ from pipeline.analytics import (
 from pipeline.analytics.previews import accuracy_comparison_markdown, accuracy_markdown, crosstable_markdown
 from pipeline.reports.charts import plot_accuracy, plot_band_trend, plot_rating_distribution, plot_score_curves
 from pipeline.reports.crosstable_html import render_crosstable_html, shade
-from pipeline.reports.index import CROSS_SCENARIO, ReportEntry, index_href_from, render_index, report_entry, report_path
+from pipeline.reports.index import (
+    CROSS_SCENARIO,
+    LEADERBOARD_SECTION,
+    ReportEntry,
+    index_href_from,
+    render_index,
+    report_entry,
+    report_path,
+)
 from pipeline.reports.page import render_table_page
 from schemas import RatedGames, RatingList
 from schemas.util import conform
@@ -168,6 +176,7 @@ def index_entries() -> list[ReportEntry]:
         report_entry("actual", "score-curves", "2008-12", "png"),
         report_entry("fide-2024-from-2017", "crosstable", "2024-03", "html"),
         report_entry(CROSS_SCENARIO, "accuracy-comparison", "2008-2024", "html"),
+        ReportEntry(LEADERBOARD_SECTION, "latest", "leaderboard", f"{LEADERBOARD_SECTION}/leaderboard.html"),
     ]
     return entries
 
@@ -178,13 +187,16 @@ def test_index_links_every_report_relatively() -> None:
     assert sorted(hrefs) == sorted(entry.href for entry in index_entries())
     assert all("://" not in href and not href.startswith("/") for href in hrefs)
     assert "actual/crosstable/2008-12.html" in hrefs
-    # Sections: all scenarios first, then each scenario; one row per period plus a header each.
+    # Sections: all scenarios first, the leaderboard (no scenario of its own), then each scenario; one row per period
+    # plus a header each.
     assert (
         html.index("All scenarios</h2>")
+        < html.index("Leaderboard: every scenario predicting the held-out months</h2>")
         < html.index("Scenario actual</h2>")
         < html.index("Scenario fide-2024-from-2017</h2>")
     )
-    assert len(ROW.findall(html)) == (1 + 1) + (1 + 3) + (1 + 1)
+    assert f"Scenario {LEADERBOARD_SECTION}" not in html
+    assert len(ROW.findall(html)) == (1 + 1) + (1 + 1) + (1 + 3) + (1 + 1)
 
 
 def test_report_paths() -> None:
@@ -343,7 +355,7 @@ def test_crosstable_and_index_render_in_headless_chromium(tmp_path: Path, crosst
     assert blue.sum() > 500 and red.sum() > 500
 
     dom, pixels, size = rendered(tmp_path, reports / "index.html")
-    assert len(ROW.findall(dom)) == (1 + 1) + (1 + 3) + (1 + 1)
+    assert len(ROW.findall(dom)) == (1 + 1) + (1 + 1) + (1 + 3) + (1 + 1)
     assert 'href="actual/crosstable/2008-12.html"' in dom
     assert size > 5_000 and distinct_colours(pixels[..., :3]) > 10
 

@@ -13,7 +13,7 @@ import polars as pl
 
 from pipeline.evaluation.protocol import month_accuracy, pooled_metrics
 from pipeline.ingest.registry import registry_history
-from pipeline.reports.index import REPORTS_PREFIX
+from pipeline.reports.index import LEADERBOARD_SECTION, REPORTS_PREFIX
 from pipeline.reports.page import render_table_page
 from pipeline.reports.writer import store_report
 from pipeline.scenarios.chain import players_of
@@ -27,8 +27,8 @@ from schemas.util import conform
 
 #: Test on the last twelve months by default (a year of lists); fewer when the store holds under two years.
 DEFAULT_TEST_MONTHS = 12
-LEADERBOARD_PAGE = "evaluation/leaderboard.html"  # under reports/, like the data file
-LEADERBOARD_DATA = "evaluation/leaderboard.parquet"
+LEADERBOARD_PAGE = f"{LEADERBOARD_SECTION}/leaderboard.html"  # under reports/, like the data file
+LEADERBOARD_DATA = f"{LEADERBOARD_SECTION}/leaderboard.parquet"
 PREDICTION_COLUMNS = ["game_id", "month", "white_id", "black_id", "white_score", "white_expected", "black_expected"]
 
 

@@ -16,6 +16,13 @@ REPORTS_PREFIX = "reports"
 INDEX_NAME = "index.html"
 # Reports that compare scenarios (e.g. the accuracy comparison) are filed under this scenario name.
 CROSS_SCENARIO = "all-scenarios"
+# The leaderboard's page and data (pipeline.evaluation.scenarios) are filed under this name: a section, not a scenario.
+LEADERBOARD_SECTION = "evaluation"
+# The index's sections that are no scenario's, first and in this order, by their titles.
+OWN_SECTIONS = {
+    CROSS_SCENARIO: "All scenarios",
+    LEADERBOARD_SECTION: "Leaderboard: every scenario predicting the held-out months",
+}
 
 # Column order and headings of the index; other kinds follow alphabetically under their own name.
 KIND_TITLES = {
@@ -28,6 +35,7 @@ KIND_TITLES = {
     "pool-health": "Pool health",
     "pool-health-groups": "Pool health: groups against the truth",
     "pool-health-federations": "Pool health: federation residuals",
+    "leaderboard": "Leaderboard",
 }
 LINK_LABELS = {"html": "page", "png": "chart", "parquet": "data", "csv": "data", "md": "notes"}
 
@@ -101,7 +109,12 @@ def _link(entry: ReportEntry) -> str:
 
 
 def _scenario_title(scenario: str) -> str:
-    return "All scenarios" if scenario == CROSS_SCENARIO else f"Scenario {scenario}"
+    return OWN_SECTIONS.get(scenario, f"Scenario {scenario}")
+
+
+def _section_order(scenario: str) -> tuple[int, str]:
+    own = list(OWN_SECTIONS)
+    return (own.index(scenario), "") if scenario in own else (len(own), scenario)
 
 
 def render_index(
@@ -111,13 +124,13 @@ def render_index(
     readable_lists: Mapping[str, Sequence[str]] | None = None,
     list_command: str = "",
 ) -> str:
-    """The index page: a section per scenario (cross-scenario reports first), a row per period and a
+    """The index page: a section per scenario (cross-scenario reports and the leaderboard first), a row per period and a
     column per report kind, each cell linking the page / chart / data of that report; then the readable lists
     (`readable_lists`: scenario -> the months published under lists/) and `list_command`, how to make the others.
     """
     entries = sorted(
         set(entries),
-        key=lambda e: (e.scenario != CROSS_SCENARIO, e.scenario, period_order(e.period), _kind_order(e.kind), e.href),
+        key=lambda e: (_section_order(e.scenario), period_order(e.period), _kind_order(e.kind), e.href),
     )
     scenarios = list(dict.fromkeys(entry.scenario for entry in entries))
     sections = []
