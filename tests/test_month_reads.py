@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from assets.runtime.runs import run_store
-from pipeline.analytics.distribution import DISTRIBUTION_COLUMNS
+from pipeline.analytics.distribution import DISTRIBUTION_COLUMNS, january_lists
 from pipeline.evaluation.scenarios import DEFAULT_TEST_MONTHS
-from pipeline.months import add_months
+from pipeline.months import add_months, month_range
 from pipeline.scenarios.model import RESERVED_NAMES, default_scenarios_path
 from pipeline.store.object_store import ObjectStore
 from pipeline.validate.duplicates import UNDATED_WINDOW_MONTHS
@@ -103,25 +103,19 @@ def test_a_month_after_the_history_reads_the_whole_tables_of_its_windows_and_the
             whole.append((method, named["table"], named["month"], columns))
     # The recording sees the month's own work: the list before read whole, as the rating step reads it.
     assert ("read_parquet", "rating_list", add_months(MONTH, -1), ()) in whole
+    # The months whose lists are FIDE's lists of 1 January, as the distribution chart picks them, before the windows.
+    januaries = set(january_lists(month_range(FIRST, add_months(window_start, -1))).values())
     older = [read for read in whole if read[2] < window_start and read[0] in DATA_READS]
     beyond = [
         read
         for read in older
         if not (
-            read[1] == "rating_list"
-            and _is_january_list(read[2])
-            and set(read[3] or ["*"]) <= set(DISTRIBUTION_COLUMNS)
+            read[1] == "rating_list" and read[2] in januaries and set(read[3] or ["*"]) <= set(DISTRIBUTION_COLUMNS)
         )
     ]
     assert not beyond, f"read before {window_start}, beyond the January lists' ratings: {beyond}"
     # The January lists before the windows are read, each for the chart's panel: the recording sees them too.
-    januaries = {m for m in (add_months(FIRST, k) for k in range(26)) if _is_january_list(m) and m < window_start}
     assert januaries and {read[2] for read in older if read[1] == "rating_list"} == januaries
-
-
-def _is_january_list(month: str) -> bool:
-    """Whether `month`'s list is FIDE's list of 1 January (the list a December's games make)."""
-    return month.endswith("-12")
 
 
 def test_every_folder_a_run_makes_beside_its_scenarios_is_a_name_no_scenario_may_take(history: Path):
