@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -260,11 +261,37 @@ def _move_into_place(folder: str, base: str) -> None:
             os.replace(os.path.join(parent, name), target)
 
 
+def _stop_writers(pool: ThreadPoolExecutor, writers: str) -> None:
+    """Shut `pool` down and wait for every thread named `writers`: each write ended before the caller goes on (generate
+    removes its temporary folder on an interrupt).
+
+    Not the pool's `with`, nor its shutdown alone. One Ctrl-C was seen to raise KeyboardInterrupt twice in one
+    generation (inside Polars' sink_csv, then where `with` calls the shutdown, which it skipped: the threads then wait
+    for work for ever). Raised while the pool starts a thread, inside a submit, it leaves that thread out of the pool's
+    own list, which its shutdown waits for (the cleanup then came before that thread's write). So the shutdown is made
+    again and the threads are found by name until it is done; an interrupt meanwhile is raised once it is.
+    """
+    interrupted: KeyboardInterrupt | None = None
+    while True:
+        try:
+            pool.shutdown(wait=False)  # as often as need be: it only wakes the threads to end
+            for thread in threading.enumerate():
+                if thread.name.startswith(writers):
+                    thread.join()
+            break
+        except KeyboardInterrupt as again:
+            interrupted = again
+    if interrupted is not None:
+        raise interrupted
+
+
 def _write_dumps(world: Simulation, store: ObjectStore, chosen: dict, scale: str, root: str) -> GenerationSummary:
     """The simulated world's files written to `store`; `root`: where the summary says they are."""
     played_per_month = np.zeros(world.months, dtype=np.int64)
     events = team_events = classical = forfeits = byes = 0
-    with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:
+    writers = f"generate-writer-{uuid.uuid4().hex}"
+    pool = ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix=writers)
+    try:
         writer = DumpWriter(store, world.population, world.federations, world.first, world.months, pool)
         writer.write_registry()
         writer.write_seed_list()
@@ -282,6 +309,8 @@ def _write_dumps(world: Simulation, store: ObjectStore, chosen: dict, scale: str
             writer.finish()  # one block's writes in flight at a time: bounded memory
         writer.write_truth()
         stats = writer.finish()
+    finally:
+        _stop_writers(pool, writers)
 
     return GenerationSummary(
         months=world.months,
